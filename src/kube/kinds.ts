@@ -1,0 +1,108 @@
+// The API resources Wave uses, with where they live on the apiserver.
+import type {
+  DaemonSet,
+  Deployment,
+  Event,
+  Lease,
+  MutatingWebhookConfiguration,
+  Namespace,
+  Node,
+  Pod,
+  PriorityClass,
+  ReplicaSet,
+  StatefulSet,
+} from "./objects.ts";
+import type { EC2NodeClass, KWOKNodeClass, NodeClaim, NodePool } from "../karpenter/types.ts";
+
+export interface ResourceKind {
+  group: string; // "" for the core group
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export const KINDS = {
+  Node: { group: "", version: "v1", kind: "Node", plural: "nodes", namespaced: false },
+  Pod: { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true },
+  Event: { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true },
+  Namespace: { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
+  Deployment: { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", namespaced: true },
+  ReplicaSet: { group: "apps", version: "v1", kind: "ReplicaSet", plural: "replicasets", namespaced: true },
+  StatefulSet: {
+    group: "apps",
+    version: "v1",
+    kind: "StatefulSet",
+    plural: "statefulsets",
+    namespaced: true,
+  },
+  DaemonSet: { group: "apps", version: "v1", kind: "DaemonSet", plural: "daemonsets", namespaced: true },
+  NodePool: {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodePool",
+    plural: "nodepools",
+    namespaced: false,
+  },
+  NodeClaim: {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodeClaim",
+    plural: "nodeclaims",
+    namespaced: false,
+  },
+  KWOKNodeClass: {
+    group: "karpenter.kwok.sh",
+    version: "v1alpha1",
+    kind: "KWOKNodeClass",
+    plural: "kwoknodeclasses",
+    namespaced: false,
+  },
+  EC2NodeClass: {
+    group: "karpenter.k8s.aws",
+    version: "v1",
+    kind: "EC2NodeClass",
+    plural: "ec2nodeclasses",
+    namespaced: false,
+  },
+  PriorityClass: {
+    group: "scheduling.k8s.io",
+    version: "v1",
+    kind: "PriorityClass",
+    plural: "priorityclasses",
+    namespaced: false,
+  },
+  MutatingWebhookConfiguration: {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind: "MutatingWebhookConfiguration",
+    plural: "mutatingwebhookconfigurations",
+    namespaced: false,
+  },
+  Lease: { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true },
+} as const satisfies Record<string, ResourceKind>;
+
+export type KindName = keyof typeof KINDS;
+
+/** The TypeScript type of each kind's objects. */
+export interface KindTypes {
+  Node: Node;
+  Pod: Pod;
+  Event: Event;
+  Namespace: Namespace;
+  Deployment: Deployment;
+  ReplicaSet: ReplicaSet;
+  StatefulSet: StatefulSet;
+  DaemonSet: DaemonSet;
+  NodePool: NodePool;
+  NodeClaim: NodeClaim;
+  KWOKNodeClass: KWOKNodeClass;
+  EC2NodeClass: EC2NodeClass;
+  PriorityClass: PriorityClass;
+  MutatingWebhookConfiguration: MutatingWebhookConfiguration;
+  Lease: Lease;
+}
+
+export function apiVersionOf(kind: ResourceKind): string {
+  return kind.group === "" ? kind.version : `${kind.group}/${kind.version}`;
+}

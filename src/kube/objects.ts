@@ -1,0 +1,231 @@
+// Wire shapes (JSON as the apiserver sends it) of the Kubernetes objects Wave reads and writes.
+// Only the fields Wave uses are typed; timestamps stay RFC 3339 strings as on the wire, so the
+// real adapter, the in-memory adapter and gRPC all carry identical objects.
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+}
+
+export interface Condition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  observedGeneration?: number;
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+  timeAdded?: string;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute" | "";
+  tolerationSeconds?: number;
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface NodeAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
+  preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: NodeSelectorTerm }[];
+}
+
+export interface Affinity {
+  nodeAffinity?: NodeAffinity;
+  podAffinity?: unknown;
+  podAntiAffinity?: unknown;
+}
+
+export type ResourceList = Record<string, string>;
+
+export interface Container {
+  name: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+  resources?: { requests?: ResourceList; limits?: ResourceList };
+}
+
+export interface PodSpec {
+  nodeName?: string;
+  nodeSelector?: Record<string, string>;
+  affinity?: Affinity;
+  tolerations?: Toleration[];
+  containers: Container[];
+  initContainers?: Container[];
+  priority?: number;
+  priorityClassName?: string;
+  schedulerName?: string;
+  overhead?: ResourceList;
+  terminationGracePeriodSeconds?: number;
+  restartPolicy?: string;
+}
+
+export interface PodStatus {
+  phase?: "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown";
+  conditions?: Condition[];
+  startTime?: string;
+  nominatedNodeName?: string;
+  containerStatuses?: {
+    name: string;
+    image?: string;
+    ready?: boolean;
+    state?: Record<string, unknown>;
+  }[];
+}
+
+export interface Pod extends KubeObject {
+  spec: PodSpec;
+  status?: PodStatus;
+}
+
+export interface NodeSpec {
+  providerID?: string;
+  unschedulable?: boolean;
+  taints?: Taint[];
+}
+
+export interface NodeStatus {
+  capacity?: ResourceList;
+  allocatable?: ResourceList;
+  conditions?: Condition[];
+  nodeInfo?: { kubeletVersion?: string };
+  images?: { names?: string[]; sizeBytes?: number }[];
+}
+
+export interface Node extends KubeObject {
+  spec?: NodeSpec;
+  status?: NodeStatus;
+}
+
+export interface ObjectReference {
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  apiVersion?: string;
+}
+
+export interface Event extends KubeObject {
+  involvedObject: ObjectReference;
+  reason?: string;
+  message?: string;
+  type?: "Normal" | "Warning";
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
+  source?: { component?: string; host?: string };
+  reportingComponent?: string;
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: {
+    key: string;
+    operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+    values?: string[];
+  }[];
+}
+
+export interface PodTemplateSpec {
+  metadata?: ObjectMeta;
+  spec: PodSpec;
+}
+
+export interface Deployment extends KubeObject {
+  spec: { replicas?: number; selector: LabelSelector; template: PodTemplateSpec };
+  status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number };
+}
+
+export interface ReplicaSet extends KubeObject {
+  spec: { replicas?: number; selector: LabelSelector; template?: PodTemplateSpec };
+  status?: { replicas?: number; readyReplicas?: number };
+}
+
+export interface StatefulSet extends KubeObject {
+  spec: { replicas?: number; selector: LabelSelector; template: PodTemplateSpec; serviceName?: string };
+  status?: { replicas?: number; readyReplicas?: number };
+}
+
+export interface DaemonSet extends KubeObject {
+  spec: { selector: LabelSelector; template: PodTemplateSpec };
+}
+
+export interface PriorityClass extends KubeObject {
+  value: number;
+  globalDefault?: boolean;
+  preemptionPolicy?: "PreemptLowerPriority" | "Never";
+  description?: string;
+}
+
+export interface MutatingWebhookConfiguration extends KubeObject {
+  webhooks?: Record<string, unknown>[];
+}
+
+export interface Lease extends KubeObject {
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+export interface Namespace extends KubeObject {
+  status?: { phase?: string };
+}
+
+/** metav1.Status, as returned in error bodies and watch ERROR events. */
+export interface Status {
+  apiVersion?: "v1";
+  kind?: "Status";
+  status?: "Success" | "Failure";
+  message?: string;
+  reason?: string;
+  code?: number;
+  metadata?: { resourceVersion?: string };
+}
