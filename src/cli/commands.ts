@@ -1,0 +1,18 @@
+// The CLI's commands. A command is listed only once the capability behind it exists.
+import type { WaveConfig } from "../config/config.ts";
+import type { Io } from "./main.ts";
+
+export interface CommandContext {
+  config: WaveConfig;
+  positionals: string[];
+  io: Io;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage?: string;
+  run(ctx: CommandContext): Promise<number>;
+}
+
+export const commands: readonly Command[] = [];

@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// The `wave` command line. Parses the command, hands the rest to the config parser, and turns
+// every expected failure into one line on stderr with exit code 2 (a stack only with --verbose).
+import { readFileSync } from "node:fs";
+import { ConfigError, configHelp, parseConfig } from "../config/config.ts";
+import { commands, type Command } from "./commands.ts";
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Aborted on SIGINT/SIGTERM. */
+  signal: AbortSignal;
+}
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+function help(list: readonly Command[]): string {
+  return [
+    "wave — dashboard, node warmup and spot placement for Karpenter clusters",
+    "",
+    "Usage: wave <command> [flags]",
+    "",
+    "Commands:",
+    ...list.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`),
+    "  version      print Wave's version",
+    "  help         this text",
+    "",
+    "Flags (every command):",
+    configHelp(),
+  ].join("\n");
+}
+
+/** Runs the CLI and returns the process exit code. */
+export async function run(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  const verbose = rest.includes("--verbose");
+  try {
+    if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+      io.out(help(commands) + "\n");
+      return 0;
+    }
+    if (name === "version" || name === "--version") {
+      io.out(`wave ${version()} (node ${process.version})\n`);
+      return 0;
+    }
+    const command = commands.find((c) => c.name === name);
+    if (!command) throw new UsageError(`unknown command "${name}" (see wave --help)`);
+    if (rest.includes("--help")) {
+      io.out(`wave ${command.name} — ${command.summary}\n\n${command.usage ?? ""}${configHelp()}\n`);
+      return 0;
+    }
+    const { config, positionals } = parseConfig(rest, io.env);
+    return await command.run({ config, positionals, io });
+  } catch (err) {
+    const expected = err instanceof ConfigError || err instanceof UsageError || isUserFacing(err);
+    io.err(`wave: ${(err as Error).message}\n`);
+    if (verbose && err instanceof Error && err.stack) io.err(err.stack + "\n");
+    return expected ? 2 : 1;
+  }
+}
+
+/** Errors the components mark as the user's to fix (an unreachable apiserver, say). */
+function isUserFacing(err: unknown): boolean {
+  return err instanceof Error && (err as Error & { userFacing?: boolean }).userFacing === true;
+}
+
+/** Process entry: wires signals and stdio, sets the exit code. */
+export async function main(): Promise<void> {
+  const ac = new AbortController();
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => ac.abort(new Error(sig)));
+  const code = await run(process.argv.slice(2), {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    env: process.env,
+    signal: ac.signal,
+  });
+  process.exitCode = code;
+}
+
+if (import.meta.main) await main();

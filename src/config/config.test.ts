@@ -1,0 +1,80 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { ConfigError, DEFAULTS, parseConfig } from "./config.ts";
+
+const tmp = mkdtempSync(join(tmpdir(), "wave-config-"));
+const file = (name: string, text: string): string => {
+  const p = join(tmp, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+describe("parseConfig", () => {
+  it("returns frozen defaults with no input", () => {
+    const { config } = parseConfig([], {});
+    assert.deepEqual({ ...config }, { ...DEFAULTS });
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it("layers file < env < flags", () => {
+    const cfg = file("a.yaml", "port: 9000\nclusterId: from-file\nlogLevel: warn\n");
+    const { config } = parseConfig(["--config", cfg, "--port", "9100"], {
+      WAVE_CLUSTER_ID: "from-env",
+      WAVE_PORT: "9050",
+    });
+    assert.equal(config.port, 9100);
+    assert.equal(config.clusterId, "from-env");
+    assert.equal(config.logLevel, "warn");
+  });
+
+  it("keeps positionals and booleans", () => {
+    const { config, positionals } = parseConfig(["deployment/x", "--simulate", "--verbose"], {});
+    assert.deepEqual(positionals, ["deployment/x"]);
+    assert.equal(config.simulate, true);
+    assert.equal(config.verbose, true);
+  });
+
+  const bad: [string, string[], NodeJS.ProcessEnv, RegExp][] = [
+    ["unknown flag", ["--nope"], {}, /Unknown option '--nope'/],
+    ["bad port", ["--port", "70000"], {}, /--port: expected a port number 0-65535, got "70000"/],
+    ["non-numeric port env", [], { WAVE_PORT: "http" }, /env WAVE_PORT: expected a port number/],
+    ["bad level", ["--log-level", "loud"], {}, /expected debug, info, warn or error/],
+    [
+      "unreadable kubeconfig",
+      ["--kubeconfig", "/nonexistent/kc"],
+      {},
+      /kubeconfig \/nonexistent\/kc: cannot read it \(ENOENT\)/,
+    ],
+    [
+      "missing config file",
+      ["--config", "/nonexistent.yaml"],
+      {},
+      /config file \/nonexistent.yaml: cannot read it/,
+    ],
+    ["bad database url", ["--database-url", "mysql://x"], {}, /must start with postgres:\/\//],
+  ];
+  for (const [name, argv, env, re] of bad) {
+    it(`rejects ${name} with one clear line`, () => {
+      assert.throws(
+        () => parseConfig(argv, env),
+        (err: unknown) => err instanceof ConfigError && re.test(err.message) && !err.message.includes("\n"),
+      );
+    });
+  }
+
+  it("rejects unknown keys and malformed files", () => {
+    assert.throws(() => parseConfig(["--config", file("b.yaml", "prot: 1\n")], {}), /unknown key "prot"/);
+    assert.throws(() => parseConfig(["--config", file("c.yaml", "port: [\n")], {}), /not valid YAML/);
+    assert.throws(() => parseConfig(["--config", file("d.yaml", "- 1\n")], {}), /expected a mapping/);
+  });
+
+  it("does not echo secret values in errors", () => {
+    assert.throws(
+      () => parseConfig(["--admin-token", "s3cret", "--viewer-token", "s3cret"], {}),
+      (err: unknown) => err instanceof ConfigError && !err.message.includes("s3cret"),
+    );
+  });
+});

@@ -1,0 +1,217 @@
+// Wave's configuration: defaults < optional file (--config) < environment (WAVE_*) < flags.
+// Parsed once at start-up into a frozen, validated object; every error is a ConfigError whose
+// message is one line a user can act on (the CLI prints it and exits 2).
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface WaveConfig {
+  /** Path of a kubeconfig; undefined → in-cluster or the embedded simulated cluster. */
+  kubeconfig: string | undefined;
+  context: string | undefined;
+  /** Run on the embedded simulated Karpenter cluster instead of a real one. */
+  simulate: boolean;
+  clusterId: string;
+  namespace: string;
+  host: string;
+  /** HTTP port of the API and web UI (0 = ephemeral). */
+  port: number;
+  /** gRPC port for agents (0 = ephemeral). */
+  grpcPort: number;
+  /** HTTPS port of the spot-placement webhook (0 = ephemeral). */
+  webhookPort: number;
+  dataDir: string;
+  /** postgres://… to use PostgreSQL; otherwise SQLite under dataDir. */
+  databaseUrl: string | undefined;
+  logLevel: LogLevel;
+  verbose: boolean;
+  /** Bearer tokens for the API. */
+  adminToken: string | undefined;
+  viewerToken: string | undefined;
+}
+
+export const DEFAULTS: WaveConfig = Object.freeze({
+  kubeconfig: undefined,
+  context: undefined,
+  simulate: false,
+  clusterId: "default",
+  namespace: "wave-system",
+  host: "127.0.0.1",
+  port: 8080,
+  grpcPort: 8081,
+  webhookPort: 8443,
+  dataDir: ".wave",
+  databaseUrl: undefined,
+  logLevel: "info",
+  verbose: false,
+  adminToken: undefined,
+  viewerToken: undefined,
+});
+
+type Key = keyof WaveConfig;
+type Kind = "string" | "port" | "bool" | "level";
+
+/** One table drives flags, env names, file keys and validation, so they cannot drift apart. */
+const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string }> = {
+  kubeconfig: {
+    kind: "string",
+    flag: "kubeconfig",
+    env: "KUBECONFIG",
+    help: "kubeconfig of the cluster to watch",
+  },
+  context: { kind: "string", flag: "context", env: "WAVE_CONTEXT", help: "kubeconfig context" },
+  simulate: {
+    kind: "bool",
+    flag: "simulate",
+    env: "WAVE_SIMULATE",
+    help: "run on the embedded simulated cluster",
+  },
+  clusterId: {
+    kind: "string",
+    flag: "cluster-id",
+    env: "WAVE_CLUSTER_ID",
+    help: "name of this cluster in core",
+  },
+  namespace: { kind: "string", flag: "namespace", env: "WAVE_NAMESPACE", help: "Wave's own namespace" },
+  host: { kind: "string", flag: "host", env: "WAVE_HOST", help: "address the servers listen on" },
+  port: { kind: "port", flag: "port", env: "WAVE_PORT", help: "API and web UI port (0 = any free port)" },
+  grpcPort: { kind: "port", flag: "grpc-port", env: "WAVE_GRPC_PORT", help: "agent gRPC port" },
+  webhookPort: { kind: "port", flag: "webhook-port", env: "WAVE_WEBHOOK_PORT", help: "webhook HTTPS port" },
+  dataDir: { kind: "string", flag: "data-dir", env: "WAVE_DATA_DIR", help: "directory for the SQLite store" },
+  databaseUrl: { kind: "string", flag: "database-url", env: "WAVE_DATABASE_URL", help: "PostgreSQL URL" },
+  logLevel: { kind: "level", flag: "log-level", env: "WAVE_LOG_LEVEL", help: "debug|info|warn|error" },
+  verbose: { kind: "bool", flag: "verbose", env: "WAVE_VERBOSE", help: "stack traces on errors" },
+  adminToken: {
+    kind: "string",
+    flag: "admin-token",
+    env: "WAVE_ADMIN_TOKEN",
+    help: "API admin bearer token",
+  },
+  viewerToken: {
+    kind: "string",
+    flag: "viewer-token",
+    env: "WAVE_VIEWER_TOKEN",
+    help: "API viewer bearer token",
+  },
+};
+
+const KEYS = Object.keys(FIELDS) as Key[];
+
+export function configHelp(): string {
+  const rows = KEYS.map((k) => {
+    const f = FIELDS[k];
+    const arg = f.kind === "bool" ? "" : " <value>";
+    return `  --${(f.flag + arg).padEnd(26)} ${f.help} [env ${f.env}]`;
+  });
+  return ["  --config <file>".padEnd(30) + " YAML or JSON file with the same keys (camelCase)", ...rows].join(
+    "\n",
+  );
+}
+
+function coerce(key: Key, raw: unknown, origin: string): unknown {
+  const f = FIELDS[key];
+  const where = `${origin} ${origin === "flag" ? "--" + f.flag : origin === "env" ? f.env : key}`;
+  switch (f.kind) {
+    case "string":
+      if (typeof raw !== "string" || raw.trim() === "")
+        throw new ConfigError(`${where}: expected a non-empty string`);
+      return raw;
+    case "bool":
+      if (typeof raw === "boolean") return raw;
+      if (raw === "true" || raw === "1") return true;
+      if (raw === "false" || raw === "0") return false;
+      throw new ConfigError(`${where}: expected true or false, got ${JSON.stringify(raw)}`);
+    case "level":
+      if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
+      throw new ConfigError(`${where}: expected debug, info, warn or error, got ${JSON.stringify(raw)}`);
+    case "port": {
+      const n =
+        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+      if (!Number.isInteger(n) || n < 0 || n > 65535)
+        throw new ConfigError(`${where}: expected a port number 0-65535, got ${JSON.stringify(raw)}`);
+      return n;
+    }
+  }
+}
+
+function readFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(
+      `config file ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(
+      `config file ${path}: not valid YAML/JSON (${(err as Error).message.split("\n")[0] ?? ""})`,
+    );
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== "object" || Array.isArray(doc))
+    throw new ConfigError(`config file ${path}: expected a mapping`);
+  for (const k of Object.keys(doc)) {
+    if (!(k in FIELDS)) throw new ConfigError(`config file ${path}: unknown key "${k}"`);
+  }
+  return doc as Record<string, unknown>;
+}
+
+export interface ParsedArgs {
+  config: WaveConfig;
+  positionals: string[];
+}
+
+/**
+ * Parses flags (after the command name), the environment and an optional --config file.
+ * Pure apart from reading the config file and checking the kubeconfig is readable.
+ */
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedArgs {
+  const options: Record<string, { type: "string" | "boolean" }> = { config: { type: "string" } };
+  for (const k of KEYS) options[FIELDS[k].flag] = { type: FIELDS[k].kind === "bool" ? "boolean" : "string" };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+  } catch (err) {
+    // node's messages are already one clear line ("Unknown option '--x'...").
+    throw new ConfigError((err as Error).message.split("\n")[0] ?? "bad arguments");
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const out: Record<string, unknown> = { ...DEFAULTS };
+  const file = typeof values.config === "string" ? values.config : env.WAVE_CONFIG;
+  if (file) for (const [k, v] of Object.entries(readFile(file))) out[k] = coerce(k as Key, v, "config file");
+  for (const k of KEYS) {
+    const v = env[FIELDS[k].env];
+    if (v !== undefined && v !== "") out[k] = coerce(k, v, "env");
+  }
+  for (const k of KEYS) {
+    const v = values[FIELDS[k].flag];
+    if (v !== undefined) out[k] = coerce(k, v, "flag");
+  }
+  const config = out as unknown as WaveConfig;
+  if (config.kubeconfig !== undefined) {
+    try {
+      readFileSync(config.kubeconfig);
+    } catch (err) {
+      throw new ConfigError(
+        `kubeconfig ${config.kubeconfig}: cannot read it (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+  }
+  if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(config.databaseUrl))
+    throw new ConfigError(
+      `database URL must start with postgres:// (got a ${config.databaseUrl.split(":")[0] ?? ""} URL)`,
+    );
+  if (config.adminToken !== undefined && config.adminToken === config.viewerToken)
+    throw new ConfigError("admin and viewer tokens must differ");
+  return { config: Object.freeze(config), positionals: parsed.positionals };
+}
