@@ -1,0 +1,795 @@
+// Local Kubernetes + Karpenter (KWOK provider) rig, built from Go modules only.
+//
+//   node hack/rig/cluster.ts build | up | down | status
+//
+// Everything lives under .rig/ at the repo root (git-ignored): bin/ (binaries + version stamps),
+// logs/ (one log per process and per build step), run/ (pid files, state.json), pki/, data/,
+// kubeconfig. See docs/rig.md.
+import { spawn, spawnSync } from "node:child_process";
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { get as httpGet } from "node:http";
+import { get as httpsGet } from "node:https";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import {
+  apiserverReady,
+  binDir,
+  componentBinary,
+  componentNames,
+  dataDir,
+  kubectl,
+  kubeconfigPath,
+  logFile,
+  logsDir,
+  pidFile,
+  pidRunsBinary,
+  pkiDir,
+  readPid,
+  readState,
+  readVersions,
+  rigDir,
+  rigHealthy,
+  rigSrcDir,
+  runDir,
+  runningPid,
+  sleep,
+  statePath,
+  tailFile,
+  freePorts,
+  type ComponentName,
+  type RigState,
+} from "./lib.ts";
+
+class StepError extends Error {
+  readonly step: string;
+  readonly log: string | undefined;
+  constructor(step: string, message: string, log?: string) {
+    super(message);
+    this.step = step;
+    this.log = log;
+  }
+}
+
+function say(msg: string): void {
+  process.stderr.write(`[rig] ${msg}\n`);
+}
+
+function envStr(name: string, fallback: string): string {
+  const v = process.env[name];
+  return v === undefined || v === "" ? fallback : v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// build
+// ---------------------------------------------------------------------------------------------
+
+function goBinary(): string {
+  const r = spawnSync("go", ["version"], { encoding: "utf8" });
+  if (r.status === 0) return "go";
+  if (existsSync("/usr/local/go/bin/go")) return "/usr/local/go/bin/go";
+  throw new StepError("build", "the go command was not found (need Go >= 1.25 on PATH or at /usr/local/go)");
+}
+
+function goEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, CGO_ENABLED: "0", GOFLAGS: "-buildvcs=false" };
+}
+
+interface GoModJson {
+  Require?: { Path: string; Version: string }[];
+  Replace?: { Old: { Path: string }; New: { Path: string; Version?: string } }[];
+}
+
+function runGo(go: string, args: string[], cwd: string, step: string, log: string): string {
+  const r = spawnSync(go, args, { cwd, env: goEnv(), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  writeFileSync(log, `$ go ${args.join(" ")}\n${r.stdout}${r.stderr}\n`, { flag: "a" });
+  if (r.status !== 0) throw new StepError(step, `go ${args.join(" ")} failed in ${cwd}`, log);
+  return r.stdout;
+}
+
+function modJson(go: string, dir: string, log: string): GoModJson {
+  return JSON.parse(runGo(go, ["mod", "edit", "-json"], dir, "build: read go.mod", log)) as GoModJson;
+}
+
+function requireVersion(mod: GoModJson, path: string): string | undefined {
+  return mod.Require?.find((r) => r.Path === path)?.Version;
+}
+
+/** Make hack/rig/<module>/go.mod match versions.env (no-op when it already does). */
+function syncModule(go: string, piece: Piece, versions: Record<string, string>, log: string): void {
+  const dir = join(rigSrcDir, piece.module);
+  const want = versions[piece.versionKey];
+  if (want === undefined)
+    throw new StepError("build", `${piece.versionKey} missing in hack/rig/versions.env`);
+  const mod = modJson(go, dir, log);
+  const step = `build: sync ${piece.module}/go.mod to ${piece.versionKey}=${want}`;
+  if (piece.module === "kube") {
+    const staging = `v0.${want.replace(/^v1\./, "")}`;
+    const replacesOk = (mod.Replace ?? []).every((r) => r.New.Version === staging);
+    if (requireVersion(mod, "k8s.io/kubernetes") === want && replacesOk) return;
+    say(`${step} (staging modules ${staging})`);
+    // The staging module list comes from k8s.io/kubernetes' own go.mod (its "=> ./staging/..." lines).
+    const info = JSON.parse(
+      runGo(go, ["mod", "download", "-json", `k8s.io/kubernetes@${want}`], dir, step, log),
+    ) as { GoMod: string };
+    const stagingMods = [...readFileSync(info.GoMod, "utf8").matchAll(/^\s*(\S+) => \.\/staging\//gm)].map(
+      (m) => m[1] ?? "",
+    );
+    const edits = [
+      ...(mod.Replace ?? []).map((r) => `-dropreplace=${r.Old.Path}`),
+      ...stagingMods.map((m) => `-replace=${m}=${m}@${staging}`),
+      `-require=k8s.io/kubernetes@${want}`,
+    ];
+    runGo(go, ["mod", "edit", ...edits], dir, step, log);
+    runGo(go, ["mod", "tidy"], dir, step, log);
+    return;
+  }
+  if (requireVersion(mod, piece.modulePath) === want) return;
+  say(step);
+  runGo(go, ["get", `${piece.modulePath}@${want}`], dir, step, log);
+  runGo(go, ["mod", "tidy"], dir, step, log);
+}
+
+interface Piece {
+  module: string; // hack/rig/<module>
+  versionKey: string;
+  modulePath: string; // the upstream module pinned by versionKey
+  binaries: { out: string; pkg: string }[];
+  ldflags: (version: string) => string;
+}
+
+const pieces: Piece[] = [
+  {
+    module: "etcd",
+    versionKey: "ETCD_VERSION",
+    modulePath: "go.etcd.io/etcd/server/v3",
+    binaries: [{ out: "etcd", pkg: "." }],
+    ldflags: () => "-s -w",
+  },
+  {
+    module: "kube",
+    versionKey: "KUBE_VERSION",
+    modulePath: "k8s.io/kubernetes",
+    binaries: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"].map((b) => ({
+      out: b,
+      pkg: `k8s.io/kubernetes/cmd/${b}`,
+    })),
+    ldflags: (v) => {
+      const [major, minor] = v.replace(/^v/, "").split(".");
+      return ["k8s.io/component-base/version", "k8s.io/client-go/pkg/version"]
+        .map((p) => `-X ${p}.gitVersion=${v} -X ${p}.gitMajor=${major ?? ""} -X ${p}.gitMinor=${minor ?? ""}`)
+        .join(" ")
+        .concat(" -s -w");
+    },
+  },
+  {
+    module: "kwok",
+    versionKey: "KWOK_VERSION",
+    modulePath: "sigs.k8s.io/kwok",
+    binaries: [{ out: "kwok", pkg: "sigs.k8s.io/kwok/cmd/kwok" }],
+    ldflags: () => "-s -w",
+  },
+  {
+    module: "karpenter",
+    versionKey: "KARPENTER_VERSION",
+    modulePath: "sigs.k8s.io/karpenter",
+    // Also a binary named "kwok" upstream; renamed so it can share .rig/bin.
+    binaries: [{ out: "karpenter-kwok", pkg: "sigs.k8s.io/karpenter/kwok" }],
+    ldflags: () => "-s -w",
+  },
+];
+
+function memUsedMiB(): number {
+  const info = readFileSync("/proc/meminfo", "utf8");
+  const field = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, "m").exec(info)?.[1] ?? "0");
+  return Math.round((field("MemTotal") - field("MemAvailable")) / 1024);
+}
+
+function runBuild(
+  go: string,
+  args: string[],
+  cwd: string,
+  log: string,
+): Promise<{ code: number; maxRssMiB?: number }> {
+  return new Promise((ok) => {
+    const out = createWriteStream(log, { flags: "a" });
+    out.write(`$ go ${args.join(" ")}\n`);
+    const useTime = existsSync("/usr/bin/time");
+    const child = useTime
+      ? spawn("/usr/bin/time", ["-v", go, ...args], { cwd, env: goEnv(), stdio: ["ignore", "pipe", "pipe"] })
+      : spawn(go, args, { cwd, env: goEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let errText = "";
+    child.stdout.pipe(out, { end: false });
+    child.stderr.on("data", (d: Buffer) => {
+      errText += d.toString();
+      out.write(d);
+    });
+    child.on("close", (code) => {
+      out.end();
+      const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(errText)?.[1];
+      ok({ code: code ?? 1, ...(rss === undefined ? {} : { maxRssMiB: Math.round(Number(rss) / 1024) }) });
+    });
+  });
+}
+
+export async function build(): Promise<void> {
+  const go = goBinary();
+  mkdirSync(binDir, { recursive: true });
+  mkdirSync(logsDir, { recursive: true });
+  const versions = readVersions();
+  const goVersion = spawnSync(go, ["env", "GOVERSION"], { encoding: "utf8" }).stdout.trim();
+  const parallel = envStr("WAVE_RIG_BUILD_P", String(Math.min(2, availableParallelism())));
+  const started = Date.now();
+  const baseline = memUsedMiB();
+  let peakUsed = baseline;
+  const sampler = setInterval(() => {
+    peakUsed = Math.max(peakUsed, memUsedMiB());
+  }, 1000);
+  let built = 0;
+  const summary: string[] = [];
+  try {
+    for (const piece of pieces) {
+      const version = versions[piece.versionKey] ?? "";
+      const ldflags = piece.ldflags(version);
+      const stampOf = (out: string): string =>
+        `${piece.versionKey}=${version} ${goVersion} CGO_ENABLED=0 -trimpath -ldflags=${ldflags} ${out}\n`;
+      const todo = piece.binaries.filter((b) => {
+        const bin = join(binDir, b.out);
+        const stamp = `${bin}.stamp`;
+        return !(existsSync(bin) && existsSync(stamp) && readFileSync(stamp, "utf8") === stampOf(b.out));
+      });
+      if (todo.length === 0) continue;
+      const syncLog = logFile(`build-${piece.module}-gomod`);
+      writeFileSync(syncLog, "");
+      syncModule(go, piece, versions, syncLog);
+      for (const b of todo) {
+        const bin = join(binDir, b.out);
+        const log = logFile(`build-${b.out}`);
+        writeFileSync(
+          log,
+          `# ${new Date().toISOString()} building ${b.out} (${piece.versionKey}=${version})\n`,
+        );
+        say(`building ${b.out} (${piece.versionKey}=${version}, -p ${parallel}); log: ${log}`);
+        const t0 = Date.now();
+        rmSync(`${bin}.stamp`, { force: true });
+        const args = ["build", "-p", parallel, "-trimpath", "-ldflags", ldflags, "-o", bin, b.pkg];
+        const r = await runBuild(go, args, join(rigSrcDir, piece.module), log);
+        if (r.code !== 0) throw new StepError(`build ${b.out}`, `go build failed (exit ${r.code})`, log);
+        writeFileSync(`${bin}.stamp`, stampOf(b.out));
+        const secs = ((Date.now() - t0) / 1000).toFixed(0);
+        const line = `${b.out}: ${secs}s, max RSS of one process ${r.maxRssMiB ?? "?"} MiB`;
+        summary.push(line);
+        say(`built ${line}`);
+        built++;
+      }
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+  if (built > 0) {
+    const total = `total ${((Date.now() - started) / 1000).toFixed(0)}s for ${built} binaries; peak system memory in use ${peakUsed} MiB (baseline ${baseline} MiB)`;
+    say(total);
+    writeFileSync(
+      logFile("build-summary"),
+      `# ${new Date().toISOString()}\n${summary.join("\n")}\n${total}\n`,
+      { flag: "a" },
+    );
+  } else {
+    say("binaries up to date (version stamps match hack/rig/versions.env)");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// pki + kubeconfig
+// ---------------------------------------------------------------------------------------------
+
+function openssl(args: string[], log: string): void {
+  const r = spawnSync("openssl", args, { cwd: pkiDir, encoding: "utf8" });
+  writeFileSync(log, `$ openssl ${args.join(" ")}\n${r.stdout}${r.stderr}\n`, { flag: "a" });
+  if (r.error !== undefined || r.status !== 0) {
+    throw new StepError("pki", `openssl ${args[0] ?? ""} failed (is the openssl CLI installed?)`, log);
+  }
+}
+
+function ensurePki(): void {
+  const files = [
+    "ca.crt",
+    "ca.key",
+    "apiserver.crt",
+    "apiserver.key",
+    "admin.crt",
+    "admin.key",
+    "sa.key",
+    "sa.pub",
+  ];
+  if (files.every((f) => existsSync(join(pkiDir, f)))) return;
+  say("generating certificates in .rig/pki");
+  rmSync(pkiDir, { recursive: true, force: true });
+  mkdirSync(pkiDir, { recursive: true });
+  const log = logFile("pki");
+  writeFileSync(log, "");
+  const days = "3650";
+  openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      days,
+      "-subj",
+      "/CN=wave-rig-ca",
+    ],
+    log,
+  );
+  const leaf = (name: string, subj: string, ext: string): void => {
+    writeFileSync(join(pkiDir, `${name}.ext`), ext);
+    openssl(
+      [
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        `${name}.key`,
+        "-out",
+        `${name}.csr`,
+        "-subj",
+        subj,
+      ],
+      log,
+    );
+    openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        `${name}.csr`,
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        `${name}.crt`,
+        "-days",
+        days,
+        "-extfile",
+        `${name}.ext`,
+      ],
+      log,
+    );
+  };
+  leaf(
+    "apiserver",
+    "/CN=kube-apiserver",
+    "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n" +
+      "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n",
+  );
+  leaf(
+    "admin",
+    "/O=system:masters/CN=wave-rig-admin",
+    "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n",
+  );
+  openssl(["genrsa", "-out", "sa.key", "2048"], log);
+  openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], log);
+}
+
+function writeKubeconfig(apiPort: number): void {
+  const b64 = (f: string): string => readFileSync(join(pkiDir, f)).toString("base64");
+  const cfg = {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [
+      {
+        name: "wave-rig",
+        cluster: { server: `https://127.0.0.1:${apiPort}`, "certificate-authority-data": b64("ca.crt") },
+      },
+    ],
+    users: [
+      {
+        name: "wave-rig-admin",
+        user: { "client-certificate-data": b64("admin.crt"), "client-key-data": b64("admin.key") },
+      },
+    ],
+    contexts: [{ name: "wave-rig", context: { cluster: "wave-rig", user: "wave-rig-admin" } }],
+    "current-context": "wave-rig",
+  };
+  // JSON is valid YAML; every Kubernetes client reads it.
+  writeFileSync(kubeconfigPath, JSON.stringify(cfg, null, 2) + "\n", { mode: 0o600 });
+}
+
+// ---------------------------------------------------------------------------------------------
+// processes
+// ---------------------------------------------------------------------------------------------
+
+function startProcess(name: ComponentName, args: string[], env: NodeJS.ProcessEnv = {}): number {
+  const bin = join(binDir, componentBinary[name]);
+  const log = logFile(name);
+  const out = createWriteStream(log, { flags: "a" });
+  out.write(`\n# ${new Date().toISOString()} ${bin} ${args.join(" ")}\n`);
+  out.end();
+  // Open the log as a plain fd so the child keeps writing after this script exits.
+  const fd = openSync(log, "a");
+  const child = spawn(bin, args, {
+    cwd: rigDir,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ["ignore", fd, fd],
+  });
+  child.unref();
+  if (child.pid === undefined) throw new StepError(`start ${name}`, "spawn failed", log);
+  writeFileSync(pidFile(name), `${child.pid}\n`);
+  return child.pid;
+}
+
+function probe(url: string): Promise<boolean> {
+  return new Promise((ok) => {
+    const getter = url.startsWith("https:") ? httpsGet : httpGet;
+    const req = getter(url, { rejectUnauthorized: false, timeout: 3000 }, (res) => {
+      res.resume();
+      ok(res.statusCode === 200);
+    });
+    req.on("error", () => ok(false));
+    req.on("timeout", () => {
+      req.destroy();
+      ok(false);
+    });
+  });
+}
+
+async function waitFor(
+  name: ComponentName,
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (runningPid(name) === undefined) {
+      throw new StepError(`start ${name}`, `${name} exited while waiting for ${what}`, logFile(name));
+    }
+    if (await check()) return;
+    if (Date.now() > deadline) {
+      throw new StepError(
+        `start ${name}`,
+        `timed out after ${timeoutMs / 1000}s waiting for ${what}`,
+        logFile(name),
+      );
+    }
+    await sleep(500);
+  }
+}
+
+function crdFiles(): string[] {
+  const v = readVersions()["KARPENTER_VERSION"] ?? "";
+  const gomodcache = spawnSync(goBinary(), ["env", "GOMODCACHE"], { encoding: "utf8" }).stdout.trim();
+  const root = join(gomodcache, `sigs.k8s.io/karpenter@${v}`);
+  const files = [
+    join(root, "pkg/apis/crds/karpenter.sh_nodepools.yaml"),
+    join(root, "pkg/apis/crds/karpenter.sh_nodeclaims.yaml"),
+    join(root, "pkg/apis/crds/karpenter.sh_nodeoverlays.yaml"),
+    join(root, "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml"),
+  ];
+  if (!existsSync(files[0] ?? "")) {
+    // The module source is only in GOMODCACHE after a build/download; fetch it (no-op when cached).
+    spawnSync(goBinary(), ["mod", "download", `sigs.k8s.io/karpenter@${v}`], {
+      cwd: join(rigSrcDir, "karpenter"),
+      env: goEnv(),
+    });
+  }
+  // NodeOverlay CRDs exist from Karpenter v1.8 on; the others are required.
+  return files.filter((f) => !f.includes("nodeoverlays") || existsSync(f));
+}
+
+/** The default KWOKNodeClass and NodePool the rig provides (re-applied on every `up`). */
+export function defaultObjects(): object[] {
+  return [
+    {
+      apiVersion: "karpenter.kwok.sh/v1alpha1",
+      kind: "KWOKNodeClass",
+      metadata: { name: "default" },
+      spec: { nodeRegistrationDelay: envStr("WAVE_RIG_NODE_REGISTRATION_DELAY", "1s") },
+    },
+    {
+      apiVersion: "karpenter.sh/v1",
+      kind: "NodePool",
+      metadata: { name: "default" },
+      spec: {
+        template: {
+          spec: {
+            nodeClassRef: { group: "karpenter.kwok.sh", kind: "KWOKNodeClass", name: "default" },
+            requirements: [
+              { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
+              { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
+            ],
+          },
+        },
+        disruption: {
+          consolidationPolicy: "WhenEmptyOrUnderutilized",
+          consolidateAfter: envStr("WAVE_RIG_CONSOLIDATE_AFTER", "10s"),
+          budgets: [{ nodes: "100%" }],
+        },
+        limits: { cpu: "1000", memory: "4000Gi" },
+      },
+    },
+  ];
+}
+
+async function applyDefaults(): Promise<void> {
+  const list = { apiVersion: "v1", kind: "List", items: defaultObjects() };
+  await kubectl(["apply", "-f", "-"], JSON.stringify(list));
+}
+
+async function startAll(): Promise<RigState> {
+  const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort, kwokPort, karpMetrics, karpHealth] =
+    await freePorts(8);
+  const ports = {
+    etcdPort,
+    etcdPeer,
+    apiPort,
+    kcmPort,
+    schedPort,
+    kwokPort,
+    karpMetrics,
+    karpHealth,
+  } as Record<string, number>;
+  const p = (k: string): number => ports[k] ?? 0;
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  writeKubeconfig(p("apiPort"));
+  const pki = (f: string): string => join(pkiDir, f);
+  const etcdUrl = `http://127.0.0.1:${p("etcdPort")}`;
+  const peerUrl = `http://127.0.0.1:${p("etcdPeer")}`;
+
+  say(`starting etcd on ${etcdUrl}`);
+  startProcess("etcd", [
+    "--name=rig",
+    `--data-dir=${join(dataDir, "etcd")}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=rig=${peerUrl}`,
+    "--unsafe-no-fsync=true",
+    "--log-level=warn",
+  ]);
+  await waitFor("etcd", `${etcdUrl}/health`, () => probe(`${etcdUrl}/health`), 30_000);
+
+  const apiserver = `https://127.0.0.1:${p("apiPort")}`;
+  say(`starting kube-apiserver on ${apiserver}`);
+  startProcess("kube-apiserver", [
+    `--etcd-servers=${etcdUrl}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${p("apiPort")}`,
+    `--tls-cert-file=${pki("apiserver.crt")}`,
+    `--tls-private-key-file=${pki("apiserver.key")}`,
+    `--client-ca-file=${pki("ca.crt")}`,
+    `--service-account-key-file=${pki("sa.pub")}`,
+    `--service-account-signing-key-file=${pki("sa.key")}`,
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    "--service-cluster-ip-range=10.96.0.0/16",
+    "--authorization-mode=Node,RBAC",
+    "--allow-privileged=true",
+    "--profiling=false",
+    `--cert-dir=${join(dataDir, "apiserver-certs")}`,
+  ]);
+  await waitFor("kube-apiserver", `${apiserver}/readyz`, () => apiserverReady(), 120_000);
+
+  const kc = kubeconfigPath;
+  say("starting kube-controller-manager and kube-scheduler");
+  startProcess("kube-controller-manager", [
+    `--kubeconfig=${kc}`,
+    `--authentication-kubeconfig=${kc}`,
+    `--authorization-kubeconfig=${kc}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${p("kcmPort")}`,
+    `--cert-dir=${join(dataDir, "kcm-certs")}`,
+    "--leader-elect=false",
+    "--controllers=*",
+    `--service-account-private-key-file=${pki("sa.key")}`,
+    `--root-ca-file=${pki("ca.crt")}`,
+    `--cluster-signing-cert-file=${pki("ca.crt")}`,
+    `--cluster-signing-key-file=${pki("ca.key")}`,
+    "--service-cluster-ip-range=10.96.0.0/16",
+    "--profiling=false",
+  ]);
+  startProcess("kube-scheduler", [
+    `--kubeconfig=${kc}`,
+    `--authentication-kubeconfig=${kc}`,
+    `--authorization-kubeconfig=${kc}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${p("schedPort")}`,
+    "--leader-elect=false",
+    "--profiling=false",
+  ]);
+  await waitFor(
+    "kube-controller-manager",
+    "/healthz",
+    () => probe(`https://127.0.0.1:${p("kcmPort")}/healthz`),
+    60_000,
+  );
+  await waitFor(
+    "kube-scheduler",
+    "/healthz",
+    () => probe(`https://127.0.0.1:${p("schedPort")}/healthz`),
+    60_000,
+  );
+
+  say("applying Karpenter CRDs");
+  const crds = crdFiles();
+  for (const f of crds) {
+    try {
+      await kubectl(["apply", "--server-side", "--force-conflicts", "-f", f]);
+    } catch (e) {
+      throw new StepError("apply CRDs", `${f}: ${(e as Error).message}`);
+    }
+  }
+  await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+  await applyDefaults();
+
+  say("starting KWOK controller and Karpenter (KWOK provider)");
+  startProcess("kwok-controller", [
+    `--kubeconfig=${kc}`,
+    "--manage-all-nodes=false",
+    "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+    "--node-lease-duration-seconds=40",
+    "--cidr=10.0.0.0/16",
+    "--node-ip=10.0.0.1",
+    `--server-address=127.0.0.1:${p("kwokPort")}`,
+    `--node-port=${p("kwokPort")}`,
+  ]);
+  // Karpenter panics on unknown flags: configure it by environment only.
+  startProcess("karpenter", [], {
+    KUBECONFIG: kc,
+    DISABLE_LEADER_ELECTION: "true",
+    METRICS_PORT: String(p("karpMetrics")),
+    HEALTH_PROBE_PORT: String(p("karpHealth")),
+    BATCH_IDLE_DURATION: envStr("WAVE_RIG_BATCH_IDLE_DURATION", "1s"),
+    BATCH_MAX_DURATION: envStr("WAVE_RIG_BATCH_MAX_DURATION", "10s"),
+    LOG_LEVEL: envStr("WAVE_RIG_KARPENTER_LOG_LEVEL", "info"),
+  });
+  await waitFor(
+    "kwok-controller",
+    "/healthz",
+    () => probe(`http://127.0.0.1:${p("kwokPort")}/healthz`),
+    60_000,
+  );
+  await waitFor("karpenter", "/readyz", () => probe(`http://127.0.0.1:${p("karpHealth")}/readyz`), 90_000);
+
+  const state: RigState = { startedAt: new Date().toISOString(), ports, kubeconfig: kc, apiserver };
+  writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+  return state;
+}
+
+// ---------------------------------------------------------------------------------------------
+// commands
+// ---------------------------------------------------------------------------------------------
+
+/** Bring the rig up; returns true if this call started it, false if a healthy rig was reused. */
+export async function up(): Promise<boolean> {
+  const t0 = Date.now();
+  mkdirSync(runDir, { recursive: true });
+  mkdirSync(logsDir, { recursive: true });
+  await build();
+  if (await rigHealthy()) {
+    say("reusing the running rig (all processes alive, apiserver ready)");
+    await applyDefaults();
+    say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    process.stdout.write(`export KUBECONFIG=${kubeconfigPath}\n`);
+    return false;
+  }
+  await down(true);
+  ensurePki();
+  await startAll();
+  say(`rig up in ${((Date.now() - t0) / 1000).toFixed(1)}s; logs in ${logsDir}`);
+  process.stdout.write(`export KUBECONFIG=${kubeconfigPath}\n`);
+  return true;
+}
+
+export async function down(quiet = false): Promise<void> {
+  for (const name of [...componentNames].reverse()) {
+    const pid = readPid(name);
+    if (pid === undefined) continue;
+    if (!pidRunsBinary(pid, componentBinary[name])) {
+      if (!quiet) say(`${name}: stale pid file (pid ${pid} is not ${componentBinary[name]}), removed`);
+      rmSync(pidFile(name), { force: true });
+      continue;
+    }
+    say(`stopping ${name} (pid ${pid})`);
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      /* already gone */
+    }
+    const deadline = Date.now() + 15_000;
+    while (pidRunsBinary(pid, componentBinary[name]) && Date.now() < deadline) await sleep(200);
+    if (pidRunsBinary(pid, componentBinary[name])) {
+      say(`${name} did not stop in 15s, sending SIGKILL`);
+      process.kill(pid, "SIGKILL");
+      await sleep(500);
+    }
+    rmSync(pidFile(name), { force: true });
+  }
+  rmSync(statePath, { force: true });
+  if (!quiet) say("rig stopped");
+}
+
+export async function status(): Promise<boolean> {
+  const state = readState();
+  let all = true;
+  for (const name of componentNames) {
+    const pid = readPid(name);
+    const running = runningPid(name);
+    if (running !== undefined) process.stdout.write(`${name.padEnd(24)} running (pid ${running})\n`);
+    else {
+      all = false;
+      process.stdout.write(
+        `${name.padEnd(24)} ${pid === undefined ? "stopped" : `stale pid file (pid ${pid} not running)`}\n`,
+      );
+    }
+  }
+  const ready = await apiserverReady();
+  process.stdout.write(`${"apiserver /readyz".padEnd(24)} ${ready ? "ok" : "not ready"}\n`);
+  if (state !== undefined && all && ready) {
+    process.stdout.write(`apiserver ${state.apiserver}\nexport KUBECONFIG=${kubeconfigPath}\n`);
+    const nodes = await kubectl(["get", "nodeclaims,nodes", "-o", "name"]).catch(() => "");
+    const n = nodes.split("\n").filter((l) => l.startsWith("nodeclaim")).length;
+    process.stdout.write(`nodeclaims: ${n}\n`);
+  }
+  return all && ready;
+}
+
+function report(e: unknown): never {
+  if (e instanceof StepError) {
+    process.stderr.write(`\n[rig] FAILED at step "${e.step}": ${e.message}\n`);
+    if (e.log !== undefined) {
+      process.stderr.write(
+        `[rig] log: ${e.log}\n----- last 30 lines -----\n${tailFile(e.log, 30)}\n-------------------------\n`,
+      );
+    }
+  } else {
+    process.stderr.write(`\n[rig] FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  }
+  process.exit(1);
+}
+
+export { StepError, report };
+
+async function main(): Promise<void> {
+  const cmd = process.argv[2];
+  switch (cmd) {
+    case "build":
+      await build();
+      return;
+    case "up":
+      await up();
+      return;
+    case "down":
+      await down();
+      return;
+    case "status":
+      await status();
+      return;
+    default:
+      process.stderr.write("usage: node hack/rig/cluster.ts build|up|down|status\n");
+      process.exit(2);
+  }
+}
+
+if (import.meta.main) {
+  main().catch(report);
+}

@@ -1,0 +1,37 @@
+// `npm run test:e2e`: bring the rig up if it is not running, run the e2e suite with node's test
+// runner, and stop the rig again only if this script started it.
+//
+//   node hack/rig/e2e.ts [extra node --test args, e.g. --test-name-pattern=smoke]
+//
+// WAVE_E2E_KEEP_RIG=1 keeps a rig this script started running afterwards.
+import { spawn } from "node:child_process";
+import { down, report, up } from "./cluster.ts";
+import { kubeconfigPath, repoRoot } from "./lib.ts";
+
+async function main(): Promise<number> {
+  const started = await up();
+  try {
+    const args = [
+      "--test",
+      "--test-reporter=spec",
+      "--test-concurrency=1",
+      ...process.argv.slice(2),
+      "test/e2e/**/*.e2e.test.ts",
+    ];
+    process.stderr.write(`[e2e] node ${args.join(" ")}\n`);
+    return await new Promise<number>((ok) => {
+      const child = spawn(process.execPath, args, {
+        cwd: repoRoot,
+        stdio: "inherit",
+        env: { ...process.env, KUBECONFIG: kubeconfigPath },
+      });
+      child.on("close", (c) => ok(c ?? 1));
+    });
+  } finally {
+    if (started && process.env["WAVE_E2E_KEEP_RIG"] !== "1") await down();
+    else if (!started)
+      process.stderr.write("[e2e] leaving the rig running (it was already up before this run)\n");
+  }
+}
+
+main().then((code) => process.exit(code), report);
