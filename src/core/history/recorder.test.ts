@@ -1,0 +1,135 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { FakeClock } from "../../shared/clock.ts";
+import { silentLogger } from "../../shared/log.ts";
+import { SeriesRecorder } from "./recorder.ts";
+import { runSampler } from "./sampler.ts";
+import type { PoolSample, SeriesRow } from "./series.ts";
+
+const MIN = 60_000;
+const T0 = Date.UTC(2026, 0, 1, 12, 0);
+
+function sample(nodePool: string, capacityType: string, nodes: number): PoolSample {
+  return {
+    nodePool,
+    capacityType,
+    nodes,
+    vcpu: nodes * 4,
+    memoryBytes: nodes * 16e9,
+    costPerHour: nodes * 0.1,
+  };
+}
+
+function summary(rows: SeriesRow[]): string[] {
+  return rows.map((r) =>
+    r.kind === "gap"
+      ? `gap ${(r.ts - T0) / MIN}..${(r.until - T0) / MIN}`
+      : `${(r.ts - T0) / MIN} ${r.nodePool}/${r.capacityType}=${r.nodes}`,
+  );
+}
+
+describe("SeriesRecorder", () => {
+  it("produces one aligned point per series per step", () => {
+    const clock = new FakeClock(T0 + 15_000);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    const rows = rec.record([sample("default", "spot", 3), sample("default", "on-demand", 1)]);
+    assert.deepEqual(summary(rows), ["0 default/spot=3", "0 default/on-demand=1"]);
+    const p = rows[0];
+    assert.ok(p?.kind === "point");
+    assert.equal(p.ts, T0);
+    assert.equal(p.samples, 1);
+    assert.equal(p.nodesMax, 3);
+    assert.equal(p.vcpu, 12);
+  });
+
+  it("ignores a second snapshot in the same bucket", async () => {
+    const clock = new FakeClock(T0);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    rec.record([sample("a", "spot", 1)]);
+    await clock.advance(30_000);
+    assert.deepEqual(rec.record([sample("a", "spot", 9)]), []);
+  });
+
+  it("marks a gap when more than two steps pass without a snapshot, never interpolating", async () => {
+    const clock = new FakeClock(T0);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    rec.record([sample("a", "spot", 2)]);
+    // One late bucket (2 steps later) is tolerated: no gap, and no invented point for minute 1.
+    await clock.advance(2 * MIN);
+    assert.deepEqual(summary(rec.record([sample("a", "spot", 2)])), ["2 a/spot=2"]);
+    // The agent is down for minutes 3..5: data resumes at minute 6.
+    await clock.advance(2 * MIN);
+    assert.equal(rec.openGap(), undefined);
+    await clock.advance(MIN);
+    assert.deepEqual(summary(rec.openGap() ? [rec.openGap()!] : []), ["gap 3..5"]);
+    await clock.advance(MIN);
+    assert.deepEqual(summary(rec.record([sample("a", "spot", 8)])), ["gap 3..6", "6 a/spot=8"]);
+    assert.equal(rec.openGap(), undefined);
+  });
+
+  it("writes one zero point for a series that vanished from the snapshot", async () => {
+    const clock = new FakeClock(T0);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    rec.record([sample("a", "spot", 2), sample("a", "on-demand", 1)]);
+    await clock.advance(MIN);
+    assert.deepEqual(summary(rec.record([sample("a", "on-demand", 1)])), ["1 a/on-demand=1", "1 a/spot=0"]);
+    await clock.advance(MIN);
+    assert.deepEqual(summary(rec.record([sample("a", "on-demand", 1)])), ["2 a/on-demand=1"]);
+  });
+
+  it("marks core's own downtime as a gap after resume()", async () => {
+    const clock = new FakeClock(T0 + 10 * MIN);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    rec.resume(T0, [{ nodePool: "a", capacityType: "spot" }]);
+    assert.deepEqual(summary(rec.record([])), ["gap 1..10", "10 a/spot=0"]);
+    await clock.advance(MIN);
+  });
+
+  it("rejects bad samples with a clear error and keeps its state", () => {
+    const clock = new FakeClock(T0);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    assert.throws(
+      () => rec.record([{ ...sample("a", "spot", 1), vcpu: Number.NaN }]),
+      /vcpu must be a finite/,
+    );
+    assert.throws(() => rec.record([sample("a", "spot", 1), sample("a", "spot", 2)]), /twice/);
+    assert.throws(() => rec.record([{ ...sample("a", "spot", 1), nodePool: "" }]), /nodePool is required/);
+    assert.equal(rec.lastTs, undefined);
+    assert.equal(rec.record([sample("a", "spot", 1)]).length, 1);
+  });
+});
+
+describe("runSampler", () => {
+  it("samples at each step boundary, marks a disconnection as a gap and retries failed writes", async () => {
+    const clock = new FakeClock(T0 + 5_000);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    let live = true;
+    let failWrites = false;
+    const written: SeriesRow[] = [];
+    const ac = new AbortController();
+    const done = runSampler({
+      recorder: rec,
+      clock,
+      log: silentLogger,
+      signal: ac.signal,
+      snapshot: () => (live ? [sample("a", "spot", 1)] : undefined),
+      write: (rows) => {
+        if (failWrites) return Promise.reject(new Error("store down"));
+        written.push(...rows);
+        return Promise.resolve();
+      },
+    });
+    await clock.advance(MIN); // minute 1
+    await clock.advance(MIN); // minute 2
+    live = false;
+    await clock.advance(4 * MIN); // minutes 3..6: disconnected
+    live = true;
+    failWrites = true;
+    await clock.advance(MIN); // minute 7: recorded, write fails
+    failWrites = false;
+    await clock.advance(MIN); // minute 8: both written
+    ac.abort();
+    await done;
+    assert.deepEqual(summary(written), ["1 a/spot=1", "2 a/spot=1", "gap 3..7", "7 a/spot=1", "8 a/spot=1"]);
+  });
+});
