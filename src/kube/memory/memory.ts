@@ -1,0 +1,675 @@
+// An in-memory apiserver behind the KubeClient port, with the semantics Wave's code depends on:
+// one monotonic resourceVersion across kinds, optimistic concurrency, finalizers, selectors,
+// and watches replayed from a bounded per-kind history (older versions → 410 Gone, like the
+// apiserver's watch cache). It backs unit tests and the embedded simulator.
+//
+// Deliberate simplifications (documented so nobody relies on them): no garbage collection of
+// dependents (propagationPolicy is accepted and ignored), pods are deleted at once (no kubelet
+// grace period), no subresources, no admission, no defaulting; "strategic" and "apply" patches
+// are merged like RFC 7386 merge patches.
+import { randomUUID } from "node:crypto";
+import { KINDS, apiVersionOf, type KindName, type KindTypes } from "../kinds.ts";
+import {
+  KubeApiError,
+  type DeleteOptions,
+  type KubeClient,
+  type ListOptions,
+  type ObjectList,
+  type PatchOptions,
+  type WatchEvent,
+  type WatchOptions,
+  type WriteOptions,
+} from "../port.ts";
+import type { KubeObject, Status } from "../objects.ts";
+import { SelectorError, fieldMatcher, labelMatcher } from "../selectors.ts";
+import { realClock, type Clock } from "../../shared/clock.ts";
+import { alreadyExists, badRequest, conflict, gone, invalid, notFound, statusError } from "./errors.ts";
+import { PatchError, jsonPatch, mergePatch } from "./patch.ts";
+
+export type MemoryOp = "list" | "watch" | "get" | "create" | "replace" | "patch" | "delete";
+
+export interface MemoryRequest {
+  op: MemoryOp;
+  kind: KindName;
+  namespace?: string;
+  name?: string;
+}
+
+/** A test hook run before every request: throw, or return a Status/Error to fail the request. */
+export type Interceptor = (req: MemoryRequest) => Status | Error | undefined;
+
+export interface MemoryKubeOptions {
+  clock?: Clock;
+  /** Watch events retained per kind; watching from before them → 410 Gone. Default 1000. */
+  historyLimit?: number;
+  /** Reject namespaced objects whose Namespace does not exist (as the apiserver). Default false. */
+  enforceNamespaces?: boolean;
+  /** Namespace used when a namespaced request names none. Default "default". */
+  defaultNamespace?: string;
+  /** uid source (deterministic simulators inject one). */
+  uid?: () => string;
+  /** Uniform [0,1) source for generateName suffixes. */
+  random?: () => number;
+}
+
+type EventType = "ADDED" | "MODIFIED" | "DELETED";
+
+interface StoredEvent {
+  rv: number;
+  type: EventType;
+  object: KubeObject;
+  /** The state before this event (MODIFIED, DELETED); selector-filtered watches need it. */
+  prev?: KubeObject;
+}
+
+interface Watcher {
+  namespace: string | undefined;
+  matches: (obj: KubeObject) => boolean;
+  bookmarks: boolean;
+  queue: WatchEvent<KubeObject>[];
+  wake: (() => void) | undefined;
+  closed: boolean;
+  error: Error | undefined;
+}
+
+interface KindState {
+  objects: Map<string, KubeObject>;
+  history: StoredEvent[];
+  /** Index of the oldest retained event in `history`. */
+  start: number;
+  /** Events at or below this version are gone from history. */
+  floor: number;
+  watchers: Set<Watcher>;
+}
+
+const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+const NAME_RE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+const keyOf = (namespace: string | undefined, name: string): string =>
+  namespace === undefined ? name : `${namespace}/${name}`;
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+// Everything except metadata and status: a change here bumps metadata.generation.
+function specPart(obj: KubeObject): string {
+  const { metadata: _m, status: _s, ...rest } = obj as KubeObject & { status?: unknown };
+  return JSON.stringify(rest);
+}
+
+function sameContent(a: KubeObject, b: KubeObject): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export class MemoryKube implements KubeClient {
+  readonly #clock: Clock;
+  readonly #historyLimit: number;
+  readonly #enforceNamespaces: boolean;
+  readonly #defaultNamespace: string;
+  readonly #uid: () => string;
+  readonly #random: () => number;
+  readonly #kinds = new Map<KindName, KindState>();
+  readonly #interceptors = new Set<Interceptor>();
+  #rv = 0;
+
+  constructor(opts: MemoryKubeOptions = {}) {
+    this.#clock = opts.clock ?? realClock;
+    this.#historyLimit = Math.max(1, opts.historyLimit ?? 1000);
+    this.#enforceNamespaces = opts.enforceNamespaces ?? false;
+    this.#defaultNamespace = opts.defaultNamespace ?? "default";
+    this.#uid = opts.uid ?? randomUUID;
+    this.#random = opts.random ?? Math.random;
+  }
+
+  // ---- test and simulator hooks ----
+
+  /** The current (global) resourceVersion. */
+  get resourceVersion(): string {
+    return String(this.#rv);
+  }
+
+  /** Adds a request interceptor; returns its remover. */
+  inject(fn: Interceptor): () => void {
+    this.#interceptors.add(fn);
+    return () => this.#interceptors.delete(fn);
+  }
+
+  /** Fails the next `times` requests of `op` (optionally for one kind) with `status`. */
+  failNext(op: MemoryOp, status: Status, opts: { kind?: KindName; times?: number } = {}): void {
+    let left = opts.times ?? 1;
+    const remove = this.inject((req) => {
+      if (req.op !== op || (opts.kind !== undefined && req.kind !== opts.kind)) return undefined;
+      if (--left <= 0) remove();
+      return { apiVersion: "v1", kind: "Status", status: "Failure", ...status };
+    });
+  }
+
+  /** Drops the whole history: every watch from an older version now gets 410 Gone. */
+  compact(): void {
+    for (const st of this.#kinds.values()) {
+      st.history = [];
+      st.start = 0;
+      st.floor = this.#rv;
+    }
+  }
+
+  /** Sends a BOOKMARK at the current version to watches that asked for bookmarks. */
+  bookmark(kind?: KindName): void {
+    for (const [k, st] of this.#kinds) {
+      if (kind !== undefined && k !== kind) continue;
+      for (const w of st.watchers) {
+        if (!w.bookmarks) continue;
+        w.queue.push({ type: "BOOKMARK", object: { metadata: { resourceVersion: String(this.#rv) } } });
+        w.wake?.();
+      }
+    }
+  }
+
+  /** Ends open watch streams (a dropped connection); with `error`, their iterators throw it. */
+  dropWatches(kind?: KindName, error?: Error): void {
+    for (const [k, st] of this.#kinds) {
+      if (kind !== undefined && k !== kind) continue;
+      for (const w of st.watchers) {
+        w.closed = true;
+        w.error = error;
+        w.wake?.();
+      }
+    }
+  }
+
+  /** Open watch streams on a kind. */
+  watcherCount(kind: KindName): number {
+    return this.#kinds.get(kind)?.watchers.size ?? 0;
+  }
+
+  // ---- the port ----
+
+  list<K extends KindName>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindTypes[K]>> {
+    return this.#run({ op: "list", kind, ...ns(opts.namespace) }, () => {
+      const st = this.#state(kind);
+      const filter = this.#filter(kind, opts.namespace, opts.labelSelector, opts.fieldSelector);
+      let listRv = this.#rv;
+      let after: string | undefined;
+      if (opts.continue !== undefined && opts.continue !== "") {
+        const token = decodeContinue(opts.continue);
+        if (token.rv < st.floor) {
+          throw gone("The provided continue parameter is too old to display a consistent list result.");
+        }
+        listRv = token.rv;
+        after = token.key;
+      }
+      const keys = [...st.objects.keys()].sort();
+      const items: KubeObject[] = [];
+      let next: string | undefined;
+      const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : Infinity;
+      for (const key of keys) {
+        if (after !== undefined && key <= after) continue;
+        const obj = st.objects.get(key);
+        if (obj === undefined || !filter(obj)) continue;
+        if (items.length >= limit) {
+          next = encodeContinue(
+            listRv,
+            keyOf(items.at(-1)?.metadata.namespace, items.at(-1)?.metadata.name ?? ""),
+          );
+          break;
+        }
+        items.push(structuredClone(obj));
+      }
+      const out: ObjectList<KindTypes[K]> = {
+        items: items as KindTypes[K][],
+        resourceVersion: String(listRv),
+      };
+      if (next !== undefined) out.continue = next;
+      return out;
+    });
+  }
+
+  async *watch<K extends KindName>(
+    kind: K,
+    opts: WatchOptions,
+    signal?: AbortSignal,
+  ): AsyncIterable<WatchEvent<KindTypes[K]>> {
+    await this.#run({ op: "watch", kind, ...ns(opts.namespace) }, () => undefined);
+    if (signal?.aborted) return;
+    const st = this.#state(kind);
+    const matches = this.#filter(kind, opts.namespace, opts.labelSelector, opts.fieldSelector);
+    const w: Watcher = {
+      namespace: opts.namespace,
+      matches,
+      bookmarks: opts.allowWatchBookmarks ?? false,
+      queue: [],
+      wake: undefined,
+      closed: false,
+      error: undefined,
+    };
+    // Replay and registration happen in one synchronous step so no event falls between them.
+    const from = opts.resourceVersion;
+    if (from === "" || from === "0") {
+      for (const key of [...st.objects.keys()].sort()) {
+        const obj = st.objects.get(key);
+        if (obj !== undefined && matches(obj)) w.queue.push({ type: "ADDED", object: structuredClone(obj) });
+      }
+    } else {
+      const rv = Number(from);
+      if (!Number.isSafeInteger(rv) || rv < 0) throw badRequest(`invalid resourceVersion "${from}"`);
+      if (rv < st.floor) {
+        yield {
+          type: "ERROR",
+          object: {
+            apiVersion: "v1",
+            kind: "Status",
+            status: "Failure",
+            code: 410,
+            reason: "Expired",
+            message: `too old resource version: ${rv} (${st.floor + 1})`,
+          },
+        };
+        return;
+      }
+      for (let i = st.start; i < st.history.length; i++) {
+        const ev = st.history[i];
+        if (ev !== undefined && ev.rv > rv) deliver(w, ev);
+      }
+    }
+    st.watchers.add(w);
+    const stop = new AbortController();
+    const close = (): void => {
+      w.closed = true;
+      w.wake?.();
+    };
+    signal?.addEventListener("abort", close, { once: true });
+    if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds > 0) {
+      this.#clock.sleep(opts.timeoutSeconds * 1000, stop.signal).then(close, () => undefined);
+    }
+    try {
+      for (;;) {
+        if (w.closed && (w.error !== undefined || signal?.aborted)) break;
+        const ev = w.queue.shift();
+        if (ev !== undefined) {
+          yield ev as WatchEvent<KindTypes[K]>;
+          continue;
+        }
+        if (w.closed) break;
+        await new Promise<void>((resolve) => (w.wake = resolve));
+        w.wake = undefined;
+      }
+      if (w.error !== undefined) throw w.error;
+    } finally {
+      st.watchers.delete(w);
+      signal?.removeEventListener("abort", close);
+      stop.abort();
+    }
+  }
+
+  get<K extends KindName>(kind: K, name: string, namespace?: string): Promise<KindTypes[K]> {
+    const nsName = this.#namespaceFor(kind, namespace);
+    return this.#run({ op: "get", kind, name, ...ns(nsName) }, () => {
+      const obj = this.#state(kind).objects.get(keyOf(nsName, name));
+      if (obj === undefined) throw notFound(kind, name);
+      return structuredClone(obj) as KindTypes[K];
+    });
+  }
+
+  create<K extends KindName>(kind: K, obj: KindTypes[K], opts: WriteOptions = {}): Promise<KindTypes[K]> {
+    const meta = (obj as KubeObject | undefined)?.metadata;
+    const nsName = this.#namespaceFor(kind, opts.namespace ?? meta?.namespace);
+    return this.#run(
+      { op: "create", kind, ...ns(nsName), ...(meta?.name ? { name: meta.name } : {}) },
+      () => this.#create(kind, obj, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K],
+    );
+  }
+
+  replace<K extends KindName>(kind: K, obj: KindTypes[K], opts: WriteOptions = {}): Promise<KindTypes[K]> {
+    const meta = (obj as KubeObject | undefined)?.metadata;
+    const nsName = this.#namespaceFor(kind, opts.namespace ?? meta?.namespace);
+    return this.#run(
+      { op: "replace", kind, ...ns(nsName), ...(meta?.name ? { name: meta.name } : {}) },
+      () => {
+        if (!meta?.name) throw badRequest("name is required for an update");
+        checkNamespaceMatch(KINDS[kind].namespaced, opts.namespace, meta.namespace);
+        const current = this.#state(kind).objects.get(keyOf(nsName, meta.name));
+        if (current === undefined) throw notFound(kind, meta.name);
+        const rv = meta.resourceVersion;
+        if (rv !== undefined && rv !== "" && rv !== current.metadata.resourceVersion)
+          throw conflict(kind, meta.name);
+        if (meta.uid !== undefined && meta.uid !== "" && meta.uid !== current.metadata.uid) {
+          throw conflict(
+            kind,
+            meta.name,
+            `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${current.metadata.uid ?? ""}`,
+          );
+        }
+        return this.#update(kind, current, structuredClone(obj), opts.dryRun ?? false) as KindTypes[K];
+      },
+    );
+  }
+
+  patch<K extends KindName>(
+    kind: K,
+    name: string,
+    patch: unknown,
+    opts: PatchOptions = {},
+  ): Promise<KindTypes[K]> {
+    const nsName = this.#namespaceFor(kind, opts.namespace);
+    return this.#run({ op: "patch", kind, name, ...ns(nsName) }, () => {
+      const type = opts.type ?? "merge";
+      if (type === "apply" && (opts.fieldManager === undefined || opts.fieldManager === "")) {
+        throw badRequest(
+          'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+        );
+      }
+      if (type !== "json" && (patch === null || typeof patch !== "object" || Array.isArray(patch))) {
+        throw badRequest(`a ${type} patch must be a JSON object`);
+      }
+      const current = this.#state(kind).objects.get(keyOf(nsName, name));
+      if (current === undefined) {
+        if (type !== "apply") throw notFound(kind, name);
+        // Server-side apply creates what does not exist.
+        const obj = structuredClone(patch) as KubeObject;
+        obj.metadata = { ...obj.metadata, name };
+        return this.#create(kind, obj, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K];
+      }
+      let next: unknown;
+      try {
+        next = type === "json" ? jsonPatch(current, patch) : mergePatch(current, patch);
+      } catch (err) {
+        if (err instanceof PatchError) throw invalid(kind, name, err.message);
+        throw err;
+      }
+      if (next === null || typeof next !== "object" || Array.isArray(next)) {
+        throw invalid(kind, name, "the patch does not produce an object");
+      }
+      const obj = next as KubeObject;
+      const rawMeta = (obj as { metadata?: unknown }).metadata;
+      if (rawMeta === null || typeof rawMeta !== "object") obj.metadata = {};
+      // A resourceVersion inside the patch is a precondition, as on the apiserver.
+      const wanted = obj.metadata.resourceVersion;
+      if (wanted !== undefined && wanted !== current.metadata.resourceVersion) throw conflict(kind, name);
+      // Without managed-field tracking there are no apply conflicts, so `force` changes nothing.
+      return this.#update(kind, current, obj, opts.dryRun ?? false) as KindTypes[K];
+    });
+  }
+
+  delete(kind: KindName, name: string, opts: DeleteOptions = {}): Promise<void> {
+    const nsName = this.#namespaceFor(kind, opts.namespace);
+    return this.#run({ op: "delete", kind, name, ...ns(nsName) }, () => {
+      const current = this.#state(kind).objects.get(keyOf(nsName, name));
+      if (current === undefined) throw notFound(kind, name);
+      if (opts.uid !== undefined && opts.uid !== current.metadata.uid) {
+        throw conflict(
+          kind,
+          name,
+          `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${current.metadata.uid ?? ""}`,
+        );
+      }
+      this.#delete(kind, current);
+    });
+  }
+
+  // ---- internals ----
+
+  #state(kind: KindName): KindState {
+    let st = this.#kinds.get(kind);
+    if (st === undefined) {
+      st = { objects: new Map(), history: [], start: 0, floor: 0, watchers: new Set() };
+      this.#kinds.set(kind, st);
+    }
+    return st;
+  }
+
+  async #run<T>(req: MemoryRequest, fn: () => T): Promise<T> {
+    // Answer asynchronously like a network call, so callers cannot depend on synchronous effects.
+    await Promise.resolve();
+    for (const hook of [...this.#interceptors]) {
+      const r = hook(req);
+      if (r instanceof Error) throw r;
+      if (r !== undefined) throw new KubeApiError(r);
+    }
+    return fn();
+  }
+
+  #namespaceFor(kind: KindName, namespace: string | undefined): string | undefined {
+    if (!KINDS[kind].namespaced) return undefined;
+    return namespace === undefined || namespace === "" ? this.#defaultNamespace : namespace;
+  }
+
+  #filter(
+    kind: KindName,
+    namespace: string | undefined,
+    labelSelector: string | undefined,
+    fieldSelector: string | undefined,
+  ): (obj: KubeObject) => boolean {
+    try {
+      const labels = labelMatcher(labelSelector);
+      const fields = fieldMatcher(kind, fieldSelector);
+      const nsFilter =
+        KINDS[kind].namespaced && namespace !== undefined && namespace !== "" ? namespace : undefined;
+      return (obj) =>
+        (nsFilter === undefined || obj.metadata.namespace === nsFilter) &&
+        labels(obj.metadata.labels) &&
+        fields(obj);
+    } catch (err) {
+      if (err instanceof SelectorError) throw badRequest(err.message);
+      throw err;
+    }
+  }
+
+  #create(
+    kind: KindName,
+    input: unknown,
+    nsName: string | undefined,
+    requestNamespace: string | undefined,
+    dryRun: boolean,
+  ): KubeObject {
+    if (input === null || typeof input !== "object" || typeof (input as KubeObject).metadata !== "object") {
+      throw badRequest(`a ${KINDS[kind].kind} needs an object with metadata`);
+    }
+    const obj = structuredClone(input) as KubeObject;
+    const meta = obj.metadata;
+    const k = KINDS[kind];
+    checkNamespaceMatch(k.namespaced, requestNamespace, meta.namespace);
+    if (meta.resourceVersion !== undefined && meta.resourceVersion !== "") {
+      throw statusError(500, "InternalError", "resourceVersion should not be set on objects to be created");
+    }
+    const st = this.#state(kind);
+    if (k.namespaced && this.#enforceNamespaces && nsName !== undefined) {
+      if (!this.#state("Namespace").objects.has(nsName)) throw notFound("Namespace", nsName);
+    }
+    if (!meta.name) {
+      if (!meta.generateName)
+        throw invalid(kind, "", "metadata.name: Required value: name or generateName is required");
+      meta.name = this.#generateName(st, nsName, meta.generateName);
+    }
+    if (meta.name.length > 253 || !NAME_RE.test(meta.name)) {
+      throw invalid(
+        kind,
+        meta.name,
+        `metadata.name: Invalid value: "${meta.name}": must be a lowercase RFC 1123 subdomain`,
+      );
+    }
+    const key = keyOf(nsName, meta.name);
+    if (st.objects.has(key)) throw alreadyExists(kind, meta.name);
+    obj.apiVersion = apiVersionOf(k);
+    obj.kind = k.kind;
+    if (nsName === undefined) delete meta.namespace;
+    else meta.namespace = nsName;
+    meta.uid = this.#uid();
+    meta.creationTimestamp = rfc3339(this.#clock.now());
+    meta.generation = 1;
+    delete meta.deletionTimestamp;
+    if (dryRun) return obj;
+    meta.resourceVersion = String(++this.#rv);
+    st.objects.set(key, obj);
+    this.#record(st, { rv: this.#rv, type: "ADDED", object: obj });
+    return structuredClone(obj);
+  }
+
+  #generateName(st: KindState, nsName: string | undefined, prefix: string): string {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      let suffix = "";
+      for (let i = 0; i < 5; i++) {
+        suffix += GENERATE_ALPHABET.charAt(Math.floor(this.#random() * GENERATE_ALPHABET.length));
+      }
+      const name = prefix.slice(0, 58) + suffix;
+      if (!st.objects.has(keyOf(nsName, name))) return name;
+    }
+    throw statusError(500, "InternalError", `could not generate a unique name from "${prefix}"`);
+  }
+
+  // Replaces `current` with `next` (immutable metadata kept), honouring finalizer rules.
+  #update(kind: KindName, current: KubeObject, next: KubeObject, dryRun: boolean): KubeObject {
+    const k = KINDS[kind];
+    const cm = current.metadata;
+    const name = cm.name ?? "";
+    next.apiVersion = apiVersionOf(k);
+    next.kind = k.kind;
+    next.metadata = {
+      ...next.metadata,
+      name,
+      uid: cm.uid,
+      creationTimestamp: cm.creationTimestamp,
+      resourceVersion: cm.resourceVersion,
+      generation: cm.generation,
+    };
+    if (cm.namespace === undefined) delete next.metadata.namespace;
+    else next.metadata.namespace = cm.namespace;
+    if (cm.deletionTimestamp === undefined) delete next.metadata.deletionTimestamp;
+    else next.metadata.deletionTimestamp = cm.deletionTimestamp;
+    for (const key of ["uid", "creationTimestamp", "resourceVersion", "generation"] as const) {
+      if (next.metadata[key] === undefined) Reflect.deleteProperty(next.metadata, key);
+    }
+    if (cm.deletionTimestamp !== undefined) {
+      const added = (next.metadata.finalizers ?? []).filter((f) => !(cm.finalizers ?? []).includes(f));
+      if (added.length > 0) {
+        throw invalid(
+          kind,
+          name,
+          `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+        );
+      }
+    }
+    if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
+    // An update that changes nothing is a no-op: no new version, no watch event.
+    if (sameContent(current, next)) return structuredClone(current);
+    if (specPart(current) !== specPart(next)) next.metadata.generation = (cm.generation ?? 0) + 1;
+    if (dryRun) return next;
+    const st = this.#state(kind);
+    const key = keyOf(cm.namespace, name);
+    if (cm.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
+      // The last finalizer is gone: the deletion completes.
+      st.objects.delete(key);
+      next.metadata.resourceVersion = String(++this.#rv);
+      this.#record(st, { rv: this.#rv, type: "DELETED", object: next, prev: current });
+      return structuredClone(next);
+    }
+    next.metadata.resourceVersion = String(++this.#rv);
+    st.objects.set(key, next);
+    this.#record(st, { rv: this.#rv, type: "MODIFIED", object: next, prev: current });
+    return structuredClone(next);
+  }
+
+  #delete(kind: KindName, current: KubeObject): void {
+    const st = this.#state(kind);
+    const cm = current.metadata;
+    const key = keyOf(cm.namespace, cm.name ?? "");
+    if (kind === "Namespace") {
+      // Namespace deletion removes its contents first, as the namespace controller does.
+      for (const k of Object.keys(KINDS) as KindName[]) {
+        if (!KINDS[k].namespaced) continue;
+        for (const obj of [...this.#state(k).objects.values()]) {
+          if (obj.metadata.namespace === cm.name) this.#delete(k, obj);
+        }
+      }
+    }
+    if ((cm.finalizers ?? []).length > 0) {
+      if (cm.deletionTimestamp !== undefined) return;
+      const next = structuredClone(current);
+      next.metadata.deletionTimestamp = rfc3339(this.#clock.now());
+      next.metadata.resourceVersion = String(++this.#rv);
+      st.objects.set(key, next);
+      this.#record(st, { rv: this.#rv, type: "MODIFIED", object: next, prev: current });
+      return;
+    }
+    st.objects.delete(key);
+    const gone = structuredClone(current);
+    gone.metadata.resourceVersion = String(++this.#rv);
+    this.#record(st, { rv: this.#rv, type: "DELETED", object: gone, prev: current });
+  }
+
+  #record(st: KindState, ev: StoredEvent): void {
+    st.history.push(ev);
+    if (st.history.length - st.start > this.#historyLimit) {
+      st.floor = st.history[st.start]?.rv ?? st.floor;
+      st.start++;
+      // Reclaim the dropped prefix in batches so trimming stays O(1) amortised.
+      if (st.start >= this.#historyLimit) {
+        st.history = st.history.slice(st.start);
+        st.start = 0;
+      }
+    }
+    for (const w of st.watchers) {
+      if (!w.closed && deliver(w, ev)) w.wake?.();
+    }
+  }
+}
+
+const ns = (namespace: string | undefined): { namespace?: string } =>
+  namespace === undefined ? {} : { namespace };
+
+function checkNamespaceMatch(
+  namespaced: boolean,
+  requestNs: string | undefined,
+  objectNs: string | undefined,
+): void {
+  if (!namespaced) return;
+  if (
+    requestNs !== undefined &&
+    requestNs !== "" &&
+    objectNs !== undefined &&
+    objectNs !== "" &&
+    requestNs !== objectNs
+  ) {
+    throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+  }
+}
+
+// Translates a stored event for one watcher as the apiserver's cacher does: an object that starts
+// matching the filter is ADDED, one that stops matching is DELETED (its previous state, new version).
+function deliver(w: Watcher, ev: StoredEvent): boolean {
+  const now = ev.type !== "DELETED" && w.matches(ev.object);
+  const before = ev.prev !== undefined && w.matches(ev.prev);
+  let out: WatchEvent<KubeObject> | undefined;
+  if (ev.type === "ADDED") {
+    if (now) out = { type: "ADDED", object: structuredClone(ev.object) };
+  } else if (ev.type === "MODIFIED") {
+    if (now && before) out = { type: "MODIFIED", object: structuredClone(ev.object) };
+    else if (now) out = { type: "ADDED", object: structuredClone(ev.object) };
+    else if (before && ev.prev !== undefined) out = { type: "DELETED", object: withRv(ev.prev, ev.rv) };
+  } else if (before) {
+    out = { type: "DELETED", object: structuredClone(ev.object) };
+  }
+  if (out === undefined) return false;
+  w.queue.push(out);
+  return true;
+}
+
+function withRv(obj: KubeObject, rv: number): KubeObject {
+  const copy = structuredClone(obj);
+  copy.metadata.resourceVersion = String(rv);
+  return copy;
+}
+
+function encodeContinue(rv: number, key: string): string {
+  return Buffer.from(JSON.stringify({ rv, key })).toString("base64url");
+}
+
+function decodeContinue(token: string): { rv: number; key: string } {
+  try {
+    const v = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { rv?: unknown; key?: unknown };
+    if (typeof v.rv === "number" && typeof v.key === "string") return { rv: v.rv, key: v.key };
+  } catch {
+    // fall through to the error below
+  }
+  throw badRequest(`invalid continue token "${token}"`);
+}
