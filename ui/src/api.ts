@@ -1,0 +1,112 @@
+// Talking to core: JSON over fetch with the bearer token, and the live stream read with fetch
+// (EventSource cannot send an Authorization header).
+import type { ClusterDto, LiveDto } from "../../src/api/dto.ts";
+
+const TOKEN_KEY = "wave.token";
+
+/** The token comes once in the URL fragment (never sent to servers), then lives in the session. */
+export function takeToken(): string | null {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (m?.[1]) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token: string): void {
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export async function getJson<T>(path: string, token: string | null, signal?: AbortSignal): Promise<T> {
+  const res = await fetch(path, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    ...(signal ? { signal } : {}),
+  });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as { message?: string };
+    throw new ApiError(res.status, body.message ?? res.statusText);
+  }
+  return (await res.json()) as T;
+}
+
+export async function sendJson<T>(
+  method: "PUT" | "DELETE",
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(path, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const out = (await res.json().catch(() => ({}))) as T & { message?: string };
+  if (!res.ok) throw new ApiError(res.status, out.message ?? res.statusText);
+  return out;
+}
+
+export const listClusters = (token: string | null): Promise<ClusterDto[]> =>
+  getJson<ClusterDto[]>("api/v1/clusters", token);
+
+/**
+ * Follows the server-sent-events stream of a cluster, calling `onData` with every snapshot.
+ * Reconnects with a capped backoff until `signal` aborts.
+ */
+export async function followLive(
+  clusterId: string,
+  token: string | null,
+  onData: (live: LiveDto) => void,
+  onState: (state: "live" | "reconnecting") => void,
+  signal: AbortSignal,
+): Promise<void> {
+  let delay = 250;
+  // A function, so TypeScript does not keep its loop-entry narrowing across awaits.
+  const aborted = (): boolean => signal.aborted;
+  while (!aborted()) {
+    try {
+      const res = await fetch(`api/v1/clusters/${encodeURIComponent(clusterId)}/stream`, {
+        headers: { accept: "text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        signal,
+      });
+      if (!res.ok || !res.body) throw new ApiError(res.status, res.statusText);
+      onState("live");
+      delay = 250;
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let idx;
+        while ((idx = buf.indexOf("\n\n")) >= 0) {
+          const frame = buf.slice(0, idx);
+          buf = buf.slice(idx + 2);
+          const data = frame
+            .split("\n")
+            .filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5).trimStart())
+            .join("\n");
+          if (data) onData(JSON.parse(data) as LiveDto);
+        }
+      }
+    } catch {
+      // Dropped stream or refused connection: fall through to the backoff below.
+    }
+    if (aborted()) return;
+    onState("reconnecting");
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 5000);
+  }
+}
