@@ -86,6 +86,8 @@ export interface Container {
   command?: string[];
   args?: string[];
   resources?: { requests?: ResourceList; limits?: ResourceList };
+  /** "Always" on an init container makes it a sidecar (its requests add to the pod's). */
+  restartPolicy?: "Always";
 }
 
 export interface PodSpec {
@@ -99,6 +101,8 @@ export interface PodSpec {
   priorityClassName?: string;
   schedulerName?: string;
   overhead?: ResourceList;
+  /** Pod-level requests/limits (PodLevelResources): cpu, memory and hugepages override containers'. */
+  resources?: { requests?: ResourceList; limits?: ResourceList };
   terminationGracePeriodSeconds?: number;
   restartPolicy?: string;
 }

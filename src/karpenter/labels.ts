@@ -1,0 +1,90 @@
+// Reading Karpenter's well-known labels off Nodes and NodeClaims (both carry the same labels:
+// Karpenter copies the NodeClaim's labels onto its Node at registration).
+import type { KubeObject } from "../kube/objects.ts";
+import { K, type CapacityType } from "./types.ts";
+
+/** Labels the KWOK provider (karpenter.kwok.sh) and KWOK itself put on fake nodes. */
+export const KWOK = {
+  instanceSizeLabel: "karpenter.kwok.sh/instance-size",
+  instanceFamilyLabel: "karpenter.kwok.sh/instance-family",
+  instanceCpuLabel: "karpenter.kwok.sh/instance-cpu",
+  instanceMemoryLabel: "karpenter.kwok.sh/instance-memory",
+  /** Set by the KWOK provider on every node it creates (label and annotation), value "fake". */
+  nodeLabel: "kwok.x-k8s.io/node",
+  providerIDPrefix: "kwok://",
+} as const;
+
+export const OS_LABEL = "kubernetes.io/os";
+export const HOSTNAME_LABEL = "kubernetes.io/hostname";
+/** eks-node-viewer's price label; the KWOK provider sets it to the offering's hourly price. */
+export const NODE_VIEWER_PRICE_LABEL = "eks-node-viewer/instance-price";
+
+const CAPACITY_TYPES: ReadonlySet<string> = new Set<CapacityType>(["spot", "on-demand", "reserved"]);
+
+export function labelOf(obj: KubeObject, key: string): string | undefined {
+  return obj.metadata.labels?.[key];
+}
+
+export function isCapacityType(v: string | undefined): v is CapacityType {
+  return v !== undefined && CAPACITY_TYPES.has(v);
+}
+
+/** spot | on-demand | reserved, or undefined when absent or unrecognised. */
+export function capacityTypeOf(obj: KubeObject): CapacityType | undefined {
+  const v = labelOf(obj, K.capacityTypeLabel);
+  return isCapacityType(v) ? v : undefined;
+}
+
+export function nodePoolOf(obj: KubeObject): string | undefined {
+  return labelOf(obj, K.nodePoolLabel) || undefined;
+}
+
+export function instanceTypeOf(obj: KubeObject): string | undefined {
+  // The deprecated beta label is still set by some kubelets; Karpenter normalises it the same way.
+  return labelOf(obj, K.instanceTypeLabel) ?? labelOf(obj, "beta.kubernetes.io/instance-type");
+}
+
+export function zoneOf(obj: KubeObject): string | undefined {
+  return labelOf(obj, K.zoneLabel) ?? labelOf(obj, "failure-domain.beta.kubernetes.io/zone");
+}
+
+export function regionOf(obj: KubeObject): string | undefined {
+  return labelOf(obj, K.regionLabel) ?? labelOf(obj, "failure-domain.beta.kubernetes.io/region");
+}
+
+export function archOf(obj: KubeObject): string | undefined {
+  return labelOf(obj, K.archLabel);
+}
+
+/** A Node or NodeClaim Karpenter owns: it carries the karpenter.sh/nodepool label. */
+export function isKarpenterManaged(obj: KubeObject): boolean {
+  return nodePoolOf(obj) !== undefined;
+}
+
+export function isDoNotDisrupt(obj: KubeObject): boolean {
+  return obj.metadata.annotations?.[K.doNotDisrupt] === "true";
+}
+
+/** The labels a consumer needs to attribute a node to a pool, price and placement. */
+export interface NodeLabels {
+  nodePool?: string;
+  capacityType?: CapacityType;
+  instanceType?: string;
+  zone?: string;
+  arch?: string;
+}
+
+export function nodeLabelsOf(obj: KubeObject): NodeLabels {
+  const out: NodeLabels = {};
+  const pool = nodePoolOf(obj);
+  if (pool !== undefined) out.nodePool = pool;
+  const ct = capacityTypeOf(obj);
+  if (ct !== undefined) out.capacityType = ct;
+  const it = instanceTypeOf(obj);
+  if (it !== undefined) out.instanceType = it;
+  const zone = zoneOf(obj);
+  if (zone !== undefined) out.zone = zone;
+  const arch = archOf(obj);
+  if (arch !== undefined) out.arch = arch;
+  return out;
+}
