@@ -1,0 +1,24 @@
+// Labels and annotations the spot-placement webhook reads and writes on pods.
+import { K } from "../karpenter/types.ts";
+
+export const CAPACITY_TYPE_KEY = K.capacityTypeLabel;
+
+/** Which capacity type Wave assigned the pod: "on-demand" | "spot". */
+export const ASSIGNMENT_LABEL = "wave.sh/capacity-assignment";
+/** Unique token of the pod's slot in its workload's ledger. */
+export const SLOT_LABEL = "wave.sh/spot-slot";
+/** The ledger (one per workload) the slot belongs to; lets reconciliation list the workload's pods. */
+export const LEDGER_LABEL = "wave.sh/spot-ledger";
+/** Opt-out: pods labelled `wave.sh/spot-placement=disabled` are never sent to the webhook. */
+export const OPT_OUT_LABEL = "wave.sh/spot-placement";
+export const OPT_OUT_VALUE = "disabled";
+/** Why Wave left a pod of a managed workload unchanged. */
+export const NOTE_ANNOTATION = "wave.sh/spot-placement-note";
+/** ReplicaSet controller ranks pods by this on scale-down: lower cost goes first. */
+export const DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost";
+/** Deployment controller's label: the ReplicaSet name is `<deployment>-<hash>`. */
+export const POD_TEMPLATE_HASH_LABEL = "pod-template-hash";
+
+export const ON_DEMAND = "on-demand";
+export const SPOT = "spot";
+export type Capacity = typeof ON_DEMAND | typeof SPOT;

@@ -1,0 +1,44 @@
+// The HTTP contract, independent of sockets: method + path + body in, status + JSON out. Malformed
+// reviews get 400 with a message; nothing a client sends yields a 5xx.
+import { silentLogger, type Logger } from "../shared/log.ts";
+import { BadReviewError, parseAdmissionReview } from "./admission.ts";
+import { review, type ReviewDeps } from "./review.ts";
+
+export const MUTATE_PATH = "/mutate";
+export const HEALTH_PATH = "/healthz";
+
+export interface HttpResult {
+  status: number;
+  body: string;
+}
+
+const json = (status: number, value: unknown): HttpResult => ({ status, body: JSON.stringify(value) });
+const error = (status: number, message: string): HttpResult => json(status, { error: message });
+
+export async function handleHttp(
+  method: string | undefined,
+  url: string | undefined,
+  body: Buffer,
+  deps: ReviewDeps & { logger?: Logger },
+): Promise<HttpResult> {
+  const path = (url ?? "/").split("?")[0];
+  if (path === HEALTH_PATH)
+    return method === "GET" || method === "HEAD" ? json(200, { ok: true }) : error(405, "use GET");
+  if (path !== MUTATE_PATH) return error(404, `no such path; POST AdmissionReviews to ${MUTATE_PATH}`);
+  if (method !== "POST") return error(405, `use POST for ${MUTATE_PATH}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch (err) {
+    return error(400, `body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    const { request } = parseAdmissionReview(parsed);
+    return json(200, await review(request, deps));
+  } catch (err) {
+    if (err instanceof BadReviewError) return error(400, err.message);
+    // review() does not throw; this is a bug, and the apiserver must still not see a 5xx.
+    (deps.logger ?? silentLogger).error("unexpected admission failure", { err });
+    return error(400, "could not process the AdmissionReview");
+  }
+}

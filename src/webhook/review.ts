@@ -1,0 +1,179 @@
+// Admission: decide() (pure) says what to do with a request, review() carries it out — asking the
+// allocator for a slot within an internal deadline — and always answers "allowed": the webhook
+// changes where a pod runs, never whether it is created.
+import type { Pod } from "../kube/objects.ts";
+import type { Clock } from "../shared/clock.ts";
+import { silentLogger, type Logger } from "../shared/log.ts";
+import {
+  admissionResponse,
+  isPatchablePod,
+  isPodCreate,
+  type AdmissionRequest,
+  type AdmissionReviewResponse,
+} from "./admission.ts";
+import type { Allocator } from "./allocator.ts";
+import {
+  ASSIGNMENT_LABEL,
+  CAPACITY_TYPE_KEY,
+  LEDGER_LABEL,
+  ON_DEMAND,
+  SLOT_LABEL,
+  SPOT,
+  type Capacity,
+} from "./constants.ts";
+import { ledgerId } from "./ledger.ts";
+import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
+import type { SpotPolicy, WorkloadRef } from "./policy.ts";
+import { resolveWorkload } from "./workload.ts";
+
+export type Decision =
+  /** Not ours to touch: admitted unchanged. */
+  | { action: "allow"; reason: string }
+  /** A managed workload's pod that already constrains capacity type: annotated, warned, not counted. */
+  | { action: "leave"; pod: Pod; reason: string }
+  /** The pod already holds a slot (the apiserver re-invoked the webhook): re-assert it, no new slot. */
+  | { action: "reassert"; pod: Pod; policy: SpotPolicy; capacity: Capacity; slot: string; ledger: string }
+  /** Needs a slot from the ledger. */
+  | { action: "assign"; pod: Pod; policy: SpotPolicy; workload: WorkloadRef };
+
+export type PolicyLookup = (ref: WorkloadRef) => SpotPolicy | undefined;
+
+export function decide(req: AdmissionRequest, lookup: PolicyLookup): Decision {
+  if (!isPodCreate(req)) return { action: "allow", reason: "not a pod CREATE" };
+  if (!isPatchablePod(req.object)) return { action: "allow", reason: "object is not a well-formed pod" };
+  const pod = req.object;
+  const namespace =
+    typeof req.namespace === "string" && req.namespace !== "" ? req.namespace : pod.metadata.namespace;
+  if (typeof namespace !== "string" || namespace === "") return { action: "allow", reason: "no namespace" };
+  const resolved = resolveWorkload(pod, namespace);
+  if (!resolved.managed) return { action: "allow", reason: resolved.reason };
+  let found: { policy: SpotPolicy; workload: WorkloadRef } | undefined;
+  for (const w of resolved.candidates) {
+    const policy = lookup(w);
+    if (policy) {
+      found = { policy, workload: w };
+      break;
+    }
+  }
+  if (!found) return { action: "allow", reason: "no spot policy for the workload" };
+  if (typeof pod.spec.nodeName === "string" && pod.spec.nodeName !== "")
+    return { action: "allow", reason: "pod is already bound to a node" };
+
+  const labels = pod.metadata.labels ?? {};
+  const id = ledgerId(found.workload);
+  const held = labels[ASSIGNMENT_LABEL];
+  const slot = labels[SLOT_LABEL];
+  if ((held === ON_DEMAND || held === SPOT) && slot && labels[LEDGER_LABEL] === id)
+    return { action: "reassert", pod, policy: found.policy, capacity: held, slot, ledger: id };
+  const where = capacityConstraintOf(pod);
+  if (where !== undefined)
+    return {
+      action: "leave",
+      pod,
+      reason: `pod already constrains ${CAPACITY_TYPE_KEY} (${where}); Wave left its placement unchanged and does not count it`,
+    };
+  return { action: "assign", pod, policy: found.policy, workload: found.workload };
+}
+
+/** What a pod gets when no slot can be had in time. */
+export type Fallback = "unchanged" | "spot-preferred";
+
+export interface ReviewDeps {
+  policies: { lookup: PolicyLookup };
+  allocator: Allocator;
+  clock: Clock;
+  /** Internal deadline for the ledger, well below the webhook's timeoutSeconds. Default 1000 ms. */
+  deadlineMs?: number;
+  fallback?: Fallback;
+  onDemandDeletionCost?: number;
+  logger?: Logger;
+}
+
+export const DEFAULT_DEADLINE_MS = 1000;
+
+class DeadlineError extends Error {
+  constructor(ms: number) {
+    super(`spot ledger not reached within ${ms} ms`);
+    this.name = "DeadlineError";
+  }
+}
+
+/** Answers one AdmissionRequest. Never throws and never denies. */
+export async function review(req: AdmissionRequest, deps: ReviewDeps): Promise<AdmissionReviewResponse> {
+  const log = deps.logger ?? silentLogger;
+  let decision: Decision;
+  try {
+    decision = decide(req, (ref) => deps.policies.lookup(ref));
+  } catch (err) {
+    log.error("spot placement decision failed; admitting unchanged", { uid: req.uid, err });
+    return admissionResponse(req.uid);
+  }
+  switch (decision.action) {
+    case "allow":
+      return admissionResponse(req.uid);
+    case "leave":
+      return admissionResponse(req.uid, buildNotePatch(decision.pod, decision.reason), [
+        `wave spot placement: ${decision.reason}`,
+      ]);
+    case "reassert":
+      return admissionResponse(
+        req.uid,
+        buildPatch(
+          decision.pod,
+          { capacity: decision.capacity, slot: decision.slot, ledger: decision.ledger },
+          decision.policy.strategy,
+          { onDemandDeletionCost: deps.onDemandDeletionCost },
+        ),
+      );
+    case "assign":
+      return assign(req, decision, deps, log);
+  }
+}
+
+async function assign(
+  req: AdmissionRequest,
+  d: Extract<Decision, { action: "assign" }>,
+  deps: ReviewDeps,
+  log: Logger,
+): Promise<AdmissionReviewResponse> {
+  const deadlineMs = deps.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const cancel = new AbortController();
+  const timer = new AbortController();
+  try {
+    const deadline = deps.clock.sleep(deadlineMs, timer.signal).then(
+      () => {
+        throw new DeadlineError(deadlineMs);
+      },
+      () => undefined as never,
+    );
+    const result = await Promise.race([
+      deps.allocator.allocate({
+        workload: d.workload,
+        policy: d.policy,
+        dryRun: req.dryRun === true,
+        signal: cancel.signal,
+      }),
+      deadline,
+    ]);
+    return admissionResponse(
+      req.uid,
+      buildPatch(d.pod, result, d.policy.strategy, { onDemandDeletionCost: deps.onDemandDeletionCost }),
+    );
+  } catch (err) {
+    cancel.abort(err);
+    const why = err instanceof Error ? err.message : String(err);
+    log.warn("spot slot unavailable; admitting with the fallback", {
+      uid: req.uid,
+      err: why,
+      fallback: deps.fallback ?? "unchanged",
+    });
+    const note = `not placed by Wave: ${why}`;
+    const ops =
+      deps.fallback === "spot-preferred"
+        ? buildPatch(d.pod, { capacity: SPOT }, "Prefer", { note })
+        : buildNotePatch(d.pod, note);
+    return admissionResponse(req.uid, ops, [`wave spot placement: ${note}`]);
+  } finally {
+    timer.abort();
+  }
+}

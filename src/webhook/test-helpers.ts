@@ -1,0 +1,58 @@
+// Shared by the webhook's tests, fuzzer and benchmark: fixtures and a seeded PRNG.
+import { readFileSync } from "node:fs";
+import type { AdmissionReviewRequest } from "./admission.ts";
+import type { Pod } from "../kube/objects.ts";
+
+export const FIXTURE_NAMES = [
+  "deployment-pod-generatename",
+  "statefulset-pod",
+  "existing-affinity",
+  "capacity-constrained",
+  "capacity-constrained-affinity",
+  "job-pod",
+] as const;
+export type FixtureName = (typeof FIXTURE_NAMES)[number];
+
+export function loadFixture(name: FixtureName): AdmissionReviewRequest {
+  const url = new URL(`../../test/fixtures/admission/${name}.json`, import.meta.url);
+  return JSON.parse(readFileSync(url, "utf8")) as AdmissionReviewRequest;
+}
+
+export function fixturePod(name: FixtureName): Pod {
+  return loadFixture(name).request.object as Pod;
+}
+
+/** mulberry32: a small, fast, seeded PRNG — reproducible fuzzing. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A fresh copy of a fixture with a new uid and pod identity (many pods of one workload). */
+export function reviewFor(
+  name: FixtureName,
+  i: number,
+  mutate?: (r: AdmissionReviewRequest) => void,
+): AdmissionReviewRequest {
+  const r = loadFixtureCached(name);
+  const copy = structuredClone(r);
+  copy.request.uid = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+  mutate?.(copy);
+  return copy;
+}
+
+const cache = new Map<FixtureName, AdmissionReviewRequest>();
+function loadFixtureCached(name: FixtureName): AdmissionReviewRequest {
+  let r = cache.get(name);
+  if (!r) {
+    r = loadFixture(name);
+    cache.set(name, r);
+  }
+  return r;
+}
