@@ -84,7 +84,7 @@ export function downsample(rows: readonly SeriesRow[], stepMs: number): SeriesRo
   const gaps: SeriesGap[] = [];
   for (const r of rows) {
     if (r.kind === "gap") {
-      gaps.push(r);
+      gaps.push({ ...r, resolutionMs: Math.max(stepMs, r.resolutionMs) });
       continue;
     }
     const ts = alignDown(r.ts, stepMs);

@@ -1,0 +1,434 @@
+// The contract every Store backend must pass. sqlite.test.ts and postgres.test.ts run this same
+// function against their backend; a behaviour tested here is a behaviour both backends share.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { downsample } from "../history/downsample.ts";
+import type { RetentionPolicy } from "../history/downsample.ts";
+import type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
+import type { MigrateResult } from "./migrations.ts";
+import { StoreInputError } from "./store.ts";
+import type { Disruption, LifecycleEvent, Store } from "./store.ts";
+
+export interface StoreHarness {
+  /** Opens (or re-opens) the same database. */
+  open(retention?: RetentionPolicy): Promise<{ store: Store; migrations: MigrateResult }>;
+  /** Removes the database. */
+  dispose(): Promise<void>;
+}
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+const T0 = Date.UTC(2026, 0, 1);
+
+/** Small tiers so a test can cover every stage quickly. */
+const smallRetention: RetentionPolicy = {
+  tiers: [
+    { stepMs: MIN, retainMs: HOUR },
+    { stepMs: 5 * MIN, retainMs: 6 * HOUR },
+    { stepMs: HOUR, retainMs: 2 * DAY },
+  ],
+  eventRetainMs: DAY,
+};
+
+function event(
+  uid: string,
+  phase: LifecycleEvent["phase"],
+  at: number,
+  nodePool = "general",
+): LifecycleEvent {
+  return { clusterId: "c1", nodeClaim: `nc-${uid}`, nodeClaimUid: uid, nodePool, phase, at };
+}
+
+function point(minute: number, nodes: number, capacityType = "spot", nodePool = "general"): SeriesPoint {
+  return {
+    kind: "point",
+    clusterId: "c1",
+    nodePool,
+    capacityType,
+    ts: T0 + minute * MIN,
+    resolutionMs: MIN,
+    nodes,
+    vcpu: nodes * 4,
+    memoryBytes: nodes * 16 * 2 ** 30,
+    costPerHour: nodes * 0.0731,
+    nodesMax: nodes,
+    samples: 1,
+  };
+}
+
+function gap(fromMin: number, untilMin: number): SeriesGap {
+  return {
+    kind: "gap",
+    clusterId: "c1",
+    ts: T0 + fromMin * MIN,
+    until: T0 + untilMin * MIN,
+    resolutionMs: MIN,
+  };
+}
+
+function samplesOf(rows: SeriesRow[]): number {
+  return rows.reduce((n, r) => n + (r.kind === "point" ? r.samples : 0), 0);
+}
+
+function assertSameRows(actual: SeriesRow[], expected: SeriesRow[]): void {
+  assert.equal(actual.length, expected.length, "row count");
+  actual.forEach((a, i) => {
+    const e = expected[i];
+    assert.ok(e);
+    assert.equal(a.kind, e.kind);
+    assert.equal(a.ts, e.ts);
+    assert.equal(a.resolutionMs, e.resolutionMs);
+    if (a.kind === "point" && e.kind === "point") {
+      assert.equal(a.nodePool, e.nodePool);
+      assert.equal(a.capacityType, e.capacityType);
+      assert.equal(a.samples, e.samples);
+      assert.equal(a.nodesMax, e.nodesMax);
+      for (const f of ["nodes", "vcpu", "memoryBytes", "costPerHour"] as const) {
+        assert.ok(Math.abs(a[f] - e[f]) <= 1e-9 * Math.max(1, Math.abs(e[f])), `${f}: ${a[f]} vs ${e[f]}`);
+      }
+    } else if (a.kind === "gap" && e.kind === "gap") {
+      assert.equal(a.until, e.until);
+    }
+  });
+}
+
+export function storeContract(name: string, makeHarness: () => Promise<StoreHarness>): void {
+  void describe(`Store contract: ${name}`, () => {
+    const withStore = async (
+      fn: (store: Store, h: StoreHarness) => Promise<void>,
+      retention?: RetentionPolicy,
+    ): Promise<void> => {
+      const h = await makeHarness();
+      const { store } = await h.open(retention);
+      try {
+        await fn(store, h);
+      } finally {
+        await store.close();
+        await h.dispose();
+      }
+    };
+
+    void it("applies migrations once; re-opening applies none and keeps the data", async () => {
+      const h = await makeHarness();
+      try {
+        const first = await h.open();
+        assert.deepEqual(first.migrations.applied, [1]);
+        await first.store.putPolicy("spot", "p", { a: 1 }, T0);
+        await first.store.close();
+        const second = await h.open();
+        assert.deepEqual(second.migrations, { applied: [], version: 1 });
+        assert.deepEqual((await second.store.getPolicy("spot", "p"))?.value, { a: 1 });
+        await second.store.close();
+      } finally {
+        await h.dispose();
+      }
+    });
+
+    void it("records clusters from hellos: firstSeen kept, lastSeen never moves back", async () => {
+      await withStore(async (store) => {
+        const a = await store.upsertCluster({ id: "c1", name: "prod", versions: { agent: "0.1.0" }, at: T0 });
+        assert.deepEqual(a, {
+          id: "c1",
+          name: "prod",
+          firstSeen: T0,
+          lastSeen: T0,
+          versions: { agent: "0.1.0" },
+        });
+        const b = await store.upsertCluster({
+          id: "c1",
+          name: "prod-eu",
+          versions: { agent: "0.2.0", karpenter: "1.4.0" },
+          at: T0 + HOUR,
+        });
+        assert.deepEqual(b, {
+          id: "c1",
+          name: "prod-eu",
+          firstSeen: T0,
+          lastSeen: T0 + HOUR,
+          versions: { agent: "0.2.0", karpenter: "1.4.0" },
+        });
+        const late = await store.upsertCluster({ id: "c1", name: "prod-eu", versions: {}, at: T0 + MIN });
+        assert.equal(late.lastSeen, T0 + HOUR);
+        await store.upsertCluster({ id: "c0", name: "dev", versions: {}, at: T0 });
+        assert.deepEqual(
+          (await store.listClusters()).map((c) => c.id),
+          ["c0", "c1"],
+        );
+        assert.equal(await store.getCluster("nope"), undefined);
+        await assert.rejects(
+          store.upsertCluster({ id: "", name: "x", versions: {}, at: T0 }),
+          StoreInputError,
+        );
+      });
+    });
+
+    void it("stores lifecycle events once, whatever is resent", async () => {
+      await withStore(async (store) => {
+        const full: LifecycleEvent = {
+          ...event("u1", "Launched", T0 + 1000),
+          nodeName: "ip-10-0-0-1",
+          instanceType: "m5.large",
+          capacityType: "spot",
+          zone: "eu-west-1a",
+          reason: "provisioning",
+        };
+        const batch = [full, event("u1", "Registered", T0 + 2000), event("u2", "Launched", T0 + 3000, "gpu")];
+        assert.equal((await store.write({ lifecycle: batch })).lifecycle, 3);
+        // A reconnect resends the same events; a re-derivation sends Launched again with another time.
+        const again = await store.write({ lifecycle: [...batch, event("u1", "Launched", T0 + 9000)] });
+        assert.equal(again.lifecycle, 0);
+        const all = await store.lifecycle({ clusterId: "c1", from: T0, to: T0 + HOUR });
+        assert.deepEqual(all, batch);
+        const gpu = await store.lifecycle({ clusterId: "c1", from: T0, to: T0 + HOUR, nodePool: "gpu" });
+        assert.deepEqual(
+          gpu.map((e) => e.nodeClaimUid),
+          ["u2"],
+        );
+        const window = await store.lifecycle({ clusterId: "c1", from: T0 + 2000, to: T0 + 3000 });
+        assert.deepEqual(
+          window.map((e) => e.phase),
+          ["Registered"],
+        );
+        assert.equal(
+          (await store.lifecycle({ clusterId: "c1", from: T0, to: T0 + HOUR, limit: 1 })).length,
+          1,
+        );
+        assert.deepEqual(await store.lifecycle({ clusterId: "c2", from: T0, to: T0 + HOUR }), []);
+      });
+    });
+
+    void it("stores a disruption once even when an Event and a condition both report it", async () => {
+      await withStore(async (store) => {
+        const d: Disruption = {
+          clusterId: "c1",
+          nodeClaim: "nc-1",
+          nodePool: "general",
+          reason: "Underutilized",
+          at: T0 + 5000,
+          source: "event",
+        };
+        assert.equal((await store.write({ disruptions: [d] })).disruptions, 1);
+        const dup = await store.write({ disruptions: [d, { ...d, source: "condition", at: T0 + 6000 }] });
+        assert.equal(dup.disruptions, 0);
+        const other = {
+          ...d,
+          nodeClaim: "nc-2",
+          reason: "Drifted",
+          nodePool: "gpu",
+          source: "condition" as const,
+        };
+        assert.equal((await store.write({ disruptions: [other] })).disruptions, 1);
+        assert.deepEqual(await store.disruptions({ clusterId: "c1", from: T0, to: T0 + HOUR }), [d, other]);
+        assert.deepEqual(
+          await store.disruptions({ clusterId: "c1", from: T0, to: T0 + HOUR, nodePool: "gpu" }),
+          [other],
+        );
+      });
+    });
+
+    void it("commits rows and checkpoint together; checkpoints only move forward within an epoch", async () => {
+      await withStore(async (store, h) => {
+        const cp = (sequence: number, epoch = "e1") => ({
+          clusterId: "c1",
+          epoch,
+          sequence,
+          at: T0 + sequence,
+        });
+        const r1 = await store.write({ lifecycle: [event("u1", "Launched", T0)], checkpoint: cp(10) });
+        assert.deepEqual(r1.checkpoint, { clusterId: "c1", epoch: "e1", sequence: 10, updatedAt: T0 + 10 });
+        const r2 = await store.write({ checkpoint: cp(7) }); // a late, already-acked batch
+        assert.equal(r2.checkpoint?.sequence, 10);
+        assert.equal((await store.write({ checkpoint: cp(11) })).checkpoint?.sequence, 11);
+        const restarted = await store.write({ checkpoint: cp(1, "e2") }); // agent restarted
+        assert.deepEqual(restarted.checkpoint, {
+          clusterId: "c1",
+          epoch: "e2",
+          sequence: 1,
+          updatedAt: T0 + 1,
+        });
+
+        // A bad row anywhere in a batch: nothing is written, the checkpoint does not move.
+        await assert.rejects(
+          store.write({
+            lifecycle: [event("u9", "Launched", T0)],
+            series: [point(0, 1), { ...point(1, 1), nodes: -1 }],
+            checkpoint: cp(2, "e2"),
+          }),
+          (err: unknown) =>
+            err instanceof StoreInputError && /nodes must be a finite number/.test(err.message),
+        );
+        assert.equal((await store.checkpoint("c1"))?.sequence, 1);
+        assert.equal((await store.lifecycle({ clusterId: "c1", from: T0, to: T0 + HOUR })).length, 1);
+        assert.deepEqual(await store.series({ clusterId: "c1", from: T0, to: T0 + HOUR }), []);
+        assert.equal(await store.checkpoint("c2"), undefined);
+
+        // The checkpoint survives a restart of core.
+        await store.close();
+        const { store: reopened } = await h.open();
+        assert.equal((await reopened.checkpoint("c1"))?.sequence, 1);
+        await reopened.close();
+        await (await h.open()).store.close();
+      });
+    });
+
+    void it("stores series points and cluster-wide gap markers; resends are ignored", async () => {
+      await withStore(async (store) => {
+        const rows: SeriesRow[] = [
+          point(0, 2),
+          point(0, 1, "on-demand"),
+          point(1, 3),
+          point(1, 1, "on-demand"),
+          gap(2, 6),
+          point(6, 5),
+          point(6, 1, "on-demand"),
+          point(6, 7, "spot", "gpu"),
+        ];
+        assert.equal((await store.write({ series: rows })).series, rows.length);
+        assert.equal((await store.write({ series: rows })).series, 0);
+
+        const all = await store.series({ clusterId: "c1", from: T0, to: T0 + HOUR });
+        assertSameRows(all, downsample(rows, MIN));
+        assert.ok(all.some((r) => r.kind === "gap" && r.ts === T0 + 2 * MIN && r.until === T0 + 6 * MIN));
+
+        // Filters keep the (cluster-wide) gap.
+        const spotGeneral = await store.series({
+          clusterId: "c1",
+          from: T0,
+          to: T0 + HOUR,
+          nodePool: "general",
+          capacityType: "spot",
+        });
+        assert.deepEqual(
+          spotGeneral.map((r) => (r.kind === "gap" ? "gap" : `${(r.ts - T0) / MIN}:${r.nodes}`)),
+          ["0:2", "1:3", "gap", "6:5"],
+        );
+        // Coarser steps re-bucket with sample weights; the gap is never filled.
+        const fiveMin = await store.series({ clusterId: "c1", from: T0, to: T0 + HOUR, stepMs: 5 * MIN });
+        assertSameRows(fiveMin, downsample(rows, 5 * MIN));
+        const first = fiveMin.find(
+          (r) => r.kind === "point" && r.capacityType === "spot" && r.nodePool === "general",
+        );
+        assert.ok(first?.kind === "point");
+        assert.equal(first.nodes, 2.5);
+        assert.equal(first.samples, 2);
+
+        assert.deepEqual(await store.latestSeries("c1"), {
+          ts: T0 + 6 * MIN,
+          series: [
+            { nodePool: "general", capacityType: "on-demand" },
+            { nodePool: "general", capacityType: "spot" },
+            { nodePool: "gpu", capacityType: "spot" },
+          ],
+        });
+        assert.equal(await store.latestSeries("c2"), undefined);
+        await assert.rejects(store.series({ clusterId: "c1", from: T0 + 1, to: T0 }), StoreInputError);
+        await assert.rejects(store.series({ clusterId: "c1", from: 0, to: T0, stepMs: 1 }), /larger stepMs/);
+      });
+    });
+
+    void it("rolls up, applies retention, and never double-counts or loses a sample", async () => {
+      await withStore(async (store) => {
+        // Three hours of raw minutes for two series, with the agent down for minutes 70..83.
+        const rows: SeriesRow[] = [];
+        for (let m = 0; m < 180; m++) {
+          if (m >= 70 && m < 83) continue;
+          rows.push(point(m, 1 + (m % 7)), point(m, m % 3, "on-demand"));
+        }
+        rows.push(gap(70, 83));
+        await store.write({ series: rows });
+        await store.write({
+          lifecycle: [event("old", "Launched", T0), event("new", "Launched", T0 + 2 * DAY)],
+          disruptions: [
+            {
+              clusterId: "c1",
+              nodeClaim: "nc-old",
+              nodePool: "general",
+              reason: "Empty",
+              at: T0,
+              source: "event",
+            },
+          ],
+        });
+        const written = samplesOf(rows);
+        const everything = { clusterId: "c1", from: T0 - DAY, to: T0 + 10 * DAY };
+
+        let now = T0 + 180 * MIN + 30_000;
+        const c1 = await store.compact(now);
+        // 5 min: 36 buckets × 2 series minus 2 buckets × 2 series fully in the gap, plus the gap.
+        assert.equal(c1.rolledUp[5 * MIN], (36 - 2) * 2 + 1);
+        assert.equal(c1.rolledUp[HOUR], 3 * 2 + 1);
+        // Raw rows before now - 1 h (aligned to 5 min) are gone: minutes 0..119 minus the gap, and the gap.
+        assert.equal(c1.deleted[MIN], (120 - 13) * 2 + 1);
+        assert.equal(c1.deletedEvents, 0);
+
+        // The tiers hold exactly what the pure downsampler computes from the raw rows.
+        const fiveMin = await store.series({ ...everything, from: T0, to: T0 + 120 * MIN, stepMs: 5 * MIN });
+        assertSameRows(
+          fiveMin,
+          downsample(
+            rows.filter((r) => r.ts < T0 + 120 * MIN),
+            5 * MIN,
+          ),
+        );
+        const hourly = await store.series({ ...everything, stepMs: HOUR });
+        assertSameRows(hourly, downsample(rows, HOUR));
+        // A raw-step query reads 5 min rows where raw ones are gone, raw rows after: every sample once.
+        const mixed = await store.series(everything);
+        assert.equal(samplesOf(mixed), written);
+        assert.equal(mixed.filter((r) => r.kind === "point" && r.resolutionMs === MIN).length, 60 * 2);
+        assert.equal(mixed.filter((r) => r.kind === "gap").length, 1);
+
+        // Compacting again at the same time changes nothing.
+        const c2 = await store.compact(now);
+        assert.deepEqual(c2.deleted, { [MIN]: 0, [5 * MIN]: 0, [HOUR]: 0 });
+        assert.deepEqual(c2.rolledUp, { [5 * MIN]: 0, [HOUR]: 0 });
+        assertSameRows(await store.series(everything), mixed);
+
+        // A day later: raw and 5 min rows are gone, the hourly rows still hold every sample.
+        now = T0 + DAY + 12 * HOUR;
+        const c3 = await store.compact(now);
+        assert.equal(c3.deletedEvents, 2);
+        const later = await store.series(everything);
+        assert.equal(samplesOf(later), written);
+        assertSameRows(later, downsample(rows, HOUR));
+        assert.deepEqual(
+          (await store.lifecycle(everything)).map((e) => e.nodeClaimUid),
+          ["new"],
+        );
+        assert.deepEqual(await store.disruptions(everything), []);
+
+        // Past the last tier's retention nothing is left, not even the gap.
+        await store.compact(T0 + 5 * DAY);
+        assert.deepEqual(await store.series(everything), []);
+      }, smallRetention);
+    });
+
+    void it("keeps spot and warmup policies as JSON by key", async () => {
+      await withStore(async (store) => {
+        const spot = { namespace: "web", selector: { app: "api" }, onDemandBase: 2, spotPercent: 50 };
+        assert.deepEqual(await store.putPolicy("spot", "web/api", spot, T0), {
+          kind: "spot",
+          key: "web/api",
+          value: spot,
+          updatedAt: T0,
+        });
+        await store.putPolicy("warmup", "general", { nodes: 1 }, T0);
+        const updated = await store.putPolicy("spot", "web/api", { ...spot, spotPercent: 70 }, T0 + 1);
+        assert.equal(updated.updatedAt, T0 + 1);
+        assert.deepEqual((await store.getPolicy("spot", "web/api"))?.value, { ...spot, spotPercent: 70 });
+        await store.putPolicy("spot", "a/b", [1, "two", null], T0);
+        assert.deepEqual(
+          (await store.listPolicies("spot")).map((p) => p.key),
+          ["a/b", "web/api"],
+        );
+        assert.equal((await store.listPolicies("warmup")).length, 1);
+        assert.equal(await store.deletePolicy("spot", "a/b"), true);
+        assert.equal(await store.deletePolicy("spot", "a/b"), false);
+        assert.equal(await store.getPolicy("spot", "a/b"), undefined);
+        await assert.rejects(store.putPolicy("spot", "x", undefined, T0), /JSON-serialisable/);
+        await assert.rejects(store.putPolicy("spot", "", {}, T0), StoreInputError);
+      });
+    });
+  });
+}

@@ -1,0 +1,230 @@
+// Versioned schema migrations. Each backend has its own numbered list (column types differ, the
+// semantics do not). All pending migrations apply in ONE transaction together with their rows in
+// schema_migrations, so a crash mid-way leaves the previous version intact, and re-running is a
+// no-op. PostgreSQL takes an advisory lock first, so replicas starting together apply them once.
+import type { SqlDriver } from "./driver.ts";
+import { num } from "./driver.ts";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export interface MigrateResult {
+  applied: number[];
+  version: number;
+}
+
+/** Any fixed number: the key of PostgreSQL's advisory lock for migrations. */
+const PG_MIGRATION_LOCK = 0x77617665; // "wave"
+
+export async function migrate(
+  driver: SqlDriver,
+  migrations: readonly Migration[],
+  now: number,
+): Promise<MigrateResult> {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1)
+      throw new Error(`migration ${m.name}: expected version ${i + 1}, got ${m.version}`);
+  });
+  return driver.transaction(async (tx) => {
+    if (driver.dialect === "postgres") await tx.all(`SELECT pg_advisory_xact_lock(${PG_MIGRATION_LOCK})`);
+    await tx.exec(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version INTEGER PRIMARY KEY,
+         name TEXT NOT NULL,
+         applied_at BIGINT NOT NULL
+       )`,
+    );
+    const rows = await tx.all("SELECT version FROM schema_migrations ORDER BY version");
+    const done = new Set(rows.map((r) => num(r.version)));
+    const newest = Math.max(0, ...done);
+    if (newest > migrations.length) {
+      throw new Error(
+        `database schema version ${newest} is newer than this build knows (${migrations.length}): refusing to run an older Wave against it`,
+      );
+    }
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      try {
+        await tx.exec(m.sql);
+      } catch (err) {
+        throw new Error(`migration ${m.version} (${m.name}) failed: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
+      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+        m.version,
+        m.name,
+        now,
+      ]);
+      applied.push(m.version);
+    }
+    return { applied, version: migrations.length };
+  });
+}
+
+// ---- the schema ----
+// series: one row per (cluster, tier step, kind, NodePool, capacity type, bucket start). Gap rows
+// use '' for NodePool and capacity type (a gap is cluster-wide) and carry until_ts.
+
+const sqlite1 = `
+CREATE TABLE clusters (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  first_seen INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL,
+  versions TEXT NOT NULL
+);
+CREATE TABLE lifecycle_events (
+  id INTEGER PRIMARY KEY,
+  cluster_id TEXT NOT NULL,
+  node_claim TEXT NOT NULL,
+  node_claim_uid TEXT NOT NULL,
+  node_pool TEXT NOT NULL,
+  node_name TEXT,
+  instance_type TEXT,
+  capacity_type TEXT,
+  zone TEXT,
+  phase TEXT NOT NULL CHECK (phase IN ('Launched','Registered','Initialized','Disrupted','Terminated')),
+  reason TEXT,
+  at INTEGER NOT NULL,
+  UNIQUE (cluster_id, node_claim_uid, phase)
+);
+CREATE INDEX lifecycle_events_time ON lifecycle_events (cluster_id, at);
+CREATE INDEX lifecycle_events_pool_time ON lifecycle_events (cluster_id, node_pool, at);
+CREATE INDEX lifecycle_events_retention ON lifecycle_events (at);
+CREATE TABLE disruptions (
+  id INTEGER PRIMARY KEY,
+  cluster_id TEXT NOT NULL,
+  node_claim TEXT NOT NULL,
+  node_pool TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  source TEXT NOT NULL CHECK (source IN ('event','condition')),
+  UNIQUE (cluster_id, node_claim, reason)
+);
+CREATE INDEX disruptions_time ON disruptions (cluster_id, at);
+CREATE INDEX disruptions_pool_time ON disruptions (cluster_id, node_pool, at);
+CREATE INDEX disruptions_retention ON disruptions (at);
+CREATE TABLE series (
+  cluster_id TEXT NOT NULL,
+  resolution_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('point','gap')),
+  node_pool TEXT NOT NULL,
+  capacity_type TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  until_ts INTEGER,
+  nodes REAL,
+  nodes_max REAL,
+  vcpu REAL,
+  memory_bytes REAL,
+  cost_per_hour REAL,
+  samples INTEGER,
+  PRIMARY KEY (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts)
+) WITHOUT ROWID;
+CREATE INDEX series_time ON series (cluster_id, resolution_ms, ts);
+CREATE INDEX series_rollup ON series (resolution_ms, kind, ts);
+CREATE TABLE series_tiers (
+  resolution_ms INTEGER PRIMARY KEY,
+  retained_from INTEGER,
+  rolled_up_to INTEGER
+);
+CREATE TABLE ingest_checkpoints (
+  cluster_id TEXT PRIMARY KEY,
+  epoch TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE policies (
+  kind TEXT NOT NULL CHECK (kind IN ('spot','warmup')),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, key)
+);
+`;
+
+const postgres1 = `
+CREATE TABLE clusters (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  first_seen BIGINT NOT NULL,
+  last_seen BIGINT NOT NULL,
+  versions TEXT NOT NULL
+);
+CREATE TABLE lifecycle_events (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  cluster_id TEXT NOT NULL,
+  node_claim TEXT NOT NULL,
+  node_claim_uid TEXT NOT NULL,
+  node_pool TEXT NOT NULL,
+  node_name TEXT,
+  instance_type TEXT,
+  capacity_type TEXT,
+  zone TEXT,
+  phase TEXT NOT NULL CHECK (phase IN ('Launched','Registered','Initialized','Disrupted','Terminated')),
+  reason TEXT,
+  at BIGINT NOT NULL,
+  UNIQUE (cluster_id, node_claim_uid, phase)
+);
+CREATE INDEX lifecycle_events_time ON lifecycle_events (cluster_id, at);
+CREATE INDEX lifecycle_events_pool_time ON lifecycle_events (cluster_id, node_pool, at);
+CREATE INDEX lifecycle_events_retention ON lifecycle_events (at);
+CREATE TABLE disruptions (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  cluster_id TEXT NOT NULL,
+  node_claim TEXT NOT NULL,
+  node_pool TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  source TEXT NOT NULL CHECK (source IN ('event','condition')),
+  UNIQUE (cluster_id, node_claim, reason)
+);
+CREATE INDEX disruptions_time ON disruptions (cluster_id, at);
+CREATE INDEX disruptions_pool_time ON disruptions (cluster_id, node_pool, at);
+CREATE INDEX disruptions_retention ON disruptions (at);
+CREATE TABLE series (
+  cluster_id TEXT NOT NULL,
+  resolution_ms BIGINT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('point','gap')),
+  node_pool TEXT NOT NULL,
+  capacity_type TEXT NOT NULL,
+  ts BIGINT NOT NULL,
+  until_ts BIGINT,
+  nodes DOUBLE PRECISION,
+  nodes_max DOUBLE PRECISION,
+  vcpu DOUBLE PRECISION,
+  memory_bytes DOUBLE PRECISION,
+  cost_per_hour DOUBLE PRECISION,
+  samples BIGINT,
+  PRIMARY KEY (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts)
+);
+CREATE INDEX series_time ON series (cluster_id, resolution_ms, ts);
+CREATE INDEX series_rollup ON series (resolution_ms, kind, ts);
+CREATE TABLE series_tiers (
+  resolution_ms BIGINT PRIMARY KEY,
+  retained_from BIGINT,
+  rolled_up_to BIGINT
+);
+CREATE TABLE ingest_checkpoints (
+  cluster_id TEXT PRIMARY KEY,
+  epoch TEXT NOT NULL,
+  sequence BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE policies (
+  kind TEXT NOT NULL CHECK (kind IN ('spot','warmup')),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (kind, key)
+);
+`;
+
+export const sqliteMigrations: readonly Migration[] = [{ version: 1, name: "initial schema", sql: sqlite1 }];
+export const postgresMigrations: readonly Migration[] = [
+  { version: 1, name: "initial schema", sql: postgres1 },
+];

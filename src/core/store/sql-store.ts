@@ -1,0 +1,449 @@
+// The Store, written once over SqlDriver: the same statements run on SQLite and PostgreSQL
+// (both understand ON CONFLICT … DO NOTHING / DO UPDATE, RETURNING and integer division of
+// integers), so the two backends cannot drift apart in semantics.
+import { alignDown, downsample, planSegments, validateRetention } from "../history/downsample.ts";
+import type { RetentionPolicy, TierState } from "../history/downsample.ts";
+import type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
+import type { SqlDriver, SqlExecutor, SqlParam, SqlRow } from "./driver.ts";
+import { num, optText, text } from "./driver.ts";
+import { StoreInputError, validateBatch, validateHello, validatePolicy, validateRange } from "./store.ts";
+import type {
+  ClusterHello,
+  ClusterRecord,
+  CompactResult,
+  Disruption,
+  DisruptionSource,
+  EventQuery,
+  IngestCheckpoint,
+  LatestSeries,
+  LifecycleEvent,
+  LifecyclePhase,
+  PolicyKind,
+  PolicyRecord,
+  SeriesQuery,
+  Store,
+  WriteBatch,
+  WriteResult,
+} from "./store.ts";
+
+/** Refuse answers with more buckets than this: ask for a larger step instead. */
+const MAX_BUCKETS = 200_000;
+const NEVER = -Number.MAX_SAFE_INTEGER;
+
+const SQL = {
+  upsertCluster: `INSERT INTO clusters (id, name, first_seen, last_seen, versions) VALUES ($1, $2, $3, $3, $4)
+    ON CONFLICT (id) DO UPDATE SET
+      name = excluded.name,
+      versions = excluded.versions,
+      first_seen = CASE WHEN excluded.first_seen < clusters.first_seen THEN excluded.first_seen ELSE clusters.first_seen END,
+      last_seen = CASE WHEN excluded.last_seen > clusters.last_seen THEN excluded.last_seen ELSE clusters.last_seen END
+    RETURNING id, name, first_seen, last_seen, versions`,
+  getCluster: "SELECT id, name, first_seen, last_seen, versions FROM clusters WHERE id = $1",
+  listClusters: "SELECT id, name, first_seen, last_seen, versions FROM clusters ORDER BY id",
+  insertLifecycle: `INSERT INTO lifecycle_events
+      (cluster_id, node_claim, node_claim_uid, node_pool, node_name, instance_type, capacity_type, zone, phase, reason, at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    ON CONFLICT (cluster_id, node_claim_uid, phase) DO NOTHING`,
+  insertDisruption: `INSERT INTO disruptions (cluster_id, node_claim, node_pool, reason, at, source)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (cluster_id, node_claim, reason) DO NOTHING`,
+  insertPoint: `INSERT INTO series
+      (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts, until_ts,
+       nodes, nodes_max, vcpu, memory_bytes, cost_per_hour, samples)
+    VALUES ($1, $2, 'point', $3, $4, $5, NULL, $6, $7, $8, $9, $10, $11)
+    ON CONFLICT (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts) DO NOTHING`,
+  insertGap: `INSERT INTO series (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts, until_ts)
+    VALUES ($1, $2, 'gap', '', '', $3, $4)
+    ON CONFLICT (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts) DO NOTHING`,
+  upsertCheckpoint: `INSERT INTO ingest_checkpoints (cluster_id, epoch, sequence, updated_at) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (cluster_id) DO UPDATE SET
+      sequence = CASE
+        WHEN ingest_checkpoints.epoch <> excluded.epoch OR excluded.sequence > ingest_checkpoints.sequence
+        THEN excluded.sequence ELSE ingest_checkpoints.sequence END,
+      epoch = excluded.epoch,
+      updated_at = excluded.updated_at
+    RETURNING cluster_id, epoch, sequence, updated_at`,
+  getCheckpoint:
+    "SELECT cluster_id, epoch, sequence, updated_at FROM ingest_checkpoints WHERE cluster_id = $1",
+  // $4 is the NodePool filter; '' (never a real NodePool name) means "all".
+  lifecycle: `SELECT cluster_id, node_claim, node_claim_uid, node_pool, node_name, instance_type, capacity_type,
+      zone, phase, reason, at
+    FROM lifecycle_events
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR node_pool = $4)
+    ORDER BY at, id LIMIT $5`,
+  disruptions: `SELECT cluster_id, node_claim, node_pool, reason, at, source FROM disruptions
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR node_pool = $4)
+    ORDER BY at, id LIMIT $5`,
+  seriesPoints: `SELECT cluster_id, resolution_ms, node_pool, capacity_type, ts, nodes, nodes_max, vcpu,
+      memory_bytes, cost_per_hour, samples
+    FROM series
+    WHERE cluster_id = $1 AND resolution_ms = $2 AND kind = 'point' AND ts >= $3 AND ts < $4
+      AND ($5 = '' OR node_pool = $5) AND ($6 = '' OR capacity_type = $6)`,
+  seriesGaps: `SELECT cluster_id, resolution_ms, ts, until_ts FROM series
+    WHERE cluster_id = $1 AND resolution_ms = $2 AND kind = 'gap' AND ts < $4 AND until_ts > $3`,
+  latestTs: `SELECT MAX(ts) AS ts FROM series WHERE cluster_id = $1 AND resolution_ms = $2 AND kind = 'point'`,
+  latestSeries: `SELECT node_pool, capacity_type FROM series
+    WHERE cluster_id = $1 AND resolution_ms = $2 AND kind = 'point' AND ts = $3 ORDER BY node_pool, capacity_type`,
+  tiers: "SELECT resolution_ms, retained_from, rolled_up_to FROM series_tiers",
+  // Sample-weighted averages, max of maxima, sum of samples: the same as history/downsample.ts.
+  rollupPoints: `INSERT INTO series
+      (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts, until_ts,
+       nodes, nodes_max, vcpu, memory_bytes, cost_per_hour, samples)
+    SELECT cluster_id, CAST($1 AS BIGINT), 'point', node_pool, capacity_type, (ts / $1) * $1, NULL,
+      SUM(nodes * samples) / SUM(samples), MAX(nodes_max), SUM(vcpu * samples) / SUM(samples),
+      SUM(memory_bytes * samples) / SUM(samples), SUM(cost_per_hour * samples) / SUM(samples), SUM(samples)
+    FROM series
+    WHERE resolution_ms = $2 AND kind = 'point' AND ts >= $3 AND ts < $4
+    GROUP BY cluster_id, node_pool, capacity_type, (ts / $1) * $1
+    ON CONFLICT (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts) DO UPDATE SET
+      nodes = excluded.nodes, nodes_max = excluded.nodes_max, vcpu = excluded.vcpu,
+      memory_bytes = excluded.memory_bytes, cost_per_hour = excluded.cost_per_hour, samples = excluded.samples`,
+  rollupGaps: `INSERT INTO series (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts, until_ts)
+    SELECT cluster_id, CAST($1 AS BIGINT), 'gap', '', '', ts, until_ts
+    FROM series
+    WHERE resolution_ms = $2 AND kind = 'gap' AND ts >= $3 AND ts < $4
+    ON CONFLICT (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts) DO NOTHING`,
+  upsertTier: `INSERT INTO series_tiers (resolution_ms, retained_from, rolled_up_to) VALUES ($1, $2, $3)
+    ON CONFLICT (resolution_ms) DO UPDATE SET retained_from = excluded.retained_from, rolled_up_to = excluded.rolled_up_to`,
+  deleteSeries: `DELETE FROM series
+    WHERE resolution_ms = $1 AND ((kind = 'point' AND ts < $2) OR (kind = 'gap' AND until_ts <= $2))`,
+  deleteLifecycle: "DELETE FROM lifecycle_events WHERE at < $1",
+  deleteDisruptions: "DELETE FROM disruptions WHERE at < $1",
+  putPolicy: `INSERT INTO policies (kind, key, value, updated_at) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+    RETURNING kind, key, value, updated_at`,
+  getPolicy: "SELECT kind, key, value, updated_at FROM policies WHERE kind = $1 AND key = $2",
+  listPolicies: "SELECT kind, key, value, updated_at FROM policies WHERE kind = $1 ORDER BY key",
+  deletePolicy: "DELETE FROM policies WHERE kind = $1 AND key = $2",
+} as const;
+
+export class SqlStore implements Store {
+  readonly backend: "sqlite" | "postgres";
+  readonly retention: RetentionPolicy;
+  readonly #db: SqlDriver;
+
+  constructor(driver: SqlDriver, retention: RetentionPolicy) {
+    validateRetention(retention);
+    this.#db = driver;
+    this.backend = driver.dialect;
+    this.retention = retention;
+  }
+
+  get #rawStep(): number {
+    // validateRetention guarantees at least one tier.
+    return this.retention.tiers[0]?.stepMs ?? 60_000;
+  }
+
+  async upsertCluster(hello: ClusterHello): Promise<ClusterRecord> {
+    validateHello(hello);
+    const rows = await this.#db.all(SQL.upsertCluster, [
+      hello.id,
+      hello.name,
+      hello.at,
+      JSON.stringify(hello.versions),
+    ]);
+    return toCluster(one(rows));
+  }
+
+  async getCluster(id: string): Promise<ClusterRecord | undefined> {
+    const rows = await this.#db.all(SQL.getCluster, [id]);
+    return rows[0] ? toCluster(rows[0]) : undefined;
+  }
+
+  async listClusters(): Promise<ClusterRecord[]> {
+    return (await this.#db.all(SQL.listClusters)).map(toCluster);
+  }
+
+  async write(batch: WriteBatch): Promise<WriteResult> {
+    validateBatch(batch);
+    return this.#db.transaction(async (tx) => {
+      const result: WriteResult = { lifecycle: 0, disruptions: 0, series: 0 };
+      for (const e of batch.lifecycle ?? []) {
+        result.lifecycle += await tx.run(SQL.insertLifecycle, [
+          e.clusterId,
+          e.nodeClaim,
+          e.nodeClaimUid,
+          e.nodePool,
+          e.nodeName ?? null,
+          e.instanceType ?? null,
+          e.capacityType ?? null,
+          e.zone ?? null,
+          e.phase,
+          e.reason ?? null,
+          e.at,
+        ]);
+      }
+      for (const d of batch.disruptions ?? []) {
+        result.disruptions += await tx.run(SQL.insertDisruption, [
+          d.clusterId,
+          d.nodeClaim,
+          d.nodePool,
+          d.reason,
+          d.at,
+          d.source,
+        ]);
+      }
+      for (const r of batch.series ?? []) result.series += await insertSeriesRow(tx, r);
+      const c = batch.checkpoint;
+      if (c) {
+        const rows = await tx.all(SQL.upsertCheckpoint, [c.clusterId, c.epoch, c.sequence, c.at]);
+        result.checkpoint = toCheckpoint(one(rows));
+      }
+      return result;
+    });
+  }
+
+  async checkpoint(clusterId: string): Promise<IngestCheckpoint | undefined> {
+    const rows = await this.#db.all(SQL.getCheckpoint, [clusterId]);
+    return rows[0] ? toCheckpoint(rows[0]) : undefined;
+  }
+
+  async lifecycle(q: EventQuery): Promise<LifecycleEvent[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.lifecycle, [q.clusterId, q.from, q.to, q.nodePool ?? "", limit(q)]);
+    return rows.map((r) => {
+      const e: LifecycleEvent = {
+        clusterId: text(r.cluster_id),
+        nodeClaim: text(r.node_claim),
+        nodeClaimUid: text(r.node_claim_uid),
+        nodePool: text(r.node_pool),
+        phase: text(r.phase) as LifecyclePhase,
+        at: num(r.at),
+      };
+      for (const [field, col] of [
+        ["nodeName", "node_name"],
+        ["instanceType", "instance_type"],
+        ["capacityType", "capacity_type"],
+        ["zone", "zone"],
+        ["reason", "reason"],
+      ] as const) {
+        const v = optText(r[col]);
+        if (v !== undefined) e[field] = v;
+      }
+      return e;
+    });
+  }
+
+  async disruptions(q: EventQuery): Promise<Disruption[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.disruptions, [q.clusterId, q.from, q.to, q.nodePool ?? "", limit(q)]);
+    return rows.map((r) => ({
+      clusterId: text(r.cluster_id),
+      nodeClaim: text(r.node_claim),
+      nodePool: text(r.node_pool),
+      reason: text(r.reason),
+      at: num(r.at),
+      source: text(r.source) as DisruptionSource,
+    }));
+  }
+
+  async series(q: SeriesQuery): Promise<SeriesRow[]> {
+    validateRange(q);
+    const step = q.stepMs ?? this.#rawStep;
+    if (!Number.isSafeInteger(step) || step <= 0) throw new StoreInputError(`query: bad stepMs ${step}`);
+    if ((q.to - q.from) / step > MAX_BUCKETS) {
+      throw new StoreInputError(`query: more than ${MAX_BUCKETS} buckets; use a larger stepMs`);
+    }
+    const tiers = this.retention.tiers;
+    const states = await tierStates(
+      this.#db,
+      tiers.map((t) => t.stepMs),
+    );
+    const rows: SeriesRow[] = [];
+    for (const seg of planSegments(tiers, states, q.from, q.to, step)) {
+      const res = tiers[seg.tier]?.stepMs ?? step;
+      const params: SqlParam[] = [q.clusterId, res, seg.from, seg.to, q.nodePool ?? "", q.capacityType ?? ""];
+      for (const r of await this.#db.all(SQL.seriesPoints, params)) rows.push(toPoint(r));
+      for (const r of await this.#db.all(SQL.seriesGaps, params.slice(0, 4))) rows.push(toGap(r));
+    }
+    return downsample(rows, step);
+  }
+
+  async latestSeries(clusterId: string): Promise<LatestSeries | undefined> {
+    const raw = this.#rawStep;
+    const ts = (await this.#db.all(SQL.latestTs, [clusterId, raw]))[0]?.ts;
+    if (ts === null || ts === undefined) return undefined;
+    const rows = await this.#db.all(SQL.latestSeries, [clusterId, raw, num(ts)]);
+    return {
+      ts: num(ts),
+      series: rows.map((r) => ({ nodePool: text(r.node_pool), capacityType: text(r.capacity_type) })),
+    };
+  }
+
+  async putPolicy(kind: PolicyKind, key: string, value: unknown, at: number): Promise<PolicyRecord> {
+    const json = validatePolicy(kind, key, value, at);
+    return toPolicy(one(await this.#db.all(SQL.putPolicy, [kind, key, json, at])));
+  }
+
+  async getPolicy(kind: PolicyKind, key: string): Promise<PolicyRecord | undefined> {
+    const rows = await this.#db.all(SQL.getPolicy, [kind, key]);
+    return rows[0] ? toPolicy(rows[0]) : undefined;
+  }
+
+  async listPolicies(kind: PolicyKind): Promise<PolicyRecord[]> {
+    return (await this.#db.all(SQL.listPolicies, [kind])).map(toPolicy);
+  }
+
+  async deletePolicy(kind: PolicyKind, key: string): Promise<boolean> {
+    return (await this.#db.run(SQL.deletePolicy, [kind, key])) > 0;
+  }
+
+  async compact(now: number): Promise<CompactResult> {
+    if (!Number.isSafeInteger(now)) throw new StoreInputError("compact: now must be an integer epoch ms");
+    const tiers = this.retention.tiers;
+    return this.#db.transaction(async (tx) => {
+      const result: CompactResult = { rolledUp: {}, deleted: {}, deletedEvents: 0 };
+      const states = await tierStates(
+        tx,
+        tiers.map((t) => t.stepMs),
+      );
+      // Roll up finest first: tier i reads tier i-1, which is already rolled up at least as far.
+      for (let i = 1; i < tiers.length; i++) {
+        const fine = tiers[i - 1];
+        const coarse = tiers[i];
+        const state = states[i];
+        if (!fine || !coarse || !state) continue;
+        const start = Math.max(state.rolledUpTo, NEVER);
+        const end = alignDown(now, coarse.stepMs);
+        result.rolledUp[coarse.stepMs] = 0;
+        if (end <= start) continue;
+        const params = [coarse.stepMs, fine.stepMs, start, end];
+        const points = await tx.run(SQL.rollupPoints, params);
+        const gaps = await tx.run(SQL.rollupGaps, params);
+        result.rolledUp[coarse.stepMs] = points + gaps;
+        state.rolledUpTo = end;
+      }
+      // Retention: a tier's rows go only once the next tier has rolled them up; cut-offs are
+      // aligned to the next tier's buckets so no bucket is half in one tier and half in the other.
+      for (let i = 0; i < tiers.length; i++) {
+        const tier = tiers[i];
+        const state = states[i];
+        if (!tier || !state) continue;
+        const next = tiers[i + 1];
+        const nextState = states[i + 1];
+        let cutoff = alignDown(now - tier.retainMs, next?.stepMs ?? tier.stepMs);
+        if (nextState) cutoff = Math.min(cutoff, nextState.rolledUpTo);
+        result.deleted[tier.stepMs] = 0;
+        if (cutoff > state.retainedFrom) {
+          result.deleted[tier.stepMs] = await tx.run(SQL.deleteSeries, [tier.stepMs, cutoff]);
+          state.retainedFrom = cutoff;
+        }
+      }
+      for (let i = 0; i < tiers.length; i++) {
+        const tier = tiers[i];
+        const state = states[i];
+        if (!tier || !state) continue;
+        await tx.run(SQL.upsertTier, [tier.stepMs, sqlTime(state.retainedFrom), sqlTime(state.rolledUpTo)]);
+      }
+      const eventCutoff = now - this.retention.eventRetainMs;
+      result.deletedEvents += await tx.run(SQL.deleteLifecycle, [eventCutoff]);
+      result.deletedEvents += await tx.run(SQL.deleteDisruptions, [eventCutoff]);
+      return result;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#db.close();
+  }
+}
+
+async function insertSeriesRow(tx: SqlExecutor, r: SeriesRow): Promise<number> {
+  if (r.kind === "gap") return tx.run(SQL.insertGap, [r.clusterId, r.resolutionMs, r.ts, r.until]);
+  return tx.run(SQL.insertPoint, [
+    r.clusterId,
+    r.resolutionMs,
+    r.nodePool,
+    r.capacityType,
+    r.ts,
+    r.nodes,
+    r.nodesMax,
+    r.vcpu,
+    r.memoryBytes,
+    r.costPerHour,
+    r.samples,
+  ]);
+}
+
+async function tierStates(db: SqlExecutor, steps: readonly number[]): Promise<TierState[]> {
+  const byStep = new Map<number, SqlRow>();
+  for (const r of await db.all(SQL.tiers)) byStep.set(num(r.resolution_ms), r);
+  return steps.map((step, i) => {
+    const r = byStep.get(step);
+    const time = (v: unknown, none: number): number => (v === null || v === undefined ? none : num(v));
+    return {
+      retainedFrom: time(r?.retained_from, -Infinity),
+      rolledUpTo: i === 0 ? Infinity : time(r?.rolled_up_to, -Infinity),
+    };
+  });
+}
+
+function sqlTime(t: number): number | null {
+  return Number.isFinite(t) ? t : null;
+}
+
+function limit(q: EventQuery): number {
+  const n = q.limit ?? 10_000;
+  if (!Number.isSafeInteger(n) || n <= 0) throw new StoreInputError(`query: bad limit ${n}`);
+  return n;
+}
+
+function one(rows: SqlRow[]): SqlRow {
+  const r = rows[0];
+  if (!r) throw new Error("the database returned no row where one was expected");
+  return r;
+}
+
+function toCluster(r: SqlRow): ClusterRecord {
+  return {
+    id: text(r.id),
+    name: text(r.name),
+    firstSeen: num(r.first_seen),
+    lastSeen: num(r.last_seen),
+    versions: JSON.parse(text(r.versions)) as Record<string, string>,
+  };
+}
+
+function toCheckpoint(r: SqlRow): IngestCheckpoint {
+  return {
+    clusterId: text(r.cluster_id),
+    epoch: text(r.epoch),
+    sequence: num(r.sequence),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+function toPolicy(r: SqlRow): PolicyRecord {
+  return {
+    kind: text(r.kind) as PolicyKind,
+    key: text(r.key),
+    value: JSON.parse(text(r.value)) as unknown,
+    updatedAt: num(r.updated_at),
+  };
+}
+
+function toPoint(r: SqlRow): SeriesPoint {
+  return {
+    kind: "point",
+    clusterId: text(r.cluster_id),
+    nodePool: text(r.node_pool),
+    capacityType: text(r.capacity_type),
+    ts: num(r.ts),
+    resolutionMs: num(r.resolution_ms),
+    nodes: num(r.nodes),
+    nodesMax: num(r.nodes_max),
+    vcpu: num(r.vcpu),
+    memoryBytes: num(r.memory_bytes),
+    costPerHour: num(r.cost_per_hour),
+    samples: num(r.samples),
+  };
+}
+
+function toGap(r: SqlRow): SeriesGap {
+  return {
+    kind: "gap",
+    clusterId: text(r.cluster_id),
+    ts: num(r.ts),
+    until: num(r.until_ts),
+    resolutionMs: num(r.resolution_ms),
+  };
+}

@@ -1,0 +1,17 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { storeContract } from "./contract.ts";
+import { openSqliteStore } from "./sqlite.ts";
+
+storeContract("sqlite", () => {
+  const dir = mkdtempSync(join(tmpdir(), "wave-sqlite-"));
+  const path = join(dir, "wave.db");
+  return Promise.resolve({
+    open: (retention) => openSqliteStore({ path, ...(retention ? { retention } : {}) }),
+    dispose: () => {
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    },
+  });
+});

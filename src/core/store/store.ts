@@ -1,0 +1,250 @@
+// Core's durable storage, behind one interface with two implementations: SQLite (node:sqlite,
+// one file, the default) and PostgreSQL (pg, for shared or managed deployments). Both run the
+// same SQL (src/core/store/sql-store.ts) over a small driver, and pass the same contract suite.
+//
+// Writes are idempotent: every table has a natural unique key and duplicates are ignored, so a
+// batch resent after a reconnect (or a crash before the ack) is harmless. A batch and its ingest
+// checkpoint commit in one transaction, so the acked sequence never runs ahead of the rows.
+import type { RetentionPolicy } from "../history/downsample.ts";
+import { validateSample } from "../history/series.ts";
+import type { SeriesRow } from "../history/series.ts";
+
+export type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
+export type { RetentionPolicy, RetentionTier } from "../history/downsample.ts";
+
+export interface ClusterHello {
+  id: string;
+  name: string;
+  /** Component versions from the agent's hello (agent, kubernetes, karpenter, …). */
+  versions: Record<string, string>;
+  at: number;
+}
+
+export interface ClusterRecord {
+  id: string;
+  name: string;
+  firstSeen: number;
+  lastSeen: number;
+  versions: Record<string, string>;
+}
+
+export const lifecyclePhases = ["Launched", "Registered", "Initialized", "Disrupted", "Terminated"] as const;
+export type LifecyclePhase = (typeof lifecyclePhases)[number];
+
+/** One NodeClaim lifecycle transition. Unique per (cluster, NodeClaim uid, phase): first one wins. */
+export interface LifecycleEvent {
+  clusterId: string;
+  nodeClaim: string;
+  nodeClaimUid: string;
+  nodePool: string;
+  nodeName?: string | undefined;
+  instanceType?: string | undefined;
+  capacityType?: string | undefined;
+  zone?: string | undefined;
+  phase: LifecyclePhase;
+  reason?: string | undefined;
+  at: number;
+}
+
+export const disruptionSources = ["event", "condition"] as const;
+export type DisruptionSource = (typeof disruptionSources)[number];
+
+/**
+ * A NodeClaim disrupted by Karpenter. Unique per (cluster, NodeClaim, reason): the same disruption
+ * seen through an Event and through the DisruptionReason condition is stored once (first wins).
+ */
+export interface Disruption {
+  clusterId: string;
+  nodeClaim: string;
+  nodePool: string;
+  reason: string;
+  at: number;
+  source: DisruptionSource;
+}
+
+/**
+ * The last sequence core has durably stored (and may ack) for a cluster's stream. `epoch` names
+ * the agent's sequence space: a new epoch (agent restarted, counting from scratch) replaces the
+ * checkpoint; within an epoch it only moves forward.
+ */
+export interface IngestCheckpoint {
+  clusterId: string;
+  epoch: string;
+  sequence: number;
+  updatedAt: number;
+}
+
+export interface WriteBatch {
+  lifecycle?: readonly LifecycleEvent[];
+  disruptions?: readonly Disruption[];
+  series?: readonly SeriesRow[];
+  /** Committed together with the rows above. */
+  checkpoint?: { clusterId: string; epoch: string; sequence: number; at: number };
+}
+
+/** How many rows were new (duplicates are ignored), and the checkpoint after the write. */
+export interface WriteResult {
+  lifecycle: number;
+  disruptions: number;
+  series: number;
+  checkpoint?: IngestCheckpoint;
+}
+
+export const policyKinds = ["spot", "warmup"] as const;
+export type PolicyKind = (typeof policyKinds)[number];
+
+export interface PolicyRecord {
+  kind: PolicyKind;
+  key: string;
+  value: unknown;
+  updatedAt: number;
+}
+
+export interface TimeRange {
+  clusterId: string;
+  /** Inclusive, epoch ms. */
+  from: number;
+  /** Exclusive, epoch ms. */
+  to: number;
+  nodePool?: string | undefined;
+}
+
+export interface EventQuery extends TimeRange {
+  /** Default 10 000. */
+  limit?: number | undefined;
+}
+
+export interface SeriesQuery extends TimeRange {
+  capacityType?: string | undefined;
+  /** Bucket width of the answer; defaults to the raw step. Coarser tiers answer for old ranges. */
+  stepMs?: number | undefined;
+}
+
+export interface LatestSeries {
+  ts: number;
+  series: { nodePool: string; capacityType: string }[];
+}
+
+export interface CompactResult {
+  /** New or updated rows per tier step, from rolling up the finer tier. */
+  rolledUp: Record<number, number>;
+  /** Rows deleted by retention, per tier step. */
+  deleted: Record<number, number>;
+  deletedEvents: number;
+}
+
+export interface Store {
+  readonly backend: "sqlite" | "postgres";
+  readonly retention: RetentionPolicy;
+
+  /** Records an agent hello: creates the cluster or updates its name, versions and lastSeen. */
+  upsertCluster(hello: ClusterHello): Promise<ClusterRecord>;
+  getCluster(id: string): Promise<ClusterRecord | undefined>;
+  listClusters(): Promise<ClusterRecord[]>;
+
+  /** Writes rows and the checkpoint atomically; duplicates are ignored. Bad input writes nothing. */
+  write(batch: WriteBatch): Promise<WriteResult>;
+  checkpoint(clusterId: string): Promise<IngestCheckpoint | undefined>;
+
+  lifecycle(q: EventQuery): Promise<LifecycleEvent[]>;
+  disruptions(q: EventQuery): Promise<Disruption[]>;
+  /** Points and gaps in [from, to), re-bucketed to `stepMs`; gaps apply to every series. */
+  series(q: SeriesQuery): Promise<SeriesRow[]>;
+  /** The newest raw bucket of a cluster and its series (to resume a recorder after a restart). */
+  latestSeries(clusterId: string): Promise<LatestSeries | undefined>;
+
+  putPolicy(kind: PolicyKind, key: string, value: unknown, at: number): Promise<PolicyRecord>;
+  getPolicy(kind: PolicyKind, key: string): Promise<PolicyRecord | undefined>;
+  listPolicies(kind: PolicyKind): Promise<PolicyRecord[]>;
+  deletePolicy(kind: PolicyKind, key: string): Promise<boolean>;
+
+  /** Rolls finer tiers up into coarser ones, then applies retention. Safe to run at any time. */
+  compact(now: number): Promise<CompactResult>;
+  close(): Promise<void>;
+}
+
+// ---- input validation: a bad row fails the whole batch before anything is written ----
+
+export class StoreInputError extends Error {
+  override name = "StoreInputError";
+}
+
+function need(cond: boolean, msg: string): asserts cond {
+  if (!cond) throw new StoreInputError(msg);
+}
+
+const isText = (v: unknown): v is string => typeof v === "string" && v !== "";
+const isOptText = (v: unknown): boolean => v === undefined || v === null || typeof v === "string";
+const isTime = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v);
+
+export function validateHello(h: ClusterHello): void {
+  need(isText(h.id), "cluster hello: id is required");
+  need(typeof h.name === "string", `cluster ${h.id}: name must be a string`);
+  need(isTime(h.at), `cluster ${h.id}: at must be an integer epoch ms`);
+  need(typeof h.versions === "object" && !Array.isArray(h.versions), `cluster ${h.id}: bad versions`);
+  for (const [k, v] of Object.entries(h.versions)) {
+    need(typeof v === "string", `cluster ${h.id}: version ${k} must be a string`);
+  }
+}
+
+export function validateBatch(b: WriteBatch): void {
+  for (const e of b.lifecycle ?? []) {
+    const where = `lifecycle event ${e.nodeClaim}/${e.phase}`;
+    need(isText(e.clusterId) && isText(e.nodeClaim) && isText(e.nodeClaimUid), `${where}: ids are required`);
+    need(typeof e.nodePool === "string", `${where}: nodePool must be a string`);
+    need((lifecyclePhases as readonly string[]).includes(e.phase), `${where}: unknown phase`);
+    need(isTime(e.at), `${where}: at must be an integer epoch ms`);
+    for (const f of ["nodeName", "instanceType", "capacityType", "zone", "reason"] as const) {
+      need(isOptText(e[f]), `${where}: ${f} must be a string`);
+    }
+  }
+  for (const d of b.disruptions ?? []) {
+    const where = `disruption ${d.nodeClaim}`;
+    need(isText(d.clusterId) && isText(d.nodeClaim), `${where}: ids are required`);
+    need(typeof d.nodePool === "string" && isText(d.reason), `${where}: nodePool and reason are required`);
+    need((disruptionSources as readonly string[]).includes(d.source), `${where}: unknown source`);
+    need(isTime(d.at), `${where}: at must be an integer epoch ms`);
+  }
+  for (const r of b.series ?? []) {
+    need(isText(r.clusterId), "series row: clusterId is required");
+    need(isTime(r.ts), `series row ${r.clusterId}: ts must be an integer epoch ms`);
+    need(Number.isSafeInteger(r.resolutionMs) && r.resolutionMs > 0, "series row: bad resolutionMs");
+    if (r.kind === "gap") {
+      need(isTime(r.until) && r.until > r.ts, `gap ${r.clusterId}: until must be after ts`);
+    } else {
+      // Rows may come from untyped input (decoded messages): check the kind at run time too.
+      need((r as { kind: unknown }).kind === "point", `series row ${r.clusterId}: unknown kind`);
+      try {
+        validateSample(r);
+      } catch (err) {
+        throw new StoreInputError((err as Error).message);
+      }
+      need(typeof r.nodesMax === "number" && r.nodesMax >= r.nodes, `series row: nodesMax < nodes`);
+      need(
+        Number.isSafeInteger(r.samples) && r.samples > 0,
+        `series row: samples must be a positive integer`,
+      );
+    }
+  }
+  const c = b.checkpoint;
+  if (c) {
+    need(isText(c.clusterId) && typeof c.epoch === "string", "checkpoint: clusterId and epoch are required");
+    need(Number.isSafeInteger(c.sequence) && c.sequence >= 0, "checkpoint: sequence must be an integer >= 0");
+    need(isTime(c.at), "checkpoint: at must be an integer epoch ms");
+  }
+}
+
+export function validatePolicy(kind: PolicyKind, key: string, value: unknown, at: number): string {
+  need((policyKinds as readonly string[]).includes(kind), `policy: unknown kind ${kind}`);
+  need(isText(key), "policy: key is required");
+  need(isTime(at), "policy: at must be an integer epoch ms");
+  const json = value === undefined ? undefined : JSON.stringify(value);
+  need(typeof json === "string", `policy ${kind}/${key}: value must be JSON-serialisable`);
+  return json;
+}
+
+export function validateRange(q: TimeRange): void {
+  need(isText(q.clusterId), "query: clusterId is required");
+  need(isTime(q.from) && isTime(q.to), "query: from and to must be integer epoch ms");
+  need(q.to >= q.from, "query: to must not be before from");
+}
