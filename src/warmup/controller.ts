@@ -1,0 +1,524 @@
+// The warmup controller, shaped like a Karpenter controller: a name and `reconcile(pool)` that
+// returns when to run again. It keeps no state of its own — everything lives on Kubernetes
+// objects (labels/annotations on warmup pods, pre-pull pods, Nodes, NodeClaims, the NodePool),
+// so a restarted or newly elected instance resumes mid-warmup without orphans.
+//
+// One warmup, end to end:
+//   detect: no Ready node of the pool fits the pool's largest pod (fit/detect.ts)
+//   admit:  policy, warm node cap, cooldown, spec.limits, cost cap (fit/limits.ts)
+//   create: a negative-priority pause pod with the largest pod's requests, pinned to the pool;
+//           Karpenter launches a node for it
+//   bound:  the node and its NodeClaim get karpenter.sh/do-not-disrupt (owned by Wave), and one
+//           pull pod per missing workload image is created on it, all at once
+//   end:    hit  = a real pod created after the warmup landed on the node;
+//           miss = the TTL deadline passed first (or the node vanished)
+//           → warmup pod and pull pods deleted, Wave's do-not-disrupt removed, so consolidation
+//             may reclaim the node if it stays empty.
+import type { Node, Pod } from "../kube/objects.ts";
+import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
+import { K, type NodeClaim, type NodePool } from "../karpenter/types.ts";
+import type { Clock } from "../shared/clock.ts";
+import { silentLogger, type Logger } from "../shared/log.ts";
+import { detect, isNodeReady, podsByNodeName } from "./fit/detect.ts";
+import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "./fit/limits.ts";
+import { poolOfPod } from "./fit/pool.ts";
+import { isActivePod, isDaemonSetPod, nodeRoom } from "./fit/resources.ts";
+import { isPrepullPod, isWarmupPod, isWavePod, parseTime, W } from "./labels.ts";
+import { imageHash, prepullPod, warmupPod, warmupPriorityClass } from "./manifests.ts";
+import type { WarmupPolicy } from "./policy.ts";
+import { planPulls, pullOutcome, workloadImages } from "./prepull.ts";
+import type { MissReason, WarmupEvent } from "./stats.ts";
+import type { WarmupView } from "./view.ts";
+
+/** Node annotation: hashes of images whose pre-pull finished (pulled or given up) on this node. */
+const PREPULLED = "wave.sh/prepulled";
+const MIRROR = "kubernetes.io/config.mirror";
+
+export interface ReconcileResult {
+  requeueAfter: number;
+}
+
+export interface WarmupControllerOptions {
+  client: KubeClient;
+  view: WarmupView;
+  clock: Clock;
+  /** Wave's namespace: warmup and pull pods live here. */
+  namespace: string;
+  policyOf: (pool: string) => WarmupPolicy;
+  priceOf?: PriceOf;
+  log?: Logger;
+  onEvent?: (e: WarmupEvent) => void;
+  /** Requeue when nothing is in flight (ms). */
+  idleRequeueMs?: number;
+  /** Requeue while a warmup waits for its node or pulls run (ms). */
+  activeRequeueMs?: number;
+}
+
+type End = { kind: "hit" } | { kind: "miss"; reason: MissReason };
+
+/** A pod that is not Wave's, not a DaemonSet's, not a static pod, created at or after `since`. */
+function isRealPodSince(p: Pod, since: number): boolean {
+  if (!isActivePod(p) || isWavePod(p) || isDaemonSetPod(p)) return false;
+  if (p.metadata.annotations?.[MIRROR] !== undefined) return false;
+  const created = parseTime(p.metadata.creationTimestamp);
+  return created !== undefined && created >= since;
+}
+
+const ownsDoNotDisrupt = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
+  o.metadata.annotations?.[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue;
+
+export class WarmupController {
+  readonly name = "warmup";
+  readonly #o: Required<Omit<WarmupControllerOptions, "onEvent">> & Pick<WarmupControllerOptions, "onEvent">;
+  #priorityClassReady = false;
+
+  constructor(opts: WarmupControllerOptions) {
+    this.#o = {
+      priceOf: () => undefined,
+      log: silentLogger,
+      idleRequeueMs: 30_000,
+      activeRequeueMs: 5_000,
+      ...opts,
+    };
+  }
+
+  /**
+   * Run once on start (and on gaining leadership): makes sure the PriorityClass exists and
+   * reconciles every pool that has a NodePool or any Wave object — adopting live warmups,
+   * re-enforcing their deadlines and removing what belongs to deleted pools.
+   */
+  async start(): Promise<Map<string, ReconcileResult>> {
+    await this.#ensurePriorityClass();
+    return this.reconcileAll();
+  }
+
+  async reconcileAll(): Promise<Map<string, ReconcileResult>> {
+    const { client, view, namespace } = this.#o;
+    const [pools, nodes, claims] = await Promise.all([view.nodePools(), view.nodes(), view.nodeClaims()]);
+    const own = (await client.list("Pod", { namespace })).items.filter(isWavePod);
+    const names = new Set<string>(pools.map((p) => p.metadata.name ?? ""));
+    for (const p of own) {
+      const pool = p.metadata.labels?.[W.poolLabel];
+      if (pool === undefined || pool === "") await this.#deletePod(p);
+      else names.add(pool);
+    }
+    for (const o of [...nodes, ...claims]) {
+      const pool = o.metadata.labels?.[K.nodePoolLabel];
+      if (ownsDoNotDisrupt(o) && pool !== undefined) names.add(pool);
+    }
+    const out = new Map<string, ReconcileResult>();
+    for (const name of [...names].filter((n) => n !== "").sort()) out.set(name, await this.reconcile(name));
+    return out;
+  }
+
+  async reconcile(pool: string): Promise<ReconcileResult> {
+    const { client, view, clock, namespace, log } = this.#o;
+    const now = clock.now();
+    const [pools, nodes, claims, pods] = await Promise.all([
+      view.nodePools(),
+      view.nodes(),
+      view.nodeClaims(),
+      view.pods(),
+    ]);
+    const poolObj = pools.find((p) => p.metadata.name === pool);
+    const policy = poolObj === undefined ? undefined : this.#o.policyOf(pool);
+    // Wave's own pods come from a consistent read, never a possibly stale cache: acting on a
+    // stale list could create a second warmup.
+    const own = (
+      await client.list("Pod", { namespace, labelSelector: `${W.poolLabel}=${pool}` })
+    ).items.filter((p) => isWavePod(p) && p.metadata.deletionTimestamp === undefined);
+    const nodesByName = new Map(nodes.map((n) => [n.metadata.name ?? "", n]));
+    const podsOnNode = podsByNodeName(pods);
+    const claimOf = (node: string): NodeClaim | undefined => claims.find((c) => c.status?.nodeName === node);
+    const wake: number[] = [];
+    let active = false;
+
+    // 1. Decide each warmup pod's fate.
+    const live: Pod[] = [];
+    for (const wp of own.filter(isWarmupPod)) {
+      const created = parseTime(wp.metadata.annotations?.[W.createdAt]);
+      const deadline = parseTime(wp.metadata.annotations?.[W.deadline]);
+      const nodeName = wp.spec.nodeName;
+      const node = nodeName === undefined ? undefined : nodesByName.get(nodeName);
+      let end: End | undefined;
+      if (poolObj === undefined) end = { kind: "miss", reason: "pool-deleted" };
+      else if (policy?.enabled !== true) end = { kind: "miss", reason: "disabled" };
+      else if (created === undefined || deadline === undefined) end = { kind: "miss", reason: "invalid" };
+      else if (nodeName !== undefined && node === undefined) end = { kind: "miss", reason: "node-gone" };
+      else if (
+        node !== undefined &&
+        (podsOnNode.get(nodeName ?? "") ?? []).some((p) => isRealPodSince(p, created))
+      ) {
+        end = { kind: "hit" };
+      } else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
+      if (end !== undefined) {
+        log.info("warmup ended", { pool, pod: wp.metadata.name, node: nodeName, outcome: end.kind });
+        await this.#deletePod(wp);
+        if (node !== undefined) await this.#release(pool, node, claimOf(node.metadata.name ?? ""), end, now);
+        else this.#emit(end, pool, now, undefined);
+        continue;
+      }
+      live.push(wp);
+      wake.push(deadline ?? now);
+      if (node === undefined) active = true;
+    }
+
+    // 2. Protect live warm nodes and pre-pull onto them.
+    const liveNodes = new Map<string, { node: Node; deadline: number; created: number }>();
+    for (const wp of live) {
+      const node = nodesByName.get(wp.spec.nodeName ?? "");
+      if (node === undefined) continue;
+      const name = node.metadata.name ?? "";
+      const deadline = parseTime(wp.metadata.annotations?.[W.deadline]) ?? now;
+      const created = parseTime(wp.metadata.annotations?.[W.createdAt]) ?? now;
+      const prev = liveNodes.get(name);
+      // Several warmup pods may share one big node: protect it until the last deadline.
+      liveNodes.set(name, {
+        node,
+        deadline: Math.max(deadline, prev?.deadline ?? 0),
+        created: Math.min(created, prev?.created ?? Infinity),
+      });
+    }
+    const pulls = own.filter(isPrepullPod);
+    const workload = poolObj === undefined ? [] : this.#workload(pool, pods, pools, nodesByName);
+    for (const [name, w] of liveNodes) {
+      await this.#protect("Node", w.node, w.deadline, w.created);
+      const claim = claimOf(name);
+      if (claim !== undefined) await this.#protect("NodeClaim", claim, w.deadline, w.created);
+      if (policy?.prePull === true) {
+        const r = await this.#prepull(
+          pool,
+          w.node,
+          pulls.filter((p) => p.spec.nodeName === name),
+          podsOnNode.get(name) ?? [],
+          workload,
+          policy,
+          now,
+        );
+        if (r.active) active = true;
+        wake.push(...r.wake);
+      }
+    }
+
+    // 3. Pull pods on nodes that are no longer warm are of no use.
+    for (const p of pulls) {
+      if (!liveNodes.has(p.spec.nodeName ?? "") || policy?.prePull !== true) await this.#deletePod(p);
+    }
+
+    // 4. Wave-owned protection without a live warmup: a crash between deleting a warmup pod and
+    //    releasing its node, or a warmup pod preempted by a real pod. Resolve it now.
+    for (const node of nodes) {
+      const name = node.metadata.name ?? "";
+      if (!ownsDoNotDisrupt(node) || node.metadata.labels?.[K.nodePoolLabel] !== pool || liveNodes.has(name))
+        continue;
+      const since = parseTime(node.metadata.annotations?.[W.createdAt]) ?? 0;
+      const hit = (podsOnNode.get(name) ?? []).some((p) => isRealPodSince(p, since));
+      const deadline = parseTime(node.metadata.annotations?.[W.deadline]) ?? 0;
+      const end: End = hit ? { kind: "hit" } : { kind: "miss", reason: now >= deadline ? "ttl" : "invalid" };
+      log.info("released orphaned warm node", { pool, node: name, outcome: end.kind });
+      await this.#release(pool, node, claimOf(name), end, now);
+    }
+    for (const claim of claims) {
+      const nodeName = claim.status?.nodeName ?? "";
+      if (!ownsDoNotDisrupt(claim) || claim.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
+      if (liveNodes.has(nodeName) || nodesByName.has(nodeName)) continue; // handled with its node
+      await this.#unprotect("NodeClaim", claim);
+    }
+
+    // 5. Detection and admission of a new warmup.
+    let retryAfter: number | undefined;
+    if (poolObj !== undefined && policy?.enabled === true) {
+      const poolNodes = nodes.filter((n) => n.metadata.labels?.[K.nodePoolLabel] === pool);
+      const detection = detect({ pool: poolObj, nodes: poolNodes, podsByNode: podsOnNode, workload });
+      if (detection.warmup) {
+        const lastWarmupAt = Math.max(
+          parseTime(poolObj.metadata.annotations?.[W.lastWarmupAt]) ?? -Infinity,
+          ...live.map((p) => parseTime(p.metadata.annotations?.[W.createdAt]) ?? -Infinity),
+        );
+        const offering = likelyOffering(poolObj, poolNodes);
+        const admission = admit({
+          policy,
+          now,
+          pool: poolObj,
+          warmups: live.length,
+          pendingWarmups: live.filter((p) => p.spec.nodeName === undefined).length,
+          lastWarmupAt: Number.isFinite(lastWarmupAt) ? lastWarmupAt : undefined,
+          estimate: newNodeEstimate(poolNodes, detection.largest.requests),
+          warmCostPerHour: warmCost(
+            [...liveNodes.values()].map((w) => w.node),
+            this.#o.priceOf,
+          ),
+          newNodeCostPerHour:
+            offering.instanceType === undefined
+              ? undefined
+              : this.#o.priceOf(offering.instanceType, offering.capacityType),
+        });
+        if (admission.ok) {
+          await this.#createWarmup(poolObj, detection.largest.pod, detection.largest.requests, policy, now);
+          active = true;
+        } else {
+          log.debug("warmup not admitted", { pool, reason: admission.reason, detail: admission.detail });
+          retryAfter = admission.retryAfterMs;
+        }
+      }
+    }
+
+    let requeue = active ? this.#o.activeRequeueMs : this.#o.idleRequeueMs;
+    for (const t of wake) requeue = Math.min(requeue, t - now);
+    if (retryAfter !== undefined) requeue = Math.min(requeue, retryAfter);
+    return { requeueAfter: Math.max(1000, requeue) };
+  }
+
+  /** Pods tied to the pool that count as its workload (not Wave's, not DaemonSets', not done). */
+  #workload(
+    pool: string,
+    pods: readonly Pod[],
+    pools: readonly NodePool[],
+    nodesByName: ReadonlyMap<string, Node>,
+  ): Pod[] {
+    return pods.filter(
+      (p) =>
+        isActivePod(p) && !isWavePod(p) && !isDaemonSetPod(p) && poolOfPod(p, pools, nodesByName) === pool,
+    );
+  }
+
+  async #createWarmup(
+    pool: NodePool,
+    largest: Pod,
+    requests: Record<string, number>,
+    policy: WarmupPolicy,
+    now: number,
+  ): Promise<void> {
+    const { client, namespace, log } = this.#o;
+    await this.#ensurePriorityClass();
+    const pod = warmupPod({ pool, namespace, largest, requests, now, ttlSeconds: policy.ttlSeconds });
+    try {
+      await client.create("Pod", pod, { namespace });
+    } catch (err) {
+      if (!isConflict(err)) throw err; // same name = this very warmup already exists
+    }
+    const name = pool.metadata.name ?? "";
+    // Cooldown survives restarts and the warmup pod's deletion.
+    await client.patch("NodePool", name, {
+      metadata: { annotations: { [W.lastWarmupAt]: new Date(now).toISOString() } },
+    });
+    log.info("warmup started", { pool: name, pod: pod.metadata.name, largest: largest.metadata.name });
+    this.#o.onEvent?.({ type: "created", pool: name, at: now, pod: pod.metadata.name ?? "" });
+  }
+
+  async #prepull(
+    pool: string,
+    node: Node,
+    pulls: readonly Pod[],
+    podsOnNode: readonly Pod[],
+    workload: readonly Pod[],
+    policy: WarmupPolicy,
+    now: number,
+  ): Promise<{ active: boolean; wake: number[] }> {
+    const { client, namespace, log } = this.#o;
+    const name = node.metadata.name ?? "";
+    const wake: number[] = [];
+    const done = new Set((node.metadata.annotations?.[PREPULLED] ?? "").split(",").filter((h) => h !== ""));
+    const finished: Pod[] = [];
+    const running: Pod[] = [];
+    for (const p of pulls) {
+      const outcome = pullOutcome(p);
+      const deadline = parseTime(p.metadata.annotations?.[W.deadline]);
+      if (outcome !== "pulling" || deadline === undefined || now >= deadline) finished.push(p);
+      else {
+        running.push(p);
+        wake.push(deadline);
+      }
+    }
+    if (finished.length > 0) {
+      for (const p of finished) done.add(p.metadata.labels?.[W.imageHashLabel] ?? "");
+      // Record first, delete second: a crash in between re-deletes, never re-pulls.
+      await client.patch("Node", name, {
+        metadata: {
+          annotations: {
+            [PREPULLED]: [...done]
+              .filter((h) => h !== "")
+              .sort()
+              .join(","),
+          },
+        },
+      });
+      for (const p of finished) {
+        const outcome = pullOutcome(p) === "pulled" ? "pulled" : "failed";
+        await this.#deletePod(p);
+        this.#o.onEvent?.({
+          type: "prepull",
+          pool,
+          at: now,
+          node: name,
+          image: p.metadata.annotations?.[W.image] ?? "",
+          outcome,
+        });
+      }
+    }
+    if (!isNodeReady(node)) return { active: true, wake };
+    const images = workloadImages(workload).filter((i) => !done.has(imageHash(i)));
+    // Pull pods already finished this round are deleted: their slots are free again.
+    const slots = nodeRoom(
+      node,
+      podsOnNode.filter((p) => !finished.some((f) => f.metadata.name === p.metadata.name)),
+    ).podSlots;
+    const plan = planPulls(images, node, running, slots);
+    if (plan.pull.length > 0) {
+      log.info("pre-pulling images", { pool, node: name, images: plan.pull, deferred: plan.deferred.length });
+      // All at once: the kubelet pulls them in parallel when serializeImagePulls is false.
+      const results = await Promise.allSettled(
+        plan.pull.map((image) =>
+          client.create(
+            "Pod",
+            prepullPod({
+              pool,
+              node: name,
+              image,
+              namespace,
+              now,
+              deadlineSeconds: policy.prePullDeadlineSeconds,
+            }),
+            { namespace },
+          ),
+        ),
+      );
+      const failed = results.filter(
+        (r): r is PromiseRejectedResult => r.status === "rejected" && !isConflict(r.reason),
+      );
+      if (failed.length > 0)
+        throw failed[0]?.reason instanceof Error ? failed[0].reason : new Error(String(failed[0]?.reason));
+    }
+    return { active: running.length > 0 || plan.pull.length > 0 || plan.deferred.length > 0, wake };
+  }
+
+  /** Adds Wave's do-not-disrupt unless the object already carries one (then it is the user's). */
+  async #protect(
+    kind: "Node" | "NodeClaim",
+    obj: Node | NodeClaim,
+    deadline: number,
+    created: number,
+  ): Promise<void> {
+    const want = {
+      [K.doNotDisrupt]: "true",
+      [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
+      [W.deadline]: new Date(deadline).toISOString(),
+      [W.createdAt]: new Date(created).toISOString(),
+    };
+    await this.#annotate(kind, obj, (a) => {
+      if (a[K.doNotDisrupt] !== undefined && a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue)
+        return undefined;
+      return Object.entries(want).every(([k, v]) => a[k] === v) ? undefined : want;
+    });
+  }
+
+  /** Removes Wave's do-not-disrupt (and its bookkeeping); a user's annotation is never touched. */
+  async #unprotect(kind: "Node" | "NodeClaim", obj: Node | NodeClaim): Promise<void> {
+    await this.#annotate(kind, obj, (a) => {
+      if (a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) return undefined;
+      const remove: Record<string, null> = {
+        [K.doNotDisrupt]: null,
+        [W.doNotDisruptOwner]: null,
+        [W.deadline]: null,
+        [W.createdAt]: null,
+      };
+      if (kind === "Node") remove[PREPULLED] = null;
+      return remove;
+    });
+  }
+
+  /**
+   * Merge-patches annotations computed from the current ones, with a resourceVersion
+   * precondition so a concurrent edit (say, a user adding their own do-not-disrupt) is never
+   * overwritten; on conflict the object is re-read once and the change recomputed.
+   */
+  async #annotate(
+    kind: "Node" | "NodeClaim",
+    obj: Node | NodeClaim,
+    change: (a: Record<string, string>) => Record<string, string | null> | undefined,
+  ): Promise<void> {
+    const { client } = this.#o;
+    const name = obj.metadata.name ?? "";
+    let cur: Node | NodeClaim = obj;
+    for (let attempt = 0; ; attempt++) {
+      const patch = change(cur.metadata.annotations ?? {});
+      if (patch === undefined) return;
+      try {
+        await client.patch(kind, name, {
+          metadata: { resourceVersion: cur.metadata.resourceVersion, annotations: patch },
+        });
+        return;
+      } catch (err) {
+        if (isNotFound(err)) return;
+        if (!isConflict(err) || attempt > 0) throw err;
+        try {
+          cur = await client.get(kind, name);
+        } catch (e) {
+          if (isNotFound(e)) return;
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** Ends a warmup on a node: removes Wave's protection from Node and NodeClaim, then reports. */
+  async #release(
+    pool: string,
+    node: Node,
+    claim: NodeClaim | undefined,
+    end: End,
+    now: number,
+  ): Promise<void> {
+    const name = node.metadata.name ?? "";
+    const pulls = (
+      await this.#o.client.list("Pod", {
+        namespace: this.#o.namespace,
+        labelSelector: `${W.prepullLabel}=true`,
+      })
+    ).items;
+    for (const p of pulls.filter((p) => p.spec.nodeName === name)) await this.#deletePod(p);
+    await this.#unprotect("Node", node);
+    if (claim !== undefined) await this.#unprotect("NodeClaim", claim);
+    this.#emit(end, pool, now, name);
+  }
+
+  #emit(end: End, pool: string, now: number, node: string | undefined): void {
+    if (end.kind === "hit") this.#o.onEvent?.({ type: "hit", pool, at: now, node: node ?? "" });
+    else
+      this.#o.onEvent?.({
+        type: "miss",
+        pool,
+        at: now,
+        reason: end.reason,
+        ...(node === undefined ? {} : { node }),
+      });
+  }
+
+  async #deletePod(p: Pod): Promise<void> {
+    try {
+      await this.#o.client.delete("Pod", p.metadata.name ?? "", {
+        namespace: p.metadata.namespace ?? this.#o.namespace,
+        gracePeriodSeconds: 0,
+        ...(p.metadata.uid === undefined ? {} : { uid: p.metadata.uid }),
+      });
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
+    }
+  }
+
+  async #ensurePriorityClass(): Promise<void> {
+    if (this.#priorityClassReady) return;
+    const { client } = this.#o;
+    try {
+      await client.get("PriorityClass", W.priorityClassName);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      try {
+        await client.create("PriorityClass", warmupPriorityClass());
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+    }
+    this.#priorityClassReady = true;
+  }
+}

@@ -1,0 +1,284 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { FakeClock } from "../../shared/clock.ts";
+import { K } from "../../karpenter/types.ts";
+import type { Node, Pod } from "../../kube/objects.ts";
+import { DEFAULT_POLICY } from "../policy.ts";
+import { W } from "../labels.ts";
+import { node, nodePool, pod, T0 } from "../testing/fixtures.ts";
+import {
+  detect,
+  dominantShare,
+  largestPod,
+  podsByNodeName,
+  referenceNode,
+  type Detection,
+} from "./detect.ts";
+import { admit, likelyOffering, limitHeadroom, newNodeEstimate, type AdmissionInput } from "./limits.ts";
+import { poolOfPod } from "./pool.ts";
+import { podRequests } from "./resources.ts";
+import { toleratesTaint } from "./scheduling.ts";
+
+const GiB = 2 ** 30;
+
+function run(nodes: Node[], workload: Pod[], others: Pod[] = [], pool = nodePool("general")): Detection {
+  return detect({ pool, nodes, podsByNode: podsByNodeName([...workload, ...others]), workload });
+}
+
+describe("requests and shares", () => {
+  it("takes max(sum of containers, largest init) plus overhead", () => {
+    const p = pod("p", { cpu: "500m", memory: "1Gi" });
+    p.spec.containers.push({ name: "b", resources: { requests: { cpu: "250m" } } });
+    p.spec.initContainers = [{ name: "i", resources: { requests: { cpu: "2", memory: "512Mi" } } }];
+    p.spec.overhead = { cpu: "100m" };
+    assert.deepEqual(podRequests(p), { cpu: 2100, memory: GiB });
+  });
+
+  it("ranks by dominant share against the pool's typical node", () => {
+    const ref = referenceNode(nodePool("g"), [node("a", "g", { cpu: "4", memory: "16Gi" })]);
+    assert.deepEqual(ref, { cpu: 4000, memory: 16 * GiB });
+    // 1 CPU = 25 % of the node; 8 GiB = 50 %: the memory-heavy pod is larger.
+    const cpuHeavy = pod("cpu", { cpu: "1", memory: "1Gi" });
+    const memHeavy = pod("mem", { cpu: "100m", memory: "8Gi" });
+    assert.equal(dominantShare(podRequests(memHeavy), ref), 0.5);
+    assert.equal(largestPod([cpuHeavy, memHeavy], ref)?.pod.metadata.name, "mem");
+  });
+
+  it("falls back to pool limits, then to 1 CPU : 4 GiB, when the pool has no nodes", () => {
+    assert.deepEqual(referenceNode(nodePool("g", { limits: { cpu: "100", memory: "200Gi" } }), []), {
+      cpu: 100_000,
+      memory: 200 * GiB,
+    });
+    assert.deepEqual(referenceNode(nodePool("g"), []), { cpu: 1000, memory: 4 * GiB });
+  });
+});
+
+describe("fit detection", () => {
+  const big = (extra: Partial<Parameters<typeof pod>[1]> = {}): Pod =>
+    pod("big", { cpu: "2", memory: "4Gi", node: "n1", ...extra });
+
+  it("finds no need when a Ready node has room", () => {
+    const d = run([node("n1", "general"), node("n2", "general")], [big()]);
+    assert.equal(!d.warmup && d.reason === "fits" ? d.node : "", "n1");
+  });
+
+  it("warms up when the pool has zero nodes and a pending pod", () => {
+    const d = run([], [pod("pending", { cpu: "1", memory: "1Gi" })]);
+    assert.equal(d.warmup, true);
+  });
+
+  it("does nothing without workload", () => {
+    assert.deepEqual(run([node("n1", "general")], []), { warmup: false, reason: "no-workload" });
+  });
+
+  it("counts DaemonSet pods' requests on the node", () => {
+    const nodes = [node("n1", "general", { cpu: "4", memory: "16Gi" })];
+    // big (2 CPU) on n1 leaves 2 CPU: one more fits…
+    assert.equal(run(nodes, [big()]).warmup, false);
+    // …until a DaemonSet pod takes 500m of it.
+    const ds = pod("ds", { cpu: "500m", memory: "128Mi", node: "n1", daemonSet: true });
+    const d = run(nodes, [big()], [ds]);
+    assert.deepEqual(d.warmup && d.reasons.n1, ["insufficient:cpu"]);
+  });
+
+  it("treats Wave's own warmup pods as free room (they get preempted)", () => {
+    const nodes = [node("n1", "general", { cpu: "4" })];
+    const warm = pod("w", { cpu: "2", node: "n1", labels: { [W.warmupLabel]: "true" } });
+    assert.equal(run(nodes, [big()], [warm]).warmup, false);
+  });
+
+  it("respects taints the pod does not tolerate, and tolerations", () => {
+    const taint = { key: "team", value: "a", effect: "NoSchedule" as const };
+    const nodes = [node("n1", "general", { taints: [taint] })];
+    const d = run(nodes, [big({ node: "elsewhere" })]);
+    assert.deepEqual(d.warmup && d.reasons.n1, ["taint:team"]);
+    const tolerant = big({
+      node: "elsewhere",
+      tolerations: [{ key: "team", operator: "Equal", value: "a" }],
+    });
+    assert.equal(run(nodes, [tolerant]).warmup, false);
+    // PreferNoSchedule never blocks.
+    const soft = [node("n1", "general", { taints: [{ key: "x", effect: "PreferNoSchedule" }] })];
+    assert.equal(run(soft, [big({ node: "elsewhere" })]).warmup, false);
+    assert.equal(toleratesTaint({ operator: "Exists" }, taint), true);
+    assert.equal(toleratesTaint({ key: "team", operator: "Equal", value: "b" }, taint), false);
+  });
+
+  it("respects nodeSelector and required node affinity", () => {
+    const nodes = [node("n1", "general", { labels: { [K.zoneLabel]: "test-zone-a" } })];
+    const sel = big({ node: "elsewhere", nodeSelector: { [K.zoneLabel]: "test-zone-b" } });
+    const d = run(nodes, [sel]);
+    assert.deepEqual(d.warmup && d.reasons, { n1: ["selector"] });
+    assert.equal(
+      run(nodes, [big({ node: "x", nodeSelector: { [K.zoneLabel]: "test-zone-a" } })]).warmup,
+      false,
+    );
+    const affinity = (op: "In" | "NotIn"): Pod =>
+      big({
+        node: "elsewhere",
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: K.zoneLabel, operator: op, values: ["test-zone-a"] }] },
+              ],
+            },
+          },
+        },
+      });
+    assert.equal(run(nodes, [affinity("In")]).warmup, false);
+    assert.equal(run(nodes, [affinity("NotIn")]).warmup, true);
+  });
+
+  it("respects max pods", () => {
+    const nodes = [node("n1", "general", { pods: "2", cpu: "16", memory: "64Gi" })];
+    const small = pod("s", { cpu: "100m", node: "n1" });
+    assert.equal(run(nodes, [small]).warmup, false);
+    const d = run(nodes, [small, pod("s2", { cpu: "100m", node: "n1" })]);
+    assert.deepEqual(d.warmup && d.reasons.n1, ["max-pods"]);
+  });
+
+  it("ignores nodes that are not Ready or are cordoned", () => {
+    const d = run(
+      [node("n1", "general", { ready: false }), node("n2", "general", { unschedulable: true })],
+      [big({ node: "x" })],
+    );
+    assert.deepEqual(d.warmup && d.reasons, { n1: ["not-ready"], n2: ["not-ready"] });
+  });
+});
+
+describe("pool of a pod", () => {
+  const pools = [
+    nodePool("general"),
+    nodePool("gpu", { taints: [{ key: "nvidia.com/gpu", effect: "NoSchedule" }], labels: { team: "ml" } }),
+    nodePool("heavy", {
+      weight: 10,
+      requirements: [{ key: K.archLabel, operator: "In", values: ["arm64"] }],
+    }),
+  ];
+  const nodes = new Map([["n1", node("n1", "gpu")]]);
+
+  it("uses the bound node's pool label", () => {
+    assert.equal(poolOfPod(pod("p", { node: "n1" }), pools, nodes), "gpu");
+    assert.equal(poolOfPod(pod("p", { node: "unmanaged" }), pools, nodes), undefined);
+  });
+
+  it("uses a nodeSelector / required affinity on karpenter.sh/nodepool", () => {
+    assert.equal(
+      poolOfPod(pod("p", { nodeSelector: { [K.nodePoolLabel]: "general" } }), pools, nodes),
+      "general",
+    );
+    const pinGpu = (tolerate: boolean): Pod =>
+      pod("p", {
+        ...(tolerate ? { tolerations: [{ key: "nvidia.com/gpu", operator: "Exists" as const }] } : {}),
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: K.nodePoolLabel, operator: "In", values: ["gpu"] }] },
+              ],
+            },
+          },
+        },
+      });
+    // Pinned to a pool whose taint it does not tolerate: no pool can take it.
+    assert.equal(poolOfPod(pinGpu(false), pools, nodes), undefined);
+    assert.equal(poolOfPod(pinGpu(true), pools, nodes), "gpu");
+  });
+
+  it("matches requirements, template labels and taints; highest weight wins", () => {
+    // Unconstrained pod: general and heavy can host it (gpu is tainted); heavy weighs more.
+    assert.equal(poolOfPod(pod("p"), pools, nodes), "heavy");
+    assert.equal(poolOfPod(pod("p", { nodeSelector: { [K.archLabel]: "amd64" } }), pools, nodes), "general");
+    const ml = pod("p", {
+      nodeSelector: { team: "ml" },
+      tolerations: [{ key: "nvidia.com/gpu", operator: "Exists" }],
+    });
+    assert.equal(poolOfPod(ml, pools, nodes), "gpu");
+    // A custom label no pool sets cannot be satisfied.
+    assert.equal(poolOfPod(pod("p", { nodeSelector: { team: "web" } }), pools, nodes), undefined);
+  });
+});
+
+describe("admission limits", () => {
+  const clock = new FakeClock(T0);
+  const base = (over: Partial<AdmissionInput> = {}): AdmissionInput => ({
+    policy: { ...DEFAULT_POLICY, enabled: true, maxCostPerHour: 1 },
+    now: clock.now(),
+    pool: nodePool("general", {
+      limits: { cpu: "16", memory: "64Gi" },
+      resources: { cpu: "8", memory: "32Gi" },
+    }),
+    warmups: 0,
+    pendingWarmups: 0,
+    lastWarmupAt: undefined,
+    estimate: { cpu: 4000, memory: 16 * GiB },
+    warmCostPerHour: 0,
+    newNodeCostPerHour: 0.2,
+    ...over,
+  });
+
+  it("admits within every limit", () => {
+    assert.deepEqual(admit(base()), { ok: true });
+  });
+
+  it("refuses when the pool's spec.limits are reached", () => {
+    const pool = nodePool("general", { limits: { cpu: "16" }, resources: { cpu: "14" } });
+    assert.deepEqual(limitHeadroom(pool), { cpu: 2000 });
+    const a = admit(base({ pool }));
+    assert.equal(a.ok ? "" : a.reason, "pool-limit");
+  });
+
+  it("estimates a new node as a typical pool node, never smaller than the largest pod", () => {
+    const est = newNodeEstimate([node("a", "g", { cpu: "4", memory: "16Gi" })], { cpu: 6000, memory: GiB });
+    assert.equal(est.cpu, 6000);
+    assert.equal(est.memory, 16 * GiB);
+  });
+
+  it("enforces disabled, max warm nodes, one in flight and the cooldown with the injected clock", async () => {
+    const r = (over: Partial<AdmissionInput>): string => {
+      const a = admit(base(over));
+      return a.ok ? "ok" : a.reason;
+    };
+    assert.equal(r({ policy: DEFAULT_POLICY }), "disabled");
+    assert.equal(r({ warmups: 1 }), "max-warm-nodes");
+    assert.equal(
+      r({ warmups: 1, pendingWarmups: 1, policy: { ...base().policy, maxWarmNodes: 3 } }),
+      "in-flight",
+    );
+    const last = clock.now();
+    await clock.advance(299_000);
+    const a = admit(base({ now: clock.now(), lastWarmupAt: last }));
+    assert.deepEqual(a.ok ? undefined : [a.reason, a.retryAfterMs], ["cooldown", 1000]);
+    await clock.advance(1000);
+    assert.equal(r({ now: clock.now(), lastWarmupAt: last }), "ok");
+  });
+
+  it("enforces the hourly cost cap and refuses on unknown warm prices", () => {
+    const r = (over: Partial<AdmissionInput>): string => {
+      const a = admit(base(over));
+      return a.ok ? "ok" : a.reason;
+    };
+    assert.equal(r({ warmCostPerHour: 0.9, newNodeCostPerHour: 0.2 }), "cost-cap");
+    assert.equal(r({ warmCostPerHour: undefined }), "price-unknown");
+    assert.equal(r({ newNodeCostPerHour: undefined }), "ok");
+    assert.equal(r({ policy: { ...base().policy, maxCostPerHour: null }, warmCostPerHour: undefined }), "ok");
+  });
+
+  it("guesses the offering from the pool's nodes and capacity-type requirement", () => {
+    const spot = nodePool("g", {
+      requirements: [{ key: K.capacityTypeLabel, operator: "In", values: ["on-demand", "spot"] }],
+    });
+    assert.deepEqual(
+      likelyOffering(spot, [
+        node("a", "g", { instanceType: "c-2x" }),
+        node("b", "g", { instanceType: "c-2x" }),
+      ]),
+      {
+        instanceType: "c-2x",
+        capacityType: "spot",
+      },
+    );
+    assert.deepEqual(likelyOffering(nodePool("g", { requirements: [] }), []), { capacityType: "on-demand" });
+  });
+});

@@ -1,0 +1,44 @@
+// The labels and annotations through which the warmup controller keeps ALL of its state in
+// Kubernetes, so a restarted (or newly elected) controller resumes exactly where the last stopped.
+export const W = {
+  /** On warmup (pause) pods. */
+  warmupLabel: "wave.sh/warmup",
+  /** On pre-pull pods. */
+  prepullLabel: "wave.sh/prepull",
+  /** Pool a warmup / pre-pull pod works for. */
+  poolLabel: "wave.sh/nodepool",
+  /** Short hash of the pre-pulled image (label values cannot hold image references). */
+  imageHashLabel: "wave.sh/image-hash",
+  managedByLabel: "app.kubernetes.io/managed-by",
+  managedByValue: "wave",
+  /** RFC 3339 creation time, on warmup pods. */
+  createdAt: "wave.sh/created-at",
+  /** RFC 3339 time after which the warmup (or pre-pull) counts as a miss and is removed. */
+  deadline: "wave.sh/deadline",
+  /** Full image reference, on pre-pull pods. */
+  image: "wave.sh/image",
+  /**
+   * Set beside karpenter.sh/do-not-disrupt on Nodes/NodeClaims when Wave put it there; Wave only
+   * ever removes a do-not-disrupt it owns, never a user's.
+   */
+  doNotDisruptOwner: "wave.sh/do-not-disrupt-owner",
+  doNotDisruptOwnerValue: "warmup",
+  /** On the NodePool: when Wave last started a warmup for it (drives the cooldown across restarts). */
+  lastWarmupAt: "wave.sh/last-warmup-at",
+  priorityClassName: "wave-warmup",
+} as const;
+
+export const isWarmupPod = (p: { metadata: { labels?: Record<string, string> } }): boolean =>
+  p.metadata.labels?.[W.warmupLabel] === "true";
+export const isPrepullPod = (p: { metadata: { labels?: Record<string, string> } }): boolean =>
+  p.metadata.labels?.[W.prepullLabel] === "true";
+/** Pods Wave created itself; they never count as workload. */
+export const isWavePod = (p: { metadata: { labels?: Record<string, string> } }): boolean =>
+  isWarmupPod(p) || isPrepullPod(p);
+
+/** Parses an RFC 3339 annotation into epoch ms, or undefined when absent/garbled. */
+export function parseTime(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : t;
+}

@@ -1,0 +1,111 @@
+// Warmup figures for the dashboard: counters folded from controller events by a pure reducer,
+// plus gauges (warm nodes, their hourly cost) computed from current cluster state.
+import type { Node } from "../kube/objects.ts";
+import { K } from "../karpenter/types.ts";
+import type { PriceOf } from "./fit/limits.ts";
+import { warmCost } from "./fit/limits.ts";
+import { W } from "./labels.ts";
+
+export type MissReason = "ttl" | "node-gone" | "disabled" | "pool-deleted" | "invalid";
+
+export type WarmupEvent =
+  | { type: "created"; pool: string; at: number; pod: string }
+  | { type: "hit"; pool: string; at: number; node: string }
+  | { type: "miss"; pool: string; at: number; node?: string; reason: MissReason }
+  | { type: "prepull"; pool: string; at: number; node: string; image: string; outcome: "pulled" | "failed" };
+
+export interface PoolCounters {
+  created: number;
+  hits: number;
+  misses: number;
+  imagesPulled: number;
+  pullFailures: number;
+}
+
+export type WarmupCounters = Readonly<Record<string, PoolCounters>>;
+
+const ZERO: PoolCounters = { created: 0, hits: 0, misses: 0, imagesPulled: 0, pullFailures: 0 };
+
+export function reduceCounters(state: WarmupCounters, e: WarmupEvent): WarmupCounters {
+  const c = { ...(state[e.pool] ?? ZERO) };
+  switch (e.type) {
+    case "created":
+      c.created++;
+      break;
+    case "hit":
+      c.hits++;
+      break;
+    case "miss":
+      c.misses++;
+      break;
+    case "prepull":
+      if (e.outcome === "pulled") c.imagesPulled++;
+      else c.pullFailures++;
+      break;
+  }
+  return { ...state, [e.pool]: c };
+}
+
+/** How long a pod waits for capacity: a cold node launch vs an already-warm node. */
+export interface StartupEstimate {
+  coldStartSeconds: number;
+  warmStartSeconds: number;
+}
+
+export const DEFAULT_STARTUP: StartupEstimate = { coldStartSeconds: 90, warmStartSeconds: 5 };
+
+export interface PoolWarmupStats extends PoolCounters {
+  pool: string;
+  warmNodes: number;
+  /** Undefined when a warm node's price is unknown. */
+  warmCostPerHour: number | undefined;
+  hitRate: number | undefined;
+  /** hits × (cold start − warm start). */
+  timeSavedSeconds: number;
+}
+
+/** Nodes Wave is currently holding warm (its own do-not-disrupt annotation). */
+export function warmNodesOf(nodes: readonly Node[]): Map<string, Node[]> {
+  const out = new Map<string, Node[]>();
+  for (const n of nodes) {
+    if (n.metadata.annotations?.[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) continue;
+    const pool = n.metadata.labels?.[K.nodePoolLabel] ?? "";
+    out.set(pool, [...(out.get(pool) ?? []), n]);
+  }
+  return out;
+}
+
+export function warmupStats(
+  counters: WarmupCounters,
+  nodes: readonly Node[],
+  priceOf: PriceOf,
+  startup: (pool: string) => StartupEstimate = () => DEFAULT_STARTUP,
+): PoolWarmupStats[] {
+  const warm = warmNodesOf(nodes);
+  const pools = new Set([...Object.keys(counters), ...warm.keys()]);
+  return [...pools].sort().map((pool) => {
+    const c = counters[pool] ?? ZERO;
+    const nodesOfPool = warm.get(pool) ?? [];
+    const s = startup(pool);
+    const resolved = c.hits + c.misses;
+    return {
+      pool,
+      ...c,
+      warmNodes: nodesOfPool.length,
+      warmCostPerHour: warmCost(nodesOfPool, priceOf),
+      hitRate: resolved === 0 ? undefined : c.hits / resolved,
+      timeSavedSeconds: c.hits * Math.max(0, s.coldStartSeconds - s.warmStartSeconds),
+    };
+  });
+}
+
+/** A mutable holder around the reducer, handed to the controller as its event sink. */
+export class WarmupStatsRecorder {
+  #counters: WarmupCounters = {};
+  readonly record = (e: WarmupEvent): void => {
+    this.#counters = reduceCounters(this.#counters, e);
+  };
+  get counters(): WarmupCounters {
+    return this.#counters;
+  }
+}

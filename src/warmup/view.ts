@@ -1,0 +1,40 @@
+// What the warmup controller reads about the cluster. Core adapts its shared cluster state
+// (src/state) to this; `kubeWarmupView` reads straight from any KubeClient for standalone runs,
+// the rig and tests. Writes never go through here — only through KubeClient.
+import type { Node, Pod } from "../kube/objects.ts";
+import type { KubeClient } from "../kube/port.ts";
+import type { NodeClaim, NodePool } from "../karpenter/types.ts";
+
+export interface WarmupView {
+  nodePools(): Promise<readonly NodePool[]>;
+  nodes(): Promise<readonly Node[]>;
+  nodeClaims(): Promise<readonly NodeClaim[]>;
+  /** Every pod in the cluster: pending pods tie workload to pools before they have a node. */
+  pods(): Promise<readonly Pod[]>;
+}
+
+/** A view that lists from the apiserver on every call (fine for one reconcile per pool). */
+export function kubeWarmupView(client: KubeClient): WarmupView {
+  const all = async <T>(
+    list: (cont?: string) => Promise<{ items: T[]; continue?: string }>,
+  ): Promise<T[]> => {
+    const out: T[] = [];
+    let cont: string | undefined;
+    do {
+      const page = await list(cont);
+      out.push(...page.items);
+      cont = page.continue;
+    } while (cont !== undefined && cont !== "");
+    return out;
+  };
+  return {
+    nodePools: () =>
+      all((c) => client.list("NodePool", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
+    nodes: () =>
+      all((c) => client.list("Node", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
+    nodeClaims: () =>
+      all((c) => client.list("NodeClaim", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
+    pods: () =>
+      all((c) => client.list("Pod", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
+  };
+}
