@@ -93,8 +93,12 @@ function assertSameRows(actual: SeriesRow[], expected: SeriesRow[]): void {
   });
 }
 
-export function storeContract(name: string, makeHarness: () => Promise<StoreHarness>): void {
-  void describe(`Store contract: ${name}`, () => {
+export function storeContract(
+  name: string,
+  makeHarness: () => Promise<StoreHarness>,
+  opts: { skip?: string | undefined } = {},
+): void {
+  void describe(`Store contract: ${name}`, { skip: opts.skip ?? false }, () => {
     const withStore = async (
       fn: (store: Store, h: StoreHarness) => Promise<void>,
       retention?: RetentionPolicy,

@@ -49,6 +49,7 @@ export class PostgresDriver implements SqlDriver {
   readonly dialect = "postgres";
   readonly #pool: pg.Pool;
   readonly #names = new Map<string, string>();
+  #closing: Promise<void> | undefined;
 
   constructor(opts: Pick<PostgresOptions, "url" | "schema" | "maxConnections" | "log">) {
     this.#pool = new pg.Pool({
@@ -100,8 +101,11 @@ export class PostgresDriver implements SqlDriver {
     }
   }
 
+  /** Idempotent: a second close is a no-op. */
   async close(): Promise<void> {
-    await this.#pool.end();
+    if (this.#closing) return this.#closing;
+    this.#closing = this.#pool.end();
+    return this.#closing;
   }
 
   #query(sql: string, params: readonly SqlParam[] = []): pg.QueryConfig {
