@@ -1,0 +1,47 @@
+// What a price lookup answers, and the one interface every price source implements.
+import type { CapacityType } from "../karpenter/types.ts";
+
+/**
+ * Where a price came from, best first:
+ * - live: fetched from AWS (Pricing API / DescribeSpotPriceHistory) by this process;
+ * - static: the table shipped in src/pricing/data (dated; see its provenance);
+ * - kwok: the KWOK provider's own price, exact for the local rig;
+ * - estimate: derived (spot = factor × on-demand) because nothing better was available.
+ */
+export type PriceSource = "live" | "static" | "estimate" | "kwok";
+
+export interface PriceQuote {
+  usdPerHour: number;
+  source: PriceSource;
+  /** ISO 8601 date or time the price is as of (fetch time, table date, or the basis's date). */
+  asOf: string;
+}
+
+export interface PriceProvider {
+  /**
+   * The hourly price of one instance, or undefined when this provider does not know it.
+   * Synchronous on purpose: providers serve from memory (live ones refresh in the background),
+   * so figures stay pure functions over data plus a price lookup.
+   * `region` may be omitted when `zone` is an AWS zone name (the region is derived from it).
+   */
+  price(
+    instanceType: string,
+    capacityType: CapacityType,
+    zone?: string,
+    region?: string,
+  ): PriceQuote | undefined;
+}
+
+/** Hours in a month as AWS and the anchors (eks-node-viewer) count them. */
+export const HOURS_PER_MONTH = 730;
+
+const AWS_ZONE = /^([a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$/;
+
+/**
+ * The region of an AWS availability zone: "us-east-1a" → "us-east-1", local zones
+ * "us-west-2-lax-1a" → "us-west-2". Zone IDs ("use1-az1") and non-AWS zones give undefined.
+ */
+export function regionOfZone(zone: string | undefined): string | undefined {
+  if (!zone) return undefined;
+  return AWS_ZONE.exec(zone)?.[1];
+}
