@@ -135,6 +135,7 @@ export class WarmupController {
 
     // 1. Decide each warmup pod's fate.
     const live: Pod[] = [];
+    const ended = new Set<string>();
     for (const wp of own.filter(isWarmupPod)) {
       const created = parseTime(wp.metadata.annotations?.[W.createdAt]);
       const deadline = parseTime(wp.metadata.annotations?.[W.deadline]);
@@ -154,8 +155,10 @@ export class WarmupController {
       if (end !== undefined) {
         log.info("warmup ended", { pool, pod: wp.metadata.name, node: nodeName, outcome: end.kind });
         await this.#deletePod(wp);
-        if (node !== undefined) await this.#release(pool, node, claimOf(node.metadata.name ?? ""), end, now);
-        else this.#emit(end, pool, now, undefined);
+        if (node !== undefined) {
+          ended.add(node.metadata.name ?? "");
+          await this.#release(pool, node, claimOf(node.metadata.name ?? ""), end, now, true);
+        } else this.#emit(end, pool, now, undefined);
         continue;
       }
       live.push(wp);
@@ -209,19 +212,19 @@ export class WarmupController {
     //    releasing its node, or a warmup pod preempted by a real pod. Resolve it now.
     for (const node of nodes) {
       const name = node.metadata.name ?? "";
-      if (!ownsDoNotDisrupt(node) || node.metadata.labels?.[K.nodePoolLabel] !== pool || liveNodes.has(name))
-        continue;
+      if (!ownsDoNotDisrupt(node) || node.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
+      if (liveNodes.has(name) || ended.has(name)) continue;
       const since = parseTime(node.metadata.annotations?.[W.createdAt]) ?? 0;
       const hit = (podsOnNode.get(name) ?? []).some((p) => isRealPodSince(p, since));
       const deadline = parseTime(node.metadata.annotations?.[W.deadline]) ?? 0;
-      const end: End = hit ? { kind: "hit" } : { kind: "miss", reason: now >= deadline ? "ttl" : "invalid" };
+      const end: End = hit ? { kind: "hit" } : { kind: "miss", reason: now >= deadline ? "ttl" : "lost" };
       log.info("released orphaned warm node", { pool, node: name, outcome: end.kind });
-      await this.#release(pool, node, claimOf(name), end, now);
+      await this.#release(pool, node, claimOf(name), end, now, false);
     }
     for (const claim of claims) {
       const nodeName = claim.status?.nodeName ?? "";
       if (!ownsDoNotDisrupt(claim) || claim.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
-      if (liveNodes.has(nodeName) || nodesByName.has(nodeName)) continue; // handled with its node
+      if (liveNodes.has(nodeName) || ended.has(nodeName) || nodesByName.has(nodeName)) continue; // with its node
       await this.#unprotect("NodeClaim", claim);
     }
 
@@ -413,8 +416,8 @@ export class WarmupController {
   }
 
   /** Removes Wave's do-not-disrupt (and its bookkeeping); a user's annotation is never touched. */
-  async #unprotect(kind: "Node" | "NodeClaim", obj: Node | NodeClaim): Promise<void> {
-    await this.#annotate(kind, obj, (a) => {
+  async #unprotect(kind: "Node" | "NodeClaim", obj: Node | NodeClaim): Promise<boolean> {
+    return this.#annotate(kind, obj, (a) => {
       if (a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) return undefined;
       const remove: Record<string, null> = {
         [K.doNotDisrupt]: null,
@@ -436,25 +439,25 @@ export class WarmupController {
     kind: "Node" | "NodeClaim",
     obj: Node | NodeClaim,
     change: (a: Record<string, string>) => Record<string, string | null> | undefined,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { client } = this.#o;
     const name = obj.metadata.name ?? "";
     let cur: Node | NodeClaim = obj;
     for (let attempt = 0; ; attempt++) {
       const patch = change(cur.metadata.annotations ?? {});
-      if (patch === undefined) return;
+      if (patch === undefined) return false;
       try {
         await client.patch(kind, name, {
           metadata: { resourceVersion: cur.metadata.resourceVersion, annotations: patch },
         });
-        return;
+        return true;
       } catch (err) {
-        if (isNotFound(err)) return;
+        if (isNotFound(err)) return false;
         if (!isConflict(err) || attempt > 0) throw err;
         try {
           cur = await client.get(kind, name);
         } catch (e) {
-          if (isNotFound(e)) return;
+          if (isNotFound(e)) return false;
           throw e;
         }
       }
@@ -468,6 +471,8 @@ export class WarmupController {
     claim: NodeClaim | undefined,
     end: End,
     now: number,
+    /** Report even if the node carried no protection (the warmup pod's end is the transition). */
+    always: boolean,
   ): Promise<void> {
     const name = node.metadata.name ?? "";
     const pulls = (
@@ -477,9 +482,10 @@ export class WarmupController {
       })
     ).items;
     for (const p of pulls.filter((p) => p.spec.nodeName === name)) await this.#deletePod(p);
-    await this.#unprotect("Node", node);
+    const released = await this.#unprotect("Node", node);
     if (claim !== undefined) await this.#unprotect("NodeClaim", claim);
-    this.#emit(end, pool, now, name);
+    // Reported once: after the protection is gone, the orphan pass no longer sees this node.
+    if (always || released) this.#emit(end, pool, now, name);
   }
 
   #emit(end: End, pool: string, now: number, node: string | undefined): void {

@@ -6,7 +6,12 @@ import type { PriceOf } from "./fit/limits.ts";
 import { warmCost } from "./fit/limits.ts";
 import { W } from "./labels.ts";
 
-export type MissReason = "ttl" | "node-gone" | "disabled" | "pool-deleted" | "invalid";
+/**
+ * ttl: nobody came in time; node-gone: the warm node disappeared; disabled / pool-deleted: policy
+ * or pool went away; invalid: Wave's annotations were unreadable; lost: the warmup pod vanished
+ * (deleted by someone) with no real pod on the node.
+ */
+export type MissReason = "ttl" | "node-gone" | "disabled" | "pool-deleted" | "invalid" | "lost";
 
 export type WarmupEvent =
   | { type: "created"; pool: string; at: number; pod: string }

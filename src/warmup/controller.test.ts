@@ -1,0 +1,330 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { FakeClock } from "../shared/clock.ts";
+import { K } from "../karpenter/types.ts";
+import type { Pod } from "../kube/objects.ts";
+import { WarmupController } from "./controller.ts";
+import { W, isPrepullPod, isWarmupPod } from "./labels.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "./policy.ts";
+import type { WarmupEvent } from "./stats.ts";
+import { FakeKube } from "./testing/fakekube.ts";
+import { iso, node, nodeClaim, nodePool, pod, T0 } from "./testing/fixtures.ts";
+import { kubeWarmupView } from "./view.ts";
+
+const NS = "wave";
+
+function setup(policy: Partial<WarmupPolicy> = {}) {
+  const clock = new FakeClock(T0);
+  const kube = new FakeKube(() => clock.now());
+  const events: WarmupEvent[] = [];
+  const pol: WarmupPolicy = { ...DEFAULT_POLICY, enabled: true, prePull: false, ...policy };
+  const controller = (): WarmupController =>
+    new WarmupController({
+      client: kube,
+      view: kubeWarmupView(kube),
+      clock,
+      namespace: NS,
+      policyOf: () => pol,
+      priceOf: () => 0.1,
+      onEvent: (e) => events.push(e),
+    });
+  kube.seed("NodePool", nodePool("general"));
+  // One full node: a 3-CPU pod on a 4-CPU node leaves no room for another.
+  kube.seed("Node", node("n1", "general", { cpu: "4", memory: "16Gi" }));
+  kube.seed("Pod", pod("big", { cpu: "3", memory: "4Gi", node: "n1", image: "example.com/big:1" }));
+  return { clock, kube, events, controller };
+}
+
+const warmups = (kube: FakeKube): Pod[] => kube.all("Pod").filter(isWarmupPod);
+const pulls = (kube: FakeKube): Pod[] => kube.all("Pod").filter(isPrepullPod);
+
+/** What Karpenter + the scheduler do for a pending warmup pod: a node, its NodeClaim, binding. */
+async function launchFor(kube: FakeKube, wp: Pod, nodeName: string, images: string[] = []): Promise<void> {
+  kube.seed("Node", node(nodeName, "general", { cpu: "4", memory: "16Gi", images }));
+  kube.seed("NodeClaim", nodeClaim(`claim-${nodeName}`, "general", nodeName));
+  await kube.patch(
+    "Pod",
+    wp.metadata.name ?? "",
+    { spec: { nodeName }, status: { phase: "Running" } },
+    { namespace: NS },
+  );
+}
+
+describe("WarmupController", () => {
+  it("creates a warmup pod when no Ready node fits the largest pod, and only one", async () => {
+    const { kube, events, controller } = setup();
+    const c = controller();
+    await c.start();
+    const [wp, ...rest] = warmups(kube);
+    assert.ok(wp);
+    assert.equal(rest.length, 0);
+    assert.equal(wp.metadata.namespace, NS);
+    assert.equal(wp.metadata.labels?.[W.poolLabel], "general");
+    assert.equal(wp.spec.priorityClassName, W.priorityClassName);
+    assert.equal(wp.spec.nodeSelector?.[K.nodePoolLabel], "general");
+    assert.deepEqual(wp.spec.containers[0]?.resources?.requests, {
+      cpu: "3000m",
+      memory: String(4 * 2 ** 30),
+    });
+    assert.equal(wp.metadata.annotations?.[W.deadline], iso(T0 + 600_000));
+    const pc = await kube.get("PriorityClass", W.priorityClassName);
+    assert.equal(pc.value, -10);
+    assert.equal(pc.preemptionPolicy, "Never");
+    assert.equal((await kube.get("NodePool", "general")).metadata.annotations?.[W.lastWarmupAt], iso(T0));
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created"],
+    );
+    // Pending warmup: a second reconcile must not start another.
+    const r = await c.reconcile("general");
+    assert.equal(warmups(kube).length, 1);
+    assert.equal(r.requeueAfter, 5_000);
+  });
+
+  it("creates nothing when a node has room", async () => {
+    const { kube, controller } = setup();
+    kube.seed("Node", node("n2", "general", { cpu: "8", memory: "32Gi" }));
+    await controller().start();
+    assert.equal(warmups(kube).length, 0);
+  });
+
+  it("creates nothing while the policy is disabled", async () => {
+    const { kube, controller } = setup({ enabled: false });
+    await controller().start();
+    assert.equal(warmups(kube).length, 0);
+  });
+
+  it("protects the warm node until a real pod lands (hit), then cleans up", async () => {
+    const { clock, kube, events, controller } = setup();
+    const c = controller();
+    await c.start();
+    const [wp] = warmups(kube);
+    assert.ok(wp);
+    await clock.advance(60_000);
+    await launchFor(kube, wp, "w1");
+    const r = await c.reconcile("general");
+    for (const kind of ["Node", "NodeClaim"] as const) {
+      const a = (await kube.get(kind, kind === "Node" ? "w1" : "claim-w1")).metadata.annotations ?? {};
+      assert.equal(a[K.doNotDisrupt], "true", kind);
+      assert.equal(a[W.doNotDisruptOwner], "warmup", kind);
+    }
+    // Next wake-up is no later than the TTL deadline.
+    assert.ok(r.requeueAfter <= 540_000);
+    // A DaemonSet pod is not a hit.
+    kube.seed("Pod", pod("ds", { cpu: "100m", node: "w1", daemonSet: true, created: clock.now() }));
+    await c.reconcile("general");
+    assert.equal(warmups(kube).length, 1);
+    // A real pod lands on the warm node.
+    await clock.advance(30_000);
+    kube.seed("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w1", created: clock.now() }));
+    await c.reconcile("general");
+    assert.equal(warmups(kube).length, 0);
+    for (const kind of ["Node", "NodeClaim"] as const) {
+      const o = await kube.get(kind, kind === "Node" ? "w1" : "claim-w1");
+      assert.equal(o.metadata.annotations?.[K.doNotDisrupt], undefined, kind);
+      assert.equal(o.metadata.annotations?.[W.doNotDisruptOwner], undefined, kind);
+    }
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created", "hit"],
+    );
+    // Both nodes are full again, but the cooldown holds the next warmup back.
+    await c.reconcile("general");
+    assert.equal(warmups(kube).length, 0);
+  });
+
+  it("ends a warmup nobody used at the TTL (miss) the same way", async () => {
+    const { clock, kube, events, controller } = setup();
+    const c = controller();
+    await c.start();
+    const [wp] = warmups(kube);
+    assert.ok(wp);
+    await launchFor(kube, wp, "w1");
+    await c.reconcile("general");
+    await clock.advance(599_000);
+    await c.reconcile("general");
+    assert.equal(warmups(kube).length, 1);
+    await clock.advance(1_000);
+    await c.reconcile("general");
+    assert.equal(warmups(kube).length, 0);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.deepEqual(events.at(-1), {
+      type: "miss",
+      pool: "general",
+      at: T0 + 600_000,
+      reason: "ttl",
+      node: "w1",
+    });
+  });
+
+  it("never touches a do-not-disrupt the user set", async () => {
+    const { clock, kube, controller } = setup();
+    const c = controller();
+    await c.start();
+    const [wp] = warmups(kube);
+    assert.ok(wp);
+    await launchFor(kube, wp, "w1");
+    await kube.patch("Node", "w1", { metadata: { annotations: { [K.doNotDisrupt]: "true" } } });
+    await c.reconcile("general");
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptOwner], undefined);
+    await clock.advance(600_000);
+    await c.reconcile("general");
+    assert.equal(warmups(kube).length, 0);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], "true");
+  });
+
+  it("resumes after a restart mid-warmup: adopts, leaves no orphans, still enforces the TTL", async () => {
+    const { clock, kube, events, controller } = setup();
+    const first = controller();
+    await first.start();
+    const [wp] = warmups(kube);
+    assert.ok(wp);
+    await launchFor(kube, wp, "w1");
+    await first.reconcile("general");
+    // Leftovers of a pool that no longer exists.
+    kube.seed("Pod", {
+      ...pod("stale", { namespace: NS }),
+      metadata: {
+        name: "stale",
+        namespace: NS,
+        labels: { [W.warmupLabel]: "true", [W.poolLabel]: "gone" },
+        annotations: { [W.createdAt]: iso(T0), [W.deadline]: iso(T0 + 600_000) },
+      },
+    });
+    await clock.advance(120_000);
+    // The first instance dies; a new one starts over the same store.
+    const second = controller();
+    const before = kube.calls.length;
+    await second.start();
+    const writes = kube.calls.slice(before).filter((x) => x.op !== "replace");
+    assert.deepEqual(
+      writes.map((x) => `${x.op} ${x.kind} ${x.name}`),
+      ["delete Pod stale"],
+    );
+    assert.deepEqual(
+      warmups(kube).map((p) => p.metadata.name),
+      [wp.metadata.name],
+    );
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptOwner], "warmup");
+    await clock.advance(480_000);
+    await second.reconcile("general");
+    assert.equal(warmups(kube).length, 0);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created", "miss", "miss"],
+    );
+  });
+
+  it("resolves a warm node whose warmup pod vanished (preempted) as a hit", async () => {
+    const { clock, kube, events, controller } = setup();
+    const c = controller();
+    await c.start();
+    const [wp] = warmups(kube);
+    assert.ok(wp);
+    await launchFor(kube, wp, "w1");
+    await c.reconcile("general");
+    // The scheduler preempts the warmup pod for a real one; Wave was down meanwhile.
+    await clock.advance(10_000);
+    await kube.delete("Pod", wp.metadata.name ?? "", { namespace: NS });
+    kube.seed("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
+    await controller().start();
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created", "hit"],
+    );
+  });
+
+  it("pre-pulls the pool's missing images onto the warm node, all at once", async () => {
+    const { kube, events, controller } = setup({ prePull: true });
+    // Another workload of the pool, pending, with an init container image.
+    kube.seed(
+      "Pod",
+      pod("web", {
+        cpu: "100m",
+        nodeSelector: { [K.nodePoolLabel]: "general" },
+        image: "example.com/web:2",
+        initImage: "example.com/migrate:2",
+      }),
+    );
+    // A pod of another pool must not contribute images.
+    kube.seed("NodePool", nodePool("other", { labels: { team: "x" } }));
+    kube.seed("Pod", pod("x", { nodeSelector: { team: "x" }, image: "example.com/other:1" }));
+    const c = controller();
+    await c.start();
+    const [wp] = warmups(kube);
+    assert.ok(wp);
+    // The node already has the web image.
+    await launchFor(kube, wp, "w1", ["example.com/web:2"]);
+    let inFlight = 0;
+    let maxInFlight = 0;
+    kube.createGate = async () => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+    };
+    await c.reconcile("general");
+    const created = pulls(kube);
+    assert.deepEqual(created.map((p) => p.metadata.annotations?.[W.image]).sort(), [
+      "example.com/big:1",
+      "example.com/migrate:2",
+    ]);
+    assert.equal(maxInFlight, 2, "pull pods are created concurrently");
+    for (const p of created) {
+      assert.equal(p.spec.nodeName, "w1");
+      assert.equal(p.metadata.namespace, NS);
+      assert.equal(p.metadata.labels?.[W.prepullLabel], "true");
+      assert.deepEqual(p.spec.containers[0]?.command, ["/bin/sh", "-c", "true"]);
+    }
+    // Still running: nothing new. Then one succeeds and one fails to start (no shell).
+    await c.reconcile("general");
+    assert.equal(pulls(kube).length, 2);
+    const [a, b] = created;
+    assert.ok(a && b);
+    await kube.patch("Pod", a.metadata.name ?? "", { status: { phase: "Succeeded" } }, { namespace: NS });
+    await kube.patch(
+      "Pod",
+      b.metadata.name ?? "",
+      {
+        status: {
+          phase: "Failed",
+          containerStatuses: [
+            { name: "pull", state: { terminated: { reason: "StartError", exitCode: 128 } } },
+          ],
+        },
+      },
+      { namespace: NS },
+    );
+    await c.reconcile("general");
+    assert.equal(pulls(kube).length, 0);
+    // Recorded on the node, so KWOK-like nodes without image lists are not pulled again.
+    await c.reconcile("general");
+    assert.equal(pulls(kube).length, 0);
+    assert.deepEqual(
+      events.flatMap((e) => (e.type === "prepull" ? [e.outcome] : [])),
+      ["pulled", "pulled"],
+    );
+  });
+
+  it("removes pull pods past their deadline and when the warmup ends", async () => {
+    const { clock, kube, controller } = setup({ prePull: true, prePullDeadlineSeconds: 60 });
+    const c = controller();
+    await c.start();
+    const [wp] = warmups(kube);
+    assert.ok(wp);
+    await launchFor(kube, wp, "w1");
+    await c.reconcile("general");
+    assert.equal(pulls(kube).length, 1);
+    await clock.advance(60_000);
+    await c.reconcile("general");
+    assert.equal(pulls(kube).length, 0);
+    assert.ok((await kube.get("Node", "w1")).metadata.annotations?.["wave.sh/prepulled"]);
+    await clock.advance(600_000);
+    await c.reconcile("general");
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.["wave.sh/prepulled"], undefined);
+  });
+});
