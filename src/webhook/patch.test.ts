@@ -12,6 +12,10 @@ import { applyJsonPatch } from "./jsonpatch.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
 import { fixturePod } from "./test-helpers.ts";
 
+const lbl = (p: Pod): Record<string, string> => p.metadata.labels ?? {};
+const ann = (p: Pod): Record<string, string> => p.metadata.annotations ?? {};
+const na = (p: Pod) => p.spec.affinity?.nodeAffinity ?? {};
+
 const onDemand = { capacity: "on-demand", slot: "tok1", ledger: "led1" } as const;
 const spot = { capacity: "spot", slot: "tok2", ledger: "led1" } as const;
 const req = (v: string) => ({ key: CAPACITY_TYPE_KEY, operator: "In", values: [v] });
@@ -29,11 +33,11 @@ describe("buildPatch on a Deployment pod with generateName only", () => {
         },
       },
     });
-    assert.equal(out.metadata.labels?.[ASSIGNMENT_LABEL], "on-demand");
-    assert.equal(out.metadata.labels?.[SLOT_LABEL], "tok1");
-    assert.equal(out.metadata.labels?.[LEDGER_LABEL], "led1");
-    assert.equal(out.metadata.labels?.app, "web", "user labels kept");
-    assert.equal(out.metadata.annotations?.[DELETION_COST_ANNOTATION], "10000");
+    assert.equal(lbl(out)[ASSIGNMENT_LABEL], "on-demand");
+    assert.equal(lbl(out)[SLOT_LABEL], "tok1");
+    assert.equal(lbl(out)[LEDGER_LABEL], "led1");
+    assert.equal(lbl(out).app, "web", "user labels kept");
+    assert.equal(ann(out)[DELETION_COST_ANNOTATION], "10000");
     assert.equal(out.metadata.generateName, "web-7d9c8b6f5d-");
     assert.equal(out.metadata.name, undefined);
     // Label keys contain "/": escaped as ~1 in the JSON pointer.
@@ -49,8 +53,8 @@ describe("buildPatch on a Deployment pod with generateName only", () => {
         ],
       },
     });
-    assert.equal(out.metadata.annotations?.[DELETION_COST_ANNOTATION], undefined);
-    assert.equal(out.metadata.labels?.[ASSIGNMENT_LABEL], "spot");
+    assert.equal(ann(out)[DELETION_COST_ANNOTATION], undefined);
+    assert.equal(lbl(out)[ASSIGNMENT_LABEL], "spot");
   });
 
   it("requires spot under Require", () => {
@@ -75,14 +79,14 @@ describe("buildPatch on a Deployment pod with generateName only", () => {
     const p = structuredClone(pod);
     p.metadata.annotations = { [DELETION_COST_ANNOTATION]: "-5" };
     const out = applyJsonPatch(p, buildPatch(p, onDemand, "Prefer"));
-    assert.equal(out.metadata.annotations?.[DELETION_COST_ANNOTATION], "-5");
+    assert.equal(ann(out)[DELETION_COST_ANNOTATION], "-5");
   });
 
   it("adds no labels for an uncounted fallback placement", () => {
     const out = applyJsonPatch(pod, buildPatch(pod, { capacity: "spot" }, "Prefer", { note: "why" }));
-    assert.equal(out.metadata.labels?.[ASSIGNMENT_LABEL], undefined);
-    assert.equal(out.metadata.labels?.[SLOT_LABEL], undefined);
-    assert.equal(out.metadata.annotations?.["wave.sh/spot-placement-note"], "why");
+    assert.equal(lbl(out)[ASSIGNMENT_LABEL], undefined);
+    assert.equal(lbl(out)[SLOT_LABEL], undefined);
+    assert.equal(ann(out)["wave.sh/spot-placement-note"], "why");
   });
 });
 
@@ -149,12 +153,12 @@ describe("buildPatch on a pod with existing affinity", () => {
     a.spec.affinity = { podAntiAffinity: { x: 1 } };
     const outA = applyJsonPatch(a, buildPatch(a, onDemand, "Prefer"));
     assert.deepEqual(outA.spec.affinity?.podAntiAffinity, { x: 1 });
-    assert.ok(outA.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution);
+    assert.ok(na(outA).requiredDuringSchedulingIgnoredDuringExecution);
     const b: Pod = structuredClone(base);
     b.spec.affinity = { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } };
     const outB = applyJsonPatch(b, buildPatch(b, onDemand, "Prefer"));
-    assert.deepEqual(outB.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution, []);
-    assert.ok(outB.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution);
+    assert.deepEqual(na(outB).preferredDuringSchedulingIgnoredDuringExecution, []);
+    assert.ok(na(outB).requiredDuringSchedulingIgnoredDuringExecution);
     const c: Pod = structuredClone(base);
     c.spec.affinity = {
       nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
@@ -187,6 +191,6 @@ describe("capacityConstraintOf", () => {
       { ...out, metadata: { ...out.metadata, annotations: undefined } },
       { ...pod, metadata: { ...pod.metadata, annotations: undefined } },
     );
-    assert.equal(out.metadata.annotations?.["wave.sh/spot-placement-note"], "left alone");
+    assert.equal(ann(out)["wave.sh/spot-placement-note"], "left alone");
   });
 });

@@ -1,5 +1,7 @@
 // Shared by the webhook's tests, fuzzer and benchmark: fixtures and a seeded PRNG.
 import { readFileSync } from "node:fs";
+import { request, type Agent } from "node:https";
+import type { TLSSocket } from "node:tls";
 import type { AdmissionReviewRequest } from "./admission.ts";
 import type { Pod } from "../kube/objects.ts";
 
@@ -55,4 +57,42 @@ function loadFixtureCached(name: FixtureName): AdmissionReviewRequest {
     cache.set(name, r);
   }
   return r;
+}
+
+/** POSTs a body over HTTPS (trusting `ca`) and returns status + parsed-or-raw body. */
+export function httpsRequest(
+  agent: Agent,
+  port: number,
+  body: string | Buffer,
+  opts: { path?: string; method?: string } = {},
+): Promise<{ status: number; body: string; cert?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        agent,
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        path: opts.path ?? "/mutate",
+        method: opts.method ?? "POST",
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        // Read the peer certificate now: a keep-alive agent takes the socket back at "end".
+        const serial = (res.socket as TLSSocket | null)?.getPeerCertificate().serialNumber;
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString("utf8"),
+            cert: serial,
+          });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
 }

@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { FakeClock } from "../shared/clock.ts";
+import { parsePolicySet, PolicyIndex, PolicyValidationError } from "./policy.ts";
+import { InMemoryPolicySource, PullPolicySource } from "./policy-source.ts";
+import { resolveWorkload } from "./workload.ts";
+import { fixturePod } from "./test-helpers.ts";
+
+const web = {
+  workload: { namespace: "shop", kind: "Deployment", name: "web" },
+  threshold: 2,
+  strategy: "Prefer",
+};
+const set = (policies: unknown[], revision = "1") => ({
+  apiVersion: "wave.sh/v1alpha1",
+  kind: "SpotPolicySet",
+  revision,
+  policies,
+});
+
+describe("parsePolicySet", () => {
+  it("accepts a valid set and indexes it", () => {
+    const parsed = parsePolicySet(
+      set([web, { ...web, workload: { ...web.workload, name: "api" }, percentAboveBase: 50 }]),
+    );
+    const idx = new PolicyIndex(parsed);
+    assert.equal(idx.size, 2);
+    assert.equal(idx.get({ namespace: "shop", kind: "Deployment", name: "api" })?.percentAboveBase, 50);
+    assert.equal(idx.get({ namespace: "shop", kind: "StatefulSet", name: "api" }), undefined);
+  });
+
+  it("lists every problem", () => {
+    try {
+      parsePolicySet({
+        apiVersion: "v1",
+        kind: "SpotPolicySet",
+        policies: [
+          {
+            workload: { namespace: "Shop", kind: "Job", name: "" },
+            threshold: -1,
+            strategy: "Maybe",
+            percentAboveBase: 101,
+            extra: 1,
+          },
+          web,
+          web,
+        ],
+      });
+      assert.fail("expected an error");
+    } catch (err) {
+      assert.ok(err instanceof PolicyValidationError);
+      const all = err.problems.join("\n");
+      for (const p of [
+        "apiVersion",
+        "namespace",
+        "kind: must be one of",
+        "name",
+        "threshold",
+        "strategy",
+        "percentAboveBase",
+        "extra: unknown field",
+        "duplicate policy",
+      ])
+        assert.ok(all.includes(p), `missing problem ${p} in\n${all}`);
+    }
+    assert.throws(() => parsePolicySet(null), /must be a JSON object/);
+    assert.throws(() => parsePolicySet(set("x" as unknown as unknown[])), /policies: must be an array/);
+  });
+});
+
+describe("resolveWorkload", () => {
+  it("strips the pod-template-hash suffix to find the Deployment, then tries the ReplicaSet", () => {
+    assert.deepEqual(resolveWorkload(fixturePod("deployment-pod-generatename"), "shop"), {
+      managed: true,
+      candidates: [
+        { namespace: "shop", kind: "Deployment", name: "web" },
+        { namespace: "shop", kind: "ReplicaSet", name: "web-7d9c8b6f5d" },
+      ],
+    });
+  });
+
+  it("treats a ReplicaSet without the hash as bare, and ignores Jobs and bare pods", () => {
+    const pod = fixturePod("deployment-pod-generatename");
+    delete pod.metadata.labels?.["pod-template-hash"];
+    assert.deepEqual(resolveWorkload(pod, "shop"), {
+      managed: true,
+      candidates: [{ namespace: "shop", kind: "ReplicaSet", name: "web-7d9c8b6f5d" }],
+    });
+    assert.equal(resolveWorkload(fixturePod("job-pod"), "shop").managed, false);
+    const bare = fixturePod("deployment-pod-generatename");
+    bare.metadata.ownerReferences = [];
+    assert.equal(resolveWorkload(bare, "shop").managed, false);
+  });
+});
+
+describe("policy sources", () => {
+  it("in-memory: a bad push throws and the old set stays in force", () => {
+    const src = new InMemoryPolicySource();
+    src.set(set([web], "7"));
+    assert.throws(() => src.set(set([{ ...web, threshold: "x" }], "8")), PolicyValidationError);
+    assert.equal(src.revision, "7");
+    assert.equal(src.lookup(web.workload as never)?.threshold, 2);
+  });
+
+  it("file pull: keeps serving the last good set when the file breaks, picks up fixes", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wave-pol-"));
+    const file = join(dir, "policies.json");
+    await writeFile(file, JSON.stringify(set([web], "1")));
+    const clock = new FakeClock();
+    const src = PullPolicySource.fromFile(file, { clock, intervalMs: 1000 });
+    assert.equal(await src.start(), true);
+    assert.equal(src.revision, "1");
+    await writeFile(file, "{ not json");
+    await clock.advance(1000);
+    assert.match(src.lastError ?? "", /not valid JSON/);
+    assert.equal(src.lookup(web.workload as never)?.threshold, 2);
+    await writeFile(file, JSON.stringify(set([{ ...web, threshold: 5 }], "2")));
+    assert.equal(await src.refresh(), true);
+    assert.equal(src.lookup(web.workload as never)?.threshold, 5);
+    await src.stop();
+  });
+
+  it("HTTP pull: non-2xx and network errors keep the last set", async () => {
+    const { createServer } = await import("node:http");
+    let body = JSON.stringify(set([web], "1"));
+    let status = 200;
+    const server = createServer((_req, res) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as { port: number }).port;
+    const src = PullPolicySource.fromUrl(`http://127.0.0.1:${port}/api/v1/spot-policies`, {
+      clock: new FakeClock(),
+    });
+    try {
+      assert.equal(await src.refresh(), true);
+      status = 503;
+      body = "down";
+      assert.equal(await src.refresh(), false);
+      assert.match(src.lastError ?? "", /HTTP 503/);
+      assert.equal(src.revision, "1");
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});

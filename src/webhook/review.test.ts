@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { MemoryKube } from "../kube/memory/memory.ts";
+import type { Pod } from "../kube/objects.ts";
+import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
+import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
+import { SlotAllocator, type Allocator } from "./allocator.ts";
+import { ASSIGNMENT_LABEL, CAPACITY_TYPE_KEY, NOTE_ANNOTATION, SLOT_LABEL } from "./constants.ts";
+import { applyJsonPatch } from "./jsonpatch.ts";
+import { InMemoryPolicySource } from "./policy-source.ts";
+import { decide, review, type ReviewDeps } from "./review.ts";
+import { loadFixture, reviewFor } from "./test-helpers.ts";
+
+const policies = new InMemoryPolicySource({
+  apiVersion: "wave.sh/v1alpha1",
+  kind: "SpotPolicySet",
+  policies: [
+    { workload: { namespace: "shop", kind: "Deployment", name: "web" }, threshold: 1, strategy: "Prefer" },
+    { workload: { namespace: "shop", kind: "StatefulSet", name: "db" }, threshold: 3, strategy: "Require" },
+    { workload: { namespace: "shop", kind: "Deployment", name: "api" }, threshold: 0, strategy: "Require" },
+    {
+      workload: { namespace: "shop", kind: "Deployment", name: "checkout" },
+      threshold: 2,
+      strategy: "Prefer",
+    },
+  ],
+});
+
+function deps(over: Partial<ReviewDeps> = {}): ReviewDeps & { clock: FakeClock } {
+  const clock = new FakeClock();
+  const allocator = new SlotAllocator({ kube: new MemoryKube({ clock }), namespace: "wave", clock });
+  return { policies, allocator, clock, ...over } as ReviewDeps & { clock: FakeClock };
+}
+
+function patchOf(res: AdmissionReviewResponse): JsonPatchOp[] {
+  assert.equal(res.response.allowed, true);
+  if (res.response.patch === undefined) return [];
+  assert.equal(res.response.patchType, "JSONPatch");
+  return JSON.parse(Buffer.from(res.response.patch, "base64").toString("utf8")) as JsonPatchOp[];
+}
+
+const patched = (r: ReturnType<typeof loadFixture>, res: AdmissionReviewResponse): Pod =>
+  applyJsonPatch(r.request.object as Pod, patchOf(res));
+
+describe("decide", () => {
+  const lookup = (ref: Parameters<typeof policies.lookup>[0]) => policies.lookup(ref);
+  it("resolves Deployment and StatefulSet pods to their policy", () => {
+    const d = decide(loadFixture("deployment-pod-generatename").request, lookup);
+    assert.deepEqual(d.action === "assign" && d.workload, {
+      namespace: "shop",
+      kind: "Deployment",
+      name: "web",
+    });
+    const s = decide(loadFixture("statefulset-pod").request, lookup);
+    assert.deepEqual(s.action === "assign" && s.workload, {
+      namespace: "shop",
+      kind: "StatefulSet",
+      name: "db",
+    });
+  });
+
+  it("allows Jobs, unknown operations and kinds unchanged", () => {
+    assert.equal(decide(loadFixture("job-pod").request, lookup).action, "allow");
+    const upd = loadFixture("deployment-pod-generatename").request;
+    upd.operation = "UPDATE";
+    assert.equal(decide(upd, lookup).action, "allow");
+    const binding = loadFixture("deployment-pod-generatename").request;
+    binding.subResource = "binding";
+    assert.equal(decide(binding, lookup).action, "allow");
+    const cm = loadFixture("deployment-pod-generatename").request;
+    cm.kind = { group: "", version: "v1", kind: "ConfigMap" };
+    assert.equal(decide(cm, lookup).action, "allow");
+  });
+
+  it("allows pods of workloads without a policy", () => {
+    const r = loadFixture("deployment-pod-generatename").request;
+    r.namespace = "other";
+    assert.deepEqual(decide(r, lookup), { action: "allow", reason: "no spot policy for the workload" });
+  });
+});
+
+describe("review", () => {
+  it("assigns the first N pods on-demand and the rest spot-preferred", async () => {
+    const d = deps();
+    const caps: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = reviewFor("deployment-pod-generatename", i);
+      const res = await review(r.request, d);
+      assert.equal(res.response.uid, r.request.uid);
+      const pod = patched(r, res);
+      caps.push(pod.metadata.labels?.[ASSIGNMENT_LABEL] ?? "none");
+    }
+    assert.deepEqual(caps, ["on-demand", "spot", "spot"]);
+  });
+
+  it("leaves a pod that constrains capacity type itself, with a warning and an annotation", async () => {
+    const r = loadFixture("capacity-constrained");
+    const res = await review(r.request, deps());
+    const pod = patched(r, res);
+    assert.deepEqual(pod.spec, (r.request.object as Pod).spec);
+    assert.match(
+      pod.metadata.annotations?.[NOTE_ANNOTATION] ?? "",
+      /already constrains karpenter\.sh\/capacity-type \(nodeSelector\)/,
+    );
+    assert.equal(pod.metadata.labels?.[ASSIGNMENT_LABEL], undefined);
+    assert.equal(res.response.warnings?.length, 1);
+  });
+
+  it("re-asserts a reinvoked pod's slot without taking a new one", async () => {
+    const d = deps();
+    const r = reviewFor("statefulset-pod", 1);
+    const first = patched(r, await review(r.request, d));
+    const again = reviewFor("statefulset-pod", 2, (x) => (x.request.object = first));
+    const res = await review(again.request, d);
+    assert.deepEqual(patchOf(res), []);
+    assert.equal(first.metadata.labels?.[SLOT_LABEL] !== undefined, true);
+  });
+
+  it("admits with the fallback when the ledger misses the deadline", async () => {
+    const never: Allocator = { allocate: () => new Promise(() => undefined) };
+    const d = deps({ allocator: never, deadlineMs: 800 });
+    const r = loadFixture("deployment-pod-generatename");
+    const pending = review(r.request, d);
+    await flushMicrotasks();
+    await d.clock.advance(800);
+    const res = await pending;
+    const pod = patched(r, res);
+    assert.equal(pod.spec.affinity, undefined, "unchanged by default");
+    assert.match(
+      pod.metadata.annotations?.[NOTE_ANNOTATION] ?? "",
+      /not placed by Wave: spot ledger not reached within 800 ms/,
+    );
+    assert.equal(res.response.warnings?.length, 1);
+  });
+
+  it("spot-preferred fallback adds only a preference and no slot labels", async () => {
+    const failing: Allocator = { allocate: () => Promise.reject(new Error("boom")) };
+    const r = loadFixture("deployment-pod-generatename");
+    const pod = patched(r, await review(r.request, deps({ allocator: failing, fallback: "spot-preferred" })));
+    assert.equal(
+      pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference
+        .matchExpressions?.[0]?.key,
+      CAPACITY_TYPE_KEY,
+    );
+    assert.equal(pod.metadata.labels?.[SLOT_LABEL], undefined);
+  });
+
+  it("a dry-run answer takes no slot", async () => {
+    const d = deps();
+    const dry = reviewFor("deployment-pod-generatename", 1, (x) => (x.request.dryRun = true));
+    assert.equal(patched(dry, await review(dry.request, d)).metadata.labels?.[ASSIGNMENT_LABEL], "on-demand");
+    const real = reviewFor("deployment-pod-generatename", 2);
+    assert.equal(
+      patched(real, await review(real.request, d)).metadata.labels?.[ASSIGNMENT_LABEL],
+      "on-demand",
+    );
+  });
+});
