@@ -1,0 +1,313 @@
+// The metrics agent: source objects → trimmed → outbox → one gRPC bidi stream to core, with
+// reconnects (backoff + jitter), resume from the last acknowledged sequence, and health metrics.
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { SecureClientSessionOptions } from "node:http2";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { AgentMessageSchema, HelloAck_Mode, Ingest } from "../gen/wave/v1/ingest_pb.ts";
+import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
+import { Backoff } from "../shared/backoff.ts";
+import type { BackoffOptions } from "../shared/backoff.ts";
+import { realClock } from "../shared/clock.ts";
+import type { Clock } from "../shared/clock.ts";
+import { silentLogger } from "../shared/log.ts";
+import type { Logger } from "../shared/log.ts";
+import { Registry } from "../shared/metrics.ts";
+import type { Counter } from "../shared/metrics.ts";
+import { Outbox } from "./outbox.ts";
+import type { OutboxChange, OutboxOptions } from "./outbox.ts";
+import type { AgentSource, SourceChange } from "./source.ts";
+import { trim } from "./trim.ts";
+import type { WireObject } from "./wire.ts";
+
+export interface AgentTls {
+  /** CA bundle that signed core's certificate (PEM file). */
+  caFile?: string;
+  /** Client certificate and key for mutual TLS (PEM files). */
+  certFile?: string;
+  keyFile?: string;
+  /** Name to verify in core's certificate when it differs from the URL's host. */
+  serverName?: string;
+}
+
+export interface AgentOptions {
+  source: AgentSource;
+  /** Core's gRPC endpoint: https://host:port (TLS) or http://host:port (plaintext HTTP/2). */
+  coreUrl: string;
+  tls?: AgentTls;
+  /** Sent as `authorization: Bearer <token>` on every stream. */
+  token?: string;
+  clusterId: string;
+  kubernetesVersion?: string;
+  karpenterVersion?: string;
+  agentVersion: string;
+  clock?: Clock;
+  log?: Logger;
+  /** Where the agent registers its metrics (wave_agent_*). */
+  metrics?: Registry;
+  backoff?: BackoffOptions;
+  outbox?: Omit<OutboxOptions, "now">;
+  /** HTTP/2 keepalive: detects a core that vanished without closing the connection. */
+  pingIntervalMs?: number;
+}
+
+export type AgentStatus = "idle" | "connecting" | "streaming" | "backoff" | "stopped";
+
+export class Agent {
+  readonly sessionId = randomUUID();
+  readonly outbox: Outbox;
+  readonly #o: AgentOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #backoff: Backoff;
+  readonly #nodeOptions: SecureClientSessionOptions;
+  readonly #reconnects: Counter;
+  readonly #errors: Counter;
+  readonly #acks: Counter;
+  #status: AgentStatus = "idle";
+  #lastAckAt = 0;
+  #statusWaiters: (() => void)[] = [];
+  #helloAcked = false;
+
+  constructor(opts: AgentOptions) {
+    this.#o = opts;
+    this.#clock = opts.clock ?? realClock;
+    this.#log = (opts.log ?? silentLogger).child({ component: "agent", cluster: opts.clusterId });
+    this.#backoff = new Backoff(opts.backoff ?? { initialMs: 500, maxMs: 30_000 });
+    this.outbox = new Outbox({ ...opts.outbox, now: () => this.#clock.now() });
+    this.#nodeOptions = tlsOptions(opts.tls);
+    if (opts.tls && !opts.coreUrl.startsWith("https://")) {
+      throw new Error(`agent: TLS is configured but core URL ${opts.coreUrl} is not https://`);
+    }
+    const m = opts.metrics ?? new Registry();
+    const ob = this.outbox;
+    m.gauge({
+      name: "wave_agent_stream_lag_seconds",
+      help: "Age of the oldest message core has not acknowledged.",
+      collect: (g) => g.set(ob.lag() / 1000),
+    });
+    m.gauge({
+      name: "wave_agent_buffered_messages",
+      help: "Messages queued for core (unsent or unacknowledged).",
+      collect: (g) => g.set(ob.buffered),
+    });
+    m.gauge({
+      name: "wave_agent_objects",
+      help: "Objects in the agent's current state.",
+      collect: (g) => g.set(ob.objectCount),
+    });
+    m.counter({
+      name: "wave_agent_dropped_messages_total",
+      help: "Messages discarded because the buffer overflowed (each overflow forces a resync).",
+      read: () => ob.dropped,
+    });
+    m.counter({
+      name: "wave_agent_resyncs_total",
+      help: "Full snapshots sent after the first one.",
+      read: () => ob.resyncs,
+    });
+    m.gauge({
+      name: "wave_agent_last_ack_sequence",
+      help: "Highest sequence core acknowledged.",
+      collect: (g) => g.set(ob.lastAcked),
+    });
+    m.gauge({
+      name: "wave_agent_last_ack_timestamp_seconds",
+      help: "When core last acknowledged (unix seconds, 0 = never).",
+      collect: (g) => g.set(this.#lastAckAt / 1000),
+    });
+    m.gauge({
+      name: "wave_agent_connected",
+      help: "1 while the stream to core is established.",
+      collect: (g) => g.set(this.#status === "streaming" ? 1 : 0),
+    });
+    this.#reconnects = m.counter({
+      name: "wave_agent_reconnects_total",
+      help: "Reconnection attempts after a failed or closed stream.",
+    });
+    this.#errors = m.counter({
+      name: "wave_agent_stream_errors_total",
+      help: "Streams that ended with an error, by gRPC code.",
+      labelNames: ["code"],
+    });
+    this.#acks = m.counter({ name: "wave_agent_acks_total", help: "Acknowledgements received from core." });
+  }
+
+  get status(): AgentStatus {
+    return this.#status;
+  }
+
+  get reconnects(): number {
+    return this.#reconnects.get();
+  }
+
+  /** Resolves when the agent reaches `status` (tests and readiness probes). */
+  async until(pred: (a: Agent) => boolean, signal?: AbortSignal): Promise<void> {
+    while (!pred(this)) {
+      signal?.throwIfAborted();
+      await new Promise<void>((r) => this.#statusWaiters.push(r));
+    }
+  }
+
+  #notify(): void {
+    const w = this.#statusWaiters;
+    this.#statusWaiters = [];
+    for (const f of w) f();
+  }
+
+  #setStatus(s: AgentStatus): void {
+    this.#status = s;
+    this.#notify();
+  }
+
+  #wasHealthy(): boolean {
+    return this.#helloAcked;
+  }
+
+  /** Runs until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const stream = await this.#o.source.open(signal);
+    this.outbox.load(stream.objects.flatMap((o) => trim(o) ?? []));
+    const pump = this.#pump(stream.changes, signal);
+    try {
+      const stopped = (): boolean => signal.aborted;
+      while (!stopped()) {
+        this.#setStatus("connecting");
+        this.#helloAcked = false;
+        try {
+          await this.#connectOnce(signal);
+          if (!stopped()) this.#log.warn("core closed the stream");
+        } catch (err) {
+          if (stopped()) break;
+          const ce = ConnectError.from(err);
+          this.#errors.inc({ code: Code[ce.code] });
+          this.#log.warn("stream to core failed", { code: Code[ce.code], error: ce.rawMessage });
+          // Core rejected what we sent: what it holds may not match us, so start over.
+          if (ce.code === Code.InvalidArgument || ce.code === Code.FailedPrecondition)
+            this.outbox.forceResync();
+        }
+        if (stopped()) break;
+        // A stream that got as far as the HelloAck was healthy: start the backoff over.
+        if (this.#wasHealthy()) this.#backoff.reset();
+        this.#setStatus("backoff");
+        const delay = this.#backoff.next();
+        try {
+          await this.#clock.sleep(delay, signal);
+        } catch {
+          break;
+        }
+        this.#reconnects.inc();
+      }
+    } finally {
+      this.#setStatus("stopped");
+      await pump;
+    }
+  }
+
+  async #pump(changes: AsyncIterable<SourceChange>, signal: AbortSignal): Promise<void> {
+    try {
+      for await (const c of changes) {
+        const t = trimChange(c);
+        if (t) this.outbox.apply(t);
+        this.#notify();
+      }
+    } catch (err) {
+      if (!signal.aborted) this.#log.error("agent source failed", { error: err as Error });
+    }
+  }
+
+  /** One stream; resolves when core ends it cleanly, rejects on an error. */
+  async #connectOnce(signal: AbortSignal): Promise<void> {
+    const ac = new AbortController();
+    const stop = (): void => ac.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    const transport = createGrpcTransport({
+      baseUrl: this.#o.coreUrl,
+      nodeOptions: this.#nodeOptions,
+      pingIntervalMs: this.#o.pingIntervalMs ?? 15_000,
+      pingTimeoutMs: 10_000,
+      readMaxBytes: 64 << 20,
+      writeMaxBytes: 64 << 20,
+    });
+    const client = createClient(Ingest, transport);
+    let ready!: () => void;
+    const helloAcked = new Promise<void>((r) => (ready = r));
+    const headers = this.#o.token ? { authorization: `Bearer ${this.#o.token}` } : undefined;
+    try {
+      const responses = client.stream(this.#requests(ac.signal, helloAcked), { signal: ac.signal, headers });
+      for await (const m of responses) {
+        if (m.body.case === "helloAck") {
+          const mode = m.body.value.mode;
+          const last = Number(m.body.value.lastSequence);
+          this.outbox.helloAck(mode, last);
+          this.#log.info("connected to core", {
+            mode: mode === HelloAck_Mode.RESUME ? "resume" : "snapshot",
+            lastSequence: last,
+          });
+          this.#helloAcked = true;
+          this.#setStatus("streaming");
+          ready();
+        } else if (m.body.case === "ack") {
+          this.outbox.ack(Number(m.body.value.sequence));
+          this.#lastAckAt = this.#clock.now();
+          this.#acks.inc();
+          this.#notify();
+        }
+      }
+    } finally {
+      signal.removeEventListener("abort", stop);
+      ac.abort();
+      ready();
+    }
+  }
+
+  async *#requests(signal: AbortSignal, helloAcked: Promise<void>): AsyncGenerator<AgentMessage> {
+    const o = this.#o;
+    yield create(AgentMessageSchema, {
+      body: {
+        case: "hello",
+        value: {
+          clusterId: o.clusterId,
+          kubernetesVersion: o.kubernetesVersion ?? "",
+          karpenterVersion: o.karpenterVersion ?? "",
+          agentVersion: o.agentVersion,
+          sessionId: this.sessionId,
+          resumeFromSequence: BigInt(this.outbox.resumeFrom()),
+        },
+      },
+    });
+    await helloAcked;
+    // After the HelloAck everything up to lastAcked is with core (or superseded by a snapshot).
+    let cursor = this.outbox.lastAcked;
+    while (!signal.aborted) {
+      const e = this.outbox.next(cursor);
+      if (e) {
+        cursor = e.seq;
+        yield e.msg;
+        continue;
+      }
+      await this.outbox.waitForWork(signal);
+    }
+  }
+}
+
+function trimChange(c: SourceChange): OutboxChange | undefined {
+  if (c.type === "replace") return { type: "replace", objects: c.objects.flatMap((o) => trim(o) ?? []) };
+  const t: WireObject | undefined = trim(c.object);
+  return t ? { type: c.type, object: t } : undefined;
+}
+
+function tlsOptions(tls: AgentTls | undefined): SecureClientSessionOptions {
+  if (!tls) return {};
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
+    throw new Error("agent TLS: certFile and keyFile must be given together");
+  }
+  const out: SecureClientSessionOptions = {};
+  if (tls.caFile) out.ca = readFileSync(tls.caFile);
+  if (tls.certFile) out.cert = readFileSync(tls.certFile);
+  if (tls.keyFile) out.key = readFileSync(tls.keyFile);
+  if (tls.serverName) out.servername = tls.serverName;
+  return out;
+}

@@ -1,0 +1,123 @@
+// The protocol's object codec, shared by the agent (encode) and core (decode): objects travel as
+// trimmed JSON of the wire shapes in src/kube/objects.ts inside a typed envelope (ADR 0003).
+import { create } from "@bufbuild/protobuf";
+import { KubeObjectSchema, ObjectKind } from "../gen/wave/v1/ingest_pb.ts";
+import type { KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
+import type { Event, KubeObject, Node, Pod } from "../kube/objects.ts";
+import type { NodeClaim, NodePool } from "../karpenter/types.ts";
+
+export type WireKind = "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event";
+
+export type WireObject =
+  | { kind: "Node"; object: Node }
+  | { kind: "Pod"; object: Pod }
+  | { kind: "NodePool"; object: NodePool }
+  | { kind: "NodeClaim"; object: NodeClaim }
+  | { kind: "Event"; object: Event };
+
+export const WIRE_KINDS: readonly WireKind[] = ["Node", "Pod", "NodePool", "NodeClaim", "Event"];
+
+const TO_PROTO: Record<WireKind, ObjectKind> = {
+  Node: ObjectKind.NODE,
+  Pod: ObjectKind.POD,
+  NodePool: ObjectKind.NODE_POOL,
+  NodeClaim: ObjectKind.NODE_CLAIM,
+  Event: ObjectKind.EVENT,
+};
+
+const FROM_PROTO = new Map<number, WireKind>(
+  Object.entries(TO_PROTO).map(([k, v]) => [v as number, k as WireKind]),
+);
+
+const NAMESPACED: Record<WireKind, boolean> = {
+  Node: false,
+  Pod: true,
+  NodePool: false,
+  NodeClaim: false,
+  Event: true,
+};
+
+/** A protocol violation in one object: core answers INVALID_ARGUMENT with this message. */
+export class WireError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WireError";
+  }
+}
+
+export function kindToProto(kind: WireKind): ObjectKind {
+  return TO_PROTO[kind];
+}
+
+export function kindFromProto(kind: number): WireKind | undefined {
+  return FROM_PROTO.get(kind);
+}
+
+/** "namespace/name" (or "name" for cluster-scoped kinds): the identity of an object per kind. */
+export function objectKey(obj: KubeObject): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+export function encodeJson(obj: WireObject): Uint8Array {
+  return encoder.encode(JSON.stringify(obj.object));
+}
+
+export function toMessage(kind: WireKind, json: Uint8Array): KubeObjectMsg {
+  return create(KubeObjectSchema, { kind: TO_PROTO[kind], json });
+}
+
+/** Decodes and checks one object; throws WireError with a message naming what is wrong. */
+export function decodeObject(msg: { kind: number; json: Uint8Array }): WireObject {
+  const kind = FROM_PROTO.get(msg.kind);
+  if (kind === undefined) throw new WireError(`unknown object kind ${msg.kind}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(decoder.decode(msg.json));
+  } catch (err) {
+    throw new WireError(`${kind}: object is not valid UTF-8 JSON (${(err as Error).message})`);
+  }
+  if (!isRecord(parsed)) throw new WireError(`${kind}: object must be a JSON object`);
+  const meta = parsed["metadata"];
+  if (!isRecord(meta)) throw new WireError(`${kind}: metadata must be an object`);
+  const name = meta["name"];
+  if (typeof name !== "string" || name === "") throw new WireError(`${kind}: metadata.name is required`);
+  const ns = meta["namespace"];
+  if (NAMESPACED[kind]) {
+    if (typeof ns !== "string" || ns === "") {
+      throw new WireError(`${kind} ${name}: metadata.namespace is required`);
+    }
+  } else if (ns !== undefined && ns !== "") {
+    throw new WireError(`${kind} ${name}: cluster-scoped object has a namespace`);
+  }
+  for (const f of ["labels", "annotations"]) {
+    const v = meta[f];
+    if (v !== undefined && !isStringMap(v))
+      throw new WireError(`${kind} ${name}: metadata.${f} must map strings`);
+  }
+  if (kind === "Pod" && !isRecord(parsed["spec"])) throw new WireError(`Pod ${name}: spec is required`);
+  if (kind === "Event" && !isRecord(parsed["involvedObject"])) {
+    throw new WireError(`Event ${name}: involvedObject is required`);
+  }
+  for (const path of ["status"]) {
+    const v = parsed[path];
+    if (v !== undefined && !isRecord(v)) throw new WireError(`${kind} ${name}: ${path} must be an object`);
+  }
+  const status = parsed["status"];
+  if (isRecord(status) && status["conditions"] !== undefined && !Array.isArray(status["conditions"])) {
+    throw new WireError(`${kind} ${name}: status.conditions must be an array`);
+  }
+  // The checks above cover what core dereferences; the rest is the wire shape as typed.
+  return { kind, object: parsed } as unknown as WireObject;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isStringMap(v: unknown): boolean {
+  return isRecord(v) && Object.values(v).every((x) => typeof x === "string");
+}

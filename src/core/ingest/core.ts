@@ -1,0 +1,511 @@
+// Core's side of the agent protocol, transport-free: validates each stream's messages (order,
+// sequences, objects), keeps per-cluster state and lifecycle, writes batches to the sink and
+// acknowledges what is durable. A bad peer gets a clear gRPC status; other clusters carry on.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { Delta_Op, HelloAck_Mode } from "../../gen/wave/v1/ingest_pb.ts";
+import type { AgentMessage, CoreMessageSchema, Hello } from "../../gen/wave/v1/ingest_pb.ts";
+import { WireError, decodeObject, objectKey } from "../../agent/wire.ts";
+import type { WireObject } from "../../agent/wire.ts";
+import { realClock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/clock.ts";
+import { silentLogger } from "../../shared/log.ts";
+import type { Logger } from "../../shared/log.ts";
+import { Registry } from "../../shared/metrics.ts";
+import type { Counter, Gauge, Histogram } from "../../shared/metrics.ts";
+import { LifecycleTracker } from "../lifecycle/derive.ts";
+import type { LifecycleEvent } from "../lifecycle/derive.ts";
+import type { NodeClaim } from "../../karpenter/types.ts";
+import { AsyncQueue } from "./queue.ts";
+import type { IngestChange, IngestSink } from "./sink.ts";
+import { ClusterObjects } from "./state.ts";
+
+export type CoreMessageInit = MessageInitShape<typeof CoreMessageSchema>;
+
+const CLUSTER_ID = /^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/;
+
+export interface IngestCoreOptions {
+  sink: IngestSink;
+  clock?: Clock;
+  log?: Logger;
+  metrics?: Registry;
+  coreVersion?: string;
+  /** Deltas received but not yet written before the stream stops reading (backpressure). */
+  maxPendingDeltas?: number;
+  /** Deltas per sink write at most (larger backlogs are split). */
+  maxBatch?: number;
+}
+
+/** One cluster as core knows it; survives reconnects of its agent (not a core restart). */
+export class ClusterSession {
+  readonly clusterId: string;
+  sessionId = "";
+  readonly objects = new ClusterObjects();
+  readonly lifecycle = new LifecycleTracker();
+  /** Highest sequence durably written in this session. */
+  durable = 0;
+  /** A complete snapshot has been written in this session: deltas can apply. */
+  hasBase = false;
+  /** The stream currently feeding this cluster. */
+  stream: { abort: (reason: Error) => void; done: Promise<void> } | undefined;
+  info: Omit<Hello, "$typeName" | "$unknown" | "resumeFromSequence"> | undefined;
+
+  constructor(clusterId: string) {
+    this.clusterId = clusterId;
+  }
+}
+
+type Op =
+  | { type: "snapshot"; seq: number; objects: WireObject[] }
+  | { type: "delta"; seq: number; change: IngestChange; wire: WireObject };
+
+/** A protocol violation with its gRPC code. */
+function violation(code: Code, message: string): ConnectError {
+  return new ConnectError(message, code);
+}
+
+export interface IngestMetrics {
+  messages: Counter;
+  rejected: Counter;
+  streams: Gauge;
+  lastSeq: Gauge;
+  write: Histogram;
+  lifecycle: Counter;
+}
+
+export class IngestCore {
+  readonly clusters = new Map<string, ClusterSession>();
+  readonly sink: IngestSink;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly coreVersion: string;
+  readonly maxPending: number;
+  readonly maxBatch: number;
+  readonly metrics: IngestMetrics;
+
+  constructor(opts: IngestCoreOptions) {
+    this.sink = opts.sink;
+    this.clock = opts.clock ?? realClock;
+    this.log = (opts.log ?? silentLogger).child({ component: "ingest" });
+    this.coreVersion = opts.coreVersion ?? "";
+    this.maxPending = opts.maxPendingDeltas ?? 20_000;
+    this.maxBatch = opts.maxBatch ?? 5_000;
+    const r = opts.metrics ?? new Registry();
+    this.metrics = {
+      messages: r.counter({
+        name: "wave_ingest_messages_total",
+        help: "Agent messages accepted, by cluster and type.",
+        labelNames: ["cluster", "type"],
+      }),
+      rejected: r.counter({
+        name: "wave_ingest_rejected_streams_total",
+        help: "Streams ended with an error status, by gRPC code.",
+        labelNames: ["code"],
+      }),
+      streams: r.gauge({ name: "wave_ingest_streams", help: "Open agent streams." }),
+      lastSeq: r.gauge({
+        name: "wave_ingest_durable_sequence",
+        help: "Highest sequence durably written, by cluster.",
+        labelNames: ["cluster"],
+      }),
+      write: r.histogram({
+        name: "wave_ingest_sink_write_seconds",
+        help: "Duration of sink writes.",
+        buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      }),
+      lifecycle: r.counter({
+        name: "wave_ingest_lifecycle_events_total",
+        help: "Lifecycle steps derived, by type.",
+        labelNames: ["type"],
+      }),
+    };
+  }
+
+  /**
+   * Serves one stream: yields HelloAck and Acks; throws a ConnectError (its status goes to the
+   * agent) when the peer breaks the protocol or the sink fails.
+   */
+  async *serve(requests: AsyncIterable<AgentMessage>, signal: AbortSignal): AsyncGenerator<CoreMessageInit> {
+    const out = new AsyncQueue<CoreMessageInit>();
+    const stream = new StreamHandler(this, out, signal);
+    this.metrics.streams.inc();
+    const reading = stream.run(requests);
+    try {
+      yield* out;
+    } catch (err) {
+      const ce = ConnectError.from(err);
+      this.metrics.rejected.inc({ code: Code[ce.code] });
+      if (ce.code !== Code.Aborted && ce.code !== Code.Canceled) {
+        this.log.warn("agent stream rejected", {
+          cluster: stream.clusterId,
+          code: Code[ce.code],
+          error: ce.rawMessage,
+        });
+      }
+      throw ce;
+    } finally {
+      stream.stop(new ConnectError("stream closed", Code.Canceled));
+      await reading;
+      this.metrics.streams.dec();
+    }
+  }
+}
+
+class StreamHandler {
+  readonly #core: IngestCore;
+  readonly #out: AsyncQueue<CoreMessageInit>;
+  readonly #ac = new AbortController();
+  clusterId = "";
+  #session: ClusterSession | undefined;
+  /** Last sequence received on this stream. */
+  #lastSeq = 0;
+  #needSnapshot = true;
+  #staging: WireObject[] | undefined;
+  #pending: Op[] = [];
+  #writing: Promise<void> | undefined;
+  #drained: (() => void)[] = [];
+  #failed: ConnectError | undefined;
+  #done!: () => void;
+  readonly #finished = new Promise<void>((r) => (this.#done = r));
+
+  constructor(core: IngestCore, out: AsyncQueue<CoreMessageInit>, signal: AbortSignal) {
+    this.#core = core;
+    this.#out = out;
+    const onAbort = (): void => this.stop(new ConnectError("agent went away", Code.Canceled));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  }
+
+  #isFailed(): boolean {
+    return this.#failed !== undefined;
+  }
+
+  stop(reason: ConnectError): void {
+    if (!this.#ac.signal.aborted) this.#ac.abort(reason);
+    this.#fail(reason);
+  }
+
+  #fail(err: ConnectError): void {
+    if (this.#failed) return;
+    this.#failed = err;
+    this.#out.fail(err);
+    this.#wakeDrained();
+  }
+
+  async run(requests: AsyncIterable<AgentMessage>): Promise<void> {
+    const it = requests[Symbol.asyncIterator]();
+    // Reading stops as soon as the stream is stopped (superseded, rejected), not at the next message.
+    const aborted = new Promise<IteratorResult<AgentMessage>>((resolve) => {
+      const end = (): void => resolve({ done: true, value: undefined });
+      if (this.#ac.signal.aborted) end();
+      else this.#ac.signal.addEventListener("abort", end, { once: true });
+    });
+    try {
+      for (;;) {
+        const r = await Promise.race([it.next(), aborted]);
+        if (r.done || this.#isFailed()) break;
+        await this.#receive(r.value);
+      }
+      if (!this.#isFailed()) {
+        await this.#flushAll();
+        this.#out.close();
+      }
+    } catch (err) {
+      this.#fail(
+        err instanceof WireError ? violation(Code.InvalidArgument, err.message) : ConnectError.from(err),
+      );
+    } finally {
+      if (this.#ac.signal.aborted) void it.return?.().catch(() => undefined);
+      // Let the write in flight finish so the session's durable sequence is final.
+      await this.#writing?.catch(() => undefined);
+      const s = this.#session;
+      if (s?.stream?.done === this.#finished) s.stream = undefined;
+      this.#done();
+    }
+  }
+
+  async #receive(m: AgentMessage): Promise<void> {
+    const body = m.body;
+    if (body.case === undefined) throw violation(Code.InvalidArgument, "message has no body");
+    if (!this.#session) {
+      if (body.case !== "hello") {
+        throw violation(Code.FailedPrecondition, `expected hello as the first message, got ${body.case}`);
+      }
+      await this.#hello(body.value);
+      return;
+    }
+    if (body.case === "hello") throw violation(Code.FailedPrecondition, "duplicate hello on one stream");
+    const seq = Number(m.sequence);
+    if (seq <= 0) throw violation(Code.InvalidArgument, `${body.case}: sequence is required`);
+    const expected = this.#lastSeq + 1;
+    if (body.case === "snapshotBegin") {
+      // A snapshot may jump forward: it restarts the contiguous run.
+      if (seq < expected) {
+        throw violation(Code.FailedPrecondition, `sequence regression: got ${seq}, expected ≥ ${expected}`);
+      }
+    } else if (seq !== expected) {
+      const what = seq < expected ? "sequence regression" : "sequence gap";
+      throw violation(Code.FailedPrecondition, `${what}: got ${seq}, expected ${expected}`);
+    }
+    this.#lastSeq = seq;
+    const session = this.#session;
+    const counted = (type: string): void =>
+      this.#core.metrics.messages.inc({ cluster: session.clusterId, type });
+
+    switch (body.case) {
+      case "snapshotBegin":
+        if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
+        this.#staging = [];
+        counted("snapshot_begin");
+        return;
+      case "snapshotChunk": {
+        if (!this.#staging) throw violation(Code.FailedPrecondition, "snapshot_chunk outside a snapshot");
+        for (const o of body.value.objects) this.#staging.push(decodeObject(o));
+        counted("snapshot_chunk");
+        return;
+      }
+      case "snapshotEnd": {
+        const staged = this.#staging;
+        if (!staged) throw violation(Code.FailedPrecondition, "snapshot_end outside a snapshot");
+        const count = Number(body.value.objectCount);
+        if (count !== staged.length) {
+          throw violation(
+            Code.InvalidArgument,
+            `snapshot_end: object_count ${count} but ${staged.length} objects were sent`,
+          );
+        }
+        this.#staging = undefined;
+        this.#needSnapshot = false;
+        counted("snapshot_end");
+        await this.#enqueue({ type: "snapshot", seq, objects: staged });
+        return;
+      }
+      case "delta": {
+        if (this.#staging) throw violation(Code.FailedPrecondition, "delta inside a snapshot");
+        if (this.#needSnapshot)
+          throw violation(
+            Code.FailedPrecondition,
+            "delta before a snapshot: core asked for a snapshot first",
+          );
+        const d = body.value;
+        if (d.op !== Delta_Op.UPSERT && d.op !== Delta_Op.DELETE) {
+          throw violation(Code.InvalidArgument, `delta: unknown op ${d.op}`);
+        }
+        if (!d.object) throw violation(Code.InvalidArgument, "delta: object is required");
+        const wire = decodeObject(d.object);
+        const observedAt = Number(d.observedAtMs) || this.#core.clock.now();
+        counted("delta");
+        await this.#enqueue({
+          type: "delta",
+          seq,
+          wire,
+          change: {
+            op: d.op === Delta_Op.UPSERT ? "upsert" : "delete",
+            kind: wire.kind,
+            key: objectKey(wire.object),
+            object: wire.object,
+            observedAt,
+          },
+        });
+        return;
+      }
+    }
+  }
+
+  async #hello(h: Hello): Promise<void> {
+    if (!CLUSTER_ID.test(h.clusterId)) {
+      throw violation(
+        Code.InvalidArgument,
+        `hello: invalid cluster_id ${JSON.stringify(h.clusterId)} (lowercase DNS label, ≤ 63)`,
+      );
+    }
+    if (h.sessionId === "") throw violation(Code.InvalidArgument, "hello: session_id is required");
+    if (h.agentVersion === "") throw violation(Code.InvalidArgument, "hello: agent_version is required");
+    this.clusterId = h.clusterId;
+    const core = this.#core;
+    let s = core.clusters.get(h.clusterId);
+    if (s?.stream) {
+      // A reconnect can arrive before core noticed the old connection died: the newest wins.
+      const old = s.stream;
+      old.abort(violation(Code.Aborted, "superseded by a newer stream from the same cluster"));
+      await old.done;
+    }
+    if (this.#failed) return;
+    if (!s) {
+      s = new ClusterSession(h.clusterId);
+      core.clusters.set(h.clusterId, s);
+    }
+    const resumeFrom = Number(h.resumeFromSequence);
+    const sameSession = s.sessionId === h.sessionId;
+    const resume = sameSession && s.hasBase && resumeFrom > 0 && resumeFrom <= s.durable;
+    if (!sameSession) {
+      s.sessionId = h.sessionId;
+      s.durable = 0;
+      s.hasBase = false;
+    }
+    this.#session = s;
+    s.stream = { abort: (r) => this.stop(ConnectError.from(r)), done: this.#finished };
+    s.info = {
+      clusterId: h.clusterId,
+      kubernetesVersion: h.kubernetesVersion,
+      karpenterVersion: h.karpenterVersion,
+      agentVersion: h.agentVersion,
+      sessionId: h.sessionId,
+    };
+    this.#lastSeq = s.durable;
+    this.#needSnapshot = !resume;
+    await core.sink.clusterConnected({
+      clusterId: h.clusterId,
+      kubernetesVersion: h.kubernetesVersion,
+      karpenterVersion: h.karpenterVersion,
+      agentVersion: h.agentVersion,
+      sessionId: h.sessionId,
+      connectedAt: core.clock.now(),
+    });
+    core.log.info("agent connected", {
+      cluster: h.clusterId,
+      agentVersion: h.agentVersion,
+      mode: resume ? "resume" : "snapshot",
+      lastSequence: s.durable,
+    });
+    this.#out.push({
+      body: {
+        case: "helloAck",
+        value: {
+          mode: resume ? HelloAck_Mode.RESUME : HelloAck_Mode.SNAPSHOT,
+          lastSequence: BigInt(resume ? s.durable : 0),
+          coreVersion: core.coreVersion,
+        },
+      },
+    });
+  }
+
+  async #enqueue(op: Op): Promise<void> {
+    this.#pending.push(op);
+    if (!this.#writing) this.#writing = this.#writeLoop();
+    // Backpressure: stop reading (HTTP/2 flow control then slows the agent) while the sink lags.
+    while (!this.#failed && this.#pending.length >= this.#core.maxPending) {
+      await new Promise<void>((r) => this.#drained.push(r));
+    }
+  }
+
+  #wakeDrained(): void {
+    const w = this.#drained;
+    this.#drained = [];
+    for (const f of w) f();
+  }
+
+  async #flushAll(): Promise<void> {
+    while (this.#writing) await this.#writing;
+  }
+
+  async #writeLoop(): Promise<void> {
+    try {
+      while (this.#pending.length > 0 && !this.#failed) {
+        const first = this.#pending[0];
+        let ops: Op[];
+        if (first?.type === "snapshot") {
+          // A snapshot and the deltas right behind it go in one batch.
+          const n = this.#pending.findIndex((o, i) => i > 0 && o.type === "snapshot");
+          ops = this.#pending.splice(0, Math.min(n < 0 ? this.#pending.length : n, this.#core.maxBatch + 1));
+        } else {
+          const n = this.#pending.findIndex((o) => o.type === "snapshot");
+          ops = this.#pending.splice(0, Math.min(n < 0 ? this.#pending.length : n, this.#core.maxBatch));
+        }
+        this.#wakeDrained();
+        await this.#write(ops);
+      }
+    } catch (err) {
+      const session = this.#session;
+      // What the sink holds is now unknown: the next hello must start over with a snapshot.
+      if (session) {
+        session.hasBase = false;
+        session.sessionId = "";
+      }
+      this.#core.log.error("sink write failed", { cluster: this.clusterId, error: err as Error });
+      this.#fail(violation(Code.Unavailable, `core could not store the data: ${(err as Error).message}`));
+    } finally {
+      this.#writing = undefined;
+    }
+  }
+
+  async #write(ops: Op[]): Promise<void> {
+    const s = this.#session;
+    const last = ops[ops.length - 1];
+    if (!s || !last) return;
+    const core = this.#core;
+    const now = core.clock.now();
+    const lifecycle: LifecycleEvent[] = [];
+    const changes: IngestChange[] = [];
+    let snapshot: WireObject[] | undefined;
+    for (const op of ops) {
+      if (op.type === "snapshot") {
+        snapshot = op.objects;
+        this.#applySnapshot(s, op.objects, now, lifecycle);
+      } else {
+        changes.push(op.change);
+        this.#applyDelta(s, op, lifecycle);
+      }
+    }
+    const started = performance.now();
+    const batch = {
+      clusterId: s.clusterId,
+      sessionId: s.sessionId,
+      sequence: last.seq,
+      receivedAt: now,
+      changes,
+      lifecycle,
+      ...(snapshot ? { snapshot } : {}),
+    };
+    await core.sink.write(batch);
+    core.metrics.write.observe((performance.now() - started) / 1000);
+    for (const e of lifecycle) core.metrics.lifecycle.inc({ type: e.type });
+    if (snapshot) s.hasBase = true;
+    s.durable = last.seq;
+    core.metrics.lastSeq.set(last.seq, { cluster: s.clusterId });
+    this.#out.push({ body: { case: "ack", value: { sequence: BigInt(last.seq) } } });
+  }
+
+  #applySnapshot(s: ClusterSession, objects: WireObject[], now: number, lifecycle: LifecycleEvent[]): void {
+    const at = new Date(now).toISOString();
+    const before = new Map(s.objects.nodeClaims);
+    s.objects.clear();
+    for (const o of objects) s.objects.upsert(o);
+    for (const [key, nc] of s.objects.nodeClaims) {
+      lifecycle.push(...s.lifecycle.nodeClaim(before.get(key), nc, { observedAt: at }));
+      before.delete(key);
+    }
+    // Claims that vanished while the agent was away were terminated meanwhile.
+    for (const gone of before.values()) {
+      lifecycle.push(...s.lifecycle.nodeClaim(gone, gone, { observedAt: at, deleted: true }));
+    }
+    for (const ev of s.objects.events.values()) {
+      lifecycle.push(...s.lifecycle.event(ev, (k, n) => s.objects.claimFor(k, n)));
+    }
+  }
+
+  #applyDelta(s: ClusterSession, op: Extract<Op, { type: "delta" }>, lifecycle: LifecycleEvent[]): void {
+    const at = new Date(op.change.observedAt).toISOString();
+    if (op.change.op === "upsert") {
+      const prev = s.objects.upsert(op.wire);
+      if (op.wire.kind === "NodeClaim") {
+        lifecycle.push(
+          ...s.lifecycle.nodeClaim(prev as NodeClaim | undefined, op.wire.object, { observedAt: at }),
+        );
+      } else if (op.wire.kind === "Event") {
+        lifecycle.push(...s.lifecycle.event(op.wire.object, (k, n) => s.objects.claimFor(k, n)));
+      }
+    } else {
+      const prev = s.objects.delete(op.wire);
+      if (op.wire.kind === "NodeClaim") {
+        const last = op.wire.object;
+        lifecycle.push(
+          ...s.lifecycle.nodeClaim((prev as NodeClaim | undefined) ?? last, last, {
+            observedAt: at,
+            deleted: true,
+          }),
+        );
+      }
+    }
+  }
+}

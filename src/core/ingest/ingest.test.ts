@@ -1,0 +1,312 @@
+// Agent ⇄ core over the real gRPC path (HTTP/2 on loopback).
+import { afterEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Agent } from "../../agent/agent.ts";
+import type { AgentOptions } from "../../agent/agent.ts";
+import { disruptionEvent, node, nodeClaim, nodePool, pod } from "../../agent/fixtures.ts";
+import { MemorySource } from "../../agent/source.ts";
+import type { WireObject } from "../../agent/wire.ts";
+import { FakeClock } from "../../shared/clock.ts";
+import { Registry } from "../../shared/metrics.ts";
+import { encodeJson, kindToProto } from "../../agent/wire.ts";
+import type { ObjectKind } from "../../gen/wave/v1/ingest_pb.ts";
+import { IngestCore } from "./core.ts";
+import { MemorySink } from "./sink.ts";
+import { startIngestServer } from "./server.ts";
+import type { IngestServer, IngestServerOptions } from "./server.ts";
+import { rawStream } from "./testing.ts";
+import type { Msg } from "./testing.ts";
+
+const TOKEN = "s3cret-token";
+
+interface Rig {
+  sink: MemorySink;
+  core: IngestCore;
+  server: IngestServer;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function startCore(opts: Partial<IngestServerOptions> & { sink?: MemorySink } = {}): Promise<Rig> {
+  const sink = opts.sink ?? new MemorySink();
+  const core = new IngestCore({ sink, coreVersion: "test" });
+  const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: [TOKEN], ...opts });
+  cleanups.push(() => server.close());
+  return { sink, core, server };
+}
+
+function startAgent(
+  port: number,
+  source: MemorySource,
+  opts: Partial<AgentOptions> = {},
+): { agent: Agent; clock: FakeClock; stop: () => Promise<void> } {
+  const clock = new FakeClock();
+  const agent = new Agent({
+    source,
+    coreUrl: `http://127.0.0.1:${port}`,
+    token: TOKEN,
+    clusterId: "alpha",
+    kubernetesVersion: "v1.33.0",
+    karpenterVersion: "1.6.0",
+    agentVersion: "0.1.0",
+    clock,
+    backoff: { initialMs: 100, maxMs: 100, jitter: "none" },
+    metrics: new Registry(),
+    ...opts,
+  });
+  const ac = new AbortController();
+  const running = agent.run(ac.signal);
+  const stop = async (): Promise<void> => {
+    ac.abort();
+    await running;
+  };
+  cleanups.push(stop);
+  return { agent, clock, stop };
+}
+
+/** Lets a backing-off agent retry now. */
+async function retry(agent: Agent, clock: FakeClock): Promise<void> {
+  await agent.until((a) => a.status === "backoff" && clock.pending > 0);
+  await clock.advance(100);
+}
+
+const key = (o: WireObject): string =>
+  `${o.kind}/${o.object.metadata.namespace ? `${o.object.metadata.namespace}/` : ""}${o.object.metadata.name ?? ""}`;
+
+function objectsOf(sink: MemorySink, cluster: string): Map<string, unknown> {
+  return sink.objects.get(cluster) ?? new Map<string, unknown>();
+}
+
+describe("ingest over gRPC", () => {
+  it("hello → snapshot → deltas → acks, with durable state in the sink", async () => {
+    const { sink, server, core } = await startCore();
+    const initial = [nodePool("default"), nodeClaim(1), node(1), pod(1, 2), pod(2, 2)];
+    const source = new MemorySource(initial);
+    const { agent } = startAgent(server.port, source);
+
+    await sink.until((s) => objectsOf(s, "alpha").size === 5);
+    assert.deepEqual([...objectsOf(sink, "alpha").keys()].sort(), initial.map(key).sort());
+    assert.equal(sink.clusters.get("alpha")?.karpenterVersion, "1.6.0");
+
+    source.push(
+      { type: "upsert", object: pod(3, 2) },
+      { type: "delete", object: pod(1, 2) },
+      { type: "upsert", object: node(2) },
+    );
+    await sink.until((s) => objectsOf(s, "alpha").has("Node/node-2"));
+    const objs = objectsOf(sink, "alpha");
+    assert.equal(objs.has("Pod/ns-3/app-3"), true);
+    assert.equal(objs.has("Pod/ns-1/app-1"), false);
+    // Pods arrive trimmed: containerStatuses and unknown annotations are gone.
+    const p3 = objs.get("Pod/ns-3/app-3") as {
+      status: Record<string, unknown>;
+      metadata: Record<string, unknown>;
+    };
+    assert.equal(p3.status["containerStatuses"], undefined);
+    assert.equal(p3.metadata["annotations"], undefined);
+
+    await agent.until((a) => a.outbox.buffered === 0);
+    assert.equal(agent.outbox.lastAcked, sink.sequences.get("alpha"));
+    assert.equal(core.clusters.get("alpha")?.objects.pods.size, 2);
+    // Lifecycle: the claim's Launched/Registered/Initialized came with the snapshot.
+    assert.deepEqual(
+      sink.lifecycle.get("alpha")?.map((e) => e.type),
+      ["Created", "Launched", "Registered", "Initialized"],
+    );
+  });
+
+  it("resumes from the last acknowledged sequence after a reconnect", async () => {
+    const { sink, server, core } = await startCore();
+    const source = new MemorySource([nodePool("default"), node(1)]);
+    const { agent, clock } = startAgent(server.port, source);
+    await sink.until((s) => objectsOf(s, "alpha").size === 2);
+    const batchesBefore = sink.batches;
+
+    // Hold the store so deltas stay unacknowledged, then cut the stream.
+    let open!: () => void;
+    sink.gate = new Promise<void>((r) => (open = r));
+    source.push({ type: "upsert", object: node(2) }, { type: "upsert", object: node(3) });
+    await agent.until((a) => a.outbox.buffered === 2);
+    core.clusters.get("alpha")?.stream?.abort(new Error("connection reset"));
+    open();
+    sink.gate = undefined;
+    await retry(agent, clock);
+    await agent.until((a) => a.status === "streaming" && a.outbox.buffered === 0);
+    await sink.until((s) => objectsOf(s, "alpha").has("Node/node-3"));
+
+    assert.equal(agent.reconnects, 1);
+    assert.equal(agent.outbox.resyncs, 0, "resumed without a snapshot");
+    // Nothing was written twice and no snapshot was re-sent.
+    assert.ok(sink.batches - batchesBefore <= 2);
+    assert.equal(objectsOf(sink, "alpha").size, 4);
+  });
+
+  it("after a core restart the agent re-sends what was not acknowledged and state converges", async () => {
+    const first = await startCore();
+    const port = first.server.port;
+    const source = new MemorySource([nodePool("default"), nodeClaim(1), node(1)]);
+    const { agent, clock } = startAgent(port, source);
+    await first.sink.until((s) => objectsOf(s, "alpha").size === 3);
+
+    // Core stops storing; changes pile up unacknowledged; core dies.
+    first.sink.gate = new Promise<void>(() => undefined);
+    source.push({ type: "upsert", object: node(2) }, { type: "delete", object: node(1) });
+    await agent.until((a) => a.outbox.buffered === 2);
+    await first.server.close();
+
+    // A new core process on the same port (a fresh store).
+    const second = await startCore({ port });
+    await retry(agent, clock);
+    await second.sink.until((s) => objectsOf(s, "alpha").has("Node/node-2"));
+    await agent.until((a) => a.outbox.buffered === 0);
+    assert.deepEqual([...objectsOf(second.sink, "alpha").keys()].sort(), [
+      "Node/node-2",
+      "NodeClaim/claim-1",
+      "NodePool/default",
+    ]);
+    assert.equal(second.core.clusters.get("alpha")?.objects.nodes.has("node-1"), false);
+  });
+
+  it("bounds the buffer while core is unreachable, counts drops, and resyncs with a snapshot", async () => {
+    const { sink, server } = await startCore();
+    const source = new MemorySource([nodePool("default")]);
+    const { agent } = startAgent(server.port, source, { outbox: { maxBufferedDeltas: 3 } });
+    await sink.until((s) => objectsOf(s, "alpha").size === 1);
+    await agent.until((a) => a.outbox.buffered === 0);
+    // Core stalls: acks stop, the agent's queue fills past its bound.
+    let open!: () => void;
+    sink.gate = new Promise<void>((r) => (open = r));
+    for (let i = 0; i < 6; i++) source.push({ type: "upsert", object: node(i) });
+    await agent.until((a) => a.outbox.dropped > 0);
+    assert.equal(agent.outbox.dropped, 4, "3 queued deltas + the one that overflowed");
+    open();
+    sink.gate = undefined;
+    await sink.until((s) => objectsOf(s, "alpha").size === 7);
+    await agent.until((a) => a.outbox.buffered === 0);
+    assert.equal(agent.outbox.resyncs, 1);
+  });
+
+  it("rejects a malformed or out-of-order peer with a clear status while another cluster streams", async () => {
+    const { sink, server } = await startCore();
+    const good = new MemorySource([nodePool("default")]);
+    startAgent(server.port, good, { clusterId: "good" });
+    await sink.until((s) => objectsOf(s, "good").size === 1);
+
+    const cases: [string, Msg[], number, RegExp][] = [
+      ["delta before hello", [{ sequence: 1n, body: { case: "delta", value: {} } }], 9, /expected hello/],
+      ["bad cluster id", [{ body: { case: "hello", value: hello("Bad_Id") } }], 3, /invalid cluster_id/],
+      ["delta before snapshot", [helloMsg("bad"), deltaMsg(1, pod(1, 1))], 9, /delta before a snapshot/],
+      [
+        "sequence gap",
+        [helloMsg("bad"), ...snapshotMsgs(1, []), deltaMsg(4, pod(1, 1))],
+        9,
+        /sequence gap: got 4, expected 3/,
+      ],
+      [
+        "sequence regression",
+        [helloMsg("bad"), ...snapshotMsgs(5, []), deltaMsg(2, pod(1, 1))],
+        9,
+        /sequence regression/,
+      ],
+      [
+        "unknown kind",
+        [helloMsg("bad"), ...snapshotMsgs(1, []), rawDelta(3, 42 as ObjectKind, "{}")],
+        3,
+        /unknown object kind 42/,
+      ],
+      [
+        "bad JSON",
+        [helloMsg("bad"), ...snapshotMsgs(1, []), rawDelta(3, 2, "{nope")],
+        3,
+        /not valid UTF-8 JSON/,
+      ],
+      [
+        "missing namespace",
+        [helloMsg("bad"), ...snapshotMsgs(1, []), rawDelta(3, 2, '{"metadata":{"name":"p"},"spec":{}}')],
+        3,
+        /namespace is required/,
+      ],
+      [
+        "count mismatch",
+        [
+          helloMsg("bad"),
+          { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
+          { sequence: 2n, body: { case: "snapshotEnd", value: { objectCount: 3n } } },
+        ],
+        3,
+        /object_count 3 but 0/,
+      ],
+    ];
+    for (const [name, msgs, code, message] of cases) {
+      const err = await rawStream(server.port, msgs, TOKEN);
+      assert.equal(err?.code, code, `${name}: ${err?.message}`);
+      assert.match(err.message, message, name);
+      // The healthy cluster keeps streaming between bad peers.
+      good.push({ type: "upsert", object: node(cases.findIndex((c) => c[0] === name)) });
+    }
+    await sink.until((s) => objectsOf(s, "good").size === 1 + cases.length);
+  });
+
+  it("rejects a missing or wrong bearer token with UNAUTHENTICATED", async () => {
+    const { server } = await startCore();
+    const noToken = await rawStream(server.port, [helloMsg("alpha")], undefined);
+    assert.equal(noToken?.code, 16);
+    const wrong = await rawStream(server.port, [helloMsg("alpha")], "wrong");
+    assert.equal(wrong?.code, 16);
+    assert.match(wrong.message, /bearer token/);
+  });
+
+  it("records disruptions from Karpenter events and NodeClaim deletion", async () => {
+    const { sink, server } = await startCore();
+    const source = new MemorySource([nodePool("default"), nodeClaim(7), node(7)]);
+    startAgent(server.port, source);
+    await sink.until((s) => objectsOf(s, "alpha").size === 3);
+    const at = Date.UTC(2026, 0, 1, 2);
+    source.push({ type: "upsert", object: disruptionEvent("node-7", "Underutilized", at) });
+    source.push({ type: "delete", object: nodeClaim(7) });
+    await sink.until((s) => (s.lifecycle.get("alpha") ?? []).some((e) => e.type === "Terminated"));
+    const steps = sink.lifecycle.get("alpha") ?? [];
+    const disrupted = steps.find((e) => e.type === "Disrupted");
+    assert.ok(disrupted);
+    assert.equal(disrupted.reason, "Underutilized");
+    assert.equal(disrupted.at, new Date(at).toISOString());
+    assert.equal(disrupted.nodeClaim, "claim-7");
+    assert.equal(steps.find((e) => e.type === "Terminated")?.nodeClaim, "claim-7");
+  });
+});
+
+let sessions = 0;
+function hello(clusterId: string): { clusterId: string; sessionId: string; agentVersion: string } {
+  // Sequences are per session: every raw stream is a new agent process.
+  return { clusterId, sessionId: `raw-session-${++sessions}`, agentVersion: "raw" };
+}
+
+function helloMsg(clusterId: string): Msg {
+  return { body: { case: "hello", value: hello(clusterId) } };
+}
+
+function snapshotMsgs(firstSeq: number, objects: WireObject[]): Msg[] {
+  const out: Msg[] = [{ sequence: BigInt(firstSeq), body: { case: "snapshotBegin", value: {} } }];
+  out.push({
+    sequence: BigInt(firstSeq + 1),
+    body: { case: "snapshotEnd", value: { objectCount: BigInt(objects.length) } },
+  });
+  return out;
+}
+
+function deltaMsg(seq: number, o: WireObject): Msg {
+  return {
+    sequence: BigInt(seq),
+    body: { case: "delta", value: { op: 1, object: { kind: kindToProto(o.kind), json: encodeJson(o) } } },
+  };
+}
+
+function rawDelta(seq: number, kind: ObjectKind, json: string): Msg {
+  return {
+    sequence: BigInt(seq),
+    body: { case: "delta", value: { op: 1, object: { kind, json: new TextEncoder().encode(json) } } },
+  };
+}

@@ -1,0 +1,111 @@
+// Where ingested data goes to be durable. Core acknowledges a sequence to the agent only after
+// `write` for the batch that contains it has resolved; the history store implements this
+// interface (one transaction per batch), MemorySink serves tests and the benchmark.
+import type { WireKind, WireObject } from "../../agent/wire.ts";
+import { objectKey } from "../../agent/wire.ts";
+import type { LifecycleEvent } from "../lifecycle/derive.ts";
+
+export interface ClusterInfo {
+  clusterId: string;
+  kubernetesVersion: string;
+  karpenterVersion: string;
+  agentVersion: string;
+  sessionId: string;
+  /** Unix ms. */
+  connectedAt: number;
+}
+
+export interface IngestChange {
+  op: "upsert" | "delete";
+  kind: WireKind;
+  /** namespace/name (or name). */
+  key: string;
+  /** The object (for a delete: its last known state). */
+  object: WireObject["object"];
+  /** When the agent saw the change (unix ms). */
+  observedAt: number;
+}
+
+export interface IngestBatch {
+  clusterId: string;
+  sessionId: string;
+  /** Highest agent sequence this batch completes; acknowledged once `write` resolves. */
+  sequence: number;
+  /** Unix ms. */
+  receivedAt: number;
+  /** A full snapshot: these objects are the cluster's complete state, applied before `changes`. */
+  snapshot?: readonly WireObject[];
+  changes: readonly IngestChange[];
+  /**
+   * Lifecycle steps derived from this batch. Ids are stable: a step seen again after a core
+   * restart has the same id, so the store should keep the first and ignore repeats.
+   */
+  lifecycle: readonly LifecycleEvent[];
+}
+
+export interface IngestSink {
+  /** A cluster's agent said hello (record versions, last seen). */
+  clusterConnected(info: ClusterInfo): Promise<void>;
+  /** Stores the batch durably (all or nothing); rejects if it could not. */
+  write(batch: IngestBatch): Promise<void>;
+}
+
+/** In-memory sink: the same contract, with a gate and a failure switch for tests. */
+export class MemorySink implements IngestSink {
+  readonly clusters = new Map<string, ClusterInfo>();
+  /** cluster → kind/key → object. */
+  readonly objects = new Map<string, Map<string, WireObject["object"]>>();
+  /** cluster → lifecycle steps, de-duplicated by id, in arrival order. */
+  readonly lifecycle = new Map<string, LifecycleEvent[]>();
+  readonly #lifecycleIds = new Set<string>();
+  /** cluster → highest sequence written. */
+  readonly sequences = new Map<string, number>();
+  batches = 0;
+  /** While set, writes wait for it (simulates a slow or stuck store). */
+  gate: Promise<void> | undefined;
+  /** The next write rejects with this error. */
+  failNext: Error | undefined;
+  #waiters: (() => void)[] = [];
+
+  clusterConnected(info: ClusterInfo): Promise<void> {
+    this.clusters.set(info.clusterId, info);
+    return Promise.resolve();
+  }
+
+  async write(b: IngestBatch): Promise<void> {
+    if (this.gate) await this.gate;
+    if (this.failNext) {
+      const err = this.failNext;
+      this.failNext = undefined;
+      throw err;
+    }
+    let objs = this.objects.get(b.clusterId);
+    if (!objs || b.snapshot) {
+      objs = new Map();
+      this.objects.set(b.clusterId, objs);
+    }
+    for (const o of b.snapshot ?? []) objs.set(`${o.kind}/${objectKey(o.object)}`, o.object);
+    for (const c of b.changes) {
+      if (c.op === "upsert") objs.set(`${c.kind}/${c.key}`, c.object);
+      else objs.delete(`${c.kind}/${c.key}`);
+    }
+    const steps = this.lifecycle.get(b.clusterId) ?? [];
+    for (const e of b.lifecycle) {
+      const id = `${b.clusterId}/${e.id}`;
+      if (this.#lifecycleIds.has(id)) continue;
+      this.#lifecycleIds.add(id);
+      steps.push(e);
+    }
+    this.lifecycle.set(b.clusterId, steps);
+    this.sequences.set(b.clusterId, b.sequence);
+    this.batches++;
+    const w = this.#waiters;
+    this.#waiters = [];
+    for (const f of w) f();
+  }
+
+  /** Resolves once `pred` holds after some write (tests). */
+  async until(pred: (s: MemorySink) => boolean): Promise<void> {
+    while (!pred(this)) await new Promise<void>((r) => this.#waiters.push(r));
+  }
+}

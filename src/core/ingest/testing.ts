@@ -1,0 +1,37 @@
+// Test helper: a hand-driven agent stream, to send core exactly the messages a test wants.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Ingest } from "../../gen/wave/v1/ingest_pb.ts";
+import type { AgentMessageSchema } from "../../gen/wave/v1/ingest_pb.ts";
+
+export type Msg = MessageInitShape<typeof AgentMessageSchema>;
+
+/**
+ * Sends `msgs` on one stream, then waits for core to end it. Returns the error status core
+ * answered with, or undefined if it ended the stream cleanly.
+ */
+export async function rawStream(
+  port: number,
+  msgs: Msg[],
+  token: string | undefined,
+): Promise<ConnectError | undefined> {
+  const client = createClient(Ingest, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
+  const ac = new AbortController();
+  async function* requests(): AsyncGenerator<Msg> {
+    yield* msgs;
+    // Keep the request side open: core must end the stream itself.
+    await new Promise<void>((r) => ac.signal.addEventListener("abort", () => r(), { once: true }));
+  }
+  try {
+    const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+    for await (const _ of client.stream(requests(), { headers, signal: ac.signal })) {
+      // HelloAcks and Acks are not what these tests look at.
+    }
+    return undefined;
+  } catch (err) {
+    return ConnectError.from(err);
+  } finally {
+    ac.abort();
+  }
+}
