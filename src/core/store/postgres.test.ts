@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { storeContract } from "./contract.ts";
-import { openPostgresStore } from "./postgres.ts";
+import { migrationContract } from "./migrations.contract.ts";
+import { openPostgresStore, PostgresDriver } from "./postgres.ts";
 
 const scripts = join(import.meta.dirname, "../../../hack/postgres");
 
@@ -73,6 +74,16 @@ storeContract(
   { skip },
 );
 
+migrationContract(
+  "postgres",
+  async () => {
+    const schema = freshSchema();
+    await withAdmin((c) => c.query(`CREATE SCHEMA ${schema}`));
+    return { driver: new PostgresDriver({ url: url ?? "", schema }), dispose: () => dropSchema(schema) };
+  },
+  { skip },
+);
+
 void describe("PostgreSQL store", { skip: skip ?? false }, () => {
   it("applies migrations exactly once when several cores start together", async () => {
     const schema = freshSchema();
@@ -91,6 +102,9 @@ void describe("PostgreSQL store", { skip: skip ?? false }, () => {
   });
 
   it("rejects a bad schema name before connecting", async () => {
-    await assert.rejects(openPostgresStore({ url: url ?? "", schema: "x; DROP TABLE y" }), /schema must match/);
+    await assert.rejects(
+      openPostgresStore({ url: url ?? "", schema: "x; DROP TABLE y" }),
+      /schema must match/,
+    );
   });
 });

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storeContract } from "./contract.ts";
-import { openSqliteStore } from "./sqlite.ts";
+import { migrationContract } from "./migrations.contract.ts";
+import { openSqliteStore, SqliteDriver } from "./sqlite.ts";
 
 storeContract("sqlite", () => {
   const dir = mkdtempSync(join(tmpdir(), "wave-sqlite-"));
@@ -15,3 +16,7 @@ storeContract("sqlite", () => {
     },
   });
 });
+
+migrationContract("sqlite", () =>
+  Promise.resolve({ driver: new SqliteDriver({ path: ":memory:" }), dispose: () => Promise.resolve() }),
+);
