@@ -1,7 +1,11 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLogger } from "../../shared/log.ts";
 import { storeContract } from "./contract.ts";
+import { openStore } from "./open.ts";
 import { migrationContract } from "./migrations.contract.ts";
 import { openSqliteStore, SqliteDriver } from "./sqlite.ts";
 
@@ -20,3 +24,17 @@ storeContract("sqlite", () => {
 migrationContract("sqlite", () =>
   Promise.resolve({ driver: new SqliteDriver({ path: ":memory:" }), dispose: () => Promise.resolve() }),
 );
+
+void describe("openStore", () => {
+  void it("opens the configured backend and logs the schema version", async () => {
+    const lines: string[] = [];
+    const log = createLogger({ write: (l) => lines.push(l) });
+    const store = await openStore({ backend: "sqlite", path: ":memory:" }, { log });
+    assert.equal(store.backend, "sqlite");
+    await store.close();
+    const entry = JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
+    assert.equal(entry.msg, "history store open");
+    assert.equal(entry.schemaVersion, 1);
+    assert.deepEqual(entry.migrationsApplied, [1]);
+  });
+});
