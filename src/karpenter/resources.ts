@@ -17,9 +17,27 @@ export function isMilliResource(name: string): boolean {
   return name === CPU;
 }
 
+// Clusters repeat a handful of quantity strings ("100m", "64Mi") across 100k+ pods; parsing each
+// once keeps state updates cheap. Bounded: cleared when full. Only successes are cached.
+const CACHE_LIMIT = 4096;
+const milliCache = new Map<string, number>();
+const unitCache = new Map<string, number>();
+
+function cached(cache: Map<string, number>, quantity: string, parse: (q: string) => number): number {
+  let v = cache.get(quantity);
+  if (v === undefined) {
+    v = parse(quantity);
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(quantity, v);
+  }
+  return v;
+}
+
 /** One quantity in the resource's canonical unit. */
 export function amountOf(name: string, quantity: string): number {
-  return isMilliResource(name) ? parseMilli(quantity) : parseUnits(quantity);
+  return isMilliResource(name)
+    ? cached(milliCache, quantity, parseMilli)
+    : cached(unitCache, quantity, parseUnits);
 }
 
 /** Parses every entry; a bad quantity throws a QuantityError naming the resource. */

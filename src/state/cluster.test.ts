@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { fixtures } from "../../test/fixtures/karpenter/load.ts";
 import type { DaemonSet, Node, Pod } from "../kube/objects.ts";
 import type { NodeClaim } from "../karpenter/types.ts";
-import { ClusterState, nodeSize, type StateChange } from "./cluster.ts";
+import { ClusterState, nodeSize, stateHandlers, type StateChange } from "./cluster.ts";
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -450,6 +450,22 @@ describe("ClusterState notifications", () => {
       s.pendingPods().map((p) => p.metadata.name),
       ["newcomer"],
     );
+  });
+});
+
+describe("stateHandlers", () => {
+  it("adapts informer add/update/delete callbacks to apply", () => {
+    const s = new ClusterState();
+    const seen = record(s);
+    const h = stateHandlers(s, "NodeClaim");
+    h.add(fixtures.nodeClaim("pending"));
+    h.update(fixtures.nodeClaim("launched"));
+    h.delete(fixtures.nodeClaim("launched"));
+    assert.deepEqual(
+      seen.map((c) => c.type),
+      ["add", "update", "delete"],
+    );
+    assert.equal(s.counts().nodeClaims, 0);
   });
 });
 

@@ -731,3 +731,28 @@ export class ClusterState {
     }
   }
 }
+
+/**
+ * Informer handlers that write one kind into the state: pass to the informer for `kind`
+ * (shape of src/kube/informer's InformerHandlers).
+ */
+export function stateHandlers<K extends StateKind>(
+  state: ClusterState,
+  kind: K,
+): {
+  add: (obj: KindTypes[K]) => void;
+  update: (obj: KindTypes[K]) => void;
+  delete: (obj: KindTypes[K]) => void;
+} {
+  return {
+    add: (obj) => {
+      state.apply(kind, "add", obj);
+    },
+    update: (obj) => {
+      state.apply(kind, "update", obj);
+    },
+    delete: (obj) => {
+      state.apply(kind, "delete", obj);
+    },
+  };
+}
