@@ -1,0 +1,134 @@
+// The history records figures and the thrashing detector read. Shapes match what core's store
+// keeps (src/core/store/store.ts LifecycleEvent, Disruption, SeriesPoint) minus storage fields, so
+// its rows can be passed as they are; times are ms since the epoch.
+
+/** NodeClaim lifecycle phases, in order (the store's lifecyclePhases). */
+export type LifecyclePhase = "Launched" | "Registered" | "Initialized" | "Disrupted" | "Terminated";
+
+export interface LifecycleRecord {
+  nodeClaim: string;
+  nodePool: string;
+  instanceType?: string | undefined;
+  capacityType?: string | undefined;
+  zone?: string | undefined;
+  phase: LifecyclePhase;
+  /** Disrupted/Terminated: why (Underutilized, Empty, Drifted, Expired, Interrupted, ...). */
+  reason?: string | undefined;
+  at: number;
+}
+
+export interface DisruptionRecord {
+  nodeClaim: string;
+  nodePool: string;
+  reason: string;
+  at: number;
+}
+
+/** Nodes of one pool (optionally one capacity type of it) at one instant. */
+export interface NodeCountPoint {
+  nodePool: string;
+  capacityType?: string;
+  ts: number;
+  nodes: number;
+}
+
+/** [from, to) in ms since the epoch. */
+export interface Window {
+  from: number;
+  to: number;
+}
+
+export function inWindow(at: number, w: Window): boolean {
+  return at >= w.from && at < w.to;
+}
+
+const CANONICAL_REASONS = [
+  "Underutilized",
+  "Empty",
+  "Drifted",
+  "Expired",
+  "Interrupted",
+  "Unhealthy",
+  "Deleted",
+];
+const BY_LOWER = new Map(CANONICAL_REASONS.map((r) => [r.toLowerCase(), r]));
+
+/**
+ * Karpenter spells reasons "Underutilized" in conditions and "underutilized" in metric labels;
+ * figures group them as one. Unknown reasons pass through unchanged.
+ */
+export function canonicalReason(reason: string | undefined): string {
+  if (!reason) return "Unknown";
+  return BY_LOWER.get(reason.toLowerCase()) ?? reason;
+}
+
+/** One NodeClaim's life as history saw it. */
+export interface NodeClaimLife {
+  nodeClaim: string;
+  nodePool: string;
+  instanceType?: string;
+  capacityType?: string;
+  zone?: string;
+  launchedAt?: number;
+  registeredAt?: number;
+  initializedAt?: number;
+  disruptedAt?: number;
+  terminatedAt?: number;
+  /** Disruption or termination reason, canonical spelling. */
+  reason?: string;
+  /** terminatedAt − launchedAt, when both are known. */
+  lifetimeMs?: number;
+  phases: { phase: LifecyclePhase; at: number; reason?: string }[];
+}
+
+/** Groups lifecycle records (any order, duplicates tolerated) into one life per NodeClaim. */
+export function livesOf(events: readonly LifecycleRecord[]): NodeClaimLife[] {
+  const by = new Map<string, NodeClaimLife>();
+  const sorted = [...events].sort((a, b) => a.at - b.at);
+  for (const e of sorted) {
+    const key = `${e.nodePool}/${e.nodeClaim}`;
+    let life = by.get(key);
+    if (!life) {
+      life = { nodeClaim: e.nodeClaim, nodePool: e.nodePool, phases: [] };
+      by.set(key, life);
+    }
+    if (e.instanceType && !life.instanceType) life.instanceType = e.instanceType;
+    if (e.capacityType && !life.capacityType) life.capacityType = e.capacityType;
+    if (e.zone && !life.zone) life.zone = e.zone;
+    // First occurrence of a phase wins, as in the store.
+    if (life.phases.some((p) => p.phase === e.phase)) continue;
+    life.phases.push(
+      e.reason ? { phase: e.phase, at: e.at, reason: e.reason } : { phase: e.phase, at: e.at },
+    );
+    switch (e.phase) {
+      case "Launched":
+        life.launchedAt = e.at;
+        break;
+      case "Registered":
+        life.registeredAt = e.at;
+        break;
+      case "Initialized":
+        life.initializedAt = e.at;
+        break;
+      case "Disrupted":
+        life.disruptedAt = e.at;
+        if (e.reason) life.reason = canonicalReason(e.reason);
+        break;
+      case "Terminated":
+        life.terminatedAt = e.at;
+        if (e.reason && !life.reason) life.reason = canonicalReason(e.reason);
+        break;
+    }
+  }
+  for (const life of by.values()) {
+    if (life.launchedAt !== undefined && life.terminatedAt !== undefined) {
+      life.lifetimeMs = life.terminatedAt - life.launchedAt;
+    }
+  }
+  return [...by.values()];
+}
+
+/** When the NodeClaim started going away: disruption decided, else termination. */
+export function goneAt(life: NodeClaimLife): number | undefined {
+  return life.disruptedAt ?? life.terminatedAt;
+}
