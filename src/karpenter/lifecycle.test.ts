@@ -55,6 +55,17 @@ describe("nodeClaimState on fixtures", () => {
       consolidatable: true,
     });
   });
+  it("a node tainted karpenter.sh/disrupted makes its claim Disrupting without the condition", () => {
+    const nc = fixtures.nodeClaim("drifted");
+    const node = fixtures.node("disrupted");
+    assert.equal(nodeClaimPhase(nc), "Initialized");
+    const s = nodeClaimState(nc, node);
+    assert.equal(s.phase, "Disrupting");
+    assert.equal(s.reason, "Drifted");
+    assert.equal(nodeClaimPhase(nc, fixtures.node("initialized")), "Initialized");
+    // The condition, when present, wins over the taint.
+    assert.equal(nodeClaimState(fixtures.nodeClaim("disrupting"), node).reason, "Underutilized");
+  });
   it("deletion at expireAfter is inferred as Expired", () => {
     const nc = fixtures.nodeClaim("initialized");
     nc.metadata.deletionTimestamp = "2026-04-01T10:05:00Z"; // creation + 720h

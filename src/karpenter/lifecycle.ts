@@ -1,10 +1,10 @@
 // A NodeClaim's lifecycle, read from its status conditions and deletionTimestamp (Karpenter
 // records lifecycle in condition transitions, not Events), and the transitions between two
 // observed versions, which core turns into lifecycle history.
-import type { Condition } from "../kube/objects.ts";
+import type { Condition, Node } from "../kube/objects.ts";
 import { parseDuration } from "./duration.ts";
-import { conditionOf } from "./node.ts";
-import type { NodeClaim } from "./types.ts";
+import { conditionOf, isDisruptionTainted } from "./node.ts";
+import { K, type NodeClaim } from "./types.ts";
 
 /** NodeClaim condition types (sigs.k8s.io/karpenter pkg/apis/v1/nodeclaim_status.go). */
 export const NodeClaimConditions = {
@@ -74,7 +74,12 @@ export function disruptionReasonOf(nc: NodeClaim): string | undefined {
   return inferredTerminationReason(nc);
 }
 
-export function nodeClaimState(nc: NodeClaim): NodeClaimState {
+/**
+ * The claim's phase. Pass its Node when known: a node tainted karpenter.sh/disrupted counts as
+ * Disrupting even without the DisruptionReason condition (Karpenter releases before it existed,
+ * or a condition write not yet observed).
+ */
+export function nodeClaimState(nc: NodeClaim, node?: Node): NodeClaimState {
   const drifted = trueCondition(nc, NodeClaimConditions.Drifted) !== undefined;
   const consolidatable = trueCondition(nc, NodeClaimConditions.Consolidatable) !== undefined;
   const base = { drifted, consolidatable };
@@ -96,6 +101,13 @@ export function nodeClaimState(nc: NodeClaim): NodeClaimState {
       disruption.reason || disruption.message || undefined,
     );
   }
+  if (node && isDisruptionTainted(node)) {
+    const taint = node.spec?.taints?.find((t) => t.key === K.disruptedTaint);
+    return withReason(
+      withTime({ ...base, phase: "Disrupting" as const }, taint?.timeAdded),
+      drifted ? "Drifted" : undefined,
+    );
+  }
   for (const phase of ["Initialized", "Registered", "Launched"] as const) {
     const c = trueCondition(nc, phase);
     if (c) return withTime({ ...base, phase }, c.lastTransitionTime);
@@ -105,8 +117,8 @@ export function nodeClaimState(nc: NodeClaim): NodeClaimState {
   return withReason(withTime({ ...base, phase: "Pending" as const }, nc.metadata.creationTimestamp), stalled);
 }
 
-export function nodeClaimPhase(nc: NodeClaim): NodeClaimPhase {
-  return nodeClaimState(nc).phase;
+export function nodeClaimPhase(nc: NodeClaim, node?: Node): NodeClaimPhase {
+  return nodeClaimState(nc, node).phase;
 }
 
 // ---- transitions ------------------------------------------------------------------------------

@@ -170,6 +170,20 @@ describe("ClusterState queries on fixtures", () => {
     assert.equal(s.poolSummaries().length, 1);
   });
 
+  it("a claim whose node carries the disruption taint counts as Disrupting", () => {
+    const s = loaded();
+    const tainted = fixtures.node("drifted");
+    tainted.metadata.resourceVersion = "7000";
+    tainted.spec = { ...tainted.spec, taints: [{ key: "karpenter.sh/disrupted", effect: "NoSchedule" }] };
+    s.apply("Node", "update", tainted);
+    assert.deepEqual(
+      [s.nodeClaimState("default-x7plm")?.phase, s.nodeClaimState("default-x7plm")?.reason],
+      ["Disrupting", "Drifted"],
+    );
+    assert.equal(s.poolSummary("default").nodeClaimsByPhase.Disrupting, 1);
+    assert.equal(s.nodeClaimState("missing"), undefined);
+  });
+
   it("a pool known only from node labels still summarises, marked as missing", () => {
     const s = new ClusterState();
     s.apply("Node", "add", fixtures.node("initialized"));

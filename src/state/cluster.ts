@@ -5,7 +5,12 @@
 import type { KindTypes } from "../kube/kinds.ts";
 import type { DaemonSet, Node, Pod } from "../kube/objects.ts";
 import { capacityTypeOf, nodePoolOf } from "../karpenter/labels.ts";
-import { nodeClaimPhase, type NodeClaimPhase } from "../karpenter/lifecycle.ts";
+import {
+  nodeClaimPhase,
+  nodeClaimState,
+  type NodeClaimPhase,
+  type NodeClaimState,
+} from "../karpenter/lifecycle.ts";
 import { isReady, providerIDOf } from "../karpenter/node.ts";
 import { QuantityError } from "../karpenter/quantity.ts";
 import { limitStatus, type LimitStatus } from "../karpenter/requirements.ts";
@@ -387,10 +392,13 @@ export class ClusterState {
   /** The node a claim launched: by providerID, else by status.nodeName. */
   nodeForNodeClaim(name: string): Node | undefined {
     const nc = this.#nodeClaims.get(name);
-    if (!nc) return undefined;
-    const byID = nc.providerID === undefined ? undefined : this.#nodeByProviderID.get(nc.providerID);
-    const nodeName = byID ?? nc.nodeName;
-    return nodeName === undefined ? undefined : this.#nodes.get(nodeName)?.node;
+    return nc ? this.#linkedNode(nc) : undefined;
+  }
+
+  /** A claim's lifecycle state, taking its node's disruption taint into account. */
+  nodeClaimState(name: string): NodeClaimState | undefined {
+    const nc = this.#nodeClaims.get(name);
+    return nc ? nodeClaimState(nc.nodeClaim, this.#linkedNode(nc)) : undefined;
   }
 
   /** The claim behind a node: by providerID, else by the claim's status.nodeName. */
@@ -443,7 +451,7 @@ export class ClusterState {
     for (const name of claimNames) {
       const e = this.#nodeClaims.get(name);
       if (!e) continue;
-      byPhase[nodeClaimPhase(e.nodeClaim)]++;
+      byPhase[nodeClaimPhase(e.nodeClaim, this.#linkedNode(e))]++;
       addInto(usage, e.capacity);
     }
     const np = this.#nodePools.get(pool);
@@ -481,6 +489,12 @@ export class ClusterState {
   }
 
   // ---- internals ----------------------------------------------------------------------------
+
+  #linkedNode(nc: NodeClaimEntry): Node | undefined {
+    const byID = nc.providerID === undefined ? undefined : this.#nodeByProviderID.get(nc.providerID);
+    const nodeName = byID ?? nc.nodeName;
+    return nodeName === undefined ? undefined : this.#nodes.get(nodeName)?.node;
+  }
 
   #members<T>(set: Set<string> | undefined, get: (name: string) => T | undefined): T[] {
     const out: T[] = [];
