@@ -193,7 +193,9 @@ describe("fuzz", () => {
       certFile: certs.certFile,
       keyFile: certs.keyFile,
       host: "127.0.0.1",
-      ...deps,
+      policies: policySource,
+      allocator: deps.allocator,
+      clock,
     });
     const agent = new Agent({ keepAlive: true, maxSockets: 8, ca: certs.caPem });
     try {
