@@ -1,0 +1,40 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
+import type { ReconcileResult } from "./controller.ts";
+import { runController, type Reconciler } from "./run.ts";
+
+describe("runController", () => {
+  it("reconciles each pool at its requeue time and backs off on failure", async () => {
+    const clock = new FakeClock(0);
+    const calls: string[] = [];
+    let failB = true;
+    const c: Reconciler = {
+      name: "test",
+      start: () =>
+        Promise.resolve(
+          new Map<string, ReconcileResult>([
+            ["a", { requeueAfter: 5_000 }],
+            ["b", { requeueAfter: 1_000 }],
+          ]),
+        ),
+      reconcileAll: () => Promise.resolve(new Map<string, ReconcileResult>()),
+      reconcile: (pool) => {
+        calls.push(`${pool}@${clock.now()}`);
+        if (pool === "b" && failB) return Promise.reject(new Error("boom"));
+        return Promise.resolve({ requeueAfter: 5_000 });
+      },
+    };
+    const stop = new AbortController();
+    const done = runController(c, { clock, signal: stop.signal, resyncMs: 60_000 });
+    await flushMicrotasks();
+    await clock.advance(1_000); // b fails → retry after 1 s
+    await clock.advance(1_000); // b fails → retry after 2 s
+    failB = false;
+    await clock.advance(3_000); // a at 5 s; b at 4 s
+    assert.deepEqual(calls, ["b@1000", "b@2000", "b@4000", "a@5000"]);
+    stop.abort();
+    await clock.advance(1);
+    await done;
+  });
+});

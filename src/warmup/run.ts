@@ -1,0 +1,77 @@
+// Drives a WarmupController the way controller-runtime drives a reconciler: each pool is
+// reconciled when its requeue time comes, failures back off per pool, and a periodic full pass
+// picks up new pools and orphans. Meant to run only while this replica leads (see leader.ts).
+import type { Clock } from "../shared/clock.ts";
+import { backoffCeiling } from "../shared/backoff.ts";
+import { silentLogger, type Logger } from "../shared/log.ts";
+import type { ReconcileResult } from "./controller.ts";
+
+/** The part of WarmupController the loop needs. */
+export interface Reconciler {
+  readonly name: string;
+  start(): Promise<Map<string, ReconcileResult>>;
+  reconcileAll(): Promise<Map<string, ReconcileResult>>;
+  reconcile(pool: string): Promise<ReconcileResult>;
+}
+
+export interface RunOptions {
+  clock: Clock;
+  signal: AbortSignal;
+  log?: Logger;
+  /** Full pass (new pools, orphans) at least this often, ms. */
+  resyncMs?: number;
+}
+
+export async function runController(c: Reconciler, opts: RunOptions): Promise<void> {
+  const { clock, signal } = opts;
+  const log = (opts.log ?? silentLogger).child({ controller: c.name });
+  const resyncMs = opts.resyncMs ?? 60_000;
+  const due = new Map<string, number>();
+  const failures = new Map<string, number>();
+  const retryIn = (key: string): number => {
+    const n = failures.get(key) ?? 0;
+    failures.set(key, n + 1);
+    return backoffCeiling(n, { initialMs: 1_000, maxMs: 300_000 });
+  };
+  // start() (PriorityClass, adoption) until it has succeeded once, then plain full passes.
+  let started = false;
+  const aborted = (): boolean => signal.aborted;
+  const full = async (): Promise<number> => {
+    try {
+      const results = await (started ? c.reconcileAll() : c.start());
+      started = true;
+      const now = clock.now();
+      for (const [pool, r] of results) due.set(pool, now + r.requeueAfter);
+      failures.delete("");
+      return now + resyncMs;
+    } catch (err) {
+      log.error("full reconcile failed", { error: err });
+      return clock.now() + retryIn("");
+    }
+  };
+  let nextFull = await full();
+  while (!aborted()) {
+    if (clock.now() >= nextFull) {
+      nextFull = await full();
+      continue;
+    }
+    for (const [pool, at] of [...due.entries()].sort((a, b) => a[1] - b[1])) {
+      if (aborted() || at > clock.now()) continue;
+      try {
+        const r = await c.reconcile(pool);
+        failures.delete(pool);
+        due.set(pool, clock.now() + r.requeueAfter);
+      } catch (err) {
+        const wait = retryIn(pool);
+        log.warn("reconcile failed", { pool, error: err, retryInMs: wait });
+        due.set(pool, clock.now() + wait);
+      }
+    }
+    const wake = Math.min(nextFull, ...due.values());
+    try {
+      await clock.sleep(Math.max(0, wake - clock.now()), signal);
+    } catch {
+      break;
+    }
+  }
+}
