@@ -170,7 +170,7 @@ describe("ingest over gRPC", () => {
     assert.equal(second.core.clusters.get("alpha")?.objects.nodes.has("node-1"), false);
   });
 
-  it("bounds the buffer while core is unreachable, counts drops, and resyncs with a snapshot", async () => {
+  it("bounds the buffer while core stalls (no acks), counts drops, and resyncs with a snapshot", async () => {
     const { sink, server } = await startCore();
     const source = new MemorySource([nodePool("default")]);
     const { agent } = startAgent(server.port, source, { outbox: { maxBufferedDeltas: 3 } });
@@ -187,6 +187,48 @@ describe("ingest over gRPC", () => {
     await sink.until((s) => objectsOf(s, "alpha").size === 7);
     await agent.until((a) => a.outbox.buffered === 0);
     assert.equal(agent.outbox.resyncs, 1);
+  });
+
+  it("while core is down: buffers up to the bound, then drops and resyncs on reconnect", async () => {
+    const first = await startCore();
+    const port = first.server.port;
+    const source = new MemorySource([nodePool("default"), node(0)]);
+    const registry = new Registry();
+    const { agent, clock } = startAgent(port, source, {
+      outbox: { maxBufferedDeltas: 5 },
+      metrics: registry,
+    });
+    await first.sink.until((s) => objectsOf(s, "alpha").size === 2);
+    await agent.until((a) => a.outbox.buffered === 0);
+    await first.server.close();
+    await agent.until((a) => a.status === "backoff");
+
+    // Within the bound: buffered, nothing dropped.
+    for (let i = 1; i <= 5; i++) source.push({ type: "upsert", object: node(i) });
+    await agent.until((a) => a.outbox.buffered === 5);
+    assert.equal(agent.outbox.dropped, 0);
+    // One more overflows: the buffer is discarded and counted, and a resync is due.
+    source.push({ type: "upsert", object: node(6) });
+    await agent.until((a) => a.outbox.needsSnapshot);
+    assert.equal(agent.outbox.dropped, 6);
+    assert.equal(agent.outbox.buffered, 0);
+    // Changes while a resync is due are not buffered: the snapshot will carry them.
+    source.push({ type: "delete", object: node(0) });
+    await agent.until((a) => a.outbox.objectCount === 7);
+    assert.equal(agent.outbox.buffered, 0);
+
+    const second = await startCore({ port, sink: first.sink });
+    await retry(agent, clock);
+    await second.sink.until(
+      (s) => objectsOf(s, "alpha").size === 7 && !objectsOf(s, "alpha").has("Node/node-0"),
+    );
+    await agent.until((a) => a.outbox.buffered === 0);
+    assert.equal(agent.outbox.resyncs, 1);
+    const text = registry.render();
+    assert.match(text, /^wave_agent_dropped_messages_total 6$/m);
+    assert.match(text, /^wave_agent_resyncs_total 1$/m);
+    assert.match(text, /^wave_agent_buffered_messages 0$/m);
+    assert.match(text, /^wave_agent_reconnects_total 1$/m);
   });
 
   it("rejects a malformed or out-of-order peer with a clear status while another cluster streams", async () => {

@@ -1,0 +1,106 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { HelloAck_Mode } from "../gen/wave/v1/ingest_pb.ts";
+import { node, nodePool } from "./fixtures.ts";
+import { Outbox } from "./outbox.ts";
+import type { OutboxEntry } from "./outbox.ts";
+
+function drain(o: Outbox, cursor: number): OutboxEntry[] {
+  const out: OutboxEntry[] = [];
+  for (let e = o.next(cursor); e; e = o.next(cursor)) {
+    out.push(e);
+    cursor = e.seq;
+  }
+  return out;
+}
+
+const cases = (es: OutboxEntry[]): (string | undefined)[] => es.map((e) => e.msg.body.case);
+
+describe("Outbox", () => {
+  it("starts with a chunked snapshot of the current state, then deltas with contiguous sequences", () => {
+    let now = 1000;
+    const o = new Outbox({ now: () => now, chunkMaxObjects: 2 });
+    o.load([nodePool("default"), node(1), node(2)]);
+    assert.equal(o.resumeFrom(), 0);
+    // Deltas before the snapshot is built are folded into it.
+    o.apply({ type: "upsert", object: node(3) });
+    assert.equal(o.buffered, 0);
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    const snap = drain(o, 0);
+    assert.deepEqual(cases(snap), ["snapshotBegin", "snapshotChunk", "snapshotChunk", "snapshotEnd"]);
+    assert.deepEqual(
+      snap.map((e) => e.seq),
+      [1, 2, 3, 4],
+    );
+    const end = snap[3]?.msg.body;
+    assert.equal(end?.case === "snapshotEnd" ? end.value.objectCount : -1n, 4n);
+    o.apply({ type: "delete", object: node(1) });
+    const [d] = drain(o, 4);
+    assert.equal(d?.seq, 5);
+    assert.equal(d.msg.body.case, "delta");
+    now = 4000;
+    assert.equal(o.lag(), 3000);
+    o.ack(5);
+    assert.equal(o.buffered, 0);
+    assert.equal(o.lag(), 0);
+    assert.equal(o.resumeFrom(), 5);
+  });
+
+  it("replays exactly what core has not stored when it answers RESUME", () => {
+    const o = new Outbox({ now: () => 0 });
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    drain(o, 0); // seq 1, 2 (empty snapshot)
+    o.ack(2);
+    for (let i = 0; i < 4; i++) o.apply({ type: "upsert", object: node(i) }); // 3..6
+    o.ack(3);
+    // Core stored up to 4 but the ack was lost with the connection.
+    o.helloAck(HelloAck_Mode.RESUME, 4);
+    assert.deepEqual(
+      drain(o, o.lastAcked).map((e) => e.seq),
+      [5, 6],
+    );
+    assert.equal(o.resyncs, 0);
+  });
+
+  it("falls back to a snapshot when core lost the session or has less than it acknowledged", () => {
+    const o = new Outbox({ now: () => 0 });
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    drain(o, 0);
+    o.ack(2);
+    o.apply({ type: "upsert", object: node(1) });
+    o.helloAck(HelloAck_Mode.RESUME, 1);
+    assert.deepEqual(cases(drain(o, o.lastAcked)), ["snapshotBegin", "snapshotChunk", "snapshotEnd"]);
+    assert.equal(o.resyncs, 1);
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    assert.equal(cases(drain(o, o.lastAcked))[0], "snapshotBegin");
+    assert.equal(o.resyncs, 2);
+  });
+
+  it("drops the buffer past its bound, counts it, and forces a resync", () => {
+    const o = new Outbox({ now: () => 0, maxBufferedDeltas: 2 });
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    drain(o, 0);
+    o.ack(2);
+    o.apply({ type: "upsert", object: node(1) });
+    o.apply({ type: "upsert", object: node(2) });
+    assert.equal(o.buffered, 2);
+    o.apply({ type: "upsert", object: node(3) });
+    assert.equal(o.dropped, 3);
+    assert.equal(o.buffered, 0);
+    assert.equal(o.resumeFrom(), 0, "the next hello asks for a snapshot");
+    o.helloAck(HelloAck_Mode.RESUME, 2);
+    const snap = drain(o, 2);
+    const chunk = snap[1]?.msg.body;
+    assert.equal(chunk?.case === "snapshotChunk" ? chunk.value.objects.length : 0, 3);
+  });
+
+  it("a source replace resets the state and resyncs", () => {
+    const o = new Outbox({ now: () => 0 });
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    drain(o, 0);
+    o.ack(2);
+    o.apply({ type: "replace", objects: [node(9)] });
+    assert.equal(o.objectCount, 1);
+    assert.equal(o.needsSnapshot, true);
+  });
+});

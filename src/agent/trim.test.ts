@@ -1,0 +1,95 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Event } from "../kube/objects.ts";
+import { node, nodeClaim, pod } from "./fixtures.ts";
+import { trim, trimEvent, trimNode, trimNodeClaim, trimPod } from "./trim.ts";
+import type { Node, Pod } from "../kube/objects.ts";
+import type { NodeClaim } from "../karpenter/types.ts";
+
+describe("trim", () => {
+  it("keeps what Wave reads of a Pod and drops the rest", () => {
+    const p = pod(1, 3).object as Pod;
+    p.metadata.annotations = { "karpenter.sh/do-not-disrupt": "true", "big/annotation": "x".repeat(1000) };
+    p.spec.affinity = {
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+      podAntiAffinity: { big: true },
+    };
+    const t = trimPod(p);
+    assert.deepEqual(t.metadata.annotations, { "karpenter.sh/do-not-disrupt": "true" });
+    assert.deepEqual(t.metadata.labels, p.metadata.labels);
+    assert.equal(t.metadata.ownerReferences?.[0]?.kind, "ReplicaSet");
+    assert.equal(t.spec.nodeName, "node-1");
+    assert.deepEqual(t.spec.containers, [
+      {
+        name: "app",
+        image: "registry.example/app:1.0",
+        resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } },
+      },
+    ]);
+    assert.deepEqual(t.spec.affinity, { nodeAffinity: p.spec.affinity.nodeAffinity });
+    assert.equal(t.spec.tolerations?.length, 1);
+    assert.equal(t.status?.phase, "Running");
+    assert.deepEqual(
+      t.status.conditions?.map((c) => c.type),
+      ["PodScheduled", "Ready"],
+    );
+    assert.equal(t.status.containerStatuses, undefined);
+    // The input is not modified.
+    assert.equal((p.spec.containers[0]?.command ?? []).length, 2);
+  });
+
+  it("drops node images and non-Ready conditions but keeps capacity, taints and labels", () => {
+    const n = node(2).object as Node;
+    n.spec = { ...n.spec, taints: [{ key: "karpenter.sh/disrupted", effect: "NoSchedule" }] };
+    const t = trimNode(n);
+    assert.equal(t.status?.images, undefined);
+    assert.deepEqual(
+      t.status?.conditions?.map((c) => c.type),
+      ["Ready"],
+    );
+    assert.equal(t.status.conditions[0]?.message, undefined);
+    assert.deepEqual(t.status.allocatable, n.status?.allocatable);
+    assert.deepEqual(t.spec?.taints, [{ key: "karpenter.sh/disrupted", effect: "NoSchedule" }]);
+    assert.equal(t.metadata.labels?.["karpenter.sh/capacity-type"], "spot");
+    assert.equal(t.metadata.annotations, undefined);
+    assert.ok(JSON.stringify(t).length < JSON.stringify(n).length);
+  });
+
+  it("keeps every NodeClaim condition with its message (lifecycle reads them)", () => {
+    const nc = nodeClaim(4).object as NodeClaim;
+    nc.status?.conditions?.push({ type: "DisruptionReason", status: "True", message: "Drifted" });
+    const t = trimNodeClaim(nc);
+    assert.deepEqual(
+      t.status?.conditions?.map((c) => c.type),
+      ["Launched", "Registered", "Initialized", "DisruptionReason"],
+    );
+    assert.equal(t.status.conditions[3]?.message, "Drifted");
+    assert.equal(t.status.nodeName, "node-4");
+    assert.deepEqual(t.metadata.finalizers, ["karpenter.sh/termination"]);
+    assert.equal(t.metadata.annotations, undefined);
+  });
+
+  it("forwards only Karpenter-related events", () => {
+    const ev = (over: Partial<Event>): Event => ({
+      metadata: { name: "e", namespace: "default" },
+      involvedObject: {
+        kind: "Pod",
+        name: "p",
+        namespace: "default",
+        fieldPath: "spec",
+      } as Event["involvedObject"],
+      reason: "Pulled",
+      message: "pulled image",
+      source: { component: "kubelet", host: "node-1" },
+      ...over,
+    });
+    assert.equal(trimEvent(ev({})), undefined);
+    assert.ok(trimEvent(ev({ reason: "DisruptionTerminating" })));
+    assert.ok(trimEvent(ev({ source: { component: "karpenter" } })));
+    assert.ok(trimEvent(ev({ involvedObject: { kind: "NodeClaim", name: "c" } })));
+    const t = trimEvent(ev({ reason: "Nominated", lastTimestamp: "2026-01-01T00:00:00Z" }));
+    assert.deepEqual(t?.involvedObject, { kind: "Pod", name: "p", namespace: "default" });
+    assert.deepEqual(t.source, { component: "kubelet" });
+    assert.equal(trim({ kind: "Event", object: ev({}) }), undefined);
+  });
+});
