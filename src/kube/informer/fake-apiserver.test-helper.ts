@@ -155,6 +155,14 @@ export class FakeApiserver {
     this.#emit(resource, { rv: this.#rv, type: "DELETED", object: gone });
   }
 
+  /** Cuts every open watch connection (a load balancer or apiserver restart). */
+  dropWatches(): void {
+    for (const w of [...this.#watches]) {
+      this.#watches.delete(w);
+      w.res.socket?.destroy();
+    }
+  }
+
   /** Forgets the event history: watches from older versions now get 410. */
   compact(resource: string): void {
     this.#log.set(resource, []);
