@@ -42,7 +42,9 @@ import {
   maxResources,
   parseResources,
   podRequests,
+  subtractResourceLists,
   subtractResources,
+  sumResourceLists,
 } from "./resources.ts";
 import { QuantityError } from "./quantity.ts";
 
@@ -198,6 +200,31 @@ describe("resources", () => {
       memory: "8182Mi",
       pods: "64",
     });
+  });
+  it("sums and subtracts ResourceLists as strings", () => {
+    assert.deepEqual(
+      sumResourceLists(
+        { cpu: "500m", memory: "512Mi" },
+        { cpu: "1.5", memory: "512Mi", pods: "1" },
+        undefined,
+      ),
+      {
+        cpu: "2",
+        memory: "1Gi",
+        pods: "1",
+      },
+    );
+    assert.deepEqual(
+      subtractResourceLists(
+        { cpu: "4", "nvidia.com/gpu": "1000", "ephemeral-storage": "20Gi" },
+        { cpu: "4100m" },
+      ),
+      {
+        cpu: "-100m",
+        "nvidia.com/gpu": "1000",
+        "ephemeral-storage": "20Gi",
+      },
+    );
   });
   it("a bad quantity names the resource", () => {
     assert.throws(

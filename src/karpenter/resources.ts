@@ -55,13 +55,31 @@ export function parseResources(list: ResourceList | undefined): Resources {
   return out;
 }
 
+/** Resources measured in bytes (written with binary suffixes); the rest are counts. */
+export function isByteResource(name: string): boolean {
+  return name === MEMORY || name.endsWith("storage") || name.startsWith("hugepages-");
+}
+
 /** Back to a ResourceList of canonical quantity strings (exact round-trip). */
 export function formatResources(r: Resources): ResourceList {
   const out: ResourceList = {};
   for (const [name, v] of Object.entries(r)) {
-    out[name] = isMilliResource(name) ? formatMilli(v) : formatUnits(v, name !== PODS);
+    out[name] = isMilliResource(name) ? formatMilli(v) : isByteResource(name) ? formatUnits(v) : String(v);
   }
   return out;
+}
+
+/** Sum of ResourceLists, as a ResourceList ("500m" + "1.5" → "2"). */
+export function sumResourceLists(...lists: (ResourceList | undefined)[]): ResourceList {
+  return formatResources(addResources(...lists.map(parseResources)));
+}
+
+/** a − b as a ResourceList (negative where b exceeds a). */
+export function subtractResourceLists(
+  a: ResourceList | undefined,
+  b: ResourceList | undefined,
+): ResourceList {
+  return formatResources(subtractResources(parseResources(a), parseResources(b)));
 }
 
 /** Sum of any number of resource sets. */
