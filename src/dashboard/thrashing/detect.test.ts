@@ -1,0 +1,302 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { DisruptionRecord, LifecycleRecord, NodeCountPoint } from "../history.ts";
+import { nodePool } from "../testkit.ts";
+import { detectThrashing, detectThrashingAll } from "./detect.ts";
+
+const MIN = 60_000;
+const T0 = Date.UTC(2026, 0, 1, 12);
+
+interface Life {
+  name: string;
+  pool: string;
+  type: string;
+  launched: number;
+  disrupted?: number;
+  terminated?: number;
+  reason?: string;
+  capacityType?: string;
+}
+
+function history(lives: Life[]): { events: LifecycleRecord[]; disruptions: DisruptionRecord[] } {
+  const events: LifecycleRecord[] = [];
+  const disruptions: DisruptionRecord[] = [];
+  for (const l of lives) {
+    const base = {
+      nodeClaim: l.name,
+      nodePool: l.pool,
+      instanceType: l.type,
+      capacityType: l.capacityType ?? "spot",
+      zone: "us-east-1a",
+    };
+    events.push({ ...base, phase: "Launched", at: l.launched });
+    events.push({ ...base, phase: "Registered", at: l.launched + 40_000 });
+    events.push({ ...base, phase: "Initialized", at: l.launched + 60_000 });
+    if (l.disrupted !== undefined) {
+      events.push({ ...base, phase: "Disrupted", at: l.disrupted, reason: l.reason });
+      disruptions.push({
+        nodeClaim: l.name,
+        nodePool: l.pool,
+        reason: l.reason ?? "Underutilized",
+        at: l.disrupted,
+      });
+    }
+    if (l.terminated !== undefined)
+      events.push({ ...base, phase: "Terminated", at: l.terminated, reason: l.reason });
+  }
+  return { events, disruptions };
+}
+
+/**
+ * aws#7146: consolidation with consolidateAfter 30s; nodes live 5–10 min and are replaced in
+ * waves, generation after generation — about 15 disruptions in 30 minutes, node count flat.
+ */
+function awsChurnTrace(): Life[] {
+  const types = ["m5.large", "c5.large", "m5.large", "r5.large", "m5.large"];
+  const lives: Life[] = [];
+  for (let g = -1; g <= 3; g++) {
+    for (let i = 0; i < 5; i++) {
+      const launched = T0 + g * 9 * MIN + i * 30_000;
+      const disrupted = launched + (6 + i * 0.5) * MIN;
+      const alive = disrupted > T0 + 30 * MIN;
+      lives.push({
+        name: `default-g${String(g + 1)}-${String(i)}`,
+        pool: "default",
+        type: types[i]!,
+        launched,
+        ...(alive ? {} : { disrupted, terminated: disrupted + MIN, reason: "Underutilized" }),
+      });
+    }
+  }
+  return lives;
+}
+
+/** sigs#2388: one node replaced again and again by the same instance type. */
+function sameTypeTrace(): Life[] {
+  const lives: Life[] = [];
+  for (let k = -1; k <= 3; k++) {
+    const launched = T0 + k * 9 * MIN;
+    const disrupted = launched + 8 * MIN;
+    const alive = disrupted > T0 + 30 * MIN;
+    lives.push({
+      name: `gpu-${String(k + 1)}`,
+      pool: "gpu",
+      type: "g5.2xlarge",
+      launched,
+      ...(alive ? {} : { disrupted, terminated: disrupted + 2 * MIN, reason: "Underutilized" }),
+    });
+  }
+  return lives;
+}
+
+/** A healthy pool: long-lived nodes, one consolidation, one scale-up, a planned drift roll. */
+function calmTrace(): Life[] {
+  const lives: Life[] = [];
+  for (let i = 0; i < 10; i++)
+    lives.push({
+      name: `calm-${String(i)}`,
+      pool: "calm",
+      type: "m6i.xlarge",
+      launched: T0 - 6 * 3_600_000 + i * MIN,
+    });
+  lives[0]!.disrupted = T0 + 10 * MIN;
+  lives[0]!.terminated = T0 + 11 * MIN;
+  lives[0]!.reason = "Underutilized";
+  lives.push({ name: "calm-new", pool: "calm", type: "m6i.xlarge", launched: T0 + 12 * MIN });
+  // Drift roll: two nodes replaced by the same type within minutes: planned, not churn.
+  for (const i of [1, 2]) {
+    lives[i]!.disrupted = T0 + (15 + i) * MIN;
+    lives[i]!.terminated = T0 + (17 + i) * MIN;
+    lives[i]!.reason = "Drifted";
+    lives.push({
+      name: `calm-drift-${String(i)}`,
+      pool: "calm",
+      type: "m6i.xlarge",
+      launched: T0 + (15 + i) * MIN,
+    });
+  }
+  return lives;
+}
+
+const now = T0 + 30 * MIN;
+const flatCounts = (pool: string, n: number): NodeCountPoint[] =>
+  Array.from({ length: 31 }, (_, m) => ({ nodePool: pool, ts: T0 + m * MIN, nodes: n }));
+
+describe("thrashing: aws#7146-shaped churn", () => {
+  const { events, disruptions } = history(awsChurnTrace());
+  const pool = nodePool("default", {
+    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
+  });
+  const r = detectThrashing({
+    nodePool: "default",
+    pool,
+    events,
+    disruptions,
+    nodeCounts: flatCounts("default", 5),
+    now,
+  });
+
+  it("is flagged high with the signals that make it churn", () => {
+    assert.equal(r.severity, "high");
+    assert.ok(r.score >= 90, `score ${String(r.score)}`);
+    assert.ok(
+      r.signals.voluntaryDisruptions >= 14 && r.signals.voluntaryDisruptions <= 17,
+      String(r.signals.voluntaryDisruptions),
+    );
+    assert.ok(r.signals.shortLived >= 15);
+    assert.equal(r.signals.flat, true);
+    assert.ok(r.signals.maxGeneration >= 2, "several generations");
+    const med = r.signals.medianLifetimeMs ?? 0;
+    assert.ok(med >= 5 * MIN && med <= 10 * MIN);
+  });
+
+  it("lists the churned NodeClaims with lifetimes, reasons and replacements", () => {
+    const e = r.evidence.find((x) => x.nodeClaim === "default-g1-0");
+    assert.ok(e);
+    assert.equal(e.lifetimeMs, 6 * MIN);
+    assert.equal(e.reason, "Underutilized");
+    assert.equal(e.shortLived, true);
+    assert.equal(e.launchedAt, T0);
+    assert.equal(e.terminatedAt, T0 + 7 * MIN);
+    assert.ok(e.replacedBy?.startsWith("default-g2-"));
+    assert.ok(r.evidence.every((x) => (x.lifetimeMs ?? 0) < 15 * MIN));
+  });
+
+  it("advises from the evidence and the pool's spec", () => {
+    const ids = r.advice.map((a) => a.id);
+    assert.deepEqual(ids, [
+      "raise-consolidate-after",
+      "balanced-policy",
+      "when-empty-policy",
+      "do-not-disrupt",
+      "underutilized-budget",
+    ]);
+    const raise = r.advice[0]!;
+    assert.deepEqual(raise.patch, { spec: { disruption: { consolidateAfter: "15m" } } });
+    assert.match(raise.detail, /consolidateAfter is 30s/);
+    assert.match(r.summary, /high thrashing/);
+  });
+});
+
+describe("thrashing: sigs#2388-shaped same-type replacement", () => {
+  const { events, disruptions } = history(sameTypeTrace());
+  const r = detectThrashing({ nodePool: "gpu", pool: nodePool("gpu"), events, disruptions, now });
+
+  it("is flagged, with each replacement by the same instance type as evidence", () => {
+    assert.ok(r.severity === "high" || r.severity === "medium", `${r.severity} ${String(r.score)}`);
+    assert.equal(r.signals.sameTypeReplacements, 3);
+    assert.deepEqual(
+      r.evidence.map((e) => [e.nodeClaim, e.replacedBy, e.sameTypeReplacement, e.lifetimeMs]),
+      [
+        ["gpu-1", "gpu-2", true, 8 * MIN],
+        ["gpu-2", "gpu-3", true, 8 * MIN],
+        ["gpu-3", "gpu-4", true, 8 * MIN],
+      ],
+    );
+    assert.equal(r.signals.maxGeneration, 3);
+    assert.ok(r.advice.some((a) => a.id === "balanced-policy"));
+    // consolidateAfter unset = 0s: raise to twice the 8 min lifetime, rounded up to 5 min.
+    assert.deepEqual(r.advice.find((a) => a.id === "raise-consolidate-after")?.patch, {
+      spec: { disruption: { consolidateAfter: "20m" } },
+    });
+  });
+});
+
+describe("thrashing: a calm pool", () => {
+  const { events, disruptions } = history(calmTrace());
+  const r = detectThrashing({
+    nodePool: "calm",
+    events,
+    disruptions,
+    nodeCounts: flatCounts("calm", 10),
+    now,
+  });
+
+  it("is not flagged and gets no advice", () => {
+    assert.equal(r.severity, "none", `score ${String(r.score)}: ${r.summary}`);
+    assert.ok(r.score < 20);
+    assert.deepEqual(r.advice, []);
+    assert.equal(r.signals.shortLived, 0);
+    assert.equal(r.signals.reasons.Drifted, 2, "planned drift is reported");
+    assert.equal(r.signals.voluntaryDisruptions, 1);
+  });
+
+  it("a pure scale-up is not churn", () => {
+    const lives: Life[] = Array.from({ length: 10 }, (_, i) => ({
+      name: `up-${String(i)}`,
+      pool: "up",
+      type: "m5.large",
+      launched: T0 + i * MIN,
+    }));
+    const up = detectThrashing({ nodePool: "up", ...history(lives), now });
+    assert.equal(up.severity, "none");
+    assert.equal(up.signals.flat, false);
+    assert.equal(up.signals.launched, 10);
+  });
+});
+
+describe("thrashing: window, options and advice variants", () => {
+  const { events, disruptions } = history(awsChurnTrace());
+
+  it("forgets churn that ended before the window", () => {
+    const later = detectThrashing({ nodePool: "default", events, disruptions, now: now + 2 * 3_600_000 });
+    assert.equal(later.severity, "none");
+  });
+
+  it("honours a shorter short-lifetime threshold", () => {
+    const r = detectThrashing({
+      nodePool: "default",
+      events,
+      disruptions,
+      now,
+      options: { shortLifetimeMs: 5 * MIN },
+    });
+    assert.equal(r.signals.shortLived, 0);
+  });
+
+  it("does not suggest what the pool already does", () => {
+    const pool = nodePool("default", {
+      disruption: {
+        consolidationPolicy: "WhenEmpty",
+        consolidateAfter: "1h",
+        budgets: [{ nodes: "1", reasons: ["Underutilized"] }],
+      },
+    });
+    const r = detectThrashing({ nodePool: "default", pool, events, disruptions, now });
+    assert.deepEqual(
+      r.advice.map((a) => a.id),
+      ["do-not-disrupt"],
+    );
+  });
+
+  it("flags a bad consolidateAfter", () => {
+    const pool = nodePool("default", { disruption: { consolidateAfter: "soon" } });
+    const r = detectThrashing({ nodePool: "default", pool, events, disruptions, now });
+    assert.equal(r.advice[0]?.id, "fix-spec");
+  });
+
+  it("blames spot interruptions when they dominate", () => {
+    const lives = awsChurnTrace().map((l) => (l.reason ? { ...l, reason: "Interrupted" } : l));
+    const h = history(lives);
+    const r = detectThrashing({ nodePool: "default", ...h, now });
+    assert.notEqual(r.severity, "none");
+    assert.deepEqual(
+      r.advice.map((a) => a.id),
+      ["spot-interruptions"],
+    );
+  });
+
+  it("reports every pool, worst first", () => {
+    const all = [...awsChurnTrace(), ...sameTypeTrace(), ...calmTrace()];
+    const reports = detectThrashingAll({ pools: [nodePool("idle")], ...history(all), now });
+    assert.deepEqual(
+      reports.map((x) => [x.nodePool, x.severity]),
+      [
+        ["default", "high"],
+        ["gpu", "high"],
+        ["calm", "none"],
+        ["idle", "none"],
+      ],
+    );
+  });
+});
