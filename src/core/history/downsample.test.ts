@@ -109,6 +109,10 @@ describe("validateRetention", () => {
       /next tier's stepMs/,
     );
     assert.throws(() => validateRetention({ tiers: [t(0, 1)], eventRetainMs: 1 }), /positive integer/);
+    assert.throws(
+      () => validateRetention({ ...defaultRetention, rollupDelayMs: -1 }),
+      /rollupDelayMs must be an integer >= 0/,
+    );
   });
 });
 

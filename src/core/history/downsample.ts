@@ -22,6 +22,11 @@ export interface RetentionPolicy {
   tiers: RetentionTier[];
   /** How long lifecycle events and disruptions are kept. */
   eventRetainMs: number;
+  /**
+   * A bucket is rolled up only once it ended this long ago, so rows written a little late still
+   * make it into the coarser tiers. Default: two raw steps.
+   */
+  rollupDelayMs?: number;
 }
 
 const MINUTE = 60_000;
@@ -65,6 +70,9 @@ export function validateRetention(p: RetentionPolicy): void {
       }
     }
   });
+  if (p.rollupDelayMs !== undefined && (!Number.isSafeInteger(p.rollupDelayMs) || p.rollupDelayMs < 0)) {
+    throw new Error(`retention: rollupDelayMs must be an integer >= 0, got ${p.rollupDelayMs}`);
+  }
   if (!Number.isSafeInteger(p.eventRetainMs) || p.eventRetainMs <= 0) {
     throw new Error(`retention: eventRetainMs must be a positive integer, got ${p.eventRetainMs}`);
   }

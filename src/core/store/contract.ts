@@ -359,9 +359,10 @@ export function storeContract(
 
         let now = T0 + 180 * MIN + 30_000;
         const c1 = await store.compact(now);
-        // 5 min: 36 buckets × 2 series minus 2 buckets × 2 series fully in the gap, plus the gap.
-        assert.equal(c1.rolledUp[5 * MIN], (36 - 2) * 2 + 1);
-        assert.equal(c1.rolledUp[HOUR], 3 * 2 + 1);
+        // Buckets that ended over 2 min (the default delay) ago: 5 min buckets up to minute 175 —
+        // 35 × 2 series minus 2 × 2 wholly in the gap, plus the gap — and hours 0 and 1.
+        assert.equal(c1.rolledUp[5 * MIN], (35 - 2) * 2 + 1);
+        assert.equal(c1.rolledUp[HOUR], 2 * 2 + 1);
         // Raw rows before now - 1 h (aligned to 5 min) are gone: minutes 0..119 minus the gap, and the gap.
         assert.equal(c1.deleted[MIN], (120 - 13) * 2 + 1);
         assert.equal(c1.deletedEvents, 0);
@@ -405,6 +406,21 @@ export function storeContract(
         // Past the last tier's retention nothing is left, not even the gap.
         await store.compact(T0 + 5 * DAY);
         assert.deepEqual(await store.series(everything), []);
+      }, smallRetention);
+    });
+
+    void it("waits rollupDelayMs before rolling a bucket up, so a slightly late row still counts", async () => {
+      await withStore(async (store) => {
+        await store.write({ series: [0, 1, 2, 3].map((m) => point(m, m)) });
+        // 30 s after the bucket ended: within the default delay of two raw steps.
+        assert.equal((await store.compact(T0 + 5 * MIN + 30_000)).rolledUp[5 * MIN], 0);
+        await store.write({ series: [point(4, 9)] }); // the late row
+        assert.equal((await store.compact(T0 + 8 * MIN)).rolledUp[5 * MIN], 1);
+        const [bucket] = await store.series({ clusterId: "c1", from: T0, to: T0 + 5 * MIN, stepMs: 5 * MIN });
+        assert.ok(bucket?.kind === "point");
+        assert.equal(bucket.resolutionMs, 5 * MIN);
+        assert.equal(bucket.samples, 5);
+        assert.equal(bucket.nodesMax, 9);
       }, smallRetention);
     });
 

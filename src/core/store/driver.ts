@@ -17,6 +17,8 @@ export interface SqlDriver extends SqlExecutor {
   readonly dialect: "sqlite" | "postgres";
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs read-only `fn` against one consistent snapshot of the database. */
+  snapshot<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

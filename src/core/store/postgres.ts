@@ -74,7 +74,15 @@ export class PostgresDriver implements SqlDriver {
     await this.#pool.query(sql);
   }
 
-  async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.#inTransaction("BEGIN", fn);
+  }
+
+  snapshot<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.#inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", fn);
+  }
+
+  async #inTransaction<T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     const tx: SqlExecutor = {
       run: (sql, params) => runOn(client, this.#query(sql, params)),
@@ -85,7 +93,7 @@ export class PostgresDriver implements SqlDriver {
     };
     let broken: Error | undefined;
     try {
-      await client.query("BEGIN");
+      await client.query(begin);
       const result = await fn(tx);
       await client.query("COMMIT");
       return result;

@@ -245,29 +245,42 @@ export class SqlStore implements Store {
       throw new StoreInputError(`query: more than ${MAX_BUCKETS} buckets; use a larger stepMs`);
     }
     const tiers = this.retention.tiers;
-    const states = await tierStates(
-      this.#db,
-      tiers.map((t) => t.stepMs),
-    );
-    const rows: SeriesRow[] = [];
-    for (const seg of planSegments(tiers, states, q.from, q.to, step)) {
-      const res = tiers[seg.tier]?.stepMs ?? step;
-      const params: SqlParam[] = [q.clusterId, res, seg.from, seg.to, q.nodePool ?? "", q.capacityType ?? ""];
-      for (const r of await this.#db.all(SQL.seriesPoints, params)) rows.push(toPoint(r));
-      for (const r of await this.#db.all(SQL.seriesGaps, params.slice(0, 4))) rows.push(toGap(r));
-    }
+    // One snapshot: a compaction committing in between must not move rows between tiers under us.
+    const rows = await this.#db.snapshot(async (tx) => {
+      const out: SeriesRow[] = [];
+      const states = await tierStates(
+        tx,
+        tiers.map((t) => t.stepMs),
+      );
+      for (const seg of planSegments(tiers, states, q.from, q.to, step)) {
+        const res = tiers[seg.tier]?.stepMs ?? step;
+        const params: SqlParam[] = [
+          q.clusterId,
+          res,
+          seg.from,
+          seg.to,
+          q.nodePool ?? "",
+          q.capacityType ?? "",
+        ];
+        for (const r of await tx.all(SQL.seriesPoints, params)) out.push(toPoint(r));
+        for (const r of await tx.all(SQL.seriesGaps, params.slice(0, 4))) out.push(toGap(r));
+      }
+      return out;
+    });
     return downsample(rows, step);
   }
 
   async latestSeries(clusterId: string): Promise<LatestSeries | undefined> {
     const raw = this.#rawStep;
-    const ts = (await this.#db.all(SQL.latestTs, [clusterId, raw]))[0]?.ts;
-    if (ts === null || ts === undefined) return undefined;
-    const rows = await this.#db.all(SQL.latestSeries, [clusterId, raw, num(ts)]);
-    return {
-      ts: num(ts),
-      series: rows.map((r) => ({ nodePool: text(r.node_pool), capacityType: text(r.capacity_type) })),
-    };
+    return this.#db.snapshot(async (tx) => {
+      const ts = (await tx.all(SQL.latestTs, [clusterId, raw]))[0]?.ts;
+      if (ts === null || ts === undefined) return undefined;
+      const rows = await tx.all(SQL.latestSeries, [clusterId, raw, num(ts)]);
+      return {
+        ts: num(ts),
+        series: rows.map((r) => ({ nodePool: text(r.node_pool), capacityType: text(r.capacity_type) })),
+      };
+    });
   }
 
   async putPolicy(kind: PolicyKind, key: string, value: unknown, at: number): Promise<PolicyRecord> {
@@ -297,6 +310,7 @@ export class SqlStore implements Store {
         tx,
         tiers.map((t) => t.stepMs),
       );
+      const rollupDelay = this.retention.rollupDelayMs ?? 2 * this.#rawStep;
       // Roll up finest first: tier i reads tier i-1, which is already rolled up at least as far.
       for (let i = 1; i < tiers.length; i++) {
         const fine = tiers[i - 1];
@@ -304,7 +318,7 @@ export class SqlStore implements Store {
         const state = states[i];
         if (!fine || !coarse || !state) continue;
         const start = Math.max(state.rolledUpTo, NEVER);
-        const end = alignDown(now, coarse.stepMs);
+        const end = alignDown(now - rollupDelay, coarse.stepMs);
         result.rolledUp[coarse.stepMs] = 0;
         if (end <= start) continue;
         const params = [coarse.stepMs, fine.stepMs, start, end];

@@ -62,6 +62,7 @@ class PausingDriver implements SqlDriver {
   all: SqlDriver["all"] = (sql, params) => this.#inner.all(sql, params);
   exec: SqlDriver["exec"] = (sql) => this.#inner.exec(sql);
   close: SqlDriver["close"] = () => this.#inner.close();
+  snapshot: SqlDriver["snapshot"] = (fn) => this.#inner.snapshot(fn);
 
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     return this.#inner.transaction((tx) => {

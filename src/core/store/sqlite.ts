@@ -82,9 +82,18 @@ export class SqliteDriver implements SqlDriver {
   }
 
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    // IMMEDIATE takes the write lock up front: no deadlock upgrading a read lock later.
+    return this.#inTransaction("BEGIN IMMEDIATE", fn);
+  }
+
+  snapshot<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    // A deferred transaction that only reads sees one WAL snapshot and blocks no other process.
+    return this.#inTransaction("BEGIN", fn);
+  }
+
+  #inTransaction<T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     return this.#serial(async () => {
-      // IMMEDIATE takes the write lock up front: no deadlock upgrading a read lock later.
-      this.#db.exec("BEGIN IMMEDIATE");
+      this.#db.exec(begin);
       try {
         const result = await fn(this.#direct);
         this.#db.exec("COMMIT");
