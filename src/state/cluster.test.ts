@@ -395,6 +395,17 @@ describe("ClusterState notifications", () => {
     assert.equal(failures.length, 3);
   });
 
+  it("on(kind) delivers that kind's changes, typed", () => {
+    const s = new ClusterState();
+    const names: string[] = [];
+    const off = s.on("Pod", (c) => names.push(`${c.type}:${c.object.spec.containers[0]?.name ?? ""}`));
+    s.apply("Node", "add", fixtures.node("initialized"));
+    s.apply("Pod", "add", fixtures.pod("running"));
+    off();
+    s.apply("Pod", "add", fixtures.pod("pending"));
+    assert.deepEqual(names, ["add:web"]);
+  });
+
   it("listeners see the state already updated", () => {
     const s = new ClusterState();
     let usage: number | undefined;

@@ -299,6 +299,19 @@ export class ClusterState {
     };
   }
 
+  /** Typed listener for one kind: `on("Pod", (c) => c.object.spec…)`. Returns unsubscribe. */
+  on<K extends StateKind>(
+    kind: K,
+    listener: (change: Extract<StateChange, { kind: K }>) => void,
+  ): () => void {
+    return this.subscribe(
+      (c) => {
+        listener(c as Extract<StateChange, { kind: K }>);
+      },
+      [kind],
+    );
+  }
+
   /** Increments on every delivered change: a cheap "did anything change since" for pollers. */
   get version(): number {
     return this.#version;
