@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "../../shared/log.ts";
@@ -24,6 +24,20 @@ storeContract("sqlite", () => {
 migrationContract("sqlite", () =>
   Promise.resolve({ driver: new SqliteDriver({ path: ":memory:" }), dispose: () => Promise.resolve() }),
 );
+
+void describe("openSqliteStore", () => {
+  void it("creates the database's directory", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "wave-sqlite-"));
+    try {
+      const { store } = await openSqliteStore({ path: join(dir, "a", "b", "wave.db") });
+      await store.putPolicy("warmup", "k", 1, 0);
+      await store.close();
+      assert.ok(existsSync(join(dir, "a", "b", "wave.db")));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 void describe("openStore", () => {
   void it("opens the configured backend and logs the schema version", async () => {

@@ -6,6 +6,8 @@
 //
 // DatabaseSync is synchronous and one connection; the Store's API is async. Every operation goes
 // through one queue, so an open transaction can never interleave with another caller's statements.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { defaultRetention } from "../history/downsample.ts";
@@ -50,6 +52,9 @@ export class SqliteDriver implements SqlDriver {
   readonly #direct: SqlExecutor;
 
   constructor(opts: Pick<SqliteOptions, "path" | "busyTimeoutMs" | "synchronous">) {
+    if (opts.path !== ":memory:" && !opts.path.startsWith("file:")) {
+      mkdirSync(dirname(opts.path), { recursive: true });
+    }
     this.#db = new DatabaseSync(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
     try {
       this.#db.exec("PRAGMA journal_mode = WAL");
