@@ -176,6 +176,25 @@ describe("diffNodeClaim", () => {
     assert.deepEqual(types, ["Disrupted", "Terminating", "Terminated"]);
   });
 
+  it("expiration (no DisruptionReason condition) is reported as Disrupted(Expired)", () => {
+    const prev = fixtures.nodeClaim("initialized");
+    const next = fixtures.nodeClaim("initialized");
+    next.metadata.deletionTimestamp = "2026-04-01T10:05:02Z";
+    assert.deepEqual(
+      diffNodeClaim(prev, next, { observedAt }).map((t) => [t.type, t.at, t.reason]),
+      [
+        ["Disrupted", "2026-04-01T10:05:02Z", "Expired"],
+        ["Terminating", "2026-04-01T10:05:02Z", "Expired"],
+      ],
+    );
+    // A user's early delete is not a disruption.
+    next.metadata.deletionTimestamp = "2026-03-03T00:00:00Z";
+    assert.deepEqual(
+      diffNodeClaim(prev, next, { observedAt }).map((t) => [t.type, t.reason]),
+      [["Terminating", undefined]],
+    );
+  });
+
   it("a condition that flapped between observations is reported again", () => {
     const prev = fixtures.nodeClaim("initialized");
     const next = fixtures.nodeClaim("initialized");

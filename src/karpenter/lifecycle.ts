@@ -219,7 +219,17 @@ export function diffNodeClaim(
     push("DisruptionCancelled", undefined, disruptionReasonOf(prev));
   }
   if (next.metadata.deletionTimestamp !== undefined && prev?.metadata.deletionTimestamp === undefined) {
-    push("Terminating", next.metadata.deletionTimestamp, disruptionReasonOf(next));
+    const reason = disruptionReasonOf(next);
+    // Expiration deletes the claim without a DisruptionReason condition: report the disruption
+    // here so every voluntary disruption has a Disrupted step.
+    if (
+      reason === "Expired" &&
+      trueSince(next, NodeClaimConditions.DisruptionReason) === undefined &&
+      trueSince(prev, NodeClaimConditions.DisruptionReason) === undefined
+    ) {
+      push("Disrupted", next.metadata.deletionTimestamp, reason);
+    }
+    push("Terminating", next.metadata.deletionTimestamp, reason);
   }
   if (opts.deleted) push("Terminated", undefined, disruptionReasonOf(next));
   return out;
