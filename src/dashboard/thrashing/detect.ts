@@ -4,6 +4,7 @@
 import type { NodePool } from "../../karpenter/types.ts";
 import {
   canonicalReason,
+  goneAt,
   inWindow,
   livesOf,
   type DisruptionRecord,
@@ -117,10 +118,6 @@ export interface ThrashingInput {
   options?: Partial<ThrashingOptions>;
 }
 
-function removedAt(l: NodeClaimLife): number | undefined {
-  return l.disruptedAt ?? l.terminatedAt;
-}
-
 function median(xs: number[]): number | undefined {
   if (xs.length === 0) return undefined;
   const s = [...xs].sort((a, b) => a - b);
@@ -165,10 +162,10 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
   // chains (generations) build forward.
   const removedInWindow = lives
     .filter((l) => {
-      const at = removedAt(l);
+      const at = goneAt(l);
       return at !== undefined && inWindow(at, w);
     })
-    .sort((a, b) => (removedAt(a) ?? 0) - (removedAt(b) ?? 0));
+    .sort((a, b) => (goneAt(a) ?? 0) - (goneAt(b) ?? 0));
   const launchedNear = lives.filter(
     (l) => l.launchedAt !== undefined && l.launchedAt >= w.from - o.replacementWithinMs,
   );
@@ -176,7 +173,7 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
   const replacement = new Map<NodeClaimLife, NodeClaimLife>();
   const isPlanned = (l: NodeClaimLife): boolean => l.reason !== undefined && planned.has(l.reason);
   for (const x of removedInWindow) {
-    const gone = removedAt(x) ?? 0;
+    const gone = goneAt(x) ?? 0;
     const candidates = launchedNear
       .filter(
         (y) => y !== x && !taken.has(y) && Math.abs((y.launchedAt ?? 0) - gone) <= o.replacementWithinMs,
@@ -206,7 +203,7 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
   let sameType = 0;
   const reasons: Record<string, number> = {};
   for (const x of removedInWindow) {
-    const gone = removedAt(x) ?? 0;
+    const gone = goneAt(x) ?? 0;
     const lifetime = x.launchedAt !== undefined ? gone - x.launchedAt : undefined;
     const reason = x.reason ?? "Unknown";
     reasons[reason] = (reasons[reason] ?? 0) + 1;
