@@ -225,6 +225,18 @@ describe("loadKubeConfig", () => {
     assert.equal(b.defaultNamespace, "karpenter");
   });
 
+  it("refuses to fall back to an unauthenticated localhost when no kubeconfig exists", () => {
+    const saved = { home: process.env.HOME, kubeconfig: process.env.KUBECONFIG };
+    process.env.HOME = mkdtempSync(join(tmpdir(), "wave-home-"));
+    delete process.env.KUBECONFIG;
+    try {
+      assert.throws(() => loadKubeConfig(), /no kubeconfig found/);
+    } finally {
+      process.env.HOME = saved.home;
+      if (saved.kubeconfig !== undefined) process.env.KUBECONFIG = saved.kubeconfig;
+    }
+  });
+
   it("explains a missing file or context", () => {
     assert.throws(() => loadKubeConfig({ path: join(dir, "nope") }), KubeConfigError);
     assert.throws(

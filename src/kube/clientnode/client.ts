@@ -4,7 +4,7 @@
 // timestamps into Date objects and drop unknown fields).
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node";
 import { KINDS, apiVersionOf, type KindName, type KindTypes } from "../kinds.ts";
 import {
   KubeApiError,
@@ -65,9 +65,9 @@ export class ClientNodeKube implements KubeClient {
   readonly #userAgent: string;
 
   constructor(opts: ClientNodeKubeOptions) {
-    this.#kc = opts.kubeConfig;
     const cluster = opts.kubeConfig.getCurrentCluster();
     if (cluster === null) throw new Error("the kubeconfig has no current cluster");
+    this.#kc = plainHttpAllowed(opts.kubeConfig);
     this.#server = cluster.server.replace(/\/+$/, "");
     const ctxNs = opts.kubeConfig.getContextObject(opts.kubeConfig.getCurrentContext())?.namespace;
     this.#defaultNamespace =
@@ -260,6 +260,23 @@ export class ClientNodeKube implements KubeClient {
       r.end(payload);
     });
   }
+}
+
+/**
+ * client-node refuses an http:// server unless insecure-skip-tls-verify is set, although there is
+ * no TLS to verify (kubectl proxy, local test servers). Allow it on a copy, leaving https alone.
+ */
+function plainHttpAllowed(kc: KubeConfig): KubeConfig {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null || !cluster.server.startsWith("http:") || cluster.skipTLSVerify) return kc;
+  const copy = new KubeConfig();
+  copy.loadFromOptions({
+    clusters: kc.getClusters().map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c)),
+    users: kc.getUsers(),
+    contexts: kc.getContexts(),
+    currentContext: kc.getCurrentContext(),
+  });
+  return copy;
 }
 
 function writeQuery(opts: WriteOptions): string {

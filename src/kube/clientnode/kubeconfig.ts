@@ -35,6 +35,15 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
       kc.loadFromFile(src.path);
     } else {
       kc.loadFromDefault();
+      // With nothing to load, client-node falls back to an unauthenticated http://localhost:8080.
+      if (
+        kc.getCurrentContext() === "loaded-context" &&
+        kc.getCurrentCluster()?.server === "http://localhost:8080"
+      ) {
+        throw new KubeConfigError(
+          "no kubeconfig found ($KUBECONFIG, ~/.kube/config) and not running in a cluster; pass a kubeconfig path",
+        );
+      }
     }
   } catch (err) {
     if (err instanceof KubeConfigError) throw err;

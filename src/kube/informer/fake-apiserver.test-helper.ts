@@ -10,7 +10,7 @@ import type { KubeObject, Status } from "../objects.ts";
 import { jsonPatch, mergePatch } from "../memory/patch.ts";
 
 export type Fault =
-  /** Answer the next matching request with this HTTP code and a Status body. */
+  /** Answer the next matching request ("write": any but list/watch) with this code and a Status body. */
   | { op: "list" | "watch" | "write"; type: "status"; code: number; rawBody?: string }
   /** Send `afterEvents` events, then an ERROR event with a 410 Status, then end the stream. */
   | { op: "watch"; type: "gone-event"; afterEvents?: number }
@@ -91,11 +91,11 @@ export class FakeApiserver {
     return `http://127.0.0.1:${this.#port}`;
   }
 
-  /** A kubeconfig built in code for this server (plain HTTP needs insecure-skip-tls-verify). */
+  /** A kubeconfig built in code for this server. */
   kubeConfig(token = "test-token"): KubeConfig {
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: "fake", server: this.url, skipTLSVerify: true }],
+      clusters: [{ name: "fake", server: this.url, skipTLSVerify: false }],
       users: [{ name: "tester", token }],
       contexts: [{ name: "fake", cluster: "fake", user: "tester", namespace: "team" }],
       currentContext: "fake",

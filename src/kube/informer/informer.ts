@@ -11,6 +11,8 @@
 //   is aborted and restarted like an ended one.
 // - resync (`resyncMs`) re-emits `update(obj, obj)` for every cached object from the cache, as
 //   client-go does; it costs no apiserver traffic. A relist only happens after 410.
+//
+// Listeners receive the cached objects themselves: treat them as read-only (copy before changing).
 import { KubeApiError, isGone, type KubeClient } from "../port.ts";
 import type { KindName, KindTypes } from "../kinds.ts";
 import { Backoff, type BackoffOptions } from "../../shared/backoff.ts";

@@ -63,7 +63,6 @@ interface StoredEvent {
 }
 
 interface Watcher {
-  namespace: string | undefined;
   matches: (obj: KubeObject) => boolean;
   bookmarks: boolean;
   queue: WatchEvent<KubeObject>[];
@@ -189,6 +188,7 @@ export class MemoryKube implements KubeClient {
     return this.#run({ op: "list", kind, ...ns(opts.namespace) }, () => {
       const st = this.#state(kind);
       const filter = this.#filter(kind, opts.namespace, opts.labelSelector, opts.fieldSelector);
+      // Every read is consistent: opts.resourceVersion ("0" = from cache) cannot be staler here.
       let listRv = this.#rv;
       let after: string | undefined;
       if (opts.continue !== undefined && opts.continue !== "") {
@@ -235,7 +235,6 @@ export class MemoryKube implements KubeClient {
     const st = this.#state(kind);
     const matches = this.#filter(kind, opts.namespace, opts.labelSelector, opts.fieldSelector);
     const w: Watcher = {
-      namespace: opts.namespace,
       matches,
       bookmarks: opts.allowWatchBookmarks ?? false,
       queue: [],
