@@ -2,7 +2,7 @@
 // Wave's namespace (state in an annotation), updated with optimistic concurrency
 // (resourceVersion compare-and-swap). Concurrent admissions for the same workload on this replica
 // are batched into one read-modify-write, so contention grows with replicas, not with pods.
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Lease, Pod } from "../kube/objects.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -67,6 +67,13 @@ export interface SlotAllocatorOptions {
   maxAttempts?: number;
   /** Slots per ledger (keeps the Lease annotation well under the 256 KiB limit). Default 5000. */
   maxEntries?: number;
+  /**
+   * Reuse this replica's last read or write of a ledger for this long before reading it again.
+   * Writes are compare-and-swap, so a stale copy only costs a retry; a spot answer given from it
+   * can miss a slot another replica freed within this window (a refill is delayed, never an
+   * extra on-demand pod). Default 500 ms; 0 reads on every batch.
+   */
+  ledgerCacheMs?: number;
   /** Slot token source (tests inject a deterministic one). */
   token?: () => string;
 }
@@ -82,7 +89,8 @@ interface Queue {
   running: boolean;
 }
 
-const randomToken = (): string => randomBytes(10).toString("hex");
+// 20 hex chars (80 random bits) from randomUUID, which draws from a cached entropy pool.
+const randomToken = (): string => randomUUID().replaceAll("-", "").slice(12, 32);
 
 export function ledgerLeaseName(id: string): string {
   return `wave-spot-${id}`;
@@ -101,6 +109,8 @@ export class SlotAllocator implements Allocator {
   readonly #maxEntries: number;
   readonly #token: () => string;
   readonly #queues = new Map<string, Queue>();
+  readonly #ledgerCacheMs: number;
+  readonly #cache = new Map<string, { lease: Lease | undefined; ledger: Ledger; at: number }>();
   /** Writes and conflicts so far (observability and tests). */
   readonly stats = { batches: 0, writes: 0, conflicts: 0, reconciles: 0 };
 
@@ -116,6 +126,7 @@ export class SlotAllocator implements Allocator {
     this.#maxAttempts = opts.maxAttempts ?? 20;
     this.#maxEntries = opts.maxEntries ?? 5000;
     this.#token = opts.token ?? randomToken;
+    this.#ledgerCacheMs = opts.ledgerCacheMs ?? 500;
   }
 
   allocate(req: AllocationRequest): Promise<AllocationResult> {
@@ -218,8 +229,14 @@ export class SlotAllocator implements Allocator {
     let listed: { pods: Pod[]; startedAt: number; endedAt: number } | undefined;
 
     for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
-      const { lease, ledger } = await this.#read(name, workload);
+      const cached = this.#cache.get(name);
+      const fresh =
+        attempt === 1 && cached && this.#clock.now() - cached.at < this.#ledgerCacheMs
+          ? cached
+          : await this.#read(name, workload);
+      const { lease, ledger } = fresh;
       const now = this.#clock.now();
+      if (fresh !== cached) this.#remember(name, lease, ledger, now);
       let next: Ledger;
       const sinceReconcile = now - ledger.reconciledAt;
       const mustReconcile =
@@ -251,10 +268,13 @@ export class SlotAllocator implements Allocator {
         slot: tokens[i] ?? "",
         ledger: id,
       }));
-      if (real.length === 0) return results;
+      // Nothing to record (dry-run only, or only untracked spot pods and no reconcile change): the
+      // answer stands on the consistent read alone, and skipping the write keeps contention low.
+      if (real.length === 0 || !changed(ledger, next)) return results;
 
       try {
-        await this.#write(name, workload, lease, next);
+        const written = await this.#write(name, workload, lease, next);
+        this.#remember(name, written, next, this.#clock.now());
         this.stats.writes++;
         return results;
       } catch (err) {
@@ -269,14 +289,20 @@ export class SlotAllocator implements Allocator {
     throw new Error(`spot ledger ${name}: gave up after ${this.#maxAttempts} conflicting writes`);
   }
 
-  async #write(name: string, ref: WorkloadRef, lease: Lease | undefined, ledger: Ledger): Promise<void> {
+  #remember(name: string, lease: Lease | undefined, ledger: Ledger, at: number): void {
+    if (this.#ledgerCacheMs <= 0) return;
+    if (this.#cache.size >= 10_000) this.#cache.clear();
+    this.#cache.set(name, { lease, ledger, at });
+  }
+
+  async #write(name: string, ref: WorkloadRef, lease: Lease | undefined, ledger: Ledger): Promise<Lease> {
     const annotations = {
       ...lease?.metadata.annotations,
       [LEDGER_WORKLOAD_ANNOTATION]: workloadKey(ref),
       [LEDGER_STATE_ANNOTATION]: serializeLedger(ledger),
     };
     if (lease) {
-      await this.#kube.replace(
+      return this.#kube.replace(
         "Lease",
         {
           ...lease,
@@ -285,9 +311,8 @@ export class SlotAllocator implements Allocator {
         },
         { namespace: this.#namespace },
       );
-      return;
     }
-    await this.#kube.create(
+    return this.#kube.create(
       "Lease",
       {
         apiVersion: "coordination.k8s.io/v1",
@@ -303,6 +328,16 @@ export class SlotAllocator implements Allocator {
       { namespace: this.#namespace },
     );
   }
+}
+
+function changed(before: Ledger, after: Ledger): boolean {
+  if (before.reconciledAt !== after.reconciledAt || before.entries.size !== after.entries.size) return true;
+  for (const [token, e] of after.entries) {
+    const b = before.entries.get(token);
+    if (!b || b.capacity !== e.capacity || b.reservedAt !== e.reservedAt || b.confirmedAt !== e.confirmedAt)
+      return true;
+  }
+  return false;
 }
 
 function hasOnDemand(l: Ledger): boolean {

@@ -34,8 +34,16 @@ export const DEFAULT_TIMING: LedgerTiming = { reservationTtlMs: 60_000, skewMs: 
 
 /** Stable id of a workload's ledger: a label value and part of the Lease name. */
 export function ledgerId(ref: WorkloadRef): string {
-  return createHash("sha256").update(workloadKey(ref)).digest("hex").slice(0, 20);
+  const key = workloadKey(ref);
+  let id = idCache.get(key);
+  if (id === undefined) {
+    id = createHash("sha256").update(key).digest("hex").slice(0, 20);
+    if (idCache.size >= 10_000) idCache.clear();
+    idCache.set(key, id);
+  }
+  return id;
 }
+const idCache = new Map<string, string>();
 
 export function emptyLedger(ref: WorkloadRef): Ledger {
   return { workload: workloadKey(ref), reconciledAt: 0, entries: new Map() };

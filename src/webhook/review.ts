@@ -91,6 +91,9 @@ export interface ReviewDeps {
 
 export const DEFAULT_DEADLINE_MS = 1000;
 
+/** Abort reason for the deadline timer once the answer is in (a shared value: no stack capture). */
+const SETTLED = new Error("settled");
+
 class DeadlineError extends Error {
   constructor(ms: number) {
     super(`spot ledger not reached within ${ms} ms`);
@@ -174,6 +177,6 @@ async function assign(
         : buildNotePatch(d.pod, note);
     return admissionResponse(req.uid, ops, [`wave spot placement: ${note}`]);
   } finally {
-    timer.abort();
+    timer.abort(SETTLED);
   }
 }
