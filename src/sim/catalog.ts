@@ -1,0 +1,104 @@
+// The simulator's EC2 instance catalog: shapes derived from EC2's naming (size → vCPU, family
+// category → GiB per vCPU), prices from the pricing module, so simulated costs match what
+// Wave shows for the same instance on a real cluster.
+import type { PriceProvider } from "../pricing/types.ts";
+import type { CapacityType } from "../karpenter/types.ts";
+
+export interface InstanceType {
+  name: string;
+  family: string;
+  category: string;
+  arch: "amd64" | "arm64";
+  vcpu: number;
+  memoryBytes: number;
+  gpus: number;
+  /** Max pods the kubelet allows (EKS ENI limits, simplified). */
+  maxPods: number;
+}
+
+export interface Offering {
+  type: InstanceType;
+  capacityType: CapacityType;
+  zone: string;
+  usdPerHour: number;
+}
+
+const GiB = 2 ** 30;
+const SIZES: Record<string, number> = { large: 2, xlarge: 4, "2xlarge": 8, "4xlarge": 16, "8xlarge": 32 };
+const MEMORY_PER_VCPU: Record<string, number> = { c: 2, m: 4, r: 8 };
+
+export const SIM_REGION = "us-east-1";
+export const SIM_ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"] as const;
+
+function maxPods(vcpu: number): number {
+  return vcpu <= 2 ? 29 : vcpu <= 4 ? 58 : 110;
+}
+
+/** General-purpose, compute and memory families (Intel and Graviton) plus g5 GPUs. */
+export function buildCatalog(): InstanceType[] {
+  const out: InstanceType[] = [];
+  for (const family of ["c6i", "c7i", "c7g", "m6i", "m7i", "m7g", "r6i", "r7i", "r7g"]) {
+    const category = family[0] ?? "m";
+    for (const [size, vcpu] of Object.entries(SIZES)) {
+      out.push({
+        name: `${family}.${size}`,
+        family,
+        category,
+        arch: family.endsWith("g") ? "arm64" : "amd64",
+        vcpu,
+        memoryBytes: vcpu * (MEMORY_PER_VCPU[category] ?? 4) * GiB,
+        gpus: 0,
+        maxPods: maxPods(vcpu),
+      });
+    }
+  }
+  for (const [size, vcpu, mem, gpus] of [
+    ["xlarge", 4, 16, 1],
+    ["2xlarge", 8, 32, 1],
+    ["4xlarge", 16, 64, 1],
+    ["12xlarge", 48, 192, 4],
+  ] as const) {
+    out.push({
+      name: `g5.${size}`,
+      family: "g5",
+      category: "g",
+      arch: "amd64",
+      vcpu,
+      memoryBytes: mem * GiB,
+      gpus,
+      maxPods: maxPods(vcpu),
+    });
+  }
+  return out;
+}
+
+/** Every (type, capacity type, zone) the pricing module can price; unpriced ones are dropped. */
+export function buildOfferings(catalog: readonly InstanceType[], prices: PriceProvider): Offering[] {
+  const out: Offering[] = [];
+  for (const type of catalog) {
+    for (const zone of SIM_ZONES) {
+      for (const capacityType of ["on-demand", "spot"] as const) {
+        const quote = prices.price(type.name, capacityType, zone, SIM_REGION);
+        if (quote) out.push({ type, capacityType, zone, usdPerHour: quote.usdPerHour });
+      }
+    }
+  }
+  return out;
+}
+
+/** The labels Karpenter's AWS provider puts on a node of this offering. */
+export function offeringLabels(o: Offering): Record<string, string> {
+  return {
+    "node.kubernetes.io/instance-type": o.type.name,
+    "karpenter.sh/capacity-type": o.capacityType,
+    "topology.kubernetes.io/zone": o.zone,
+    "topology.kubernetes.io/region": SIM_REGION,
+    "kubernetes.io/arch": o.type.arch,
+    "kubernetes.io/os": "linux",
+    "karpenter.k8s.aws/instance-family": o.type.family,
+    "karpenter.k8s.aws/instance-category": o.type.category,
+    "karpenter.k8s.aws/instance-cpu": String(o.type.vcpu),
+    "karpenter.k8s.aws/instance-memory": String(o.type.memoryBytes / 2 ** 20),
+    ...(o.type.gpus ? { "karpenter.k8s.aws/instance-gpu-count": String(o.type.gpus) } : {}),
+  };
+}

@@ -1,0 +1,838 @@
+// A simulated Karpenter cluster behind the in-memory apiserver: the deployment controller,
+// kube-scheduler, Karpenter (batching, cheapest-offering launch, consolidation, spot
+// interruption) and kubelets, each a reconcile pass over what the apiserver holds. Wave reads
+// it through the same KubeClient port it uses for real clusters, so Wave runs unchanged.
+import type { MemoryKube } from "../kube/memory/memory.ts";
+import type { Deployment, Event, Node, Pod, Taint } from "../kube/objects.ts";
+import { K, type NodeClaim, type NodePool } from "../karpenter/types.ts";
+import { parseDuration } from "../karpenter/duration.ts";
+import type { Clock } from "../shared/clock.ts";
+import { silentLogger, type Logger } from "../shared/log.ts";
+import { isActivePod, isDaemonSetPod } from "../warmup/fit/resources.ts";
+import { parseResources, podRequests, type Resources } from "../karpenter/resources.ts";
+import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../warmup/fit/scheduling.ts";
+import { offeringLabels, type Offering } from "./catalog.ts";
+import { suffix } from "./random.ts";
+
+export interface SimulatorOptions {
+  kube: MemoryKube;
+  clock: Clock;
+  offerings: readonly Offering[];
+  random: () => number;
+  /** Mutating admission for pod creations (Wave's spot placement logic). */
+  admit?: (pod: Pod) => Promise<Pod>;
+  /** Launch → Node registered (KWOK's nodeRegistrationDelay). */
+  bootDelayMs?: number;
+  batchIdleMs?: number;
+  batchMaxMs?: number;
+  /** Expected spot interruptions per spot node per hour. */
+  spotInterruptionRate?: number;
+  log?: Logger;
+}
+
+const EVENT_NS = "default";
+const TERMINATION_DRAIN_MS = 2000;
+
+interface Launch {
+  offering: Offering;
+  launchedAt: number;
+  nodeName: string;
+}
+
+type DisruptReason = "Empty" | "Underutilized" | "SpotInterrupted";
+
+/** Allocatable after kubelet/system reservations (EKS's formula, simplified). */
+function allocatable(o: Offering): { cpuMilli: number; memoryBytes: number; pods: number } {
+  const cpuMilli =
+    o.type.vcpu * 1000 - (60 + 10 * Math.min(o.type.vcpu, 4) + 2.5 * Math.max(0, o.type.vcpu - 4));
+  const memoryBytes = o.type.memoryBytes - (255 + 11 * o.type.maxPods) * 2 ** 20 - 100 * 2 ** 20;
+  return { cpuMilli: Math.floor(cpuMilli), memoryBytes, pods: o.type.maxPods };
+}
+
+const key = (p: Pod): string => `${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`;
+const iso = (ms: number): string => new Date(ms).toISOString();
+const free = (alloc: Resources, used: Resources): Resources => ({
+  cpu: (alloc.cpu ?? 0) - (used.cpu ?? 0),
+  memory: (alloc.memory ?? 0) - (used.memory ?? 0),
+  pods: (alloc.pods ?? 0) - (used.pods ?? 0),
+});
+const fits = (req: Resources, room: Resources): boolean =>
+  (req.cpu ?? 0) <= (room.cpu ?? 0) &&
+  (req.memory ?? 0) <= (room.memory ?? 0) &&
+  (room.pods ?? 0) >= 1 &&
+  Object.entries(req).every(
+    ([k, v]: [string, number]) => k === "cpu" || k === "memory" || k === "pods" || v <= (room[k] ?? 0),
+  );
+
+export class Simulator {
+  readonly name = "simulator";
+  readonly #o: Required<Omit<SimulatorOptions, "admit">> & Pick<SimulatorOptions, "admit">;
+  readonly #launches = new Map<string, Launch>();
+  /** Pending-pod batch, as Karpenter's provisioner batches (idle / max windows). */
+  #batch: { start: number; last: number; size: number } | undefined;
+  /** Last time each node's pod set changed (consolidateAfter counts from there). */
+  readonly #nodeChanged = new Map<string, { at: number; pods: string }>();
+  readonly #terminating = new Map<string, number>();
+  #ticks = 0;
+
+  constructor(opts: SimulatorOptions) {
+    this.#o = {
+      bootDelayMs: 3000,
+      batchIdleMs: 1000,
+      batchMaxMs: 10000,
+      spotInterruptionRate: 0.02,
+      log: silentLogger,
+      ...opts,
+    };
+  }
+
+  get ticks(): number {
+    return this.#ticks;
+  }
+
+  /** Runs every controller once. */
+  async tick(dtMs = 1000): Promise<void> {
+    this.#ticks++;
+    await this.reconcileDeployments();
+    await this.reconcileKubelets();
+    await this.reconcileScheduler();
+    await this.reconcileProvisioner();
+    await this.reconcileDisruption(dtMs);
+    await this.reconcileTermination();
+  }
+
+  /** Ticks every `stepMs` of the clock until `signal` aborts. */
+  async run(signal: AbortSignal, stepMs = 1000): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.tick(stepMs);
+      } catch (err) {
+        this.#o.log.warn("simulator tick failed", { err });
+      }
+      await this.#o.clock.sleep(stepMs, signal).catch(() => undefined);
+    }
+  }
+
+  // ---- deployment + replicaset controller ----
+
+  async reconcileDeployments(): Promise<void> {
+    const { kube } = this.#o;
+    const deployments = (await kube.list("Deployment")).items;
+    const pods = (await kube.list("Pod")).items;
+    for (const d of deployments) {
+      const ns = d.metadata.namespace ?? "default";
+      const rsName = `${d.metadata.name ?? ""}-${templateHash(d)}`;
+      const mine = pods.filter(
+        (p) =>
+          p.metadata.namespace === ns &&
+          p.metadata.deletionTimestamp === undefined &&
+          isActivePod(p) &&
+          p.metadata.ownerReferences?.some((o) => o.kind === "ReplicaSet" && o.name === rsName),
+      );
+      const want = d.spec.replicas ?? 1;
+      if (mine.length < want) {
+        const rs = await this.#ensureReplicaSet(d, rsName);
+        for (let i = mine.length; i < want; i++) await this.#createPod(d, rs.name, rs.uid);
+      } else if (mine.length > want) {
+        // The ReplicaSet controller's order: unscheduled first, then lower deletion cost, then newest.
+        const cost = (p: Pod): number =>
+          Number(p.metadata.annotations?.["controller.kubernetes.io/pod-deletion-cost"] ?? 0);
+        const victims = [...mine].sort(
+          (a, b) =>
+            Number(Boolean(a.spec.nodeName)) - Number(Boolean(b.spec.nodeName)) ||
+            cost(a) - cost(b) ||
+            (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
+        );
+        for (const p of victims.slice(0, mine.length - want)) await this.#deletePod(p);
+      }
+      // Pods of an older template (a rollout) are replaced once the new ones exist.
+      const stale = pods.filter(
+        (p) =>
+          p.metadata.namespace === ns &&
+          p.metadata.deletionTimestamp === undefined &&
+          p.metadata.ownerReferences?.some(
+            (o) =>
+              o.kind === "ReplicaSet" && o.name.startsWith(`${d.metadata.name ?? ""}-`) && o.name !== rsName,
+          ),
+      );
+      for (const p of stale.slice(0, Math.max(1, Math.ceil(want / 4)))) await this.#deletePod(p);
+      const ready = mine.filter((p) => p.status?.phase === "Running").length;
+      if (d.status?.readyReplicas !== ready || d.status.replicas !== mine.length) {
+        await kube.patch(
+          "Deployment",
+          d.metadata.name ?? "",
+          { status: { replicas: mine.length, readyReplicas: ready } },
+          { namespace: ns },
+        );
+      }
+    }
+  }
+
+  async #ensureReplicaSet(d: Deployment, name: string): Promise<{ name: string; uid: string }> {
+    const { kube } = this.#o;
+    const ns = d.metadata.namespace ?? "default";
+    try {
+      const rs = await kube.get("ReplicaSet", name, ns);
+      return { name, uid: rs.metadata.uid ?? "" };
+    } catch {
+      const rs = await kube.create(
+        "ReplicaSet",
+        {
+          metadata: {
+            name,
+            namespace: ns,
+            labels: { ...d.spec.template.metadata?.labels, "pod-template-hash": templateHash(d) },
+            ownerReferences: [
+              {
+                apiVersion: "apps/v1",
+                kind: "Deployment",
+                name: d.metadata.name ?? "",
+                uid: d.metadata.uid ?? "",
+                controller: true,
+              },
+            ],
+          },
+          spec: { replicas: d.spec.replicas ?? 1, selector: d.spec.selector, template: d.spec.template },
+        },
+        { namespace: ns },
+      );
+      return { name, uid: rs.metadata.uid ?? "" };
+    }
+  }
+
+  async #createPod(d: Deployment, rsName: string, rsUid: string): Promise<void> {
+    const ns = d.metadata.namespace ?? "default";
+    let pod: Pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        generateName: `${rsName}-`,
+        namespace: ns,
+        labels: { ...d.spec.template.metadata?.labels, "pod-template-hash": templateHash(d) },
+        annotations: { ...d.spec.template.metadata?.annotations },
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "ReplicaSet", name: rsName, uid: rsUid, controller: true },
+        ],
+      },
+      spec: structuredClone(d.spec.template.spec),
+      status: { phase: "Pending" },
+    };
+    if (this.#o.admit) pod = await this.#o.admit(pod);
+    await this.#o.kube.create("Pod", pod, { namespace: ns });
+  }
+
+  async #deletePod(p: Pod): Promise<void> {
+    await this.#o.kube
+      .delete("Pod", p.metadata.name ?? "", { namespace: p.metadata.namespace ?? "default" })
+      .catch(() => undefined);
+  }
+
+  // ---- kubelets: nodes register and become Ready, bound pods start ----
+
+  async reconcileKubelets(): Promise<void> {
+    const { kube, clock } = this.#o;
+    const now = clock.now();
+    for (const [claimName, l] of this.#launches) {
+      if (now - l.launchedAt < this.#o.bootDelayMs) continue;
+      this.#launches.delete(claimName);
+      const claim = await kube.get("NodeClaim", claimName).catch(() => undefined);
+      if (!claim || claim.metadata.deletionTimestamp) continue;
+      await kube.create("Node", this.#nodeFor(claim, l));
+      await kube.patch("NodeClaim", claimName, {
+        metadata: { labels: { [K.registeredLabel]: "true", [K.initializedLabel]: "true" } },
+        status: {
+          nodeName: l.nodeName,
+          conditions: conditions(claim, now, [
+            ["Registered", "True"],
+            ["Initialized", "True"],
+            ["Ready", "True"],
+          ]),
+        },
+      });
+    }
+    for (const p of (await kube.list("Pod")).items) {
+      if (p.spec.nodeName && p.status?.phase === "Pending" && !p.metadata.deletionTimestamp) {
+        await kube.patch(
+          "Pod",
+          p.metadata.name ?? "",
+          {
+            status: {
+              phase: "Running",
+              startTime: iso(now),
+              conditions: [
+                { type: "PodScheduled", status: "True", lastTransitionTime: iso(now) },
+                { type: "Ready", status: "True", lastTransitionTime: iso(now) },
+              ],
+            },
+          },
+          { namespace: p.metadata.namespace ?? "default" },
+        );
+      }
+    }
+  }
+
+  #nodeFor(claim: NodeClaim, l: Launch): Node {
+    const alloc = allocatable(l.offering);
+    const now = this.#o.clock.now();
+    return {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: {
+        name: l.nodeName,
+        labels: {
+          ...claim.metadata.labels,
+          "kubernetes.io/hostname": l.nodeName,
+          [K.registeredLabel]: "true",
+          [K.initializedLabel]: "true",
+        },
+        annotations: { "karpenter.sh/nodeclaim": claim.metadata.name ?? "" },
+      },
+      spec: { providerID: claim.status?.providerID ?? "", taints: claim.spec.taints ?? [] },
+      status: {
+        capacity: {
+          cpu: String(l.offering.type.vcpu),
+          memory: `${l.offering.type.memoryBytes / 2 ** 20}Mi`,
+          pods: String(l.offering.type.maxPods),
+          ...(l.offering.type.gpus ? { "nvidia.com/gpu": String(l.offering.type.gpus) } : {}),
+        },
+        allocatable: {
+          cpu: `${alloc.cpuMilli}m`,
+          memory: `${Math.floor(alloc.memoryBytes / 2 ** 20)}Mi`,
+          pods: String(alloc.pods),
+          ...(l.offering.type.gpus ? { "nvidia.com/gpu": String(l.offering.type.gpus) } : {}),
+        },
+        conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", lastTransitionTime: iso(now) }],
+        nodeInfo: { kubeletVersion: "v1.34.0-eks-sim" },
+      },
+    };
+  }
+
+  // ---- kube-scheduler: bind pending pods to the fullest node that fits ----
+
+  async reconcileScheduler(): Promise<void> {
+    const { kube } = this.#o;
+    const nodes = (await kube.list("Node")).items.filter(
+      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
+    );
+    const pods = (await kube.list("Pod")).items;
+    const room = this.#roomByNode(nodes, pods);
+    const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
+    for (const p of pending) {
+      const req = podRequests(p);
+      const candidates = nodes
+        .filter((n) => {
+          const r = room.get(n.metadata.name ?? "");
+          return (
+            r !== undefined &&
+            fits(req, r) &&
+            untoleratedTaints(n.spec?.taints, p.spec.tolerations).length === 0 &&
+            podMatchesNodeLabels(p, n.metadata.labels ?? {}, n.metadata.name ?? "") &&
+            preferredOk(p, n)
+          );
+        })
+        .sort(
+          (a, b) => (room.get(a.metadata.name ?? "")?.cpu ?? 0) - (room.get(b.metadata.name ?? "")?.cpu ?? 0),
+        );
+      const node = candidates[0];
+      const ns = p.metadata.namespace ?? "default";
+      if (!node) {
+        if (!p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable")) {
+          await kube.patch(
+            "Pod",
+            p.metadata.name ?? "",
+            {
+              status: {
+                conditions: [
+                  {
+                    type: "PodScheduled",
+                    status: "False",
+                    reason: "Unschedulable",
+                    message: `0/${nodes.length} nodes are available`,
+                  },
+                ],
+              },
+            },
+            { namespace: ns },
+          );
+        }
+        continue;
+      }
+      const name = node.metadata.name ?? "";
+      await kube.patch("Pod", p.metadata.name ?? "", { spec: { nodeName: name } }, { namespace: ns });
+      const r = room.get(name);
+      if (r) room.set(name, free(r, { ...req, pods: 1 }));
+    }
+  }
+
+  #roomByNode(nodes: readonly Node[], pods: readonly Pod[]): Map<string, Resources> {
+    const used = new Map<string, Resources>();
+    for (const p of pods) {
+      if (!p.spec.nodeName || !isActivePod(p)) continue;
+      const req = podRequests(p);
+      const u = used.get(p.spec.nodeName) ?? { cpu: 0, memory: 0, pods: 0 };
+      for (const [k, v] of Object.entries(req)) u[k] = (u[k] ?? 0) + v;
+      u.pods = (u.pods ?? 0) + 1;
+      used.set(p.spec.nodeName, u);
+    }
+    const out = new Map<string, Resources>();
+    for (const n of nodes) {
+      const alloc = amountsOf(n);
+      const u = used.get(n.metadata.name ?? "") ?? {};
+      const r: Resources = { ...alloc };
+      for (const [k, v] of Object.entries(u)) r[k] = (r[k] ?? 0) - v;
+      out.set(n.metadata.name ?? "", r);
+    }
+    return out;
+  }
+
+  // ---- Karpenter provisioner: batch unschedulable pods, launch the cheapest offering ----
+
+  async reconcileProvisioner(): Promise<void> {
+    const { kube, clock } = this.#o;
+    const now = clock.now();
+    const pods = (await kube.list("Pod")).items;
+    const claims = (await kube.list("NodeClaim")).items;
+    const nominated = new Set(
+      claims.flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+    );
+    const waiting = pods.filter(
+      (p) =>
+        !p.spec.nodeName &&
+        isActivePod(p) &&
+        !nominated.has(key(p)) &&
+        p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable"),
+    );
+    if (waiting.length === 0) {
+      this.#batch = undefined;
+      return;
+    }
+    if (!this.#batch) this.#batch = { start: now, last: now, size: waiting.length };
+    else if (waiting.length !== this.#batch.size)
+      this.#batch = { ...this.#batch, last: now, size: waiting.length };
+    const idle = now - this.#batch.last >= this.#o.batchIdleMs;
+    const full = now - this.#batch.start >= this.#o.batchMaxMs;
+    if (!idle && !full) return;
+    this.#batch = undefined;
+
+    const pools = (await kube.list("NodePool")).items.sort(
+      (a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0),
+    );
+    // First-fit decreasing onto new NodeClaims, one pool at a time.
+    const sorted = [...waiting].sort((a, b) => (podRequests(b).cpu ?? 0) - (podRequests(a).cpu ?? 0));
+    const bins: { pool: NodePool; pods: Pod[]; used: Resources; options: Offering[] }[] = [];
+    for (const pod of sorted) {
+      const req = { ...podRequests(pod), pods: 1 };
+      // Each pod goes to the highest-weight pool that can take it, as Karpenter's scheduler does.
+      const optionsIn = (p: NodePool): Offering[] =>
+        this.#o.offerings.filter(
+          (o) => poolAllows(p, o) && offeringAllows(o, pod) && fits(req, offeringRoom(o)),
+        );
+      const pool = pools.find(
+        (p) => podFitsPool(pod, p) && !this.#overLimits(p, claims) && optionsIn(p).length > 0,
+      );
+      if (!pool) {
+        await this.#event(
+          "Pod",
+          pod,
+          "FailedScheduling",
+          "Warning",
+          "no NodePool can fit the pod (requirements, taints, instance types or limits)",
+        );
+        continue;
+      }
+      const bin = bins.find((b) => {
+        if (b.pool !== pool) return false;
+        const total = add(b.used, req);
+        return b.options.some((o) => fits(total, offeringRoom(o)) && offeringAllows(o, pod));
+      });
+      if (bin) {
+        bin.used = add(bin.used, req);
+        bin.options = bin.options.filter((o) => fits(bin.used, offeringRoom(o)) && offeringAllows(o, pod));
+        bin.pods.push(pod);
+        continue;
+      }
+      bins.push({ pool, pods: [pod], used: req, options: optionsIn(pool) });
+    }
+    for (const bin of bins) await this.#launch(bin.pool, bin.pods, cheapest(bin.options, this.#o.random));
+  }
+
+  #overLimits(pool: NodePool, claims: readonly NodeClaim[]): boolean {
+    const cpuLimit = pool.spec.limits?.cpu;
+    if (cpuLimit === undefined) return false;
+    const used = claims
+      .filter(
+        (c) => c.metadata.labels?.[K.nodePoolLabel] === pool.metadata.name && !c.metadata.deletionTimestamp,
+      )
+      .reduce((s, c) => s + Number(c.status?.capacity?.cpu ?? 0), 0);
+    return used >= Number(cpuLimit);
+  }
+
+  async #launch(pool: NodePool, pods: Pod[], o: Offering): Promise<void> {
+    const { kube, clock, random } = this.#o;
+    const now = clock.now();
+    const poolName = pool.metadata.name ?? "";
+    const name = `${poolName}-${suffix(random)}`;
+    const instanceId = `i-0${Math.floor(random() * 16 ** 12)
+      .toString(16)
+      .padStart(16, "0")}`;
+    const alloc = allocatable(o);
+    const labels = {
+      ...pool.spec.template.metadata?.labels,
+      ...offeringLabels(o),
+      [K.nodePoolLabel]: poolName,
+    };
+    const claim: NodeClaim = {
+      apiVersion: "karpenter.sh/v1",
+      kind: "NodeClaim",
+      metadata: {
+        name,
+        labels,
+        annotations: {
+          "wave.sh/sim-nominated": pods.map(key).join(","),
+          "karpenter.sh/nodepool-hash": "sim",
+        },
+        finalizers: [K.terminationFinalizer],
+        ownerReferences: [
+          {
+            apiVersion: "karpenter.sh/v1",
+            kind: "NodePool",
+            name: poolName,
+            uid: pool.metadata.uid ?? "",
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: {
+        requirements: [
+          { key: K.instanceTypeLabel, operator: "In", values: [o.type.name] },
+          { key: K.capacityTypeLabel, operator: "In", values: [o.capacityType] },
+          { key: K.zoneLabel, operator: "In", values: [o.zone] },
+          { key: K.nodePoolLabel, operator: "In", values: [poolName] },
+        ],
+        nodeClassRef: pool.spec.template.spec.nodeClassRef ?? {
+          group: "karpenter.k8s.aws",
+          kind: "EC2NodeClass",
+          name: "default",
+        },
+        ...(pool.spec.template.spec.taints ? { taints: pool.spec.template.spec.taints } : {}),
+        resources: {
+          requests: {
+            cpu: `${sumOf(pods, "cpu")}m`,
+            memory: `${Math.ceil(sumOf(pods, "memory") / 2 ** 20)}Mi`,
+            pods: String(pods.length),
+          },
+        },
+      },
+    };
+    const created = await kube.create("NodeClaim", claim);
+    await kube.patch("NodeClaim", name, {
+      status: {
+        providerID: `aws:///${o.zone}/${instanceId}`,
+        imageID: "ami-0sim",
+        capacity: {
+          cpu: String(o.type.vcpu),
+          memory: `${o.type.memoryBytes / 2 ** 20}Mi`,
+          pods: String(o.type.maxPods),
+        },
+        allocatable: {
+          cpu: `${alloc.cpuMilli}m`,
+          memory: `${Math.floor(alloc.memoryBytes / 2 ** 20)}Mi`,
+          pods: String(alloc.pods),
+        },
+        conditions: conditions(created, now, [
+          ["Launched", "True"],
+          ["Registered", "Unknown"],
+          ["Initialized", "Unknown"],
+          ["Ready", "Unknown"],
+        ]),
+      },
+    });
+    const nodeName = `ip-10-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}.ec2.internal`;
+    this.#launches.set(name, { offering: o, launchedAt: now, nodeName });
+    for (const p of pods)
+      await this.#event("Pod", p, "Nominated", "Normal", `Pod should schedule on: nodeclaim/${name}`);
+    this.#o.log.debug("launched nodeclaim", {
+      name,
+      instanceType: o.type.name,
+      capacityType: o.capacityType,
+      pods: pods.length,
+    });
+  }
+
+  // ---- Karpenter disruption: empty / underutilized consolidation, spot interruptions ----
+
+  async reconcileDisruption(dtMs: number): Promise<void> {
+    const { kube, clock, random } = this.#o;
+    const now = clock.now();
+    const nodes = (await kube.list("Node")).items.filter(
+      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
+    );
+    const pods = (await kube.list("Pod")).items.filter(isActivePod);
+    const pools = new Map((await kube.list("NodePool")).items.map((p) => [p.metadata.name ?? "", p]));
+    const claims = (await kube.list("NodeClaim")).items;
+    const claimOf = (n: Node): NodeClaim | undefined =>
+      claims.find((c) => c.status?.nodeName === n.metadata.name);
+    const podsOn = new Map<string, Pod[]>();
+    for (const p of pods)
+      if (p.spec.nodeName) podsOn.set(p.spec.nodeName, [...(podsOn.get(p.spec.nodeName) ?? []), p]);
+    const room = this.#roomByNode(nodes, pods);
+    const disruptedPools = new Set<string>();
+
+    for (const n of nodes) {
+      const name = n.metadata.name ?? "";
+      const mine = (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p));
+      const signature = mine.map(key).sort().join(",");
+      const prev = this.#nodeChanged.get(name);
+      if (!prev || prev.pods !== signature) this.#nodeChanged.set(name, { at: now, pods: signature });
+      const since = this.#nodeChanged.get(name)?.at ?? now;
+      const claim = claimOf(n);
+      if (!claim) continue;
+
+      if (
+        n.metadata.labels?.[K.capacityTypeLabel] === "spot" &&
+        random() < (this.#o.spotInterruptionRate * dtMs) / 3_600_000
+      ) {
+        await this.#event("Node", n, "SpotInterrupted", "Warning", "Spot interruption warning was triggered");
+        await this.#disrupt(claim, n, "SpotInterrupted", mine);
+        continue;
+      }
+      const pool = pools.get(n.metadata.labels?.[K.nodePoolLabel] ?? "");
+      if (!pool || disruptedPools.has(pool.metadata.name ?? "")) continue;
+      if (blocked(n, claim, mine)) continue;
+      const after = safeDuration(pool.spec.disruption?.consolidateAfter ?? "0s");
+      if (after === null || now - since < after) continue;
+      if (mine.length === 0) {
+        disruptedPools.add(pool.metadata.name ?? "");
+        await this.#disrupt(claim, n, "Empty", mine);
+        continue;
+      }
+      if ((pool.spec.disruption?.consolidationPolicy ?? "WhenEmptyOrUnderutilized") === "WhenEmpty") continue;
+      // Underutilized: every pod fits on the other nodes' free room.
+      const others = nodes.filter(
+        (o) => o !== n && !disruptedPools.has(o.metadata.labels?.[K.nodePoolLabel] ?? "~"),
+      );
+      const trial = new Map([...room].map(([k, v]) => [k, { ...v }]));
+      const movable = mine.every((p) => {
+        const req = { ...podRequests(p), pods: 1 };
+        const target = others.find(
+          (o) =>
+            fits(req, trial.get(o.metadata.name ?? "") ?? {}) &&
+            untoleratedTaints(o.spec?.taints, p.spec.tolerations).length === 0 &&
+            podMatchesNodeLabels(p, o.metadata.labels ?? {}, o.metadata.name ?? ""),
+        );
+        if (!target) return false;
+        trial.set(target.metadata.name ?? "", free(trial.get(target.metadata.name ?? "") ?? {}, req));
+        return true;
+      });
+      if (movable) {
+        disruptedPools.add(pool.metadata.name ?? "");
+        await this.#disrupt(claim, n, "Underutilized", mine);
+      }
+    }
+  }
+
+  async #disrupt(claim: NodeClaim, node: Node, reason: DisruptReason, pods: readonly Pod[]): Promise<void> {
+    const { kube, clock } = this.#o;
+    const now = clock.now();
+    const name = claim.metadata.name ?? "";
+    const taint: Taint = { key: K.disruptedTaint, effect: "NoSchedule" };
+    await kube.patch("Node", node.metadata.name ?? "", {
+      spec: { taints: [...(node.spec?.taints ?? []), taint] },
+    });
+    await kube.patch("NodeClaim", name, {
+      status: {
+        conditions: conditions(claim, now, [
+          ["DisruptionReason", "True", reason],
+          ...(reason === "SpotInterrupted" ? [] : ([["Consolidatable", "True"]] as const)),
+        ]),
+      },
+    });
+    const message =
+      reason === "SpotInterrupted"
+        ? "Disrupting NodeClaim: Interrupted"
+        : `Disrupting Node: ${reason}/Delete`;
+    await this.#event("Node", node, "DisruptionTerminating", "Normal", message);
+    await this.#event("NodeClaim", claim, "DisruptionTerminating", "Normal", message);
+    for (const p of pods) {
+      await this.#event("Pod", p, "Evicted", "Normal", "Evicted pod: Disrupting");
+      await this.#deletePod(p);
+    }
+    await kube.delete("NodeClaim", name);
+    this.#terminating.set(node.metadata.name ?? "", now);
+  }
+
+  /** Finishes terminations: after the drain, the Node goes and the finalizer is released. */
+  async reconcileTermination(): Promise<void> {
+    const { kube, clock } = this.#o;
+    const now = clock.now();
+    for (const [nodeName, since] of this.#terminating) {
+      if (now - since < TERMINATION_DRAIN_MS) continue;
+      this.#terminating.delete(nodeName);
+      this.#nodeChanged.delete(nodeName);
+      for (const p of (await kube.list("Pod", { fieldSelector: `spec.nodeName=${nodeName}` })).items)
+        await this.#deletePod(p);
+      await kube.delete("Node", nodeName).catch(() => undefined);
+    }
+    for (const c of (await kube.list("NodeClaim")).items) {
+      if (!c.metadata.deletionTimestamp) continue;
+      const nodeName = c.status?.nodeName;
+      if (nodeName && this.#terminating.has(nodeName)) continue;
+      if (!nodeName) this.#launches.delete(c.metadata.name ?? "");
+      await kube.patch("NodeClaim", c.metadata.name ?? "", {
+        status: { conditions: conditions(c, now, [["InstanceTerminating", "True"]]) },
+      });
+      await kube.patch("NodeClaim", c.metadata.name ?? "", {
+        metadata: { finalizers: (c.metadata.finalizers ?? []).filter((f) => f !== K.terminationFinalizer) },
+      });
+    }
+  }
+
+  async #event(
+    kind: string,
+    obj: { metadata: { name?: string; namespace?: string; uid?: string } },
+    reason: string,
+    type: "Normal" | "Warning",
+    message: string,
+  ): Promise<void> {
+    const now = iso(this.#o.clock.now());
+    const ev: Event = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: {
+        generateName: `${obj.metadata.name ?? "x"}.`,
+        namespace: obj.metadata.namespace ?? EVENT_NS,
+      },
+      involvedObject: {
+        kind,
+        name: obj.metadata.name ?? "",
+        ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
+        ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+      },
+      reason,
+      message,
+      type,
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component: "karpenter" },
+      reportingComponent: "karpenter",
+    };
+    await this.#o.kube.create("Event", ev, { namespace: ev.metadata.namespace ?? EVENT_NS });
+  }
+}
+
+// ---- pure helpers ----
+
+/** A NodePool with a malformed consolidateAfter is never consolidated (Karpenter rejects it). */
+function safeDuration(text: string): number | null {
+  try {
+    return parseDuration(text);
+  } catch {
+    return null;
+  }
+}
+
+function templateHash(d: Deployment): string {
+  const text = JSON.stringify(d.spec.template);
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return (h >>> 0).toString(36).slice(0, 10);
+}
+
+function conditions(
+  obj: NodeClaim,
+  now: number,
+  set: readonly (readonly [string, "True" | "False" | "Unknown", string?])[],
+): NonNullable<NonNullable<NodeClaim["status"]>["conditions"]> {
+  const out = [...(obj.status?.conditions ?? [])];
+  for (const [type, status, reason] of set) {
+    const i = out.findIndex((c) => c.type === type);
+    const prev = out[i];
+    const next = {
+      type,
+      status,
+      reason: reason ?? (status === "True" ? type : "AwaitingReconciliation"),
+      message: "",
+      lastTransitionTime: prev && prev.status === status ? (prev.lastTransitionTime ?? iso(now)) : iso(now),
+    };
+    if (i >= 0) out[i] = next;
+    else out.push(next);
+  }
+  return out;
+}
+
+function amountsOf(n: Node): Resources {
+  return { pods: 110, ...parseResources(n.status?.allocatable) };
+}
+
+function offeringRoom(o: Offering): Resources {
+  const a = allocatable(o);
+  return {
+    cpu: a.cpuMilli,
+    memory: a.memoryBytes,
+    pods: a.pods,
+    ...(o.type.gpus ? { "nvidia.com/gpu": o.type.gpus } : {}),
+  };
+}
+
+function add(a: Resources, b: Resources): Resources {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
+function sumOf(pods: readonly Pod[], res: "cpu" | "memory"): number {
+  return pods.reduce((s, p) => s + (podRequests(p)[res] ?? 0), 0);
+}
+
+function poolAllows(pool: NodePool, o: Offering): boolean {
+  const labels = { ...offeringLabels(o), [K.nodePoolLabel]: pool.metadata.name ?? "" };
+  return (pool.spec.template.spec.requirements ?? []).every((r) => matchesRequirement(r, labels));
+}
+
+/** The pod's own constraints (selector, required affinity) on an offering's labels. */
+function offeringAllows(o: Offering, pod: Pod): boolean {
+  const labels = offeringLabels(o);
+  const selector = pod.spec.nodeSelector ?? {};
+  for (const [k, v] of Object.entries(selector)) if (k in labels && labels[k] !== v) return false;
+  const terms =
+    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms?.length) return preferredCapacityOk(pod, o);
+  const ok = terms.some((t) =>
+    (t.matchExpressions ?? []).every((r) => !(r.key in labels) || matchesRequirement(r, labels)),
+  );
+  return ok && preferredCapacityOk(pod, o);
+}
+
+/** Karpenter treats preferred affinity as required first; we honour preferred capacity type. */
+function preferredCapacityOk(pod: Pod, o: Offering): boolean {
+  const pref = pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+  const want = pref.flatMap((p) =>
+    (p.preference.matchExpressions ?? []).filter((r) => r.key === K.capacityTypeLabel),
+  );
+  return want.every((r) => matchesRequirement(r, { [K.capacityTypeLabel]: o.capacityType }));
+}
+
+function preferredOk(_pod: Pod, _node: Node): boolean {
+  // kube-scheduler only scores preferred terms; it never filters on them.
+  return true;
+}
+
+function podFitsPool(pod: Pod, pool: NodePool): boolean {
+  if (untoleratedTaints(pool.spec.template.spec.taints, pod.spec.tolerations).length > 0) return false;
+  const selector = pod.spec.nodeSelector?.[K.nodePoolLabel];
+  return selector === undefined || selector === pool.metadata.name;
+}
+
+function cheapest(options: readonly Offering[], random: () => number): Offering {
+  const min = Math.min(...options.map((o) => o.usdPerHour));
+  const best = options.filter((o) => o.usdPerHour <= min * 1.0001);
+  // Ties (same type in several zones) spread across zones, as Karpenter's price-capacity choice does.
+  return best[Math.floor(random() * best.length)] ?? (options[0] as Offering);
+}
+
+function blocked(n: Node, claim: NodeClaim, pods: readonly Pod[]): boolean {
+  const dnd = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
+    o.metadata.annotations?.[K.doNotDisrupt] === "true";
+  return dnd(n) || dnd(claim) || pods.some(dnd);
+}
