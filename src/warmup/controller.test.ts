@@ -7,15 +7,15 @@ import { WarmupController } from "./controller.ts";
 import { W, isPrepullPod, isWarmupPod } from "./labels.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "./policy.ts";
 import type { WarmupEvent } from "./stats.ts";
-import { FakeKube } from "./testing/fakekube.ts";
+import { TestKube } from "./testing/kube.ts";
 import { iso, node, nodeClaim, nodePool, pod, T0 } from "./testing/fixtures.ts";
 import { kubeWarmupView } from "./view.ts";
 
 const NS = "wave";
 
-function setup(policy: Partial<WarmupPolicy> = {}) {
+async function setup(policy: Partial<WarmupPolicy> = {}) {
   const clock = new FakeClock(T0);
-  const kube = new FakeKube(() => clock.now());
+  const kube = new TestKube(clock);
   const events: WarmupEvent[] = [];
   const pol: WarmupPolicy = { ...DEFAULT_POLICY, enabled: true, prePull: false, ...policy };
   const controller = (): WarmupController =>
@@ -28,20 +28,20 @@ function setup(policy: Partial<WarmupPolicy> = {}) {
       priceOf: () => 0.1,
       onEvent: (e) => events.push(e),
     });
-  kube.seed("NodePool", nodePool("general"));
+  await kube.create("NodePool", nodePool("general"));
   // One full node: a 3-CPU pod on a 4-CPU node leaves no room for another.
-  kube.seed("Node", node("n1", "general", { cpu: "4", memory: "16Gi" }));
-  kube.seed("Pod", pod("big", { cpu: "3", memory: "4Gi", node: "n1", image: "example.com/big:1" }));
+  await kube.create("Node", node("n1", "general", { cpu: "4", memory: "16Gi" }));
+  await kube.create("Pod", pod("big", { cpu: "3", memory: "4Gi", node: "n1", image: "example.com/big:1" }));
   return { clock, kube, events, controller };
 }
 
-const warmups = (kube: FakeKube): Pod[] => kube.all("Pod").filter(isWarmupPod);
-const pulls = (kube: FakeKube): Pod[] => kube.all("Pod").filter(isPrepullPod);
+const warmups = async (kube: TestKube): Promise<Pod[]> => (await kube.all("Pod")).filter(isWarmupPod);
+const pulls = async (kube: TestKube): Promise<Pod[]> => (await kube.all("Pod")).filter(isPrepullPod);
 
 /** What Karpenter + the scheduler do for a pending warmup pod: a node, its NodeClaim, binding. */
-async function launchFor(kube: FakeKube, wp: Pod, nodeName: string, images: string[] = []): Promise<void> {
-  kube.seed("Node", node(nodeName, "general", { cpu: "4", memory: "16Gi", images }));
-  kube.seed("NodeClaim", nodeClaim(`claim-${nodeName}`, "general", nodeName));
+async function launchFor(kube: TestKube, wp: Pod, nodeName: string, images: string[] = []): Promise<void> {
+  await kube.create("Node", node(nodeName, "general", { cpu: "4", memory: "16Gi", images }));
+  await kube.create("NodeClaim", nodeClaim(`claim-${nodeName}`, "general", nodeName));
   await kube.patch(
     "Pod",
     wp.metadata.name ?? "",
@@ -52,20 +52,17 @@ async function launchFor(kube: FakeKube, wp: Pod, nodeName: string, images: stri
 
 describe("WarmupController", () => {
   it("creates a warmup pod when no Ready node fits the largest pod, and only one", async () => {
-    const { kube, events, controller } = setup();
+    const { kube, events, controller } = await setup();
     const c = controller();
     await c.start();
-    const [wp, ...rest] = warmups(kube);
+    const [wp, ...rest] = await warmups(kube);
     assert.ok(wp);
     assert.equal(rest.length, 0);
     assert.equal(wp.metadata.namespace, NS);
     assert.equal(wp.metadata.labels?.[W.poolLabel], "general");
     assert.equal(wp.spec.priorityClassName, W.priorityClassName);
     assert.equal(wp.spec.nodeSelector?.[K.nodePoolLabel], "general");
-    assert.deepEqual(wp.spec.containers[0]?.resources?.requests, {
-      cpu: "3000m",
-      memory: String(4 * 2 ** 30),
-    });
+    assert.deepEqual(wp.spec.containers[0]?.resources?.requests, { cpu: "3", memory: "4Gi" });
     assert.equal(wp.metadata.annotations?.[W.deadline], iso(T0 + 600_000));
     const pc = await kube.get("PriorityClass", W.priorityClassName);
     assert.equal(pc.value, -10);
@@ -77,28 +74,28 @@ describe("WarmupController", () => {
     );
     // Pending warmup: a second reconcile must not start another.
     const r = await c.reconcile("general");
-    assert.equal(warmups(kube).length, 1);
+    assert.equal((await warmups(kube)).length, 1);
     assert.equal(r.requeueAfter, 5_000);
   });
 
   it("creates nothing when a node has room", async () => {
-    const { kube, controller } = setup();
-    kube.seed("Node", node("n2", "general", { cpu: "8", memory: "32Gi" }));
+    const { kube, controller } = await setup();
+    await kube.create("Node", node("n2", "general", { cpu: "8", memory: "32Gi" }));
     await controller().start();
-    assert.equal(warmups(kube).length, 0);
+    assert.equal((await warmups(kube)).length, 0);
   });
 
   it("creates nothing while the policy is disabled", async () => {
-    const { kube, controller } = setup({ enabled: false });
+    const { kube, controller } = await setup({ enabled: false });
     await controller().start();
-    assert.equal(warmups(kube).length, 0);
+    assert.equal((await warmups(kube)).length, 0);
   });
 
   it("protects the warm node until a real pod lands (hit), then cleans up", async () => {
-    const { clock, kube, events, controller } = setup();
+    const { clock, kube, events, controller } = await setup();
     const c = controller();
     await c.start();
-    const [wp] = warmups(kube);
+    const [wp] = await warmups(kube);
     assert.ok(wp);
     await clock.advance(60_000);
     await launchFor(kube, wp, "w1");
@@ -111,14 +108,14 @@ describe("WarmupController", () => {
     // Next wake-up is no later than the TTL deadline.
     assert.ok(r.requeueAfter <= 540_000);
     // A DaemonSet pod is not a hit.
-    kube.seed("Pod", pod("ds", { cpu: "100m", node: "w1", daemonSet: true, created: clock.now() }));
+    await kube.create("Pod", pod("ds", { cpu: "100m", node: "w1", daemonSet: true, created: clock.now() }));
     await c.reconcile("general");
-    assert.equal(warmups(kube).length, 1);
+    assert.equal((await warmups(kube)).length, 1);
     // A real pod lands on the warm node.
     await clock.advance(30_000);
-    kube.seed("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w1", created: clock.now() }));
+    await kube.create("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w1", created: clock.now() }));
     await c.reconcile("general");
-    assert.equal(warmups(kube).length, 0);
+    assert.equal((await warmups(kube)).length, 0);
     for (const kind of ["Node", "NodeClaim"] as const) {
       const o = await kube.get(kind, kind === "Node" ? "w1" : "claim-w1");
       assert.equal(o.metadata.annotations?.[K.doNotDisrupt], undefined, kind);
@@ -130,23 +127,23 @@ describe("WarmupController", () => {
     );
     // Both nodes are full again, but the cooldown holds the next warmup back.
     await c.reconcile("general");
-    assert.equal(warmups(kube).length, 0);
+    assert.equal((await warmups(kube)).length, 0);
   });
 
   it("ends a warmup nobody used at the TTL (miss) the same way", async () => {
-    const { clock, kube, events, controller } = setup();
+    const { clock, kube, events, controller } = await setup();
     const c = controller();
     await c.start();
-    const [wp] = warmups(kube);
+    const [wp] = await warmups(kube);
     assert.ok(wp);
     await launchFor(kube, wp, "w1");
     await c.reconcile("general");
     await clock.advance(599_000);
     await c.reconcile("general");
-    assert.equal(warmups(kube).length, 1);
+    assert.equal((await warmups(kube)).length, 1);
     await clock.advance(1_000);
     await c.reconcile("general");
-    assert.equal(warmups(kube).length, 0);
+    assert.equal((await warmups(kube)).length, 0);
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
     assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
     assert.deepEqual(events.at(-1), {
@@ -159,10 +156,10 @@ describe("WarmupController", () => {
   });
 
   it("never touches a do-not-disrupt the user set", async () => {
-    const { clock, kube, controller } = setup();
+    const { clock, kube, controller } = await setup();
     const c = controller();
     await c.start();
-    const [wp] = warmups(kube);
+    const [wp] = await warmups(kube);
     assert.ok(wp);
     await launchFor(kube, wp, "w1");
     await kube.patch("Node", "w1", { metadata: { annotations: { [K.doNotDisrupt]: "true" } } });
@@ -170,20 +167,20 @@ describe("WarmupController", () => {
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptOwner], undefined);
     await clock.advance(600_000);
     await c.reconcile("general");
-    assert.equal(warmups(kube).length, 0);
+    assert.equal((await warmups(kube)).length, 0);
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], "true");
   });
 
   it("resumes after a restart mid-warmup: adopts, leaves no orphans, still enforces the TTL", async () => {
-    const { clock, kube, events, controller } = setup();
+    const { clock, kube, events, controller } = await setup();
     const first = controller();
     await first.start();
-    const [wp] = warmups(kube);
+    const [wp] = await warmups(kube);
     assert.ok(wp);
     await launchFor(kube, wp, "w1");
     await first.reconcile("general");
     // Leftovers of a pool that no longer exists.
-    kube.seed("Pod", {
+    await kube.create("Pod", {
       ...pod("stale", { namespace: NS }),
       metadata: {
         name: "stale",
@@ -203,13 +200,13 @@ describe("WarmupController", () => {
       ["delete Pod stale"],
     );
     assert.deepEqual(
-      warmups(kube).map((p) => p.metadata.name),
+      (await warmups(kube)).map((p) => p.metadata.name),
       [wp.metadata.name],
     );
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptOwner], "warmup");
     await clock.advance(480_000);
     await second.reconcile("general");
-    assert.equal(warmups(kube).length, 0);
+    assert.equal((await warmups(kube)).length, 0);
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
     assert.deepEqual(
       events.map((e) => e.type),
@@ -218,17 +215,17 @@ describe("WarmupController", () => {
   });
 
   it("resolves a warm node whose warmup pod vanished (preempted) as a hit", async () => {
-    const { clock, kube, events, controller } = setup();
+    const { clock, kube, events, controller } = await setup();
     const c = controller();
     await c.start();
-    const [wp] = warmups(kube);
+    const [wp] = await warmups(kube);
     assert.ok(wp);
     await launchFor(kube, wp, "w1");
     await c.reconcile("general");
     // The scheduler preempts the warmup pod for a real one; Wave was down meanwhile.
     await clock.advance(10_000);
     await kube.delete("Pod", wp.metadata.name ?? "", { namespace: NS });
-    kube.seed("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
+    await kube.create("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
     await controller().start();
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
     assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
@@ -239,9 +236,9 @@ describe("WarmupController", () => {
   });
 
   it("pre-pulls the pool's missing images onto the warm node, all at once", async () => {
-    const { kube, events, controller } = setup({ prePull: true });
+    const { kube, events, controller } = await setup({ prePull: true });
     // Another workload of the pool, pending, with an init container image.
-    kube.seed(
+    await kube.create(
       "Pod",
       pod("web", {
         cpu: "100m",
@@ -251,11 +248,11 @@ describe("WarmupController", () => {
       }),
     );
     // A pod of another pool must not contribute images.
-    kube.seed("NodePool", nodePool("other", { labels: { team: "x" } }));
-    kube.seed("Pod", pod("x", { nodeSelector: { team: "x" }, image: "example.com/other:1" }));
+    await kube.create("NodePool", nodePool("other", { labels: { team: "x" } }));
+    await kube.create("Pod", pod("x", { nodeSelector: { team: "x" }, image: "example.com/other:1" }));
     const c = controller();
     await c.start();
-    const [wp] = warmups(kube);
+    const [wp] = await warmups(kube);
     assert.ok(wp);
     // The node already has the web image.
     await launchFor(kube, wp, "w1", ["example.com/web:2"]);
@@ -268,7 +265,7 @@ describe("WarmupController", () => {
       inFlight--;
     };
     await c.reconcile("general");
-    const created = pulls(kube);
+    const created = await pulls(kube);
     assert.deepEqual(created.map((p) => p.metadata.annotations?.[W.image]).sort(), [
       "example.com/big:1",
       "example.com/migrate:2",
@@ -282,7 +279,7 @@ describe("WarmupController", () => {
     }
     // Still running: nothing new. Then one succeeds and one fails to start (no shell).
     await c.reconcile("general");
-    assert.equal(pulls(kube).length, 2);
+    assert.equal((await pulls(kube)).length, 2);
     const [a, b] = created;
     assert.ok(a && b);
     await kube.patch("Pod", a.metadata.name ?? "", { status: { phase: "Succeeded" } }, { namespace: NS });
@@ -300,10 +297,10 @@ describe("WarmupController", () => {
       { namespace: NS },
     );
     await c.reconcile("general");
-    assert.equal(pulls(kube).length, 0);
+    assert.equal((await pulls(kube)).length, 0);
     // Recorded on the node, so KWOK-like nodes without image lists are not pulled again.
     await c.reconcile("general");
-    assert.equal(pulls(kube).length, 0);
+    assert.equal((await pulls(kube)).length, 0);
     assert.deepEqual(
       events.flatMap((e) => (e.type === "prepull" ? [e.outcome] : [])),
       ["pulled", "pulled"],
@@ -311,17 +308,17 @@ describe("WarmupController", () => {
   });
 
   it("removes pull pods past their deadline and when the warmup ends", async () => {
-    const { clock, kube, controller } = setup({ prePull: true, prePullDeadlineSeconds: 60 });
+    const { clock, kube, controller } = await setup({ prePull: true, prePullDeadlineSeconds: 60 });
     const c = controller();
     await c.start();
-    const [wp] = warmups(kube);
+    const [wp] = await warmups(kube);
     assert.ok(wp);
     await launchFor(kube, wp, "w1");
     await c.reconcile("general");
-    assert.equal(pulls(kube).length, 1);
+    assert.equal((await pulls(kube)).length, 1);
     await clock.advance(60_000);
     await c.reconcile("general");
-    assert.equal(pulls(kube).length, 0);
+    assert.equal((await pulls(kube)).length, 0);
     assert.ok((await kube.get("Node", "w1")).metadata.annotations?.["wave.sh/prepulled"]);
     await clock.advance(600_000);
     await c.reconcile("general");

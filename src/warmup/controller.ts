@@ -61,7 +61,8 @@ function isRealPodSince(p: Pod, since: number): boolean {
   if (!isActivePod(p) || isWavePod(p) || isDaemonSetPod(p)) return false;
   if (p.metadata.annotations?.[MIRROR] !== undefined) return false;
   const created = parseTime(p.metadata.creationTimestamp);
-  return created !== undefined && created >= since;
+  // creationTimestamp has whole-second precision: compare at that granularity.
+  return created !== undefined && created >= Math.floor(since / 1000) * 1000;
 }
 
 const ownsDoNotDisrupt = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>

@@ -2,12 +2,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import { LeaderElector } from "./leader.ts";
-import { FakeKube } from "./testing/fakekube.ts";
+import { TestKube } from "./testing/kube.ts";
 import { T0 } from "./testing/fixtures.ts";
 
 function pair() {
   const clock = new FakeClock(T0);
-  const kube = new FakeKube(() => clock.now());
+  const kube = new TestKube(clock);
   const mk = (identity: string): LeaderElector =>
     new LeaderElector({ client: kube, clock, namespace: "wave", name: "wave-warmup", identity });
   return { clock, kube, a: mk("a"), b: mk("b") };

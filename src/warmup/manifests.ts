@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import type { Container, Pod, PodSpec, PriorityClass, Toleration } from "../kube/objects.ts";
 import { K, type NodePool } from "../karpenter/types.ts";
 import { W } from "./labels.ts";
-import { formatAmounts, type Amounts } from "./quantity.ts";
+import { formatResources, withoutZeros, type Resources } from "../karpenter/resources.ts";
 
 export const PAUSE_IMAGE = "registry.k8s.io/pause:3.10";
 /** Negative so every normal pod (priority 0) outranks — and preempts — a warmup pod. */
@@ -44,7 +44,7 @@ export interface WarmupPodInput {
   namespace: string;
   /** The largest pod of the pool: its requests are reserved, its node constraints copied. */
   largest: Pod;
-  requests: Amounts;
+  requests: Resources;
   now: number;
   ttlSeconds: number;
 }
@@ -60,8 +60,8 @@ export function warmupPod(input: WarmupPodInput): Pod {
   const created = new Date(input.now).toISOString();
   const deadline = new Date(input.now + input.ttlSeconds * 1000).toISOString();
   const src = input.largest.spec;
-  const requests = formatAmounts(input.requests);
-  delete requests.pods;
+  const { pods: _pods, ...reserve } = withoutZeros(input.requests);
+  const requests = formatResources(reserve);
   const spec: WavePodSpec = {
     priorityClassName: W.priorityClassName,
     // The largest pod's own node constraints (arch, zone, …) so the warm node suits it; the pool
@@ -132,8 +132,8 @@ export function prepullPod(input: PrepullPodInput): Pod {
     terminationGracePeriodSeconds: 0,
     automountServiceAccountToken: false,
     enableServiceLinks: false,
-    // No requests: the warm node's room is held by the warmup pod, and a BestEffort pod is always
-    // admitted by the kubelet.
+    // No requests: the warm node's room is held by the warmup pod, and a BestEffort pod needs none
+    // (the kubelet only turns it away under memory pressure).
     containers: [
       {
         name: "pull",

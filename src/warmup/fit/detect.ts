@@ -4,14 +4,14 @@
 import type { Node, Pod } from "../../kube/objects.ts";
 import { K, type NodePool } from "../../karpenter/types.ts";
 import { isWarmupPod } from "../labels.ts";
-import { toAmounts, type Amounts } from "../quantity.ts";
+import { parseResources, type Resources } from "../../karpenter/resources.ts";
 import { isActivePod, nodeAllocatable, nodeRoom, podRequests, shortfalls } from "./resources.ts";
 import { podMatchesNodeLabels, untoleratedTaints } from "./scheduling.ts";
 
 const GiB = 2 ** 30;
 
 /** Used to weigh cpu against memory when the pool has no nodes and no limits: 1 vCPU : 4 GiB. */
-export const FALLBACK_REFERENCE: Amounts = { cpu: 1000, memory: 4 * GiB };
+export const FALLBACK_REFERENCE: Resources = { cpu: 1000, memory: 4 * GiB };
 
 export function isNodeReady(node: Node): boolean {
   return (
@@ -32,21 +32,21 @@ function median(values: number[]): number | undefined {
  * its nodes); with no nodes, the pool's spec.limits (only the cpu:memory ratio matters); else
  * FALLBACK_REFERENCE.
  */
-export function referenceNode(pool: NodePool, nodes: readonly Node[]): Amounts {
-  const ref: Amounts = {};
+export function referenceNode(pool: NodePool, nodes: readonly Node[]): Resources {
+  const ref: Resources = {};
   for (const r of ["cpu", "memory"]) {
     const m = median(nodes.map((n) => nodeAllocatable(n)[r] ?? 0).filter((v) => v > 0));
     if (m !== undefined) ref[r] = m;
   }
   if (ref.cpu !== undefined && ref.memory !== undefined) return ref;
-  const limits = toAmounts(pool.spec.limits);
+  const limits = parseResources(pool.spec.limits);
   if ((limits.cpu ?? 0) > 0 && (limits.memory ?? 0) > 0)
     return { cpu: limits.cpu ?? 0, memory: limits.memory ?? 0 };
   return FALLBACK_REFERENCE;
 }
 
 /** Dominant resource share of a request against the reference node (DRF's measure). */
-export function dominantShare(req: Amounts, ref: Amounts): number {
+export function dominantShare(req: Resources, ref: Resources): number {
   let share = 0;
   for (const r of ["cpu", "memory"]) {
     const denom = ref[r] ?? 0;
@@ -57,7 +57,7 @@ export function dominantShare(req: Amounts, ref: Amounts): number {
 
 export interface LargestPod {
   pod: Pod;
-  requests: Amounts;
+  requests: Resources;
   share: number;
 }
 
@@ -65,7 +65,7 @@ export interface LargestPod {
  * The pod with the highest dominant share; ties go to the larger cpu+memory share sum, then
  * namespace/name so the choice is stable between reconciles.
  */
-export function largestPod(pods: readonly Pod[], ref: Amounts): LargestPod | undefined {
+export function largestPod(pods: readonly Pod[], ref: Resources): LargestPod | undefined {
   let best: (LargestPod & { sum: number; key: string }) | undefined;
   for (const pod of pods) {
     const requests = podRequests(pod);
@@ -84,7 +84,7 @@ export function largestPod(pods: readonly Pod[], ref: Amounts): LargestPod | und
 }
 
 /** Why a pod cannot go on a node; empty when it fits. */
-export function whyNotFit(pod: Pod, requests: Amounts, node: Node, podsOnNode: readonly Pod[]): string[] {
+export function whyNotFit(pod: Pod, requests: Resources, node: Node, podsOnNode: readonly Pod[]): string[] {
   const reasons: string[] = [];
   if (!isNodeReady(node)) reasons.push("not-ready");
   const taints = untoleratedTaints(node.spec?.taints, pod.spec.tolerations);

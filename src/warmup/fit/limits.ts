@@ -3,7 +3,7 @@
 import type { Node } from "../../kube/objects.ts";
 import { K, type CapacityType, type NodePool } from "../../karpenter/types.ts";
 import type { WarmupPolicy } from "../policy.ts";
-import { toAmounts, type Amounts } from "../quantity.ts";
+import { parseResources, type Resources } from "../../karpenter/resources.ts";
 
 /** Hourly price of a node, or of an instance type in a capacity type; undefined when unknown. */
 export type PriceOf = (what: Node | string, capacityType: CapacityType) => number | undefined;
@@ -23,7 +23,7 @@ export interface AdmissionInput {
   pendingWarmups: number;
   lastWarmupAt: number | undefined;
   /** What a new node would add to the pool's usage (see newNodeEstimate). */
-  estimate: Amounts;
+  estimate: Resources;
   /** Current hourly price of the pool's warm nodes; undefined if any price is unknown. */
   warmCostPerHour: number | undefined;
   /** Hourly price of the node a warmup would launch; undefined when it cannot be estimated. */
@@ -31,10 +31,10 @@ export interface AdmissionInput {
 }
 
 /** Limit headroom per limited resource: spec.limits − status.resources. */
-export function limitHeadroom(pool: NodePool): Amounts {
-  const limits = toAmounts(pool.spec.limits);
-  const used = toAmounts(pool.status?.resources);
-  const out: Amounts = {};
+export function limitHeadroom(pool: NodePool): Resources {
+  const limits = parseResources(pool.spec.limits);
+  const used = parseResources(pool.status?.resources);
+  const out: Resources = {};
   for (const [k, v] of Object.entries(limits)) out[k] = v - (used[k] ?? 0);
   return out;
 }
@@ -43,10 +43,10 @@ export function limitHeadroom(pool: NodePool): Amounts {
  * What a new node would count against the limits: the capacity of a typical node of the pool
  * (Karpenter counts whole-node capacity), or the largest pod's requests when the pool has none.
  */
-export function newNodeEstimate(poolNodes: readonly Node[], largest: Amounts): Amounts {
-  const sizes = poolNodes.map((n) => toAmounts(n.status?.capacity ?? n.status?.allocatable));
+export function newNodeEstimate(poolNodes: readonly Node[], largest: Resources): Resources {
+  const sizes = poolNodes.map((n) => parseResources(n.status?.capacity ?? n.status?.allocatable));
   if (sizes.length === 0) return largest;
-  const out: Amounts = {};
+  const out: Resources = {};
   for (const r of new Set(sizes.flatMap((s) => Object.keys(s)))) {
     const vals = sizes.map((s) => s[r] ?? 0).sort((a, b) => a - b);
     out[r] = vals[Math.floor((vals.length - 1) / 2)] ?? 0;

@@ -1,21 +1,11 @@
 // Resource arithmetic the scheduler uses: a pod's effective request and a node's free room.
 import type { Node, Pod } from "../../kube/objects.ts";
-import { addAmounts, maxAmounts, toAmounts, type Amounts } from "../quantity.ts";
+import { parseResources, podRequests, type Resources } from "../../karpenter/resources.ts";
+
+export { podRequests };
 
 /** Kubelet's default max pods when a node reports no pods allocatable. */
 export const DEFAULT_MAX_PODS = 110;
-
-/**
- * Effective request: max(sum of app containers, largest init container) + pod overhead —
- * the scheduler's formula (init containers run one at a time, before the app containers).
- */
-export function podRequests(pod: Pod): Amounts {
-  let sum: Amounts = {};
-  for (const c of pod.spec.containers) sum = addAmounts(sum, toAmounts(c.resources?.requests));
-  let init: Amounts = {};
-  for (const c of pod.spec.initContainers ?? []) init = maxAmounts(init, toAmounts(c.resources?.requests));
-  return addAmounts(maxAmounts(sum, init), toAmounts(pod.spec.overhead));
-}
 
 /** A pod that still holds node resources (not finished, not being deleted). */
 export function isActivePod(pod: Pod): boolean {
@@ -27,8 +17,8 @@ export function isDaemonSetPod(pod: Pod): boolean {
   return (pod.metadata.ownerReferences ?? []).some((o) => o.kind === "DaemonSet" && o.controller === true);
 }
 
-export function nodeAllocatable(node: Node): Amounts {
-  return toAmounts(node.status?.allocatable ?? node.status?.capacity);
+export function nodeAllocatable(node: Node): Resources {
+  return parseResources(node.status?.allocatable ?? node.status?.capacity);
 }
 
 export function maxPodsOf(node: Node): number {
@@ -38,7 +28,7 @@ export function maxPodsOf(node: Node): number {
 
 export interface NodeRoom {
   /** Allocatable minus the requests of the counted pods, per resource. */
-  free: Amounts;
+  free: Resources;
   /** Pod slots left under the node's max pods. */
   podSlots: number;
 }
@@ -63,7 +53,7 @@ export function nodeRoom(
 }
 
 /** Resources (by name) for which `req` exceeds `free`; "pods" is checked via slots. */
-export function shortfalls(req: Amounts, room: NodeRoom): string[] {
+export function shortfalls(req: Resources, room: NodeRoom): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(req)) {
     if (k === "pods" || v <= 0) continue;
