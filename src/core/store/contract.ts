@@ -409,6 +409,31 @@ export function storeContract(
       }, smallRetention);
     });
 
+    void it("carries a gap written after a long outage into every tier, though compaction went on", async () => {
+      await withStore(async (store) => {
+        await store.write({ series: Array.from({ length: 10 }, (_, m) => point(m, 2)) });
+        await store.compact(T0 + 10 * MIN);
+        await store.compact(T0 + 60 * MIN); // the agent is away: nothing new, but time moves on
+        // The agent is back at minute 60: the recorder writes the gap and the new point.
+        await store.write({ series: [gap(10, 60), point(60, 3)] });
+        await store.compact(T0 + 70 * MIN);
+        const fiveMin = await store.series({ clusterId: "c1", from: T0, to: T0 + 65 * MIN, stepMs: 5 * MIN });
+        assert.deepEqual(
+          fiveMin.map((r) => (r.kind === "gap" ? `gap ${(r.ts - T0) / MIN}..${(r.until - T0) / MIN}` : r.ts)),
+          [T0, T0 + 5 * MIN, "gap 10..60", T0 + 60 * MIN],
+        );
+        // Hours later only the hourly tier is left, and it still has the gap.
+        await store.compact(T0 + 3 * HOUR);
+        await store.compact(T0 + 8 * HOUR);
+        const hourly = await store.series({ clusterId: "c1", from: T0, to: T0 + 8 * HOUR });
+        assert.deepEqual(
+          hourly.map((r) => `${r.kind}@${(r.ts - T0) / MIN}/${r.resolutionMs / MIN}`),
+          ["point@0/60", "gap@10/60", "point@60/60"],
+        );
+        assert.equal(samplesOf(hourly), 11);
+      }, smallRetention);
+    });
+
     void it("waits rollupDelayMs before rolling a bucket up, so a slightly late row still counts", async () => {
       await withStore(async (store) => {
         await store.write({ series: [0, 1, 2, 3].map((m) => point(m, m)) });

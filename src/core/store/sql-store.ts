@@ -98,10 +98,12 @@ const SQL = {
     ON CONFLICT (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts) DO UPDATE SET
       nodes = excluded.nodes, nodes_max = excluded.nodes_max, vcpu = excluded.vcpu,
       memory_bytes = excluded.memory_bytes, cost_per_hour = excluded.cost_per_hour, samples = excluded.samples`,
+  // Every gap overlapping the window: a gap is written when data resumes, so it usually starts
+  // long before the window (compaction went on while the agent was away).
   rollupGaps: `INSERT INTO series (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts, until_ts)
     SELECT cluster_id, CAST($1 AS BIGINT), 'gap', '', '', ts, until_ts
     FROM series
-    WHERE resolution_ms = $2 AND kind = 'gap' AND ts >= $3 AND ts < $4
+    WHERE resolution_ms = $2 AND kind = 'gap' AND ts < $4 AND until_ts > $3
     ON CONFLICT (cluster_id, resolution_ms, kind, node_pool, capacity_type, ts) DO NOTHING`,
   upsertTier: `INSERT INTO series_tiers (resolution_ms, retained_from, rolled_up_to) VALUES ($1, $2, $3)
     ON CONFLICT (resolution_ms) DO UPDATE SET retained_from = excluded.retained_from, rolled_up_to = excluded.rolled_up_to`,
