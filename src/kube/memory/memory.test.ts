@@ -356,6 +356,27 @@ describe("MemoryKube watch", () => {
     assert.equal(del.object.metadata.resourceVersion, moved.metadata.resourceVersion);
   });
 
+  it("sends periodic bookmarks when configured", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock, bookmarkIntervalMs: 60_000 });
+    const ac = new AbortController();
+    const w = collect(kube.watch("Node", { resourceVersion: "0", allowWatchBookmarks: true }, ac.signal));
+    await flushMicrotasks();
+    await clock.advance(59_000);
+    assert.equal(w.events.length, 0);
+    await kube.create("Node", node("n"));
+    await clock.advance(1_000);
+    await clock.advance(60_000);
+    ac.abort();
+    await w.done;
+    assert.deepEqual(summary(w.events), [
+      "ADDED n",
+      `BOOKMARK ${kube.resourceVersion}`,
+      `BOOKMARK ${kube.resourceVersion}`,
+    ]);
+    assert.equal(clock.pending, 0, "the bookmark timer stops with the watch");
+  });
+
   it("sends bookmarks only to watches that asked, ends at timeoutSeconds, and can be dropped", async () => {
     const clock = new FakeClock();
     const kube = new MemoryKube({ clock });

@@ -50,6 +50,8 @@ export interface MemoryKubeOptions {
   uid?: () => string;
   /** Uniform [0,1) source for generateName suffixes. */
   random?: () => number;
+  /** BOOKMARK period for watches that allow them (the apiserver: ~60 s). Default 0: only bookmark(). */
+  bookmarkIntervalMs?: number;
 }
 
 type EventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -108,6 +110,7 @@ export class MemoryKube implements KubeClient {
   readonly #defaultNamespace: string;
   readonly #uid: () => string;
   readonly #random: () => number;
+  readonly #bookmarkIntervalMs: number;
   readonly #kinds = new Map<KindName, KindState>();
   readonly #interceptors = new Set<Interceptor>();
   #rv = 0;
@@ -119,6 +122,7 @@ export class MemoryKube implements KubeClient {
     this.#defaultNamespace = opts.defaultNamespace ?? "default";
     this.#uid = opts.uid ?? randomUUID;
     this.#random = opts.random ?? Math.random;
+    this.#bookmarkIntervalMs = opts.bookmarkIntervalMs ?? 0;
   }
 
   // ---- test and simulator hooks ----
@@ -278,6 +282,7 @@ export class MemoryKube implements KubeClient {
       w.wake?.();
     };
     signal?.addEventListener("abort", close, { once: true });
+    if (w.bookmarks && this.#bookmarkIntervalMs > 0) void this.#bookmarkLoop(w, stop.signal);
     if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds > 0) {
       this.#clock.sleep(opts.timeoutSeconds * 1000, stop.signal).then(close, () => undefined);
     }
@@ -407,6 +412,18 @@ export class MemoryKube implements KubeClient {
   }
 
   // ---- internals ----
+
+  async #bookmarkLoop(w: Watcher, signal: AbortSignal): Promise<void> {
+    while (!w.closed) {
+      try {
+        await this.#clock.sleep(this.#bookmarkIntervalMs, signal);
+      } catch {
+        return;
+      }
+      w.queue.push({ type: "BOOKMARK", object: { metadata: { resourceVersion: String(this.#rv) } } });
+      w.wake?.();
+    }
+  }
 
   #state(kind: KindName): KindState {
     let st = this.#kinds.get(kind);
