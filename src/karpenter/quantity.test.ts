@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import {
   cpuMillis,
@@ -163,5 +164,41 @@ describe("formatting", () => {
     assert.equal(formatCpuHuman(3900), "3.9");
     assert.equal(formatCpuHuman(100), "100m");
     assert.equal(formatCpuHuman(10_000), "10");
+  });
+});
+
+describe("agrees with k8s.io/apimachinery (golden file)", () => {
+  const golden = readFileSync(
+    new URL("../../test/fixtures/karpenter/quantity-golden.txt", import.meta.url),
+    "utf8",
+  )
+    .trim()
+    .split("\n");
+
+  it("has a meaningful number of cases", () => {
+    assert.ok(golden.length > 1000);
+  });
+
+  it("every MilliValue, Value and rejection matches", () => {
+    const mismatches: string[] = [];
+    for (const line of golden) {
+      const m = /^(".*") (ERR|(-?\d+) (-?\d+))$/.exec(line);
+      assert.ok(m, `malformed golden line ${line}`);
+      const input = JSON.parse(m[1] ?? "") as string;
+      let ours: string;
+      try {
+        ours = `${String(parseMilli(input))} ${String(parseUnits(input))}`;
+      } catch (err) {
+        assert.ok(err instanceof QuantityError);
+        ours = "ERR";
+      }
+      if (ours !== m[2]) mismatches.push(`${JSON.stringify(input)}: kubernetes ${m[2] ?? ""}, wave ${ours}`);
+    }
+    assert.deepEqual(mismatches, []);
+  });
+
+  it("deliberate differences: bare suffixes rejected, negatives rounded away from zero", () => {
+    assert.throws(() => parseQuantityNano("Gi"), QuantityError); // apimachinery: 0
+    assert.equal(parseMilli("-.06662268Ki"), -68222); // apimachinery: -68220
   });
 });
