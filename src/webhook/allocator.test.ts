@@ -89,6 +89,18 @@ describe("SlotAllocator", () => {
     assert.equal(onDemandCount(results), 17);
   });
 
+  it("base + percentage across two replicas: base 2, 50 %, 10 pods → 6 on-demand, 100 pods → 51", async () => {
+    const { allocators } = setup({ replicas: 2 });
+    const burst = (n: number) =>
+      Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          allocators[i % 2]!.allocate({ workload, policy: policy(2, 50), dryRun: false }),
+        ),
+      );
+    assert.equal(onDemandCount(await burst(10)), 6);
+    assert.equal(onDemandCount(await burst(90)), 51 - 6);
+  });
+
   it("keeps counting across a restart (the ledger is in the API, not in memory)", async () => {
     const { kube, clock, a } = setup();
     for (let i = 0; i < 3; i++) await a.allocate({ workload, policy: policy(4), dryRun: false });
