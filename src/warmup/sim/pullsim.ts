@@ -1,7 +1,7 @@
-// A fluid model of a kubelet pulling K images, serial (serializeImagePulls: true, the default
-// before Kubernetes 1.35 on most distributions) vs parallel (serializeImagePulls: false with
-// maxParallelImagePulls). KWOK nodes run no container runtime, so the rig cannot show pull
-// times; this model is how Wave reasons about what pre-pull buys.
+// A fluid model of a kubelet pulling K images, serial (serializeImagePulls: true, the kubelet's
+// default) vs parallel (serializeImagePulls: false, optionally capped by maxParallelImagePulls).
+// KWOK nodes run no container runtime, so the rig cannot show pull times; this model is how
+// Wave reasons about what pre-pull buys.
 //
 // Per image: a fixed registry latency (auth, manifest, first byte), a download that shares the
 // node's bandwidth with the other downloads in flight and is capped per stream, then an
