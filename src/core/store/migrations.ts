@@ -19,10 +19,15 @@ export interface MigrateResult {
 /** Any fixed number: the key of PostgreSQL's advisory lock for migrations. */
 const PG_MIGRATION_LOCK = 0x77617665; // "wave"
 
+/**
+ * Applies pending migrations. `setup` runs first inside the same locked transaction (PostgreSQL:
+ * creating the schema — CREATE SCHEMA IF NOT EXISTS is not safe against concurrent callers).
+ */
 export async function migrate(
   driver: SqlDriver,
   migrations: readonly Migration[],
   now: number,
+  setup?: string,
 ): Promise<MigrateResult> {
   migrations.forEach((m, i) => {
     if (m.version !== i + 1)
@@ -30,6 +35,7 @@ export async function migrate(
   });
   return driver.transaction(async (tx) => {
     if (driver.dialect === "postgres") await tx.all(`SELECT pg_advisory_xact_lock(${PG_MIGRATION_LOCK})`);
+    if (setup) await tx.exec(setup);
     await tx.exec(
       `CREATE TABLE IF NOT EXISTS schema_migrations (
          version INTEGER PRIMARY KEY,

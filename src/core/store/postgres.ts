@@ -36,8 +36,8 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<OpenedSt
   }
   const driver = new PostgresDriver(opts);
   try {
-    if (opts.schema) await driver.exec(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`);
-    const migrations = await migrate(driver, postgresMigrations, (opts.now ?? Date.now)());
+    const setup = opts.schema ? `CREATE SCHEMA IF NOT EXISTS ${opts.schema}` : undefined;
+    const migrations = await migrate(driver, postgresMigrations, (opts.now ?? Date.now)(), setup);
     return { store: new SqlStore(driver, opts.retention ?? defaultRetention), migrations };
   } catch (err) {
     await driver.close();
