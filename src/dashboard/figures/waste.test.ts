@@ -57,6 +57,7 @@ describe("requested vs allocatable", () => {
     assert.equal(a.memoryShare, 1);
     assert.equal(a.idleShare, 0, "full on memory wastes nothing");
     assert.equal(a.idleUsdPerHour, 0);
+    assert.equal(a.priceSource, "static");
     const b = byNode.find((n) => n.machine === "b")!;
     assert.equal(b.pods, 1);
     assert.equal(b.cpuShare, 0.125);
@@ -78,6 +79,9 @@ describe("requested vs allocatable", () => {
       ],
     );
     assert.equal(pools[0]!.idleUsdPerHour, null);
+    assert.equal(pools[0]!.priceSource, "unknown");
+    assert.equal(pools[1]!.priceSource, "static");
+    assert.equal(sumWaste(byNode).priceSource, "mixed");
     const web = pools[1]!;
     assert.deepEqual(web.requested, { cpu: 2500, memory: 17 * GI });
     assert.equal(web.cpuShare, 2500 / 8000);

@@ -2,7 +2,7 @@
 import type { Pod } from "../../kube/objects.ts";
 import { CPU, MEMORY, isTerminalPod, podRequests } from "../../karpenter/resources.ts";
 import type { Machine } from "../machines.ts";
-import type { NodeCost } from "./cost.ts";
+import type { CostSource, NodeCost } from "./cost.ts";
 
 export interface Utilization {
   /** cpu millicores, memory bytes. */
@@ -18,6 +18,8 @@ export interface Utilization {
   idleShare: number;
   /** idleShare × the node's hourly price (sum for groups); null when unpriced. */
   idleUsdPerHour: number | null;
+  /** Where the price behind idleUsdPerHour came from ("mixed" for groups of several sources). */
+  priceSource: CostSource | "mixed";
 }
 
 export interface NodeWaste extends Utilization {
@@ -54,12 +56,13 @@ export function wasteByNode(
     acc.pods++;
     req.set(node, acc);
   }
-  const price = new Map(costs.map((c) => [c.machine, c.usdPerHour]));
+  const price = new Map(costs.map((c) => [c.machine, c]));
   return machines.map((m) => {
     const allocatable = { cpu: m.allocatable[CPU] ?? 0, memory: m.allocatable[MEMORY] ?? 0 };
     const r = (m.node ? req.get(m.node) : undefined) ?? { cpu: 0, memory: 0, pods: 0 };
     const s = shares(allocatable, r);
-    const usd = price.get(m.name);
+    const cost = price.get(m.name);
+    const usd = cost?.usdPerHour;
     return {
       machine: m.name,
       nodePool: m.nodePool,
@@ -68,6 +71,7 @@ export function wasteByNode(
       requested: { cpu: r.cpu, memory: r.memory },
       ...s,
       idleUsdPerHour: usd === undefined || usd === null ? null : usd * s.idleShare,
+      priceSource: cost?.source ?? "unknown",
     };
   });
 }
@@ -78,7 +82,9 @@ export function sumWaste(nodes: readonly NodeWaste[]): Utilization & { nodes: nu
   const requested = { cpu: 0, memory: 0 };
   let idleUsd = 0;
   let unpriced = 0;
+  const sources = new Set<CostSource | "mixed">();
   for (const n of nodes) {
+    sources.add(n.priceSource);
     allocatable.cpu += n.allocatable.cpu;
     allocatable.memory += n.allocatable.memory;
     requested.cpu += n.requested.cpu;
@@ -87,6 +93,7 @@ export function sumWaste(nodes: readonly NodeWaste[]): Utilization & { nodes: nu
     else idleUsd += n.idleUsdPerHour;
   }
   const s = shares(allocatable, requested);
+  const [only] = sources;
   return {
     nodes: nodes.length,
     unpriced,
@@ -94,6 +101,7 @@ export function sumWaste(nodes: readonly NodeWaste[]): Utilization & { nodes: nu
     requested,
     ...s,
     idleUsdPerHour: nodes.length > unpriced ? idleUsd : null,
+    priceSource: sources.size === 1 && only !== undefined ? only : sources.size === 0 ? "unknown" : "mixed",
   };
 }
 
