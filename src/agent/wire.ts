@@ -59,11 +59,12 @@ export function objectKey(obj: KubeObject): string {
   return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 export function encodeJson(obj: WireObject): Uint8Array {
-  return encoder.encode(JSON.stringify(obj.object));
+  // Buffer.from packs small strings into shared slabs: far less per-object overhead than
+  // TextEncoder's one ArrayBuffer per call, with 150k objects held by the agent.
+  return Buffer.from(JSON.stringify(obj.object), "utf8");
 }
 
 export function toMessage(kind: WireKind, json: Uint8Array): KubeObjectMsg {

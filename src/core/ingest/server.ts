@@ -13,6 +13,9 @@ import { silentLogger } from "../../shared/log.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { CoreMessageInit, IngestCore } from "./core.ts";
 
+const WINDOW = 8 << 20;
+const SESSION_WINDOW = 32 << 20;
+
 export interface IngestServerTls {
   certFile: string;
   keyFile: string;
@@ -84,9 +87,13 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
     readMaxBytes: 64 << 20,
     writeMaxBytes: 64 << 20,
   });
+  // Agents upload (snapshots are tens of MiB): a large receive window avoids a WINDOW_UPDATE
+  // round trip every 64 KiB.
+  const settings = { initialWindowSize: WINDOW };
   const server = opts.tls
     ? http2.createSecureServer(
         {
+          settings,
           cert: readFileSync(opts.tls.certFile),
           key: readFileSync(opts.tls.keyFile),
           ...(opts.tls.clientCaFile
@@ -95,10 +102,11 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
         },
         handler,
       )
-    : http2.createServer(handler);
+    : http2.createServer({ settings }, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s: http2.ServerHttp2Session) => {
     sessions.add(s);
+    s.setLocalWindowSize(SESSION_WINDOW);
     s.on("close", () => sessions.delete(s));
   });
   await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,153 @@
+// Ingest benchmark: a synthetic cluster (5,000 nodes, 150,000 pods, 10,000 NodeClaims) streamed by
+// the real agent to a real core (separate process) over gRPC on loopback, then 100 changes/s.
+// Prints initial sync time, steady-state CPU and RSS of both sides, and the sync time as a ratio
+// to an in-process baseline (trim + encode + decode + apply, no transport) measured in the same
+// run — the ratio is what to compare across machines; absolute times depend on the host's load.
+//
+//   npm run bench:ingest [-- --seconds 20 --rate 100 --nodes 5000 --pods 150000 --claims 10000]
+import { fork } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { availableParallelism, loadavg } from "node:os";
+import { parseArgs } from "node:util";
+import { Agent } from "../../src/agent/agent.ts";
+import { node, pod, syntheticCluster } from "../../src/agent/fixtures.ts";
+import { MemorySource } from "../../src/agent/source.ts";
+import { trim } from "../../src/agent/trim.ts";
+import { decodeObject, encodeJson, kindToProto } from "../../src/agent/wire.ts";
+import type { WireObject } from "../../src/agent/wire.ts";
+import { ClusterObjects } from "../../src/core/ingest/state.ts";
+import { Registry } from "../../src/shared/metrics.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    nodes: { type: "string", default: "5000" },
+    pods: { type: "string", default: "150000" },
+    claims: { type: "string", default: "10000" },
+    rate: { type: "string", default: "100" },
+    seconds: { type: "string", default: "20" },
+    "chunk-kb": { type: "string", default: "1024" },
+  },
+});
+const sizes = { nodes: Number(args.nodes), pods: Number(args.pods), nodeClaims: Number(args.claims) };
+const rate = Number(args.rate);
+const seconds = Number(args.seconds);
+const GiB = 1024 ** 3;
+const mib = (b: number): string => `${(b / 1024 ** 2).toFixed(0)} MiB`;
+
+interface CoreStats {
+  type: "stats";
+  rss: number;
+  cpu: NodeJS.CpuUsage;
+  objects: number;
+  sequence: number;
+}
+
+const objects = syntheticCluster(sizes);
+console.log(
+  `cluster: ${sizes.nodes} nodes, ${sizes.pods} pods, ${sizes.nodeClaims} NodeClaims (${objects.length} objects)`,
+);
+
+// ---- core in its own process ----
+const token = randomUUID();
+const child = fork(new URL("./core-child.ts", import.meta.url), [], {
+  env: { ...process.env, WAVE_BENCH_TOKEN: token },
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
+  execArgv: process.env["WAVE_BENCH_PROF"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [],
+});
+const port = await new Promise<number>((resolve, reject) => {
+  child.once("message", (m: { type: string; port: number }) => resolve(m.port));
+  child.once("exit", (code) => reject(new Error(`core exited with ${code}`)));
+});
+const coreStats = (): Promise<CoreStats> =>
+  new Promise((resolve) => {
+    const on = (m: { type: string }): void => {
+      if (m.type !== "stats") return;
+      child.off("message", on);
+      resolve(m as CoreStats);
+    };
+    child.on("message", on);
+    child.send({ type: "stats" });
+  });
+
+// ---- agent ----
+const source = new MemorySource(objects);
+const agent = new Agent({
+  source,
+  coreUrl: `http://127.0.0.1:${port}`,
+  token,
+  clusterId: "bench",
+  agentVersion: "bench",
+  metrics: new Registry(),
+  outbox: { chunkMaxBytes: Number(args["chunk-kb"]) * 1024 },
+});
+const ac = new AbortController();
+const started = performance.now();
+const running = agent.run(ac.signal);
+await agent.until((a) => a.status === "streaming" && a.outbox.lastAcked > 0 && a.outbox.buffered === 0);
+const syncMs = performance.now() - started;
+const afterSync = await coreStats();
+if (afterSync.objects !== objects.length)
+  throw new Error(`core has ${afterSync.objects} objects, expected ${objects.length}`);
+console.log(`initial sync: ${(syncMs / 1000).toFixed(2)} s (goal < 10 s)`);
+console.log(`RSS after sync: agent ${mib(process.memoryUsage.rss())}, core ${mib(afterSync.rss)}`);
+
+// ---- steady state: `rate` changes per second (pod churn and node updates) ----
+const agentCpu0 = process.cpuUsage();
+const core0 = await coreStats();
+const t0 = performance.now();
+let sent = 0;
+let maxLagMs = 0;
+const tick = 100;
+for (let elapsed = 0; elapsed < seconds * 1000; elapsed += tick) {
+  const due = Math.floor(((elapsed + tick) / 1000) * rate) - sent;
+  for (let i = 0; i < due; i++, sent++) {
+    const n = sent % 10;
+    const change =
+      n === 0
+        ? { type: "upsert" as const, object: node(sent % sizes.nodes, 2 + sent) }
+        : n < 5
+          ? { type: "delete" as const, object: pod(sent % sizes.pods, sizes.nodes) }
+          : { type: "upsert" as const, object: pod(sent % sizes.pods, sizes.nodes, 2 + sent) };
+    source.push(change);
+  }
+  await new Promise((r) => setTimeout(r, tick));
+  maxLagMs = Math.max(maxLagMs, agent.outbox.lag());
+}
+await agent.until((a) => a.outbox.buffered === 0);
+const wallMs = performance.now() - t0;
+const agentCpu = process.cpuUsage(agentCpu0);
+const core1 = await coreStats();
+const cpuPct = (u: NodeJS.CpuUsage): string => `${(((u.user + u.system) / 1000 / wallMs) * 100).toFixed(1)}%`;
+const coreCpu = { user: core1.cpu.user - core0.cpu.user, system: core1.cpu.system - core0.cpu.system };
+console.log(`steady: ${sent} changes in ${(wallMs / 1000).toFixed(1)} s, max stream lag ${maxLagMs} ms`);
+console.log(`steady CPU (of one core): agent ${cpuPct(agentCpu)}, core ${cpuPct(coreCpu)}`);
+const agentRss = process.memoryUsage.rss();
+console.log(`RSS: agent ${mib(agentRss)}, core ${mib(core1.rss)} (goal < 1 GiB each)`);
+
+ac.abort();
+await running;
+child.send({ type: "stop" });
+const baselineMs = baseline();
+console.log(
+  `baseline (in-process trim+encode+decode+apply, no transport): ${(baselineMs / 1000).toFixed(2)} s; ` +
+    `gRPC sync = ${(syncMs / baselineMs).toFixed(2)}× baseline`,
+);
+console.log(
+  `load average: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")} on ${availableParallelism()} CPUs`,
+);
+const ok = syncMs < 10_000 && agentRss < GiB && core1.rss < GiB;
+console.log(ok ? "PASS" : "FAIL: a goal was missed");
+process.exitCode = ok ? 0 : 1;
+
+// ---- baseline: the same work without a transport (run last: it would inflate the agent's RSS) ----
+function baseline(): number {
+  const t0 = performance.now();
+  const state = new ClusterObjects();
+  for (const o of objects) {
+    const t = trim(o) as WireObject;
+    state.upsert(decodeObject({ kind: kindToProto(t.kind), json: encodeJson(t) }));
+  }
+  return performance.now() - t0;
+}
