@@ -224,6 +224,8 @@ export class ClientNodeKube implements KubeClient {
     if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode >= 300) {
       throw statusFromBody(res.statusCode ?? 0, text, req.method, req.path);
     }
+    // A delete's answer (the object or a Status) is informational; some proxies send none.
+    if (req.method === "DELETE" && text.trim() === "") return undefined as T;
     try {
       return JSON.parse(text) as T;
     } catch {

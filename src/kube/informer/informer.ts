@@ -189,11 +189,21 @@ export class Informer<K extends KindName> {
     if (signal?.aborted) this.#stop.abort();
     const loops = [this.#run()];
     if ((this.#opts.resyncMs ?? 0) > 0) loops.push(this.#resyncLoop(this.#opts.resyncMs ?? 0));
-    this.#done = Promise.all(loops).then(() => {
-      this.#phase = "stopped";
-      if (!this.#hasSynced)
-        this.#rejectSynced(new Error(`informer ${this.kind} stopped before its first list`));
-    });
+    this.#done = Promise.all(loops)
+      .then(
+        () => undefined,
+        // The loops handle every expected failure; this is a bug, and it must not go unheard.
+        (err: unknown) => {
+          this.#stats.lastError = err instanceof Error ? err.message : JSON.stringify(err);
+          this.#log.error("informer loop crashed", { error: err });
+          this.#stop.abort();
+        },
+      )
+      .then(() => {
+        this.#phase = "stopped";
+        if (!this.#hasSynced)
+          this.#rejectSynced(new Error(`informer ${this.kind} stopped before its first list`));
+      });
     return this;
   }
 
