@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import {
   loadStaticPriceTable,
   parseStaticPriceTable,
@@ -61,6 +62,11 @@ describe("shipped static table", () => {
     assert.equal(q("t4g.nano"), 0.0042);
     assert.equal(q("g5.xlarge"), 1.006);
     assert.equal(q("p5.48xlarge"), 55.04);
+  });
+
+  it("round-trips byte for byte as hack/pricing/update.ts writes it (stable diffs, Prettier-clean)", () => {
+    const file = readFileSync(new URL("./data/ec2-on-demand.json", import.meta.url), "utf8");
+    assert.equal(JSON.stringify(table, null, 2) + "\n", file);
   });
 
   it("scales linearly within a family (sanity of the hand-compiled regions)", () => {

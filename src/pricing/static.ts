@@ -73,10 +73,11 @@ export function parseStaticPriceTable(json: unknown, where = "(input)"): StaticP
       onDemand,
     };
   }
+  // Key order follows the file so hack/pricing/update.ts rewrites it with minimal diffs.
   return {
     schema: 1,
-    generatedAt: json.generatedAt,
     ...(typeof json.description === "string" ? { description: json.description } : {}),
+    generatedAt: json.generatedAt,
     ...(typeof json.generatedBy === "string" ? { generatedBy: json.generatedBy } : {}),
     regions,
   };
