@@ -1,5 +1,6 @@
 // Labels, node facts, requirements, resources and pod requests on the KWOK fixtures.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fixtures } from "../../test/fixtures/karpenter/load.ts";
 import type { Pod } from "../kube/objects.ts";
@@ -290,6 +291,39 @@ describe("podRequests", () => {
     assert.equal(isTerminalPod(fixtures.pod("succeeded")), true);
     assert.equal(isTerminalPod(fixtures.pod("running")), false);
     assert.equal(isTerminalPod(fixtures.pod("pending")), false);
+  });
+});
+
+describe("podRequests agrees with k8s.io/component-helpers PodRequests (golden files)", () => {
+  const dir = new URL("../../test/fixtures/karpenter/", import.meta.url);
+  const pods = readFileSync(new URL("podrequests-golden.pods.jsonl", dir), "utf8").trim().split("\n");
+  const expected = readFileSync(new URL("podrequests-golden.expected.txt", dir), "utf8").split("\n");
+
+  it("covers sidecars, init containers, overhead and pod-level requests", () => {
+    assert.equal(pods.length, 300);
+    const all = pods.join("\n");
+    for (const needle of [
+      '"restartPolicy":"Always"',
+      '"initContainers"',
+      '"overhead"',
+      '},"resources":{"requests"',
+    ]) {
+      assert.ok(all.includes(needle), needle);
+    }
+  });
+
+  it("every pod's requests match", () => {
+    const mismatches: string[] = [];
+    pods.forEach((line, i) => {
+      const r = podRequests(JSON.parse(line) as Pod);
+      const ours = Object.keys(r)
+        .sort()
+        .map((k) => `${k}=${String(r[k])} `)
+        .join("");
+      if (ours !== expected[i])
+        mismatches.push(`pod ${String(i)}: kubernetes "${expected[i] ?? ""}", wave "${ours}"`);
+    });
+    assert.deepEqual(mismatches, []);
   });
 });
 
