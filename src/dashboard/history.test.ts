@@ -23,4 +23,29 @@ describe("history helpers", () => {
     assert.equal(goneAt(life), 40);
     assert.equal(goneAt({ ...life, disruptedAt: undefined }), 50);
   });
+
+  it("understands core's finer transitions: Created, Terminating, DisruptionCancelled", () => {
+    const lives = livesOf([
+      { nodeClaim: "a", nodePool: "p", phase: "Created", at: 0 },
+      { nodeClaim: "a", nodePool: "p", phase: "Disrupted", at: 10, reason: "Underutilized" },
+      { nodeClaim: "a", nodePool: "p", phase: "DisruptionCancelled", at: 12 },
+      { nodeClaim: "a", nodePool: "p", phase: "Disrupted", at: 30, reason: "Empty" },
+      { nodeClaim: "a", nodePool: "p", phase: "Terminating", at: 31 },
+      { nodeClaim: "a", nodePool: "p", phase: "Terminated", at: 40 },
+      { nodeClaim: "b", nodePool: "p", phase: "Created", at: 5 },
+      { nodeClaim: "b", nodePool: "p", phase: "Terminating", at: 9, reason: "expired" },
+      { nodeClaim: "c", nodePool: "p", phase: "Created", at: 5 },
+      { nodeClaim: "c", nodePool: "p", phase: "LaunchFailed", at: 6 },
+    ]);
+    const [a, b, c] = lives;
+    assert.ok(a && b && c);
+    assert.equal(a.launchedAt, 0, "creation stands in for launch");
+    assert.equal(a.disruptedAt, 30, "the cancelled disruption is forgotten");
+    assert.equal(a.reason, "Empty");
+    assert.equal(a.lifetimeMs, 40);
+    assert.equal(goneAt(a), 30);
+    assert.equal(goneAt(b), 9);
+    assert.equal(b.reason, "Expired");
+    assert.equal(c.launchedAt, undefined);
+  });
 });

@@ -2,8 +2,22 @@
 // keeps (src/core/store/store.ts LifecycleEvent, Disruption, SeriesPoint) minus storage fields, so
 // its rows can be passed as they are; times are ms since the epoch.
 
-/** NodeClaim lifecycle phases, in order (the store's lifecyclePhases). */
-export type LifecyclePhase = "Launched" | "Registered" | "Initialized" | "Disrupted" | "Terminated";
+/**
+ * NodeClaim lifecycle phases: the store's five (Launched … Terminated) plus the finer transitions
+ * core's lifecycle derivation sees (Created, Terminating, DisruptionCancelled, …), so either
+ * stream can be passed. Unknown extras are kept in `phases` and otherwise ignored.
+ */
+export type LifecyclePhase =
+  | "Created"
+  | "LaunchFailed"
+  | "Launched"
+  | "Registered"
+  | "Initialized"
+  | "Drifted"
+  | "Disrupted"
+  | "DisruptionCancelled"
+  | "Terminating"
+  | "Terminated";
 
 export interface LifecycleRecord {
   nodeClaim: string;
@@ -69,14 +83,16 @@ export interface NodeClaimLife {
   instanceType?: string;
   capacityType?: string;
   zone?: string;
+  createdAt?: number;
   launchedAt?: number;
   registeredAt?: number;
   initializedAt?: number;
   disruptedAt?: number;
+  terminatingAt?: number;
   terminatedAt?: number;
   /** Disruption or termination reason, canonical spelling. */
   reason?: string;
-  /** terminatedAt − launchedAt, when both are known. */
+  /** terminatedAt − launchedAt (createdAt when no launch was seen), when both are known. */
   lifetimeMs?: number;
   phases: { phase: LifecyclePhase; at: number; reason?: string }[];
 }
@@ -95,12 +111,15 @@ export function livesOf(events: readonly LifecycleRecord[]): NodeClaimLife[] {
     if (e.instanceType && !life.instanceType) life.instanceType = e.instanceType;
     if (e.capacityType && !life.capacityType) life.capacityType = e.capacityType;
     if (e.zone && !life.zone) life.zone = e.zone;
-    // First occurrence of a phase wins, as in the store.
+    // First occurrence of a phase wins, as in the store; a cancelled disruption may recur.
     if (life.phases.some((p) => p.phase === e.phase)) continue;
     life.phases.push(
       e.reason ? { phase: e.phase, at: e.at, reason: e.reason } : { phase: e.phase, at: e.at },
     );
     switch (e.phase) {
+      case "Created":
+        life.createdAt = e.at;
+        break;
       case "Launched":
         life.launchedAt = e.at;
         break;
@@ -114,21 +133,39 @@ export function livesOf(events: readonly LifecycleRecord[]): NodeClaimLife[] {
         life.disruptedAt = e.at;
         if (e.reason) life.reason = canonicalReason(e.reason);
         break;
+      case "DisruptionCancelled":
+        if (life.disruptedAt !== undefined && life.terminatingAt === undefined) {
+          delete life.disruptedAt;
+          delete life.reason;
+          life.phases = life.phases.filter(
+            (p) => p.phase !== "Disrupted" && p.phase !== "DisruptionCancelled",
+          );
+        }
+        break;
+      case "Terminating":
+        life.terminatingAt = e.at;
+        if (e.reason && !life.reason) life.reason = canonicalReason(e.reason);
+        break;
       case "Terminated":
         life.terminatedAt = e.at;
         if (e.reason && !life.reason) life.reason = canonicalReason(e.reason);
         break;
+      default:
+        break;
     }
   }
   for (const life of by.values()) {
-    if (life.launchedAt !== undefined && life.terminatedAt !== undefined) {
-      life.lifetimeMs = life.terminatedAt - life.launchedAt;
-    }
+    // Without a Launched record, creation stands in (a claim whose launch failed never ran).
+    const failed = life.phases.some((p) => p.phase === "LaunchFailed");
+    if (life.launchedAt === undefined && life.createdAt !== undefined && !failed)
+      life.launchedAt = life.createdAt;
+    const start = life.launchedAt ?? life.createdAt;
+    if (start !== undefined && life.terminatedAt !== undefined) life.lifetimeMs = life.terminatedAt - start;
   }
   return [...by.values()];
 }
 
-/** When the NodeClaim started going away: disruption decided, else termination. */
+/** When the NodeClaim started going away: disruption decided, else deletion, else gone. */
 export function goneAt(life: NodeClaimLife): number | undefined {
-  return life.disruptedAt ?? life.terminatedAt;
+  return life.disruptedAt ?? life.terminatingAt ?? life.terminatedAt;
 }
