@@ -80,7 +80,7 @@ function objectsOf(sink: MemorySink, cluster: string): Map<string, unknown> {
   return sink.objects.get(cluster) ?? new Map<string, unknown>();
 }
 
-describe("ingest over gRPC", () => {
+describe("ingest over gRPC", { timeout: 60_000 }, () => {
   it("hello → snapshot → deltas → acks, with durable state in the sink", async () => {
     const { sink, server, core } = await startCore();
     const initial = [nodePool("default"), nodeClaim(1), node(1), pod(1, 2), pod(2, 2)];

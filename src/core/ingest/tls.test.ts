@@ -86,7 +86,7 @@ function makePki(): void {
   leaf("rogue", "rogue-ca", "client.ext");
 }
 
-describe("ingest over mutual TLS", () => {
+describe("ingest over mutual TLS", { timeout: 60_000 }, () => {
   let server: IngestServer;
   let sink: MemorySink;
   before(async () => {
