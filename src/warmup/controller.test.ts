@@ -91,6 +91,35 @@ describe("WarmupController", () => {
     assert.equal((await warmups(kube)).length, 0);
   });
 
+  it("keeps up to maxWarmNodes warm slots, launching one at a time", async () => {
+    const { kube, controller } = await setup({ maxWarmNodes: 2, cooldownSeconds: 0 });
+    const c = controller();
+    await c.start();
+    const [first] = await warmups(kube);
+    assert.ok(first);
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).length, 1, "one launch in flight at a time");
+    await launchFor(kube, first, "w1");
+    await c.reconcile("general");
+    const all = await warmups(kube);
+    assert.equal(all.length, 2);
+    const second = all.find((p) => p.metadata.name !== first.metadata.name);
+    assert.ok(second);
+    await launchFor(kube, second, "w2");
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).length, 2);
+  });
+
+  it("does not warm up a pool at its spec.limits", async () => {
+    const { kube, controller } = await setup();
+    await kube.patch("NodePool", "general", {
+      spec: { limits: { cpu: "6" } },
+      status: { resources: { cpu: "4" } },
+    });
+    await controller().start();
+    assert.equal((await warmups(kube)).length, 0);
+  });
+
   it("protects the warm node until a real pod lands (hit), then cleans up", async () => {
     const { clock, kube, events, controller } = await setup();
     const c = controller();

@@ -233,7 +233,18 @@ export class WarmupController {
     let retryAfter: number | undefined;
     if (poolObj !== undefined && policy?.enabled === true) {
       const poolNodes = nodes.filter((n) => n.metadata.labels?.[K.nodePoolLabel] === pool);
-      const detection = detect({ pool: poolObj, nodes: poolNodes, podsByNode: podsOnNode, workload });
+      const detection = detect(
+        // Warmup pods as they are now (the consistent list, minus those ended above), not as
+        // the possibly stale view has them.
+        {
+          pool: poolObj,
+          nodes: poolNodes,
+          podsByNode: podsByNodeName([...pods.filter((p) => !isWarmupPod(p)), ...live]),
+          workload,
+        },
+        live.length,
+        policy.maxWarmNodes,
+      );
       if (detection.warmup) {
         const lastWarmupAt = Math.max(
           parseTime(poolObj.metadata.annotations?.[W.lastWarmupAt]) ?? -Infinity,
@@ -258,7 +269,14 @@ export class WarmupController {
               : this.#o.priceOf(offering.instanceType, offering.capacityType),
         });
         if (admission.ok) {
-          await this.#createWarmup(poolObj, detection.largest.pod, detection.largest.requests, policy, now);
+          await this.#createWarmup(
+            poolObj,
+            detection.largest.pod,
+            detection.largest.requests,
+            policy,
+            now,
+            live.length,
+          );
           active = true;
         } else {
           log.debug("warmup not admitted", { pool, reason: admission.reason, detail: admission.detail });
@@ -292,10 +310,11 @@ export class WarmupController {
     requests: Record<string, number>,
     policy: WarmupPolicy,
     now: number,
+    slot: number,
   ): Promise<void> {
     const { client, namespace, log } = this.#o;
     await this.#ensurePriorityClass();
-    const pod = warmupPod({ pool, namespace, largest, requests, now, ttlSeconds: policy.ttlSeconds });
+    const pod = warmupPod({ pool, namespace, largest, requests, now, ttlSeconds: policy.ttlSeconds, slot });
     try {
       await client.create("Pod", pod, { namespace });
     } catch (err) {

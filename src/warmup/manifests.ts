@@ -47,11 +47,13 @@ export interface WarmupPodInput {
   requests: Resources;
   now: number;
   ttlSeconds: number;
+  /** Warm slot number (live warmup pods of the pool), so two slots never share a name. */
+  slot: number;
 }
 
-/** Lower-case, DNS-1123-safe, unique per pool and creation millisecond. */
-export function warmupPodName(pool: string, now: number): string {
-  const suffix = now.toString(36);
+/** DNS-1123-safe, unique per pool, creation millisecond and slot. */
+export function warmupPodName(pool: string, now: number, slot = 0): string {
+  const suffix = `${now.toString(36)}-${slot}`;
   return `wave-warmup-${pool}`.slice(0, 62 - suffix.length).replace(/-+$/, "") + `-${suffix}`;
 }
 
@@ -89,7 +91,7 @@ export function warmupPod(input: WarmupPodInput): Pod {
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      name: warmupPodName(pool, input.now),
+      name: warmupPodName(pool, input.now, input.slot),
       namespace: input.namespace,
       labels: { [W.warmupLabel]: "true", [W.poolLabel]: pool, [W.managedByLabel]: W.managedByValue },
       annotations: { [W.createdAt]: created, [W.deadline]: deadline },

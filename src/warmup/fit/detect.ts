@@ -3,7 +3,6 @@
 // would wait for a cold node launch — that is when warm capacity pays off.
 import type { Node, Pod } from "../../kube/objects.ts";
 import { K, type NodePool } from "../../karpenter/types.ts";
-import { isWarmupPod } from "../labels.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
 import { isActivePod, nodeAllocatable, nodeRoom, podRequests, shortfalls } from "./resources.ts";
 import { podMatchesNodeLabels, untoleratedTaints } from "./scheduling.ts";
@@ -91,8 +90,9 @@ export function whyNotFit(pod: Pod, requests: Resources, node: Node, podsOnNode:
   if (taints.length > 0) reasons.push(`taint:${taints.map((t) => t.key).join(",")}`);
   if (!podMatchesNodeLabels(pod, node.metadata.labels ?? {}, node.metadata.name ?? ""))
     reasons.push("selector");
-  // Warmup pods yield to any real pod (negative priority), so their room counts as free.
-  const room = nodeRoom(node, podsOnNode, isWarmupPod);
+  // Room held by a warmup pod is counted as taken here: each warmup pod is a warm slot of its
+  // own (see detect), and counting it twice would hide a missing one.
+  const room = nodeRoom(node, podsOnNode);
   for (const r of shortfalls(requests, room)) reasons.push(r === "pods" ? "max-pods" : `insufficient:${r}`);
   return reasons;
 }
@@ -109,25 +109,32 @@ export interface PoolInputs {
 
 export type Detection =
   | { warmup: false; reason: "no-workload" }
-  | { warmup: false; reason: "fits"; node: string; largest: LargestPod }
-  | { warmup: true; largest: LargestPod; reasons: Record<string, string[]> };
+  | { warmup: false; reason: "fits"; nodes: string[]; largest: LargestPod }
+  | { warmup: true; largest: LargestPod; nodes: string[]; reasons: Record<string, string[]> };
 
-/** Decides whether the pool needs warm capacity for its largest pod. */
-export function detect(input: PoolInputs): Detection {
+/**
+ * Decides whether the pool needs (more) warm capacity for its largest pod. The pool has
+ * `fitting nodes + warmup pods` slots for one more such pod (a warmup pod yields its room to any
+ * real pod); it needs a warmup while that is below `target` (the policy's maxWarmNodes, 1 by
+ * default: "somewhere for the next big pod to go at once").
+ */
+export function detect(input: PoolInputs, warmups = 0, target = 1): Detection {
   const active = input.workload.filter(isActivePod);
   const largest = largestPod(active, referenceNode(input.pool, input.nodes));
   if (largest === undefined) return { warmup: false, reason: "no-workload" };
   const reasons: Record<string, string[]> = {};
+  const nodes: string[] = [];
   const sorted = [...input.nodes].sort((a, b) =>
     (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
   );
   for (const node of sorted) {
     const name = node.metadata.name ?? "";
     const why = whyNotFit(largest.pod, largest.requests, node, input.podsByNode.get(name) ?? []);
-    if (why.length === 0) return { warmup: false, reason: "fits", node: name, largest };
-    reasons[name] = why;
+    if (why.length === 0) nodes.push(name);
+    else reasons[name] = why;
   }
-  return { warmup: true, largest, reasons };
+  if (nodes.length + warmups >= target) return { warmup: false, reason: "fits", nodes, largest };
+  return { warmup: true, largest, nodes, reasons };
 }
 
 /** Groups pods by the node they are bound to. */

@@ -59,7 +59,7 @@ describe("fit detection", () => {
 
   it("finds no need when a Ready node has room", () => {
     const d = run([node("n1", "general"), node("n2", "general")], [big()]);
-    assert.equal(!d.warmup && d.reason === "fits" ? d.node : "", "n1");
+    assert.deepEqual(!d.warmup && d.reason === "fits" ? d.nodes : [], ["n1", "n2"]);
   });
 
   it("warms up when the pool has zero nodes and a pending pod", () => {
@@ -81,10 +81,24 @@ describe("fit detection", () => {
     assert.deepEqual(d.warmup && d.reasons.n1, ["insufficient:cpu"]);
   });
 
-  it("treats Wave's own warmup pods as free room (they get preempted)", () => {
-    const nodes = [node("n1", "general", { cpu: "4" })];
-    const warm = pod("w", { cpu: "2", node: "n1", labels: { [W.warmupLabel]: "true" } });
-    assert.equal(run(nodes, [big()], [warm]).warmup, false);
+  it("counts each warmup pod as one warm slot, up to the target", () => {
+    const nodes = [node("n1", "general", { cpu: "4" }), node("w1", "general", { cpu: "4" })];
+    const warm = pod("w", { cpu: "2", node: "w1", labels: { [W.warmupLabel]: "true" } });
+    const full = pod("f", { cpu: "3", node: "n1" });
+    const input = {
+      pool: nodePool("general"),
+      nodes,
+      podsByNode: podsByNodeName([full, warm]),
+      workload: [full],
+    };
+    // The warm node's room is the warmup pod's: it is a slot, not free room.
+    const one = detect(input, 1, 1);
+    assert.deepEqual(!one.warmup && one.reason === "fits" ? one.nodes : undefined, []);
+    // A target of two warm slots wants another.
+    const two = detect(input, 1, 2);
+    assert.deepEqual(two.warmup && two.reasons, { n1: ["insufficient:cpu"], w1: ["insufficient:cpu"] });
+    // A target of zero never warms.
+    assert.equal(detect(input, 0, 0).warmup, false);
   });
 
   it("respects taints the pod does not tolerate, and tolerations", () => {
