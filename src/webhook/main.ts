@@ -1,6 +1,6 @@
 // A standalone webhook process for local runs and the rig's e2e tests (in production the CLI's
 // composition root wires the same parts). Prints one JSON line {"port":…,"caFile":…} when ready.
-//   node src/webhook/main.ts --policies FILE|URL --namespace wave
+//   node src/webhook/main.ts (--policies FILE|URL | --push-token-file FILE) --namespace wave
 //     [--tls-dir DIR] [--hosts localhost,127.0.0.1] [--port 9443] [--kubeconfig PATH] [--context C]
 //     [--register https://HOST:PORT/mutate] [--fallback unchanged|spot-preferred] [--deadline-ms 1000]
 // Without certificates in --tls-dir (tls.crt, tls.key, ca.crt) a CA and serving cert are made.
@@ -14,7 +14,8 @@ import { realClock } from "../shared/clock.ts";
 import { createLogger } from "../shared/log.ts";
 import { SlotAllocator } from "./allocator.ts";
 import { generateDevCerts } from "./certs.ts";
-import { PullPolicySource } from "./policy-source.ts";
+import { InMemoryPolicySource, PullPolicySource, type PolicySource } from "./policy-source.ts";
+import type { PolicyPush } from "./handler.ts";
 import { startWebhookServer } from "./server.ts";
 import { buildWebhookConfiguration } from "./webhook-config.ts";
 
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     ({ values } = parseArgs({
       options: {
         policies: { type: "string" },
+        "push-token-file": { type: "string" },
         namespace: { type: "string", default: "wave" },
         "tls-dir": { type: "string", default: ".wave/webhook-tls" },
         hosts: { type: "string", default: "localhost,127.0.0.1" },
@@ -61,7 +63,10 @@ async function main(): Promise<void> {
   } catch (err) {
     fail((err as Error).message);
   }
-  if (!values.policies) fail("--policies FILE|URL is required");
+  if ((values.policies === undefined) === (values["push-token-file"] === undefined))
+    fail(
+      "give exactly one of --policies FILE|URL (pull) or --push-token-file FILE (core pushes to PUT /policies)",
+    );
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be 0–65535, got ${values.port}`);
   const deadlineMs = Number(values["deadline-ms"]);
@@ -85,12 +90,24 @@ async function main(): Promise<void> {
   } catch (err) {
     fail((err as Error).message);
   }
+  let policies: PolicySource;
+  let push: PolicyPush | undefined;
+  let stopPolicies = (): Promise<void> => Promise.resolve();
   const src = values.policies;
-  const policies = /^https?:\/\//.test(src)
-    ? PullPolicySource.fromUrl(src, { clock: realClock, logger: log })
-    : PullPolicySource.fromFile(src, { clock: realClock, logger: log });
-  if (!(await policies.start()))
-    log.warn("no policies yet; admitting pods unchanged until they load", { src });
+  if (src !== undefined) {
+    const pull = /^https?:\/\//.test(src)
+      ? PullPolicySource.fromUrl(src, { clock: realClock, logger: log })
+      : PullPolicySource.fromFile(src, { clock: realClock, logger: log });
+    if (!(await pull.start())) log.warn("no policies yet; admitting pods unchanged until they load", { src });
+    policies = pull;
+    stopPolicies = () => pull.stop();
+  } else {
+    const token = readFileSync(values["push-token-file"] ?? "", "utf8").trim();
+    if (token.length < 16) fail("the push token must be at least 16 characters");
+    const target = new InMemoryPolicySource();
+    policies = target;
+    push = { token, target };
+  }
 
   const server = await startWebhookServer({
     certFile,
@@ -102,12 +119,13 @@ async function main(): Promise<void> {
     logger: log,
     fallback,
     deadlineMs,
+    push,
   });
   if (values.register) await register(kube, values.register, readFileSync(caFile, "utf8"), values.namespace);
   process.stdout.write(JSON.stringify({ port: server.port, caFile }) + "\n");
 
   const stop = (): void => {
-    void Promise.all([server.close(), policies.stop()]).then(() => process.exit(0));
+    void Promise.all([server.close(), stopPolicies()]).then(() => process.exit(0));
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
