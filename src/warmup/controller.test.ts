@@ -264,6 +264,29 @@ describe("WarmupController", () => {
     );
   });
 
+  it("releases a NodeClaim left protected after its node was released (crash in between)", async () => {
+    const { kube, events, controller } = await setup();
+    await kube.create("Node", node("w1", "general"));
+    const claim = nodeClaim("claim-w1", "general", "w1");
+    claim.metadata.annotations = {
+      [K.doNotDisrupt]: "true",
+      [W.doNotDisruptOwner]: "warmup",
+      [W.deadline]: iso(T0),
+    };
+    await kube.create("NodeClaim", claim);
+    // A user's own claim annotation stays.
+    const mine = nodeClaim("claim-n1", "general", "n1");
+    mine.metadata.annotations = { [K.doNotDisrupt]: "true" };
+    await kube.create("NodeClaim", mine);
+    await controller().start();
+    assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("NodeClaim", "claim-n1")).metadata.annotations?.[K.doNotDisrupt], "true");
+    assert.deepEqual(
+      events.filter((e) => e.type !== "created"),
+      [],
+    );
+  });
+
   it("pre-pulls the pool's missing images onto the warm node, all at once", async () => {
     const { kube, events, controller } = await setup({ prePull: true });
     // Another workload of the pool, pending, with an init container image.

@@ -225,7 +225,10 @@ export class WarmupController {
     for (const claim of claims) {
       const nodeName = claim.status?.nodeName ?? "";
       if (!ownsDoNotDisrupt(claim) || claim.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
-      if (liveNodes.has(nodeName) || ended.has(nodeName) || nodesByName.has(nodeName)) continue; // with its node
+      if (liveNodes.has(nodeName) || ended.has(nodeName)) continue;
+      // Released with its node above, unless a crash left the node released and the claim not.
+      const n = nodesByName.get(nodeName);
+      if (n !== undefined && ownsDoNotDisrupt(n) && n.metadata.labels?.[K.nodePoolLabel] === pool) continue;
       await this.#unprotect("NodeClaim", claim);
     }
 
