@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# Wave: one image, one process per component (`wave agent | core | webhook`).
+# Node.js 24 runs the TypeScript sources directly (type stripping), so there is no compile step
+# for the server; only the web UI is bundled.
+
+# --- web UI bundle (needs the dev dependencies: vite) -------------------------------------------
+FROM node:24-slim AS ui
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: the `node` dev dependency would otherwise download a second Node binary.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY ui ./ui
+RUN npm run build:ui
+
+# --- production dependencies only ---------------------------------------------------------------
+FROM node:24-slim AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+# --- runtime ------------------------------------------------------------------------------------
+FROM node:24-slim
+ENV NODE_ENV=production \
+    WAVE_DATA_DIR=/var/lib/wave \
+    HOME=/tmp
+WORKDIR /app
+COPY --from=deps /src/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+COPY --from=ui /src/ui/dist ./ui/dist
+# 65532 is the conventional "nonroot" id. The data directory is the only place written besides
+# /tmp, so the root filesystem can be mounted read-only; in Kubernetes both are volumes.
+RUN mkdir -p /var/lib/wave && chown 65532:65532 /var/lib/wave
+USER 65532:65532
+EXPOSE 8080 8081 8443
+ENTRYPOINT ["node", "bin/wave.ts"]
+CMD ["--help"]

@@ -1,0 +1,122 @@
+{{/* Chart name, truncated to the 63 characters a DNS label allows. */}}
+{{- define "wave.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Release-qualified base name; components append -core, -agent, -webhook. */}}
+{{- define "wave.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "wave.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Common labels. Call with (dict "ctx" $ "component" "core"). */}}
+{{- define "wave.labels" -}}
+helm.sh/chart: {{ include "wave.chart" .ctx }}
+{{ include "wave.selectorLabels" . }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/part-of: wave
+{{- end }}
+
+{{- define "wave.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "wave.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+{{- if .component }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end }}
+
+{{- define "wave.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ $tag }}
+{{- end -}}
+{{- end }}
+
+{{/* Names of the generated objects, in one place so templates and NOTES agree. */}}
+{{- define "wave.core" -}}{{ include "wave.fullname" . }}-core{{- end }}
+{{- define "wave.agent" -}}{{ include "wave.fullname" . }}-agent{{- end }}
+{{- define "wave.webhook" -}}{{ include "wave.fullname" . }}-webhook{{- end }}
+{{- define "wave.cleanup" -}}{{ include "wave.fullname" . }}-cleanup{{- end }}
+{{- define "wave.config" -}}{{ include "wave.fullname" . }}-config{{- end }}
+{{- define "wave.tokensSecret" -}}
+{{- default (printf "%s-tokens" (include "wave.fullname" .)) .Values.auth.existingSecret }}
+{{- end }}
+{{- define "wave.caIssuer" -}}{{ include "wave.fullname" . }}-ca{{- end }}
+
+{{/* Whether core keeps its history in PostgreSQL (otherwise SQLite on a PVC). */}}
+{{- define "wave.postgres" -}}
+{{- if .Values.database.urlSecret.name }}true{{- end }}
+{{- end }}
+
+{{/* The hardened pod and container security contexts shared by every component. */}}
+{{- define "wave.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "wave.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: [ALL]
+{{- end }}
+
+{{/* Environment shared by every component. */}}
+{{- define "wave.commonEnv" -}}
+- name: WAVE_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: WAVE_POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: WAVE_CLUSTER_ID
+  value: {{ .Values.clusterId | quote }}
+- name: WAVE_LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+{{- end }}
+
+{{/* Pod-level scheduling knobs of a component. Call with (dict "c" .Values.core "ctx" $). */}}
+{{- define "wave.scheduling" -}}
+{{- with .c.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .c.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .c.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .c.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .ctx.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
