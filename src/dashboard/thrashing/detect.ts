@@ -176,7 +176,12 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
     const gone = goneAt(x) ?? 0;
     const candidates = launchedNear
       .filter(
-        (y) => y !== x && !taken.has(y) && Math.abs((y.launchedAt ?? 0) - gone) <= o.replacementWithinMs,
+        (y) =>
+          y !== x &&
+          !taken.has(y) &&
+          Math.abs((y.launchedAt ?? 0) - gone) <= o.replacementWithinMs &&
+          // a replacement comes after the node it replaces
+          (x.launchedAt === undefined || (y.launchedAt ?? 0) > x.launchedAt),
       )
       .sort((a, b) => {
         const same = Number(b.instanceType === x.instanceType) - Number(a.instanceType === x.instanceType);
