@@ -1,25 +1,29 @@
-// The agent's real source: one hardened informer per kind Wave streams, cut into a snapshot
-// plus an ordered change stream. Objects are trimmed here, so only what Wave needs leaves the
-// cluster; Events that are not Karpenter's are dropped at the source.
-import { Informer } from "../kube/informer/informer.ts";
+// AgentSource over the hardened informers (src/kube/informer): one informer per forwarded kind,
+// their initial lists as the snapshot, and every later add/update/delete as a change.
 import type { KubeClient } from "../kube/port.ts";
+import { Informer } from "../kube/informer/informer.ts";
+import type { InformerOptions } from "../kube/informer/informer.ts";
+import type { KindTypes } from "../kube/kinds.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
-import { trim } from "./trim.ts";
-import { WIRE_KINDS, type WireKind, type WireObject } from "./wire.ts";
+import { WIRE_KINDS } from "./wire.ts";
+import type { WireKind, WireObject } from "./wire.ts";
 
 export interface InformerSourceOptions {
   client: KubeClient;
   clock?: Clock;
   log?: Logger;
-  /** Informers' periodic resync (0 = off). */
-  resyncMs?: number;
+  /** Extra informer settings per kind (e.g. an Event field selector on large clusters). */
+  informer?: Partial<Record<WireKind, Partial<InformerOptions<WireKind>>>>;
 }
+
+const wire = <K extends WireKind>(kind: K, object: KindTypes[K]): WireObject =>
+  ({ kind, object }) as WireObject;
 
 export class InformerSource implements AgentSource {
   readonly #o: InformerSourceOptions;
-  readonly informers = new Map<WireKind, Informer<WireKind>>();
+  readonly informers: Informer<WireKind>[] = [];
 
   constructor(opts: InformerSourceOptions) {
     this.#o = opts;
@@ -28,48 +32,33 @@ export class InformerSource implements AgentSource {
   async open(signal: AbortSignal): Promise<SourceStream> {
     const queue: SourceChange[] = [];
     let wake: (() => void) | undefined;
-    let synced = false;
     const push = (c: SourceChange): void => {
-      if (!synced) return; // before the cut, the snapshot below carries the state
       queue.push(c);
       wake?.();
     };
-    const wire = (kind: WireKind, object: unknown): WireObject | undefined =>
-      trim({ kind, object } as WireObject);
     for (const kind of WIRE_KINDS) {
-      const inf = new Informer({
+      const inf = new Informer<WireKind>({
         client: this.#o.client,
         kind,
         ...(this.#o.clock ? { clock: this.#o.clock } : {}),
         ...(this.#o.log ? { log: this.#o.log.child({ informer: kind }) } : {}),
-        ...(this.#o.resyncMs ? { resyncMs: this.#o.resyncMs } : {}),
+        ...this.#o.informer?.[kind],
       });
-      inf.on("add", (o) => {
-        const w = wire(kind, o);
-        if (w) push({ type: "upsert", object: w });
+      inf.on("add", (obj) => push({ type: "upsert", object: wire(kind, obj) }));
+      inf.on("update", (obj, old) => {
+        // Periodic resyncs re-deliver unchanged objects: nothing to send.
+        if (obj === old) return;
+        push({ type: "upsert", object: wire(kind, obj) });
       });
-      inf.on("update", (o, old) => {
-        if (o === old) return; // resync: nothing changed
-        const w = wire(kind, o);
-        if (w) push({ type: "upsert", object: w });
-      });
-      inf.on("delete", (o) => {
-        const w = wire(kind, o);
-        if (w) push({ type: "delete", object: w });
-      });
-      this.informers.set(kind, inf);
-      inf.start(signal);
+      inf.on("delete", (obj) => push({ type: "delete", object: wire(kind, obj) }));
+      this.informers.push(inf);
     }
-    await Promise.all([...this.informers.values()].map((i) => i.synced));
-    // The cut: everything cached now is the snapshot; later events are changes.
-    const objects: WireObject[] = [];
-    for (const [kind, inf] of this.informers) {
-      for (const o of inf.list()) {
-        const w = wire(kind, o);
-        if (w) objects.push(w);
-      }
-    }
-    synced = true;
+    for (const inf of this.informers) inf.start(signal);
+    await Promise.all(this.informers.map((i) => i.synced));
+    // Listeners run synchronously inside the informers, so right here the caches and the queue
+    // agree: the caches are the snapshot and everything queued so far is already in them.
+    const objects = this.informers.flatMap((inf) => inf.list().map((o) => wire(inf.kind, o)));
+    queue.length = 0;
     async function* changes(): AsyncGenerator<SourceChange> {
       while (!signal.aborted) {
         const next = queue.shift();
@@ -78,10 +67,14 @@ export class InformerSource implements AgentSource {
           continue;
         }
         await new Promise<void>((resolve) => {
-          wake = resolve;
-          signal.addEventListener("abort", () => resolve(), { once: true });
+          const done = (): void => {
+            wake = undefined;
+            signal.removeEventListener("abort", done);
+            resolve();
+          };
+          wake = done;
+          signal.addEventListener("abort", done, { once: true });
         });
-        wake = undefined;
       }
     }
     return { objects, changes: changes() };

@@ -1,0 +1,57 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { MemoryKube } from "../kube/memory/memory.ts";
+import type { Event, Node, Pod } from "../kube/objects.ts";
+import { FakeClock } from "../shared/clock.ts";
+import { node, pod } from "./fixtures.ts";
+import { InformerSource } from "./informer-source.ts";
+import type { SourceChange } from "./source.ts";
+import type { WireObject } from "./wire.ts";
+
+/** A fixture object as a client would create it (no server-set fields). */
+function fresh(o: WireObject): unknown {
+  const { resourceVersion: _rv, uid: _uid, ...metadata } = o.object.metadata;
+  return { ...o.object, metadata };
+}
+
+function changed(c: SourceChange): { type: string; kind: string; name: string } {
+  if (c.type === "replace") return { type: c.type, kind: "", name: "" };
+  return { type: c.type, kind: c.object.kind, name: c.object.object.metadata.name ?? "" };
+}
+
+describe("InformerSource", () => {
+  it("lists every kind as the snapshot, then streams adds, updates and deletes", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    await kube.create("Node", fresh(node(1)) as Node);
+    await kube.create("Pod", fresh(pod(1, 2)) as Pod);
+    const ac = new AbortController();
+    try {
+      const src = new InformerSource({ client: kube, clock });
+      const { objects, changes } = await src.open(ac.signal);
+      assert.deepEqual(objects.map((o) => `${o.kind}/${o.object.metadata.name ?? ""}`).sort(), [
+        "Node/node-1",
+        "Pod/app-1",
+      ]);
+      const it = changes[Symbol.asyncIterator]();
+      const next = async (): Promise<SourceChange> => (await it.next()).value as SourceChange;
+
+      await kube.create("Node", fresh(node(2)) as Node);
+      assert.deepEqual(changed(await next()), { type: "upsert", kind: "Node", name: "node-2" });
+
+      const ev: Event = {
+        metadata: { name: "e1", namespace: "default" },
+        involvedObject: { kind: "Node", name: "node-2" },
+        reason: "DisruptionTerminating",
+        message: "Disrupting Node: Empty",
+      };
+      await kube.create("Event", ev);
+      assert.deepEqual(changed(await next()), { type: "upsert", kind: "Event", name: "e1" });
+
+      await kube.delete("Pod", "app-1", { namespace: "ns-1" });
+      assert.deepEqual(changed(await next()), { type: "delete", kind: "Pod", name: "app-1" });
+    } finally {
+      ac.abort();
+    }
+  });
+});
