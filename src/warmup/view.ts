@@ -38,3 +38,24 @@ export function kubeWarmupView(client: KubeClient): WarmupView {
       all((c) => client.list("Pod", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
   };
 }
+
+/** The synchronous reads src/state's ClusterState offers (matched structurally). */
+export interface ClusterReads {
+  nodePools(): readonly NodePool[];
+  nodes(): readonly Node[];
+  nodeClaims(): readonly NodeClaim[];
+  pods(): readonly Pod[];
+}
+
+/**
+ * A view over core's in-memory cluster state (informer-fed, so possibly a little behind; the
+ * controller re-reads its own pods from the apiserver and patches with resourceVersions).
+ */
+export function stateWarmupView(state: ClusterReads): WarmupView {
+  return {
+    nodePools: () => Promise.resolve(state.nodePools()),
+    nodes: () => Promise.resolve(state.nodes()),
+    nodeClaims: () => Promise.resolve(state.nodeClaims()),
+    pods: () => Promise.resolve(state.pods()),
+  };
+}
