@@ -18,6 +18,7 @@ const STRICT = args.has("--strict");
 const PACED_RPS = 1000;
 const PACED_SECONDS = 3;
 const MAX_SECONDS = 3;
+const ROUNDS = 3;
 const MAX_CONCURRENCY = 32;
 const WORKLOADS = 50;
 const THRESHOLD = 5;
@@ -140,45 +141,80 @@ async function maxThroughput(
   return summarize(latencies, errors, (performance.now() - start) / 1000);
 }
 
-async function withServer<T>(input: WorkerInput, fn: (port: number) => Promise<T>): Promise<T> {
+async function startServer(input: WorkerInput): Promise<{ port: number; stop: () => Promise<void> }> {
   const worker = new Worker(new URL("./server-worker.ts", import.meta.url), { workerData: input });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once("message", (m: { port: number }) => resolve(m.port));
     worker.once("error", reject);
   });
-  try {
-    return await fn(port);
-  } finally {
-    const exited = new Promise((r) => worker.once("exit", r));
-    worker.postMessage("close");
-    await exited;
-  }
+  return {
+    port,
+    stop: async () => {
+      const exited = new Promise((r) => worker.once("exit", r));
+      worker.postMessage("close");
+      await exited;
+    },
+  };
 }
 
-async function measure(
-  mode: "wave" | "baseline",
-  certFile: string,
-  keyFile: string,
-  ca: string,
-): Promise<{ paced: Phase; max: Phase }> {
-  return withServer({ mode, certFile, keyFile, workloads: WORKLOADS, threshold: THRESHOLD }, async (port) => {
-    const agent = new Agent({ keepAlive: true, maxSockets: MAX_CONCURRENCY, ca });
-    try {
-      await maxThroughput(agent, port, 8, 0.5); // warm-up: JIT, TLS sessions, ledgers created
-      const p = await paced(agent, port, PACED_RPS, PACED_SECONDS);
-      const m = await maxThroughput(agent, port, MAX_CONCURRENCY, MAX_SECONDS);
-      return { paced: p, max: m };
-    } finally {
-      agent.destroy();
-    }
-  });
-}
+const merge = (phases: Phase[]): Phase => {
+  const requests = phases.reduce((a, p) => a + p.requests, 0);
+  const seconds = phases.reduce((a, p) => a + p.seconds, 0);
+  return {
+    requests,
+    errors: phases.reduce((a, p) => a + p.errors, 0),
+    seconds,
+    rps: requests / seconds,
+    // Percentiles of the merged rounds: the worst round's (conservative).
+    p50: Math.max(...phases.map((p) => p.p50)),
+    p99: Math.max(...phases.map((p) => p.p99)),
+  };
+};
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 const dir = await mkdtemp(join(tmpdir(), "wave-bench-"));
 try {
   const certs = await generateDevCerts({ dir, hosts: ["localhost", "127.0.0.1"] });
-  const baseline = await measure("baseline", certs.certFile, certs.keyFile, certs.caPem);
-  const wave = await measure("wave", certs.certFile, certs.keyFile, certs.caPem);
+  // Both servers run side by side in their own threads and are loaded in alternating short
+  // rounds, so drift in the machine's load hits both alike; the ratio is the median of rounds.
+  const common = {
+    certFile: certs.certFile,
+    keyFile: certs.keyFile,
+    workloads: WORKLOADS,
+    threshold: THRESHOLD,
+  };
+  const servers = {
+    baseline: await startServer({ mode: "baseline", ...common }),
+    wave: await startServer({ mode: "wave", ...common }),
+  };
+  const agents = {
+    baseline: new Agent({ keepAlive: true, maxSockets: MAX_CONCURRENCY, ca: certs.caPem }),
+    wave: new Agent({ keepAlive: true, maxSockets: MAX_CONCURRENCY, ca: certs.caPem }),
+  };
+  const modes = ["baseline", "wave"] as const;
+  const results = {
+    baseline: { paced: [] as Phase[], max: [] as Phase[] },
+    wave: { paced: [] as Phase[], max: [] as Phase[] },
+  };
+  try {
+    for (const m of modes) await maxThroughput(agents[m], servers[m].port, 8, 0.5); // JIT, TLS, ledgers
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const m of round % 2 === 0 ? modes : [...modes].reverse()) {
+        results[m].paced.push(await paced(agents[m], servers[m].port, PACED_RPS, PACED_SECONDS / ROUNDS));
+        results[m].max.push(
+          await maxThroughput(agents[m], servers[m].port, MAX_CONCURRENCY, MAX_SECONDS / ROUNDS),
+        );
+      }
+    }
+  } finally {
+    for (const m of modes) {
+      agents[m].destroy();
+      await servers[m].stop();
+    }
+  }
+  const baseline = { paced: merge(results.baseline.paced), max: merge(results.baseline.max) };
+  const wave = { paced: merge(results.wave.paced), max: merge(results.wave.max) };
+  const roundRatios = results.wave.max.map((w, k) => w.rps / (results.baseline.max[k]?.rps ?? NaN));
   const row = (name: string, p: Phase): string =>
     `${name.padEnd(26)} ${p.rps.toFixed(0).padStart(7)} rps  p50 ${p.p50.toFixed(2).padStart(6)} ms  p99 ${p.p99.toFixed(2).padStart(6)} ms  (${p.requests} req, ${p.errors} errors)`;
   console.log(
@@ -188,15 +224,15 @@ try {
   console.log(row(`wave     @${PACED_RPS} rps`, wave.paced));
   console.log(row(`baseline max (c=${MAX_CONCURRENCY})`, baseline.max));
   console.log(row(`wave     max (c=${MAX_CONCURRENCY})`, wave.max));
-  const ratio = wave.max.rps / baseline.max.rps;
+  const ratio = median(roundRatios);
   const throughputOk = ratio >= 0.8;
   // An open-loop test means something only if the offered rate was sustained: on a saturated
   // machine even the bare server falls behind and queueing dominates every percentile.
-  const sustained = baseline.paced.rps >= 0.95 * PACED_RPS;
+  const sustained = baseline.paced.rps >= 0.95 * PACED_RPS && baseline.paced.p99 <= 20;
   const latencyOk = !sustained || wave.paced.p99 <= 2;
   const errorsOk = wave.paced.errors + wave.max.errors === 0;
   console.log(
-    `throughput ratio wave/baseline: ${ratio.toFixed(2)}× (goal ≥ 0.80×) ${throughputOk ? "ok" : "MISSED"}`,
+    `throughput ratio wave/baseline: ${ratio.toFixed(2)}× median of ${ROUNDS} rounds [${roundRatios.map((r) => r.toFixed(2)).join(" ")}] (goal ≥ 0.80×) ${throughputOk ? "ok" : "MISSED"}`,
   );
   if (sustained)
     console.log(
