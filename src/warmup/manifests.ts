@@ -5,6 +5,12 @@ import { K, type NodePool } from "../karpenter/types.ts";
 import { W } from "./labels.ts";
 import { formatResources, withoutZeros, type Resources } from "../karpenter/resources.ts";
 
+const HOSTNAME = "kubernetes.io/hostname";
+
+function withoutKey(m: Record<string, string> | undefined, key: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => k !== key));
+}
+
 export const PAUSE_IMAGE = "registry.k8s.io/pause:3.10";
 /** Negative so every normal pod (priority 0) outranks — and preempts — a warmup pod. */
 export const WARMUP_PRIORITY = -10;
@@ -68,7 +74,8 @@ export function warmupPod(input: WarmupPodInput): Pod {
     priorityClassName: W.priorityClassName,
     // The largest pod's own node constraints (arch, zone, …) so the warm node suits it; the pool
     // pin wins over whatever pool it named.
-    nodeSelector: { ...src.nodeSelector, [K.nodePoolLabel]: pool },
+    // A hostname pin names one existing node, not a kind of node: never copied.
+    nodeSelector: { ...withoutKey(src.nodeSelector, HOSTNAME), [K.nodePoolLabel]: pool },
     ...(src.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
       ? {
           affinity: {
