@@ -10,6 +10,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { Registry } from "../../shared/metrics.ts";
 import { encodeJson, kindToProto } from "../../agent/wire.ts";
 import type { ObjectKind } from "../../gen/wave/v1/ingest_pb.ts";
+import { ClusterState } from "../../state/cluster.ts";
 import { IngestCore } from "./core.ts";
 import { MemorySink } from "./sink.ts";
 import { startIngestServer } from "./server.ts";
@@ -299,6 +300,32 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     const wrong = await rawStream(server.port, [helloMsg("alpha")], "wrong");
     assert.equal(wrong?.code, 16);
     assert.match(wrong.message, /bearer token/);
+  });
+
+  it("mirrors durable data into a per-cluster ClusterState", async () => {
+    const sink = new MemorySink();
+    const states = new Map<string, ClusterState>();
+    const core = new IngestCore({
+      sink,
+      stateFor: (id) => {
+        const st = new ClusterState();
+        states.set(id, st);
+        return st;
+      },
+    });
+    const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: [TOKEN] });
+    cleanups.push(() => server.close());
+    const source = new MemorySource([nodePool("default"), nodeClaim(1), node(1), pod(1, 2)]);
+    const { agent } = startAgent(server.port, source);
+    await agent.until((a) => a.outbox.lastAcked === 3);
+    const st = states.get("alpha");
+    assert.ok(st);
+    assert.deepEqual(st.counts().nodes, 1);
+    assert.equal(st.nodeClaimForNode("node-1")?.metadata.name, "claim-1");
+    source.push({ type: "upsert", object: node(2) }, { type: "delete", object: pod(1, 2) });
+    await agent.until((a) => a.outbox.lastAcked === 5);
+    assert.equal(st.counts().nodes, 2);
+    assert.equal(st.counts().pods, 0);
   });
 
   it("records disruptions from Karpenter events and NodeClaim deletion", async () => {
