@@ -37,4 +37,39 @@ describe("runController", () => {
     await clock.advance(1);
     await done;
   });
+
+  it("reconciles a poked pool at once", async () => {
+    const clock = new FakeClock(0);
+    const calls: string[] = [];
+    let poke: ((pool: string) => void) | undefined;
+    const c: Reconciler = {
+      name: "test",
+      start: () => Promise.resolve(new Map<string, ReconcileResult>([["a", { requeueAfter: 30_000 }]])),
+      reconcileAll: () => Promise.resolve(new Map<string, ReconcileResult>()),
+      reconcile: (pool) => {
+        calls.push(`${pool}@${clock.now()}`);
+        return Promise.resolve({ requeueAfter: 30_000 });
+      },
+    };
+    const stop = new AbortController();
+    const done = runController(c, {
+      clock,
+      signal: stop.signal,
+      triggers: (fn) => {
+        poke = fn;
+        return () => (poke = undefined);
+      },
+    });
+    await clock.advance(1_000);
+    assert.deepEqual(calls, []);
+    poke?.("a");
+    await clock.advance(0);
+    assert.deepEqual(calls, ["a@1000"]);
+    await clock.advance(30_000);
+    assert.deepEqual(calls, ["a@1000", "a@31000"]);
+    stop.abort();
+    await clock.advance(1);
+    await done;
+    assert.equal(poke, undefined);
+  });
 });

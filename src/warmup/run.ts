@@ -20,6 +20,12 @@ export interface RunOptions {
   log?: Logger;
   /** Full pass (new pools, orphans) at least this often, ms. */
   resyncMs?: number;
+  /**
+   * Optional event source (e.g. core's state subscription): calling `poke(pool)` reconciles that
+   * pool now instead of at its requeue time, so a hit releases its node promptly. Returns an
+   * unsubscribe function.
+   */
+  triggers?: (poke: (pool: string) => void) => () => void;
 }
 
 export async function runController(c: Reconciler, opts: RunOptions): Promise<void> {
@@ -49,6 +55,11 @@ export async function runController(c: Reconciler, opts: RunOptions): Promise<vo
       return clock.now() + retryIn("");
     }
   };
+  let nap = new AbortController();
+  const unsubscribe = opts.triggers?.((pool) => {
+    due.set(pool, clock.now());
+    nap.abort();
+  });
   let nextFull = await full();
   while (!aborted()) {
     if (clock.now() >= nextFull) {
@@ -68,10 +79,13 @@ export async function runController(c: Reconciler, opts: RunOptions): Promise<vo
       }
     }
     const wake = Math.min(nextFull, ...due.values());
+    if (wake <= clock.now()) continue; // poked while reconciling
     try {
-      await clock.sleep(Math.max(0, wake - clock.now()), signal);
+      await clock.sleep(wake - clock.now(), AbortSignal.any([signal, nap.signal]));
     } catch {
-      break;
+      if (aborted()) break;
+      nap = new AbortController();
     }
   }
+  unsubscribe?.();
 }
