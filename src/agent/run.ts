@@ -1,0 +1,68 @@
+// Composition for the agent process: informers → Agent → core, plus /metrics and /healthz.
+// The CLI (`wave agent`) builds the options from configuration and calls this.
+import type { KubeClient } from "../kube/port.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import { startMetricsServer } from "../shared/metrics-server.ts";
+import { Registry } from "../shared/metrics.ts";
+import { Agent } from "./agent.ts";
+import type { AgentOptions } from "./agent.ts";
+import { InformerSource } from "./informer-source.ts";
+
+export interface RunAgentOptions extends Omit<AgentOptions, "source" | "metrics" | "log" | "clock"> {
+  kube: KubeClient;
+  /** Port for /metrics and /healthz (0 = any free port; undefined = no server). */
+  metricsPort?: number;
+  metricsHost?: string;
+  log: Logger;
+  clock?: Clock;
+}
+
+export interface RunningAgent {
+  agent: Agent;
+  registry: Registry;
+  metricsPort: number | undefined;
+  /** Stops streaming, the informers and the metrics server. */
+  stop(): Promise<void>;
+  /** Resolves when the agent ends (after stop, or if it fails to start). */
+  done: Promise<void>;
+}
+
+export async function runAgent(opts: RunAgentOptions): Promise<RunningAgent> {
+  const { kube, metricsPort, metricsHost, log, clock, ...agentOpts } = opts;
+  const registry = new Registry();
+  const ac = new AbortController();
+  const agent = new Agent({
+    ...agentOpts,
+    source: new InformerSource({ client: kube, log, ...(clock ? { clock } : {}) }),
+    metrics: registry,
+    log,
+    ...(clock ? { clock } : {}),
+  });
+  const metrics =
+    metricsPort === undefined
+      ? undefined
+      : await startMetricsServer(registry, {
+          port: metricsPort,
+          ...(metricsHost ? { host: metricsHost } : {}),
+          // Healthy while it runs; a disconnected stream shows in metrics, not as a restart loop.
+          healthy: () => agent.status !== "stopped",
+        });
+  const done = agent.run(ac.signal).catch((err: unknown) => {
+    log.error("agent stopped", { error: err as Error });
+    throw err;
+  });
+  // The caller decides what a failed agent means (usually: exit); it must not be an unhandled rejection.
+  done.catch(() => undefined);
+  return {
+    agent,
+    registry,
+    metricsPort: metrics?.port,
+    done,
+    stop: async () => {
+      ac.abort();
+      await done.catch(() => undefined);
+      await metrics?.close();
+    },
+  };
+}
