@@ -109,18 +109,39 @@ describe("policy sources", () => {
     const dir = await mkdtemp(join(tmpdir(), "wave-pol-"));
     const file = join(dir, "policies.json");
     await writeFile(file, JSON.stringify(set([web], "1")));
-    const clock = new FakeClock();
-    const src = PullPolicySource.fromFile(file, { clock, intervalMs: 1000 });
-    assert.equal(await src.start(), true);
+    const src = PullPolicySource.fromFile(file, { clock: new FakeClock() });
+    assert.equal(await src.refresh(), true);
     assert.equal(src.revision, "1");
     await writeFile(file, "{ not json");
-    await clock.advance(1000);
+    assert.equal(await src.refresh(), false);
     assert.match(src.lastError ?? "", /not valid JSON/);
     assert.equal(src.lookup(web.workload as never)?.threshold, 2);
     await writeFile(file, JSON.stringify(set([{ ...web, threshold: 5 }], "2")));
     assert.equal(await src.refresh(), true);
     assert.equal(src.lookup(web.workload as never)?.threshold, 5);
+  });
+
+  it("polls every interval until stopped", async () => {
+    const clock = new FakeClock();
+    const answers = [JSON.stringify(set([web], "1")), "garbage", JSON.stringify(set([web], "3"))];
+    let pulls = 0;
+    // An in-memory loader resolves within the microtask flushes FakeClock.advance performs.
+    const src = new PullPolicySource({
+      origin: "test",
+      clock,
+      intervalMs: 1000,
+      load: () => Promise.resolve(answers[pulls++] ?? ""),
+    });
+    assert.equal(await src.start(), true);
+    await clock.advance(1000);
+    assert.equal(pulls, 2);
+    assert.equal(src.revision, "1", "bad pull keeps the last set");
+    await clock.advance(1000);
+    assert.equal(pulls, 3);
+    assert.equal(src.revision, "3");
     await src.stop();
+    await clock.advance(5000);
+    assert.equal(pulls, 3, "no pulls after stop");
   });
 
   it("HTTP pull: non-2xx and network errors keep the last set", async () => {
