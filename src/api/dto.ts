@@ -149,3 +149,34 @@ export interface LiveDto {
   overview: OverviewDto;
   nodePools: NodePoolDto[];
 }
+
+/** A NodePool's warmup policy as stored (every field filled, defaults included). */
+export interface WarmupPolicyDto {
+  nodePool: string;
+  policy: {
+    enabled: boolean;
+    maxWarmNodes: number;
+    ttlSeconds: number;
+    cooldownSeconds: number;
+    maxCostPerHour: number | null;
+    prePull: boolean;
+    prePullDeadlineSeconds: number;
+  };
+  updatedAt: number;
+}
+
+/** One workload's spot placement policy (the shape the webhook's SpotPolicySet holds). */
+export interface SpotPolicyDto {
+  workload: { namespace: string; kind: "Deployment" | "StatefulSet" | "ReplicaSet"; name: string };
+  threshold: number;
+  strategy: "Prefer" | "Require";
+  percentAboveBase?: number;
+}
+
+/** GET /api/v1/policies/spot: what the webhook pulls. */
+export interface SpotPolicySetDto {
+  apiVersion: "wave.sh/v1alpha1";
+  kind: "SpotPolicySet";
+  revision: string;
+  policies: SpotPolicyDto[];
+}

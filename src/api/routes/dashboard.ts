@@ -1,0 +1,417 @@
+// The dashboard's read API: per-cluster views over the hub's live state and the history store,
+// and a server-sent-events stream of LiveDto snapshots. Every route needs the viewer role.
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { ClusterEntry, ClusterHub } from "../../core/hub/hub.ts";
+import type { Disruption, EventQuery, LifecycleEvent } from "../../core/store/store.ts";
+import {
+  buildLive,
+  buildNodeList,
+  buildNodePools,
+  buildOverview,
+  buildSeries,
+  disruptionDtos,
+  lifecycleDtos,
+  NODE_SORT_KEYS,
+  thrashingDtos,
+  thrashingLookbackMs,
+  thrashingReports,
+  type NodeSortKey,
+  type ViewInput,
+} from "../../dashboard/views.ts";
+import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
+import type { PriceProvider } from "../../pricing/types.ts";
+import { realClock, type Clock } from "../../shared/clock.ts";
+import type { ApiPlugin } from "../app.ts";
+import type { ClusterDto, WarmupStatsDto } from "../dto.ts";
+import { openSse } from "../sse.ts";
+import { Throttle } from "./live.ts";
+import {
+  clusterSchema,
+  disruptionSchema,
+  errorSchema,
+  lifecycleEventSchema,
+  nodeListSchema,
+  nodePoolSchema,
+  overviewSchema,
+  seriesSchema,
+  thrashingSchema,
+} from "./schemas.ts";
+
+export interface DashboardDeps {
+  hub: ClusterHub;
+  prices: PriceProvider;
+  now: () => number;
+  /** Hit/miss counters from the warmup controller; warm nodes themselves are read off the state. */
+  warmupStats?: (clusterId: string) => Partial<WarmupStatsDto> | undefined;
+  /** Least time between two stream snapshots (default 250 ms); changes in between coalesce. */
+  liveThrottleMs?: number;
+  /** Timers of the stream throttle (default: real time). */
+  clock?: Clock;
+  thrashing?: Partial<ThrashingOptions>;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** An agent that has sent nothing for this long counts as disconnected. */
+export const CONNECTED_WITHIN_MS = 60_000;
+/** Rows read per store query when walking a range. */
+const PAGE = 5000;
+
+const viewer = { role: "viewer" as const };
+const idParams = {
+  type: "object",
+  required: ["id"],
+  properties: { id: { type: "string", minLength: 1 } },
+} as const;
+const notFound = { 404: errorSchema };
+
+interface IdParams {
+  id: string;
+}
+
+interface RangeQuery {
+  limit?: number;
+  from?: number;
+  to?: number;
+  pool?: string;
+}
+
+const rangeQuery = {
+  type: "object",
+  properties: {
+    limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+    from: { type: "integer", minimum: 0, description: "epoch ms, inclusive (default: 24 h ago)" },
+    to: { type: "integer", minimum: 0, description: "epoch ms, exclusive (default: now)" },
+    pool: { type: "string", minLength: 1 },
+  },
+} as const;
+
+/**
+ * The newest `limit` rows of [from, to): the store answers oldest first, so walk the range in
+ * pages and keep the tail. Rows sharing the page boundary's timestamp are de-duplicated by key.
+ */
+export async function newestRows<T extends { at: number }>(
+  fetch: (from: number, limit: number) => Promise<T[]>,
+  from: number,
+  limit: number,
+  key: (row: T) => string,
+): Promise<T[]> {
+  let out: T[] = [];
+  let cursor = from;
+  let boundary = new Set<string>();
+  for (;;) {
+    const rows = await fetch(cursor, PAGE);
+    for (const r of rows) if (!(r.at === cursor && boundary.has(key(r)))) out.push(r);
+    if (out.length > limit) out = out.slice(out.length - limit);
+    const last = rows.at(-1);
+    if (rows.length < PAGE || !last) return out;
+    // A page full of one instant cannot move the cursor: step past it rather than loop.
+    const next = last.at === cursor ? cursor + 1 : last.at;
+    boundary = new Set(rows.filter((r) => r.at === next).map(key));
+    cursor = next;
+  }
+}
+
+const lifecycleKey = (e: { nodeClaim: string; phase: string; at: number }): string =>
+  `${e.nodeClaim}\u0000${e.phase}`;
+const disruptionKey = (d: { nodeClaim: string; reason: string }): string => `${d.nodeClaim}\u0000${d.reason}`;
+
+export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
+  const { hub } = deps;
+  const store = hub.store;
+  const clock = deps.clock ?? realClock;
+
+  const clusterDto = (c: ClusterEntry, now: number): ClusterDto => ({
+    id: c.id,
+    simulated: c.simulated,
+    connected: c.info !== undefined && c.lastSeen !== null && now - c.lastSeen <= CONNECTED_WITHIN_MS,
+    lastSeen: c.lastSeen,
+    kubernetesVersion: c.info?.kubernetesVersion || null,
+    karpenterVersion: c.info?.karpenterVersion || null,
+    agentVersion: c.info?.agentVersion || null,
+  });
+
+  /** History every snapshot needs: the last hour of disruptions and the thrashing reports. */
+  const viewInput = async (c: ClusterEntry, now: number): Promise<ViewInput> => {
+    const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
+    const q = (f: number, limit: number): EventQuery => ({ clusterId: c.id, from: f, to: now + 1, limit });
+    const [events, disruptions] = await Promise.all([
+      newestRows<LifecycleEvent>((f, l) => store.lifecycle(q(f, l)), from, Infinity, lifecycleKey),
+      newestRows<Disruption>((f, l) => store.disruptions(q(f, l)), from, Infinity, disruptionKey),
+    ]);
+    const thrashing = thrashingReports({
+      pools: c.state.nodePools(),
+      events,
+      disruptions,
+      now,
+      ...(deps.thrashing ? { options: deps.thrashing } : {}),
+    });
+    const warmup = deps.warmupStats?.(c.id);
+    return {
+      clusterId: c.id,
+      state: c.state,
+      prices: deps.prices,
+      now,
+      disruptions,
+      thrashing,
+      ...(warmup ? { warmup } : {}),
+    };
+  };
+
+  const clusterOr404 = async (id: string, reply: FastifyReply): Promise<ClusterEntry | undefined> => {
+    const c = hub.get(id);
+    if (!c) await reply.code(404).send({ error: "not_found", message: `no cluster with id "${id}"` });
+    return c;
+  };
+
+  const range = (q: RangeQuery, now: number): { from: number; to: number } => {
+    const to = q.to ?? now + 1;
+    return { from: q.from ?? to - DAY, to };
+  };
+
+  return (app: FastifyInstance) => {
+    app.get(
+      "/api/v1/clusters",
+      {
+        config: viewer,
+        schema: {
+          summary: "Clusters core knows, with their agent's connection state",
+          response: { 200: { type: "array", items: clusterSchema } },
+        },
+      },
+      () => {
+        const now = deps.now();
+        return hub.clusters().map((c) => clusterDto(c, now));
+      },
+    );
+
+    app.get<{ Params: IdParams }>(
+      "/api/v1/clusters/:id/overview",
+      {
+        config: viewer,
+        schema: {
+          summary: "Cluster totals",
+          params: idParams,
+          response: { 200: overviewSchema, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        return buildOverview(await viewInput(c, deps.now()));
+      },
+    );
+
+    app.get<{ Params: IdParams }>(
+      "/api/v1/clusters/:id/nodepools",
+      {
+        config: viewer,
+        schema: {
+          summary: "Per-NodePool nodes, cost, limits and thrashing",
+          params: idParams,
+          response: { 200: { type: "array", items: nodePoolSchema }, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        return buildNodePools(await viewInput(c, deps.now()));
+      },
+    );
+
+    app.get<{
+      Params: IdParams;
+      Querystring: {
+        pool?: string;
+        capacityType?: string;
+        q?: string;
+        sort?: NodeSortKey;
+        desc?: boolean;
+        limit?: number;
+        offset?: number;
+      };
+    }>(
+      "/api/v1/clusters/:id/nodes",
+      {
+        config: viewer,
+        schema: {
+          summary: "Nodes (and launched NodeClaims) with requests, price and warmup marks",
+          params: idParams,
+          querystring: {
+            type: "object",
+            properties: {
+              pool: { type: "string", minLength: 1 },
+              capacityType: { type: "string", minLength: 1 },
+              q: { type: "string", maxLength: 253 },
+              sort: { type: "string", enum: NODE_SORT_KEYS },
+              desc: { type: "boolean", default: false },
+              limit: { type: "integer", minimum: 1, maximum: 5000, default: 500 },
+              offset: { type: "integer", minimum: 0, default: 0 },
+            },
+          },
+          response: { 200: nodeListSchema, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const input: ViewInput = { clusterId: c.id, state: c.state, prices: deps.prices, now: deps.now() };
+        return buildNodeList(input, req.query);
+      },
+    );
+
+    app.get<{ Params: IdParams; Querystring: RangeQuery }>(
+      "/api/v1/clusters/:id/events",
+      {
+        config: viewer,
+        schema: {
+          summary: "NodeClaim lifecycle events, newest first",
+          params: idParams,
+          querystring: rangeQuery,
+          response: { 200: { type: "array", items: lifecycleEventSchema }, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const { from, to } = range(req.query, deps.now());
+        if (to < from)
+          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const rows = await newestRows<LifecycleEvent>(
+          (f, limit) => store.lifecycle({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
+          from,
+          req.query.limit ?? 100,
+          lifecycleKey,
+        );
+        return lifecycleDtos(rows);
+      },
+    );
+
+    app.get<{ Params: IdParams; Querystring: RangeQuery }>(
+      "/api/v1/clusters/:id/disruptions",
+      {
+        config: viewer,
+        schema: {
+          summary: "Karpenter disruptions, newest first",
+          params: idParams,
+          querystring: rangeQuery,
+          response: { 200: { type: "array", items: disruptionSchema }, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const { from, to } = range(req.query, deps.now());
+        if (to < from)
+          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const rows = await newestRows<Disruption>(
+          (f, limit) => store.disruptions({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
+          from,
+          req.query.limit ?? 100,
+          disruptionKey,
+        );
+        return disruptionDtos(rows);
+      },
+    );
+
+    app.get<{ Params: IdParams }>(
+      "/api/v1/clusters/:id/thrashing",
+      {
+        config: viewer,
+        schema: {
+          summary: "Thrashing (churn) report per NodePool over the detector's window, worst first",
+          params: idParams,
+          response: { 200: { type: "array", items: thrashingSchema }, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        return thrashingDtos((await viewInput(c, deps.now())).thrashing ?? []);
+      },
+    );
+
+    app.get<{ Params: IdParams; Querystring: { window?: number; pool?: string; step?: number } }>(
+      "/api/v1/clusters/:id/series",
+      {
+        config: viewer,
+        schema: {
+          summary: "Node count, spot nodes, vCPU and cost over time (step in ms in the answer)",
+          params: idParams,
+          querystring: {
+            type: "object",
+            properties: {
+              window: {
+                type: "integer",
+                minimum: 60,
+                maximum: 90 * 86_400,
+                default: 21_600,
+                description: "seconds",
+              },
+              pool: { type: "string", minLength: 1 },
+              step: { type: "integer", minimum: 1, maximum: 86_400, description: "bucket width, seconds" },
+            },
+          },
+          response: { 200: seriesSchema, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const to = deps.now();
+        const from = to - (req.query.window ?? 21_600) * 1000;
+        const stepMs = req.query.step === undefined ? undefined : req.query.step * 1000;
+        const rows = await store.series({ clusterId: c.id, from, to, nodePool: req.query.pool, stepMs });
+        const step =
+          stepMs ??
+          rows.find((r) => r.kind === "point")?.resolutionMs ??
+          store.retention.tiers[0]?.stepMs ??
+          60_000;
+        return buildSeries(rows, { from, to, step, nodePool: req.query.pool });
+      },
+    );
+
+    app.get<{ Params: IdParams }>(
+      "/api/v1/clusters/:id/stream",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Server-sent events: `snapshot` (a LiveDto) now and after every change, at most every 250 ms",
+          params: idParams,
+          response: { 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        openSse(req, reply, (stream) => {
+          // Snapshots are built asynchronously; a slower older build must not overwrite a newer one.
+          let started = 0;
+          let sent = 0;
+          const push = (): void => {
+            const seq = ++started;
+            viewInput(c, deps.now()).then(
+              (input) => {
+                if (seq < sent || stream.closed) return;
+                sent = seq;
+                stream.send("snapshot", buildLive(input));
+              },
+              (err: unknown) => req.log.error({ err }, "live snapshot failed"),
+            );
+          };
+          const throttle = new Throttle(clock, deps.liveThrottleMs ?? 250, push);
+          const off = hub.onChange((id) => {
+            if (id === c.id) throttle.poke();
+          });
+          throttle.poke();
+          return () => {
+            off();
+            throttle.stop();
+          };
+        });
+        return reply;
+      },
+    );
+  };
+}

@@ -1,0 +1,258 @@
+// Spot placement and warmup policies: viewers read them, admins write them. Bodies are checked
+// by the same validators the webhook and the warmup controller use, so nothing the API accepts
+// can be rejected later; stored spot policies are served as the SpotPolicySet the webhook pulls.
+import { createHash } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import type { PolicyKind, Store } from "../../core/store/store.ts";
+import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
+import {
+  parsePolicySet,
+  PolicyValidationError,
+  POLICY_SET_API_VERSION,
+  WORKLOAD_KINDS,
+  workloadKey,
+  type SpotPolicy,
+  type SpotPolicySet,
+} from "../../webhook/policy.ts";
+import type { ApiPlugin } from "../app.ts";
+import type { SpotPolicySetDto, WarmupPolicyDto } from "../dto.ts";
+import { errorSchema, spotPolicySchema, spotPolicySetSchema, warmupPolicyRecordSchema } from "./schemas.ts";
+
+export interface PolicyDeps {
+  store: Store;
+  /** Called after a policy was stored or deleted (the composition root reloads its consumers). */
+  onChange?: (kind: PolicyKind, key: string) => void | Promise<void>;
+  now?: () => number;
+}
+
+const admin = { role: "admin" as const };
+const viewer = { role: "viewer" as const };
+
+const spotParams = {
+  type: "object",
+  required: ["kind", "namespace", "name"],
+  properties: {
+    kind: { type: "string", enum: WORKLOAD_KINDS },
+    namespace: { type: "string", minLength: 1, maxLength: 63 },
+    name: { type: "string", minLength: 1, maxLength: 253 },
+  },
+} as const;
+
+const poolParams = {
+  type: "object",
+  required: ["pool"],
+  properties: { pool: { type: "string", minLength: 1, maxLength: 253 } },
+} as const;
+
+interface SpotParams {
+  kind: SpotPolicy["workload"]["kind"];
+  namespace: string;
+  name: string;
+}
+
+class BadPolicy extends Error {}
+
+/** One workload's policy from a PUT body, checked by the webhook's own validator. */
+export function spotPolicyFrom(params: SpotParams, body: unknown): SpotPolicy {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new BadPolicy("body must be a JSON object with threshold, strategy and optional percentAboveBase");
+  }
+  if ("workload" in body) throw new BadPolicy("workload: comes from the URL, leave it out of the body");
+  try {
+    const set = parsePolicySet({
+      apiVersion: POLICY_SET_API_VERSION,
+      kind: "SpotPolicySet",
+      policies: [{ ...body, workload: { ...params } }],
+    });
+    const policy = set.policies[0];
+    if (!policy) throw new BadPolicy("no policy in body");
+    return policy;
+  } catch (err) {
+    if (!(err instanceof PolicyValidationError)) throw err;
+    throw new BadPolicy(
+      `invalid spot policy: ${err.problems.map((p) => p.replace(/^policies\[0\]\./, "")).join("; ")}`,
+    );
+  }
+}
+
+/** The stored spot policies as one set; a stored row that no longer validates is skipped, not fatal. */
+export function spotPolicySet(values: readonly unknown[], onBad?: (err: Error) => void): SpotPolicySetDto {
+  const policies: SpotPolicy[] = [];
+  for (const v of values) {
+    try {
+      const p = parsePolicySet({ apiVersion: POLICY_SET_API_VERSION, kind: "SpotPolicySet", policies: [v] })
+        .policies[0];
+      if (p) policies.push(p);
+    } catch (err) {
+      onBad?.(err as Error);
+    }
+  }
+  policies.sort((a, b) => workloadKey(a.workload).localeCompare(workloadKey(b.workload)));
+  const revision = createHash("sha256").update(JSON.stringify(policies)).digest("hex").slice(0, 16);
+  const set: SpotPolicySet & { revision: string } = {
+    apiVersion: POLICY_SET_API_VERSION,
+    kind: "SpotPolicySet",
+    revision,
+    policies,
+  };
+  return set;
+}
+
+export function policyRoutes(deps: PolicyDeps): ApiPlugin {
+  const { store } = deps;
+  const now = deps.now ?? (() => Date.now());
+  const changed = async (kind: PolicyKind, key: string): Promise<void> => {
+    await deps.onChange?.(kind, key);
+  };
+
+  return (app: FastifyInstance) => {
+    app.get(
+      "/api/v1/policies/spot",
+      {
+        config: viewer,
+        schema: {
+          summary: "Spot placement policies, as the SpotPolicySet the webhook pulls",
+          response: { 200: spotPolicySetSchema },
+        },
+      },
+      async (req) => {
+        const records = await store.listPolicies("spot");
+        return spotPolicySet(
+          records.map((r) => r.value),
+          (err) => req.log.warn({ err }, "skipping an invalid stored spot policy"),
+        );
+      },
+    );
+
+    app.put<{ Params: SpotParams }>(
+      "/api/v1/policies/spot/:kind/:namespace/:name",
+      {
+        config: admin,
+        schema: {
+          summary: "Create or replace a workload's spot policy",
+          params: spotParams,
+          body: {
+            type: "object",
+            required: ["threshold", "strategy"],
+            properties: {
+              threshold: { type: "integer", minimum: 0 },
+              strategy: { type: "string", enum: ["Prefer", "Require"] },
+              percentAboveBase: { type: "integer", minimum: 0, maximum: 100 },
+            },
+          },
+          response: { 200: spotPolicySchema, 400: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        let policy: SpotPolicy;
+        try {
+          policy = spotPolicyFrom(req.params, req.body);
+        } catch (err) {
+          if (!(err instanceof BadPolicy)) throw err;
+          return reply.code(400).send({ error: "bad_request", message: err.message });
+        }
+        const key = workloadKey(policy.workload);
+        await store.putPolicy("spot", key, policy, now());
+        await changed("spot", key);
+        return policy;
+      },
+    );
+
+    app.delete<{ Params: SpotParams }>(
+      "/api/v1/policies/spot/:kind/:namespace/:name",
+      {
+        config: admin,
+        schema: {
+          summary: "Delete a workload's spot policy",
+          params: spotParams,
+          response: { 204: { type: "null" }, 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const key = workloadKey(req.params);
+        if (!(await store.deletePolicy("spot", key))) {
+          return reply.code(404).send({ error: "not_found", message: `no spot policy for ${key}` });
+        }
+        await changed("spot", key);
+        return reply.code(204).send();
+      },
+    );
+
+    app.get(
+      "/api/v1/policies/warmup",
+      {
+        config: viewer,
+        schema: {
+          summary: "Warmup policies per NodePool (pools without one use the defaults: disabled)",
+          response: { 200: { type: "array", items: warmupPolicyRecordSchema } },
+        },
+      },
+      async (req) => {
+        const out: WarmupPolicyDto[] = [];
+        for (const r of await store.listPolicies("warmup")) {
+          const parsed = parsePolicy(r.value);
+          if (parsed.ok) out.push({ nodePool: r.key, policy: parsed.policy, updatedAt: r.updatedAt });
+          else
+            req.log.warn({ pool: r.key, errors: parsed.errors }, "skipping an invalid stored warmup policy");
+        }
+        return out;
+      },
+    );
+
+    app.put<{ Params: { pool: string } }>(
+      "/api/v1/policies/warmup/:pool",
+      {
+        config: admin,
+        schema: {
+          summary: "Create or replace a NodePool's warmup policy (fields left out take the defaults)",
+          params: poolParams,
+          body: {
+            type: "object",
+            properties: {
+              enabled: { type: "boolean" },
+              maxWarmNodes: { type: "integer" },
+              ttlSeconds: { type: "integer" },
+              cooldownSeconds: { type: "integer" },
+              maxCostPerHour: { type: ["number", "null"] },
+              prePull: { type: "boolean" },
+              prePullDeadlineSeconds: { type: "integer" },
+            },
+          },
+          response: { 200: warmupPolicyRecordSchema, 400: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const parsed = parsePolicy(req.body);
+        if (!parsed.ok) {
+          return reply
+            .code(400)
+            .send({ error: "bad_request", message: `invalid warmup policy: ${parsed.errors.join("; ")}` });
+        }
+        const policy: WarmupPolicy = parsed.policy;
+        const rec = await store.putPolicy("warmup", req.params.pool, policy, now());
+        await changed("warmup", req.params.pool);
+        return { nodePool: rec.key, policy, updatedAt: rec.updatedAt } satisfies WarmupPolicyDto;
+      },
+    );
+
+    app.delete<{ Params: { pool: string } }>(
+      "/api/v1/policies/warmup/:pool",
+      {
+        config: admin,
+        schema: {
+          summary: "Delete a NodePool's warmup policy (it falls back to the defaults: disabled)",
+          params: poolParams,
+          response: { 204: { type: "null" }, 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const pool = req.params.pool;
+        if (!(await store.deletePolicy("warmup", pool))) {
+          return reply.code(404).send({ error: "not_found", message: `no warmup policy for pool ${pool}` });
+        }
+        await changed("warmup", pool);
+        return reply.code(204).send();
+      },
+    );
+  };
+}

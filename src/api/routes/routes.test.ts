@@ -1,0 +1,499 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { fixtures } from "../../../test/fixtures/karpenter/load.ts";
+import { ClusterHub } from "../../core/hub/hub.ts";
+import type { IngestBatch } from "../../core/ingest/sink.ts";
+import { openStore } from "../../core/store/open.ts";
+import type { Store } from "../../core/store/store.ts";
+import { machineObjects, pod } from "../../dashboard/testkit.ts";
+import { KwokPriceProvider } from "../../pricing/kwok.ts";
+import { FakeClock } from "../../shared/clock.ts";
+import { silentLogger } from "../../shared/log.ts";
+import type { WireObject } from "../../agent/wire.ts";
+import { build } from "../app.ts";
+import type {
+  ClusterDto,
+  DisruptionDto,
+  LifecycleEventDto,
+  LiveDto,
+  NodeListDto,
+  NodePoolDto,
+  OverviewDto,
+  SeriesDto,
+  SpotPolicySetDto,
+  ThrashingDto,
+  WarmupPolicyDto,
+} from "../dto.ts";
+import { dashboardRoutes, newestRows } from "./dashboard.ts";
+import { policyRoutes } from "./policies.ts";
+
+const tokens = { admin: "a-token", viewer: "v-token" };
+const V = { authorization: "Bearer v-token" };
+const A = { authorization: "Bearer a-token" };
+const NOW = Date.parse("2026-03-02T12:00:00Z");
+const GIB = 2 ** 30;
+const C4X_SPOT = 0.7 * (0.025 * 4 + (0.001 * 8 * GIB) / 1e9);
+
+let dir: string;
+let store: Store;
+let hub: ClusterHub;
+let clock: FakeClock;
+let app: FastifyInstance;
+let seq = 0;
+const policyChanges: string[] = [];
+
+function batch(clusterId: string, snapshot: WireObject[]): IngestBatch {
+  return {
+    clusterId,
+    sessionId: "s1",
+    sequence: ++seq,
+    receivedAt: clock.now(),
+    snapshot,
+    changes: [],
+    lifecycle: [],
+  };
+}
+
+const clusterObjects = (): WireObject[] => [
+  { kind: "NodePool", object: fixtures.nodePool() },
+  { kind: "NodeClaim", object: fixtures.nodeClaim("initialized") },
+  { kind: "Node", object: fixtures.node("initialized") },
+  { kind: "Pod", object: pod("web-1", "festive-hopper-2913848191", "500m", "1Gi") },
+];
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "wave-routes-"));
+  store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
+  clock = new FakeClock(NOW);
+  hub = new ClusterHub(store, clock);
+  await hub.clusterConnected({
+    clusterId: "c1",
+    kubernetesVersion: "v1.34.1",
+    karpenterVersion: "v1.8.2",
+    agentVersion: "0.1.0",
+    sessionId: "s1",
+    connectedAt: NOW - 5000,
+  });
+  await hub.write(batch("c1", clusterObjects()));
+  hub.ensure("sim", true);
+  // History: 4 short-lived c-4x NodeClaims (3 min each) in the last 15 minutes, and older events.
+  const lifecycle = [];
+  const disruptions = [];
+  for (let i = 0; i < 4; i++) {
+    const launched = NOW - 15 * 60_000 + i * 180_000;
+    const base = {
+      clusterId: "c1",
+      nodeClaim: `nc-${i}`,
+      nodeClaimUid: `u-${i}`,
+      nodePool: "default",
+      instanceType: "c-4x-amd64-linux",
+      capacityType: "spot",
+    };
+    lifecycle.push({ ...base, phase: "Launched" as const, at: launched });
+    lifecycle.push({ ...base, phase: "Disrupted" as const, reason: "Underutilized", at: launched + 180_000 });
+    lifecycle.push({
+      ...base,
+      phase: "Terminated" as const,
+      reason: "Underutilized",
+      at: launched + 190_000,
+    });
+    disruptions.push({ ...base, reason: "Underutilized", at: launched + 180_000, source: "event" as const });
+  }
+  lifecycle.push({
+    clusterId: "c1",
+    nodeClaim: "old",
+    nodeClaimUid: "u-old",
+    nodePool: "batch",
+    phase: "Launched" as const,
+    at: NOW - 3 * 3_600_000,
+  });
+  const point = (ts: number, capacityType: string, nodes: number, cost: number) => ({
+    kind: "point" as const,
+    clusterId: "c1",
+    nodePool: "default",
+    capacityType,
+    ts,
+    resolutionMs: 60_000,
+    nodes,
+    vcpu: nodes * 4,
+    memoryBytes: nodes * 8 * GIB,
+    costPerHour: cost,
+    nodesMax: nodes,
+    samples: 1,
+  });
+  const t = Math.floor((NOW - 3_600_000) / 60_000) * 60_000;
+  await store.write({
+    lifecycle,
+    disruptions,
+    series: [
+      point(t, "spot", 2, 0.15),
+      point(t, "on-demand", 1, 0.1),
+      { kind: "gap", clusterId: "c1", ts: t + 60_000, until: t + 600_000, resolutionMs: 60_000 },
+      point(t + 600_000, "spot", 3, 0.2),
+    ],
+  });
+  app = await build({
+    tokens,
+    plugins: [
+      dashboardRoutes({
+        hub,
+        prices: new KwokPriceProvider(),
+        now: () => clock.now(),
+        warmupStats: (id) => (id === "c1" ? { hits: 2, misses: 1, timeSavedSeconds: 170 } : undefined),
+      }),
+      policyRoutes({
+        store,
+        now: () => clock.now(),
+        onChange: (kind, key) => void policyChanges.push(`${kind}:${key}`),
+      }),
+    ],
+  });
+});
+
+after(async () => {
+  await app.close();
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const get = async <T>(url: string): Promise<T> => {
+  const r = await app.inject({ url, headers: V });
+  assert.equal(r.statusCode, 200, `${url}: ${r.body}`);
+  return r.json<T>();
+};
+
+describe("dashboard routes", () => {
+  it("lists clusters with connection state and versions", async () => {
+    const cs = await get<ClusterDto[]>("/api/v1/clusters");
+    assert.deepEqual(
+      cs.map((c) => [
+        c.id,
+        c.simulated,
+        c.connected,
+        c.kubernetesVersion,
+        c.karpenterVersion,
+        c.agentVersion,
+      ]),
+      [
+        ["c1", false, true, "v1.34.1", "v1.8.2", "0.1.0"],
+        ["sim", true, false, null, null, null],
+      ],
+    );
+    await clock.advance(61_000);
+    try {
+      const later = await get<ClusterDto[]>("/api/v1/clusters");
+      assert.equal(later[0]?.connected, false, "silent for more than 60 s");
+    } finally {
+      clock = new FakeClock(NOW); // later tests read at NOW again
+    }
+  });
+
+  it("serves the overview and node pools with KWOK prices and history", async () => {
+    const o = await get<OverviewDto>("/api/v1/clusters/c1/overview");
+    assert.equal(o.nodes, 1);
+    assert.equal(o.nodePools, 1);
+    assert.ok(Math.abs(o.costPerHour - C4X_SPOT) < 1e-9);
+    assert.deepEqual(o.priceSources, { kwok: 1 });
+    assert.equal(o.spotRatio.nodes, 1);
+    assert.equal(o.requested.cpu, 0.5);
+    assert.equal(o.disruptionsLastHour, 4);
+    assert.deepEqual(o.thrashingPools, ["default"]);
+    assert.deepEqual(o.warmup, { warmNodes: 0, costPerHour: 0, hits: 2, misses: 1, timeSavedSeconds: 170 });
+    const pools = await get<NodePoolDto[]>("/api/v1/clusters/c1/nodepools");
+    assert.deepEqual(
+      pools.map((p) => [p.name, p.nodes, p.thrashing, p.consolidateAfter]),
+      [["default", 1, "high", "30s"]],
+    );
+    assert.deepEqual(pools[0]?.nodesByCapacityType, { spot: 1 });
+  });
+
+  it("lists nodes with query validation", async () => {
+    const list = await get<NodeListDto>(
+      "/api/v1/clusters/c1/nodes?capacityType=spot&sort=cost&desc=true&limit=10",
+    );
+    assert.equal(list.total, 1);
+    assert.equal(list.items[0]?.name, "festive-hopper-2913848191");
+    assert.equal(list.items[0].priceSource, "kwok");
+    assert.equal((await get<NodeListDto>("/api/v1/clusters/c1/nodes?pool=none")).total, 0);
+    const bad = await app.inject({ url: "/api/v1/clusters/c1/nodes?sort=colour", headers: V });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json<{ message: string }>().message, /sort/);
+    assert.equal(
+      (await app.inject({ url: "/api/v1/clusters/c1/nodes?limit=0", headers: V })).statusCode,
+      400,
+    );
+  });
+
+  it("answers an unknown cluster with 404 and a clear message", async () => {
+    for (const path of [
+      "overview",
+      "nodepools",
+      "nodes",
+      "events",
+      "disruptions",
+      "thrashing",
+      "series",
+      "stream",
+    ]) {
+      const r = await app.inject({ url: `/api/v1/clusters/nope/${path}`, headers: V });
+      assert.equal(r.statusCode, 404, path);
+      assert.deepEqual(r.json(), { error: "not_found", message: 'no cluster with id "nope"' });
+    }
+  });
+
+  it("serves lifecycle events and disruptions newest first, with limits and filters", async () => {
+    const events = await get<LifecycleEventDto[]>("/api/v1/clusters/c1/events?limit=3");
+    assert.deepEqual(
+      events.map((e) => [e.nodeClaim, e.phase]),
+      [
+        ["nc-3", "Terminated"],
+        ["nc-3", "Disrupted"],
+        ["nc-2", "Terminated"],
+      ],
+    );
+    assert.equal(events[0]?.reason, "Underutilized");
+    const batchPool = await get<LifecycleEventDto[]>("/api/v1/clusters/c1/events?pool=batch");
+    assert.deepEqual(
+      batchPool.map((e) => e.nodeClaim),
+      ["old"],
+    );
+    const recent = await get<LifecycleEventDto[]>(
+      `/api/v1/clusters/c1/events?from=${NOW - 3_600_000}&limit=1000`,
+    );
+    assert.equal(recent.length, 12);
+    const ds = await get<DisruptionDto[]>("/api/v1/clusters/c1/disruptions?limit=50");
+    assert.deepEqual(
+      ds.map((d) => d.nodeClaim),
+      ["nc-3", "nc-2", "nc-1", "nc-0"],
+    );
+    const bad = await app.inject({ url: `/api/v1/clusters/c1/events?from=10&to=5`, headers: V });
+    assert.equal(bad.statusCode, 400);
+  });
+
+  it("keeps the newest rows when a range spans more than one store page", async () => {
+    const rows = Array.from({ length: 12_345 }, (_, i) => ({ at: Math.floor(i / 3), k: String(i) }));
+    const fetch = (from: number, limit: number) =>
+      Promise.resolve(rows.filter((r) => r.at >= from).slice(0, limit));
+    const out = await newestRows(fetch, 0, 4, (r) => r.k);
+    assert.deepEqual(
+      out.map((r) => r.k),
+      ["12341", "12342", "12343", "12344"],
+    );
+    const all = await newestRows(fetch, 0, Infinity, (r) => r.k);
+    assert.equal(all.length, 12_345);
+    assert.equal(new Set(all.map((r) => r.k)).size, 12_345);
+  });
+
+  it("reports thrashing from stored history", async () => {
+    const [t] = await get<ThrashingDto[]>("/api/v1/clusters/c1/thrashing");
+    assert.ok(t);
+    assert.equal(t.nodePool, "default");
+    assert.equal(t.severity, "high");
+    assert.equal(t.score, 85);
+    assert.deepEqual(
+      t.evidence.map((e) => e.lifetimeSeconds),
+      [180, 180, 180, 180],
+    );
+    assert.ok(t.advice.length > 0);
+  });
+
+  it("serves the series summed over capacity types with gaps", async () => {
+    const s = await get<SeriesDto>("/api/v1/clusters/c1/series?window=7200");
+    assert.equal(s.step, 60_000);
+    assert.equal(s.to - s.from, 7_200_000);
+    assert.deepEqual(
+      s.points.map((p) => [p.nodes, p.spotNodes, p.vcpu]),
+      [
+        [3, 2, 12],
+        [3, 3, 12],
+      ],
+    );
+    assert.ok(Math.abs((s.points[0]?.costPerHour ?? 0) - 0.25) < 1e-9);
+    assert.equal(s.gaps.length, 1);
+    assert.equal(
+      (await get<SeriesDto>("/api/v1/clusters/c1/series?window=7200&pool=other")).points.length,
+      0,
+    );
+    assert.equal(
+      (await app.inject({ url: "/api/v1/clusters/c1/series?window=1", headers: V })).statusCode,
+      400,
+    );
+  });
+
+  it("requires a token and documents every route", async () => {
+    assert.equal((await app.inject({ url: "/api/v1/clusters" })).statusCode, 401);
+    const doc = (await app.inject({ url: "/openapi.json" })).json<{ paths: Record<string, unknown> }>();
+    for (const p of [
+      "/api/v1/clusters",
+      "/api/v1/clusters/{id}/nodes",
+      "/api/v1/clusters/{id}/series",
+      "/api/v1/policies/spot/{kind}/{namespace}/{name}",
+    ]) {
+      assert.ok(p in doc.paths, p);
+    }
+  });
+});
+
+describe("live stream", () => {
+  it("sends a snapshot at once and another after a change", async () => {
+    const live = await build({
+      tokens,
+      plugins: [
+        dashboardRoutes({ hub, prices: new KwokPriceProvider(), now: () => clock.now(), liveThrottleMs: 50 }),
+      ],
+    });
+    await live.listen({ port: 0, host: "127.0.0.1" });
+    const addr = live.server.address();
+    assert.ok(addr && typeof addr === "object");
+    const ac = new AbortController();
+    try {
+      const unauth = await fetch(`http://127.0.0.1:${addr.port}/api/v1/clusters/c1/stream`);
+      assert.equal(unauth.status, 401);
+      const res = await fetch(`http://127.0.0.1:${addr.port}/api/v1/clusters/c1/stream`, {
+        headers: V,
+        signal: ac.signal,
+      });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
+      assert.ok(res.body);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      const nextSnapshot = async (): Promise<LiveDto> => {
+        for (;;) {
+          const end = buf.indexOf("\n\n");
+          if (end >= 0) {
+            const frame = buf.slice(0, end);
+            buf = buf.slice(end + 2);
+            if (!frame.includes("event: snapshot")) continue;
+            const data = frame
+              .split("\n")
+              .filter((l) => l.startsWith("data: "))
+              .map((l) => l.slice(6))
+              .join("\n");
+            return JSON.parse(data) as LiveDto;
+          }
+          const { value, done } = await reader.read();
+          assert.ok(!done, "stream ended");
+          buf += value;
+        }
+      };
+      const first = await nextSnapshot();
+      assert.equal(first.overview.nodes, 1);
+      const extra = machineObjects({
+        name: "n2",
+        pool: "default",
+        instanceType: "c-2x-amd64-linux",
+        capacityType: "on-demand",
+      });
+      assert.ok(extra.node && extra.nodeClaim);
+      await hub.write(
+        batch("c1", [
+          ...clusterObjects(),
+          { kind: "NodeClaim", object: extra.nodeClaim },
+          { kind: "Node", object: extra.node },
+        ]),
+      );
+      const second = await nextSnapshot();
+      assert.equal(second.overview.nodes, 2);
+      assert.equal(second.nodePools[0]?.nodes, 2);
+    } finally {
+      ac.abort();
+      await live.close();
+    }
+  });
+});
+
+describe("policy routes", () => {
+  const put = (url: string, payload: unknown, headers = A) =>
+    app.inject({ method: "PUT", url, headers, payload: payload as object });
+
+  it("stores a spot policy and serves it as the webhook's SpotPolicySet", async () => {
+    const url = "/api/v1/policies/spot/Deployment/shop/web";
+    assert.equal((await put(url, { threshold: 2, strategy: "Prefer" }, V)).statusCode, 403);
+    assert.equal(
+      (await app.inject({ method: "PUT", url, payload: { threshold: 2, strategy: "Prefer" } })).statusCode,
+      401,
+    );
+    const ok = await put(url, { threshold: 2, strategy: "Prefer", percentAboveBase: 50 });
+    assert.equal(ok.statusCode, 200, ok.body);
+    const set = await get<SpotPolicySetDto>("/api/v1/policies/spot");
+    assert.equal(set.apiVersion, "wave.sh/v1alpha1");
+    assert.equal(set.kind, "SpotPolicySet");
+    assert.deepEqual(set.policies, [
+      {
+        workload: { namespace: "shop", kind: "Deployment", name: "web" },
+        threshold: 2,
+        strategy: "Prefer",
+        percentAboveBase: 50,
+      },
+    ]);
+    assert.match(set.revision, /^[0-9a-f]{16}$/);
+    assert.deepEqual(policyChanges.slice(-1), ["spot:shop/Deployment/web"]);
+    const rec = await store.getPolicy("spot", "shop/Deployment/web");
+    assert.equal(rec?.updatedAt, NOW);
+  });
+
+  it("rejects bad spot policies with 400 and keeps the stored one", async () => {
+    const url = "/api/v1/policies/spot/Deployment/shop/web";
+    const bad = await put(url, { threshold: 1, strategy: "Sometimes" });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json<{ message: string }>().message, /strategy/);
+    const unknown = await put(url, { threshold: 1, strategy: "Require", treshold: 3 });
+    assert.equal(unknown.statusCode, 400);
+    assert.match(unknown.json<{ message: string }>().message, /treshold: unknown field/);
+    const badName = await put("/api/v1/policies/spot/Deployment/Shop_NS/web", {
+      threshold: 1,
+      strategy: "Require",
+    });
+    assert.equal(badName.statusCode, 400);
+    assert.match(badName.json<{ message: string }>().message, /namespace/);
+    assert.equal(
+      (await put("/api/v1/policies/spot/Pod/shop/web", { threshold: 1, strategy: "Require" })).statusCode,
+      400,
+    );
+    const set = await get<SpotPolicySetDto>("/api/v1/policies/spot");
+    assert.equal(set.policies[0]?.threshold, 2);
+  });
+
+  it("deletes spot policies", async () => {
+    const url = "/api/v1/policies/spot/Deployment/shop/web";
+    assert.equal((await app.inject({ method: "DELETE", url, headers: V })).statusCode, 403);
+    assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 204);
+    assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 404);
+    assert.deepEqual((await get<SpotPolicySetDto>("/api/v1/policies/spot")).policies, []);
+  });
+
+  it("stores, lists and deletes warmup policies, validated by the controller's rules", async () => {
+    const url = "/api/v1/policies/warmup/default";
+    assert.equal((await put(url, { enabled: true }, V)).statusCode, 403);
+    const ok = await put(url, { enabled: true, maxWarmNodes: 2, maxCostPerHour: 1.5 });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.deepEqual(ok.json<WarmupPolicyDto>().policy, {
+      enabled: true,
+      maxWarmNodes: 2,
+      ttlSeconds: 600,
+      cooldownSeconds: 300,
+      maxCostPerHour: 1.5,
+      prePull: true,
+      prePullDeadlineSeconds: 300,
+    });
+    const bad = await put(url, { enabled: true, ttlSeconds: 5, ttlSecond: 60 });
+    assert.equal(bad.statusCode, 400);
+    const msg = bad.json<{ message: string }>().message;
+    assert.match(msg, /ttlSeconds: expected an integer from 30/);
+    assert.match(msg, /ttlSecond: unknown field/);
+    const list = await get<WarmupPolicyDto[]>("/api/v1/policies/warmup");
+    assert.deepEqual(
+      list.map((p) => [p.nodePool, p.policy.maxWarmNodes, p.updatedAt]),
+      [["default", 2, NOW]],
+    );
+    assert.deepEqual(policyChanges.slice(-1), ["warmup:default"]);
+    assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 204);
+    assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 404);
+    assert.deepEqual(await get<WarmupPolicyDto[]>("/api/v1/policies/warmup"), []);
+  });
+});

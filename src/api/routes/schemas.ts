@@ -1,0 +1,177 @@
+// JSON schemas of the DTOs in src/api/dto.ts: Fastify serializes responses with them (fields not
+// listed here are dropped, so keep them in step with dto.ts) and they document the OpenAPI spec.
+
+const num = { type: "number" } as const;
+const int = { type: "integer" } as const;
+const str = { type: "string" } as const;
+const bool = { type: "boolean" } as const;
+const nullable = (type: "string" | "number" | "integer") => ({ type: [type, "null"] }) as const;
+const counts = { type: "object", additionalProperties: num } as const;
+
+const obj = (properties: Record<string, unknown>, optional: readonly string[] = []) => ({
+  type: "object",
+  required: Object.keys(properties).filter((k) => !optional.includes(k)),
+  properties,
+});
+
+export const errorSchema = obj({ error: str, message: str });
+
+export const clusterSchema = obj({
+  id: str,
+  simulated: bool,
+  connected: bool,
+  lastSeen: nullable("number"),
+  kubernetesVersion: nullable("string"),
+  karpenterVersion: nullable("string"),
+  agentVersion: nullable("string"),
+});
+
+export const warmupStatsSchema = obj({
+  warmNodes: int,
+  costPerHour: num,
+  hits: int,
+  misses: int,
+  timeSavedSeconds: num,
+});
+
+export const overviewSchema = obj({
+  clusterId: str,
+  at: num,
+  nodes: int,
+  nodePools: int,
+  pendingPods: int,
+  costPerHour: num,
+  costPerMonth: num,
+  priceSources: counts,
+  spotRatio: obj({ nodes: num, vcpu: num, cost: num }),
+  spotSavingsPerHour: num,
+  requested: obj({ cpu: num, memoryBytes: num }),
+  allocatable: obj({ cpu: num, memoryBytes: num }),
+  disruptionsLastHour: int,
+  thrashingPools: { type: "array", items: str },
+  warmup: warmupStatsSchema,
+});
+
+const severity = { type: "string", enum: ["none", "low", "medium", "high"] } as const;
+
+export const nodePoolSchema = obj({
+  name: str,
+  nodes: int,
+  nodesByCapacityType: counts,
+  vcpu: num,
+  memoryBytes: num,
+  costPerHour: num,
+  costPerMonth: num,
+  costByCapacityType: counts,
+  limits: obj({ cpu: nullable("number"), memoryBytes: nullable("number") }),
+  limitUsage: obj({ cpu: nullable("number"), memory: nullable("number") }),
+  consolidationPolicy: nullable("string"),
+  consolidateAfter: nullable("string"),
+  capacityTypes: { type: "array", items: str },
+  thrashing: severity,
+  warmNodes: int,
+});
+
+const usage = obj({ allocatable: num, requested: num });
+
+export const nodeSchema = obj({
+  name: str,
+  nodePool: nullable("string"),
+  nodeClaim: nullable("string"),
+  instanceType: nullable("string"),
+  capacityType: nullable("string"),
+  zone: nullable("string"),
+  ready: bool,
+  createdAt: nullable("number"),
+  cpu: usage,
+  memoryBytes: usage,
+  pods: int,
+  costPerHour: num,
+  priceSource: { type: "string", enum: ["live", "static", "estimate", "kwok", "unknown"] },
+  doNotDisrupt: bool,
+  warm: bool,
+});
+
+export const nodeListSchema = obj({ total: int, items: { type: "array", items: nodeSchema } });
+
+export const lifecycleEventSchema = obj({
+  at: num,
+  nodeClaim: str,
+  nodePool: nullable("string"),
+  nodeName: nullable("string"),
+  instanceType: nullable("string"),
+  capacityType: nullable("string"),
+  phase: { type: "string", enum: ["Launched", "Registered", "Initialized", "Disrupted", "Terminated"] },
+  reason: nullable("string"),
+});
+
+export const disruptionSchema = obj({ at: num, nodeClaim: str, nodePool: nullable("string"), reason: str });
+
+export const thrashingSchema = obj({
+  nodePool: str,
+  severity,
+  score: num,
+  summary: str,
+  evidence: {
+    type: "array",
+    items: obj({
+      nodeClaim: str,
+      instanceType: nullable("string"),
+      createdAt: num,
+      terminatedAt: nullable("number"),
+      lifetimeSeconds: nullable("number"),
+      reason: nullable("string"),
+    }),
+  },
+  advice: { type: "array", items: str },
+});
+
+export const seriesSchema = obj({
+  from: num,
+  to: num,
+  step: num,
+  nodePool: nullable("string"),
+  points: {
+    type: "array",
+    items: obj({ t: num, nodes: num, spotNodes: num, vcpu: num, costPerHour: num }),
+  },
+  gaps: { type: "array", items: obj({ from: num, to: num }) },
+});
+
+export const liveSchema = obj({
+  overview: overviewSchema,
+  nodePools: { type: "array", items: nodePoolSchema },
+});
+
+export const warmupPolicySchema = obj({
+  enabled: bool,
+  maxWarmNodes: int,
+  ttlSeconds: int,
+  cooldownSeconds: int,
+  maxCostPerHour: nullable("number"),
+  prePull: bool,
+  prePullDeadlineSeconds: int,
+});
+
+export const warmupPolicyRecordSchema = obj({ nodePool: str, policy: warmupPolicySchema, updatedAt: num });
+
+export const spotPolicySchema = obj(
+  {
+    workload: obj({
+      namespace: str,
+      kind: { type: "string", enum: ["Deployment", "StatefulSet", "ReplicaSet"] },
+      name: str,
+    }),
+    threshold: int,
+    strategy: { type: "string", enum: ["Prefer", "Require"] },
+    percentAboveBase: int,
+  },
+  ["percentAboveBase"],
+);
+
+export const spotPolicySetSchema = obj({
+  apiVersion: { type: "string", const: "wave.sh/v1alpha1" },
+  kind: { type: "string", const: "SpotPolicySet" },
+  revision: str,
+  policies: { type: "array", items: spotPolicySchema },
+});
