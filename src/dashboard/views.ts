@@ -28,7 +28,7 @@ import { nodeCosts, spotRatio, spotSavings, totalCost, type NodeCost } from "./f
 import { disruptionsByReason } from "./figures/disruptions.ts";
 import { poolUsageVsLimits } from "./figures/limits.ts";
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
-import { machinesOf, type Machine } from "./machines.ts";
+import { machinesOf, NO_POOL, type Machine } from "./machines.ts";
 import {
   DEFAULT_THRASHING_OPTIONS,
   detectThrashingAll,
@@ -285,7 +285,7 @@ export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeList
     const objs = annotatedObjects(state, m);
     return {
       name: m.name,
-      nodePool: m.nodeClaim === undefined && m.nodePool === "(none)" ? null : m.nodePool,
+      nodePool: m.nodePool === NO_POOL ? null : m.nodePool,
       nodeClaim: m.nodeClaim ?? null,
       instanceType: m.instanceType ?? null,
       capacityType: m.capacityType ?? null,
