@@ -12,6 +12,8 @@ const helm = `${root}.rig/bin/helm`;
 const chart = `${root}deploy/helm/wave`;
 const skip = existsSync(helm) ? false : `helm not built (${helm}): run npm run helm:build`;
 const APIS = ["karpenter.sh/v1/NodePool", "cert-manager.io/v1/Certificate"];
+// A helm built with `go install` assumes Kubernetes v1.20 for templates; the chart needs >= 1.29.
+const KUBE = ["--kube-version", "1.33.0"];
 
 type Obj = Record<string, unknown>;
 
@@ -33,6 +35,7 @@ function render(args: string[] = []): Obj[] {
       chart,
       "--namespace",
       "wave",
+      ...KUBE,
       ...APIS.flatMap((a) => ["--api-versions", a]),
       ...args,
     ],
@@ -209,7 +212,10 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
   it("fails clearly when Karpenter's API is missing, and on SQLite with several core replicas", () => {
     const fails = (args: string[]): string => {
       try {
-        execFileSync(helm, ["template", "wave", chart, ...args], { encoding: "utf8", stdio: "pipe" });
+        execFileSync(helm, ["template", "wave", chart, ...KUBE, ...args], {
+          encoding: "utf8",
+          stdio: "pipe",
+        });
       } catch (err) {
         return String((err as { stderr?: unknown }).stderr);
       }
