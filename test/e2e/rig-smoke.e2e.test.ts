@@ -7,8 +7,10 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
+  get,
   kubectl,
   list,
+  remove,
   requireRig,
   waitFor,
   withRigLogsOnFailure,
@@ -20,6 +22,29 @@ const PROVISION_TIMEOUT_MS = 120_000;
 const CONSOLIDATE_TIMEOUT_MS = 120_000;
 
 let ns = "";
+// A NodePool of this test's own (same settings as the rig's `default` pool, plus a taint and a
+// label only this test's pods tolerate/select), so leftovers of other runs or tests running in
+// parallel cannot absorb its pods or keep its nodes busy.
+let pool = "";
+const POOL_LABEL = "wave.dev/e2e-pool";
+
+async function applyPool(): Promise<void> {
+  const def = await get("nodepools.karpenter.sh", "default");
+  assert.ok(def, "the rig's NodePool default exists");
+  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
+  await apply({
+    apiVersion: "karpenter.sh/v1",
+    kind: "NodePool",
+    metadata: { name: pool },
+    spec: {
+      ...def.spec,
+      template: {
+        metadata: { labels: { [POOL_LABEL]: pool } },
+        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
+      },
+    },
+  });
+}
 
 function deployment(name: string, replicas: number, nodeSelector?: Record<string, string>): object {
   return {
@@ -32,7 +57,8 @@ function deployment(name: string, replicas: number, nodeSelector?: Record<string
       template: {
         metadata: { labels: { app: name } },
         spec: {
-          ...(nodeSelector === undefined ? {} : { nodeSelector }),
+          nodeSelector: { [POOL_LABEL]: pool, ...nodeSelector },
+          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
           terminationGracePeriodSeconds: 0,
           containers: [
             {
@@ -78,10 +104,14 @@ function nodeReady(n: KubeObject | undefined): boolean {
 before(async () => {
   await requireRig();
   ns = await createNamespace("rig-smoke");
+  pool = ns;
+  await applyPool();
 });
 
 after(async () => {
   if (ns !== "") await deleteNamespace(ns);
+  // Deleting the NodePool makes Karpenter remove whatever NodeClaims it still owns.
+  if (pool !== "") await remove("nodepools.karpenter.sh", pool);
 });
 
 test(
@@ -105,7 +135,7 @@ test(
         assert.ok(nodeReady(n), `node ${name} is Ready`);
         const labels = n.metadata.labels ?? {};
         assert.equal(labels["kwok.x-k8s.io/node"], "fake", `node ${name} is a KWOK node`);
-        assert.equal(labels["karpenter.sh/nodepool"], "default", `node ${name} is from NodePool default`);
+        assert.equal(labels["karpenter.sh/nodepool"], pool, `node ${name} is from this test's NodePool`);
       }
       const spotTypes = new Set(
         spotPods.map((p) => nodes.get(String(p.spec?.["nodeName"]))?.metadata.labels?.[CAPACITY_TYPE]),
@@ -122,20 +152,22 @@ test(
         "the on-demand pod runs on on-demand capacity",
       );
 
-      // Every node the pods use is backed by a launched, registered, initialized NodeClaim.
-      const claims = (await list("nodeclaims.karpenter.sh")).filter((c) =>
-        usedNodeNames.has(String(c.status?.["nodeName"])),
-      );
-      assert.equal(claims.length, usedNodeNames.size, "one NodeClaim per node used");
-      for (const c of claims) {
-        for (const cond of ["Launched", "Registered", "Initialized"]) {
-          assert.equal(
-            c.status?.conditions?.find((x) => x.type === cond)?.status,
-            "True",
-            `NodeClaim ${c.metadata.name} ${cond}`,
+      // Every node the pods use is backed by a NodeClaim that becomes Launched, Registered and Initialized.
+      const claims = await waitFor(
+        "one Launched+Registered+Initialized NodeClaim per node used",
+        async () => {
+          const mine = (await list("nodeclaims.karpenter.sh")).filter((c) =>
+            usedNodeNames.has(String(c.status?.["nodeName"])),
           );
-        }
-      }
+          const done = mine.every((c) =>
+            ["Launched", "Registered", "Initialized"].every(
+              (t) => c.status?.conditions?.find((x) => x.type === t)?.status === "True",
+            ),
+          );
+          return mine.length === usedNodeNames.size && done ? mine : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1_000 },
+      );
       const claimNames = new Set(claims.map((c) => c.metadata.name));
       process.stderr.write(
         `# nodeclaims: ${[...claims].map((c) => `${c.metadata.name}(${c.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "?"},${c.metadata.labels?.[CAPACITY_TYPE] ?? "?"})`).join(" ")}\n`,
