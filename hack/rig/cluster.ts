@@ -530,7 +530,11 @@ export function defaultObjects(): object[] {
 
 async function applyDefaults(): Promise<void> {
   const list = { apiVersion: "v1", kind: "List", items: defaultObjects() };
-  await kubectl(["apply", "-f", "-"], JSON.stringify(list));
+  try {
+    await kubectl(["apply", "-f", "-"], JSON.stringify(list));
+  } catch (e) {
+    throw new StepError("apply KWOKNodeClass/NodePool default", (e as Error).message);
+  }
 }
 
 async function startAll(): Promise<RigState> {
@@ -738,7 +742,7 @@ export async function status(): Promise<boolean> {
     else {
       all = false;
       process.stdout.write(
-        `${name.padEnd(24)} ${pid === undefined ? "stopped" : `stale pid file (pid ${pid} not running)`}\n`,
+        `${name.padEnd(24)} ${pid === undefined ? "stopped" : `stale pid file (pid ${pid} is not the rig's ${componentBinary[name]})`}\n`,
       );
     }
   }
