@@ -1,6 +1,7 @@
 // The CLI's commands. A command is listed only once the capability behind it exists.
 import type { WaveConfig } from "../config/config.ts";
 import type { Io } from "./main.ts";
+import { startCommand } from "./start.ts";
 
 export interface CommandContext {
   config: WaveConfig;
@@ -15,4 +16,11 @@ export interface Command {
   run(ctx: CommandContext): Promise<number>;
 }
 
-export const commands: readonly Command[] = [];
+export const commands: readonly Command[] = [
+  {
+    name: "start",
+    summary: "run every component of Wave in one process (simulated cluster without a kubeconfig)",
+    usage: "Usage: wave start [--kubeconfig FILE] [--simulate] [flags]\n\n",
+    run: (ctx) => startCommand(ctx),
+  },
+];

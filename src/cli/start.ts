@@ -1,0 +1,443 @@
+// The composition root of `wave start`: every component of Wave in one process, wired
+// explicitly. Agent → (gRPC over TLS, bearer token) → core (hub, history store, sampler,
+// dashboard API + UI) ; warmup controller and spot-placement webhook act on the cluster.
+// Without a kubeconfig (or with --simulate) the cluster is the embedded simulated Karpenter.
+import { randomBytes, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import fastifyStatic from "@fastify/static";
+import type { WaveConfig } from "../config/config.ts";
+import { Agent } from "../agent/agent.ts";
+import { InformerSource } from "../agent/informer-source.ts";
+import { build } from "../api/app.ts";
+import { dashboardRoutes } from "../api/routes/dashboard.ts";
+import { policyRoutes } from "../api/routes/policies.ts";
+import { DEFAULT_STARTUP } from "../warmup/stats.ts";
+import { ClusterHub } from "../core/hub/hub.ts";
+import { IngestCore } from "../core/ingest/core.ts";
+import { startIngestServer } from "../core/ingest/server.ts";
+import { SeriesRecorder } from "../core/history/recorder.ts";
+import { runSampler } from "../core/history/sampler.ts";
+import type { PoolSample } from "../core/history/series.ts";
+import { openStore } from "../core/store/open.ts";
+import type { Store } from "../core/store/store.ts";
+import { clientFromKubeconfig, loadKubeConfig, ping } from "../kube/clientnode/kubeconfig.ts";
+import { ClientNodeKube } from "../kube/clientnode/client.ts";
+import { parseResources } from "../karpenter/resources.ts";
+import { MemoryKube } from "../kube/memory/memory.ts";
+import { jsonPatch } from "../kube/memory/patch.ts";
+import type { Pod } from "../kube/objects.ts";
+import type { KubeClient } from "../kube/port.ts";
+import { createPricing } from "../pricing/setup.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import { realClock, type Clock } from "../shared/clock.ts";
+import { createLogger, type Logger } from "../shared/log.ts";
+import { Registry } from "../shared/metrics.ts";
+import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
+import { seeded } from "../sim/random.ts";
+import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
+import { Simulator } from "../sim/simulator.ts";
+import { WarmupController } from "../warmup/controller.ts";
+import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
+import { runController } from "../warmup/run.ts";
+import { WarmupStatsRecorder } from "../warmup/stats.ts";
+import { kubeWarmupView } from "../warmup/view.ts";
+import { SlotAllocator } from "../webhook/allocator.ts";
+import type { AdmissionRequest } from "../webhook/admission.ts";
+import { generateDevCerts } from "../webhook/certs.ts";
+import { InMemoryPolicySource } from "../webhook/policy-source.ts";
+import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
+import { review } from "../webhook/review.ts";
+import { startWebhookServer } from "../webhook/server.ts";
+import type { CommandContext } from "./commands.ts";
+import { version } from "./main.ts";
+
+/** Something `start` opened and must close on the way out, newest first. */
+type Closer = () => Promise<void> | void;
+
+export interface Started {
+  url: string;
+  apiPort: number;
+  grpcPort: number;
+  webhookPort: number;
+  hub: ClusterHub;
+  store: Store;
+  kube: KubeClient;
+  simulated: boolean;
+  tokens: { admin: string; viewer: string };
+  stop(): Promise<void>;
+}
+
+/** An error the user must fix (the CLI prints its message and exits 2). */
+function userError(message: string): Error {
+  return Object.assign(new Error(message), { userFacing: true });
+}
+
+/** Whether this process should run on the embedded simulator. */
+export function wantsSimulator(config: WaveConfig, env: NodeJS.ProcessEnv): boolean {
+  return config.simulate || (config.kubeconfig === undefined && env.KUBERNETES_SERVICE_HOST === undefined);
+}
+
+async function connectCluster(
+  config: WaveConfig,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<{ kube: KubeClient; kubernetesVersion: string }> {
+  let client: ClientNodeKube;
+  try {
+    client =
+      config.kubeconfig === undefined
+        ? new ClientNodeKube({
+            kubeConfig: loadKubeConfig({ inCluster: env.KUBERNETES_SERVICE_HOST !== undefined }),
+          })
+        : clientFromKubeconfig(config.kubeconfig, config.context);
+  } catch (err) {
+    throw userError((err as Error).message);
+  }
+  try {
+    const v = await ping(client);
+    log.info("connected to the Kubernetes apiserver", { version: v.gitVersion });
+    return { kube: client, kubernetesVersion: v.gitVersion };
+  } catch (err) {
+    throw userError((err as Error).message);
+  }
+}
+
+/** Pool samples (per capacity type) for the history recorder, priced like the dashboard. */
+export function poolSamples(
+  hub: ClusterHub,
+  clusterId: string,
+  prices: PriceProvider,
+): PoolSample[] | undefined {
+  const entry = hub.get(clusterId);
+  if (!entry?.info) return undefined; // no agent yet: the recorder marks a gap
+  const acc = new Map<string, PoolSample>();
+  for (const node of entry.state.nodes()) {
+    const labels = node.metadata.labels ?? {};
+    const nodePool = labels["karpenter.sh/nodepool"] ?? "(none)";
+    const capacityType = labels["karpenter.sh/capacity-type"] ?? "on-demand";
+    const k = `${nodePool}\u0000${capacityType}`;
+    const s = acc.get(k) ?? { nodePool, capacityType, nodes: 0, vcpu: 0, memoryBytes: 0, costPerHour: 0 };
+    const capacity = parseResources(node.status?.capacity);
+    s.nodes += 1;
+    s.vcpu += (capacity.cpu ?? 0) / 1000;
+    s.memoryBytes += capacity.memory ?? 0;
+    const it = labels["node.kubernetes.io/instance-type"];
+    const ct = capacityType === "spot" || capacityType === "reserved" ? capacityType : "on-demand";
+    if (it) s.costPerHour += prices.price(it, ct, labels["topology.kubernetes.io/zone"])?.usdPerHour ?? 0;
+    acc.set(k, s);
+  }
+  return [...acc.values()];
+}
+
+/** The spot policy set the webhook serves, from the policies stored in core. */
+async function loadSpotPolicies(store: Store, source: InMemoryPolicySource, log: Logger): Promise<void> {
+  const records = await store.listPolicies("spot");
+  const policies = records.map((r) => r.value as SpotPolicy);
+  try {
+    source.set({
+      apiVersion: POLICY_SET_API_VERSION,
+      kind: "SpotPolicySet",
+      revision: String(Date.now()),
+      policies,
+    });
+  } catch (err) {
+    log.error("stored spot policies are invalid; keeping the previous set", { err });
+  }
+}
+
+/** Applies the webhook's admission logic to a pod the simulator is about to create. */
+function simulatedAdmission(deps: Parameters<typeof review>[1]): (pod: Pod) => Promise<Pod> {
+  return async (pod) => {
+    const req: AdmissionRequest = {
+      uid: randomUUID(),
+      kind: { group: "", version: "v1", kind: "Pod" },
+      resource: { group: "", version: "v1", resource: "pods" },
+      requestKind: { group: "", version: "v1", kind: "Pod" },
+      requestResource: { group: "", version: "v1", resource: "pods" },
+      namespace: pod.metadata.namespace ?? "default",
+      operation: "CREATE",
+      userInfo: { username: "system:serviceaccount:kube-system:replicaset-controller" },
+      object: pod,
+      dryRun: false,
+    };
+    const res = await review(req, deps);
+    const patch = res.response.patch;
+    if (!patch) return pod;
+    const ops = JSON.parse(Buffer.from(patch, "base64").toString("utf8")) as unknown[];
+    return jsonPatch(pod, ops) as Pod;
+  };
+}
+
+export async function startWave(
+  config: WaveConfig,
+  env: NodeJS.ProcessEnv,
+  opts: { clock?: Clock; log?: Logger } = {},
+): Promise<Started> {
+  const clock = opts.clock ?? realClock;
+  const log = opts.log ?? createLogger({ level: config.logLevel, base: { app: "wave" } });
+  const closers: Closer[] = [];
+  const ac = new AbortController();
+  closers.push(() => ac.abort());
+  const stop = async (): Promise<void> => {
+    for (const close of closers.reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        log.warn("shutdown step failed", { err });
+      }
+    }
+  };
+  try {
+    mkdirSync(config.dataDir, { recursive: true });
+    const simulated = wantsSimulator(config, env);
+    const metrics = new Registry();
+    const pricing = createPricing({ clock, log });
+    void pricing.run(ac.signal).catch((err: unknown) => log.warn("live pricing stopped", { err }));
+    const prices = pricing.provider;
+
+    // ---- core: store, hub, ingest over TLS ----
+    const store = await openStore(
+      config.databaseUrl
+        ? { backend: "postgres", url: config.databaseUrl }
+        : { backend: "sqlite", path: join(config.dataDir, simulated ? "wave-sim.db" : "wave.db") },
+      { log },
+    );
+    closers.push(() => store.close());
+    const hub = new ClusterHub(store, clock);
+    const entry = hub.ensure(config.clusterId, simulated);
+    const tlsDir = join(config.dataDir, "tls");
+    const certs = existsSync(join(tlsDir, "tls.crt"))
+      ? {
+          caFile: join(tlsDir, "ca.crt"),
+          certFile: join(tlsDir, "tls.crt"),
+          keyFile: join(tlsDir, "tls.key"),
+        }
+      : await generateDevCerts({ dir: tlsDir, hosts: ["localhost", "127.0.0.1"] });
+    const agentToken = randomBytes(24).toString("base64url");
+    const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
+    const ingestServer = await startIngestServer({
+      core: ingest,
+      host: config.host,
+      port: config.grpcPort,
+      tls: { certFile: certs.certFile, keyFile: certs.keyFile },
+      tokens: [agentToken],
+      log,
+    });
+    closers.push(() => ingestServer.close());
+
+    // ---- the cluster: real, or the embedded simulator ----
+    let kube: KubeClient;
+    let kubernetesVersion = "";
+    let karpenterVersion = "";
+    const spotPolicies = new InMemoryPolicySource();
+    if (simulated) {
+      const random = seeded(42);
+      const memory = new MemoryKube({ clock, random, historyLimit: 20_000, bookmarkIntervalMs: 60_000 });
+      kube = memory;
+      kubernetesVersion = "v1.34.0-sim";
+      karpenterVersion = "v1.8-sim";
+      if ((await store.listPolicies("spot")).length === 0) {
+        const p = SCENARIO_SPOT_POLICY;
+        await store.putPolicy(
+          "spot",
+          `${p.namespace}/${p.kind}/${p.name}`,
+          {
+            workload: { kind: p.kind, namespace: p.namespace, name: p.name },
+            threshold: p.threshold,
+            strategy: p.strategy,
+          },
+          clock.now(),
+        );
+      }
+    } else {
+      ({ kube, kubernetesVersion } = await connectCluster(config, env, log));
+    }
+    await loadSpotPolicies(store, spotPolicies, log);
+    const allocator = new SlotAllocator({ kube, namespace: config.namespace, clock, logger: log });
+
+    // ---- agent: informers → gRPC → core ----
+    const agent = new Agent({
+      source: new InformerSource({ client: kube, clock, log }),
+      coreUrl: `https://127.0.0.1:${ingestServer.port}`,
+      tls: { caFile: certs.caFile, serverName: "localhost" },
+      token: agentToken,
+      clusterId: config.clusterId,
+      kubernetesVersion,
+      karpenterVersion,
+      agentVersion: version(),
+      clock,
+      log,
+      metrics,
+    });
+    const agentDone = agent.run(ac.signal).catch((err: unknown) => log.error("agent stopped", { err }));
+    closers.push(() => agentDone);
+
+    if (simulated && kube instanceof MemoryKube) {
+      const offerings = buildOfferings(buildCatalog(), prices);
+      const sim = new Simulator({
+        kube,
+        clock,
+        offerings,
+        random: seeded(7),
+        admit: simulatedAdmission({ policies: spotPolicies, allocator, clock, logger: log }),
+        log,
+      });
+      const drive = await seedScenario(kube, clock.now());
+      void (async () => {
+        while (!ac.signal.aborted) {
+          await drive(clock.now()).catch((err: unknown) => log.warn("scenario step failed", { err }));
+          await sim.tick(1000);
+          await clock.sleep(1000, ac.signal).catch(() => undefined);
+        }
+      })();
+    } else {
+      // A real cluster: serve admission over HTTPS for the MutatingWebhookConfiguration.
+      const webhook = await startWebhookServer({
+        certFile: certs.certFile,
+        keyFile: certs.keyFile,
+        port: config.webhookPort,
+        host: config.host,
+        policies: spotPolicies,
+        allocator,
+        clock,
+        logger: log,
+      });
+      closers.push(() => webhook.close());
+    }
+
+    // ---- history sampler ----
+    const recorder = new SeriesRecorder({
+      clusterId: config.clusterId,
+      stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
+      clock,
+    });
+    const latest = await store.latestSeries(config.clusterId);
+    if (latest) recorder.resume(latest.ts, latest.series);
+    void runSampler({
+      recorder,
+      clock,
+      log,
+      signal: ac.signal,
+      snapshot: () => poolSamples(hub, config.clusterId, prices),
+      write: async (rows) => {
+        await store.write({ series: rows });
+      },
+    });
+    const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
+    compaction.unref();
+    closers.push(() => clearInterval(compaction));
+
+    // ---- warmup controller ----
+    const warmupPolicies = new Map<string, WarmupPolicy>();
+    const loadWarmupPolicies = async (): Promise<void> => {
+      warmupPolicies.clear();
+      for (const r of await store.listPolicies("warmup")) {
+        const parsed = parsePolicy(r.value);
+        if (parsed.ok) warmupPolicies.set(r.key, parsed.policy);
+      }
+    };
+    await loadWarmupPolicies();
+    const warmupStats = new WarmupStatsRecorder();
+    const warmup = new WarmupController({
+      client: kube,
+      view: kubeWarmupView(kube),
+      clock,
+      namespace: config.namespace,
+      policyOf: (pool) => warmupPolicies.get(pool) ?? DEFAULT_POLICY,
+      priceOf: (what, ct) =>
+        typeof what === "string"
+          ? prices.price(what, ct)?.usdPerHour
+          : prices.price(
+              what.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "",
+              ct,
+              what.metadata.labels?.["topology.kubernetes.io/zone"],
+            )?.usdPerHour,
+      log,
+      onEvent: warmupStats.record,
+    });
+    if (simulated)
+      await kube.create("Namespace", { metadata: { name: config.namespace } }).catch(() => undefined);
+    void runController(warmup, { clock, signal: ac.signal, log }).catch((err: unknown) =>
+      log.error("warmup controller stopped", { err }),
+    );
+
+    // ---- API + web UI ----
+    const tokens = {
+      admin: config.adminToken ?? randomBytes(18).toString("base64url"),
+      viewer: config.viewerToken ?? randomBytes(18).toString("base64url"),
+    };
+    const onPolicyChange = async (kind: "spot" | "warmup"): Promise<void> => {
+      if (kind === "spot") await loadSpotPolicies(store, spotPolicies, log);
+      else await loadWarmupPolicies();
+    };
+    const warmupTotals = (): { hits: number; misses: number; timeSavedSeconds: number } => {
+      let hits = 0;
+      let misses = 0;
+      for (const c of Object.values(warmupStats.counters)) {
+        hits += c.hits;
+        misses += c.misses;
+      }
+      const saved = Math.max(0, DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds);
+      return { hits, misses, timeSavedSeconds: hits * saved };
+    };
+    const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
+    const app = await build({
+      tokens,
+      plugins: [
+        dashboardRoutes({ hub, prices, now: () => clock.now(), clock, warmupStats: warmupTotals }),
+        policyRoutes({ store, now: () => clock.now(), onChange: onPolicyChange }),
+        (s) => {
+          s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
+            await reply.type("text/plain; version=0.0.4").send(metrics.render());
+          });
+        },
+        async (s) => {
+          if (existsSync(join(uiDir, "index.html"))) await s.register(fastifyStatic, { root: uiDir });
+          else s.get("/", () => ({ message: "web UI not built: run npm run build:ui" }));
+        },
+      ],
+    });
+    const address = await app.listen({ host: config.host, port: config.port });
+    closers.push(() => app.close());
+    const apiPort = Number(new URL(address).port);
+    entry.simulated = simulated;
+    log.info("wave started", { simulated, api: address, grpcPort: ingestServer.port });
+    return {
+      url: `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${apiPort}/`,
+      apiPort,
+      grpcPort: ingestServer.port,
+      webhookPort: config.webhookPort,
+      hub,
+      store,
+      kube,
+      simulated,
+      tokens,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export async function startCommand(ctx: CommandContext): Promise<number> {
+  const wave = await startWave(ctx.config, ctx.io.env);
+  const generated = ctx.config.viewerToken === undefined;
+  ctx.io.out(
+    [
+      `Wave is running${wave.simulated ? " on the embedded simulated Karpenter cluster" : ""}.`,
+      `Dashboard: ${wave.url}${generated ? `#token=${wave.tokens.viewer}` : ""}`,
+      generated ? `Admin token (changes policies): ${wave.tokens.admin}` : "Tokens: as configured.",
+      "Press Ctrl-C to stop.",
+      "",
+    ].join("\n"),
+  );
+  await new Promise<void>((resolve) => {
+    if (ctx.io.signal.aborted) resolve();
+    ctx.io.signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  ctx.io.out("Stopping Wave…\n");
+  await wave.stop();
+  return 0;
+}

@@ -1,0 +1,100 @@
+// Core's per-cluster live state. The hub is the ingest sink: every durable batch from an agent
+// lands here, updates that cluster's ClusterState (the one model every reader shares) and is
+// written to the history store before core acknowledges it.
+import type { IngestBatch, IngestSink, ClusterInfo } from "../ingest/sink.ts";
+import { StoreSink } from "../ingest/store-sink.ts";
+import type { Store } from "../store/store.ts";
+import { ClusterState, STATE_KINDS, type StateKind } from "../../state/cluster.ts";
+import type { WireObject } from "../../agent/wire.ts";
+import type { Clock } from "../../shared/clock.ts";
+import type { KindTypes } from "../../kube/kinds.ts";
+
+export interface ClusterEntry {
+  id: string;
+  state: ClusterState;
+  info: ClusterInfo | undefined;
+  /** Last time a batch arrived (ms). */
+  lastSeen: number | null;
+  /** Set by the composition root for the embedded simulator. */
+  simulated: boolean;
+}
+
+const isStateKind = (k: string): k is StateKind => (STATE_KINDS as readonly string[]).includes(k);
+
+export class ClusterHub implements IngestSink {
+  readonly #store: Store;
+  readonly #durable: IngestSink;
+  readonly #clock: Clock;
+  readonly #clusters = new Map<string, ClusterEntry>();
+  readonly #listeners = new Set<(clusterId: string) => void>();
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store;
+    this.#durable = new StoreSink(store);
+    this.#clock = clock;
+  }
+
+  get store(): Store {
+    return this.#store;
+  }
+
+  clusters(): ClusterEntry[] {
+    return [...this.#clusters.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  get(id: string): ClusterEntry | undefined {
+    return this.#clusters.get(id);
+  }
+
+  /** Creates (or returns) a cluster's entry; the simulator marks its own cluster here. */
+  ensure(id: string, simulated = false): ClusterEntry {
+    let c = this.#clusters.get(id);
+    if (!c) {
+      c = { id, state: new ClusterState(), info: undefined, lastSeen: null, simulated };
+      this.#clusters.set(id, c);
+    }
+    if (simulated) c.simulated = true;
+    return c;
+  }
+
+  /** Called after every applied batch (and by anything else that changes what clients see). */
+  onChange(fn: (clusterId: string) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  notify(clusterId: string): void {
+    for (const fn of this.#listeners) fn(clusterId);
+  }
+
+  async clusterConnected(info: ClusterInfo): Promise<void> {
+    await this.#durable.clusterConnected(info);
+    const c = this.ensure(info.clusterId);
+    c.info = info;
+    c.lastSeen = info.connectedAt;
+    this.notify(info.clusterId);
+  }
+
+  async write(batch: IngestBatch): Promise<void> {
+    // Durable first: core acks only what the store holds, and a failed write leaves state as is.
+    await this.#durable.write(batch);
+    const c = this.ensure(batch.clusterId);
+    c.lastSeen = this.#clock.now();
+    c.state.batch(() => {
+      if (batch.snapshot) applySnapshot(c.state, batch.snapshot);
+      for (const ch of batch.changes) {
+        if (!isStateKind(ch.kind)) continue;
+        const obj = ch.object as KindTypes[typeof ch.kind];
+        // "add" of a known object is an update in ClusterState.
+        c.state.apply(ch.kind, ch.op === "delete" ? "delete" : "add", obj);
+      }
+    });
+    this.notify(batch.clusterId);
+  }
+}
+
+function applySnapshot(state: ClusterState, objects: readonly WireObject[]): void {
+  const byKind = new Map<StateKind, unknown[]>(STATE_KINDS.map((k) => [k, []]));
+  for (const o of objects) if (isStateKind(o.kind)) byKind.get(o.kind)?.push(o.object);
+  for (const [kind, list] of byKind) state.replaceAll(kind, list as KindTypes[typeof kind][]);
+}
