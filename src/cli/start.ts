@@ -37,6 +37,7 @@ import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
 import { seeded } from "../sim/random.ts";
 import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
 import { Simulator } from "../sim/simulator.ts";
+import { LaggingClock } from "../sim/clock.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
 import { runController } from "../warmup/run.ts";
@@ -51,6 +52,11 @@ import { review } from "../webhook/review.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./main.ts";
+
+/** How far in the past the embedded simulated cluster begins (fast-forwarded at start). */
+const FAST_FORWARD_MS = 12 * 60_000;
+const SIM_STEP_MS = 1000;
+const SHUTDOWN_STEP_MS = 5000;
 
 /** Something `start` opened and must close on the way out, newest first. */
 type Closer = () => Promise<void> | void;
@@ -178,11 +184,13 @@ export async function startWave(
   const log = opts.log ?? createLogger({ level: config.logLevel, base: { app: "wave" } });
   const closers: Closer[] = [];
   const ac = new AbortController();
-  closers.push(() => ac.abort());
   const stop = async (): Promise<void> => {
-    for (const close of closers.reverse()) {
+    // Loops and streams end first (abort), then what was opened, newest first; a step that
+    // hangs is abandoned after a bound so Ctrl-C always ends the process.
+    ac.abort();
+    for (const close of closers.splice(0).reverse()) {
       try {
-        await close();
+        await Promise.race([close(), new Promise((r) => setTimeout(r, SHUTDOWN_STEP_MS).unref())]);
       } catch (err) {
         log.warn("shutdown step failed", { err });
       }
@@ -227,13 +235,20 @@ export async function startWave(
     closers.push(() => ingestServer.close());
 
     // ---- the cluster: real, or the embedded simulator ----
+    // The simulated cluster starts FAST_FORWARD_MS in the past and fast-forwards to now.
+    const simClock = new LaggingClock(clock, FAST_FORWARD_MS);
     let kube: KubeClient;
     let kubernetesVersion = "";
     let karpenterVersion = "";
     const spotPolicies = new InMemoryPolicySource();
     if (simulated) {
       const random = seeded(42);
-      const memory = new MemoryKube({ clock, random, historyLimit: 20_000, bookmarkIntervalMs: 60_000 });
+      const memory = new MemoryKube({
+        clock: simClock,
+        random,
+        historyLimit: 50_000,
+        bookmarkIntervalMs: 60_000,
+      });
       kube = memory;
       kubernetesVersion = "v1.34.0-sim";
       karpenterVersion = "v1.8-sim";
@@ -277,18 +292,22 @@ export async function startWave(
       const offerings = buildOfferings(buildCatalog(), prices);
       const sim = new Simulator({
         kube,
-        clock,
+        clock: simClock,
         offerings,
         random: seeded(7),
         admit: simulatedAdmission({ policies: spotPolicies, allocator, clock, logger: log }),
         log,
       });
-      const drive = await seedScenario(kube, clock.now());
+      const drive = await seedScenario(kube, simClock.now());
       void (async () => {
         while (!ac.signal.aborted) {
-          await drive(clock.now()).catch((err: unknown) => log.warn("scenario step failed", { err }));
-          await sim.tick(1000);
-          await clock.sleep(1000, ac.signal).catch(() => undefined);
+          await drive(simClock.now()).catch((err: unknown) => log.warn("scenario step failed", { err }));
+          await sim.tick(SIM_STEP_MS);
+          if (simClock.lag > 0) {
+            // Fast-forward: advance simulated time without waiting; yield so the agent streams.
+            simClock.catchUp(SIM_STEP_MS);
+            await new Promise((r) => setTimeout(r, 5));
+          } else await clock.sleep(SIM_STEP_MS, ac.signal).catch(() => undefined);
         }
       })();
     } else {
