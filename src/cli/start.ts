@@ -34,7 +34,7 @@ import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
-import { seeded } from "../sim/random.ts";
+import { seeded } from "../shared/random.ts";
 import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
 import { Simulator } from "../sim/simulator.ts";
 import { LaggingClock } from "../sim/clock.ts";

@@ -6,7 +6,7 @@ import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { K } from "../karpenter/types.ts";
 import { buildCatalog, buildOfferings } from "./catalog.ts";
-import { seeded } from "./random.ts";
+import { seeded } from "../shared/random.ts";
 import { Simulator } from "./simulator.ts";
 import { seedScenario } from "./scenario.ts";
 

@@ -12,7 +12,7 @@ import { isActivePod, isDaemonSetPod } from "../warmup/fit/resources.ts";
 import { parseResources, podRequests, type Resources } from "../karpenter/resources.ts";
 import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../warmup/fit/scheduling.ts";
 import { offeringLabels, type Offering } from "./catalog.ts";
-import { suffix } from "./random.ts";
+import { suffix } from "../shared/random.ts";
 
 export interface SimulatorOptions {
   kube: MemoryKube;

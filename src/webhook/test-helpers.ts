@@ -1,5 +1,6 @@
 // Shared by the webhook's tests, fuzzer and benchmark: fixtures and a seeded PRNG.
 import { readFileSync } from "node:fs";
+import { seeded } from "../shared/random.ts";
 import { request, type Agent } from "node:https";
 import type { TLSSocket } from "node:tls";
 import type { AdmissionReviewRequest } from "./admission.ts";
@@ -24,17 +25,8 @@ export function fixturePod(name: FixtureName): Pod {
   return loadFixture(name).request.object as Pod;
 }
 
-/** mulberry32: a small, fast, seeded PRNG — reproducible fuzzing. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (mulberry32) — reproducible fuzzing. */
+export const prng = seeded;
 
 /** A fresh copy of a fixture with a new uid and pod identity (many pods of one workload). */
 export function reviewFor(
