@@ -1,11 +1,14 @@
 // The CLI's commands. A command is listed only once the capability behind it exists.
-import type { WaveConfig } from "../config/config.ts";
+import type { ExtraOptions, WaveConfig } from "../config/config.ts";
 import type { Io } from "./main.ts";
 import { startCommand } from "./start.ts";
+import { policyCommands } from "./policies.ts";
 
 export interface CommandContext {
   config: WaveConfig;
   positionals: string[];
+  /** The command's own flags (declared in `options`). */
+  flags: Record<string, string | boolean | undefined>;
   io: Io;
 }
 
@@ -13,6 +16,7 @@ export interface Command {
   name: string;
   summary: string;
   usage?: string;
+  options?: ExtraOptions;
   run(ctx: CommandContext): Promise<number>;
 }
 
@@ -23,4 +27,5 @@ export const commands: readonly Command[] = [
     usage: "Usage: wave start [--kubeconfig FILE] [--simulate] [flags]\n\n",
     run: (ctx) => startCommand(ctx),
   },
+  ...policyCommands,
 ];

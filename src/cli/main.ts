@@ -4,10 +4,9 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, configHelp, parseConfig } from "../config/config.ts";
 import { commands, type Command } from "./commands.ts";
+import { UsageError } from "./errors.ts";
 
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError };
 
 export interface Io {
   out: (text: string) => void;
@@ -59,8 +58,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       io.out(`wave ${command.name} — ${command.summary}\n\n${command.usage ?? ""}${configHelp()}\n`);
       return 0;
     }
-    const { config, positionals } = parseConfig(rest, io.env);
-    return await command.run({ config, positionals, io });
+    const { config, positionals, flags } = parseConfig(rest, io.env, command.options);
+    return await command.run({ config, positionals, flags, io });
   } catch (err) {
     const expected = err instanceof ConfigError || err instanceof UsageError || isUserFacing(err);
     io.err(`wave: ${(err as Error).message}\n`);

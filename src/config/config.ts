@@ -169,14 +169,23 @@ function readFile(path: string): Record<string, unknown> {
 export interface ParsedArgs {
   config: WaveConfig;
   positionals: string[];
+  /** Values of the command's own flags (`extra` below). */
+  flags: Record<string, string | boolean | undefined>;
 }
+
+/** A command's own flags, parsed alongside the shared ones. */
+export type ExtraOptions = Record<string, { type: "string" | "boolean" }>;
 
 /**
  * Parses flags (after the command name), the environment and an optional --config file.
  * Pure apart from reading the config file and checking the kubeconfig is readable.
  */
-export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedArgs {
-  const options: Record<string, { type: "string" | "boolean" }> = { config: { type: "string" } };
+export function parseConfig(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  extra: ExtraOptions = {},
+): ParsedArgs {
+  const options: Record<string, { type: "string" | "boolean" }> = { ...extra, config: { type: "string" } };
   for (const k of KEYS) options[FIELDS[k].flag] = { type: FIELDS[k].kind === "bool" ? "boolean" : "string" };
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -213,5 +222,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     );
   if (config.adminToken !== undefined && config.adminToken === config.viewerToken)
     throw new ConfigError("admin and viewer tokens must differ");
-  return { config: Object.freeze(config), positionals: parsed.positionals };
+  const flags: ParsedArgs["flags"] = {};
+  for (const k of Object.keys(extra)) flags[k] = values[k];
+  return { config: Object.freeze(config), positionals: parsed.positionals, flags };
 }

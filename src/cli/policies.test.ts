@@ -1,0 +1,124 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "../api/app.ts";
+import { policyRoutes } from "../api/routes/policies.ts";
+import { openStore } from "../core/store/open.ts";
+import { silentLogger } from "../shared/log.ts";
+import { run, type Io } from "./main.ts";
+import { parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
+
+function io(): Io & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    out: (t) => stdout.push(t),
+    err: (t) => stderr.push(t),
+    env: {},
+    signal: new AbortController().signal,
+  };
+}
+
+describe("policy CLI parsing", () => {
+  it("parses workload references", () => {
+    assert.deepEqual(parseWorkloadRef("deployment/shop/api"), {
+      kind: "Deployment",
+      namespace: "shop",
+      name: "api",
+    });
+    assert.deepEqual(parseWorkloadRef("sts/db/pg"), { kind: "StatefulSet", namespace: "db", name: "pg" });
+    for (const bad of [undefined, "api", "job/ns/x", "deployment//x", "deployment/a/b/c"])
+      assert.throws(() => parseWorkloadRef(bad), /kind\/namespace\/name/);
+  });
+  it("builds policy bodies and rejects bad flags", () => {
+    assert.deepEqual(spotBody({ threshold: "3", strategy: "require" }), {
+      threshold: 3,
+      strategy: "Require",
+    });
+    assert.deepEqual(spotBody({ threshold: "2", "percent-above-base": "50" }), {
+      threshold: 2,
+      strategy: "Prefer",
+      percentAboveBase: 50,
+    });
+    assert.throws(() => spotBody({}), /--threshold N is required/);
+    assert.throws(() => spotBody({ threshold: "-1" }), /whole number/);
+    assert.throws(() => spotBody({ threshold: "1", strategy: "maybe" }), /prefer or require/);
+    assert.deepEqual(warmupBody({ "max-warm-nodes": "2", ttl: "120", "no-pre-pull": true }), {
+      enabled: true,
+      maxWarmNodes: 2,
+      ttlSeconds: 120,
+      prePull: false,
+    });
+    assert.throws(() => warmupBody({ "max-cost-per-hour": "lots" }), /USD/);
+  });
+});
+
+describe("wave spot / wave warmup against core's API", () => {
+  it("sets, lists and deletes policies with the admin token; the viewer token cannot", async () => {
+    const store = await openStore(
+      { backend: "sqlite", path: join(mkdtempSync(join(tmpdir(), "wave-cli-")), "w.db") },
+      { log: silentLogger },
+    );
+    const app = await build({ tokens: { admin: "adm", viewer: "view" }, plugins: [policyRoutes({ store })] });
+    const server = await app.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const set = io();
+      const args = ["--server", server, "--admin-token", "adm"];
+      assert.equal(
+        await run(["spot", "set", "deployment/shop/api", "--threshold", "3", ...args], set),
+        0,
+        set.stderr.join(""),
+      );
+      const list = io();
+      assert.equal(await run(["spot", "list", ...args], list), 0);
+      const listed = JSON.parse(list.stdout.join("")) as {
+        policies: { threshold: number; workload: { name: string } }[];
+      };
+      assert.deepEqual(
+        listed.policies.map((p) => [p.workload.name, p.threshold]),
+        [["api", 3]],
+      );
+      const warm = io();
+      assert.equal(
+        await run(["warmup", "set", "general", "--max-warm-nodes", "2", ...args], warm),
+        0,
+        warm.stderr.join(""),
+      );
+      const denied = io();
+      assert.equal(
+        await run(
+          [
+            "spot",
+            "set",
+            "deployment/shop/api",
+            "--threshold",
+            "1",
+            "--server",
+            server,
+            "--admin-token",
+            "view",
+          ],
+          denied,
+        ),
+        2,
+      );
+      assert.match(denied.stderr.join(""), /core answered 403/);
+      const del = io();
+      assert.equal(await run(["spot", "delete", "deployment/shop/api", ...args], del), 0);
+      assert.equal((await store.listPolicies("spot")).length, 0);
+      const refused = io();
+      assert.equal(
+        await run(["spot", "list", "--server", "http://127.0.0.1:1", "--admin-token", "adm"], refused),
+        2,
+      );
+      assert.match(refused.stderr.join(""), /cannot reach Wave core at http:\/\/127.0.0.1:1/);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,180 @@
+// `wave spot …` and `wave warmup …`: set policies through core's API (admin token), so users
+// never edit their workloads' YAML. Argument parsing is pure; the HTTP shell is thin.
+import type { Command, CommandContext } from "./commands.ts";
+import { UsageError } from "./errors.ts";
+
+const KINDS: Record<string, "Deployment" | "StatefulSet" | "ReplicaSet"> = {
+  deployment: "Deployment",
+  deploy: "Deployment",
+  statefulset: "StatefulSet",
+  sts: "StatefulSet",
+  replicaset: "ReplicaSet",
+  rs: "ReplicaSet",
+};
+
+export interface WorkloadRef {
+  kind: "Deployment" | "StatefulSet" | "ReplicaSet";
+  namespace: string;
+  name: string;
+}
+
+/** "deployment/shop/api" → { kind: "Deployment", namespace: "shop", name: "api" }. */
+export function parseWorkloadRef(text: string | undefined): WorkloadRef {
+  const parts = (text ?? "").split("/");
+  const [kind, namespace, name] = parts;
+  const k = KINDS[(kind ?? "").toLowerCase()];
+  if (parts.length !== 3 || !k || !namespace || !name)
+    throw new UsageError(
+      `expected a workload as kind/namespace/name (kind: deployment, statefulset or replicaset), got "${text ?? ""}"`,
+    );
+  return { kind: k, namespace, name };
+}
+
+function intFlag(flags: CommandContext["flags"], name: string): number | undefined {
+  const v = flags[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== "string" || !/^\d+$/.test(v))
+    throw new UsageError(`--${name} expects a whole number, got "${String(v)}"`);
+  return Number(v);
+}
+
+/** The PUT body of a spot policy from the command's flags. */
+export function spotBody(flags: CommandContext["flags"]): Record<string, unknown> {
+  const threshold = intFlag(flags, "threshold");
+  if (threshold === undefined)
+    throw new UsageError("--threshold N is required (the first N pods run on-demand)");
+  const strategy = String(flags.strategy ?? "prefer").toLowerCase();
+  if (strategy !== "prefer" && strategy !== "require")
+    throw new UsageError(`--strategy must be prefer or require, got "${strategy}"`);
+  const pct = intFlag(flags, "percent-above-base");
+  return {
+    threshold,
+    strategy: strategy === "prefer" ? "Prefer" : "Require",
+    ...(pct === undefined ? {} : { percentAboveBase: pct }),
+  };
+}
+
+/** The PUT body of a warmup policy from the command's flags (unset fields take core's defaults). */
+export function warmupBody(flags: CommandContext["flags"]): Record<string, unknown> {
+  const body: Record<string, unknown> = { enabled: flags.disable !== true };
+  const map: [string, string][] = [
+    ["max-warm-nodes", "maxWarmNodes"],
+    ["ttl", "ttlSeconds"],
+    ["cooldown", "cooldownSeconds"],
+  ];
+  for (const [flag, key] of map) {
+    const v = intFlag(flags, flag);
+    if (v !== undefined) body[key] = v;
+  }
+  const cost = flags["max-cost-per-hour"];
+  if (cost !== undefined) {
+    const n = Number(cost);
+    if (typeof cost !== "string" || !Number.isFinite(n) || n < 0)
+      throw new UsageError(`--max-cost-per-hour expects a number of USD, got "${String(cost)}"`);
+    body.maxCostPerHour = n;
+  }
+  if (flags["no-pre-pull"] === true) body.prePull = false;
+  return body;
+}
+
+async function call(
+  ctx: CommandContext,
+  method: "GET" | "PUT" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  const server = String(ctx.flags.server ?? `http://127.0.0.1:${ctx.config.port}`).replace(/\/$/, "");
+  const token = method === "GET" ? (ctx.config.viewerToken ?? ctx.config.adminToken) : ctx.config.adminToken;
+  if (!token)
+    throw new UsageError(
+      method === "GET"
+        ? "a token is required: --viewer-token or WAVE_VIEWER_TOKEN"
+        : "an admin token is required: --admin-token or WAVE_ADMIN_TOKEN",
+    );
+  let res: Response;
+  try {
+    res = await fetch(`${server}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (err) {
+    throw new UsageError(`cannot reach Wave core at ${server} (${(err as Error).message}); set --server`);
+  }
+  const text = await res.text();
+  const json = text ? (JSON.parse(text) as unknown) : undefined;
+  if (!res.ok) {
+    const message = (json as { message?: string } | undefined)?.message ?? res.statusText;
+    throw new UsageError(`core answered ${res.status}: ${message}`);
+  }
+  return json;
+}
+
+const serverOption = { server: { type: "string" as const } };
+
+export const policyCommands: Command[] = [
+  {
+    name: "spot",
+    summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
+    usage:
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default http://127.0.0.1:<port>)\n\n",
+    options: {
+      ...serverOption,
+      threshold: { type: "string" },
+      strategy: { type: "string" },
+      "percent-above-base": { type: "string" },
+    },
+    async run(ctx) {
+      const [verb, target] = ctx.positionals;
+      if (verb === "list") {
+        ctx.io.out(JSON.stringify(await call(ctx, "GET", "/api/v1/policies/spot"), null, 2) + "\n");
+        return 0;
+      }
+      if (verb !== "set" && verb !== "delete")
+        throw new UsageError('wave spot: expected "list", "set" or "delete"');
+      const ref = parseWorkloadRef(target);
+      const path = `/api/v1/policies/spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`;
+      const out =
+        verb === "set" ? await call(ctx, "PUT", path, spotBody(ctx.flags)) : await call(ctx, "DELETE", path);
+      ctx.io.out(JSON.stringify(out ?? { deleted: true }, null, 2) + "\n");
+      return 0;
+    },
+  },
+  {
+    name: "warmup",
+    summary:
+      "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
+    usage:
+      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default http://127.0.0.1:<port>)\n\n",
+    options: {
+      ...serverOption,
+      disable: { type: "boolean" },
+      "max-warm-nodes": { type: "string" },
+      ttl: { type: "string" },
+      cooldown: { type: "string" },
+      "max-cost-per-hour": { type: "string" },
+      "no-pre-pull": { type: "boolean" },
+    },
+    async run(ctx) {
+      const [verb, pool] = ctx.positionals;
+      if (verb === "list") {
+        ctx.io.out(JSON.stringify(await call(ctx, "GET", "/api/v1/policies/warmup"), null, 2) + "\n");
+        return 0;
+      }
+      if (verb !== "set" && verb !== "delete")
+        throw new UsageError('wave warmup: expected "list", "set" or "delete"');
+      if (!pool) throw new UsageError("wave warmup: name the NodePool");
+      const path = `/api/v1/policies/warmup/${encodeURIComponent(pool)}`;
+      const out =
+        verb === "set"
+          ? await call(ctx, "PUT", path, warmupBody(ctx.flags))
+          : await call(ctx, "DELETE", path);
+      ctx.io.out(JSON.stringify(out ?? { deleted: true }, null, 2) + "\n");
+      return 0;
+    },
+  },
+];
