@@ -5,31 +5,19 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import fastifyStatic from "@fastify/static";
 import type { WaveConfig } from "../config/config.ts";
 import { Agent } from "../agent/agent.ts";
 import { InformerSource } from "../agent/informer-source.ts";
-import { build } from "../api/app.ts";
-import { dashboardRoutes } from "../api/routes/dashboard.ts";
-import { policyRoutes } from "../api/routes/policies.ts";
-import { DEFAULT_STARTUP } from "../warmup/stats.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
 import { IngestCore } from "../core/ingest/core.ts";
 import { startIngestServer } from "../core/ingest/server.ts";
-import { SeriesRecorder } from "../core/history/recorder.ts";
-import { runSampler } from "../core/history/sampler.ts";
-import type { PoolSample } from "../core/history/series.ts";
 import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
-import { clientFromKubeconfig, loadKubeConfig, ping } from "../kube/clientnode/kubeconfig.ts";
-import { ClientNodeKube } from "../kube/clientnode/client.ts";
-import { parseResources } from "../karpenter/resources.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import { jsonPatch } from "../kube/memory/patch.ts";
 import type { Pod } from "../kube/objects.ts";
 import type { KubeClient } from "../kube/port.ts";
 import { createPricing } from "../pricing/setup.ts";
-import type { PriceProvider } from "../pricing/types.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
@@ -38,11 +26,7 @@ import { seeded } from "../shared/random.ts";
 import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
 import { Simulator } from "../sim/simulator.ts";
 import { LaggingClock } from "../sim/clock.ts";
-import { WarmupController } from "../warmup/controller.ts";
-import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
 import { runController } from "../warmup/run.ts";
-import { WarmupStatsRecorder } from "../warmup/stats.ts";
-import { kubeWarmupView } from "../warmup/view.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import type { AdmissionRequest } from "../webhook/admission.ts";
 import { generateDevCerts } from "../webhook/certs.ts";
@@ -52,6 +36,7 @@ import { review } from "../webhook/review.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./main.ts";
+import { connectCluster, createWarmup, poolSamples, startApi, startHistory } from "./parts.ts";
 
 /** How far in the past the embedded simulated cluster begins (fast-forwarded at start). */
 const FAST_FORWARD_MS = 12 * 60_000;
@@ -74,66 +59,11 @@ export interface Started {
   stop(): Promise<void>;
 }
 
-/** An error the user must fix (the CLI prints its message and exits 2). */
-function userError(message: string): Error {
-  return Object.assign(new Error(message), { userFacing: true });
-}
+export { poolSamples };
 
 /** Whether this process should run on the embedded simulator. */
 export function wantsSimulator(config: WaveConfig, env: NodeJS.ProcessEnv): boolean {
   return config.simulate || (config.kubeconfig === undefined && env.KUBERNETES_SERVICE_HOST === undefined);
-}
-
-async function connectCluster(
-  config: WaveConfig,
-  env: NodeJS.ProcessEnv,
-  log: Logger,
-): Promise<{ kube: KubeClient; kubernetesVersion: string }> {
-  let client: ClientNodeKube;
-  try {
-    client =
-      config.kubeconfig === undefined
-        ? new ClientNodeKube({
-            kubeConfig: loadKubeConfig({ inCluster: env.KUBERNETES_SERVICE_HOST !== undefined }),
-          })
-        : clientFromKubeconfig(config.kubeconfig, config.context);
-  } catch (err) {
-    throw userError((err as Error).message);
-  }
-  try {
-    const v = await ping(client);
-    log.info("connected to the Kubernetes apiserver", { version: v.gitVersion });
-    return { kube: client, kubernetesVersion: v.gitVersion };
-  } catch (err) {
-    throw userError((err as Error).message);
-  }
-}
-
-/** Pool samples (per capacity type) for the history recorder, priced like the dashboard. */
-export function poolSamples(
-  hub: ClusterHub,
-  clusterId: string,
-  prices: PriceProvider,
-): PoolSample[] | undefined {
-  const entry = hub.get(clusterId);
-  if (!entry?.info) return undefined; // no agent yet: the recorder marks a gap
-  const acc = new Map<string, PoolSample>();
-  for (const node of entry.state.nodes()) {
-    const labels = node.metadata.labels ?? {};
-    const nodePool = labels["karpenter.sh/nodepool"] ?? "(none)";
-    const capacityType = labels["karpenter.sh/capacity-type"] ?? "on-demand";
-    const k = `${nodePool}\u0000${capacityType}`;
-    const s = acc.get(k) ?? { nodePool, capacityType, nodes: 0, vcpu: 0, memoryBytes: 0, costPerHour: 0 };
-    const capacity = parseResources(node.status?.capacity);
-    s.nodes += 1;
-    s.vcpu += (capacity.cpu ?? 0) / 1000;
-    s.memoryBytes += capacity.memory ?? 0;
-    const it = labels["node.kubernetes.io/instance-type"];
-    const ct = capacityType === "spot" || capacityType === "reserved" ? capacityType : "on-demand";
-    if (it) s.costPerHour += prices.price(it, ct, labels["topology.kubernetes.io/zone"])?.usdPerHour ?? 0;
-    acc.set(k, s);
-  }
-  return [...acc.values()];
 }
 
 /** The spot policy set the webhook serves, from the policies stored in core. */
@@ -326,58 +256,15 @@ export async function startWave(
     }
 
     // ---- history sampler ----
-    const recorder = new SeriesRecorder({
-      clusterId: config.clusterId,
-      stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
-      clock,
-    });
-    const latest = await store.latestSeries(config.clusterId);
-    if (latest) recorder.resume(latest.ts, latest.series);
-    void runSampler({
-      recorder,
-      clock,
-      log,
-      signal: ac.signal,
-      snapshot: () => poolSamples(hub, config.clusterId, prices),
-      write: async (rows) => {
-        await store.write({ series: rows });
-      },
-    });
-    const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
-    compaction.unref();
-    closers.push(() => clearInterval(compaction));
+    closers.push(
+      await startHistory({ store, hub, clusterId: config.clusterId, prices, clock, log, signal: ac.signal }),
+    );
 
     // ---- warmup controller ----
-    const warmupPolicies = new Map<string, WarmupPolicy>();
-    const loadWarmupPolicies = async (): Promise<void> => {
-      warmupPolicies.clear();
-      for (const r of await store.listPolicies("warmup")) {
-        const parsed = parsePolicy(r.value);
-        if (parsed.ok) warmupPolicies.set(r.key, parsed.policy);
-      }
-    };
-    await loadWarmupPolicies();
-    const warmupStats = new WarmupStatsRecorder();
-    const warmup = new WarmupController({
-      client: kube,
-      view: kubeWarmupView(kube),
-      clock,
-      namespace: config.namespace,
-      policyOf: (pool) => warmupPolicies.get(pool) ?? DEFAULT_POLICY,
-      priceOf: (what, ct) =>
-        typeof what === "string"
-          ? prices.price(what, ct)?.usdPerHour
-          : prices.price(
-              what.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "",
-              ct,
-              what.metadata.labels?.["topology.kubernetes.io/zone"],
-            )?.usdPerHour,
-      log,
-      onEvent: warmupStats.record,
-    });
+    const warmup = await createWarmup({ kube, store, prices, clock, log, namespace: config.namespace });
     if (simulated)
       await kube.create("Namespace", { metadata: { name: config.namespace } }).catch(() => undefined);
-    void runController(warmup, { clock, signal: ac.signal, log }).catch((err: unknown) =>
+    void runController(warmup.controller, { clock, signal: ac.signal, log }).catch((err: unknown) =>
       log.error("warmup controller stopped", { err }),
     );
 
@@ -388,38 +275,22 @@ export async function startWave(
     };
     const onPolicyChange = async (kind: "spot" | "warmup"): Promise<void> => {
       if (kind === "spot") await loadSpotPolicies(store, spotPolicies, log);
-      else await loadWarmupPolicies();
+      else await warmup.reloadPolicies();
     };
-    const warmupTotals = (): { hits: number; misses: number; timeSavedSeconds: number } => {
-      let hits = 0;
-      let misses = 0;
-      for (const c of Object.values(warmupStats.counters)) {
-        hits += c.hits;
-        misses += c.misses;
-      }
-      const saved = Math.max(0, DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds);
-      return { hits, misses, timeSavedSeconds: hits * saved };
-    };
-    const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
-    const app = await build({
+    const api = await startApi({
+      config,
       tokens,
-      plugins: [
-        dashboardRoutes({ hub, prices, now: () => clock.now(), clock, warmupStats: warmupTotals }),
-        policyRoutes({ store, now: () => clock.now(), onChange: onPolicyChange }),
-        (s) => {
-          s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
-            await reply.type("text/plain; version=0.0.4").send(metrics.render());
-          });
-        },
-        async (s) => {
-          if (existsSync(join(uiDir, "index.html"))) await s.register(fastifyStatic, { root: uiDir });
-          else s.get("/", () => ({ message: "web UI not built: run npm run build:ui" }));
-        },
-      ],
+      hub,
+      store,
+      prices,
+      clock,
+      metrics,
+      warmupTotals: () => warmup.totals(),
+      onPolicyChange,
     });
-    const address = await app.listen({ host: config.host, port: config.port });
-    closers.push(() => app.close());
-    const apiPort = Number(new URL(address).port);
+    const address = api.address;
+    closers.push(() => api.app.close());
+    const apiPort = api.port;
     entry.simulated = simulated;
     log.info("wave started", { simulated, api: address, grpcPort: ingestServer.port });
     return {

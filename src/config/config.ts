@@ -34,6 +34,29 @@ export interface WaveConfig {
   /** Bearer tokens for the API. */
   adminToken: string | undefined;
   viewerToken: string | undefined;
+  // ---- per-component processes (`wave agent|core|webhook`, the Helm chart's env contract) ----
+  /** Leader-election identity (the pod name); unset → the host name. */
+  podName: string | undefined;
+  /** Bearer token the agent sends and core accepts on the gRPC stream. */
+  agentToken: string | undefined;
+  /** The agent's leader Lease in `namespace`. */
+  agentLease: string;
+  /** Core's gRPC endpoint for `wave agent`: https://host:port. */
+  coreAddress: string | undefined;
+  /** The agent's client certificate directory (tls.crt, tls.key; ca.crt verifies core). */
+  agentTlsDir: string | undefined;
+  /** Port of the agent's /metrics and /healthz (0 = ephemeral). */
+  metricsPort: number;
+  /** Core's gRPC serving certificate directory (tls.crt, tls.key; ca.crt verifies agents). */
+  grpcTlsDir: string | undefined;
+  /** Where `wave webhook` pulls its SpotPolicySet (core's API, read with the viewer token). */
+  spotPoliciesUrl: string | undefined;
+  /** The webhook's serving certificate directory (tls.crt, tls.key). */
+  webhookTlsDir: string | undefined;
+  /** What the webhook does when no spot decision can be made in time. */
+  webhookFallback: "unchanged" | "spot-preferred";
+  /** The webhook's own deadline per admission, below the apiserver's timeout. */
+  webhookDeadlineMs: number;
 }
 
 export const DEFAULTS: WaveConfig = Object.freeze({
@@ -52,10 +75,21 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   verbose: false,
   adminToken: undefined,
   viewerToken: undefined,
+  podName: undefined,
+  agentToken: undefined,
+  agentLease: "wave-agent",
+  coreAddress: undefined,
+  agentTlsDir: undefined,
+  metricsPort: 9090,
+  grpcTlsDir: undefined,
+  spotPoliciesUrl: undefined,
+  webhookTlsDir: undefined,
+  webhookFallback: "unchanged",
+  webhookDeadlineMs: 1000,
 });
 
 type Key = keyof WaveConfig;
-type Kind = "string" | "port" | "bool" | "level";
+type Kind = "string" | "port" | "bool" | "level" | "fallback" | "deadline";
 
 /** One table drives flags, env names, file keys and validation, so they cannot drift apart. */
 const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string }> = {
@@ -99,6 +133,62 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     env: "WAVE_VIEWER_TOKEN",
     help: "API viewer bearer token",
   },
+  podName: { kind: "string", flag: "pod-name", env: "WAVE_POD_NAME", help: "leader-election identity" },
+  agentToken: {
+    kind: "string",
+    flag: "agent-token",
+    env: "WAVE_AGENT_TOKEN",
+    help: "agent bearer token on the gRPC stream",
+  },
+  agentLease: { kind: "string", flag: "agent-lease", env: "WAVE_AGENT_LEASE", help: "agent leader Lease" },
+  coreAddress: {
+    kind: "string",
+    flag: "core-address",
+    env: "WAVE_CORE_ADDRESS",
+    help: "core gRPC URL for the agent (https://host:port)",
+  },
+  agentTlsDir: {
+    kind: "string",
+    flag: "agent-tls-dir",
+    env: "WAVE_AGENT_TLS_DIR",
+    help: "agent client cert dir (tls.crt, tls.key, ca.crt)",
+  },
+  metricsPort: {
+    kind: "port",
+    flag: "metrics-port",
+    env: "WAVE_METRICS_PORT",
+    help: "agent /metrics and /healthz port",
+  },
+  grpcTlsDir: {
+    kind: "string",
+    flag: "grpc-tls-dir",
+    env: "WAVE_GRPC_TLS_DIR",
+    help: "core gRPC cert dir (tls.crt, tls.key, ca.crt)",
+  },
+  spotPoliciesUrl: {
+    kind: "string",
+    flag: "spot-policies-url",
+    env: "WAVE_SPOT_POLICIES_URL",
+    help: "URL the webhook pulls spot policies from",
+  },
+  webhookTlsDir: {
+    kind: "string",
+    flag: "webhook-tls-dir",
+    env: "WAVE_WEBHOOK_TLS_DIR",
+    help: "webhook serving cert dir (tls.crt, tls.key)",
+  },
+  webhookFallback: {
+    kind: "fallback",
+    flag: "webhook-fallback",
+    env: "WAVE_WEBHOOK_FALLBACK",
+    help: "unchanged|spot-preferred when undecided",
+  },
+  webhookDeadlineMs: {
+    kind: "deadline",
+    flag: "webhook-deadline-ms",
+    env: "WAVE_WEBHOOK_DEADLINE_MS",
+    help: "webhook deadline per admission, 50-2500 ms",
+  },
 };
 
 const KEYS = Object.keys(FIELDS) as Key[];
@@ -130,6 +220,17 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     case "level":
       if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
       throw new ConfigError(`${where}: expected debug, info, warn or error, got ${JSON.stringify(raw)}`);
+    case "fallback":
+      if (raw === "unchanged" || raw === "spot-preferred") return raw;
+      throw new ConfigError(`${where}: expected unchanged or spot-preferred, got ${JSON.stringify(raw)}`);
+    case "deadline": {
+      const n =
+        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+      // Below the apiserver's 3 s webhook timeout, above what a lease round trip needs.
+      if (!Number.isInteger(n) || n < 50 || n > 2500)
+        throw new ConfigError(`${where}: expected milliseconds 50-2500, got ${JSON.stringify(raw)}`);
+      return n;
+    }
     case "port": {
       const n =
         typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;

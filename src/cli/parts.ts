@@ -1,0 +1,219 @@
+// Building blocks shared by the all-in-one `wave start` (start.ts) and the per-component
+// processes the Helm chart runs (`wave agent|core|webhook|cleanup`, components.ts): connecting
+// to the apiserver, core's history sampler, the warmup controller and the API + web UI.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance } from "fastify";
+import type { WaveConfig } from "../config/config.ts";
+import { build } from "../api/app.ts";
+import { dashboardRoutes } from "../api/routes/dashboard.ts";
+import { policyRoutes } from "../api/routes/policies.ts";
+import type { ClusterHub } from "../core/hub/hub.ts";
+import { SeriesRecorder } from "../core/history/recorder.ts";
+import { runSampler } from "../core/history/sampler.ts";
+import type { PoolSample } from "../core/history/series.ts";
+import type { Store } from "../core/store/store.ts";
+import { parseResources } from "../karpenter/resources.ts";
+import { clientFromKubeconfig, loadKubeConfig, ping } from "../kube/clientnode/kubeconfig.ts";
+import { ClientNodeKube } from "../kube/clientnode/client.ts";
+import type { KubeClient } from "../kube/port.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import type { Registry } from "../shared/metrics.ts";
+import { WarmupController } from "../warmup/controller.ts";
+import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
+import { DEFAULT_STARTUP, WarmupStatsRecorder } from "../warmup/stats.ts";
+import { kubeWarmupView } from "../warmup/view.ts";
+
+/** An error the user must fix (the CLI prints its message and exits 2). */
+export function userError(message: string): Error {
+  return Object.assign(new Error(message), { userFacing: true });
+}
+
+/** A client for the configured kubeconfig (or the pod's ServiceAccount), checked with /version. */
+export async function connectCluster(
+  config: WaveConfig,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<{ kube: KubeClient; kubernetesVersion: string }> {
+  let client: ClientNodeKube;
+  try {
+    client =
+      config.kubeconfig === undefined
+        ? new ClientNodeKube({
+            kubeConfig: loadKubeConfig({ inCluster: env.KUBERNETES_SERVICE_HOST !== undefined }),
+          })
+        : clientFromKubeconfig(config.kubeconfig, config.context);
+  } catch (err) {
+    throw userError((err as Error).message);
+  }
+  try {
+    const v = await ping(client);
+    log.info("connected to the Kubernetes apiserver", { version: v.gitVersion });
+    return { kube: client, kubernetesVersion: v.gitVersion };
+  } catch (err) {
+    throw userError((err as Error).message);
+  }
+}
+
+/** Pool samples (per capacity type) for the history recorder, priced like the dashboard. */
+export function poolSamples(
+  hub: ClusterHub,
+  clusterId: string,
+  prices: PriceProvider,
+): PoolSample[] | undefined {
+  const entry = hub.get(clusterId);
+  if (!entry?.info) return undefined; // no agent yet: the recorder marks a gap
+  const acc = new Map<string, PoolSample>();
+  for (const node of entry.state.nodes()) {
+    const labels = node.metadata.labels ?? {};
+    const nodePool = labels["karpenter.sh/nodepool"] ?? "(none)";
+    const capacityType = labels["karpenter.sh/capacity-type"] ?? "on-demand";
+    const k = `${nodePool}\u0000${capacityType}`;
+    const s = acc.get(k) ?? { nodePool, capacityType, nodes: 0, vcpu: 0, memoryBytes: 0, costPerHour: 0 };
+    const capacity = parseResources(node.status?.capacity);
+    s.nodes += 1;
+    s.vcpu += (capacity.cpu ?? 0) / 1000;
+    s.memoryBytes += capacity.memory ?? 0;
+    const it = labels["node.kubernetes.io/instance-type"];
+    const ct = capacityType === "spot" || capacityType === "reserved" ? capacityType : "on-demand";
+    if (it) s.costPerHour += prices.price(it, ct, labels["topology.kubernetes.io/zone"])?.usdPerHour ?? 0;
+    acc.set(k, s);
+  }
+  return [...acc.values()];
+}
+
+/** Core's history: the per-minute sampler (until `signal` aborts) and periodic compaction. */
+export async function startHistory(o: {
+  store: Store;
+  hub: ClusterHub;
+  clusterId: string;
+  prices: PriceProvider;
+  clock: Clock;
+  log: Logger;
+  signal: AbortSignal;
+}): Promise<() => void> {
+  const { store, clock } = o;
+  const recorder = new SeriesRecorder({
+    clusterId: o.clusterId,
+    stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
+    clock,
+  });
+  const latest = await store.latestSeries(o.clusterId);
+  if (latest) recorder.resume(latest.ts, latest.series);
+  void runSampler({
+    recorder,
+    clock,
+    log: o.log,
+    signal: o.signal,
+    snapshot: () => poolSamples(o.hub, o.clusterId, o.prices),
+    write: async (rows) => {
+      await store.write({ series: rows });
+    },
+  });
+  const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
+  compaction.unref();
+  return () => clearInterval(compaction);
+}
+
+export interface Warmup {
+  controller: WarmupController;
+  /** Re-reads the warmup policies from the store. */
+  reloadPolicies(): Promise<void>;
+  /** Hits, misses and start-up time saved, for the dashboard. */
+  totals(): { hits: number; misses: number; timeSavedSeconds: number };
+}
+
+/** The warmup controller over a cluster, with its policies from the store. Not started. */
+export async function createWarmup(o: {
+  kube: KubeClient;
+  store: Store;
+  prices: PriceProvider;
+  clock: Clock;
+  log: Logger;
+  namespace: string;
+}): Promise<Warmup> {
+  const { prices } = o;
+  const policies = new Map<string, WarmupPolicy>();
+  const reloadPolicies = async (): Promise<void> => {
+    const next = new Map<string, WarmupPolicy>();
+    for (const r of await o.store.listPolicies("warmup")) {
+      const parsed = parsePolicy(r.value);
+      if (parsed.ok) next.set(r.key, parsed.policy);
+    }
+    policies.clear();
+    for (const [k, v] of next) policies.set(k, v);
+  };
+  await reloadPolicies();
+  const stats = new WarmupStatsRecorder();
+  const controller = new WarmupController({
+    client: o.kube,
+    view: kubeWarmupView(o.kube),
+    clock: o.clock,
+    namespace: o.namespace,
+    policyOf: (pool) => policies.get(pool) ?? DEFAULT_POLICY,
+    priceOf: (what, ct) =>
+      typeof what === "string"
+        ? prices.price(what, ct)?.usdPerHour
+        : prices.price(
+            what.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "",
+            ct,
+            what.metadata.labels?.["topology.kubernetes.io/zone"],
+          )?.usdPerHour,
+    log: o.log,
+    onEvent: stats.record,
+  });
+  const totals = (): { hits: number; misses: number; timeSavedSeconds: number } => {
+    let hits = 0;
+    let misses = 0;
+    for (const c of Object.values(stats.counters)) {
+      hits += c.hits;
+      misses += c.misses;
+    }
+    const saved = Math.max(0, DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds);
+    return { hits, misses, timeSavedSeconds: hits * saved };
+  };
+  return { controller, reloadPolicies, totals };
+}
+
+/** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
+export async function startApi(o: {
+  config: WaveConfig;
+  tokens: { admin: string; viewer: string };
+  hub: ClusterHub;
+  store: Store;
+  prices: PriceProvider;
+  clock: Clock;
+  metrics: Registry;
+  warmupTotals: () => { hits: number; misses: number; timeSavedSeconds: number };
+  onPolicyChange: (kind: "spot" | "warmup") => Promise<void>;
+}): Promise<{ app: FastifyInstance; port: number; address: string }> {
+  const { clock, metrics } = o;
+  const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
+  const app = await build({
+    tokens: o.tokens,
+    plugins: [
+      dashboardRoutes({
+        hub: o.hub,
+        prices: o.prices,
+        now: () => clock.now(),
+        clock,
+        warmupStats: o.warmupTotals,
+      }),
+      policyRoutes({ store: o.store, now: () => clock.now(), onChange: o.onPolicyChange }),
+      (s) => {
+        s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
+          await reply.type("text/plain; version=0.0.4").send(metrics.render());
+        });
+      },
+      async (s) => {
+        if (existsSync(join(uiDir, "index.html"))) await s.register(fastifyStatic, { root: uiDir });
+        else s.get("/", () => ({ message: "web UI not built: run npm run build:ui" }));
+      },
+    ],
+  });
+  const address = await app.listen({ host: o.config.host, port: o.config.port });
+  return { app, port: Number(new URL(address).port), address };
+}
