@@ -3,6 +3,7 @@
 // Wave shows for the same instance on a real cluster.
 import type { PriceProvider } from "../pricing/types.ts";
 import type { CapacityType } from "../karpenter/types.ts";
+import { KWOK_ZONES, KwokPriceProvider } from "../pricing/kwok.ts";
 
 export interface InstanceType {
   name: string;
@@ -14,6 +15,10 @@ export interface InstanceType {
   gpus: number;
   /** Max pods the kubelet allows (EKS ENI limits, simplified). */
   maxPods: number;
+  /** Which cloud provider's catalog this type is from (labels and node overhead differ). */
+  provider?: "aws" | "kwok";
+  /** Fixed kube-reserved overhead; absent = EKS's formula (see the simulator's allocatable). */
+  reserved?: { cpuMilli: number; memoryBytes: number };
 }
 
 export interface Offering {
@@ -72,11 +77,56 @@ export function buildCatalog(): InstanceType[] {
   return out;
 }
 
+// The Karpenter KWOK provider's generated types (kwok/tools/gen_instance_types.go, v1.8.2):
+// {c|s|m}-{N}x-{arch}-{os}, 2/4/8 GiB per vCPU, pods = min(16 × vCPU, 1024), kube-reserved
+// 100m CPU + 10Mi. Only the linux ones: the rig's NodePools (and Wave's) require linux.
+const KWOK_SIZES = [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256] as const;
+const KWOK_MEMORY_PER_VCPU = { c: 2, s: 4, m: 8 } as const;
+
+/** The KWOK provider's instance types, for comparing the simulator with the local rig. */
+export function buildKwokCatalog(): InstanceType[] {
+  const out: InstanceType[] = [];
+  for (const vcpu of KWOK_SIZES) {
+    for (const [family, perVcpu] of Object.entries(KWOK_MEMORY_PER_VCPU)) {
+      for (const arch of ["amd64", "arm64"] as const) {
+        out.push({
+          name: `${family}-${vcpu}x-${arch}-linux`,
+          family,
+          category: family,
+          arch,
+          vcpu,
+          memoryBytes: vcpu * perVcpu * GiB,
+          gpus: 0,
+          maxPods: Math.min(vcpu * 16, 1024),
+          provider: "kwok",
+          reserved: { cpuMilli: 100, memoryBytes: 10 * 2 ** 20 },
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** KWOK offerings: every type in test-zone-a..d, spot and on-demand, at the provider's prices. */
+export function buildKwokOfferings(
+  catalog: readonly InstanceType[] = buildKwokCatalog(),
+  prices: PriceProvider = new KwokPriceProvider(),
+): Offering[] {
+  return buildOfferings(catalog, prices, KWOK_ZONES);
+}
+
+/** Which catalog a simulation runs on: EC2-like (the embedded default) or the rig's KWOK types. */
+export type CatalogName = "aws" | "kwok";
+
 /** Every (type, capacity type, zone) the pricing module can price; unpriced ones are dropped. */
-export function buildOfferings(catalog: readonly InstanceType[], prices: PriceProvider): Offering[] {
+export function buildOfferings(
+  catalog: readonly InstanceType[],
+  prices: PriceProvider,
+  zones: readonly string[] = SIM_ZONES,
+): Offering[] {
   const out: Offering[] = [];
   for (const type of catalog) {
-    for (const zone of SIM_ZONES) {
+    for (const zone of zones) {
       for (const capacityType of ["on-demand", "spot"] as const) {
         const quote = prices.price(type.name, capacityType, zone, SIM_REGION);
         if (quote) out.push({ type, capacityType, zone, usdPerHour: quote.usdPerHour });
@@ -86,8 +136,21 @@ export function buildOfferings(catalog: readonly InstanceType[], prices: PricePr
   return out;
 }
 
-/** The labels Karpenter's AWS provider puts on a node of this offering. */
+/** The labels Karpenter's cloud provider (AWS or KWOK) puts on a node of this offering. */
 export function offeringLabels(o: Offering): Record<string, string> {
+  if (o.type.provider === "kwok") {
+    return {
+      "node.kubernetes.io/instance-type": o.type.name,
+      "karpenter.sh/capacity-type": o.capacityType,
+      "topology.kubernetes.io/zone": o.zone,
+      "kubernetes.io/arch": o.type.arch,
+      "kubernetes.io/os": "linux",
+      "karpenter.kwok.sh/instance-family": o.type.family,
+      "karpenter.kwok.sh/instance-size": String(o.type.vcpu),
+      "karpenter.kwok.sh/instance-cpu": String(o.type.vcpu),
+      "karpenter.kwok.sh/instance-memory": `${o.type.memoryBytes / GiB}Gi`,
+    };
+  }
   return {
     "node.kubernetes.io/instance-type": o.type.name,
     "karpenter.sh/capacity-type": o.capacityType,

@@ -143,7 +143,7 @@ export interface ScenarioTiming {
 
 export const DEFAULT_TIMING: ScenarioTiming = {
   dayMs: 10 * 60_000,
-  batchFlipMs: 12_000,
+  batchFlipMs: 20_000,
   rolloutMs: 5 * 60_000,
 };
 

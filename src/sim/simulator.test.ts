@@ -62,7 +62,7 @@ describe("simulated Karpenter cluster", () => {
   });
 
   it("churns the misconfigured batch pool and keeps the calm ones", async () => {
-    const { created, deleted } = await runScenario(90);
+    const { created, deleted } = await runScenario(130);
     const batchCreated = [...created].filter(([, pool]) => pool === "batch").map(([n]) => n);
     const batchDeleted = batchCreated.filter((n) => deleted.has(n));
     assert.ok(batchCreated.length >= 4, `batch created ${batchCreated.length} nodeclaims`);

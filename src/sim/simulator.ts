@@ -27,6 +27,11 @@ export interface SimulatorOptions {
   batchMaxMs?: number;
   /** Expected spot interruptions per spot node per hour. */
   spotInterruptionRate?: number;
+  /**
+   * How long a consolidation decision must stay valid before it is carried out (Karpenter's
+   * consolidationTTL: it re-checks a command after 15 s, for empty and underutilized nodes alike).
+   */
+  consolidationValidationMs?: number;
   log?: Logger;
 }
 
@@ -43,6 +48,14 @@ type DisruptReason = "Empty" | "Underutilized" | "SpotInterrupted";
 
 /** Allocatable after kubelet/system reservations (EKS's formula, simplified). */
 function allocatable(o: Offering): { cpuMilli: number; memoryBytes: number; pods: number } {
+  const r = o.type.reserved;
+  if (r) {
+    return {
+      cpuMilli: o.type.vcpu * 1000 - r.cpuMilli,
+      memoryBytes: o.type.memoryBytes - r.memoryBytes,
+      pods: o.type.maxPods,
+    };
+  }
   const cpuMilli =
     o.type.vcpu * 1000 - (60 + 10 * Math.min(o.type.vcpu, 4) + 2.5 * Math.max(0, o.type.vcpu - 4));
   const memoryBytes = o.type.memoryBytes - (255 + 11 * o.type.maxPods) * 2 ** 20 - 100 * 2 ** 20;
@@ -73,6 +86,8 @@ export class Simulator {
   /** Last time each node's pod set changed (consolidateAfter counts from there). */
   readonly #nodeChanged = new Map<string, { at: number; pods: string }>();
   readonly #terminating = new Map<string, number>();
+  /** Nodes a consolidation decision holds, and since when (validated after consolidationValidationMs). */
+  readonly #candidates = new Map<string, number>();
   #ticks = 0;
 
   constructor(opts: SimulatorOptions) {
@@ -81,6 +96,7 @@ export class Simulator {
       batchIdleMs: 1000,
       batchMaxMs: 10000,
       spotInterruptionRate: 0.02,
+      consolidationValidationMs: 15_000,
       log: silentLogger,
       ...opts,
     };
@@ -316,6 +332,12 @@ export class Simulator {
     );
     const pods = (await kube.list("Pod")).items;
     const room = this.#roomByNode(nodes, pods);
+    const classes = new Map(
+      (await kube.list("PriorityClass")).items.map((c) => [c.metadata.name ?? "", c.value]),
+    );
+    const priorityOf = (p: Pod): number =>
+      p.spec.priority ?? classes.get(p.spec.priorityClassName ?? "") ?? 0;
+    const evicted = new Set<string>();
     const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
     for (const p of pending) {
       const req = podRequests(p);
@@ -333,8 +355,8 @@ export class Simulator {
         .sort(
           (a, b) => (room.get(a.metadata.name ?? "")?.cpu ?? 0) - (room.get(b.metadata.name ?? "")?.cpu ?? 0),
         );
-      const node = candidates[0];
       const ns = p.metadata.namespace ?? "default";
+      const node = candidates[0] ?? (await this.#preempt(p, priorityOf, nodes, pods, room, evicted, req));
       if (!node) {
         if (!p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable")) {
           await kube.patch(
@@ -362,6 +384,53 @@ export class Simulator {
       const r = room.get(name);
       if (r) room.set(name, free(r, { ...req, pods: 1 }));
     }
+  }
+
+  /**
+   * kube-scheduler's preemption, simplified: the first node where evicting lower-priority pods
+   * (lowest first) makes room. This is how real pods displace Wave's negative-priority warmup pods.
+   */
+  async #preempt(
+    p: Pod,
+    priorityOf: (p: Pod) => number,
+    nodes: readonly Node[],
+    pods: readonly Pod[],
+    room: Map<string, Resources>,
+    evicted: Set<string>,
+    req: Resources,
+  ): Promise<Node | undefined> {
+    const mine = priorityOf(p);
+    for (const n of nodes) {
+      const name = n.metadata.name ?? "";
+      const r = room.get(name);
+      if (
+        !r ||
+        untoleratedTaints(n.spec?.taints, p.spec.tolerations).length > 0 ||
+        !podMatchesNodeLabels(p, n.metadata.labels ?? {}, name)
+      )
+        continue;
+      const lower = pods
+        .filter(
+          (q) => q.spec.nodeName === name && isActivePod(q) && !evicted.has(key(q)) && priorityOf(q) < mine,
+        )
+        .sort((a, b) => priorityOf(a) - priorityOf(b));
+      let trial = r;
+      const victims: Pod[] = [];
+      for (const q of lower) {
+        if (fits(req, trial)) break;
+        trial = add(trial, { ...podRequests(q), pods: 1 });
+        victims.push(q);
+      }
+      if (victims.length === 0 || !fits(req, trial)) continue;
+      for (const q of victims) {
+        evicted.add(key(q));
+        await this.#event("Pod", q, "Preempted", "Normal", `Preempted by pod ${key(p)} on node ${name}`);
+        await this.#deletePod(q);
+      }
+      room.set(name, trial);
+      return n;
+    }
+    return undefined;
   }
 
   #roomByNode(nodes: readonly Node[], pods: readonly Pod[]): Map<string, Resources> {
@@ -527,7 +596,7 @@ export class Simulator {
     const created = await kube.create("NodeClaim", claim);
     await kube.patch("NodeClaim", name, {
       status: {
-        providerID: `aws:///${o.zone}/${instanceId}`,
+        providerID: o.type.provider === "kwok" ? `kwok://${name}` : `aws:///${o.zone}/${instanceId}`,
         imageID: "ami-0sim",
         capacity: {
           cpu: String(o.type.vcpu),
@@ -577,6 +646,14 @@ export class Simulator {
       if (p.spec.nodeName) podsOn.set(p.spec.nodeName, [...(podsOn.get(p.spec.nodeName) ?? []), p]);
     const room = this.#roomByNode(nodes, pods);
     const disruptedPools = new Set<string>();
+    const stillCandidates = new Set<string>();
+    // A candidate is disrupted only once it has stayed one for the validation period.
+    const validated = (name: string): boolean => {
+      stillCandidates.add(name);
+      const since = this.#candidates.get(name);
+      if (since === undefined) this.#candidates.set(name, now);
+      return now - (since ?? now) >= this.#o.consolidationValidationMs;
+    };
 
     for (const n of nodes) {
       const name = n.metadata.name ?? "";
@@ -597,11 +674,14 @@ export class Simulator {
         continue;
       }
       const pool = pools.get(n.metadata.labels?.[K.nodePoolLabel] ?? "");
-      if (!pool || disruptedPools.has(pool.metadata.name ?? "")) continue;
+      if (!pool) continue;
+      // One disruption per pool per pass; other candidates keep their validation clock.
+      const busy = disruptedPools.has(pool.metadata.name ?? "");
       if (blocked(n, claim, mine)) continue;
       const after = safeDuration(pool.spec.disruption?.consolidateAfter ?? "0s");
       if (after === null || now - since < after) continue;
       if (mine.length === 0) {
+        if (!validated(name) || busy) continue;
         disruptedPools.add(pool.metadata.name ?? "");
         await this.#disrupt(claim, n, "Empty", mine);
         continue;
@@ -624,11 +704,12 @@ export class Simulator {
         trial.set(target.metadata.name ?? "", free(trial.get(target.metadata.name ?? "") ?? {}, req));
         return true;
       });
-      if (movable) {
+      if (movable && validated(name) && !busy) {
         disruptedPools.add(pool.metadata.name ?? "");
         await this.#disrupt(claim, n, "Underutilized", mine);
       }
     }
+    for (const name of this.#candidates.keys()) if (!stillCandidates.has(name)) this.#candidates.delete(name);
   }
 
   async #disrupt(claim: NodeClaim, node: Node, reason: DisruptReason, pods: readonly Pod[]): Promise<void> {

@@ -200,6 +200,51 @@ describe("WarmupController", () => {
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], "true");
   });
 
+  it("leaves another Wave instance's warm node alone (found on the shared e2e rig)", async () => {
+    const { clock, kube, events, controller } = await setup();
+    const c = controller();
+    await c.start();
+    const [wp] = await warmups(kube);
+    assert.ok(wp);
+    await launchFor(kube, wp, "w1");
+    await c.reconcile("general");
+    const marks = (await kube.get("Node", "w1")).metadata.annotations ?? {};
+    assert.equal(marks[W.doNotDisruptNamespace], NS);
+    // A second install in another namespace, warmup off for this pool: to it, w1 has no live
+    // warmup pod — yet it is not its node to release.
+    const other = new WarmupController({
+      client: kube,
+      view: kubeWarmupView(kube),
+      clock,
+      namespace: "wave-other",
+      policyOf: () => DEFAULT_POLICY,
+      onEvent: (e) => events.push(e),
+    });
+    await other.start();
+    await other.reconcile("general");
+    for (const kind of ["Node", "NodeClaim"] as const) {
+      const a = (await kube.get(kind, kind === "Node" ? "w1" : "claim-w1")).metadata.annotations ?? {};
+      assert.equal(a[K.doNotDisrupt], "true", kind);
+      assert.equal(a[W.doNotDisruptOwner], "warmup", kind);
+    }
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created"],
+    );
+    // Later passes write nothing to it either.
+    const before = kube.calls.length;
+    await other.reconcile("general");
+    assert.deepEqual(
+      kube.calls.slice(before).filter((x) => x.kind === "Node" || x.kind === "NodeClaim"),
+      [],
+    );
+    // The owner still ends it at its TTL.
+    await clock.advance(600_000);
+    await c.reconcile("general");
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptNamespace], undefined);
+  });
+
   it("resumes after a restart mid-warmup: adopts, leaves no orphans, still enforces the TTL", async () => {
     const { clock, kube, events, controller } = await setup();
     const first = controller();

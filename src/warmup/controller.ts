@@ -65,8 +65,16 @@ function isRealPodSince(p: Pod, since: number): boolean {
   return created !== undefined && created >= Math.floor(since / 1000) * 1000;
 }
 
-const ownsDoNotDisrupt = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
-  o.metadata.annotations?.[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue;
+/**
+ * Wave's mark set by the instance living in `namespace` (or by a version that did not record
+ * one). Another instance's marks are left alone: releasing them as "orphans" would strip a
+ * live warm node of its protection.
+ */
+const ownedBy = (a: Record<string, string>, namespace: string): boolean => {
+  if (a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) return false;
+  const ns = a[W.doNotDisruptNamespace];
+  return ns === undefined || ns === namespace;
+};
 
 export class WarmupController {
   readonly name = "warmup";
@@ -105,7 +113,7 @@ export class WarmupController {
     }
     for (const o of [...nodes, ...claims]) {
       const pool = o.metadata.labels?.[K.nodePoolLabel];
-      if (ownsDoNotDisrupt(o) && pool !== undefined) names.add(pool);
+      if (this.#mine(o) && pool !== undefined) names.add(pool);
     }
     const out = new Map<string, ReconcileResult>();
     for (const name of [...names].filter((n) => n !== "").sort()) out.set(name, await this.reconcile(name));
@@ -213,7 +221,7 @@ export class WarmupController {
     //    releasing its node, or a warmup pod preempted by a real pod. Resolve it now.
     for (const node of nodes) {
       const name = node.metadata.name ?? "";
-      if (!ownsDoNotDisrupt(node) || node.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
+      if (!this.#mine(node) || node.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
       if (liveNodes.has(name) || ended.has(name)) continue;
       const since = parseTime(node.metadata.annotations?.[W.createdAt]) ?? 0;
       const hit = (podsOnNode.get(name) ?? []).some((p) => isRealPodSince(p, since));
@@ -224,11 +232,11 @@ export class WarmupController {
     }
     for (const claim of claims) {
       const nodeName = claim.status?.nodeName ?? "";
-      if (!ownsDoNotDisrupt(claim) || claim.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
+      if (!this.#mine(claim) || claim.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
       if (liveNodes.has(nodeName) || ended.has(nodeName)) continue;
       // Released with its node above, unless a crash left the node released and the claim not.
       const n = nodesByName.get(nodeName);
-      if (n !== undefined && ownsDoNotDisrupt(n) && n.metadata.labels?.[K.nodePoolLabel] === pool) continue;
+      if (n !== undefined && this.#mine(n) && n.metadata.labels?.[K.nodePoolLabel] === pool) continue;
       await this.#unprotect("NodeClaim", claim);
     }
 
@@ -428,12 +436,13 @@ export class WarmupController {
     const want = {
       [K.doNotDisrupt]: "true",
       [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
+      [W.doNotDisruptNamespace]: this.#o.namespace,
       [W.deadline]: new Date(deadline).toISOString(),
       [W.createdAt]: new Date(created).toISOString(),
     };
     await this.#annotate(kind, obj, (a) => {
-      if (a[K.doNotDisrupt] !== undefined && a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue)
-        return undefined;
+      // The user's annotation, or another Wave instance's: not ours to manage.
+      if (a[K.doNotDisrupt] !== undefined && !ownedBy(a, this.#o.namespace)) return undefined;
       return Object.entries(want).every(([k, v]) => a[k] === v) ? undefined : want;
     });
   }
@@ -441,10 +450,11 @@ export class WarmupController {
   /** Removes Wave's do-not-disrupt (and its bookkeeping); a user's annotation is never touched. */
   async #unprotect(kind: "Node" | "NodeClaim", obj: Node | NodeClaim): Promise<boolean> {
     return this.#annotate(kind, obj, (a) => {
-      if (a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) return undefined;
+      if (!ownedBy(a, this.#o.namespace)) return undefined;
       const remove: Record<string, null> = {
         [K.doNotDisrupt]: null,
         [W.doNotDisruptOwner]: null,
+        [W.doNotDisruptNamespace]: null,
         [W.deadline]: null,
         [W.createdAt]: null,
       };
@@ -509,6 +519,10 @@ export class WarmupController {
     if (claim !== undefined) await this.#unprotect("NodeClaim", claim);
     // Reported once: after the protection is gone, the orphan pass no longer sees this node.
     if (always || released) this.#emit(end, pool, now, name);
+  }
+
+  #mine(o: { metadata: { annotations?: Record<string, string> } }): boolean {
+    return ownedBy(o.metadata.annotations ?? {}, this.#o.namespace);
   }
 
   #emit(end: End, pool: string, now: number, node: string | undefined): void {

@@ -23,6 +23,11 @@ export const W = {
    */
   doNotDisruptOwner: "wave.sh/do-not-disrupt-owner",
   doNotDisruptOwnerValue: "warmup",
+  /**
+   * Beside the owner mark: the namespace of the Wave instance that set it. Two installs on one
+   * cluster (or one install and a test) each release only their own marks.
+   */
+  doNotDisruptNamespace: "wave.sh/do-not-disrupt-namespace",
   /** On the NodePool: when Wave last started a warmup for it (drives the cooldown across restarts). */
   lastWarmupAt: "wave.sh/last-warmup-at",
   priorityClassName: "wave-warmup",

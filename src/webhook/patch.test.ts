@@ -38,7 +38,7 @@ describe("buildPatch on a Deployment pod with generateName only", () => {
     assert.equal(lbl(out)[LEDGER_LABEL], "led1");
     assert.equal(lbl(out).app, "web", "user labels kept");
     assert.equal(ann(out)[DELETION_COST_ANNOTATION], "10000");
-    assert.equal(out.metadata.generateName, "web-7d9c8b6f5d-");
+    assert.equal(out.metadata.generateName, "web-5bd499bc46-");
     assert.equal(out.metadata.name, undefined);
     // Label keys contain "/": escaped as ~1 in the JSON pointer.
     assert.ok(ops.some((o) => o.path === "/metadata/labels/wave.sh~1capacity-assignment"));

@@ -77,7 +77,7 @@ describe("resolveWorkload", () => {
       managed: true,
       candidates: [
         { namespace: "shop", kind: "Deployment", name: "web" },
-        { namespace: "shop", kind: "ReplicaSet", name: "web-7d9c8b6f5d" },
+        { namespace: "shop", kind: "ReplicaSet", name: "web-5bd499bc46" },
       ],
     });
   });
@@ -87,7 +87,7 @@ describe("resolveWorkload", () => {
     delete pod.metadata.labels?.["pod-template-hash"];
     assert.deepEqual(resolveWorkload(pod, "shop"), {
       managed: true,
-      candidates: [{ namespace: "shop", kind: "ReplicaSet", name: "web-7d9c8b6f5d" }],
+      candidates: [{ namespace: "shop", kind: "ReplicaSet", name: "web-5bd499bc46" }],
     });
     assert.equal(resolveWorkload(fixturePod("job-pod"), "shop").managed, false);
     const bare = fixturePod("deployment-pod-generatename");

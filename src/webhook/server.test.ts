@@ -64,7 +64,7 @@ describe("webhook HTTPS server", () => {
     const review = JSON.parse(r.body) as AdmissionReviewResponse;
     assert.equal(review.apiVersion, "admission.k8s.io/v1");
     assert.equal(review.kind, "AdmissionReview");
-    assert.equal(review.response.uid, "7c1e4b62-3f0a-4d8e-9b25-1a6c0e5d9f31");
+    assert.equal(review.response.uid, "7cde05e7-27a9-4806-b9a3-4f0f71ed840a");
     assert.equal(review.response.allowed, true);
     assert.equal(review.response.patchType, "JSONPatch");
   });

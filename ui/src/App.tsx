@@ -12,7 +12,7 @@ import { ApiError, followLive, listClusters, setToken, takeToken } from "./api.t
 import { HistoryChart } from "./Chart.tsx";
 import { NodeTable } from "./NodeTable.tsx";
 import { useJson } from "./hooks.ts";
-import { ago, bytes, cores, pct, time, usd } from "./format.ts";
+import { ago, bytes, cores, duration, pct, time, usd } from "./format.ts";
 
 export function App() {
   const [token, setTok] = useState<string | null>(() => takeToken());
@@ -187,7 +187,7 @@ function Dashboard(props: {
                 .map((t) => (
                   <details key={t.nodePool} className={`alert ${t.severity}`} data-testid="thrashing-alert">
                     <summary>
-                      <b>{t.nodePool}</b> — {t.severity} ({t.score.toFixed(0)}): {t.summary}
+                      <b>{t.nodePool}</b> — {withoutPrefix(t.summary, `${t.nodePool}: `)}
                     </summary>
                     <ul>
                       {t.advice.map((a) => (
@@ -210,11 +210,7 @@ function Dashboard(props: {
                             <td>{e.nodeClaim}</td>
                             <td>{e.instanceType ?? "—"}</td>
                             <td>{time(e.createdAt)}</td>
-                            <td>
-                              {e.lifetimeSeconds === null
-                                ? "alive"
-                                : `${Math.round(e.lifetimeSeconds / 60)} min`}
-                            </td>
+                            <td>{e.lifetimeSeconds === null ? "alive" : duration(e.lifetimeSeconds)}</td>
                             <td>{e.reason ?? "—"}</td>
                           </tr>
                         ))}
@@ -361,4 +357,9 @@ function Bar({ fraction }: { fraction: number | null }) {
       <em>{pct(fraction)}</em>
     </span>
   );
+}
+
+/** The detector's summary starts with the pool's name, which the alert already shows in bold. */
+function withoutPrefix(s: string, prefix: string): string {
+  return s.startsWith(prefix) ? s.slice(prefix.length) : s;
 }

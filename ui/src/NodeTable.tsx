@@ -69,7 +69,8 @@ export function NodeTable({ nodes, now }: { nodes: NodeDto[]; now: number }) {
       ) : (
         <div
           className="scroll"
-          style={{ height: ROW * (VISIBLE + 1) }}
+          // Shrinks to the rows there are (a few nodes need no 20-row box), header included.
+          style={{ height: ROW * (Math.max(1, Math.min(rows.length, VISIBLE)) + 1) + 2 }}
           onScroll={(e) => setTop(e.currentTarget.scrollTop)}
         >
           <table className="nodes">

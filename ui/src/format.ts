@@ -22,3 +22,10 @@ export function ago(t: number | null, now: number): string {
   return `${Math.round(s / 86400)}d`;
 }
 export const time = (t: number): string => new Date(t).toLocaleTimeString();
+/** A length of time: seconds under 90 s (churned nodes live that briefly), then minutes, hours. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 90) return `${s} s`;
+  if (s < 5400) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}

@@ -1,0 +1,220 @@
+// The replay engine behind `wave whatif`: runs a workload on the simulated cluster under one
+// policy (spot thresholds through Wave's real admission logic, warmup through Wave's real
+// warmup controller) on a FakeClock, so an hour of cluster time takes seconds, and measures
+// what the policy costs and how fast pods start.
+import { MemoryKube } from "../kube/memory/memory.ts";
+import type { Pod } from "../kube/objects.ts";
+import { K } from "../karpenter/types.ts";
+import { CompositePriceProvider } from "../pricing/composite.ts";
+import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
+import { FakeClock } from "../shared/clock.ts";
+import { seeded } from "../shared/random.ts";
+import { WarmupController } from "../warmup/controller.ts";
+import { isWavePod } from "../warmup/labels.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../warmup/policy.ts";
+import { kubeWarmupView } from "../warmup/view.ts";
+import { SlotAllocator } from "../webhook/allocator.ts";
+import { InMemoryPolicySource } from "../webhook/policy-source.ts";
+import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
+import { webhookAdmission } from "./admission.ts";
+import {
+  buildCatalog,
+  buildKwokOfferings,
+  buildOfferings,
+  type CatalogName,
+  type Offering,
+} from "./catalog.ts";
+import { Simulator } from "./simulator.ts";
+import type { WorkloadSeed } from "./workload.ts";
+
+export interface ReplayPolicy {
+  spot: SpotPolicy[];
+  /** Warmup policy per NodePool; pools not listed use DEFAULT_POLICY (disabled). */
+  warmup: Record<string, WarmupPolicy>;
+}
+
+export interface ReplayOptions {
+  workload: WorkloadSeed;
+  policy: ReplayPolicy;
+  durationMs: number;
+  /** Simulated time per tick (Karpenter's 1 s batch idle window needs 1 s resolution). */
+  stepMs?: number;
+  /** PRNG seed: both sides of a comparison use the same one, so only the policy differs. */
+  seed?: number;
+  catalog?: CatalogName;
+  /** Launch → node Ready. A real EC2 node takes about a minute. */
+  bootDelayMs?: number;
+  /** Expected spot interruptions per spot node per hour. */
+  spotInterruptionRate?: number;
+  /** How often the warmup controller reconciles every pool. */
+  warmupEveryMs?: number;
+  startMs?: number;
+}
+
+export interface ReplayResult {
+  durationMs: number;
+  /** Average cost of every NodeClaim alive over the run, USD per hour. */
+  costPerHour: number;
+  /** Node-hours by capacity type. */
+  nodeHours: { spot: number; onDemand: number };
+  nodeClaimsCreated: number;
+  /** Pending → Running of workload pods (Wave's own pods excluded). */
+  podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
+  /** Workload pods still pending when the run ended. */
+  pendingAtEnd: number;
+  spotInterruptions: number;
+  /** Pods evicted by higher-priority pods (real pods taking a warm node from a warmup pod). */
+  preemptions: number;
+}
+
+const WAVE_NAMESPACE = "wave";
+
+/** Nearest-rank percentile of an ascending list (0 when empty). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] ?? 0;
+}
+
+export function offeringsFor(catalog: CatalogName): Offering[] {
+  if (catalog === "kwok") return buildKwokOfferings();
+  const prices = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
+  return buildOfferings(buildCatalog(), prices);
+}
+
+const ms = (t: string | undefined): number | undefined => {
+  const v = t === undefined ? NaN : Date.parse(t);
+  return Number.isNaN(v) ? undefined : v;
+};
+
+/** Runs one workload under one policy for `durationMs` of simulated time. */
+export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
+  const stepMs = opts.stepMs ?? 1000;
+  if (!(opts.durationMs > 0)) throw new RangeError("replay: durationMs must be > 0");
+  const clock = new FakeClock(opts.startMs ?? Date.UTC(2026, 0, 5, 8));
+  const random = seeded(opts.seed ?? 7);
+  const kube = new MemoryKube({ clock, random, historyLimit: 2000 });
+  const offerings = offeringsFor(opts.catalog ?? "aws");
+  const price = new Map(offerings.map((o) => [`${o.type.name}|${o.capacityType}|${o.zone}`, o.usdPerHour]));
+  await kube.create("Namespace", { metadata: { name: WAVE_NAMESPACE } });
+
+  const policies = new InMemoryPolicySource({
+    apiVersion: POLICY_SET_API_VERSION,
+    kind: "SpotPolicySet",
+    policies: opts.policy.spot,
+  });
+  const allocator = new SlotAllocator({
+    kube,
+    namespace: WAVE_NAMESPACE,
+    clock,
+    token: tokens(seeded((opts.seed ?? 7) + 1)),
+  });
+  const sim = new Simulator({
+    kube,
+    clock,
+    offerings,
+    random,
+    ...(opts.policy.spot.length > 0
+      ? { admit: webhookAdmission({ policies, allocator, clock, deadlineMs: 60_000 }) }
+      : {}),
+    bootDelayMs: opts.bootDelayMs ?? 60_000,
+    spotInterruptionRate: opts.spotInterruptionRate ?? 0.02,
+  });
+  const warmupPolicies = Object.entries(opts.policy.warmup);
+  // Image pulls are not simulated, so a pre-pull pod would never finish: warm nodes without it.
+  const warmup =
+    warmupPolicies.length > 0
+      ? new WarmupController({
+          client: kube,
+          view: kubeWarmupView(kube),
+          clock,
+          namespace: WAVE_NAMESPACE,
+          policyOf: (pool) => ({ ...(opts.policy.warmup[pool] ?? DEFAULT_POLICY), prePull: false }),
+          priceOf: (what, ct) => {
+            const type =
+              typeof what === "string" ? what : (what.metadata.labels?.[K.instanceTypeLabel] ?? "");
+            return offerings.find((o) => o.type.name === type && o.capacityType === ct)?.usdPerHour;
+          },
+        })
+      : undefined;
+
+  const drive = await opts.workload(kube, clock.now());
+  const created = new Map<string, number>();
+  const started = new Map<string, number>();
+  const claimsSeen = new Set<string>();
+  let usdMs = 0;
+  const nodeMs = { spot: 0, onDemand: 0 };
+  let interruptions = 0;
+  let preemptions = 0;
+  let nextWarmup = clock.now();
+  let warmupStarted = false;
+  const end = clock.now() + opts.durationMs;
+
+  while (clock.now() < end) {
+    await drive(clock.now());
+    await sim.tick(stepMs);
+    if (warmup && clock.now() >= nextWarmup) {
+      if (!warmupStarted) await warmup.start();
+      else await warmup.reconcileAll();
+      warmupStarted = true;
+      nextWarmup = clock.now() + (opts.warmupEveryMs ?? 5000);
+    }
+    for (const p of (await kube.list("Pod")).items) observePod(p, created, started);
+    for (const c of (await kube.list("NodeClaim")).items) {
+      const name = c.metadata.name ?? "";
+      claimsSeen.add(name);
+      if (c.metadata.deletionTimestamp) continue;
+      const l = c.metadata.labels ?? {};
+      const ct = l[K.capacityTypeLabel] ?? "";
+      usdMs += (price.get(`${l[K.instanceTypeLabel] ?? ""}|${ct}|${l[K.zoneLabel] ?? ""}`) ?? 0) * stepMs;
+      if (ct === "spot") nodeMs.spot += stepMs;
+      else nodeMs.onDemand += stepMs;
+    }
+    await clock.advance(stepMs);
+  }
+  for (const e of (await kube.list("Event")).items) {
+    if (e.reason === "SpotInterrupted") interruptions++;
+    if (e.reason === "Preempted") preemptions++;
+  }
+
+  const latencies = [...started].flatMap(([uid, at]) => {
+    const c = created.get(uid);
+    return c === undefined ? [] : [Math.max(0, at - c)];
+  });
+  latencies.sort((a, b) => a - b);
+  const pods = (await kube.list("Pod")).items.filter(
+    (p) => !isWavePod(p) && !p.metadata.deletionTimestamp && p.status?.phase === "Pending",
+  );
+  const hour = 3_600_000;
+  return {
+    durationMs: opts.durationMs,
+    costPerHour: usdMs / opts.durationMs,
+    nodeHours: { spot: nodeMs.spot / hour, onDemand: nodeMs.onDemand / hour },
+    nodeClaimsCreated: claimsSeen.size,
+    podStart: {
+      count: latencies.length,
+      p50Ms: percentile(latencies, 50),
+      p95Ms: percentile(latencies, 95),
+      maxMs: latencies.at(-1) ?? 0,
+    },
+    pendingAtEnd: pods.length,
+    spotInterruptions: interruptions,
+    preemptions,
+  };
+}
+
+function observePod(p: Pod, created: Map<string, number>, started: Map<string, number>): void {
+  if (isWavePod(p)) return;
+  const uid = p.metadata.uid ?? "";
+  const c = ms(p.metadata.creationTimestamp);
+  if (c !== undefined && !created.has(uid)) created.set(uid, c);
+  if (p.status?.phase === "Running" && !started.has(uid)) {
+    const s = ms(p.status.startTime);
+    if (s !== undefined) started.set(uid, s);
+  }
+}
+
+/** Deterministic slot tokens, so both runs of a comparison draw identically. */
+function tokens(random: () => number): () => string {
+  return () => Array.from({ length: 20 }, () => Math.floor(random() * 16).toString(16)).join("");
+}

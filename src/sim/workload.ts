@@ -1,0 +1,143 @@
+// Workloads the simulator can replay: the embedded scenario (generated) or a recorded one — a
+// JSON file of NodePools, Deployments and timed scale steps. A workload is a seed function:
+// it creates its objects in the in-memory apiserver and returns a driver called every tick.
+import type { MemoryKube } from "../kube/memory/memory.ts";
+import type { Deployment } from "../kube/objects.ts";
+import { parseDuration } from "../karpenter/duration.ts";
+import type { NodePool } from "../karpenter/types.ts";
+import { SCENARIO_POOLS, seedScenario, type ScenarioTiming } from "./scenario.ts";
+
+export type Driver = (now: number) => Promise<void>;
+export type WorkloadSeed = (kube: MemoryKube, startMs: number) => Promise<Driver>;
+
+export interface ScaleStep {
+  /** Offset from the start of the run, ms. */
+  atMs: number;
+  namespace: string;
+  name: string;
+  replicas: number;
+}
+
+export interface RecordedWorkload {
+  nodePools: NodePool[];
+  deployments: Deployment[];
+  steps: ScaleStep[];
+}
+
+export class WorkloadError extends Error {
+  constructor(why: string) {
+    super(`workload: ${why}`);
+    this.name = "WorkloadError";
+  }
+}
+
+/**
+ * The embedded default's scenario paced for replays of an hour or more: one diurnal cycle per
+ * hour, the batch job on/off every 10 min, a rollout every 20 min (the dashboard's pacing, a
+ * 12 s batch flip, only makes sense with its few-second boots).
+ */
+export const WHATIF_TIMING: ScenarioTiming = { dayMs: 3_600_000, batchFlipMs: 600_000, rolloutMs: 1_200_000 };
+
+/** The embedded default's scenario (diurnal web tier, rollouts, the batch pool). */
+export function generatedWorkload(timing: ScenarioTiming = WHATIF_TIMING): WorkloadSeed {
+  return (kube, startMs) => seedScenario(kube, startMs, timing);
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+function duration(v: unknown, at: string): number {
+  if (typeof v === "number" && Number.isFinite(v) && v >= 0) return v * 1000;
+  if (typeof v !== "string") throw new WorkloadError(`${at}: expected a duration like "90s" or "5m"`);
+  let ms: number | null;
+  try {
+    ms = parseDuration(v);
+  } catch {
+    ms = null;
+  }
+  if (ms === null || ms < 0) throw new WorkloadError(`${at}: expected a duration like "90s" or "5m"`);
+  return ms;
+}
+
+/**
+ * Validates a recorded workload:
+ * { nodePools?: NodePool[], deployments: Deployment[], steps?: [{ at: "5m" | seconds,
+ *   deployment: "namespace/name", replicas: n }] }. Without nodePools the scenario's pools apply.
+ */
+export function parseRecordedWorkload(json: unknown): RecordedWorkload {
+  if (!isRecord(json)) throw new WorkloadError("expected a JSON object with deployments and steps");
+  for (const k of Object.keys(json))
+    if (!["nodePools", "deployments", "steps", "policies"].includes(k))
+      throw new WorkloadError(`unknown key "${k}" (expected nodePools, deployments, steps, policies)`);
+  const pools = json.nodePools ?? structuredClone(SCENARIO_POOLS);
+  if (!Array.isArray(pools)) throw new WorkloadError("nodePools: expected an array");
+  pools.forEach((p: unknown, i) => {
+    if (!isRecord(p) || !isRecord(p.metadata) || typeof p.metadata.name !== "string")
+      throw new WorkloadError(`nodePools[${i}]: needs metadata.name`);
+    if (!isRecord(p.spec) || !isRecord(p.spec.template) || !isRecord(p.spec.template.spec))
+      throw new WorkloadError(`nodePools[${i}] (${p.metadata.name}): needs spec.template.spec`);
+  });
+  if (!Array.isArray(json.deployments) || json.deployments.length === 0)
+    throw new WorkloadError("deployments: expected a non-empty array");
+  const names = new Set<string>();
+  json.deployments.forEach((d: unknown, i) => {
+    const at = `deployments[${i}]`;
+    if (!isRecord(d) || !isRecord(d.metadata) || typeof d.metadata.name !== "string")
+      throw new WorkloadError(`${at}: needs metadata.name`);
+    if (typeof d.metadata.namespace !== "string") throw new WorkloadError(`${at}: needs metadata.namespace`);
+    if (!isRecord(d.spec) || !isRecord(d.spec.template) || !isRecord(d.spec.template.spec))
+      throw new WorkloadError(`${at}: needs spec.template.spec`);
+    if (!Array.isArray(d.spec.template.spec.containers) || d.spec.template.spec.containers.length === 0)
+      throw new WorkloadError(`${at}: needs at least one container`);
+    const r = d.spec.replicas;
+    if (r !== undefined && (typeof r !== "number" || !Number.isInteger(r) || r < 0))
+      throw new WorkloadError(`${at}: spec.replicas must be an integer >= 0`);
+    names.add(`${d.metadata.namespace}/${d.metadata.name}`);
+  });
+  const rawSteps = json.steps ?? [];
+  if (!Array.isArray(rawSteps)) throw new WorkloadError("steps: expected an array");
+  const steps = rawSteps.map((s: unknown, i): ScaleStep => {
+    const at = `steps[${i}]`;
+    if (!isRecord(s)) throw new WorkloadError(`${at}: expected an object`);
+    const ref = s.deployment;
+    if (typeof ref !== "string" || !names.has(ref))
+      throw new WorkloadError(`${at}: deployment must name one of the deployments as "namespace/name"`);
+    const r = s.replicas;
+    if (typeof r !== "number" || !Number.isInteger(r) || r < 0)
+      throw new WorkloadError(`${at}: replicas must be an integer >= 0`);
+    const [namespace = "", name = ""] = ref.split("/");
+    return { atMs: duration(s.at, `${at}.at`), namespace, name, replicas: r };
+  });
+  steps.sort((a, b) => a.atMs - b.atMs);
+  return {
+    nodePools: pools as NodePool[],
+    deployments: json.deployments as Deployment[],
+    steps,
+  };
+}
+
+/** A seed for a recorded workload: create everything, then apply each step when its time comes. */
+export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
+  return async (kube, startMs) => {
+    const namespaces = new Set(w.deployments.map((d) => d.metadata.namespace ?? "default"));
+    for (const ns of namespaces) {
+      await kube.create("Namespace", { metadata: { name: ns } }).catch(() => undefined);
+    }
+    for (const p of w.nodePools) await kube.create("NodePool", structuredClone(p));
+    for (const d of w.deployments)
+      await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
+    let next = 0;
+    return async (now) => {
+      while (next < w.steps.length && (w.steps[next]?.atMs ?? Infinity) <= now - startMs) {
+        const s = w.steps[next++];
+        if (s)
+          await kube.patch(
+            "Deployment",
+            s.name,
+            { spec: { replicas: s.replicas } },
+            { namespace: s.namespace },
+          );
+      }
+    };
+  };
+}
