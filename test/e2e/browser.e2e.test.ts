@@ -1,0 +1,441 @@
+// The web UI in a real browser (Debian's chromium driven by playwright-core) against Wave core:
+// on the rig, the page shows the API's numbers and follows scale-ups live (the time from the API
+// to the screen is measured and printed; goal ≤ 1 s); on the embedded simulated cluster (several
+// pools, a thrashing alert with its evidence) too.
+//
+// The UI must be built: a missing or stale ui/dist is rebuilt here (`npm run build:ui`).
+// Screenshots go to $WAVE_SCREENSHOT_DIR when set (README: WAVE_SCREENSHOT_DIR=docs/screenshots);
+// then the test also waits until the history chart has a few minutes of points, so the pictures
+// show it (≈ 3–4 min instead of < 1 min).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+import type { NodeListDto, NodePoolDto, OverviewDto, SeriesDto, ThrashingDto } from "../../src/api/dto.ts";
+import { startWave, type Started } from "../../src/cli/start.ts";
+import { DEFAULTS, type WaveConfig } from "../../src/config/config.ts";
+import { createLogger } from "../../src/shared/log.ts";
+import { pct, usd } from "../../ui/src/format.ts";
+import {
+  apply,
+  createNamespace,
+  deleteNamespace,
+  get,
+  kubeconfigPath,
+  kubectl,
+  list,
+  remove,
+  requireRig,
+  waitFor,
+  withRigLogsOnFailure,
+} from "./harness.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const POOL_LABEL = "wave.dev/e2e-pool";
+const ROOT = resolve(import.meta.dirname, "../..");
+const UI_INDEX = join(ROOT, "ui/dist/index.html");
+const SCREENSHOTS = process.env["WAVE_SCREENSHOT_DIR"];
+/** History points (one a minute) the chart must have before a screenshot is taken. */
+const SHOT_HISTORY_POINTS = 3;
+const HISTORY_WAIT_MS = (SHOT_HISTORY_POINTS + 1) * 60_000 + 30_000;
+/** The page must follow the cluster live; the goal (≤ 1 s) is printed, this bound is asserted. */
+const LIVE_BOUND_MS = 5000;
+const LIVE_GOAL_MS = 1000;
+
+let ns = "";
+let pool = "";
+let tmp = "";
+let shots = "";
+let browser: BrowserContext | undefined;
+let sim: Promise<Started> | undefined;
+const waves: Started[] = [];
+
+function log(msg: string): void {
+  process.stderr.write(`# ${msg}\n`);
+}
+
+/** Newest modification time of a file or of any file below a directory. */
+function newest(path: string): number {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(st.mtimeMs, ...readdirSync(path).map((f) => newest(join(path, f))));
+}
+
+/** Builds the web UI when ui/dist is missing or older than its sources (CI builds it before). */
+function ensureUiBuilt(): void {
+  const sources = ["ui/src", "ui/index.html", "ui/vite.config.ts", "src/api/dto.ts"].map((p) =>
+    join(ROOT, p),
+  );
+  const built = existsSync(UI_INDEX) ? statSync(UI_INDEX).mtimeMs : 0;
+  if (built >= Math.max(...sources.map(newest))) return;
+  log(built ? "ui/dist is older than ui/src: rebuilding the web UI" : "building the web UI (ui/dist)");
+  try {
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "node_modules/vite/bin/vite.js"), "build", "ui", "--logLevel", "warn"],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "inherit", "inherit"],
+        timeout: 180_000,
+      },
+    );
+  } catch (err) {
+    throw new Error("building the web UI failed (run `npm run build:ui` to see why)", { cause: err });
+  }
+  assert.ok(existsSync(UI_INDEX), `the UI build wrote ${UI_INDEX}`);
+}
+
+async function start(name: string, extra: Partial<WaveConfig>): Promise<Started> {
+  const w = await startWave(
+    {
+      ...DEFAULTS,
+      port: 0,
+      grpcPort: 0,
+      webhookPort: 0,
+      dataDir: join(tmp, name),
+      logLevel: "error",
+      ...extra,
+    },
+    {},
+    // Shutdown races (streams closed under the agent) are expected here; real errors still show.
+    { log: createLogger({ level: "error", base: { app: `wave-e2e-${name}` } }) },
+  );
+  waves.push(w);
+  return w;
+}
+
+async function api<T>(w: Started, cluster: string, path: string): Promise<T> {
+  const res = await fetch(new URL(`api/v1/clusters/${cluster}/${path}`, w.url), {
+    headers: { authorization: `Bearer ${w.tokens.viewer}` },
+  });
+  assert.equal(res.status, 200, `GET ${path}: ${res.status}`);
+  return (await res.json()) as T;
+}
+
+async function open(w: Started): Promise<Page> {
+  assert.ok(browser);
+  const page = await browser.newPage();
+  page.on("pageerror", (err) => log(`page error: ${err.message}`));
+  await page.goto(`${w.url}#token=${w.tokens.viewer}`);
+  await page.getByTestId("overview-nodes").waitFor({ timeout: 30_000 });
+  return page;
+}
+
+const text = async (l: Locator): Promise<string> => (await l.first().textContent())?.trim() ?? "";
+
+/** The row of `name` in the NodePools table (the name cell may carry tags after the name). */
+async function poolCells(page: Page, name: string): Promise<string[] | undefined> {
+  for (const row of await page.getByTestId("pool-row").all()) {
+    const cells = (await row.locator("td").allTextContents()).map((c) => c.trim());
+    if (cells[0]?.startsWith(name)) return cells;
+  }
+  return undefined;
+}
+
+/** The overview cards and the API's overview agree (retried: both move with the cluster). */
+async function assertOverviewMatches(page: Page, w: Started, cluster: string): Promise<OverviewDto> {
+  return waitFor(
+    "the overview cards to show the API's node count, $/h and spot ratio",
+    async () => {
+      const o = await api<OverviewDto>(w, cluster, "overview");
+      const shown = [
+        await text(page.getByTestId("overview-nodes")),
+        await text(page.getByTestId("overview-cost")),
+        await text(page.getByTestId("overview-spot")),
+      ];
+      const want = [String(o.nodes), usd(o.costPerHour), pct(o.spotRatio.nodes)];
+      return shown.every((s, i) => s === want[i]) ? o : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 250 },
+  );
+}
+
+/** Every pool row shows the API's node count, spot/on-demand split and $/h for its pool. */
+async function assertPoolsMatch(page: Page, w: Started, cluster: string): Promise<NodePoolDto[]> {
+  return waitFor(
+    "the pool rows to show the API's node counts and costs",
+    async () => {
+      const pools = await api<NodePoolDto[]>(w, cluster, "nodepools");
+      const rows = await page.getByTestId("pool-row").all();
+      if (rows.length !== pools.length) return undefined;
+      for (const p of pools) {
+        const c = await poolCells(page, p.name);
+        const split = `${p.nodesByCapacityType.spot ?? 0} / ${p.nodesByCapacityType["on-demand"] ?? 0}`;
+        // Columns: pool, nodes, spot / on-demand, vCPU, memory, $/h, …
+        if (c?.[1] !== String(p.nodes) || c[2] !== split || c[5] !== usd(p.costPerHour)) return undefined;
+      }
+      return pools;
+    },
+    { timeoutMs: 20_000, intervalMs: 250 },
+  );
+}
+
+/** The node table's count equals the API's (it reloads on live changes, also on a busy cluster). */
+async function assertNodeTableMatches(page: Page, w: Started, cluster: string): Promise<number> {
+  const heading = page.locator("h2", { hasText: "Nodes" }).locator(".muted");
+  return waitFor(
+    "the node table to list the API's nodes",
+    async () => {
+      const total = (await api<NodeListDto>(w, cluster, "nodes?limit=1")).total;
+      return (await text(heading)) === `(${total})` ? total : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 250 },
+  );
+}
+
+/** Waits (screenshot runs only) until the history chart has a few points, then reloads the page. */
+async function waitForHistory(page: Page, w: Started, cluster: string): Promise<void> {
+  const points = await waitFor(
+    `${SHOT_HISTORY_POINTS} history points (one a minute) for the screenshots`,
+    async () => {
+      const s = await api<SeriesDto>(w, cluster, "series?window=21600");
+      return s.points.length >= SHOT_HISTORY_POINTS ? s.points.length : undefined;
+    },
+    { timeoutMs: HISTORY_WAIT_MS, intervalMs: 2000 },
+  );
+  await page.reload();
+  await page.getByTestId("history-chart").waitFor({ timeout: 30_000 });
+  log(`${cluster}: history chart with ${points} points`);
+}
+
+async function screenshots(page: Page, prefix: string): Promise<void> {
+  // Page-side code as strings: this file is typechecked without the DOM lib.
+  await page.evaluate("window.scrollTo(0, 0)");
+  await page.screenshot({ path: join(shots, `${prefix}-overview.png`) });
+  await page.evaluate(
+    `[...document.querySelectorAll("h2")].find((e) => e.textContent?.startsWith("NodePools"))?.scrollIntoView()`,
+  );
+  await page.screenshot({ path: join(shots, `${prefix}-pools-nodes.png`) });
+  log(`screenshots: ${join(shots, `${prefix}-overview.png`)}, ${prefix}-pools-nodes.png`);
+}
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
+  ensureUiBuilt();
+  tmp = mkdtempSync(join(tmpdir(), "wave-e2e-browser-"));
+  shots = resolve(SCREENSHOTS ?? join(tmp, "screenshots"));
+  mkdirSync(shots, { recursive: true });
+  // The simulated cluster starts now, so its history chart fills while the rig test runs.
+  sim = start("sim", { simulate: true, clusterId: "default" });
+  sim.catch(() => undefined); // the sim test reports a failed start
+  browser = await chromium.launchPersistentContext(join(tmp, "profile"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1440, height: 900 },
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await sim?.catch(() => undefined);
+  for (const w of waves.splice(0)) await w.stop();
+  if (ns !== "") await deleteNamespace(ns);
+  if (pool !== "") await remove("nodepools.karpenter.sh", pool);
+  if (tmp !== "") rmSync(tmp, { recursive: true, force: true });
+});
+
+test(
+  "browser e2e: the UI shows the rig's figures and follows scale-ups live",
+  { timeout: SCREENSHOTS ? 180_000 + HISTORY_WAIT_MS : 180_000 },
+  () =>
+    withRigLogsOnFailure(async () => {
+      await requireRig();
+      ns = await createNamespace("e2e-ui");
+      pool = ns;
+      const def = await get("nodepools.karpenter.sh", "default");
+      assert.ok(def, "the rig's NodePool default exists");
+      const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
+      // Nodes stay while the test runs: only empty ones go, after 10 minutes.
+      await apply({
+        apiVersion: "karpenter.sh/v1",
+        kind: "NodePool",
+        metadata: { name: pool },
+        spec: {
+          ...def.spec,
+          disruption: {
+            consolidationPolicy: "WhenEmpty",
+            consolidateAfter: "10m",
+            budgets: [{ nodes: "100%" }],
+          },
+          template: {
+            metadata: { labels: { [POOL_LABEL]: pool } },
+            spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
+          },
+        },
+      });
+      // One node per replica (hostname anti-affinity), so each replica added is one node more.
+      const deployment = (replicas: number): object => ({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web", namespace: ns },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: "web" } },
+          template: {
+            metadata: { labels: { app: "web" } },
+            spec: {
+              nodeSelector: { [POOL_LABEL]: pool },
+              tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
+              terminationGracePeriodSeconds: 0,
+              affinity: {
+                podAntiAffinity: {
+                  requiredDuringSchedulingIgnoredDuringExecution: [
+                    { labelSelector: { matchLabels: { app: "web" } }, topologyKey: "kubernetes.io/hostname" },
+                  ],
+                },
+              },
+              containers: [
+                { name: "app", image: "pause:3.10", resources: { requests: { cpu: "1", memory: "128Mi" } } },
+              ],
+            },
+          },
+        },
+      });
+
+      const cluster = "e2e-browser";
+      const w = await start("rig", { kubeconfig: kubeconfigPath, clusterId: cluster, namespace: ns });
+      await apply(deployment(1));
+      await waitFor(
+        "1 Running pod of web",
+        async () =>
+          (await list("pods", { namespace: ns, selector: "app=web" })).filter(
+            (p) => p.status?.phase === "Running",
+          ).length === 1,
+        { timeoutMs: 90_000 },
+      );
+      const poolNodes = async (): Promise<number | undefined> =>
+        (await api<NodePoolDto[]>(w, cluster, "nodepools")).find((p) => p.name === pool)?.nodes;
+      await waitFor("the API to see the pool's node", async () => (await poolNodes()) === 1, {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+      });
+
+      const page = await open(w);
+      const o = await assertOverviewMatches(page, w, cluster);
+      const pools = await assertPoolsMatch(page, w, cluster);
+      log(
+        `rig: page shows ${o.nodes} nodes, ${usd(o.costPerHour)}/h, spot ${pct(o.spotRatio.nodes)}, ` +
+          `${pools.length} pool rows = API`,
+      );
+      assert.equal((await poolCells(page, pool))?.[1], "1", "this test's pool shows 1 node");
+
+      // Scale up one node at a time: when does the API first report n nodes, when the page?
+      const lags: number[] = [];
+      for (const want of [2, 3, 4]) {
+        const onScreen = page.waitForFunction(
+          `(([name, n]) => {
+            for (const tr of document.querySelectorAll("[data-testid=pool-row]")) {
+              const first = tr.querySelector("td")?.textContent ?? "";
+              const cell = tr.querySelector("[data-testid=pool-nodes]")?.textContent?.trim();
+              if (first.startsWith(name) && cell === String(n)) return Date.now();
+            }
+            return false;
+          })(${JSON.stringify([pool, want])})`,
+          { polling: 20, timeout: 120_000 },
+        );
+        const t0 = Date.now();
+        await kubectl(["scale", "deployment", "web", `--replicas=${want}`, "-n", ns]);
+        const apiAt = await waitFor(
+          `the API to report ${want} nodes in ${pool}`,
+          async () => ((await poolNodes()) === want ? Date.now() : undefined),
+          { timeoutMs: 120_000, intervalMs: 20 },
+        );
+        const screenAt = (await (await onScreen).jsonValue()) as number;
+        const lag = screenAt - apiAt;
+        lags.push(lag);
+        log(
+          `scale-up to ${want} nodes: in the API after ${((apiAt - t0) / 1000).toFixed(1)} s, ` +
+            `on screen ${lag} ms after the API (negative: the stream beat the API poll)`,
+        );
+        assert.ok(lag <= LIVE_BOUND_MS, `the page showed ${want} nodes ${lag} ms after the API`);
+      }
+      const worst = Math.max(...lags);
+      log(
+        `screen lag vs API over ${lags.length} scale-ups: ${lags.join(", ")} ms; worst ${worst} ms ` +
+          `(goal ≤ ${LIVE_GOAL_MS} ms: ${worst <= LIVE_GOAL_MS ? "met" : "MISSED"})`,
+      );
+
+      await assertOverviewMatches(page, w, cluster);
+      await assertPoolsMatch(page, w, cluster);
+      const total = await assertNodeTableMatches(page, w, cluster);
+      // The filter narrows the table to this test's pool: its 4 nodes, each on a row.
+      await page.getByLabel("filter nodes").fill(pool);
+      await waitFor(
+        "the filtered node table to show the pool's 4 nodes",
+        async () => (await page.getByTestId("node-row").filter({ hasText: pool }).count()) === 4,
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
+      assert.match(
+        await text(page.locator("h2", { hasText: "Nodes" }).locator(".muted")),
+        /^\(4( of \d+)?\)$/,
+      );
+      await page.getByLabel("filter nodes").fill("");
+      log(`rig: node table lists ${total} nodes = API; filter by pool → its 4 nodes`);
+
+      if (SCREENSHOTS) {
+        await waitForHistory(page, w, cluster);
+        await assertNodeTableMatches(page, w, cluster);
+        await screenshots(page, "rig");
+      }
+      await page.close();
+    }),
+);
+
+test(
+  "browser e2e: the simulated cluster's dashboard (pools, thrashing alert) matches its API",
+  { timeout: SCREENSHOTS ? 120_000 + HISTORY_WAIT_MS : 120_000 },
+  async () => {
+    assert.ok(sim);
+    const w = await sim;
+    const page = await open(w);
+    // The simulator fast-forwards 12 minutes of history at start; its churning pool gets flagged.
+    await page.getByTestId("thrashing-alert").first().waitFor({ timeout: 90_000 });
+    const o = await assertOverviewMatches(page, w, "default");
+    const pools = await assertPoolsMatch(page, w, "default");
+    await assertNodeTableMatches(page, w, "default");
+    assert.ok(pools.length >= 2, "several NodePools");
+    assert.ok(o.thrashingPools.length >= 1, "a thrashing pool in the API");
+    log(`sim: page shows ${o.nodes} nodes, ${usd(o.costPerHour)}/h, ${pools.length} pools = API`);
+
+    // The alert names the pool the API flags and, opened, lists the API's evidence.
+    const alert = page.getByTestId("thrashing-alert").first();
+    await alert.locator("summary").click();
+    const report = await waitFor(
+      "the opened alert to list the API's evidence",
+      async () => {
+        const reports = await api<ThrashingDto[]>(w, "default", "thrashing");
+        const name = await text(alert.locator("summary b"));
+        const r = reports.find((x) => x.nodePool === name && x.severity !== "none");
+        const rows = await alert.locator("tbody tr").allTextContents();
+        return r &&
+          rows.length === r.evidence.length &&
+          r.evidence.every((e, i) => rows[i]?.includes(e.nodeClaim))
+          ? r
+          : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
+    log(
+      `sim: alert for ${report.nodePool} (${report.severity}) with ${report.evidence.length} NodeClaims = API`,
+    );
+
+    if (SCREENSHOTS) {
+      await waitForHistory(page, w, "default");
+      await page.getByTestId("thrashing-alert").first().locator("summary").click();
+      await screenshots(page, "sim");
+    }
+    await page.close();
+  },
+);
