@@ -1,0 +1,71 @@
+// A Wave warmup controller in a process of its own, for warmup.e2e.test.ts: the test SIGKILLs it
+// mid-warmup, like a crashed core, and starts a new one. It sees only the test's NodePool (the
+// shared rig holds other engineers' pools). Events go to stdout as JSON lines, logs to stderr.
+//
+// env: WAVE_E2E_KUBECONFIG  kubeconfig of the rig
+//      WAVE_E2E_NAMESPACE   Wave's namespace (warmup and pull pods live there)
+//      WAVE_E2E_POOL        the only NodePool this controller sees
+//      WAVE_E2E_POLICY      path of a JSON WarmupPolicy for that pool, re-read on every reconcile
+//                           so the test can change it between warmups
+import { readFileSync } from "node:fs";
+import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
+import { K } from "../../src/karpenter/types.ts";
+import { realClock } from "../../src/shared/clock.ts";
+import { createLogger } from "../../src/shared/log.ts";
+import { WarmupController } from "../../src/warmup/controller.ts";
+import { parsePolicy, type WarmupPolicy } from "../../src/warmup/policy.ts";
+import { runController } from "../../src/warmup/run.ts";
+import { kubeWarmupView, type WarmupView } from "../../src/warmup/view.ts";
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (v === undefined || v === "") throw new Error(`warmup-controller: ${name} is not set`);
+  return v;
+}
+
+const kubeconfig = env("WAVE_E2E_KUBECONFIG");
+const namespace = env("WAVE_E2E_NAMESPACE");
+const pool = env("WAVE_E2E_POOL");
+const policyFile = env("WAVE_E2E_POLICY");
+
+function policy(): WarmupPolicy {
+  const r = parsePolicy(JSON.parse(readFileSync(policyFile, "utf8")) as unknown);
+  if (!r.ok) throw new Error(`warmup-controller: bad policy in ${policyFile}: ${r.errors.join("; ")}`);
+  return r.policy;
+}
+
+/** Only the test's pool: other pools on the shared rig are none of this controller's business. */
+function scoped(view: WarmupView): WarmupView {
+  const mine = (o: { metadata: { labels?: Record<string, string> } }): boolean =>
+    o.metadata.labels?.[K.nodePoolLabel] === pool;
+  return {
+    nodePools: async () => (await view.nodePools()).filter((p) => p.metadata.name === pool),
+    nodes: async () => (await view.nodes()).filter(mine),
+    nodeClaims: async () => (await view.nodeClaims()).filter(mine),
+    pods: () => view.pods(),
+  };
+}
+
+const client = clientFromKubeconfig(kubeconfig);
+const log = createLogger({ base: { pid: process.pid } });
+const stop = new AbortController();
+process.once("SIGTERM", () => stop.abort());
+process.once("SIGINT", () => stop.abort());
+
+const controller = new WarmupController({
+  client,
+  view: scoped(kubeWarmupView(client)),
+  clock: realClock,
+  namespace,
+  policyOf: (p) => {
+    if (p !== pool) throw new Error(`warmup-controller: asked about pool ${p}, sees only ${pool}`);
+    return policy();
+  },
+  log,
+  onEvent: (e) => process.stdout.write(JSON.stringify(e) + "\n"),
+  // Short requeues: the rig's nodes register in seconds, and the test waits on each step.
+  idleRequeueMs: 2_000,
+  activeRequeueMs: 1_000,
+});
+
+await runController(controller, { clock: realClock, signal: stop.signal, log });
