@@ -387,9 +387,10 @@ function ensurePki(): void {
   openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], log);
 }
 
-function writeKubeconfig(apiPort: number): void {
+/** The rig admin's kubeconfig for an apiserver on `apiPort` (exported for e2e tests). */
+export function rigKubeconfig(apiPort: number): object {
   const b64 = (f: string): string => readFileSync(join(pkiDir, f)).toString("base64");
-  const cfg = {
+  return {
     apiVersion: "v1",
     kind: "Config",
     clusters: [
@@ -407,8 +408,11 @@ function writeKubeconfig(apiPort: number): void {
     contexts: [{ name: "wave-rig", context: { cluster: "wave-rig", user: "wave-rig-admin" } }],
     "current-context": "wave-rig",
   };
+}
+
+function writeKubeconfig(apiPort: number): void {
   // JSON is valid YAML; every Kubernetes client reads it.
-  writeFileSync(kubeconfigPath, JSON.stringify(cfg, null, 2) + "\n", { mode: 0o600 });
+  writeFileSync(kubeconfigPath, JSON.stringify(rigKubeconfig(apiPort), null, 2) + "\n", { mode: 0o600 });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -537,6 +541,31 @@ async function applyDefaults(): Promise<void> {
   }
 }
 
+/**
+ * kube-apiserver's flags on the rig. Exported for e2e tests that run a second apiserver on the same
+ * etcd (to kill and restart it without disturbing the shared rig).
+ */
+export function apiserverArgs(o: { etcdUrl: string; port: number; certDir: string }): string[] {
+  const pki = (f: string): string => join(pkiDir, f);
+  return [
+    `--etcd-servers=${o.etcdUrl}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${String(o.port)}`,
+    `--tls-cert-file=${pki("apiserver.crt")}`,
+    `--tls-private-key-file=${pki("apiserver.key")}`,
+    `--client-ca-file=${pki("ca.crt")}`,
+    `--service-account-key-file=${pki("sa.pub")}`,
+    `--service-account-signing-key-file=${pki("sa.key")}`,
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    "--service-cluster-ip-range=10.96.0.0/16",
+    "--authorization-mode=Node,RBAC",
+    "--allow-privileged=true",
+    "--profiling=false",
+    `--cert-dir=${o.certDir}`,
+  ];
+}
+
 async function startAll(): Promise<RigState> {
   const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort, kwokPort, karpMetrics, karpHealth] =
     await freePorts(8);
@@ -574,23 +603,10 @@ async function startAll(): Promise<RigState> {
 
   const apiserver = `https://127.0.0.1:${p("apiPort")}`;
   say(`starting kube-apiserver on ${apiserver}`);
-  startProcess("kube-apiserver", [
-    `--etcd-servers=${etcdUrl}`,
-    "--bind-address=127.0.0.1",
-    "--advertise-address=127.0.0.1",
-    `--secure-port=${p("apiPort")}`,
-    `--tls-cert-file=${pki("apiserver.crt")}`,
-    `--tls-private-key-file=${pki("apiserver.key")}`,
-    `--client-ca-file=${pki("ca.crt")}`,
-    `--service-account-key-file=${pki("sa.pub")}`,
-    `--service-account-signing-key-file=${pki("sa.key")}`,
-    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-    "--service-cluster-ip-range=10.96.0.0/16",
-    "--authorization-mode=Node,RBAC",
-    "--allow-privileged=true",
-    "--profiling=false",
-    `--cert-dir=${join(dataDir, "apiserver-certs")}`,
-  ]);
+  startProcess(
+    "kube-apiserver",
+    apiserverArgs({ etcdUrl, port: p("apiPort"), certDir: join(dataDir, "apiserver-certs") }),
+  );
   await waitFor("kube-apiserver", `${apiserver}/readyz`, () => apiserverReady(), 120_000);
 
   const kc = kubeconfigPath;

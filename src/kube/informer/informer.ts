@@ -131,7 +131,9 @@ export class Informer<K extends KindName> {
     this.#opts = opts;
     this.#clock = opts.clock ?? realClock;
     this.#log = (opts.log ?? silentLogger).child({ informer: opts.kind, namespace: opts.namespace });
-    this.#backoff = new Backoff(opts.backoff ?? { initialMs: 1000, maxMs: 30_000 });
+    // Capped at 10 s (client-go caps at 30 s): with full jitter a watcher is back at most ~10 s
+    // after its apiserver returns, and a few watchers per process cannot storm it.
+    this.#backoff = new Backoff(opts.backoff ?? { initialMs: 1000, maxMs: 10_000 });
     this.#synced = new Promise<void>((resolve, reject) => {
       this.#resolveSynced = resolve;
       this.#rejectSynced = reject;
