@@ -65,7 +65,9 @@ export function poolSamples(
   prices: PriceProvider,
 ): PoolSample[] | undefined {
   const entry = hub.get(clusterId);
-  if (!entry?.info) return undefined; // no agent yet: the recorder marks a gap
+  // No agent yet, or its stream is gone (the state is frozen): the recorder marks a gap rather
+  // than repeating the last known state as if it were measured.
+  if (!entry?.info || !entry.connected) return undefined;
   const acc = new Map<string, PoolSample>();
   for (const node of entry.state.nodes()) {
     const labels = node.metadata.labels ?? {};
@@ -94,7 +96,7 @@ export async function startHistory(o: {
   clock: Clock;
   log: Logger;
   signal: AbortSignal;
-}): Promise<() => void> {
+}): Promise<() => Promise<void>> {
   const { store, clock } = o;
   const recorder = new SeriesRecorder({
     clusterId: o.clusterId,
@@ -103,7 +105,7 @@ export async function startHistory(o: {
   });
   const latest = await store.latestSeries(o.clusterId);
   if (latest) recorder.resume(latest.ts, latest.series);
-  void runSampler({
+  const sampling = runSampler({
     recorder,
     clock,
     log: o.log,
@@ -115,7 +117,11 @@ export async function startHistory(o: {
   });
   const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
   compaction.unref();
-  return () => clearInterval(compaction);
+  // The sampler ends when `signal` aborts; waiting for it keeps its last write off a closed store.
+  return async () => {
+    clearInterval(compaction);
+    await sampling;
+  };
 }
 
 export interface Warmup {

@@ -13,6 +13,11 @@ export interface ClusterEntry {
   id: string;
   state: ClusterState;
   info: ClusterInfo | undefined;
+  /**
+   * An agent stream currently feeds this cluster. While false the state is the last one seen
+   * (frozen), not the cluster's present.
+   */
+  connected: boolean;
   /** Last time a batch arrived (ms). */
   lastSeen: number | null;
   /** Set by the composition root for the embedded simulator. */
@@ -50,7 +55,7 @@ export class ClusterHub implements IngestSink {
   ensure(id: string, simulated = false): ClusterEntry {
     let c = this.#clusters.get(id);
     if (!c) {
-      c = { id, state: new ClusterState(), info: undefined, lastSeen: null, simulated };
+      c = { id, state: new ClusterState(), info: undefined, connected: false, lastSeen: null, simulated };
       this.#clusters.set(id, c);
     }
     if (simulated) c.simulated = true;
@@ -71,8 +76,16 @@ export class ClusterHub implements IngestSink {
     await this.#durable.clusterConnected(info);
     const c = this.ensure(info.clusterId);
     c.info = info;
+    c.connected = true;
     c.lastSeen = info.connectedAt;
     this.notify(info.clusterId);
+  }
+
+  clusterDisconnected(clusterId: string): void {
+    const c = this.#clusters.get(clusterId);
+    if (!c?.connected) return;
+    c.connected = false;
+    this.notify(clusterId);
   }
 
   async write(batch: IngestBatch): Promise<void> {

@@ -259,7 +259,12 @@ class StreamHandler {
       // Let the write in flight finish so the session's durable sequence is final.
       await this.#writing?.catch(() => undefined);
       const s = this.#session;
-      if (s?.stream?.done === this.#finished) s.stream = undefined;
+      if (s?.stream?.done === this.#finished) {
+        // This stream was the cluster's live feed and nothing replaced it: core's view of the
+        // cluster is frozen from now on (history marks a gap instead of repeating it).
+        s.stream = undefined;
+        this.#core.sink.clusterDisconnected?.(s.clusterId);
+      }
       this.#done();
     }
   }

@@ -171,6 +171,30 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     assert.equal(second.core.clusters.get("alpha")?.objects.nodes.has("node-1"), false);
   });
 
+  it("tells the sink when a cluster's stream ends, and again when the agent is back", async () => {
+    const { sink, server, core } = await startCore();
+    const source = new MemorySource([nodePool("default"), node(1)]);
+    const { agent, clock, stop } = startAgent(server.port, source);
+    await sink.until((s) => objectsOf(s, "alpha").size === 2);
+    assert.equal(sink.live.has("alpha"), true);
+
+    const first = core.clusters.get("alpha")?.stream;
+    assert.ok(first);
+    first.abort(new Error("connection reset"));
+    await first.done;
+    assert.equal(sink.live.has("alpha"), false, "no stream: the cluster is not live");
+
+    await retry(agent, clock);
+    await agent.until((a) => a.status === "streaming");
+    assert.equal(sink.live.has("alpha"), true, "the reconnected agent makes it live again");
+
+    const second = core.clusters.get("alpha")?.stream;
+    assert.ok(second);
+    await stop();
+    await second.done;
+    assert.equal(sink.live.has("alpha"), false, "an agent that stopped leaves the cluster not live");
+  });
+
   it("bounds the buffer while core stalls (no acks), counts drops, and resyncs with a snapshot", async () => {
     const { sink, server } = await startCore();
     const source = new MemorySource([nodePool("default")]);

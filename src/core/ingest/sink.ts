@@ -46,6 +46,11 @@ export interface IngestBatch {
 export interface IngestSink {
   /** A cluster's agent said hello (record versions, last seen). */
   clusterConnected(info: ClusterInfo): Promise<void>;
+  /**
+   * The cluster's stream ended and no newer stream replaced it: what core holds for the cluster
+   * is no longer live until the next `clusterConnected`.
+   */
+  clusterDisconnected?(clusterId: string): void;
   /** Stores the batch durably (all or nothing); rejects if it could not. */
   write(batch: IngestBatch): Promise<void>;
 }
@@ -53,6 +58,8 @@ export interface IngestSink {
 /** In-memory sink: the same contract, with a gate and a failure switch for tests. */
 export class MemorySink implements IngestSink {
   readonly clusters = new Map<string, ClusterInfo>();
+  /** Clusters with a live stream (connected and not disconnected since). */
+  readonly live = new Set<string>();
   /** cluster → kind/key → object. */
   readonly objects = new Map<string, Map<string, WireObject["object"]>>();
   /** cluster → lifecycle steps, de-duplicated by id, in arrival order. */
@@ -69,7 +76,12 @@ export class MemorySink implements IngestSink {
 
   clusterConnected(info: ClusterInfo): Promise<void> {
     this.clusters.set(info.clusterId, info);
+    this.live.add(info.clusterId);
     return Promise.resolve();
+  }
+
+  clusterDisconnected(clusterId: string): void {
+    this.live.delete(clusterId);
   }
 
   async write(b: IngestBatch): Promise<void> {

@@ -1,5 +1,6 @@
 // Test helper: a hand-driven agent stream, to send core exactly the messages a test wants.
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { readFileSync } from "node:fs";
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Ingest } from "../../gen/wave/v1/ingest_pb.ts";
@@ -9,14 +10,22 @@ export type Msg = MessageInitShape<typeof AgentMessageSchema>;
 
 /**
  * Sends `msgs` on one stream, then waits for core to end it. Returns the error status core
- * answered with, or undefined if it ended the stream cleanly.
+ * answered with, or undefined if it ended the stream cleanly. With `tls.caFile` it speaks TLS to a
+ * core whose certificate that CA signed for "localhost".
  */
 export async function rawStream(
   port: number,
   msgs: Msg[],
   token: string | undefined,
+  tls?: { caFile: string },
 ): Promise<ConnectError | undefined> {
-  const client = createClient(Ingest, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
+  const transport = tls
+    ? createGrpcTransport({
+        baseUrl: `https://127.0.0.1:${port}`,
+        nodeOptions: { ca: readFileSync(tls.caFile), servername: "localhost" },
+      })
+    : createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` });
+  const client = createClient(Ingest, transport);
   const ac = new AbortController();
   async function* requests(): AsyncGenerator<Msg> {
     yield* msgs;
