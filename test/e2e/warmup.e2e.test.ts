@@ -37,12 +37,14 @@ import {
   deleteNamespace,
   get,
   kubeconfigPath,
+  kubectl,
   list,
   remove,
   requireRig,
   sleep,
   waitFor,
   withRigLogsOnFailure,
+  type KubeList,
 } from "./harness.ts";
 
 const REGISTRATION_DELAY_S = 30;
@@ -604,6 +606,23 @@ test(
         t.diagnostic(
           `consolidated: ${node3} ${s3.toFixed(1)} s after its TTL release; ${node2} (hit) ${s2.toFixed(1)} s after its pod went`,
         );
+        // Karpenter's own word on why the warm node went (events are best effort: not asserted).
+        const nodeEvents = (
+          JSON.parse(
+            await kubectl([
+              "get",
+              "events",
+              "--all-namespaces",
+              "--field-selector",
+              `involvedObject.name=${node3}`,
+              "-o",
+              "json",
+            ]),
+          ) as KubeList
+        ).items
+          .filter((e) => String(e["reason"]).startsWith("Disruption"))
+          .map((e) => `${String(e["reason"])}: ${String(e["message"])}`);
+        t.diagnostic(`Karpenter on ${node3}: ${nodeEvents.join(" | ") || "no disruption events"}`);
         assert.deepEqual(
           (await client.list("Pod", { namespace: ns })).items
             .filter((p) => p.metadata.labels?.[W.managedByLabel] === W.managedByValue)
