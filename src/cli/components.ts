@@ -485,11 +485,25 @@ async function stripAnnotations(
   }
 }
 
-/** Wave's warm-node marks, only where Wave owns the do-not-disrupt (a user's stays). */
-function waveProtection(kind: "Node" | "NodeClaim"): (a: Record<string, string>) => string[] {
+/**
+ * Wave's warm-node marks, only where this install owns the do-not-disrupt: a user's stays, and so
+ * does another Wave install's (its owner namespace differs; a mark without one predates it).
+ */
+export function waveProtection(
+  kind: "Node" | "NodeClaim",
+  namespace: string,
+): (a: Record<string, string>) => string[] {
   return (a) => {
     if (a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) return [];
-    const keys: string[] = [K.doNotDisrupt, W.doNotDisruptOwner, W.deadline, W.createdAt];
+    const owner = a[W.doNotDisruptNamespace];
+    if (owner !== undefined && owner !== namespace) return [];
+    const keys: string[] = [
+      K.doNotDisrupt,
+      W.doNotDisruptOwner,
+      W.doNotDisruptNamespace,
+      W.deadline,
+      W.createdAt,
+    ];
     if (kind === "Node") keys.push(PREPULLED);
     return keys.filter((k) => k in a);
   };
@@ -563,7 +577,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
     for (const obj of objs) {
       const name = obj.metadata.name ?? "";
       await attempt(`${kind} ${name}`, async () => {
-        if (await stripAnnotations(kube, kind, obj, waveProtection(kind))) into.push(name);
+        if (await stripAnnotations(kube, kind, obj, waveProtection(kind, ns))) into.push(name);
       });
     }
   }

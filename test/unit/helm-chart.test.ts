@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
+import { documentedPermissions, ruleKeys } from "./helm-rbac.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 const helm = `${root}.rig/bin/helm`;
@@ -53,19 +54,6 @@ const named = (docs: Obj[], kind: string, name: string): Obj => {
   return found;
 };
 
-/** One permission: "scope|apiGroup|resource|verb|resourceName" — a set of these compares exactly. */
-function ruleKeys(scope: string, rules: Obj[]): string[] {
-  const keys: string[] = [];
-  for (const r of rules) {
-    const names = strings(r.resourceNames);
-    for (const g of strings(r.apiGroups))
-      for (const res of strings(r.resources))
-        for (const v of strings(r.verbs))
-          for (const n of names.length ? names : ["-"]) keys.push(`${scope}|${g}|${res}|${v}|${n}`);
-  }
-  return keys;
-}
-
 /** Rendered permissions per ServiceAccount, through the (Cluster)RoleBindings. */
 function renderedPermissions(docs: Obj[]): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
@@ -83,34 +71,6 @@ function renderedPermissions(docs: Obj[]): Map<string, Set<string>> {
         out.set(sa, set);
       }
     }
-  }
-  return out;
-}
-
-/** The tables of RBAC.md: "## <component> (...)" then rows | scope | apiGroup | resources | verbs | names |. */
-function documentedPermissions(md: string): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  let component: string | undefined;
-  for (const line of md.split("\n")) {
-    const h = /^## (\w+) \(/.exec(line);
-    if (h) {
-      component = h[1];
-      continue;
-    }
-    const cells = line.split("|").map((c) => c.trim());
-    if (component === undefined || cells.length !== 7 || !/^(cluster|namespace)$/.test(cells[1] ?? ""))
-      continue;
-    const [, scope = "", group = "", resources = "", verbs = "", names = ""] = cells;
-    const list = (s: string): string[] => s.split(",").map((x) => x.trim());
-    const rule = {
-      apiGroups: [group === '`""`' ? "" : group],
-      resources: list(resources),
-      verbs: list(verbs),
-      ...(names === "-" ? {} : { resourceNames: list(names) }),
-    };
-    const set = out.get(component) ?? new Set<string>();
-    for (const k of ruleKeys(scope, [rule])) set.add(k);
-    out.set(component, set);
   }
   return out;
 }

@@ -1,0 +1,859 @@
+// Helm chart acceptance on the real rig (issue 9). The chart is rendered with the helm built from
+// Go modules (`npm run helm:build`) under a release name of this test's own, in a namespace of its
+// own, and then:
+//   checks    `helm template --validate` against the rig fails clearly while cert-manager is
+//             missing (the rig serves Karpenter's API, not cert-manager's)
+//   dry-run   every rendered object (default values and the PostgreSQL values, ServiceMonitor on)
+//             is accepted by the apiserver with `kubectl apply --dry-run=server` (strict field
+//             validation). The rig has no cert-manager or Prometheus Operator: their CRDs are
+//             installed as schema-less stubs for the dry run only (so the Certificate, Issuer and
+//             ServiceMonitor bodies are not validated) and deleted afterwards
+//   rbac      the chart's ServiceAccounts, (Cluster)Roles and bindings are created for real, and
+//             `kubectl auth can-i --list --as=system:serviceaccount:NS:SA` per ServiceAccount, in
+//             the release namespace and in another one, equals RBAC.md exactly (minus what every
+//             ServiceAccount may do, taken from the namespace's `default` one)
+//   run       `wave core`, `wave agent` and `wave webhook` run as child processes the way the
+//             chart runs them (args, env and config file taken from the rendered Deployments and
+//             ConfigMap; TLS directories laid out like cert-manager's Secrets) with a kubeconfig
+//             holding a token of the component's ServiceAccount (`kubectl create token`): the agent
+//             streams this test's NodePool's node to core; core's warmup controller creates a
+//             warmup pod, protects its node, and deletes it again when the policy is switched off;
+//             the webhook (behind a MutatingWebhookConfiguration of this test that selects only
+//             this test's workload namespace) places pods with its Lease ledger; nothing logs a
+//             Forbidden
+//   cleanup   with a warmup live, core and the others stop, and `wave cleanup` under the cleanup
+//             ServiceAccount (args from the rendered hook Job) removes the warmup pod, Wave's
+//             do-not-disrupt on the Node and NodeClaim, and the Leases. The chart's own
+//             MutatingWebhookConfiguration is removed by `helm uninstall` (a chart object), not by
+//             `wave cleanup`, whose ServiceAccount may not touch webhook configurations.
+// Cluster-scoped objects (ClusterRoles/Bindings named after the release, CRD stubs, the NodePool,
+// this test's webhook configuration, the PriorityClass if this test made it) are deleted in
+// after(), also on failure.
+import assert from "node:assert/strict";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { promisify } from "node:util";
+import { parseAllDocuments } from "yaml";
+import { freePorts, repoRoot } from "../../hack/rig/lib.ts";
+import { K } from "../../src/karpenter/types.ts";
+import { W } from "../../src/warmup/labels.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
+import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
+import { documentedPermissions, effectiveIn, minus, parseCanIList } from "../unit/helm-rbac.ts";
+import {
+  apply,
+  createNamespace,
+  deleteNamespace,
+  get,
+  kubeconfigPath,
+  kubectl,
+  kubectlRaw,
+  list,
+  remove,
+  requireRig,
+  waitFor,
+  withRigLogsOnFailure,
+  type KubeObject,
+} from "./harness.ts";
+
+const run = promisify(execFile);
+const HELM = join(repoRoot, ".rig", "bin", "helm");
+const CHART = join(repoRoot, "deploy", "helm", "wave");
+const skip = existsSync(HELM) ? false : `helm not built (${HELM}): run npm run helm:build`;
+const POOL_LABEL = "wave.dev/e2e-pool";
+const COMPONENTS = ["agent", "core", "webhook", "cleanup"] as const;
+const TIMEOUT_MS = 120_000;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const field = (o: unknown, ...path: string[]): unknown => {
+  let cur = o;
+  for (const k of path) cur = isObj(cur) ? cur[k] : undefined;
+  return cur;
+};
+const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === "string") : []);
+
+const suffix = randomBytes(3).toString("hex");
+// The fullname is the release name when it contains "wave": ServiceAccounts wave-e2e-<hex>-agent…
+const release = `wave-e2e-${suffix}`;
+const pool = `helm-${suffix}`;
+const clusterId = `helm-${suffix}`;
+const webhookConfigName = `${release}-e2e`;
+const tokens = {
+  "admin-token": randomBytes(20).toString("hex"),
+  "viewer-token": randomBytes(20).toString("hex"),
+  "agent-token": randomBytes(20).toString("hex"),
+};
+
+let ns = ""; // the release namespace: Wave's processes, warmup pods, Leases
+let appNs = ""; // workloads (the webhook's configuration selects only this namespace)
+let work = "";
+let rendered: Obj[] = [];
+const createdCrds: string[] = [];
+let createdPriorityClass = false;
+
+// ---------------------------------------------------------------------------------------------
+// helm
+
+async function helmTemplate(args: string[]): Promise<string> {
+  const { stdout } = await run(
+    HELM,
+    ["template", release, CHART, "--namespace", ns, "--kube-version", "1.34.0", ...args],
+    { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, KUBECONFIG: kubeconfigPath } },
+  );
+  return stdout;
+}
+
+const APIS = [
+  "--api-versions",
+  "karpenter.sh/v1/NodePool",
+  "--api-versions",
+  "cert-manager.io/v1/Certificate",
+  "--api-versions",
+  "monitoring.coreos.com/v1/ServiceMonitor",
+];
+
+function parseDocs(yaml: string): Obj[] {
+  return parseAllDocuments(yaml)
+    .map((d) => d.toJSON() as unknown)
+    .filter(isObj);
+}
+
+const nameOf = (o: Obj): string => String(field(o, "metadata", "name"));
+function renderedOne(kind: string, name: string): Obj {
+  const found = rendered.find((d) => d.kind === kind && nameOf(d) === name);
+  assert.ok(found, `the chart renders no ${kind} ${name}`);
+  return found;
+}
+
+function stubCrd(group: string, kind: string, plural: string): object {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${group}`, labels: { "wave.dev/e2e": `helm-stub-${suffix}` } },
+    spec: {
+      group,
+      scope: "Namespaced",
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// credentials: a token per ServiceAccount, TLS laid out like cert-manager's Secrets
+
+async function kubeconfigFor(sa: string): Promise<string> {
+  const token = (await kubectl(["create", "token", sa, "-n", ns, "--duration=1h"])).trim();
+  const admin = JSON.parse(await kubectl(["config", "view", "--raw", "--minify", "-o", "json"])) as Obj;
+  const cluster = field(objs(admin.clusters)[0], "cluster");
+  assert.ok(isObj(cluster), "the rig's kubeconfig has a cluster");
+  const file = join(work, `${sa}.kubeconfig`);
+  // JSON is YAML: client-node and kubectl read it as a kubeconfig.
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        {
+          name: "rig",
+          cluster: {
+            server: cluster.server,
+            "certificate-authority-data": cluster["certificate-authority-data"],
+          },
+        },
+      ],
+      users: [{ name: sa, user: { token } }],
+      contexts: [{ name: sa, context: { cluster: "rig", user: sa, namespace: ns } }],
+      "current-context": sa,
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+function openssl(...args: string[]): void {
+  execFileSync("openssl", args, { stdio: "pipe" });
+}
+
+/** dir/{tls.crt,tls.key,ca.crt} signed by one CA: what cert-manager mounts. Returns the CA PEM. */
+function makePki(): string {
+  const ca = join(work, "ca");
+  mkdirSync(ca);
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl(
+    "req",
+    "-x509",
+    ...ec,
+    "-days",
+    "1",
+    "-subj",
+    "/CN=wave-e2e-ca",
+    "-keyout",
+    `${ca}/ca.key`,
+    "-out",
+    `${ca}/ca.crt`,
+  );
+  const leaf = (dir: string, cn: string, ext: string): void => {
+    const d = join(work, dir);
+    mkdirSync(d);
+    writeFileSync(`${d}/ext.cnf`, ext);
+    openssl("req", ...ec, "-subj", `/CN=${cn}`, "-keyout", `${d}/tls.key`, "-out", `${d}/tls.csr`);
+    openssl(
+      "x509",
+      "-req",
+      "-in",
+      `${d}/tls.csr`,
+      "-CA",
+      `${ca}/ca.crt`,
+      "-CAkey",
+      `${ca}/ca.key`,
+      "-CAcreateserial",
+      "-CAserial",
+      `${ca}/ca.srl`,
+      "-days",
+      "1",
+      "-extfile",
+      `${d}/ext.cnf`,
+      "-out",
+      `${d}/tls.crt`,
+    );
+    writeFileSync(`${d}/ca.crt`, readFileSync(`${ca}/ca.crt`));
+  };
+  const server = "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n";
+  leaf("grpc", `${release}-core`, server);
+  leaf("agent", "wave-agent", "extendedKeyUsage=clientAuth\n");
+  leaf("webhook", `${release}-webhook`, server);
+  return readFileSync(`${ca}/ca.crt`, "utf8");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wave's processes, run the way the chart runs them
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: string[];
+  exited: Promise<number | null>;
+}
+const procs: Proc[] = [];
+
+/** The container of a rendered Deployment or Job. */
+function containerOf(kind: string, name: string): Obj {
+  const [c] = objs(field(renderedOne(kind, name), "spec", "template", "spec", "containers"));
+  assert.ok(c, `${kind} ${name} has a container`);
+  return c;
+}
+
+/**
+ * The environment the chart gives a container, with values a pod would resolve (downward API,
+ * the tokens Secret), then `overrides` for what differs outside a pod (ports, TLS paths, URLs):
+ * each override must name a variable the chart sets, so the contract cannot drift unnoticed.
+ */
+function chartEnv(
+  container: Obj,
+  podName: string,
+  overrides: Record<string, string>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of objs(container.env)) {
+    const name = String(e.name);
+    if (typeof e.value === "string") env[name] = e.value;
+    else if (field(e, "valueFrom", "fieldRef", "fieldPath") === "metadata.namespace") env[name] = ns;
+    else if (field(e, "valueFrom", "fieldRef", "fieldPath") === "metadata.name") env[name] = podName;
+    else {
+      const key = field(e, "valueFrom", "secretKeyRef", "key");
+      const value = typeof key === "string" ? tokens[key as keyof typeof tokens] : undefined;
+      assert.ok(value !== undefined, `no value for ${name} (${JSON.stringify(e.valueFrom)})`);
+      env[name] = value;
+    }
+  }
+  for (const [k, v] of Object.entries(overrides)) {
+    assert.ok(k in env, `the chart sets no ${k} for ${podName}`);
+    env[k] = v;
+  }
+  return env;
+}
+
+/** The chart's config file (from the rendered ConfigMap) with a local host and data directory. */
+function configFile(): string {
+  const cm = renderedOne("ConfigMap", `${release}-config`);
+  const text = field(cm, "data", "config.yaml");
+  assert.equal(typeof text, "string");
+  const [doc] = parseDocs(String(text));
+  const file = join(work, "config.yaml");
+  writeFileSync(file, JSON.stringify({ ...doc, host: "127.0.0.1", dataDir: join(work, "data") }));
+  return file;
+}
+
+function startWave(name: string, args: string[], env: Record<string, string>, kubeconfig: string): Proc {
+  const cfg = configFile();
+  const argv = args.map((a) => (a === "/etc/wave/config.yaml" ? cfg : a));
+  const child = spawn(process.execPath, [join(repoRoot, "bin", "wave.ts"), ...argv], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? "", HOME: work, ...env, KUBECONFIG: kubeconfig },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  const collect = (b: Buffer): void => {
+    output.push(
+      ...b
+        .toString("utf8")
+        .split("\n")
+        .filter((l) => l !== ""),
+    );
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  const exited = new Promise<number | null>((ok) => child.on("exit", (code) => ok(code)));
+  const p = { name, child, output, exited };
+  procs.push(p);
+  return p;
+}
+
+async function stopWave(p: Proc): Promise<number | null> {
+  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
+  const code = await Promise.race([
+    p.exited,
+    new Promise<"hung">((ok) => setTimeout(() => ok("hung"), 20_000)),
+  ]);
+  if (code === "hung") {
+    p.child.kill("SIGKILL");
+    assert.fail(`wave ${p.name} did not stop within 20 s of SIGTERM`);
+  }
+  return code;
+}
+
+const forbidden = (p: Proc): string[] => p.output.filter((l) => /forbidden/i.test(l));
+
+function dumpProcs(): void {
+  for (const p of procs)
+    process.stderr.write(`\n----- wave ${p.name} (last 40 lines) -----\n${p.output.slice(-40).join("\n")}\n`);
+}
+
+async function api(
+  port: number,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text === "" ? undefined : (JSON.parse(text) as unknown) };
+}
+
+function httpsStatus(port: number, path: string, ca: string): Promise<number> {
+  return new Promise((ok, fail) => {
+    const req = httpsRequest({ host: "127.0.0.1", port, path, ca, timeout: 5000 }, (res) => {
+      res.resume();
+      ok(res.statusCode ?? 0);
+    });
+    req.on("error", fail);
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.end();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// workloads
+
+async function applyPool(): Promise<void> {
+  const def = await get("nodepools.karpenter.sh", "default");
+  assert.ok(def, "the rig's NodePool default exists");
+  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
+  await apply({
+    apiVersion: "karpenter.sh/v1",
+    kind: "NodePool",
+    metadata: { name: pool },
+    spec: {
+      ...def.spec,
+      template: {
+        metadata: { labels: { [POOL_LABEL]: pool } },
+        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
+      },
+    },
+  });
+}
+
+function deployment(
+  name: string,
+  replicas: number,
+  cpu: string,
+  nodeSelector: Record<string, string>,
+): object {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: appNs },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          nodeSelector,
+          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
+          terminationGracePeriodSeconds: 0,
+          // KWOK never pulls or runs images; any name works.
+          containers: [
+            { name: "app", image: "pause:3.10", resources: { requests: { cpu, memory: "512Mi" } } },
+          ],
+        },
+      },
+    },
+  };
+}
+
+const annotations = (o: KubeObject | undefined): Record<string, string> => o?.metadata.annotations ?? {};
+/** Wave's do-not-disrupt, set by the install in this test's namespace. */
+const protectedByUs = (o: KubeObject | undefined): boolean => {
+  const a = annotations(o);
+  return (
+    a[K.doNotDisrupt] === "true" && a[W.doNotDisruptOwner] === "warmup" && a[W.doNotDisruptNamespace] === ns
+  );
+};
+
+async function warmupPods(): Promise<KubeObject[]> {
+  return list("pods", { namespace: ns, selector: `${W.warmupLabel}=true,${W.poolLabel}=${pool}` });
+}
+
+/** The NodeClaim behind a node (by providerID). */
+async function claimOf(node: KubeObject): Promise<KubeObject | undefined> {
+  const id = node.spec?.["providerID"];
+  return (await list("nodeclaims.karpenter.sh")).find((c) => c.status?.["providerID"] === id);
+}
+
+/** A Running warmup pod whose Node and NodeClaim carry our do-not-disrupt. */
+async function protectedWarmup(): Promise<
+  { pod: KubeObject; node: KubeObject; claim: KubeObject } | undefined
+> {
+  for (const pod of await warmupPods()) {
+    const nodeName = pod.spec?.["nodeName"];
+    if (pod.status?.phase !== "Running" || typeof nodeName !== "string") continue;
+    const node = await get("node", nodeName);
+    const claim = node && (await claimOf(node));
+    if (node && claim && protectedByUs(node) && protectedByUs(claim)) return { pod, node, claim };
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+before(async () => {
+  if (skip) return;
+  await requireRig();
+  ns = await createNamespace("helm");
+  appNs = await createNamespace("helm-app");
+  work = mkdtempSync(join(tmpdir(), "wave-helm-e2e-"));
+  await applyPool();
+});
+
+after(async () => {
+  if (skip) return;
+  for (const p of procs)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  const steps: [string, () => Promise<unknown>][] = [
+    ["webhook configuration", () => remove("mutatingwebhookconfiguration", webhookConfigName)],
+    ["workloads", () => kubectlRaw(["delete", "deployments", "--all", "-n", appNs, "--wait=false"])],
+    [
+      "ClusterRoles and bindings",
+      () =>
+        kubectlRaw([
+          "delete",
+          "clusterrolebinding,clusterrole",
+          "-l",
+          `app.kubernetes.io/instance=${release}`,
+          "--ignore-not-found",
+          "--wait=false",
+        ]),
+    ],
+    ["namespaces", () => Promise.all([ns, appNs].filter((n) => n !== "").map((n) => deleteNamespace(n)))],
+    ["NodePool", () => remove("nodepools.karpenter.sh", pool)],
+    ...createdCrds.map((c): [string, () => Promise<unknown>] => [`CRD ${c}`, () => remove("crd", c)]),
+    [
+      "PriorityClass",
+      async () => {
+        // Only ours: someone else's controller may have (re)made it in the meantime.
+        const pc = await get("priorityclass", "wave-warmup");
+        if (createdPriorityClass && pc?.metadata.labels?.["app.kubernetes.io/instance"] === release)
+          await remove("priorityclass", "wave-warmup");
+      },
+    ],
+  ];
+  for (const [what, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      process.stderr.write(`cleanup of ${what} failed: ${(err as Error).message}\n`);
+    }
+  }
+  if (work !== "") rmSync(work, { recursive: true, force: true });
+});
+
+test(
+  "helm chart: clear failure without cert-manager; server-side dry run of every object",
+  { skip, timeout: TIMEOUT_MS },
+  async () => {
+    await withRigLogsOnFailure(async () => {
+      const certManagerServed = (await get("crd", "certificates.cert-manager.io")) !== undefined;
+      if (!certManagerServed) {
+        // Capabilities from the rig itself: Karpenter's API is there, cert-manager's is not.
+        const err = await helmTemplate(["--validate"]).then(
+          () => undefined,
+          (e: unknown) => String((e as { stderr?: unknown }).stderr),
+        );
+        assert.match(err ?? "(rendered)", /Wave needs cert-manager/);
+      }
+
+      for (const [group, kind, plural] of [
+        ["cert-manager.io", "Certificate", "certificates"],
+        ["cert-manager.io", "Issuer", "issuers"],
+        ["monitoring.coreos.com", "ServiceMonitor", "servicemonitors"],
+      ] as const) {
+        const name = `${plural}.${group}`;
+        if ((await get("crd", name)) !== undefined) continue;
+        await apply(stubCrd(group, kind, plural));
+        createdCrds.push(name);
+      }
+      for (const c of createdCrds)
+        await kubectl(["wait", "--for=condition=Established", `crd/${c}`, "--timeout=60s"]);
+
+      for (const values of [[], ["-f", join(CHART, "ci", "postgres-values.yaml")]]) {
+        const yaml = await helmTemplate([...APIS, "--set", "serviceMonitor.enabled=true", ...values]);
+        const docs = parseDocs(yaml);
+        const r = await kubectlRaw(["apply", "--dry-run=server", "-f", "-"], yaml);
+        assert.equal(
+          r.code,
+          0,
+          `server-side dry run failed (${values.join(" ") || "default values"}): ${r.stderr}`,
+        );
+        const accepted = r.stdout.split("\n").filter((l) => /\(server dry run\)$/.test(l));
+        assert.equal(
+          accepted.length,
+          docs.length,
+          `every rendered object accepted (${values.join(" ") || "default values"}):\n${r.stdout}`,
+        );
+        for (const kind of [
+          "Deployment",
+          "MutatingWebhookConfiguration",
+          "Certificate",
+          "ServiceMonitor",
+          "Job",
+        ])
+          assert.ok(
+            docs.some((d) => d.kind === kind),
+            `rendered a ${kind}`,
+          );
+        process.stderr.write(
+          `[helm] ${values.length ? "postgres" : "default"} values: ${docs.length} objects accepted\n`,
+        );
+      }
+    });
+  },
+);
+
+test(
+  "helm chart: each ServiceAccount can do exactly what RBAC.md documents (kubectl auth can-i --list)",
+  { skip, timeout: TIMEOUT_MS },
+  async () => {
+    await withRigLogsOnFailure(async () => {
+      rendered = parseDocs(await helmTemplate([...APIS, "--set", `clusterId=${clusterId}`]));
+      const rbacKinds = new Set([
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+      ]);
+      const rbac = rendered.filter((d) => rbacKinds.has(String(d.kind)));
+      for (const d of rbac)
+        if (d.kind === "ClusterRole" || d.kind === "ClusterRoleBinding")
+          assert.ok(
+            nameOf(d).startsWith(release),
+            `cluster-scoped ${d.kind} ${nameOf(d)} is named after the release`,
+          );
+      await kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: rbac }));
+      if ((await get("priorityclass", "wave-warmup")) === undefined) {
+        await kubectl(["create", "-f", "-"], JSON.stringify(renderedOne("PriorityClass", "wave-warmup")));
+        createdPriorityClass = true;
+      }
+
+      const canI = async (sa: string, namespace: string): Promise<Set<string>> =>
+        parseCanIList(
+          await kubectl([
+            "auth",
+            "can-i",
+            "--list",
+            `--as=system:serviceaccount:${ns}:${sa}`,
+            "-n",
+            namespace,
+          ]),
+        );
+      // What any ServiceAccount may do (discovery, self reviews): not the chart's doing.
+      const baseline = await canI("default", ns);
+      const documented = documentedPermissions(readFileSync(join(CHART, "RBAC.md"), "utf8"));
+      assert.deepEqual([...documented.keys()].sort(), [...COMPONENTS].sort());
+      const problems: string[] = [];
+      for (const component of COMPONENTS) {
+        const sa = `${release}-${component}`;
+        const doc = documented.get(component) ?? new Set<string>();
+        for (const [where, namespace] of [
+          ["release namespace", ns],
+          ["another namespace", appNs],
+        ] as const) {
+          const actual = new Set(minus(await canI(sa, namespace), baseline));
+          const expected = effectiveIn(doc, namespace === ns);
+          const extra = minus(actual, expected);
+          const missing = minus(expected, actual);
+          if (extra.length) problems.push(`${sa} in the ${where} may also: ${extra.join(", ")}`);
+          if (missing.length) problems.push(`${sa} in the ${where} lacks: ${missing.join(", ")}`);
+          process.stderr.write(
+            `[rbac] ${sa} (${where}): ${actual.size} permissions, RBAC.md ${expected.size}, extra ${extra.length}, missing ${missing.length}\n`,
+          );
+        }
+      }
+      assert.deepEqual(problems, [], "kubectl auth can-i --list differs from RBAC.md");
+    });
+  },
+);
+
+test(
+  "helm chart: wave core, agent and webhook work under their ServiceAccounts; wave cleanup removes Wave's marks",
+  { skip, timeout: 240_000 },
+  async () => {
+    assert.ok(rendered.length > 0, "the RBAC test rendered the chart and created the ServiceAccounts");
+    try {
+      await withRigLogsOnFailure(async () => {
+        const caPem = makePki();
+        const [apiPort = 0, grpcPort = 0, webhookPort = 0, metricsPort = 0] = await freePorts(4);
+        const kc = Object.fromEntries(
+          await Promise.all(
+            COMPONENTS.map(async (c) => [c, await kubeconfigFor(`${release}-${c}`)] as const),
+          ),
+        ) as Record<(typeof COMPONENTS)[number], string>;
+
+        // core ----------------------------------------------------------------------------------
+        const coreContainer = containerOf("Deployment", `${release}-core`);
+        const coreEnv = chartEnv(coreContainer, "core-0", {
+          WAVE_PORT: String(apiPort),
+          WAVE_GRPC_PORT: String(grpcPort),
+          WAVE_GRPC_TLS_DIR: join(work, "grpc"),
+        });
+        let core = startWave("core", strings(coreContainer.args), coreEnv, kc.core);
+        const coreUp = (): Promise<boolean> =>
+          waitFor("core's API", async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`)).ok, {
+            timeoutMs: 60_000,
+            intervalMs: 500,
+          });
+        await coreUp();
+        const admin = tokens["admin-token"];
+        const viewer = tokens["viewer-token"];
+        const spot = await api(apiPort, "PUT", `/api/v1/policies/spot/Deployment/${appNs}/spotty`, admin, {
+          threshold: 1,
+          strategy: "Prefer",
+        });
+        assert.equal(spot.status, 200, JSON.stringify(spot.json));
+
+        // webhook -------------------------------------------------------------------------------
+        const whContainer = containerOf("Deployment", `${release}-webhook`);
+        const webhook = startWave(
+          "webhook",
+          strings(whContainer.args),
+          chartEnv(whContainer, "webhook-0", {
+            WAVE_WEBHOOK_PORT: String(webhookPort),
+            WAVE_WEBHOOK_TLS_DIR: join(work, "webhook"),
+            WAVE_SPOT_POLICIES_URL: `http://127.0.0.1:${apiPort}/api/v1/policies/spot`,
+          }),
+          kc.webhook,
+        );
+        await waitFor(
+          "the webhook's /healthz over TLS",
+          async () => (await httpsStatus(webhookPort, "/healthz", caPem)) === 200,
+          {
+            timeoutMs: 60_000,
+            intervalMs: 500,
+          },
+        );
+
+        // agent ---------------------------------------------------------------------------------
+        const agentContainer = containerOf("Deployment", `${release}-agent`);
+        const agent = startWave(
+          "agent",
+          strings(agentContainer.args),
+          chartEnv(agentContainer, "agent-0", {
+            WAVE_CORE_ADDRESS: `https://127.0.0.1:${grpcPort}`,
+            WAVE_AGENT_TLS_DIR: join(work, "agent"),
+            WAVE_METRICS_PORT: String(metricsPort),
+          }),
+          kc.agent,
+        );
+
+        // The webhook admits this test's workload namespace only (the rig is shared).
+        const whConfig = buildWebhookConfiguration({
+          name: webhookConfigName,
+          caPem,
+          waveNamespace: ns,
+          url: `https://127.0.0.1:${webhookPort}/mutate`,
+        });
+        const [hook] = whConfig.webhooks ?? [];
+        assert.ok(hook);
+        hook.namespaceSelector = {
+          matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [appNs] }],
+        };
+        await kubectl(["create", "-f", "-"], JSON.stringify(whConfig));
+
+        // agent → core: the node Karpenter launches for this test's pool reaches core's API.
+        await apply(deployment("big", 1, "3", { [POOL_LABEL]: pool }));
+        const bigNode = await waitFor(
+          "the big pod Running on a node of the test's pool",
+          async () => {
+            const [p] = await list("pods", { namespace: appNs, selector: "app=big" });
+            const n = p?.spec?.["nodeName"];
+            return p?.status?.phase === "Running" && typeof n === "string" ? n : undefined;
+          },
+          { timeoutMs: 90_000 },
+        );
+        const synced = await waitFor(
+          `node ${bigNode} in core's API (cluster ${clusterId})`,
+          async () => {
+            const r = await api(apiPort, "GET", `/api/v1/clusters/${clusterId}/nodes?pool=${pool}`, viewer);
+            const items = objs(field(r.json, "items"));
+            return items.find((n) => n.name === bigNode && n.nodePool === pool);
+          },
+          { timeoutMs: 60_000 },
+        );
+        assert.equal(synced.ready, true);
+
+        // webhook: the spot policy (pulled from core) places the first pod on on-demand. The pods
+        // select a label no node has: admission is what counts here, not scheduling.
+        await apply(deployment("spotty", 2, "100m", { "wave.dev/e2e-unschedulable": suffix }));
+        const placed = await waitFor(
+          "both spotty pods admitted with a capacity assignment",
+          async () => {
+            const pods = await list("pods", { namespace: appNs, selector: "app=spotty" });
+            const a = pods.map((p) => p.metadata.labels?.[ASSIGNMENT_LABEL]).filter((x) => x !== undefined);
+            return a.length === 2 ? a.sort() : undefined;
+          },
+          { timeoutMs: 60_000 },
+        );
+        assert.deepEqual(placed, ["on-demand", "spot"]);
+        const ledgers = await list("leases", { namespace: ns, selector: LEDGER_LABEL });
+        assert.equal(ledgers.length, 1, "one slot ledger Lease in Wave's namespace");
+
+        // warmup: the big pod fits no other node of the pool → a warmup pod, its node protected.
+        const warm = async (): Promise<{ pod: KubeObject; node: KubeObject; claim: KubeObject }> =>
+          waitFor(
+            "a Running warmup pod with Wave's do-not-disrupt on its Node and NodeClaim",
+            protectedWarmup,
+            {
+              timeoutMs: 120_000,
+              intervalMs: 2000,
+            },
+          );
+        const policy = {
+          enabled: true,
+          maxWarmNodes: 1,
+          ttlSeconds: 600,
+          cooldownSeconds: 0,
+          prePull: false,
+        };
+        assert.equal(
+          (await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, policy)).status,
+          200,
+        );
+        const first = await warm();
+        process.stderr.write(
+          `[warmup] ${first.pod.metadata.name} on ${first.node.metadata.name}, protected\n`,
+        );
+
+        // Switched off: core deletes its warmup pod and releases the node.
+        const off = { ...policy, enabled: false };
+        assert.equal((await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, off)).status, 200);
+        await waitFor(
+          "core deletes the warmup pod and releases its node",
+          async () => {
+            if ((await warmupPods()).length > 0) return false;
+            const node = await get("node", first.node.metadata.name);
+            return node === undefined || !protectedByUs(node);
+          },
+          { timeoutMs: 60_000 },
+        );
+
+        // On again (two warm slots, so the released node does not satisfy it) and core restarted:
+        // the new replica takes over the wave-warmup Lease and starts a warmup at once.
+        const on = { ...policy, maxWarmNodes: 2 };
+        assert.equal((await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, on)).status, 200);
+        assert.equal(await stopWave(core), 0, "core exits 0 on SIGTERM");
+        core = startWave(
+          "core",
+          strings(coreContainer.args),
+          { ...coreEnv, WAVE_POD_NAME: "core-1" },
+          kc.core,
+        );
+        await coreUp();
+        const second = await warm();
+        process.stderr.write(
+          `[warmup] ${second.pod.metadata.name} on ${second.node.metadata.name}, protected\n`,
+        );
+        const leases = (await list("leases", { namespace: ns })).map((l) => l.metadata.name);
+        assert.ok(
+          leases.includes("wave-agent") && leases.includes("wave-warmup"),
+          `leader Leases: ${leases.join(", ")}`,
+        );
+
+        // Everything stops cleanly, and nothing was refused by the apiserver.
+        for (const p of [agent, webhook, core])
+          assert.equal(await stopWave(p), 0, `wave ${p.name} exits 0 on SIGTERM`);
+        for (const p of procs) assert.deepEqual(forbidden(p), [], `wave ${p.name} logged no Forbidden`);
+
+        // cleanup: the hook Job's args, under the cleanup ServiceAccount.
+        const job = containerOf("Job", `${release}-cleanup`);
+        const cleanup = startWave("cleanup", strings(job.args), chartEnv(job, "cleanup-0", {}), kc.cleanup);
+        assert.equal(await cleanup.exited, 0, `wave cleanup exits 0:\n${cleanup.output.join("\n")}`);
+        assert.deepEqual(forbidden(cleanup), []);
+        const summary = cleanup.output.find((l) => l.startsWith("cleaned up in namespace"));
+        process.stderr.write(`[cleanup] ${summary ?? "(no summary)"}\n`);
+        assert.deepEqual(await warmupPods(), [], "no warmup pods left");
+        const node = await get("node", second.node.metadata.name);
+        const claim = await get("nodeclaim", second.claim.metadata.name);
+        for (const o of [node, claim]) {
+          const a = annotations(o);
+          assert.ok(
+            o === undefined || (a[K.doNotDisrupt] === undefined && a[W.doNotDisruptOwner] === undefined),
+            `Wave's do-not-disrupt removed from ${o?.kind ?? ""} ${o?.metadata.name ?? ""}`,
+          );
+        }
+        assert.deepEqual(
+          (await list("leases", { namespace: ns })).map((l) => l.metadata.name),
+          [],
+          "Leases removed",
+        );
+      });
+    } catch (err) {
+      dumpProcs();
+      throw err;
+    }
+  },
+);
