@@ -12,11 +12,20 @@ export interface Exchange {
   status: number;
   /** The webhook's answer, as passed back to the apiserver. */
   response: string;
+  /** Time from the request's last byte to the webhook's answer (admission latency at the webhook). */
+  ms: number;
 }
 
 export interface RecordingFront {
   port: number;
   exchanges: Exchange[];
+  /**
+   * While true, requests are accepted and never answered (a stuck webhook): the apiserver gives up
+   * after the configuration's timeoutSeconds. Held requests are dropped on close().
+   */
+  hang: boolean;
+  /** Requests received while hanging. */
+  held: number;
   close(): Promise<void>;
 }
 
@@ -33,15 +42,34 @@ export async function startRecordingFront(opts: {
 }): Promise<RecordingFront> {
   const [cert, key] = await Promise.all([readFile(opts.certFile), readFile(opts.keyFile)]);
   const agent = new Agent({ keepAlive: true, ca: opts.caPem });
-  const exchanges: Exchange[] = [];
+  const front: RecordingFront = {
+    port: 0,
+    exchanges: [],
+    hang: false,
+    held: 0,
+    close: async () => {
+      agent.destroy();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+  const exchanges = front.exchanges;
   const server: Server = createServer({ cert, key }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
+      if (front.hang) {
+        front.held++;
+        return;
+      }
       const body = Buffer.concat(chunks);
+      const t0 = performance.now();
       httpsRequest(agent, opts.targetPort, body, { path: req.url ?? "/", method: req.method ?? "POST" }).then(
         (r) => {
-          exchanges.push({ request: body.toString("utf8"), status: r.status, response: r.body });
+          const ms = performance.now() - t0;
+          exchanges.push({ request: body.toString("utf8"), status: r.status, response: r.body, ms });
           res.writeHead(r.status, {
             "content-type": "application/json",
             "content-length": Buffer.byteLength(r.body),
@@ -63,17 +91,8 @@ export async function startRecordingFront(opts: {
       resolve();
     });
   });
-  return {
-    port: (server.address() as AddressInfo).port,
-    exchanges,
-    close: async () => {
-      agent.destroy();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
-  };
+  front.port = (server.address() as AddressInfo).port;
+  return front;
 }
 
 /**
