@@ -631,6 +631,13 @@ test(
           "no orphan warmup or pull pods",
         );
         assert.deepEqual(of("other"), [], "the other install reported nothing about our pool");
+        // Transient failures are retried by the loop; they are shown, not asserted.
+        const troubles = procs.flatMap((p) =>
+          p.tail.filter((l) => /"level":"(warn|error)"/.test(l)).map((l) => `${p.name}: ${l}`),
+        );
+        t.diagnostic(
+          `controller warnings/errors: ${troubles.length}${troubles.length > 0 ? `\n${troubles.join("\n")}` : ""}`,
+        );
         await kill(c, "SIGTERM");
         stopOther.abort();
         await loopOther;
