@@ -1,0 +1,343 @@
+// bench:pipeline — Wave's agent + core memory on the rig at N KWOK nodes (default 1,000), as a
+// ratio of the Karpenter controller's RSS at the same moment (issue 4: goal ≤ 0.5).
+//
+// Karpenter provisions N single-pod nodes in a NodePool of the benchmark's own (one small instance
+// type, disruption budget 0 so nothing churns); then `wave core` and `wave agent` run as the Helm
+// chart runs them (two processes, TLS gRPC, bearer token, leader Lease) against the rig. After the
+// agent's initial sync, RSS of the three processes is sampled over a settle window.
+// Everything the benchmark created is deleted at the end, also on failure.
+//
+//   npm run bench:pipeline                       (needs the rig: npm run cluster:up)
+//   WAVE_BENCH_NODES=200 WAVE_BENCH_SETTLE_MS=20000 npm run bench:pipeline
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePorts, repoRoot, runningPid } from "../../hack/rig/lib.ts";
+import { generateDevCerts } from "../../src/webhook/certs.ts";
+import {
+  apply,
+  createNamespace,
+  deleteNamespace,
+  get,
+  kubeconfigPath,
+  list,
+  remove,
+  requireRig,
+  sleep,
+} from "../../test/e2e/harness.ts";
+
+const NODES = positive("WAVE_BENCH_NODES", 1000);
+const SETTLE_MS = positive("WAVE_BENCH_SETTLE_MS", 60_000);
+const PROVISION_TIMEOUT_MS = positive("WAVE_BENCH_PROVISION_TIMEOUT_MS", 30 * 60_000);
+const SYNC_TIMEOUT_MS = 5 * 60_000;
+const CLEANUP_TIMEOUT_MS = 15 * 60_000;
+const INSTANCE_TYPE = "c-1x-amd64-linux";
+const POOL_LABEL = "wave.dev/bench-pool";
+const GOAL_RATIO = 0.5;
+const MiB = 2 ** 20;
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    console.error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const mib = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MiB`;
+const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const log = (msg: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+/** Resident and peak resident memory of a process, from /proc (bytes). */
+function memory(pid: number): { rss: number; hwm: number } | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const kb = (field: string): number =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+  return { rss: kb("VmRSS") * 1024, hwm: kb("VmHWM") * 1024 };
+}
+
+// ---------------------------------------------------------------- rig objects
+
+async function applyPool(pool: string): Promise<void> {
+  const def = await get("nodepools.karpenter.sh", "default");
+  if (!def) throw new Error("the rig's NodePool default is missing (npm run cluster:up re-applies it)");
+  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: { requirements?: unknown[] } };
+  await apply({
+    apiVersion: "karpenter.sh/v1",
+    kind: "NodePool",
+    metadata: { name: pool },
+    spec: {
+      ...def.spec,
+      // Nothing is consolidated while the benchmark measures; deleting the pool still removes all.
+      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "Never", budgets: [{ nodes: "0" }] },
+      limits: { cpu: String(NODES * 2), memory: `${NODES * 4}Gi` },
+      template: {
+        metadata: { labels: { [POOL_LABEL]: pool } },
+        spec: {
+          ...tmpl.spec,
+          requirements: [
+            ...(tmpl.spec?.requirements ?? []),
+            { key: "node.kubernetes.io/instance-type", operator: "In", values: [INSTANCE_TYPE] },
+          ],
+          taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }],
+        },
+      },
+    },
+  });
+}
+
+/** One pod per node: a 1-vCPU node has room for one 600m pod. */
+function deployment(ns: string, pool: string): object {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "fill", namespace: ns },
+    spec: {
+      replicas: NODES,
+      selector: { matchLabels: { app: "fill" } },
+      template: {
+        metadata: { labels: { app: "fill" } },
+        spec: {
+          nodeSelector: { [POOL_LABEL]: pool },
+          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
+          terminationGracePeriodSeconds: 0,
+          containers: [
+            { name: "app", image: "pause:3.10", resources: { requests: { cpu: "600m", memory: "256Mi" } } },
+          ],
+        },
+      },
+    },
+  };
+}
+
+const ready = (n: { status?: { conditions?: { type: string; status: string }[] } }): boolean =>
+  n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+
+async function waitUntil(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<string | true>,
+): Promise<void> {
+  const t0 = Date.now();
+  let lastReport = 0;
+  for (;;) {
+    const r = await check().catch((e: unknown) => `error: ${e instanceof Error ? e.message : String(e)}`);
+    if (r === true) return;
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`timed out after ${secs(timeoutMs)} waiting for ${what} (${r})`);
+    if (Date.now() - lastReport > 30_000) {
+      log(`waiting for ${what}: ${r}`);
+      lastReport = Date.now();
+    }
+    await sleep(2_000);
+  }
+}
+
+// ---------------------------------------------------------------- Wave's processes
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  stderr: string[];
+}
+
+function startWave(name: "core" | "agent", env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [join(repoRoot, "bin", "wave.ts"), name], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  if (child.pid === undefined) throw new Error(`wave ${name} did not start`);
+  const p: Proc = { name, child, pid: child.pid, stderr: [] };
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    p.stderr.push(d);
+    if (p.stderr.length > 50) p.stderr.shift();
+  });
+  child.on("exit", (code, signal) => {
+    if (!stopping) log(`wave ${name} exited (${code ?? signal}): ${p.stderr.join("").slice(-2000)}`);
+  });
+  return p;
+}
+
+let stopping = false;
+
+async function stopWave(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => p.child.once("exit", () => r()));
+  p.child.kill("SIGTERM");
+  const t = setTimeout(() => p.child.kill("SIGKILL"), 15_000);
+  await exited;
+  clearTimeout(t);
+}
+
+/** The agent's Prometheus gauges, by name. */
+async function agentMetrics(port: number): Promise<Map<string, number>> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const out = new Map<string, number>();
+  for (const line of (await res.text()).split("\n")) {
+    const m = /^(wave_agent_[a-z_]+) ([0-9.e+-]+)$/.exec(line);
+    if (m?.[1] && m[2]) out.set(m[1], Number(m[2]));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the benchmark
+
+await requireRig();
+const karpenterPid = runningPid("karpenter");
+if (karpenterPid === undefined) throw new Error("Karpenter is not running on the rig");
+const ns = await createNamespace("bench-pipeline");
+const pool = ns;
+const dir = mkdtempSync(join(tmpdir(), "wave-bench-pipeline-"));
+const procs: Proc[] = [];
+let failed = false;
+try {
+  log(
+    `rig: Karpenter pid ${karpenterPid}; provisioning ${NODES} KWOK nodes (${INSTANCE_TYPE}) in NodePool ${pool}`,
+  );
+  await applyPool(pool);
+  const tProvision = Date.now();
+  await apply(deployment(ns, pool));
+  await waitUntil(`${NODES} Ready nodes in ${pool}`, PROVISION_TIMEOUT_MS, async () => {
+    const nodes = await list("nodes", { selector: `karpenter.sh/nodepool=${pool}` });
+    const r = nodes.filter(ready).length;
+    return r >= NODES ? true : `${r} Ready of ${nodes.length} nodes`;
+  });
+  await waitUntil(`${NODES} Running pods`, PROVISION_TIMEOUT_MS, async () => {
+    const pods = await list("pods", { namespace: ns, selector: "app=fill" });
+    const r = pods.filter((p) => p.status?.phase === "Running").length;
+    return r >= NODES ? true : `${r} Running of ${pods.length}`;
+  });
+  log(`provisioned ${NODES} nodes with one Running pod each in ${secs(Date.now() - tProvision)}`);
+  const [nodes, pods, claims] = await Promise.all([
+    list("nodes"),
+    list("pods"),
+    list("nodeclaims.karpenter.sh"),
+  ]);
+  log(`cluster: ${nodes.length} nodes, ${pods.length} pods, ${claims.length} NodeClaims`);
+
+  // Wave as the chart runs it. Core's gRPC dir has no ca.crt (no client-cert check); the agent
+  // trusts core's CA.
+  const certs = await generateDevCerts({ dir: join(dir, "ca"), hosts: ["localhost", "127.0.0.1"] });
+  const coreTls = join(dir, "core-tls");
+  const agentTls = join(dir, "agent-tls");
+  mkdirSync(coreTls);
+  mkdirSync(agentTls);
+  for (const d of [coreTls, agentTls]) {
+    copyFileSync(certs.certFile, join(d, "tls.crt"));
+    copyFileSync(certs.keyFile, join(d, "tls.key"));
+  }
+  copyFileSync(certs.caFile, join(agentTls, "ca.crt"));
+  const [grpcPort, apiPort, metricsPort] = await freePorts(3);
+  if (grpcPort === undefined || apiPort === undefined || metricsPort === undefined)
+    throw new Error("no free ports");
+  const common = {
+    KUBECONFIG: kubeconfigPath,
+    WAVE_NAMESPACE: ns,
+    WAVE_CLUSTER_ID: "bench",
+    WAVE_HOST: "127.0.0.1",
+    WAVE_LOG_LEVEL: "warn",
+    WAVE_AGENT_TOKEN: randomBytes(18).toString("base64url"),
+  };
+  const tStart = Date.now();
+  procs.push(
+    startWave("core", {
+      ...common,
+      WAVE_GRPC_PORT: String(grpcPort),
+      WAVE_PORT: String(apiPort),
+      WAVE_GRPC_TLS_DIR: coreTls,
+      WAVE_DATA_DIR: join(dir, "data"),
+      WAVE_ADMIN_TOKEN: randomBytes(18).toString("base64url"),
+      WAVE_VIEWER_TOKEN: randomBytes(18).toString("base64url"),
+      WAVE_POD_NAME: "bench-core",
+    }),
+  );
+  procs.push(
+    startWave("agent", {
+      ...common,
+      WAVE_CORE_ADDRESS: `https://localhost:${grpcPort}`,
+      WAVE_AGENT_TLS_DIR: agentTls,
+      WAVE_METRICS_PORT: String(metricsPort),
+      WAVE_POD_NAME: "bench-agent",
+    }),
+  );
+  const minObjects = nodes.length + pods.length + claims.length;
+  let objects = 0;
+  await waitUntil("the agent's initial sync to be acknowledged by core", SYNC_TIMEOUT_MS, async () => {
+    for (const p of procs) if (p.child.exitCode !== null) throw new Error(`wave ${p.name} exited`);
+    const m = await agentMetrics(metricsPort);
+    objects = m.get("wave_agent_objects") ?? 0;
+    const synced =
+      m.get("wave_agent_connected") === 1 &&
+      m.get("wave_agent_buffered_messages") === 0 &&
+      (m.get("wave_agent_last_ack_sequence") ?? 0) > 0 &&
+      objects >= minObjects;
+    return synced
+      ? true
+      : `connected ${m.get("wave_agent_connected") ?? "?"}, ${objects} objects, buffered ${m.get("wave_agent_buffered_messages") ?? "?"}`;
+  });
+  log(
+    `agent synced ${objects} objects to core in ${secs(Date.now() - tStart)} (processes started → snapshot acknowledged)`,
+  );
+
+  const [core, agent] = procs;
+  if (!core || !agent) throw new Error("unreachable");
+  const samples: { core: number; agent: number; karpenter: number }[] = [];
+  const tSettle = Date.now();
+  while (Date.now() - tSettle < SETTLE_MS) {
+    const c = memory(core.pid);
+    const a = memory(agent.pid);
+    const k = memory(karpenterPid);
+    if (!c || !a || !k) throw new Error("a measured process is gone");
+    samples.push({ core: c.rss, agent: a.rss, karpenter: k.rss });
+    await sleep(2_000);
+  }
+  const mean = (f: (s: (typeof samples)[number]) => number): number =>
+    samples.reduce((n, s) => n + f(s), 0) / samples.length;
+  const peak = { core: memory(core.pid)?.hwm ?? 0, agent: memory(agent.pid)?.hwm ?? 0 };
+  const wave = mean((s) => s.core + s.agent);
+  const karpenter = mean((s) => s.karpenter);
+  const ratio = wave / karpenter;
+  const peakRatio = (peak.core + peak.agent) / Math.max(...samples.map((s) => s.karpenter));
+  console.log("");
+  console.log(
+    `bench:pipeline at ${nodes.length} nodes, ${pods.length} pods, ${claims.length} NodeClaims (${samples.length} samples over ${secs(SETTLE_MS)}):`,
+  );
+  console.log(`  wave core   RSS ${mib(mean((s) => s.core))} (peak ${mib(peak.core)})`);
+  console.log(`  wave agent  RSS ${mib(mean((s) => s.agent))} (peak ${mib(peak.agent)})`);
+  console.log(`  karpenter   RSS ${mib(karpenter)}`);
+  console.log(
+    `  ratio (agent + core) / karpenter: ${ratio.toFixed(2)} (peaks: ${peakRatio.toFixed(2)}); goal ≤ ${GOAL_RATIO}: ${ratio <= GOAL_RATIO ? "met" : "MISSED"}`,
+  );
+} catch (err) {
+  failed = true;
+  console.error(err instanceof Error ? err.message : String(err));
+} finally {
+  stopping = true;
+  for (const p of procs.reverse()) await stopWave(p);
+  log("cleaning up: deleting the namespace and the NodePool (Karpenter removes its nodes)");
+  await deleteNamespace(ns).catch(() => undefined);
+  await remove("nodepools.karpenter.sh", pool).catch(() => undefined);
+  const tClean = Date.now();
+  await waitUntil(`the NodeClaims of ${pool} to be gone`, CLEANUP_TIMEOUT_MS, async () => {
+    const left = (await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` }))
+      .length;
+    return left === 0 ? true : `${left} left`;
+  }).catch((e: unknown) => {
+    failed = true;
+    console.error(e instanceof Error ? e.message : String(e));
+  });
+  log(`cleaned up in ${secs(Date.now() - tClean)}`);
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
