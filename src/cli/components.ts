@@ -509,6 +509,15 @@ export function waveProtection(
   };
 }
 
+/** The NodePool's warmup cooldown mark, unless another Wave install (namespace) wrote it last. */
+export function cooldownMark(namespace: string): (a: Record<string, string>) => string[] {
+  return (a) => {
+    const owner = a[W.lastWarmupNamespace];
+    if (owner !== undefined && owner !== namespace) return [];
+    return [W.lastWarmupAt, W.lastWarmupNamespace].filter((k) => k in a);
+  };
+}
+
 /** Removes what Wave wrote into the cluster at run time (docs/install-eks.md, "Uninstall"). */
 export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<CleanupReport> {
   const clock = o.clock ?? realClock;
@@ -590,10 +599,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
   for (const pool of pools) {
     const name = pool.metadata.name ?? "";
     await attempt(`NodePool ${name}`, async () => {
-      if (
-        await stripAnnotations(kube, "NodePool", pool, (a) => (W.lastWarmupAt in a ? [W.lastWarmupAt] : []))
-      )
-        report.nodePools.push(name);
+      if (await stripAnnotations(kube, "NodePool", pool, cooldownMark(ns))) report.nodePools.push(name);
     });
   }
 

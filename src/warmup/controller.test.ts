@@ -67,7 +67,9 @@ describe("WarmupController", () => {
     const pc = await kube.get("PriorityClass", W.priorityClassName);
     assert.equal(pc.value, -10);
     assert.equal(pc.preemptionPolicy, "Never");
-    assert.equal((await kube.get("NodePool", "general")).metadata.annotations?.[W.lastWarmupAt], iso(T0));
+    const poolMarks = (await kube.get("NodePool", "general")).metadata.annotations;
+    assert.equal(poolMarks?.[W.lastWarmupAt], iso(T0));
+    assert.equal(poolMarks[W.lastWarmupNamespace], NS);
     assert.deepEqual(
       events.map((e) => e.type),
       ["created"],

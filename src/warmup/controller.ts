@@ -334,7 +334,9 @@ export class WarmupController {
     const name = pool.metadata.name ?? "";
     // Cooldown survives restarts and the warmup pod's deletion.
     await client.patch("NodePool", name, {
-      metadata: { annotations: { [W.lastWarmupAt]: new Date(now).toISOString() } },
+      metadata: {
+        annotations: { [W.lastWarmupAt]: new Date(now).toISOString(), [W.lastWarmupNamespace]: namespace },
+      },
     });
     log.info("warmup started", { pool: name, pod: pod.metadata.name, largest: largest.metadata.name });
     this.#o.onEvent?.({ type: "created", pool: name, at: now, pod: pod.metadata.name ?? "" });

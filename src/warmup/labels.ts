@@ -30,6 +30,8 @@ export const W = {
   doNotDisruptNamespace: "wave.sh/do-not-disrupt-namespace",
   /** On the NodePool: when Wave last started a warmup for it (drives the cooldown across restarts). */
   lastWarmupAt: "wave.sh/last-warmup-at",
+  /** Beside it: the namespace of the Wave instance that wrote it (`wave cleanup` removes only its own). */
+  lastWarmupNamespace: "wave.sh/last-warmup-namespace",
   priorityClassName: "wave-warmup",
 } as const;
 

@@ -817,6 +817,9 @@ test(
         process.stderr.write(
           `[warmup] ${second.pod.metadata.name} on ${second.node.metadata.name}, protected\n`,
         );
+        const cooldown = annotations(await get("nodepools.karpenter.sh", pool));
+        assert.ok(cooldown[W.lastWarmupAt], "core marked the pool's warmup cooldown");
+        assert.equal(cooldown[W.lastWarmupNamespace], ns);
         const leases = (await list("leases", { namespace: ns })).map((l) => l.metadata.name);
         assert.ok(
           leases.includes("wave-agent") && leases.includes("wave-warmup"),
@@ -836,6 +839,11 @@ test(
         const summary = cleanup.output.find((l) => l.startsWith("cleaned up in namespace"));
         process.stderr.write(`[cleanup] ${summary ?? "(no summary)"}\n`);
         assert.deepEqual(await warmupPods(), [], "no warmup pods left");
+        assert.equal(
+          annotations(await get("nodepools.karpenter.sh", pool))[W.lastWarmupAt],
+          undefined,
+          "the pool's cooldown mark removed",
+        );
         const node = await get("node", second.node.metadata.name);
         const claim = await get("nodeclaim", second.claim.metadata.name);
         for (const o of [node, claim]) {

@@ -1,0 +1,445 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parseConfig } from "../config/config.ts";
+import { MemoryKube } from "../kube/memory/memory.ts";
+import type { KindName } from "../kube/kinds.ts";
+import { K } from "../karpenter/types.ts";
+import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
+import { silentLogger } from "../shared/log.ts";
+import { W } from "../warmup/labels.ts";
+import { LEDGER_LABEL } from "../webhook/constants.ts";
+import type { CommandContext } from "./commands.ts";
+import {
+  cleanup,
+  cleanupCommand,
+  cooldownMark,
+  startAgentComponent,
+  startCoreComponent,
+  startWebhookComponent,
+  waveProtection,
+  WARMUP_LEASE,
+} from "./components.ts";
+
+const NS = "wave";
+const ours = (extra: Record<string, string> = {}): Record<string, string> => ({
+  [K.doNotDisrupt]: "true",
+  [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
+  [W.doNotDisruptNamespace]: NS,
+  [W.deadline]: "2026-01-01T00:10:00Z",
+  [W.createdAt]: "2026-01-01T00:00:00Z",
+  ...extra,
+});
+
+function kubeWith(): MemoryKube {
+  return new MemoryKube({ clock: new FakeClock() });
+}
+
+async function put(
+  kube: MemoryKube,
+  kind: KindName,
+  name: string,
+  o: { namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): Promise<void> {
+  const apiVersion: Record<string, string> = {
+    Pod: "v1",
+    Node: "v1",
+    Lease: "coordination.k8s.io/v1",
+    NodeClaim: "karpenter.sh/v1",
+    NodePool: "karpenter.sh/v1",
+  };
+  const metadata = {
+    name,
+    ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+    ...(o.labels === undefined ? {} : { labels: o.labels }),
+    ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
+  };
+  const body = kind === "Pod" ? { spec: { containers: [{ name: "c", image: "pause" }] } } : {};
+  await kube.create(
+    kind,
+    { apiVersion: apiVersion[kind], kind, metadata, ...body },
+    o.namespace === undefined ? {} : { namespace: o.namespace },
+  );
+}
+
+async function annotationsOf(kube: MemoryKube, kind: "Node" | "NodeClaim" | "NodePool", name: string) {
+  return (await kube.get(kind, name)).metadata.annotations ?? {};
+}
+
+describe("wave cleanup: which marks are Wave's", () => {
+  it("releases a do-not-disrupt only when this install owns it", () => {
+    const node = waveProtection("Node", NS);
+    assert.deepEqual(node(ours({ [`wave.sh/prepulled`]: "abc" })).sort(), [
+      K.doNotDisrupt,
+      W.createdAt,
+      W.deadline,
+      W.doNotDisruptNamespace,
+      W.doNotDisruptOwner,
+      "wave.sh/prepulled",
+    ]);
+    // A user's annotation, another install's, and a mark from before the namespace was recorded.
+    assert.deepEqual(node({ [K.doNotDisrupt]: "true" }), []);
+    assert.deepEqual(node(ours({ [W.doNotDisruptNamespace]: "other" })), []);
+    const legacy = Object.fromEntries(Object.entries(ours()).filter(([k]) => k !== W.doNotDisruptNamespace));
+    assert.equal(waveProtection("NodeClaim", NS)(legacy).length, 4);
+    assert.ok(
+      !waveProtection("NodeClaim", NS)(ours({ "wave.sh/prepulled": "x" })).includes("wave.sh/prepulled"),
+    );
+  });
+
+  it("removes the pool cooldown unless another install wrote it last", () => {
+    const mark = cooldownMark(NS);
+    assert.deepEqual(mark({ [W.lastWarmupAt]: "t", [W.lastWarmupNamespace]: NS }), [
+      W.lastWarmupAt,
+      W.lastWarmupNamespace,
+    ]);
+    assert.deepEqual(mark({ [W.lastWarmupAt]: "t" }), [W.lastWarmupAt]);
+    assert.deepEqual(mark({ [W.lastWarmupAt]: "t", [W.lastWarmupNamespace]: "other" }), []);
+    assert.deepEqual(mark({ unrelated: "x" }), []);
+  });
+});
+
+describe("wave cleanup against a cluster", () => {
+  async function seeded(): Promise<MemoryKube> {
+    const kube = kubeWith();
+    await put(kube, "Pod", "warm-0", { namespace: NS, labels: { [W.warmupLabel]: "true" } });
+    await put(kube, "Pod", "pull-0", { namespace: NS, labels: { [W.prepullLabel]: "true" } });
+    await put(kube, "Pod", "core-0", { namespace: NS, labels: { app: "core" } });
+    await put(kube, "Pod", "warm-elsewhere", { namespace: "other", labels: { [W.warmupLabel]: "true" } });
+    await put(kube, "Node", "n-ours", { annotations: ours({ "wave.sh/prepulled": "h1", keep: "me" }) });
+    await put(kube, "Node", "n-user", { annotations: { [K.doNotDisrupt]: "true" } });
+    await put(kube, "Node", "n-other", { annotations: ours({ [W.doNotDisruptNamespace]: "other" }) });
+    await put(kube, "NodeClaim", "c-ours", { annotations: ours() });
+    await put(kube, "NodePool", "p-ours", {
+      annotations: { [W.lastWarmupAt]: "2026-01-01T00:00:00Z", [W.lastWarmupNamespace]: NS },
+    });
+    await put(kube, "NodePool", "p-other", {
+      annotations: { [W.lastWarmupAt]: "2026-01-01T00:00:00Z", [W.lastWarmupNamespace]: "other" },
+    });
+    await put(kube, "NodePool", "p-plain");
+    const ledger = { [W.managedByLabel]: W.managedByValue, [LEDGER_LABEL]: "abc" };
+    await put(kube, "Lease", WARMUP_LEASE, { namespace: NS });
+    await put(kube, "Lease", "wave-agent", { namespace: NS });
+    await put(kube, "Lease", "wave-ledger-abc", { namespace: NS, labels: ledger });
+    await put(kube, "Lease", "someone-elses", { namespace: NS });
+    await put(kube, "Lease", WARMUP_LEASE, { namespace: "other" });
+    return kube;
+  }
+
+  it("removes warmup and pull pods, this install's marks and Leases, and nothing else", async () => {
+    const kube = await seeded();
+    const report = await cleanup(kube, { namespace: NS, log: silentLogger });
+    assert.deepEqual(report, {
+      pods: ["warm-0", "pull-0"],
+      nodes: ["n-ours"],
+      nodeClaims: ["c-ours"],
+      nodePools: ["p-ours"],
+      leases: [WARMUP_LEASE, "wave-agent", "wave-ledger-abc"].sort(),
+      errors: [],
+    });
+    const names = async (kind: "Pod" | "Lease", namespace: string): Promise<string[]> =>
+      (await kube.list(kind, { namespace })).items.map((o) => o.metadata.name ?? "").sort();
+    assert.deepEqual(await names("Pod", NS), ["core-0"]);
+    assert.deepEqual(await names("Pod", "other"), ["warm-elsewhere"]);
+    assert.deepEqual(await names("Lease", NS), ["someone-elses"]);
+    assert.deepEqual(await names("Lease", "other"), [WARMUP_LEASE]);
+    assert.deepEqual(await annotationsOf(kube, "Node", "n-ours"), { keep: "me" });
+    assert.deepEqual(await annotationsOf(kube, "Node", "n-user"), { [K.doNotDisrupt]: "true" });
+    assert.equal((await annotationsOf(kube, "Node", "n-other"))[K.doNotDisrupt], "true");
+    assert.deepEqual(await annotationsOf(kube, "NodeClaim", "c-ours"), {});
+    assert.deepEqual(await annotationsOf(kube, "NodePool", "p-ours"), {});
+    assert.equal((await annotationsOf(kube, "NodePool", "p-other"))[W.lastWarmupNamespace], "other");
+
+    // Running it again finds nothing left to do.
+    const again = await cleanup(kube, { namespace: NS, log: silentLogger });
+    assert.deepEqual(
+      [again.pods, again.nodes, again.nodeClaims, again.nodePools, again.leases, again.errors].flat(),
+      [],
+    );
+  });
+
+  it("re-reads and retries an annotation patch that lost a race", async () => {
+    const kube = await seeded();
+    kube.failNext(
+      "patch",
+      { code: 409, reason: "Conflict", message: "the object has been modified" },
+      {
+        kind: "Node",
+      },
+    );
+    const report = await cleanup(kube, { namespace: NS, log: silentLogger });
+    assert.deepEqual(report.nodes, ["n-ours"]);
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(await annotationsOf(kube, "Node", "n-ours"), { keep: "me" });
+  });
+
+  it("attempts every object, reports each failure, and the command exits 1", async () => {
+    const kube = await seeded();
+    kube.failNext(
+      "patch",
+      { code: 500, reason: "InternalError", message: "etcd hiccup" },
+      { kind: "NodeClaim" },
+    );
+    const out: string[] = [];
+    const err: string[] = [];
+    const ctx: CommandContext = {
+      config: parseConfig(["--namespace", NS], {}).config,
+      positionals: [],
+      flags: {},
+      io: { out: (t) => out.push(t), err: (t) => err.push(t), env: {}, signal: new AbortController().signal },
+    };
+    assert.equal(await cleanupCommand(ctx, { kube, log: silentLogger }), 1);
+    assert.deepEqual(out, [
+      `cleaned up in namespace ${NS}: 2 pods, 1 nodes, 0 nodeClaims, 1 nodePools, 3 leases\n`,
+    ]);
+    assert.equal(err.length, 1);
+    assert.match(err[0] ?? "", /^wave cleanup: NodeClaim c-ours: .*etcd hiccup/);
+    // Fixed: a second run finishes the job and exits 0.
+    out.length = 0;
+    assert.equal(await cleanupCommand(ctx, { kube, log: silentLogger }), 0);
+    assert.deepEqual(out, [
+      `cleaned up in namespace ${NS}: 0 pods, 0 nodes, 1 nodeClaims, 0 nodePools, 0 leases\n`,
+    ]);
+  });
+
+  it("waits for core's pods to be gone before touching anything", async () => {
+    const kube = await seeded();
+    const clock = new FakeClock();
+    let done = false;
+    const run = cleanup(kube, {
+      namespace: NS,
+      waitForPods: "app=core",
+      clock,
+      log: silentLogger,
+      pollMs: 2000,
+    }).then((r) => {
+      done = true;
+      return r;
+    });
+    await flushMicrotasks();
+    await clock.advance(2000);
+    await clock.advance(2000);
+    assert.equal(done, false);
+    assert.equal(
+      (await kube.list("Pod", { namespace: NS })).items.length,
+      3,
+      "nothing deleted while core runs",
+    );
+    await kube.delete("Pod", "core-0", { namespace: NS });
+    await clock.advance(2000);
+    const report = await run;
+    assert.deepEqual(report.pods, ["warm-0", "pull-0"]);
+  });
+});
+
+describe("wave agent|core|webhook: what they need before they start", () => {
+  const config = (args: string[]) => parseConfig(args, {}).config;
+  const kube = kubeWith();
+  let dir = "";
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "wave-components-"));
+    mkdirSync(join(dir, "empty"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("names the missing setting with its environment variable and flag", async () => {
+    await assert.rejects(
+      startAgentComponent(config([]), {}, { kube }),
+      /WAVE_CORE_ADDRESS or --core-address/,
+    );
+    await assert.rejects(
+      startAgentComponent(config(["--core-address", "https://core:8081"]), {}, { kube }),
+      /WAVE_AGENT_TOKEN or --agent-token/,
+    );
+    await assert.rejects(startCoreComponent(config([]), {}, { kube }), /WAVE_AGENT_TOKEN/);
+    await assert.rejects(
+      startCoreComponent(
+        config(["--agent-token", "a".repeat(20), "--admin-token", "b".repeat(20)]),
+        {},
+        { kube },
+      ),
+      /WAVE_VIEWER_TOKEN or --viewer-token/,
+    );
+    await assert.rejects(startWebhookComponent(config([]), {}, { kube }), /WAVE_SPOT_POLICIES_URL/);
+  });
+
+  it("refuses a TLS directory without the certificate, and a non-http policies URL", async () => {
+    const tokens = [
+      "--agent-token",
+      "a".repeat(20),
+      "--admin-token",
+      "b".repeat(20),
+      "--viewer-token",
+      "c".repeat(20),
+    ];
+    await assert.rejects(
+      startCoreComponent(config([...tokens, "--grpc-tls-dir", join(dir, "empty")]), {}, { kube }),
+      (err: Error & { userFacing?: boolean }) =>
+        /core gRPC TLS: .*tls\.crt is missing \(is the certificate issued\?\)/.test(err.message) &&
+        err.userFacing === true,
+    );
+    await assert.rejects(
+      startAgentComponent(
+        config([
+          "--core-address",
+          "https://core:8081",
+          "--agent-token",
+          "a".repeat(20),
+          "--agent-tls-dir",
+          dir,
+        ]),
+        {},
+        { kube },
+      ),
+      /agent TLS: .*tls\.crt is missing/,
+    );
+    await assert.rejects(
+      startWebhookComponent(
+        config(["--spot-policies-url", "file:///etc/policies.json", "--viewer-token", "c".repeat(20)]),
+        {},
+        { kube },
+      ),
+      /must be http\(s\):\/\/…, got file:/,
+    );
+  });
+});
+
+describe("wave core + wave agent in process (mutual TLS, leader Leases)", { timeout: 60_000 }, () => {
+  let dir = "";
+  const openssl = (...args: string[]): void => {
+    execFileSync("openssl", args, { stdio: "pipe" });
+  };
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "wave-components-tls-"));
+    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+    openssl(
+      "req",
+      "-x509",
+      ...ec,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=ca",
+      "-keyout",
+      `${dir}/ca.key`,
+      "-out",
+      `${dir}/ca.crt`,
+    );
+    for (const [name, ext] of [
+      ["grpc", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"],
+      ["agent", "extendedKeyUsage=clientAuth\n"],
+    ] as const) {
+      const d = join(dir, name);
+      mkdirSync(d);
+      writeFileSync(`${d}/ext.cnf`, ext);
+      openssl("req", ...ec, "-subj", `/CN=${name}`, "-keyout", `${d}/tls.key`, "-out", `${d}/tls.csr`);
+      openssl(
+        "x509",
+        "-req",
+        "-in",
+        `${d}/tls.csr`,
+        "-CA",
+        `${dir}/ca.crt`,
+        "-CAkey",
+        `${dir}/ca.key`,
+        "-CAcreateserial",
+        "-CAserial",
+        `${dir}/ca.srl`,
+        "-days",
+        "1",
+        "-extfile",
+        `${d}/ext.cnf`,
+        "-out",
+        `${d}/tls.crt`,
+      );
+      writeFileSync(`${d}/ca.crt`, readFileSync(`${dir}/ca.crt`));
+    }
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("streams the cluster's nodes to core, each holding its Lease", async () => {
+    const kube = new MemoryKube();
+    await put(kube, "Node", "node-a", { labels: { [K.nodePoolLabel]: "general" } });
+    const tokens = {
+      agent: "agent-token-0123456789",
+      admin: "admin-token-0123456789",
+      viewer: "viewer-token-0123456789",
+    };
+    const common = [
+      "--namespace",
+      NS,
+      "--cluster-id",
+      "unit",
+      "--host",
+      "127.0.0.1",
+      "--agent-token",
+      tokens.agent,
+    ];
+    const core = await startCoreComponent(
+      parseConfig(
+        [
+          ...common,
+          ...[
+            "--port",
+            "0",
+            "--grpc-port",
+            "0",
+            "--grpc-tls-dir",
+            join(dir, "grpc"),
+            "--data-dir",
+            join(dir, "data"),
+          ],
+          ...["--admin-token", tokens.admin, "--viewer-token", tokens.viewer, "--pod-name", "core-0"],
+        ],
+        {},
+      ).config,
+      {},
+      { kube, log: silentLogger },
+    );
+    try {
+      const agent = await startAgentComponent(
+        parseConfig(
+          [
+            ...common,
+            ...[
+              "--core-address",
+              `https://127.0.0.1:${core.grpcPort}`,
+              "--agent-tls-dir",
+              join(dir, "agent"),
+            ],
+            ...["--metrics-port", "0", "--pod-name", "agent-0"],
+          ],
+          {},
+        ).config,
+        {},
+        { kube, log: silentLogger },
+      );
+      try {
+        const deadline = Date.now() + 30_000;
+        while (!(
+          core.hub
+            .get("unit")
+            ?.state.nodes()
+            .some((n) => n.metadata.name === "node-a") ?? false
+        )) {
+          assert.ok(Date.now() < deadline, "node-a reached core within 30 s");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const leases = (await kube.list("Lease", { namespace: NS })).items;
+        const holder = (name: string): string | undefined =>
+          leases.find((l) => l.metadata.name === name)?.spec.holderIdentity;
+        assert.equal(holder("wave-agent"), "agent-0");
+        assert.equal(holder(WARMUP_LEASE), "core-0");
+        const metrics = await (await fetch(`http://127.0.0.1:${agent.metricsPort}/metrics`)).text();
+        assert.match(metrics, /^wave_agent_leader 1$/m);
+      } finally {
+        await agent.stop();
+      }
+    } finally {
+      await core.stop();
+    }
+  });
+});
