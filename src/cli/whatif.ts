@@ -5,9 +5,16 @@
 import { readFile } from "node:fs/promises";
 import { parseDuration } from "../karpenter/duration.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
-import { PolicyValidationError, parsePolicySet, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
-import { replay, type ReplayPolicy, type ReplayResult } from "../sim/replay.ts";
-import { SCENARIO_SPOT_POLICY } from "../sim/scenario.ts";
+import {
+  POLICY_SET_API_VERSION,
+  PolicyValidationError,
+  parsePolicySet,
+  workloadKey,
+  type SpotPolicy,
+} from "../webhook/policy.ts";
+import { replay, type PodStartStats, type ReplayPolicy, type ReplayResult } from "../sim/replay.ts";
+import { SCENARIO_DEPLOYMENTS, SCENARIO_POOLS, SCENARIO_SPOT_POLICY } from "../sim/scenario.ts";
+import type { Deployment } from "../kube/objects.ts";
 import type { CatalogName } from "../sim/catalog.ts";
 import {
   WorkloadError,
@@ -57,7 +64,7 @@ function durationFlag(v: string | boolean | undefined, name: string, fallback: n
 
 /**
  * "deployment/shop/api=5:Prefer,deployment/shop/web=2:Require:50" → spot policies (threshold,
- * strategy (default Prefer), optional percentAboveBase).
+ * strategy (default Prefer), optional percentAboveBase), validated by the same rules as core's API.
  */
 export function parseSpotThresholds(text: string): SpotPolicy[] {
   const out: SpotPolicy[] = [];
@@ -68,17 +75,21 @@ export function parseSpotThresholds(text: string): SpotPolicy[] {
         `--spot-threshold expects kind/namespace/name=N[:Prefer|Require][:percentAboveBase], got "${item}"`,
       );
     const workload = parseWorkloadRef(m[1]);
-    const pct = m[4] === undefined ? undefined : Number(m[4]);
-    if (pct !== undefined && pct > 100)
-      throw new UsageError(`--spot-threshold: percentAboveBase must be 0-100, got ${pct} in "${item}"`);
     const policy: SpotPolicy = {
       workload,
       threshold: Number(m[2]),
       strategy: (m[3] ?? "prefer").toLowerCase() === "require" ? "Require" : "Prefer",
-      ...(pct === undefined ? {} : { percentAboveBase: pct }),
+      ...(m[4] === undefined ? {} : { percentAboveBase: Number(m[4]) }),
     };
     if (out.some((p) => workloadKey(p.workload) === workloadKey(workload)))
       throw new UsageError(`--spot-threshold names ${m[1] ?? ""} twice`);
+    try {
+      parsePolicySet({ apiVersion: POLICY_SET_API_VERSION, kind: "SpotPolicySet", policies: [policy] });
+    } catch (err) {
+      if (!(err instanceof PolicyValidationError)) throw err;
+      const why = err.problems.map((p) => p.replace(/^policies\[0\]\./, "")).join("; ");
+      throw new UsageError(`--spot-threshold "${item}": ${why}`);
+    }
     out.push(policy);
   }
   return out;
@@ -179,6 +190,29 @@ export function candidatePolicy(
   return { spot: [...spot.values()], warmup: { ...current.warmup, ...plan.warmup } };
 }
 
+/**
+ * A candidate for something the workload does not have would change nothing and report "0 %":
+ * name what is there instead. Only Deployments are simulated.
+ */
+export function checkTargets(
+  plan: Pick<WhatifPlan, "spot" | "warmup">,
+  workload: { deployments: readonly string[]; pools: readonly string[] },
+): void {
+  for (const p of plan.spot) {
+    const ref = `${p.workload.namespace}/${p.workload.name}`;
+    if (p.workload.kind !== "Deployment" || !workload.deployments.includes(ref))
+      throw new UsageError(
+        `--spot-threshold: the workload has no ${p.workload.kind.toLowerCase()}/${ref} (deployments: ${workload.deployments.map((d) => `deployment/${d}`).join(", ")})`,
+      );
+  }
+  for (const pool of Object.keys(plan.warmup)) {
+    if (!workload.pools.includes(pool))
+      throw new UsageError(
+        `--warmup: the workload has no NodePool ${pool} (NodePools: ${workload.pools.join(", ")})`,
+      );
+  }
+}
+
 /** The generated scenario's policy in force: the embedded default's spot policy, no warmup. */
 export const GENERATED_CURRENT: ReplayPolicy = {
   spot: [
@@ -241,9 +275,18 @@ function describePolicy(p: ReplayPolicy): string {
   return `spot ${spot}; warmup ${warm}`;
 }
 
-const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const HOURS_PER_MONTH = 730;
+const usd = (v: number): string => `$${v.toFixed(v >= 100 ? 0 : v >= 10 ? 2 : 3)}`;
 const pct = (a: number, b: number): string =>
   a === 0 ? (b === 0 ? "0 %" : "n/a") : `${b >= a ? "+" : ""}${(((b - a) / a) * 100).toFixed(1)} %`;
+
+/** Latency cells; a run in which no pod started has no latency (not 0 s). */
+function latencyRow(label: string, c: ReplayResult, k: ReplayResult, pick: "p50Ms" | "p95Ms"): string[] {
+  const cell = (r: ReplayResult): string =>
+    r.podStart.count === 0 ? "—" : `${(r.podStart[pick] / 1000).toFixed(1)} s`;
+  const both = c.podStart.count > 0 && k.podStart.count > 0;
+  return [label, cell(c), cell(k), both ? pct(c.podStart[pick], k.podStart[pick]) : ""];
+}
 
 export interface WhatifReport {
   workload: string;
@@ -259,56 +302,94 @@ export interface WhatifReport {
 export function formatReport(r: WhatifReport): string {
   const c = r.current.result;
   const k = r.candidate.result;
-  const rows: [string, string, string, string][] = [
+  const rows: string[][] = [
     ["", "current", "candidate", "change"],
+    ["cost/h (average)", usd(c.costPerHour), usd(k.costPerHour), pct(c.costPerHour, k.costPerHour)],
     [
-      "cost/h (average)",
-      `$${c.costPerHour.toFixed(3)}`,
-      `$${k.costPerHour.toFixed(3)}`,
-      pct(c.costPerHour, k.costPerHour),
+      `cost/month (${HOURS_PER_MONTH} h)`,
+      usd(c.costPerHour * HOURS_PER_MONTH),
+      usd(k.costPerHour * HOURS_PER_MONTH),
+      k.costPerHour === c.costPerHour
+        ? "0"
+        : `${k.costPerHour > c.costPerHour ? "+" : "-"}${usd(Math.abs(k.costPerHour - c.costPerHour) * HOURS_PER_MONTH)}`,
     ],
-    [
-      "pod start p50",
-      secs(c.podStart.p50Ms),
-      secs(k.podStart.p50Ms),
-      pct(c.podStart.p50Ms, k.podStart.p50Ms),
-    ],
-    [
-      "pod start p95",
-      secs(c.podStart.p95Ms),
-      secs(k.podStart.p95Ms),
-      pct(c.podStart.p95Ms, k.podStart.p95Ms),
-    ],
+    latencyRow("pod start p50", c, k, "p50Ms"),
+    latencyRow("pod start p95", c, k, "p95Ms"),
     ["pods started", String(c.podStart.count), String(k.podStart.count), ""],
     ["node-hours spot", c.nodeHours.spot.toFixed(2), k.nodeHours.spot.toFixed(2), ""],
     ["node-hours on-demand", c.nodeHours.onDemand.toFixed(2), k.nodeHours.onDemand.toFixed(2), ""],
     ["NodeClaims created", String(c.nodeClaimsCreated), String(k.nodeClaimsCreated), ""],
     ["spot interruptions", String(c.spotInterruptions), String(k.spotInterruptions), ""],
+    ["warmup pods preempted", String(c.preemptions), String(k.preemptions), ""],
     ["pods pending at end", String(c.pendingAtEnd), String(k.pendingAtEnd), ""],
   ];
-  const w = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
-  const line = (row: string[]): string =>
-    row
-      .map((cell, i) => (i === 0 ? cell.padEnd(w[i] ?? 0) : cell.padStart(w[i] ?? 0)))
-      .join("   ")
-      .trimEnd();
+  const deployments = [
+    ...new Set([...Object.keys(c.podStartByDeployment), ...Object.keys(k.podStartByDeployment)]),
+  ].sort();
+  const p = (st: PodStartStats | undefined, pick: "p50Ms" | "p95Ms"): string =>
+    st === undefined || st.count === 0 ? "—" : `${(st[pick] / 1000).toFixed(1)} s`;
+  const byDeployment = [
+    ["pod start by deployment", "p50 now", "p95 now", "p50 cand.", "p95 cand.", "pods"],
+    ...deployments.map((d) => {
+      const a = c.podStartByDeployment[d];
+      const b = k.podStartByDeployment[d];
+      return [
+        d,
+        p(a, "p50Ms"),
+        p(a, "p95Ms"),
+        p(b, "p50Ms"),
+        p(b, "p95Ms"),
+        `${a?.count ?? 0}/${b?.count ?? 0}`,
+      ];
+    }),
+  ];
   return [
     `wave whatif: ${r.workload}, ${(r.durationMs / 60_000).toFixed(0)} min simulated, ${r.catalog} catalog, ` +
       `node boot ${r.bootDelayMs / 1000}s, seed ${r.seed}`,
     "",
-    ...rows.map(line),
+    ...table(rows),
+    "",
+    ...table(byDeployment),
     "",
     `current:   ${describePolicy(r.current.policy)}`,
     `candidate: ${describePolicy(r.candidate.policy)}`,
+    "Pod start: creation → Running of workload pods (pods still pending at the end are not in it).",
     "Simulated: Karpenter batching, cheapest offering, consolidation, spot interruptions (see docs/simulator.md).",
   ].join("\n");
 }
 
-async function loadWorkload(
-  file: string | undefined,
-): Promise<{ seed: WorkloadSeed; current: ReplayPolicy; name: string }> {
+/** Rows as aligned text: the first column left-aligned, the others right-aligned. */
+function table(rows: readonly (readonly string[])[]): string[] {
+  const cols = Math.max(...rows.map((row) => row.length));
+  const w = Array.from({ length: cols }, (_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(w[i] ?? 0) : cell.padStart(w[i] ?? 0)))
+      .join("   ")
+      .trimEnd(),
+  );
+}
+
+interface LoadedWorkload {
+  seed: WorkloadSeed;
+  current: ReplayPolicy;
+  name: string;
+  /** "namespace/name" of every Deployment. */
+  deployments: string[];
+  pools: string[];
+}
+
+const refOf = (d: Deployment): string => `${d.metadata.namespace ?? "default"}/${d.metadata.name ?? ""}`;
+
+async function loadWorkload(file: string | undefined): Promise<LoadedWorkload> {
   if (file === undefined)
-    return { seed: generatedWorkload(), current: GENERATED_CURRENT, name: "generated workload" };
+    return {
+      seed: generatedWorkload(),
+      current: GENERATED_CURRENT,
+      name: "generated workload",
+      deployments: SCENARIO_DEPLOYMENTS.map(refOf),
+      pools: SCENARIO_POOLS.map((p) => p.metadata.name ?? ""),
+    };
   let json: unknown;
   try {
     json = JSON.parse(await readFile(file, "utf8"));
@@ -320,7 +401,13 @@ async function loadWorkload(
   }
   try {
     const w = parseRecordedWorkload(json);
-    return { seed: recordedWorkload(w), current: recordedPolicy(json), name: `recorded workload ${file}` };
+    return {
+      seed: recordedWorkload(w),
+      current: recordedPolicy(json),
+      name: `recorded workload ${file}`,
+      deployments: w.deployments.map(refOf),
+      pools: w.nodePools.map((p) => p.metadata.name ?? ""),
+    };
   } catch (err) {
     if (err instanceof WorkloadError) throw new UsageError(`--workload ${file}: ${err.message}`);
     throw err;
@@ -330,6 +417,7 @@ async function loadWorkload(
 export async function whatifCommand(ctx: CommandContext): Promise<number> {
   const plan = parseWhatifFlags(ctx.flags);
   const wl = await loadWorkload(plan.workloadFile);
+  checkTargets(plan, wl);
   const candidate = candidatePolicy(wl.current, plan);
   const run = (policy: ReplayPolicy): Promise<ReplayResult> =>
     replay({
@@ -341,15 +429,22 @@ export async function whatifCommand(ctx: CommandContext): Promise<number> {
       bootDelayMs: plan.bootDelayMs,
       spotInterruptionRate: plan.spotInterruptionRate,
     });
-  const report: WhatifReport = {
-    workload: wl.name,
-    durationMs: plan.durationMs,
-    catalog: plan.catalog,
-    bootDelayMs: plan.bootDelayMs,
-    seed: plan.seed,
-    current: { policy: wl.current, result: await run(wl.current) },
-    candidate: { policy: candidate, result: await run(candidate) },
-  };
+  let report: WhatifReport;
+  try {
+    report = {
+      workload: wl.name,
+      durationMs: plan.durationMs,
+      catalog: plan.catalog,
+      bootDelayMs: plan.bootDelayMs,
+      seed: plan.seed,
+      current: { policy: wl.current, result: await run(wl.current) },
+      candidate: { policy: candidate, result: await run(candidate) },
+    };
+  } catch (err) {
+    // The workload does not fit the catalog (e.g. AWS instance categories on --catalog kwok).
+    if (err instanceof WorkloadError) throw new UsageError(`${wl.name}: ${err.message}`);
+    throw err;
+  }
   ctx.io.out((plan.json ? JSON.stringify(report, null, 2) : formatReport(report)) + "\n");
   return 0;
 }
@@ -358,13 +453,25 @@ export const whatif: Command = {
   name: "whatif",
   summary: "replay a workload on the simulator under a candidate spot/warmup policy vs the current one",
   usage:
-    "Usage: wave whatif [--duration 1h] [--workload FILE.json] [--spot-threshold kind/ns/name=N[:Prefer|Require][:pct]]\n" +
-    "                   [--warmup pool=NAME,enabled|disabled[,maxWarmNodes=N,ttl=10m,cooldown=5m,maxCostPerHour=USD]]\n" +
-    "                   [--catalog aws|kwok] [--boot-delay 60s] [--spot-interruption-rate 0.02] [--seed N] [--json]\n\n" +
-    "  Several spot policies: separate them with commas; several warmup pools: with semicolons.\n" +
-    "  Without --workload the embedded scenario is replayed (current policy: deployment/shop/api=3:Prefer).\n" +
-    "  A recorded workload is JSON: { nodePools?, deployments, steps: [{ at, deployment: ns/name, replicas }],\n" +
-    "  policies?: { spot: [SpotPolicy], warmup: { pool: WarmupPolicy } } } — policies is the current policy.\n\n",
+    "Usage: wave whatif (--spot-threshold SPEC | --warmup SPEC)... [--workload FILE.json] [--duration 1h] [flags]\n\n" +
+    "Replays a workload on the simulated cluster twice, under the current policy and under the candidate\n" +
+    "(the current one with these flags' changes), same seed, and prints cost and pod start latency side by side.\n\n" +
+    "  --spot-threshold kind/ns/name=N[:Prefer|Require][:PCT]  first N pods on-demand (+ PCT % of the rest);\n" +
+    "                               several: comma-separated\n" +
+    "  --warmup pool=NAME,enabled|disabled[,maxWarmNodes=N,ttl=10m,cooldown=5m,maxCostPerHour=USD]\n" +
+    "                               warm capacity for a NodePool; several pools: separated by semicolons\n" +
+    "  --workload FILE.json         recorded workload (default: the embedded scenario, whose current policy\n" +
+    "                               is deployment/shop/api=3:Prefer and no warmup)\n" +
+    "  --duration 1h                simulated time, at most 24h\n" +
+    "  --catalog aws|kwok           instance types and prices: EC2-like (default) or the KWOK provider's\n" +
+    "  --boot-delay 60s             NodeClaim launch → node Ready\n" +
+    "  --spot-interruption-rate 0.02  interruptions per spot node per hour\n" +
+    "  --seed 7                     PRNG seed, the same for both runs\n" +
+    "  --json                       the whole report (policies and results) as JSON\n\n" +
+    '  A recorded workload is JSON: { nodePools?, deployments, steps: [{ at: "5m", deployment: "ns/name",\n' +
+    "  replicas }], policies?: { spot: [SpotPolicy], warmup: { pool: WarmupPolicy } } } (policies = current).\n" +
+    "  Example: wave whatif --spot-threshold deployment/shop/api=0 --warmup 'pool=general,maxWarmNodes=1'\n\n" +
+    "Global flags:\n",
   options: {
     duration: { type: "string" },
     workload: { type: "string" },

@@ -24,8 +24,8 @@ import {
   type CatalogName,
   type Offering,
 } from "./catalog.ts";
-import { Simulator } from "./simulator.ts";
-import type { WorkloadSeed } from "./workload.ts";
+import { Simulator, poolAllows } from "./simulator.ts";
+import { WorkloadError, type WorkloadSeed } from "./workload.ts";
 
 export interface ReplayPolicy {
   spot: SpotPolicy[];
@@ -59,7 +59,9 @@ export interface ReplayResult {
   nodeHours: { spot: number; onDemand: number };
   nodeClaimsCreated: number;
   /** Pending → Running of workload pods (Wave's own pods excluded). */
-  podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
+  podStart: PodStartStats;
+  /** The same per Deployment ("namespace/name"), to see which workloads a policy helps. */
+  podStartByDeployment: Record<string, PodStartStats>;
   /** Workload pods still pending when the run ended. */
   pendingAtEnd: number;
   spotInterruptions: number;
@@ -67,7 +69,24 @@ export interface ReplayResult {
   preemptions: number;
 }
 
+export interface PodStartStats {
+  count: number;
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+}
+
 const WAVE_NAMESPACE = "wave";
+
+function stats(latencies: number[]): PodStartStats {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    count: sorted.length,
+    p50Ms: percentile(sorted, 50),
+    p95Ms: percentile(sorted, 95),
+    maxMs: sorted.at(-1) ?? 0,
+  };
+}
 
 /** Nearest-rank percentile of an ascending list (0 when empty). */
 export function percentile(sorted: readonly number[], p: number): number {
@@ -91,6 +110,7 @@ const ms = (t: string | undefined): number | undefined => {
 export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const stepMs = opts.stepMs ?? 1000;
   if (!(opts.durationMs > 0)) throw new RangeError("replay: durationMs must be > 0");
+  if (!(stepMs > 0)) throw new RangeError("replay: stepMs must be > 0");
   const clock = new FakeClock(opts.startMs ?? Date.UTC(2026, 0, 5, 8));
   const random = seeded(opts.seed ?? 7);
   const kube = new MemoryKube({ clock, random, historyLimit: 2000 });
@@ -139,7 +159,17 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       : undefined;
 
   const drive = await opts.workload(kube, clock.now());
-  const created = new Map<string, number>();
+  // A pool no offering satisfies (an AWS-only pool on the KWOK catalog, say) would leave its pods
+  // pending all run long and the report would look like a cheap cluster: refuse instead.
+  const unsatisfiable = (await kube.list("NodePool")).items
+    .filter((pool) => !offerings.some((o) => poolAllows(pool, o)))
+    .map((pool) => pool.metadata.name ?? "");
+  if (unsatisfiable.length > 0)
+    throw new WorkloadError(
+      `NodePool${unsatisfiable.length > 1 ? "s" : ""} ${unsatisfiable.join(", ")}: no instance type of the ` +
+        `${opts.catalog ?? "aws"} catalog satisfies ${unsatisfiable.length > 1 ? "their" : "its"} requirements`,
+    );
+  const created = new Map<string, Created>();
   const started = new Map<string, number>();
   const claimsSeen = new Set<string>();
   let usdMs = 0;
@@ -177,11 +207,16 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     if (e.reason === "Preempted") preemptions++;
   }
 
-  const latencies = [...started].flatMap(([uid, at]) => {
+  const all: number[] = [];
+  const byDeployment = new Map<string, number[]>();
+  for (const [uid, at] of started) {
     const c = created.get(uid);
-    return c === undefined ? [] : [Math.max(0, at - c)];
-  });
-  latencies.sort((a, b) => a - b);
+    if (c === undefined) continue;
+    const latency = Math.max(0, at - c.at);
+    all.push(latency);
+    if (c.deployment !== undefined)
+      byDeployment.set(c.deployment, [...(byDeployment.get(c.deployment) ?? []), latency]);
+  }
   const pods = (await kube.list("Pod")).items.filter(
     (p) => !isWavePod(p) && !p.metadata.deletionTimestamp && p.status?.phase === "Pending",
   );
@@ -191,27 +226,39 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     costPerHour: usdMs / opts.durationMs,
     nodeHours: { spot: nodeMs.spot / hour, onDemand: nodeMs.onDemand / hour },
     nodeClaimsCreated: claimsSeen.size,
-    podStart: {
-      count: latencies.length,
-      p50Ms: percentile(latencies, 50),
-      p95Ms: percentile(latencies, 95),
-      maxMs: latencies.at(-1) ?? 0,
-    },
+    podStart: stats(all),
+    podStartByDeployment: Object.fromEntries(
+      [...byDeployment].sort(([a], [b]) => a.localeCompare(b)).map(([d, l]) => [d, stats(l)]),
+    ),
     pendingAtEnd: pods.length,
     spotInterruptions: interruptions,
     preemptions,
   };
 }
 
-function observePod(p: Pod, created: Map<string, number>, started: Map<string, number>): void {
+interface Created {
+  at: number;
+  /** "namespace/name" of the owning Deployment, if any. */
+  deployment: string | undefined;
+}
+
+function observePod(p: Pod, created: Map<string, Created>, started: Map<string, number>): void {
   if (isWavePod(p)) return;
   const uid = p.metadata.uid ?? "";
   const c = ms(p.metadata.creationTimestamp);
-  if (c !== undefined && !created.has(uid)) created.set(uid, c);
+  if (c !== undefined && !created.has(uid)) created.set(uid, { at: c, deployment: deploymentOf(p) });
   if (p.status?.phase === "Running" && !started.has(uid)) {
     const s = ms(p.status.startTime);
     if (s !== undefined) started.set(uid, s);
   }
+}
+
+/** A ReplicaSet named `<deployment>-<pod-template-hash>` belongs to that Deployment. */
+function deploymentOf(p: Pod): string | undefined {
+  const rs = p.metadata.ownerReferences?.find((o) => o.kind === "ReplicaSet")?.name;
+  const hash = p.metadata.labels?.["pod-template-hash"];
+  if (rs === undefined || hash === undefined || !rs.endsWith(`-${hash}`)) return undefined;
+  return `${p.metadata.namespace ?? "default"}/${rs.slice(0, -hash.length - 1)}`;
 }
 
 /** Deterministic slot tokens, so both runs of a comparison draw identically. */

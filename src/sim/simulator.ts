@@ -866,7 +866,8 @@ function sumOf(pods: readonly Pod[], res: "cpu" | "memory"): number {
   return pods.reduce((s, p) => s + (podRequests(p)[res] ?? 0), 0);
 }
 
-function poolAllows(pool: NodePool, o: Offering): boolean {
+/** Whether an offering satisfies the NodePool's requirements (its template's node selector). */
+export function poolAllows(pool: NodePool, o: Offering): boolean {
   const labels = { ...offeringLabels(o), [K.nodePoolLabel]: pool.metadata.name ?? "" };
   return (pool.spec.template.spec.requirements ?? []).every((r) => matchesRequirement(r, labels));
 }

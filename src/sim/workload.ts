@@ -4,6 +4,7 @@
 import type { MemoryKube } from "../kube/memory/memory.ts";
 import type { Deployment } from "../kube/objects.ts";
 import { parseDuration } from "../karpenter/duration.ts";
+import { parseResources } from "../karpenter/resources.ts";
 import type { NodePool } from "../karpenter/types.ts";
 import { SCENARIO_POOLS, seedScenario, type ScenarioTiming } from "./scenario.ts";
 
@@ -59,6 +60,29 @@ function duration(v: unknown, at: string): number {
   return ms;
 }
 
+/** A container's requests and limits must be Kubernetes quantities: the simulator sums them. */
+function checkResources(c: unknown, at: string): void {
+  if (!isRecord(c)) throw new WorkloadError(`${at}: expected an object`);
+  const res = c.resources;
+  if (res === undefined) return;
+  if (!isRecord(res)) throw new WorkloadError(`${at}.resources: expected { requests, limits }`);
+  for (const part of ["requests", "limits"] as const) {
+    const list = res[part];
+    if (list === undefined) continue;
+    if (!isRecord(list) || Object.values(list).some((q) => typeof q !== "string"))
+      throw new WorkloadError(`${at}.resources.${part}: expected quantities as strings, like cpu: "500m"`);
+    for (const [name, q] of Object.entries(list as Record<string, string>)) {
+      try {
+        parseResources({ [name]: q });
+      } catch {
+        throw new WorkloadError(
+          `${at}.resources.${part}.${name}: "${q}" is not a quantity (like 500m, 2, 1Gi)`,
+        );
+      }
+    }
+  }
+}
+
 /**
  * Validates a recorded workload:
  * { nodePools?: NodePool[], deployments: Deployment[], steps?: [{ at: "5m" | seconds,
@@ -71,11 +95,20 @@ export function parseRecordedWorkload(json: unknown): RecordedWorkload {
       throw new WorkloadError(`unknown key "${k}" (expected nodePools, deployments, steps, policies)`);
   const pools = json.nodePools ?? structuredClone(SCENARIO_POOLS);
   if (!Array.isArray(pools)) throw new WorkloadError("nodePools: expected an array");
+  const poolNames = new Set<string>();
   pools.forEach((p: unknown, i) => {
     if (!isRecord(p) || !isRecord(p.metadata) || typeof p.metadata.name !== "string")
       throw new WorkloadError(`nodePools[${i}]: needs metadata.name`);
     if (!isRecord(p.spec) || !isRecord(p.spec.template) || !isRecord(p.spec.template.spec))
       throw new WorkloadError(`nodePools[${i}] (${p.metadata.name}): needs spec.template.spec`);
+    const reqs = p.spec.template.spec.requirements;
+    if (reqs !== undefined && !Array.isArray(reqs))
+      throw new WorkloadError(
+        `nodePools[${i}] (${p.metadata.name}): spec.template.spec.requirements must be an array`,
+      );
+    if (poolNames.has(p.metadata.name))
+      throw new WorkloadError(`nodePools[${i}]: a second NodePool named ${p.metadata.name}`);
+    poolNames.add(p.metadata.name);
   });
   if (!Array.isArray(json.deployments) || json.deployments.length === 0)
     throw new WorkloadError("deployments: expected a non-empty array");
@@ -89,10 +122,13 @@ export function parseRecordedWorkload(json: unknown): RecordedWorkload {
       throw new WorkloadError(`${at}: needs spec.template.spec`);
     if (!Array.isArray(d.spec.template.spec.containers) || d.spec.template.spec.containers.length === 0)
       throw new WorkloadError(`${at}: needs at least one container`);
+    d.spec.template.spec.containers.forEach((c: unknown, j) => checkResources(c, `${at}.containers[${j}]`));
     const r = d.spec.replicas;
     if (r !== undefined && (typeof r !== "number" || !Number.isInteger(r) || r < 0))
       throw new WorkloadError(`${at}: spec.replicas must be an integer >= 0`);
-    names.add(`${d.metadata.namespace}/${d.metadata.name}`);
+    const ref = `${d.metadata.namespace}/${d.metadata.name}`;
+    if (names.has(ref)) throw new WorkloadError(`${at}: a second Deployment named ${ref}`);
+    names.add(ref);
   });
   const rawSteps = json.steps ?? [];
   if (!Array.isArray(rawSteps)) throw new WorkloadError("steps: expected an array");

@@ -1,0 +1,160 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { KwokPriceProvider } from "../pricing/kwok.ts";
+import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import { percentile, replay, type ReplayOptions, type ReplayPolicy } from "./replay.ts";
+import { WorkloadError, generatedWorkload, parseRecordedWorkload, recordedWorkload } from "./workload.ts";
+
+// One KWOK pool of 4-vCPU nodes (3 one-CPU pods per node): web's 3 pods from the start, burst's
+// one pod at 5 min — it needs a second node, which a warm node would have ready.
+function deployment(name: string, replicas: number): unknown {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: "shop" },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          containers: [{ name, image: `${name}:1`, resources: { requests: { cpu: "1", memory: "1Gi" } } }],
+        },
+      },
+    },
+  };
+}
+
+const workload = recordedWorkload(
+  parseRecordedWorkload({
+    nodePools: [
+      {
+        apiVersion: "karpenter.sh/v1",
+        kind: "NodePool",
+        metadata: { name: "pool" },
+        spec: {
+          disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
+          template: {
+            spec: {
+              requirements: [
+                { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
+                { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
+                { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
+              ],
+            },
+          },
+        },
+      },
+    ],
+    deployments: [deployment("web", 3), deployment("burst", 0)],
+    steps: [{ at: "5m", deployment: "shop/burst", replicas: 1 }],
+  }),
+);
+
+const NONE: ReplayPolicy = { spot: [], warmup: {} };
+const MINUTE = 60_000;
+const base = (policy: ReplayPolicy): ReplayOptions => ({
+  workload,
+  policy,
+  durationMs: 10 * MINUTE,
+  catalog: "kwok",
+  bootDelayMs: MINUTE,
+  spotInterruptionRate: 0,
+  seed: 3,
+});
+const price = (ct: "spot" | "on-demand"): number =>
+  new KwokPriceProvider().price("c-4x-amd64-linux", ct, "test-zone-a")?.usdPerHour ?? NaN;
+
+describe("percentile", () => {
+  it("is the nearest rank of an ascending list, 0 when empty", () => {
+    assert.equal(percentile([], 50), 0);
+    assert.equal(percentile([7], 95), 7);
+    const xs = Array.from({ length: 20 }, (_, i) => i + 1);
+    assert.equal(percentile(xs, 50), 10);
+    assert.equal(percentile(xs, 95), 19);
+    assert.equal(percentile(xs, 100), 20);
+    assert.equal(percentile(xs, 0), 1);
+  });
+});
+
+describe("replay", () => {
+  it("is deterministic for a seed", async () => {
+    const a = await replay(base(NONE));
+    const b = await replay(base(NONE));
+    assert.deepEqual(a, b);
+  });
+
+  it("counts NodeClaims, node-hours, cost and pod start latency from the simulated cluster", async () => {
+    const r = await replay(base(NONE));
+    // web's three pods share a node; burst's needs a second one (4 × 1 CPU > 3.9 allocatable).
+    assert.equal(r.nodeClaimsCreated, 2);
+    assert.equal(r.nodeHours.onDemand, 0, "unconstrained pods go to the cheaper spot offering");
+    // Node 1 lives ~10 min, node 2 ~5 min (both from launch, not from Ready).
+    assert.ok(
+      r.nodeHours.spot > 14 / 60 && r.nodeHours.spot <= 15 / 60,
+      `spot node-hours ${r.nodeHours.spot}`,
+    );
+    // Cost is the spot price × node-hours, averaged over the run.
+    assert.ok(Math.abs(r.costPerHour - (price("spot") * r.nodeHours.spot) / (10 / 60)) < 1e-9);
+    assert.equal(r.podStart.count, 4);
+    assert.equal(r.pendingAtEnd, 0);
+    // Every pod waited for a node: batch window + boot delay.
+    assert.ok(r.podStart.p50Ms >= MINUTE && r.podStart.p50Ms <= MINUTE + 15_000, `p50 ${r.podStart.p50Ms}`);
+    assert.deepEqual(Object.keys(r.podStartByDeployment), ["shop/burst", "shop/web"]);
+    assert.equal(r.podStartByDeployment["shop/web"]?.count, 3);
+    assert.equal(r.podStartByDeployment["shop/burst"]?.count, 1);
+    assert.equal(r.spotInterruptions, 0);
+    assert.equal(r.preemptions, 0);
+  });
+
+  it("applies a spot policy through Wave's admission: the base runs on-demand", async () => {
+    const current = await replay(base(NONE));
+    const candidate = await replay(
+      base({
+        spot: [
+          {
+            workload: { kind: "Deployment", namespace: "shop", name: "web" },
+            threshold: 2,
+            strategy: "Require",
+          },
+        ],
+        warmup: {},
+      }),
+    );
+    assert.equal(current.nodeHours.onDemand, 0);
+    assert.ok(candidate.nodeHours.onDemand > 9 / 60, `on-demand node-hours ${candidate.nodeHours.onDemand}`);
+    assert.ok(candidate.nodeHours.spot > 0, "the pods above the threshold stay on spot");
+    assert.ok(candidate.costPerHour > current.costPerHour);
+  });
+
+  it("applies a warmup policy: the scale-up lands on a warm node instead of waiting for a boot", async () => {
+    const current = await replay(base(NONE));
+    const candidate = await replay(
+      base({ spot: [], warmup: { pool: { ...DEFAULT_POLICY, enabled: true, maxWarmNodes: 1 } } }),
+    );
+    const burst = (r: typeof current): number => r.podStartByDeployment["shop/burst"]?.maxMs ?? NaN;
+    assert.ok(
+      burst(current) >= MINUTE,
+      `without warmup the burst pod waits for a boot: ${burst(current)} ms`,
+    );
+    assert.ok(burst(candidate) <= 5_000, `with warmup it starts at once: ${burst(candidate)} ms`);
+    assert.equal(candidate.podStart.count, 4, "warmup pods are not workload");
+    assert.ok(candidate.costPerHour > current.costPerHour, "the warm node costs money");
+  });
+
+  it("refuses a workload whose NodePools no instance type of the catalog satisfies", async () => {
+    await assert.rejects(
+      replay({ workload: generatedWorkload(), policy: NONE, durationMs: MINUTE, catalog: "kwok" }),
+      (err: unknown) =>
+        err instanceof WorkloadError &&
+        /NodePools batch, general, gpu, spot-heavy: no instance type of the kwok catalog satisfies their requirements/.test(
+          err.message,
+        ),
+    );
+  });
+
+  it("rejects a non-positive duration or step", async () => {
+    await assert.rejects(replay({ ...base(NONE), durationMs: 0 }), RangeError);
+    await assert.rejects(replay({ ...base(NONE), stepMs: 0 }), RangeError);
+  });
+});

@@ -1,0 +1,210 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { MemoryKube } from "../kube/memory/memory.ts";
+import { FakeClock } from "../shared/clock.ts";
+import { seeded } from "../shared/random.ts";
+import { SCENARIO_DEPLOYMENTS, SCENARIO_POOLS } from "./scenario.ts";
+import { WorkloadError, generatedWorkload, parseRecordedWorkload, recordedWorkload } from "./workload.ts";
+
+const deployment = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name, namespace: "shop" },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name, image: "x", resources: { requests: { cpu: "500m", memory: "1Gi" } } }] },
+    },
+    ...extra,
+  },
+});
+
+const pool = (name: string): Record<string, unknown> => ({
+  apiVersion: "karpenter.sh/v1",
+  kind: "NodePool",
+  metadata: { name },
+  spec: { template: { spec: { requirements: [] } } },
+});
+
+/** Asserts a WorkloadError whose message contains `part`. */
+function rejects(json: unknown, part: string): void {
+  assert.throws(
+    () => parseRecordedWorkload(json),
+    (err: unknown) => {
+      assert.ok(err instanceof WorkloadError, `a WorkloadError, got ${String(err)}`);
+      assert.match(err.message, new RegExp(part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+      return true;
+    },
+  );
+}
+
+describe("parseRecordedWorkload", () => {
+  it("parses pools, deployments and steps; steps sorted by time, durations in Go syntax or seconds", () => {
+    const w = parseRecordedWorkload({
+      nodePools: [pool("general")],
+      deployments: [deployment("web"), deployment("api")],
+      steps: [
+        { at: "10m", deployment: "shop/web", replicas: 5 },
+        { at: 90, deployment: "shop/api", replicas: 0 },
+        { at: "1h30m", deployment: "shop/web", replicas: 2 },
+      ],
+    });
+    assert.deepEqual(
+      w.nodePools.map((p) => p.metadata.name),
+      ["general"],
+    );
+    assert.equal(w.deployments.length, 2);
+    assert.deepEqual(w.steps, [
+      { atMs: 90_000, namespace: "shop", name: "api", replicas: 0 },
+      { atMs: 600_000, namespace: "shop", name: "web", replicas: 5 },
+      { atMs: 5_400_000, namespace: "shop", name: "web", replicas: 2 },
+    ]);
+  });
+
+  it("defaults to the scenario's NodePools and no steps", () => {
+    const w = parseRecordedWorkload({ deployments: [deployment("web")] });
+    assert.deepEqual(
+      w.nodePools.map((p) => p.metadata.name),
+      SCENARIO_POOLS.map((p) => p.metadata.name),
+    );
+    assert.deepEqual(w.steps, []);
+  });
+
+  it("accepts the current policies key (read by wave whatif)", () => {
+    assert.doesNotThrow(() => parseRecordedWorkload({ deployments: [deployment("web")], policies: {} }));
+  });
+
+  it("rejects bad input with the path of the problem", () => {
+    rejects(null, "expected a JSON object");
+    rejects([], "expected a JSON object");
+    rejects({ deployments: [deployment("web")], step: [] }, 'unknown key "step"');
+    rejects({}, "deployments: expected a non-empty array");
+    rejects({ deployments: [] }, "deployments: expected a non-empty array");
+    rejects({ deployments: [deployment("web")], nodePools: {} }, "nodePools: expected an array");
+    rejects(
+      { deployments: [deployment("web")], nodePools: [{ metadata: {} }] },
+      "nodePools[0]: needs metadata.name",
+    );
+    rejects(
+      { deployments: [deployment("web")], nodePools: [{ metadata: { name: "a" }, spec: {} }] },
+      "nodePools[0] (a): needs spec.template.spec",
+    );
+    rejects(
+      { deployments: [deployment("web")], nodePools: [pool("a"), pool("a")] },
+      "nodePools[1]: a second NodePool named a",
+    );
+    rejects({ deployments: [{ metadata: { name: "x" } }] }, "deployments[0]: needs metadata.namespace");
+    rejects({ deployments: [{ metadata: { namespace: "x" } }] }, "deployments[0]: needs metadata.name");
+    rejects(
+      { deployments: [{ metadata: { name: "x", namespace: "y" }, spec: {} }] },
+      "deployments[0]: needs spec.template.spec",
+    );
+    rejects(
+      { deployments: [deployment("web", { template: { spec: { containers: [] } } })] },
+      "deployments[0]: needs at least one container",
+    );
+    rejects({ deployments: [deployment("web", { replicas: -1 })] }, "spec.replicas must be an integer >= 0");
+    rejects({ deployments: [deployment("web", { replicas: 1.5 })] }, "spec.replicas must be an integer >= 0");
+    rejects(
+      { deployments: [deployment("web"), deployment("web")] },
+      "deployments[1]: a second Deployment named shop/web",
+    );
+  });
+
+  it("rejects resource quantities the simulator could not add up", () => {
+    const withRequests = (requests: unknown): unknown => ({
+      deployments: [
+        deployment("web", {
+          template: { spec: { containers: [{ name: "c", image: "x", resources: { requests } }] } },
+        }),
+      ],
+    });
+    rejects(
+      withRequests({ cpu: "lots" }),
+      'deployments[0].containers[0].resources.requests.cpu: "lots" is not a quantity',
+    );
+    rejects(withRequests({ cpu: 1 }), 'expected quantities as strings, like cpu: "500m"');
+    rejects(withRequests(["1"]), "resources.requests: expected quantities as strings");
+    assert.doesNotThrow(() => parseRecordedWorkload(withRequests({ cpu: "1500m", memory: "2Gi" })));
+  });
+
+  it("rejects bad steps", () => {
+    const steps = (s: unknown): unknown => ({ deployments: [deployment("web")], steps: s });
+    rejects(steps({}), "steps: expected an array");
+    rejects(steps([1]), "steps[0]: expected an object");
+    rejects(steps([{ at: "1m", deployment: "shop/nope", replicas: 1 }]), "steps[0]: deployment must name");
+    rejects(steps([{ at: "1m", deployment: "web", replicas: 1 }]), "steps[0]: deployment must name");
+    rejects(steps([{ at: "1m", deployment: "shop/web", replicas: -2 }]), "steps[0]: replicas must be");
+    rejects(steps([{ at: "1m", deployment: "shop/web" }]), "steps[0]: replicas must be");
+    rejects(steps([{ at: "soon", deployment: "shop/web", replicas: 1 }]), "steps[0].at: expected a duration");
+    rejects(steps([{ at: "-5m", deployment: "shop/web", replicas: 1 }]), "steps[0].at: expected a duration");
+    rejects(
+      steps([{ at: "Never", deployment: "shop/web", replicas: 1 }]),
+      "steps[0].at: expected a duration",
+    );
+    rejects(steps([{ at: -1, deployment: "shop/web", replicas: 1 }]), "steps[0].at: expected a duration");
+    rejects(steps([{ deployment: "shop/web", replicas: 1 }]), "steps[0].at: expected a duration");
+  });
+});
+
+describe("recordedWorkload", () => {
+  it("creates namespaces, pools and deployments, then applies each step when its time comes", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 5, 8));
+    const kube = new MemoryKube({ clock, random: seeded(1) });
+    const w = parseRecordedWorkload({
+      nodePools: [pool("general")],
+      deployments: [
+        deployment("web"),
+        { ...deployment("api"), metadata: { name: "api", namespace: "data" } },
+      ],
+      steps: [
+        { at: "1m", deployment: "shop/web", replicas: 4 },
+        { at: "2m", deployment: "data/api", replicas: 3 },
+        { at: "2m", deployment: "shop/web", replicas: 0 },
+      ],
+    });
+    const start = clock.now();
+    const drive = await recordedWorkload(w)(kube, start);
+    const replicas = async (ns: string, name: string): Promise<number | undefined> =>
+      (await kube.get("Deployment", name, ns)).spec.replicas;
+
+    assert.deepEqual((await kube.list("Namespace")).items.map((n) => n.metadata.name).sort(), [
+      "data",
+      "shop",
+    ]);
+    assert.deepEqual(
+      (await kube.list("NodePool")).items.map((p) => p.metadata.name),
+      ["general"],
+    );
+    await drive(start + 59_000);
+    assert.equal(await replicas("shop", "web"), 1);
+    await drive(start + 60_000);
+    assert.equal(await replicas("shop", "web"), 4);
+    assert.equal(await replicas("data", "api"), 1);
+    await drive(start + 10 * 60_000);
+    assert.equal(await replicas("shop", "web"), 0);
+    assert.equal(await replicas("data", "api"), 3);
+  });
+
+  it("keeps the parsed workload intact, so both runs of a comparison start from the same objects", async () => {
+    const w = parseRecordedWorkload({ nodePools: [pool("general")], deployments: [deployment("web")] });
+    const before = structuredClone(w);
+    for (let i = 0; i < 2; i++) {
+      const clock = new FakeClock();
+      await recordedWorkload(w)(new MemoryKube({ clock, random: seeded(1) }), clock.now());
+    }
+    assert.deepEqual(w, before);
+  });
+});
+
+describe("generatedWorkload", () => {
+  it("seeds the embedded scenario", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock, random: seeded(1) });
+    await generatedWorkload()(kube, clock.now());
+    assert.equal((await kube.list("Deployment")).items.length, SCENARIO_DEPLOYMENTS.length);
+    assert.equal((await kube.list("NodePool")).items.length, SCENARIO_POOLS.length);
+  });
+});
