@@ -121,6 +121,38 @@ describe("dashboard views", () => {
     assert.deepEqual([fed.warmup.warmNodes, fed.warmup.hits, fed.warmup.misses], [1, 3, 1]);
   });
 
+  it("a change to the state shows in the next view (machines are reused only within a version)", () => {
+    const s = state();
+    const at = (extra: Partial<ViewInput> = {}): ViewInput => ({ ...input(extra), state: s });
+    assert.equal(buildOverview(at()).nodes, 2);
+    assert.equal(buildNodeList(at()).total, 2, "same version: same machines");
+    const more = machineObjects({
+      name: "late-1",
+      pool: "default",
+      instanceType: "c-4x-amd64-linux",
+      capacityType: "spot",
+      zone: "test-zone-a",
+      cpu: "4",
+      memory: "8Gi",
+      created: "2026-03-02T11:30:00Z",
+    });
+    assert.ok(more.node && more.nodeClaim);
+    s.apply("NodeClaim", "add", more.nodeClaim);
+    s.apply("Node", "add", more.node);
+    s.apply("Pod", "add", pod("late-pod", "late-1", "1", "1Gi"));
+    const o = buildOverview(at());
+    assert.equal(o.nodes, 3);
+    close(o.requested.cpu, 1.75, "requested cores with the new pod");
+    close(o.costPerHour, 2 * C4X_SPOT + M2X_OD, "cost/h after the new node");
+    assert.deepEqual(
+      buildNodePools(at()).map((p) => p.nodes),
+      [3],
+    );
+    s.apply("Node", "delete", more.node);
+    s.apply("NodeClaim", "delete", more.nodeClaim);
+    assert.equal(buildNodeList(at()).total, 2);
+  });
+
   it("node pools: per capacity type, limits against Karpenter's own accounting", () => {
     const [p, ...rest] = buildNodePools(input());
     assert.equal(rest.length, 0);

@@ -67,8 +67,59 @@ interface Basis {
   costLines: NodeCost[];
 }
 
+/**
+ * Joining NodeClaims to Nodes (quantities parsed for every machine) and summing requests over
+ * every node are the costliest steps of a view at thousands of nodes. Both depend on the state
+ * alone, so they run once per state version and every request and stream client in between
+ * shares them. Prices are applied per call (they refresh on their own schedule).
+ */
+interface PerVersion {
+  version: number;
+  machines: Machine[];
+  usage?: {
+    requested: { cpu: number; memoryBytes: number };
+    allocatable: { cpu: number; memoryBytes: number };
+  };
+}
+const perVersion = new WeakMap<ClusterState, PerVersion>();
+
+function cached(state: ClusterState): PerVersion {
+  const hit = perVersion.get(state);
+  if (hit?.version === state.version) return hit;
+  const fresh = { version: state.version, machines: machinesOf(state.nodes(), state.nodeClaims()) };
+  perVersion.set(state, fresh);
+  return fresh;
+}
+
+function machinesFor(state: ClusterState): Machine[] {
+  return cached(state).machines;
+}
+
+/** Requested and allocatable cores and memory summed over the nodes. */
+function usageTotals(state: ClusterState): NonNullable<PerVersion["usage"]> {
+  const c = cached(state);
+  if (c.usage) return c.usage;
+  let reqCpu = 0;
+  let reqMem = 0;
+  let allocCpu = 0;
+  let allocMem = 0;
+  for (const n of state.nodes()) {
+    const u = n.metadata.name === undefined ? undefined : state.nodeUsage(n.metadata.name);
+    if (!u) continue;
+    reqCpu += u.cpuMillis.requested;
+    reqMem += u.memoryBytes.requested;
+    allocCpu += u.cpuMillis.allocatable;
+    allocMem += u.memoryBytes.allocatable;
+  }
+  c.usage = {
+    requested: { cpu: reqCpu / 1000, memoryBytes: reqMem },
+    allocatable: { cpu: allocCpu / 1000, memoryBytes: allocMem },
+  };
+  return c.usage;
+}
+
 function basisOf(state: ClusterState, prices: PriceProvider): Basis {
-  const machines = machinesOf(state.nodes(), state.nodeClaims());
+  const machines = machinesFor(state);
   const costLines = nodeCosts(machines, prices);
   return { machines, costLines, costs: new Map(costLines.map((c) => [c.machine, c])) };
 }
@@ -111,18 +162,7 @@ function overviewOf(input: ViewInput, b: Basis): OverviewDto {
   const { state, now } = input;
   const total = totalCost(b.costLines);
   const ratio = spotRatio(b.machines, b.costLines);
-  let reqCpu = 0;
-  let reqMem = 0;
-  let allocCpu = 0;
-  let allocMem = 0;
-  for (const n of state.nodes()) {
-    const u = n.metadata.name === undefined ? undefined : state.nodeUsage(n.metadata.name);
-    if (!u) continue;
-    reqCpu += u.cpuMillis.requested;
-    reqMem += u.memoryBytes.requested;
-    allocCpu += u.cpuMillis.allocatable;
-    allocMem += u.memoryBytes.allocatable;
-  }
+  const usage = usageTotals(state);
   const lastHour = disruptionsByReason(input.disruptions ?? [], { from: now - HOUR, to: now + 1 });
   return {
     clusterId: input.clusterId,
@@ -135,8 +175,8 @@ function overviewOf(input: ViewInput, b: Basis): OverviewDto {
     priceSources: total.sources,
     spotRatio: { nodes: ratio.nodes.spotShare, vcpu: ratio.vcpu.spotShare, cost: ratio.cost.spotShare },
     spotSavingsPerHour: spotSavings(b.machines, input.prices).savedUsdPerHour,
-    requested: { cpu: reqCpu / 1000, memoryBytes: reqMem },
-    allocatable: { cpu: allocCpu / 1000, memoryBytes: allocMem },
+    requested: { ...usage.requested },
+    allocatable: { ...usage.allocatable },
     disruptionsLastHour: lastHour.total,
     thrashingPools: (input.thrashing ?? [])
       .filter((r) => r.severity !== "none")
@@ -276,6 +316,9 @@ function sortValue(n: NodeDto, key: NodeSortKey): string | number {
   }
 }
 
+/** Same order as String#localeCompare, many times faster over thousands of rows. */
+const collator = new Intl.Collator();
+
 export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeListDto {
   const { state } = input;
   const b = basisOf(state, input.prices);
@@ -320,8 +363,9 @@ export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeList
   items.sort((x, y) => {
     const a = sortValue(x, key);
     const c = sortValue(y, key);
-    const cmp = typeof a === "number" && typeof c === "number" ? a - c : String(a).localeCompare(String(c));
-    return dir * cmp || x.name.localeCompare(y.name);
+    const cmp =
+      typeof a === "number" && typeof c === "number" ? a - c : collator.compare(String(a), String(c));
+    return dir * cmp || collator.compare(x.name, y.name);
   });
   const offset = query.offset ?? 0;
   const limit = query.limit ?? 500;
