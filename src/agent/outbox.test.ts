@@ -1,6 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { HelloAck_Mode } from "../gen/wave/v1/ingest_pb.ts";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { AgentMessageSchema, HelloAck_Mode } from "../gen/wave/v1/ingest_pb.ts";
+import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
 import { node, nodePool } from "./fixtures.ts";
 import { Outbox } from "./outbox.ts";
 import type { OutboxEntry } from "./outbox.ts";
@@ -14,7 +16,10 @@ function drain(o: Outbox, cursor: number): OutboxEntry[] {
   return out;
 }
 
-const cases = (es: OutboxEntry[]): (string | undefined)[] => es.map((e) => e.msg.body.case);
+/** The message as core receives it (snapshot chunks are pre-encoded: read them back off the wire). */
+const onWire = (e: OutboxEntry | undefined): AgentMessage | undefined =>
+  e && fromBinary(AgentMessageSchema, toBinary(AgentMessageSchema, e.msg));
+const cases = (es: OutboxEntry[]): (string | undefined)[] => es.map((e) => onWire(e)?.body.case);
 
 describe("Outbox", () => {
   it("starts with a chunked snapshot of the current state, then deltas with contiguous sequences", () => {
@@ -32,7 +37,16 @@ describe("Outbox", () => {
       snap.map((e) => e.seq),
       [1, 2, 3, 4],
     );
-    const end = snap[3]?.msg.body;
+    const end = onWire(snap[3])?.body;
+    const chunks = snap.slice(1, 3).map((e) => onWire(e)?.body);
+    assert.deepEqual(
+      chunks.map((c) => (c?.case === "snapshotChunk" ? c.value.objects.length : 0)),
+      [2, 2],
+    );
+    assert.deepEqual(
+      snap.map((e) => onWire(e)?.sequence),
+      [1n, 2n, 3n, 4n],
+    );
     assert.equal(end?.case === "snapshotEnd" ? end.value.objectCount : -1n, 4n);
     o.apply({ type: "delete", object: node(1) });
     const [d] = drain(o, 4);
@@ -90,7 +104,7 @@ describe("Outbox", () => {
     assert.equal(o.resumeFrom(), 0, "the next hello asks for a snapshot");
     o.helloAck(HelloAck_Mode.RESUME, 2);
     const snap = drain(o, 2);
-    const chunk = snap[1]?.msg.body;
+    const chunk = onWire(snap[1])?.body;
     assert.equal(chunk?.case === "snapshotChunk" ? chunk.value.objects.length : 0, 3);
   });
 

@@ -4,9 +4,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AgentMessageSchema, Delta_Op, HelloAck_Mode } from "../gen/wave/v1/ingest_pb.ts";
-import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
-import { encodeJson, objectKey, toMessage } from "./wire.ts";
-import type { WireKind, WireObject } from "./wire.ts";
+import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
+import { objectKey, snapshotChunkMessage, toMessage } from "./wire.ts";
+import type { EncodedObject, WireObject } from "./wire.ts";
 
 export interface OutboxOptions {
   /** Deltas held for core (unsent + unacknowledged) before the agent gives up and resyncs. */
@@ -19,15 +19,11 @@ export interface OutboxOptions {
 
 export interface OutboxEntry {
   seq: number;
-  msg: AgentMessage;
+  /** The message to send (snapshot chunks are encoded when read: see #buildSnapshot). */
+  readonly msg: AgentMessage;
   /** When the entry was queued (ms): the age of the oldest one is the stream lag. */
   at: number;
   delta: boolean;
-}
-
-interface Stored {
-  kind: WireKind;
-  json: Uint8Array;
 }
 
 export type OutboxChange =
@@ -38,7 +34,11 @@ export class Outbox {
   readonly #chunkObjects: number;
   readonly #chunkBytes: number;
   readonly #now: () => number;
-  readonly #objects = new Map<string, Stored>();
+  /**
+   * Current state: trimmed JSON text per object. Strings live in the JS heap (one byte per
+   * character for ASCII) and cost less than a Buffer each; they become bytes only when sent.
+   */
+  readonly #objects = new Map<string, EncodedObject>();
   #queue: OutboxEntry[] = [];
   #queuedDeltas = 0;
   #nextSeq = 1;
@@ -88,13 +88,13 @@ export class Outbox {
   apply(change: OutboxChange): void {
     if (change.type === "replace") {
       this.#objects.clear();
-      for (const o of change.objects) this.#objects.set(storeKey(o), { kind: o.kind, json: encodeJson(o) });
+      for (const o of change.objects) this.#objects.set(storeKey(o), encodeObject(o));
       this.#resync();
       return;
     }
     const key = storeKey(change.object);
-    const json = encodeJson(change.object);
-    if (change.type === "upsert") this.#objects.set(key, { kind: change.object.kind, json });
+    const stored = encodeObject(change.object);
+    if (change.type === "upsert") this.#objects.set(key, stored);
     else this.#objects.delete(key);
     // While a snapshot is due, it will carry this change: queue nothing.
     if (this.#needSnapshot) return;
@@ -106,14 +106,18 @@ export class Outbox {
     const op = change.type === "upsert" ? Delta_Op.UPSERT : Delta_Op.DELETE;
     this.#push(true, {
       case: "delta",
-      value: { op, object: toMessage(change.object.kind, json), observedAtMs: BigInt(this.#now()) },
+      value: {
+        op,
+        object: toMessage(stored.kind, Buffer.from(stored.json, "utf8")),
+        observedAtMs: BigInt(this.#now()),
+      },
     });
   }
 
   /** Replaces the whole state without queueing anything (the source's initial lists). */
   load(objects: WireObject[]): void {
     this.#objects.clear();
-    for (const o of objects) this.#objects.set(storeKey(o), { kind: o.kind, json: encodeJson(o) });
+    for (const o of objects) this.#objects.set(storeKey(o), encodeObject(o));
   }
 
   /** `resume_from_sequence` for the next Hello: 0 asks core for a fresh snapshot. */
@@ -208,29 +212,57 @@ export class Outbox {
     this.#wake();
   }
 
+  /**
+   * A snapshot chunk whose bytes are encoded each time it is sent: the entry holds only the
+   * objects (shared, immutable JSON strings), so an unacknowledged snapshot costs one reference
+   * per object instead of a second encoded copy of the cluster, and each chunk's buffer is
+   * garbage as soon as it is on the wire. A replay after RESUME encodes the same bytes again.
+   */
+  #pushChunk(objects: EncodedObject[], bytes: number[]): void {
+    const seq = this.#nextSeq++;
+    this.#queue.push({
+      seq,
+      at: this.#now(),
+      delta: false,
+      get msg() {
+        return snapshotChunkMessage(seq, objects, bytes);
+      },
+    });
+    this.#wake();
+  }
+
   #buildSnapshot(): void {
     this.#needSnapshot = false;
     this.#queue = [];
     this.#queuedDeltas = 0;
     if (this.#snapshots++ > 0) this.resyncs++;
     this.#push(false, { case: "snapshotBegin", value: { expectedObjects: BigInt(this.#objects.size) } });
-    let chunk: KubeObjectMsg[] = [];
+    // The chunks are cut from the state at this instant; later changes replace map entries (they
+    // never mutate a stored object), so the chunks keep exactly this snapshot.
+    let chunk: EncodedObject[] = [];
+    let sizes: number[] = [];
     let bytes = 0;
     const flush = (): void => {
       if (chunk.length === 0) return;
-      this.#push(false, { case: "snapshotChunk", value: { objects: chunk } });
+      this.#pushChunk(chunk, sizes);
       chunk = [];
+      sizes = [];
       bytes = 0;
     };
     for (const o of this.#objects.values()) {
-      if (chunk.length >= this.#chunkObjects || (bytes > 0 && bytes + o.json.length > this.#chunkBytes))
-        flush();
-      chunk.push(toMessage(o.kind, o.json));
-      bytes += o.json.length;
+      const n = Buffer.byteLength(o.json, "utf8");
+      if (chunk.length >= this.#chunkObjects || (bytes > 0 && bytes + n > this.#chunkBytes)) flush();
+      chunk.push(o);
+      sizes.push(n);
+      bytes += n;
     }
     flush();
     this.#push(false, { case: "snapshotEnd", value: { objectCount: BigInt(this.#objects.size) } });
   }
+}
+
+function encodeObject(o: WireObject): EncodedObject {
+  return { kind: o.kind, json: JSON.stringify(o.object) };
 }
 
 function storeKey(o: WireObject): string {

@@ -1,8 +1,14 @@
 // The protocol's object codec, shared by the agent (encode) and core (decode): objects travel as
 // trimmed JSON of the wire shapes in src/kube/objects.ts inside a typed envelope (ADR 0003).
 import { create } from "@bufbuild/protobuf";
-import { KubeObjectSchema, ObjectKind } from "../gen/wave/v1/ingest_pb.ts";
-import type { KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
+import { WireType } from "@bufbuild/protobuf/wire";
+import {
+  AgentMessageSchema,
+  KubeObjectSchema,
+  ObjectKind,
+  SnapshotChunkSchema,
+} from "../gen/wave/v1/ingest_pb.ts";
+import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
 import type { Event, KubeObject, Node, Pod } from "../kube/objects.ts";
 import type { NodeClaim, NodePool } from "../karpenter/types.ts";
 
@@ -69,6 +75,72 @@ export function encodeJson(obj: WireObject): Uint8Array {
 
 export function toMessage(kind: WireKind, json: Uint8Array): KubeObjectMsg {
   return create(KubeObjectSchema, { kind: TO_PROTO[kind], json });
+}
+
+/** An object as the agent holds it: its kind and its trimmed JSON text. */
+export interface EncodedObject {
+  kind: WireKind;
+  json: string;
+}
+
+// Field numbers from the generated schema, for the hand-written snapshot chunk encoding below.
+const AGENT_MESSAGE_SNAPSHOT_CHUNK = AgentMessageSchema.field.snapshotChunk.number;
+const TAG_CHUNK_OBJECTS = (SnapshotChunkSchema.field.objects.number << 3) | WireType.LengthDelimited;
+const TAG_OBJECT_KIND = (KubeObjectSchema.field.kind.number << 3) | WireType.Varint;
+const TAG_OBJECT_JSON = (KubeObjectSchema.field.json.number << 3) | WireType.LengthDelimited;
+if (Math.max(TAG_CHUNK_OBJECTS, TAG_OBJECT_KIND, TAG_OBJECT_JSON) > 0x7f)
+  throw new Error("wire: tags must be 1 byte");
+
+const varintSize = (n: number): number =>
+  n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
+
+function putVarint(buf: Buffer, pos: number, n: number): number {
+  while (n > 0x7f) {
+    buf[pos++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  buf[pos++] = n;
+  return pos;
+}
+
+/**
+ * `AgentMessage{sequence, snapshot_chunk{objects}}`, encoded in one pass straight from the
+ * objects' JSON text into one buffer. Building a KubeObject message per object and letting
+ * protobuf-es serialize a snapshot was the agent's largest cost (165k small messages, a growing
+ * write buffer). The bytes ride in the message's unknown fields, which protobuf-es writes out
+ * verbatim: the result is byte-for-byte what `toBinary` gives for the typed message (wire.test.ts).
+ * `bytes[i]` is `Buffer.byteLength(objects[i].json)`, already computed when chunking.
+ */
+export function snapshotChunkMessage(
+  sequence: number,
+  objects: readonly EncodedObject[],
+  bytes: readonly number[],
+): AgentMessage {
+  let size = 0;
+  for (let i = 0; i < objects.length; i++) {
+    const n = bytes[i] ?? 0;
+    const inner = 2 + 1 + varintSize(n) + n;
+    size += 1 + varintSize(inner) + inner;
+  }
+  // The unknown field's data is everything after its tag: the chunk's length, then the chunk.
+  const buf = Buffer.allocUnsafe(varintSize(size) + size);
+  let pos = putVarint(buf, 0, size);
+  for (let i = 0; i < objects.length; i++) {
+    const o = objects[i] as EncodedObject;
+    const n = bytes[i] ?? 0;
+    buf[pos++] = TAG_CHUNK_OBJECTS;
+    pos = putVarint(buf, pos, 2 + 1 + varintSize(n) + n);
+    // Enum values of ObjectKind are < 128: one varint byte; the kind field is never 0 (default).
+    buf[pos++] = TAG_OBJECT_KIND;
+    buf[pos++] = TO_PROTO[o.kind];
+    buf[pos++] = TAG_OBJECT_JSON;
+    pos = putVarint(buf, pos, n);
+    pos += buf.write(o.json, pos, "utf8");
+  }
+  if (pos !== buf.length) throw new Error(`snapshot chunk: encoded ${pos} bytes, expected ${buf.length}`);
+  const msg = create(AgentMessageSchema, { sequence: BigInt(sequence) });
+  msg.$unknown = [{ no: AGENT_MESSAGE_SNAPSHOT_CHUNK, wireType: WireType.LengthDelimited, data: buf }];
+  return msg;
 }
 
 /** Decodes and checks one object; throws WireError with a message naming what is wrong. */
