@@ -5,10 +5,16 @@
 // type, disruption budget 0 so nothing churns); then `wave core` and `wave agent` run as the Helm
 // chart runs them (two processes, TLS gRPC, bearer token, leader Lease) against the rig. After the
 // agent's initial sync, RSS of the three processes is sampled over a settle window.
-// Everything the benchmark created is deleted at the end, also on failure.
+// Everything the benchmark created is deleted at the end, also on failure or Ctrl-C.
+//
+// The objects are what costs memory, so the benchmark waits for N registered Nodes and N bound
+// pods, not for Ready/Running: on a 2-core machine the KWOK controller cannot keep 1,000 fake
+// kubelets' heartbeats current, and nodes flap between Ready and Unknown.
 //
 //   npm run bench:pipeline                       (needs the rig: npm run cluster:up)
 //   WAVE_BENCH_NODES=200 WAVE_BENCH_SETTLE_MS=20000 npm run bench:pipeline
+//   WAVE_BENCH_NAMESPACE=bench-pipeline-xxxxxx   adopt (and delete at the end) the namespace and
+//                                                NodePool of an interrupted run
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -120,8 +126,16 @@ function deployment(ns: string, pool: string): object {
   };
 }
 
-const ready = (n: { status?: { conditions?: { type: string; status: string }[] } }): boolean =>
-  n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+const signalled = { interrupted: false };
+/** A function, so checks after an await are not narrowed away. */
+const interrupted = (): boolean => signalled.interrupted;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    if (signalled.interrupted) process.exit(130);
+    signalled.interrupted = true;
+    log(`${sig}: stopping and cleaning up (again to quit at once)`);
+  });
+}
 
 async function waitUntil(
   what: string,
@@ -131,6 +145,7 @@ async function waitUntil(
   const t0 = Date.now();
   let lastReport = 0;
   for (;;) {
+    if (interrupted()) throw new Error(`interrupted while waiting for ${what}`);
     const r = await check().catch((e: unknown) => `error: ${e instanceof Error ? e.message : String(e)}`);
     if (r === true) return;
     if (Date.now() - t0 > timeoutMs)
@@ -196,7 +211,16 @@ async function agentMetrics(port: number): Promise<Map<string, number>> {
 await requireRig();
 const karpenterPid = runningPid("karpenter");
 if (karpenterPid === undefined) throw new Error("Karpenter is not running on the rig");
-const ns = await createNamespace("bench-pipeline");
+const adopt = process.env["WAVE_BENCH_NAMESPACE"];
+if (adopt !== undefined && !/^bench-pipeline-[0-9a-f]{6}$/.test(adopt)) {
+  console.error(`WAVE_BENCH_NAMESPACE must name a namespace of an earlier run (bench-pipeline-xxxxxx)`);
+  process.exit(2);
+}
+if (adopt !== undefined && !(await get("namespace", adopt))) {
+  console.error(`WAVE_BENCH_NAMESPACE: namespace ${adopt} does not exist`);
+  process.exit(2);
+}
+const ns = adopt ?? (await createNamespace("bench-pipeline"));
 const pool = ns;
 const dir = mkdtempSync(join(tmpdir(), "wave-bench-pipeline-"));
 const procs: Proc[] = [];
@@ -208,17 +232,19 @@ try {
   await applyPool(pool);
   const tProvision = Date.now();
   await apply(deployment(ns, pool));
-  await waitUntil(`${NODES} Ready nodes in ${pool}`, PROVISION_TIMEOUT_MS, async () => {
-    const nodes = await list("nodes", { selector: `karpenter.sh/nodepool=${pool}` });
-    const r = nodes.filter(ready).length;
-    return r >= NODES ? true : `${r} Ready of ${nodes.length} nodes`;
+  await waitUntil(`${NODES} registered nodes in ${pool}`, PROVISION_TIMEOUT_MS, async () => {
+    const claims = await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` });
+    const r = claims.filter(
+      (c) => c.status?.conditions?.some((x) => x.type === "Registered" && x.status === "True") ?? false,
+    ).length;
+    return r >= NODES ? true : `${r} of ${claims.length} NodeClaims registered`;
   });
-  await waitUntil(`${NODES} Running pods`, PROVISION_TIMEOUT_MS, async () => {
+  await waitUntil(`${NODES} bound pods`, PROVISION_TIMEOUT_MS, async () => {
     const pods = await list("pods", { namespace: ns, selector: "app=fill" });
-    const r = pods.filter((p) => p.status?.phase === "Running").length;
-    return r >= NODES ? true : `${r} Running of ${pods.length}`;
+    const r = pods.filter((p) => typeof p.spec?.["nodeName"] === "string").length;
+    return r >= NODES ? true : `${r} of ${pods.length} pods bound`;
   });
-  log(`provisioned ${NODES} nodes with one Running pod each in ${secs(Date.now() - tProvision)}`);
+  log(`provisioned ${NODES} nodes with one bound pod each in ${secs(Date.now() - tProvision)}`);
   const [nodes, pods, claims] = await Promise.all([
     list("nodes"),
     list("pods"),
@@ -290,11 +316,12 @@ try {
     `agent synced ${objects} objects to core in ${secs(Date.now() - tStart)} (processes started → snapshot acknowledged)`,
   );
 
+  if (interrupted()) throw new Error("interrupted");
   const [core, agent] = procs;
   if (!core || !agent) throw new Error("unreachable");
   const samples: { core: number; agent: number; karpenter: number }[] = [];
   const tSettle = Date.now();
-  while (Date.now() - tSettle < SETTLE_MS) {
+  while (Date.now() - tSettle < SETTLE_MS && !interrupted()) {
     const c = memory(core.pid);
     const a = memory(agent.pid);
     const k = memory(karpenterPid);
