@@ -212,7 +212,7 @@ after(async () => {
 
 test(
   "dashboard e2e: API figures equal the KWOK formula over the rig's NodeClaims",
-  { timeout: 150_000 },
+  { timeout: 180_000 },
   () =>
     withRigLogsOnFailure(async () => {
       // Two spot-eligible pods, then one that requires on-demand: both price paths. (Created
@@ -276,7 +276,7 @@ test(
             ? { o, want: all }
             : undefined;
         },
-        { timeoutMs: 30_000, intervalMs: 500 },
+        { timeoutMs: 60_000, intervalMs: 500 },
       );
       assert.equal(overview.o.priceSources.kwok, overview.want.nodes);
       const spotNodes = overview.want.byCt["spot"] ?? 0;
@@ -290,7 +290,7 @@ test(
 
 test(
   "dashboard e2e: a churning pool is flagged as thrashing with evidence, a calm one is not",
-  { timeout: 180_000 },
+  { timeout: 300_000 },
   () =>
     withRigLogsOnFailure(async () => {
       // Oscillating load under consolidateAfter 0s: 3 pods on 3 nodes, then none, twice.
@@ -305,7 +305,7 @@ test(
         await waitFor(
           `the NodeClaims of ${churn} to be consolidated away (cycle ${cycle})`,
           async () => (await claimsOf(churn)).length === 0,
-          { timeoutMs: 60_000, intervalMs: 1_000 },
+          { timeoutMs: 120_000, intervalMs: 1_000 },
         );
         log(`churn cycle ${cycle}: consolidated in ${((Date.now() - tc) / 1000).toFixed(1)}s`);
       }
