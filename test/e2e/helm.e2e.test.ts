@@ -2,7 +2,7 @@
 // Go modules (`npm run helm:build`) under a release name of this test's own, in a namespace of its
 // own, and then:
 //   checks    `helm template --validate` against the rig fails clearly while cert-manager is
-//             missing (the rig serves Karpenter's API, not cert-manager's)
+//             missing (the rig serves Karpenter's API, not cert-manager's), passes once it is
 //   dry-run   every rendered object (default values and the PostgreSQL values, ServiceMonitor on)
 //             is accepted by the apiserver with `kubectl apply --dry-run=server` (strict field
 //             validation). The rig has no cert-manager or Prometheus Operator: their CRDs are
@@ -68,6 +68,8 @@ const skip = existsSync(HELM) ? false : `helm not built (${HELM}): run npm run h
 const POOL_LABEL = "wave.dev/e2e-pool";
 const COMPONENTS = ["agent", "core", "webhook", "cleanup"] as const;
 const TIMEOUT_MS = 120_000;
+/** On the CRD stubs; stubs a killed run left behind are removed before the dry run. */
+const STUB_LABEL = "wave.dev/e2e-helm-stub";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -136,7 +138,7 @@ function stubCrd(group: string, kind: string, plural: string): object {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${group}`, labels: { "wave.dev/e2e": `helm-stub-${suffix}` } },
+    metadata: { name: `${plural}.${group}`, labels: { [STUB_LABEL]: suffix } },
     spec: {
       group,
       scope: "Namespaced",
@@ -329,11 +331,11 @@ async function stopWave(p: Proc): Promise<number | null> {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
   const code = await Promise.race([
     p.exited,
-    new Promise<"hung">((ok) => setTimeout(() => ok("hung"), 20_000)),
+    new Promise<"hung">((ok) => setTimeout(() => ok("hung"), 60_000)),
   ]);
   if (code === "hung") {
     p.child.kill("SIGKILL");
-    assert.fail(`wave ${p.name} did not stop within 20 s of SIGTERM`);
+    assert.fail(`wave ${p.name} did not stop within 60 s of SIGTERM`);
   }
   return code;
 }
@@ -517,6 +519,7 @@ test(
   { skip, timeout: TIMEOUT_MS },
   async () => {
     await withRigLogsOnFailure(async () => {
+      await kubectl(["delete", "crd", "-l", STUB_LABEL, "--ignore-not-found"]);
       const certManagerServed = (await get("crd", "certificates.cert-manager.io")) !== undefined;
       if (!certManagerServed) {
         // Capabilities from the rig itself: Karpenter's API is there, cert-manager's is not.
@@ -539,6 +542,17 @@ test(
       }
       for (const c of createdCrds)
         await kubectl(["wait", "--for=condition=Established", `crd/${c}`, "--timeout=60s"]);
+      // With every required API served, the same check passes against the rig. A wave-warmup
+      // PriorityClass Helm does not own (made by a Wave process) is the documented create=false case.
+      const pc = await get("priorityclass", "wave-warmup");
+      await helmTemplate([
+        "--validate",
+        "--set",
+        "serviceMonitor.enabled=true",
+        ...(pc && pc.metadata.labels?.["app.kubernetes.io/managed-by"] !== "Helm"
+          ? ["--set", "warmup.priorityClass.create=false"]
+          : []),
+      ]);
 
       for (const values of [[], ["-f", join(CHART, "ci", "postgres-values.yaml")]]) {
         const yaml = await helmTemplate([...APIS, "--set", "serviceMonitor.enabled=true", ...values]);
@@ -579,7 +593,12 @@ test(
   { skip, timeout: TIMEOUT_MS },
   async () => {
     await withRigLogsOnFailure(async () => {
-      rendered = parseDocs(await helmTemplate([...APIS, "--set", `clusterId=${clusterId}`]));
+      // The processes' contract comes from this render: this test's cluster id, and the webhook's
+      // own deadline at the top of its range (the rig's 2 cores are shared; the default 1 s could
+      // let a slow Lease write fall back to admitting unchanged).
+      rendered = parseDocs(
+        await helmTemplate([...APIS, "--set", `clusterId=${clusterId}`, "--set", "webhook.deadlineMs=2500"]),
+      );
       const rbacKinds = new Set([
         "ServiceAccount",
         "ClusterRole",
@@ -735,16 +754,19 @@ test(
           },
           { timeoutMs: 90_000 },
         );
-        const synced = await waitFor(
-          `node ${bigNode} in core's API (cluster ${clusterId})`,
+        await waitFor(
+          `node ${bigNode} Ready in core's API (cluster ${clusterId}, pool ${pool})`,
           async () => {
             const r = await api(apiPort, "GET", `/api/v1/clusters/${clusterId}/nodes?pool=${pool}`, viewer);
             const items = objs(field(r.json, "items"));
-            return items.find((n) => n.name === bigNode && n.nodePool === pool);
+            const found = items.find((n) => n.name === bigNode && n.nodePool === pool && n.ready === true);
+            if (found) return found;
+            throw new Error(
+              `core lists ${r.status}: ${JSON.stringify(items.map((n) => [n.name, n.nodePool, n.ready]))}`,
+            );
           },
-          { timeoutMs: 60_000 },
+          { timeoutMs: 90_000 },
         );
-        assert.equal(synced.ready, true);
 
         // webhook: the spot policy (pulled from core) places the first pod on on-demand. The pods
         // select a label no node has: admission is what counts here, not scheduling.
