@@ -38,7 +38,13 @@ import { InMemoryPolicySource } from "../../src/webhook/policy-source.ts";
 import type { SpotPolicy } from "../../src/webhook/policy.ts";
 import { startWebhookServer, type WebhookServer } from "../../src/webhook/server.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
-import { shapeDiff, shapeOf, startRecordingFront, type RecordingFront } from "./admission-capture.ts";
+import {
+  shapeDiff,
+  shapeOf,
+  startRecordingFront,
+  type Exchange,
+  type RecordingFront,
+} from "./admission-capture.ts";
 import {
   apply,
   createNamespace,
@@ -154,6 +160,28 @@ const ready = (p: KubeObject): boolean =>
 async function livePods(app: string): Promise<KubeObject[]> {
   const pods = await list("pods", { namespace: ns, selector: `app=${app}` });
   return pods.filter((p) => p.metadata.deletionTimestamp === undefined);
+}
+
+/**
+ * All REPLICAS pods of `app` exist and Wave assigned each a capacity type: fails at once (instead
+ * of after the provisioning timeout) with Wave's note when a pod was admitted unchanged.
+ */
+async function expectAssigned(app: string): Promise<void> {
+  const pods = await waitFor(
+    `${REPLICAS} pods of ${app} to be created`,
+    async () => {
+      const p = await livePods(app);
+      return p.length >= REPLICAS ? p : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
+  const unassigned = pods
+    .filter((p) => labelsOf(p)[ASSIGNMENT_LABEL] === undefined)
+    .map(
+      (p) =>
+        `${p.metadata.name}: ${p.metadata.annotations?.[NOTE_ANNOTATION] ?? "no note (webhook not called?)"}`,
+    );
+  assert.deepEqual(unassigned, [], `every ${app} pod went through Wave's webhook and got a slot`);
 }
 
 interface Placed {
@@ -277,18 +305,20 @@ async function sweepStaleConfigs(): Promise<void> {
   }
 }
 
-/** The configuration must not outlive this process, even on Ctrl-C or a runner's SIGTERM. */
-function deleteConfigOnSignal(): void {
+/**
+ * The configuration must not outlive this process, even on Ctrl-C or a runner's SIGTERM (the after
+ * hook does not run then); the namespaces and NodePools go too.
+ */
+function cleanUpOnSignal(): void {
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => {
-      if (configName !== "")
-        kubectlSync([
-          "delete",
-          "mutatingwebhookconfiguration",
-          configName,
-          "--ignore-not-found",
-          "--wait=false",
-        ]);
+      const del = (kind: string, names: string[]): void => {
+        const some = names.filter((n) => n !== "");
+        if (some.length > 0) kubectlSync(["delete", kind, ...some, "--ignore-not-found", "--wait=false"]);
+      };
+      del("mutatingwebhookconfiguration", [configName]);
+      del("namespace", [ns, capNs, waveNs]);
+      del("nodepools.karpenter.sh", [mixedPool, onDemandPool]);
       process.exit(signal === "SIGINT" ? 130 : 143);
     });
 }
@@ -302,7 +332,7 @@ before(async () => {
   mixedPool = ns;
   onDemandPool = `${ns}-od`;
   configName = `wave-spot-${ns}`;
-  deleteConfigOnSignal();
+  cleanUpOnSignal();
   await applyPool(mixedPool, ["spot", "on-demand"]);
   await applyPool(onDemandPool, ["on-demand"]);
   // Capture namespace: pods are sent to the webhook (mutating admission), then refused by the
@@ -353,6 +383,9 @@ before(async () => {
     host: "127.0.0.1",
     policies,
     allocator: new SlotAllocator({ kube, namespace: waveNs, clock: realClock }),
+    // More time for the ledger than the default 1 s, with 1 s left of the apiserver's 3 s: a busy
+    // rig's apiserver is slow, and a pod admitted unchanged would fail this test for the wrong reason.
+    deadlineMs: 2_000,
   });
   front = await startRecordingFront({
     certFile: certs.certFile,
@@ -446,6 +479,7 @@ test(
     diagnosed(async () => {
       const t0 = Date.now();
       await apply(deployment("spread", REPLICAS, mixedPool));
+      await expectAssigned("spread");
       const placed = await waitFor(
         `${REPLICAS} Ready pods of spread`,
         async () => {
@@ -507,6 +541,7 @@ test(
   (t) =>
     diagnosed(async () => {
       await apply(deployment("strict", REPLICAS, onDemandPool));
+      await expectAssigned("strict");
       // Karpenter has considered the spot pods and refused them (FailedScheduling, from karpenter).
       const rejected = async (): Promise<Set<string>> => {
         const events = await list("events", { namespace: ns });
@@ -858,6 +893,11 @@ async function webhookMetric(metric: string): Promise<number> {
 
 const failOpenCount = (): Promise<number> => webhookMetric("apiserver_admission_webhook_fail_open_count");
 
+interface PodMeta {
+  generateName?: string;
+  ownerReferences?: { kind?: string; name?: string }[];
+}
+
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 }
@@ -866,18 +906,28 @@ function quantile(sorted: number[], q: number): number {
  * Admission latency so far: at the webhook (the front times each forwarded request) and as the
  * apiserver saw it (its histogram's mean, TLS and network included). Reported, not asserted.
  */
-async function latencyReport(exchanges: readonly { ms: number; status: number }[]): Promise<string> {
-  const ms = exchanges
-    .filter((e) => e.status === 200)
-    .map((e) => e.ms)
-    .sort((a, b) => a - b);
+async function latencyReport(exchanges: readonly Exchange[]): Promise<string> {
+  const ok = exchanges.filter((e) => e.status === 200).sort((a, b) => a.ms - b.ms);
+  const ms = ok.map((e) => e.ms);
+  // Which pods were slowest (first admissions of a workload create its ledger Lease).
+  const owner = (e: Exchange): string => {
+    const req = (JSON.parse(e.request) as { request?: { object?: { metadata?: PodMeta } } }).request;
+    const meta = req?.object?.metadata;
+    return meta?.ownerReferences?.[0]?.name ?? meta?.generateName ?? "?";
+  };
+  const slowest = ok
+    .slice(-3)
+    .reverse()
+    .map((e) => `${e.ms.toFixed(0)} ms (${owner(e)})`)
+    .join(", ");
   const metric = "apiserver_admission_webhook_admission_duration_seconds";
   const [sum, count] = await Promise.all([webhookMetric(`${metric}_sum`), webhookMetric(`${metric}_count`)]);
   const f = (x: number): string => x.toFixed(1);
   return (
     `admission latency at the webhook over ${ms.length} requests: p50 ${f(quantile(ms, 0.5))} ms, ` +
     `p99 ${f(quantile(ms, 0.99))} ms, max ${f(ms.at(-1) ?? NaN)} ms; ` +
-    `apiserver-observed mean ${count > 0 ? f((sum / count) * 1000) : "n/a"} ms over ${count} calls`
+    `apiserver-observed mean ${count > 0 ? f((sum / count) * 1000) : "n/a"} ms over ${count} calls; ` +
+    `slowest ${slowest}`
   );
 }
 
