@@ -694,6 +694,19 @@ test(
           strategy: "Prefer",
         });
         assert.equal(spot.status, 200, JSON.stringify(spot.json));
+        // Warmup on from the start: the controller's next pass over the pool (idle requeue ≤ 30 s)
+        // overlaps with the agent and webhook checks below.
+        const policy = {
+          enabled: true,
+          maxWarmNodes: 1,
+          ttlSeconds: 600,
+          cooldownSeconds: 0,
+          prePull: false,
+        };
+        assert.equal(
+          (await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, policy)).status,
+          200,
+        );
 
         // webhook -------------------------------------------------------------------------------
         const whContainer = containerOf("Deployment", `${release}-webhook`);
@@ -794,17 +807,6 @@ test(
               intervalMs: 2000,
             },
           );
-        const policy = {
-          enabled: true,
-          maxWarmNodes: 1,
-          ttlSeconds: 600,
-          cooldownSeconds: 0,
-          prePull: false,
-        };
-        assert.equal(
-          (await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, policy)).status,
-          200,
-        );
         const first = await warm();
         process.stderr.write(
           `[warmup] ${first.pod.metadata.name} on ${first.node.metadata.name}, protected\n`,
