@@ -169,7 +169,8 @@ export class Agent {
   /** Runs until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const stream = await this.#o.source.open(signal);
-    this.outbox.load(stream.objects.flatMap((o) => trim(o) ?? []));
+    // Trimmed and encoded chunk by chunk as the first snapshot goes out (Outbox.loadLazily).
+    this.outbox.loadLazily(stream.objects, trim);
     const pump = this.#pump(stream.changes, signal);
     try {
       const stopped = (): boolean => signal.aborted;
@@ -207,6 +208,12 @@ export class Agent {
   }
 
   async #pump(changes: AsyncIterable<SourceChange>, signal: AbortSignal): Promise<void> {
+    // Changes wait (in the source) while the initial snapshot streams, so it can keep streaming;
+    // if core cannot be reached they apply at once, which finishes loading the state eagerly.
+    await Promise.race([
+      this.outbox.loaded,
+      this.until((a) => a.status === "backoff" || a.status === "stopped"),
+    ]);
     try {
       for await (const c of changes) {
         const t = trimChange(c);

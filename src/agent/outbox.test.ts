@@ -4,6 +4,7 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { AgentMessageSchema, HelloAck_Mode } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
 import { node, nodePool } from "./fixtures.ts";
+import { trim } from "./trim.ts";
 import { Outbox } from "./outbox.ts";
 import type { OutboxEntry } from "./outbox.ts";
 
@@ -106,6 +107,64 @@ describe("Outbox", () => {
     const snap = drain(o, 2);
     const chunk = onWire(snap[1])?.body;
     assert.equal(chunk?.case === "snapshotChunk" ? chunk.value.objects.length : 0, 3);
+  });
+
+  it("streams the initial list as its first snapshot, trimming each chunk only when it is asked for", () => {
+    const o = new Outbox({ now: () => 0, chunkMaxObjects: 2 });
+    const seen: string[] = [];
+    const list = [nodePool("default"), node(1), node(2), node(3), node(4)];
+    o.loadLazily(list, (x) => {
+      seen.push(x.object.metadata.name ?? "");
+      // An unforwarded object (like a non-Karpenter Event) is dropped on the way.
+      return x.object.metadata.name === "node-3" ? undefined : trim(x);
+    });
+    assert.equal(o.loading, true);
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    assert.equal(cases([o.next(0) as OutboxEntry])[0], "snapshotBegin");
+    assert.deepEqual(seen, [], "nothing trimmed before a chunk is due");
+    const first = o.next(1);
+    assert.equal(first?.seq, 2);
+    assert.deepEqual(seen, ["default", "node-1", "node-2"], "one chunk (+ the object that did not fit)");
+    const rest = drain(o, 2);
+    assert.deepEqual(cases(rest), ["snapshotChunk", "snapshotEnd"]);
+    const end = onWire(rest[1])?.body;
+    assert.equal(end?.case === "snapshotEnd" ? end.value.objectCount : -1n, 4n);
+    assert.equal(o.loading, false);
+    assert.equal(o.objectCount, 4);
+    // Afterwards the outbox behaves as if `load` had been called.
+    o.apply({ type: "delete", object: node(1) });
+    assert.deepEqual(cases(drain(o, 4)), ["delta"]);
+  });
+
+  it("a change during the streamed snapshot finishes it first; an interrupted one is rebuilt whole", async () => {
+    const o = new Outbox({ now: () => 0, chunkMaxObjects: 1 });
+    o.loadLazily([node(1), node(2), node(3)], trim);
+    o.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    o.next(0);
+    o.next(1); // seq 2: node-1
+    o.apply({ type: "upsert", object: node(9) });
+    await o.loaded;
+    const after = drain(o, 2);
+    assert.deepEqual(cases(after), ["snapshotChunk", "snapshotChunk", "snapshotEnd", "delta"]);
+
+    const p = new Outbox({ now: () => 0, chunkMaxObjects: 1 });
+    p.loadLazily([node(1), node(2), node(3)], trim);
+    p.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    p.next(0);
+    p.next(1);
+    // The connection drops mid-snapshot; core asks for a new one.
+    p.helloAck(HelloAck_Mode.SNAPSHOT, 0);
+    const again = drain(p, 0);
+    assert.deepEqual(cases(again), [
+      "snapshotBegin",
+      "snapshotChunk",
+      "snapshotChunk",
+      "snapshotChunk",
+      "snapshotEnd",
+    ]);
+    const end = onWire(again[4])?.body;
+    assert.equal(end?.case === "snapshotEnd" ? end.value.objectCount : -1n, 3n);
+    assert.equal(p.loading, false);
   });
 
   it("a source replace resets the state and resyncs", () => {

@@ -26,6 +26,18 @@ export interface OutboxEntry {
   delta: boolean;
 }
 
+/** The source's initial list, trimmed and encoded only as the first snapshot streams (loadLazily). */
+interface Loading {
+  objects: readonly WireObject[];
+  trim: (o: WireObject) => WireObject | undefined;
+  /** Index of the next source object to trim. */
+  next: number;
+  /** Objects sent in chunks of the snapshot streaming from this list. */
+  sent: number;
+  /** Trimmed, encoded, not yet placed: it did not fit the previous chunk. */
+  carry: { key: string; obj: EncodedObject; bytes: number } | undefined;
+}
+
 export type OutboxChange =
   { type: "upsert" | "delete"; object: WireObject } | { type: "replace"; objects: WireObject[] };
 
@@ -45,6 +57,12 @@ export class Outbox {
   #lastAcked = 0;
   #needSnapshot = true;
   #waiters: (() => void)[] = [];
+  #loading: Loading | undefined;
+  /** The snapshot being sent is cut from #loading chunk by chunk (its end is not queued yet). */
+  #streaming = false;
+  #loadedResolve!: () => void;
+  /** Resolves once the initial list is all in the state (immediately unless loadLazily is used). */
+  loaded: Promise<void> = new Promise<void>((r) => (this.#loadedResolve = r));
   /** Messages discarded because the buffer overflowed. */
   dropped = 0;
   /** Snapshots sent after the first one (overflow, lost session, core restart). */
@@ -56,6 +74,7 @@ export class Outbox {
     this.#chunkObjects = opts.chunkMaxObjects ?? 1000;
     this.#chunkBytes = opts.chunkMaxBytes ?? 1 << 20;
     this.#now = opts.now;
+    this.#loadedResolve();
     if (!(this.#maxDeltas >= 1) || !(this.#chunkObjects >= 1) || !(this.#chunkBytes >= 1)) {
       throw new Error("outbox limits must be ≥ 1");
     }
@@ -74,6 +93,11 @@ export class Outbox {
     return this.#queue.length;
   }
 
+  /** The initial list is still being trimmed as the first snapshot streams. */
+  get loading(): boolean {
+    return this.#loading !== undefined;
+  }
+
   get objectCount(): number {
     return this.#objects.size;
   }
@@ -86,6 +110,8 @@ export class Outbox {
 
   /** Applies a source change to the current state and queues the matching delta. */
   apply(change: OutboxChange): void {
+    // A change follows the initial list: finish it (and the snapshot streaming from it) first.
+    this.#completeLoad();
     if (change.type === "replace") {
       this.#objects.clear();
       for (const o of change.objects) this.#objects.set(storeKey(o), encodeObject(o));
@@ -116,8 +142,23 @@ export class Outbox {
 
   /** Replaces the whole state without queueing anything (the source's initial lists). */
   load(objects: WireObject[]): void {
+    this.#endLoading();
     this.#objects.clear();
     for (const o of objects) this.#objects.set(storeKey(o), encodeObject(o));
+  }
+
+  /**
+   * Like `load` with untrimmed objects, but the work is done as the first snapshot is sent: each
+   * chunk is trimmed and encoded when the stream asks for it, so core decodes one chunk while the
+   * agent prepares the next instead of waiting for the whole cluster to be encoded. The snapshot
+   * is still exactly the initial list (changes are applied after it: `apply` finishes the load
+   * first). If that snapshot is interrupted, the next one is built from the full state as usual.
+   */
+  loadLazily(objects: readonly WireObject[], trim: (o: WireObject) => WireObject | undefined): void {
+    this.#endLoading();
+    this.#objects.clear();
+    this.loaded = new Promise<void>((r) => (this.#loadedResolve = r));
+    this.#loading = { objects, trim, next: 0, sent: 0, carry: undefined };
   }
 
   /** `resume_from_sequence` for the next Hello: 0 asks core for a fresh snapshot. */
@@ -164,6 +205,13 @@ export class Outbox {
    */
   next(cursor: number): OutboxEntry | undefined {
     if (this.#needSnapshot) this.#buildSnapshot();
+    const e = this.#after(cursor);
+    if (e || !this.#streaming) return e;
+    this.#streamChunk();
+    return this.#after(cursor);
+  }
+
+  #after(cursor: number): OutboxEntry | undefined {
     // Sequences in the queue increase: binary search for the first one after the cursor.
     let lo = 0;
     let hi = this.#queue.length;
@@ -198,6 +246,7 @@ export class Outbox {
   }
 
   #resync(): void {
+    this.#streaming = false;
     this.#queue = [];
     this.#queuedDeltas = 0;
     this.#needSnapshot = true;
@@ -233,9 +282,21 @@ export class Outbox {
 
   #buildSnapshot(): void {
     this.#needSnapshot = false;
+    this.#streaming = false;
     this.#queue = [];
     this.#queuedDeltas = 0;
     if (this.#snapshots++ > 0) this.resyncs++;
+    if (this.#loading?.next === 0) {
+      // Nothing trimmed yet: stream the initial list (#streamChunk). `expected_objects` is an
+      // upper bound here: Events that are not Karpenter's are dropped on the way.
+      this.#streaming = true;
+      this.#push(false, {
+        case: "snapshotBegin",
+        value: { expectedObjects: BigInt(this.#loading.objects.length) },
+      });
+      return;
+    }
+    this.#completeLoad();
     this.#push(false, { case: "snapshotBegin", value: { expectedObjects: BigInt(this.#objects.size) } });
     // The chunks are cut from the state at this instant; later changes replace map entries (they
     // never mutate a stored object), so the chunks keep exactly this snapshot.
@@ -258,6 +319,68 @@ export class Outbox {
     }
     flush();
     this.#push(false, { case: "snapshotEnd", value: { objectCount: BigInt(this.#objects.size) } });
+  }
+
+  /** Cuts the next chunk of the streaming snapshot from the initial list; queues its end when done. */
+  #streamChunk(): void {
+    const l = this.#loading;
+    if (!l) {
+      this.#streaming = false;
+      return;
+    }
+    const chunk: EncodedObject[] = [];
+    const sizes: number[] = [];
+    let bytes = 0;
+    for (;;) {
+      let item = l.carry;
+      l.carry = undefined;
+      if (!item) {
+        if (l.next >= l.objects.length) break;
+        const t = l.trim(l.objects[l.next++] as WireObject);
+        if (!t) continue;
+        const obj = encodeObject(t);
+        item = { key: storeKey(t), obj, bytes: Buffer.byteLength(obj.json, "utf8") };
+      }
+      if (chunk.length >= this.#chunkObjects || (bytes > 0 && bytes + item.bytes > this.#chunkBytes)) {
+        l.carry = item;
+        break;
+      }
+      this.#objects.set(item.key, item.obj);
+      chunk.push(item.obj);
+      sizes.push(item.bytes);
+      bytes += item.bytes;
+    }
+    if (chunk.length > 0) {
+      this.#pushChunk(chunk, sizes);
+      l.sent += chunk.length;
+    }
+    if (!l.carry && l.next >= l.objects.length) {
+      this.#streaming = false;
+      this.#push(false, { case: "snapshotEnd", value: { objectCount: BigInt(l.sent) } });
+      this.#endLoading();
+    }
+  }
+
+  /** Puts the rest of the initial list into the state now (and finishes a snapshot streaming from it). */
+  #completeLoad(): void {
+    const l = this.#loading;
+    if (!l) return;
+    if (this.#streaming) {
+      while (this.#loading) this.#streamChunk();
+      return;
+    }
+    if (l.carry) this.#objects.set(l.carry.key, l.carry.obj);
+    for (; l.next < l.objects.length; l.next++) {
+      const t = l.trim(l.objects[l.next] as WireObject);
+      if (t) this.#objects.set(storeKey(t), encodeObject(t));
+    }
+    this.#endLoading();
+  }
+
+  #endLoading(): void {
+    this.#loading = undefined;
+    this.#streaming = false;
+    this.#loadedResolve();
   }
 }
 
