@@ -5,6 +5,7 @@
 // run — the ratio is what to compare across machines; absolute times depend on the host's load.
 //
 //   npm run bench:ingest [-- --seconds 20 --rate 100 --nodes 5000 --pods 150000 --claims 10000]
+//                        [--sink memory|hub]   (hub: production's sink, SQLite store + ClusterState)
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
@@ -26,6 +27,7 @@ const { values: args } = parseArgs({
     rate: { type: "string", default: "100" },
     seconds: { type: "string", default: "20" },
     "chunk-kb": { type: "string", default: "1024" },
+    sink: { type: "string", default: "memory" },
   },
 });
 const sizes = { nodes: Number(args.nodes), pods: Number(args.pods), nodeClaims: Number(args.claims) };
@@ -42,15 +44,17 @@ interface CoreStats {
   sequence: number;
 }
 
+if (args.sink !== "memory" && args.sink !== "hub") throw new Error(`--sink must be memory or hub`);
 const objects = syntheticCluster(sizes);
 console.log(
-  `cluster: ${sizes.nodes} nodes, ${sizes.pods} pods, ${sizes.nodeClaims} NodeClaims (${objects.length} objects)`,
+  `cluster: ${sizes.nodes} nodes, ${sizes.pods} pods, ${sizes.nodeClaims} NodeClaims (${objects.length} objects); ` +
+    `core sink: ${args.sink === "hub" ? "ClusterHub (SQLite + ClusterState)" : "in-memory"}`,
 );
 
 // ---- core in its own process ----
 const token = randomUUID();
 const child = fork(new URL("./core-child.ts", import.meta.url), [], {
-  env: { ...process.env, WAVE_BENCH_TOKEN: token },
+  env: { ...process.env, WAVE_BENCH_TOKEN: token, WAVE_BENCH_SINK: args.sink },
   stdio: ["ignore", "inherit", "inherit", "ipc"],
   execArgv: process.env["WAVE_BENCH_PROF"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [],
 });
