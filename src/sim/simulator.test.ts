@@ -5,7 +5,8 @@ import { FakeClock } from "../shared/clock.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { K } from "../karpenter/types.ts";
-import { buildCatalog, buildOfferings } from "./catalog.ts";
+import { buildCatalog, buildKwokOfferings, buildOfferings } from "./catalog.ts";
+import type { Pod } from "../kube/objects.ts";
 import { seeded } from "../shared/random.ts";
 import { Simulator } from "./simulator.ts";
 import { seedScenario } from "./scenario.ts";
@@ -69,5 +70,146 @@ describe("simulated Karpenter cluster", () => {
     assert.ok(batchDeleted.length >= 2, `batch deleted ${batchDeleted.length} nodeclaims`);
     const gpuDeleted = [...created].filter(([n, pool]) => pool === "gpu" && deleted.has(n));
     assert.equal(gpuDeleted.length, 0, "the gpu pool is calm");
+  });
+});
+
+describe("simulated kube-scheduler and Karpenter nomination", () => {
+  // 3 pods that must run on-demand and 3 that prefer spot, each 0.5 CPU: Karpenter launches one
+  // node per capacity type. The spot-preferring pods must not take the on-demand node's room.
+  const pod = (name: string, affinity: Pod["spec"]["affinity"]): Pod => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "shop" },
+    spec: {
+      affinity,
+      containers: [{ name: "c", image: "x", resources: { requests: { cpu: "500m", memory: "512Mi" } } }],
+    },
+    status: { phase: "Pending" },
+  });
+  const capacity = (values: string[]): { key: string; operator: "In"; values: string[] } => ({
+    key: K.capacityTypeLabel,
+    operator: "In",
+    values,
+  });
+
+  for (const seed of [1, 2, 3, 4]) {
+    it(`puts pods preferring spot on spot and the on-demand ones on their node (seed ${seed})`, async () => {
+      const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
+      const random = seeded(seed);
+      const kube = new MemoryKube({ clock, random });
+      const sim = new Simulator({
+        kube,
+        clock,
+        random,
+        offerings: buildKwokOfferings(),
+        bootDelayMs: 10_000,
+        spotInterruptionRate: 0,
+      });
+      await kube.create("Namespace", { metadata: { name: "shop" } });
+      await kube.create("NodePool", {
+        apiVersion: "karpenter.sh/v1",
+        kind: "NodePool",
+        metadata: { name: "general" },
+        spec: { template: { spec: { requirements: [capacity(["spot", "on-demand"])] } } },
+      });
+      const preferSpot = {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 100, preference: { matchExpressions: [capacity(["spot"])] } },
+        ],
+      };
+      const requireOnDemand = {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [capacity(["on-demand"])] }],
+        },
+      };
+      for (const i of [1, 2, 3]) {
+        // Names sort the spot-preferring pods first: the scheduler sees them first.
+        await kube.create("Pod", pod(`a-spot-${i}`, { nodeAffinity: preferSpot }), { namespace: "shop" });
+        await kube.create("Pod", pod(`z-od-${i}`, { nodeAffinity: requireOnDemand }), { namespace: "shop" });
+      }
+      for (let s = 0; s < 30; s++) {
+        await sim.tick(1000);
+        await clock.advance(1000);
+      }
+      const nodes = new Map(
+        (await kube.list("Node")).items.map((n) => [
+          n.metadata.name,
+          n.metadata.labels?.[K.capacityTypeLabel],
+        ]),
+      );
+      const pods = (await kube.list("Pod", { namespace: "shop" })).items;
+      assert.deepEqual(
+        pods.map((p) => [p.metadata.name, p.status?.phase, nodes.get(p.spec.nodeName)]),
+        [
+          ["a-spot-1", "Running", "spot"],
+          ["a-spot-2", "Running", "spot"],
+          ["a-spot-3", "Running", "spot"],
+          ["z-od-1", "Running", "on-demand"],
+          ["z-od-2", "Running", "on-demand"],
+          ["z-od-3", "Running", "on-demand"],
+        ],
+      );
+    });
+  }
+});
+
+describe("simulated Karpenter nomination", () => {
+  it("provisions again for a nominated pod whose node another pod took", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
+    const random = seeded(5);
+    const kube = new MemoryKube({ clock, random });
+    const sim = new Simulator({
+      kube,
+      clock,
+      random,
+      offerings: buildKwokOfferings(),
+      bootDelayMs: 10_000,
+      spotInterruptionRate: 0,
+    });
+    await kube.create("Namespace", { metadata: { name: "shop" } });
+    await kube.create("NodePool", {
+      apiVersion: "karpenter.sh/v1",
+      kind: "NodePool",
+      metadata: { name: "general" },
+      spec: {
+        disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "10m" },
+        template: {
+          spec: {
+            requirements: [
+              { key: K.capacityTypeLabel, operator: "In", values: ["spot", "on-demand"] },
+              { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["2"] },
+            ],
+          },
+        },
+      },
+    });
+    const pod = (name: string, cpu: string, nodeSelector?: Record<string, string>): Pod => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: "shop" },
+      spec: {
+        ...(nodeSelector ? { nodeSelector } : {}),
+        containers: [{ name: "c", image: "x", resources: { requests: { cpu } } }],
+      },
+      status: { phase: "Pending" },
+    });
+    const tick = async (n: number): Promise<void> => {
+      for (let s = 0; s < n; s++) {
+        await sim.tick(1000);
+        await clock.advance(1000);
+      }
+    };
+    // z-od gets an on-demand NodeClaim; a-any, created later, gets a spot one, but when the
+    // on-demand node comes up first the scheduler (a-any sorts first) puts a-any there.
+    await kube.create("Pod", pod("z-od", "1", { [K.capacityTypeLabel]: "on-demand" }), { namespace: "shop" });
+    await tick(5);
+    await kube.create("Pod", pod("a-any", "1500m"), { namespace: "shop" });
+    await tick(35);
+    const phase = async (name: string): Promise<string | undefined> =>
+      (await kube.get("Pod", name, "shop")).status?.phase;
+    assert.equal(await phase("a-any"), "Running");
+    assert.equal(await phase("z-od"), "Running", "z-od got a node of its own, not waiting for consolidation");
+    const claims = (await kube.list("NodeClaim")).items.map((c) => c.metadata.labels?.[K.capacityTypeLabel]);
+    assert.deepEqual(claims.sort(), ["on-demand", "on-demand", "spot"]);
   });
 });

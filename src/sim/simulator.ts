@@ -348,12 +348,16 @@ export class Simulator {
             r !== undefined &&
             fits(req, r) &&
             untoleratedTaints(n.spec?.taints, p.spec.tolerations).length === 0 &&
-            podMatchesNodeLabels(p, n.metadata.labels ?? {}, n.metadata.name ?? "") &&
-            preferredOk(p, n)
+            podMatchesNodeLabels(p, n.metadata.labels ?? {}, n.metadata.name ?? "")
           );
         })
+        // Preferred node affinity first (kube-scheduler's NodeAffinity score: a pod preferring spot
+        // goes to a spot node with room, not onto the on-demand node launched for other pods),
+        // then the fullest node.
         .sort(
-          (a, b) => (room.get(a.metadata.name ?? "")?.cpu ?? 0) - (room.get(b.metadata.name ?? "")?.cpu ?? 0),
+          (a, b) =>
+            preferredScore(p, b) - preferredScore(p, a) ||
+            (room.get(a.metadata.name ?? "")?.cpu ?? 0) - (room.get(b.metadata.name ?? "")?.cpu ?? 0),
         );
       const ns = p.metadata.namespace ?? "default";
       const node = candidates[0] ?? (await this.#preempt(p, priorityOf, nodes, pods, room, evicted, req));
@@ -461,8 +465,12 @@ export class Simulator {
     const now = clock.now();
     const pods = (await kube.list("Pod")).items;
     const claims = (await kube.list("NodeClaim")).items;
+    // Pods nominated to a NodeClaim still launching wait for it; once its node is up, a pod that
+    // did not get onto it (another pod took the room) is provisioned for again, as Karpenter does.
     const nominated = new Set(
-      claims.flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+      claims
+        .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
+        .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
     );
     const waiting = pods.filter(
       (p) =>
@@ -895,9 +903,13 @@ function preferredCapacityOk(pod: Pod, o: Offering): boolean {
   return want.every((r) => matchesRequirement(r, { [K.capacityTypeLabel]: o.capacityType }));
 }
 
-function preferredOk(_pod: Pod, _node: Node): boolean {
-  // kube-scheduler only scores preferred terms; it never filters on them.
-  return true;
+/** Sum of the weights of the pod's preferred node-affinity terms the node matches (scored, never filtered). */
+function preferredScore(pod: Pod, node: Node): number {
+  const labels = node.metadata.labels ?? {};
+  const terms = pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+  return terms
+    .filter((t) => (t.preference.matchExpressions ?? []).every((r) => matchesRequirement(r, labels)))
+    .reduce((sum, t) => sum + t.weight, 0);
 }
 
 function podFitsPool(pod: Pod, pool: NodePool): boolean {
