@@ -329,10 +329,13 @@ function startWave(name: string, args: string[], env: Record<string, string>, ku
 
 async function stopWave(p: Proc): Promise<number | null> {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
+  let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([
     p.exited,
-    new Promise<"hung">((ok) => setTimeout(() => ok("hung"), 60_000)),
+    new Promise<"hung">((ok) => (timer = setTimeout(() => ok("hung"), 60_000))),
   ]);
+  // A pending timer would keep this test process alive for another minute.
+  clearTimeout(timer);
   if (code === "hung") {
     p.child.kill("SIGKILL");
     assert.fail(`wave ${p.name} did not stop within 60 s of SIGTERM`);
