@@ -233,7 +233,10 @@ export class ClusterState {
    * is a no-op. An update with an unchanged resourceVersion (a resync) is stored silently.
    */
   apply<K extends StateKind>(kind: K, type: ApplyType, obj: KindTypes[K]): void {
-    const key = keyOf(kind, obj);
+    this.#applyAt(kind, keyOf(kind, obj), type, obj);
+  }
+
+  #applyAt<K extends StateKind>(kind: K, key: string, type: ApplyType, obj: KindTypes[K]): void {
     const previous = this.#get(kind, key);
     if (type === "delete") {
       if (previous === undefined) return;
@@ -259,13 +262,17 @@ export class ClusterState {
     this.batch(() => {
       const keep = new Set<string>();
       for (const obj of objects) {
-        keep.add(keyOf(kind, obj));
-        this.apply(kind, "add", obj);
+        const key = keyOf(kind, obj);
+        keep.add(key);
+        this.#applyAt(kind, key, "add", obj);
       }
+      // Every kept key is stored now, so equal sizes mean nothing else is (a snapshot of 150k
+      // pods into a fresh state skips this pass).
+      if (this.#count(kind) === keep.size) return;
       for (const key of [...this.#keys(kind)]) {
         if (keep.has(key)) continue;
         const obj = this.#get(kind, key);
-        if (obj) this.apply(kind, "delete", obj);
+        if (obj) this.#applyAt(kind, key, "delete", obj);
       }
     });
   }
@@ -532,6 +539,21 @@ export class ClusterState {
         return this.#daemonSets.get(key)?.daemonSet as KindTypes[K] | undefined;
     }
     throw new Error(`cluster state does not track kind ${String(kind)}`);
+  }
+
+  #count(kind: StateKind): number {
+    switch (kind) {
+      case "Node":
+        return this.#nodes.size;
+      case "NodeClaim":
+        return this.#nodeClaims.size;
+      case "NodePool":
+        return this.#nodePools.size;
+      case "Pod":
+        return this.#pods.size;
+      case "DaemonSet":
+        return this.#daemonSets.size;
+    }
   }
 
   #keys(kind: StateKind): IterableIterator<string> {
