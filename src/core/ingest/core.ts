@@ -55,7 +55,8 @@ export interface IngestCoreOptions {
 export class ClusterSession {
   readonly clusterId: string;
   sessionId = "";
-  readonly objects = new ClusterObjects();
+  /** Replaced whole by each applied snapshot (built while its chunks arrived). */
+  objects = new ClusterObjects();
   readonly lifecycle = new LifecycleTracker();
   /** The mirrored state (IngestCoreOptions.stateFor), if any. */
   state: ClusterStateTarget | undefined;
@@ -73,7 +74,7 @@ export class ClusterSession {
 }
 
 type Op =
-  | { type: "snapshot"; seq: number; objects: WireObject[] }
+  | { type: "snapshot"; seq: number; objects: WireObject[]; state: ClusterObjects }
   | { type: "delta"; seq: number; change: IngestChange; wire: WireObject; existed?: boolean };
 
 const isStateKind = (k: string): k is StateKindIn => (STATE_KINDS as readonly string[]).includes(k);
@@ -200,7 +201,11 @@ class StreamHandler {
   /** Last sequence received on this stream. */
   #lastSeq = 0;
   #needSnapshot = true;
-  #staging: WireObject[] | undefined;
+  /**
+   * The snapshot being received: its objects, and already indexed as the cluster's next state,
+   * so that work happens while chunks arrive rather than after SnapshotEnd.
+   */
+  #staging: { objects: WireObject[]; state: ClusterObjects } | undefined;
   #pending: Op[] = [];
   #writing: Promise<void> | undefined;
   #drained: (() => void)[] = [];
@@ -300,12 +305,17 @@ class StreamHandler {
     switch (body.case) {
       case "snapshotBegin":
         if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
-        this.#staging = [];
+        this.#staging = { objects: [], state: new ClusterObjects() };
         counted("snapshot_begin");
         return;
       case "snapshotChunk": {
         if (!this.#staging) throw violation(Code.FailedPrecondition, "snapshot_chunk outside a snapshot");
-        for (const o of body.value.objects) this.#staging.push(decodeObject(o));
+        const { objects, state } = this.#staging;
+        for (const o of body.value.objects) {
+          const w = decodeObject(o);
+          objects.push(w);
+          state.upsert(w);
+        }
         counted("snapshot_chunk");
         return;
       }
@@ -313,16 +323,16 @@ class StreamHandler {
         const staged = this.#staging;
         if (!staged) throw violation(Code.FailedPrecondition, "snapshot_end outside a snapshot");
         const count = Number(body.value.objectCount);
-        if (count !== staged.length) {
+        if (count !== staged.objects.length) {
           throw violation(
             Code.InvalidArgument,
-            `snapshot_end: object_count ${count} but ${staged.length} objects were sent`,
+            `snapshot_end: object_count ${count} but ${staged.objects.length} objects were sent`,
           );
         }
         this.#staging = undefined;
         this.#needSnapshot = false;
         counted("snapshot_end");
-        await this.#enqueue({ type: "snapshot", seq, objects: staged });
+        await this.#enqueue({ type: "snapshot", seq, objects: staged.objects, state: staged.state });
         return;
       }
       case "delta": {
@@ -487,7 +497,7 @@ class StreamHandler {
     for (const op of ops) {
       if (op.type === "snapshot") {
         snapshot = op.objects;
-        this.#applySnapshot(s, op.objects, now, lifecycle);
+        this.#applySnapshot(s, op.state, now, lifecycle);
       } else {
         changes.push(op.change);
         this.#applyDelta(s, op, lifecycle);
@@ -513,17 +523,16 @@ class StreamHandler {
     this.#out.push({ body: { case: "ack", value: { sequence: BigInt(last.seq) } } });
   }
 
-  #applySnapshot(s: ClusterSession, objects: WireObject[], now: number, lifecycle: LifecycleEvent[]): void {
+  #applySnapshot(s: ClusterSession, next: ClusterObjects, now: number, lifecycle: LifecycleEvent[]): void {
     const at = new Date(now).toISOString();
-    const before = new Map(s.objects.nodeClaims);
-    s.objects.clear();
-    for (const o of objects) s.objects.upsert(o);
-    for (const [key, nc] of s.objects.nodeClaims) {
+    const before = s.objects.nodeClaims;
+    s.objects = next;
+    for (const [key, nc] of next.nodeClaims) {
       lifecycle.push(...s.lifecycle.nodeClaim(before.get(key), nc, { observedAt: at }));
-      before.delete(key);
     }
     // Claims that vanished while the agent was away were terminated meanwhile.
-    for (const gone of before.values()) {
+    for (const [key, gone] of before) {
+      if (next.nodeClaims.has(key)) continue;
       lifecycle.push(...s.lifecycle.nodeClaim(gone, gone, { observedAt: at, deleted: true }));
     }
     for (const ev of s.objects.events.values()) {

@@ -352,6 +352,27 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     assert.equal(st.counts().pods, 0);
   });
 
+  it("a later snapshot terminates the claims it no longer has and replaces core's objects", async () => {
+    const { sink, server, core } = await startCore();
+    const source = new MemorySource([nodePool("default"), nodeClaim(1), nodeClaim(2), node(1)]);
+    const { agent } = startAgent(server.port, source);
+    await sink.until((s) => objectsOf(s, "alpha").size === 4);
+    // The source relists without claim-2 (it was deleted while nobody watched): a fresh snapshot.
+    source.push({ type: "replace", objects: [nodePool("default"), nodeClaim(1), node(1), node(3)] });
+    await sink.until((s) => (s.lifecycle.get("alpha") ?? []).some((e) => e.type === "Terminated"));
+    await agent.until((a) => a.outbox.buffered === 0);
+    const terminated = (sink.lifecycle.get("alpha") ?? []).filter((e) => e.type === "Terminated");
+    assert.deepEqual(
+      terminated.map((e) => e.nodeClaim),
+      ["claim-2"],
+    );
+    const objects = core.clusters.get("alpha")?.objects;
+    assert.deepEqual([...(objects?.nodeClaims.keys() ?? [])], ["claim-1"]);
+    assert.deepEqual([...(objects?.nodes.keys() ?? [])].sort(), ["node-1", "node-3"]);
+    assert.equal(objects?.claimFor("Node", "node-1")?.metadata.name, "claim-1");
+    assert.equal(agent.outbox.resyncs, 1);
+  });
+
   it("records disruptions from Karpenter events and NodeClaim deletion", async () => {
     const { sink, server } = await startCore();
     const source = new MemorySource([nodePool("default"), nodeClaim(7), node(7)]);
