@@ -52,8 +52,6 @@ export interface DashboardDeps {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-/** An agent that has sent nothing for this long counts as disconnected. */
-export const CONNECTED_WITHIN_MS = 60_000;
 /** Rows read per store query when walking a range. */
 const PAGE = 5000;
 
@@ -121,10 +119,12 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const store = hub.store;
   const clock = deps.clock ?? realClock;
 
-  const clusterDto = (c: ClusterEntry, now: number): ClusterDto => ({
+  const clusterDto = (c: ClusterEntry): ClusterDto => ({
     id: c.id,
     simulated: c.simulated,
-    connected: c.info !== undefined && c.lastSeen !== null && now - c.lastSeen <= CONNECTED_WITHIN_MS,
+    // The hub's flag follows the agent's stream (hello → end), so a quiet but open stream is
+    // connected and a dropped one is not, however recent its last message.
+    connected: c.connected,
     lastSeen: c.lastSeen,
     kubernetesVersion: c.info?.kubernetesVersion || null,
     karpenterVersion: c.info?.karpenterVersion || null,
@@ -179,10 +179,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           response: { 200: { type: "array", items: clusterSchema } },
         },
       },
-      () => {
-        const now = deps.now();
-        return hub.clusters().map((c) => clusterDto(c, now));
-      },
+      () => hub.clusters().map(clusterDto),
     );
 
     app.get<{ Params: IdParams }>(

@@ -1,6 +1,8 @@
 // Agent ⇄ core over the real gRPC path (HTTP/2 on loopback).
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { connect, createServer } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { Agent } from "../../agent/agent.ts";
 import type { AgentOptions } from "../../agent/agent.ts";
 import { disruptionEvent, node, nodeClaim, nodePool, pod } from "../../agent/fixtures.ts";
@@ -193,6 +195,50 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     await stop();
     await second.done;
     assert.equal(sink.live.has("alpha"), false, "an agent that stopped leaves the cluster not live");
+  });
+
+  it("drops a vanished agent (connection open, no answers) and marks its cluster not live", async () => {
+    const coreClock = new FakeClock();
+    const { sink, server } = await startCore({
+      peerCheck: { intervalMs: 1000, timeoutMs: 1000 },
+      clock: coreClock,
+    });
+    // A TCP relay that can go silent without closing anything, like a partitioned network.
+    let frozen = false;
+    const sockets = new Set<Socket>();
+    const relay = createServer((client) => {
+      const upstream = connect(server.port, "127.0.0.1");
+      for (const [from, to] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        sockets.add(from);
+        from.on("data", (d: Buffer) => {
+          if (!frozen) to.write(d);
+        });
+        from.on("error", () => to.destroy());
+        from.on("close", () => to.destroy());
+      }
+    });
+    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          for (const s of sockets) s.destroy();
+          relay.close(() => r());
+        }),
+    );
+    const source = new MemorySource([nodePool("default"), node(1)]);
+    startAgent((relay.address() as AddressInfo).port, source);
+    await sink.until((s) => objectsOf(s, "alpha").size === 2);
+
+    await coreClock.advance(1500); // a ping goes out through the relay, within its timeout
+    assert.equal(sink.live.has("alpha"), true, "an agent that can answer stays live");
+
+    frozen = true;
+    await coreClock.advance(1000); // the next ping goes out and is never answered
+    await coreClock.advance(1000);
+    await sink.until((s) => !s.live.has("alpha"));
   });
 
   it("bounds the buffer while core stalls (no acks), counts drops, and resyncs with a snapshot", async () => {

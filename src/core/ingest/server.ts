@@ -9,9 +9,13 @@ import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Ingest } from "../../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage } from "../../gen/wave/v1/ingest_pb.ts";
+import { realClock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { CoreMessageInit, IngestCore } from "./core.ts";
+import { DEFAULT_PEER_CHECK, watchPeer } from "./peer-watch.ts";
+import type { PeerCheck } from "./peer-watch.ts";
 
 const WINDOW = 8 << 20;
 const SESSION_WINDOW = 32 << 20;
@@ -34,6 +38,10 @@ export interface IngestServerOptions {
    */
   tokens?: readonly string[];
   log?: Logger;
+  /** Pings that find agents which vanished without closing their connection (default 20 s / 20 s). */
+  peerCheck?: PeerCheck;
+  /** Times the peer check (default: real time). */
+  clock?: Clock;
 }
 
 export interface IngestServer {
@@ -107,7 +115,15 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
   server.on("session", (s: http2.ServerHttp2Session) => {
     sessions.add(s);
     s.setLocalWindowSize(SESSION_WINDOW);
-    s.on("close", () => sessions.delete(s));
+    const watching = new AbortController();
+    s.on("close", () => {
+      sessions.delete(s);
+      watching.abort();
+    });
+    const peer = s.socket.remoteAddress;
+    void watchPeer(s, opts.peerCheck ?? DEFAULT_PEER_CHECK, opts.clock ?? realClock, watching.signal, (why) =>
+      log.warn("closing an agent connection that stopped answering", { peer, why }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
