@@ -18,7 +18,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts, repoRoot, runningPid } from "../../hack/rig/lib.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
@@ -34,7 +34,8 @@ import {
   sleep,
 } from "../../test/e2e/harness.ts";
 
-const NODES = positive("WAVE_BENCH_NODES", 1000);
+/** 0: provision nothing, measure Wave against the cluster as it is (quick iteration). */
+const NODES = positive("WAVE_BENCH_NODES", 1000, 0);
 const SETTLE_MS = positive("WAVE_BENCH_SETTLE_MS", 60_000);
 const PROVISION_TIMEOUT_MS = positive("WAVE_BENCH_PROVISION_TIMEOUT_MS", 30 * 60_000);
 const SYNC_TIMEOUT_MS = 5 * 60_000;
@@ -44,12 +45,12 @@ const POOL_LABEL = "wave.dev/bench-pool";
 const GOAL_RATIO = 0.5;
 const MiB = 2 ** 20;
 
-function positive(name: string, fallback: number): number {
+function positive(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    console.error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n < min) {
+    console.error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
     process.exit(2);
   }
   return n;
@@ -224,10 +225,10 @@ const ns = adopt ?? (await createNamespace("bench-pipeline"));
 const pool = ns;
 const dir = mkdtempSync(join(tmpdir(), "wave-bench-pipeline-"));
 const procs: Proc[] = [];
-let failed = false;
-try {
+/** Karpenter provisions NODES single-pod nodes in the benchmark's NodePool. */
+async function provision(): Promise<void> {
   log(
-    `rig: Karpenter pid ${karpenterPid}; provisioning ${NODES} KWOK nodes (${INSTANCE_TYPE}) in NodePool ${pool}`,
+    `rig: Karpenter pid ${karpenterPid ?? "?"}; provisioning ${NODES} KWOK nodes (${INSTANCE_TYPE}) in NodePool ${pool}`,
   );
   await applyPool(pool);
   const tProvision = Date.now();
@@ -245,6 +246,12 @@ try {
     return r >= NODES ? true : `${r} of ${pods.length} pods bound`;
   });
   log(`provisioned ${NODES} nodes with one bound pod each in ${secs(Date.now() - tProvision)}`);
+}
+
+let failed = false;
+try {
+  if (NODES === 0) log(`rig: Karpenter pid ${karpenterPid}; measuring the cluster as it is`);
+  else await provision();
   const [nodes, pods, claims] = await Promise.all([
     list("nodes"),
     list("pods"),
@@ -343,6 +350,11 @@ try {
   console.log(`  wave core   RSS ${mib(mean((s) => s.core))} (peak ${mib(peak.core)})`);
   console.log(`  wave agent  RSS ${mib(mean((s) => s.agent))} (peak ${mib(peak.agent)})`);
   console.log(`  karpenter   RSS ${mib(karpenter)}`);
+  console.log(
+    `  load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(", ")} (1, 5, 15 min)`,
+  );
   console.log(
     `  ratio (agent + core) / karpenter: ${ratio.toFixed(2)} (peaks: ${peakRatio.toFixed(2)}); goal ≤ ${GOAL_RATIO}: ${ratio <= GOAL_RATIO ? "met" : "MISSED"}`,
   );

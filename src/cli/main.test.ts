@@ -48,3 +48,55 @@ describe("wave CLI", () => {
     assert.match(r.stdout, /\(node v24\./);
   });
 });
+
+/** The modules a `wave …` process loads (resolved URLs, via a module hook printed on exit). */
+function loadedModules(args: string[]): { status: number | null; stderr: string; urls: string[] } {
+  const hook = [
+    'import { registerHooks } from "node:module";',
+    "const seen = new Set();",
+    "registerHooks({ resolve(s, c, next) { const r = next(s, c); seen.add(r.url); return r; } });",
+    'process.on("exit", () => process.stderr.write("\\nLOADED " + JSON.stringify([...seen]) + "\\n"));',
+  ].join("\n");
+  const r = spawnSync(
+    process.execPath,
+    ["--import", `data:text/javascript,${encodeURIComponent(hook)}`, bin, ...args],
+    { encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, maxBuffer: 64 << 20 },
+  );
+  const line = /\nLOADED (.*)\n/.exec(r.stderr);
+  assert.ok(line?.[1], `no module list in stderr: ${r.stderr.slice(0, 2000)}`);
+  return {
+    status: r.status,
+    stderr: r.stderr.slice(0, line.index),
+    urls: JSON.parse(line[1]) as string[],
+  };
+}
+
+describe("wave CLI loads only the running command's modules", () => {
+  const loads = (urls: string[], part: string): boolean => urls.some((u) => u.includes(part));
+
+  it("--help loads no component", () => {
+    const r = loadedModules(["--help"]);
+    assert.equal(r.status, 0);
+    for (const part of ["/src/core/", "/src/agent/", "/src/sim/", "@kubernetes/client-node", "fastify"])
+      assert.ok(!loads(r.urls, part), `wave --help loaded ${part}`);
+  });
+
+  it("agent: no core, API, simulator or AWS SDK", () => {
+    // Without a core address the agent stops at its first check, after its module loaded.
+    const r = loadedModules(["agent"]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /core address .* is required/);
+    assert.ok(loads(r.urls, "/src/cli/agent-component.ts"));
+    for (const part of ["/src/core/", "/src/api/", "/src/sim/", "fastify", "@aws-sdk", "/node_modules/pg/"])
+      assert.ok(!loads(r.urls, part), `wave agent loaded ${part}`);
+  });
+
+  it("core: no agent (beyond the shared wire format), simulator or AWS SDK", () => {
+    const r = loadedModules(["core"]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /agent token .* is required/);
+    assert.ok(loads(r.urls, "/src/cli/core-component.ts"));
+    for (const part of ["/src/agent/agent.ts", "/src/agent/informer-source.ts", "/src/sim/", "@aws-sdk"])
+      assert.ok(!loads(r.urls, part), `wave core loaded ${part}`);
+  });
+});

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // The `wave` command line. Parses the command, hands the rest to the config parser, and turns
 // every expected failure into one line on stderr with exit code 2 (a stack only with --verbose).
-import { readFileSync } from "node:fs";
 import { ConfigError, configHelp, parseConfig } from "../config/config.ts";
 import { commands, type Command } from "./commands.ts";
 import { UsageError } from "./errors.ts";
+import { version } from "./version.ts";
 
-export { UsageError };
+export { UsageError, version };
 
 export interface Io {
   out: (text: string) => void;
@@ -14,13 +14,6 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM. */
   signal: AbortSignal;
-}
-
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return pkg.version;
 }
 
 function help(list: readonly Command[]): string {

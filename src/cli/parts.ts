@@ -1,6 +1,6 @@
-// Building blocks shared by the all-in-one `wave start` (start.ts) and the per-component
-// processes the Helm chart runs (`wave agent|core|webhook|cleanup`, components.ts): connecting
-// to the apiserver, core's history sampler, the warmup controller and the API + web UI.
+// Building blocks shared by the all-in-one `wave start` (start.ts) and `wave core`
+// (core-component.ts): core's history sampler, the warmup controller and the API + web UI.
+// Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
@@ -15,8 +15,6 @@ import { runSampler } from "../core/history/sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
 import type { Store } from "../core/store/store.ts";
 import { parseResources } from "../karpenter/resources.ts";
-import { clientFromKubeconfig, loadKubeConfig, ping } from "../kube/clientnode/kubeconfig.ts";
-import { ClientNodeKube } from "../kube/clientnode/client.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -27,36 +25,7 @@ import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy
 import { DEFAULT_STARTUP, WarmupStatsRecorder } from "../warmup/stats.ts";
 import { kubeWarmupView } from "../warmup/view.ts";
 
-/** An error the user must fix (the CLI prints its message and exits 2). */
-export function userError(message: string): Error {
-  return Object.assign(new Error(message), { userFacing: true });
-}
-
-/** A client for the configured kubeconfig (or the pod's ServiceAccount), checked with /version. */
-export async function connectCluster(
-  config: WaveConfig,
-  env: NodeJS.ProcessEnv,
-  log: Logger,
-): Promise<{ kube: KubeClient; kubernetesVersion: string }> {
-  let client: ClientNodeKube;
-  try {
-    client =
-      config.kubeconfig === undefined
-        ? new ClientNodeKube({
-            kubeConfig: loadKubeConfig({ inCluster: env.KUBERNETES_SERVICE_HOST !== undefined }),
-          })
-        : clientFromKubeconfig(config.kubeconfig, config.context);
-  } catch (err) {
-    throw userError((err as Error).message);
-  }
-  try {
-    const v = await ping(client);
-    log.info("connected to the Kubernetes apiserver", { version: v.gitVersion });
-    return { kube: client, kubernetesVersion: v.gitVersion };
-  } catch (err) {
-    throw userError((err as Error).message);
-  }
-}
+export { connectCluster, userError } from "./connect.ts";
 
 /** Pool samples (per capacity type) for the history recorder, priced like the dashboard. */
 export function poolSamples(

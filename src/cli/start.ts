@@ -35,7 +35,7 @@ import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { review } from "../webhook/review.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
-import { version } from "./main.ts";
+import { version } from "./version.ts";
 import { connectCluster, createWarmup, poolSamples, startApi, startHistory } from "./parts.ts";
 
 /** How far in the past the embedded simulated cluster begins (fast-forwarded at start). */

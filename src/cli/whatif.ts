@@ -23,7 +23,7 @@ import {
   recordedWorkload,
   type WorkloadSeed,
 } from "../sim/workload.ts";
-import type { Command, CommandContext } from "./commands.ts";
+import type { CommandContext } from "./commands.ts";
 import { UsageError } from "./errors.ts";
 import { parseWorkloadRef } from "./policies.ts";
 
@@ -448,40 +448,3 @@ export async function whatifCommand(ctx: CommandContext): Promise<number> {
   ctx.io.out((plan.json ? JSON.stringify(report, null, 2) : formatReport(report)) + "\n");
   return 0;
 }
-
-export const whatif: Command = {
-  name: "whatif",
-  summary: "replay a workload on the simulator under a candidate spot/warmup policy vs the current one",
-  usage:
-    "Usage: wave whatif (--spot-threshold SPEC | --warmup SPEC)... [--workload FILE.json] [--duration 1h] [flags]\n\n" +
-    "Replays a workload on the simulated cluster twice, under the current policy and under the candidate\n" +
-    "(the current one with these flags' changes), same seed, and prints cost and pod start latency side by side.\n\n" +
-    "  --spot-threshold kind/ns/name=N[:Prefer|Require][:PCT]  first N pods on-demand (+ PCT % of the rest);\n" +
-    "                               several: comma-separated\n" +
-    "  --warmup pool=NAME,enabled|disabled[,maxWarmNodes=N,ttl=10m,cooldown=5m,maxCostPerHour=USD]\n" +
-    "                               warm capacity for a NodePool; several pools: separated by semicolons\n" +
-    "  --workload FILE.json         recorded workload (default: the embedded scenario, whose current policy\n" +
-    "                               is deployment/shop/api=3:Prefer and no warmup)\n" +
-    "  --duration 1h                simulated time, at most 24h\n" +
-    "  --catalog aws|kwok           instance types and prices: EC2-like (default) or the KWOK provider's\n" +
-    "  --boot-delay 60s             NodeClaim launch → node Ready\n" +
-    "  --spot-interruption-rate 0.02  interruptions per spot node per hour\n" +
-    "  --seed 7                     PRNG seed, the same for both runs\n" +
-    "  --json                       the whole report (policies and results) as JSON\n\n" +
-    '  A recorded workload is JSON: { nodePools?, deployments, steps: [{ at: "5m", deployment: "ns/name",\n' +
-    "  replicas }], policies?: { spot: [SpotPolicy], warmup: { pool: WarmupPolicy } } } (policies = current).\n" +
-    "  Example: wave whatif --spot-threshold deployment/shop/api=0 --warmup 'pool=general,maxWarmNodes=1'\n\n" +
-    "Global flags:\n",
-  options: {
-    duration: { type: "string" },
-    workload: { type: "string" },
-    "spot-threshold": { type: "string" },
-    warmup: { type: "string" },
-    catalog: { type: "string" },
-    "boot-delay": { type: "string" },
-    "spot-interruption-rate": { type: "string" },
-    seed: { type: "string" },
-    json: { type: "boolean" },
-  },
-  run: (ctx) => whatifCommand(ctx),
-};

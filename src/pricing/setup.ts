@@ -1,10 +1,8 @@
 // Composition of the price sources for `wave start`: static table + KWOK always, live AWS prices
 // when the composition root hands over fetchers (it does when AWS credentials resolve).
-import { EC2Client } from "@aws-sdk/client-ec2";
-import { PricingClient } from "@aws-sdk/client-pricing";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { pricingApiFetcher, spotPriceHistoryFetcher, type OnDemandFetcher, type SpotFetcher } from "./aws.ts";
+import type { OnDemandFetcher, SpotFetcher } from "./aws.ts";
 import { CompositePriceProvider } from "./composite.ts";
 import { KwokPriceProvider, type KwokOfferingPrices } from "./kwok.ts";
 import { LivePriceProvider } from "./live.ts";
@@ -68,6 +66,10 @@ export function createPricing(opts: PricingOptions): Pricing {
 export async function awsFetchers(
   region: string,
 ): Promise<{ onDemand: OnDemandFetcher; spot: SpotFetcher } | undefined> {
+  // Imported here, not at the top: the AWS SDK clients cost ~90 MiB of resident memory, which a
+  // process without live pricing (the rig, any non-AWS cluster) should not carry.
+  const [{ EC2Client }, { PricingClient }, { pricingApiFetcher, spotPriceHistoryFetcher }] =
+    await Promise.all([import("@aws-sdk/client-ec2"), import("@aws-sdk/client-pricing"), import("./aws.ts")]);
   // The Pricing API answers from us-east-1 for every region.
   const pricing = new PricingClient({ region: "us-east-1" });
   try {

@@ -1,0 +1,38 @@
+// Connecting to the apiserver (kubeconfig or the pod's ServiceAccount), with failures the CLI
+// prints as one line. Kept apart from parts.ts so `wave agent` does not load core's API stack.
+import type { WaveConfig } from "../config/config.ts";
+import { clientFromKubeconfig, loadKubeConfig, ping } from "../kube/clientnode/kubeconfig.ts";
+import { ClientNodeKube } from "../kube/clientnode/client.ts";
+import type { KubeClient } from "../kube/port.ts";
+import type { Logger } from "../shared/log.ts";
+
+/** An error the user must fix (the CLI prints its message and exits 2). */
+export function userError(message: string): Error {
+  return Object.assign(new Error(message), { userFacing: true });
+}
+
+/** A client for the configured kubeconfig (or the pod's ServiceAccount), checked with /version. */
+export async function connectCluster(
+  config: WaveConfig,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<{ kube: KubeClient; kubernetesVersion: string }> {
+  let client: ClientNodeKube;
+  try {
+    client =
+      config.kubeconfig === undefined
+        ? new ClientNodeKube({
+            kubeConfig: loadKubeConfig({ inCluster: env.KUBERNETES_SERVICE_HOST !== undefined }),
+          })
+        : clientFromKubeconfig(config.kubeconfig, config.context);
+  } catch (err) {
+    throw userError((err as Error).message);
+  }
+  try {
+    const v = await ping(client);
+    log.info("connected to the Kubernetes apiserver", { version: v.gitVersion });
+    return { kube: client, kubernetesVersion: v.gitVersion };
+  } catch (err) {
+    throw userError((err as Error).message);
+  }
+}

@@ -1,0 +1,9 @@
+// Wave's version, from package.json (read when asked, so `wave --help` and the commands share it).
+import { readFileSync } from "node:fs";
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
