@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Event } from "../kube/objects.ts";
 import { node, nodeClaim, pod } from "./fixtures.ts";
+import { podRequests } from "../karpenter/resources.ts";
 import { trim, trimEvent, trimNode, trimNodeClaim, trimPod } from "./trim.ts";
 import type { Node, Pod } from "../kube/objects.ts";
 import type { NodeClaim } from "../karpenter/types.ts";
@@ -36,6 +37,22 @@ describe("trim", () => {
     assert.equal(t.status.containerStatuses, undefined);
     // The input is not modified.
     assert.equal((p.spec.containers[0]?.command ?? []).length, 2);
+  });
+
+  it("keeps what a pod's requests are computed from: sidecars and pod-level resources", () => {
+    const p = pod(1, 3).object as Pod;
+    p.spec.initContainers = [
+      { name: "mesh", image: "envoy:1", restartPolicy: "Always", resources: { requests: { cpu: "500m" } } },
+      { name: "migrate", image: "tool:1", resources: { requests: { cpu: "2" } } },
+    ];
+    p.spec.resources = { requests: { cpu: "3", memory: "2Gi" } };
+    const before = podRequests(p);
+    const t = trimPod(p);
+    assert.equal(t.spec.initContainers?.[0]?.restartPolicy, "Always");
+    assert.deepEqual(t.spec.resources, { requests: { cpu: "3", memory: "2Gi" } });
+    assert.deepEqual(podRequests(t), before, "core computes the same requests as from the full pod");
+    delete p.spec.resources;
+    assert.deepEqual(podRequests(trimPod(p)), podRequests(p), "sidecar counted without pod-level resources");
   });
 
   it("drops node images and non-Ready conditions but keeps capacity, taints and labels", () => {

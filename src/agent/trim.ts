@@ -92,6 +92,8 @@ function trimContainer(c: Container): Container {
   const out: Container = { name: c.name };
   // The image lets warmup pre-pull; requests and limits drive cost and fit.
   if (c.image !== undefined) out.image = c.image;
+  // An init container with restartPolicy Always is a sidecar: its requests add to the pod's.
+  if (c.restartPolicy !== undefined) out.restartPolicy = c.restartPolicy;
   const req = c.resources?.requests;
   const lim = c.resources?.limits;
   if (req || lim) {
@@ -126,6 +128,8 @@ export function trimPod(pod: Pod): Pod {
   if (s.priorityClassName !== undefined) spec.priorityClassName = s.priorityClassName;
   if (s.schedulerName !== undefined) spec.schedulerName = s.schedulerName;
   if (s.overhead) spec.overhead = { ...s.overhead };
+  // Pod-level resources (PodLevelResources) override the containers' sum.
+  if (s.resources) spec.resources = structuredClone(s.resources);
   const out: Pod = { metadata: trimMeta(pod.metadata, { labels: true }), spec };
   const st = pod.status;
   if (st) {
