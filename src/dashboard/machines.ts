@@ -73,7 +73,8 @@ function timeOf(ts: string | undefined): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
-function machine(nc: NodeClaim | undefined, node: Node | undefined): Machine {
+/** One machine row: a NodeClaim joined to its Node (either may be absent, not both). */
+export function machineOf(nc: NodeClaim | undefined, node: Node | undefined): Machine {
   const problems: string[] = [];
   const name = node?.metadata.name ?? nc?.metadata.name ?? "";
   // Node labels are authoritative once registered; the NodeClaim's fill the launch window.
@@ -109,6 +110,19 @@ function machine(nc: NodeClaim | undefined, node: Node | undefined): Machine {
   return m;
 }
 
+/**
+ * The machines' order: by name (code units), and — for the rare rows sharing a name, e.g. two
+ * NodeClaims naming one Node — NodeClaim rows first, by NodeClaim name. A total order, so an index
+ * kept incrementally lists machines exactly as a full join does.
+ */
+export function compareMachines(a: Machine, b: Machine): number {
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  if (a.nodeClaim === b.nodeClaim) return 0;
+  if (a.nodeClaim === undefined) return 1;
+  if (b.nodeClaim === undefined) return -1;
+  return a.nodeClaim < b.nodeClaim ? -1 : 1;
+}
+
 /** Joins NodeClaims to Nodes by status.nodeName, then by provider ID. */
 export function machinesOf(nodes: readonly Node[], nodeClaims: readonly NodeClaim[]): Machine[] {
   const byName = new Map<string, Node>();
@@ -125,10 +139,10 @@ export function machinesOf(nodes: readonly Node[], nodeClaims: readonly NodeClai
     const pid = providerIDOf(nc);
     const node = (nodeName ? byName.get(nodeName) : undefined) ?? (pid ? byProvider.get(pid) : undefined);
     if (node) claimed.add(node);
-    out.push(machine(nc, node));
+    out.push(machineOf(nc, node));
   }
-  for (const n of nodes) if (!claimed.has(n)) out.push(machine(undefined, n));
-  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const n of nodes) if (!claimed.has(n)) out.push(machineOf(undefined, n));
+  return out.sort(compareMachines);
 }
 
 export function vcpuOf(m: Machine): number {

@@ -1,5 +1,7 @@
 // The API's views: cluster state + history rows + prices in, the DTOs of src/api/dto.ts out.
-// Pure (`now` and prices injected) so every number the UI shows can be checked by hand in tests.
+// Pure but for the machine index they read the state through (kept current by the state's own
+// change notifications); `now` and prices are injected, so every number the UI shows can be
+// checked by hand in tests.
 import type {
   DisruptionDto,
   LifecycleEventDto,
@@ -16,19 +18,23 @@ import type {
 } from "../api/dto.ts";
 import type { SeriesRow } from "../core/history/series.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
-import { isDoNotDisrupt } from "../karpenter/labels.ts";
 import { CPU, MEMORY } from "../karpenter/resources.ts";
 import { K, type NodePool } from "../karpenter/types.ts";
-import type { KubeObject } from "../kube/objects.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { HOURS_PER_MONTH } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
-import { W } from "../warmup/labels.ts";
-import { nodeCosts, spotRatio, spotSavings, totalCost, type NodeCost } from "./figures/cost.ts";
+import {
+  priceAggregates,
+  PriceMemo,
+  type ClusterCost,
+  type MachineRow,
+  type PoolAggregate,
+} from "./aggregates.ts";
 import { disruptionsByReason } from "./figures/disruptions.ts";
-import { poolUsageVsLimits } from "./figures/limits.ts";
+import { poolLimits } from "./figures/limits.ts";
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
-import { machinesOf, NO_POOL, type Machine } from "./machines.ts";
+import { machineIndex, type MachineIndex } from "./machine-index.ts";
+import { NO_POOL } from "./machines.ts";
 import {
   DEFAULT_THRASHING_OPTIONS,
   detectThrashingAll,
@@ -37,7 +43,6 @@ import {
 } from "./thrashing/detect.ts";
 
 const HOUR = 3_600_000;
-type Ct = "spot" | "on-demand" | "reserved";
 
 export const ZERO_WARMUP: Readonly<WarmupStatsDto> = Object.freeze({
   warmNodes: 0,
@@ -60,98 +65,25 @@ export interface ViewInput {
   warmup?: Partial<WarmupStatsDto>;
 }
 
-/** Everything the views share, computed once per snapshot. */
-interface Basis {
-  machines: Machine[];
-  costs: Map<string, NodeCost>;
-  costLines: NodeCost[];
-}
-
 /**
- * Joining NodeClaims to Nodes (quantities parsed for every machine) and summing requests over
- * every node are the costliest steps of a view at thousands of nodes. Both depend on the state
- * alone, so they run once per state version and every request and stream client in between
- * shares them. Prices are applied per call (they refresh on their own schedule).
+ * What a view reads off the state: the machine index (joins, per-pool aggregates and usage kept
+ * current as objects change, see machine-index.ts) and its pools priced once for this call.
+ * Prices are applied per call (they refresh on their own schedule).
  */
-interface PerVersion {
-  version: number;
-  machines: Machine[];
-  usage?: {
-    requested: { cpu: number; memoryBytes: number };
-    allocatable: { cpu: number; memoryBytes: number };
-  };
-}
-const perVersion = new WeakMap<ClusterState, PerVersion>();
-
-function cached(state: ClusterState): PerVersion {
-  const hit = perVersion.get(state);
-  if (hit?.version === state.version) return hit;
-  const fresh = { version: state.version, machines: machinesOf(state.nodes(), state.nodeClaims()) };
-  perVersion.set(state, fresh);
-  return fresh;
-}
-
-function machinesFor(state: ClusterState): Machine[] {
-  return cached(state).machines;
-}
-
-/** Requested and allocatable cores and memory summed over the nodes. */
-function usageTotals(state: ClusterState): NonNullable<PerVersion["usage"]> {
-  const c = cached(state);
-  if (c.usage) return c.usage;
-  let reqCpu = 0;
-  let reqMem = 0;
-  let allocCpu = 0;
-  let allocMem = 0;
-  for (const n of state.nodes()) {
-    const u = n.metadata.name === undefined ? undefined : state.nodeUsage(n.metadata.name);
-    if (!u) continue;
-    reqCpu += u.cpuMillis.requested;
-    reqMem += u.memoryBytes.requested;
-    allocCpu += u.cpuMillis.allocatable;
-    allocMem += u.memoryBytes.allocatable;
-  }
-  c.usage = {
-    requested: { cpu: reqCpu / 1000, memoryBytes: reqMem },
-    allocatable: { cpu: allocCpu / 1000, memoryBytes: allocMem },
-  };
-  return c.usage;
+interface Basis {
+  index: MachineIndex;
+  pools: ReadonlyMap<string, PoolAggregate>;
+  cost: ClusterCost;
 }
 
 function basisOf(state: ClusterState, prices: PriceProvider): Basis {
-  const machines = machinesFor(state);
-  const costLines = nodeCosts(machines, prices);
-  return { machines, costLines, costs: new Map(costLines.map((c) => [c.machine, c])) };
+  const index = machineIndex(state);
+  const pools = index.pools();
+  return { index, pools, cost: priceAggregates(pools.values(), new PriceMemo(prices)) };
 }
 
-/** A machine's size: the larger of capacity and allocatable (KWOK nodes under-report capacity). */
-function sizeOf(m: Machine, resource: string): number {
-  return Math.max(m.capacity[resource] ?? 0, m.allocatable[resource] ?? 0);
-}
-
-function annotatedObjects(state: ClusterState, m: Machine): KubeObject[] {
-  const out: KubeObject[] = [];
-  const node = m.node === undefined ? undefined : state.node(m.node);
-  const claim = m.nodeClaim === undefined ? undefined : state.nodeClaim(m.nodeClaim);
-  if (node) out.push(node);
-  if (claim) out.push(claim);
-  return out;
-}
-
-/** Held warm by Wave's warmup controller: it marks the do-not-disrupt it owns. */
-function isWarm(objs: readonly KubeObject[]): boolean {
-  return objs.some((o) => o.metadata.annotations?.[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue);
-}
-
-function warmupOf(state: ClusterState, b: Basis, input: Partial<WarmupStatsDto> | undefined): WarmupStatsDto {
-  let warmNodes = 0;
-  let costPerHour = 0;
-  for (const m of b.machines) {
-    if (!isWarm(annotatedObjects(state, m))) continue;
-    warmNodes++;
-    costPerHour += b.costs.get(m.name)?.usdPerHour ?? 0;
-  }
-  return { ...ZERO_WARMUP, warmNodes, costPerHour, ...input };
+function warmupOf(b: Basis, input: Partial<WarmupStatsDto> | undefined): WarmupStatsDto {
+  return { ...ZERO_WARMUP, warmNodes: b.cost.warmNodes, costPerHour: b.cost.warmCostPerHour, ...input };
 }
 
 function severityByPool(reports: readonly ThrashingReport[] | undefined): Map<string, ThrashSeverity> {
@@ -160,21 +92,19 @@ function severityByPool(reports: readonly ThrashingReport[] | undefined): Map<st
 
 function overviewOf(input: ViewInput, b: Basis): OverviewDto {
   const { state, now } = input;
-  const total = totalCost(b.costLines);
-  const ratio = spotRatio(b.machines, b.costLines);
-  const usage = usageTotals(state);
+  const usage = b.index.usage();
   const lastHour = disruptionsByReason(input.disruptions ?? [], { from: now - HOUR, to: now + 1 });
   return {
     clusterId: input.clusterId,
     at: now,
-    nodes: b.machines.length,
-    nodePools: state.nodePools().length,
-    pendingPods: state.pendingPods().length,
-    costPerHour: total.usdPerHour,
-    costPerMonth: total.usdPerMonth,
-    priceSources: total.sources,
-    spotRatio: { nodes: ratio.nodes.spotShare, vcpu: ratio.vcpu.spotShare, cost: ratio.cost.spotShare },
-    spotSavingsPerHour: spotSavings(b.machines, input.prices).savedUsdPerHour,
+    nodes: b.index.rows().length,
+    nodePools: state.counts().nodePools,
+    pendingPods: state.counts().pendingPods,
+    costPerHour: b.cost.costPerHour,
+    costPerMonth: b.cost.costPerHour * HOURS_PER_MONTH,
+    priceSources: b.cost.sources,
+    spotRatio: { ...b.cost.spotShare },
+    spotSavingsPerHour: b.cost.spotSavingsPerHour,
     requested: { ...usage.requested },
     allocatable: { ...usage.allocatable },
     disruptionsLastHour: lastHour.total,
@@ -182,7 +112,7 @@ function overviewOf(input: ViewInput, b: Basis): OverviewDto {
       .filter((r) => r.severity !== "none")
       .map((r) => r.nodePool)
       .sort(),
-    warmup: warmupOf(state, b, input.warmup),
+    warmup: warmupOf(b, input.warmup),
   };
 }
 
@@ -198,67 +128,45 @@ function capacityTypesOf(pool: NodePool | undefined, seen: Iterable<string>): st
 }
 
 function poolsOf(input: ViewInput, b: Basis): NodePoolDto[] {
-  const { state } = input;
-  const pools = state.nodePools();
+  const pools = input.state.nodePools();
   const byName = new Map(pools.map((p) => [p.metadata.name ?? "", p]));
-  const limits = new Map(poolUsageVsLimits(pools, b.machines).map((l) => [l.nodePool, l]));
+  const limits = new Map(poolLimits(pools, b.index.capacityByPool()).map((l) => [l.nodePool, l]));
   const severity = severityByPool(input.thrashing);
-  const rows = new Map<string, NodePoolDto>();
-  const seenCts = new Map<string, Set<string>>();
-  const row = (name: string): NodePoolDto => {
-    let r = rows.get(name);
-    if (!r) {
-      const pool = byName.get(name);
-      const lim = limits.get(name);
-      const cpuLimit = lim?.limits.find((l) => l.resource === CPU);
-      const memLimit = lim?.limits.find((l) => l.resource === MEMORY);
-      r = {
-        name,
-        nodes: 0,
-        nodesByCapacityType: {},
-        vcpu: 0,
-        memoryBytes: 0,
-        costPerHour: 0,
-        costPerMonth: 0,
-        costByCapacityType: {},
-        limits: {
-          cpu: cpuLimit ? cpuLimit.limit / 1000 : null,
-          memoryBytes: memLimit ? memLimit.limit : null,
-        },
-        limitUsage: {
-          cpu: cpuLimit && cpuLimit.limit > 0 ? cpuLimit.usage / cpuLimit.limit : null,
-          memory: memLimit && memLimit.limit > 0 ? memLimit.usage / memLimit.limit : null,
-        },
-        consolidationPolicy: pool?.spec.disruption?.consolidationPolicy ?? null,
-        consolidateAfter: pool?.spec.disruption?.consolidateAfter ?? null,
-        capacityTypes: [],
-        thrashing: severity.get(name) ?? "none",
-        warmNodes: 0,
-      };
-      rows.set(name, r);
-      seenCts.set(name, new Set());
-    }
-    return r;
-  };
-  for (const p of pools) row(p.metadata.name ?? "");
-  for (const m of b.machines) {
-    const r = row(m.nodePool);
-    const ct: Ct = m.capacityType ?? "on-demand";
-    const usd = b.costs.get(m.name)?.usdPerHour ?? 0;
-    r.nodes++;
-    r.nodesByCapacityType[ct] = (r.nodesByCapacityType[ct] ?? 0) + 1;
-    r.vcpu += sizeOf(m, CPU) / 1000;
-    r.memoryBytes += sizeOf(m, MEMORY);
-    r.costPerHour += usd;
-    r.costByCapacityType[ct] = (r.costByCapacityType[ct] ?? 0) + usd;
-    if (m.capacityType) seenCts.get(m.nodePool)?.add(m.capacityType);
-    if (isWarm(annotatedObjects(state, m))) r.warmNodes++;
+  const names = new Set<string>([...byName.keys(), ...b.pools.keys()]);
+  const rows: NodePoolDto[] = [];
+  for (const name of names) {
+    const pool = byName.get(name);
+    const agg = b.pools.get(name);
+    const cost = b.cost.pools.get(name);
+    const lim = limits.get(name);
+    const cpuLimit = lim?.limits.find((l) => l.resource === CPU);
+    const memLimit = lim?.limits.find((l) => l.resource === MEMORY);
+    const costPerHour = cost?.costPerHour ?? 0;
+    rows.push({
+      name,
+      nodes: agg?.nodes ?? 0,
+      nodesByCapacityType: { ...agg?.nodesByCapacityType },
+      vcpu: agg?.vcpu ?? 0,
+      memoryBytes: agg?.memoryBytes ?? 0,
+      costPerHour,
+      costPerMonth: costPerHour * HOURS_PER_MONTH,
+      costByCapacityType: { ...cost?.costByCapacityType },
+      limits: {
+        cpu: cpuLimit ? cpuLimit.limit / 1000 : null,
+        memoryBytes: memLimit ? memLimit.limit : null,
+      },
+      limitUsage: {
+        cpu: cpuLimit && cpuLimit.limit > 0 ? cpuLimit.usage / cpuLimit.limit : null,
+        memory: memLimit && memLimit.limit > 0 ? memLimit.usage / memLimit.limit : null,
+      },
+      consolidationPolicy: pool?.spec.disruption?.consolidationPolicy ?? null,
+      consolidateAfter: pool?.spec.disruption?.consolidateAfter ?? null,
+      capacityTypes: capacityTypesOf(pool, agg?.labelledCapacityTypes ?? []),
+      thrashing: severity.get(name) ?? "none",
+      warmNodes: agg?.warmNodes ?? 0,
+    });
   }
-  for (const r of rows.values()) {
-    r.costPerMonth = r.costPerHour * HOURS_PER_MONTH;
-    r.capacityTypes = capacityTypesOf(byName.get(r.name), seenCts.get(r.name) ?? []);
-  }
-  return [...rows.values()].sort((a, c) => a.name.localeCompare(c.name));
+  return rows.sort((a, c) => a.name.localeCompare(c.name));
 }
 
 export function buildNodePools(input: ViewInput): NodePoolDto[] {
@@ -319,46 +227,62 @@ function sortValue(n: NodeDto, key: NodeSortKey): string | number {
 /** Same order as String#localeCompare, many times faster over thousands of rows. */
 const collator = new Intl.Collator();
 
+function nodeRow(state: ClusterState, memo: PriceMemo, r: MachineRow): NodeDto {
+  const m = r.machine;
+  const usage = m.node === undefined ? undefined : state.nodeUsage(m.node);
+  const q = memo.own(m);
+  return {
+    name: m.name,
+    nodePool: m.nodePool === NO_POOL ? null : m.nodePool,
+    nodeClaim: m.nodeClaim ?? null,
+    instanceType: m.instanceType ?? null,
+    capacityType: m.capacityType ?? null,
+    zone: m.zone ?? null,
+    ready: m.ready,
+    createdAt: m.createdAt ?? null,
+    cpu: {
+      allocatable: (usage?.cpuMillis.allocatable ?? m.allocatable[CPU] ?? 0) / 1000,
+      requested: (usage?.cpuMillis.requested ?? 0) / 1000,
+    },
+    memoryBytes: {
+      allocatable: usage?.memoryBytes.allocatable ?? m.allocatable[MEMORY] ?? 0,
+      requested: usage?.memoryBytes.requested ?? 0,
+    },
+    pods: usage?.pods.requested ?? 0,
+    costPerHour: q?.usdPerHour ?? 0,
+    priceSource: q?.source ?? "unknown",
+    doNotDisrupt: r.doNotDisrupt,
+    warm: r.warm,
+  };
+}
+
 export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeListDto {
   const { state } = input;
-  const b = basisOf(state, input.prices);
-  let items: NodeDto[] = b.machines.map((m) => {
-    const usage = m.node === undefined ? undefined : state.nodeUsage(m.node);
-    const cost = b.costs.get(m.name);
-    const objs = annotatedObjects(state, m);
-    return {
-      name: m.name,
-      nodePool: m.nodePool === NO_POOL ? null : m.nodePool,
-      nodeClaim: m.nodeClaim ?? null,
-      instanceType: m.instanceType ?? null,
-      capacityType: m.capacityType ?? null,
-      zone: m.zone ?? null,
-      ready: m.ready,
-      createdAt: m.createdAt ?? null,
-      cpu: {
-        allocatable: (usage?.cpuMillis.allocatable ?? m.allocatable[CPU] ?? 0) / 1000,
-        requested: (usage?.cpuMillis.requested ?? 0) / 1000,
-      },
-      memoryBytes: {
-        allocatable: usage?.memoryBytes.allocatable ?? m.allocatable[MEMORY] ?? 0,
-        requested: usage?.memoryBytes.requested ?? 0,
-      },
-      pods: usage?.pods.requested ?? 0,
-      costPerHour: cost?.usdPerHour ?? 0,
-      priceSource: cost?.source ?? "unknown",
-      doNotDisrupt: objs.some((o) => isDoNotDisrupt(o)),
-      warm: isWarm(objs),
-    };
-  });
-  if (query.pool !== undefined) items = items.filter((n) => n.nodePool === query.pool);
-  if (query.capacityType !== undefined) items = items.filter((n) => n.capacityType === query.capacityType);
+  const index = machineIndex(state);
+  const memo = new PriceMemo(input.prices);
+  const offset = query.offset ?? 0;
+  const limit = query.limit ?? 500;
   const q = query.q?.trim().toLowerCase();
+  const key = query.sort ?? "name";
+  // The table's default (every node by name): the index keeps that order, so build one page only.
+  if (query.pool === undefined && query.capacityType === undefined && !q && key === "name" && !query.desc) {
+    const ordered = index.rowsByCollatedName();
+    return {
+      total: ordered.length,
+      items: ordered.slice(offset, offset + limit).map((r) => nodeRow(state, memo, r)),
+    };
+  }
+  let rows = index.rows();
+  if (query.pool !== undefined) rows = rows.filter((r) => r.machine.nodePool === query.pool);
+  if (query.capacityType !== undefined)
+    rows = rows.filter((r) => r.machine.capacityType === query.capacityType);
+  let items = rows.map((r) => nodeRow(state, memo, r));
+  if (query.pool === NO_POOL) items = []; // rows without a pool show null, which no filter names
   if (q) {
     items = items.filter((n) =>
       [n.name, n.nodeClaim, n.instanceType, n.zone].some((s) => s?.toLowerCase().includes(q)),
     );
   }
-  const key = query.sort ?? "name";
   const dir = query.desc === true ? -1 : 1;
   items.sort((x, y) => {
     const a = sortValue(x, key);
@@ -367,8 +291,6 @@ export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeList
       typeof a === "number" && typeof c === "number" ? a - c : collator.compare(String(a), String(c));
     return dir * cmp || collator.compare(x.name, y.name);
   });
-  const offset = query.offset ?? 0;
-  const limit = query.limit ?? 500;
   return { total: items.length, items: items.slice(offset, offset + limit) };
 }
 

@@ -24,6 +24,17 @@ export function poolUsageVsLimits(pools: readonly NodePool[], machines: readonly
     addInto(u, m.capacity);
     computed.set(m.nodePool, u);
   }
+  return poolLimits(pools, computed);
+}
+
+/**
+ * The same, with each pool's summed machine capacity already known (`computed`, pool → sum of
+ * its machines' capacity), e.g. kept by an index instead of summed per call.
+ */
+export function poolLimits(
+  pools: readonly NodePool[],
+  computed: ReadonlyMap<string, Readonly<Resources>>,
+): PoolLimits[] {
   return pools
     .map((pool) => {
       const name = pool.metadata.name ?? "";
@@ -37,7 +48,7 @@ export function poolUsageVsLimits(pools: readonly NodePool[], machines: readonly
         }
       }
       const usageSource = usage ? "status" : "computed";
-      usage ??= computed.get(name) ?? {};
+      usage ??= { ...(computed.get(name) ?? {}) };
       let limits: LimitStatus[] = [];
       try {
         limits = limitStatus(pool.spec.limits, usage);
