@@ -16,4 +16,28 @@ describe("LaggingClock", () => {
     await base.advance(5);
     assert.equal(c.now(), 1_000_005);
   });
+
+  it("wakes a sleeper by its own time while fast-forwarding, by real time once caught up", async () => {
+    const base = new FakeClock(1_000_000);
+    const c = new LaggingClock(base, 600_000);
+    let woke = false;
+    const sleeping = c.sleep(60_000).then(() => (woke = true));
+    await base.advance(5);
+    c.catchUp(30_000);
+    await base.advance(5);
+    assert.equal(woke, false, "30 s of its 60 s passed");
+    c.catchUp(30_000);
+    await base.advance(5);
+    assert.equal(woke, true, "60 s of simulated time passed in 15 ms of real time");
+    await sleeping;
+
+    c.catchUp(600_000);
+    let late = false;
+    const caughtUp = c.sleep(1000).then(() => (late = true));
+    await base.advance(999);
+    assert.equal(late, false);
+    await base.advance(1);
+    assert.equal(late, true, "no lag: a plain real-time sleep");
+    await caughtUp;
+  });
 });

@@ -3,6 +3,9 @@
 // already has history — churn, disruptions, lifecycle — yet every timestamp stays honest.
 import type { Clock } from "../shared/clock.ts";
 
+/** How often a sleeper looks at the clock again while it fast-forwards (real milliseconds). */
+const FAST_FORWARD_POLL_MS = 5;
+
 export class LaggingClock implements Clock {
   readonly #base: Clock;
   #lag: number;
@@ -25,7 +28,17 @@ export class LaggingClock implements Clock {
     this.#lag = Math.max(0, this.#lag - ms);
   }
 
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return this.#base.sleep(ms, signal);
+  /**
+   * Resolves once `ms` of this clock's time has passed. While it fast-forwards that is sooner
+   * than `ms` of real time, so loops timed by it (e.g. the history sampler) keep pace with the
+   * simulated cluster instead of skipping the minutes it jumps over.
+   */
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    const until = this.now() + ms;
+    for (;;) {
+      const left = until - this.now();
+      if (left <= 0) return;
+      await this.#base.sleep(this.#lag > 0 ? Math.min(left, FAST_FORWARD_POLL_MS) : left, signal);
+    }
   }
 }
