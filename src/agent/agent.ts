@@ -169,9 +169,11 @@ export class Agent {
   /** Runs until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const stream = await this.#o.source.open(signal);
-    // Trimmed and encoded chunk by chunk as the first snapshot goes out (Outbox.loadLazily).
-    this.outbox.loadLazily(stream.objects, trim);
-    const pump = this.#pump(stream.changes, signal);
+    const trimmed = stream.trimmed === true;
+    // Trimmed (unless the source did) and encoded chunk by chunk as the first snapshot goes out
+    // (Outbox.loadLazily).
+    this.outbox.loadLazily(stream.objects, trimmed ? asIs : trim);
+    const pump = this.#pump(stream.changes, trimmed ? asIs : trim, signal);
     try {
       const stopped = (): boolean => signal.aborted;
       while (!stopped()) {
@@ -207,7 +209,11 @@ export class Agent {
     }
   }
 
-  async #pump(changes: AsyncIterable<SourceChange>, signal: AbortSignal): Promise<void> {
+  async #pump(
+    changes: AsyncIterable<SourceChange>,
+    trimObject: (o: WireObject) => WireObject | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
     // Changes wait (in the source) while the initial snapshot streams, so it can keep streaming;
     // if core cannot be reached they apply at once, which finishes loading the state eagerly.
     await Promise.race([
@@ -216,7 +222,7 @@ export class Agent {
     ]);
     try {
       for await (const c of changes) {
-        const t = trimChange(c);
+        const t = trimChange(c, trimObject);
         if (t) this.outbox.apply(t);
         this.#notify();
       }
@@ -300,9 +306,15 @@ export class Agent {
   }
 }
 
-function trimChange(c: SourceChange): OutboxChange | undefined {
-  if (c.type === "replace") return { type: "replace", objects: c.objects.flatMap((o) => trim(o) ?? []) };
-  const t: WireObject | undefined = trim(c.object);
+const asIs = (o: WireObject): WireObject => o;
+
+function trimChange(
+  c: SourceChange,
+  trimObject: (o: WireObject) => WireObject | undefined,
+): OutboxChange | undefined {
+  if (c.type === "replace")
+    return { type: "replace", objects: c.objects.flatMap((o) => trimObject(o) ?? []) };
+  const t = trimObject(c.object);
   return t ? { type: c.type, object: t } : undefined;
 }
 

@@ -5,6 +5,7 @@ import type { Event, Node, Pod } from "../kube/objects.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { node, pod } from "./fixtures.ts";
 import { InformerSource } from "./informer-source.ts";
+import { trim } from "./trim.ts";
 import type { SourceChange } from "./source.ts";
 import type { WireObject } from "./wire.ts";
 
@@ -50,6 +51,46 @@ describe("InformerSource", () => {
 
       await kube.delete("Pod", "app-1", { namespace: "ns-1" });
       assert.deepEqual(changed(await next()), { type: "delete", kind: "Pod", name: "app-1" });
+    } finally {
+      ac.abort();
+    }
+  });
+
+  it("holds only trimmed objects: the snapshot, the informers' caches and the changes", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    const bulky = {
+      managedFields: [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }],
+      annotations: { "kubectl.kubernetes.io/last-applied-configuration": "x".repeat(500) },
+    };
+    const n = fresh(node(1)) as Node;
+    await kube.create("Node", { ...n, metadata: { ...n.metadata, ...bulky } });
+    const unrelated: Event = {
+      metadata: { name: "pulled", namespace: "default" },
+      involvedObject: { kind: "Pod", name: "p" },
+      reason: "Pulled",
+      source: { component: "kubelet" },
+    };
+    await kube.create("Event", unrelated);
+    const ac = new AbortController();
+    try {
+      const src = new InformerSource({ client: kube, clock });
+      const { objects, changes, trimmed } = await src.open(ac.signal);
+      assert.equal(trimmed, true);
+      const stored = await kube.get("Node", "node-1");
+      assert.deepEqual(objects, [trim({ kind: "Node", object: stored })]);
+      for (const inf of src.informers)
+        for (const o of inf.list()) {
+          assert.equal(JSON.stringify(o).includes("managedFields"), false);
+          assert.equal(JSON.stringify(o).includes("last-applied"), false);
+        }
+      assert.equal(src.informers.find((i) => i.kind === "Event")?.size, 0, "unrelated Events not kept");
+
+      const it = changes[Symbol.asyncIterator]();
+      await kube.patch("Node", "node-1", { metadata: { labels: { moved: "1" } } });
+      const c = (await it.next()).value as SourceChange;
+      assert.equal(c.type, "upsert");
+      assert.deepEqual(c.object, trim({ kind: "Node", object: await kube.get("Node", "node-1") }));
     } finally {
       ac.abort();
     }

@@ -1,5 +1,7 @@
 // AgentSource over the hardened informers (src/kube/informer): one informer per forwarded kind,
-// their initial lists as the snapshot, and every later add/update/delete as a change.
+// their initial lists as the snapshot, and every later add/update/delete as a change. Objects are
+// trimmed as they arrive (the informers' transform), so the caches never hold whole Pods, Nodes
+// or Events — only what Wave forwards; Events not about Karpenter are not kept at all.
 import type { KubeClient } from "../kube/port.ts";
 import { Informer } from "../kube/informer/informer.ts";
 import type { InformerOptions } from "../kube/informer/informer.ts";
@@ -7,6 +9,7 @@ import type { KindTypes } from "../kube/kinds.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
+import { trim } from "./trim.ts";
 import { WIRE_KINDS } from "./wire.ts";
 import type { WireKind, WireObject } from "./wire.ts";
 
@@ -20,6 +23,12 @@ export interface InformerSourceOptions {
 
 const wire = <K extends WireKind>(kind: K, object: KindTypes[K]): WireObject =>
   ({ kind, object }) as WireObject;
+
+/** trim.ts for one kind, as an informer transform. */
+const trimmer =
+  <K extends WireKind>(kind: K) =>
+  (object: KindTypes[K]): KindTypes[K] | undefined =>
+    trim(wire(kind, object))?.object as KindTypes[K] | undefined;
 
 export class InformerSource implements AgentSource {
   readonly #o: InformerSourceOptions;
@@ -43,6 +52,7 @@ export class InformerSource implements AgentSource {
         ...(this.#o.clock ? { clock: this.#o.clock } : {}),
         ...(this.#o.log ? { log: this.#o.log.child({ informer: kind }) } : {}),
         ...this.#o.informer?.[kind],
+        transform: trimmer(kind),
       });
       inf.on("add", (obj) => push({ type: "upsert", object: wire(kind, obj) }));
       inf.on("update", (obj, old) => {
@@ -77,6 +87,6 @@ export class InformerSource implements AgentSource {
         });
       }
     }
-    return { objects, changes: changes() };
+    return { objects, changes: changes(), trimmed: true };
   }
 }

@@ -13,6 +13,11 @@ export interface SourceStream {
   objects: WireObject[];
   /** Every change after `objects`, in order; ends when the signal aborts. */
   changes: AsyncIterable<SourceChange>;
+  /**
+   * The source trimmed every object already (trim.ts; Events not forwarded are left out), so the
+   * agent sends them as they are instead of trimming again.
+   */
+  trimmed?: boolean;
 }
 
 export interface AgentSource {

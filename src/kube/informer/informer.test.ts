@@ -247,3 +247,51 @@ describe("Informer over the in-memory adapter", () => {
     await assert.rejects(inf.synced);
   });
 });
+
+describe("Informer transform", () => {
+  // Keeps name + resourceVersion + the "keep" label; a node without it is left out.
+  const slim = (n: Node): Node | undefined => {
+    const keep = n.metadata.labels?.keep;
+    if (keep === undefined) return undefined;
+    return {
+      metadata: { name: n.metadata.name, resourceVersion: n.metadata.resourceVersion, labels: { keep } },
+    };
+  };
+
+  it("caches and emits only transformed objects, from the list and the watch", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    await kube.create("Node", node("a", { keep: "1", big: "x".repeat(100) }));
+    await kube.create("Node", node("b", { other: "1" }));
+    const inf = new Informer({ client: kube, kind: "Node", clock, pageSize: 1, transform: slim });
+    const seen: string[] = [];
+    inf.on("add", (n) => seen.push(`add ${JSON.stringify(n.metadata.labels)}`));
+    inf.on("update", (n) => seen.push(`update ${JSON.stringify(n.metadata.labels)}`));
+    inf.on("delete", (n) => seen.push(`delete ${n.metadata.name ?? ""}`));
+    inf.start();
+    await inf.synced;
+    assert.deepEqual(seen, ['add {"keep":"1"}']);
+    assert.deepEqual(inf.get("a"), slim(await kube.get("Node", "a")));
+    assert.equal(inf.get("b"), undefined);
+    await until(() => kube.watcherCount("Node") === 1, "the watch");
+
+    await kube.create("Node", node("c", { keep: "3", big: "y" }));
+    await kube.patch("Node", "a", { metadata: { labels: { keep: "2" } } });
+    await kube.patch("Node", "b", { metadata: { labels: { other: "2" } } });
+    await until(() => inf.get("a")?.metadata.labels?.keep === "2", "a updated");
+    // Transformed to nothing: a cached object leaves as a delete; an uncached one stays out.
+    await kube.patch("Node", "c", { metadata: { labels: { keep: null } } });
+    await until(() => inf.get("c") === undefined, "c dropped");
+    await kube.delete("Node", "a");
+    await until(() => inf.size === 0, "a deleted");
+    assert.deepEqual(seen, [
+      'add {"keep":"1"}',
+      'add {"keep":"3"}',
+      'update {"keep":"2"}',
+      "delete c",
+      "delete a",
+    ]);
+    assert.equal(inf.stats.lastResourceVersion, kube.resourceVersion);
+    await inf.stop();
+  });
+});

@@ -13,6 +13,11 @@
 //   client-go does; it costs no apiserver traffic. A relist only happens after 410.
 //
 // Listeners receive the cached objects themselves: treat them as read-only (copy before changing).
+//
+// `transform` maps every listed or watched object before it is cached or emitted, so a consumer
+// that needs a few fields (the agent: src/agent/trim.ts) never holds whole objects; `undefined`
+// leaves an object out (if it was cached, it goes as a delete). A transform must keep
+// metadata.name, namespace and resourceVersion: keys and change detection read them.
 import { KubeApiError, isGone, type KubeClient } from "../port.ts";
 import type { KindName, KindTypes } from "../kinds.ts";
 import { Backoff, type BackoffOptions } from "../../shared/backoff.ts";
@@ -83,6 +88,11 @@ export interface InformerOptions<K extends KindName> {
   random?: () => number;
   /** Called before each reconnect delay (tests record the schedule; metrics may count). */
   onRetry?: (info: RetryInfo) => void;
+  /**
+   * Applied to each listed/watched object before caching (see the header): keep name, namespace
+   * and resourceVersion; undefined leaves the object out.
+   */
+  transform?: (obj: KindTypes[K]) => KindTypes[K] | undefined;
 }
 
 type Listeners<T> = { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> };
@@ -284,7 +294,13 @@ export class Informer<K extends KindName> {
         });
         // Every page of a paginated list is the same snapshot; its version is where to watch from.
         if (rv === "") rv = page.resourceVersion;
-        items.push(...page.items);
+        const t = this.#opts.transform;
+        if (t === undefined) items.push(...page.items);
+        else
+          for (const item of page.items) {
+            const kept = t(item);
+            if (kept !== undefined) items.push(kept);
+          }
         cont = page.continue;
       } while (cont !== undefined && cont !== "" && !stop.aborted);
     } catch (err) {
@@ -363,20 +379,23 @@ export class Informer<K extends KindName> {
         }
         const key = objectKey(ev.object);
         const old = this.#cache.get(key);
-        if (ev.type === "DELETED") {
+        const rv = ev.object.metadata.resourceVersion;
+        const obj = this.#opts.transform ? this.#opts.transform(ev.object) : ev.object;
+        if (ev.type === "DELETED" || obj === undefined) {
+          // Deleted, or no longer kept by the transform: either way it leaves the cache.
           if (old !== undefined) {
             this.#cache.delete(key);
-            this.#emit({ type: "delete", obj: ev.object });
+            this.#emit({ type: "delete", obj: obj ?? old });
           }
         } else {
-          this.#cache.set(key, ev.object);
+          this.#cache.set(key, obj);
           // ADDED for a known key (a replay) is an update; an unchanged version is no event at all.
-          if (old === undefined) this.#emit({ type: "add", obj: ev.object });
-          else if (old.metadata.resourceVersion !== ev.object.metadata.resourceVersion) {
-            this.#emit({ type: "update", obj: ev.object, old });
+          if (old === undefined) this.#emit({ type: "add", obj });
+          else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) {
+            this.#emit({ type: "update", obj, old });
           }
         }
-        this.#setRv(ev.object.metadata.resourceVersion);
+        this.#setRv(rv);
       }
     } catch (err) {
       // Our own aborts (stop, watchdog) are not failures.
