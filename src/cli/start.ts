@@ -202,8 +202,10 @@ export async function startWave(
     const allocator = new SlotAllocator({ kube, namespace: config.namespace, clock, logger: log });
 
     // ---- agent: informers → gRPC → core ----
+    // The agent stamps what it observes (e.g. a NodeClaim's deletion) with the cluster's time.
+    const clusterClock = simulated ? simClock : clock;
     const agent = new Agent({
-      source: new InformerSource({ client: kube, clock, log }),
+      source: new InformerSource({ client: kube, clock: clusterClock, log }),
       coreUrl: `https://127.0.0.1:${ingestServer.port}`,
       tls: { caFile: certs.caFile, serverName: "localhost" },
       token: agentToken,
@@ -211,7 +213,7 @@ export async function startWave(
       kubernetesVersion,
       karpenterVersion,
       agentVersion: version(),
-      clock,
+      clock: clusterClock,
       log,
       metrics,
     });
@@ -257,7 +259,16 @@ export async function startWave(
 
     // ---- history sampler ----
     closers.push(
-      await startHistory({ store, hub, clusterId: config.clusterId, prices, clock, log, signal: ac.signal }),
+      await startHistory({
+        store,
+        hub,
+        clusterId: config.clusterId,
+        prices,
+        // The simulated cluster's minutes, fast-forwarded ones included, so history starts full.
+        clock: clusterClock,
+        log,
+        signal: ac.signal,
+      }),
     );
 
     // ---- warmup controller ----
