@@ -85,6 +85,27 @@ describe("SeriesRecorder", () => {
     await clock.advance(MIN);
   });
 
+  it("marks even one bucket missed across a core restart as a gap, then tolerates a late one again", async () => {
+    // Core killed after writing minute 0 and back before minute 2: minute 1 was never sampled.
+    const clock = new FakeClock(T0 + 2 * MIN + 5_000);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    rec.resume(T0, [{ nodePool: "a", capacityType: "spot" }]);
+    assert.deepEqual(summary(rec.openGap() ? [rec.openGap()!] : []), ["gap 1..2"]);
+    assert.deepEqual(summary(rec.record([sample("a", "spot", 3)])), ["gap 1..2", "2 a/spot=3"]);
+    // Running again: one late bucket is the sampler's jitter, not an outage.
+    await clock.advance(2 * MIN);
+    assert.equal(rec.openGap(), undefined);
+    assert.deepEqual(summary(rec.record([sample("a", "spot", 3)])), ["4 a/spot=3"]);
+  });
+
+  it("marks no gap when core restarts within one bucket", () => {
+    const clock = new FakeClock(T0 + MIN + 1_000);
+    const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });
+    rec.resume(T0 + 30_000, [{ nodePool: "a", capacityType: "spot" }]);
+    assert.equal(rec.openGap(), undefined);
+    assert.deepEqual(summary(rec.record([sample("a", "spot", 1)])), ["1 a/spot=1"]);
+  });
+
   it("rejects bad samples with a clear error and keeps its state", () => {
     const clock = new FakeClock(T0);
     const rec = new SeriesRecorder({ clusterId: "c1", stepMs: MIN, clock });

@@ -6,6 +6,8 @@
 //   zero point once (the snapshot is the complete state: the pool has no such nodes any more).
 // - No snapshot for more than `gapAfterSteps` steps (agent or core down) produces one gap row for
 //   the missing period. Nothing is interpolated: a single late bucket simply has no point.
+// - After resume() (core restarted) every missed bucket is a gap: the process was down then, so
+//   the tolerance for a late sampler does not apply, and the chart must not bridge the outage.
 import type { Clock } from "../../shared/clock.ts";
 import { alignDown } from "./downsample.ts";
 import { seriesKey, validateSample } from "./series.ts";
@@ -31,6 +33,8 @@ export class SeriesRecorder {
   readonly #clock: Clock;
   readonly #gapAfterMs: number;
   #last: Last | undefined;
+  /** Set by resume() until the next record: any missed bucket since then is downtime. */
+  #resumed = false;
 
   constructor(opts: RecorderOptions) {
     if (!Number.isSafeInteger(opts.stepMs) || opts.stepMs <= 0) {
@@ -50,6 +54,7 @@ export class SeriesRecorder {
    */
   resume(lastTs: number, series: readonly { nodePool: string; capacityType: string }[]): void {
     if (this.#last && this.#last.ts >= lastTs) return;
+    this.#resumed = true;
     this.#last = {
       ts: alignDown(lastTs, this.stepMs),
       series: new Map(
@@ -77,7 +82,8 @@ export class SeriesRecorder {
     if (last && ts <= last.ts) return [];
 
     const rows: SeriesRow[] = [];
-    if (last && ts - last.ts > this.#gapAfterMs) rows.push(this.#gap(last.ts + this.stepMs, ts));
+    if (last && ts - last.ts > this.#gapAfter()) rows.push(this.#gap(last.ts + this.stepMs, ts));
+    this.#resumed = false;
     const point = (s: PoolSample): SeriesPoint => ({
       kind: "point",
       clusterId: this.clusterId,
@@ -107,7 +113,12 @@ export class SeriesRecorder {
     const last = this.#last;
     if (!last) return undefined;
     const ts = alignDown(this.#clock.now(), this.stepMs);
-    return ts - last.ts > this.#gapAfterMs ? this.#gap(last.ts + this.stepMs, ts) : undefined;
+    return ts - last.ts > this.#gapAfter() ? this.#gap(last.ts + this.stepMs, ts) : undefined;
+  }
+
+  /** How long without a snapshot is a gap: one step right after a restart, else gapAfterSteps. */
+  #gapAfter(): number {
+    return this.#resumed ? this.stepMs : this.#gapAfterMs;
   }
 
   #gap(from: number, until: number): SeriesGap {
