@@ -8,8 +8,15 @@ export function sseFrame(event: string, data: unknown, id?: number): string {
   return `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\n${lines.map((l) => `data: ${l}`).join("\n")}\n\n`;
 }
 
+/** The same frame from data already serialized by JSON.stringify (which never emits a newline). */
+export function sseFrameJson(event: string, json: string, id?: number): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${json}\n\n`;
+}
+
 export interface SseStream {
   send(event: string, data: unknown): void;
+  /** `send` for a payload serialized once and shared between clients. */
+  sendJson(event: string, json: string): void;
   readonly closed: boolean;
 }
 
@@ -45,6 +52,11 @@ export function openSse(
     send(event, data) {
       if (closed) return;
       pending = sseFrame(event, data, ++id);
+      if (!res.writableNeedDrain) flush();
+    },
+    sendJson(event, json) {
+      if (closed) return;
+      pending = sseFrameJson(event, json, ++id);
       if (!res.writableNeedDrain) flush();
     },
     get closed() {

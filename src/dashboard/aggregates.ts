@@ -132,9 +132,22 @@ export class PriceMemo {
     region: string | undefined,
   ): PriceQuote | undefined {
     if (!instanceType) return undefined;
-    const key = `${instanceType}\u0000${ct}\u0000${zone ?? ""}\u0000${region ?? ""}`;
-    if (this.#memo.has(key)) return this.#memo.get(key);
-    const q = this.#prices.price(instanceType, ct, zone, region);
+    return this.#lookup(`${instanceType}\u0000${ct}\u0000${zone ?? ""}\u0000${region ?? ""}`, () =>
+      this.#prices.price(instanceType, ct, zone, region),
+    );
+  }
+
+  /** Price of a group's machines as `ct` (its own capacity type, or on-demand for savings). */
+  group(g: PriceGroup, ct: Ct): PriceQuote | undefined {
+    if (!g.instanceType) return undefined;
+    const type = g.instanceType;
+    return this.#lookup(`${g.key}\u0000${ct}`, () => this.#prices.price(type, ct, g.zone, g.region));
+  }
+
+  #lookup(key: string, price: () => PriceQuote | undefined): PriceQuote | undefined {
+    const hit = this.#memo.get(key);
+    if (hit !== undefined || this.#memo.has(key)) return hit;
+    const q = price();
     this.#memo.set(key, q);
     return q;
   }
@@ -184,7 +197,7 @@ export function priceAggregates(pools: Iterable<PoolAggregate>, memo: PriceMemo)
     const pc: PoolCost = { costPerHour: 0, costByCapacityType: {} };
     for (const g of pool.groups) {
       const ct = g.capacityType ?? "on-demand";
-      const q = memo.of(g.instanceType, ct, g.zone, g.region);
+      const q = memo.group(g, ct);
       const usd = q ? q.usdPerHour * g.nodes : 0;
       const source: CostSource = q ? q.source : "unknown";
       out.sources[source] = (out.sources[source] ?? 0) + g.nodes;
@@ -197,7 +210,7 @@ export function priceAggregates(pools: Iterable<PoolAggregate>, memo: PriceMemo)
       out.warmNodes += g.warmNodes;
       out.warmCostPerHour += q ? q.usdPerHour * g.warmNodes : 0;
       // Savings: like for like, so groups missing either price are left out of both sides.
-      const od = memo.of(g.instanceType, "on-demand", g.zone, g.region);
+      const od = ct === "on-demand" ? q : memo.group(g, "on-demand");
       if (q && od) {
         actual += q.usdPerHour * g.nodes;
         allOnDemand += od.usdPerHour * g.nodes;

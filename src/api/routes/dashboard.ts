@@ -2,7 +2,7 @@
 // and a server-sent-events stream of LiveDto snapshots. Every route needs the viewer role.
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ClusterEntry, ClusterHub } from "../../core/hub/hub.ts";
-import type { Disruption, EventQuery, LifecycleEvent } from "../../core/store/store.ts";
+import type { Disruption, LifecycleEvent } from "../../core/store/store.ts";
 import {
   buildLive,
   buildNodeList,
@@ -52,6 +52,10 @@ export interface DashboardDeps {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+/** How long a serialized node table is reused while the state is unchanged (prices may move). */
+const NODES_CACHE_MS = 1000;
+/** Distinct node-table queries kept per cluster and state version. */
+const NODES_CACHE_QUERIES = 16;
 /** Rows read per store query when walking a range. */
 const PAGE = 5000;
 
@@ -134,11 +138,8 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   /** History every snapshot needs: the last hour of disruptions and the thrashing reports. */
   const viewInput = async (c: ClusterEntry, now: number): Promise<ViewInput> => {
     const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
-    const q = (f: number, limit: number): EventQuery => ({ clusterId: c.id, from: f, to: now + 1, limit });
-    const [events, disruptions] = await Promise.all([
-      newestRows<LifecycleEvent>((f, l) => store.lifecycle(q(f, l)), from, Infinity, lifecycleKey),
-      newestRows<Disruption>((f, l) => store.disruptions(q(f, l)), from, Infinity, disruptionKey),
-    ]);
+    // From the hub's memory of recent history (a store query only for ranges older than it holds).
+    const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
     const thrashing = thrashingReports({
       pools: c.state.nodePools(),
       events,
@@ -157,6 +158,33 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       ...(warmup ? { warmup } : {}),
     };
   };
+
+  /**
+   * The stream's snapshot as JSON, built once per state version and history revision and shared
+   * by every stream client of the cluster for up to one throttle interval (its `at` and
+   * time-windowed counts are at most that old).
+   */
+  const throttleMs = deps.liveThrottleMs ?? 250;
+  const liveCache = new Map<string, { key: string; at: number; json: Promise<string> }>();
+  const liveJson = (c: ClusterEntry): Promise<string> => {
+    const now = deps.now();
+    const key = `${c.state.version}/${hub.recentHistory(c.id).revision}`;
+    const hit = liveCache.get(c.id);
+    if (hit?.key === key && now - hit.at < throttleMs) return hit.json;
+    const entry = {
+      key,
+      at: now,
+      json: viewInput(c, now).then((input) => JSON.stringify(buildLive(input))),
+    };
+    liveCache.set(c.id, entry);
+    entry.json.catch(() => {
+      if (liveCache.get(c.id) === entry) liveCache.delete(c.id);
+    });
+    return entry.json;
+  };
+
+  type Body = ReturnType<FastifyReply["serialize"]>;
+  const nodesCache = new Map<string, { version: number; at: number; bodies: Map<string, Body> }>();
 
   const clusterOr404 = async (id: string, reply: FastifyReply): Promise<ClusterEntry | undefined> => {
     const c = hub.get(id);
@@ -252,8 +280,22 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        const input: ViewInput = { clusterId: c.id, state: c.state, prices: deps.prices, now: deps.now() };
-        return buildNodeList(input, req.query);
+        // Every open dashboard asks for the node table after each stream snapshot, at the same
+        // state version: answer them all with one serialized build (prices at most 1 s old).
+        const now = deps.now();
+        let cached = nodesCache.get(c.id);
+        if (cached?.version !== c.state.version || now - cached.at >= NODES_CACHE_MS) {
+          cached = { version: c.state.version, at: now, bodies: new Map() };
+          nodesCache.set(c.id, cached);
+        }
+        const key = JSON.stringify(req.query);
+        let body = cached.bodies.get(key);
+        if (body === undefined) {
+          const input: ViewInput = { clusterId: c.id, state: c.state, prices: deps.prices, now };
+          body = reply.serialize(buildNodeList(input, req.query));
+          if (cached.bodies.size < NODES_CACHE_QUERIES) cached.bodies.set(key, body);
+        }
+        return reply.type("application/json; charset=utf-8").send(body);
       },
     );
 
@@ -388,11 +430,11 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           let sent = 0;
           const push = (): void => {
             const seq = ++started;
-            viewInput(c, deps.now()).then(
-              (input) => {
+            liveJson(c).then(
+              (json) => {
                 if (seq < sent || stream.closed) return;
                 sent = seq;
-                stream.send("snapshot", buildLive(input));
+                stream.sendJson("snapshot", json);
               },
               (err: unknown) => req.log.error({ err }, "live snapshot failed"),
             );

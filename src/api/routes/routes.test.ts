@@ -235,6 +235,32 @@ describe("dashboard routes", () => {
     );
   });
 
+  it("shares one serialized node table per state version and query, and shows a change at once", async () => {
+    const state = hub.get("c1")?.state;
+    assert.ok(state);
+    const first = await app.inject({ url: "/api/v1/clusters/c1/nodes", headers: V });
+    const again = await app.inject({ url: "/api/v1/clusters/c1/nodes", headers: V });
+    assert.equal(first.statusCode, 200);
+    assert.match(first.headers["content-type"] ?? "", /application\/json/);
+    assert.equal(again.body, first.body);
+    assert.equal(first.json<NodeListDto>().total, 1);
+    const other = await get<NodeListDto>("/api/v1/clusters/c1/nodes?pool=elsewhere");
+    assert.equal(other.total, 0, "another query is another answer");
+    const extra = machineObjects({ name: "cache-1", pool: "default", instanceType: "c-2x-amd64-linux" });
+    assert.ok(extra.node);
+    state.apply("Node", "add", extra.node);
+    try {
+      const after = await get<NodeListDto>("/api/v1/clusters/c1/nodes");
+      assert.deepEqual(
+        after.items.map((n) => n.name),
+        ["cache-1", "festive-hopper-2913848191"],
+      );
+    } finally {
+      state.apply("Node", "delete", extra.node);
+    }
+    assert.equal((await get<NodeListDto>("/api/v1/clusters/c1/nodes")).total, 1);
+  });
+
   it("answers an unknown cluster with 404 and a clear message", async () => {
     for (const path of [
       "overview",

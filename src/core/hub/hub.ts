@@ -2,12 +2,13 @@
 // lands here, updates that cluster's ClusterState (the one model every reader shares) and is
 // written to the history store before core acknowledges it.
 import type { IngestBatch, IngestSink, ClusterInfo } from "../ingest/sink.ts";
-import { StoreSink } from "../ingest/store-sink.ts";
+import { StoreSink, toStoreRows } from "../ingest/store-sink.ts";
 import type { Store } from "../store/store.ts";
 import { ClusterState, STATE_KINDS, type StateKind } from "../../state/cluster.ts";
 import type { WireObject } from "../../agent/wire.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { KindTypes } from "../../kube/kinds.ts";
+import { RecentHistory } from "./recent.ts";
 
 export interface ClusterEntry {
   id: string;
@@ -24,6 +25,15 @@ export interface ClusterEntry {
   simulated: boolean;
 }
 
+export interface ClusterHubOptions {
+  /**
+   * How much lifecycle and disruption history each cluster keeps in memory for the dashboard
+   * (default 90 min: the thrashing detector's window plus the lives it links across, and the
+   * overview's last hour); older ranges are read from the store.
+   */
+  recentHistoryMs?: number;
+}
+
 const isStateKind = (k: string): k is StateKind => (STATE_KINDS as readonly string[]).includes(k);
 
 export class ClusterHub implements IngestSink {
@@ -32,11 +42,24 @@ export class ClusterHub implements IngestSink {
   readonly #clock: Clock;
   readonly #clusters = new Map<string, ClusterEntry>();
   readonly #listeners = new Set<(clusterId: string) => void>();
+  readonly #recent = new Map<string, RecentHistory>();
+  readonly #recentMs: number;
 
-  constructor(store: Store, clock: Clock) {
+  constructor(store: Store, clock: Clock, opts: ClusterHubOptions = {}) {
     this.#store = store;
     this.#durable = new StoreSink(store);
     this.#clock = clock;
+    this.#recentMs = opts.recentHistoryMs ?? 90 * 60_000;
+  }
+
+  /** The cluster's recent lifecycle events and disruptions, in memory (seeded on first use). */
+  recentHistory(clusterId: string): RecentHistory {
+    let r = this.#recent.get(clusterId);
+    if (!r) {
+      r = new RecentHistory(this.#store, clusterId, this.#clock, this.#recentMs);
+      this.#recent.set(clusterId, r);
+    }
+    return r;
   }
 
   get store(): Store {
@@ -91,6 +114,9 @@ export class ClusterHub implements IngestSink {
   async write(batch: IngestBatch): Promise<void> {
     // Durable first: core acks only what the store holds, and a failed write leaves state as is.
     await this.#durable.write(batch);
+    const recent = this.#recent.get(batch.clusterId);
+    if (recent && batch.lifecycle.length > 0)
+      await recent.written(toStoreRows(batch.clusterId, batch.lifecycle, batch.receivedAt));
     const c = this.ensure(batch.clusterId);
     c.lastSeen = this.#clock.now();
     c.state.batch(() => {
