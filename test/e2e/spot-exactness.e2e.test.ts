@@ -715,7 +715,12 @@ after(async () => {
   if (configName !== "") await remove("mutatingwebhookconfiguration", configName);
   for (const c of spawned) await stopChild(c);
   await front?.close();
-  await new Promise<void>((resolve) => (policyServer ? policyServer.close(() => resolve()) : resolve()));
+  const policies = policyServer;
+  if (policies)
+    await new Promise<void>((resolve) => {
+      policies.close(() => resolve());
+      policies.closeAllConnections();
+    });
   // The namespaces take the 230 pods and the ledger Lease with them.
   for (const n of [ns, waveNs]) if (n !== "") await deleteNamespace(n);
   if (tlsDir !== "") await rm(tlsDir, { recursive: true, force: true });
