@@ -1,7 +1,7 @@
 // Connecting to the apiserver (kubeconfig or the pod's ServiceAccount), with failures the CLI
 // prints as one line. Kept apart from parts.ts so `wave agent` does not load core's API stack.
 import type { WaveConfig } from "../config/config.ts";
-import { clientFromKubeconfig, loadKubeConfig, ping } from "../kube/clientnode/kubeconfig.ts";
+import { clientFromKubeconfig, loadClusterAuth, ping } from "../kube/clientnode/kubeconfig.ts";
 import { ClientNodeKube } from "../kube/clientnode/client.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { Logger } from "../shared/log.ts";
@@ -22,7 +22,7 @@ export async function connectCluster(
     client =
       config.kubeconfig === undefined
         ? new ClientNodeKube({
-            kubeConfig: loadKubeConfig({ inCluster: env.KUBERNETES_SERVICE_HOST !== undefined }),
+            auth: loadClusterAuth({ inCluster: env.KUBERNETES_SERVICE_HOST !== undefined }),
           })
         : clientFromKubeconfig(config.kubeconfig, config.context);
   } catch (err) {

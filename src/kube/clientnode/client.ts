@@ -1,10 +1,11 @@
-// The real-cluster adapter: @kubernetes/client-node supplies kubeconfig loading and auth (TLS
-// material, bearer tokens, exec plugins, via applyToHTTPSOptions); requests are raw JSON over
-// node:http(s) so objects keep their wire shapes (client-node's model classes would turn
-// timestamps into Date objects and drop unknown fields).
+// The real-cluster adapter: requests are raw JSON over node:http(s) so objects keep their wire
+// shapes (client-node's model classes would turn timestamps into Date objects and drop unknown
+// fields). Authentication (TLS material, bearer tokens, exec plugins) comes from a ClusterAuth:
+// native for common kubeconfigs, @kubernetes/client-node's KubeConfig otherwise (auth.ts).
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { kubeConfigAuth, type ClusterAuth } from "./auth.ts";
 import { KINDS, apiVersionOf, type KindName, type KindTypes } from "../kinds.ts";
 import {
   KubeApiError,
@@ -21,14 +22,15 @@ import type { KubeObject, Status } from "../objects.ts";
 import { JsonLinesDecoder } from "./lines.ts";
 import { PATCH_CONTENT_TYPES, queryString, reasonForCode, resourcePath } from "./paths.ts";
 
-export interface ClientNodeKubeOptions {
-  kubeConfig: KubeConfig;
+export type ClientNodeKubeOptions = (
+  { kubeConfig: KubeConfig; auth?: undefined } | { auth: ClusterAuth; kubeConfig?: undefined }
+) & {
   /** For namespaced requests that name no namespace (default: the context's, else "default"). */
   defaultNamespace?: string;
   /** Deadline for non-watch requests, ms (default 30 000). Watches end by timeoutSeconds or abort. */
   requestTimeoutMs?: number;
   userAgent?: string;
-}
+};
 
 /** A request that never got an HTTP answer (refused, reset, DNS, TLS, timeout). */
 export class KubeTransportError extends Error {
@@ -58,22 +60,23 @@ interface Request {
 }
 
 export class ClientNodeKube implements KubeClient {
-  readonly #kc: KubeConfig;
+  readonly #auth: ClusterAuth;
   readonly #server: string;
   readonly #defaultNamespace: string;
   readonly #timeoutMs: number;
   readonly #userAgent: string;
 
   constructor(opts: ClientNodeKubeOptions) {
-    const cluster = opts.kubeConfig.getCurrentCluster();
-    if (cluster === null) throw new Error("the kubeconfig has no current cluster");
-    this.#kc = plainHttpAllowed(opts.kubeConfig);
-    this.#server = cluster.server.replace(/\/+$/, "");
-    const ctxNs = opts.kubeConfig.getContextObject(opts.kubeConfig.getCurrentContext())?.namespace;
-    this.#defaultNamespace =
-      opts.defaultNamespace ?? (ctxNs !== undefined && ctxNs !== "" ? ctxNs : "default");
+    this.#auth = opts.auth ?? kubeConfigAuth(opts.kubeConfig);
+    this.#server = this.#auth.server;
+    this.#defaultNamespace = opts.defaultNamespace ?? this.#auth.namespace ?? "default";
     this.#timeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.#userAgent = opts.userAgent ?? "wave";
+  }
+
+  /** How requests authenticate: "native" or through "client-node" (auth.ts). */
+  get authKind(): ClusterAuth["kind"] {
+    return this.#auth.kind;
   }
 
   /** The apiserver URL this client talks to. */
@@ -246,7 +249,7 @@ export class ClientNodeKube implements KubeClient {
     }
     const opts: https.RequestOptions = { method: req.method, headers };
     // TLS material, the agent and the Authorization header (tokens, exec plugins) from the kubeconfig.
-    await this.#kc.applyToHTTPSOptions(opts);
+    await this.#auth.apply(opts);
     const signals = [
       req.signal,
       req.stream === true ? undefined : AbortSignal.timeout(this.#timeoutMs),
@@ -262,23 +265,6 @@ export class ClientNodeKube implements KubeClient {
       r.end(payload);
     });
   }
-}
-
-/**
- * client-node refuses an http:// server unless insecure-skip-tls-verify is set, although there is
- * no TLS to verify (kubectl proxy, local test servers). Allow it on a copy, leaving https alone.
- */
-function plainHttpAllowed(kc: KubeConfig): KubeConfig {
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null || !cluster.server.startsWith("http:") || cluster.skipTLSVerify) return kc;
-  const copy = new KubeConfig();
-  copy.loadFromOptions({
-    clusters: kc.getClusters().map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c)),
-    users: kc.getUsers(),
-    contexts: kc.getContexts(),
-    currentContext: kc.getCurrentContext(),
-  });
-  return copy;
 }
 
 function writeQuery(opts: WriteOptions): string {

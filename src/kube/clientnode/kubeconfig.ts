@@ -1,6 +1,8 @@
 // Building a client from a kubeconfig (file, default locations, or in-cluster service account)
-// and checking the apiserver answers, with errors a CLI can print as one clear line.
-import { KubeConfig } from "@kubernetes/client-node";
+// and checking the apiserver answers, with errors a CLI can print as one clear line. Common
+// configurations authenticate natively; the rest through client-node, loaded only then (auth.ts).
+import type { KubeConfig } from "@kubernetes/client-node";
+import { clientNode, kubeConfigAuth, nativeAuth, type ClusterAuth } from "./auth.ts";
 import { ClientNodeKube, KubeTransportError, type VersionInfo } from "./client.ts";
 import { KubeApiError } from "../port.ts";
 
@@ -21,8 +23,9 @@ export class KubeConfigError extends Error {
   }
 }
 
+/** client-node's KubeConfig for a source (loads client-node; prefer loadClusterAuth). */
 export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new (clientNode().KubeConfig)();
   try {
     if (src.inCluster === true) {
       if (!process.env.KUBERNETES_SERVICE_HOST) {
@@ -68,12 +71,25 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
   return kc;
 }
 
+/**
+ * How to authenticate for a source: natively when the configuration allows (in-cluster, client
+ * certificates, bearer tokens), else through client-node's KubeConfig — with its errors.
+ */
+export function loadClusterAuth(src: KubeConfigSource = {}): ClusterAuth {
+  if (src.inCluster === true && !process.env.KUBERNETES_SERVICE_HOST) {
+    throw new KubeConfigError(
+      "in-cluster config requested but KUBERNETES_SERVICE_HOST is not set (not running in a pod?)",
+    );
+  }
+  return nativeAuth(src) ?? kubeConfigAuth(loadKubeConfig(src));
+}
+
 /** A KubeClient for a kubeconfig file (or the default locations) and context. */
 export function clientFromKubeconfig(path?: string, context?: string): ClientNodeKube {
   const src: KubeConfigSource = {};
   if (path !== undefined) src.path = path;
   if (context !== undefined) src.context = context;
-  return new ClientNodeKube({ kubeConfig: loadKubeConfig(src) });
+  return new ClientNodeKube({ auth: loadClusterAuth(src) });
 }
 
 /** The apiserver is unreachable or refuses us; the message names the server and why. */
