@@ -192,6 +192,20 @@ function checkIndex(s: ClusterState, idx: MachineIndex, where: string): void {
     `${where}: pools`,
   );
   assert.deepEqual(idx.usage(), ref.usage, `${where}: usage`);
+  for (const n of ["n0", "n3", "n7", `n${NODES}`]) {
+    const u = s.node(n) ? s.nodeUsage(n) : undefined;
+    assert.deepEqual(
+      idx.nodeTotals(n),
+      u && {
+        reqCpu: u.cpuMillis.requested,
+        reqMem: u.memoryBytes.requested,
+        allocCpu: u.cpuMillis.allocatable,
+        allocMem: u.memoryBytes.allocatable,
+        pods: u.pods.requested,
+      },
+      `${where}: ${n} totals`,
+    );
+  }
 }
 
 /** The views over the index against the per-machine figure functions over a full recompute. */

@@ -22,11 +22,15 @@ export interface UsageTotals {
   allocatable: { cpu: number; memoryBytes: number };
 }
 
-interface Contribution {
+/** One node's requests and allocatable (as ClusterState.nodeUsage reports them). */
+export interface NodeTotals {
+  /** Millicores and bytes. */
   reqCpu: number;
   reqMem: number;
   allocCpu: number;
   allocMem: number;
+  /** Non-terminal pods bound to the node. */
+  pods: number;
 }
 
 /** Node-name order as the node table shows it (same order as String#localeCompare). */
@@ -104,7 +108,7 @@ export class MachineIndex {
   readonly #pools = new Map<string, PoolAggregate>();
   readonly #dirtyPools = new Set<string>();
 
-  readonly #usage = new Map<string, Contribution>();
+  readonly #usage = new Map<string, NodeTotals>();
   #usageTotals: UsageTotals | undefined;
 
   constructor(state: ClusterState) {
@@ -188,6 +192,12 @@ export class MachineIndex {
       allocatable: { cpu: allocCpu / 1000, memoryBytes: allocMem },
     };
     return this.#usageTotals;
+  }
+
+  /** A stored node's requests and allocatable; undefined for a name no Node has. */
+  nodeTotals(name: string): Readonly<NodeTotals> | undefined {
+    this.#sync();
+    return this.#usage.get(name);
   }
 
   // ---- the incremental join -------------------------------------------------------------------
@@ -280,6 +290,7 @@ export class MachineIndex {
           reqMem: u.memoryBytes.requested,
           allocCpu: u.cpuMillis.allocatable,
           allocMem: u.memoryBytes.allocatable,
+          pods: u.pods.requested,
         });
       else this.#usage.delete(name);
     }

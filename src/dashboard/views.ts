@@ -227,9 +227,9 @@ function sortValue(n: NodeDto, key: NodeSortKey): string | number {
 /** Same order as String#localeCompare, many times faster over thousands of rows. */
 const collator = new Intl.Collator();
 
-function nodeRow(state: ClusterState, memo: PriceMemo, r: MachineRow): NodeDto {
+function nodeRow(index: MachineIndex, memo: PriceMemo, r: MachineRow): NodeDto {
   const m = r.machine;
-  const usage = m.node === undefined ? undefined : state.nodeUsage(m.node);
+  const usage = m.node === undefined ? undefined : index.nodeTotals(m.node);
   const q = memo.own(m);
   return {
     name: m.name,
@@ -241,14 +241,14 @@ function nodeRow(state: ClusterState, memo: PriceMemo, r: MachineRow): NodeDto {
     ready: m.ready,
     createdAt: m.createdAt ?? null,
     cpu: {
-      allocatable: (usage?.cpuMillis.allocatable ?? m.allocatable[CPU] ?? 0) / 1000,
-      requested: (usage?.cpuMillis.requested ?? 0) / 1000,
+      allocatable: (usage?.allocCpu ?? m.allocatable[CPU] ?? 0) / 1000,
+      requested: (usage?.reqCpu ?? 0) / 1000,
     },
     memoryBytes: {
-      allocatable: usage?.memoryBytes.allocatable ?? m.allocatable[MEMORY] ?? 0,
-      requested: usage?.memoryBytes.requested ?? 0,
+      allocatable: usage?.allocMem ?? m.allocatable[MEMORY] ?? 0,
+      requested: usage?.reqMem ?? 0,
     },
-    pods: usage?.pods.requested ?? 0,
+    pods: usage?.pods ?? 0,
     costPerHour: q?.usdPerHour ?? 0,
     priceSource: q?.source ?? "unknown",
     doNotDisrupt: r.doNotDisrupt,
@@ -269,14 +269,14 @@ export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeList
     const ordered = index.rowsByCollatedName();
     return {
       total: ordered.length,
-      items: ordered.slice(offset, offset + limit).map((r) => nodeRow(state, memo, r)),
+      items: ordered.slice(offset, offset + limit).map((r) => nodeRow(index, memo, r)),
     };
   }
   let rows = index.rows();
   if (query.pool !== undefined) rows = rows.filter((r) => r.machine.nodePool === query.pool);
   if (query.capacityType !== undefined)
     rows = rows.filter((r) => r.machine.capacityType === query.capacityType);
-  let items = rows.map((r) => nodeRow(state, memo, r));
+  let items = rows.map((r) => nodeRow(index, memo, r));
   if (query.pool === NO_POOL) items = []; // rows without a pool show null, which no filter names
   if (q) {
     items = items.filter((n) =>

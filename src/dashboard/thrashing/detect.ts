@@ -322,21 +322,35 @@ export interface DetectAllInput {
   options?: Partial<ThrashingOptions>;
 }
 
+function groupByPool<T extends { nodePool: string }>(rows: readonly T[]): Map<string, T[]> {
+  const by = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = by.get(r.nodePool);
+    if (list) list.push(r);
+    else by.set(r.nodePool, [r]);
+  }
+  return by;
+}
+
 /** One report per NodePool known from the objects or the history, worst first. */
 export function detectThrashingAll(input: DetectAllInput): ThrashingReport[] {
   const names = new Set<string>();
   for (const p of input.pools) if (p.metadata.name) names.add(p.metadata.name);
   for (const e of input.events) names.add(e.nodePool);
   const byName = new Map(input.pools.map((p) => [p.metadata.name ?? "", p]));
+  // Each pool's detector reads only its own records: hand it those instead of every pool's.
+  const events = groupByPool(input.events);
+  const disruptions = input.disruptions ? groupByPool(input.disruptions) : undefined;
+  const nodeCounts = input.nodeCounts ? groupByPool(input.nodeCounts) : undefined;
   return [...names]
     .map((nodePool) => {
       const pool = byName.get(nodePool);
       return detectThrashing({
         nodePool,
         ...(pool ? { pool } : {}),
-        events: input.events,
-        ...(input.disruptions ? { disruptions: input.disruptions } : {}),
-        ...(input.nodeCounts ? { nodeCounts: input.nodeCounts } : {}),
+        events: events.get(nodePool) ?? [],
+        ...(disruptions ? { disruptions: disruptions.get(nodePool) ?? [] } : {}),
+        ...(nodeCounts ? { nodeCounts: nodeCounts.get(nodePool) ?? [] } : {}),
         now: input.now,
         ...(input.options ? { options: input.options } : {}),
       });
