@@ -19,6 +19,8 @@ export interface Command {
   summary: string;
   usage?: string;
   options?: ExtraOptions;
+  /** A long-running process: its heap is tuned for a small resident size (heap.ts). */
+  service?: boolean;
   run(ctx: CommandContext): Promise<number>;
 }
 
@@ -62,6 +64,7 @@ const whatif: Command = {
 export const commands: readonly Command[] = [
   {
     name: "start",
+    service: true,
     summary: "run every component of Wave in one process (simulated cluster without a kubeconfig)",
     usage: "Usage: wave start [--kubeconfig FILE] [--simulate] [flags]\n\n",
     run: async (ctx) => (await import("./start.ts")).startCommand(ctx),
@@ -71,6 +74,7 @@ export const commands: readonly Command[] = [
   // The Helm chart's processes (deploy/helm/wave/README.md: the environment each one gets).
   {
     name: "agent",
+    service: true,
     summary: "stream cluster state to core (in-cluster; leader-elected)",
     usage:
       "Usage: wave agent --core-address https://HOST:PORT --agent-token T [--agent-tls-dir DIR] [flags]\n\n",
@@ -78,12 +82,14 @@ export const commands: readonly Command[] = [
   },
   {
     name: "core",
+    service: true,
     summary: "history, dashboard API + UI, agent ingest, warmup controller (leader-elected)",
     usage: "Usage: wave core --grpc-tls-dir DIR --agent-token T --admin-token A --viewer-token V [flags]\n\n",
     run: async (ctx) => (await import("./core-component.ts")).coreCommand(ctx),
   },
   {
     name: "webhook",
+    service: true,
     summary: "spot-placement admission webhook (policies pulled from core)",
     usage: "Usage: wave webhook --spot-policies-url URL --viewer-token V --webhook-tls-dir DIR [flags]\n\n",
     run: async (ctx) => (await import("./webhook-component.ts")).webhookCommand(ctx),

@@ -4,6 +4,7 @@
 import { ConfigError, configHelp, parseConfig } from "../config/config.ts";
 import { commands, type Command } from "./commands.ts";
 import { UsageError } from "./errors.ts";
+import { pinYoungGeneration } from "./heap.ts";
 import { version } from "./version.ts";
 
 export { UsageError, version };
@@ -52,6 +53,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       return 0;
     }
     const { config, positionals, flags } = parseConfig(rest, io.env, command.options);
+    // Before the command's modules load and its first allocation burst (heap.ts).
+    if (command.service === true) pinYoungGeneration();
     return await command.run({ config, positionals, flags, io });
   } catch (err) {
     const expected = err instanceof ConfigError || err instanceof UsageError || isUserFacing(err);

@@ -1,0 +1,36 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { semiSpaceConfigured } from "./heap.ts";
+
+/** new_space size (MiB) after a burst of short-lived allocations, in a fresh process. */
+function youngGenerationAfterBurst(pin: boolean): number {
+  const script = [
+    pin
+      ? `(await import(${JSON.stringify(new URL("./heap.ts", import.meta.url).href)})).pinYoungGeneration([], "");`
+      : "",
+    'const v8 = await import("node:v8");',
+    "let keep = 0;",
+    "for (let i = 0; i < 100; i++) keep += JSON.parse(JSON.stringify(Array.from({ length: 2000 }, (_, j) => ({ i, j, s: 'x'.repeat(40) })))).length;",
+    'const ns = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");',
+    "console.log(ns.space_size / 2 ** 20, keep);",
+  ].join("\n");
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  return Number(r.stdout.split(" ")[0]);
+}
+
+describe("heap tuning for long-running commands", () => {
+  it("keeps the young generation at its initial size through an allocation burst", () => {
+    const pinned = youngGenerationAfterBurst(true);
+    const grown = youngGenerationAfterBurst(false);
+    assert.ok(pinned <= 4, `pinned young generation ${pinned} MiB`);
+    assert.ok(grown > pinned * 2, `unpinned ${grown} MiB vs pinned ${pinned} MiB`);
+  });
+
+  it("leaves a size chosen on Node's command line or in NODE_OPTIONS alone", () => {
+    assert.equal(semiSpaceConfigured(["--max-semi-space-size=8"], undefined), true);
+    assert.equal(semiSpaceConfigured([], "--max-old-space-size=512 --max_semi_space_size=4"), true);
+    assert.equal(semiSpaceConfigured(["--enable-source-maps"], "--max-old-space-size=512"), false);
+  });
+});
