@@ -121,7 +121,7 @@ describe("dashboard views", () => {
     assert.deepEqual([fed.warmup.warmNodes, fed.warmup.hits, fed.warmup.misses], [1, 3, 1]);
   });
 
-  it("a change to the state shows in the next view (machines are reused only within a version)", () => {
+  it("a change to the state shows in the next view (the machine index follows every change)", () => {
     const s = state();
     const at = (extra: Partial<ViewInput> = {}): ViewInput => ({ ...input(extra), state: s });
     assert.equal(buildOverview(at()).nodes, 2);
