@@ -8,6 +8,7 @@ import { ClusterState, STATE_KINDS, type StateKind } from "../../state/cluster.t
 import type { WireObject } from "../../agent/wire.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { KindTypes } from "../../kube/kinds.ts";
+import type { OpenNodeClaim } from "../lifecycle/derive.ts";
 import { RecentHistory } from "./recent.ts";
 
 export interface ClusterEntry {
@@ -38,7 +39,7 @@ const isStateKind = (k: string): k is StateKind => (STATE_KINDS as readonly stri
 
 export class ClusterHub implements IngestSink {
   readonly #store: Store;
-  readonly #durable: IngestSink;
+  readonly #durable: StoreSink;
   readonly #clock: Clock;
   readonly #clusters = new Map<string, ClusterEntry>();
   readonly #listeners = new Set<(clusterId: string) => void>();
@@ -93,6 +94,11 @@ export class ClusterHub implements IngestSink {
 
   notify(clusterId: string): void {
     for (const fn of this.#listeners) fn(clusterId);
+  }
+
+  /** Claims the store holds as alive, so a restarted core can close those deleted meanwhile. */
+  openNodeClaims(clusterId: string): Promise<OpenNodeClaim[]> {
+    return this.#durable.openNodeClaims(clusterId);
   }
 
   async clusterConnected(info: ClusterInfo): Promise<void> {

@@ -14,7 +14,7 @@ import type { Logger } from "../../shared/log.ts";
 import { Registry } from "../../shared/metrics.ts";
 import type { Counter, Gauge, Histogram } from "../../shared/metrics.ts";
 import { LifecycleTracker } from "../lifecycle/derive.ts";
-import type { LifecycleEvent } from "../lifecycle/derive.ts";
+import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 import type { NodeClaim } from "../../karpenter/types.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink } from "./sink.ts";
@@ -67,6 +67,11 @@ export class ClusterSession {
   /** The stream currently feeding this cluster. */
   stream: { abort: (reason: Error) => void; done: Promise<void> } | undefined;
   info: Omit<Hello, "$typeName" | "$unknown" | "resumeFromSequence"> | undefined;
+  /**
+   * Claims the sink held as alive when this core process first heard from the cluster (by name),
+   * until the first snapshot: those it lacks were deleted while core was down.
+   */
+  recovered: Map<string, OpenNodeClaim> | undefined;
 
   constructor(clusterId: string) {
     this.clusterId = clusterId;
@@ -390,6 +395,7 @@ class StreamHandler {
       s = new ClusterSession(h.clusterId);
       s.state = core.stateFor?.(h.clusterId);
       core.clusters.set(h.clusterId, s);
+      s.recovered = await this.#recover(h.clusterId);
     }
     const resumeFrom = Number(h.resumeFromSequence);
     const sameSession = s.sessionId === h.sessionId;
@@ -434,6 +440,22 @@ class StreamHandler {
         },
       },
     });
+  }
+
+  /** What the sink remembers alive of a cluster this process has not seen yet (never throws). */
+  async #recover(clusterId: string): Promise<Map<string, OpenNodeClaim> | undefined> {
+    const core = this.#core;
+    try {
+      const open = await core.sink.openNodeClaims?.(clusterId);
+      return open && new Map(open.map((c) => [c.name, c]));
+    } catch (err) {
+      // Not fatal: only the Terminated steps of claims deleted while core was down are at stake.
+      core.log.warn("reading the NodeClaims the store holds as alive failed", {
+        cluster: clusterId,
+        error: err as Error,
+      });
+      return undefined;
+    }
   }
 
   async #enqueue(op: Op): Promise<void> {
@@ -535,6 +557,12 @@ class StreamHandler {
       if (next.nodeClaims.has(key)) continue;
       lifecycle.push(...s.lifecycle.nodeClaim(gone, gone, { observedAt: at, deleted: true }));
     }
+    // The same for claims the store held as alive when this core started (deleted while it was down).
+    for (const [name, c] of s.recovered ?? []) {
+      if (before.has(name) || next.nodeClaims.get(name)?.metadata.uid === c.uid) continue;
+      lifecycle.push(...s.lifecycle.vanished(c, at));
+    }
+    s.recovered = undefined;
     for (const ev of s.objects.events.values()) {
       lifecycle.push(...s.lifecycle.event(ev, (k, n) => s.objects.claimFor(k, n)));
     }

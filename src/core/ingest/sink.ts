@@ -3,7 +3,7 @@
 // interface (one transaction per batch), MemorySink serves tests and the benchmark.
 import type { WireKind, WireObject } from "../../agent/wire.ts";
 import { objectKey } from "../../agent/wire.ts";
-import type { LifecycleEvent } from "../lifecycle/derive.ts";
+import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 
 export interface ClusterInfo {
   clusterId: string;
@@ -53,6 +53,12 @@ export interface IngestSink {
   clusterDisconnected?(clusterId: string): void;
   /** Stores the batch durably (all or nothing); rejects if it could not. */
   write(batch: IngestBatch): Promise<void>;
+  /**
+   * The cluster's NodeClaims the sink holds as alive (lifecycle steps, no Terminated). Core asks
+   * once per cluster after it starts, so claims deleted while it was down get their Terminated
+   * step when the agent's first snapshot lacks them.
+   */
+  openNodeClaims?(clusterId: string): Promise<OpenNodeClaim[]>;
 }
 
 /** In-memory sink: the same contract, with a gate and a failure switch for tests. */

@@ -2,7 +2,7 @@
 // the agent's sequence as the ingest checkpoint, so an ack never runs ahead of the stored rows.
 import { lifecyclePhases } from "../store/store.ts";
 import type { Disruption, LifecycleEvent as StoredLifecycle, LifecyclePhase, Store } from "../store/store.ts";
-import type { LifecycleEvent } from "../lifecycle/derive.ts";
+import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 import type { ClusterInfo, IngestBatch, IngestSink } from "./sink.ts";
 
 const STORED_PHASES: ReadonlySet<string> = new Set(lifecyclePhases);
@@ -50,6 +50,33 @@ export function toStoreRows(
   return { lifecycle, disruptions };
 }
 
+/** Lifecycle rows read per store query while looking for open NodeClaims. */
+const PAGE = 5000;
+
+/**
+ * Folds lifecycle rows (any order, repeats allowed) into what they say of each NodeClaim; claims
+ * with a Terminated row end up `terminated`.
+ */
+export function foldOpenNodeClaims(
+  acc: Map<string, OpenNodeClaim & { terminated: boolean }>,
+  rows: Iterable<StoredLifecycle>,
+): void {
+  for (const r of rows) {
+    let c = acc.get(r.nodeClaimUid);
+    if (!c) {
+      c = { uid: r.nodeClaimUid, name: r.nodeClaim, terminated: false };
+      acc.set(r.nodeClaimUid, c);
+    }
+    if (r.phase === "Terminated") c.terminated = true;
+    if (r.phase === "Disrupted" && r.reason) c.disruptionReason = r.reason;
+    if (r.nodePool) c.nodePool = r.nodePool;
+    for (const k of ["nodeName", "capacityType", "instanceType", "zone"] as const) {
+      const v = r[k];
+      if (v) c[k] = v;
+    }
+  }
+}
+
 export class StoreSink implements IngestSink {
   readonly #store: Store;
 
@@ -68,6 +95,22 @@ export class StoreSink implements IngestSink {
       },
       at: info.connectedAt,
     });
+  }
+
+  async openNodeClaims(clusterId: string): Promise<OpenNodeClaim[]> {
+    // Every stored row (retention bounds them), oldest first, page by page.
+    const claims = new Map<string, OpenNodeClaim & { terminated: boolean }>();
+    let from = 0;
+    for (;;) {
+      const rows = await this.#store.lifecycle({ clusterId, from, to: Number.MAX_SAFE_INTEGER, limit: PAGE });
+      foldOpenNodeClaims(claims, rows);
+      const last = rows.at(-1);
+      if (rows.length < PAGE || !last) break;
+      // Rows of the boundary's instant are read again (folding is idempotent); a page of one
+      // instant only must move on.
+      from = last.at === from ? from + 1 : last.at;
+    }
+    return [...claims.values()].filter((c) => !c.terminated).map(({ terminated: _, ...c }) => c);
   }
 
   async write(b: IngestBatch): Promise<void> {

@@ -79,6 +79,22 @@ function enrich(t: LifecycleTransition, nc: NodeClaim, source: LifecycleEvent["s
   return out;
 }
 
+/**
+ * A NodeClaim the store last knew alive (lifecycle steps recorded, no Terminated): what a
+ * restarted core remembers of it, to close it when the agent's first snapshot lacks it.
+ */
+export interface OpenNodeClaim {
+  uid: string;
+  name: string;
+  nodePool?: string;
+  nodeName?: string;
+  capacityType?: string;
+  instanceType?: string;
+  zone?: string;
+  /** The reason of its Disrupted step, when one was recorded. */
+  disruptionReason?: string;
+}
+
 export interface LifecycleTrackerOptions {
   /** Terminated NodeClaims remembered for de-duplication after their state is gone. */
   maxForgotten?: number;
@@ -114,6 +130,29 @@ export class LifecycleTracker {
     }
     if (opts.deleted) this.#forget(next.metadata.uid ?? next.metadata.name ?? "");
     return out;
+  }
+
+  /**
+   * A claim core knew alive before it restarted, missing from the cluster now: it was deleted
+   * while core was down. Its Terminated step, at `observedAt` (when core found out).
+   */
+  vanished(c: OpenNodeClaim, observedAt: string): LifecycleEvent[] {
+    const e: LifecycleEvent = {
+      type: "Terminated",
+      at: observedAt,
+      nodeClaim: c.name,
+      uid: c.uid,
+      id: `${c.uid}/Terminated`,
+      source: "condition",
+    };
+    if (c.disruptionReason) e.reason = c.disruptionReason;
+    for (const k of ["nodePool", "nodeName", "capacityType", "instanceType", "zone"] as const) {
+      const v = c[k];
+      if (v) e[k] = v;
+    }
+    if (!this.#mark(e)) return [];
+    this.#forget(c.uid);
+    return [e];
   }
 
   /**
