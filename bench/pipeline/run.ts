@@ -15,9 +15,13 @@
 //   WAVE_BENCH_NODES=200 WAVE_BENCH_SETTLE_MS=20000 npm run bench:pipeline
 //   WAVE_BENCH_NAMESPACE=bench-pipeline-xxxxxx   adopt (and delete at the end) the namespace and
 //                                                NodePool of an interrupted run
+//   WAVE_BENCH_NODES=0                           provision nothing: measure the cluster as it is
+//   WAVE_BENCH_WAVE=/path/to/bin/wave.ts         run another checkout's Wave (A/B on the same rig)
+//   WAVE_BENCH_KEEP=1                            keep the nodes for another run (then adopt them)
+//   WAVE_BENCH_NODE_OPTIONS="--flag …"           NODE_OPTIONS for Wave's processes (A/B of V8 flags)
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts, repoRoot, runningPid } from "../../hack/rig/lib.ts";
@@ -44,6 +48,11 @@ const INSTANCE_TYPE = "c-1x-amd64-linux";
 const POOL_LABEL = "wave.dev/bench-pool";
 const GOAL_RATIO = 0.5;
 const MiB = 2 ** 20;
+/** Leave the provisioned nodes for the next run (adopt them with WAVE_BENCH_NAMESPACE). */
+const KEEP = process.env["WAVE_BENCH_KEEP"] === "1";
+/** Node options for Wave's two processes only (e.g. V8 heap flags, to compare). */
+const NODE_OPTIONS = process.env["WAVE_BENCH_NODE_OPTIONS"];
+const WAVE_BIN = process.env["WAVE_BENCH_WAVE"] ?? join(repoRoot, "bin", "wave.ts");
 
 function positive(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
@@ -169,8 +178,8 @@ interface Proc {
 }
 
 function startWave(name: "core" | "agent", env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [join(repoRoot, "bin", "wave.ts"), name], {
-    env: { ...process.env, ...env },
+  const child = spawn(process.execPath, [WAVE_BIN, name], {
+    env: { ...process.env, ...env, ...(NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS }) },
     stdio: ["ignore", "ignore", "pipe"],
   });
   if (child.pid === undefined) throw new Error(`wave ${name} did not start`);
@@ -212,6 +221,10 @@ async function agentMetrics(port: number): Promise<Map<string, number>> {
 await requireRig();
 const karpenterPid = runningPid("karpenter");
 if (karpenterPid === undefined) throw new Error("Karpenter is not running on the rig");
+if (!existsSync(WAVE_BIN)) {
+  console.error(`WAVE_BENCH_WAVE: ${WAVE_BIN} does not exist`);
+  process.exit(2);
+}
 const adopt = process.env["WAVE_BENCH_NAMESPACE"];
 if (adopt !== undefined && !/^bench-pipeline-[0-9a-f]{6}$/.test(adopt)) {
   console.error(`WAVE_BENCH_NAMESPACE must name a namespace of an earlier run (bench-pipeline-xxxxxx)`);
@@ -364,19 +377,25 @@ try {
 } finally {
   stopping = true;
   for (const p of procs.reverse()) await stopWave(p);
-  log("cleaning up: deleting the namespace and the NodePool (Karpenter removes its nodes)");
-  await deleteNamespace(ns).catch(() => undefined);
-  await remove("nodepools.karpenter.sh", pool).catch(() => undefined);
-  const tClean = Date.now();
-  await waitUntil(`the NodeClaims of ${pool} to be gone`, CLEANUP_TIMEOUT_MS, async () => {
-    const left = (await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` }))
-      .length;
-    return left === 0 ? true : `${left} left`;
-  }).catch((e: unknown) => {
-    failed = true;
-    console.error(e instanceof Error ? e.message : String(e));
-  });
-  log(`cleaned up in ${secs(Date.now() - tClean)}`);
+  if (KEEP && !interrupted()) {
+    log(
+      `kept namespace and NodePool ${ns}: WAVE_BENCH_NAMESPACE=${ns} measures them again (and deletes them)`,
+    );
+  } else {
+    log("cleaning up: deleting the namespace and the NodePool (Karpenter removes its nodes)");
+    await deleteNamespace(ns).catch(() => undefined);
+    await remove("nodepools.karpenter.sh", pool).catch(() => undefined);
+    const tClean = Date.now();
+    await waitUntil(`the NodeClaims of ${pool} to be gone`, CLEANUP_TIMEOUT_MS, async () => {
+      const left = (await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` }))
+        .length;
+      return left === 0 ? true : `${left} left`;
+    }).catch((e: unknown) => {
+      failed = true;
+      console.error(e instanceof Error ? e.message : String(e));
+    });
+    log(`cleaned up in ${secs(Date.now() - tClean)}`);
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
