@@ -6,6 +6,8 @@
 //
 //   npm run bench:ingest [-- --seconds 20 --rate 100 --nodes 5000 --pods 150000 --claims 10000]
 //                        [--sink memory|hub]   (hub: production's sink, SQLite store + ClusterState)
+//                        [--heap service|node] (service: V8 young generation pinned as `wave agent|core`
+//                                               run, src/cli/heap.ts; node: Node's defaults)
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
@@ -16,6 +18,7 @@ import { MemorySource } from "../../src/agent/source.ts";
 import { trim } from "../../src/agent/trim.ts";
 import { decodeObject, encodeJson, kindToProto } from "../../src/agent/wire.ts";
 import type { WireObject } from "../../src/agent/wire.ts";
+import { pinYoungGeneration } from "../../src/cli/heap.ts";
 import { ClusterObjects } from "../../src/core/ingest/state.ts";
 import { Registry } from "../../src/shared/metrics.ts";
 
@@ -28,8 +31,12 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "20" },
     "chunk-kb": { type: "string", default: "1024" },
     sink: { type: "string", default: "memory" },
+    heap: { type: "string", default: "service" },
   },
 });
+if (args.heap !== "service" && args.heap !== "node") throw new Error(`--heap must be service or node`);
+// Before the synthetic cluster is built: the agent's heap as `wave agent` runs it.
+if (args.heap === "service") pinYoungGeneration();
 const sizes = { nodes: Number(args.nodes), pods: Number(args.pods), nodeClaims: Number(args.claims) };
 const rate = Number(args.rate);
 const seconds = Number(args.seconds);
@@ -48,13 +55,14 @@ if (args.sink !== "memory" && args.sink !== "hub") throw new Error(`--sink must 
 const objects = syntheticCluster(sizes);
 console.log(
   `cluster: ${sizes.nodes} nodes, ${sizes.pods} pods, ${sizes.nodeClaims} NodeClaims (${objects.length} objects); ` +
-    `core sink: ${args.sink === "hub" ? "ClusterHub (SQLite + ClusterState)" : "in-memory"}`,
+    `core sink: ${args.sink === "hub" ? "ClusterHub (SQLite + ClusterState)" : "in-memory"}; ` +
+    `heap: ${args.heap === "service" ? "young generation pinned (as wave agent|core run)" : "Node's defaults"}`,
 );
 
 // ---- core in its own process ----
 const token = randomUUID();
 const child = fork(new URL("./core-child.ts", import.meta.url), [], {
-  env: { ...process.env, WAVE_BENCH_TOKEN: token, WAVE_BENCH_SINK: args.sink },
+  env: { ...process.env, WAVE_BENCH_TOKEN: token, WAVE_BENCH_SINK: args.sink, WAVE_BENCH_HEAP: args.heap },
   stdio: ["ignore", "inherit", "inherit", "ipc"],
   execArgv: process.env["WAVE_BENCH_PROF"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [],
 });
