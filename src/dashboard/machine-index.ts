@@ -77,6 +77,40 @@ function removeFrom<K, V>(index: Map<K, Set<V>>, key: K | undefined, member: V):
   if (set.size === 0) index.delete(key);
 }
 
+/**
+ * name → names, for links that almost always have one member (a Node's NodeClaim): a plain
+ * string until a second member arrives, so 5,000 nodes do not cost 15,000 Sets.
+ */
+type Links = Map<string, string | Set<string>>;
+
+function link(m: Links, key: string | undefined, member: string): void {
+  if (key === undefined) return;
+  const cur = m.get(key);
+  if (cur === undefined) m.set(key, member);
+  else if (typeof cur === "string") {
+    if (cur !== member) m.set(key, new Set([cur, member]));
+  } else cur.add(member);
+}
+
+function unlink(m: Links, key: string | undefined, member: string): void {
+  if (key === undefined) return;
+  const cur = m.get(key);
+  if (cur === undefined) return;
+  if (typeof cur === "string") {
+    if (cur === member) m.delete(key);
+    return;
+  }
+  cur.delete(member);
+  const [only] = cur;
+  if (cur.size === 1 && only !== undefined) m.set(key, only);
+  else if (cur.size === 0) m.delete(key);
+}
+
+function linked(m: Links, key: string | undefined): Iterable<string> {
+  const cur = key === undefined ? undefined : m.get(key);
+  return cur === undefined ? [] : typeof cur === "string" ? [cur] : cur;
+}
+
 const isWarm = (objs: readonly KubeObject[]): boolean =>
   objs.some((o) => o.metadata.annotations?.[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue);
 
@@ -93,15 +127,16 @@ export class MachineIndex {
   readonly #nodePid = new Map<string, string>();
   readonly #nodeByPid = new Map<string, string>();
   readonly #claimLink = new Map<string, { nodeName: string | undefined; pid: string | undefined }>();
-  readonly #claimsByNodeName = new Map<string, Set<string>>();
-  readonly #claimsByPid = new Map<string, Set<string>>();
+  readonly #claimsByNodeName: Links = new Map();
+  readonly #claimsByPid: Links = new Map();
   /** NodeClaim → the Node it joined (absent: none). */
   readonly #joined = new Map<string, string>();
   /** Node → the NodeClaims joined to it; a Node without any is a machine of its own. */
-  readonly #claimedBy = new Map<string, Set<string>>();
+  readonly #claimedBy: Links = new Map();
 
-  // Rows: "c\0<NodeClaim>" or "n\0<Node>" → row, and the same rows in two orders.
-  readonly #rows = new Map<string, MachineRow>();
+  // Rows of NodeClaims (joined or not) and of unclaimed Nodes, and the same rows in two orders.
+  readonly #claimRows = new Map<string, MachineRow>();
+  readonly #nodeRows = new Map<string, MachineRow>();
   readonly #ordered: MachineRow[] = [];
   readonly #collated: MachineRow[] = [];
   readonly #poolMembers = new Map<string, Set<MachineRow>>();
@@ -224,62 +259,59 @@ export class MachineIndex {
         this.#nodePid.set(name, pid);
         this.#nodeByPid.set(pid, name);
       }
-      for (const c of this.#claimsByNodeName.get(name) ?? []) rejoin.add(c);
-      for (const p of [oldPid, pid]) {
-        if (p === undefined) continue;
-        for (const c of this.#claimsByPid.get(p) ?? []) rejoin.add(c);
-      }
+      for (const c of linked(this.#claimsByNodeName, name)) rejoin.add(c);
+      for (const p of [oldPid, pid]) for (const c of linked(this.#claimsByPid, p)) rejoin.add(c);
       recheck.add(name);
     }
 
     for (const name of claims) {
       const old = this.#claimLink.get(name);
       if (old) {
-        removeFrom(this.#claimsByNodeName, old.nodeName, name);
-        removeFrom(this.#claimsByPid, old.pid, name);
+        unlink(this.#claimsByNodeName, old.nodeName, name);
+        unlink(this.#claimsByPid, old.pid, name);
         this.#claimLink.delete(name);
       }
       const nc = this.#state.nodeClaim(name);
       if (nc) {
-        const link = { nodeName: nc.status?.nodeName || undefined, pid: providerIDOf(nc) };
-        this.#claimLink.set(name, link);
-        addTo(this.#claimsByNodeName, link.nodeName, name);
-        addTo(this.#claimsByPid, link.pid, name);
+        const to = { nodeName: nc.status?.nodeName || undefined, pid: providerIDOf(nc) };
+        this.#claimLink.set(name, to);
+        link(this.#claimsByNodeName, to.nodeName, name);
+        link(this.#claimsByPid, to.pid, name);
       }
       rejoin.add(name);
     }
 
     for (const name of rejoin) {
       const nc = this.#state.nodeClaim(name);
-      const link = this.#claimLink.get(name);
+      const to = this.#claimLink.get(name);
       // machinesOf's rule: the Node named in status.nodeName, else the one with the providerID.
       let target: string | undefined;
-      if (nc && link) {
-        if (link.nodeName !== undefined && this.#state.node(link.nodeName)) target = link.nodeName;
-        else if (link.pid !== undefined) target = this.#nodeByPid.get(link.pid);
+      if (nc && to) {
+        if (to.nodeName !== undefined && this.#state.node(to.nodeName)) target = to.nodeName;
+        else if (to.pid !== undefined) target = this.#nodeByPid.get(to.pid);
       }
       const before = this.#joined.get(name);
       if (before !== target) {
-        removeFrom(this.#claimedBy, before, name);
+        unlink(this.#claimedBy, before, name);
         if (before !== undefined) recheck.add(before);
         if (target === undefined) this.#joined.delete(name);
         else {
           this.#joined.set(name, target);
-          addTo(this.#claimedBy, target, name);
+          link(this.#claimedBy, target, name);
           recheck.add(target);
         }
       }
       const node = target === undefined ? undefined : this.#state.node(target);
-      this.#setRow(`c\u0000${name}`, nc ? this.#row(nc, node) : undefined);
+      this.#setRow(this.#claimRows, name, nc ? this.#row(nc, node) : undefined);
     }
 
     for (const name of recheck) {
       const node = this.#state.node(name);
       const standalone = node !== undefined && !this.#claimedBy.has(name);
-      const key = `n\u0000${name}`;
       // A Node row is rebuilt only when the Node itself changed or it just became standalone.
-      if (!standalone) this.#setRow(key, undefined);
-      else if (nodes.has(name) || !this.#rows.has(key)) this.#setRow(key, this.#row(undefined, node));
+      if (!standalone) this.#setRow(this.#nodeRows, name, undefined);
+      else if (nodes.has(name) || !this.#nodeRows.has(name))
+        this.#setRow(this.#nodeRows, name, this.#row(undefined, node));
     }
 
     for (const name of usage) {
@@ -308,17 +340,17 @@ export class MachineIndex {
     };
   }
 
-  #setRow(key: string, row: MachineRow | undefined): void {
-    const old = this.#rows.get(key);
+  #setRow(rows: Map<string, MachineRow>, key: string, row: MachineRow | undefined): void {
+    const old = rows.get(key);
     if (old) {
       removeSorted(this.#ordered, old, byMachine);
       removeSorted(this.#collated, old, byCollatedName);
       removeFrom(this.#poolMembers, old.machine.nodePool, old);
       this.#dirtyPools.add(old.machine.nodePool);
-      this.#rows.delete(key);
+      rows.delete(key);
     }
     if (!row) return;
-    this.#rows.set(key, row);
+    rows.set(key, row);
     insertSorted(this.#ordered, row, byMachine);
     insertSorted(this.#collated, row, byCollatedName);
     addTo(this.#poolMembers, row.machine.nodePool, row);
