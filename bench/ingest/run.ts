@@ -12,6 +12,7 @@ import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import { setFlagsFromString } from "node:v8";
 import { Agent } from "../../src/agent/agent.ts";
 import { node, pod, syntheticCluster } from "../../src/agent/fixtures.ts";
 import { MemorySource } from "../../src/agent/source.ts";
@@ -156,6 +157,9 @@ console.log(`RSS: agent ${mib(agentRss)}, core ${mib(core1.rss)} (goal < 1 GiB e
 ac.abort();
 await running;
 child.send({ type: "stop" });
+// The baseline is a reference for the machine's speed, not a service: Node's default young
+// generation (V8's default growth factor), as in the runs recorded in ADR 0003.
+if (args.heap === "service") setFlagsFromString("--semi-space-growth-factor=2");
 const baselineMs = baseline();
 console.log(
   `baseline (in-process trim+encode+decode+apply, no transport): ${(baselineMs / 1000).toFixed(2)} s; ` +
