@@ -120,20 +120,24 @@ export class ClusterHub implements IngestSink {
   async write(batch: IngestBatch): Promise<void> {
     // Durable first: core acks only what the store holds, and a failed write leaves state as is.
     await this.#durable.write(batch);
-    const recent = this.#recent.get(batch.clusterId);
-    if (recent && batch.lifecycle.length > 0)
-      await recent.written(toStoreRows(batch.clusterId, batch.lifecycle, batch.receivedAt));
     const c = this.ensure(batch.clusterId);
     c.lastSeen = this.#clock.now();
-    c.state.batch(() => {
-      if (batch.snapshot) applySnapshot(c.state, batch.snapshot);
-      for (const ch of batch.changes) {
-        if (!isStateKind(ch.kind)) continue;
-        const obj = ch.object as KindTypes[typeof ch.kind];
-        // "add" of a known object is an update in ClusterState.
-        c.state.apply(ch.kind, ch.op === "delete" ? "delete" : "add", obj);
-      }
-    });
+    try {
+      c.state.batch(() => {
+        if (batch.snapshot) applySnapshot(c.state, batch.snapshot);
+        for (const ch of batch.changes) {
+          if (!isStateKind(ch.kind)) continue;
+          const obj = ch.object as KindTypes[typeof ch.kind];
+          // "add" of a known object is an update in ClusterState.
+          c.state.apply(ch.kind, ch.op === "delete" ? "delete" : "add", obj);
+        }
+      });
+    } finally {
+      // The stored rows, into the dashboard's memory of recent history (once it keeps one).
+      const recent = this.#recent.get(batch.clusterId);
+      if (recent && batch.lifecycle.length > 0)
+        await recent.written(toStoreRows(batch.clusterId, batch.lifecycle, batch.receivedAt));
+    }
     this.notify(batch.clusterId);
   }
 }
