@@ -2,12 +2,19 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { build } from "./app.ts";
-import { openSse, sseFrame } from "./sse.ts";
+import { openSse, sseFrame, sseFrameJson } from "./sse.ts";
 
 describe("sse", () => {
   it("frames multi-line data and ids", () => {
     assert.equal(sseFrame("snapshot", { a: 1 }, 3), 'id: 3\nevent: snapshot\ndata: {"a":1}\n\n');
     assert.equal(sseFrame("x", "a\nb"), 'event: x\ndata: "a\\nb"\n\n');
+  });
+
+  it("frames pre-serialized JSON exactly as it frames the data", () => {
+    for (const data of [{ a: 1, s: "line\nbreak\r\u2028" }, [1, "x"], "plain", null]) {
+      assert.equal(sseFrameJson("snapshot", JSON.stringify(data), 7), sseFrame("snapshot", data, 7));
+      assert.equal(sseFrameJson("x", JSON.stringify(data)), sseFrame("x", data));
+    }
   });
 
   it("streams events to a real client and cleans up when it leaves", async () => {
