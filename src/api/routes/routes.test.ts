@@ -185,6 +185,24 @@ describe("dashboard routes", () => {
         ["sim", true, false, null, null, null],
       ],
     );
+    // No agent told core which Karpenter runs: its controller pod does.
+    const sim = hub.ensure("sim", true).state;
+    const controller = {
+      metadata: {
+        name: "karpenter-7d9f",
+        namespace: "kube-system",
+        labels: { "app.kubernetes.io/name": "karpenter" },
+      },
+      spec: { containers: [{ name: "controller", image: "public.ecr.aws/karpenter/controller:1.8.2" }] },
+    };
+    sim.apply("Pod", "add", controller);
+    try {
+      const withPod = await get<ClusterDto[]>("/api/v1/clusters");
+      assert.equal(withPod.find((c) => c.id === "sim")?.karpenterVersion, "v1.8.2");
+    } finally {
+      sim.apply("Pod", "delete", controller);
+    }
+
     // A quiet but open stream stays connected; only the stream's end disconnects.
     await clock.advance(61_000);
     try {
