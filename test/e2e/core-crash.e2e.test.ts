@@ -6,10 +6,12 @@
 //   1. the agent is killed while Karpenter launches the test's NodeClaims and restarted: core's
 //      sets converge again (it resumes or resyncs);
 //   2. core is killed while a scale-up streams, and stays down across a history step boundary; the
-//      agent buffers (nothing dropped); core restarts on the same port and data directory:
+//      agent buffers (nothing dropped); a NodeClaim core knew is deleted meanwhile; core restarts
+//      on the same port and data directory:
 //      - its Node/NodeClaim/NodePool sets (read through its API) converge to the apiserver's;
-//      - every lifecycle row from before the kill is still there, and every NodeClaim of the
-//        apiserver has its Launched (Registered, Initialized) rows;
+//      - every lifecycle row from before the kill is still there, every NodeClaim of the
+//        apiserver has its Launched (Registered, Initialized) rows, and the deleted one is closed
+//        with a Terminated row;
 //      - every history point written before the kill is still there, and the outage is a gap in
 //        the pool's series with no point inside it (SQLite in WAL mode survives SIGKILL).
 //
@@ -473,6 +475,7 @@ async function scenario(t: TestContext): Promise<void> {
       { timeoutMs: 90_000, intervalMs: 500 },
     );
     await converged("3 nodes");
+    const firstClaims = (await poolClaims()).map((c) => c.metadata.name).sort();
     const firstPoint = await waitFor(
       "a history point of the pool with its nodes (written at the next step boundary)",
       async () => (await series()).points.find((p) => p.nodes > 0),
@@ -505,11 +508,18 @@ async function scenario(t: TestContext): Promise<void> {
     const wal = join(work, "data", "wave.db-wal");
     const walBytes = existsSync(wal) ? statSync(wal).size : -1;
     const restartNotBefore = Math.max(killAt + MIN_OUTAGE_MS, alignDown(killAt) + STEP_MS + 2_000);
+    // A NodeClaim deleted while core is down: the restarted core must close it from the store.
+    const victim = firstClaims[0];
+    assert.ok(victim !== undefined, "a NodeClaim of the first three");
+    await remove("nodeclaims.karpenter.sh", victim);
+    let victimGoneMs: number | undefined;
     let bufferedMax = 0;
-    let mOutage = mBefore;
-    while (Date.now() < restartNotBefore) {
-      mOutage = await agentMetrics();
-      bufferedMax = Math.max(bufferedMax, metric(mOutage, "wave_agent_buffered_messages"));
+    while (Date.now() < restartNotBefore || victimGoneMs === undefined) {
+      bufferedMax = Math.max(bufferedMax, metric(await agentMetrics(), "wave_agent_buffered_messages"));
+      if (victimGoneMs === undefined && (await get("nodeclaims.karpenter.sh", victim)) === undefined)
+        victimGoneMs = Date.now() - killAt;
+      if (Date.now() > restartNotBefore + 60_000)
+        throw new Error(`NodeClaim ${victim} still exists ${Date.now() - killAt} ms after its deletion`);
       await sleep(500);
     }
     core = startWave("core");
@@ -531,19 +541,27 @@ async function scenario(t: TestContext): Promise<void> {
     assert.equal(delta("wave_agent_dropped_messages_total"), 0, "the agent's buffer dropped nothing");
     assert.ok(delta("wave_agent_reconnects_total") >= 1, "the agent reconnected to the restarted core");
 
-    // Lifecycle: nothing from before the kill is lost; every NodeClaim has its rows.
+    // Lifecycle: nothing from before the kill is lost; every NodeClaim has its rows, and those
+    // deleted while core was down are closed.
     const claimsNow = await poolClaims();
+    const gone = [...claimsBefore.nodeClaims].filter((n) => !claimsNow.some((c) => c.metadata.name === n));
+    assert.ok(
+      gone.includes(victim),
+      `${victim}, deleted during the outage, is gone (gone: ${gone.join(", ")})`,
+    );
     const eventsAfter = await waitFor(
-      "lifecycle rows for every NodeClaim of the pool (Launched, and Registered/Initialized once true)",
+      "lifecycle rows for every NodeClaim of the pool (Launched, and Registered/Initialized once true) and Terminated for those deleted",
       async () => {
         const rows = await events();
         const has = new Set(rows.map((e) => `${e.nodeClaim}/${e.phase}`));
-        const missing = claimsNow.flatMap((c) =>
-          ["Launched", "Registered", "Initialized"]
-            .filter((phase) => phase === "Launched" || isTrue(c, phase))
-            .filter((phase) => !has.has(`${c.metadata.name}/${phase}`))
-            .map((phase) => `${c.metadata.name}/${phase}`),
-        );
+        const missing = [
+          ...claimsNow.flatMap((c) =>
+            ["Launched", "Registered", "Initialized"]
+              .filter((phase) => phase === "Launched" || isTrue(c, phase))
+              .map((phase) => `${c.metadata.name}/${phase}`),
+          ),
+          ...gone.map((n) => `${n}/Terminated`),
+        ].filter((k) => !has.has(k));
         if (missing.length > 0) throw new Error(`missing ${missing.join(", ")}`);
         return rows;
       },
@@ -553,7 +571,8 @@ async function scenario(t: TestContext): Promise<void> {
     const lostEvents = eventsBefore.filter((e) => !afterKeys.has(eventKey(e)));
     say(
       `lifecycle rows of the pool: ${eventsBefore.length} before the kill, ${eventsAfter.length} after the restart, ` +
-        `${lostEvents.length} lost; ${claimsNow.length} NodeClaims in the apiserver all have theirs`,
+        `${lostEvents.length} lost; ${claimsNow.length} NodeClaims in the apiserver all have theirs; ` +
+        `deleted during the outage (gone ${victimGoneMs} ms after the kill) and closed with Terminated: ${gone.join(", ")}`,
     );
     assert.ok(eventsBefore.length >= 9, `lifecycle rows for the 3 first NodeClaims before the kill`);
     assert.deepEqual(lostEvents, [], "no lifecycle row written before the kill is lost");
