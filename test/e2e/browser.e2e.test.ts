@@ -455,6 +455,12 @@ test(
       await page.getByTestId("thrashing-alert").first().locator("summary").click();
       await screenshots(page, "sim");
     }
+
+    // The agent's stream ends (as core sees it): the header says the figures are frozen.
+    assert.equal(await page.getByTestId("agent-disconnected").count(), 0, "connected: no warning");
+    w.hub.clusterDisconnected("default");
+    await page.getByTestId("agent-disconnected").waitFor({ timeout: 20_000 });
+    log(`sim: agent disconnect shown: "${await text(page.getByTestId("agent-disconnected"))}"`);
     await page.close();
   },
 );

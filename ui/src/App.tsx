@@ -14,6 +14,8 @@ import { NodeTable } from "./NodeTable.tsx";
 import { useJson } from "./hooks.ts";
 import { ago, bytes, cores, duration, pct, time, usd } from "./format.ts";
 
+const CLUSTERS_POLL_MS = 10_000;
+
 export function App() {
   const [token, setTok] = useState<string | null>(() => takeToken());
   const [clusters, setClusters] = useState<ClusterDto[] | undefined>();
@@ -21,15 +23,26 @@ export function App() {
   const [clusterId, setClusterId] = useState<string | undefined>();
 
   useEffect(() => {
-    listClusters(token).then(
-      (cs) => {
-        setClusters(cs);
-        setError(undefined);
-        setClusterId((id) => id ?? cs[0]?.id);
-      },
-      (err: unknown) =>
-        setError(err instanceof ApiError && err.status === 401 ? "token" : (err as Error).message),
-    );
+    // Polled: clusters that connect later appear, and an agent's connection state stays current.
+    let loaded = false;
+    const load = (): void => {
+      listClusters(token).then(
+        (cs) => {
+          loaded = true;
+          setClusters(cs);
+          setError(undefined);
+          setClusterId((id) => id ?? cs[0]?.id);
+        },
+        (err: unknown) => {
+          const unauthorized = err instanceof ApiError && err.status === 401;
+          // A failed poll once the dashboard is up is left to the live link's "reconnecting".
+          if (unauthorized || !loaded) setError(unauthorized ? "token" : (err as Error).message);
+        },
+      );
+    };
+    load();
+    const t = setInterval(load, CLUSTERS_POLL_MS);
+    return () => clearInterval(t);
   }, [token]);
 
   if (error === "token")
@@ -129,6 +142,15 @@ function Dashboard(props: {
           ))}
         </select>
         {cluster.simulated ? <span className="tag sim">simulated cluster</span> : null}
+        {cluster.connected ? null : (
+          <span
+            className="tag bad"
+            data-testid="agent-disconnected"
+            title="Figures are frozen at the agent's last message; history marks the gap."
+          >
+            agent disconnected · last data {ago(cluster.lastSeen, now)} ago
+          </span>
+        )}
         <span className="muted">
           Kubernetes {cluster.kubernetesVersion ?? "?"} · Karpenter {cluster.karpenterVersion ?? "?"}
         </span>
