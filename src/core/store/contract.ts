@@ -7,7 +7,7 @@ import type { RetentionPolicy } from "../history/downsample.ts";
 import type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
 import type { MigrateResult } from "./migrations.ts";
 import { StoreInputError } from "./store.ts";
-import type { Disruption, LifecycleEvent, Store } from "./store.ts";
+import type { Disruption, LifecycleEvent, Store, StoredWarmupEvent } from "./store.ts";
 
 export interface StoreHarness {
   /** Opens (or re-opens) the same database. */
@@ -117,11 +117,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1]);
+        assert.deepEqual(first.migrations.applied, [1, 2]);
         await first.store.putPolicy("spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 1 });
+        assert.deepEqual(second.migrations, { applied: [], version: 2 });
         assert.deepEqual((await second.store.getPolicy("spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -446,6 +446,80 @@ export function storeContract(
         assert.equal(bucket.resolutionMs, 5 * MIN);
         assert.equal(bucket.samples, 5);
         assert.equal(bucket.nodesMax, 9);
+      }, smallRetention);
+    });
+
+    void it("appends warmup events once each, answers by cluster, range and pool, and retains them like lifecycle rows", async () => {
+      await withStore(async (store, h) => {
+        const w = (e: Omit<StoredWarmupEvent, "clusterId">, clusterId = "c1"): StoredWarmupEvent => ({
+          clusterId,
+          ...e,
+        });
+        const batch: StoredWarmupEvent[] = [
+          w({ pool: "general", type: "created", at: T0, pod: "warm-1" }),
+          w({
+            pool: "general",
+            type: "prepull",
+            at: T0 + MIN,
+            node: "n1",
+            image: "nginx:1",
+            reason: "pulled",
+          }),
+          w({
+            pool: "general",
+            type: "prepull",
+            at: T0 + MIN,
+            node: "n1",
+            image: "redis:7",
+            reason: "failed",
+          }),
+          w({ pool: "general", type: "hit", at: T0 + 2 * MIN, node: "n1" }),
+          w({ pool: "gpu", type: "miss", at: T0 + 2 * MIN, pod: "warm-2", reason: "pool-deleted" }),
+          w({ pool: "gpu", type: "miss", at: T0 + 2 * MIN, pod: "warm-3", reason: "pool-deleted" }),
+          w({ pool: "general", type: "hit", at: T0 + 3 * MIN, node: "n1" }, "c2"),
+        ];
+        assert.equal(await store.writeWarmupEvents(batch), 7);
+        // A re-sent batch (its ack was lost) adds nothing; a new event in it still lands.
+        const later = w({ pool: "general", type: "miss", at: T0 + HOUR, node: "n2", reason: "ttl" });
+        assert.equal(await store.writeWarmupEvents([...batch, later]), 1);
+        assert.equal(await store.writeWarmupEvents([]), 0);
+
+        const all = { clusterId: "c1", from: T0, to: T0 + DAY };
+        const rows = await store.warmupEvents(all);
+        assert.deepEqual(rows, [...batch.slice(0, 6), later]);
+        assert.deepEqual(
+          (await store.warmupEvents({ ...all, nodePool: "gpu" })).map((e) => e.pod),
+          ["warm-2", "warm-3"],
+        );
+        // [from, to): the window's end is exclusive, its start inclusive.
+        assert.deepEqual(
+          (await store.warmupEvents({ ...all, from: T0 + MIN, to: T0 + 2 * MIN })).map((e) => e.image),
+          ["nginx:1", "redis:7"],
+        );
+        assert.equal((await store.warmupEvents({ ...all, limit: 2 })).length, 2);
+        assert.equal((await store.warmupEvents({ ...all, clusterId: "c2" })).length, 1);
+
+        // Bad input fails the whole batch before anything is written.
+        const bad = { ...later, at: T0 + 2 * HOUR, type: "boom" } as unknown as StoredWarmupEvent;
+        await assert.rejects(
+          store.writeWarmupEvents([w({ pool: "general", type: "hit", at: T0 + 2 * HOUR }), bad]),
+          StoreInputError,
+        );
+        await assert.rejects(store.writeWarmupEvents([{ ...later, at: 1.5 }]), /integer epoch ms/);
+        assert.equal((await store.warmupEvents(all)).length, 7);
+
+        // Durable: a new handle on the same database answers the same rows.
+        await store.close();
+        const reopened = (await h.open(smallRetention)).store;
+        try {
+          assert.deepEqual(await reopened.warmupEvents(all), rows);
+          // Retention follows lifecycle rows: older than eventRetainMs (a day here) goes.
+          const c = await reopened.compact(T0 + DAY + 30 * MIN);
+          assert.equal(c.deletedEvents, 7);
+          assert.deepEqual(await reopened.warmupEvents(all), [later]);
+        } finally {
+          await reopened.close(); // withStore closes the first handle again: harmless
+        }
       }, smallRetention);
     });
 

@@ -230,7 +230,34 @@ CREATE TABLE policies (
 );
 `;
 
-export const sqliteMigrations: readonly Migration[] = [{ version: 1, name: "initial schema", sql: sqlite1 }];
+// warmup_events: append-only. '' stands for "none" in node/pod/image/reason so the natural key
+// (NULLs are distinct in a UNIQUE constraint on both backends) still de-duplicates.
+const warmupEvents = (id: string, time: string): string => `
+CREATE TABLE warmup_events (
+  id ${id},
+  cluster_id TEXT NOT NULL,
+  pool TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('created','hit','miss','prepull')),
+  at ${time} NOT NULL,
+  node TEXT NOT NULL DEFAULT '',
+  pod TEXT NOT NULL DEFAULT '',
+  image TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
+  UNIQUE (cluster_id, pool, type, at, node, pod, image, reason)
+);
+CREATE INDEX warmup_events_time ON warmup_events (cluster_id, at);
+CREATE INDEX warmup_events_retention ON warmup_events (at);
+`;
+
+export const sqliteMigrations: readonly Migration[] = [
+  { version: 1, name: "initial schema", sql: sqlite1 },
+  { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
+];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
+  {
+    version: 2,
+    name: "warmup events",
+    sql: warmupEvents("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
+  },
 ];

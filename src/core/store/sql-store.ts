@@ -6,7 +6,14 @@ import type { RetentionPolicy, TierState } from "../history/downsample.ts";
 import type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
 import type { SqlDriver, SqlExecutor, SqlParam, SqlRow } from "./driver.ts";
 import { num, optText, text } from "./driver.ts";
-import { StoreInputError, validateBatch, validateHello, validatePolicy, validateRange } from "./store.ts";
+import {
+  StoreInputError,
+  validateBatch,
+  validateHello,
+  validatePolicy,
+  validateRange,
+  validateWarmupEvents,
+} from "./store.ts";
 import type {
   ClusterHello,
   ClusterRecord,
@@ -22,6 +29,8 @@ import type {
   PolicyRecord,
   SeriesQuery,
   Store,
+  StoredWarmupEvent,
+  WarmupEventType,
   WriteBatch,
   WriteResult,
 } from "./store.ts";
@@ -109,6 +118,14 @@ const SQL = {
     ON CONFLICT (resolution_ms) DO UPDATE SET retained_from = excluded.retained_from, rolled_up_to = excluded.rolled_up_to`,
   deleteSeries: `DELETE FROM series
     WHERE resolution_ms = $1 AND ((kind = 'point' AND ts < $2) OR (kind = 'gap' AND until_ts <= $2))`,
+  insertWarmupEvent: `INSERT INTO warmup_events (cluster_id, pool, type, at, node, pod, image, reason)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (cluster_id, pool, type, at, node, pod, image, reason) DO NOTHING`,
+  // As above, $4 = '' means every pool.
+  warmupEvents: `SELECT cluster_id, pool, type, at, node, pod, image, reason FROM warmup_events
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR pool = $4)
+    ORDER BY at, id LIMIT $5`,
+  deleteWarmupEvents: "DELETE FROM warmup_events WHERE at < $1",
   deleteLifecycle: "DELETE FROM lifecycle_events WHERE at < $1",
   deleteDisruptions: "DELETE FROM disruptions WHERE at < $1",
   putPolicy: `INSERT INTO policies (kind, key, value, updated_at) VALUES ($1, $2, $3, $4)
@@ -285,6 +302,51 @@ export class SqlStore implements Store {
     });
   }
 
+  async writeWarmupEvents(events: readonly StoredWarmupEvent[]): Promise<number> {
+    validateWarmupEvents(events);
+    if (events.length === 0) return 0;
+    return this.#db.transaction(async (tx) => {
+      let added = 0;
+      for (const e of events) {
+        added += await tx.run(SQL.insertWarmupEvent, [
+          e.clusterId,
+          e.pool,
+          e.type,
+          e.at,
+          e.node ?? "",
+          e.pod ?? "",
+          e.image ?? "",
+          e.reason ?? "",
+        ]);
+      }
+      return added;
+    });
+  }
+
+  async warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.warmupEvents, [
+      q.clusterId,
+      q.from,
+      q.to,
+      q.nodePool ?? "",
+      limit(q),
+    ]);
+    return rows.map((r) => {
+      const e: StoredWarmupEvent = {
+        clusterId: text(r.cluster_id),
+        pool: text(r.pool),
+        type: text(r.type) as WarmupEventType,
+        at: num(r.at),
+      };
+      for (const f of ["node", "pod", "image", "reason"] as const) {
+        const v = optText(r[f]);
+        if (v !== undefined && v !== "") e[f] = v;
+      }
+      return e;
+    });
+  }
+
   async putPolicy(kind: PolicyKind, key: string, value: unknown, at: number): Promise<PolicyRecord> {
     const json = validatePolicy(kind, key, value, at);
     return toPolicy(one(await this.#db.all(SQL.putPolicy, [kind, key, json, at])));
@@ -354,6 +416,7 @@ export class SqlStore implements Store {
       const eventCutoff = now - this.retention.eventRetainMs;
       result.deletedEvents += await tx.run(SQL.deleteLifecycle, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteDisruptions, [eventCutoff]);
+      result.deletedEvents += await tx.run(SQL.deleteWarmupEvents, [eventCutoff]);
       return result;
     });
   }

@@ -67,6 +67,25 @@ export interface Disruption {
  * the agent's sequence space: a new epoch (agent restarted, counting from scratch) replaces the
  * checkpoint; within an epoch it only moves forward.
  */
+export const warmupEventTypes = ["created", "hit", "miss", "prepull"] as const;
+export type WarmupEventType = (typeof warmupEventTypes)[number];
+
+/**
+ * One warmup controller event (src/warmup/stats.ts WarmupEvent), as stored: append-only, unique
+ * per (cluster, pool, type, at, node, pod, image, reason), so a batch re-sent after a failed
+ * write is not counted twice. `reason` is a miss's reason or a pre-pull's outcome.
+ */
+export interface StoredWarmupEvent {
+  clusterId: string;
+  pool: string;
+  type: WarmupEventType;
+  at: number;
+  node?: string | undefined;
+  pod?: string | undefined;
+  image?: string | undefined;
+  reason?: string | undefined;
+}
+
 export interface IngestCheckpoint {
   clusterId: string;
   epoch: string;
@@ -130,6 +149,7 @@ export interface CompactResult {
   rolledUp: Record<number, number>;
   /** Rows deleted by retention, per tier step. */
   deleted: Record<number, number>;
+  /** Lifecycle events, disruptions and warmup events older than `eventRetainMs`. */
   deletedEvents: number;
 }
 
@@ -152,6 +172,11 @@ export interface Store {
   series(q: SeriesQuery): Promise<SeriesRow[]>;
   /** The newest raw bucket of a cluster and its series (to resume a recorder after a restart). */
   latestSeries(clusterId: string): Promise<LatestSeries | undefined>;
+
+  /** Appends warmup events in one transaction; returns how many were new. Bad input writes nothing. */
+  writeWarmupEvents(events: readonly StoredWarmupEvent[]): Promise<number>;
+  /** Warmup events in [from, to), oldest first (then in insertion order). */
+  warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]>;
 
   putPolicy(kind: PolicyKind, key: string, value: unknown, at: number): Promise<PolicyRecord>;
   getPolicy(kind: PolicyKind, key: string): Promise<PolicyRecord | undefined>;
@@ -231,6 +256,19 @@ export function validateBatch(b: WriteBatch): void {
     need(isText(c.clusterId) && typeof c.epoch === "string", "checkpoint: clusterId and epoch are required");
     need(Number.isSafeInteger(c.sequence) && c.sequence >= 0, "checkpoint: sequence must be an integer >= 0");
     need(isTime(c.at), "checkpoint: at must be an integer epoch ms");
+  }
+}
+
+export function validateWarmupEvents(events: readonly StoredWarmupEvent[]): void {
+  for (const e of events) {
+    const where = `warmup event ${e.pool}/${e.type}`;
+    need(isText(e.clusterId), `${where}: clusterId is required`);
+    need(typeof e.pool === "string", `${where}: pool must be a string`);
+    need((warmupEventTypes as readonly string[]).includes(e.type), `${where}: unknown type`);
+    need(isTime(e.at), `${where}: at must be an integer epoch ms`);
+    for (const f of ["node", "pod", "image", "reason"] as const) {
+      need(isOptText(e[f]), `${where}: ${f} must be a string`);
+    }
   }
 }
 
