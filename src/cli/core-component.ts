@@ -103,7 +103,17 @@ export async function startCoreComponent(
     );
 
     // Warmup runs only on the holder of the Lease, so several core replicas never race.
-    const warmup = await createWarmup({ kube, store, prices, clock, log, namespace: config.namespace });
+    const warmup = await createWarmup({
+      kube,
+      store,
+      prices,
+      clock,
+      log,
+      namespace: config.namespace,
+      clusterId: config.clusterId,
+      signal: life.ac.signal,
+    });
+    life.closers.push(() => warmup.stop());
     const elector = new LeaderElector({
       client: kube,
       clock,
@@ -137,7 +147,7 @@ export async function startCoreComponent(
       prices,
       clock,
       metrics,
-      warmupTotals: () => warmup.totals(),
+      warmupTotals: (id) => warmup.totals(id),
       // Spot policies reach the webhooks by their pull; warmup policies are ours to reload.
       onPolicyChange: async (kind) => {
         if (kind === "warmup") await warmup.reloadPolicies();

@@ -22,7 +22,8 @@ import type { Logger } from "../shared/log.ts";
 import type { Registry } from "../shared/metrics.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
-import { DEFAULT_STARTUP, WarmupStatsRecorder } from "../warmup/stats.ts";
+import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { DurableWarmupStats } from "../warmup/stats-store.ts";
 import { kubeWarmupView } from "../warmup/view.ts";
 
 export { connectCluster, userError } from "./connect.ts";
@@ -97,11 +98,19 @@ export interface Warmup {
   controller: WarmupController;
   /** Re-reads the warmup policies from the store. */
   reloadPolicies(): Promise<void>;
-  /** Hits, misses and start-up time saved, for the dashboard. */
-  totals(): { hits: number; misses: number; timeSavedSeconds: number };
+  /**
+   * Hits, misses and start-up time saved of a cluster (default: this one) over the last 24 h, from
+   * the store's warmup events (cached; see warmup/stats-store.ts), for the dashboard.
+   */
+  totals(clusterId?: string): WarmupTotals;
+  /** Waits for the event writer (it stops on `signal`), then writes what is still queued. */
+  stop(): Promise<void>;
 }
 
-/** The warmup controller over a cluster, with its policies from the store. Not started. */
+/**
+ * The warmup controller over a cluster, with its policies from the store. Not started; its
+ * events are written to the store until `signal` aborts.
+ */
 export async function createWarmup(o: {
   kube: KubeClient;
   store: Store;
@@ -109,6 +118,8 @@ export async function createWarmup(o: {
   clock: Clock;
   log: Logger;
   namespace: string;
+  clusterId: string;
+  signal: AbortSignal;
 }): Promise<Warmup> {
   const { prices } = o;
   const policies = new Map<string, WarmupPolicy>();
@@ -122,7 +133,17 @@ export async function createWarmup(o: {
     for (const [k, v] of next) policies.set(k, v);
   };
   await reloadPolicies();
-  const stats = new WarmupStatsRecorder();
+  // Counters come from the store, so a restart or another replica shows the same numbers.
+  const stats = new DurableWarmupStats({
+    store: o.store,
+    clusterId: o.clusterId,
+    clock: o.clock,
+    log: o.log,
+  });
+  await stats
+    .refresh()
+    .catch((err: unknown) => o.log.warn("reading warmup events failed", { cluster: o.clusterId, err }));
+  const writing = stats.run(o.signal);
   const controller = new WarmupController({
     client: o.kube,
     view: kubeWarmupView(o.kube),
@@ -140,17 +161,14 @@ export async function createWarmup(o: {
     log: o.log,
     onEvent: stats.record,
   });
-  const totals = (): { hits: number; misses: number; timeSavedSeconds: number } => {
-    let hits = 0;
-    let misses = 0;
-    for (const c of Object.values(stats.counters)) {
-      hits += c.hits;
-      misses += c.misses;
-    }
-    const saved = Math.max(0, DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds);
-    return { hits, misses, timeSavedSeconds: hits * saved };
+  const totals = (clusterId?: string): WarmupTotals =>
+    warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP);
+  const stop = async (): Promise<void> => {
+    await writing;
+    // The controller may finish its last pass after the writer's loop ended: write that too.
+    await stats.drain();
   };
-  return { controller, reloadPolicies, totals };
+  return { controller, reloadPolicies, totals, stop };
 }
 
 /** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
@@ -162,7 +180,7 @@ export async function startApi(o: {
   prices: PriceProvider;
   clock: Clock;
   metrics: Registry;
-  warmupTotals: () => { hits: number; misses: number; timeSavedSeconds: number };
+  warmupTotals: (clusterId: string) => WarmupTotals;
   onPolicyChange: (kind: "spot" | "warmup") => Promise<void>;
 }): Promise<{ app: FastifyInstance; port: number; address: string }> {
   const { clock, metrics } = o;

@@ -272,7 +272,17 @@ export async function startWave(
     );
 
     // ---- warmup controller ----
-    const warmup = await createWarmup({ kube, store, prices, clock, log, namespace: config.namespace });
+    const warmup = await createWarmup({
+      kube,
+      store,
+      prices,
+      clock,
+      log,
+      namespace: config.namespace,
+      clusterId: config.clusterId,
+      signal: ac.signal,
+    });
+    closers.push(() => warmup.stop());
     if (simulated)
       await kube.create("Namespace", { metadata: { name: config.namespace } }).catch(() => undefined);
     void runController(warmup.controller, { clock, signal: ac.signal, log }).catch((err: unknown) =>
@@ -296,7 +306,7 @@ export async function startWave(
       prices,
       clock,
       metrics,
-      warmupTotals: () => warmup.totals(),
+      warmupTotals: (id) => warmup.totals(id),
       onPolicyChange,
     });
     const address = api.address;

@@ -167,7 +167,7 @@ export class WarmupController {
         if (node !== undefined) {
           ended.add(node.metadata.name ?? "");
           await this.#release(pool, node, claimOf(node.metadata.name ?? ""), end, now, true);
-        } else this.#emit(end, pool, now, undefined);
+        } else this.#emit(end, pool, now, undefined, wp.metadata.name);
         continue;
       }
       live.push(wp);
@@ -527,7 +527,7 @@ export class WarmupController {
     return ownedBy(o.metadata.annotations ?? {}, this.#o.namespace);
   }
 
-  #emit(end: End, pool: string, now: number, node: string | undefined): void {
+  #emit(end: End, pool: string, now: number, node: string | undefined, pod?: string): void {
     if (end.kind === "hit") this.#o.onEvent?.({ type: "hit", pool, at: now, node: node ?? "" });
     else
       this.#o.onEvent?.({
@@ -536,6 +536,8 @@ export class WarmupController {
         at: now,
         reason: end.reason,
         ...(node === undefined ? {} : { node }),
+        // The stored event's key: two node-less misses of one pool may share an instant.
+        ...(node === undefined && pod !== undefined ? { pod } : {}),
       });
   }
 

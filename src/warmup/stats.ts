@@ -1,5 +1,6 @@
 // Warmup figures for the dashboard: counters folded from controller events by a pure reducer,
-// plus gauges (warm nodes, their hourly cost) computed from current cluster state.
+// plus gauges (warm nodes, their hourly cost) computed from current cluster state. Core keeps the
+// events in its store and folds a window of them (stats-store.ts), so counters survive restarts.
 import type { Node } from "../kube/objects.ts";
 import { K } from "../karpenter/types.ts";
 import type { PriceOf } from "./fit/limits.ts";
@@ -11,12 +12,14 @@ import { W } from "./labels.ts";
  * or pool went away; invalid: Wave's annotations were unreadable; lost: the warmup pod vanished
  * (deleted by someone) with no real pod on the node.
  */
-export type MissReason = "ttl" | "node-gone" | "disabled" | "pool-deleted" | "invalid" | "lost";
+export const missReasons = ["ttl", "node-gone", "disabled", "pool-deleted", "invalid", "lost"] as const;
+export type MissReason = (typeof missReasons)[number];
 
 export type WarmupEvent =
   | { type: "created"; pool: string; at: number; pod: string }
   | { type: "hit"; pool: string; at: number; node: string }
-  | { type: "miss"; pool: string; at: number; node?: string; reason: MissReason }
+  /** `pod` names the warmup pod when it never got a node (two such misses may share an instant). */
+  | { type: "miss"; pool: string; at: number; node?: string; pod?: string; reason: MissReason }
   | { type: "prepull"; pool: string; at: number; node: string; image: string; outcome: "pulled" | "failed" };
 
 export interface PoolCounters {
@@ -104,13 +107,24 @@ export function warmupStats(
   });
 }
 
-/** A mutable holder around the reducer, handed to the controller as its event sink. */
-export class WarmupStatsRecorder {
-  #counters: WarmupCounters = {};
-  readonly record = (e: WarmupEvent): void => {
-    this.#counters = reduceCounters(this.#counters, e);
-  };
-  get counters(): WarmupCounters {
-    return this.#counters;
+export interface WarmupTotals {
+  hits: number;
+  misses: number;
+  /** Σ over pools of hits × (cold start − warm start) of the pool. */
+  timeSavedSeconds: number;
+}
+
+/** The cluster-wide figures the dashboard's overview shows. */
+export function warmupTotals(
+  counters: WarmupCounters,
+  startup: (pool: string) => StartupEstimate = () => DEFAULT_STARTUP,
+): WarmupTotals {
+  const t: WarmupTotals = { hits: 0, misses: 0, timeSavedSeconds: 0 };
+  for (const [pool, c] of Object.entries(counters)) {
+    const s = startup(pool);
+    t.hits += c.hits;
+    t.misses += c.misses;
+    t.timeSavedSeconds += c.hits * Math.max(0, s.coldStartSeconds - s.warmStartSeconds);
   }
+  return t;
 }

@@ -1,0 +1,198 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteStore } from "../core/store/sqlite.ts";
+import type { Store, StoredWarmupEvent } from "../core/store/store.ts";
+import { FakeClock } from "../shared/clock.ts";
+import { createLogger, silentLogger } from "../shared/log.ts";
+import { reduceCounters, warmupTotals, type WarmupCounters, type WarmupEvent } from "./stats.ts";
+import {
+  countersInWindow,
+  DEFAULT_WINDOW_MS,
+  DurableWarmupStats,
+  fromStored,
+  toStored,
+} from "./stats-store.ts";
+
+const T0 = Date.UTC(2026, 0, 1);
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+
+const events: WarmupEvent[] = [
+  { type: "created", pool: "general", at: T0, pod: "warm-1" },
+  { type: "created", pool: "general", at: T0, pod: "warm-2" },
+  { type: "prepull", pool: "general", at: T0 + MIN, node: "n1", image: "nginx:1", outcome: "pulled" },
+  { type: "prepull", pool: "general", at: T0 + MIN, node: "n1", image: "redis:7", outcome: "failed" },
+  { type: "hit", pool: "general", at: T0 + 2 * MIN, node: "n1" },
+  { type: "miss", pool: "general", at: T0 + 10 * MIN, node: "n2", reason: "ttl" },
+  // Two warmup pods that never got a node end in the same pass: both count.
+  { type: "miss", pool: "gpu", at: T0 + 11 * MIN, pod: "warm-3", reason: "pool-deleted" },
+  { type: "miss", pool: "gpu", at: T0 + 11 * MIN, pod: "warm-4", reason: "pool-deleted" },
+  { type: "created", pool: "gpu", at: T0 + 12 * MIN, pod: "warm-5" },
+];
+const inMemory = events.reduce<WarmupCounters>(reduceCounters, {});
+
+async function tempStore(): Promise<{ open: () => Promise<Store>; dispose: () => void }> {
+  const dir = mkdtempSync(join(tmpdir(), "wave-warmup-stats-"));
+  const path = join(dir, "wave.db");
+  // Opened once here so the schema exists before the test's handles.
+  await (await openSqliteStore({ path })).store.close();
+  return {
+    open: async () => (await openSqliteStore({ path })).store,
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Lets pending promise chains (store I/O included) run; bounded so a broken test fails. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2_000; i++) {
+    if (cond()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+void describe("durable warmup stats", () => {
+  void it("round-trips every event type through the stored form", () => {
+    for (const e of events) assert.deepEqual(fromStored(toStored("c1", e)), e);
+    // A miss reason from a newer build still counts as a miss.
+    const future: StoredWarmupEvent = { clusterId: "c1", pool: "a", type: "miss", at: T0, reason: "evicted" };
+    assert.equal(fromStored(future).type, "miss");
+  });
+
+  void it("counters survive a core restart and equal the in-memory fold of the same events", async () => {
+    const db = await tempStore();
+    try {
+      const clock = new FakeClock(T0 + HOUR);
+      const first = await db.open();
+      const before = new DurableWarmupStats({ store: first, clusterId: "c1", clock, log: silentLogger });
+      for (const e of events) before.record(e);
+      assert.equal(before.pending, events.length, "recorded without waiting for the store");
+      assert.equal(await before.flush(), true);
+      assert.deepEqual(await before.refresh(), inMemory);
+      await first.close();
+
+      // A new core process: new store handle, new stats, nothing in memory.
+      const second = await db.open();
+      try {
+        const after = new DurableWarmupStats({ store: second, clusterId: "c1", clock, log: silentLogger });
+        assert.deepEqual(after.counters(), {}, "nothing known before the first read");
+        assert.deepEqual(await after.refresh(), inMemory);
+        assert.deepEqual(after.counters(), inMemory);
+        assert.deepEqual(warmupTotals(after.counters()), { hits: 1, misses: 3, timeSavedSeconds: 85 });
+        // Another cluster's window is its own.
+        assert.deepEqual(await after.refresh("c2"), {});
+      } finally {
+        await second.close();
+      }
+    } finally {
+      db.dispose();
+    }
+  });
+
+  void it("counts a re-sent batch once and only events inside the window", async () => {
+    const db = await tempStore();
+    const store = await db.open();
+    try {
+      const stored = events.map((e) => toStored("c1", e));
+      await store.writeWarmupEvents(stored);
+      await store.writeWarmupEvents(stored); // e.g. the first commit's answer was lost
+      const clock = new FakeClock(T0 + 12 * MIN + 1);
+      const stats = new DurableWarmupStats({ store, clusterId: "c1", clock, log: silentLogger });
+      assert.deepEqual(await stats.refresh(), inMemory);
+      // 24 h after the first event it has left the window; the rest are still in it.
+      await clock.advance(DEFAULT_WINDOW_MS - 12 * MIN);
+      assert.equal(stats.windowMs, DEFAULT_WINDOW_MS);
+      assert.deepEqual(await stats.refresh(), events.slice(2).reduce<WarmupCounters>(reduceCounters, {}));
+      await clock.advance(HOUR);
+      assert.deepEqual(await stats.refresh(), {});
+    } finally {
+      await store.close();
+      db.dispose();
+    }
+  });
+
+  void it("folds a window read in pages like the whole window at once", async () => {
+    const db = await tempStore();
+    const store = await db.open();
+    try {
+      await store.writeWarmupEvents(events.map((e) => toStored("c1", e)));
+      for (const size of [1, 2, 3, 100]) {
+        assert.deepEqual(await countersInWindow(store, "c1", T0, T0 + HOUR, size), inMemory, `page ${size}`);
+      }
+    } finally {
+      await store.close();
+      db.dispose();
+    }
+  });
+
+  void it("retries a failed write with backoff, logs it, bounds the queue and flushes at shutdown", async () => {
+    const db = await tempStore();
+    const store = await db.open();
+    const lines: { level: string; msg: string }[] = [];
+    const log = createLogger({ write: (l) => lines.push(JSON.parse(l) as { level: string; msg: string }) });
+    let failing = true;
+    let attempts = 0;
+    const flaky: Pick<Store, "writeWarmupEvents" | "warmupEvents"> = {
+      writeWarmupEvents: (rows) => {
+        attempts++;
+        return failing ? Promise.reject(new Error("database is locked")) : store.writeWarmupEvents(rows);
+      },
+      warmupEvents: (q) => store.warmupEvents(q),
+    };
+    const clock = new FakeClock(T0 + HOUR);
+    const stats = new DurableWarmupStats({
+      store: flaky,
+      clusterId: "c1",
+      clock,
+      log,
+      flushMs: 1_000,
+      maxBackoffMs: 8_000,
+      maxPending: 8,
+    });
+    const ac = new AbortController();
+    const running = stats.run(ac.signal);
+    try {
+      for (const e of events.slice(0, 4)) stats.record(e);
+      await until(() => clock.pending === 1, "the loop to sleep");
+      await clock.advance(1_000);
+      await until(() => attempts === 1, "the first write");
+      await until(() => clock.pending === 1, "the loop to sleep again");
+      // Backing off: 1 s later nothing is tried; the ceiling after one failure is 2 s.
+      await clock.advance(1_000);
+      await new Promise((r) => setImmediate(r));
+      assert.equal(attempts, 1);
+      await clock.advance(1_000);
+      await until(() => attempts === 2, "the retry");
+      assert.equal(lines.filter((l) => l.msg.includes("write failed; will retry")).length, 2);
+      assert.equal(stats.pending, 4, "kept for the next try");
+
+      // Past the bound the oldest go, and say so.
+      for (const e of events.slice(4)) stats.record(e);
+      assert.equal(stats.pending, 8);
+      assert.ok(lines.some((l) => l.level === "error" && l.msg.includes("dropped")));
+
+      failing = false;
+      await until(() => clock.pending === 1, "the loop to sleep");
+      await clock.advance(8_000);
+      await until(() => stats.pending === 0, "the queue to drain");
+      const kept = events.slice(1).reduce<WarmupCounters>(reduceCounters, {});
+      assert.deepEqual(await stats.refresh(), kept);
+
+      // Recorded after the last pass: written when the loop stops.
+      const late: WarmupEvent = { type: "hit", pool: "gpu", at: T0 + 13 * MIN, node: "n9" };
+      stats.record(late);
+      ac.abort();
+      await running;
+      assert.equal(stats.pending, 0);
+      assert.deepEqual(await stats.refresh(), reduceCounters(kept, late));
+    } finally {
+      ac.abort();
+      await running;
+      await store.close();
+      db.dispose();
+    }
+  });
+});
