@@ -7,6 +7,12 @@ import { openSqliteStore } from "../core/store/sqlite.ts";
 import type { Store, StoredWarmupEvent } from "../core/store/store.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { createLogger, silentLogger } from "../shared/log.ts";
+import { TestKube } from "./testing/kube.ts";
+import { node, nodePool, pod } from "./testing/fixtures.ts";
+import { WarmupController } from "./controller.ts";
+import { isWarmupPod } from "./labels.ts";
+import { kubeWarmupView } from "./view.ts";
+import { DEFAULT_POLICY } from "./policy.ts";
 import { reduceCounters, warmupTotals, type WarmupCounters, type WarmupEvent } from "./stats.ts";
 import {
   countersInWindow,
@@ -192,6 +198,61 @@ void describe("durable warmup stats", () => {
       ac.abort();
       await running;
       await store.close();
+      db.dispose();
+    }
+  });
+
+  void it("stores the controller's own events: after a restart the counters equal its in-memory fold", async () => {
+    const db = await tempStore();
+    try {
+      const clock = new FakeClock(T0);
+      const kube = new TestKube(clock);
+      await kube.create("NodePool", nodePool("general"));
+      await kube.create("Node", node("n1", "general", { cpu: "4", memory: "16Gi" }));
+      await kube.create(
+        "Pod",
+        pod("big", { cpu: "3", memory: "4Gi", node: "n1", image: "example.com/big:1" }),
+      );
+      const store = await db.open();
+      const stats = new DurableWarmupStats({ store, clusterId: "c1", clock, log: silentLogger });
+      const seen: WarmupEvent[] = [];
+      const controller = new WarmupController({
+        client: kube,
+        view: kubeWarmupView(kube),
+        clock,
+        namespace: "wave",
+        policyOf: () => ({ ...DEFAULT_POLICY, enabled: true, prePull: false }),
+        priceOf: () => 0.1,
+        onEvent: (e) => {
+          seen.push(e);
+          stats.record(e);
+        },
+      });
+      await controller.start();
+      assert.equal((await kube.all("Pod")).filter(isWarmupPod).length, 1);
+      // The pool goes away before the warmup pod got a node: a node-less miss, keyed by its pod.
+      await kube.delete("NodePool", "general");
+      await clock.advance(1_000);
+      await controller.reconcileAll();
+      assert.deepEqual(
+        seen.map((e) => e.type),
+        ["created", "miss"],
+      );
+      assert.equal(await stats.flush(), true);
+      const [, miss] = await store.warmupEvents({ clusterId: "c1", from: T0, to: T0 + HOUR });
+      assert.equal(miss?.reason, "pool-deleted");
+      assert.ok(miss.pod, "the node-less miss names its warmup pod");
+      await store.close();
+
+      const reopened = await db.open();
+      try {
+        const after = new DurableWarmupStats({ store: reopened, clusterId: "c1", clock, log: silentLogger });
+        assert.deepEqual(await after.refresh(), seen.reduce<WarmupCounters>(reduceCounters, {}));
+        assert.equal(after.counters().general?.misses, 1);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
       db.dispose();
     }
   });
