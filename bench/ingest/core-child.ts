@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pinYoungGeneration } from "../../src/cli/heap.ts";
+import { tuneHeapForService } from "../../src/cli/heap.ts";
 import { ClusterHub } from "../../src/core/hub/hub.ts";
 import { IngestCore } from "../../src/core/ingest/core.ts";
 import { MemorySink } from "../../src/core/ingest/sink.ts";
@@ -16,7 +16,7 @@ import { realClock } from "../../src/shared/clock.ts";
 import { silentLogger } from "../../src/shared/log.ts";
 
 // Core's heap as `wave core` runs it, unless the benchmark compares Node's defaults.
-if (process.env["WAVE_BENCH_HEAP"] !== "node") pinYoungGeneration();
+if (process.env["WAVE_BENCH_HEAP"] !== "node") tuneHeapForService();
 const token = process.env["WAVE_BENCH_TOKEN"] ?? "";
 const useHub = process.env["WAVE_BENCH_SINK"] === "hub";
 const dir = useHub ? mkdtempSync(join(tmpdir(), "wave-bench-ingest-")) : undefined;

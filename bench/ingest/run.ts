@@ -6,8 +6,8 @@
 //
 //   npm run bench:ingest [-- --seconds 20 --rate 100 --nodes 5000 --pods 150000 --claims 10000]
 //                        [--sink memory|hub]   (hub: production's sink, SQLite store + ClusterState)
-//                        [--heap service|node] (service: V8 young generation pinned as `wave agent|core`
-//                                               run, src/cli/heap.ts; node: Node's defaults)
+//                        [--heap service|node] (service: V8 tuned as `wave agent|core` run it,
+//                                               src/cli/heap.ts; node: Node's defaults)
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
@@ -19,7 +19,7 @@ import { MemorySource } from "../../src/agent/source.ts";
 import { trim } from "../../src/agent/trim.ts";
 import { decodeObject, encodeJson, kindToProto } from "../../src/agent/wire.ts";
 import type { WireObject } from "../../src/agent/wire.ts";
-import { pinYoungGeneration } from "../../src/cli/heap.ts";
+import { tuneHeapForService } from "../../src/cli/heap.ts";
 import { ClusterObjects } from "../../src/core/ingest/state.ts";
 import { Registry } from "../../src/shared/metrics.ts";
 
@@ -36,8 +36,8 @@ const { values: args } = parseArgs({
   },
 });
 if (args.heap !== "service" && args.heap !== "node") throw new Error(`--heap must be service or node`);
-// Before the synthetic cluster is built: the agent's heap as `wave agent` runs it.
-if (args.heap === "service") pinYoungGeneration();
+// Before the synthetic cluster is built: the agent's heap as `wave agent` tunes it.
+if (args.heap === "service") tuneHeapForService();
 const sizes = { nodes: Number(args.nodes), pods: Number(args.pods), nodeClaims: Number(args.claims) };
 const rate = Number(args.rate);
 const seconds = Number(args.seconds);
@@ -57,7 +57,7 @@ const objects = syntheticCluster(sizes);
 console.log(
   `cluster: ${sizes.nodes} nodes, ${sizes.pods} pods, ${sizes.nodeClaims} NodeClaims (${objects.length} objects); ` +
     `core sink: ${args.sink === "hub" ? "ClusterHub (SQLite + ClusterState)" : "in-memory"}; ` +
-    `heap: ${args.heap === "service" ? "young generation pinned (as wave agent|core run)" : "Node's defaults"}`,
+    `heap: ${args.heap === "service" ? "tuned as wave agent|core run (src/cli/heap.ts)" : "Node's defaults"}`,
 );
 
 // ---- core in its own process ----
@@ -159,7 +159,7 @@ await running;
 child.send({ type: "stop" });
 // The baseline is a reference for the machine's speed, not a service: Node's default young
 // generation (V8's default growth factor), as in the runs recorded in ADR 0003.
-if (args.heap === "service") setFlagsFromString("--semi-space-growth-factor=2");
+if (args.heap === "service") setFlagsFromString("--semi-space-growth-factor=2 --no-optimize-for-size");
 const baselineMs = baseline();
 console.log(
   `baseline (in-process trim+encode+decode+apply, no transport): ${(baselineMs / 1000).toFixed(2)} s; ` +

@@ -69,6 +69,18 @@ const mib = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MiB`;
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const log = (msg: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces): utime is the 12th, stime the 13th.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Resident and peak resident memory of a process, from /proc (bytes). */
 function memory(pid: number): { rss: number; hwm: number } | undefined {
   let status: string;
@@ -341,6 +353,11 @@ try {
   if (!core || !agent) throw new Error("unreachable");
   const samples: { core: number; agent: number; karpenter: number }[] = [];
   const tSettle = Date.now();
+  const cpu0 = {
+    core: cpuSeconds(core.pid),
+    agent: cpuSeconds(agent.pid),
+    karpenter: cpuSeconds(karpenterPid),
+  };
   while (Date.now() - tSettle < SETTLE_MS && !interrupted()) {
     const c = memory(core.pid);
     const a = memory(agent.pid);
@@ -352,6 +369,14 @@ try {
   const mean = (f: (s: (typeof samples)[number]) => number): number =>
     samples.reduce((n, s) => n + f(s), 0) / samples.length;
   const peak = { core: memory(core.pid)?.hwm ?? 0, agent: memory(agent.pid)?.hwm ?? 0 };
+  const settleS = (Date.now() - tSettle) / 1000;
+  const cpuPct = (pid: number, from: number): string =>
+    `${(((cpuSeconds(pid) - from) / settleS) * 100).toFixed(1)} % CPU`;
+  const cpu = {
+    core: cpuPct(core.pid, cpu0.core),
+    agent: cpuPct(agent.pid, cpu0.agent),
+    karpenter: cpuPct(karpenterPid, cpu0.karpenter),
+  };
   const wave = mean((s) => s.core + s.agent);
   const karpenter = mean((s) => s.karpenter);
   const ratio = wave / karpenter;
@@ -360,9 +385,9 @@ try {
   console.log(
     `bench:pipeline at ${nodes.length} nodes, ${pods.length} pods, ${claims.length} NodeClaims (${samples.length} samples over ${secs(SETTLE_MS)}):`,
   );
-  console.log(`  wave core   RSS ${mib(mean((s) => s.core))} (peak ${mib(peak.core)})`);
-  console.log(`  wave agent  RSS ${mib(mean((s) => s.agent))} (peak ${mib(peak.agent)})`);
-  console.log(`  karpenter   RSS ${mib(karpenter)}`);
+  console.log(`  wave core   RSS ${mib(mean((s) => s.core))} (peak ${mib(peak.core)}), ${cpu.core}`);
+  console.log(`  wave agent  RSS ${mib(mean((s) => s.agent))} (peak ${mib(peak.agent)}), ${cpu.agent}`);
+  console.log(`  karpenter   RSS ${mib(karpenter)}, ${cpu.karpenter}`);
   console.log(
     `  load average ${loadavg()
       .map((l) => l.toFixed(1))

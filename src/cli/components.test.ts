@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -11,6 +10,7 @@ import { K } from "../karpenter/types.ts";
 import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
 import { W } from "../warmup/labels.ts";
+import { CLIENT_EXT, makePki, SERVER_EXT } from "../../test/support/pki.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
 import type { CommandContext } from "./commands.ts";
 import {
@@ -309,54 +309,12 @@ describe("wave agent|core|webhook: what they need before they start", () => {
 
 describe("wave core + wave agent in process (mutual TLS, leader Leases)", { timeout: 60_000 }, () => {
   let dir = "";
-  const openssl = (...args: string[]): void => {
-    execFileSync("openssl", args, { stdio: "pipe" });
-  };
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "wave-components-tls-"));
-    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-    openssl(
-      "req",
-      "-x509",
-      ...ec,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=ca",
-      "-keyout",
-      `${dir}/ca.key`,
-      "-out",
-      `${dir}/ca.crt`,
-    );
-    for (const [name, ext] of [
-      ["grpc", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"],
-      ["agent", "extendedKeyUsage=clientAuth\n"],
-    ] as const) {
-      const d = join(dir, name);
-      mkdirSync(d);
-      writeFileSync(`${d}/ext.cnf`, ext);
-      openssl("req", ...ec, "-subj", `/CN=${name}`, "-keyout", `${d}/tls.key`, "-out", `${d}/tls.csr`);
-      openssl(
-        "x509",
-        "-req",
-        "-in",
-        `${d}/tls.csr`,
-        "-CA",
-        `${dir}/ca.crt`,
-        "-CAkey",
-        `${dir}/ca.key`,
-        "-CAcreateserial",
-        "-CAserial",
-        `${dir}/ca.srl`,
-        "-days",
-        "1",
-        "-extfile",
-        `${d}/ext.cnf`,
-        "-out",
-        `${d}/tls.crt`,
-      );
-      writeFileSync(`${d}/ca.crt`, readFileSync(`${dir}/ca.crt`));
-    }
+    makePki(dir, [
+      { dir: "grpc", cn: "grpc", ext: SERVER_EXT },
+      { dir: "agent", cn: "agent", ext: CLIENT_EXT },
+    ]);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,13 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { semiSpaceConfigured } from "./heap.ts";
+import { SIZE_MODE_OFF_ABOVE, SIZE_MODE_ON_BELOW, semiSpaceConfigured, sizeMode } from "./heap.ts";
 
 /** new_space size (MiB) after a burst of short-lived allocations, in a fresh process. */
 function youngGenerationAfterBurst(pin: boolean): number {
   const script = [
     pin
-      ? `(await import(${JSON.stringify(new URL("./heap.ts", import.meta.url).href)})).pinYoungGeneration([], "");`
+      ? `(await import(${JSON.stringify(new URL("./heap.ts", import.meta.url).href)})).tuneHeapForService([], "");`
       : "",
     'const v8 = await import("node:v8");',
     "let keep = 0;",
@@ -32,5 +32,34 @@ describe("heap tuning for long-running commands", () => {
     assert.equal(semiSpaceConfigured(["--max-semi-space-size=8"], undefined), true);
     assert.equal(semiSpaceConfigured([], "--max-old-space-size=512 --max_semi_space_size=4"), true);
     assert.equal(semiSpaceConfigured(["--enable-source-maps"], "--max-old-space-size=512"), false);
+  });
+
+  it("optimizes for size while the live heap is small, with hysteresis", () => {
+    assert.equal(sizeMode(true, 100 * 2 ** 20), true);
+    assert.equal(sizeMode(true, SIZE_MODE_OFF_ABOVE + 1), false);
+    assert.equal(sizeMode(false, SIZE_MODE_ON_BELOW + 1), false, "stays off between the thresholds");
+    assert.equal(sizeMode(false, SIZE_MODE_ON_BELOW - 1), true);
+    assert.equal(sizeMode(true, SIZE_MODE_ON_BELOW + 1), true, "stays on between the thresholds");
+  });
+
+  it("leaves size mode after a full collection finds a large live heap", () => {
+    const heap = JSON.stringify(new URL("./heap.ts", import.meta.url).href);
+    const script = [
+      `const h = await import(${heap});`,
+      'h.tuneHeapForService([], "");',
+      "const before = h.optimizingForSize();",
+      "const keep = [];",
+      "for (let i = 0; i < 40; i++) keep.push(Array.from({ length: 100000 }, (_, j) => ({ i, j, s: 'x' + j })));",
+      "globalThis.gc();",
+      "await new Promise((r) => setTimeout(r, 50));",
+      "console.log(JSON.stringify({ before, after: h.optimizingForSize(), live: process.memoryUsage().heapUsed, kept: keep.length }));",
+    ].join("\n");
+    const r = spawnSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { before: boolean; after: boolean; live: number };
+    assert.ok(out.live > SIZE_MODE_OFF_ABOVE, `the workload keeps ${out.live} bytes live`);
+    assert.deepEqual({ before: out.before, after: out.after }, { before: true, after: false });
   });
 });

@@ -4,7 +4,7 @@
 import { ConfigError, configHelp, parseConfig } from "../config/config.ts";
 import { commands, type Command } from "./commands.ts";
 import { UsageError } from "./errors.ts";
-import { pinYoungGeneration } from "./heap.ts";
+import { tuneHeapForService } from "./heap.ts";
 import { version } from "./version.ts";
 
 export { UsageError, version };
@@ -54,7 +54,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     }
     const { config, positionals, flags } = parseConfig(rest, io.env, command.options);
     // Before the command's modules load and its first allocation burst (heap.ts).
-    if (command.service === true) pinYoungGeneration();
+    if (command.service === true) tuneHeapForService();
     return await command.run({ config, positionals, flags, io });
   } catch (err) {
     const expected = err instanceof ConfigError || err instanceof UsageError || isUserFacing(err);
