@@ -9,9 +9,10 @@
 // - `--optimize-for-size` makes V8 grow the old generation less between full collections: the
 //   agent and core take watch events and deltas all the time (a heartbeat per Node every ~20 s),
 //   and without it their heaps grew ~0.3 MiB/s between collections. At 1,000 nodes: agent
-//   172–224 → 148 MiB, core 238–262 → 183 MiB, for ~5 % more of a CPU. On a large heap it costs
-//   far more (150k pods: sync CPU 3× and the 10 s sync goal missed), so it is on only while the
-//   live heap is small: switched after full collections, with hysteresis (sizeMode).
+//   172–224 → 148 MiB, core 238–262 → 183 MiB, for ~5 % more of a CPU (live heaps there: ~40–60
+//   MiB). On a large heap it costs far more (150k pods: sync CPU 2–3×, the 10 s sync goal
+//   missed), so it is on only while the live heap is small: switched after full collections,
+//   off above 128 MiB and back on below 96 MiB (sizeMode); at 150k pods the sync then takes 6.8 s.
 import { PerformanceObserver, constants, type PerformanceEntry } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 
@@ -23,9 +24,9 @@ export function semiSpaceConfigured(execArgv: readonly string[], nodeOptions: st
 const MiB = 2 ** 20;
 type GcEntry = PerformanceEntry & { detail?: { kind?: number } | null };
 /** Live heap above which collecting often costs more than the memory it saves. */
-export const SIZE_MODE_OFF_ABOVE = 256 * MiB;
+export const SIZE_MODE_OFF_ABOVE = 128 * MiB;
 /** Live heap below which size mode comes back (apart from the above, so it does not flap). */
-export const SIZE_MODE_ON_BELOW = 160 * MiB;
+export const SIZE_MODE_ON_BELOW = 96 * MiB;
 
 /** Whether V8 should optimize for size, given the heap in use right after a full collection. */
 export function sizeMode(current: boolean, usedAfterFullGc: number): boolean {
