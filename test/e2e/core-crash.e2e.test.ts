@@ -19,13 +19,14 @@
 // history step is production's (the store's raw tier, one minute), so the test waits for step
 // boundaries: ~3 minutes of wall time.
 import assert from "node:assert/strict";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test, type TestContext } from "node:test";
-import { freePorts, repoRoot } from "../../hack/rig/lib.ts";
+import { freePorts } from "../../hack/rig/lib.ts";
+import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
+import { alive, crashWave, spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
 import { defaultRetention } from "../../src/core/history/downsample.ts";
 import {
   apply,
@@ -66,74 +67,20 @@ let metricsPort = 0;
 
 // ---------------------------------------------------------------- PKI (what cert-manager mounts)
 
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { stdio: "pipe" });
-}
-
 /** work/{grpc,agent}/{tls.crt,tls.key,ca.crt} signed by one CA, as the chart's Certificates. */
-function makePki(): void {
-  const ca = join(work, "ca");
-  mkdirSync(ca);
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-days",
-    "1",
-    "-subj",
-    "/CN=wave-e2e-ca",
-    "-keyout",
-    `${ca}/ca.key`,
-    "-out",
-    `${ca}/ca.crt`,
-  );
-  const leaf = (dir: string, cn: string, ext: string): void => {
-    const d = join(work, dir);
-    mkdirSync(d);
-    writeFileSync(`${d}/ext.cnf`, ext);
-    openssl("req", ...ec, "-subj", `/CN=${cn}`, "-keyout", `${d}/tls.key`, "-out", `${d}/tls.csr`);
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      `${d}/tls.csr`,
-      "-CA",
-      `${ca}/ca.crt`,
-      "-CAkey",
-      `${ca}/ca.key`,
-      "-CAcreateserial",
-      "-CAserial",
-      `${ca}/ca.srl`,
-      "-days",
-      "1",
-      "-extfile",
-      `${d}/ext.cnf`,
-      "-out",
-      `${d}/tls.crt`,
-    );
-    // With ca.crt in its directory, core requires agent client certificates it signed.
-    writeFileSync(`${d}/ca.crt`, readFileSync(`${ca}/ca.crt`));
-  };
-  leaf("grpc", "wave-core", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
-  leaf("agent", "wave-agent", "extendedKeyUsage=clientAuth\n");
+function makeChartPki(): void {
+  makePki(work, [
+    { dir: "grpc", cn: "wave-core", ext: SERVER_EXT },
+    { dir: "agent", cn: "wave-agent", ext: CLIENT_EXT },
+  ]);
 }
 
 // ---------------------------------------------------------------- Wave's processes
 
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  /** The last lines of its output, for failure reports. */
-  output: string[];
-  exited: Promise<void>;
-}
-const procs: Proc[] = [];
-
-const alive = (p: Proc): boolean => p.child.exitCode === null && p.child.signalCode === null;
+const procs: WaveProcess[] = [];
 
 /** `wave <component> --config config.yaml` with the chart's environment (see deploy/helm/wave). */
-function startWave(component: "core" | "agent"): Proc {
+function startWave(component: "core" | "agent"): WaveProcess {
   const config = join(work, "config.yaml");
   // The chart's ConfigMap, with a local host and data directory.
   writeFileSync(config, JSON.stringify({ host: "127.0.0.1", dataDir: join(work, "data") }));
@@ -161,54 +108,27 @@ function startWave(component: "core" | "agent"): Proc {
           WAVE_AGENT_TLS_DIR: join(work, "agent"),
           WAVE_METRICS_PORT: String(metricsPort),
         };
-  const child = spawn(process.execPath, [join(repoRoot, "bin", "wave.ts"), component, "--config", config], {
-    cwd: repoRoot,
-    env: { PATH: process.env["PATH"] ?? "", HOME: work, ...env, KUBECONFIG: kubeconfigPath },
-    stdio: ["ignore", "pipe", "pipe"],
+  const p = spawnWave(component, [component, "--config", config], {
+    env: { ...env, KUBECONFIG: kubeconfigPath },
+    home: work,
   });
-  const output: string[] = [];
-  const collect = (b: Buffer): void => {
-    output.push(
-      ...b
-        .toString("utf8")
-        .split("\n")
-        .filter((l) => l !== ""),
-    );
-    if (output.length > 200) output.splice(0, output.length - 200);
-  };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
-  const exited = new Promise<void>((ok) => child.once("exit", () => ok()));
-  const p = { name: component, child, output, exited };
   procs.push(p);
   return p;
 }
 
 /** SIGKILL: the process gets no chance to flush, close or checkpoint anything. */
-async function crash(p: Proc): Promise<void> {
+async function crash(p: WaveProcess): Promise<void> {
   assert.ok(alive(p), `wave ${p.name} is running before it is killed:\n${p.output.join("\n")}`);
-  p.child.kill("SIGKILL");
-  await p.exited;
+  await crashWave(p);
 }
 
-/** SIGTERM, then SIGKILL if it has not exited after `graceMs`; resolves with how it ended. */
-async function stop(p: Proc, graceMs = 15_000): Promise<string> {
-  if (alive(p)) p.child.kill("SIGTERM");
-  let timer: NodeJS.Timeout | undefined;
-  const hung = await Promise.race([
-    p.exited.then(() => false),
-    new Promise<boolean>((ok) => (timer = setTimeout(() => ok(true), graceMs))),
-  ]);
-  clearTimeout(timer);
-  if (hung) {
-    p.child.kill("SIGKILL");
-    await p.exited;
-    return "hung (killed)";
-  }
-  return String(p.child.exitCode ?? p.child.signalCode);
+/** SIGTERM, then SIGKILL after `graceMs`; how it ended, for the log. */
+async function stop(p: WaveProcess, graceMs = 15_000): Promise<string> {
+  const code = await stopWave(p, graceMs);
+  return code === "hung" ? "hung (killed)" : String(code ?? p.child.signalCode);
 }
 
-async function waitCoreUp(core: Proc): Promise<void> {
+async function waitCoreUp(core: WaveProcess): Promise<void> {
   await waitFor(
     "core's API /healthz",
     async () => {
@@ -415,7 +335,7 @@ before(async () => {
   pool = ns;
   await applyPool();
   work = mkdtempSync(join(tmpdir(), "wave-core-crash-"));
-  makePki();
+  makeChartPki();
   [apiPort = 0, grpcPort = 0, metricsPort = 0] = await freePorts(3);
   assert.ok(apiPort > 0 && grpcPort > 0 && metricsPort > 0, "three free ports");
 });

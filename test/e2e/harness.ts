@@ -189,3 +189,51 @@ export async function withRigLogsOnFailure<T>(fn: () => Promise<T>, lines = 60):
     throw e;
   }
 }
+
+/** withRigLogsOnFailure, plus the test's own state (`dump`, e.g. its pods and events) under `title`. */
+export async function withStateOnFailure<T>(
+  title: string,
+  dump: () => Promise<string>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  return withRigLogsOnFailure(async () => {
+    try {
+      return await fn();
+    } catch (e) {
+      process.stderr.write(`\n----- ${title} -----\n${await dump()}\n`);
+      throw e;
+    }
+  });
+}
+
+const E2E_LABEL = "wave.dev/e2e";
+const SCOPE_ANNOTATION = "wave.dev/e2e-namespaces";
+
+/**
+ * Marks a cluster-scoped webhook configuration as test `owner`'s, scoped to `namespaces`, so
+ * `sweepStaleWebhookConfigs` can find it if the run is killed before its after hook.
+ */
+export function markE2eWebhookConfig(
+  config: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } },
+  owner: string,
+  namespaces: readonly string[],
+): void {
+  config.metadata.labels = { ...config.metadata.labels, [E2E_LABEL]: owner };
+  config.metadata.annotations = { ...config.metadata.annotations, [SCOPE_ANNOTATION]: namespaces.join(",") };
+}
+
+/**
+ * Deletes `owner`'s MutatingWebhookConfigurations left by a killed run: those whose namespaces
+ * no longer exist (a concurrent run's namespaces still do).
+ */
+export async function sweepStaleWebhookConfigs(owner: string): Promise<void> {
+  const configs = await list("mutatingwebhookconfigurations", { selector: `${E2E_LABEL}=${owner}` });
+  if (configs.length === 0) return;
+  const live = new Set((await list("namespaces")).map((n) => n.metadata.name));
+  for (const c of configs) {
+    const scope = (c.metadata.annotations?.[SCOPE_ANNOTATION] ?? "").split(",").filter((n) => n !== "");
+    if (scope.some((n) => live.has(n))) continue;
+    process.stderr.write(`# deleting stale MutatingWebhookConfiguration ${c.metadata.name}\n`);
+    await remove("mutatingwebhookconfiguration", c.metadata.name);
+  }
+}

@@ -30,9 +30,9 @@
 // this test's webhook configuration, the PriorityClass if this test made it) are deleted in
 // after(), also on failure.
 import assert from "node:assert/strict";
-import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,6 +40,8 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
 import { freePorts, repoRoot } from "../../hack/rig/lib.ts";
+import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
+import { spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
 import { K } from "../../src/karpenter/types.ts";
 import { W } from "../../src/warmup/labels.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
@@ -188,71 +190,19 @@ async function kubeconfigFor(sa: string): Promise<string> {
   return file;
 }
 
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { stdio: "pipe" });
-}
-
-/** dir/{tls.crt,tls.key,ca.crt} signed by one CA: what cert-manager mounts. Returns the CA PEM. */
-function makePki(): string {
-  const ca = join(work, "ca");
-  mkdirSync(ca);
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-days",
-    "1",
-    "-subj",
-    "/CN=wave-e2e-ca",
-    "-keyout",
-    `${ca}/ca.key`,
-    "-out",
-    `${ca}/ca.crt`,
-  );
-  const leaf = (dir: string, cn: string, ext: string): void => {
-    const d = join(work, dir);
-    mkdirSync(d);
-    writeFileSync(`${d}/ext.cnf`, ext);
-    openssl("req", ...ec, "-subj", `/CN=${cn}`, "-keyout", `${d}/tls.key`, "-out", `${d}/tls.csr`);
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      `${d}/tls.csr`,
-      "-CA",
-      `${ca}/ca.crt`,
-      "-CAkey",
-      `${ca}/ca.key`,
-      "-CAcreateserial",
-      "-CAserial",
-      `${ca}/ca.srl`,
-      "-days",
-      "1",
-      "-extfile",
-      `${d}/ext.cnf`,
-      "-out",
-      `${d}/tls.crt`,
-    );
-    writeFileSync(`${d}/ca.crt`, readFileSync(`${ca}/ca.crt`));
-  };
-  const server = "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n";
-  leaf("grpc", `${release}-core`, server);
-  leaf("agent", "wave-agent", "extendedKeyUsage=clientAuth\n");
-  leaf("webhook", `${release}-webhook`, server);
-  return readFileSync(`${ca}/ca.crt`, "utf8");
+/** work/{grpc,agent,webhook}/{tls.crt,tls.key,ca.crt} signed by one CA: what cert-manager mounts. */
+function makeChartPki(): string {
+  return makePki(work, [
+    { dir: "grpc", cn: `${release}-core`, ext: SERVER_EXT },
+    { dir: "agent", cn: "wave-agent", ext: CLIENT_EXT },
+    { dir: "webhook", cn: `${release}-webhook`, ext: SERVER_EXT },
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Wave's processes, run the way the chart runs them
 
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<number | null>;
-}
-const procs: Proc[] = [];
+const procs: WaveProcess[] = [];
 
 /** The container of a rendered Deployment or Job. */
 function containerOf(kind: string, name: string): Obj {
@@ -302,48 +252,26 @@ function configFile(): string {
   return file;
 }
 
-function startWave(name: string, args: string[], env: Record<string, string>, kubeconfig: string): Proc {
+function startWave(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  kubeconfig: string,
+): WaveProcess {
   const cfg = configFile();
   const argv = args.map((a) => (a === "/etc/wave/config.yaml" ? cfg : a));
-  const child = spawn(process.execPath, [join(repoRoot, "bin", "wave.ts"), ...argv], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? "", HOME: work, ...env, KUBECONFIG: kubeconfig },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const output: string[] = [];
-  const collect = (b: Buffer): void => {
-    output.push(
-      ...b
-        .toString("utf8")
-        .split("\n")
-        .filter((l) => l !== ""),
-    );
-  };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
-  const exited = new Promise<number | null>((ok) => child.on("exit", (code) => ok(code)));
-  const p = { name, child, output, exited };
+  const p = spawnWave(name, argv, { env: { ...env, KUBECONFIG: kubeconfig }, home: work });
   procs.push(p);
   return p;
 }
 
-async function stopWave(p: Proc): Promise<number | null> {
-  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
-  let timer: NodeJS.Timeout | undefined;
-  const code = await Promise.race([
-    p.exited,
-    new Promise<"hung">((ok) => (timer = setTimeout(() => ok("hung"), 60_000))),
-  ]);
-  // A pending timer would keep this test process alive for another minute.
-  clearTimeout(timer);
-  if (code === "hung") {
-    p.child.kill("SIGKILL");
-    assert.fail(`wave ${p.name} did not stop within 60 s of SIGTERM`);
-  }
+async function stop(p: WaveProcess): Promise<number | null> {
+  const code = await stopWave(p, 60_000);
+  if (code === "hung") assert.fail(`wave ${p.name} did not stop within 60 s of SIGTERM`);
   return code;
 }
 
-const forbidden = (p: Proc): string[] => p.output.filter((l) => /forbidden/i.test(l));
+const forbidden = (p: WaveProcess): string[] => p.output.filter((l) => /forbidden/i.test(l));
 
 function dumpProcs(): void {
   for (const p of procs)
@@ -668,7 +596,7 @@ test(
     assert.ok(rendered.length > 0, "the RBAC test rendered the chart and created the ServiceAccounts");
     try {
       await withRigLogsOnFailure(async () => {
-        const caPem = makePki();
+        const caPem = makeChartPki();
         const [apiPort = 0, grpcPort = 0, webhookPort = 0, metricsPort = 0] = await freePorts(4);
         const kc = Object.fromEntries(
           await Promise.all(
@@ -832,7 +760,7 @@ test(
         // the new replica takes over the wave-warmup Lease and starts a warmup at once.
         const on = { ...policy, maxWarmNodes: 2 };
         assert.equal((await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, on)).status, 200);
-        assert.equal(await stopWave(core), 0, "core exits 0 on SIGTERM");
+        assert.equal(await stop(core), 0, "core exits 0 on SIGTERM");
         core = startWave(
           "core",
           strings(coreContainer.args),
@@ -855,7 +783,7 @@ test(
 
         // Everything stops cleanly, and nothing was refused by the apiserver.
         for (const p of [agent, webhook, core])
-          assert.equal(await stopWave(p), 0, `wave ${p.name} exits 0 on SIGTERM`);
+          assert.equal(await stop(p), 0, `wave ${p.name} exits 0 on SIGTERM`);
         for (const p of procs) assert.deepEqual(forbidden(p), [], `wave ${p.name} logged no Forbidden`);
 
         // cleanup: the hook Job's args, under the cleanup ServiceAccount.

@@ -55,8 +55,10 @@ import {
   remove,
   requireRig,
   waitFor,
-  withRigLogsOnFailure,
   type KubeObject,
+  markE2eWebhookConfig,
+  sweepStaleWebhookConfigs,
+  withStateOnFailure,
 } from "./harness.ts";
 
 const CAPACITY_TYPE = "karpenter.sh/capacity-type";
@@ -71,9 +73,8 @@ const STORM = "storm";
 const DEADLINE_MS = 2500;
 /** Each replica must have served at least this share of a phase's admissions. */
 const MIN_SHARE = 0.25;
-const E2E_LABEL = "wave.dev/e2e";
-const E2E_LABEL_VALUE = "spot-exactness";
-const SCOPE_ANNOTATION = "wave.dev/e2e-namespaces";
+/** Owner mark on this test's MutatingWebhookConfiguration (a killed run's is swept by the next). */
+const E2E_OWNER = "spot-exactness";
 /** A scheduler nobody runs: the pods stay Pending without any scheduling or provisioning work. */
 const NO_SCHEDULER = "wave-e2e-unscheduled";
 
@@ -548,31 +549,8 @@ async function dumpState(): Promise<string> {
   return out.join("\n");
 }
 
-async function diagnosed<T>(fn: () => Promise<T>): Promise<T> {
-  return withRigLogsOnFailure(async () => {
-    try {
-      return await fn();
-    } catch (e) {
-      process.stderr.write(`\n----- spot exactness state -----\n${await dumpState()}\n`);
-      throw e;
-    }
-  });
-}
-
-/** Configurations a killed run of this file left behind (its namespaces are gone). */
-async function sweepStaleConfigs(): Promise<void> {
-  const configs = await list("mutatingwebhookconfigurations", {
-    selector: `${E2E_LABEL}=${E2E_LABEL_VALUE}`,
-  });
-  if (configs.length === 0) return;
-  const live = new Set((await list("namespaces")).map((n) => n.metadata.name));
-  for (const c of configs) {
-    const scope = (c.metadata.annotations?.[SCOPE_ANNOTATION] ?? "").split(",").filter((n) => n !== "");
-    if (scope.some((n) => live.has(n))) continue;
-    process.stderr.write(`# deleting stale MutatingWebhookConfiguration ${c.metadata.name}\n`);
-    await remove("mutatingwebhookconfiguration", c.metadata.name);
-  }
-}
+const diagnosed = <T>(fn: () => Promise<T>): Promise<T> =>
+  withStateOnFailure("spot exactness state", dumpState, fn);
 
 const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
 
@@ -618,7 +596,7 @@ function cleanUpOnSignal(): void {
 
 before(async () => {
   await requireRig();
-  await sweepStaleConfigs();
+  await sweepStaleWebhookConfigs(E2E_OWNER);
   ns = await createNamespace("spotx-e2e");
   waveNs = await createNamespace("spotx-wave");
   configName = `wave-spot-${ns}`;
@@ -688,8 +666,7 @@ before(async () => {
   hook.namespaceSelector = {
     matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [ns] }],
   };
-  config.metadata.labels = { ...config.metadata.labels, [E2E_LABEL]: E2E_LABEL_VALUE };
-  config.metadata.annotations = { [SCOPE_ANNOTATION]: `${ns},${waveNs}` };
+  markE2eWebhookConfig(config, E2E_OWNER, [ns, waveNs]);
   await kubectl(["create", "-f", "-"], JSON.stringify(config));
 
   // The apiserver picks the configuration up asynchronously: wait until a dry-run pod reaches us.

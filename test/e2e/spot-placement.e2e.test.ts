@@ -58,8 +58,10 @@ import {
   requireRig,
   sleep,
   waitFor,
-  withRigLogsOnFailure,
   type KubeObject,
+  markE2eWebhookConfig,
+  sweepStaleWebhookConfigs,
+  withStateOnFailure,
 } from "./harness.ts";
 
 const CAPACITY_TYPE = "karpenter.sh/capacity-type";
@@ -72,11 +74,8 @@ const PENDING_HOLD_MS = 15_000;
 const FIXTURES_DIR = new URL("../fixtures/admission/", import.meta.url);
 /** Captured fixtures are rewritten to this namespace (the one the unit tests use). */
 const FIXTURE_NAMESPACE = "shop";
-/** Marks this test's MutatingWebhookConfigurations, so a run that was killed is cleaned up by the next. */
-const E2E_LABEL = "wave.dev/e2e";
-const E2E_LABEL_VALUE = "spot-placement";
-/** The namespaces a configuration is scoped to (a stale one is deleted when they are all gone). */
-const SCOPE_ANNOTATION = "wave.dev/e2e-namespaces";
+/** Owner mark on this test's MutatingWebhookConfigurations (a killed run's are swept by the next). */
+const E2E_OWNER = "spot-placement";
 
 let ns = ""; // the workloads that run
 let capNs = ""; // capture-only workloads: a ResourceQuota of 0 pods rejects them after admission
@@ -275,35 +274,8 @@ async function dumpState(): Promise<string> {
   return out.join("\n");
 }
 
-/** withRigLogsOnFailure plus this test's pods, NodeClaims and events. */
-async function diagnosed<T>(fn: () => Promise<T>): Promise<T> {
-  return withRigLogsOnFailure(async () => {
-    try {
-      return await fn();
-    } catch (e) {
-      process.stderr.write(`\n----- spot placement state -----\n${await dumpState()}\n`);
-      throw e;
-    }
-  });
-}
-
-/**
- * Deletes configurations left by an earlier run of this file that was killed before its after
- * hook ran: those whose namespaces no longer exist (a concurrent run's namespaces still do).
- */
-async function sweepStaleConfigs(): Promise<void> {
-  const configs = await list("mutatingwebhookconfigurations", {
-    selector: `${E2E_LABEL}=${E2E_LABEL_VALUE}`,
-  });
-  if (configs.length === 0) return;
-  const live = new Set((await list("namespaces")).map((n) => n.metadata.name));
-  for (const c of configs) {
-    const scope = (c.metadata.annotations?.[SCOPE_ANNOTATION] ?? "").split(",").filter((n) => n !== "");
-    if (scope.some((n) => live.has(n))) continue;
-    process.stderr.write(`# deleting stale MutatingWebhookConfiguration ${c.metadata.name}\n`);
-    await remove("mutatingwebhookconfiguration", c.metadata.name);
-  }
-}
+const diagnosed = <T>(fn: () => Promise<T>): Promise<T> =>
+  withStateOnFailure("spot placement state", dumpState, fn);
 
 /**
  * The configuration must not outlive this process, even on Ctrl-C or a runner's SIGTERM (the after
@@ -325,7 +297,7 @@ function cleanUpOnSignal(): void {
 
 before(async () => {
   await requireRig();
-  await sweepStaleConfigs();
+  await sweepStaleWebhookConfigs(E2E_OWNER);
   ns = await createNamespace("spot-e2e");
   capNs = await createNamespace("spot-cap");
   waveNs = await createNamespace("spot-wave");
@@ -405,8 +377,7 @@ before(async () => {
   hook["namespaceSelector"] = {
     matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [ns, capNs] }],
   };
-  config.metadata.labels = { ...config.metadata.labels, [E2E_LABEL]: E2E_LABEL_VALUE };
-  config.metadata.annotations = { [SCOPE_ANNOTATION]: `${ns},${capNs}` };
+  markE2eWebhookConfig(config, E2E_OWNER, [ns, capNs]);
   await kube.create("MutatingWebhookConfiguration", config);
 
   // The apiserver picks the configuration up asynchronously: wait until a dry-run pod reaches us.
