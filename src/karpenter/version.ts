@@ -24,11 +24,18 @@ export function karpenterVersionOfPod(pod: Pod): string | undefined {
 
 /** The newest version among the cluster's Karpenter pods (mid-upgrade both may run). */
 export function karpenterVersion(pods: Iterable<Pod>): string | undefined {
-  let best: string | undefined;
+  const versions: string[] = [];
   for (const p of pods) {
     const v = karpenterVersionOfPod(p);
-    if (v && (!best || compareVersions(v, best) > 0)) best = v;
+    if (v) versions.push(v);
   }
+  return newestVersion(versions);
+}
+
+/** The highest of `versions` (numeric per dot-separated part: 1.10 > 1.9). */
+export function newestVersion(versions: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  for (const v of versions) if (!best || compareVersions(v, best) > 0) best = v;
   return best;
 }
 

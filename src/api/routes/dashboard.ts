@@ -18,8 +18,8 @@ import {
   type NodeSortKey,
   type ViewInput,
 } from "../../dashboard/views.ts";
+import { clusterKarpenterVersion } from "../../dashboard/karpenter-version.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
-import { karpenterVersion } from "../../karpenter/version.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import type { ApiPlugin } from "../app.ts";
@@ -124,18 +124,6 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const store = hub.store;
   const clock = deps.clock ?? realClock;
 
-  // Agents do not know Karpenter's version: core reads it off the controller pods, once per state
-  // version (a scan of every pod, and /clusters is read rarely).
-  const karpenterSeen = new Map<string, { version: number; value: string | undefined }>();
-  const karpenterOf = (c: ClusterEntry): string | undefined => {
-    let seen = karpenterSeen.get(c.id);
-    if (seen?.version !== c.state.version) {
-      seen = { version: c.state.version, value: karpenterVersion(c.state.pods()) };
-      karpenterSeen.set(c.id, seen);
-    }
-    return seen.value;
-  };
-
   const clusterDto = (c: ClusterEntry): ClusterDto => ({
     id: c.id,
     simulated: c.simulated,
@@ -144,7 +132,8 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
     connected: c.connected,
     lastSeen: c.lastSeen,
     kubernetesVersion: c.info?.kubernetesVersion || null,
-    karpenterVersion: c.info?.karpenterVersion || karpenterOf(c) || null,
+    // Agents do not know Karpenter's version: core reads it off the controller pods.
+    karpenterVersion: c.info?.karpenterVersion || clusterKarpenterVersion(c.state) || null,
     agentVersion: c.info?.agentVersion || null,
   });
 

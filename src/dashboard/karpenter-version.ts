@@ -1,0 +1,30 @@
+// A cluster's Karpenter version, kept current from the state's Pod changes: the /clusters route is
+// polled by every open dashboard, and scanning every pod per poll is what this avoids.
+import { karpenterVersionOfPod, newestVersion } from "../karpenter/version.ts";
+import type { Pod } from "../kube/objects.ts";
+import type { ClusterState } from "../state/cluster.ts";
+
+/** Per state: Karpenter controller pods (namespace/name) → the version each runs. */
+const trackers = new WeakMap<ClusterState, Map<string, string>>();
+
+export function clusterKarpenterVersion(state: ClusterState): string | undefined {
+  let pods = trackers.get(state);
+  if (!pods) {
+    const found = new Map<string, string>();
+    const note = (key: string, pod: Pod | undefined): void => {
+      const v = pod && karpenterVersionOfPod(pod);
+      if (v) found.set(key, v);
+      else found.delete(key);
+    };
+    state.subscribe(
+      (c) => {
+        if (c.kind === "Pod") note(c.key, c.type === "delete" ? undefined : c.object);
+      },
+      ["Pod"],
+    );
+    for (const p of state.pods()) note(`${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`, p);
+    trackers.set(state, found);
+    pods = found;
+  }
+  return newestVersion(pods.values());
+}
