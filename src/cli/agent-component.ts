@@ -10,10 +10,10 @@ import { LeaderElector } from "../warmup/leader.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cluster,
-  lifecycle,
   logger,
   required,
   serve,
+  startWith,
   tlsFiles,
   type ComponentOptions,
   type Running,
@@ -45,8 +45,7 @@ export async function startAgentComponent(
   const coreUrl = required(config.coreAddress, "the core address (WAVE_CORE_ADDRESS or --core-address)");
   const token = required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token)");
   const tls = config.agentTlsDir === undefined ? undefined : tlsFiles(config.agentTlsDir, "agent TLS");
-  const life = lifecycle(log);
-  try {
+  return startWith(log, async (life) => {
     const { kube, kubernetesVersion } = await cluster(config, env, log, opts);
     const registry = new TermRegistry();
     const leaderGauge = registry.gauge({
@@ -115,10 +114,7 @@ export async function startAgentComponent(
       failed: life.failed,
       stop: life.stop,
     };
-  } catch (err) {
-    await life.stop();
-    throw err;
-  }
+  });
 }
 
 export async function agentCommand(ctx: CommandContext): Promise<number> {

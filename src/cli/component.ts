@@ -30,14 +30,16 @@ export interface Running {
 
 export type Closer = () => Promise<void> | void;
 
-/** Shutdown in reverse order of start, each step bounded so SIGTERM always ends the process. */
-export function lifecycle(log: Logger): {
+export interface Lifecycle {
   ac: AbortController;
   closers: Closer[];
   fail: (err: unknown) => void;
   failed: Promise<Error>;
   stop: () => Promise<void>;
-} {
+}
+
+/** Shutdown in reverse order of start, each step bounded so SIGTERM always ends the process. */
+export function lifecycle(log: Logger): Lifecycle {
   const ac = new AbortController();
   const closers: Closer[] = [];
   let fail: (err: unknown) => void = () => undefined;
@@ -55,6 +57,20 @@ export function lifecycle(log: Logger): {
     }
   };
   return { ac, closers, fail, failed, stop };
+}
+
+/**
+ * Starts a component with a fresh lifecycle: whatever `start` registered is stopped again if it
+ * throws, so a half-started process leaves no server or timer behind.
+ */
+export async function startWith<T>(log: Logger, start: (life: Lifecycle) => Promise<T>): Promise<T> {
+  const life = lifecycle(log);
+  try {
+    return await start(life);
+  } catch (err) {
+    await life.stop();
+    throw err;
+  }
 }
 
 export function required<T>(value: T | undefined, what: string): T {

@@ -17,10 +17,10 @@ import { runController } from "../warmup/run.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cluster,
-  lifecycle,
   logger,
   required,
   serve,
+  startWith,
   tlsFiles,
   type ComponentOptions,
   type Running,
@@ -56,8 +56,7 @@ export async function startCoreComponent(
     required(config.grpcTlsDir, "the gRPC TLS directory (WAVE_GRPC_TLS_DIR or --grpc-tls-dir)"),
     "core gRPC TLS",
   );
-  const life = lifecycle(log);
-  try {
+  return startWith(log, async (life) => {
     if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true });
     const metrics = new Registry();
     const pricing = createPricing({ clock, log });
@@ -164,10 +163,7 @@ export async function startCoreComponent(
       failed: life.failed,
       stop: life.stop,
     };
-  } catch (err) {
-    await life.stop();
-    throw err;
-  }
+  });
 }
 
 export async function coreCommand(ctx: CommandContext): Promise<number> {

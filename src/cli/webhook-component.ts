@@ -8,10 +8,10 @@ import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cluster,
-  lifecycle,
   logger,
   required,
   serve,
+  startWith,
   tlsFiles,
   type ComponentOptions,
   type Running,
@@ -40,8 +40,7 @@ export async function startWebhookComponent(
     required(config.webhookTlsDir, "the webhook TLS directory (WAVE_WEBHOOK_TLS_DIR or --webhook-tls-dir)"),
     "webhook TLS",
   );
-  const life = lifecycle(log);
-  try {
+  return startWith(log, async (life) => {
     const { kube } = await cluster(config, env, log, opts);
     const policies = PullPolicySource.fromUrl(url, {
       clock,
@@ -66,10 +65,7 @@ export async function startWebhookComponent(
     life.closers.push(() => server.close());
     log.info("wave webhook started", { port: server.port });
     return { port: server.port, policies, failed: life.failed, stop: life.stop };
-  } catch (err) {
-    await life.stop();
-    throw err;
-  }
+  });
 }
 
 export async function webhookCommand(ctx: CommandContext): Promise<number> {
