@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { trim } from "../../src/agent/trim.ts";
-import type { WireObject } from "../../src/agent/wire.ts";
+import type { WireObject } from "../../src/wire/wire.ts";
 import { build } from "../../src/api/app.ts";
 import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
 import { ClusterHub } from "../../src/core/hub/hub.ts";
@@ -42,7 +42,7 @@ async function figures(): Promise<Record<string, unknown>> {
   while (clock.now() < T0 + RUN_MS) {
     await drive(clock.now());
     await sim.tick(1000);
-    clock.advance(1000);
+    await clock.advance(1000);
   }
   const snapshot: WireObject[] = [];
   for (const kind of KINDS)
