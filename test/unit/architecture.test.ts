@@ -36,7 +36,10 @@ export function areaOf(file: string): string | undefined {
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g;
 
 /** Every cross-area relative import of the non-test TypeScript under `roots`. */
-export function crossImports(root: string, roots: string[]): { from: string; to: string; file: string; target: string }[] {
+export function crossImports(
+  root: string,
+  roots: string[],
+): { from: string; to: string; file: string; target: string }[] {
   const out: { from: string; to: string; file: string; target: string }[] = [];
   const walk = (dir: string): void => {
     for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
@@ -115,7 +118,15 @@ describe("architecture: import directions", () => {
     // The check itself must be able to fail: a synthetic graph with the old core → agent lean.
     const r = layerRules("## Layers\n| `agent` | `wire` |\n| `core/ingest` | `wire` |\n| `wire` | — |\n");
     assert.equal(r.get("core/ingest")?.has("agent"), false);
-    assert.deepEqual(findCycle(new Map([["a", new Set(["b"])], ["b", new Set(["a"])]])), ["a", "b", "a"]);
+    assert.deepEqual(
+      findCycle(
+        new Map([
+          ["a", new Set(["b"])],
+          ["b", new Set(["a"])],
+        ]),
+      ),
+      ["a", "b", "a"],
+    );
     assert.equal(areaOf("src/core/ingest/core.ts"), "core/ingest");
     assert.equal(areaOf("src/agent/agent.ts"), "agent");
   });
