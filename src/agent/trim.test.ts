@@ -39,6 +39,25 @@ describe("trim", () => {
     assert.equal((p.spec.containers[0]?.command ?? []).length, 2);
   });
 
+  it("keeps the marks warmup keeps its state in, so warmup and warm nodes read right from the state", () => {
+    const n = node(3).object as Node;
+    n.metadata.annotations = {
+      "karpenter.sh/do-not-disrupt": "true",
+      "wave.sh/do-not-disrupt-owner": "warmup",
+      "wave.sh/do-not-disrupt-namespace": "wave",
+      "wave.sh/created-at": "2026-03-02T12:00:00Z",
+      "wave.sh/deadline": "2026-03-02T12:10:00Z",
+      "wave.sh/prepulled": "abc,def",
+      "kubectl.kubernetes.io/last-applied-configuration": "{}",
+    };
+    const kept = { ...n.metadata.annotations };
+    delete kept["kubectl.kubernetes.io/last-applied-configuration"];
+    assert.deepEqual(trimNode(n).metadata.annotations, kept);
+    const p = pod(4, 1).object as Pod;
+    p.metadata.annotations = { "kubernetes.io/config.mirror": "x", "wave.sh/sim-rollout": "3" };
+    assert.deepEqual(trimPod(p).metadata.annotations, { "kubernetes.io/config.mirror": "x" });
+  });
+
   it("keeps what a pod's requests are computed from: sidecars and pod-level resources", () => {
     const p = pod(1, 3).object as Pod;
     p.spec.initContainers = [

@@ -12,11 +12,27 @@ import type {
   Toleration,
 } from "../objects/kube.ts";
 import { K } from "../objects/karpenter.ts";
+import { MIRROR_POD_ANNOTATION, W } from "../objects/wave.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { WireObject } from "../wire/wire.ts";
 
-/** Annotations Wave acts on; every other annotation (often large) is dropped. */
-const KEPT_ANNOTATIONS = new Set<string>([K.doNotDisrupt]);
+/**
+ * Annotations Wave acts on; every other annotation (often large) is dropped. Beside Karpenter's
+ * do-not-disrupt: the marks the warmup controller keeps its state in (on warm Nodes and their
+ * NodeClaims, the NodePool's cooldown) — warmup and the dashboard's warm nodes read them from the
+ * state — and the kubelet's static-pod mark (a mirror pod is never a warmup hit).
+ */
+const KEPT_ANNOTATIONS = new Set<string>([
+  K.doNotDisrupt,
+  W.doNotDisruptOwner,
+  W.doNotDisruptNamespace,
+  W.createdAt,
+  W.deadline,
+  W.lastWarmupAt,
+  W.lastWarmupNamespace,
+  W.prepulled,
+  MIRROR_POD_ANNOTATION,
+]);
 
 const KEPT_POD_CONDITIONS = new Set(["PodScheduled", "Ready"]);
 const KEPT_NODE_CONDITIONS = new Set(["Ready"]);

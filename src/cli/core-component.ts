@@ -71,7 +71,7 @@ export async function startCoreComponent(
     );
     life.closers.push(() => store.close());
     const hub = new ClusterHub(store, clock);
-    hub.ensure(config.clusterId);
+    const own = hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
     const ingestServer = await startIngestServer({
       core: ingest,
@@ -104,6 +104,8 @@ export async function startCoreComponent(
     // Warmup runs only on the holder of the Lease, so several core replicas never race.
     const warmup = await createWarmup({
       kube,
+      // The state core keeps from this cluster's agent stream: warmup lists nothing itself.
+      view: own.state,
       store,
       prices,
       clock,
@@ -131,7 +133,7 @@ export async function startCoreComponent(
         POLICY_RELOAD_MS,
       );
       try {
-        await runController(warmup.controller, { clock, signal: leading, log });
+        await runController(warmup.controller, { clock, signal: leading, log, triggers: warmup.triggers });
       } finally {
         clearInterval(reload);
       }

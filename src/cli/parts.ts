@@ -24,7 +24,8 @@ import { WarmupController } from "../warmup/controller.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
 import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
-import { kubeWarmupView } from "../warmup/view.ts";
+import { warmupTriggers } from "../warmup/triggers.ts";
+import type { WarmupView } from "../warmup/view.ts";
 
 export { connectCluster, userError } from "./connect.ts";
 
@@ -96,6 +97,8 @@ export async function startHistory(o: {
 
 export interface Warmup {
   controller: WarmupController;
+  /** For runController: the state changes that reconcile a pool before its requeue time. */
+  triggers: (poke: (pool: string) => void) => () => void;
   /** Re-reads the warmup policies from the store. */
   reloadPolicies(): Promise<void>;
   /**
@@ -108,11 +111,13 @@ export interface Warmup {
 }
 
 /**
- * The warmup controller over a cluster, with its policies from the store. Not started; its
+ * The warmup controller over a cluster's state, with its policies from the store. Not started; its
  * events are written to the store until `signal` aborts.
  */
 export async function createWarmup(o: {
   kube: KubeClient;
+  /** The cluster state the controller reads (informer-fed); only Wave's own pods are read from `kube`. */
+  view: WarmupView;
   store: Store;
   prices: PriceProvider;
   clock: Clock;
@@ -146,7 +151,7 @@ export async function createWarmup(o: {
   const writing = stats.run(o.signal);
   const controller = new WarmupController({
     client: o.kube,
-    view: kubeWarmupView(o.kube),
+    view: o.view,
     clock: o.clock,
     namespace: o.namespace,
     policyOf: (pool) => policies.get(pool) ?? DEFAULT_POLICY,
@@ -168,7 +173,7 @@ export async function createWarmup(o: {
     // The controller may finish its last pass after the writer's loop ended: write that too.
     await stats.drain();
   };
-  return { controller, reloadPolicies, totals, stop };
+  return { controller, triggers: warmupTriggers(o.view), reloadPolicies, totals, stop };
 }
 
 /** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */

@@ -274,6 +274,8 @@ export async function startWave(
     // ---- warmup controller ----
     const warmup = await createWarmup({
       kube,
+      // The state core keeps from this cluster's agent stream: warmup lists nothing itself.
+      view: entry.state,
       store,
       prices,
       clock,
@@ -285,9 +287,12 @@ export async function startWave(
     closers.push(() => warmup.stop());
     if (simulated)
       await kube.create("Namespace", { metadata: { name: config.namespace } }).catch(() => undefined);
-    void runController(warmup.controller, { clock, signal: ac.signal, log }).catch((err: unknown) =>
-      log.error("warmup controller stopped", { err }),
-    );
+    void runController(warmup.controller, {
+      clock,
+      signal: ac.signal,
+      log,
+      triggers: warmup.triggers,
+    }).catch((err: unknown) => log.error("warmup controller stopped", { err }));
 
     // ---- API + web UI ----
     const tokens = {

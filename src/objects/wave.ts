@@ -33,7 +33,12 @@ export const W = {
   /** Beside it: the namespace of the Wave instance that wrote it (`wave cleanup` removes only its own). */
   lastWarmupNamespace: "wave.sh/last-warmup-namespace",
   priorityClassName: "wave-warmup",
+  /** On a warm Node: hashes of the images whose pre-pull finished (pulled or given up). */
+  prepulled: "wave.sh/prepulled",
 } as const;
+
+/** The kubelet's mark on a static pod's mirror in the apiserver. */
+export const MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
 
 export const isWarmupPod = (p: { metadata: { labels?: Record<string, string> } }): boolean =>
   p.metadata.labels?.[W.warmupLabel] === "true";

@@ -12,7 +12,7 @@ import { seeded } from "../shared/random.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { isWavePod } from "../objects/wave.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "../warmup/policy.ts";
-import { kubeWarmupView } from "../warmup/view.ts";
+import { mirrorMemoryKube } from "../state/follow.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
 import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
@@ -114,6 +114,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const clock = new FakeClock(opts.startMs ?? Date.UTC(2026, 0, 5, 8));
   const random = seeded(opts.seed ?? 7);
   const kube = new MemoryKube({ clock, random, historyLimit: 2000 });
+  // The state warmup reads, kept in step with the simulated apiserver like informers would.
+  const { state } = await mirrorMemoryKube(kube);
   const offerings = offeringsFor(opts.catalog ?? "aws");
   const price = new Map(offerings.map((o) => [`${o.type.name}|${o.capacityType}|${o.zone}`, o.usdPerHour]));
   await kube.create("Namespace", { metadata: { name: WAVE_NAMESPACE } });
@@ -146,7 +148,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     warmupPolicies.length > 0
       ? new WarmupController({
           client: kube,
-          view: kubeWarmupView(kube),
+          view: state,
           clock,
           namespace: WAVE_NAMESPACE,
           policyOf: (pool) => ({ ...(opts.policy.warmup[pool] ?? DEFAULT_POLICY), prePull: false }),

@@ -9,7 +9,6 @@ import { DEFAULT_POLICY, type WarmupPolicy } from "./policy.ts";
 import type { WarmupEvent } from "./stats.ts";
 import { TestKube } from "./testing/kube.ts";
 import { iso, node, nodeClaim, nodePool, pod, T0 } from "./testing/fixtures.ts";
-import { kubeWarmupView } from "./view.ts";
 
 const NS = "wave";
 
@@ -21,7 +20,7 @@ async function setup(policy: Partial<WarmupPolicy> = {}) {
   const controller = (): WarmupController =>
     new WarmupController({
       client: kube,
-      view: kubeWarmupView(kube),
+      view: kube.state,
       clock,
       namespace: NS,
       policyOf: () => pol,
@@ -216,7 +215,7 @@ describe("WarmupController", () => {
     // warmup pod — yet it is not its node to release.
     const other = new WarmupController({
       client: kube,
-      view: kubeWarmupView(kube),
+      view: kube.state,
       clock,
       namespace: "wave-other",
       policyOf: () => DEFAULT_POLICY,

@@ -19,20 +19,25 @@ import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
 import { K, type NodeClaim, type NodePool } from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { detect, isNodeReady, podsByNodeName } from "./fit/detect.ts";
+import { detect, isNodeReady } from "./fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "./fit/limits.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isActivePod, isDaemonSetPod, nodeRoom } from "../karpenter/room.ts";
-import { isPrepullPod, isWarmupPod, isWavePod, parseTime, W } from "../objects/wave.ts";
+import {
+  isPrepullPod,
+  isWarmupPod,
+  isWavePod,
+  MIRROR_POD_ANNOTATION,
+  parseTime,
+  W,
+} from "../objects/wave.ts";
 import { imageHash, prepullPod, warmupPod, warmupPriorityClass } from "./manifests.ts";
 import type { WarmupPolicy } from "./policy.ts";
 import { planPulls, pullOutcome, workloadImages } from "./prepull.ts";
 import type { MissReason, WarmupEvent } from "./stats.ts";
 import type { WarmupView } from "./view.ts";
 
-/** Node annotation: hashes of images whose pre-pull finished (pulled or given up) on this node. */
-const PREPULLED = "wave.sh/prepulled";
-const MIRROR = "kubernetes.io/config.mirror";
+const PREPULLED = W.prepulled;
 
 export interface ReconcileResult {
   requeueAfter: number;
@@ -54,12 +59,15 @@ export interface WarmupControllerOptions {
   activeRequeueMs?: number;
 }
 
+/** Pending pods are bound to no node: poolOfPod never looks one up for them. */
+const NO_NODES: ReadonlyMap<string, Node> = new Map();
+
 type End = { kind: "hit" } | { kind: "miss"; reason: MissReason };
 
 /** A pod that is not Wave's, not a DaemonSet's, not a static pod, created at or after `since`. */
 function isRealPodSince(p: Pod, since: number): boolean {
   if (!isActivePod(p) || isWavePod(p) || isDaemonSetPod(p)) return false;
-  if (p.metadata.annotations?.[MIRROR] !== undefined) return false;
+  if (p.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) return false;
   const created = parseTime(p.metadata.creationTimestamp);
   // creationTimestamp has whole-second precision: compare at that granularity.
   return created !== undefined && created >= Math.floor(since / 1000) * 1000;
@@ -103,15 +111,16 @@ export class WarmupController {
 
   async reconcileAll(): Promise<Map<string, ReconcileResult>> {
     const { client, view, namespace } = this.#o;
-    const [pools, nodes, claims] = await Promise.all([view.nodePools(), view.nodes(), view.nodeClaims()]);
     const own = (await client.list("Pod", { namespace })).items.filter(isWavePod);
-    const names = new Set<string>(pools.map((p) => p.metadata.name ?? ""));
+    const names = new Set<string>(view.nodePools().map((p) => p.metadata.name ?? ""));
     for (const p of own) {
       const pool = p.metadata.labels?.[W.poolLabel];
       if (pool === undefined || pool === "") await this.#deletePod(p);
       else names.add(pool);
     }
-    for (const o of [...nodes, ...claims]) {
+    // Wave's marks on the nodes and claims of pools that may be gone: a pass over the state,
+    // once per full resync (not per pool).
+    for (const o of [...view.nodes(), ...view.nodeClaims()]) {
       const pool = o.metadata.labels?.[K.nodePoolLabel];
       if (this.#mine(o) && pool !== undefined) names.add(pool);
     }
@@ -123,22 +132,28 @@ export class WarmupController {
   async reconcile(pool: string): Promise<ReconcileResult> {
     const { client, view, clock, namespace, log } = this.#o;
     const now = clock.now();
-    const [pools, nodes, claims, pods] = await Promise.all([
-      view.nodePools(),
-      view.nodes(),
-      view.nodeClaims(),
-      view.pods(),
-    ]);
-    const poolObj = pools.find((p) => p.metadata.name === pool);
+    // From the state: the pool, its nodes and claims, the pods on those nodes and the pending
+    // pods — each an index lookup, never a list of the cluster.
+    const poolObj = view.nodePool(pool);
     const policy = poolObj === undefined ? undefined : this.#o.policyOf(pool);
     // Wave's own pods come from a consistent read, never a possibly stale cache: acting on a
     // stale list could create a second warmup.
     const own = (
       await client.list("Pod", { namespace, labelSelector: `${W.poolLabel}=${pool}` })
     ).items.filter((p) => isWavePod(p) && p.metadata.deletionTimestamp === undefined);
-    const nodesByName = new Map(nodes.map((n) => [n.metadata.name ?? "", n]));
-    const podsOnNode = podsByNodeName(pods);
-    const claimOf = (node: string): NodeClaim | undefined => claims.find((c) => c.status?.nodeName === node);
+    const poolNodes = view.nodesInPool(pool);
+    const nodeOf = (name: string | undefined): Node | undefined =>
+      name === undefined || name === "" ? undefined : view.node(name);
+    const onNode = new Map<string, readonly Pod[]>();
+    const podsOn = (name: string): readonly Pod[] => {
+      let pods = onNode.get(name);
+      if (pods === undefined) {
+        pods = view.podsOnNode(name, { includeTerminal: true });
+        onNode.set(name, pods);
+      }
+      return pods;
+    };
+    const claimOf = (node: string): NodeClaim | undefined => view.nodeClaimForNode(node);
     const wake: number[] = [];
     let active = false;
 
@@ -149,16 +164,13 @@ export class WarmupController {
       const created = parseTime(wp.metadata.annotations?.[W.createdAt]);
       const deadline = parseTime(wp.metadata.annotations?.[W.deadline]);
       const nodeName = wp.spec.nodeName;
-      const node = nodeName === undefined ? undefined : nodesByName.get(nodeName);
+      const node = nodeOf(nodeName);
       let end: End | undefined;
       if (poolObj === undefined) end = { kind: "miss", reason: "pool-deleted" };
       else if (policy?.enabled !== true) end = { kind: "miss", reason: "disabled" };
       else if (created === undefined || deadline === undefined) end = { kind: "miss", reason: "invalid" };
       else if (nodeName !== undefined && node === undefined) end = { kind: "miss", reason: "node-gone" };
-      else if (
-        node !== undefined &&
-        (podsOnNode.get(nodeName ?? "") ?? []).some((p) => isRealPodSince(p, created))
-      ) {
+      else if (node !== undefined && podsOn(nodeName ?? "").some((p) => isRealPodSince(p, created))) {
         end = { kind: "hit" };
       } else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
       if (end !== undefined) {
@@ -178,7 +190,7 @@ export class WarmupController {
     // 2. Protect live warm nodes and pre-pull onto them.
     const liveNodes = new Map<string, { node: Node; deadline: number; created: number }>();
     for (const wp of live) {
-      const node = nodesByName.get(wp.spec.nodeName ?? "");
+      const node = nodeOf(wp.spec.nodeName);
       if (node === undefined) continue;
       const name = node.metadata.name ?? "";
       const deadline = parseTime(wp.metadata.annotations?.[W.deadline]) ?? now;
@@ -192,7 +204,7 @@ export class WarmupController {
       });
     }
     const pulls = own.filter(isPrepullPod);
-    const workload = poolObj === undefined ? [] : this.#workload(pool, pods, pools, nodesByName);
+    const workload = poolObj === undefined ? [] : this.#workload(pool, poolNodes, podsOn);
     for (const [name, w] of liveNodes) {
       await this.#protect("Node", w.node, w.deadline, w.created);
       const claim = claimOf(name);
@@ -202,7 +214,7 @@ export class WarmupController {
           pool,
           w.node,
           pulls.filter((p) => p.spec.nodeName === name),
-          podsOnNode.get(name) ?? [],
+          podsOn(name),
           workload,
           policy,
           now,
@@ -219,23 +231,23 @@ export class WarmupController {
 
     // 4. Wave-owned protection without a live warmup: a crash between deleting a warmup pod and
     //    releasing its node, or a warmup pod preempted by a real pod. Resolve it now.
-    for (const node of nodes) {
+    for (const node of poolNodes) {
       const name = node.metadata.name ?? "";
-      if (!this.#mine(node) || node.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
+      if (!this.#mine(node)) continue;
       if (liveNodes.has(name) || ended.has(name)) continue;
       const since = parseTime(node.metadata.annotations?.[W.createdAt]) ?? 0;
-      const hit = (podsOnNode.get(name) ?? []).some((p) => isRealPodSince(p, since));
+      const hit = podsOn(name).some((p) => isRealPodSince(p, since));
       const deadline = parseTime(node.metadata.annotations?.[W.deadline]) ?? 0;
       const end: End = hit ? { kind: "hit" } : { kind: "miss", reason: now >= deadline ? "ttl" : "lost" };
       log.info("released orphaned warm node", { pool, node: name, outcome: end.kind });
       await this.#release(pool, node, claimOf(name), end, now, false);
     }
-    for (const claim of claims) {
+    for (const claim of view.nodeClaimsInPool(pool)) {
       const nodeName = claim.status?.nodeName ?? "";
-      if (!this.#mine(claim) || claim.metadata.labels?.[K.nodePoolLabel] !== pool) continue;
+      if (!this.#mine(claim)) continue;
       if (liveNodes.has(nodeName) || ended.has(nodeName)) continue;
       // Released with its node above, unless a crash left the node released and the claim not.
-      const n = nodesByName.get(nodeName);
+      const n = nodeOf(nodeName);
       if (n !== undefined && this.#mine(n) && n.metadata.labels?.[K.nodePoolLabel] === pool) continue;
       await this.#unprotect("NodeClaim", claim);
     }
@@ -243,16 +255,19 @@ export class WarmupController {
     // 5. Detection and admission of a new warmup.
     let retryAfter: number | undefined;
     if (poolObj !== undefined && policy?.enabled === true) {
-      const poolNodes = nodes.filter((n) => n.metadata.labels?.[K.nodePoolLabel] === pool);
+      // Warmup pods as they are now (the consistent list, minus those ended above), not as
+      // the possibly stale state has them.
+      const podsByNode = new Map<string, Pod[]>();
+      for (const n of poolNodes) {
+        const name = n.metadata.name ?? "";
+        podsByNode.set(
+          name,
+          podsOn(name).filter((p) => !isWarmupPod(p)),
+        );
+      }
+      for (const wp of live) podsByNode.get(wp.spec.nodeName ?? "")?.push(wp);
       const detection = detect(
-        // Warmup pods as they are now (the consistent list, minus those ended above), not as
-        // the possibly stale view has them.
-        {
-          pool: poolObj,
-          nodes: poolNodes,
-          podsByNode: podsByNodeName([...pods.filter((p) => !isWarmupPod(p)), ...live]),
-          workload,
-        },
+        { pool: poolObj, nodes: poolNodes, podsByNode, workload },
         live.length,
         policy.maxWarmNodes,
       );
@@ -302,17 +317,22 @@ export class WarmupController {
     return { requeueAfter: Math.max(1000, requeue) };
   }
 
-  /** Pods tied to the pool that count as its workload (not Wave's, not DaemonSets', not done). */
-  #workload(
-    pool: string,
-    pods: readonly Pod[],
-    pools: readonly NodePool[],
-    nodesByName: ReadonlyMap<string, Node>,
-  ): Pod[] {
-    return pods.filter(
-      (p) =>
-        isActivePod(p) && !isWavePod(p) && !isDaemonSetPod(p) && poolOfPod(p, pools, nodesByName) === pool,
-    );
+  /**
+   * Pods tied to the pool that count as its workload (not Wave's, not DaemonSets', not done):
+   * those bound to its nodes, and the pending pods it would host (poolOfPod), in apiserver list
+   * order (namespace/name) so ties resolve as they always did.
+   */
+  #workload(pool: string, poolNodes: readonly Node[], podsOn: (node: string) => readonly Pod[]): Pod[] {
+    const counts = (p: Pod): boolean => isActivePod(p) && !isWavePod(p) && !isDaemonSetPod(p);
+    const out: Pod[] = [];
+    for (const n of poolNodes) for (const p of podsOn(n.metadata.name ?? "")) if (counts(p)) out.push(p);
+    const pools = this.#o.view.nodePools();
+    for (const p of this.#o.view.pendingPods())
+      if (counts(p) && poolOfPod(p, pools, NO_NODES) === pool) out.push(p);
+    return out
+      .map((p) => ({ p, key: `${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}` }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map((x) => x.p);
   }
 
   async #createWarmup(
@@ -399,7 +419,11 @@ export class WarmupController {
       node,
       podsOnNode.filter((p) => !finished.some((f) => f.metadata.name === p.metadata.name)),
     ).podSlots;
-    const plan = planPulls(images, node, running, slots);
+    // The node's image list is not in the state (informers drop it: it is most of a Node's
+    // size): read this warm node itself, and only when there is something to plan.
+    const current = images.length === 0 ? node : await this.#fresh("Node", node);
+    if (current === undefined) return { active: false, wake };
+    const plan = planPulls(images, current, running, slots);
     if (plan.pull.length > 0) {
       log.info("pre-pulling images", { pool, node: name, images: plan.pull, deferred: plan.deferred.length });
       // All at once: the kubelet pulls them in parallel when serializeImagePulls is false.
@@ -521,6 +545,16 @@ export class WarmupController {
     if (claim !== undefined) await this.#unprotect("NodeClaim", claim);
     // Reported once: after the protection is gone, the orphan pass no longer sees this node.
     if (always || released) this.#emit(end, pool, now, name);
+  }
+
+  /** A consistent read of one object; undefined once it is gone. */
+  async #fresh<T extends Node | NodeClaim>(kind: "Node" | "NodeClaim", obj: T): Promise<T | undefined> {
+    try {
+      return (await this.#o.client.get(kind, obj.metadata.name ?? "")) as T;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   #mine(o: { metadata: { annotations?: Record<string, string> } }): boolean {

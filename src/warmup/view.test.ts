@@ -1,38 +1,56 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ClusterState } from "../state/cluster.ts";
 import { FakeClock } from "../shared/clock.ts";
-import { kubeWarmupView, stateWarmupView } from "./view.ts";
+import { scopedView } from "./view.ts";
 import { TestKube } from "./testing/kube.ts";
-import { node, nodePool, pod } from "./testing/fixtures.ts";
+import { node, nodeClaim, nodePool, pod } from "./testing/fixtures.ts";
 
-describe("warmup views", () => {
-  it("reads every page from a KubeClient", async () => {
+describe("warmup view", () => {
+  it("is the cluster state, in step with the apiserver's writes", async () => {
     const kube = new TestKube(new FakeClock());
-    for (let i = 0; i < 3; i++) await kube.create("Node", node(`n${i}`, "p"));
-    const view = kubeWarmupView(kube);
-    assert.deepEqual((await view.nodes()).map((n) => n.metadata.name).sort(), ["n0", "n1", "n2"]);
-    assert.deepEqual(await view.nodePools(), []);
+    await kube.create("NodePool", nodePool("p"));
+    await kube.create("Node", node("n1", "p"));
+    await kube.create("Pod", pod("a", { node: "n1", cpu: "1" }));
+    await kube.create("Pod", pod("b", { cpu: "1" }));
+    const view = kube.state;
+    assert.deepEqual(
+      view.nodesInPool("p").map((n) => n.metadata.name),
+      ["n1"],
+    );
+    assert.deepEqual(
+      view.podsOnNode("n1").map((p) => p.metadata.name),
+      ["a"],
+    );
+    assert.deepEqual(
+      view.pendingPods().map((p) => p.metadata.name),
+      ["b"],
+    );
+    await kube.delete("Node", "n1");
+    assert.deepEqual(view.nodesInPool("p"), []);
   });
 
-  it("adapts core's cluster state structurally", async () => {
-    const state = new ClusterState();
-    state.apply("NodePool", "add", nodePool("p"));
-    state.apply("Node", "add", node("n1", "p"));
-    state.apply("Pod", "add", pod("a", { node: "n1", cpu: "1" }));
-    const view = stateWarmupView(state);
+  it("scoped to one pool shows nothing of the others", async () => {
+    const kube = new TestKube(new FakeClock());
+    for (const p of ["mine", "theirs"]) {
+      await kube.create("NodePool", nodePool(p));
+      await kube.create("Node", node(`n-${p}`, p));
+      await kube.create("NodeClaim", nodeClaim(`c-${p}`, p, `n-${p}`));
+    }
+    const view = scopedView(kube.state, "mine");
     assert.deepEqual(
-      (await view.nodePools()).map((x) => x.metadata.name),
-      ["p"],
+      view.nodePools().map((p) => p.metadata.name),
+      ["mine"],
     );
     assert.deepEqual(
-      (await view.nodes()).map((x) => x.metadata.name),
-      ["n1"],
+      view.nodes().map((n) => n.metadata.name),
+      ["n-mine"],
     );
     assert.deepEqual(
-      (await view.pods()).map((x) => x.spec.nodeName),
-      ["n1"],
+      view.nodeClaims().map((c) => c.metadata.name),
+      ["c-mine"],
     );
-    assert.deepEqual(await view.nodeClaims(), []);
+    assert.equal(view.node("n-theirs"), undefined);
+    assert.equal(view.nodePool("theirs"), undefined);
+    assert.deepEqual(view.nodesInPool("theirs"), []);
   });
 });

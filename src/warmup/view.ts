@@ -1,61 +1,44 @@
-// What the warmup controller reads about the cluster. Core adapts its shared cluster state
-// (src/state) to this; `kubeWarmupView` reads straight from any KubeClient for standalone runs,
-// the rig and tests. Writes never go through here — only through KubeClient.
-import type { Node, Pod } from "../objects/kube.ts";
-import type { KubeClient } from "../kube/port.ts";
-import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
+// What the warmup controller reads about the cluster: the in-memory cluster state (src/state),
+// kept by informers in the process the controller runs in — Karpenter's shape, informers → state
+// → controllers. Every read is an index lookup, so a reconcile costs the size of its pool, not of
+// the cluster, and never lists from the apiserver. Writes never go through here, and neither do
+// Wave's own pods: the controller reads those consistently from the apiserver.
+import { K } from "../objects/karpenter.ts";
+import type { ClusterState } from "../state/cluster.ts";
 
-export interface WarmupView {
-  nodePools(): Promise<readonly NodePool[]>;
-  nodes(): Promise<readonly Node[]>;
-  nodeClaims(): Promise<readonly NodeClaim[]>;
-  /** Every pod in the cluster: pending pods tie workload to pools before they have a node. */
-  pods(): Promise<readonly Pod[]>;
-}
+export type WarmupView = Pick<
+  ClusterState,
+  | "nodePools"
+  | "nodePool"
+  | "node"
+  | "nodes"
+  | "nodeClaims"
+  | "nodesInPool"
+  | "nodeClaimsInPool"
+  | "nodeClaimForNode"
+  | "podsOnNode"
+  | "pendingPods"
+  | "subscribe"
+>;
 
-/** A view that lists from the apiserver on every call (fine for one reconcile per pool). */
-export function kubeWarmupView(client: KubeClient): WarmupView {
-  const all = async <T>(
-    list: (cont?: string) => Promise<{ items: T[]; continue?: string }>,
-  ): Promise<T[]> => {
-    const out: T[] = [];
-    let cont: string | undefined;
-    do {
-      const page = await list(cont);
-      out.push(...page.items);
-      cont = page.continue;
-    } while (cont !== undefined && cont !== "");
-    return out;
-  };
+/** Only `pool`: a controller that shares its cluster with other tenants' pools (the rig's e2e). */
+export function scopedView(view: WarmupView, pool: string): WarmupView {
+  const mine = (o: { metadata: { labels?: Record<string, string> } }): boolean =>
+    o.metadata.labels?.[K.nodePoolLabel] === pool;
   return {
-    nodePools: () =>
-      all((c) => client.list("NodePool", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
-    nodes: () =>
-      all((c) => client.list("Node", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
-    nodeClaims: () =>
-      all((c) => client.list("NodeClaim", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
-    pods: () =>
-      all((c) => client.list("Pod", c === undefined ? { limit: 500 } : { limit: 500, continue: c })),
-  };
-}
-
-/** The synchronous reads src/state's ClusterState offers (matched structurally). */
-export interface ClusterReads {
-  nodePools(): readonly NodePool[];
-  nodes(): readonly Node[];
-  nodeClaims(): readonly NodeClaim[];
-  pods(): readonly Pod[];
-}
-
-/**
- * A view over core's in-memory cluster state (informer-fed, so possibly a little behind; the
- * controller re-reads its own pods from the apiserver and patches with resourceVersions).
- */
-export function stateWarmupView(state: ClusterReads): WarmupView {
-  return {
-    nodePools: () => Promise.resolve(state.nodePools()),
-    nodes: () => Promise.resolve(state.nodes()),
-    nodeClaims: () => Promise.resolve(state.nodeClaims()),
-    pods: () => Promise.resolve(state.pods()),
+    nodePools: () => view.nodePools().filter((p) => p.metadata.name === pool),
+    nodePool: (name) => (name === pool ? view.nodePool(name) : undefined),
+    node: (name) => {
+      const n = view.node(name);
+      return n !== undefined && mine(n) ? n : undefined;
+    },
+    nodes: () => view.nodesInPool(pool),
+    nodeClaims: () => view.nodeClaimsInPool(pool),
+    nodesInPool: (p) => (p === pool ? view.nodesInPool(p) : []),
+    nodeClaimsInPool: (p) => (p === pool ? view.nodeClaimsInPool(p) : []),
+    nodeClaimForNode: (name) => view.nodeClaimForNode(name),
+    podsOnNode: (name, opts) => view.podsOnNode(name, opts),
+    pendingPods: (opts) => view.pendingPods(opts),
+    subscribe: (fn, kinds) => view.subscribe(fn, kinds),
   };
 }

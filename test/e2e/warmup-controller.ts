@@ -9,13 +9,14 @@
 //                           so the test can change it between warmups
 import { readFileSync } from "node:fs";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
-import { K } from "../../src/objects/karpenter.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { WarmupController } from "../../src/warmup/controller.ts";
 import { parsePolicy, type WarmupPolicy } from "../../src/warmup/policy.ts";
 import { runController } from "../../src/warmup/run.ts";
-import { kubeWarmupView, type WarmupView } from "../../src/warmup/view.ts";
+import { followCluster } from "../../src/state/follow.ts";
+import { warmupTriggers } from "../../src/warmup/triggers.ts";
+import { scopedView } from "../../src/warmup/view.ts";
 
 function env(name: string): string {
   const v = process.env[name];
@@ -34,27 +35,17 @@ function policy(): WarmupPolicy {
   return r.policy;
 }
 
-/** Only the test's pool: other pools on the shared rig are none of this controller's business. */
-function scoped(view: WarmupView): WarmupView {
-  const mine = (o: { metadata: { labels?: Record<string, string> } }): boolean =>
-    o.metadata.labels?.[K.nodePoolLabel] === pool;
-  return {
-    nodePools: async () => (await view.nodePools()).filter((p) => p.metadata.name === pool),
-    nodes: async () => (await view.nodes()).filter(mine),
-    nodeClaims: async () => (await view.nodeClaims()).filter(mine),
-    pods: () => view.pods(),
-  };
-}
-
 const client = clientFromKubeconfig(kubeconfig);
 const log = createLogger({ base: { pid: process.pid } });
 const stop = new AbortController();
 process.once("SIGTERM", () => stop.abort());
 process.once("SIGINT", () => stop.abort());
 
+// The process's own informers keep the state it reads, as beside an agent; only the test's pool.
+const view = scopedView(await followCluster({ client, signal: stop.signal, clock: realClock, log }), pool);
 const controller = new WarmupController({
   client,
-  view: scoped(kubeWarmupView(client)),
+  view,
   clock: realClock,
   namespace,
   policyOf: (p) => {
@@ -68,4 +59,10 @@ const controller = new WarmupController({
   activeRequeueMs: 1_000,
 });
 
-await runController(controller, { clock: realClock, signal: stop.signal, log });
+const triggers = warmupTriggers(view);
+await runController(controller, {
+  clock: realClock,
+  signal: stop.signal,
+  log,
+  triggers: (poke) => triggers((p) => p === pool && poke(p)),
+});

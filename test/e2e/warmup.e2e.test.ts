@@ -30,7 +30,7 @@ import { imageHash } from "../../src/warmup/manifests.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "../../src/warmup/policy.ts";
 import { runController } from "../../src/warmup/run.ts";
 import type { WarmupEvent } from "../../src/warmup/stats.ts";
-import { kubeWarmupView } from "../../src/warmup/view.ts";
+import { followCluster } from "../../src/state/follow.ts";
 import {
   apply,
   createNamespace,
@@ -402,7 +402,7 @@ test(
       const loopOther = runController(
         new WarmupController({
           client,
-          view: kubeWarmupView(client),
+          view: await followCluster({ client, signal: stopOther.signal, clock: realClock }),
           clock: realClock,
           namespace: `${ns}-other`,
           policyOf: () => DEFAULT_POLICY,

@@ -11,7 +11,6 @@ import { TestKube } from "../../warmup/testing/kube.ts";
 import { node, nodePool, pod } from "../../warmup/testing/fixtures.ts";
 import { WarmupController } from "../../warmup/controller.ts";
 import { isWarmupPod } from "../../objects/wave.ts";
-import { kubeWarmupView } from "../../warmup/view.ts";
 import { DEFAULT_POLICY } from "../../warmup/policy.ts";
 import { reduceCounters, warmupTotals, type WarmupCounters, type WarmupEvent } from "../../warmup/stats.ts";
 import {
@@ -218,7 +217,7 @@ void describe("durable warmup stats", () => {
       const seen: WarmupEvent[] = [];
       const controller = new WarmupController({
         client: kube,
-        view: kubeWarmupView(kube),
+        view: kube.state,
         clock,
         namespace: "wave",
         policyOf: () => ({ ...DEFAULT_POLICY, enabled: true, prePull: false }),

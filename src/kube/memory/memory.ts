@@ -54,7 +54,7 @@ export interface MemoryKubeOptions {
   bookmarkIntervalMs?: number;
 }
 
-type EventType = "ADDED" | "MODIFIED" | "DELETED";
+export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
 interface StoredEvent {
   rv: number;
@@ -73,7 +73,11 @@ interface Watcher {
   error: Error | undefined;
 }
 
+/** A synchronous change observer (see MemoryKube.observe). */
+export type Observer = (kind: KindName, type: EventType, object: KubeObject) => void;
+
 interface KindState {
+  kind: KindName;
   objects: Map<string, KubeObject>;
   history: StoredEvent[];
   /** Index of the oldest retained event in `history`. */
@@ -113,6 +117,7 @@ export class MemoryKube implements KubeClient {
   readonly #bookmarkIntervalMs: number;
   readonly #kinds = new Map<KindName, KindState>();
   readonly #interceptors = new Set<Interceptor>();
+  readonly #observers = new Set<Observer>();
   #rv = 0;
 
   constructor(opts: MemoryKubeOptions = {}) {
@@ -130,6 +135,17 @@ export class MemoryKube implements KubeClient {
   /** The current (global) resourceVersion. */
   get resourceVersion(): string {
     return String(this.#rv);
+  }
+
+  /**
+   * Calls `fn` synchronously on every stored change (what a watch would deliver, without the
+   * wait): the simulator and tests keep a cluster state in step with it. Returns its remover.
+   */
+  observe(fn: Observer): () => void {
+    this.#observers.add(fn);
+    return () => {
+      this.#observers.delete(fn);
+    };
   }
 
   /** Adds a request interceptor; returns its remover. */
@@ -428,7 +444,7 @@ export class MemoryKube implements KubeClient {
   #state(kind: KindName): KindState {
     let st = this.#kinds.get(kind);
     if (st === undefined) {
-      st = { objects: new Map(), history: [], start: 0, floor: 0, watchers: new Set() };
+      st = { kind, objects: new Map(), history: [], start: 0, floor: 0, watchers: new Set() };
       this.#kinds.set(kind, st);
     }
     return st;
@@ -626,6 +642,10 @@ export class MemoryKube implements KubeClient {
     }
     for (const w of st.watchers) {
       if (!w.closed && deliver(w, ev)) w.wake?.();
+    }
+    if (this.#observers.size > 0) {
+      const kind = st.kind;
+      for (const fn of this.#observers) fn(kind, ev.type, ev.object);
     }
   }
 }

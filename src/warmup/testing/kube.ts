@@ -1,9 +1,12 @@
 // The in-memory apiserver (src/kube/memory) with two test conveniences: a log of writes and a
-// gate every create awaits, so a test can hold creates open and see how many run at once.
+// gate every create awaits, so a test can hold creates open and see how many run at once, and the
+// cluster state (src/state) the warmup controller reads, kept in step.
 import type { KindName, KindTypes } from "../../kube/kinds.ts";
 import type { WriteOptions } from "../../kube/port.ts";
 import { MemoryKube } from "../../kube/memory/memory.ts";
 import type { Clock } from "../../shared/clock.ts";
+import { ClusterState } from "../../state/cluster.ts";
+import { mirrorInto } from "../../state/follow.ts";
 
 export interface Call {
   op: string;
@@ -14,9 +17,12 @@ export interface Call {
 export class TestKube extends MemoryKube {
   readonly calls: Call[] = [];
   createGate: (() => Promise<void>) | undefined;
+  /** The cluster state a process's informers would keep, in step with every write. */
+  readonly state = new ClusterState();
 
   constructor(clock: Clock) {
     super({ clock });
+    mirrorInto(this, this.state);
     this.inject((req) => {
       if (req.op !== "list" && req.op !== "get" && req.op !== "watch") {
         this.calls.push({ op: req.op, kind: req.kind, name: req.name ?? "" });
