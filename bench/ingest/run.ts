@@ -20,7 +20,7 @@ import { trim } from "../../src/agent/trim.ts";
 import { decodeObject, encodeJson, kindToProto } from "../../src/wire/wire.ts";
 import type { WireObject } from "../../src/wire/wire.ts";
 import { tuneHeapForService } from "../../src/cli/heap.ts";
-import { ClusterObjects } from "../../src/core/ingest/state.ts";
+import { LifecycleObjects } from "../../src/core/ingest/lifecycle-objects.ts";
 import { Registry } from "../../src/shared/metrics.ts";
 
 const { values: args } = parseArgs({
@@ -177,7 +177,7 @@ process.exitCode = ok ? 0 : 1;
 // ---- baseline: the same work without a transport (run last: it would inflate the agent's RSS) ----
 function baseline(): number {
   const t0 = performance.now();
-  const state = new ClusterObjects();
+  const state = new LifecycleObjects();
   for (const o of objects) {
     const t = trim(o) as WireObject;
     state.upsert(decodeObject({ kind: kindToProto(t.kind), json: encodeJson(t) }));

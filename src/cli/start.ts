@@ -101,7 +101,7 @@ function simulatedAdmission(deps: Parameters<typeof review>[1]): (pod: Pod) => P
     const patch = res.response.patch;
     if (!patch) return pod;
     const ops = JSON.parse(Buffer.from(patch, "base64").toString("utf8")) as unknown[];
-    return jsonPatch(pod, ops) as Pod;
+    return jsonPatch(pod, ops);
   };
 }
 

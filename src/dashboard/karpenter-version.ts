@@ -4,12 +4,11 @@ import { karpenterVersionOfPod, newestVersion } from "../karpenter/version.ts";
 import type { Pod } from "../objects/kube.ts";
 import type { ClusterState } from "../state/cluster.ts";
 
-/** Per state: Karpenter controller pods (namespace/name) → the version each runs. */
-const trackers = new WeakMap<ClusterState, Map<string, string>>();
+/** The key of the state's index: Karpenter controller pods (namespace/name) → their version. */
+const KARPENTER_PODS = Symbol("karpenter controller pods");
 
 export function clusterKarpenterVersion(state: ClusterState): string | undefined {
-  let pods = trackers.get(state);
-  if (!pods) {
+  const pods = state.derived(KARPENTER_PODS, () => {
     const found = new Map<string, string>();
     const note = (key: string, pod: Pod | undefined): void => {
       const v = pod && karpenterVersionOfPod(pod);
@@ -23,8 +22,7 @@ export function clusterKarpenterVersion(state: ClusterState): string | undefined
       ["Pod"],
     );
     for (const p of state.pods()) note(`${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`, p);
-    trackers.set(state, found);
-    pods = found;
-  }
+    return found;
+  });
   return newestVersion(pods.values());
 }

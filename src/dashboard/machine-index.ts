@@ -358,14 +358,7 @@ export class MachineIndex {
   }
 }
 
-const indexes = new WeakMap<ClusterState, MachineIndex>();
-
-/** The index following `state`, created (and seeded from its content) on first use. */
+/** The index following `state`, created (and seeded from its content) on first use; kept by the state. */
 export function machineIndex(state: ClusterState): MachineIndex {
-  let idx = indexes.get(state);
-  if (!idx) {
-    idx = new MachineIndex(state);
-    indexes.set(state, idx);
-  }
-  return idx;
+  return state.derived(MachineIndex, () => new MachineIndex(state));
 }

@@ -24,6 +24,6 @@ export function webhookAdmission(deps: ReviewDeps): (pod: Pod) => Promise<Pod> {
     const patch = res.response.patch;
     if (!patch) return pod;
     const ops = JSON.parse(Buffer.from(patch, "base64").toString("utf8")) as unknown[];
-    return jsonPatch(pod, ops) as Pod;
+    return jsonPatch(pod, ops);
   };
 }

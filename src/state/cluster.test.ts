@@ -548,3 +548,16 @@ describe("ClusterState at scale", () => {
     assert.equal(s.nodeUsage("n0")?.pods.requested, 30);
   });
 });
+
+describe("ClusterState.derived", () => {
+  it("builds a reader's index once per state and keeps it with that state", () => {
+    const a = new ClusterState();
+    const b = new ClusterState();
+    const key = Symbol("index");
+    let built = 0;
+    const make = (): { n: number } => ({ n: ++built });
+    assert.equal(a.derived(key, make), a.derived(key, make));
+    assert.notEqual(a.derived(key, make), b.derived(key, make));
+    assert.equal(built, 2);
+  });
+});

@@ -217,6 +217,8 @@ export class ClusterState {
   readonly #badObjects = new Map<string, string>();
 
   readonly #listeners = new Set<{ fn: Listener; kinds: ReadonlySet<StateKind> | undefined }>();
+  /** Indexes readers keep over this state (see `derived`): they live and die with it. */
+  readonly #derived = new Map<object | symbol, unknown>();
   readonly #opts: ClusterStateOptions;
   #version = 0;
   #batchDepth = 0;
@@ -317,6 +319,18 @@ export class ClusterState {
       },
       [kind],
     );
+  }
+
+  /**
+   * The index `key` names, built by `create` on first use and kept with this state (the
+   * dashboard's machine index, its Karpenter-version tracker). `create` subscribes to the state
+   * itself; nothing outside the state holds on to it, so it goes when the state goes.
+   */
+  derived<T>(key: object | symbol, create: () => T): T {
+    if (this.#derived.has(key)) return this.#derived.get(key) as T;
+    const made = create();
+    this.#derived.set(key, made);
+    return made;
   }
 
   /** Increments on every delivered change: a cheap "did anything change since" for pollers. */

@@ -13,7 +13,7 @@ import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator } from "./allocator.ts";
 import { generateDevCerts, type DevCerts } from "./certs.ts";
 import { ASSIGNMENT_LABEL, SLOT_LABEL } from "./constants.ts";
-import { applyJsonPatch } from "./jsonpatch.ts";
+import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
 import { startWebhookServer, type WebhookServer } from "./server.ts";
 import { httpsRequest, reviewFor } from "./test-helpers.ts";

@@ -13,7 +13,7 @@ import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator } from "./allocator.ts";
 import { generateDevCerts } from "./certs.ts";
 import { handleHttp, type HttpResult } from "./handler.ts";
-import { applyJsonPatch } from "./jsonpatch.ts";
+import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
 import type { ReviewDeps } from "./review.ts";
 import { startWebhookServer } from "./server.ts";

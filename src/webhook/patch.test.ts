@@ -8,7 +8,7 @@ import {
   LEDGER_LABEL,
   SLOT_LABEL,
 } from "./constants.ts";
-import { applyJsonPatch } from "./jsonpatch.ts";
+import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
 import { fixturePod } from "./test-helpers.ts";
 

@@ -1,5 +1,5 @@
-// Where the webhook's policies come from. Core pushes policy sets (InMemoryPolicySource.set is
-// the push target) or the webhook pulls them from a file or an HTTP endpoint. Either way the
+// Where the webhook's policies come from: set in memory by the process that runs it
+// (InMemoryPolicySource), or pulled from a file or core's HTTP endpoint. Either way the
 // webhook keeps serving the last valid set when the source is down or sends garbage.
 import { readFile } from "node:fs/promises";
 import type { Clock } from "../shared/clock.ts";

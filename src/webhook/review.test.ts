@@ -6,7 +6,7 @@ import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator, type Allocator } from "./allocator.ts";
 import { ASSIGNMENT_LABEL, CAPACITY_TYPE_KEY, NOTE_ANNOTATION, SLOT_LABEL } from "./constants.ts";
-import { applyJsonPatch } from "./jsonpatch.ts";
+import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
 import { decide, review, type ReviewDeps } from "./review.ts";
 import { loadFixture, reviewFor } from "./test-helpers.ts";

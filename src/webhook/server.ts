@@ -9,7 +9,7 @@ import { createSecureContext } from "node:tls";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { Allocator } from "./allocator.ts";
-import { handleHttp, type PolicyPush } from "./handler.ts";
+import { handleHttp } from "./handler.ts";
 import type { PolicySource } from "./policy-source.ts";
 import type { Fallback } from "./review.ts";
 
@@ -28,8 +28,6 @@ export interface WebhookServerOptions {
   onDemandDeletionCost?: number;
   /** Request bodies above this are refused with 413. Default 3 MiB (pods can be large). */
   maxBodyBytes?: number;
-  /** Accept policy sets pushed by core on PUT /policies with this bearer token. */
-  push?: PolicyPush;
   /** Called after each certificate reload attempt (tests and metrics). */
   onCertReload?: (ok: boolean, err?: Error) => void;
 }
@@ -98,8 +96,6 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       if (refused) return;
       handleHttp(req.method, req.url, Buffer.concat(chunks), {
         ...deps,
-        push: opts.push,
-        authorization: req.headers.authorization,
       }).then(
         (r) => send(r.status, r.body),
         (err: unknown) => {

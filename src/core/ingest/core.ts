@@ -18,29 +18,14 @@ import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 import type { NodeClaim } from "../../objects/karpenter.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink } from "./sink.ts";
-import { ClusterObjects } from "./state.ts";
+import { LifecycleObjects } from "./lifecycle-objects.ts";
 
 export type CoreMessageInit = MessageInitShape<typeof CoreMessageSchema>;
 
 const CLUSTER_ID = /^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/;
 
-/**
- * Where core mirrors each cluster's objects once they are durable — src/state's ClusterState
- * satisfies it, so the dashboard and API read ingested clusters like a local one.
- */
-export interface ClusterStateTarget {
-  apply(kind: StateKindIn, type: "add" | "update" | "delete", obj: StateObject): void;
-  replaceAll(kind: StateKindIn, objects: readonly StateObject[]): void;
-  batch(fn: () => void): void;
-}
-type StateKindIn = "Node" | "NodeClaim" | "NodePool" | "Pod";
-type StateObject = Extract<WireObject, { kind: StateKindIn }>["object"];
-const STATE_KINDS: readonly StateKindIn[] = ["NodePool", "NodeClaim", "Node", "Pod"];
-
 export interface IngestCoreOptions {
   sink: IngestSink;
-  /** Per-cluster state to keep in step (created on a cluster's first hello). */
-  stateFor?: (clusterId: string) => ClusterStateTarget;
   clock?: Clock;
   log?: Logger;
   metrics?: Registry;
@@ -56,10 +41,8 @@ export class ClusterSession {
   readonly clusterId: string;
   sessionId = "";
   /** Replaced whole by each applied snapshot (built while its chunks arrived). */
-  objects = new ClusterObjects();
+  objects = new LifecycleObjects();
   readonly lifecycle = new LifecycleTracker();
-  /** The mirrored state (IngestCoreOptions.stateFor), if any. */
-  state: ClusterStateTarget | undefined;
   /** Highest sequence durably written in this session. */
   durable = 0;
   /** A complete snapshot has been written in this session: deltas can apply. */
@@ -79,29 +62,8 @@ export class ClusterSession {
 }
 
 type Op =
-  | { type: "snapshot"; seq: number; objects: WireObject[]; state: ClusterObjects }
-  | { type: "delta"; seq: number; change: IngestChange; wire: WireObject; existed?: boolean };
-
-const isStateKind = (k: string): k is StateKindIn => (STATE_KINDS as readonly string[]).includes(k);
-
-/** Feeds a durable batch to the mirrored state, as one coalesced notification. */
-function mirror(state: ClusterStateTarget, snapshot: WireObject[] | undefined, ops: Op[]): void {
-  state.batch(() => {
-    if (snapshot) {
-      for (const kind of STATE_KINDS) {
-        state.replaceAll(
-          kind,
-          snapshot.filter((o) => o.kind === kind).map((o) => o.object as StateObject),
-        );
-      }
-    }
-    for (const op of ops) {
-      if (op.type !== "delta" || !isStateKind(op.wire.kind)) continue;
-      const type = op.change.op === "delete" ? "delete" : op.existed ? "update" : "add";
-      state.apply(op.wire.kind, type, op.wire.object);
-    }
-  });
-}
+  | { type: "snapshot"; seq: number; objects: WireObject[]; state: LifecycleObjects }
+  | { type: "delta"; seq: number; change: IngestChange; wire: WireObject };
 
 /** A protocol violation with its gRPC code. */
 function violation(code: Code, message: string): ConnectError {
@@ -126,11 +88,9 @@ export class IngestCore {
   readonly maxPending: number;
   readonly maxBatch: number;
   readonly metrics: IngestMetrics;
-  readonly stateFor: ((clusterId: string) => ClusterStateTarget) | undefined;
 
   constructor(opts: IngestCoreOptions) {
     this.sink = opts.sink;
-    this.stateFor = opts.stateFor;
     this.clock = opts.clock ?? realClock;
     this.log = (opts.log ?? silentLogger).child({ component: "ingest" });
     this.coreVersion = opts.coreVersion ?? "";
@@ -210,7 +170,7 @@ class StreamHandler {
    * The snapshot being received: its objects, and already indexed as the cluster's next state,
    * so that work happens while chunks arrive rather than after SnapshotEnd.
    */
-  #staging: { objects: WireObject[]; state: ClusterObjects } | undefined;
+  #staging: { objects: WireObject[]; state: LifecycleObjects } | undefined;
   #pending: Op[] = [];
   #writing: Promise<void> | undefined;
   #drained: (() => void)[] = [];
@@ -310,7 +270,7 @@ class StreamHandler {
     switch (body.case) {
       case "snapshotBegin":
         if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
-        this.#staging = { objects: [], state: new ClusterObjects() };
+        this.#staging = { objects: [], state: new LifecycleObjects() };
         counted("snapshot_begin");
         return;
       case "snapshotChunk": {
@@ -393,7 +353,6 @@ class StreamHandler {
     if (this.#failed) return;
     if (!s) {
       s = new ClusterSession(h.clusterId);
-      s.state = core.stateFor?.(h.clusterId);
       core.clusters.set(h.clusterId, s);
       s.recovered = await this.#recover(h.clusterId);
     }
@@ -540,12 +499,11 @@ class StreamHandler {
     for (const e of lifecycle) core.metrics.lifecycle.inc({ type: e.type });
     if (snapshot) s.hasBase = true;
     s.durable = last.seq;
-    if (s.state) mirror(s.state, snapshot, ops);
     core.metrics.lastSeq.set(last.seq, { cluster: s.clusterId });
     this.#out.push({ body: { case: "ack", value: { sequence: BigInt(last.seq) } } });
   }
 
-  #applySnapshot(s: ClusterSession, next: ClusterObjects, now: number, lifecycle: LifecycleEvent[]): void {
+  #applySnapshot(s: ClusterSession, next: LifecycleObjects, now: number, lifecycle: LifecycleEvent[]): void {
     const at = new Date(now).toISOString();
     const before = s.objects.nodeClaims;
     s.objects = next;
@@ -572,7 +530,6 @@ class StreamHandler {
     const at = new Date(op.change.observedAt).toISOString();
     if (op.change.op === "upsert") {
       const prev = s.objects.upsert(op.wire);
-      op.existed = prev !== undefined;
       if (op.wire.kind === "NodeClaim") {
         lifecycle.push(
           ...s.lifecycle.nodeClaim(prev as NodeClaim | undefined, op.wire.object, { observedAt: at }),

@@ -104,7 +104,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 /** RFC 6902, atomically: any failing operation (including "test") leaves the input untouched. */
-export function jsonPatch(target: unknown, ops: unknown): unknown {
+export function jsonPatch<T>(target: T, ops: unknown): T {
   if (!Array.isArray(ops)) throw new PatchError("a JSON patch must be an array of operations");
   let doc: unknown = structuredClone(target);
   for (const raw of ops as unknown[]) {
@@ -150,5 +150,5 @@ export function jsonPatch(target: unknown, ops: unknown): unknown {
         throw new PatchError(`unknown JSON patch op "${String((raw as { op: unknown }).op)}"`);
     }
   }
-  return doc;
+  return doc as T;
 }

@@ -1,55 +1,39 @@
-// One cluster's current objects as core knows them, built only from the agent's stream.
-import type { Event, Node, Pod } from "../../objects/kube.ts";
-import type { NodeClaim, NodePool } from "../../objects/karpenter.ts";
+// What lifecycle derivation needs of a cluster between batches: its NodeClaims (the previous
+// version a change is compared with), which claim runs on which node (to attribute Node Events),
+// and the snapshot's Events. Not a model of the cluster — that is the ClusterState the hub keeps;
+// Nodes, Pods and NodePools pass through here without being held.
+import type { Event } from "../../objects/kube.ts";
+import type { NodeClaim } from "../../objects/karpenter.ts";
 import { objectKey } from "../../wire/wire.ts";
 import type { WireKind, WireObject } from "../../wire/wire.ts";
 
-export class ClusterObjects {
-  readonly nodes = new Map<string, Node>();
-  readonly pods = new Map<string, Pod>();
-  readonly nodePools = new Map<string, NodePool>();
+export class LifecycleObjects {
   readonly nodeClaims = new Map<string, NodeClaim>();
   readonly events = new Map<string, Event>();
   /** Node name → NodeClaim name (status.nodeName), to attribute Node Events to claims. */
   readonly #claimByNode = new Map<string, string>();
 
-  #map(kind: WireKind): Map<string, WireObject["object"]> {
-    switch (kind) {
-      case "Node":
-        return this.nodes;
-      case "Pod":
-        return this.pods;
-      case "NodePool":
-        return this.nodePools;
-      case "NodeClaim":
-        return this.nodeClaims;
-      case "Event":
-        return this.events;
-    }
+  /** The map a kind is held in; Nodes, Pods and NodePools are not held. */
+  #map(kind: WireKind): Map<string, WireObject["object"]> | undefined {
+    return kind === "NodeClaim" ? this.nodeClaims : kind === "Event" ? this.events : undefined;
   }
 
-  get size(): number {
-    return this.nodes.size + this.pods.size + this.nodePools.size + this.nodeClaims.size + this.events.size;
-  }
-
-  get(kind: WireKind, key: string): WireObject["object"] | undefined {
-    return this.#map(kind).get(key);
-  }
-
-  /** Stores the object; returns the version it replaced. */
+  /** Stores a NodeClaim or Event; returns the version it replaced. */
   upsert(w: WireObject): WireObject["object"] | undefined {
     const key = objectKey(w.object);
     const map = this.#map(w.kind);
+    if (map === undefined) return undefined;
     const prev = map.get(key);
     map.set(key, w.object);
     if (w.kind === "NodeClaim") this.#indexClaim(prev as NodeClaim | undefined, w.object);
     return prev;
   }
 
-  /** Removes the object; returns what was stored. */
+  /** Removes a NodeClaim or Event; returns what was stored. */
   delete(w: WireObject): WireObject["object"] | undefined {
     const key = objectKey(w.object);
     const map = this.#map(w.kind);
+    if (map === undefined) return undefined;
     const prev = map.get(key);
     map.delete(key);
     if (w.kind === "NodeClaim") this.#indexClaim((prev as NodeClaim | undefined) ?? w.object, undefined);
@@ -57,7 +41,8 @@ export class ClusterObjects {
   }
 
   clear(): void {
-    for (const k of ["Node", "Pod", "NodePool", "NodeClaim", "Event"] as const) this.#map(k).clear();
+    this.nodeClaims.clear();
+    this.events.clear();
     this.#claimByNode.clear();
   }
 
