@@ -5,7 +5,7 @@ import { createPricing } from "./setup.ts";
 
 describe("createPricing", () => {
   it("without AWS sources prices from the shipped table, KWOK, and estimates spot", async () => {
-    const p = createPricing({ clock: new FakeClock(), region: "us-east-1" });
+    const p = createPricing({ clock: new FakeClock(), regions: ["us-east-1"] });
     assert.equal(p.live, undefined);
     await p.run(new AbortController().signal); // returns at once
     assert.equal(p.provider.price("m5.large", "on-demand")?.source, "static");
@@ -17,12 +17,14 @@ describe("createPricing", () => {
     const clock = new FakeClock();
     const p = createPricing({
       clock,
-      region: "eu-west-1",
-      onDemand: { fetchOnDemand: () => Promise.resolve(new Map([["m5.large", 0.107]])) },
-      spot: {
-        fetchSpot: () =>
-          Promise.resolve([{ instanceType: "m5.large", zone: "eu-west-1b", usdPerHour: 0.03, timestamp: 0 }]),
-      },
+      regions: ["eu-west-1"],
+      fetchersFor: () => ({
+        onDemand: { fetchOnDemand: () => Promise.resolve(new Map([["m5.large", 0.107]])) },
+        spot: {
+          fetchSpot: () =>
+            Promise.resolve([{ instanceType: "m5.large", zone: "eu-west-1b", usdPerHour: 0.03, timestamp: 0 }]),
+        },
+      }),
       spotEstimateFactor: 0.5,
     });
     assert.ok(p.live);
