@@ -103,15 +103,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
 
 type Key = keyof WaveConfig;
 type Kind =
-  | "string"
-  | "port"
-  | "bool"
-  | "level"
-  | "fallback"
-  | "deadline"
-  | "pricingSource"
-  | "regions"
-  | "duration";
+  "string" | "port" | "bool" | "level" | "fallback" | "deadline" | "pricingSource" | "regions" | "duration";
 
 /** One table drives flags, env names, file keys and validation, so they cannot drift apart. */
 const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string }> = {
@@ -288,23 +280,28 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
       if (raw === "auto" || raw === "aws" || raw === "static") return raw;
       throw new ConfigError(`${where}: expected auto, aws or static, got ${JSON.stringify(raw)}`);
     case "regions": {
-      const list = Array.isArray(raw)
-        ? raw
+      const list: unknown[] | undefined = Array.isArray(raw)
+        ? (raw as unknown[])
         : typeof raw === "string"
-          ? raw.split(",").map((r) => r.trim()).filter((r) => r !== "")
+          ? raw
+              .split(",")
+              .map((r) => r.trim())
+              .filter((r) => r !== "")
           : undefined;
       const bad = list?.find((r) => typeof r !== "string" || !REGION.test(r));
       if (!list || list.length === 0 || bad !== undefined)
         throw new ConfigError(
           `${where}: expected AWS region names like us-east-1 (comma-separated), got ${JSON.stringify(bad ?? raw)}`,
         );
-      return Object.freeze([...new Set(list as string[])]);
+      return Object.freeze([...new Set(list)]);
     }
     case "duration": {
       const m = typeof raw === "string" ? DURATION.exec(raw.trim()) : null;
       const ms = m ? Number(m[1]) * (UNIT_MS[m[2] ?? ""] ?? NaN) : NaN;
       if (!Number.isFinite(ms) || ms < MIN_REFRESH_MS || ms > MAX_REFRESH_MS)
-        throw new ConfigError(`${where}: expected a duration 5m-7d like 30m, 12h or 2d, got ${JSON.stringify(raw)}`);
+        throw new ConfigError(
+          `${where}: expected a duration 5m-7d like 30m, 12h or 2d, got ${JSON.stringify(raw)}`,
+        );
       return ms;
     }
     case "port": {

@@ -95,7 +95,10 @@ describe("LivePriceProvider", () => {
     const done = live.run(ac.signal);
     await flushMicrotasks();
     assert.equal(live.price("m5.large", "on-demand", "us-east-1a")?.usdPerHour, 0.096);
-    assert.match(live.status.spot.lastError ?? "", /RegionNotPriced: DescribeSpotPriceHistory has no Linux spot prices/);
+    assert.match(
+      live.status.spot.lastError ?? "",
+      /RegionNotPriced: DescribeSpotPriceHistory has no Linux spot prices/,
+    );
     assert.equal(live.status.spot.state, "failing");
     fail = true;
     await clock.advance(LIVE_RETRY_MS);

@@ -57,10 +57,15 @@ export interface LiveStatus {
 
 /** One line for logs and status: name, HTTP status, first line of the message. No secrets. */
 export function describeError(err: unknown): string {
-  const e = err as { name?: unknown; message?: unknown; $metadata?: { httpStatusCode?: unknown } };
-  const name = typeof e?.name === "string" ? e.name : "Error";
-  const status = typeof e?.$metadata?.httpStatusCode === "number" ? ` (HTTP ${e.$metadata.httpStatusCode})` : "";
-  const message = (typeof e?.message === "string" ? e.message : String(err)).split("\n")[0] ?? "";
+  const e = (typeof err === "object" && err !== null ? err : {}) as {
+    name?: unknown;
+    message?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+  };
+  const name = typeof e.name === "string" ? e.name : "Error";
+  const code = e.$metadata?.httpStatusCode;
+  const status = typeof code === "number" ? ` (HTTP ${code})` : "";
+  const message = (typeof e.message === "string" ? e.message : String(err)).split("\n")[0] ?? "";
   return `${name}${status}: ${message.slice(0, 200)}`;
 }
 
@@ -96,6 +101,8 @@ class Source<V> {
     };
   }
 }
+
+const NO_CREDENTIALS = "no AWS credentials: prices from the shipped table until they resolve";
 
 export class LivePriceProvider implements PriceProvider {
   readonly region: string;
@@ -143,7 +150,9 @@ export class LivePriceProvider implements PriceProvider {
         (await this.#refreshOne("on-demand", this.#onDemand, async () => {
           const prices = await onDemand.fetchOnDemand(this.region, signal);
           if (prices.size === 0)
-            throw new RegionNotPricedError(`the Pricing API has no Linux on-demand prices for ${this.region}`);
+            throw new RegionNotPricedError(
+              `the Pricing API has no Linux on-demand prices for ${this.region}`,
+            );
           return prices;
         })) && ok;
     }
@@ -152,7 +161,9 @@ export class LivePriceProvider implements PriceProvider {
         (await this.#refreshOne("spot", this.#spot, async () => {
           const prices = await spot.fetchSpot(new Date(clock.now()), signal);
           if (prices.length === 0)
-            throw new RegionNotPricedError(`DescribeSpotPriceHistory has no Linux spot prices in ${this.region}`);
+            throw new RegionNotPricedError(
+              `DescribeSpotPriceHistory has no Linux spot prices in ${this.region}`,
+            );
           const next = new Map<string, number>();
           for (const p of prices) next.set(`${p.instanceType}/${p.zone}`, p.usdPerHour);
           return next;
@@ -185,7 +196,7 @@ export class LivePriceProvider implements PriceProvider {
   /** Logs a source's state when it changes (and the error when its kind changes), never per retry. */
   #note(what: "on-demand" | "spot", source: Source<number>, fields: Record<string, unknown> = {}): void {
     const state = source.state(this.#opts.clock.now(), this.#maxAgeMs);
-    const errorKind = source.error === undefined ? "" : (source.error as { name?: string }).name ?? "Error";
+    const errorKind = source.error === undefined ? "" : ((source.error as { name?: string }).name ?? "Error");
     const key = `${state}/${errorKind}`;
     if (key === source.logged) return;
     const first = source.logged === undefined;
@@ -197,10 +208,8 @@ export class LivePriceProvider implements PriceProvider {
         this.#log.info(first ? "live prices loaded" : "live prices recovered", base);
         return;
       case "no-credentials":
-        (this.#opts.quietNoCredentials ? this.#log.info : this.#log.warn)(
-          "no AWS credentials: prices from the shipped table until they resolve",
-          { ...base, ...error },
-        );
+        if (this.#opts.quietNoCredentials) this.#log.info(NO_CREDENTIALS, { ...base, ...error });
+        else this.#log.warn(NO_CREDENTIALS, { ...base, ...error });
         return;
       case "stale":
         this.#log.warn("live prices older than the max age: falling back to the shipped table", {
@@ -228,7 +237,6 @@ export class LivePriceProvider implements PriceProvider {
     const retry = this.#opts.retryMs ?? LIVE_RETRY_MS;
     while (!signal.aborted) {
       const ok = await this.refresh(signal).catch(() => false);
-      if (signal.aborted) return;
       try {
         await this.#opts.clock.sleep(ok ? every : retry, signal);
       } catch {

@@ -22,7 +22,9 @@ describe("createPricing", () => {
         onDemand: { fetchOnDemand: () => Promise.resolve(new Map([["m5.large", 0.107]])) },
         spot: {
           fetchSpot: () =>
-            Promise.resolve([{ instanceType: "m5.large", zone: "eu-west-1b", usdPerHour: 0.03, timestamp: 0 }]),
+            Promise.resolve([
+              { instanceType: "m5.large", zone: "eu-west-1b", usdPerHour: 0.03, timestamp: 0 },
+            ]),
         },
       }),
       spotEstimateFactor: 0.5,
