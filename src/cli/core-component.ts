@@ -59,7 +59,7 @@ export async function startCoreComponent(
   return startWith(log, async (life) => {
     if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true });
     const metrics = new Registry();
-    const prices = startPricing(config, { clock, log, signal: life.ac.signal }).provider;
+    const prices = startPricing(config, { clock, log, signal: life.ac.signal, metrics }).provider;
 
     const store = await openStore(
       config.databaseUrl

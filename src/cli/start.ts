@@ -130,7 +130,7 @@ export async function startWave(
     mkdirSync(config.dataDir, { recursive: true });
     const simulated = wantsSimulator(config, env);
     const metrics = new Registry();
-    const prices = startPricing(config, { clock, log, signal: ac.signal, simulated }).provider;
+    const prices = startPricing(config, { clock, log, signal: ac.signal, simulated, metrics }).provider;
 
     // ---- core: store, hub, ingest over TLS ----
     const store = await openStore(

@@ -3,11 +3,13 @@
 // pure assembly it and the tests share.
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
+import type { Registry } from "../shared/metrics.ts";
 import type { OnDemandFetcher, SpotFetcher } from "./aws.ts";
 import { awsFetchers, type AwsClientOptions } from "./aws-clients.ts";
 import { CompositePriceProvider } from "./composite.ts";
 import { KwokPriceProvider, type KwokOfferingPrices } from "./kwok.ts";
 import { RegionalLivePrices } from "./regional.ts";
+import type { LiveState } from "./live.ts";
 import { loadStaticPriceTable, StaticPriceProvider, type StaticPriceTable } from "./static.ts";
 import type { PriceProvider } from "./types.ts";
 
@@ -90,6 +92,8 @@ export function startPricing(
     simulated?: boolean;
     /** Endpoint/credential overrides for the AWS clients (tests). */
     aws?: AwsClientOptions;
+    /** Where the live prices' state and age are exported (core's /metrics). */
+    metrics?: Registry;
   },
 ): Pricing {
   const liveOn =
@@ -115,6 +119,44 @@ export function startPricing(
       ? { regions: config.pricingRegions.length > 0 ? config.pricingRegions : "from the nodes" }
       : {}),
   });
+  if (deps.metrics && pricing.live) exportLiveMetrics(deps.metrics, pricing.live, deps.clock);
   void pricing.run(deps.signal);
   return pricing;
+}
+
+const STATES: readonly LiveState[] = ["pending", "ok", "failing", "no-credentials", "stale"];
+
+/** Per region and source: which state the live prices are in, and how old they are. */
+function exportLiveMetrics(metrics: Registry, live: RegionalLivePrices, clock: Clock): void {
+  metrics.gauge({
+    name: "wave_pricing_live_state",
+    help: "1 for the state live AWS prices are in per region and source (ok, pending, failing, no-credentials, stale); the table answers unless ok or failing with earlier prices",
+    labelNames: ["region", "source", "state"],
+    collect: (g) => {
+      for (const s of live.status()) {
+        for (const [source, st] of [
+          ["on-demand", s.onDemand],
+          ["spot", s.spot],
+        ] as const) {
+          for (const state of STATES) g.set(st.state === state ? 1 : 0, { region: s.region, source, state });
+        }
+      }
+    },
+  });
+  metrics.gauge({
+    name: "wave_pricing_live_age_seconds",
+    help: "Age of the live AWS prices in memory per region and source",
+    labelNames: ["region", "source"],
+    collect: (g) => {
+      for (const s of live.status()) {
+        for (const [source, st] of [
+          ["on-demand", s.onDemand],
+          ["spot", s.spot],
+        ] as const) {
+          if (st.asOf !== undefined)
+            g.set((clock.now() - Date.parse(st.asOf)) / 1000, { region: s.region, source });
+        }
+      }
+    },
+  });
 }

@@ -174,11 +174,12 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
       );
       try {
         const get = async <D>(path: string): Promise<D> => {
-          const res = await fetch(`http://127.0.0.1:${core.apiPort}/api/v1/clusters/eks/${path}`, {
+          const url = path === "/metrics" ? path : `/api/v1/clusters/eks/${path}`;
+          const res = await fetch(`http://127.0.0.1:${core.apiPort}${url}`, {
             headers: { authorization: `Bearer ${TOKENS.viewer}` },
           });
           assert.equal(res.status, 200, path);
-          return (await res.json()) as D;
+          return (path === "/metrics" ? await res.text() : await res.json()) as D;
         };
         const deadline = Date.now() + 30_000;
         for (;;) {
@@ -208,7 +209,7 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
     });
     const started = Date.now();
     try {
-      const { nodes, pools, overview } = await withWave("live", async (get) => {
+      const { nodes, pools, overview, metrics } = await withWave("live", async (get) => {
         const nodes = byName(await get<NodeListDto>("nodes"));
         if (
           nodes.size < MACHINES.length ||
@@ -219,6 +220,7 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
           nodes,
           pools: await get<NodePoolDto[]>("nodepools"),
           overview: await get<OverviewDto>("overview"),
+          metrics: await get<string>("/metrics"),
         };
       });
       const price = (n: string) => {
@@ -244,6 +246,12 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
       assert.ok(pool?.oldestPriceAsOf && Date.parse(pool.oldestPriceAsOf) >= started - 1000);
       assert.ok(Math.abs((pool?.costPerHour ?? 0) - (0.096 + 0.0351 + 0.0493 + 0.0412 + 0.0336)) < 1e-9);
       assert.deepEqual(overview.priceSources, { live: 4, estimate: 1 });
+      assert.match(metrics, /^wave_pricing_live_state\{region="us-east-1",source="spot",state="ok"\} 1$/m);
+      assert.match(
+        metrics,
+        /^wave_pricing_live_state\{region="eu-west-1",source="on-demand",state="ok"\} 1$/m,
+      );
+      assert.match(metrics, /^wave_pricing_live_age_seconds\{region="us-east-1",source="on-demand"\} \d/m);
       // Signed with the credentials the Pod Identity endpoint handed out, region from the nodes.
       const calls = fake.requests.filter((r) => r.service !== "credentials");
       assert.ok(calls.every((r) => r.accessKeyId === fake.credentials.accessKeyId));
@@ -260,9 +268,16 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
     const restore = awsEnv({ AWS_ENDPOINT_URL_PRICING: fake.url, AWS_ENDPOINT_URL_EC2: fake.url });
     const before = fake.requests.length;
     try {
+      // Once both regions' live prices have given up for want of credentials (core's /metrics):
       const nodes = await withWave("none", async (get) => {
         const nodes = byName(await get<NodeListDto>("nodes"));
-        return nodes.size === MACHINES.length ? nodes : undefined;
+        const metrics = await get<string>("/metrics");
+        const given = ["us-east-1", "eu-west-1"].every((r) =>
+          ["on-demand", "spot"].every((s) =>
+            metrics.includes(`wave_pricing_live_state{region="${r}",source="${s}",state="no-credentials"} 1`),
+          ),
+        );
+        return nodes.size === MACHINES.length && given ? nodes : undefined;
       });
       assert.deepEqual([...nodes.values()].map((n) => [n.name, n.priceSource, n.priceAsOf]).sort(), [
         ["ip-10-0-1-11.ec2.internal", "static", "2026-01-19"],
