@@ -242,9 +242,10 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
         );
       }
       const pool = pools.find((p) => p.name === "general");
-      assert.deepEqual(pool?.priceSources, { live: 4, estimate: 1 });
-      assert.ok(pool?.oldestPriceAsOf && Date.parse(pool.oldestPriceAsOf) >= started - 1000);
-      assert.ok(Math.abs((pool?.costPerHour ?? 0) - (0.096 + 0.0351 + 0.0493 + 0.0412 + 0.0336)) < 1e-9);
+      assert.ok(pool, "the general pool");
+      assert.deepEqual(pool.priceSources, { live: 4, estimate: 1 });
+      assert.ok(pool.oldestPriceAsOf !== null && Date.parse(pool.oldestPriceAsOf) >= started - 1000);
+      assert.ok(Math.abs(pool.costPerHour - (0.096 + 0.0351 + 0.0493 + 0.0412 + 0.0336)) < 1e-9);
       assert.deepEqual(overview.priceSources, { live: 4, estimate: 1 });
       assert.match(metrics, /^wave_pricing_live_state\{region="us-east-1",source="spot",state="ok"\} 1$/m);
       assert.match(
