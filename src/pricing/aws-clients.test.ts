@@ -11,7 +11,7 @@ import { createLogger, type Logger } from "../shared/log.ts";
 import { awsFetchers, type AwsClientOptions } from "./aws-clients.ts";
 import { describeError } from "./live.ts";
 import { createPricing } from "./setup.ts";
-import { startFakeAws, type FakeAws } from "./testing.ts";
+import { setAwsEnv, startFakeAws, type FakeAws } from "./testing.ts";
 
 const KEYS = { accessKeyId: "AKIAFAKESTATICKEY001", secretAccessKey: "fake-secret-for-tests" };
 
@@ -27,24 +27,6 @@ async function until(cond: () => boolean, what: string, ms = 10_000): Promise<vo
 function capture(): { log: Logger; lines: { level: string; msg: string; [k: string]: unknown }[] } {
   const lines: { level: string; msg: string }[] = [];
   return { lines, log: createLogger({ level: "debug", write: (l) => lines.push(JSON.parse(l) as never) }) };
-}
-
-/** Only these AWS_* variables are set while `fn` runs: the SDK's standard chain reads them. */
-function setAwsEnv(vars: Record<string, string>): () => void {
-  const saved = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("AWS_")));
-  for (const k of Object.keys(saved)) Reflect.deleteProperty(process.env, k);
-  Object.assign(process.env, {
-    // Off AWS, the chain's last step would probe the instance metadata service on the network.
-    AWS_EC2_METADATA_DISABLED: "true",
-    AWS_SHARED_CREDENTIALS_FILE: "/nonexistent/credentials",
-    AWS_CONFIG_FILE: "/nonexistent/config",
-    ...vars,
-  });
-  return () => {
-    for (const k of Object.keys(process.env))
-      if (k.startsWith("AWS_")) Reflect.deleteProperty(process.env, k);
-    Object.assign(process.env, saved);
-  };
 }
 
 let fake: FakeAws;

@@ -9,7 +9,7 @@ import { awsFetchers, type AwsClientOptions } from "./aws-clients.ts";
 import { CompositePriceProvider } from "./composite.ts";
 import { KwokPriceProvider, type KwokOfferingPrices } from "./kwok.ts";
 import { RegionalLivePrices } from "./regional.ts";
-import type { LiveState } from "./live.ts";
+import type { LiveSourceStatus, LiveState } from "./live.ts";
 import { loadStaticPriceTable, StaticPriceProvider, type StaticPriceTable } from "./static.ts";
 import type { PriceProvider } from "./types.ts";
 
@@ -126,6 +126,14 @@ export function startPricing(
 
 const STATES: readonly LiveState[] = ["pending", "ok", "failing", "no-credentials", "stale"];
 
+/** Every region's two sources, flat. */
+function sources(live: RegionalLivePrices): { region: string; source: string; st: LiveSourceStatus }[] {
+  return live.status().flatMap((s) => [
+    { region: s.region, source: "on-demand", st: s.onDemand },
+    { region: s.region, source: "spot", st: s.spot },
+  ]);
+}
+
 /** Per region and source: which state the live prices are in, and how old they are. */
 function exportLiveMetrics(metrics: Registry, live: RegionalLivePrices, clock: Clock): void {
   metrics.gauge({
@@ -133,14 +141,8 @@ function exportLiveMetrics(metrics: Registry, live: RegionalLivePrices, clock: C
     help: "1 for the state live AWS prices are in per region and source (ok, pending, failing, no-credentials, stale); the table answers unless ok or failing with earlier prices",
     labelNames: ["region", "source", "state"],
     collect: (g) => {
-      for (const s of live.status()) {
-        for (const [source, st] of [
-          ["on-demand", s.onDemand],
-          ["spot", s.spot],
-        ] as const) {
-          for (const state of STATES) g.set(st.state === state ? 1 : 0, { region: s.region, source, state });
-        }
-      }
+      for (const { region, source, st } of sources(live))
+        for (const state of STATES) g.set(st.state === state ? 1 : 0, { region, source, state });
     },
   });
   metrics.gauge({
@@ -148,15 +150,8 @@ function exportLiveMetrics(metrics: Registry, live: RegionalLivePrices, clock: C
     help: "Age of the live AWS prices in memory per region and source",
     labelNames: ["region", "source"],
     collect: (g) => {
-      for (const s of live.status()) {
-        for (const [source, st] of [
-          ["on-demand", s.onDemand],
-          ["spot", s.spot],
-        ] as const) {
-          if (st.asOf !== undefined)
-            g.set((clock.now() - Date.parse(st.asOf)) / 1000, { region: s.region, source });
-        }
-      }
+      for (const { region, source, st } of sources(live))
+        if (st.asOf !== undefined) g.set((clock.now() - Date.parse(st.asOf)) / 1000, { region, source });
     },
   });
 }

@@ -218,3 +218,28 @@ export async function startFakeAws(): Promise<FakeAws> {
     },
   };
 }
+
+/**
+ * Sets exactly these AWS_* variables (plus ones that keep the SDK's standard credential chain
+ * off the network and away from the user's ~/.aws) until the returned function restores the
+ * previous ones. The chain reads process.env when it resolves.
+ */
+export function setAwsEnv(vars: Record<string, string>): () => void {
+  const saved = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("AWS_")));
+  const clear = (): void => {
+    for (const k of Object.keys(process.env))
+      if (k.startsWith("AWS_")) Reflect.deleteProperty(process.env, k);
+  };
+  clear();
+  Object.assign(process.env, {
+    // Off AWS, the chain's last step would probe the instance metadata service on the network.
+    AWS_EC2_METADATA_DISABLED: "true",
+    AWS_SHARED_CREDENTIALS_FILE: "/nonexistent/credentials",
+    AWS_CONFIG_FILE: "/nonexistent/config",
+    ...vars,
+  });
+  return () => {
+    clear();
+    Object.assign(process.env, saved);
+  };
+}

@@ -13,7 +13,7 @@ import { startAgentComponent, startCoreComponent } from "../../src/cli/component
 import { parseConfig } from "../../src/config/config.ts";
 import { K } from "../../src/karpenter/types.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
-import { startFakeAws, type FakeAws } from "../../src/pricing/testing.ts";
+import { setAwsEnv, startFakeAws, type FakeAws } from "../../src/pricing/testing.ts";
 import { silentLogger } from "../../src/shared/log.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
 
@@ -78,26 +78,6 @@ async function seed(kube: MemoryKube): Promise<void> {
       },
     } as never);
   }
-}
-
-/** Only these AWS_* variables are set until the returned function restores the others. */
-function awsEnv(vars: Record<string, string>): () => void {
-  const saved = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("AWS_")));
-  const clear = (): void => {
-    for (const k of Object.keys(process.env))
-      if (k.startsWith("AWS_")) Reflect.deleteProperty(process.env, k);
-  };
-  clear();
-  Object.assign(process.env, {
-    AWS_EC2_METADATA_DISABLED: "true",
-    AWS_SHARED_CREDENTIALS_FILE: "/nonexistent/credentials",
-    AWS_CONFIG_FILE: "/nonexistent/config",
-    ...vars,
-  });
-  return () => {
-    clear();
-    Object.assign(process.env, saved);
-  };
 }
 
 describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }, () => {
@@ -201,7 +181,7 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
   it("shows each node at its recorded price with source live, per zone and region", async () => {
     const tokenFile = join(dir, "eks-pod-identity-token");
     writeFileSync(tokenFile, fake.credentials.token);
-    const restore = awsEnv({
+    const restore = setAwsEnv({
       AWS_ENDPOINT_URL_PRICING: fake.url,
       AWS_ENDPOINT_URL_EC2: fake.url,
       AWS_CONTAINER_CREDENTIALS_FULL_URI: `${fake.url}/v1/credentials`,
@@ -266,7 +246,7 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
   });
 
   it("without credentials shows the shipped table's prices, labelled static / estimate with their date", async () => {
-    const restore = awsEnv({ AWS_ENDPOINT_URL_PRICING: fake.url, AWS_ENDPOINT_URL_EC2: fake.url });
+    const restore = setAwsEnv({ AWS_ENDPOINT_URL_PRICING: fake.url, AWS_ENDPOINT_URL_EC2: fake.url });
     const before = fake.requests.length;
     try {
       // Once both regions' live prices have given up for want of credentials (core's /metrics):
