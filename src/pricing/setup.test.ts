@@ -1,7 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
-import { createPricing } from "./setup.ts";
+import { silentLogger } from "../shared/log.ts";
+import { Registry } from "../shared/metrics.ts";
+import { createPricing, startPricing } from "./setup.ts";
 
 describe("createPricing", () => {
   it("without AWS sources prices from the shipped table, KWOK, and estimates spot", async () => {
@@ -39,5 +41,40 @@ describe("createPricing", () => {
     assert.equal(p.provider.price("c5.large", "on-demand", "eu-west-1a")?.source, "static");
     ac.abort();
     await done;
+  });
+});
+
+describe("startPricing", () => {
+  const config = {
+    pricingSource: "auto" as const,
+    pricingRegions: [] as string[],
+    pricingRefreshMs: 12 * 3_600_000,
+    pricingMaxAgeMs: 24 * 3_600_000,
+  };
+  const deps = () => ({ clock: new FakeClock(), log: silentLogger, signal: AbortSignal.abort() });
+
+  it("static never prices live; auto keeps the simulated cluster on the table; aws and auto go live", () => {
+    assert.equal(startPricing({ ...config, pricingSource: "static" }, deps()).live, undefined);
+    assert.equal(startPricing(config, { ...deps(), simulated: true }).live, undefined);
+    assert.ok(startPricing(config, deps()).live);
+    const fixed = startPricing({ ...config, pricingSource: "aws", pricingRegions: ["eu-west-1"] }, deps());
+    assert.deepEqual(fixed.live?.regions, ["eu-west-1"]);
+    // One fixed region is also the table's default for zone-less lookups.
+    assert.equal(fixed.provider.price("m5.large", "on-demand")?.source, "static");
+  });
+
+  it("exports each region's state and age on /metrics", () => {
+    const metrics = new Registry();
+    const clock = new FakeClock(Date.UTC(2026, 0, 20));
+    // Already aborted: nothing is fetched, the state stays pending.
+    const p = startPricing(
+      { ...config, pricingRegions: ["us-east-1"] },
+      { clock, log: silentLogger, signal: AbortSignal.abort(), metrics },
+    );
+    assert.match(
+      metrics.render(),
+      /^wave_pricing_live_state\{region="us-east-1",source="spot",state="pending"\} 1$/m,
+    );
+    assert.ok(p.live);
   });
 });
