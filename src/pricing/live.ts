@@ -2,7 +2,7 @@
 // DescribeSpotPriceHistory, refreshed every 12 h like Karpenter's AWS provider. Lookups are served
 // from memory; a failed refresh keeps the last good prices and retries sooner; prices older than
 // the max age are no longer served, so the composite falls back to the table (labelled per node).
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { OnDemandFetcher, SpotFetcher } from "./aws.ts";

@@ -2,7 +2,7 @@
 // LivePriceProvider per region, started the first time a node of that region is priced. The
 // region comes from the node's topology.kubernetes.io/region label, else its zone (label or
 // providerID) — see ADR 0011.
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { OnDemandFetcher, SpotFetcher } from "./aws.ts";
