@@ -9,7 +9,7 @@ import { IngestCore } from "../core/ingest/core.ts";
 import { startIngestServer } from "../core/ingest/server.ts";
 import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
-import { createPricing } from "../pricing/setup.ts";
+import { startPricing } from "../pricing/setup.ts";
 import { realClock } from "../shared/clock.ts";
 import { Registry } from "../shared/metrics.ts";
 import { LeaderElector } from "../kube/leader.ts";
@@ -59,9 +59,7 @@ export async function startCoreComponent(
   return startWith(log, async (life) => {
     if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true });
     const metrics = new Registry();
-    const pricing = createPricing({ clock, log });
-    void pricing.run(life.ac.signal).catch((err: unknown) => log.warn("live pricing stopped", { err }));
-    const prices = pricing.provider;
+    const prices = startPricing(config, { clock, log, signal: life.ac.signal, metrics }).provider;
 
     const store = await openStore(
       config.databaseUrl

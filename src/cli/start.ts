@@ -17,7 +17,7 @@ import { MemoryKube } from "../kube/memory/memory.ts";
 import { jsonPatch } from "../kube/memory/patch.ts";
 import type { Pod } from "../objects/kube.ts";
 import type { KubeClient } from "../kube/port.ts";
-import { createPricing } from "../pricing/setup.ts";
+import { startPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
@@ -130,9 +130,7 @@ export async function startWave(
     mkdirSync(config.dataDir, { recursive: true });
     const simulated = wantsSimulator(config, env);
     const metrics = new Registry();
-    const pricing = createPricing({ clock, log });
-    void pricing.run(ac.signal).catch((err: unknown) => log.warn("live pricing stopped", { err }));
-    const prices = pricing.provider;
+    const prices = startPricing(config, { clock, log, signal: ac.signal, simulated, metrics }).provider;
 
     // ---- core: store, hub, ingest over TLS ----
     const store = await openStore(

@@ -55,6 +55,21 @@ describe("parseConfig", () => {
       /config file \/nonexistent.yaml: cannot read it/,
     ],
     ["bad database url", ["--database-url", "mysql://x"], {}, /must start with postgres:\/\//],
+    ["bad pricing source", ["--pricing-source", "gcp"], {}, /--pricing-source: expected auto, aws or static/],
+    [
+      "a zone as pricing region",
+      [],
+      { WAVE_PRICING_REGION: "us-east-1,us-east-1a" },
+      /env WAVE_PRICING_REGION: expected AWS region names .* got "us-east-1a"/,
+    ],
+    ["a too short refresh", ["--pricing-refresh", "30s"], {}, /expected a duration 5m-7d/],
+    ["a unitless refresh", ["--pricing-refresh", "12"], {}, /expected a duration 5m-7d/],
+    [
+      "a max age below the refresh",
+      ["--pricing-refresh", "12h", "--pricing-max-age", "1h"],
+      {},
+      /max age must be at least the refresh interval/,
+    ],
   ];
   for (const [name, argv, env, re] of bad) {
     it(`rejects ${name} with one clear line`, () => {
@@ -64,6 +79,24 @@ describe("parseConfig", () => {
       );
     });
   }
+
+  it("parses the pricing settings once: source, regions, durations", () => {
+    const d = parseConfig([], {}).config;
+    assert.equal(d.pricingSource, "auto");
+    assert.deepEqual(d.pricingRegions, []);
+    assert.equal(d.pricingRefreshMs, 12 * 3_600_000);
+    assert.equal(d.pricingMaxAgeMs, 24 * 3_600_000);
+    const { config } = parseConfig(
+      ["--pricing-source", "aws", "--pricing-refresh", "30m", "--pricing-max-age", "2d"],
+      { WAVE_PRICING_REGION: " eu-west-1, us-gov-west-1 ,eu-west-1" },
+    );
+    assert.equal(config.pricingSource, "aws");
+    assert.deepEqual(config.pricingRegions, ["eu-west-1", "us-gov-west-1"]);
+    assert.equal(config.pricingRefreshMs, 30 * 60_000);
+    assert.equal(config.pricingMaxAgeMs, 2 * 86_400_000);
+    const fromFile = parseConfig(["--config", file("p.yaml", "pricingRegions: [ap-southeast-1]\n")], {});
+    assert.deepEqual(fromFile.config.pricingRegions, ["ap-southeast-1"]);
+  });
 
   it("rejects unknown keys and malformed files", () => {
     assert.throws(() => parseConfig(["--config", file("b.yaml", "prot: 1\n")], {}), /unknown key "prot"/);

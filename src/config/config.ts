@@ -57,6 +57,15 @@ export interface WaveConfig {
   webhookFallback: "unchanged" | "spot-preferred";
   /** The webhook's own deadline per admission, below the apiserver's timeout. */
   webhookDeadlineMs: number;
+  // ---- prices (docs/pricing.md, ADR 0011) ----
+  /** auto: live AWS prices when credentials resolve, else the table; aws: always try; static: never. */
+  pricingSource: "auto" | "aws" | "static";
+  /** Regions priced live; empty: the regions of the cluster's nodes. */
+  pricingRegions: readonly string[];
+  /** How often live prices are refreshed. */
+  pricingRefreshMs: number;
+  /** Live prices older than this are not served (the table answers, labelled). */
+  pricingMaxAgeMs: number;
 }
 
 export const DEFAULTS: WaveConfig = Object.freeze({
@@ -86,10 +95,15 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   webhookTlsDir: undefined,
   webhookFallback: "unchanged",
   webhookDeadlineMs: 1000,
+  pricingSource: "auto",
+  pricingRegions: Object.freeze([]),
+  pricingRefreshMs: 12 * 3_600_000,
+  pricingMaxAgeMs: 24 * 3_600_000,
 });
 
 type Key = keyof WaveConfig;
-type Kind = "string" | "port" | "bool" | "level" | "fallback" | "deadline";
+type Kind =
+  "string" | "port" | "bool" | "level" | "fallback" | "deadline" | "pricingSource" | "regions" | "duration";
 
 /** One table drives flags, env names, file keys and validation, so they cannot drift apart. */
 const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string }> = {
@@ -189,7 +203,38 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     env: "WAVE_WEBHOOK_DEADLINE_MS",
     help: "webhook deadline per admission, 50-2500 ms",
   },
+  pricingSource: {
+    kind: "pricingSource",
+    flag: "pricing-source",
+    env: "WAVE_PRICING_SOURCE",
+    help: "auto|aws|static: live AWS prices or the shipped table",
+  },
+  pricingRegions: {
+    kind: "regions",
+    flag: "pricing-region",
+    env: "WAVE_PRICING_REGION",
+    help: "AWS region(s) to price live, comma-separated (default: the nodes')",
+  },
+  pricingRefreshMs: {
+    kind: "duration",
+    flag: "pricing-refresh",
+    env: "WAVE_PRICING_REFRESH",
+    help: "live price refresh interval, e.g. 12h (5m-7d)",
+  },
+  pricingMaxAgeMs: {
+    kind: "duration",
+    flag: "pricing-max-age",
+    env: "WAVE_PRICING_MAX_AGE",
+    help: "live prices older than this fall back to the table, e.g. 24h",
+  },
 };
+
+const DURATION = /^(\d+)(s|m|h|d)$/;
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const MIN_REFRESH_MS = 5 * 60_000;
+const MAX_REFRESH_MS = 7 * 86_400_000;
+/** Region names as AWS spells them (src/pricing/regional.ts checks the same). */
+const REGION = /^[a-z]{2}(?:-gov)?-[a-z]+-\d+$/;
 
 const KEYS = Object.keys(FIELDS) as Key[];
 
@@ -230,6 +275,34 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
       if (!Number.isInteger(n) || n < 50 || n > 2500)
         throw new ConfigError(`${where}: expected milliseconds 50-2500, got ${JSON.stringify(raw)}`);
       return n;
+    }
+    case "pricingSource":
+      if (raw === "auto" || raw === "aws" || raw === "static") return raw;
+      throw new ConfigError(`${where}: expected auto, aws or static, got ${JSON.stringify(raw)}`);
+    case "regions": {
+      const list: unknown[] | undefined = Array.isArray(raw)
+        ? (raw as unknown[])
+        : typeof raw === "string"
+          ? raw
+              .split(",")
+              .map((r) => r.trim())
+              .filter((r) => r !== "")
+          : undefined;
+      const bad = list?.find((r) => typeof r !== "string" || !REGION.test(r));
+      if (!list || list.length === 0 || bad !== undefined)
+        throw new ConfigError(
+          `${where}: expected AWS region names like us-east-1 (comma-separated), got ${JSON.stringify(bad ?? raw)}`,
+        );
+      return Object.freeze([...new Set(list)]);
+    }
+    case "duration": {
+      const m = typeof raw === "string" ? DURATION.exec(raw.trim()) : null;
+      const ms = m ? Number(m[1]) * (UNIT_MS[m[2] ?? ""] ?? NaN) : NaN;
+      if (!Number.isFinite(ms) || ms < MIN_REFRESH_MS || ms > MAX_REFRESH_MS)
+        throw new ConfigError(
+          `${where}: expected a duration 5m-7d like 30m, 12h or 2d, got ${JSON.stringify(raw)}`,
+        );
+      return ms;
     }
     case "port": {
       const n =
@@ -320,6 +393,10 @@ export function parseConfig(
   if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(config.databaseUrl))
     throw new ConfigError(
       `database URL must start with postgres:// (got a ${config.databaseUrl.split(":")[0] ?? ""} URL)`,
+    );
+  if (config.pricingMaxAgeMs < config.pricingRefreshMs)
+    throw new ConfigError(
+      "pricing max age must be at least the refresh interval (--pricing-max-age >= --pricing-refresh)",
     );
   if (config.adminToken !== undefined && config.adminToken === config.viewerToken)
     throw new ConfigError("admin and viewer tokens must differ");

@@ -156,6 +156,10 @@ export class PriceMemo {
 export interface PoolCost {
   costPerHour: number;
   costByCapacityType: Partial<Record<Ct, number>>;
+  /** Machines per price source, "unknown" for unpriced ones. */
+  sources: Partial<Record<CostSource, number>>;
+  /** The oldest price used: how stale the pool's cost may be. */
+  oldestAsOf?: string;
 }
 
 export interface ClusterCost {
@@ -194,13 +198,15 @@ export function priceAggregates(pools: Iterable<PoolAggregate>, memo: PriceMemo)
   let actual = 0;
   let allOnDemand = 0;
   for (const pool of pools) {
-    const pc: PoolCost = { costPerHour: 0, costByCapacityType: {} };
+    const pc: PoolCost = { costPerHour: 0, costByCapacityType: {}, sources: {} };
     for (const g of pool.groups) {
       const ct = g.capacityType ?? "on-demand";
       const q = memo.group(g, ct);
       const usd = q ? q.usdPerHour * g.nodes : 0;
       const source: CostSource = q ? q.source : "unknown";
       out.sources[source] = (out.sources[source] ?? 0) + g.nodes;
+      pc.sources[source] = (pc.sources[source] ?? 0) + g.nodes;
+      if (q && (pc.oldestAsOf === undefined || q.asOf < pc.oldestAsOf)) pc.oldestAsOf = q.asOf;
       out.costPerHour += usd;
       nodes[ct] += g.nodes;
       vcpu[ct] += g.vcpu;

@@ -57,6 +57,10 @@ export interface NodePoolDto {
   costPerHour: number;
   costPerMonth: number;
   costByCapacityType: Partial<Record<"spot" | "on-demand" | "reserved", number>>;
+  /** How many of the pool's nodes were priced from each source (live, static, estimate, …). */
+  priceSources: Partial<Record<PriceSource, number>>;
+  /** The oldest price date used (ISO 8601): how stale the pool's cost may be; null if none. */
+  oldestPriceAsOf: string | null;
   /** spec.limits and current usage (cores / bytes); fraction is usage/limit. */
   limits: { cpu: number | null; memoryBytes: number | null };
   limitUsage: { cpu: number | null; memory: number | null };
@@ -80,7 +84,10 @@ export interface NodeDto {
   memoryBytes: { allocatable: number; requested: number };
   pods: number;
   costPerHour: number;
+  /** Where the node's price came from: live (AWS), static (shipped table), estimate, kwok, unknown. */
   priceSource: PriceSource;
+  /** When that price was fetched or dated (ISO 8601); null when unpriced. */
+  priceAsOf: string | null;
   doNotDisrupt: boolean;
   warm: boolean;
 }

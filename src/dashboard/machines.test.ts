@@ -43,6 +43,14 @@ describe("machinesOf", () => {
     assert.equal(ms[0]!.node, "a");
   });
 
+  it("takes the zone from an EC2 provider ID when the node has no zone label", () => {
+    const { nodes, nodeClaims } = cluster([{ name: "a", pool: "p", instanceType: "m5.large" }]);
+    nodes[0]!.spec = { ...nodes[0]!.spec, providerID: "aws:///eu-west-1b/i-0123456789abcdef0" };
+    nodeClaims[0]!.status = { ...nodeClaims[0]!.status, providerID: "aws:///eu-west-1b/i-0123456789abcdef0" };
+    const [m] = machinesOf(nodes, nodeClaims);
+    assert.equal(m!.zone, "eu-west-1b");
+  });
+
   it("records an unparsable quantity as a problem instead of failing", () => {
     const { nodes, nodeClaims } = cluster([{ name: "a", pool: "p", cpu: "two" }]);
     const [m] = machinesOf(nodes, nodeClaims);

@@ -6,6 +6,7 @@ import { capacityTypeOf, instanceTypeOf, nodePoolOf, regionOf, zoneOf } from "..
 import { isReady, providerIDOf } from "../karpenter/node.ts";
 import { CPU, MEMORY, parseResources, type Resources } from "../karpenter/resources.ts";
 import type { CapacityType, NodeClaim } from "../objects/karpenter.ts";
+import { zoneOfProviderID } from "../pricing/types.ts";
 
 /** Key used for machines without a karpenter.sh/nodepool label. */
 export const NO_POOL = "(none)";
@@ -101,7 +102,9 @@ export function machineOf(nc: NodeClaim | undefined, node: Node | undefined): Ma
   if (it) m.instanceType = it;
   const ct = capacityTypeOfAny(node, nc);
   if (ct) m.capacityType = ct;
-  const zone = firstOf(zoneOf, node, nc);
+  // No zone label (e.g. a node some other provisioner made): an EC2 providerID names the zone.
+  const pid = (node && providerIDOf(node)) ?? (nc && providerIDOf(nc));
+  const zone = firstOf(zoneOf, node, nc) ?? zoneOfProviderID(pid);
   if (zone) m.zone = zone;
   const region = firstOf(regionOf, node, nc);
   if (region) m.region = region;

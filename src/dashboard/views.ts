@@ -151,6 +151,8 @@ function poolsOf(input: ViewInput, b: Basis): NodePoolDto[] {
       costPerHour,
       costPerMonth: costPerHour * HOURS_PER_MONTH,
       costByCapacityType: { ...cost?.costByCapacityType },
+      priceSources: { ...cost?.sources },
+      oldestPriceAsOf: cost?.oldestAsOf ?? null,
       limits: {
         cpu: cpuLimit ? cpuLimit.limit / 1000 : null,
         memoryBytes: memLimit ? memLimit.limit : null,
@@ -251,6 +253,7 @@ function nodeRow(index: MachineIndex, memo: PriceMemo, r: MachineRow): NodeDto {
     pods: usage?.pods ?? 0,
     costPerHour: q?.usdPerHour ?? 0,
     priceSource: q?.source ?? "unknown",
+    priceAsOf: q?.asOf ?? null,
     doNotDisrupt: r.doNotDisrupt,
     warm: r.warm,
   };

@@ -57,7 +57,8 @@ describe("LivePriceProvider", () => {
     assert.equal(live.price("m5.large", "spot", "us-east-1c"), undefined, "no offering in that zone");
     assert.equal(live.price("m5.large", "spot"), undefined, "spot needs a zone");
     assert.equal(live.price("m5.large", "on-demand", "eu-west-1a"), undefined, "other region");
-    assert.equal(live.status.spotOfferings, 4);
+    assert.equal(live.status.spot.prices, 4);
+    assert.equal(live.status.spot.state, "ok");
   });
 
   it("refreshes every 12 h on the injected clock and stops on abort", async () => {
@@ -94,12 +95,17 @@ describe("LivePriceProvider", () => {
     const done = live.run(ac.signal);
     await flushMicrotasks();
     assert.equal(live.price("m5.large", "on-demand", "us-east-1a")?.usdPerHour, 0.096);
-    assert.match(live.status.lastError ?? "", /spot: DescribeSpotPriceHistory returned no prices/);
+    assert.match(
+      live.status.spot.lastError ?? "",
+      /RegionNotPriced: DescribeSpotPriceHistory has no Linux spot prices/,
+    );
+    assert.equal(live.status.spot.state, "failing");
     fail = true;
     await clock.advance(LIVE_RETRY_MS);
     assert.equal(fetches, 2, "retried after the short delay, not 12 h");
     assert.equal(live.price("m5.large", "on-demand", "us-east-1a")?.usdPerHour, 0.096, "old price kept");
-    assert.match(live.status.lastError ?? "", /Throttling/);
+    assert.match(live.status.onDemand.lastError ?? "", /Throttling/);
+    assert.equal(live.status.onDemand.state, "failing");
     ac.abort();
     await done;
   });

@@ -26,13 +26,15 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * One price list item (the SDK hands them over as JSON strings). Returns undefined for products
+ * One price list item (JSON text: a string, or the SDK's String object). Returns undefined for products
  * that are not plain shared Linux on-demand instance hours (capacity blocks, dedicated, licensed
  * software, zero-priced placeholders), so a caller can feed every item through it.
  * Throws only when the item is not JSON at all.
  */
 export function parsePriceListItem(item: unknown): OnDemandPrice | undefined {
-  const doc: unknown = typeof item === "string" ? JSON.parse(item) : item;
+  // The SDK's deserializer hands each item over as a String object (smithy's LazyJsonString),
+  // not a primitive string: both are JSON text.
+  const doc: unknown = typeof item === "string" || item instanceof String ? JSON.parse(String(item)) : item;
   if (!isRecord(doc) || !isRecord(doc.product) || !isRecord(doc.product.attributes)) return undefined;
   const a = doc.product.attributes;
   const it = a.instanceType;

@@ -7,7 +7,7 @@ import {
   PriceTableError,
   StaticPriceProvider,
 } from "./static.ts";
-import { regionOfZone } from "./types.ts";
+import { regionOfZone, zoneOfProviderID } from "./types.ts";
 
 describe("shipped static table", () => {
   const table = loadStaticPriceTable();
@@ -145,5 +145,15 @@ describe("regionOfZone", () => {
     assert.equal(regionOfZone("test-zone-a"), undefined);
     assert.equal(regionOfZone("use1-az1"), undefined);
     assert.equal(regionOfZone(undefined), undefined);
+  });
+});
+
+describe("zoneOfProviderID", () => {
+  it("reads the zone of an EC2 provider ID, nothing else", () => {
+    assert.equal(zoneOfProviderID("aws:///us-east-1a/i-0123456789abcdef0"), "us-east-1a");
+    assert.equal(zoneOfProviderID("aws:///us-west-2-lax-1a/i-0123456789abcdef0"), "us-west-2-lax-1a");
+    assert.equal(zoneOfProviderID("kwok://node-1"), undefined);
+    assert.equal(zoneOfProviderID("aws:///use1-az1/i-0123"), undefined);
+    assert.equal(zoneOfProviderID(undefined), undefined);
   });
 });

@@ -45,3 +45,14 @@ export function regionOfZone(zone: string | undefined): string | undefined {
   if (!zone) return undefined;
   return AWS_ZONE.exec(zone)?.[1];
 }
+
+const AWS_PROVIDER_ID = /^aws:\/\/\/([a-z0-9-]+)\/[^/]+$/;
+
+/**
+ * The availability zone an EC2 provider ID names: "aws:///us-east-1a/i-0abc…" → "us-east-1a"
+ * (what Karpenter and the cloud controller set), for nodes that carry no zone label.
+ */
+export function zoneOfProviderID(providerID: string | undefined): string | undefined {
+  const zone = providerID === undefined ? undefined : AWS_PROVIDER_ID.exec(providerID)?.[1];
+  return zone !== undefined && regionOfZone(zone) !== undefined ? zone : undefined;
+}

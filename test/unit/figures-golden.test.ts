@@ -93,6 +93,28 @@ async function figures(): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * `got` cut to the fields the golden recorded: a field added to a DTO since (e.g. a node's
+ * priceAsOf) is new information, not a changed figure; every recorded field must still be equal.
+ */
+function recorded(got: unknown, want: unknown): unknown {
+  if (Array.isArray(got) && Array.isArray(want)) return got.map((g, i) => recorded(g, want[i]));
+  if (
+    typeof got !== "object" ||
+    got === null ||
+    typeof want !== "object" ||
+    want === null ||
+    Array.isArray(want)
+  )
+    return got;
+  const w = want as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(got as Record<string, unknown>)
+      .filter(([k]) => k in w)
+      .map(([k, v]) => [k, recorded(v, w[k])]),
+  );
+}
+
 describe("dashboard figures of the simulated cluster (golden)", () => {
   it("equal the figures recorded before the change", { timeout: 120_000 }, async () => {
     const got = JSON.parse(JSON.stringify(await figures())) as Record<string, unknown>;
@@ -101,6 +123,6 @@ describe("dashboard figures of the simulated cluster (golden)", () => {
     const want = JSON.parse(readFileSync(GOLDEN, "utf8")) as Record<string, unknown>;
     // A run that produced nothing would match a golden of nothing: the scenario must show nodes.
     assert.ok(((want.overview as { nodes?: number }).nodes ?? 0) > 0, "the golden shows no nodes");
-    assert.deepEqual(got, want);
+    assert.deepEqual(recorded(got, want), want);
   });
 });

@@ -169,6 +169,38 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.deepEqual(field(url, "valueFrom", "secretKeyRef"), { name: "wave-postgres", key: "databaseUrl" });
   });
 
+  it("gives core's ServiceAccount the IRSA annotation and the pricing settings", () => {
+    const env = (d: Obj): Record<string, unknown> =>
+      Object.fromEntries(
+        objs(field(objs(field(d, "spec", "template", "spec", "containers"))[0], "env")).map((e) => [
+          String(e.name),
+          e.value,
+        ]),
+      );
+    const plain = env(named(docs, "Deployment", "wave-core"));
+    assert.equal(plain.WAVE_PRICING_SOURCE, "auto");
+    assert.equal(plain.WAVE_PRICING_REFRESH, "12h");
+    assert.equal(plain.WAVE_PRICING_MAX_AGE, "24h");
+    assert.ok(!("WAVE_PRICING_REGION" in plain), "the nodes' regions by default");
+    assert.equal(field(named(docs, "ServiceAccount", "wave-core"), "metadata", "annotations"), undefined);
+    const role = "arn:aws:iam::111122223333:role/wave-pricing";
+    const irsa = render([
+      "--set",
+      `core.serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=${role}`,
+      "--set",
+      "core.pricing.region=eu-west-1",
+      "--set",
+      "core.pricing.source=aws",
+    ]);
+    assert.deepEqual(field(named(irsa, "ServiceAccount", "wave-core"), "metadata", "annotations"), {
+      "eks.amazonaws.com/role-arn": role,
+    });
+    assert.equal(field(named(irsa, "ServiceAccount", "wave-agent"), "metadata", "annotations"), undefined);
+    const set = env(named(irsa, "Deployment", "wave-core"));
+    assert.equal(set.WAVE_PRICING_REGION, "eu-west-1");
+    assert.equal(set.WAVE_PRICING_SOURCE, "aws");
+  });
+
   it("fails clearly when Karpenter's API is missing, and on SQLite with several core replicas", () => {
     const fails = (args: string[]): string => {
       try {
@@ -185,5 +217,6 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.match(fails(["--api-versions", "karpenter.sh/v1/NodePool"]), /Wave needs cert-manager/);
     assert.match(fails(["--set", "checks.crds=false", "--set", "core.replicas=2"]), /needs PostgreSQL/);
     assert.match(fails(["--set", "checks.crds=false", "--set", "logLevel=loud"]), /logLevel/);
+    assert.match(fails(["--set", "checks.crds=false", "--set", "core.pricing.region=us-east-1a"]), /region/);
   });
 });

@@ -5,6 +5,14 @@ import { ago, bytes, cores, usd } from "./format.ts";
 type SortKey =
   "name" | "nodePool" | "instanceType" | "capacityType" | "zone" | "cpu" | "memory" | "pods" | "cost" | "age";
 const ROW = 28;
+/** Live and KWOK prices are exact; the table and estimates are fallbacks; unknown is unpriced. */
+const PRICE_TAG: Record<NodeDto["priceSource"], string> = {
+  live: "",
+  kwok: "",
+  static: "medium",
+  estimate: "medium",
+  unknown: "bad",
+};
 const VISIBLE = 20;
 
 const keyOf: Record<SortKey, (n: NodeDto) => string | number> = {
@@ -85,6 +93,7 @@ export function NodeTable({ nodes, now }: { nodes: NodeDto[]; now: number }) {
                 {th("memory", "mem req/alloc")}
                 {th("pods", "pods")}
                 {th("cost", "$/h")}
+                <th title="where the price came from, and its age">price</th>
                 {th("age", "age")}
               </tr>
             </thead>
@@ -109,7 +118,14 @@ export function NodeTable({ nodes, now }: { nodes: NodeDto[]; now: number }) {
                     {bytes(n.memoryBytes.requested)}/{bytes(n.memoryBytes.allocatable)}
                   </td>
                   <td>{n.pods}</td>
-                  <td title={`price source: ${n.priceSource}`}>{usd(n.costPerHour)}</td>
+                  <td>{usd(n.costPerHour)}</td>
+                  <td
+                    data-testid="price-source"
+                    title={n.priceAsOf ? `${n.priceSource} price as of ${n.priceAsOf}` : "no price known"}
+                  >
+                    <span className={`tag ${PRICE_TAG[n.priceSource]}`}>{n.priceSource}</span>
+                    {n.priceAsOf ? ` ${ago(Date.parse(n.priceAsOf), now)}` : ""}
+                  </td>
                   <td>{ago(n.createdAt, now)}</td>
                 </tr>
               ))}

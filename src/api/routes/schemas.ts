@@ -63,6 +63,8 @@ export const nodePoolSchema = obj({
   costPerHour: num,
   costPerMonth: num,
   costByCapacityType: counts,
+  priceSources: counts,
+  oldestPriceAsOf: nullable("string"),
   limits: obj({ cpu: nullable("number"), memoryBytes: nullable("number") }),
   limitUsage: obj({ cpu: nullable("number"), memory: nullable("number") }),
   consolidationPolicy: nullable("string"),
@@ -88,6 +90,7 @@ export const nodeSchema = obj({
   pods: int,
   costPerHour: num,
   priceSource: { type: "string", enum: ["live", "static", "estimate", "kwok", "unknown"] },
+  priceAsOf: nullable("string"),
   doNotDisrupt: bool,
   warm: bool,
 });
