@@ -70,6 +70,8 @@ export async function startCoreComponent(
       { log },
     );
     life.closers.push(() => store.close());
+    // Policies stored before they had a cluster were this cluster's (core acted on no other).
+    await store.adoptPolicies(config.clusterId);
     const hub = new ClusterHub(store, clock);
     hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
@@ -93,7 +95,6 @@ export async function startCoreComponent(
       await startHistory({
         store,
         hub,
-        clusterId: config.clusterId,
         prices,
         clock,
         log,
@@ -148,8 +149,8 @@ export async function startCoreComponent(
       metrics,
       warmupTotals: (id) => warmup.totals(id),
       // Spot policies reach the webhooks by their pull; warmup policies are ours to reload.
-      onPolicyChange: async (kind) => {
-        if (kind === "warmup") await warmup.reloadPolicies();
+      onPolicyChange: async (kind, clusterId) => {
+        if (kind === "warmup" && clusterId === config.clusterId) await warmup.reloadPolicies();
       },
     });
     life.closers.push(() => api.app.close());

@@ -10,8 +10,7 @@ import { build } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
-import { SeriesRecorder } from "../core/history/recorder.ts";
-import { runSampler } from "../core/history/sampler.ts";
+import { runClusterSampler } from "../core/history/sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
 import type { Store } from "../core/store/store.ts";
 import { parseResources } from "../karpenter/resources.ts";
@@ -57,30 +56,29 @@ export function poolSamples(
   return [...acc.values()];
 }
 
-/** Core's history: the per-minute sampler (until `signal` aborts) and periodic compaction. */
-export async function startHistory(o: {
+/**
+ * Core's history: the per-minute sampler of every cluster this core owns (until `signal` aborts)
+ * and periodic compaction.
+ */
+export function startHistory(o: {
   store: Store;
   hub: ClusterHub;
-  clusterId: string;
   prices: PriceProvider;
   clock: Clock;
   log: Logger;
   signal: AbortSignal;
 }): Promise<() => Promise<void>> {
-  const { store, clock } = o;
-  const recorder = new SeriesRecorder({
-    clusterId: o.clusterId,
+  const { store, clock, hub } = o;
+  const sampling = runClusterSampler({
     stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
-    clock,
-  });
-  const latest = await store.latestSeries(o.clusterId);
-  if (latest) recorder.resume(latest.ts, latest.series);
-  const sampling = runSampler({
-    recorder,
     clock,
     log: o.log,
     signal: o.signal,
-    snapshot: () => poolSamples(o.hub, o.clusterId, o.prices),
+    // Each cluster's series is written by the replica that owns it (ADR 0012): another replica's
+    // frozen or empty copy of it must not write zeros or gaps into it.
+    clusters: () => hub.clusters().flatMap((c) => (hub.owns(c.id) ? [c.id] : [])),
+    snapshot: (id) => poolSamples(hub, id, o.prices),
+    latest: (id) => store.latestSeries(id),
     write: async (rows) => {
       await store.write({ series: rows });
     },
@@ -88,10 +86,10 @@ export async function startHistory(o: {
   const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
   compaction.unref();
   // The sampler ends when `signal` aborts; waiting for it keeps its last write off a closed store.
-  return async () => {
+  return Promise.resolve(async () => {
     clearInterval(compaction);
     await sampling;
-  };
+  });
 }
 
 export interface Warmup {
@@ -125,7 +123,8 @@ export async function createWarmup(o: {
   const policies = new Map<string, WarmupPolicy>();
   const reloadPolicies = async (): Promise<void> => {
     const next = new Map<string, WarmupPolicy>();
-    for (const r of await o.store.listPolicies("warmup")) {
+    // Only this cluster's policies: a policy set for another cluster never acts on this one.
+    for (const r of await o.store.listPolicies(o.clusterId, "warmup")) {
       const parsed = parsePolicy(r.value);
       if (parsed.ok) next.set(r.key, parsed.policy);
     }
@@ -181,7 +180,7 @@ export async function startApi(o: {
   clock: Clock;
   metrics: Registry;
   warmupTotals: (clusterId: string) => WarmupTotals;
-  onPolicyChange: (kind: "spot" | "warmup") => Promise<void>;
+  onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
 }): Promise<{ app: FastifyInstance; port: number; address: string }> {
   const { clock, metrics } = o;
   const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
@@ -195,7 +194,12 @@ export async function startApi(o: {
         clock,
         warmupStats: o.warmupTotals,
       }),
-      policyRoutes({ store: o.store, now: () => clock.now(), onChange: o.onPolicyChange }),
+      policyRoutes({
+        store: o.store,
+        defaultClusterId: o.config.clusterId,
+        now: () => clock.now(),
+        onChange: (kind, _key, clusterId) => o.onPolicyChange(kind, clusterId),
+      }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type("text/plain; version=0.0.4").send(metrics.render());

@@ -63,7 +63,10 @@ describe("wave spot / wave warmup against core's API", () => {
       { backend: "sqlite", path: join(mkdtempSync(join(tmpdir(), "wave-cli-")), "w.db") },
       { log: silentLogger },
     );
-    const app = await build({ tokens: { admin: "adm", viewer: "view" }, plugins: [policyRoutes({ store })] });
+    const app = await build({
+      tokens: { admin: "adm", viewer: "view" },
+      plugins: [policyRoutes({ store, defaultClusterId: "default" })],
+    });
     const server = await app.listen({ port: 0, host: "127.0.0.1" });
     try {
       const set = io();
@@ -109,7 +112,7 @@ describe("wave spot / wave warmup against core's API", () => {
       assert.match(denied.stderr.join(""), /core answered 403/);
       const del = io();
       assert.equal(await run(["spot", "delete", "deployment/shop/api", ...args], del), 0);
-      assert.equal((await store.listPolicies("spot")).length, 0);
+      assert.equal((await store.listPolicies("default", "spot")).length, 0);
       const refused = io();
       assert.equal(
         await run(["spot", "list", "--server", "http://127.0.0.1:1", "--admin-token", "adm"], refused),
