@@ -9,6 +9,8 @@ import type { WaveConfig } from "../config/config.ts";
 import { build } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
+import { readThrough } from "../api/routes/read-through.ts";
+import { SoleOwnership } from "../core/hub/ownership.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
@@ -184,8 +186,13 @@ export async function startApi(o: {
 }): Promise<{ app: FastifyInstance; port: number; address: string }> {
   const { clock, metrics } = o;
   const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
+  // Several core replicas: a cluster another replica owns is read through it (ADR 0012).
+  const ownership = o.hub.ownership;
+  const rt = ownership instanceof SoleOwnership ? undefined : { ownership };
   const app = await build({
     tokens: o.tokens,
+    replica: ownership.replica,
+    ...(rt ? { forward: readThrough(rt) } : {}),
     plugins: [
       dashboardRoutes({
         hub: o.hub,
@@ -193,6 +200,7 @@ export async function startApi(o: {
         now: () => clock.now(),
         clock,
         warmupStats: o.warmupTotals,
+        ...(rt ? { readThrough: rt } : {}),
       }),
       policyRoutes({
         store: o.store,

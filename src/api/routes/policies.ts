@@ -306,12 +306,10 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           const pool = req.params.pool;
           const cluster = clusterOf(req.params);
           if (!(await store.deletePolicy(cluster, "warmup", pool))) {
-            return reply
-              .code(404)
-              .send({
-                error: "not_found",
-                message: `no warmup policy for pool ${pool} in cluster ${cluster}`,
-              });
+            return reply.code(404).send({
+              error: "not_found",
+              message: `no warmup policy for pool ${pool} in cluster ${cluster}`,
+            });
           }
           await changed("warmup", pool, cluster);
           return reply.code(204).send();

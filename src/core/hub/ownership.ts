@@ -66,8 +66,8 @@ export interface LeaseOwnershipOptions {
   log: Logger;
   /** This replica's identity (the pod name). */
   replica: string;
-  /** This replica's API base URL as the others reach it. */
-  url: string;
+  /** This replica's API base URL as the others reach it (read when a cluster is claimed). */
+  url: string | (() => string);
   /** How long a lease lasts without renewal (default 15 s). */
   ttlMs?: number;
   /** How often leases are renewed (default ttl / 3). */
@@ -97,7 +97,8 @@ export class LeaseOwnership implements Ownership {
   }
 
   async claim(clusterId: string): Promise<void> {
-    const { store, clock, replica, url } = this.#o;
+    const { store, clock, replica } = this.#o;
+    const url = typeof this.#o.url === "string" ? this.#o.url : this.#o.url();
     const lease = await store.acquireLease(clusterId, replica, url, clock.now(), this.#ttlMs, true);
     this.#held.add(clusterId);
     this.#leases = undefined;
