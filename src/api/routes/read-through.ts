@@ -109,7 +109,7 @@ export function readThrough(
     reply.hijack();
     const out = reply.raw;
     out.writeHead(res.status, headers);
-    const reader = res.body.getReader();
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     closed.signal.addEventListener("abort", () => void reader.cancel().catch(() => undefined), {
       once: true,
     });

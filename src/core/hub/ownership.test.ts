@@ -98,6 +98,7 @@ async function stream(r: Replica, session: string, nodes: number): Promise<void>
 async function get<T>(
   r: Replica,
   path: string,
+  _as?: T,
 ): Promise<{ body: T; owner: string | null; replica: string | null }> {
   const res = await fetch(`${r.url}${path}`, { headers: V });
   assert.equal(res.status, 200, `${r.name} ${path}: ${await res.clone().text()}`);
@@ -113,7 +114,7 @@ async function firstSnapshot(r: Replica): Promise<{ live: LiveDto; owner: string
   const ac = new AbortController();
   const res = await fetch(`${r.url}/api/v1/clusters/east/stream`, { headers: V, signal: ac.signal });
   assert.equal(res.status, 200);
-  const reader = res.body?.getReader();
+  const reader = (res.body as ReadableStream<Uint8Array> | null)?.getReader();
   assert.ok(reader);
   let text = "";
   const dec = new TextDecoder();
