@@ -170,7 +170,10 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     // Replicas read each other's clusters through the pod IP's API (ADR 0012), and may reach it.
     const ip = env(pgCore).find((e) => e.name === "WAVE_POD_IP");
     assert.deepEqual(field(ip, "valueFrom", "fieldRef"), { fieldPath: "status.podIP" });
-    assert.equal(env(pgCore).find((e) => e.name === "WAVE_ADVERTISE_URL")?.value, "http://$(WAVE_POD_IP):8080");
+    assert.equal(
+      env(pgCore).find((e) => e.name === "WAVE_ADVERTISE_URL")?.value,
+      "http://$(WAVE_POD_IP):8080",
+    );
     assert.ok(!env(sqliteCore).some((e) => e.name === "WAVE_ADVERTISE_URL"));
     const three = render(["-f", `${chart}/ci/postgres-values.yaml`, "--set", "core.replicas=3"]);
     const np = named(three, "NetworkPolicy", "wave-core");
