@@ -113,7 +113,9 @@ function placement(body: string): string | undefined {
   if (r.patch === undefined) return undefined;
   const ops = JSON.parse(Buffer.from(r.patch, "base64").toString("utf8")) as JsonPatchOp[];
   const text = JSON.stringify(ops);
-  return text.includes("karpenter.sh/capacity-type") ? text : undefined;
+  return text.includes("karpenter.sh/capacity-type") || text.includes("wave.sh/capacity-assignment")
+    ? text
+    : undefined;
 }
 
 async function scenario(t: TestContext): Promise<void> {
@@ -265,7 +267,7 @@ async function scenario(t: TestContext): Promise<void> {
       body: { enabled: true },
     });
     webhook(EAST, hEast);
-    webhook(WEST, hWest);
+    const westHook = webhook(WEST, hWest);
     const tls = new HttpsAgent({ keepAlive: false, ca: readFileSync(join(work, "ca", "ca.crt"), "utf8") });
     let uid = 1;
     const answer = async (port: number): Promise<string | undefined> => {
@@ -283,6 +285,11 @@ async function scenario(t: TestContext): Promise<void> {
       timeoutMs: 60_000,
       intervalMs: 1_000,
     });
+    // Its server listens only after its first pull: that pull succeeded (its own, empty, set).
+    assert.ok(
+      !westHook.output.some((l) => l.includes("policy pull failed") || l.includes("no spot policies yet")),
+      westHook.output.join("\n"),
+    );
     assert.equal(await answer(hWest), undefined, `${EAST}'s policy never acts on ${WEST}`);
     tls.destroy();
     const spotOf = async (id: string): Promise<string[]> =>
@@ -308,9 +315,7 @@ async function scenario(t: TestContext): Promise<void> {
       );
       assert.deepEqual([o.body.warmup.hits, o.body.warmup.misses], [0, 0], `${id}'s warmup stats`);
     }
-    say(
-      `${EAST}'s webhook placed web-b's pod (${eastPatch.slice(0, 80)}…); ${WEST}'s left it unchanged`,
-    );
+    say(`${EAST}'s webhook placed web-b's pod (${eastPatch.slice(0, 80)}…); ${WEST}'s left it unchanged`);
 
     const ends = await stopAll(procs);
     say(`stopped: ${ends.join(", ")}`);
