@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { node, nodeClaim, nodePool } from "../../agent/fixtures.ts";
-import type { ClusterDto, LiveDto, NodePoolDto } from "../../api/dto.ts";
+import type { ClusterDto, LiveDto, NodePoolDto } from "../../dashboard/dto.ts";
 import { build } from "../../api/app.ts";
 import { dashboardRoutes } from "../../api/routes/dashboard.ts";
 import { policyRoutes } from "../../api/routes/policies.ts";
