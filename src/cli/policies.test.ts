@@ -91,6 +91,21 @@ describe("wave spot / wave warmup against core's API", () => {
         0,
         warm.stderr.join(""),
       );
+      // --cluster-id: that cluster's policies; without it, core's own (defaultClusterId).
+      const east = io();
+      assert.equal(
+        await run(["warmup", "set", "other", "--cluster-id", "east", ...args], east),
+        0,
+        east.stderr.join(""),
+      );
+      assert.deepEqual(
+        (await store.listPolicies("east", "warmup")).map((p) => p.key),
+        ["other"],
+      );
+      assert.deepEqual(
+        (await store.listPolicies("default", "warmup")).map((p) => p.key),
+        ["general"],
+      );
       const denied = io();
       assert.equal(
         await run(

@@ -1,6 +1,7 @@
 // `wave spot …` and `wave warmup …`: set policies through core's API (admin token), so users
 // never edit their workloads' YAML. Argument parsing is pure; the HTTP shell is thin.
 import type { Command, CommandContext } from "./commands.ts";
+import { DEFAULTS } from "../config/config.ts";
 import { UsageError } from "./errors.ts";
 
 const KINDS: Record<string, "Deployment" | "StatefulSet" | "ReplicaSet"> = {
@@ -116,16 +117,21 @@ async function call(
 
 const serverOption = { server: { type: "string" as const } };
 
-/** The cluster's policies on core's API: --cluster-id (WAVE_CLUSTER_ID) names the cluster. */
+/**
+ * The cluster's policies on core's API: --cluster-id (WAVE_CLUSTER_ID) names the cluster; without
+ * one, core's own cluster (the routes from before policies had a cluster).
+ */
 const policiesPath = (ctx: CommandContext, rest: string): string =>
-  `/api/v1/clusters/${encodeURIComponent(ctx.config.clusterId)}/policies/${rest}`;
+  ctx.config.clusterId === DEFAULTS.clusterId
+    ? `/api/v1/policies/${rest}`
+    : `/api/v1/clusters/${encodeURIComponent(ctx.config.clusterId)}/policies/${rest}`;
 
 export const policyCommands: Command[] = [
   {
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: WAVE_CLUSTER_ID, else default)\n\n",
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
     options: {
       ...serverOption,
       threshold: { type: "string" },
@@ -156,7 +162,7 @@ export const policyCommands: Command[] = [
     summary:
       "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
     usage:
-      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: WAVE_CLUSTER_ID, else default)\n\n",
+      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
     options: {
       ...serverOption,
       disable: { type: "boolean" },
