@@ -9,7 +9,13 @@ import { node, nodeClaim, nodePool } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
 import type { WireObject } from "../../wire/wire.ts";
 import { build } from "../../api/app.ts";
-import type { ClusterDto, LifecycleEventDto, NodePoolDto, OverviewDto, SeriesDto } from "../../dashboard/dto.ts";
+import type {
+  ClusterDto,
+  LifecycleEventDto,
+  NodePoolDto,
+  OverviewDto,
+  SeriesDto,
+} from "../../dashboard/dto.ts";
 import { dashboardRoutes } from "../../api/routes/dashboard.ts";
 import { policyRoutes } from "../../api/routes/policies.ts";
 import { startHistory } from "../../cli/parts.ts";
