@@ -91,6 +91,11 @@ export async function startCoreComponent(
     const owning = ownership.run(life.ac.signal);
     life.closers.push(() => owning);
     const hub = new ClusterHub(store, clock, { ownership });
+    metrics.gauge({
+      name: "wave_core_owned_clusters",
+      help: "Clusters whose live state this core replica owns (its agent streams here), ADR 0012.",
+      collect: (g) => g.set(hub.clusters().filter((c) => hub.owns(c.id)).length),
+    });
     hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
     const ingestServer = await startIngestServer({
