@@ -1,6 +1,11 @@
 // The API as a Fastify app built from plugins. `build()` wires them; servers only listen.
 // Tests call build() and inject() requests.
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from "fastify";
 import swagger from "@fastify/swagger";
 import { roleFor, satisfies, type Role, type Tokens } from "./auth.ts";
 
@@ -24,6 +29,13 @@ export interface BuildOptions {
   logger?: FastifyServerOptions["logger"];
   /** Largest request body accepted, bytes. */
   bodyLimit?: number;
+  /**
+   * Runs before every authorized route's handler; resolving true means it answered instead
+   * (core replicas: a cluster another replica owns is read through it, routes/read-through.ts).
+   */
+  forward?: (req: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+  /** This core replica's name, sent back in an x-wave-replica header (several replicas). */
+  replica?: string;
 }
 
 export async function build(opts: BuildOptions): Promise<FastifyInstance> {
@@ -64,6 +76,19 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     }
     req.role = role;
   });
+
+  const forward = opts.forward;
+  if (forward) {
+    app.addHook("preHandler", async (req, reply) => {
+      if (req.routeOptions.config.role !== undefined && (await forward(req, reply))) return reply;
+    });
+  }
+  const replica = opts.replica;
+  if (replica !== undefined) {
+    app.addHook("onSend", async (_req, reply) => {
+      reply.header("x-wave-replica", replica);
+    });
+  }
 
   app.setErrorHandler(async (err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;

@@ -5,6 +5,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type { WaveConfig } from "../config/config.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
+import { LeaseOwnership, SoleOwnership } from "../core/hub/ownership.ts";
 import { IngestCore } from "../core/ingest/core.ts";
 import { startIngestServer } from "../core/ingest/server.ts";
 import { openStore } from "../core/store/open.ts";
@@ -68,7 +69,31 @@ export async function startCoreComponent(
       { log },
     );
     life.closers.push(() => store.close());
-    const hub = new ClusterHub(store, clock);
+    // Policies stored before they had a cluster were this cluster's (core acted on no other).
+    await store.adoptPolicies(config.clusterId);
+    // On PostgreSQL several replicas may serve: each cluster is owned by the replica its agent
+    // streams to, and read through it by the others (ADR 0012). SQLite: one replica owns all.
+    const replica = config.podName ?? hostname();
+    const ownership = config.databaseUrl
+      ? new LeaseOwnership({
+          store,
+          clock,
+          log,
+          replica,
+          url:
+            config.advertiseUrl ??
+            `http://${config.host === "0.0.0.0" ? hostname() : config.host}:${config.port}`,
+        })
+      : new SoleOwnership(replica);
+    // Stops after everything opened later (it releases the leases before the store closes).
+    const owning = ownership.run(life.ac.signal);
+    life.closers.push(() => owning);
+    const hub = new ClusterHub(store, clock, { ownership });
+    metrics.gauge({
+      name: "wave_core_owned_clusters",
+      help: "Clusters whose live state this core replica owns (its agent streams here), ADR 0012.",
+      collect: (g) => g.set(hub.clusters().filter((c) => hub.owns(c.id)).length),
+    });
     const own = hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
     const ingestServer = await startIngestServer({
@@ -91,7 +116,6 @@ export async function startCoreComponent(
       await startHistory({
         store,
         hub,
-        clusterId: config.clusterId,
         prices,
         clock,
         log,
@@ -148,8 +172,8 @@ export async function startCoreComponent(
       metrics,
       warmupTotals: (id) => warmup.totals(id),
       // Spot policies reach the webhooks by their pull; warmup policies are ours to reload.
-      onPolicyChange: async (kind) => {
-        if (kind === "warmup") await warmup.reloadPolicies();
+      onPolicyChange: async (kind, clusterId) => {
+        if (kind === "warmup" && clusterId === config.clusterId) await warmup.reloadPolicies();
       },
     });
     life.closers.push(() => api.app.close());

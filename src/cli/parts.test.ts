@@ -87,7 +87,6 @@ describe("core history over the hub", () => {
     const stop = await startHistory({
       store,
       hub,
-      clusterId: CLUSTER,
       prices: new KwokPriceProvider(),
       clock,
       log: silentLogger,

@@ -9,9 +9,10 @@ import type { WaveConfig } from "../config/config.ts";
 import { build } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
+import { readThrough } from "../api/routes/read-through.ts";
+import { SoleOwnership } from "../core/hub/ownership.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
-import { SeriesRecorder } from "../core/history/recorder.ts";
-import { runSampler } from "../core/history/sampler.ts";
+import { runClusterSampler } from "../core/history/sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
 import type { Store } from "../core/store/store.ts";
 import { parseResources } from "../karpenter/resources.ts";
@@ -58,30 +59,29 @@ export function poolSamples(
   return [...acc.values()];
 }
 
-/** Core's history: the per-minute sampler (until `signal` aborts) and periodic compaction. */
-export async function startHistory(o: {
+/**
+ * Core's history: the per-minute sampler of every cluster this core owns (until `signal` aborts)
+ * and periodic compaction.
+ */
+export function startHistory(o: {
   store: Store;
   hub: ClusterHub;
-  clusterId: string;
   prices: PriceProvider;
   clock: Clock;
   log: Logger;
   signal: AbortSignal;
 }): Promise<() => Promise<void>> {
-  const { store, clock } = o;
-  const recorder = new SeriesRecorder({
-    clusterId: o.clusterId,
+  const { store, clock, hub } = o;
+  const sampling = runClusterSampler({
     stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
-    clock,
-  });
-  const latest = await store.latestSeries(o.clusterId);
-  if (latest) recorder.resume(latest.ts, latest.series);
-  const sampling = runSampler({
-    recorder,
     clock,
     log: o.log,
     signal: o.signal,
-    snapshot: () => poolSamples(o.hub, o.clusterId, o.prices),
+    // Each cluster's series is written by the replica that owns it (ADR 0012): another replica's
+    // frozen or empty copy of it must not write zeros or gaps into it.
+    clusters: () => hub.clusters().flatMap((c) => (hub.owns(c.id) ? [c.id] : [])),
+    snapshot: (id) => poolSamples(hub, id, o.prices),
+    latest: (id) => store.latestSeries(id),
     write: async (rows) => {
       await store.write({ series: rows });
     },
@@ -89,10 +89,10 @@ export async function startHistory(o: {
   const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
   compaction.unref();
   // The sampler ends when `signal` aborts; waiting for it keeps its last write off a closed store.
-  return async () => {
+  return Promise.resolve(async () => {
     clearInterval(compaction);
     await sampling;
-  };
+  });
 }
 
 export interface Warmup {
@@ -130,7 +130,8 @@ export async function createWarmup(o: {
   const policies = new Map<string, WarmupPolicy>();
   const reloadPolicies = async (): Promise<void> => {
     const next = new Map<string, WarmupPolicy>();
-    for (const r of await o.store.listPolicies("warmup")) {
+    // Only this cluster's policies: a policy set for another cluster never acts on this one.
+    for (const r of await o.store.listPolicies(o.clusterId, "warmup")) {
       const parsed = parsePolicy(r.value);
       if (parsed.ok) next.set(r.key, parsed.policy);
     }
@@ -186,12 +187,17 @@ export async function startApi(o: {
   clock: Clock;
   metrics: Registry;
   warmupTotals: (clusterId: string) => WarmupTotals;
-  onPolicyChange: (kind: "spot" | "warmup") => Promise<void>;
+  onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
 }): Promise<{ app: FastifyInstance; port: number; address: string }> {
   const { clock, metrics } = o;
   const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
+  // Several core replicas: a cluster another replica owns is read through it (ADR 0012).
+  const ownership = o.hub.ownership;
+  const rt = ownership instanceof SoleOwnership ? undefined : { ownership };
   const app = await build({
     tokens: o.tokens,
+    replica: ownership.replica,
+    ...(rt ? { forward: readThrough(rt) } : {}),
     plugins: [
       dashboardRoutes({
         hub: o.hub,
@@ -199,8 +205,14 @@ export async function startApi(o: {
         now: () => clock.now(),
         clock,
         warmupStats: o.warmupTotals,
+        ...(rt ? { readThrough: rt } : {}),
       }),
-      policyRoutes({ store: o.store, now: () => clock.now(), onChange: o.onPolicyChange }),
+      policyRoutes({
+        store: o.store,
+        defaultClusterId: o.config.clusterId,
+        now: () => clock.now(),
+        onChange: (kind, _key, clusterId) => o.onPolicyChange(kind, clusterId),
+      }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type("text/plain; version=0.0.4").send(metrics.render());

@@ -63,7 +63,10 @@ describe("wave spot / wave warmup against core's API", () => {
       { backend: "sqlite", path: join(mkdtempSync(join(tmpdir(), "wave-cli-")), "w.db") },
       { log: silentLogger },
     );
-    const app = await build({ tokens: { admin: "adm", viewer: "view" }, plugins: [policyRoutes({ store })] });
+    const app = await build({
+      tokens: { admin: "adm", viewer: "view" },
+      plugins: [policyRoutes({ store, defaultClusterId: "default" })],
+    });
     const server = await app.listen({ port: 0, host: "127.0.0.1" });
     try {
       const set = io();
@@ -88,6 +91,21 @@ describe("wave spot / wave warmup against core's API", () => {
         0,
         warm.stderr.join(""),
       );
+      // --cluster-id: that cluster's policies; without it, core's own (defaultClusterId).
+      const east = io();
+      assert.equal(
+        await run(["warmup", "set", "other", "--cluster-id", "east", ...args], east),
+        0,
+        east.stderr.join(""),
+      );
+      assert.deepEqual(
+        (await store.listPolicies("east", "warmup")).map((p) => p.key),
+        ["other"],
+      );
+      assert.deepEqual(
+        (await store.listPolicies("default", "warmup")).map((p) => p.key),
+        ["general"],
+      );
       const denied = io();
       assert.equal(
         await run(
@@ -109,7 +127,7 @@ describe("wave spot / wave warmup against core's API", () => {
       assert.match(denied.stderr.join(""), /core answered 403/);
       const del = io();
       assert.equal(await run(["spot", "delete", "deployment/shop/api", ...args], del), 0);
-      assert.equal((await store.listPolicies("spot")).length, 0);
+      assert.equal((await store.listPolicies("default", "spot")).length, 0);
       const refused = io();
       assert.equal(
         await run(["spot", "list", "--server", "http://127.0.0.1:1", "--admin-token", "adm"], refused),

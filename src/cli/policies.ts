@@ -1,6 +1,7 @@
 // `wave spot …` and `wave warmup …`: set policies through core's API (admin token), so users
 // never edit their workloads' YAML. Argument parsing is pure; the HTTP shell is thin.
 import type { Command, CommandContext } from "./commands.ts";
+import { DEFAULTS } from "../config/config.ts";
 import { UsageError } from "./errors.ts";
 
 const KINDS: Record<string, "Deployment" | "StatefulSet" | "ReplicaSet"> = {
@@ -116,12 +117,21 @@ async function call(
 
 const serverOption = { server: { type: "string" as const } };
 
+/**
+ * The cluster's policies on core's API: --cluster-id (WAVE_CLUSTER_ID) names the cluster; without
+ * one, core's own cluster (the routes from before policies had a cluster).
+ */
+const policiesPath = (ctx: CommandContext, rest: string): string =>
+  ctx.config.clusterId === DEFAULTS.clusterId
+    ? `/api/v1/policies/${rest}`
+    : `/api/v1/clusters/${encodeURIComponent(ctx.config.clusterId)}/policies/${rest}`;
+
 export const policyCommands: Command[] = [
   {
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default http://127.0.0.1:<port>)\n\n",
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
     options: {
       ...serverOption,
       threshold: { type: "string" },
@@ -131,13 +141,16 @@ export const policyCommands: Command[] = [
     async run(ctx) {
       const [verb, target] = ctx.positionals;
       if (verb === "list") {
-        ctx.io.out(JSON.stringify(await call(ctx, "GET", "/api/v1/policies/spot"), null, 2) + "\n");
+        ctx.io.out(JSON.stringify(await call(ctx, "GET", policiesPath(ctx, "spot")), null, 2) + "\n");
         return 0;
       }
       if (verb !== "set" && verb !== "delete")
         throw new UsageError('wave spot: expected "list", "set" or "delete"');
       const ref = parseWorkloadRef(target);
-      const path = `/api/v1/policies/spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`;
+      const path = policiesPath(
+        ctx,
+        `spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`,
+      );
       const out =
         verb === "set" ? await call(ctx, "PUT", path, spotBody(ctx.flags)) : await call(ctx, "DELETE", path);
       ctx.io.out(JSON.stringify(out ?? { deleted: true }, null, 2) + "\n");
@@ -149,7 +162,7 @@ export const policyCommands: Command[] = [
     summary:
       "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
     usage:
-      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default http://127.0.0.1:<port>)\n\n",
+      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
     options: {
       ...serverOption,
       disable: { type: "boolean" },
@@ -162,13 +175,13 @@ export const policyCommands: Command[] = [
     async run(ctx) {
       const [verb, pool] = ctx.positionals;
       if (verb === "list") {
-        ctx.io.out(JSON.stringify(await call(ctx, "GET", "/api/v1/policies/warmup"), null, 2) + "\n");
+        ctx.io.out(JSON.stringify(await call(ctx, "GET", policiesPath(ctx, "warmup")), null, 2) + "\n");
         return 0;
       }
       if (verb !== "set" && verb !== "delete")
         throw new UsageError('wave warmup: expected "list", "set" or "delete"');
       if (!pool) throw new UsageError("wave warmup: name the NodePool");
-      const path = `/api/v1/policies/warmup/${encodeURIComponent(pool)}`;
+      const path = policiesPath(ctx, `warmup/${encodeURIComponent(pool)}`);
       const out =
         verb === "set"
           ? await call(ctx, "PUT", path, warmupBody(ctx.flags))

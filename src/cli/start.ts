@@ -67,8 +67,13 @@ export function wantsSimulator(config: WaveConfig, env: NodeJS.ProcessEnv): bool
 }
 
 /** The spot policy set the webhook serves, from the policies stored in core. */
-async function loadSpotPolicies(store: Store, source: InMemoryPolicySource, log: Logger): Promise<void> {
-  const records = await store.listPolicies("spot");
+async function loadSpotPolicies(
+  store: Store,
+  clusterId: string,
+  source: InMemoryPolicySource,
+  log: Logger,
+): Promise<void> {
+  const records = await store.listPolicies(clusterId, "spot");
   const policies = records.map((r) => r.value as SpotPolicy);
   try {
     source.set({
@@ -140,6 +145,8 @@ export async function startWave(
       { log },
     );
     closers.push(() => store.close());
+    // Policies stored before they had a cluster were this cluster's.
+    await store.adoptPolicies(config.clusterId);
     const hub = new ClusterHub(store, clock);
     const entry = hub.ensure(config.clusterId, simulated);
     const tlsDir = join(config.dataDir, "tls");
@@ -180,9 +187,10 @@ export async function startWave(
       kube = memory;
       kubernetesVersion = "v1.34.0-sim";
       karpenterVersion = "v1.8-sim";
-      if ((await store.listPolicies("spot")).length === 0) {
+      if ((await store.listPolicies(config.clusterId, "spot")).length === 0) {
         const p = SCENARIO_SPOT_POLICY;
         await store.putPolicy(
+          config.clusterId,
           "spot",
           `${p.namespace}/${p.kind}/${p.name}`,
           {
@@ -196,7 +204,7 @@ export async function startWave(
     } else {
       ({ kube, kubernetesVersion } = await connectCluster(config, env, log));
     }
-    await loadSpotPolicies(store, spotPolicies, log);
+    await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
     const allocator = new SlotAllocator({ kube, namespace: config.namespace, clock, logger: log });
 
     // ---- agent: informers → gRPC → core ----
@@ -260,7 +268,6 @@ export async function startWave(
       await startHistory({
         store,
         hub,
-        clusterId: config.clusterId,
         prices,
         // The simulated cluster's minutes, fast-forwarded ones included, so history starts full.
         clock: clusterClock,
@@ -297,8 +304,10 @@ export async function startWave(
       admin: config.adminToken ?? randomBytes(18).toString("base64url"),
       viewer: config.viewerToken ?? randomBytes(18).toString("base64url"),
     };
-    const onPolicyChange = async (kind: "spot" | "warmup"): Promise<void> => {
-      if (kind === "spot") await loadSpotPolicies(store, spotPolicies, log);
+    // This process's webhook and warmup act on its own cluster only.
+    const onPolicyChange = async (kind: "spot" | "warmup", clusterId: string): Promise<void> => {
+      if (clusterId !== config.clusterId) return;
+      if (kind === "spot") await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
       else await warmup.reloadPolicies();
     };
     const api = await startApi({

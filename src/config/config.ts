@@ -55,6 +55,11 @@ export interface WaveConfig {
   webhookTlsDir: string | undefined;
   /** What the webhook does when no spot decision can be made in time. */
   webhookFallback: "unchanged" | "spot-preferred";
+  /**
+   * Core's API as the other core replicas reach it (http://<pod IP>:8080): they read a cluster this
+   * replica owns through it (ADR 0012). Unset → http://<host name>:<port>.
+   */
+  advertiseUrl: string | undefined;
   /** The webhook's own deadline per admission, below the apiserver's timeout. */
   webhookDeadlineMs: number;
   // ---- prices (docs/pricing.md, ADR 0011) ----
@@ -99,6 +104,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   pricingRegions: Object.freeze([]),
   pricingRefreshMs: 12 * 3_600_000,
   pricingMaxAgeMs: 24 * 3_600_000,
+  advertiseUrl: undefined,
 });
 
 type Key = keyof WaveConfig;
@@ -196,6 +202,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     flag: "webhook-fallback",
     env: "WAVE_WEBHOOK_FALLBACK",
     help: "unchanged|spot-preferred when undecided",
+  },
+  advertiseUrl: {
+    kind: "string",
+    flag: "advertise-url",
+    env: "WAVE_ADVERTISE_URL",
+    help: "core's API URL for the other core replicas",
   },
   webhookDeadlineMs: {
     kind: "deadline",

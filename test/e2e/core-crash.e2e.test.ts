@@ -25,6 +25,12 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test, type TestContext } from "node:test";
 import { freePorts } from "../../hack/rig/lib.ts";
+import {
+  applyPool as applyPoolNamed,
+  deployment as deploymentOn,
+  isTrue,
+  poolClaims as claimsOf,
+} from "./wave-rig.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
 import { alive, crashWave, spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
 import { defaultRetention } from "../../src/core/history/downsample.ts";
@@ -45,7 +51,6 @@ import {
 } from "./harness.ts";
 
 const CLUSTER = "e2e-core-crash";
-const POOL_LABEL = "wave.dev/e2e-pool";
 /** Core's history step: the finest tier of the retention `wave core` runs with. */
 const STEP_MS = defaultRetention.tiers[0]?.stepMs ?? 60_000;
 /** Core stays down at least this long, and past the next step boundary (so a bucket is missed). */
@@ -270,62 +275,10 @@ const alignDown = (ms: number): number => ms - (ms % STEP_MS);
 
 // ---------------------------------------------------------------- rig objects
 
-async function applyPool(): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      limits: { cpu: "16" },
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
-}
-
+const applyPool = (): Promise<void> => applyPoolNamed(pool);
 /** 1-CPU pause pods on this test's pool, one per node (so each replica is a NodeClaim). */
-function deployment(replicas: number): object {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "web", namespace: ns },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: "web" } },
-      template: {
-        metadata: { labels: { app: "web" } },
-        spec: {
-          nodeSelector: { [POOL_LABEL]: pool },
-          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
-          terminationGracePeriodSeconds: 0,
-          affinity: {
-            podAntiAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: [
-                { labelSelector: { matchLabels: { app: "web" } }, topologyKey: "kubernetes.io/hostname" },
-              ],
-            },
-          },
-          containers: [
-            { name: "app", image: "pause:3.10", resources: { requests: { cpu: "1", memory: "128Mi" } } },
-          ],
-        },
-      },
-    },
-  };
-}
-
-async function poolClaims(): Promise<KubeObject[]> {
-  return list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` });
-}
-
-const isTrue = (o: KubeObject, type: string): boolean =>
-  o.status?.conditions?.some((c) => c.type === type && c.status === "True") ?? false;
+const deployment = (replicas: number): object => deploymentOn("web", ns, pool, replicas);
+const poolClaims = (): Promise<KubeObject[]> => claimsOf(pool);
 
 // ---------------------------------------------------------------- the test
 

@@ -151,7 +151,6 @@ async function startCore(port: number, certs: DevCerts): Promise<Core> {
   const stopHistory = await startHistory({
     store,
     hub,
-    clusterId: CLUSTER,
     prices: new KwokPriceProvider(),
     clock: realClock,
     log,

@@ -167,6 +167,20 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     const pgCore = named(pg, "Deployment", "wave-core");
     const url = env(pgCore).find((e) => e.name === "WAVE_DATABASE_URL");
     assert.deepEqual(field(url, "valueFrom", "secretKeyRef"), { name: "wave-postgres", key: "databaseUrl" });
+    // Replicas read each other's clusters through the pod IP's API (ADR 0012), and may reach it.
+    const ip = env(pgCore).find((e) => e.name === "WAVE_POD_IP");
+    assert.deepEqual(field(ip, "valueFrom", "fieldRef"), { fieldPath: "status.podIP" });
+    assert.equal(
+      env(pgCore).find((e) => e.name === "WAVE_ADVERTISE_URL")?.value,
+      "http://$(WAVE_POD_IP):8080",
+    );
+    assert.ok(!env(sqliteCore).some((e) => e.name === "WAVE_ADVERTISE_URL"));
+    const three = render(["-f", `${chart}/ci/postgres-values.yaml`, "--set", "core.replicas=3"]);
+    const np = named(three, "NetworkPolicy", "wave-core");
+    assert.ok(
+      JSON.stringify(field(np, "spec", "egress")).includes('"port":8080'),
+      "core may reach the other replicas' API",
+    );
   });
 
   it("gives core's ServiceAccount the IRSA annotation and the pricing settings", () => {

@@ -26,6 +26,7 @@ import type { ApiPlugin } from "../app.ts";
 import type { ClusterDto, WarmupStatsDto } from "../../dashboard/dto.ts";
 import { openSse } from "../sse.ts";
 import { Throttle } from "./live.ts";
+import { askOwner, type ReadThroughOptions } from "./read-through.ts";
 import {
   clusterSchema,
   disruptionSchema,
@@ -49,6 +50,12 @@ export interface DashboardDeps {
   /** Timers of the stream throttle (default: real time). */
   clock?: Clock;
   thrashing?: Partial<ThrashingOptions>;
+  /**
+   * With several core replicas (ADR 0012): the cluster list asks each cluster's owner for its
+   * entry. The cluster's own routes are read through the owner before they get here (app.ts
+   * `forward`).
+   */
+  readThrough?: ReadThroughOptions;
 }
 
 const HOUR = 3_600_000;
@@ -189,7 +196,8 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const nodesCache = new Map<string, { version: number; at: number; bodies: Map<string, Body> }>();
 
   const clusterOr404 = async (id: string, reply: FastifyReply): Promise<ClusterEntry | undefined> => {
-    const c = hub.get(id);
+    // Also a cluster only the store knows (its agent streams to another replica, or not yet).
+    const c = await hub.known(id);
     if (!c) await reply.code(404).send({ error: "not_found", message: `no cluster with id "${id}"` });
     return c;
   };
@@ -209,7 +217,42 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           response: { 200: { type: "array", items: clusterSchema } },
         },
       },
-      () => hub.clusters().map(clusterDto),
+      async (req) => {
+        // Every cluster the store knows, not only those whose agent streams to this replica.
+        for (const r of await store.listClusters()) await hub.known(r.id);
+        return Promise.all(
+          hub.clusters().map(async (c) => {
+            const rt = deps.readThrough;
+            const owner = rt && (await rt.ownership.otherOwner(c.id).catch(() => undefined));
+            if (!rt || !owner) return clusterDto(c);
+            try {
+              const url = `/api/v1/clusters/${encodeURIComponent(c.id)}`;
+              const res = await askOwner(rt, owner, { method: "GET", url, headers: req.headers });
+              if (res.ok) return (await res.json()) as ClusterDto;
+            } catch {
+              rt.ownership.unreachable(c.id, owner);
+            }
+            return clusterDto(c);
+          }),
+        );
+      },
+    );
+
+    app.get<{ Params: IdParams }>(
+      "/api/v1/clusters/:id",
+      {
+        config: viewer,
+        schema: {
+          summary: "One cluster, with its agent's connection state",
+          params: idParams,
+          response: { 200: clusterSchema, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        return clusterDto(c);
+      },
     );
 
     app.get<{ Params: IdParams }>(

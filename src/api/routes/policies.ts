@@ -20,18 +20,30 @@ import { errorSchema, spotPolicySchema, spotPolicySetSchema, warmupPolicyRecordS
 
 export interface PolicyDeps {
   store: Store;
+  /**
+   * The cluster the routes without a cluster in their path (/api/v1/policies/…, from before
+   * policies had a cluster) act on: core's own --cluster-id.
+   */
+  defaultClusterId: string;
   /** Called after a policy was stored or deleted (the composition root reloads its consumers). */
-  onChange?: (kind: PolicyKind, key: string) => void | Promise<void>;
+  onChange?: (kind: PolicyKind, key: string, clusterId: string) => void | Promise<void>;
   now?: () => number;
 }
 
+/** The cluster ids agents may use (core's hello check): a lowercase DNS label, at most 63. */
+export const CLUSTER_ID_PATTERN = "^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$";
+
 const admin = { role: "admin" as const };
 const viewer = { role: "viewer" as const };
+
+const clusterParam = { id: { type: "string", pattern: CLUSTER_ID_PATTERN } } as const;
+const clusterParams = { type: "object", required: ["id"], properties: clusterParam } as const;
 
 const spotParams = {
   type: "object",
   required: ["kind", "namespace", "name"],
   properties: {
+    ...clusterParam,
     kind: { type: "string", enum: WORKLOAD_KINDS },
     namespace: { type: "string", minLength: 1, maxLength: 63 },
     name: { type: "string", minLength: 1, maxLength: 253 },
@@ -41,10 +53,15 @@ const spotParams = {
 const poolParams = {
   type: "object",
   required: ["pool"],
-  properties: { pool: { type: "string", minLength: 1, maxLength: 253 } },
+  properties: { ...clusterParam, pool: { type: "string", minLength: 1, maxLength: 253 } },
 } as const;
 
-interface SpotParams {
+interface ClusterParams {
+  /** Absent on the routes from before clusters: the default cluster. */
+  id?: string;
+}
+
+interface SpotParams extends ClusterParams {
   kind: SpotPolicy["workload"]["kind"];
   namespace: string;
   name: string;
@@ -62,7 +79,9 @@ export function spotPolicyFrom(params: SpotParams, body: unknown): SpotPolicy {
     const set = parsePolicySet({
       apiVersion: POLICY_SET_API_VERSION,
       kind: "SpotPolicySet",
-      policies: [{ ...body, workload: { ...params } }],
+      policies: [
+        { ...body, workload: { kind: params.kind, namespace: params.namespace, name: params.name } },
+      ],
     });
     const policy = set.policies[0];
     if (!policy) throw new BadPolicy("no policy in body");
@@ -101,158 +120,200 @@ export function spotPolicySet(values: readonly unknown[], onBad?: (err: Error) =
 export function policyRoutes(deps: PolicyDeps): ApiPlugin {
   const { store } = deps;
   const now = deps.now ?? (() => Date.now());
-  const changed = async (kind: PolicyKind, key: string): Promise<void> => {
-    await deps.onChange?.(kind, key);
+  const clusterOf = (params: ClusterParams): string => params.id ?? deps.defaultClusterId;
+  const changed = async (kind: PolicyKind, key: string, clusterId: string): Promise<void> => {
+    await deps.onChange?.(kind, key, clusterId);
   };
 
   return (app: FastifyInstance) => {
-    app.get(
-      "/api/v1/policies/spot",
-      {
-        config: viewer,
-        schema: {
-          summary: "Spot placement policies, as the SpotPolicySet the webhook pulls",
-          response: { 200: spotPolicySetSchema },
-        },
-      },
-      async (req) => {
-        const records = await store.listPolicies("spot");
-        return spotPolicySet(
-          records.map((r) => r.value),
-          (err) => req.log.warn({ err }, "skipping an invalid stored spot policy"),
+    // Every route twice: under /api/v1/clusters/{id}/policies (the cluster's own policies), and
+    // at its pre-cluster path /api/v1/policies, which acts on the default cluster and says so.
+    const both = (path: string): string[] => [
+      `/api/v1/clusters/:id/policies${path}`,
+      `/api/v1/policies${path}`,
+    ];
+    app.addHook("onSend", async (req, reply) => {
+      const url = req.routeOptions.url;
+      if (url?.startsWith("/api/v1/policies")) {
+        const successor = url.replace(
+          "/api/v1/policies",
+          `/api/v1/clusters/${deps.defaultClusterId}/policies`,
         );
-      },
-    );
+        reply.header("deprecation", "true");
+        reply.header("link", `<${successor}>; rel="successor-version"`);
+      }
+    });
 
-    app.put<{ Params: SpotParams }>(
-      "/api/v1/policies/spot/:kind/:namespace/:name",
-      {
-        config: admin,
-        schema: {
-          summary: "Create or replace a workload's spot policy",
-          params: spotParams,
-          body: {
-            type: "object",
-            required: ["threshold", "strategy"],
-            properties: {
-              threshold: { type: "integer", minimum: 0 },
-              strategy: { type: "string", enum: ["Prefer", "Require"] },
-              percentAboveBase: { type: "integer", minimum: 0, maximum: 100 },
-            },
+    for (const path of both("/spot"))
+      app.get<{ Params: ClusterParams }>(
+        path,
+        {
+          config: viewer,
+          schema: {
+            summary: "A cluster's spot placement policies, as the SpotPolicySet its webhook pulls",
+            ...(path.includes(":id") ? { params: clusterParams } : {}),
+            response: { 200: spotPolicySetSchema },
           },
-          response: { 200: spotPolicySchema, 400: errorSchema },
         },
-      },
-      async (req, reply) => {
-        let policy: SpotPolicy;
-        try {
-          policy = spotPolicyFrom(req.params, req.body);
-        } catch (err) {
-          if (!(err instanceof BadPolicy)) throw err;
-          return reply.code(400).send({ error: "bad_request", message: err.message });
-        }
-        const key = workloadKey(policy.workload);
-        await store.putPolicy("spot", key, policy, now());
-        await changed("spot", key);
-        return policy;
-      },
-    );
-
-    app.delete<{ Params: SpotParams }>(
-      "/api/v1/policies/spot/:kind/:namespace/:name",
-      {
-        config: admin,
-        schema: {
-          summary: "Delete a workload's spot policy",
-          params: spotParams,
-          response: { 204: { type: "null" }, 404: errorSchema },
+        async (req) => {
+          const records = await store.listPolicies(clusterOf(req.params), "spot");
+          return spotPolicySet(
+            records.map((r) => r.value),
+            (err) => req.log.warn({ err }, "skipping an invalid stored spot policy"),
+          );
         },
-      },
-      async (req, reply) => {
-        const key = workloadKey(req.params);
-        if (!(await store.deletePolicy("spot", key))) {
-          return reply.code(404).send({ error: "not_found", message: `no spot policy for ${key}` });
-        }
-        await changed("spot", key);
-        return reply.code(204).send();
-      },
-    );
+      );
 
-    app.get(
-      "/api/v1/policies/warmup",
-      {
-        config: viewer,
-        schema: {
-          summary: "Warmup policies per NodePool (pools without one use the defaults: disabled)",
-          response: { 200: { type: "array", items: warmupPolicyRecordSchema } },
-        },
-      },
-      async (req) => {
-        const out: WarmupPolicyDto[] = [];
-        for (const r of await store.listPolicies("warmup")) {
-          const parsed = parsePolicy(r.value);
-          if (parsed.ok) out.push({ nodePool: r.key, policy: parsed.policy, updatedAt: r.updatedAt });
-          else
-            req.log.warn({ pool: r.key, errors: parsed.errors }, "skipping an invalid stored warmup policy");
-        }
-        return out;
-      },
-    );
-
-    app.put<{ Params: { pool: string } }>(
-      "/api/v1/policies/warmup/:pool",
-      {
-        config: admin,
-        schema: {
-          summary: "Create or replace a NodePool's warmup policy (fields left out take the defaults)",
-          params: poolParams,
-          body: {
-            type: "object",
-            properties: {
-              enabled: { type: "boolean" },
-              maxWarmNodes: { type: "integer" },
-              ttlSeconds: { type: "integer" },
-              cooldownSeconds: { type: "integer" },
-              maxCostPerHour: { type: ["number", "null"] },
-              prePull: { type: "boolean" },
-              prePullDeadlineSeconds: { type: "integer" },
+    for (const path of both("/spot/:kind/:namespace/:name"))
+      app.put<{ Params: SpotParams }>(
+        path,
+        {
+          config: admin,
+          schema: {
+            summary: "Create or replace a workload's spot policy in a cluster",
+            params: spotParams,
+            body: {
+              type: "object",
+              required: ["threshold", "strategy"],
+              properties: {
+                threshold: { type: "integer", minimum: 0 },
+                strategy: { type: "string", enum: ["Prefer", "Require"] },
+                percentAboveBase: { type: "integer", minimum: 0, maximum: 100 },
+              },
             },
+            response: { 200: spotPolicySchema, 400: errorSchema },
           },
-          response: { 200: warmupPolicyRecordSchema, 400: errorSchema },
         },
-      },
-      async (req, reply) => {
-        const parsed = parsePolicy(req.body);
-        if (!parsed.ok) {
-          return reply
-            .code(400)
-            .send({ error: "bad_request", message: `invalid warmup policy: ${parsed.errors.join("; ")}` });
-        }
-        const policy: WarmupPolicy = parsed.policy;
-        const rec = await store.putPolicy("warmup", req.params.pool, policy, now());
-        await changed("warmup", req.params.pool);
-        return { nodePool: rec.key, policy, updatedAt: rec.updatedAt } satisfies WarmupPolicyDto;
-      },
-    );
+        async (req, reply) => {
+          let policy: SpotPolicy;
+          try {
+            policy = spotPolicyFrom(req.params, req.body);
+          } catch (err) {
+            if (!(err instanceof BadPolicy)) throw err;
+            return reply.code(400).send({ error: "bad_request", message: err.message });
+          }
+          const key = workloadKey(policy.workload);
+          const cluster = clusterOf(req.params);
+          await store.putPolicy(cluster, "spot", key, policy, now());
+          await changed("spot", key, cluster);
+          return policy;
+        },
+      );
 
-    app.delete<{ Params: { pool: string } }>(
-      "/api/v1/policies/warmup/:pool",
-      {
-        config: admin,
-        schema: {
-          summary: "Delete a NodePool's warmup policy (it falls back to the defaults: disabled)",
-          params: poolParams,
-          response: { 204: { type: "null" }, 404: errorSchema },
+    for (const path of both("/spot/:kind/:namespace/:name"))
+      app.delete<{ Params: SpotParams }>(
+        path,
+        {
+          config: admin,
+          schema: {
+            summary: "Delete a workload's spot policy in a cluster",
+            params: spotParams,
+            response: { 204: { type: "null" }, 404: errorSchema },
+          },
         },
-      },
-      async (req, reply) => {
-        const pool = req.params.pool;
-        if (!(await store.deletePolicy("warmup", pool))) {
-          return reply.code(404).send({ error: "not_found", message: `no warmup policy for pool ${pool}` });
-        }
-        await changed("warmup", pool);
-        return reply.code(204).send();
-      },
-    );
+        async (req, reply) => {
+          const key = workloadKey(req.params);
+          const cluster = clusterOf(req.params);
+          if (!(await store.deletePolicy(cluster, "spot", key))) {
+            return reply
+              .code(404)
+              .send({ error: "not_found", message: `no spot policy for ${key} in cluster ${cluster}` });
+          }
+          await changed("spot", key, cluster);
+          return reply.code(204).send();
+        },
+      );
+
+    for (const path of both("/warmup"))
+      app.get<{ Params: ClusterParams }>(
+        path,
+        {
+          config: viewer,
+          schema: {
+            summary:
+              "A cluster's warmup policies per NodePool (pools without one use the defaults: disabled)",
+            ...(path.includes(":id") ? { params: clusterParams } : {}),
+            response: { 200: { type: "array", items: warmupPolicyRecordSchema } },
+          },
+        },
+        async (req) => {
+          const out: WarmupPolicyDto[] = [];
+          for (const r of await store.listPolicies(clusterOf(req.params), "warmup")) {
+            const parsed = parsePolicy(r.value);
+            if (parsed.ok) out.push({ nodePool: r.key, policy: parsed.policy, updatedAt: r.updatedAt });
+            else
+              req.log.warn(
+                { pool: r.key, errors: parsed.errors },
+                "skipping an invalid stored warmup policy",
+              );
+          }
+          return out;
+        },
+      );
+
+    for (const path of both("/warmup/:pool"))
+      app.put<{ Params: ClusterParams & { pool: string } }>(
+        path,
+        {
+          config: admin,
+          schema: {
+            summary:
+              "Create or replace a NodePool's warmup policy in a cluster (fields left out take the defaults)",
+            params: poolParams,
+            body: {
+              type: "object",
+              properties: {
+                enabled: { type: "boolean" },
+                maxWarmNodes: { type: "integer" },
+                ttlSeconds: { type: "integer" },
+                cooldownSeconds: { type: "integer" },
+                maxCostPerHour: { type: ["number", "null"] },
+                prePull: { type: "boolean" },
+                prePullDeadlineSeconds: { type: "integer" },
+              },
+            },
+            response: { 200: warmupPolicyRecordSchema, 400: errorSchema },
+          },
+        },
+        async (req, reply) => {
+          const parsed = parsePolicy(req.body);
+          if (!parsed.ok) {
+            return reply
+              .code(400)
+              .send({ error: "bad_request", message: `invalid warmup policy: ${parsed.errors.join("; ")}` });
+          }
+          const policy: WarmupPolicy = parsed.policy;
+          const cluster = clusterOf(req.params);
+          const rec = await store.putPolicy(cluster, "warmup", req.params.pool, policy, now());
+          await changed("warmup", req.params.pool, cluster);
+          return { nodePool: rec.key, policy, updatedAt: rec.updatedAt } satisfies WarmupPolicyDto;
+        },
+      );
+
+    for (const path of both("/warmup/:pool"))
+      app.delete<{ Params: ClusterParams & { pool: string } }>(
+        path,
+        {
+          config: admin,
+          schema: {
+            summary:
+              "Delete a NodePool's warmup policy in a cluster (it falls back to the defaults: disabled)",
+            params: poolParams,
+            response: { 204: { type: "null" }, 404: errorSchema },
+          },
+        },
+        async (req, reply) => {
+          const pool = req.params.pool;
+          const cluster = clusterOf(req.params);
+          if (!(await store.deletePolicy(cluster, "warmup", pool))) {
+            return reply.code(404).send({
+              error: "not_found",
+              message: `no warmup policy for pool ${pool} in cluster ${cluster}`,
+            });
+          }
+          await changed("warmup", pool, cluster);
+          return reply.code(204).send();
+        },
+      );
   };
 }

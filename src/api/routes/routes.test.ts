@@ -149,8 +149,9 @@ before(async () => {
       }),
       policyRoutes({
         store,
+        defaultClusterId: "c1",
         now: () => clock.now(),
-        onChange: (kind, key) => void policyChanges.push(`${kind}:${key}`),
+        onChange: (kind, key, cluster) => void policyChanges.push(`${cluster}/${kind}:${key}`),
       }),
     ],
   });
@@ -383,6 +384,8 @@ describe("dashboard routes", () => {
       "/api/v1/clusters/{id}/nodes",
       "/api/v1/clusters/{id}/series",
       "/api/v1/policies/spot/{kind}/{namespace}/{name}",
+      "/api/v1/clusters/{id}/policies/spot/{kind}/{namespace}/{name}",
+      "/api/v1/clusters/{id}/policies/warmup/{pool}",
     ]) {
       assert.ok(p in doc.paths, p);
     }
@@ -483,8 +486,8 @@ describe("policy routes", () => {
       },
     ]);
     assert.match(set.revision, /^[0-9a-f]{16}$/);
-    assert.deepEqual(policyChanges.slice(-1), ["spot:shop/Deployment/web"]);
-    const rec = await store.getPolicy("spot", "shop/Deployment/web");
+    assert.deepEqual(policyChanges.slice(-1), ["c1/spot:shop/Deployment/web"]);
+    const rec = await store.getPolicy("c1", "spot", "shop/Deployment/web");
     assert.equal(rec?.updatedAt, NOW);
   });
 
@@ -542,9 +545,55 @@ describe("policy routes", () => {
       list.map((p) => [p.nodePool, p.policy.maxWarmNodes, p.updatedAt]),
       [["default", 2, NOW]],
     );
-    assert.deepEqual(policyChanges.slice(-1), ["warmup:default"]);
+    assert.deepEqual(policyChanges.slice(-1), ["c1/warmup:default"]);
     assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 204);
     assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 404);
     assert.deepEqual(await get<WarmupPolicyDto[]>("/api/v1/policies/warmup"), []);
+  });
+
+  it("keeps each cluster's policies apart; the routes without a cluster act on the default one", async () => {
+    const body = { threshold: 1, strategy: "Require" };
+    const a = await put("/api/v1/clusters/east/policies/spot/Deployment/shop/api", body);
+    assert.equal(a.statusCode, 200, a.body);
+    assert.deepEqual(policyChanges.slice(-1), ["east/spot:shop/Deployment/api"]);
+    const west = await put("/api/v1/clusters/west/policies/warmup/general", { enabled: true });
+    assert.equal(west.statusCode, 200, west.body);
+    const east = await get<SpotPolicySetDto>("/api/v1/clusters/east/policies/spot");
+    assert.deepEqual(
+      east.policies.map((p) => [p.workload.name, p.threshold]),
+      [["api", 1]],
+    );
+    // A policy of east is nobody else's: not west's, not the default cluster's (c1).
+    assert.deepEqual((await get<SpotPolicySetDto>("/api/v1/clusters/west/policies/spot")).policies, []);
+    const legacy = await app.inject({ url: "/api/v1/policies/spot", headers: V });
+    assert.deepEqual(legacy.json<SpotPolicySetDto>().policies, []);
+    assert.equal(legacy.headers["deprecation"], "true");
+    assert.equal(legacy.headers["link"], '</api/v1/clusters/c1/policies/spot>; rel="successor-version"');
+    assert.deepEqual(await get<WarmupPolicyDto[]>("/api/v1/clusters/east/policies/warmup"), []);
+    assert.deepEqual(
+      (await get<WarmupPolicyDto[]>("/api/v1/clusters/west/policies/warmup")).map((p) => p.nodePool),
+      ["general"],
+    );
+    // The default cluster through either path is the same set.
+    await put("/api/v1/policies/warmup/default", { enabled: true });
+    assert.deepEqual(
+      (await get<WarmupPolicyDto[]>("/api/v1/clusters/c1/policies/warmup")).map((p) => p.nodePool),
+      ["default"],
+    );
+    assert.equal(
+      (await app.inject({ method: "DELETE", url: "/api/v1/clusters/c1/policies/warmup/default", headers: A }))
+        .statusCode,
+      204,
+    );
+    assert.equal(
+      (await put("/api/v1/clusters/Bad_Id/policies/warmup/general", { enabled: true })).statusCode,
+      400,
+      "a cluster id agents could not use",
+    );
+    for (const url of [
+      "/api/v1/clusters/east/policies/spot/Deployment/shop/api",
+      "/api/v1/clusters/west/policies/warmup/general",
+    ])
+      assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 204);
   });
 });

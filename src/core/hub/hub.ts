@@ -10,6 +10,7 @@ import type { Clock } from "../../shared/clock.ts";
 import type { KindTypes } from "../../kube/kinds.ts";
 import type { OpenNodeClaim } from "../lifecycle/derive.ts";
 import { RecentHistory } from "./recent.ts";
+import { SoleOwnership, type Ownership } from "./ownership.ts";
 
 export interface ClusterEntry {
   id: string;
@@ -33,6 +34,11 @@ export interface ClusterHubOptions {
    * overview's last hour); older ranges are read from the store.
    */
   recentHistoryMs?: number;
+  /**
+   * Which clusters this core replica owns (ADR 0012); default: all of them (one replica). An
+   * agent's hello claims its cluster here before core answers it.
+   */
+  ownership?: Ownership;
 }
 
 const isStateKind = (k: string): k is StateKind => (STATE_KINDS as readonly string[]).includes(k);
@@ -45,12 +51,44 @@ export class ClusterHub implements IngestSink {
   readonly #listeners = new Set<(clusterId: string) => void>();
   readonly #recent = new Map<string, RecentHistory>();
   readonly #recentMs: number;
+  readonly ownership: Ownership;
 
   constructor(store: Store, clock: Clock, opts: ClusterHubOptions = {}) {
     this.#store = store;
     this.#durable = new StoreSink(store);
     this.#clock = clock;
     this.#recentMs = opts.recentHistoryMs ?? 90 * 60_000;
+    this.ownership = opts.ownership ?? new SoleOwnership();
+    // Another replica took the cluster (its agent streams there now): what we hold is not live.
+    this.ownership.onLost((id) => this.clusterDisconnected(id));
+  }
+
+  /** Whether this replica owns the cluster's live state (always, with one replica). */
+  owns(clusterId: string): boolean {
+    return this.ownership.owns(clusterId);
+  }
+
+  /**
+   * The cluster's entry, also for a cluster this process has not heard from but the store knows
+   * (an agent that streams to another replica, or has not reconnected since a restart).
+   */
+  async known(id: string): Promise<ClusterEntry | undefined> {
+    const c = this.#clusters.get(id);
+    if (c) return c;
+    const rec = await this.#store.getCluster(id);
+    if (!rec) return undefined;
+    const entry = this.ensure(id);
+    entry.lastSeen ??= rec.lastSeen;
+    // What its agent said last (its versions), as stored; not connected to this replica.
+    entry.info ??= {
+      clusterId: id,
+      kubernetesVersion: rec.versions["kubernetes"] ?? "",
+      karpenterVersion: rec.versions["karpenter"] ?? "",
+      agentVersion: rec.versions["agent"] ?? "",
+      sessionId: "",
+      connectedAt: rec.lastSeen,
+    };
+    return entry;
   }
 
   /** The cluster's recent lifecycle events and disruptions, in memory (seeded on first use). */
@@ -103,6 +141,7 @@ export class ClusterHub implements IngestSink {
 
   async clusterConnected(info: ClusterInfo): Promise<void> {
     await this.#durable.clusterConnected(info);
+    await this.ownership.claim(info.clusterId);
     const c = this.ensure(info.clusterId);
     c.info = info;
     c.connected = true;

@@ -117,12 +117,12 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2]);
-        await first.store.putPolicy("spot", "p", { a: 1 }, T0);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4]);
+        await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 2 });
-        assert.deepEqual((await second.store.getPolicy("spot", "p"))?.value, { a: 1 });
+        assert.deepEqual(second.migrations, { applied: [], version: 4 });
+        assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
         await h.dispose();
@@ -523,30 +523,104 @@ export function storeContract(
       }, smallRetention);
     });
 
-    void it("keeps spot and warmup policies as JSON by key", async () => {
+    void it("keeps spot and warmup policies as JSON by key, per cluster", async () => {
       await withStore(async (store) => {
         const spot = { namespace: "web", selector: { app: "api" }, onDemandBase: 2, spotPercent: 50 };
-        assert.deepEqual(await store.putPolicy("spot", "web/api", spot, T0), {
+        assert.deepEqual(await store.putPolicy("c1", "spot", "web/api", spot, T0), {
+          clusterId: "c1",
           kind: "spot",
           key: "web/api",
           value: spot,
           updatedAt: T0,
         });
-        await store.putPolicy("warmup", "general", { nodes: 1 }, T0);
-        const updated = await store.putPolicy("spot", "web/api", { ...spot, spotPercent: 70 }, T0 + 1);
+        await store.putPolicy("c1", "warmup", "general", { nodes: 1 }, T0);
+        const updated = await store.putPolicy("c1", "spot", "web/api", { ...spot, spotPercent: 70 }, T0 + 1);
         assert.equal(updated.updatedAt, T0 + 1);
-        assert.deepEqual((await store.getPolicy("spot", "web/api"))?.value, { ...spot, spotPercent: 70 });
-        await store.putPolicy("spot", "a/b", [1, "two", null], T0);
+        assert.deepEqual((await store.getPolicy("c1", "spot", "web/api"))?.value, {
+          ...spot,
+          spotPercent: 70,
+        });
+        await store.putPolicy("c1", "spot", "a/b", [1, "two", null], T0);
         assert.deepEqual(
-          (await store.listPolicies("spot")).map((p) => p.key),
+          (await store.listPolicies("c1", "spot")).map((p) => p.key),
           ["a/b", "web/api"],
         );
-        assert.equal((await store.listPolicies("warmup")).length, 1);
-        assert.equal(await store.deletePolicy("spot", "a/b"), true);
-        assert.equal(await store.deletePolicy("spot", "a/b"), false);
-        assert.equal(await store.getPolicy("spot", "a/b"), undefined);
-        await assert.rejects(store.putPolicy("spot", "x", undefined, T0), /JSON-serialisable/);
-        await assert.rejects(store.putPolicy("spot", "", {}, T0), StoreInputError);
+        assert.equal((await store.listPolicies("c1", "warmup")).length, 1);
+        assert.equal(await store.deletePolicy("c1", "spot", "a/b"), true);
+        assert.equal(await store.deletePolicy("c1", "spot", "a/b"), false);
+        assert.equal(await store.getPolicy("c1", "spot", "a/b"), undefined);
+        await assert.rejects(store.putPolicy("c1", "spot", "x", undefined, T0), /JSON-serialisable/);
+        await assert.rejects(store.putPolicy("c1", "spot", "", {}, T0), StoreInputError);
+        await assert.rejects(store.putPolicy("", "spot", "x", {}, T0), StoreInputError);
+
+        // Another cluster's policies are its own: same key, other value, never listed with c1's.
+        await store.putPolicy("c2", "spot", "web/api", { other: true }, T0 + 2);
+        assert.deepEqual((await store.getPolicy("c2", "spot", "web/api"))?.value, { other: true });
+        assert.deepEqual((await store.getPolicy("c1", "spot", "web/api"))?.value, {
+          ...spot,
+          spotPercent: 70,
+        });
+        assert.deepEqual(
+          (await store.listPolicies("c2", "spot")).map((p) => [p.clusterId, p.key]),
+          [["c2", "web/api"]],
+        );
+        assert.equal((await store.listPolicies("c2", "warmup")).length, 0);
+        assert.equal(await store.deletePolicy("c2", "spot", "web/api"), true);
+        assert.ok(await store.getPolicy("c1", "spot", "web/api"), "deleting c2's left c1's");
+        assert.equal(await store.adoptPolicies("c1"), 0, "nothing without a cluster to adopt");
+      });
+    });
+
+    void it("hands a cluster's lease to one holder at a time; the newest stream may take it", async () => {
+      await withStore(async (store) => {
+        const TTL = 15_000;
+        const a = await store.acquireLease("c1", "core-a", "http://a:8080", T0, TTL, false);
+        assert.deepEqual(a, {
+          clusterId: "c1",
+          holder: "core-a",
+          url: "http://a:8080",
+          generation: 1,
+          acquiredAt: T0,
+          renewedAt: T0,
+          expiresAt: T0 + TTL,
+        });
+        // Held and not expired: b does not get it without force, and sees a's lease.
+        const refused = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 1000, TTL, false);
+        assert.equal(refused.holder, "core-a");
+        assert.equal(refused.generation, 1);
+        // a renews; b's renewal of a lease it does not hold changes nothing.
+        assert.deepEqual(await store.renewLeases("core-a", ["c1", "c9"], T0 + 5000, TTL), ["c1"]);
+        assert.deepEqual(await store.renewLeases("core-b", ["c1"], T0 + 5000, TTL), []);
+        assert.equal((await store.leases())[0]?.expiresAt, T0 + 5000 + TTL);
+        // Expired: anyone takes it, with a new generation.
+        const b = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 5000 + TTL, TTL, false);
+        assert.equal(b.holder, "core-b");
+        assert.equal(b.generation, 2);
+        assert.equal(b.acquiredAt, T0 + 5000 + TTL);
+        // a's renewal now fails: it knows it lost the cluster.
+        assert.deepEqual(await store.renewLeases("core-a", ["c1"], T0 + 21_000, TTL), []);
+        // Force (the agent now streams to a): taken back at once, next generation.
+        const back = await store.acquireLease("c1", "core-a", "http://a:8080", T0 + 21_000, TTL, true);
+        assert.deepEqual([back.holder, back.generation], ["core-a", 3]);
+        // Re-acquiring one's own lease keeps the generation and acquiredAt.
+        const again = await store.acquireLease("c1", "core-a", "http://a:8080", T0 + 22_000, TTL, false);
+        assert.deepEqual([again.generation, again.acquiredAt], [3, T0 + 21_000]);
+        // Released: free at once for another replica.
+        assert.equal(await store.releaseLease("c1", "core-b"), false);
+        assert.equal(await store.releaseLease("c1", "core-a"), true);
+        const c = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 23_000, TTL, false);
+        assert.deepEqual([c.holder, c.generation], ["core-b", 4]);
+        // Other clusters are independent.
+        await store.acquireLease("c2", "core-a", "http://a:8080", T0 + 23_000, TTL, false);
+        assert.deepEqual(
+          (await store.leases()).map((l) => [l.clusterId, l.holder]),
+          [
+            ["c1", "core-b"],
+            ["c2", "core-a"],
+          ],
+        );
+        await assert.rejects(store.acquireLease("", "x", "", T0, TTL, false), StoreInputError);
+        await assert.rejects(store.acquireLease("c1", "x", "", T0, 0, false), StoreInputError);
       });
     });
   });

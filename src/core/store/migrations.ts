@@ -249,9 +249,43 @@ CREATE INDEX warmup_events_time ON warmup_events (cluster_id, at);
 CREATE INDEX warmup_events_retention ON warmup_events (at);
 `;
 
+// Policies per cluster (ADR 0012): the table is rebuilt with cluster_id in its key. Rows written
+// before had no cluster; they keep '' until core adopts them for its own --cluster-id
+// (Store.adoptPolicies), the only cluster a core of that version acted on.
+const clusterPolicies = (time: string): string => `
+CREATE TABLE policies_by_cluster (
+  cluster_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('spot','warmup')),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  updated_at ${time} NOT NULL,
+  PRIMARY KEY (cluster_id, kind, key)
+);
+INSERT INTO policies_by_cluster (cluster_id, kind, key, value, updated_at)
+  SELECT '', kind, key, value, updated_at FROM policies;
+DROP TABLE policies;
+ALTER TABLE policies_by_cluster RENAME TO policies;
+`;
+
+// cluster_leases: which core replica owns a cluster's live state (ADR 0012). One row per cluster;
+// generation grows at every change of holder, so a replica can tell it was replaced.
+const clusterLeases = (time: string): string => `
+CREATE TABLE cluster_leases (
+  cluster_id TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  url TEXT NOT NULL,
+  generation ${time} NOT NULL,
+  acquired_at ${time} NOT NULL,
+  renewed_at ${time} NOT NULL,
+  expires_at ${time} NOT NULL
+);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1 },
   { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
+  { version: 3, name: "policies per cluster", sql: clusterPolicies("INTEGER") },
+  { version: 4, name: "cluster leases", sql: clusterLeases("INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -260,4 +294,6 @@ export const postgresMigrations: readonly Migration[] = [
     name: "warmup events",
     sql: warmupEvents("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
   },
+  { version: 3, name: "policies per cluster", sql: clusterPolicies("BIGINT") },
+  { version: 4, name: "cluster leases", sql: clusterLeases("BIGINT") },
 ];

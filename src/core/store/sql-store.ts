@@ -10,12 +10,14 @@ import {
   StoreInputError,
   validateBatch,
   validateHello,
+  validateLease,
   validatePolicy,
   validateRange,
   validateWarmupEvents,
 } from "./store.ts";
 import type {
   ClusterHello,
+  ClusterLease,
   ClusterRecord,
   CompactResult,
   Disruption,
@@ -128,12 +130,33 @@ const SQL = {
   deleteWarmupEvents: "DELETE FROM warmup_events WHERE at < $1",
   deleteLifecycle: "DELETE FROM lifecycle_events WHERE at < $1",
   deleteDisruptions: "DELETE FROM disruptions WHERE at < $1",
-  putPolicy: `INSERT INTO policies (kind, key, value, updated_at) VALUES ($1, $2, $3, $4)
-    ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
-    RETURNING kind, key, value, updated_at`,
-  getPolicy: "SELECT kind, key, value, updated_at FROM policies WHERE kind = $1 AND key = $2",
-  listPolicies: "SELECT kind, key, value, updated_at FROM policies WHERE kind = $1 ORDER BY key",
-  deletePolicy: "DELETE FROM policies WHERE kind = $1 AND key = $2",
+  putPolicy: `INSERT INTO policies (cluster_id, kind, key, value, updated_at) VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (cluster_id, kind, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+    RETURNING cluster_id, kind, key, value, updated_at`,
+  getPolicy:
+    "SELECT cluster_id, kind, key, value, updated_at FROM policies WHERE cluster_id = $1 AND kind = $2 AND key = $3",
+  listPolicies:
+    "SELECT cluster_id, kind, key, value, updated_at FROM policies WHERE cluster_id = $1 AND kind = $2 ORDER BY key",
+  deletePolicy: "DELETE FROM policies WHERE cluster_id = $1 AND kind = $2 AND key = $3",
+  adoptPolicies: `UPDATE policies SET cluster_id = $1 WHERE cluster_id = '' AND NOT EXISTS
+    (SELECT 1 FROM policies mine WHERE mine.cluster_id = $1 AND mine.kind = policies.kind AND mine.key = policies.key)`,
+  dropUnscopedPolicies: "DELETE FROM policies WHERE cluster_id = ''",
+  // Take: a free, expired or (force) any lease. A new holder gets a new generation.
+  acquireLease: `INSERT INTO cluster_leases (cluster_id, holder, url, generation, acquired_at, renewed_at, expires_at)
+    VALUES ($1, $2, $3, 1, $4, $4, $5)
+    ON CONFLICT (cluster_id) DO UPDATE SET
+      generation = CASE WHEN cluster_leases.holder = excluded.holder THEN cluster_leases.generation ELSE cluster_leases.generation + 1 END,
+      acquired_at = CASE WHEN cluster_leases.holder = excluded.holder THEN cluster_leases.acquired_at ELSE excluded.acquired_at END,
+      holder = excluded.holder, url = excluded.url,
+      renewed_at = excluded.renewed_at, expires_at = excluded.expires_at
+    WHERE $6 = 1 OR cluster_leases.holder = excluded.holder OR cluster_leases.expires_at <= excluded.renewed_at`,
+  lease: `SELECT cluster_id, holder, url, generation, acquired_at, renewed_at, expires_at
+    FROM cluster_leases WHERE cluster_id = $1`,
+  leases: `SELECT cluster_id, holder, url, generation, acquired_at, renewed_at, expires_at
+    FROM cluster_leases ORDER BY cluster_id`,
+  renewLease:
+    "UPDATE cluster_leases SET renewed_at = $3, expires_at = $4 WHERE cluster_id = $1 AND holder = $2",
+  releaseLease: "UPDATE cluster_leases SET expires_at = $3 WHERE cluster_id = $1 AND holder = $2",
 } as const;
 
 export class SqlStore implements Store {
@@ -347,22 +370,78 @@ export class SqlStore implements Store {
     });
   }
 
-  async putPolicy(kind: PolicyKind, key: string, value: unknown, at: number): Promise<PolicyRecord> {
-    const json = validatePolicy(kind, key, value, at);
-    return toPolicy(one(await this.#db.all(SQL.putPolicy, [kind, key, json, at])));
+  async putPolicy(
+    clusterId: string,
+    kind: PolicyKind,
+    key: string,
+    value: unknown,
+    at: number,
+  ): Promise<PolicyRecord> {
+    const json = validatePolicy(clusterId, kind, key, value, at);
+    return toPolicy(one(await this.#db.all(SQL.putPolicy, [clusterId, kind, key, json, at])));
   }
 
-  async getPolicy(kind: PolicyKind, key: string): Promise<PolicyRecord | undefined> {
-    const rows = await this.#db.all(SQL.getPolicy, [kind, key]);
+  async getPolicy(clusterId: string, kind: PolicyKind, key: string): Promise<PolicyRecord | undefined> {
+    const rows = await this.#db.all(SQL.getPolicy, [clusterId, kind, key]);
     return rows[0] ? toPolicy(rows[0]) : undefined;
   }
 
-  async listPolicies(kind: PolicyKind): Promise<PolicyRecord[]> {
-    return (await this.#db.all(SQL.listPolicies, [kind])).map(toPolicy);
+  async listPolicies(clusterId: string, kind: PolicyKind): Promise<PolicyRecord[]> {
+    return (await this.#db.all(SQL.listPolicies, [clusterId, kind])).map(toPolicy);
   }
 
-  async deletePolicy(kind: PolicyKind, key: string): Promise<boolean> {
-    return (await this.#db.run(SQL.deletePolicy, [kind, key])) > 0;
+  async deletePolicy(clusterId: string, kind: PolicyKind, key: string): Promise<boolean> {
+    return (await this.#db.run(SQL.deletePolicy, [clusterId, kind, key])) > 0;
+  }
+
+  async adoptPolicies(clusterId: string): Promise<number> {
+    if (clusterId === "") throw new StoreInputError("adoptPolicies: clusterId is required");
+    return this.#db.transaction(async (tx) => {
+      const adopted = await tx.run(SQL.adoptPolicies, [clusterId]);
+      await tx.run(SQL.dropUnscopedPolicies);
+      return adopted;
+    });
+  }
+
+  async acquireLease(
+    clusterId: string,
+    holder: string,
+    url: string,
+    now: number,
+    ttlMs: number,
+    force: boolean,
+  ): Promise<ClusterLease> {
+    validateLease(clusterId, holder, now, ttlMs);
+    return this.#db.transaction(async (tx) => {
+      await tx.run(SQL.acquireLease, [clusterId, holder, url, now, now + ttlMs, force ? 1 : 0]);
+      return toLease(one(await tx.all(SQL.lease, [clusterId])));
+    });
+  }
+
+  async renewLeases(
+    holder: string,
+    clusterIds: readonly string[],
+    now: number,
+    ttlMs: number,
+  ): Promise<string[]> {
+    if (clusterIds.length === 0) return [];
+    for (const id of clusterIds) validateLease(id, holder, now, ttlMs);
+    return this.#db.transaction(async (tx) => {
+      const kept: string[] = [];
+      for (const id of clusterIds) {
+        if ((await tx.run(SQL.renewLease, [id, holder, now, now + ttlMs])) > 0) kept.push(id);
+      }
+      return kept;
+    });
+  }
+
+  async leases(): Promise<ClusterLease[]> {
+    return (await this.#db.all(SQL.leases)).map(toLease);
+  }
+
+  async releaseLease(clusterId: string, holder: string): Promise<boolean> {
+    // Expired at the epoch: free for anyone, and the row keeps its generation.
+    return (await this.#db.run(SQL.releaseLease, [clusterId, holder, 0])) > 0;
   }
 
   async compact(now: number): Promise<CompactResult> {
@@ -491,8 +570,21 @@ function toCheckpoint(r: SqlRow): IngestCheckpoint {
   };
 }
 
+function toLease(r: SqlRow): ClusterLease {
+  return {
+    clusterId: text(r.cluster_id),
+    holder: text(r.holder),
+    url: text(r.url),
+    generation: num(r.generation),
+    acquiredAt: num(r.acquired_at),
+    renewedAt: num(r.renewed_at),
+    expiresAt: num(r.expires_at),
+  };
+}
+
 function toPolicy(r: SqlRow): PolicyRecord {
   return {
+    clusterId: text(r.cluster_id),
     kind: text(r.kind) as PolicyKind,
     key: text(r.key),
     value: JSON.parse(text(r.value)) as unknown,

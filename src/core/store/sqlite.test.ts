@@ -7,6 +7,7 @@ import { createLogger } from "../../shared/log.ts";
 import { storeContract } from "./contract.ts";
 import { openStore } from "./open.ts";
 import { migrationContract } from "./migrations.contract.ts";
+import { migrate, sqliteMigrations } from "./migrations.ts";
 import { openSqliteStore, SqliteDriver } from "./sqlite.ts";
 
 storeContract("sqlite", () => {
@@ -30,7 +31,7 @@ void describe("openSqliteStore", () => {
     const dir = mkdtempSync(join(tmpdir(), "wave-sqlite-"));
     try {
       const { store } = await openSqliteStore({ path: join(dir, "a", "b", "wave.db") });
-      await store.putPolicy("warmup", "k", 1, 0);
+      await store.putPolicy("c1", "warmup", "k", 1, 0);
       await store.close();
       assert.ok(existsSync(join(dir, "a", "b", "wave.db")));
     } finally {
@@ -48,7 +49,36 @@ void describe("openStore", () => {
     await store.close();
     const entry = JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
     assert.equal(entry.msg, "history store open");
-    assert.equal(entry.schemaVersion, 2);
-    assert.deepEqual(entry.migrationsApplied, [1, 2]);
+    assert.equal(entry.schemaVersion, 4);
+    assert.deepEqual(entry.migrationsApplied, [1, 2, 3, 4]);
+  });
+});
+
+void describe("policies from before clusters (schema 2 → 3)", () => {
+  void it("keep their rows and go to the cluster core adopts them for; its own policies win", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "wave-sqlite-"));
+    const path = join(dir, "wave.db");
+    try {
+      const old = new SqliteDriver({ path });
+      await migrate(old, sqliteMigrations.slice(0, 2), 0);
+      await old.run(
+        "INSERT INTO policies (kind, key, value, updated_at) VALUES ('spot', 'shop/Deployment/web', '{\"threshold\":2}', 5), ('warmup', 'general', '{\"enabled\":true}', 6)",
+      );
+      await old.close();
+      const { store, migrations } = await openSqliteStore({ path });
+      assert.deepEqual(migrations.applied, [3, 4]);
+      assert.equal((await store.listPolicies("east", "spot")).length, 0, "not any cluster's before adoption");
+      await store.putPolicy("east", "warmup", "general", { enabled: false }, 7);
+      assert.equal(await store.adoptPolicies("east"), 1);
+      assert.deepEqual((await store.getPolicy("east", "spot", "shop/Deployment/web"))?.value, {
+        threshold: 2,
+      });
+      assert.deepEqual((await store.getPolicy("east", "warmup", "general"))?.value, { enabled: false });
+      assert.equal(await store.adoptPolicies("west"), 0, "adopted once, by one cluster");
+      assert.equal((await store.listPolicies("west", "spot")).length, 0);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

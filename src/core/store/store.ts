@@ -112,11 +112,28 @@ export interface WriteResult {
 export const policyKinds = ["spot", "warmup"] as const;
 export type PolicyKind = (typeof policyKinds)[number];
 
+/** A policy of one cluster (policies never act on another cluster than their own). */
 export interface PolicyRecord {
+  clusterId: string;
   kind: PolicyKind;
   key: string;
   value: unknown;
   updatedAt: number;
+}
+
+/**
+ * Which core replica owns a cluster's live state (ADR 0012): the one its agent streams to. Others
+ * read through `url` while `expiresAt` is ahead; `generation` grows at every change of holder.
+ */
+export interface ClusterLease {
+  clusterId: string;
+  holder: string;
+  /** The holder's API base URL, as other replicas reach it. */
+  url: string;
+  generation: number;
+  acquiredAt: number;
+  renewedAt: number;
+  expiresAt: number;
 }
 
 export interface TimeRange {
@@ -178,10 +195,41 @@ export interface Store {
   /** Warmup events in [from, to), oldest first (then in insertion order). */
   warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]>;
 
-  putPolicy(kind: PolicyKind, key: string, value: unknown, at: number): Promise<PolicyRecord>;
-  getPolicy(kind: PolicyKind, key: string): Promise<PolicyRecord | undefined>;
-  listPolicies(kind: PolicyKind): Promise<PolicyRecord[]>;
-  deletePolicy(kind: PolicyKind, key: string): Promise<boolean>;
+  putPolicy(
+    clusterId: string,
+    kind: PolicyKind,
+    key: string,
+    value: unknown,
+    at: number,
+  ): Promise<PolicyRecord>;
+  getPolicy(clusterId: string, kind: PolicyKind, key: string): Promise<PolicyRecord | undefined>;
+  listPolicies(clusterId: string, kind: PolicyKind): Promise<PolicyRecord[]>;
+  deletePolicy(clusterId: string, kind: PolicyKind, key: string): Promise<boolean>;
+  /**
+   * Gives policies stored before they had a cluster (schema 3) to `clusterId`, the cluster core
+   * acted on then; a policy the cluster already has wins. Returns how many were adopted.
+   */
+  adoptPolicies(clusterId: string): Promise<number>;
+
+  /**
+   * Takes a cluster's lease for `holder`: when it is free or expired, or always with `force` (the
+   * cluster's agent now streams to this replica: the newest stream wins). Returns the lease as it
+   * stands after the call (another holder's when not taken).
+   */
+  acquireLease(
+    clusterId: string,
+    holder: string,
+    url: string,
+    now: number,
+    ttlMs: number,
+    force: boolean,
+  ): Promise<ClusterLease>;
+  /** Extends the leases `holder` still holds among `clusterIds`; returns those (the others were taken). */
+  renewLeases(holder: string, clusterIds: readonly string[], now: number, ttlMs: number): Promise<string[]>;
+  /** Every lease row (expired ones included). */
+  leases(): Promise<ClusterLease[]>;
+  /** Gives a lease up (a clean shutdown), so another replica can take it at once. */
+  releaseLease(clusterId: string, holder: string): Promise<boolean>;
 
   /** Rolls finer tiers up into coarser ones, then applies retention. Safe to run at any time. */
   compact(now: number): Promise<CompactResult>;
@@ -272,13 +320,26 @@ export function validateWarmupEvents(events: readonly StoredWarmupEvent[]): void
   }
 }
 
-export function validatePolicy(kind: PolicyKind, key: string, value: unknown, at: number): string {
+export function validatePolicy(
+  clusterId: string,
+  kind: PolicyKind,
+  key: string,
+  value: unknown,
+  at: number,
+): string {
+  need(isText(clusterId), "policy: clusterId is required");
   need((policyKinds as readonly string[]).includes(kind), `policy: unknown kind ${kind}`);
   need(isText(key), "policy: key is required");
   need(isTime(at), "policy: at must be an integer epoch ms");
   const json = value === undefined ? undefined : JSON.stringify(value);
   need(typeof json === "string", `policy ${kind}/${key}: value must be JSON-serialisable`);
   return json;
+}
+
+export function validateLease(clusterId: string, holder: string, now: number, ttlMs: number): void {
+  need(isText(clusterId) && isText(holder), "lease: clusterId and holder are required");
+  need(isTime(now), "lease: now must be an integer epoch ms");
+  need(Number.isSafeInteger(ttlMs) && ttlMs > 0, "lease: ttlMs must be a positive integer");
 }
 
 export function validateRange(q: TimeRange): void {
