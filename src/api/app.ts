@@ -84,7 +84,7 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     bodyLimit: opts.bodyLimit ?? 256 * 1024,
     // Workload names may be 253 characters (Fastify's default of 100 answered them 414): the
     // route schemas set each parameter's real limit and answer 400.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     // Our own ids (never a client's header), returned as x-request-id and logged with every 5xx.
     genReqId: newRequestId,
     requestIdHeader: false,

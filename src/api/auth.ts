@@ -75,13 +75,3 @@ export class FailureLimiter {
     }
   }
 }
-
-/** Shortest bearer token a server accepts (the chart generates 40 characters). */
-export const MIN_TOKEN_LENGTH = 16;
-
-/** Why a server-side token is unacceptable, or undefined when it is fine. */
-export function weakToken(token: string): string | undefined {
-  if (token.length < MIN_TOKEN_LENGTH) return `must be at least ${MIN_TOKEN_LENGTH} characters`;
-  if (/\s/.test(token)) return "must not contain whitespace";
-  return undefined;
-}

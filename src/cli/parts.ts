@@ -179,6 +179,7 @@ export async function startApi(o: {
   store: Store;
   prices: PriceProvider;
   clock: Clock;
+  log?: Logger;
   metrics: Registry;
   warmupTotals: (clusterId: string) => WarmupTotals;
   onPolicyChange: (kind: "spot" | "warmup") => Promise<void>;
@@ -187,6 +188,10 @@ export async function startApi(o: {
   const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
   const app = await build({
     tokens: o.tokens,
+    log: o.log,
+    clock,
+    publicMetrics: o.config.publicMetrics,
+    serveSourceMaps: o.config.serveSourceMaps,
     plugins: [
       dashboardRoutes({
         hub: o.hub,

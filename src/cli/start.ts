@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { WaveConfig } from "../config/config.ts";
+import { serverToken, type WaveConfig } from "../config/config.ts";
 import { Agent } from "../agent/agent.ts";
 import { InformerSource } from "../agent/informer-source.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
@@ -159,7 +159,8 @@ export async function startWave(
       host: config.host,
       port: config.grpcPort,
       tls: { certFile: certs.certFile, keyFile: certs.keyFile },
-      tokens: [agentToken],
+      // The agent runs in this process: its random token is bound to this cluster alone.
+      credentials: [{ name: "embedded-agent", token: agentToken, clusters: [config.clusterId] }],
       log,
     });
     closers.push(() => ingestServer.close());
@@ -291,8 +292,14 @@ export async function startWave(
 
     // ---- API + web UI ----
     const tokens = {
-      admin: config.adminToken ?? randomBytes(18).toString("base64url"),
-      viewer: config.viewerToken ?? randomBytes(18).toString("base64url"),
+      admin:
+        config.adminToken === undefined
+          ? randomBytes(18).toString("base64url")
+          : serverToken(config.adminToken, "the admin token"),
+      viewer:
+        config.viewerToken === undefined
+          ? randomBytes(18).toString("base64url")
+          : serverToken(config.viewerToken, "the viewer token"),
     };
     const onPolicyChange = async (kind: "spot" | "warmup"): Promise<void> => {
       if (kind === "spot") await loadSpotPolicies(store, spotPolicies, log);
@@ -301,6 +308,7 @@ export async function startWave(
     const api = await startApi({
       config,
       tokens,
+      log,
       hub,
       store,
       prices,
