@@ -129,7 +129,8 @@ export async function startCoreComponent(
       prices,
       clock,
       log,
-      namespace: config.namespace,
+      // Warmup and pull pods live in a namespace of their own, without Secrets (docs/security.md).
+      namespace: config.warmupNamespace ?? config.namespace,
       clusterId: config.clusterId,
       signal: life.ac.signal,
     });

@@ -279,13 +279,14 @@ export async function startWave(
       prices,
       clock,
       log,
-      namespace: config.namespace,
+      namespace: config.warmupNamespace ?? config.namespace,
       clusterId: config.clusterId,
       signal: ac.signal,
     });
     closers.push(() => warmup.stop());
     if (simulated)
-      await kube.create("Namespace", { metadata: { name: config.namespace } }).catch(() => undefined);
+      for (const name of new Set([config.namespace, config.warmupNamespace ?? config.namespace]))
+        await kube.create("Namespace", { metadata: { name } }).catch(() => undefined);
     void runController(warmup.controller, { clock, signal: ac.signal, log }).catch((err: unknown) =>
       log.error("warmup controller stopped", { err }),
     );
