@@ -15,7 +15,7 @@ const PREPULLED = "wave.sh/prepulled";
 
 export interface CleanupOptions {
   namespace: string;
-  /** Where warmup and pull pods live, and the namespace their marks name (default: namespace). */
+  /** Where warmup and pull pods live (default: namespace). */
   warmupNamespace?: string;
   /** Label selector of pods (in `namespace`) that must be gone first: core's. */
   waitForPods?: string;
@@ -128,7 +128,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
   const clock = o.clock ?? realClock;
   const log = o.log ?? createLogger({ base: { app: "wave", component: "cleanup" } });
   const ns = o.namespace;
-  // Warmup and pull pods, and the marks they leave, belong to the warmup namespace.
+  // Warmup and pull pods live in the warmup namespace; Wave's marks name `namespace` as owner.
   const podNs = o.warmupNamespace ?? ns;
   const report: CleanupReport = {
     pods: [],
@@ -193,7 +193,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
     for (const obj of objs) {
       const name = obj.metadata.name ?? "";
       await attempt(`${kind} ${name}`, async () => {
-        if (await stripAnnotations(kube, kind, obj, waveProtection(kind, podNs))) into.push(name);
+        if (await stripAnnotations(kube, kind, obj, waveProtection(kind, ns))) into.push(name);
       });
     }
   }
@@ -206,7 +206,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
   for (const pool of pools) {
     const name = pool.metadata.name ?? "";
     await attempt(`NodePool ${name}`, async () => {
-      if (await stripAnnotations(kube, "NodePool", pool, cooldownMark(podNs))) report.nodePools.push(name);
+      if (await stripAnnotations(kube, "NodePool", pool, cooldownMark(ns))) report.nodePools.push(name);
     });
   }
 

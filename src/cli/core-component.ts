@@ -129,8 +129,9 @@ export async function startCoreComponent(
       prices,
       clock,
       log,
+      namespace: config.namespace,
       // Warmup and pull pods live in a namespace of their own, without Secrets (docs/security.md).
-      namespace: config.warmupNamespace ?? config.namespace,
+      podNamespace: config.warmupNamespace,
       clusterId: config.clusterId,
       signal: life.ac.signal,
     });

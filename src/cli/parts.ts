@@ -118,6 +118,8 @@ export async function createWarmup(o: {
   clock: Clock;
   log: Logger;
   namespace: string;
+  /** Where warmup and pull pods go (default: namespace). */
+  podNamespace?: string | undefined;
   clusterId: string;
   signal: AbortSignal;
 }): Promise<Warmup> {
@@ -149,6 +151,7 @@ export async function createWarmup(o: {
     view: kubeWarmupView(o.kube),
     clock: o.clock,
     namespace: o.namespace,
+    ...(o.podNamespace ? { podNamespace: o.podNamespace } : {}),
     policyOf: (pool) => policies.get(pool) ?? DEFAULT_POLICY,
     priceOf: (what, ct) =>
       typeof what === "string"

@@ -279,7 +279,8 @@ export async function startWave(
       prices,
       clock,
       log,
-      namespace: config.warmupNamespace ?? config.namespace,
+      namespace: config.namespace,
+      podNamespace: config.warmupNamespace,
       clusterId: config.clusterId,
       signal: ac.signal,
     });

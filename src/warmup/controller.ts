@@ -42,8 +42,10 @@ export interface WarmupControllerOptions {
   client: KubeClient;
   view: WarmupView;
   clock: Clock;
-  /** Wave's namespace: warmup and pull pods live here. */
+  /** Wave's namespace: its marks on Nodes, NodeClaims and NodePools name it as their owner. */
   namespace: string;
+  /** Where warmup and pull pods live (default: namespace); one without Secrets (docs/security.md). */
+  podNamespace?: string;
   policyOf: (pool: string) => WarmupPolicy;
   priceOf?: PriceOf;
   log?: Logger;
@@ -81,6 +83,10 @@ export class WarmupController {
   readonly #o: Required<Omit<WarmupControllerOptions, "onEvent">> & Pick<WarmupControllerOptions, "onEvent">;
   #priorityClassReady = false;
 
+  get #podNamespace(): string {
+    return this.#o.podNamespace;
+  }
+
   constructor(opts: WarmupControllerOptions) {
     this.#o = {
       priceOf: () => undefined,
@@ -88,6 +94,7 @@ export class WarmupController {
       idleRequeueMs: 30_000,
       activeRequeueMs: 5_000,
       ...opts,
+      podNamespace: opts.podNamespace ?? opts.namespace,
     };
   }
 
@@ -102,7 +109,8 @@ export class WarmupController {
   }
 
   async reconcileAll(): Promise<Map<string, ReconcileResult>> {
-    const { client, view, namespace } = this.#o;
+    const { client, view } = this.#o;
+    const namespace = this.#podNamespace;
     const [pools, nodes, claims] = await Promise.all([view.nodePools(), view.nodes(), view.nodeClaims()]);
     const own = (await client.list("Pod", { namespace })).items.filter(isWavePod);
     const names = new Set<string>(pools.map((p) => p.metadata.name ?? ""));
@@ -121,7 +129,8 @@ export class WarmupController {
   }
 
   async reconcile(pool: string): Promise<ReconcileResult> {
-    const { client, view, clock, namespace, log } = this.#o;
+    const { client, view, clock, log } = this.#o;
+    const namespace = this.#podNamespace;
     const now = clock.now();
     const [pools, nodes, claims, pods] = await Promise.all([
       view.nodePools(),
@@ -323,7 +332,8 @@ export class WarmupController {
     now: number,
     slot: number,
   ): Promise<void> {
-    const { client, namespace, log } = this.#o;
+    const { client, log } = this.#o;
+    const namespace = this.#podNamespace;
     await this.#ensurePriorityClass();
     const pod = warmupPod({ pool, namespace, largest, requests, now, ttlSeconds: policy.ttlSeconds, slot });
     try {
@@ -335,7 +345,10 @@ export class WarmupController {
     // Cooldown survives restarts and the warmup pod's deletion.
     await client.patch("NodePool", name, {
       metadata: {
-        annotations: { [W.lastWarmupAt]: new Date(now).toISOString(), [W.lastWarmupNamespace]: namespace },
+        annotations: {
+          [W.lastWarmupAt]: new Date(now).toISOString(),
+          [W.lastWarmupNamespace]: this.#o.namespace,
+        },
       },
     });
     log.info("warmup started", { pool: name, pod: pod.metadata.name, largest: largest.metadata.name });
@@ -351,7 +364,8 @@ export class WarmupController {
     policy: WarmupPolicy,
     now: number,
   ): Promise<{ active: boolean; wake: number[] }> {
-    const { client, namespace, log } = this.#o;
+    const { client, log } = this.#o;
+    const namespace = this.#podNamespace;
     const name = node.metadata.name ?? "";
     const wake: number[] = [];
     const done = new Set((node.metadata.annotations?.[PREPULLED] ?? "").split(",").filter((h) => h !== ""));
@@ -512,7 +526,7 @@ export class WarmupController {
     const name = node.metadata.name ?? "";
     const pulls = (
       await this.#o.client.list("Pod", {
-        namespace: this.#o.namespace,
+        namespace: this.#podNamespace,
         labelSelector: `${W.prepullLabel}=true`,
       })
     ).items;
@@ -544,7 +558,7 @@ export class WarmupController {
   async #deletePod(p: Pod): Promise<void> {
     try {
       await this.#o.client.delete("Pod", p.metadata.name ?? "", {
-        namespace: p.metadata.namespace ?? this.#o.namespace,
+        namespace: p.metadata.namespace ?? this.#podNamespace,
         gracePeriodSeconds: 0,
         ...(p.metadata.uid === undefined ? {} : { uid: p.metadata.uid }),
       });
