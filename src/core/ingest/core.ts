@@ -113,6 +113,18 @@ function mirror(state: ClusterStateTarget, snapshot: WireObject[] | undefined, o
   });
 }
 
+/**
+ * Reading the peer's stream failed (bad gRPC framing, undecodable protobuf, oversize message): the
+ * peer's fault, so INVALID_ARGUMENT (or its own cancel), never INTERNAL.
+ */
+function malformed(err: unknown): never {
+  const ce = ConnectError.from(err);
+  if (ce.code === Code.Internal || ce.code === Code.Unknown) {
+    throw violation(Code.InvalidArgument, `malformed message from the agent: ${ce.rawMessage}`);
+  }
+  throw ce;
+}
+
 /** A protocol violation with its gRPC code. */
 function violation(code: Code, message: string): ConnectError {
   return new ConnectError(message, code);
@@ -285,7 +297,7 @@ class StreamHandler {
     });
     try {
       for (;;) {
-        const r = await Promise.race([it.next(), aborted]);
+        const r = await Promise.race([it.next().catch(malformed), aborted]);
         if (r.done || this.#isFailed()) break;
         await this.#receive(r.value);
       }
