@@ -427,6 +427,7 @@ export async function fuzzIngest(n: number, seed: number): Promise<TargetResult>
       yield* msgs;
     }
     let code = "OK";
+    let message = "";
     try {
       for await (const _ of client.stream(requests(), {
         headers: { authorization: `Bearer ${g.chance(0.95) ? AGENT : "wrong-token-wrong-token"}` },
@@ -435,12 +436,18 @@ export async function fuzzIngest(n: number, seed: number): Promise<TargetResult>
         // acks are not what this looks at
       }
     } catch (err) {
-      code = Code[ConnectError.from(err).code];
+      const ce = ConnectError.from(err);
+      code = Code[ce.code];
+      message = ce.rawMessage;
     }
-    tally.count(code, code === "Internal" || code === "Unknown", () =>
-      JSON.stringify(msgs, (_k, v: unknown) =>
-        typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v,
-      ),
+    tally.count(
+      code,
+      code === "Internal" || code === "Unknown",
+      () =>
+        `${message} ← ` +
+        JSON.stringify(msgs, (_k, v: unknown) =>
+          typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v,
+        ),
     );
   });
   const ms = performance.now() - started;
