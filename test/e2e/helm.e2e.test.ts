@@ -816,8 +816,8 @@ test(
         // The warmup namespace the chart created goes with the release (its pods with it), so the
         // hook leaves its pods alone; `helm uninstall` deleting the namespace is not part of this run.
         assert.equal(
-          await warmupPods().then((ps) => ps.length),
-          1,
+          await warmupPods().then((ps) => ps.length > 0),
+          true,
           "the hook does not reach into the chart's own warmup namespace",
         );
         assert.equal(
