@@ -12,7 +12,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { node, nodeClaim, nodePool, pod } from "../../src/agent/fixtures.ts";
-import { encodeJson, kindToProto, type WireObject } from "../../src/agent/wire.ts";
+import { encodeJson, kindToProto, type WireObject } from "../../src/wire/wire.ts";
 import { build } from "../../src/api/app.ts";
 import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
 import { policyRoutes } from "../../src/api/routes/policies.ts";

@@ -1,8 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { K } from "../karpenter/types.ts";
-import { W } from "./labels.ts";
-import type { Pod } from "../kube/objects.ts";
+import { K } from "../objects/karpenter.ts";
+import { W } from "../objects/wave.ts";
+import type { Pod } from "../objects/kube.ts";
 import {
   PAUSE_IMAGE,
   PREPULL_COMMAND,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Agent, type AgentOptions } from "../../agent/agent.ts";
 import { node, nodePool } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
-import { encodeJson, kindToProto, type WireObject } from "../../agent/wire.ts";
+import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
 import { FakeClock } from "../../shared/clock.ts";
 import { createLogger } from "../../shared/log.ts";
 import { Registry } from "../../shared/metrics.ts";
