@@ -63,7 +63,14 @@ function heap(): number {
   return process.memoryUsage().heapUsed;
 }
 
+/** Any generated value as text (objects as JSON, not "[object Object]"). */
+const text = (v: Json): string => (typeof v === "string" ? v : JSON.stringify(v));
+
 class Tally {
+  result(): Pick<TargetResult, "serverErrors" | "statuses" | "examples"> {
+    return { serverErrors: this.serverErrors, statuses: this.statuses, examples: this.examples };
+  }
+
   readonly statuses: Record<string, number> = {};
   serverErrors = 0;
   readonly examples: string[] = [];
@@ -117,9 +124,9 @@ export async function fuzzPolicyApi(n: number, seed: number): Promise<TargetResu
     prePullDeadlineSeconds: 300,
   };
   const name = (): string =>
-    g.chance(0.6) ? g.pick(["api", "web", "general", "gpu-pool", "a.b"]) : String(g.value());
+    g.chance(0.6) ? g.pick(["api", "web", "general", "gpu-pool", "a.b"]) : text(g.value());
   const queryValue = (): string =>
-    String(g.chance(0.5) ? g.pick([0, 1, 60, 3600, 7776000, 1e20, 2 ** 53]) : g.value());
+    g.chance(0.5) ? String(g.pick([0, 1, 60, 3600, 7776000, 1e20, 2 ** 53])) : text(g.value());
   const tally = new Tally();
   const before = heap();
   const started = performance.now();
@@ -185,7 +192,7 @@ export async function fuzzPolicyApi(n: number, seed: number): Promise<TargetResu
   await app.close();
   await store.close();
   await rm(dir, { recursive: true, force: true });
-  return { target: "policy API", inputs: n, ...tally, heapGrowth: heap() - before, ms };
+  return { target: "policy API", inputs: n, ...tally.result(), heapGrowth: heap() - before, ms };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,7 +277,7 @@ export async function fuzzAdmission(n: number, seed: number): Promise<TargetResu
   agent.destroy();
   await server.close();
   await rm(dir, { recursive: true, force: true });
-  return { target: "AdmissionReview", inputs: n, ...tally, heapGrowth: heap() - before, ms };
+  return { target: "AdmissionReview", inputs: n, ...tally.result(), heapGrowth: heap() - before, ms };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,7 +304,7 @@ function objectMsg(g: Gen): { kind: ObjectKind; json: Uint8Array } {
 }
 
 function messages(g: Gen, i: number): Msg[] {
-  const cluster = g.chance(0.8) ? `fuzz-${g.int(20)}` : String(g.value());
+  const cluster = g.chance(0.8) ? `fuzz-${g.int(20)}` : text(g.value());
   const out: Msg[] = [];
   if (g.chance(0.95))
     out.push({
@@ -400,7 +407,7 @@ export async function fuzzIngest(n: number, seed: number): Promise<TargetResult>
           status = Number(h[":status"]);
           grpc = String(h["grpc-status"] ?? "");
         });
-        req.on("trailers", (t) => (grpc = String(t["grpc-status"] ?? grpc)));
+        req.on("trailers", (t: http2.IncomingHttpHeaders) => (grpc = String(t["grpc-status"] ?? grpc)));
         req.on("data", () => undefined);
         req.on("close", () => resolve(`${status}/${grpc}`));
         req.on("error", () => resolve(`${status}/${grpc || "reset"}`));
@@ -424,7 +431,7 @@ export async function fuzzIngest(n: number, seed: number): Promise<TargetResult>
           ]
         : messages(g, i);
     async function* requests(): AsyncGenerator<Msg> {
-      yield* msgs;
+      for (const m of msgs) yield await Promise.resolve(m);
     }
     let code = "OK";
     let message = "";
@@ -453,5 +460,5 @@ export async function fuzzIngest(n: number, seed: number): Promise<TargetResult>
   const ms = performance.now() - started;
   session.close();
   await server.close();
-  return { target: "gRPC ingest", inputs: n, ...tally, heapGrowth: heap() - before, ms };
+  return { target: "gRPC ingest", inputs: n, ...tally.result(), heapGrowth: heap() - before, ms };
 }

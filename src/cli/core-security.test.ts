@@ -62,7 +62,7 @@ describe("wave core: security defaults", { timeout: 60_000 }, () => {
   it("binds the agent token to this cluster id and, with mutual TLS, to the certificate identity", () => {
     const [cred] = agentCredentials(config([...tokens, "--cluster-id", "prod-east"]), true);
     assert.deepEqual(cred?.clusters, ["prod-east"]);
-    assert.equal(cred?.identity, "wave-agent");
+    assert.equal(cred.identity, "wave-agent");
     const [plain] = agentCredentials(config([...tokens, "--agent-identity", "spiffe://x/agent"]), false);
     assert.equal(plain?.identity, undefined);
     assert.equal(

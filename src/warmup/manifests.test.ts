@@ -164,7 +164,7 @@ function restrictedViolations(pod: Pod): string[] {
   }
   if (podSc.runAsUser === 0) out.push("pod runAsUser 0");
   for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
-    const sc = ((c as { securityContext?: SC }).securityContext ?? {}) as SC;
+    const sc: SC = (c as { securityContext?: SC }).securityContext ?? {};
     if (sc.privileged) out.push(`${c.name}: privileged`);
     if (sc.allowPrivilegeEscalation !== false) out.push(`${c.name}: allowPrivilegeEscalation != false`);
     if (!(sc.capabilities?.drop ?? []).includes("ALL")) out.push(`${c.name}: capabilities.drop lacks ALL`);

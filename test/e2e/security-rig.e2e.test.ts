@@ -24,7 +24,6 @@ import { createLogger } from "../../src/shared/log.ts";
 import { prepullPod, warmupPod, warmupPriorityClass } from "../../src/warmup/manifests.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
 import {
-  apply,
   createNamespace,
   deleteNamespace,
   kubeconfigPath,
@@ -94,7 +93,7 @@ describe("core's RBAC: pods only in the warmup namespace, Secrets nowhere", { ti
       );
       for (const d of objs)
         if (d.kind === "ClusterRole" || d.kind === "ClusterRoleBinding")
-          clusterScoped.push([String(d.kind).toLowerCase(), String(d.metadata?.name)]);
+          clusterScoped.push([d.kind.toLowerCase(), String(d.metadata?.name)]);
       await kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
       const warmupNs = `${ns}-warmup`;
       const coreSa = objs.find(
@@ -170,7 +169,7 @@ describe("Wave's pods under the restricted Pod Security Standard", { timeout: 12
         },
       };
       const warm = warmupPod({
-        pool: pool as never,
+        pool,
         namespace: ns,
         largest: {
           apiVersion: "v1",

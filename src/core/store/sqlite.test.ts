@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "../../shared/log.ts";
@@ -55,9 +56,6 @@ void describe("openStore", () => {
 
 describe("sqlite file permissions (issue #16)", () => {
   it("creates the database, its WAL and shared-memory files readable by the owner only", async () => {
-    const { mkdtemp, rm, stat, chmod, writeFile } = await import("node:fs/promises");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
     const dir = await mkdtemp(join(tmpdir(), "wave-sqlite-mode-"));
     const old = process.umask(0o022);
     try {
