@@ -1,5 +1,7 @@
 // The API as a Fastify app built from plugins. `build()` wires them; servers only listen.
 // Tests call build() and inject() requests.
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -7,7 +9,10 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import swagger from "@fastify/swagger";
-import { roleFor, satisfies, type Role, type Tokens } from "./auth.ts";
+import { realClock, type Clock } from "../shared/clock.ts";
+import { silentLogger, type Logger } from "../shared/log.ts";
+import { FailureLimiter, roleFor, satisfies, type Role, type Tokens } from "./auth.ts";
+import { coerceQuery } from "./query.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -27,6 +32,8 @@ export interface BuildOptions {
   tokens: Tokens;
   plugins: ApiPlugin[];
   logger?: FastifyServerOptions["logger"];
+  /** Where failed requests (every 5xx, with its request id) and throttled logins are logged. */
+  log?: Logger;
   /** Largest request body accepted, bytes. */
   bodyLimit?: number;
   /**
@@ -36,13 +43,76 @@ export interface BuildOptions {
   forward?: (req: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
   /** This core replica's name, sent back in an x-wave-replica header (several replicas). */
   replica?: string;
+  /** Time a client has to send a whole request, headers and body (default 30 s); then 408. */
+  requestTimeoutMs?: number;
+  /**
+   * Serve /metrics and /openapi.json without a token (default false: they need the viewer
+   * role). A documented choice for scrapers that cannot send a bearer token.
+   */
+  publicMetrics?: boolean;
+  /** Serve the UI's JavaScript source maps (default false: they expose the source). */
+  serveSourceMaps?: boolean;
+  /** Failed logins allowed per client address and window before 429 (default 20 per minute). */
+  authFailures?: { max: number; windowMs: number };
+  clock?: Clock;
 }
 
+/**
+ * Headers on every answer. The UI is a Vite build (module scripts and CSS files from 'self',
+ * no inline script); uPlot and React set element styles, which style-src 'unsafe-inline' allows.
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "content-security-policy": [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; "),
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+});
+
+/** Paths whose protection is a deployment choice (`publicMetrics`). */
+const METRICS_PATHS = new Set(["/metrics", "/openapi.json"]);
+
+const newRequestId = (): string => randomBytes(8).toString("hex");
+
 export async function build(opts: BuildOptions): Promise<FastifyInstance> {
+  const log = (opts.log ?? silentLogger).child({ component: "api" });
+  const clock = opts.clock ?? realClock;
+  const limiter = new FailureLimiter(opts.authFailures ?? { max: 20, windowMs: 60_000 }, clock);
+  const requestTimeout = opts.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: opts.bodyLimit ?? 256 * 1024,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: "array", allErrors: false } },
+    // Workload names may be 253 characters (Fastify's default of 100 answered them 414): the
+    // route schemas set each parameter's real limit and answer 400.
+    routerOptions: { maxParamLength: 256 },
+    // Our own ids (never a client's header), returned as x-request-id and logged with every 5xx.
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    // Node checks the request deadline on an interval: keep it well below the deadline.
+    serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
+      createServer(
+        {
+          requestTimeout,
+          headersTimeout: Math.min(requestTimeout, 60_000),
+          connectionsCheckingInterval: Math.max(50, Math.min(requestTimeout / 4, 5000)),
+        },
+        handler,
+      ),
+    // No coercion at all: a policy body's "0x10", "" or null is a type error, not 16, 0 or "no
+    // cap". Query strings are converted by coerceQuery (strict decimal) before validation.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
   await app.register(swagger, {
@@ -60,10 +130,29 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
 
   app.decorateRequest("role", undefined);
   app.addHook("onRequest", async (req, reply) => {
-    const need = req.routeOptions.config.role;
+    // On the raw response too, so hijacked replies (the event stream) carry them.
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(k, v);
+    reply.raw.setHeader("x-request-id", req.id);
+    const path = req.url.split("?")[0] ?? "";
+    if (!opts.serveSourceMaps && path.endsWith(".map")) {
+      await reply.code(404).send({ error: "not_found", message: `no route ${req.method} ${path}` });
+      return reply;
+    }
+    const need =
+      req.routeOptions.config.role ?? (METRICS_PATHS.has(path) && !opts.publicMetrics ? "viewer" : undefined);
     if (need === undefined) return;
+    const peer = req.socket.remoteAddress ?? "";
+    if (limiter.blocked(peer)) {
+      log.warn("login throttled", { peer, requestId: req.id });
+      await reply
+        .code(429)
+        .header("retry-after", String(Math.ceil(limiter.retryAfterMs(peer) / 1000)))
+        .send({ error: "too_many_requests", message: "too many failed logins; try again later" });
+      return reply;
+    }
     const role = roleFor(req.headers.authorization, opts.tokens);
     if (role === undefined) {
+      if (req.headers.authorization !== undefined) limiter.failed(peer);
       await reply
         .code(401)
         .header("www-authenticate", 'Bearer realm="wave"')
@@ -75,6 +164,10 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       return reply;
     }
     req.role = role;
+  });
+  app.addHook("preValidation", (req, _reply, done) => {
+    coerceQuery(req);
+    done();
   });
 
   const forward = opts.forward;
@@ -90,13 +183,38 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     });
   }
 
-  app.setErrorHandler(async (err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-    if (status >= 500) req.log.error({ err }, "request failed");
-    await reply.code(status).send({
-      error: err.validation ? "bad_request" : status >= 500 ? "internal" : "bad_request",
-      message: status >= 500 ? "internal error" : err.message,
-    });
+  app.setErrorHandler(
+    async (err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, reply) => {
+      const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+      if (status >= 500) {
+        log.error("request failed", {
+          requestId: req.id,
+          method: req.method,
+          path: req.url.split("?")[0],
+          status,
+          err,
+        });
+      }
+      await reply.code(status).send({
+        error: err.validation ? "bad_request" : status >= 500 ? "internal" : "bad_request",
+        message: status >= 500 ? `internal error (request ${req.id})` : err.message,
+      });
+    },
+  );
+  // 5xx that did not come through the error handler (a handler that set the code itself).
+  app.addHook("onResponse", async (req, reply) => {
+    if (reply.statusCode >= 500 && !(req as { waveLogged?: boolean }).waveLogged) {
+      log.error("request answered with a server error", {
+        requestId: req.id,
+        method: req.method,
+        path: req.url.split("?")[0],
+        status: reply.statusCode,
+      });
+    }
+  });
+  app.addHook("onError", (req, _reply, _err, done) => {
+    (req as { waveLogged?: boolean }).waveLogged = true;
+    done();
   });
   app.setNotFoundHandler(async (req, reply) => {
     await reply

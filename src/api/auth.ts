@@ -28,3 +28,50 @@ export function roleFor(header: string | undefined, tokens: Tokens): Role | unde
 }
 
 export const satisfies = (have: Role, need: Role): boolean => need === "viewer" || have === "admin";
+
+/**
+ * Failed logins per client address in a fixed window: past `max`, the address is refused (429)
+ * until its window ends. Bounded: the oldest addresses go first past 10,000.
+ */
+export class FailureLimiter {
+  readonly #max: number;
+  readonly #windowMs: number;
+  readonly #clock: { now(): number };
+  readonly #byPeer = new Map<string, { since: number; count: number }>();
+
+  constructor(opts: { max: number; windowMs: number }, clock: { now(): number }) {
+    this.#max = opts.max;
+    this.#windowMs = opts.windowMs;
+    this.#clock = clock;
+  }
+
+  #current(peer: string): { since: number; count: number } | undefined {
+    const e = this.#byPeer.get(peer);
+    if (e && this.#clock.now() - e.since >= this.#windowMs) {
+      this.#byPeer.delete(peer);
+      return undefined;
+    }
+    return e;
+  }
+
+  blocked(peer: string): boolean {
+    return (this.#current(peer)?.count ?? 0) >= this.#max;
+  }
+
+  retryAfterMs(peer: string): number {
+    const e = this.#current(peer);
+    return e ? Math.max(0, e.since + this.#windowMs - this.#clock.now()) : 0;
+  }
+
+  failed(peer: string): void {
+    const e = this.#current(peer);
+    if (e) e.count++;
+    else {
+      if (this.#byPeer.size >= 10_000) {
+        const oldest = this.#byPeer.keys().next().value;
+        if (oldest !== undefined) this.#byPeer.delete(oldest);
+      }
+      this.#byPeer.set(peer, { since: this.#clock.now(), count: 1 });
+    }
+  }
+}

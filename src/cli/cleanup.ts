@@ -15,6 +15,8 @@ const PREPULLED = "wave.sh/prepulled";
 
 export interface CleanupOptions {
   namespace: string;
+  /** Where warmup and pull pods live (default: namespace). */
+  warmupNamespace?: string;
   /** Label selector of pods (in `namespace`) that must be gone first: core's. */
   waitForPods?: string;
   /** The agent's leader Lease name. */
@@ -126,6 +128,8 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
   const clock = o.clock ?? realClock;
   const log = o.log ?? createLogger({ base: { app: "wave", component: "cleanup" } });
   const ns = o.namespace;
+  // Warmup and pull pods live in the warmup namespace; Wave's marks name `namespace` as owner.
+  const podNs = o.warmupNamespace ?? ns;
   const report: CleanupReport = {
     pods: [],
     nodes: [],
@@ -158,14 +162,14 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
   const pods: Pod[] = [];
   await attempt("list warmup and pull pods", async () => {
     for (const label of [W.warmupLabel, W.prepullLabel])
-      pods.push(...(await kube.list("Pod", { namespace: ns, labelSelector: `${label}=true` })).items);
+      pods.push(...(await kube.list("Pod", { namespace: podNs, labelSelector: `${label}=true` })).items);
   });
   for (const p of pods) {
     const name = p.metadata.name ?? "";
-    await attempt(`pod ${ns}/${name}`, async () => {
+    await attempt(`pod ${podNs}/${name}`, async () => {
       try {
         await kube.delete("Pod", name, {
-          namespace: ns,
+          namespace: podNs,
           gracePeriodSeconds: 0,
           ...(p.metadata.uid === undefined ? {} : { uid: p.metadata.uid }),
         });
@@ -238,6 +242,7 @@ export async function cleanupCommand(ctx: CommandContext, opts: ComponentOptions
   const wait = ctx.flags["wait-for-pods"];
   const report = await cleanup(kube, {
     namespace: ctx.config.namespace,
+    ...(ctx.config.warmupNamespace ? { warmupNamespace: ctx.config.warmupNamespace } : {}),
     agentLease: ctx.config.agentLease,
     ...(typeof wait === "string" ? { waitForPods: wait } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),

@@ -313,7 +313,7 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
     dir = mkdtempSync(join(tmpdir(), "wave-components-tls-"));
     makePki(dir, [
       { dir: "grpc", cn: "grpc", ext: SERVER_EXT },
-      { dir: "agent", cn: "agent", ext: CLIENT_EXT },
+      { dir: "agent", cn: "wave-agent", ext: CLIENT_EXT },
     ]);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,7 +3,8 @@
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { WaveConfig } from "../config/config.ts";
+import { serverToken, type WaveConfig } from "../config/config.ts";
+import { CredentialError, loadCredentials, type AgentCredential } from "../core/ingest/auth.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
 import { LeaseOwnership, SoleOwnership } from "../core/hub/ownership.ts";
 import { IngestCore } from "../core/ingest/core.ts";
@@ -16,6 +17,7 @@ import { Registry } from "../shared/metrics.ts";
 import { LeaderElector } from "../kube/leader.ts";
 import { runController } from "../warmup/run.ts";
 import type { CommandContext } from "./commands.ts";
+import { userError } from "./connect.ts";
 import {
   cluster,
   logger,
@@ -48,15 +50,34 @@ export async function startCoreComponent(
 ): Promise<RunningCore> {
   const clock = opts.clock ?? realClock;
   const log = logger(config, "core", opts);
-  const agentToken = required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token)");
+  if (!config.agentCredentials) {
+    required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token) or --agent-credentials");
+  }
   const tokens = {
-    admin: required(config.adminToken, "the admin token (WAVE_ADMIN_TOKEN or --admin-token)"),
-    viewer: required(config.viewerToken, "the viewer token (WAVE_VIEWER_TOKEN or --viewer-token)"),
+    admin: serverToken(
+      required(config.adminToken, "the admin token (WAVE_ADMIN_TOKEN or --admin-token)"),
+      "the admin token",
+    ),
+    viewer: serverToken(
+      required(config.viewerToken, "the viewer token (WAVE_VIEWER_TOKEN or --viewer-token)"),
+      "the viewer token",
+    ),
   };
-  const grpcTls = tlsFiles(
-    required(config.grpcTlsDir, "the gRPC TLS directory (WAVE_GRPC_TLS_DIR or --grpc-tls-dir)"),
-    "core gRPC TLS",
+  const grpcTlsDir = required(
+    config.grpcTlsDir,
+    "the gRPC TLS directory (WAVE_GRPC_TLS_DIR or --grpc-tls-dir)",
   );
+  const grpcTls = tlsFiles(grpcTlsDir, "core gRPC TLS");
+  // Mutual TLS unless explicitly waived: ca.crt beside core's pair verifies agents' certificates.
+  if (!grpcTls.caFile && !config.grpcAllowNoClientCert) {
+    throw userError(
+      `core gRPC TLS: ${grpcTlsDir}/ca.crt is missing, so agents could not be required to present client ` +
+        "certificates; add it, or accept agents on their token alone with --grpc-allow-no-client-cert",
+    );
+  }
+  const mtls = grpcTls.caFile !== undefined;
+  if (!mtls) log.warn("mutual TLS is off: agents are authenticated by their bearer token alone");
+  const credentials = agentCredentials(config, mtls);
   return startWith(log, async (life) => {
     if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true });
     const metrics = new Registry();
@@ -106,7 +127,7 @@ export async function startCoreComponent(
         keyFile: grpcTls.keyFile,
         ...(grpcTls.caFile ? { clientCaFile: grpcTls.caFile } : {}),
       },
-      tokens: [agentToken],
+      credentials,
       log,
     });
     life.closers.push(() => ingestServer.close());
@@ -133,6 +154,8 @@ export async function startCoreComponent(
       clock,
       log,
       namespace: config.namespace,
+      // Warmup and pull pods live in a namespace of their own, without Secrets (docs/security.md).
+      podNamespace: config.warmupNamespace,
       clusterId: config.clusterId,
       signal: life.ac.signal,
     });
@@ -165,6 +188,7 @@ export async function startCoreComponent(
     const api = await startApi({
       config,
       tokens,
+      log,
       hub,
       store,
       prices,
@@ -188,6 +212,31 @@ export async function startCoreComponent(
       stop: life.stop,
     };
   });
+}
+
+/**
+ * Who may stream which cluster: the credentials file, or the one agent of `clusterId` (its token,
+ * and with mutual TLS the certificate identity `agentIdentity`).
+ */
+export function agentCredentials(config: WaveConfig, mtls: boolean): AgentCredential[] {
+  try {
+    if (config.agentCredentials) return loadCredentials(config.agentCredentials);
+  } catch (err) {
+    if (err instanceof CredentialError) throw userError(err.message);
+    throw err;
+  }
+  const token = serverToken(
+    required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token) or --agent-credentials"),
+    "the agent token",
+  );
+  return [
+    {
+      name: "agent",
+      token,
+      clusters: [config.clusterId],
+      ...(mtls ? { identity: config.agentIdentity } : {}),
+    },
+  ];
 }
 
 export async function coreCommand(ctx: CommandContext): Promise<number> {

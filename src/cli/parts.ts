@@ -123,6 +123,8 @@ export async function createWarmup(o: {
   clock: Clock;
   log: Logger;
   namespace: string;
+  /** Where warmup and pull pods go (default: namespace). */
+  podNamespace?: string | undefined;
   clusterId: string;
   signal: AbortSignal;
 }): Promise<Warmup> {
@@ -155,6 +157,7 @@ export async function createWarmup(o: {
     view: o.view,
     clock: o.clock,
     namespace: o.namespace,
+    ...(o.podNamespace ? { podNamespace: o.podNamespace } : {}),
     policyOf: (pool) => policies.get(pool) ?? DEFAULT_POLICY,
     priceOf: (what, ct) =>
       typeof what === "string"
@@ -185,6 +188,7 @@ export async function startApi(o: {
   store: Store;
   prices: PriceProvider;
   clock: Clock;
+  log?: Logger;
   metrics: Registry;
   warmupTotals: (clusterId: string) => WarmupTotals;
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
@@ -198,6 +202,10 @@ export async function startApi(o: {
     tokens: o.tokens,
     replica: ownership.replica,
     ...(rt ? { forward: readThrough(rt) } : {}),
+    log: o.log,
+    clock,
+    publicMetrics: o.config.publicMetrics,
+    serveSourceMaps: o.config.serveSourceMaps,
     plugins: [
       dashboardRoutes({
         hub: o.hub,

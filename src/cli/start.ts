@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { WaveConfig } from "../config/config.ts";
+import { serverToken, type WaveConfig } from "../config/config.ts";
 import { Agent } from "../agent/agent.ts";
 import { InformerSource } from "../agent/informer-source.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
@@ -164,7 +164,8 @@ export async function startWave(
       host: config.host,
       port: config.grpcPort,
       tls: { certFile: certs.certFile, keyFile: certs.keyFile },
-      tokens: [agentToken],
+      // The agent runs in this process: its random token is bound to this cluster alone.
+      credentials: [{ name: "embedded-agent", token: agentToken, clusters: [config.clusterId] }],
       log,
     });
     closers.push(() => ingestServer.close());
@@ -286,12 +287,14 @@ export async function startWave(
       clock,
       log,
       namespace: config.namespace,
+      podNamespace: config.warmupNamespace,
       clusterId: config.clusterId,
       signal: ac.signal,
     });
     closers.push(() => warmup.stop());
     if (simulated)
-      await kube.create("Namespace", { metadata: { name: config.namespace } }).catch(() => undefined);
+      for (const name of new Set([config.namespace, config.warmupNamespace ?? config.namespace]))
+        await kube.create("Namespace", { metadata: { name } }).catch(() => undefined);
     void runController(warmup.controller, {
       clock,
       signal: ac.signal,
@@ -301,8 +304,14 @@ export async function startWave(
 
     // ---- API + web UI ----
     const tokens = {
-      admin: config.adminToken ?? randomBytes(18).toString("base64url"),
-      viewer: config.viewerToken ?? randomBytes(18).toString("base64url"),
+      admin:
+        config.adminToken === undefined
+          ? randomBytes(18).toString("base64url")
+          : serverToken(config.adminToken, "the admin token"),
+      viewer:
+        config.viewerToken === undefined
+          ? randomBytes(18).toString("base64url")
+          : serverToken(config.viewerToken, "the viewer token"),
     };
     // This process's webhook and warmup act on its own cluster only.
     const onPolicyChange = async (kind: "spot" | "warmup", clusterId: string): Promise<void> => {
@@ -313,6 +322,7 @@ export async function startWave(
     const api = await startApi({
       config,
       tokens,
+      log,
       hub,
       store,
       prices,

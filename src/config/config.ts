@@ -71,6 +71,19 @@ export interface WaveConfig {
   pricingRefreshMs: number;
   /** Live prices older than this are not served (the table answers, labelled). */
   pricingMaxAgeMs: number;
+  // ---- security (docs/security.md) ----
+  /** YAML/JSON file of agent credentials: token and/or certificate identity → cluster ids. */
+  agentCredentials: string | undefined;
+  /** The client-certificate identity (CN or SAN) the default agent credential requires. */
+  agentIdentity: string;
+  /** Accept agents without a client certificate (no ca.crt in the gRPC TLS dir); warns. */
+  grpcAllowNoClientCert: boolean;
+  /** Serve /metrics and /openapi.json without a token. */
+  publicMetrics: boolean;
+  /** Serve the web UI's JavaScript source maps. */
+  serveSourceMaps: boolean;
+  /** Namespace of warmup and pre-pull pods (no Secrets there); unset → `namespace`. */
+  warmupNamespace: string | undefined;
 }
 
 export const DEFAULTS: WaveConfig = Object.freeze({
@@ -105,6 +118,12 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   pricingRefreshMs: 12 * 3_600_000,
   pricingMaxAgeMs: 24 * 3_600_000,
   advertiseUrl: undefined,
+  agentCredentials: undefined,
+  agentIdentity: "wave-agent",
+  grpcAllowNoClientCert: false,
+  publicMetrics: false,
+  serveSourceMaps: false,
+  warmupNamespace: undefined,
 });
 
 type Key = keyof WaveConfig;
@@ -239,6 +258,42 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     env: "WAVE_PRICING_MAX_AGE",
     help: "live prices older than this fall back to the table, e.g. 24h",
   },
+  agentCredentials: {
+    kind: "string",
+    flag: "agent-credentials",
+    env: "WAVE_AGENT_CREDENTIALS",
+    help: "file: agent token/cert identity → cluster ids",
+  },
+  agentIdentity: {
+    kind: "string",
+    flag: "agent-identity",
+    env: "WAVE_AGENT_IDENTITY",
+    help: "client cert CN/SAN the agent must present",
+  },
+  grpcAllowNoClientCert: {
+    kind: "bool",
+    flag: "grpc-allow-no-client-cert",
+    env: "WAVE_GRPC_ALLOW_NO_CLIENT_CERT",
+    help: "accept agents without mutual TLS (warns)",
+  },
+  publicMetrics: {
+    kind: "bool",
+    flag: "public-metrics",
+    env: "WAVE_PUBLIC_METRICS",
+    help: "serve /metrics and /openapi.json without a token",
+  },
+  serveSourceMaps: {
+    kind: "bool",
+    flag: "serve-source-maps",
+    env: "WAVE_SERVE_SOURCE_MAPS",
+    help: "serve the web UI's source maps",
+  },
+  warmupNamespace: {
+    kind: "string",
+    flag: "warmup-namespace",
+    env: "WAVE_WARMUP_NAMESPACE",
+    help: "namespace of warmup and pre-pull pods",
+  },
 };
 
 const DURATION = /^(\d+)(s|m|h|d)$/;
@@ -352,6 +407,19 @@ function readFile(path: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
+/** Shortest token a server accepts (the chart generates 40 characters). */
+export const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * A token a server will accept, checked when it starts (clients may pass any token they were
+ * given): at least MIN_TOKEN_LENGTH characters, no whitespace.
+ */
+export function serverToken(token: string, what: string): string {
+  if (token.length < MIN_TOKEN_LENGTH || /\s/.test(token))
+    throw new ConfigError(`${what}: must be at least ${MIN_TOKEN_LENGTH} characters without spaces`);
+  return token;
+}
+
 export interface ParsedArgs {
   config: WaveConfig;
   positionals: string[];
@@ -412,6 +480,8 @@ export function parseConfig(
     );
   if (config.adminToken !== undefined && config.adminToken === config.viewerToken)
     throw new ConfigError("admin and viewer tokens must differ");
+  if (config.agentIdentity.length > 253 || /[\s,]/.test(config.agentIdentity))
+    throw new ConfigError("agent identity: expected one certificate CN or SAN (no spaces or commas)");
   const flags: ParsedArgs["flags"] = {};
   for (const k of Object.keys(extra)) flags[k] = values[k];
   return { config: Object.freeze(config), positionals: parsed.positionals, flags };

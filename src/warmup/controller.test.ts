@@ -4,6 +4,7 @@ import { FakeClock } from "../shared/clock.ts";
 import { K } from "../objects/karpenter.ts";
 import type { Pod } from "../objects/kube.ts";
 import { WarmupController } from "./controller.ts";
+import { PREPULL_COMMAND } from "./manifests.ts";
 import { W, isPrepullPod, isWarmupPod } from "../objects/wave.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "./policy.ts";
 import type { WarmupEvent } from "./stats.ts";
@@ -373,7 +374,7 @@ describe("WarmupController", () => {
       assert.equal(p.spec.nodeName, "w1");
       assert.equal(p.metadata.namespace, NS);
       assert.equal(p.metadata.labels?.[W.prepullLabel], "true");
-      assert.deepEqual(p.spec.containers[0]?.command, ["/bin/sh", "-c", "true"]);
+      assert.deepEqual(p.spec.containers[0]?.command, PREPULL_COMMAND);
     }
     // Still running: nothing new. Then one succeeds and one fails to start (no shell).
     await c.reconcile("general");

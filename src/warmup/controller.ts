@@ -47,8 +47,10 @@ export interface WarmupControllerOptions {
   client: KubeClient;
   view: WarmupView;
   clock: Clock;
-  /** Wave's namespace: warmup and pull pods live here. */
+  /** Wave's namespace: its marks on Nodes, NodeClaims and NodePools name it as their owner. */
   namespace: string;
+  /** Where warmup and pull pods live (default: namespace); one without Secrets (docs/security.md). */
+  podNamespace?: string;
   policyOf: (pool: string) => WarmupPolicy;
   priceOf?: PriceOf;
   log?: Logger;
@@ -89,6 +91,10 @@ export class WarmupController {
   readonly #o: Required<Omit<WarmupControllerOptions, "onEvent">> & Pick<WarmupControllerOptions, "onEvent">;
   #priorityClassReady = false;
 
+  get #podNamespace(): string {
+    return this.#o.podNamespace;
+  }
+
   constructor(opts: WarmupControllerOptions) {
     this.#o = {
       priceOf: () => undefined,
@@ -96,6 +102,7 @@ export class WarmupController {
       idleRequeueMs: 30_000,
       activeRequeueMs: 5_000,
       ...opts,
+      podNamespace: opts.podNamespace ?? opts.namespace,
     };
   }
 
@@ -110,7 +117,8 @@ export class WarmupController {
   }
 
   async reconcileAll(): Promise<Map<string, ReconcileResult>> {
-    const { client, view, namespace } = this.#o;
+    const { client, view } = this.#o;
+    const namespace = this.#podNamespace;
     const own = (await client.list("Pod", { namespace })).items.filter(isWavePod);
     const names = new Set<string>(view.nodePools().map((p) => p.metadata.name ?? ""));
     for (const p of own) {
@@ -130,7 +138,8 @@ export class WarmupController {
   }
 
   async reconcile(pool: string): Promise<ReconcileResult> {
-    const { client, view, clock, namespace, log } = this.#o;
+    const { client, view, clock, log } = this.#o;
+    const namespace = this.#podNamespace;
     const now = clock.now();
     // From the state: the pool, its nodes and claims, the pods on those nodes and the pending
     // pods — each an index lookup, never a list of the cluster.
@@ -343,7 +352,8 @@ export class WarmupController {
     now: number,
     slot: number,
   ): Promise<void> {
-    const { client, namespace, log } = this.#o;
+    const { client, log } = this.#o;
+    const namespace = this.#podNamespace;
     await this.#ensurePriorityClass();
     const pod = warmupPod({ pool, namespace, largest, requests, now, ttlSeconds: policy.ttlSeconds, slot });
     try {
@@ -355,7 +365,10 @@ export class WarmupController {
     // Cooldown survives restarts and the warmup pod's deletion.
     await client.patch("NodePool", name, {
       metadata: {
-        annotations: { [W.lastWarmupAt]: new Date(now).toISOString(), [W.lastWarmupNamespace]: namespace },
+        annotations: {
+          [W.lastWarmupAt]: new Date(now).toISOString(),
+          [W.lastWarmupNamespace]: this.#o.namespace,
+        },
       },
     });
     log.info("warmup started", { pool: name, pod: pod.metadata.name, largest: largest.metadata.name });
@@ -371,7 +384,8 @@ export class WarmupController {
     policy: WarmupPolicy,
     now: number,
   ): Promise<{ active: boolean; wake: number[] }> {
-    const { client, namespace, log } = this.#o;
+    const { client, log } = this.#o;
+    const namespace = this.#podNamespace;
     const name = node.metadata.name ?? "";
     const wake: number[] = [];
     const done = new Set((node.metadata.annotations?.[PREPULLED] ?? "").split(",").filter((h) => h !== ""));
@@ -536,7 +550,7 @@ export class WarmupController {
     const name = node.metadata.name ?? "";
     const pulls = (
       await this.#o.client.list("Pod", {
-        namespace: this.#o.namespace,
+        namespace: this.#podNamespace,
         labelSelector: `${W.prepullLabel}=true`,
       })
     ).items;
@@ -578,7 +592,7 @@ export class WarmupController {
   async #deletePod(p: Pod): Promise<void> {
     try {
       await this.#o.client.delete("Pod", p.metadata.name ?? "", {
-        namespace: p.metadata.namespace ?? this.#o.namespace,
+        namespace: p.metadata.namespace ?? this.#podNamespace,
         gracePeriodSeconds: 0,
         ...(p.metadata.uid === undefined ? {} : { uid: p.metadata.uid }),
       });

@@ -15,13 +15,61 @@ export const PAUSE_IMAGE = "registry.k8s.io/pause:3.10";
 /** Negative so every normal pod (priority 0) outranks — and preempts — a warmup pod. */
 export const WARMUP_PRIORITY = -10;
 
+/** Container fields Wave sets that the shared Container type leaves out. */
+interface WaveContainer extends Container {
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  securityContext?: {
+    allowPrivilegeEscalation: false;
+    capabilities: { drop: ["ALL"] };
+    readOnlyRootFilesystem: true;
+    runAsNonRoot: true;
+  };
+  volumeMounts?: { name: string; mountPath: string; readOnly: true }[];
+}
+
 /** Fields Wave sets that the shared PodSpec type leaves out. */
 interface WavePodSpec extends PodSpec {
   activeDeadlineSeconds?: number;
   automountServiceAccountToken?: boolean;
   enableServiceLinks?: boolean;
-  containers: (Container & { imagePullPolicy?: "Always" | "IfNotPresent" | "Never" })[];
+  securityContext?: {
+    runAsNonRoot: true;
+    runAsUser: number;
+    runAsGroup: number;
+    seccompProfile: { type: "RuntimeDefault" };
+  };
+  volumes?: { name: string; emptyDir: { sizeLimit: string } }[];
+  containers: WaveContainer[];
 }
+
+/**
+ * What makes Wave's pods pass the `restricted` Pod Security Standard: a non-root user given by
+ * number (so the kubelet need not trust the image's USER), the runtime's default seccomp profile,
+ * no privilege escalation, no capabilities, a read-only root file system.
+ */
+const RESTRICTED_POD = (uid: number): NonNullable<WavePodSpec["securityContext"]> => ({
+  runAsNonRoot: true,
+  runAsUser: uid,
+  runAsGroup: uid,
+  seccompProfile: { type: "RuntimeDefault" },
+});
+const RESTRICTED_CONTAINER: NonNullable<WaveContainer["securityContext"]> = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ["ALL"] },
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+};
+/** The pause image's own user (65535), and "nobody" for pre-pull containers. */
+const PAUSE_UID = 65535;
+const NOBODY = 65534;
+
+/**
+ * The pre-pull container's command: a path inside an empty volume mounted over it, so no file
+ * of the workload's image can be there and nothing from it ever runs (ADR 0009). The kubelet pulls
+ * the image first; starting the container then fails, which prepull.ts reads as "pulled".
+ */
+export const PREPULL_NO_EXEC_DIR = "/.wave-prepull";
+export const PREPULL_COMMAND = [`${PREPULL_NO_EXEC_DIR}/nothing-to-run`];
 
 export function warmupPriorityClass(): PriorityClass {
   return {
@@ -90,8 +138,15 @@ export function warmupPod(input: WarmupPodInput): Pod {
     terminationGracePeriodSeconds: 0,
     automountServiceAccountToken: false,
     enableServiceLinks: false,
+    securityContext: RESTRICTED_POD(PAUSE_UID),
     containers: [
-      { name: "pause", image: PAUSE_IMAGE, imagePullPolicy: "IfNotPresent", resources: { requests } },
+      {
+        name: "pause",
+        image: PAUSE_IMAGE,
+        imagePullPolicy: "IfNotPresent",
+        resources: { requests },
+        securityContext: RESTRICTED_CONTAINER,
+      },
     ],
   };
   return {
@@ -125,10 +180,11 @@ export interface PrepullPodInput {
 }
 
 /**
- * A pod that makes the kubelet pull `image` and then ends. The container overrides the image's
- * entrypoint with `/bin/sh -c true`, so no workload code ever runs. Images without a shell
- * (distroless, scratch) fail at container start *after* the pull: the image is on the node
- * either way, which is all Wave wants (see prepull.ts for how outcomes are read).
+ * A pod that makes the kubelet pull `image` and then ends, executing nothing from it: its command
+ * is PREPULL_COMMAND, a path inside an empty read-only volume, so the container fails to start
+ * *after* the pull — the image is on the node, which is all Wave wants (prepull.ts reads the
+ * outcome). Restricted Pod Security, no ServiceAccount token, no service links; the warmup
+ * namespace's NetworkPolicy denies it all traffic.
  */
 export function prepullPod(input: PrepullPodInput): Pod {
   const spec: WavePodSpec = {
@@ -141,6 +197,8 @@ export function prepullPod(input: PrepullPodInput): Pod {
     terminationGracePeriodSeconds: 0,
     automountServiceAccountToken: false,
     enableServiceLinks: false,
+    securityContext: RESTRICTED_POD(NOBODY),
+    volumes: [{ name: "no-exec", emptyDir: { sizeLimit: "1Mi" } }],
     // No requests: the warm node's room is held by the warmup pod, and a BestEffort pod needs none
     // (the kubelet only turns it away under memory pressure).
     containers: [
@@ -148,7 +206,10 @@ export function prepullPod(input: PrepullPodInput): Pod {
         name: "pull",
         image: input.image,
         imagePullPolicy: "IfNotPresent",
-        command: ["/bin/sh", "-c", "true"],
+        command: PREPULL_COMMAND,
+        args: [],
+        securityContext: RESTRICTED_CONTAINER,
+        volumeMounts: [{ name: "no-exec", mountPath: PREPULL_NO_EXEC_DIR, readOnly: true }],
       },
     ],
   };

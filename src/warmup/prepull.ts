@@ -64,8 +64,8 @@ const PULL_ERRORS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageNa
 
 /**
  * Reads a pull pod's status. A container that got as far as being created or started (running,
- * terminated, or a start error such as no /bin/sh in a distroless image) means the image is on
- * the node; a pull error or a deadline hit before that means it is not.
+ * terminated, or the start error Wave's command that never exists causes — manifests.ts) means
+ * the image is on the node; a pull error or a deadline hit before that means it is not.
  */
 export function pullOutcome(pod: Pod): PullOutcome {
   const cs = pod.status?.containerStatuses?.[0];

@@ -122,10 +122,16 @@ async function api<T>(w: Started, cluster: string, path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
+const cspViolations: string[] = [];
+
 async function open(w: Started): Promise<Page> {
   assert.ok(browser);
   const page = await browser.newPage();
   page.on("pageerror", (err) => log(`page error: ${err.message}`));
+  // The UI must run under core's Content-Security-Policy (src/api/app.ts) without a violation.
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
   await page.goto(`${w.url}#token=${w.tokens.viewer}`);
   await page.getByTestId("overview-nodes").waitFor({ timeout: 30_000 });
   return page;
@@ -208,6 +214,21 @@ async function waitForHistory(page: Page, w: Started, cluster: string): Promise<
   log(`${cluster}: history chart with ${points} points`);
 }
 
+/**
+ * Evaluates `expr` in the page every 10 ms until it is truthy (its value) or `timeoutMs` passes.
+ * Not page.waitForFunction: that compiles its predicate inside the page, which the UI's
+ * Content-Security-Policy (script-src 'self', no eval) rightly refuses.
+ */
+async function pollPage(page: Page, expr: string, timeoutMs: number): Promise<unknown> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await page.evaluate(expr);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`page condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 async function screenshots(page: Page, prefix: string): Promise<void> {
   // Page-side code as strings: this file is typechecked without the DOM lib.
   await page.evaluate("window.scrollTo(0, 0)");
@@ -246,6 +267,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
+  assert.deepEqual(cspViolations, [], "the UI ran into its Content-Security-Policy");
   await sim?.catch(() => undefined);
   for (const w of waves.splice(0)) await w.stop();
   if (ns !== "") await deleteNamespace(ns);
@@ -347,7 +369,8 @@ test(
         machinesOf(entry.state.nodes(), entry.state.nodeClaims()).filter((m) => m.nodePool === pool).length;
       const lags: number[] = [];
       for (const want of [2, 3, 4]) {
-        const onScreen = page.waitForFunction(
+        const onScreen = pollPage(
+          page,
           `(([name, n]) => {
             for (const tr of document.querySelectorAll("[data-testid=pool-row]")) {
               const first = tr.querySelector("td")?.textContent ?? "";
@@ -356,7 +379,7 @@ test(
             }
             return false;
           })(${JSON.stringify([pool, want])})`,
-          { polling: 10, timeout: 120_000 },
+          120_000,
         );
         let coreAt: number | undefined;
         const off = w.hub.onChange((id) => {
@@ -377,7 +400,7 @@ test(
           off();
         }
         assert.ok(coreAt !== undefined, `core's state reached ${want} nodes before the API reported them`);
-        const screenAt = (await (await onScreen).jsonValue()) as number;
+        const screenAt = (await onScreen) as number;
         const lag = screenAt - coreAt;
         lags.push(lag);
         log(

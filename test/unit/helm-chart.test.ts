@@ -62,12 +62,20 @@ function renderedPermissions(docs: Obj[]): Map<string, Set<string>> {
     ["RoleBinding", "Role", "namespace"],
   ] as const) {
     for (const b of byKind(docs, bindingKind)) {
-      const role = named(docs, roleKind, String(field(b, "roleRef", "name")));
+      const role = byKind(docs, roleKind).find(
+        (r) =>
+          field(r, "metadata", "name") === field(b, "roleRef", "name") &&
+          field(r, "metadata", "namespace") === field(b, "metadata", "namespace"),
+      );
+      assert.ok(role, `${roleKind} of ${bindingKind} ${String(field(b, "metadata", "name"))} not rendered`);
       for (const s of objs(b.subjects)) {
         assert.equal(s.kind, "ServiceAccount");
         const sa = String(s.name);
         const set = out.get(sa) ?? new Set<string>();
-        for (const k of ruleKeys(scope, objs(role.rules))) set.add(k);
+        // A Role outside the release namespace ("wave") is the warmup namespace's.
+        const where =
+          scope === "namespace" && field(b, "metadata", "namespace") !== "wave" ? "warmup" : scope;
+        for (const k of ruleKeys(where, objs(role.rules))) set.add(k);
         out.set(sa, set);
       }
     }

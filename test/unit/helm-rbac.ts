@@ -3,7 +3,8 @@
 // each ServiceAccount). A permission is one string "scope|apiGroup|resource|verb|resourceName"
 // ("-" = any name), so sets of them compare exactly and a difference names the permission.
 
-export type Scope = "cluster" | "namespace";
+/** "namespace" is the release namespace; "warmup" the warmup namespace (warmup and pull pods). */
+export type Scope = "cluster" | "namespace" | "warmup";
 
 /** A PolicyRule as rendered or documented; fields are read leniently (rendered YAML is untyped). */
 export interface RuleLike {
@@ -41,7 +42,7 @@ export function documentedPermissions(md: string): Map<string, Set<string>> {
       continue;
     }
     const cells = line.split("|").map((c) => c.trim());
-    if (component === undefined || cells.length !== 7 || !/^(cluster|namespace)$/.test(cells[1] ?? ""))
+    if (component === undefined || cells.length !== 7 || !/^(cluster|namespace|warmup)$/.test(cells[1] ?? ""))
       continue;
     const [, scope = "", group = "", resources = "", verbs = "", names = ""] = cells;
     const list = (s: string): string[] => s.split(",").map((x) => x.trim());
@@ -63,11 +64,20 @@ export function documentedPermissions(md: string): Map<string, Set<string>> {
  * the cluster-scoped permissions plus that namespace's. Keys without the scope:
  * "apiGroup|resource|verb|resourceName".
  */
-export function effectiveIn(documented: ReadonlySet<string>, inReleaseNamespace: boolean): Set<string> {
+export function effectiveIn(
+  documented: ReadonlySet<string>,
+  where: boolean | "release" | "warmup" | "other",
+): Set<string> {
+  const ns = where === true ? "release" : where === false ? "other" : where;
   const out = new Set<string>();
   for (const k of documented) {
     const [scope, ...rest] = k.split("|");
-    if (scope === "cluster" || (inReleaseNamespace && scope === "namespace")) out.add(rest.join("|"));
+    if (
+      scope === "cluster" ||
+      (ns === "release" && scope === "namespace") ||
+      (ns === "warmup" && scope === "warmup")
+    )
+      out.add(rest.join("|"));
   }
   return out;
 }

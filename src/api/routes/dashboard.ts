@@ -28,6 +28,7 @@ import { openSse } from "../sse.ts";
 import { Throttle } from "./live.ts";
 import { askOwner, type ReadThroughOptions } from "./read-through.ts";
 import {
+  clusterIdParam,
   clusterSchema,
   disruptionSchema,
   errorSchema,
@@ -35,6 +36,7 @@ import {
   nodeListSchema,
   nodePoolSchema,
   overviewSchema,
+  poolName,
   seriesSchema,
   thrashingSchema,
 } from "./schemas.ts";
@@ -71,7 +73,7 @@ const viewer = { role: "viewer" as const };
 const idParams = {
   type: "object",
   required: ["id"],
-  properties: { id: { type: "string", minLength: 1 } },
+  properties: { id: clusterIdParam },
 } as const;
 const notFound = { 404: errorSchema };
 
@@ -86,13 +88,29 @@ interface RangeQuery {
   pool?: string;
 }
 
+/** The last instant a JavaScript Date can hold (epoch ms): later ones cannot be stored or shown. */
+export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+/** Most buckets one /series answer may hold when the client picks the step. */
+export const MAX_SERIES_POINTS = 20_000;
+
 const rangeQuery = {
   type: "object",
+  additionalProperties: false,
   properties: {
     limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
-    from: { type: "integer", minimum: 0, description: "epoch ms, inclusive (default: 24 h ago)" },
-    to: { type: "integer", minimum: 0, description: "epoch ms, exclusive (default: now)" },
-    pool: { type: "string", minLength: 1 },
+    from: {
+      type: "integer",
+      minimum: 0,
+      maximum: MAX_EPOCH_MS,
+      description: "epoch ms, inclusive (default: 24 h ago)",
+    },
+    to: {
+      type: "integer",
+      minimum: 0,
+      maximum: MAX_EPOCH_MS,
+      description: "epoch ms, exclusive (default: now)",
+    },
+    pool: poolName,
   },
 } as const;
 
@@ -309,9 +327,10 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           params: idParams,
           querystring: {
             type: "object",
+            additionalProperties: false,
             properties: {
-              pool: { type: "string", minLength: 1 },
-              capacityType: { type: "string", minLength: 1 },
+              pool: poolName,
+              capacityType: { type: "string", minLength: 1, maxLength: 63 },
               q: { type: "string", maxLength: 253 },
               sort: { type: "string", enum: NODE_SORT_KEYS },
               desc: { type: "boolean", default: false },
@@ -424,6 +443,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           params: idParams,
           querystring: {
             type: "object",
+            additionalProperties: false,
             properties: {
               window: {
                 type: "integer",
@@ -432,7 +452,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
                 default: 21_600,
                 description: "seconds",
               },
-              pool: { type: "string", minLength: 1 },
+              pool: poolName,
               step: { type: "integer", minimum: 1, maximum: 86_400, description: "bucket width, seconds" },
             },
           },
@@ -442,8 +462,15 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
+        const window = req.query.window ?? 21_600;
+        if (req.query.step !== undefined && window / req.query.step > MAX_SERIES_POINTS) {
+          return reply.code(400).send({
+            error: "bad_request",
+            message: `window/step gives ${Math.ceil(window / req.query.step)} points; at most ${MAX_SERIES_POINTS} (use a larger step)`,
+          });
+        }
         const to = deps.now();
-        const from = to - (req.query.window ?? 21_600) * 1000;
+        const from = to - window * 1000;
         const stepMs = req.query.step === undefined ? undefined : req.query.step * 1000;
         const rows = await store.series({ clusterId: c.id, from, to, nodePool: req.query.pool, stepMs });
         const step =
@@ -469,6 +496,8 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
+        // HEAD gets the stream's headers and ends (an open stream would never answer it).
+        if (req.method === "HEAD") return reply.type("text/event-stream; charset=utf-8").send();
         openSse(req, reply, (stream) => {
           // Snapshots are built asynchronously; a slower older build must not overwrite a newer one.
           let started = 0;

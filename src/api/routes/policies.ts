@@ -16,7 +16,13 @@ import {
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
 import type { SpotPolicySetDto, WarmupPolicyDto } from "../../dashboard/dto.ts";
-import { errorSchema, spotPolicySchema, spotPolicySetSchema, warmupPolicyRecordSchema } from "./schemas.ts";
+import {
+  errorSchema,
+  poolName,
+  spotPolicySchema,
+  spotPolicySetSchema,
+  warmupPolicyRecordSchema,
+} from "./schemas.ts";
 
 export interface PolicyDeps {
   store: Store;
@@ -45,15 +51,15 @@ const spotParams = {
   properties: {
     ...clusterParam,
     kind: { type: "string", enum: WORKLOAD_KINDS },
-    namespace: { type: "string", minLength: 1, maxLength: 63 },
-    name: { type: "string", minLength: 1, maxLength: 253 },
+    namespace: { type: "string", minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" },
+    name: { type: "string", minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" },
   },
 } as const;
 
 const poolParams = {
   type: "object",
   required: ["pool"],
-  properties: { ...clusterParam, pool: { type: "string", minLength: 1, maxLength: 253 } },
+  properties: { ...clusterParam, pool: poolName },
 } as const;
 
 interface ClusterParams {

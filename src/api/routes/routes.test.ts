@@ -378,7 +378,10 @@ describe("dashboard routes", () => {
 
   it("requires a token and documents every route", async () => {
     assert.equal((await app.inject({ url: "/api/v1/clusters" })).statusCode, 401);
-    const doc = (await app.inject({ url: "/openapi.json" })).json<{ paths: Record<string, unknown> }>();
+    assert.equal((await app.inject({ url: "/openapi.json" })).statusCode, 401);
+    const doc = (await app.inject({ url: "/openapi.json", headers: V })).json<{
+      paths: Record<string, unknown>;
+    }>();
     for (const p of [
       "/api/v1/clusters",
       "/api/v1/clusters/{id}/nodes",

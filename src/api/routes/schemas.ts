@@ -14,6 +14,21 @@ const obj = (properties: Record<string, unknown>, optional: readonly string[] = 
   properties,
 });
 
+// Path and query parameters: names as Kubernetes and Karpenter allow them, so no NUL, CR/LF or
+// markup is ever stored, and nothing is accepted that could never be used.
+const DNS_SUBDOMAIN = "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$";
+
+/** A NodePool name Karpenter can use: it is also the value of the karpenter.sh/nodepool label (≤ 63). */
+export const poolName = { type: "string", minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN } as const;
+
+/** A cluster id as agents may send it (src/core/ingest/core.ts). */
+export const clusterIdParam = {
+  type: "string",
+  minLength: 1,
+  maxLength: 63,
+  pattern: DNS_SUBDOMAIN,
+} as const;
+
 export const errorSchema = obj({ error: str, message: str });
 
 export const clusterSchema = obj({

@@ -52,6 +52,8 @@ export class ClusterHub implements IngestSink {
   readonly #recent = new Map<string, RecentHistory>();
   readonly #recentMs: number;
   readonly ownership: Ownership;
+  /** Clusters named by the composition root: listed even before (or without) an agent. */
+  readonly #pinned = new Set<string>();
 
   constructor(store: Store, clock: Clock, opts: ClusterHubOptions = {}) {
     this.#store = store;
@@ -113,8 +115,16 @@ export class ClusterHub implements IngestSink {
     return this.#clusters.get(id);
   }
 
-  /** Creates (or returns) a cluster's entry; the simulator marks its own cluster here. */
+  /**
+   * Creates (or returns) a cluster's entry and keeps it listed; the simulator marks its own
+   * cluster here.
+   */
   ensure(id: string, simulated = false): ClusterEntry {
+    this.#pinned.add(id);
+    return this.#entry(id, simulated);
+  }
+
+  #entry(id: string, simulated = false): ClusterEntry {
     let c = this.#clusters.get(id);
     if (!c) {
       c = { id, state: new ClusterState(), info: undefined, connected: false, lastSeen: null, simulated };
@@ -156,10 +166,19 @@ export class ClusterHub implements IngestSink {
     this.notify(clusterId);
   }
 
+  clusterForgotten(clusterId: string): void {
+    const c = this.#clusters.get(clusterId);
+    // Only an id nothing else knows: not pinned, and no batch ever arrived for it.
+    if (!c || this.#pinned.has(clusterId) || c.lastSeen !== c.info?.connectedAt) return;
+    this.#clusters.delete(clusterId);
+    this.#recent.delete(clusterId);
+    this.notify(clusterId);
+  }
+
   async write(batch: IngestBatch): Promise<void> {
     // Durable first: core acks only what the store holds, and a failed write leaves state as is.
     await this.#durable.write(batch);
-    const c = this.ensure(batch.clusterId);
+    const c = this.#entry(batch.clusterId);
     c.lastSeen = this.#clock.now();
     try {
       c.state.batch(() => {

@@ -16,6 +16,7 @@ import type { Counter, Gauge, Histogram } from "../../shared/metrics.ts";
 import { LifecycleTracker } from "../lifecycle/derive.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 import type { NodeClaim } from "../../objects/karpenter.ts";
+import type { AgentPrincipal } from "./auth.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink } from "./sink.ts";
 import { LifecycleObjects } from "./lifecycle-objects.ts";
@@ -34,7 +35,14 @@ export interface IngestCoreOptions {
   maxPendingDeltas?: number;
   /** Deltas per sink write at most (larger backlogs are split). */
   maxBatch?: number;
+  /** Bytes of object JSON one snapshot may hold (default 256 MiB); more ends the stream. */
+  maxSnapshotBytes?: number;
+  /** Time from snapshot_begin to snapshot_end at most (default 10 min); longer ends the stream. */
+  maxSnapshotMs?: number;
 }
+
+/** The last instant a JavaScript Date can hold (epoch ms). */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
 
 /** One cluster as core knows it; survives reconnects of its agent (not a core restart). */
 export class ClusterSession {
@@ -49,6 +57,8 @@ export class ClusterSession {
   hasBase = false;
   /** The stream currently feeding this cluster. */
   stream: { abort: (reason: Error) => void; done: Promise<void> } | undefined;
+  /** The credential whose stream feeds (or last fed) the cluster; another may not take it over. */
+  owner: string | undefined;
   info: Omit<Hello, "$typeName" | "$unknown" | "resumeFromSequence"> | undefined;
   /**
    * Claims the sink held as alive when this core process first heard from the cluster (by name),
@@ -64,6 +74,18 @@ export class ClusterSession {
 type Op =
   | { type: "snapshot"; seq: number; objects: WireObject[]; state: LifecycleObjects }
   | { type: "delta"; seq: number; change: IngestChange; wire: WireObject };
+
+/**
+ * Reading the peer's stream failed (bad gRPC framing, undecodable protobuf, oversize message): the
+ * peer's fault, so INVALID_ARGUMENT (or its own cancel), never INTERNAL.
+ */
+function malformed(err: unknown): never {
+  const ce = ConnectError.from(err);
+  if (ce.code === Code.Internal || ce.code === Code.Unknown) {
+    throw violation(Code.InvalidArgument, `malformed message from the agent: ${ce.rawMessage}`);
+  }
+  throw ce;
+}
 
 /** A protocol violation with its gRPC code. */
 function violation(code: Code, message: string): ConnectError {
@@ -87,6 +109,8 @@ export class IngestCore {
   readonly coreVersion: string;
   readonly maxPending: number;
   readonly maxBatch: number;
+  readonly maxSnapshotBytes: number;
+  readonly maxSnapshotMs: number;
   readonly metrics: IngestMetrics;
 
   constructor(opts: IngestCoreOptions) {
@@ -96,6 +120,8 @@ export class IngestCore {
     this.coreVersion = opts.coreVersion ?? "";
     this.maxPending = opts.maxPendingDeltas ?? 20_000;
     this.maxBatch = opts.maxBatch ?? 5_000;
+    this.maxSnapshotBytes = opts.maxSnapshotBytes ?? 256 << 20;
+    this.maxSnapshotMs = opts.maxSnapshotMs ?? 10 * 60_000;
     const r = opts.metrics ?? new Registry();
     this.metrics = {
       messages: r.counter({
@@ -131,9 +157,13 @@ export class IngestCore {
    * Serves one stream: yields HelloAck and Acks; throws a ConnectError (its status goes to the
    * agent) when the peer breaks the protocol or the sink fails.
    */
-  async *serve(requests: AsyncIterable<AgentMessage>, signal: AbortSignal): AsyncGenerator<CoreMessageInit> {
+  async *serve(
+    requests: AsyncIterable<AgentMessage>,
+    signal: AbortSignal,
+    principal?: AgentPrincipal,
+  ): AsyncGenerator<CoreMessageInit> {
     const out = new AsyncQueue<CoreMessageInit>();
-    const stream = new StreamHandler(this, out, signal);
+    const stream = new StreamHandler(this, out, signal, principal);
     this.metrics.streams.inc();
     const reading = stream.run(requests);
     try {
@@ -170,7 +200,9 @@ class StreamHandler {
    * The snapshot being received: its objects, and already indexed as the cluster's next state,
    * so that work happens while chunks arrive rather than after SnapshotEnd.
    */
-  #staging: { objects: WireObject[]; state: LifecycleObjects } | undefined;
+  #staging:
+    { objects: WireObject[]; state: LifecycleObjects; bytes: number; timer: AbortController } | undefined;
+  readonly #principal: AgentPrincipal | undefined;
   #pending: Op[] = [];
   #writing: Promise<void> | undefined;
   #drained: (() => void)[] = [];
@@ -178,9 +210,15 @@ class StreamHandler {
   #done!: () => void;
   readonly #finished = new Promise<void>((r) => (this.#done = r));
 
-  constructor(core: IngestCore, out: AsyncQueue<CoreMessageInit>, signal: AbortSignal) {
+  constructor(
+    core: IngestCore,
+    out: AsyncQueue<CoreMessageInit>,
+    signal: AbortSignal,
+    principal?: AgentPrincipal,
+  ) {
     this.#core = core;
     this.#out = out;
+    this.#principal = principal;
     const onAbort = (): void => this.stop(new ConnectError("agent went away", Code.Canceled));
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
@@ -193,6 +231,13 @@ class StreamHandler {
   stop(reason: ConnectError): void {
     if (!this.#ac.signal.aborted) this.#ac.abort(reason);
     this.#fail(reason);
+    this.#dropStaging();
+  }
+
+  /** Frees a snapshot in progress (its memory is what a bad peer could grow). */
+  #dropStaging(): void {
+    this.#staging?.timer.abort();
+    this.#staging = undefined;
   }
 
   #fail(err: ConnectError): void {
@@ -212,7 +257,7 @@ class StreamHandler {
     });
     try {
       for (;;) {
-        const r = await Promise.race([it.next(), aborted]);
+        const r = await Promise.race([it.next().catch(malformed), aborted]);
         if (r.done || this.#isFailed()) break;
         await this.#receive(r.value);
       }
@@ -228,12 +273,18 @@ class StreamHandler {
       if (this.#ac.signal.aborted) void it.return?.().catch(() => undefined);
       // Let the write in flight finish so the session's durable sequence is final.
       await this.#writing?.catch(() => undefined);
+      this.#dropStaging();
       const s = this.#session;
       if (s?.stream?.done === this.#finished) {
         // This stream was the cluster's live feed and nothing replaced it: core's view of the
         // cluster is frozen from now on (history marks a gap instead of repeating it).
         s.stream = undefined;
         this.#core.sink.clusterDisconnected?.(s.clusterId);
+        if (!s.hasBase && s.durable === 0) {
+          // It never delivered a snapshot: a throwaway id, not a cluster. Forget it.
+          this.#core.clusters.delete(s.clusterId);
+          this.#core.sink.clusterForgotten?.(s.clusterId);
+        }
       }
       this.#done();
     }
@@ -270,12 +321,22 @@ class StreamHandler {
     switch (body.case) {
       case "snapshotBegin":
         if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
-        this.#staging = { objects: [], state: new LifecycleObjects() };
+        this.#staging = { objects: [], state: new LifecycleObjects(), bytes: 0, timer: new AbortController() };
+        this.#snapshotDeadline(this.#staging.timer.signal);
         counted("snapshot_begin");
         return;
       case "snapshotChunk": {
         if (!this.#staging) throw violation(Code.FailedPrecondition, "snapshot_chunk outside a snapshot");
-        const { objects, state } = this.#staging;
+        const staging = this.#staging;
+        const { objects, state } = staging;
+        for (const o of body.value.objects) staging.bytes += o.json.length;
+        if (staging.bytes > this.#core.maxSnapshotBytes) {
+          this.#dropStaging();
+          throw this.#tooBig(
+            Code.ResourceExhausted,
+            `snapshot exceeds ${this.#core.maxSnapshotBytes} bytes of objects; rejected`,
+          );
+        }
         for (const o of body.value.objects) {
           const w = decodeObject(o);
           objects.push(w);
@@ -294,7 +355,7 @@ class StreamHandler {
             `snapshot_end: object_count ${count} but ${staged.objects.length} objects were sent`,
           );
         }
-        this.#staging = undefined;
+        this.#dropStaging();
         this.#needSnapshot = false;
         counted("snapshot_end");
         await this.#enqueue({ type: "snapshot", seq, objects: staged.objects, state: staged.state });
@@ -314,6 +375,12 @@ class StreamHandler {
         if (!d.object) throw violation(Code.InvalidArgument, "delta: object is required");
         const wire = decodeObject(d.object);
         const observedAt = Number(d.observedAtMs) || this.#core.clock.now();
+        if (!Number.isSafeInteger(observedAt) || observedAt < 0 || observedAt > MAX_EPOCH_MS) {
+          throw violation(
+            Code.InvalidArgument,
+            `delta: observed_at_ms ${d.observedAtMs} is not a valid time`,
+          );
+        }
         counted("delta");
         await this.#enqueue({
           type: "delta",
@@ -332,6 +399,25 @@ class StreamHandler {
     }
   }
 
+  /** Ends the stream if the snapshot begun now is not complete within the bound. */
+  #snapshotDeadline(signal: AbortSignal): void {
+    this.#core.clock.sleep(this.#core.maxSnapshotMs, signal).then(
+      () =>
+        this.stop(
+          this.#tooBig(
+            Code.DeadlineExceeded,
+            `snapshot not complete within ${this.#core.maxSnapshotMs} ms; rejected`,
+          ),
+        ),
+      () => undefined,
+    );
+  }
+
+  #tooBig(code: Code, message: string): ConnectError {
+    this.#core.log.warn("agent snapshot rejected", { cluster: this.clusterId, error: message });
+    return violation(code, message);
+  }
+
   async #hello(h: Hello): Promise<void> {
     if (!CLUSTER_ID.test(h.clusterId)) {
       throw violation(
@@ -341,9 +427,23 @@ class StreamHandler {
     }
     if (h.sessionId === "") throw violation(Code.InvalidArgument, "hello: session_id is required");
     if (h.agentVersion === "") throw violation(Code.InvalidArgument, "hello: agent_version is required");
+    const principal = this.#principal;
+    if (principal && !principal.allows(h.clusterId)) {
+      throw violation(
+        Code.PermissionDenied,
+        `agent credential "${principal.name}" may not stream cluster ${JSON.stringify(h.clusterId)}`,
+      );
+    }
     this.clusterId = h.clusterId;
     const core = this.#core;
     let s = core.clusters.get(h.clusterId);
+    if (s?.stream && principal && s.owner !== undefined && s.owner !== principal.name) {
+      // Only the owner's own reconnect replaces a live stream; another credential never takes over.
+      throw violation(
+        Code.PermissionDenied,
+        `cluster ${JSON.stringify(h.clusterId)} is streamed by another agent credential; not taken over`,
+      );
+    }
     if (s?.stream) {
       // A reconnect can arrive before core noticed the old connection died: the newest wins.
       const old = s.stream;
@@ -365,6 +465,7 @@ class StreamHandler {
       s.hasBase = false;
     }
     this.#session = s;
+    s.owner = principal?.name;
     s.stream = { abort: (r) => this.stop(ConnectError.from(r)), done: this.#finished };
     s.info = {
       clusterId: h.clusterId,

@@ -1,12 +1,14 @@
-// The gRPC endpoint agents stream to: HTTP/2 (TLS, optionally mutual; plaintext for local use),
-// bearer-token authentication, and the Ingest service served by IngestCore.
-import { createHash, timingSafeEqual } from "node:crypto";
+// The gRPC endpoint agents stream to: HTTP/2 (mutual TLS by default; plaintext for local use),
+// credentials bound to cluster ids (auth.ts), and the Ingest service served by IngestCore.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { Code, ConnectError } from "@connectrpc/connect";
+import type { TLSSocket } from "node:tls";
+import { Code, ConnectError, createContextKey, createContextValues } from "@connectrpc/connect";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { AgentAuthenticator, certificateIdentities, type AgentCredential } from "./auth.ts";
 import { Ingest } from "../../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage } from "../../gen/wave/v1/ingest_pb.ts";
 import { realClock } from "../../shared/clock.ts";
@@ -34,7 +36,13 @@ export interface IngestServerOptions {
   port: number;
   tls?: IngestServerTls;
   /**
-   * Accepted bearer tokens. Omit only for a local, plaintext setup: then any agent is accepted.
+   * Who may stream which cluster ids (a token and/or client-certificate identity each). Wins
+   * over `tokens`.
+   */
+  credentials?: readonly AgentCredential[];
+  /**
+   * Accepted bearer tokens, each for any cluster id (tests, benchmarks). Omit both this and
+   * `credentials` only for a local, plaintext setup: then any agent is accepted.
    */
   tokens?: readonly string[];
   log?: Logger;
@@ -50,31 +58,44 @@ export interface IngestServer {
   close(): Promise<void>;
 }
 
-/** Checks `authorization: Bearer <token>` against the accepted tokens in constant time. */
-export function bearerCheck(tokens: readonly string[]): (header: string | null) => boolean {
-  const digests = tokens.map((t) => createHash("sha256").update(t).digest());
-  return (header) => {
-    const m = /^Bearer (.+)$/.exec(header ?? "");
-    if (!m?.[1]) return false;
-    const d = createHash("sha256").update(m[1]).digest();
-    let ok = false;
-    for (const x of digests) ok = timingSafeEqual(x, d) || ok;
-    return ok;
-  };
+/** The identities of the stream's client certificate (empty without mutual TLS). */
+export const PEER_IDENTITIES = createContextKey<readonly string[]>([], {
+  description: "client certificate identities",
+});
+
+/** The credentials a server checks: explicit ones, or each legacy token for any cluster. */
+export function authenticatorFor(
+  credentials: readonly AgentCredential[] | undefined,
+  tokens: readonly string[] | undefined,
+): AgentAuthenticator | undefined {
+  if (credentials) return new AgentAuthenticator(credentials);
+  if (!tokens) return undefined;
+  return new AgentAuthenticator(
+    tokens.map((token, i) => ({
+      name: `token-${i + 1}`,
+      tokenSha256: createHash("sha256").update(token).digest("hex"),
+      clusters: ["*"],
+    })),
+  );
 }
 
 export function ingestRoutes(
   core: IngestCore,
-  tokens: readonly string[] | undefined,
+  auth: AgentAuthenticator | undefined,
 ): (router: ConnectRouter) => void {
-  const allowed = tokens ? bearerCheck(tokens) : undefined;
   return (router) =>
     router.service(Ingest, {
       stream(requests: AsyncIterable<AgentMessage>, ctx: HandlerContext): AsyncIterable<CoreMessageInit> {
-        if (allowed && !allowed(ctx.requestHeader.get("authorization"))) {
-          return rejected(new ConnectError("missing or invalid bearer token", Code.Unauthenticated));
+        if (!auth) return core.serve(requests, ctx.signal);
+        const res = auth.authenticate(
+          ctx.requestHeader.get("authorization"),
+          ctx.values.get(PEER_IDENTITIES),
+        );
+        if (!res.ok) {
+          core.log.warn("agent stream refused", { reason: res.reason });
+          return rejected(new ConnectError(res.reason, Code.Unauthenticated));
         }
-        return core.serve(requests, ctx.signal);
+        return core.serve(requests, ctx.signal, res.principal);
       },
     });
 }
@@ -88,10 +109,23 @@ function rejected(err: ConnectError): AsyncIterable<CoreMessageInit> {
 
 export async function startIngestServer(opts: IngestServerOptions): Promise<IngestServer> {
   const log = (opts.log ?? silentLogger).child({ component: "ingest-server" });
-  if (!opts.tokens) log.warn("ingest server accepts agents without a token");
+  if (!opts.tokens && !opts.credentials) log.warn("ingest server accepts agents without a token");
   if (opts.tokens?.length === 0) throw new Error("ingest server: tokens is empty (no agent could connect)");
+  const auth = authenticatorFor(opts.credentials, opts.tokens);
+  if (auth?.needsClientCertificates && !opts.tls?.clientCaFile)
+    throw new Error(
+      "ingest server: a credential names a certificate identity but mutual TLS is off (no client CA)",
+    );
   const handler = connectNodeAdapter({
-    routes: ingestRoutes(opts.core, opts.tokens),
+    routes: ingestRoutes(opts.core, auth),
+    contextValues: (req) => {
+      const values = createContextValues();
+      const socket = ("stream" in req ? req.stream.session?.socket : req.socket) as TLSSocket | undefined;
+      if (typeof socket?.getPeerCertificate === "function") {
+        values.set(PEER_IDENTITIES, certificateIdentities(socket.getPeerCertificate()));
+      }
+      return values;
+    },
     readMaxBytes: 64 << 20,
     writeMaxBytes: 64 << 20,
   });

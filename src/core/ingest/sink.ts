@@ -51,6 +51,11 @@ export interface IngestSink {
    * is no longer live until the next `clusterConnected`.
    */
   clusterDisconnected?(clusterId: string): void;
+  /**
+   * The cluster's only stream ended before it ever delivered a snapshot: the id was a throwaway
+   * (a typo, a probe) and should not stay listed.
+   */
+  clusterForgotten?(clusterId: string): void;
   /** Stores the batch durably (all or nothing); rejects if it could not. */
   write(batch: IngestBatch): Promise<void>;
   /**
@@ -88,6 +93,10 @@ export class MemorySink implements IngestSink {
 
   clusterDisconnected(clusterId: string): void {
     this.live.delete(clusterId);
+  }
+
+  clusterForgotten(clusterId: string): void {
+    this.clusters.delete(clusterId);
   }
 
   async write(b: IngestBatch): Promise<void> {

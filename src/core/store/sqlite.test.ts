@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "../../shared/log.ts";
@@ -79,6 +80,33 @@ void describe("policies from before clusters (schema 2 → 3)", () => {
       await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("sqlite file permissions (issue #16)", () => {
+  it("creates the database, its WAL and shared-memory files readable by the owner only", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wave-sqlite-mode-"));
+    const old = process.umask(0o022);
+    try {
+      const path = join(dir, "data", "wave.db");
+      const { store } = await openSqliteStore({ path });
+      await store.putPolicy("default", "warmup", "general", { enabled: true }, 1);
+      for (const f of [path, `${path}-wal`, `${path}-shm`]) {
+        assert.equal((await stat(f)).mode & 0o777, 0o600, f);
+      }
+      assert.equal((await stat(join(dir, "data"))).mode & 0o077, 0, "data directory");
+      await store.close();
+      // A file an older version left world-readable is tightened on open.
+      const legacy = join(dir, "legacy.db");
+      await writeFile(legacy, "");
+      await chmod(legacy, 0o644);
+      const again = await openSqliteStore({ path: legacy });
+      assert.equal((await stat(legacy)).mode & 0o777, 0o600);
+      await again.store.close();
+    } finally {
+      process.umask(old);
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -6,7 +6,7 @@
 //
 // DatabaseSync is synchronous and one connection; the Store's API is async. Every operation goes
 // through one queue, so an open transaction can never interleave with another caller's statements.
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
@@ -52,12 +52,19 @@ export class SqliteDriver implements SqlDriver {
   readonly #direct: SqlExecutor;
 
   constructor(opts: Pick<SqliteOptions, "path" | "busyTimeoutMs" | "synchronous">) {
-    if (opts.path !== ":memory:" && !opts.path.startsWith("file:")) {
-      mkdirSync(dirname(opts.path), { recursive: true });
+    const onDisk = opts.path !== ":memory:" && !opts.path.startsWith("file:");
+    if (onDisk) {
+      mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
+      // The history holds the cluster's inventory: owner-only, created so (no umask window).
+      if (!existsSync(opts.path)) closeSync(openSync(opts.path, "a", 0o600));
     }
     this.#db = new DatabaseSync(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
     try {
       this.#db.exec("PRAGMA journal_mode = WAL");
+      // SQLite gives the -wal and -shm files the main file's mode; older files are tightened too.
+      if (onDisk)
+        for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`])
+          if (existsSync(f)) chmodSync(f, 0o600);
       this.#db.exec(`PRAGMA synchronous = ${opts.synchronous === "FULL" ? "FULL" : "NORMAL"}`);
       this.#db.exec("PRAGMA foreign_keys = ON");
     } catch (err) {

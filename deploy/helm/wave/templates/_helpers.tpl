@@ -56,6 +56,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "wave.tokensSecret" -}}
 {{- default (printf "%s-tokens" (include "wave.fullname" .)) .Values.auth.existingSecret }}
 {{- end }}
+{{/* Warmup and pre-pull pods: a namespace of their own, without Secrets (docs/security.md). */}}
+{{- define "wave.warmupNamespace" -}}
+{{- default (printf "%s-warmup" .Release.Namespace) .Values.warmup.namespace }}
+{{- end }}
 {{- define "wave.caIssuer" -}}{{ include "wave.fullname" . }}-ca{{- end }}
 
 {{/* Whether core keeps its history in PostgreSQL (otherwise SQLite on a PVC). */}}

@@ -1,0 +1,42 @@
+// Runs the three fuzz targets and judges the outcome (used by `npm run fuzz` and by the seed run
+// in `npm test`, test/unit/fuzz-seed.test.ts).
+import { fuzzAdmission, fuzzIngest, fuzzPolicyApi, type TargetResult } from "./targets.ts";
+
+export interface FuzzReport {
+  results: TargetResult[];
+  /** Uncaught exceptions and unhandled rejections while the targets ran. */
+  crashes: string[];
+  peakRss: number;
+  problems: string[];
+  ok: boolean;
+}
+
+export async function runFuzz(o: {
+  inputs: number;
+  seed: number;
+  heapBoundBytes: number;
+}): Promise<FuzzReport> {
+  const crashes: string[] = [];
+  const onCrash = (err: unknown): void => void crashes.push(String((err as Error).stack ?? err));
+  process.on("uncaughtException", onCrash);
+  process.on("unhandledRejection", onCrash);
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+  const results: TargetResult[] = [];
+  try {
+    results.push(await fuzzPolicyApi(o.inputs, o.seed));
+    results.push(await fuzzAdmission(o.inputs, o.seed + 1));
+    results.push(await fuzzIngest(o.inputs, o.seed + 2));
+  } finally {
+    clearInterval(sampler);
+    process.off("uncaughtException", onCrash);
+    process.off("unhandledRejection", onCrash);
+  }
+  const problems: string[] = [];
+  for (const r of results) {
+    if (r.serverErrors > 0) problems.push(`${r.target}: ${r.serverErrors} server errors`);
+    if (r.heapGrowth > o.heapBoundBytes) problems.push(`${r.target}: heap kept ${r.heapGrowth} bytes`);
+  }
+  if (crashes.length > 0) problems.push(`${crashes.length} crashes`);
+  return { results, crashes, peakRss, problems, ok: problems.length === 0 };
+}

@@ -1,0 +1,33 @@
+// Strict query-string conversion. Query values arrive as strings; the routes' schemas say which
+// are numbers or booleans. Only plain decimals convert ("0x10", "1e20", " 5", "" stay strings
+// and fail validation with a 400), so a value means exactly what it says.
+import type { FastifyRequest } from "fastify";
+
+interface PropSchema {
+  type?: string | string[];
+}
+
+const INTEGER = /^-?(0|[1-9]\d{0,15})$/;
+const NUMBER = /^-?(0|[1-9]\d{0,15})(\.\d{1,15})?$/;
+
+/** The converted value, or the input unchanged when it is not a strict literal of `type`. */
+export function strictValue(type: string, raw: string): unknown {
+  if (type === "integer" && INTEGER.test(raw)) return Number(raw);
+  if (type === "number" && NUMBER.test(raw)) return Number(raw);
+  if (type === "boolean" && (raw === "true" || raw === "false")) return raw === "true";
+  return raw;
+}
+
+/** Converts `req.query` in place from the route's querystring schema (a preValidation step). */
+export function coerceQuery(req: FastifyRequest): void {
+  const schema = req.routeOptions.schema?.querystring as
+    { properties?: Record<string, PropSchema> } | undefined;
+  const props = schema?.properties;
+  const q = req.query as Record<string, unknown> | null;
+  if (!props || !q || typeof q !== "object") return;
+  for (const [k, v] of Object.entries(q)) {
+    const t = props[k]?.type;
+    if (typeof t !== "string" || typeof v !== "string") continue;
+    q[k] = strictValue(t, v);
+  }
+}
