@@ -12,6 +12,8 @@ import type { Store } from "../core/store/store.ts";
 import { createPricing } from "../pricing/setup.ts";
 import { realClock } from "../shared/clock.ts";
 import { Registry } from "../shared/metrics.ts";
+import { registerDashboardMetrics, storedSpotPolicies } from "../metrics/collector.ts";
+import { DEFAULT_STARTUP } from "../warmup/stats.ts";
 import { LeaderElector } from "../warmup/leader.ts";
 import { runController } from "../warmup/run.ts";
 import type { CommandContext } from "./commands.ts";
@@ -71,6 +73,16 @@ export async function startCoreComponent(
     );
     life.closers.push(() => store.close());
     const hub = new ClusterHub(store, clock);
+    // Every dashboard figure in /metrics (src/metrics), with process and event-loop metrics.
+    metrics.collectDefaults();
+    const figures = registerDashboardMetrics(metrics, {
+      hub,
+      prices,
+      now: () => clock.now(),
+      spotPolicies: () => storedSpotPolicies(store),
+      timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
+    });
+    life.closers.push(() => Promise.resolve(figures.close()));
     hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
     const ingestServer = await startIngestServer({
@@ -98,6 +110,7 @@ export async function startCoreComponent(
         clock,
         log,
         signal: life.ac.signal,
+        onSavings: (rows) => figures.events.savings(rows),
       }),
     );
 
@@ -111,6 +124,7 @@ export async function startCoreComponent(
       namespace: config.namespace,
       clusterId: config.clusterId,
       signal: life.ac.signal,
+      onEvent: (e) => figures.events.warmup(config.clusterId, e),
     });
     life.closers.push(() => warmup.stop());
     const elector = new LeaderElector({

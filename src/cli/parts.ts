@@ -9,20 +9,23 @@ import type { WaveConfig } from "../config/config.ts";
 import { build } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
+import { savingsRoutes } from "../api/routes/savings.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { SeriesRecorder } from "../core/history/recorder.ts";
 import { runSampler } from "../core/history/sampler.ts";
+import { runSavingsSampler } from "../core/history/savings-sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
-import type { Store } from "../core/store/store.ts";
+import type { SavingsRow, Store } from "../core/store/store.ts";
+import { savingsRates } from "../dashboard/figures/savings.ts";
 import { parseResources } from "../karpenter/resources.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
-import type { Registry } from "../shared/metrics.ts";
+import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
-import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { DEFAULT_STARTUP, warmupTotals, type WarmupEvent, type WarmupTotals } from "../warmup/stats.ts";
 import { DurableWarmupStats } from "../warmup/stats-store.ts";
 import { kubeWarmupView } from "../warmup/view.ts";
 
@@ -66,6 +69,8 @@ export async function startHistory(o: {
   clock: Clock;
   log: Logger;
   signal: AbortSignal;
+  /** Realized savings rows once written (Prometheus's counters). */
+  onSavings?: (rows: readonly SavingsRow[]) => void;
 }): Promise<() => Promise<void>> {
   const { store, clock } = o;
   const recorder = new SeriesRecorder({
@@ -85,12 +90,27 @@ export async function startHistory(o: {
       await store.write({ series: rows });
     },
   });
+  const savings = runSavingsSampler({
+    clusterId: o.clusterId,
+    stepMs: recorder.stepMs,
+    clock,
+    log: o.log,
+    signal: o.signal,
+    rates: () => {
+      const entry = o.hub.get(o.clusterId);
+      return entry?.info && entry.connected ? savingsRates(entry.state, o.prices) : undefined;
+    },
+    write: async (rows) => {
+      await store.writeSavings(rows);
+    },
+    ...(o.onSavings ? { onWritten: o.onSavings } : {}),
+  });
   const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
   compaction.unref();
   // The sampler ends when `signal` aborts; waiting for it keeps its last write off a closed store.
   return async () => {
     clearInterval(compaction);
-    await sampling;
+    await Promise.all([sampling, savings]);
   };
 }
 
@@ -120,6 +140,8 @@ export async function createWarmup(o: {
   namespace: string;
   clusterId: string;
   signal: AbortSignal;
+  /** Every warmup event, besides the stats store (Prometheus's counters). */
+  onEvent?: (e: WarmupEvent) => void;
 }): Promise<Warmup> {
   const { prices } = o;
   const policies = new Map<string, WarmupPolicy>();
@@ -159,7 +181,12 @@ export async function createWarmup(o: {
             what.metadata.labels?.["topology.kubernetes.io/zone"],
           )?.usdPerHour,
     log: o.log,
-    onEvent: stats.record,
+    onEvent: o.onEvent
+      ? (e) => {
+          stats.record(e);
+          o.onEvent?.(e);
+        }
+      : stats.record,
   });
   const totals = (clusterId?: string): WarmupTotals =>
     warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP);
@@ -196,9 +223,10 @@ export async function startApi(o: {
         warmupStats: o.warmupTotals,
       }),
       policyRoutes({ store: o.store, now: () => clock.now(), onChange: o.onPolicyChange }),
+      savingsRoutes({ hub: o.hub, now: () => clock.now() }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
-          await reply.type("text/plain; version=0.0.4").send(metrics.render());
+          await reply.type(CONTENT_TYPE).send(await metrics.render());
         });
       },
       async (s) => {

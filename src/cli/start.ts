@@ -21,6 +21,8 @@ import { createPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
+import { registerDashboardMetrics, storedSpotPolicies } from "../metrics/collector.ts";
+import { DEFAULT_STARTUP } from "../warmup/stats.ts";
 import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
 import { seeded } from "../shared/random.ts";
 import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
@@ -143,6 +145,16 @@ export async function startWave(
     );
     closers.push(() => store.close());
     const hub = new ClusterHub(store, clock);
+    // Every dashboard figure in /metrics (src/metrics), with process and event-loop metrics.
+    metrics.collectDefaults();
+    const figures = registerDashboardMetrics(metrics, {
+      hub,
+      prices,
+      now: () => clock.now(),
+      spotPolicies: () => storedSpotPolicies(store),
+      timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
+    });
+    closers.push(() => Promise.resolve(figures.close()));
     const entry = hub.ensure(config.clusterId, simulated);
     const tlsDir = join(config.dataDir, "tls");
     const certs = existsSync(join(tlsDir, "tls.crt"))
@@ -268,6 +280,7 @@ export async function startWave(
         clock: clusterClock,
         log,
         signal: ac.signal,
+        onSavings: (rows) => figures.events.savings(rows),
       }),
     );
 
@@ -281,6 +294,7 @@ export async function startWave(
       namespace: config.namespace,
       clusterId: config.clusterId,
       signal: ac.signal,
+      onEvent: (e) => figures.events.warmup(config.clusterId, e),
     });
     closers.push(() => warmup.stop());
     if (simulated)

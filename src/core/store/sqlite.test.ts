@@ -48,7 +48,7 @@ void describe("openStore", () => {
     await store.close();
     const entry = JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
     assert.equal(entry.msg, "history store open");
-    assert.equal(entry.schemaVersion, 2);
-    assert.deepEqual(entry.migrationsApplied, [1, 2]);
+    assert.equal(entry.schemaVersion, 3);
+    assert.deepEqual(entry.migrationsApplied, [1, 2, 3]);
   });
 });
