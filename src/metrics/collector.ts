@@ -42,7 +42,10 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
     const policies = await deps.spotPolicies();
     const figures = emptyFigures();
     for (const c of deps.hub.clusters()) {
-      events.cluster(c.id);
+      events.namespaces(
+        c.id,
+        policies.map((p) => p.workload.namespace),
+      );
       for (const p of c.state.nodePools()) if (p.metadata.name) events.pool(c.id, p.metadata.name);
       const from = now - Math.max(3_600_000, thrashingLookbackMs(deps.thrashing));
       const { lifecycle, disruptions } = await deps.hub.recentHistory(c.id).rows(from, now + 1);

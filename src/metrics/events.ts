@@ -56,6 +56,7 @@ export class EventMetrics {
   readonly #seenSteps = new Set<string>();
   readonly #workloads = new Map<string, Set<string>>();
   readonly #pools = new Map<string, Set<string>>();
+  readonly #namespaces = new Map<string, Set<string>>();
   readonly #timeSaved: (pool: string) => number;
 
   /** `timeSaved(pool)`: seconds a warmup hit saves in that pool (cold start − warm start). */
@@ -79,8 +80,8 @@ export class EventMetrics {
     });
     this.#repairs = r.counter({
       name: "wave_spot_repairs_total",
-      help: "Self-heal actions of spot placement (WaveSpotRepair Events), by namespace and involved object kind.",
-      labelNames: ["cluster", "namespace", "kind"],
+      help: "Self-heal actions of spot placement (WaveSpotRepair Events), by namespace.",
+      labelNames: ["cluster", "namespace"],
     });
     this.#warmCreated = r.counter({
       name: "wave_warmup_created_total",
@@ -141,9 +142,15 @@ export class EventMetrics {
     this.#onDemandPool.inc(l, 0);
   }
 
-  /** Zero series of a cluster (spot repairs have no pool). */
-  cluster(cluster: string): void {
-    if (!this.#pools.has(cluster)) this.#pools.set(cluster, new Set());
+  /** Zero repair series of the namespaces that have spot policies (repairs have no pool). */
+  namespaces(cluster: string, namespaces: Iterable<string>): void {
+    let known = this.#namespaces.get(cluster);
+    if (!known) this.#namespaces.set(cluster, (known = new Set()));
+    for (const namespace of namespaces) {
+      if (known.has(namespace)) continue;
+      known.add(namespace);
+      this.#repairs.inc({ cluster, namespace }, 0);
+    }
   }
 
   /** One ingested batch: lifecycle steps, disruptions and spot repair Events. */
@@ -202,14 +209,9 @@ export class EventMetrics {
       if (count <= before) continue;
       this.#eventCounts.delete(uid);
       remember(this.#eventCounts, uid, MAX_EVENTS, count);
-      this.#repairs.inc(
-        {
-          cluster,
-          namespace: ev.involvedObject.namespace ?? ev.metadata.namespace ?? "",
-          kind: ev.involvedObject.kind ?? "",
-        },
-        count - before,
-      );
+      const namespace = ev.involvedObject.namespace ?? ev.metadata.namespace ?? "";
+      this.namespaces(cluster, [namespace]);
+      this.#repairs.inc({ cluster, namespace }, count - before);
     }
   }
 

@@ -8,11 +8,11 @@ import { K } from "../karpenter/types.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
-import { resolveWorkload } from "../webhook/workload.ts";
 import { PriceMemo, priceAggregates } from "../dashboard/aggregates.ts";
 import { machineIndex } from "../dashboard/machine-index.ts";
 import { NO_POOL } from "../dashboard/machines.ts";
 import type { ThrashingReport } from "../dashboard/thrashing/detect.ts";
+import { workloadIndex } from "./workload-index.ts";
 
 export type Labels = Record<string, string>;
 export interface Sample {
@@ -204,34 +204,35 @@ export function clusterFigures(input: ClusterInput, out: Figures = emptyFigures(
   return out;
 }
 
-/** Per workload with a spot policy: live pods by node capacity type, and the policy's on-demand target. */
+/**
+ * Per workload with a spot policy: live pods by node capacity type, and the policy's on-demand
+ * target. Reads only the policy workloads' pods, from the workload index the state's change
+ * notifications keep current. A pod counts for its most specific policy: its Deployment's when
+ * both the Deployment and its ReplicaSet have one (as the webhook resolves it).
+ */
 function spotPlacement(input: ClusterInput, push: (n: GaugeName, l: Labels, v: number) => void): void {
   if (input.spotPolicies.length === 0) return;
   const { state } = input;
+  const index = workloadIndex(state);
   const policies = new Map(input.spotPolicies.map((p) => [workloadKey(p.workload), p]));
-  const namespaces = new Set(input.spotPolicies.map((p) => p.workload.namespace));
-  const counts = new Map<string, Record<string, number>>();
-  for (const key of policies.keys()) counts.set(key, {});
-  for (const pod of state.pods()) {
-    const ns = pod.metadata.namespace ?? "default";
-    if (!namespaces.has(ns)) continue;
-    if (pod.metadata.deletionTimestamp !== undefined) continue;
-    const phase = pod.status?.phase;
-    if (phase === "Succeeded" || phase === "Failed") continue;
-    const owner = resolveWorkload(pod, ns);
-    if (!owner.managed) continue;
-    const ref = owner.candidates.find((c) => policies.has(workloadKey(c)));
-    if (!ref) continue;
-    const c = counts.get(workloadKey(ref)) ?? {};
-    const nodeName = pod.spec.nodeName;
-    const ct = nodeName
-      ? (state.node(nodeName)?.metadata.labels?.[K.capacityTypeLabel] ?? "on-demand")
-      : "pending";
-    c[ct] = (c[ct] ?? 0) + 1;
-    counts.set(workloadKey(ref), c);
-  }
+  const nodeCt = new Map<string, string>();
   for (const [key, policy] of policies) {
-    const c = counts.get(key) ?? {};
+    const c: Record<string, number> = {};
+    for (const pod of index.podsOf(key)) {
+      if (!pod.live) continue;
+      // The first candidate with a policy governs the pod.
+      if (pod.candidates.find((k) => policies.has(k)) !== key) continue;
+      let ct = "pending";
+      if (pod.nodeName !== undefined) {
+        let known = nodeCt.get(pod.nodeName);
+        if (known === undefined) {
+          known = state.node(pod.nodeName)?.metadata.labels?.[K.capacityTypeLabel] ?? "on-demand";
+          nodeCt.set(pod.nodeName, known);
+        }
+        ct = known;
+      }
+      c[ct] = (c[ct] ?? 0) + 1;
+    }
     const w = {
       namespace: policy.workload.namespace,
       workload_kind: policy.workload.kind,

@@ -198,11 +198,15 @@ test("a real Prometheus scrapes Wave on the rig: every dashboard panel returns d
   );
   log(`web: 3 pods Running after ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 
-  // Realized savings are recorded once per history step (1 min): wait for the first workload row.
+  // Realized savings are recorded once per history step (1 min): wait for the first workload row,
+  // scraped at least twice (increase() needs two samples).
   await waitFor(
     "realized savings recorded for the workload",
     async () =>
-      ((await scalar(`sum(wave_workload_realized_savings_dollars_total{cluster="${CLUSTER}"})`)) ?? 0) > 0,
+      ((await scalar(`sum(wave_workload_realized_savings_dollars_total{cluster="${CLUSTER}"})`)) ?? 0) > 0 &&
+      ((await scalar(
+        `min(count_over_time(wave_workload_realized_savings_dollars_total{cluster="${CLUSTER}"}[10m]))`,
+      )) ?? 0) >= 2,
     { timeoutMs: 180_000, intervalMs: 2_000 },
   );
 
