@@ -12,7 +12,7 @@ import { PriceMemo, priceAggregates } from "../dashboard/aggregates.ts";
 import { machineIndex } from "../dashboard/machine-index.ts";
 import { NO_POOL } from "../dashboard/machines.ts";
 import type { ThrashingReport } from "../dashboard/thrashing/detect.ts";
-import { workloadIndex } from "./workload-index.ts";
+import { workloadIndex, type IndexedPod } from "./workload-index.ts";
 
 export type Labels = Record<string, string>;
 export interface Sample {
@@ -216,22 +216,16 @@ function spotPlacement(input: ClusterInput, push: (n: GaugeName, l: Labels, v: n
   const index = workloadIndex(state);
   const policies = new Map(input.spotPolicies.map((p) => [workloadKey(p.workload), p]));
   const nodeCt = new Map<string, string>();
+  let cache = placementCache.get(state);
+  if (!cache) placementCache.set(state, (cache = new Map()));
+  // Which policy governs a pod depends on the whole set: a new set invalidates every entry.
+  const signature = [...policies.keys()].join("\u0000");
   for (const [key, policy] of policies) {
-    const c: Record<string, number> = {};
-    for (const pod of index.podsOf(key)) {
-      if (!pod.live) continue;
-      // The first candidate with a policy governs the pod.
-      if (pod.candidates.find((k) => policies.has(k)) !== key) continue;
-      let ct = "pending";
-      if (pod.nodeName !== undefined) {
-        let known = nodeCt.get(pod.nodeName);
-        if (known === undefined) {
-          known = state.node(pod.nodeName)?.metadata.labels?.[K.capacityTypeLabel] ?? "on-demand";
-          nodeCt.set(pod.nodeName, known);
-        }
-        ct = known;
-      }
-      c[ct] = (c[ct] ?? 0) + 1;
+    const version = `${index.version(key)}/${signature}`;
+    let c = cache.get(key)?.version === version ? cache.get(key)?.counts : undefined;
+    if (!c) {
+      c = countPlacement(index.podsOf(key), key, policies, state, nodeCt);
+      cache.set(key, { version, counts: c });
     }
     const w = {
       namespace: policy.workload.namespace,
@@ -243,4 +237,37 @@ function spotPlacement(input: ClusterInput, push: (n: GaugeName, l: Labels, v: n
     const live = Object.values(c).reduce((s, n) => s + n, 0);
     push("wave_spot_placement_target_on_demand_pods", w, onDemandTarget(policy, live));
   }
+  for (const k of cache.keys()) if (!policies.has(k)) cache.delete(k);
+}
+
+/** Per state: each policy workload's counts and the index version they were taken at. */
+const placementCache = new WeakMap<
+  ClusterState,
+  Map<string, { version: string; counts: Record<string, number> }>
+>();
+
+function countPlacement(
+  pods: readonly IndexedPod[],
+  key: string,
+  policies: ReadonlyMap<string, SpotPolicy>,
+  state: ClusterState,
+  nodeCt: Map<string, string>,
+): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const pod of pods) {
+    if (!pod.live) continue;
+    // The first candidate with a policy governs the pod.
+    if (pod.candidates.find((k) => policies.has(k)) !== key) continue;
+    let ct = "pending";
+    if (pod.nodeName !== undefined) {
+      let known = nodeCt.get(pod.nodeName);
+      if (known === undefined) {
+        known = state.node(pod.nodeName)?.metadata.labels?.[K.capacityTypeLabel] ?? "on-demand";
+        nodeCt.set(pod.nodeName, known);
+      }
+      ct = known;
+    }
+    c[ct] = (c[ct] ?? 0) + 1;
+  }
+  return c;
 }

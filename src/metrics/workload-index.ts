@@ -21,15 +21,32 @@ export class WorkloadIndex {
   readonly #pending = new Set<string>();
   readonly #pods = new Map<string, IndexedPod>();
   readonly #members = new Map<string, Set<string>>();
+  readonly #versions = new Map<string, number>();
+  #nodeVersion = 0;
 
   constructor(state: ClusterState) {
     this.#state = state;
-    this.#unsubscribe = state.subscribe((c) => this.#pending.add(c.key), ["Pod"]);
+    this.#unsubscribe = state.subscribe(
+      (c) => {
+        if (c.kind === "Pod") this.#pending.add(c.key);
+        else this.#nodeVersion++;
+      },
+      ["Pod", "Node"],
+    );
     for (const p of state.pods()) this.#pending.add(`${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`);
   }
 
   close(): void {
     this.#unsubscribe();
+  }
+
+  /**
+   * Changes whenever a pod of the workload or any Node changed (a node's capacity type may move
+   * its pods): what a reader may cache the workload's counts by.
+   */
+  version(workload: string): string {
+    this.#sync();
+    return `${this.#versions.get(workload) ?? 0}/${this.#nodeVersion}`;
   }
 
   /** The indexed pods of one workload (namespace/Kind/name). */
@@ -66,6 +83,7 @@ export class WorkloadIndex {
     };
     this.#pods.set(key, entry);
     for (const w of entry.candidates) {
+      this.#versions.set(w, (this.#versions.get(w) ?? 0) + 1);
       let set = this.#members.get(w);
       if (!set) this.#members.set(w, (set = new Set()));
       set.add(key);
@@ -77,6 +95,7 @@ export class WorkloadIndex {
     if (!old) return;
     this.#pods.delete(key);
     for (const w of old.candidates) {
+      this.#versions.set(w, (this.#versions.get(w) ?? 0) + 1);
       const set = this.#members.get(w);
       set?.delete(key);
       if (set?.size === 0) this.#members.delete(w);
