@@ -12,8 +12,6 @@ import type { Store } from "../core/store/store.ts";
 import { createPricing } from "../pricing/setup.ts";
 import { realClock } from "../shared/clock.ts";
 import { Registry } from "../shared/metrics.ts";
-import { registerDashboardMetrics, storedSpotPolicies } from "../metrics/collector.ts";
-import { DEFAULT_STARTUP } from "../warmup/stats.ts";
 import { LeaderElector } from "../warmup/leader.ts";
 import { runController } from "../warmup/run.ts";
 import type { CommandContext } from "./commands.ts";
@@ -28,7 +26,7 @@ import {
   type Running,
   WARMUP_LEASE,
 } from "./component.ts";
-import { createWarmup, startApi, startHistory } from "./parts.ts";
+import { createWarmup, dashboardMetrics, startApi, startHistory } from "./parts.ts";
 import { version } from "./version.ts";
 
 /** How often core's warmup leader re-reads warmup policies (another replica's API may change them). */
@@ -73,15 +71,7 @@ export async function startCoreComponent(
     );
     life.closers.push(() => store.close());
     const hub = new ClusterHub(store, clock);
-    // Every dashboard figure in /metrics (src/metrics), with process and event-loop metrics.
-    metrics.collectDefaults();
-    const figures = registerDashboardMetrics(metrics, {
-      hub,
-      prices,
-      now: () => clock.now(),
-      spotPolicies: () => storedSpotPolicies(store),
-      timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
-    });
+    const figures = dashboardMetrics({ metrics, hub, prices, store, clock });
     life.closers.push(() => Promise.resolve(figures.close()));
     hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });

@@ -17,6 +17,7 @@ import { runSavingsSampler } from "../core/history/savings-sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
 import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
+import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } from "../metrics/collector.ts";
 import { parseResources } from "../karpenter/resources.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { PriceProvider } from "../pricing/types.ts";
@@ -58,6 +59,27 @@ export function poolSamples(
     acc.set(k, s);
   }
   return [...acc.values()];
+}
+
+/**
+ * Every dashboard figure in core's /metrics (src/metrics), with prom-client's process and
+ * event-loop metrics; feed its `events` the savings rows and warmup events.
+ */
+export function dashboardMetrics(o: {
+  metrics: Registry;
+  hub: ClusterHub;
+  prices: PriceProvider;
+  store: Store;
+  clock: Clock;
+}): DashboardMetrics {
+  o.metrics.collectDefaults();
+  return registerDashboardMetrics(o.metrics, {
+    hub: o.hub,
+    prices: o.prices,
+    now: () => o.clock.now(),
+    spotPolicies: () => storedSpotPolicies(o.store),
+    timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
+  });
 }
 
 /** Core's history: the per-minute sampler (until `signal` aborts) and periodic compaction. */

@@ -21,8 +21,6 @@ import { createPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
-import { registerDashboardMetrics, storedSpotPolicies } from "../metrics/collector.ts";
-import { DEFAULT_STARTUP } from "../warmup/stats.ts";
 import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
 import { seeded } from "../shared/random.ts";
 import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
@@ -38,7 +36,14 @@ import { review } from "../webhook/review.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./version.ts";
-import { connectCluster, createWarmup, poolSamples, startApi, startHistory } from "./parts.ts";
+import {
+  connectCluster,
+  createWarmup,
+  dashboardMetrics,
+  poolSamples,
+  startApi,
+  startHistory,
+} from "./parts.ts";
 
 /** How far in the past the embedded simulated cluster begins (fast-forwarded at start). */
 const FAST_FORWARD_MS = 12 * 60_000;
@@ -145,15 +150,7 @@ export async function startWave(
     );
     closers.push(() => store.close());
     const hub = new ClusterHub(store, clock);
-    // Every dashboard figure in /metrics (src/metrics), with process and event-loop metrics.
-    metrics.collectDefaults();
-    const figures = registerDashboardMetrics(metrics, {
-      hub,
-      prices,
-      now: () => clock.now(),
-      spotPolicies: () => storedSpotPolicies(store),
-      timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
-    });
+    const figures = dashboardMetrics({ metrics, hub, prices, store, clock });
     closers.push(() => Promise.resolve(figures.close()));
     const entry = hub.ensure(config.clusterId, simulated);
     const tlsDir = join(config.dataDir, "tls");
