@@ -20,7 +20,7 @@ import { performance } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import Fastify from "fastify";
-import type { LiveDto } from "../../src/api/dto.ts";
+import type { LiveDto } from "../../src/dashboard/dto.ts";
 import { build } from "../../src/api/app.ts";
 import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
 import { ClusterHub } from "../../src/core/hub/hub.ts";

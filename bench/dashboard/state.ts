@@ -2,8 +2,8 @@
 // 20 NodePools (60 % spot, six instance types, three zones), 30 pods per node (150,000), and an
 // hour of churn history. Seeded, so every run and every benchmark sees the same cluster.
 import type { Disruption, LifecycleEvent } from "../../src/core/store/store.ts";
-import type { NodeClaim, NodePool } from "../../src/karpenter/types.ts";
-import type { Node, Pod } from "../../src/kube/objects.ts";
+import type { NodeClaim, NodePool } from "../../src/objects/karpenter.ts";
+import type { Node, Pod } from "../../src/objects/kube.ts";
 import { seeded } from "../../src/shared/random.ts";
 import type { ClusterState } from "../../src/state/cluster.ts";
 

@@ -4,7 +4,7 @@ import { ClusterHub } from "../core/hub/hub.ts";
 import { openStore } from "../core/store/open.ts";
 import { buildOverview } from "../dashboard/views.ts";
 import { cluster, nodePool, pod } from "../dashboard/testkit.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { createPricing } from "../pricing/setup.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";

@@ -5,7 +5,7 @@
 // Prometheus's rate()/increase() handle the reset on a restart.
 import type { IngestBatch } from "../core/ingest/sink.ts";
 import type { SavingsRow } from "../core/store/store.ts";
-import type { Event } from "../kube/objects.ts";
+import type { Event } from "../objects/kube.ts";
 import type { Counter, Histogram, Registry } from "../shared/metrics.ts";
 import type { WarmupEvent } from "../warmup/stats.ts";
 import { missReasons } from "../warmup/stats.ts";

@@ -4,7 +4,7 @@
 // `cluster`. Cardinality is bounded by the catalog and the configuration, never by pods: see
 // docs/metrics.md for each metric's bound.
 import { CPU, MEMORY } from "../karpenter/resources.ts";
-import { K } from "../karpenter/types.ts";
+import { K } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy } from "../webhook/policy.ts";

@@ -1,7 +1,7 @@
 // Which pods belong to which workload, kept current by the state's own change notifications
 // (like the dashboard's machine index), so a scrape reads only the pods of the workloads it asks
 // about instead of resolving 150,000 pods' owners every time.
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
 

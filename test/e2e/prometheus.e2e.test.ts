@@ -11,7 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { OverviewDto } from "../../src/api/dto.ts";
+import type { OverviewDto } from "../../src/dashboard/dto.ts";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { resolvedQueries, WEBHOOK_FALLBACKS, WEBHOOK_LATE_ANSWERS } from "../../src/metrics/grafana.ts";

@@ -1,7 +1,7 @@
 // Realized savings: what spot and Wave's policies saved per NodePool and per workload over a
 // chosen range, against the same capacity all on-demand (GET …/savings, summed from history).
 import { useState } from "react";
-import type { SavingsDto, SavingsLineDto } from "../../src/api/dto.ts";
+import type { SavingsDto, SavingsLineDto } from "../../src/dashboard/dto.ts";
 import { pct, usd } from "./format.ts";
 import { useJson } from "./hooks.ts";
 
