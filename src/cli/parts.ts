@@ -13,7 +13,7 @@ import { savingsRoutes } from "../api/routes/savings.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { SeriesRecorder } from "../core/history/recorder.ts";
 import { runSampler } from "../core/history/sampler.ts";
-import { runSavingsSampler } from "../core/history/savings-sampler.ts";
+import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
 import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";

@@ -1,14 +1,13 @@
 // Core's dashboard exposition: registers the figures' gauges and the event-fed counters on a
 // registry and, once per scrape, recomputes every cluster's gauges from the hub's live state
 // (figures.ts). The thin I/O shell: reading recent history, policies and the hub.
-import { spotPolicySet } from "../api/routes/policies.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import type { Store } from "../core/store/store.ts";
 import { thrashingLookbackMs, thrashingReports } from "../dashboard/views.ts";
 import type { ThrashingOptions } from "../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Gauge, Registry } from "../shared/metrics.ts";
-import type { SpotPolicy } from "../webhook/policy.ts";
+import { parsePolicySet, POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { EventMetrics } from "./events.ts";
 import { clusterFigures, emptyFigures, GAUGE_LABELS, GAUGES, type GaugeName } from "./figures.ts";
 
@@ -81,7 +80,20 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
   return { events, close: off };
 }
 
-/** The stored spot policies that still validate (as the webhook's policy set serves them). */
+/** The stored spot policies that still validate (a stored row that no longer does is skipped). */
 export async function storedSpotPolicies(store: Store): Promise<readonly SpotPolicy[]> {
-  return spotPolicySet((await store.listPolicies("spot")).map((r) => r.value)).policies;
+  const out: SpotPolicy[] = [];
+  for (const r of await store.listPolicies("spot")) {
+    try {
+      const set = parsePolicySet({
+        apiVersion: POLICY_SET_API_VERSION,
+        kind: "SpotPolicySet",
+        policies: [r.value],
+      });
+      out.push(...set.policies);
+    } catch {
+      // invalid: the API's policy set skips it too
+    }
+  }
+  return out;
 }

@@ -2,11 +2,11 @@
 // the cluster's savings rates (undefined while the cluster is not live: nothing is recorded for
 // a period core could not see), turns them into one bucket of rows and writes them. Rows whose
 // write failed are sent again with the next ones (the store ignores duplicates).
-import type { Clock } from "../../shared/clock.ts";
-import type { Logger } from "../../shared/log.ts";
-import { savingsRows, type SavingsRates } from "../../dashboard/figures/savings.ts";
-import type { SavingsRow } from "../store/store.ts";
-import { alignDown } from "./downsample.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import { savingsRows, type SavingsRates } from "./figures/savings.ts";
+import type { SavingsRow } from "../core/store/store.ts";
+import { alignDown } from "../core/history/downsample.ts";
 
 export interface SavingsSamplerOptions {
   clusterId: string;
