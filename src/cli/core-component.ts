@@ -72,7 +72,10 @@ export async function startCoreComponent(
     life.closers.push(() => store.close());
     const hub = new ClusterHub(store, clock);
     const figures = dashboardMetrics({ metrics, hub, prices, store, clock });
-    life.closers.push(() => Promise.resolve(figures.close()));
+    life.closers.push(() => {
+      figures.close();
+      return Promise.resolve();
+    });
     hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
     const ingestServer = await startIngestServer({

@@ -151,7 +151,10 @@ export async function startWave(
     closers.push(() => store.close());
     const hub = new ClusterHub(store, clock);
     const figures = dashboardMetrics({ metrics, hub, prices, store, clock });
-    closers.push(() => Promise.resolve(figures.close()));
+    closers.push(() => {
+      figures.close();
+      return Promise.resolve();
+    });
     const entry = hub.ensure(config.clusterId, simulated);
     const tlsDir = join(config.dataDir, "tls");
     const certs = existsSync(join(tlsDir, "tls.crt"))

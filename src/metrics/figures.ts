@@ -217,7 +217,7 @@ function spotPlacement(input: ClusterInput, push: (n: GaugeName, l: Labels, v: n
   const policies = new Map(input.spotPolicies.map((p) => [workloadKey(p.workload), p]));
   const nodeCt = new Map<string, string>();
   let cache = placementCache.get(state);
-  if (!cache) placementCache.set(state, (cache = new Map()));
+  if (!cache) placementCache.set(state, (cache = new Map<string, PlacementEntry>()));
   // Which policy governs a pod depends on the whole set: a new set invalidates every entry.
   const signature = [...policies.keys()].join("\u0000");
   for (const [key, policy] of policies) {
@@ -241,10 +241,11 @@ function spotPlacement(input: ClusterInput, push: (n: GaugeName, l: Labels, v: n
 }
 
 /** Per state: each policy workload's counts and the index version they were taken at. */
-const placementCache = new WeakMap<
-  ClusterState,
-  Map<string, { version: string; counts: Record<string, number> }>
->();
+interface PlacementEntry {
+  version: string;
+  counts: Record<string, number>;
+}
+const placementCache = new WeakMap<ClusterState, Map<string, PlacementEntry>>();
 
 function countPlacement(
   pods: readonly IndexedPod[],

@@ -14,7 +14,7 @@ describe("Grafana dashboard as code", () => {
 
   it("has the cluster and nodepool variables and a Prometheus query behind every panel", () => {
     const d = waveDashboard();
-    const names = (d.templating?.list ?? []).map((v) => v.name);
+    const names = (d.templating.list ?? []).map((v) => v.name);
     assert.deepEqual(names, ["datasource", "cluster", "nodepool"]);
     const panels = (d.panels ?? []).filter((p) => p.type !== "row");
     assert.equal(panels.length, ROWS.flatMap((r) => r.panels).length);

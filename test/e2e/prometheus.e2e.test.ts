@@ -67,7 +67,7 @@ async function query(q: string): Promise<Sample[]> {
   assert.equal(body.status, "success", `query ${q}: ${body.error ?? res.status}`);
   const r = body.data?.result;
   if (body.data?.resultType === "scalar") return [{ metric: {}, value: r as [number, string] }];
-  return (r as Sample[]) ?? [];
+  return r as Sample[];
 }
 
 const scalar = async (q: string): Promise<number | undefined> => {
@@ -80,7 +80,7 @@ async function api<T>(path: string, init?: RequestInit & { admin?: boolean }): P
   const token = init?.admin ? wave.tokens.admin : wave.tokens.viewer;
   const res = await fetch(new URL(path, wave.url), {
     ...init,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...init?.headers },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
   });
   assert.equal(
     res.status,
@@ -234,12 +234,9 @@ test("a real Prometheus scrapes Wave on the rig: every dashboard panel returns d
       const o = await api<OverviewDto>(`api/v1/clusters/${CLUSTER}/overview`);
       const nodes = await scalar(`sum(wave_nodes{cluster="${CLUSTER}"})`);
       const cost = await scalar(`sum(wave_nodepool_cost_per_hour_dollars{cluster="${CLUSTER}"})`);
-      const ratio = Object.fromEntries(
-        (await query(`wave_spot_ratio{cluster="${CLUSTER}"}`)).map((s) => [
-          s.metric["basis"],
-          Number(s.value[1]),
-        ]),
-      );
+      const ratio: Record<string, number> = {};
+      for (const s of await query(`wave_spot_ratio{cluster="${CLUSTER}"}`))
+        ratio[s.metric["basis"] ?? ""] = Number(s.value[1]);
       const o2 = await api<OverviewDto>(`api/v1/clusters/${CLUSTER}/overview`);
       if (o2.nodes !== o.nodes || Math.abs(o2.costPerHour - o.costPerHour) > 1e-9) return false; // moving
       const ok =

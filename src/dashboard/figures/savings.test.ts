@@ -8,8 +8,6 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../core/store/open.ts";
 import { MemoryKube } from "../../kube/memory/memory.ts";
-import type { Node, Pod } from "../../objects/kube.ts";
-import type { NodeClaim } from "../../objects/karpenter.ts";
 import { createPricing } from "../../pricing/setup.ts";
 import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
@@ -72,7 +70,7 @@ describe("realized savings on the simulated cluster", () => {
         ]);
         const state = new ClusterState();
         state.replaceAll("NodePool", pools.items);
-        state.replaceAll("NodeClaim", claims.items as NodeClaim[]);
+        state.replaceAll("NodeClaim", claims.items);
         state.replaceAll("Node", nodes.items);
         state.replaceAll("Pod", pods.items);
         await store.writeSavings(
@@ -83,8 +81,8 @@ describe("realized savings on the simulated cluster", () => {
         // request's share of their node's allocatable CPU; workloads named after the Deployment.
         const pw: Sums = new Map();
         const ww: Sums = new Map();
-        const nodeByName = new Map(nodes.items.map((n: Node) => [n.metadata.name ?? "", n]));
-        for (const c of claims.items as NodeClaim[]) {
+        const nodeByName = new Map(nodes.items.map((n) => [n.metadata.name ?? "", n]));
+        for (const c of claims.items) {
           const node = c.status?.nodeName ? nodeByName.get(c.status.nodeName) : undefined;
           const labels = { ...c.metadata.labels, ...node?.metadata.labels };
           const it = labels["node.kubernetes.io/instance-type"];
@@ -97,7 +95,7 @@ describe("realized savings on the simulated cluster", () => {
           add(pw, labels["karpenter.sh/nodepool"] ?? "(none)", own * hours, od * hours);
           if (!node) continue;
           const alloc = millicores(node.status?.allocatable?.["cpu"]);
-          for (const p of pods.items as Pod[]) {
+          for (const p of pods.items) {
             if (p.spec.nodeName !== node.metadata.name) continue;
             if (p.status?.phase === "Succeeded" || p.status?.phase === "Failed") continue;
             const rs = p.metadata.ownerReferences?.find((o) => o.controller)?.name ?? "";
