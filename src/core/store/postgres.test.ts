@@ -95,7 +95,7 @@ void describe("PostgreSQL store", { skip: skip ?? false }, () => {
       assert.deepEqual(applied, [0, 0, 0, 3]);
       await Promise.all(opened.map((o) => o.store.close()));
       const rows = await withAdmin((c) => c.query(`SELECT version FROM ${schema}.schema_migrations`));
-      assert.equal(rows.rowCount, 2);
+      assert.equal(rows.rowCount, 3);
     } finally {
       await dropSchema(schema);
     }
