@@ -25,18 +25,12 @@ import { build } from "../../src/api/app.ts";
 import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
 import { ClusterHub } from "../../src/core/hub/hub.ts";
 import { openStore } from "../../src/core/store/open.ts";
-import type { Disruption, LifecycleEvent } from "../../src/core/store/store.ts";
-import type { NodeClaim, NodePool } from "../../src/objects/karpenter.ts";
-import type { Node, Pod } from "../../src/objects/kube.ts";
 import { createPricing } from "../../src/pricing/setup.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
-import { seeded } from "../../src/shared/random.ts";
+import { churnHistory, fillState, machine, NODES, pod, PODS_PER_NODE, random, T0 } from "./state.ts";
 
 const STRICT = process.argv.includes("--strict");
-const NODES = 5000;
-const PODS_PER_NODE = 30; // 150,000 pods
-const POOLS = 20;
 const REQUESTS = 200; // per endpoint and server, after warm-up
 const WARMUP = 20;
 const SSE_CHANGES = 40;
@@ -47,84 +41,6 @@ const CLUSTER = "bench";
 const TOKEN = "bench-viewer-token-0123456789";
 
 const log = createLogger({ level: "warn" });
-const random = seeded(11);
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
-
-const TYPES = [
-  { name: "m6i.large", cpu: 2, gib: 8 },
-  { name: "m6i.xlarge", cpu: 4, gib: 16 },
-  { name: "c6i.2xlarge", cpu: 8, gib: 16 },
-  { name: "r6i.2xlarge", cpu: 8, gib: 64 },
-  { name: "m6i.4xlarge", cpu: 16, gib: 64 },
-  { name: "c7g.4xlarge", cpu: 16, gib: 32 },
-];
-const ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"];
-const T0 = Date.now() - 2 * 3_600_000;
-
-function pool(i: number): NodePool {
-  return {
-    metadata: { name: `pool-${i}`, resourceVersion: "1" },
-    spec: {
-      template: {
-        spec: {
-          nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "default" },
-          requirements: [
-            { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
-          ],
-        },
-      },
-      disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "1m" },
-      limits: { cpu: "20000", memory: "80000Gi" },
-    },
-  };
-}
-
-function machine(i: number): { node: Node; claim: NodeClaim; pool: string } {
-  const t = pick(TYPES);
-  const name = `ip-10-${Math.floor(i / 250)}-${i % 250}.ec2.internal`;
-  const poolName = `pool-${i % POOLS}`;
-  const labels = {
-    "karpenter.sh/nodepool": poolName,
-    "karpenter.sh/capacity-type": random() < 0.6 ? "spot" : "on-demand",
-    "node.kubernetes.io/instance-type": t.name,
-    "topology.kubernetes.io/zone": pick(ZONES),
-    "topology.kubernetes.io/region": "us-east-1",
-  };
-  const created = new Date(T0 + i * 100).toISOString();
-  const capacity = { cpu: String(t.cpu), memory: `${t.gib}Gi`, pods: "110" };
-  const allocatable = { cpu: `${t.cpu * 1000 - 100}m`, memory: `${t.gib * 1024 - 800}Mi`, pods: "110" };
-  const providerID = `aws:///${labels["topology.kubernetes.io/zone"]}/i-${i.toString(16).padStart(17, "0")}`;
-  return {
-    pool: poolName,
-    node: {
-      metadata: { name, labels, creationTimestamp: created, resourceVersion: "1" },
-      spec: { providerID },
-      status: { capacity, allocatable, conditions: [{ type: "Ready", status: "True" }] },
-    },
-    claim: {
-      metadata: {
-        name: `${poolName}-${i.toString(36)}`,
-        labels,
-        creationTimestamp: created,
-        resourceVersion: "1",
-      },
-      spec: {},
-      status: { nodeName: name, providerID, capacity, allocatable },
-    },
-  };
-}
-
-function pod(i: number, node: string): Pod {
-  return {
-    metadata: { name: `app-${i}`, namespace: `ns-${i % 50}`, resourceVersion: "1" },
-    spec: {
-      nodeName: node,
-      containers: [{ name: "app", resources: { requests: { cpu: "50m", memory: "128Mi" } } }],
-    },
-    status: { phase: "Running" },
-  };
-}
-
 // A full GC before reading memory, so heap figures compare across runs (the flag set at run time
 // exposes `gc` to a fresh context).
 setFlagsFromString("--expose-gc");
@@ -196,19 +112,7 @@ async function main(): Promise<number> {
 
   // ---- fill the state -------------------------------------------------------------------------
   let t = performance.now();
-  const machines = Array.from({ length: NODES }, (_, i) => machine(i));
-  entry.state.batch(() => {
-    for (let i = 0; i < POOLS; i++) entry.state.apply("NodePool", "add", pool(i));
-    for (const m of machines) {
-      entry.state.apply("Node", "add", m.node);
-      entry.state.apply("NodeClaim", "add", m.claim);
-    }
-    let p = 0;
-    for (const m of machines) {
-      for (let k = 0; k < PODS_PER_NODE; k++)
-        entry.state.apply("Pod", "add", pod(p++, m.node.metadata.name ?? ""));
-    }
-  });
+  const machines = fillState(entry.state);
   const counts = entry.state.counts();
   const load = loadavg().map((l) => l.toFixed(1));
   console.log(
@@ -223,31 +127,7 @@ async function main(): Promise<number> {
 
   // An hour of churn history, so the views' store reads and the thrashing detector do real work.
   const now = Date.now();
-  const lifecycle: LifecycleEvent[] = [];
-  const disruptions: Disruption[] = [];
-  for (let i = 0; i < 600; i++) {
-    const nodePool = `pool-${i % POOLS}`;
-    const nodeClaim = `${nodePool}-old-${i}`;
-    const at = now - 3_000_000 + i * 4000;
-    const base = {
-      clusterId: CLUSTER,
-      nodeClaim,
-      nodeClaimUid: `uid-${i}`,
-      nodePool,
-      instanceType: "m6i.large",
-    };
-    lifecycle.push({ ...base, phase: "Launched", at });
-    lifecycle.push({ ...base, phase: "Disrupted", reason: "Underutilized", at: at + 300_000 });
-    lifecycle.push({ ...base, phase: "Terminated", at: at + 330_000 });
-    disruptions.push({
-      clusterId: CLUSTER,
-      nodeClaim,
-      nodePool,
-      reason: "Underutilized",
-      at: at + 300_000,
-      source: "event",
-    });
-  }
+  const { lifecycle, disruptions } = churnHistory(CLUSTER, now);
   await store.write({ lifecycle, disruptions });
 
   // ---- servers ------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ export class Agent {
   readonly #backoff: Backoff;
   readonly #nodeOptions: SecureClientSessionOptions;
   readonly #reconnects: Counter;
+  #reconnectCount = 0;
   readonly #errors: Counter;
   readonly #acks: Counter;
   #status: AgentStatus = "idle";
@@ -140,7 +141,7 @@ export class Agent {
   }
 
   get reconnects(): number {
-    return this.#reconnects.get();
+    return this.#reconnectCount;
   }
 
   /** Resolves when the agent reaches `status` (tests and readiness probes). */
@@ -202,6 +203,7 @@ export class Agent {
           break;
         }
         this.#reconnects.inc();
+        this.#reconnectCount++;
       }
     } finally {
       this.#setStatus("stopped");

@@ -23,8 +23,8 @@ import { version } from "./version.ts";
 /** The agent's metrics: its own leader gauge plus the current term's agent registry. */
 class TermRegistry extends Registry {
   current: Registry | undefined;
-  override render(): string {
-    return super.render() + (this.current?.render() ?? "");
+  override async render(): Promise<string> {
+    return (await super.render()) + ((await this.current?.render()) ?? "");
   }
 }
 
@@ -48,6 +48,7 @@ export async function startAgentComponent(
   return startWith(log, async (life) => {
     const { kube, kubernetesVersion } = await cluster(config, env, log, opts);
     const registry = new TermRegistry();
+    registry.collectDefaults();
     const leaderGauge = registry.gauge({
       name: "wave_agent_leader",
       help: "1 while this replica holds the agent Lease and streams to core",

@@ -29,7 +29,7 @@ import {
   type Running,
   WARMUP_LEASE,
 } from "./component.ts";
-import { createWarmup, startApi, startHistory } from "./parts.ts";
+import { createWarmup, dashboardMetrics, startApi, startHistory } from "./parts.ts";
 import { version } from "./version.ts";
 
 /** How often core's warmup leader re-reads warmup policies (another replica's API may change them). */
@@ -115,6 +115,11 @@ export async function startCoreComponent(
       help: "Clusters whose live state this core replica owns (its agent streams here), ADR 0012.",
       collect: (g) => g.set(hub.clusters().filter((c) => hub.owns(c.id)).length),
     });
+    const figures = dashboardMetrics({ metrics, hub, prices, store, clock });
+    life.closers.push(() => {
+      figures.close();
+      return Promise.resolve();
+    });
     const own = hub.ensure(config.clusterId);
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
     const ingestServer = await startIngestServer({
@@ -141,6 +146,7 @@ export async function startCoreComponent(
         clock,
         log,
         signal: life.ac.signal,
+        onSavings: (rows) => figures.events.savings(rows),
       }),
     );
 
@@ -158,6 +164,7 @@ export async function startCoreComponent(
       podNamespace: config.warmupNamespace,
       clusterId: config.clusterId,
       signal: life.ac.signal,
+      onEvent: (e) => figures.events.warmup(config.clusterId, e),
     });
     life.closers.push(() => warmup.stop());
     const elector = new LeaderElector({

@@ -10,20 +10,24 @@ import { build } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
 import { readThrough } from "../api/routes/read-through.ts";
+import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
+import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
 import type { PoolSample } from "../core/history/series.ts";
-import type { Store } from "../core/store/store.ts";
+import type { SavingsRow, Store } from "../core/store/store.ts";
+import { savingsRates } from "../dashboard/figures/savings.ts";
+import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } from "../metrics/collector.ts";
 import { parseResources } from "../karpenter/resources.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
-import type { Registry } from "../shared/metrics.ts";
+import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
-import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { DEFAULT_STARTUP, warmupTotals, type WarmupEvent, type WarmupTotals } from "../warmup/stats.ts";
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
 import { warmupTriggers } from "../warmup/triggers.ts";
 import type { WarmupView } from "../warmup/view.ts";
@@ -60,8 +64,29 @@ export function poolSamples(
 }
 
 /**
- * Core's history: the per-minute sampler of every cluster this core owns (until `signal` aborts)
- * and periodic compaction.
+ * Every dashboard figure in core's /metrics (src/metrics), with prom-client's process and
+ * event-loop metrics; feed its `events` the savings rows and warmup events.
+ */
+export function dashboardMetrics(o: {
+  metrics: Registry;
+  hub: ClusterHub;
+  prices: PriceProvider;
+  store: Store;
+  clock: Clock;
+}): DashboardMetrics {
+  o.metrics.collectDefaults();
+  return registerDashboardMetrics(o.metrics, {
+    hub: o.hub,
+    prices: o.prices,
+    now: () => o.clock.now(),
+    spotPolicies: (clusterId) => storedSpotPolicies(o.store, clusterId),
+    timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
+  });
+}
+
+/**
+ * Core's history: the per-minute samplers (series and realized savings) of every cluster this core
+ * owns (until `signal` aborts) and periodic compaction.
  */
 export function startHistory(o: {
   store: Store;
@@ -70,8 +95,11 @@ export function startHistory(o: {
   clock: Clock;
   log: Logger;
   signal: AbortSignal;
+  /** Realized savings rows once written (Prometheus's counters). */
+  onSavings?: (rows: readonly SavingsRow[]) => void;
 }): Promise<() => Promise<void>> {
   const { store, clock, hub } = o;
+  const owned = (): string[] => hub.clusters().flatMap((c) => (hub.owns(c.id) ? [c.id] : []));
   const sampling = runClusterSampler({
     stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
     clock,
@@ -79,19 +107,34 @@ export function startHistory(o: {
     signal: o.signal,
     // Each cluster's series is written by the replica that owns it (ADR 0012): another replica's
     // frozen or empty copy of it must not write zeros or gaps into it.
-    clusters: () => hub.clusters().flatMap((c) => (hub.owns(c.id) ? [c.id] : [])),
+    clusters: owned,
     snapshot: (id) => poolSamples(hub, id, o.prices),
     latest: (id) => store.latestSeries(id),
     write: async (rows) => {
       await store.write({ series: rows });
     },
   });
+  const savings = runSavingsSampler({
+    clusters: owned,
+    stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
+    clock,
+    log: o.log,
+    signal: o.signal,
+    rates: (id) => {
+      const entry = o.hub.get(id);
+      return entry?.info && entry.connected ? savingsRates(entry.state, o.prices) : undefined;
+    },
+    write: async (rows) => {
+      await store.writeSavings(rows);
+    },
+    ...(o.onSavings ? { onWritten: o.onSavings } : {}),
+  });
   const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
   compaction.unref();
   // The sampler ends when `signal` aborts; waiting for it keeps its last write off a closed store.
   return Promise.resolve(async () => {
     clearInterval(compaction);
-    await sampling;
+    await Promise.all([sampling, savings]);
   });
 }
 
@@ -127,6 +170,8 @@ export async function createWarmup(o: {
   podNamespace?: string | undefined;
   clusterId: string;
   signal: AbortSignal;
+  /** Every warmup event, besides the stats store (Prometheus's counters). */
+  onEvent?: (e: WarmupEvent) => void;
 }): Promise<Warmup> {
   const { prices } = o;
   const policies = new Map<string, WarmupPolicy>();
@@ -168,7 +213,12 @@ export async function createWarmup(o: {
             what.metadata.labels?.["topology.kubernetes.io/zone"],
           )?.usdPerHour,
     log: o.log,
-    onEvent: stats.record,
+    onEvent: o.onEvent
+      ? (e) => {
+          stats.record(e);
+          o.onEvent?.(e);
+        }
+      : stats.record,
   });
   const totals = (clusterId?: string): WarmupTotals =>
     warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP);
@@ -221,9 +271,10 @@ export async function startApi(o: {
         now: () => clock.now(),
         onChange: (kind, _key, clusterId) => o.onPolicyChange(kind, clusterId),
       }),
+      savingsRoutes({ hub: o.hub, now: () => clock.now() }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
-          await reply.type("text/plain; version=0.0.4").send(metrics.render());
+          await reply.type(CONTENT_TYPE).send(await metrics.render());
         });
       },
       async (s) => {

@@ -36,7 +36,14 @@ import { review } from "../webhook/review.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./version.ts";
-import { connectCluster, createWarmup, poolSamples, startApi, startHistory } from "./parts.ts";
+import {
+  connectCluster,
+  createWarmup,
+  dashboardMetrics,
+  poolSamples,
+  startApi,
+  startHistory,
+} from "./parts.ts";
 
 /** How far in the past the embedded simulated cluster begins (fast-forwarded at start). */
 const FAST_FORWARD_MS = 12 * 60_000;
@@ -148,6 +155,11 @@ export async function startWave(
     // Policies stored before they had a cluster were this cluster's.
     await store.adoptPolicies(config.clusterId);
     const hub = new ClusterHub(store, clock);
+    const figures = dashboardMetrics({ metrics, hub, prices, store, clock });
+    closers.push(() => {
+      figures.close();
+      return Promise.resolve();
+    });
     const entry = hub.ensure(config.clusterId, simulated);
     const tlsDir = join(config.dataDir, "tls");
     const certs = existsSync(join(tlsDir, "tls.crt"))
@@ -274,6 +286,7 @@ export async function startWave(
         clock: clusterClock,
         log,
         signal: ac.signal,
+        onSavings: (rows) => figures.events.savings(rows),
       }),
     );
 
@@ -290,6 +303,7 @@ export async function startWave(
       podNamespace: config.warmupNamespace,
       clusterId: config.clusterId,
       signal: ac.signal,
+      onEvent: (e) => figures.events.warmup(config.clusterId, e),
     });
     closers.push(() => warmup.stop());
     if (simulated)

@@ -187,3 +187,22 @@ export interface SpotPolicySetDto {
   revision: string;
   policies: SpotPolicyDto[];
 }
+
+/** Realized savings of one NodePool or workload (namespace/Kind/name) over a range, in USD. */
+export interface SavingsLineDto {
+  name: string;
+  actualUsd: number;
+  onDemandUsd: number;
+  savedUsd: number;
+  /** savedUsd / onDemandUsd (0..1). */
+  savedShare: number;
+}
+
+/** GET /api/v1/clusters/:id/savings: summed from recorded history over [from, to). */
+export interface SavingsDto {
+  from: number;
+  to: number;
+  total: SavingsLineDto;
+  pools: SavingsLineDto[];
+  workloads: SavingsLineDto[];
+}

@@ -63,7 +63,7 @@ describe("startPricing", () => {
     assert.equal(fixed.provider.price("m5.large", "on-demand")?.source, "static");
   });
 
-  it("exports each region's state and age on /metrics", () => {
+  it("exports each region's state and age on /metrics", async () => {
     const metrics = new Registry();
     const clock = new FakeClock(Date.UTC(2026, 0, 20));
     // Already aborted: nothing is fetched, the state stays pending.
@@ -72,7 +72,7 @@ describe("startPricing", () => {
       { clock, log: silentLogger, signal: AbortSignal.abort(), metrics },
     );
     assert.match(
-      metrics.render(),
+      await metrics.render(),
       /^wave_pricing_live_state\{region="us-east-1",source="spot",state="pending"\} 1$/m,
     );
     assert.ok(p.live);

@@ -1,5 +1,5 @@
 // Serves a metrics Registry at GET /metrics (Prometheus scrape) and /healthz, on its own port.
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CONTENT_TYPE } from "./metrics.ts";
 import type { Registry } from "./metrics.ts";
@@ -14,13 +14,16 @@ export async function startMetricsServer(
   opts: { port: number; host?: string; healthy?: () => boolean },
 ): Promise<MetricsServer> {
   const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.writeHead(405, { allow: "GET, HEAD" }).end();
     } else if (path === "/metrics") {
       let body: string;
       try {
-        body = registry.render();
+        body = await registry.render();
       } catch (err) {
         res
           .writeHead(500, { "content-type": "text/plain" })
@@ -34,7 +37,7 @@ export async function startMetricsServer(
     } else {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
     }
-  });
+  };
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host ?? "0.0.0.0", () => {

@@ -1,237 +1,237 @@
-// A small Prometheus metrics registry: counters, gauges and histograms with labels, rendered in
-// the text exposition format (version 0.0.4). Enough for /metrics endpoints of the agent, core,
-// webhook and controllers without a dependency.
+// Wave's metrics registry: a thin, strict layer over prom-client (ADR 0008). Every component
+// registers counters, gauges and histograms here; prom-client renders the text exposition format
+// and supplies the process and event-loop metrics (`collectDefaults`). The layer adds what
+// prom-client leaves loose: every observation must give exactly the declared labels (a typo
+// would otherwise create a new series), and gauges/counters can read values owned elsewhere.
+import client from "prom-client";
 
 export type Labels = Record<string, string>;
+
+export const CONTENT_TYPE = client.Registry.PROMETHEUS_CONTENT_TYPE;
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
-
 interface MetricOptions {
   name: string;
   help: string;
-  /** Label names every observation must provide (in this order). */
+  /** Label names every observation must provide. */
   labelNames?: readonly string[];
 }
 
-abstract class Metric {
-  readonly name: string;
-  readonly help: string;
-  readonly labelNames: readonly string[];
-  abstract readonly type: "counter" | "gauge" | "histogram";
-
-  constructor(opts: MetricOptions) {
-    if (!NAME.test(opts.name)) throw new Error(`invalid metric name ${JSON.stringify(opts.name)}`);
-    for (const l of opts.labelNames ?? []) {
-      if (!LABEL.test(l) || l.startsWith("__") || l === "le") {
-        throw new Error(`invalid label name ${JSON.stringify(l)} on metric ${opts.name}`);
-      }
+function checkOptions(opts: MetricOptions): readonly string[] {
+  if (!NAME.test(opts.name)) throw new Error(`invalid metric name ${JSON.stringify(opts.name)}`);
+  const labels = opts.labelNames ?? [];
+  for (const l of labels) {
+    if (!LABEL.test(l) || l.startsWith("__") || l === "le" || l === "quantile") {
+      throw new Error(`invalid label name ${JSON.stringify(l)} on metric ${opts.name}`);
     }
-    this.name = opts.name;
-    this.help = opts.help;
-    this.labelNames = opts.labelNames ?? [];
   }
-
-  /** A stable key for a label set; rejects missing or unknown labels. */
-  protected key(labels: Labels | undefined): string {
-    const given = labels ?? {};
-    for (const k of Object.keys(given)) {
-      if (!this.labelNames.includes(k)) throw new Error(`metric ${this.name}: unknown label ${k}`);
-    }
-    const values = this.labelNames.map((n) => {
-      const v = given[n];
-      if (v === undefined) throw new Error(`metric ${this.name}: missing label ${n}`);
-      return v;
-    });
-    return JSON.stringify(values);
-  }
-
-  protected labelText(key: string, extra?: [string, string]): string {
-    const values = JSON.parse(key) as string[];
-    const pairs = this.labelNames.map((n, i) => `${n}="${escapeLabel(values[i] ?? "")}"`);
-    if (extra) pairs.push(`${extra[0]}="${escapeLabel(extra[1])}"`);
-    return pairs.length === 0 ? "" : `{${pairs.join(",")}}`;
-  }
-
-  abstract samples(): string[];
-
-  render(): string {
-    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`];
-    return [...lines, ...this.samples()].join("\n");
-  }
+  return labels;
 }
 
-export class Counter extends Metric {
-  readonly type = "counter";
-  readonly #values = new Map<string, number>();
-  readonly #read: (() => number) | undefined;
+/** Rejects missing or unknown labels: prom-client would silently create a partial series. */
+function checkLabels(name: string, names: readonly string[], labels: Labels | undefined): Labels {
+  const given = labels ?? {};
+  for (const k of Object.keys(given)) {
+    if (!names.includes(k)) throw new Error(`metric ${name}: unknown label ${k}`);
+  }
+  for (const n of names) if (given[n] === undefined) throw new Error(`metric ${name}: missing label ${n}`);
+  return given;
+}
 
-  /** `read` supplies an unlabelled counter's total at render time (a count owned elsewhere). */
-  constructor(opts: MetricOptions & { read?: () => number }) {
-    super(opts);
-    if (opts.read && this.labelNames.length > 0)
-      throw new Error(`counter ${opts.name}: read needs no labels`);
-    this.#read = opts.read;
+type Values = readonly { labels: Partial<Record<string, string | number>>; value: number }[];
+
+function valueOf(values: Values, names: readonly string[], labels: Labels): number {
+  const hit = values.find((v) => names.every((n) => String(v.labels[n]) === labels[n]));
+  return hit?.value ?? 0;
+}
+
+export class Counter {
+  readonly name: string;
+  readonly labelNames: readonly string[];
+  readonly prom: client.Counter;
+
+  constructor(registry: client.Registry, opts: MetricOptions & { read?: () => number }) {
+    this.labelNames = checkOptions(opts);
+    this.name = opts.name;
+    const read = opts.read;
+    if (read && this.labelNames.length > 0) throw new Error(`counter ${opts.name}: read needs no labels`);
+    this.prom = new client.Counter({
+      name: opts.name,
+      help: opts.help || opts.name,
+      labelNames: [...this.labelNames],
+      registers: [registry],
+      ...(read
+        ? {
+            collect(this: client.Counter) {
+              this.reset();
+              this.inc(read());
+            },
+          }
+        : {}),
+    });
   }
 
   inc(labels?: Labels, by = 1): void {
     if (!(by >= 0)) throw new Error(`counter ${this.name} can only increase (got ${by})`);
-    const k = this.key(labels);
-    this.#values.set(k, (this.#values.get(k) ?? 0) + by);
+    this.prom.inc(checkLabels(this.name, this.labelNames, labels), by);
   }
 
-  get(labels?: Labels): number {
-    if (this.#read) return this.#read();
-    return this.#values.get(this.key(labels)) ?? 0;
+  async get(labels?: Labels): Promise<number> {
+    const m = await this.prom.get();
+    return valueOf(m.values, this.labelNames, checkLabels(this.name, this.labelNames, labels));
   }
 
-  samples(): string[] {
-    if (this.#read) return [`${this.name} ${formatValue(this.#read())}`];
-    if (this.#values.size === 0 && this.labelNames.length === 0) return [`${this.name} 0`];
-    return [...this.#values].map(([k, v]) => `${this.name}${this.labelText(k)} ${formatValue(v)}`);
+  /** Forgets one label set (e.g. a cluster core no longer knows). */
+  remove(labels: Labels): void {
+    this.prom.remove(checkLabels(this.name, this.labelNames, labels));
   }
 }
 
-export class Gauge extends Metric {
-  readonly type = "gauge";
-  readonly #values = new Map<string, number>();
-  readonly #collect: (() => void) | undefined;
+export class Gauge {
+  readonly name: string;
+  readonly labelNames: readonly string[];
+  readonly prom: client.Gauge;
 
   /** `collect` runs before each render: use it to read a value owned elsewhere. */
-  constructor(opts: MetricOptions & { collect?: (g: Gauge) => void }) {
-    super(opts);
+  constructor(registry: client.Registry, opts: MetricOptions & { collect?: (g: Gauge) => void }) {
+    this.labelNames = checkOptions(opts);
+    this.name = opts.name;
     const collect = opts.collect;
-    this.#collect = collect ? () => collect(this) : undefined;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client binds `this` to its own gauge
+    const self = this;
+    this.prom = new client.Gauge({
+      name: opts.name,
+      help: opts.help || opts.name,
+      labelNames: [...this.labelNames],
+      registers: [registry],
+      ...(collect ? { collect: () => collect(self) } : {}),
+    });
   }
 
   set(value: number, labels?: Labels): void {
-    this.#values.set(this.key(labels), value);
+    this.prom.set(checkLabels(this.name, this.labelNames, labels), value);
   }
 
   inc(labels?: Labels, by = 1): void {
-    const k = this.key(labels);
-    this.#values.set(k, (this.#values.get(k) ?? 0) + by);
+    this.prom.inc(checkLabels(this.name, this.labelNames, labels), by);
   }
 
   dec(labels?: Labels, by = 1): void {
-    this.inc(labels, -by);
+    this.prom.dec(checkLabels(this.name, this.labelNames, labels), by);
   }
 
-  get(labels?: Labels): number {
-    return this.#values.get(this.key(labels)) ?? 0;
+  async get(labels?: Labels): Promise<number> {
+    const m = await this.prom.get();
+    return valueOf(m.values, this.labelNames, checkLabels(this.name, this.labelNames, labels));
   }
 
   /** Forgets one label set (e.g. a cluster that disconnected). */
   remove(labels?: Labels): void {
-    this.#values.delete(this.key(labels));
+    this.prom.remove(checkLabels(this.name, this.labelNames, labels));
   }
 
-  samples(): string[] {
-    this.#collect?.();
-    if (this.#values.size === 0 && this.labelNames.length === 0) return [`${this.name} 0`];
-    return [...this.#values].map(([k, v]) => `${this.name}${this.labelText(k)} ${formatValue(v)}`);
+  /** Forgets every label set (a collector about to set the current ones). */
+  reset(): void {
+    this.prom.reset();
   }
-}
-
-interface HistogramSeries {
-  buckets: number[];
-  sum: number;
-  count: number;
 }
 
 export const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export class Histogram extends Metric {
-  readonly type = "histogram";
+export class Histogram {
+  readonly name: string;
+  readonly labelNames: readonly string[];
   readonly bounds: readonly number[];
-  readonly #series = new Map<string, HistogramSeries>();
+  readonly prom: client.Histogram;
 
-  constructor(opts: MetricOptions & { buckets?: readonly number[] }) {
-    super(opts);
+  constructor(registry: client.Registry, opts: MetricOptions & { buckets?: readonly number[] }) {
+    this.labelNames = checkOptions(opts);
+    this.name = opts.name;
     const b = [...(opts.buckets ?? DEFAULT_BUCKETS)];
     for (let i = 1; i < b.length; i++) {
       if (!((b[i] ?? 0) > (b[i - 1] ?? 0))) throw new Error(`histogram ${opts.name}: buckets must increase`);
     }
     this.bounds = b;
+    this.prom = new client.Histogram({
+      name: opts.name,
+      help: opts.help || opts.name,
+      labelNames: [...this.labelNames],
+      buckets: b,
+      registers: [registry],
+    });
   }
 
   observe(value: number, labels?: Labels): void {
-    const k = this.key(labels);
-    let s = this.#series.get(k);
-    if (!s) {
-      s = { buckets: this.bounds.map(() => 0), sum: 0, count: 0 };
-      this.#series.set(k, s);
-    }
-    // Buckets are stored non-cumulative and summed at render time.
-    const i = this.bounds.findIndex((b) => value <= b);
-    if (i >= 0) s.buckets[i] = (s.buckets[i] ?? 0) + 1;
-    s.sum += value;
-    s.count++;
+    this.prom.observe(checkLabels(this.name, this.labelNames, labels), value);
   }
 
   /** Count and sum of one label set (tests, summaries). */
-  get(labels?: Labels): { count: number; sum: number } {
-    const s = this.#series.get(this.key(labels));
-    return { count: s?.count ?? 0, sum: s?.sum ?? 0 };
-  }
-
-  samples(): string[] {
-    const out: string[] = [];
-    for (const [k, s] of this.#series) {
-      let cumulative = 0;
-      this.bounds.forEach((b, i) => {
-        cumulative += s.buckets[i] ?? 0;
-        out.push(`${this.name}_bucket${this.labelText(k, ["le", formatValue(b)])} ${cumulative}`);
-      });
-      out.push(`${this.name}_bucket${this.labelText(k, ["le", "+Inf"])} ${s.count}`);
-      out.push(`${this.name}_sum${this.labelText(k)} ${formatValue(s.sum)}`);
-      out.push(`${this.name}_count${this.labelText(k)} ${s.count}`);
-    }
-    return out;
+  async get(labels?: Labels): Promise<{ count: number; sum: number }> {
+    const given = checkLabels(this.name, this.labelNames, labels);
+    const m = await this.prom.get();
+    const pick = (suffix: string): number =>
+      valueOf(
+        (m.values as (Values[number] & { metricName?: string })[]).filter(
+          (v) => v.metricName === `${this.name}${suffix}`,
+        ),
+        this.labelNames,
+        given,
+      );
+    return { count: pick("_count"), sum: pick("_sum") };
   }
 }
 
 export class Registry {
-  readonly #metrics = new Map<string, Metric>();
+  /** The prom-client registry underneath, for collectors that need its full API. */
+  readonly prom = new client.Registry();
+  readonly #beforeScrape: (() => void | Promise<void>)[] = [];
 
   counter(opts: MetricOptions & { read?: () => number }): Counter {
-    return this.#register(new Counter(opts));
+    this.#unique(opts.name);
+    return new Counter(this.prom, opts);
   }
 
   gauge(opts: MetricOptions & { collect?: (g: Gauge) => void }): Gauge {
-    return this.#register(new Gauge(opts));
+    this.#unique(opts.name);
+    return new Gauge(this.prom, opts);
   }
 
   histogram(opts: MetricOptions & { buckets?: readonly number[] }): Histogram {
-    return this.#register(new Histogram(opts));
+    this.#unique(opts.name);
+    return new Histogram(this.prom, opts);
   }
 
-  #register<M extends Metric>(m: M): M {
-    if (this.#metrics.has(m.name)) throw new Error(`metric ${m.name} is already registered`);
-    this.#metrics.set(m.name, m);
-    return m;
+  /**
+   * Runs before every render, before any metric's collect: a collector that computes many
+   * metrics from one pass over core's state does that pass here, once per scrape.
+   */
+  beforeScrape(fn: () => void | Promise<void>): void {
+    this.#beforeScrape.push(fn);
+  }
+
+  /**
+   * prom-client's process and Node.js metrics (CPU, memory, file descriptors, event-loop lag,
+   * GC, handles), sampled at scrape time. Call once per registry.
+   */
+  collectDefaults(): void {
+    client.collectDefaultMetrics({ register: this.prom, eventLoopMonitoringPrecision: 20 });
+  }
+
+  #unique(name: string): void {
+    if (this.prom.getSingleMetric(name)) throw new Error(`metric ${name} is already registered`);
   }
 
   /** The whole registry in Prometheus text format. */
-  render(): string {
-    const parts = [...this.#metrics.values()].map((m) => m.render());
-    return parts.length === 0 ? "" : parts.join("\n") + "\n";
+  async render(): Promise<string> {
+    for (const fn of this.#beforeScrape) await fn();
+    return this.prom.metrics();
   }
 }
 
-function formatValue(v: number): string {
-  if (Number.isNaN(v)) return "NaN";
-  if (v === Infinity) return "+Inf";
-  if (v === -Infinity) return "-Inf";
-  return String(v);
-}
-
-function escapeLabel(v: string): string {
-  return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
-}
-
-function escapeHelp(v: string): string {
-  return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+/** Renders registries as one exposition (their metric names must not overlap). */
+export async function renderAll(registries: readonly Registry[]): Promise<string> {
+  const parts = await Promise.all(registries.map((r) => r.render()));
+  return parts.filter((p) => p !== "").join("");
 }

@@ -241,4 +241,39 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.match(fails(["--set", "checks.crds=false", "--set", "logLevel=loud"]), /logLevel/);
     assert.match(fails(["--set", "checks.crds=false", "--set", "core.pricing.region=us-east-1a"]), /region/);
   });
+  it("ships the Grafana dashboard for the sidecar and the alerts as a PrometheusRule, both optional", () => {
+    const off = render();
+    assert.equal(byKind(off, "PrometheusRule").length, 0);
+    assert.equal(
+      byKind(off, "ConfigMap").filter((c) => field(c, "metadata", "labels", "grafana_dashboard")).length,
+      0,
+    );
+    const on = render([
+      "--set",
+      "grafanaDashboard.enabled=true",
+      "--set",
+      "prometheusRule.enabled=true",
+      "--set",
+      "prometheusRule.labels.release=kps",
+    ]);
+    const cm = named(on, "ConfigMap", "wave-grafana-dashboard");
+    assert.equal(field(cm, "metadata", "labels", "grafana_dashboard"), "1");
+    const json = String(field(cm, "data", "wave.json"));
+    assert.equal(json, readFileSync(`${root}deploy/grafana/wave.json`, "utf8").trimEnd());
+    assert.equal((JSON.parse(json) as { uid: string }).uid, "wave-karpenter");
+    const rule = named(on, "PrometheusRule", "wave");
+    assert.equal(field(rule, "metadata", "labels", "release"), "kps");
+    const alerts = objs(field(rule, "spec", "groups")).flatMap((g) =>
+      objs(g["rules"]).map((r) => r["alert"]),
+    );
+    assert.deepEqual(alerts, [
+      "WaveNodePoolThrashing",
+      "WaveSpotShareBelowPolicy",
+      "WaveWarmupMissesRising",
+      "WaveWarmupExpiriesRising",
+      "WaveWebhookFallbacks",
+      "WaveAgentDisconnected",
+      "WavePricingStale",
+    ]);
+  });
 });

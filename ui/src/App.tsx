@@ -13,6 +13,7 @@ import { HistoryChart } from "./Chart.tsx";
 import { NodeTable } from "./NodeTable.tsx";
 import { useJson } from "./hooks.ts";
 import { ago, bytes, cores, duration, pct, time, usd } from "./format.ts";
+import { Savings } from "./Savings.tsx";
 
 const CLUSTERS_POLL_MS = 10_000;
 
@@ -301,6 +302,7 @@ function Dashboard(props: {
             )}
           </section>
 
+          <Savings base={base} token={token} version={version} />
           <section>
             <h2>History (6 h)</h2>
             {series.data ? (

@@ -49,6 +49,7 @@ export class ClusterHub implements IngestSink {
   readonly #clock: Clock;
   readonly #clusters = new Map<string, ClusterEntry>();
   readonly #listeners = new Set<(clusterId: string) => void>();
+  readonly #batchListeners = new Set<(batch: IngestBatch) => void>();
   readonly #recent = new Map<string, RecentHistory>();
   readonly #recentMs: number;
   readonly ownership: Ownership;
@@ -140,6 +141,12 @@ export class ClusterHub implements IngestSink {
     return () => this.#listeners.delete(fn);
   }
 
+  /** Called with every batch once it is durable and applied (event-fed metrics). */
+  onBatch(fn: (batch: IngestBatch) => void): () => void {
+    this.#batchListeners.add(fn);
+    return () => this.#batchListeners.delete(fn);
+  }
+
   notify(clusterId: string): void {
     for (const fn of this.#listeners) fn(clusterId);
   }
@@ -196,6 +203,7 @@ export class ClusterHub implements IngestSink {
       if (recent && batch.lifecycle.length > 0)
         await recent.written(toStoreRows(batch.clusterId, batch.lifecycle, batch.receivedAt));
     }
+    for (const fn of this.#batchListeners) fn(batch);
     this.notify(batch.clusterId);
   }
 }

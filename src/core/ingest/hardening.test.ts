@@ -200,7 +200,7 @@ describe("client-certificate identity", { timeout: 60_000 }, () => {
     const wrong = startAgent(url, "cluster-a", TOKEN_A, { tls: tls("agent-b") });
     await wrong.agent.until((a) => a.status === "backoff" || a.status === "stopped");
     await wrong.stop();
-    assert.match(wrong.registry.render(), /wave_agent_stream_errors_total\{code="Unauthenticated"\} 1/);
+    assert.match(await wrong.registry.render(), /wave_agent_stream_errors_total\{code="Unauthenticated"\} 1/);
     assert.equal(sink.clusters.has("cluster-a"), false);
     const right = startAgent(url, "cluster-a", TOKEN_A, { tls: tls("agent-a") });
     await sink.until((s) => (s.objects.get("cluster-a")?.size ?? 0) === 2);

@@ -293,7 +293,7 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     );
     await agent.until((a) => a.outbox.buffered === 0);
     assert.equal(agent.outbox.resyncs, 1);
-    const text = registry.render();
+    const text = await registry.render();
     assert.match(text, /^wave_agent_dropped_messages_total 6$/m);
     assert.match(text, /^wave_agent_resyncs_total 1$/m);
     assert.match(text, /^wave_agent_buffered_messages 0$/m);

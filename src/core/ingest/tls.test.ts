@@ -149,7 +149,7 @@ describe("ingest over mutual TLS", { timeout: 60_000 }, () => {
     const { agent, registry, stop } = await tryAgent({ token: "nope" }, "tls-bad-token");
     await stop();
     assert.equal(agent.status, "stopped");
-    assert.match(registry.render(), /wave_agent_stream_errors_total\{code="Unauthenticated"\} 1/);
+    assert.match(await registry.render(), /wave_agent_stream_errors_total\{code="Unauthenticated"\} 1/);
     assert.equal(sink.clusters.has("tls-bad-token"), false);
   });
 

@@ -117,11 +117,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 4 });
+        assert.deepEqual(second.migrations, { applied: [], version: 5 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -521,6 +521,66 @@ export function storeContract(
           await reopened.close(); // withStore closes the first handle again: harmless
         }
       }, smallRetention);
+    });
+
+    void it("sums savings rows over a range per scope and name; resends are ignored; bad rows write nothing", async () => {
+      await withStore(async (store) => {
+        const row = (
+          scope: "pool" | "workload",
+          name: string,
+          ts: number,
+          actualUsd: number,
+          onDemandUsd: number,
+        ) => ({
+          clusterId: "c1",
+          scope,
+          name,
+          ts,
+          stepMs: MIN,
+          actualUsd,
+          onDemandUsd,
+        });
+        const rows = [
+          row("pool", "general", T0, 0.1, 0.25),
+          row("pool", "general", T0 + MIN, 0.2, 0.5),
+          row("pool", "batch", T0 + MIN, 1, 1),
+          row("workload", "shop/Deployment/web", T0 + MIN, 0.05, 0.1),
+          { ...row("pool", "general", T0, 9, 9), clusterId: "c2" },
+        ];
+        assert.equal(await store.writeSavings(rows), 5);
+        assert.equal(await store.writeSavings(rows.slice(0, 2)), 0, "a resend adds nothing");
+        const all = await store.savings({ clusterId: "c1", from: T0, to: T0 + 2 * MIN });
+        const general = all.find((t) => t.scope === "pool" && t.name === "general");
+        assert.ok(general);
+        assert.ok(Math.abs(general.actualUsd - 0.3) < 1e-12 && Math.abs(general.onDemandUsd - 0.75) < 1e-12);
+        assert.equal(general.buckets, 2);
+        assert.deepEqual([general.from, general.to], [T0, T0 + 2 * MIN]);
+        assert.deepEqual(
+          all.map((t) => `${t.scope}:${t.name}`),
+          ["pool:batch", "pool:general", "workload:shop/Deployment/web"],
+        );
+        const second = await store.savings({
+          clusterId: "c1",
+          from: T0 + MIN,
+          to: T0 + 2 * MIN,
+          nodePool: "general",
+        });
+        assert.deepEqual(
+          second.map((t) => [t.name, t.actualUsd]),
+          [
+            ["general", 0.2],
+            ["shop/Deployment/web", 0.05],
+          ],
+        );
+        await assert.rejects(
+          store.writeSavings([row("pool", "x", T0 + 5 * MIN, 1, 1), row("pool", "y", T0, -1, 1)]),
+          StoreInputError,
+        );
+        assert.equal(
+          (await store.savings({ clusterId: "c1", from: T0 + 5 * MIN, to: T0 + 6 * MIN })).length,
+          0,
+        );
+      });
     });
 
     void it("keeps spot and warmup policies as JSON by key, per cluster", async () => {

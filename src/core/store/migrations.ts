@@ -281,11 +281,31 @@ CREATE TABLE cluster_leases (
 );
 `;
 
+// savings: what each NodePool's and each workload's capacity cost in one history bucket, as run
+// and as if all on-demand (dollars over the bucket, not rates), so any range sums exactly.
+// scope 'pool' names a NodePool; scope 'workload' names namespace/Kind/name (node_pool is where
+// its pods ran, '' when several). See src/dashboard/figures/savings.ts.
+const savings = (time: string, real: string): string => `
+CREATE TABLE savings (
+  cluster_id TEXT NOT NULL,
+  scope TEXT NOT NULL CHECK (scope IN ('pool','workload')),
+  name TEXT NOT NULL,
+  ts ${time} NOT NULL,
+  step_ms ${time} NOT NULL,
+  actual_usd ${real} NOT NULL,
+  on_demand_usd ${real} NOT NULL,
+  PRIMARY KEY (cluster_id, scope, name, ts)
+);
+CREATE INDEX savings_time ON savings (cluster_id, ts);
+CREATE INDEX savings_retention ON savings (ts);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1 },
   { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
   { version: 3, name: "policies per cluster", sql: clusterPolicies("INTEGER") },
   { version: 4, name: "cluster leases", sql: clusterLeases("INTEGER") },
+  { version: 5, name: "realized savings", sql: savings("INTEGER", "REAL") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -296,4 +316,5 @@ export const postgresMigrations: readonly Migration[] = [
   },
   { version: 3, name: "policies per cluster", sql: clusterPolicies("BIGINT") },
   { version: 4, name: "cluster leases", sql: clusterLeases("BIGINT") },
+  { version: 5, name: "realized savings", sql: savings("BIGINT", "DOUBLE PRECISION") },
 ];

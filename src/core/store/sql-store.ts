@@ -13,6 +13,7 @@ import {
   validateLease,
   validatePolicy,
   validateRange,
+  validateSavings,
   validateWarmupEvents,
 } from "./store.ts";
 import type {
@@ -29,7 +30,11 @@ import type {
   LifecyclePhase,
   PolicyKind,
   PolicyRecord,
+  SavingsRow,
+  SavingsScope,
+  SavingsTotal,
   SeriesQuery,
+  TimeRange,
   Store,
   StoredWarmupEvent,
   WarmupEventType,
@@ -128,6 +133,16 @@ const SQL = {
     WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR pool = $4)
     ORDER BY at, id LIMIT $5`,
   deleteWarmupEvents: "DELETE FROM warmup_events WHERE at < $1",
+  insertSavings: `INSERT INTO savings (cluster_id, scope, name, ts, step_ms, actual_usd, on_demand_usd)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (cluster_id, scope, name, ts) DO NOTHING`,
+  // $4 = '' means every pool; workload rows are kept whatever the pool filter.
+  savings: `SELECT scope, name, SUM(actual_usd) AS actual_usd, SUM(on_demand_usd) AS on_demand_usd,
+      COUNT(*) AS buckets, MIN(ts) AS first_ts, MAX(ts + step_ms) AS last_ts
+    FROM savings
+    WHERE cluster_id = $1 AND ts >= $2 AND ts < $3 AND ($4 = '' OR scope = 'workload' OR name = $4)
+    GROUP BY scope, name ORDER BY scope, name`,
+  deleteSavings: "DELETE FROM savings WHERE ts < $1",
   deleteLifecycle: "DELETE FROM lifecycle_events WHERE at < $1",
   deleteDisruptions: "DELETE FROM disruptions WHERE at < $1",
   putPolicy: `INSERT INTO policies (cluster_id, kind, key, value, updated_at) VALUES ($1, $2, $3, $4, $5)
@@ -346,6 +361,40 @@ export class SqlStore implements Store {
     });
   }
 
+  async writeSavings(rows: readonly SavingsRow[]): Promise<number> {
+    validateSavings(rows);
+    if (rows.length === 0) return 0;
+    return this.#db.transaction(async (tx) => {
+      let added = 0;
+      for (const r of rows) {
+        added += await tx.run(SQL.insertSavings, [
+          r.clusterId,
+          r.scope,
+          r.name,
+          r.ts,
+          r.stepMs,
+          r.actualUsd,
+          r.onDemandUsd,
+        ]);
+      }
+      return added;
+    });
+  }
+
+  async savings(q: TimeRange): Promise<SavingsTotal[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.savings, [q.clusterId, q.from, q.to, q.nodePool ?? ""]);
+    return rows.map((r) => ({
+      scope: text(r.scope) as SavingsScope,
+      name: text(r.name),
+      actualUsd: num(r.actual_usd),
+      onDemandUsd: num(r.on_demand_usd),
+      buckets: num(r.buckets),
+      from: num(r.first_ts),
+      to: num(r.last_ts),
+    }));
+  }
+
   async warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]> {
     validateRange(q);
     const rows = await this.#db.all(SQL.warmupEvents, [
@@ -496,6 +545,9 @@ export class SqlStore implements Store {
       result.deletedEvents += await tx.run(SQL.deleteLifecycle, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteDisruptions, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteWarmupEvents, [eventCutoff]);
+      // Savings rows are sums, kept as long as the coarsest series tier keeps its points.
+      const longest = Math.max(...tiers.map((t) => t.retainMs));
+      await tx.run(SQL.deleteSavings, [now - longest]);
       return result;
     });
   }

@@ -86,6 +86,37 @@ export interface StoredWarmupEvent {
   reason?: string | undefined;
 }
 
+export const savingsScopes = ["pool", "workload"] as const;
+export type SavingsScope = (typeof savingsScopes)[number];
+
+/**
+ * What one NodePool's or workload's capacity cost over one history bucket [ts, ts + stepMs):
+ * as it ran (`actualUsd`) and the same capacity all on-demand (`onDemandUsd`). Dollars, not
+ * rates, so a range is a plain sum. Unique per (cluster, scope, name, ts): first write wins.
+ */
+export interface SavingsRow {
+  clusterId: string;
+  scope: SavingsScope;
+  /** A NodePool's name, or a workload's namespace/Kind/name. */
+  name: string;
+  ts: number;
+  stepMs: number;
+  actualUsd: number;
+  onDemandUsd: number;
+}
+
+/** Sums of a scope's rows over a range, and the buckets they cover. */
+export interface SavingsTotal {
+  scope: SavingsScope;
+  name: string;
+  actualUsd: number;
+  onDemandUsd: number;
+  buckets: number;
+  /** Start of the first and end of the last bucket summed. */
+  from: number;
+  to: number;
+}
+
 export interface IngestCheckpoint {
   clusterId: string;
   epoch: string;
@@ -194,6 +225,11 @@ export interface Store {
   writeWarmupEvents(events: readonly StoredWarmupEvent[]): Promise<number>;
   /** Warmup events in [from, to), oldest first (then in insertion order). */
   warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]>;
+
+  /** Appends savings rows in one transaction; returns how many were new. Bad input writes nothing. */
+  writeSavings(rows: readonly SavingsRow[]): Promise<number>;
+  /** Per scope and name, the sums of rows whose bucket starts in [from, to). */
+  savings(q: TimeRange): Promise<SavingsTotal[]>;
 
   putPolicy(
     clusterId: string,
@@ -304,6 +340,20 @@ export function validateBatch(b: WriteBatch): void {
     need(isText(c.clusterId) && typeof c.epoch === "string", "checkpoint: clusterId and epoch are required");
     need(Number.isSafeInteger(c.sequence) && c.sequence >= 0, "checkpoint: sequence must be an integer >= 0");
     need(isTime(c.at), "checkpoint: at must be an integer epoch ms");
+  }
+}
+
+export function validateSavings(rows: readonly SavingsRow[]): void {
+  for (const r of rows) {
+    const where = `savings row ${r.scope}/${r.name}`;
+    need(isText(r.clusterId), `${where}: clusterId is required`);
+    need((savingsScopes as readonly string[]).includes(r.scope), `${where}: unknown scope`);
+    need(isText(r.name), `${where}: name is required`);
+    need(isTime(r.ts), `${where}: ts must be an integer epoch ms`);
+    need(Number.isSafeInteger(r.stepMs) && r.stepMs > 0, `${where}: stepMs must be a positive integer`);
+    for (const f of ["actualUsd", "onDemandUsd"] as const) {
+      need(Number.isFinite(r[f]) && r[f] >= 0, `${where}: ${f} must be a finite number >= 0`);
+    }
   }
 }
 

@@ -1,0 +1,79 @@
+// Realized savings over a range: per NodePool and per workload, $ as run against the same
+// capacity all on-demand, summed from the recorded history (src/dashboard/figures/savings.ts).
+import type { FastifyInstance } from "fastify";
+import type { ClusterHub } from "../../core/hub/hub.ts";
+import { savingsReport } from "../../dashboard/figures/savings.ts";
+import type { ApiPlugin } from "../app.ts";
+import { errorSchema } from "./schemas.ts";
+
+const DAY = 86_400_000;
+
+const line = {
+  type: "object",
+  required: ["name", "actualUsd", "onDemandUsd", "savedUsd", "savedShare"],
+  properties: {
+    name: { type: "string" },
+    actualUsd: { type: "number" },
+    onDemandUsd: { type: "number" },
+    savedUsd: { type: "number" },
+    savedShare: { type: "number" },
+  },
+} as const;
+
+export const savingsSchema = {
+  type: "object",
+  required: ["from", "to", "total", "pools", "workloads"],
+  properties: {
+    from: { type: "integer" },
+    to: { type: "integer" },
+    total: line,
+    pools: { type: "array", items: line },
+    workloads: { type: "array", items: line },
+  },
+} as const;
+
+export function savingsRoutes(deps: { hub: ClusterHub; now: () => number }): ApiPlugin {
+  return (app: FastifyInstance) => {
+    app.get<{ Params: { id: string }; Querystring: { from?: number; to?: number; pool?: string } }>(
+      "/api/v1/clusters/:id/savings",
+      {
+        config: { role: "viewer" },
+        schema: {
+          summary:
+            "Realized savings over [from, to): per NodePool and per workload, $ as run vs the same capacity all on-demand, from recorded history",
+          params: {
+            type: "object",
+            required: ["id"],
+            properties: { id: { type: "string", minLength: 1 } },
+          },
+          querystring: {
+            type: "object",
+            properties: {
+              from: {
+                type: "integer",
+                minimum: 0,
+                description: "epoch ms, inclusive (default: 24 h before to)",
+              },
+              to: { type: "integer", minimum: 0, description: "epoch ms, exclusive (default: now)" },
+              pool: { type: "string", minLength: 1 },
+            },
+          },
+          response: { 200: savingsSchema, 400: errorSchema, 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = deps.hub.get(req.params.id);
+        if (!c)
+          return reply
+            .code(404)
+            .send({ error: "not_found", message: `no cluster with id "${req.params.id}"` });
+        const to = req.query.to ?? deps.now() + 1;
+        const from = req.query.from ?? to - DAY;
+        if (to < from)
+          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const totals = await deps.hub.store.savings({ clusterId: c.id, from, to, nodePool: req.query.pool });
+        return savingsReport(totals, from, to);
+      },
+    );
+  };
+}

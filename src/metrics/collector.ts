@@ -1,0 +1,100 @@
+// Core's dashboard exposition: registers the figures' gauges and the event-fed counters on a
+// registry and, once per scrape, recomputes every cluster's gauges from the hub's live state
+// (figures.ts). The thin I/O shell: reading recent history, policies and the hub.
+import type { ClusterHub } from "../core/hub/hub.ts";
+import type { Store } from "../core/store/store.ts";
+import { thrashingLookbackMs, thrashingReports } from "../dashboard/views.ts";
+import type { ThrashingOptions } from "../dashboard/thrashing/detect.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import type { Gauge, Registry } from "../shared/metrics.ts";
+import { parsePolicySet, POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
+import { EventMetrics } from "./events.ts";
+import { clusterFigures, emptyFigures, GAUGE_LABELS, GAUGES, type GaugeName } from "./figures.ts";
+
+export interface DashboardMetricsDeps {
+  hub: ClusterHub;
+  prices: PriceProvider;
+  now: () => number;
+  /** The stored spot policies (read once per scrape). */
+  /** A cluster's spot policies (each cluster has its own, ADR 0012). */
+  spotPolicies: (clusterId: string) => Promise<readonly SpotPolicy[]>;
+  /** Seconds a warmup hit saves in a pool (cold start − warm start). */
+  timeSaved: (pool: string) => number;
+  thrashing?: Partial<ThrashingOptions>;
+}
+
+export interface DashboardMetrics {
+  events: EventMetrics;
+  /** Stops feeding the event counters from the hub. */
+  close(): void;
+}
+
+export function registerDashboardMetrics(registry: Registry, deps: DashboardMetricsDeps): DashboardMetrics {
+  const gauges = new Map<GaugeName, Gauge>();
+  for (const [name, help] of Object.entries(GAUGES) as [GaugeName, string][]) {
+    gauges.set(name, registry.gauge({ name, help, labelNames: GAUGE_LABELS[name] }));
+  }
+  const events = new EventMetrics(registry, { timeSaved: deps.timeSaved });
+  const off = deps.hub.onBatch((b) => events.batch(b));
+
+  registry.beforeScrape(async () => {
+    const now = deps.now();
+    const figures = emptyFigures();
+    for (const c of deps.hub.clusters()) {
+      const policies = await deps.spotPolicies(c.id);
+      events.namespaces(
+        c.id,
+        policies.map((p) => p.workload.namespace),
+      );
+      for (const p of c.state.nodePools()) if (p.metadata.name) events.pool(c.id, p.metadata.name);
+      const from = now - Math.max(3_600_000, thrashingLookbackMs(deps.thrashing));
+      const { lifecycle, disruptions } = await deps.hub.recentHistory(c.id).rows(from, now + 1);
+      const thrashing = thrashingReports({
+        pools: c.state.nodePools(),
+        events: lifecycle,
+        disruptions,
+        now,
+        ...(deps.thrashing ? { options: deps.thrashing } : {}),
+      });
+      clusterFigures(
+        {
+          clusterId: c.id,
+          state: c.state,
+          prices: deps.prices,
+          now,
+          connected: c.connected,
+          lastSeen: c.lastSeen,
+          thrashing,
+          spotPolicies: policies,
+        },
+        figures,
+      );
+    }
+    // Gauges hold exactly this scrape's series: a pool or workload that went away disappears.
+    for (const [name, samples] of figures) {
+      const g = gauges.get(name);
+      if (!g) continue;
+      g.reset();
+      for (const s of samples) g.set(s.value, s.labels);
+    }
+  });
+  return { events, close: off };
+}
+
+/** The stored spot policies that still validate (a stored row that no longer does is skipped). */
+export async function storedSpotPolicies(store: Store, clusterId: string): Promise<readonly SpotPolicy[]> {
+  const out: SpotPolicy[] = [];
+  for (const r of await store.listPolicies(clusterId, "spot")) {
+    try {
+      const set = parsePolicySet({
+        apiVersion: POLICY_SET_API_VERSION,
+        kind: "SpotPolicySet",
+        policies: [r.value],
+      });
+      out.push(...set.policies);
+    } catch {
+      // invalid: the API's policy set skips it too
+    }
+  }
+  return out;
+}
