@@ -9,6 +9,7 @@ import type { WaveConfig } from "../config/config.ts";
 import { build } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
+import { consoleRoutes } from "../api/routes/console.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { SeriesRecorder } from "../core/history/recorder.ts";
 import { runSampler } from "../core/history/sampler.ts";
@@ -196,6 +197,7 @@ export async function startApi(o: {
         warmupStats: o.warmupTotals,
       }),
       policyRoutes({ store: o.store, now: () => clock.now(), onChange: o.onPolicyChange }),
+      consoleRoutes({ hub: o.hub, prices: o.prices, now: () => clock.now() }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type("text/plain; version=0.0.4").send(metrics.render());

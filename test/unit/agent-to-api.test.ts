@@ -16,7 +16,14 @@ import { startIngestServer } from "../../src/core/ingest/server.ts";
 import { openStore } from "../../src/core/store/open.ts";
 import type { Store } from "../../src/core/store/store.ts";
 import { build } from "../../src/api/app.ts";
-import type { NodeListDto, NodePoolDto, OverviewDto } from "../../src/api/dto.ts";
+import type {
+  NodeDetailDto,
+  NodeListDto,
+  NodePoolDto,
+  OverviewDto,
+  WarmupViewDto,
+} from "../../src/api/dto.ts";
+import { consoleRoutes } from "../../src/api/routes/console.ts";
 import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
 import { K } from "../../src/karpenter/types.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
@@ -96,6 +103,21 @@ before(async () => {
     },
     { namespace: "wave" },
   );
+  // The pool's workload: its image is what the warm node pre-pulls.
+  await kube.create(
+    "Pod",
+    {
+      metadata: { name: "app-1", namespace: "shop" },
+      spec: {
+        nodeName: node.metadata.name,
+        containers: [
+          { name: "app", image: "registry.example/app:1.0", resources: { requests: { cpu: "100m" } } },
+        ],
+      },
+      status: { phase: "Running" },
+    },
+    { namespace: "shop" },
+  );
   await kube.create(
     "Pod",
     {
@@ -114,9 +136,12 @@ before(async () => {
   });
   app = await build({
     tokens: { admin: "a", viewer: "v" },
-    plugins: [dashboardRoutes({ hub, prices: new KwokPriceProvider(), now: () => Date.now() })],
+    plugins: [
+      dashboardRoutes({ hub, prices: new KwokPriceProvider(), now: () => Date.now() }),
+      consoleRoutes({ hub, prices: new KwokPriceProvider(), now: () => Date.now() }),
+    ],
   });
-  await until("the cluster", () => (hub.get(CLUSTER)?.state.pods().length ?? 0) >= 2);
+  await until("the cluster", () => (hub.get(CLUSTER)?.state.pods().length ?? 0) >= 3);
 });
 
 after(async () => {
@@ -146,6 +171,32 @@ describe("agent → wire → core → API", { timeout: 60_000 }, () => {
       NodePoolDto[]
     >();
     assert.equal(pools.find((p) => p.name === fixtures.nodePool().metadata.name)?.warmNodes, 1);
+  });
+
+  it("shows the warm node on the Warmup page with its pre-pull progress, and in the node drawer", async () => {
+    const name = fixtures.node("initialized").metadata.name ?? "";
+    const pool = fixtures.nodePool().metadata.name ?? "";
+    const view = (
+      await app.inject({ url: `/api/v1/clusters/${CLUSTER}/warmup`, headers: V })
+    ).json<WarmupViewDto>();
+    const p = view.pools.find((x) => x.nodePool === pool);
+    assert.ok(p, "the pool is listed");
+    assert.deepEqual(
+      p.warmNodes.map((w) => w.name),
+      [name],
+    );
+    assert.equal(p.state, "warming", "a pre-pull is in flight");
+    // The pending shop/web-1 is tied to the pool too (it fits the pool's template): its image waits.
+    assert.deepEqual(p.warmNodes[0]?.images, [
+      { image: "registry.example/app:1.0", status: "pulling" },
+      { image: "web:1", status: "pending" },
+    ]);
+    assert.notEqual(p.warmNodes[0].ttlLeftSeconds, null, "TTL read off the deadline annotation");
+    const detail = (
+      await app.inject({ url: `/api/v1/clusters/${CLUSTER}/nodes/${name}`, headers: V })
+    ).json<NodeDetailDto>();
+    assert.equal(detail.doNotDisruptBy, "wave-warmup");
+    assert.equal(detail.node?.warm, true);
   });
 
   it("keeps Wave's own annotations that views read (pre-pull image, spot note) and drops others", () => {
