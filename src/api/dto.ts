@@ -295,12 +295,36 @@ export interface NodeDetailDto {
   node: NodeDto | null;
   nodeClaim: string | null;
   /** Each step once, with the time since the previous step. */
-  timeline: { phase: LifecycleEventDto["phase"]; at: number; sincePreviousSeconds: number | null; reason: string | null }[];
-  pods: { namespace: string; name: string; phase: string | null; cpu: number; memoryBytes: number; wave: string | null }[];
+  timeline: {
+    phase: LifecycleEventDto["phase"];
+    at: number;
+    sincePreviousSeconds: number | null;
+    reason: string | null;
+  }[];
+  pods: {
+    namespace: string;
+    name: string;
+    phase: string | null;
+    cpu: number;
+    memoryBytes: number;
+    wave: string | null;
+  }[];
   price: { usdPerHour: number | null; source: PriceSource; asOf: string | null };
   labels: Record<string, string>;
   taints: { key: string; value: string | null; effect: string }[];
   /** Who set karpenter.sh/do-not-disrupt: null (not set), "wave-warmup" or "user". */
   doNotDisruptBy: string | null;
   annotations: Record<string, string>;
+}
+
+/** GET /clusters/{id}/thrashing/fixes: each thrashing pool's fixes, ready to paste. */
+export interface ThrashingFixesDto {
+  nodePool: string;
+  severity: ThrashSeverity;
+  fixes: { title: string; detail: string; kubectl: string | null }[];
+}
+
+/** GET /whoami. */
+export interface WhoAmIDto {
+  role: "viewer" | "admin";
 }

@@ -6,7 +6,8 @@ import type { ClusterEntry, ClusterHub } from "../../core/hub/hub.ts";
 import { buildNodeDetail } from "../../console/node.ts";
 import { buildSpotView } from "../../console/spot.ts";
 import { buildWarmupView } from "../../console/warmup.ts";
-import { buildNodeList } from "../../dashboard/views.ts";
+import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
+import { buildNodeList, thrashingLookbackMs, thrashingReports } from "../../dashboard/views.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import type { ApiPlugin } from "../app.ts";
@@ -17,6 +18,13 @@ export interface ConsoleDeps {
   hub: ClusterHub;
   prices: PriceProvider;
   now: () => number;
+  thrashing?: Partial<ThrashingOptions>;
+}
+
+/** The one-line command that applies a fix's merge patch to a NodePool. */
+export function kubectlPatch(pool: string, patch: Record<string, unknown>): string {
+  const quoted = `'${JSON.stringify(patch).replaceAll("'", "'\\''")}'`;
+  return `kubectl patch nodepool ${pool} --type merge -p ${quoted}`;
 }
 
 const HOUR = 3_600_000;
@@ -52,6 +60,52 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
   };
 
   return (app: FastifyInstance) => {
+    app.get(
+      "/api/v1/whoami",
+      {
+        config: viewer,
+        schema: { summary: "The caller's role (the UI shows editing only to admins)" },
+      },
+      (req) => ({ role: req.role }),
+    );
+
+    app.get<{ Params: { id: string } }>(
+      "/api/v1/clusters/:id/thrashing/fixes",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Per thrashing NodePool, each fix with its kubectl patch command (when the fix is a spec change)",
+          params: idParams,
+          response: { 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const now = deps.now();
+        const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
+        const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
+        return thrashingReports({
+          pools: c.state.nodePools(),
+          events,
+          disruptions,
+          now,
+          ...(deps.thrashing ? { options: deps.thrashing } : {}),
+        })
+          .filter((r) => r.severity !== "none")
+          .map((r) => ({
+            nodePool: r.nodePool,
+            severity: r.severity,
+            fixes: r.advice.map((a) => ({
+              title: a.title,
+              detail: a.detail,
+              kubectl: a.patch ? kubectlPatch(r.nodePool, a.patch) : null,
+            })),
+          }));
+      },
+    );
+
     app.get<{ Params: { id: string }; Querystring: { from?: number; to?: number } }>(
       "/api/v1/clusters/:id/warmup",
       {
