@@ -34,9 +34,9 @@ import { createLogger } from "../../src/shared/log.ts";
 import { seeded } from "../../src/shared/random.ts";
 
 const STRICT = process.argv.includes("--strict");
-const NODES = 5000;
-const PODS_PER_NODE = 30; // 150,000 pods
-const POOLS = 20;
+export const NODES = 5000;
+export const PODS_PER_NODE = 30; // 150,000 pods
+export const POOLS = 20;
 const REQUESTS = 200; // per endpoint and server, after warm-up
 const WARMUP = 20;
 const SSE_CHANGES = 40;
@@ -61,7 +61,7 @@ const TYPES = [
 const ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"];
 const T0 = Date.now() - 2 * 3_600_000;
 
-function pool(i: number): NodePool {
+export function pool(i: number): NodePool {
   return {
     metadata: { name: `pool-${i}`, resourceVersion: "1" },
     spec: {
@@ -79,7 +79,7 @@ function pool(i: number): NodePool {
   };
 }
 
-function machine(i: number): { node: Node; claim: NodeClaim; pool: string } {
+export function machine(i: number): { node: Node; claim: NodeClaim; pool: string } {
   const t = pick(TYPES);
   const name = `ip-10-${Math.floor(i / 250)}-${i % 250}.ec2.internal`;
   const poolName = `pool-${i % POOLS}`;
@@ -114,7 +114,7 @@ function machine(i: number): { node: Node; claim: NodeClaim; pool: string } {
   };
 }
 
-function pod(i: number, node: string): Pod {
+export function pod(i: number, node: string): Pod {
   return {
     metadata: { name: `app-${i}`, namespace: `ns-${i % 50}`, resourceVersion: "1" },
     spec: {
@@ -406,10 +406,12 @@ async function main(): Promise<number> {
   return STRICT && !(okP99 && okSse) ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+// Imported by bench/ui for its generators: run only as the entry point.
+if (import.meta.main)
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
