@@ -1,9 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { machineObjects, nodePool, pod } from "../dashboard/testkit.ts";
-import type { Node, Pod } from "../kube/objects.ts";
+import type { Node, Pod } from "../objects/kube.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
-import { W } from "../warmup/labels.ts";
+import { W } from "../objects/wave.ts";
 import { DEFAULT_POLICY } from "../warmup/policy.ts";
 import { ASSIGNMENT_LABEL } from "../webhook/constants.ts";
 import { buildNodeDetail } from "./node.ts";

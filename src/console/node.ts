@@ -1,12 +1,12 @@
 // The node drawer (pure): one node or NodeClaim with its lifecycle timeline (durations between
 // steps), pods, price and its source, labels, taints and who set do-not-disrupt.
-import type { LifecycleEventDto, NodeDetailDto, NodeDto } from "../api/dto.ts";
+import type { LifecycleEventDto, NodeDetailDto, NodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
 import { CPU, MEMORY, podRequests } from "../karpenter/resources.ts";
-import { K, type CapacityType, type NodeClaim } from "../karpenter/types.ts";
-import type { Node, Pod } from "../kube/objects.ts";
+import { K, type CapacityType, type NodeClaim } from "../objects/karpenter.ts";
+import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import { isPrepullPod, isWarmupPod, W } from "../warmup/labels.ts";
+import { isPrepullPod, isWarmupPod, W } from "../objects/wave.ts";
 import { ASSIGNMENT_LABEL } from "../webhook/constants.ts";
 
 const ORDER: LifecycleEventDto["phase"][] = [

@@ -2,14 +2,14 @@
 // its pods with capacity type and node, what spot saves against all-on-demand, and warnings a
 // user would want before trusting the numbers. Reads core's state as the agent forwards it and
 // the stored policies; the webhook's own counters live on its /metrics, not here.
-import type { SpotPodDto, SpotViewDto, SpotWorkloadDto } from "../api/dto.ts";
+import type { SpotPodDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
 import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
-import { K, type CapacityType, type NodePool } from "../karpenter/types.ts";
-import type { Node, Pod } from "../kube/objects.ts";
+import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import { poolOfPod } from "../warmup/fit/pool.ts";
-import { isDaemonSetPod } from "../warmup/fit/resources.ts";
-import { isWavePod } from "../warmup/labels.ts";
+import { poolOfPod } from "../karpenter/pool-of-pod.ts";
+import { isDaemonSetPod } from "../karpenter/room.ts";
+import { isWavePod } from "../objects/wave.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, ON_DEMAND, SPOT } from "../webhook/constants.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy, type WorkloadRef } from "../webhook/policy.ts";
 import { resolveWorkload } from "../webhook/workload.ts";

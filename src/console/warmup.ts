@@ -2,16 +2,16 @@
 // not warming, and over a time range its hits, misses, cost and the start time it saved —
 // measured from this cluster's own pods, not estimated. Reads core's state (as the agent
 // forwards it), the controller's stored events and the lifecycle history.
-import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../api/dto.ts";
+import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
-import { K, type CapacityType, type NodePool } from "../karpenter/types.ts";
-import type { Node, Pod } from "../kube/objects.ts";
+import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
-import { poolOfPod } from "../warmup/fit/pool.ts";
-import { isActivePod, isDaemonSetPod } from "../warmup/fit/resources.ts";
-import { isPrepullPod, isWarmupPod, isWavePod, parseTime, W } from "../warmup/labels.ts";
+import { poolOfPod } from "../karpenter/pool-of-pod.ts";
+import { isActivePod, isDaemonSetPod } from "../karpenter/room.ts";
+import { isPrepullPod, isWarmupPod, isWavePod, parseTime, W } from "../objects/wave.ts";
 import { imageHash } from "../warmup/manifests.ts";
 import type { WarmupPolicy } from "../warmup/policy.ts";
 import { workloadImages } from "../warmup/prepull.ts";

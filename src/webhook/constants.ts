@@ -1,5 +1,5 @@
 // Labels and annotations the spot-placement webhook reads and writes on pods.
-import { K } from "../karpenter/types.ts";
+import { K } from "../objects/karpenter.ts";
 
 export const CAPACITY_TYPE_KEY = K.capacityTypeLabel;
 

@@ -19,7 +19,7 @@ import type {
   ThrashingDto,
   WarmupPolicyDto,
   WarmupViewDto,
-} from "../../src/api/dto.ts";
+} from "../../src/dashboard/dto.ts";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { createLogger } from "../../src/shared/log.ts";

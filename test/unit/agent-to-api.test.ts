@@ -22,15 +22,15 @@ import type {
   NodePoolDto,
   OverviewDto,
   WarmupViewDto,
-} from "../../src/api/dto.ts";
+} from "../../src/dashboard/dto.ts";
 import { consoleRoutes } from "../../src/api/routes/console.ts";
 import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
-import { K } from "../../src/karpenter/types.ts";
+import { K } from "../../src/objects/karpenter.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
 import { KwokPriceProvider } from "../../src/pricing/kwok.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import { silentLogger } from "../../src/shared/log.ts";
-import { W } from "../../src/warmup/labels.ts";
+import { W } from "../../src/objects/wave.ts";
 import { NOTE_ANNOTATION } from "../../src/webhook/constants.ts";
 
 const V = { authorization: "Bearer v" };

@@ -1,7 +1,7 @@
 // The console's shell: token, clusters, role, the route in the URL, navigation, the cluster
 // switcher, the time-range picker and the live stream every page follows.
 import { useCallback, useEffect, useMemo, useState } from "react";
-import type { ClusterDto, LiveDto } from "../../src/api/dto.ts";
+import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
 import { ApiError, followLive, listClusters, setToken, takeToken, whoAmI } from "./api.ts";
 import type { PageCtx } from "./ctx.ts";
 import { ago } from "./format.ts";

@@ -1,5 +1,5 @@
 // What every page gets from the shell.
-import type { ClusterDto, LiveDto } from "../../src/api/dto.ts";
+import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
 import type { Route } from "./route.ts";
 
 export interface PageCtx {

@@ -10,7 +10,7 @@ import type {
   ThrashingFixesDto,
   WarmupPoolDto,
   WarmupViewDto,
-} from "../../src/api/dto.ts";
+} from "../../src/dashboard/dto.ts";
 import { App } from "../src/App.tsx";
 import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
 import { countsByReason } from "../src/pages/Disruptions.tsx";

@@ -1,5 +1,5 @@
 // Shared by the component tests: a page context and a fetch that answers from a route table.
-import type { ClusterDto } from "../../src/api/dto.ts";
+import type { ClusterDto } from "../../src/dashboard/dto.ts";
 import type { PageCtx } from "../src/ctx.ts";
 import { DEFAULT_RANGE } from "../src/range.ts";
 

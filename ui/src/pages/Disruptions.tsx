@@ -1,4 +1,4 @@
-import type { DisruptionDto, LifecycleEventDto } from "../../../src/api/dto.ts";
+import type { DisruptionDto, LifecycleEventDto } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
 import { dateTime, num } from "../format.ts";
 import { useJson } from "../hooks.ts";

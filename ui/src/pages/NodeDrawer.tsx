@@ -1,5 +1,5 @@
 import { useEffect, useRef } from "react";
-import type { NodeDetailDto } from "../../../src/api/dto.ts";
+import type { NodeDetailDto } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
 import { bytes, cores, dateTime, duration, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";

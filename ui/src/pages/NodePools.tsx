@@ -1,5 +1,5 @@
 import { useMemo } from "react";
-import type { NodePoolDto, SeriesDto } from "../../../src/api/dto.ts";
+import type { NodePoolDto, SeriesDto } from "../../../src/dashboard/dto.ts";
 import { getJson } from "../api.ts";
 import { columns as toColumns, LineChart, type Line } from "../Chart.tsx";
 import type { PageCtx } from "../ctx.ts";

@@ -1,4 +1,4 @@
-import type { NodeDto, NodeListDto } from "../../../src/api/dto.ts";
+import type { NodeDto, NodeListDto } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
 import { ago, bytes, cores, num, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";

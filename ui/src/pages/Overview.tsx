@@ -1,4 +1,4 @@
-import type { DisruptionDto, SeriesDto } from "../../../src/api/dto.ts";
+import type { DisruptionDto, SeriesDto } from "../../../src/dashboard/dto.ts";
 import { HistoryChart } from "../Chart.tsx";
 import type { PageCtx } from "../ctx.ts";
 import { bytes, cores, duration, num, pct, usd } from "../format.ts";

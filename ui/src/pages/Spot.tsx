@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { SpotPodDto, SpotPolicyDto, SpotViewDto, SpotWorkloadDto } from "../../../src/api/dto.ts";
+import type { SpotPodDto, SpotPolicyDto, SpotViewDto, SpotWorkloadDto } from "../../../src/dashboard/dto.ts";
 import { ApiError, deleteSpotPolicy, saveSpotPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { num, usd } from "../format.ts";

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { ThrashingDto, ThrashingFixesDto } from "../../../src/api/dto.ts";
+import type { ThrashingDto, ThrashingFixesDto } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
 import { dateTime, duration, num } from "../format.ts";
 import { useJson } from "../hooks.ts";

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { WarmNodeDto, WarmupPoolDto, WarmupViewDto } from "../../../src/api/dto.ts";
+import type { WarmNodeDto, WarmupPoolDto, WarmupViewDto } from "../../../src/dashboard/dto.ts";
 import { ApiError, deleteWarmupPolicy, saveWarmupPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { duration, num, usd } from "../format.ts";
