@@ -131,7 +131,7 @@ async function main(): Promise<number> {
         undefined,
         { timeout: 60_000, polling: 10 },
       );
-      res.wave.overview.push((await page.evaluate("performance.now()")) as number);
+      res.wave.overview.push(await page.evaluate<number>("performance.now()"));
       await page.close();
       // Wave: node table to interactive (rows, then a sort click answered).
       page = await ctx.newPage();
@@ -144,7 +144,7 @@ async function main(): Promise<number> {
         undefined,
         { timeout: 30_000, polling: 10 },
       );
-      res.wave.table.push((await page.evaluate("performance.now()")) as number);
+      res.wave.table.push(await page.evaluate<number>("performance.now()"));
       res.wave.heap.push(await heapMiB(page));
       await page.close();
 
@@ -156,7 +156,7 @@ async function main(): Promise<number> {
         undefined,
         { timeout: 60_000, polling: 10 },
       );
-      res.base.overview.push((await page.evaluate("performance.now()")) as number);
+      res.base.overview.push(await page.evaluate<number>("performance.now()"));
       await page.close();
       page = await ctx.newPage();
       await page.goto(`${url}/baseline#nodes`);
@@ -166,7 +166,7 @@ async function main(): Promise<number> {
         timeout: 30_000,
         polling: 10,
       });
-      res.base.table.push((await page.evaluate("performance.now()")) as number);
+      res.base.table.push(await page.evaluate<number>("performance.now()"));
       res.base.heap.push(await heapMiB(page));
       await page.close();
     }

@@ -1,5 +1,10 @@
 // Editor-side checks and previews for policies (pure; the API validates again on save).
-import type { SpotPolicyDto, SpotWorkloadDto, WarmupPolicyDto, WarmupPoolDto } from "../../../src/dashboard/dto.ts";
+import type {
+  SpotPolicyDto,
+  SpotWorkloadDto,
+  WarmupPolicyDto,
+  WarmupPoolDto,
+} from "../../../src/dashboard/dto.ts";
 import { num, usd, usdDelta } from "../format.ts";
 
 export type WarmupPolicy = WarmupPolicyDto["policy"];
