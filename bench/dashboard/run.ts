@@ -286,10 +286,12 @@ async function main(): Promise<number> {
   return STRICT && !(okP99 && okSse) ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+// Imported by bench/ui for its generators: run only as the entry point.
+if (import.meta.main)
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );

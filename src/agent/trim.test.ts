@@ -17,6 +17,9 @@ describe("trim", () => {
     };
     const t = trimPod(p);
     assert.deepEqual(t.metadata.annotations, { "karpenter.sh/do-not-disrupt": "true" });
+    // Wave's own marks (warm-node owner, spot note, pre-pull image) are what its views read.
+    p.metadata.annotations["wave.sh/do-not-disrupt-owner"] = "warmup";
+    assert.equal(trimPod(p).metadata.annotations?.["wave.sh/do-not-disrupt-owner"], "warmup");
     assert.deepEqual(t.metadata.labels, p.metadata.labels);
     assert.equal(t.metadata.ownerReferences?.[0]?.kind, "ReplicaSet");
     assert.equal(t.spec.nodeName, "node-1");
@@ -123,6 +126,10 @@ describe("trim", () => {
     assert.ok(trimEvent(ev({ reason: "DisruptionTerminating" })));
     assert.ok(trimEvent(ev({ source: { component: "karpenter" } })));
     assert.ok(trimEvent(ev({ involvedObject: { kind: "NodeClaim", name: "c" } })));
+    // Wave's own spot repairs reach core beside Karpenter's events.
+    assert.ok(trimEvent(ev({ reason: "WaveSpotRepair", involvedObject: { kind: "Pod", name: "p" } })));
+    assert.ok(trimEvent(ev({ reportingComponent: "wave-spot-repair", involvedObject: { kind: "Pod" } })));
+    assert.equal(trimEvent(ev({ reportingComponent: "wave-spot-repairs-not" })), undefined);
     const t = trimEvent(ev({ reason: "Nominated", lastTimestamp: "2026-01-01T00:00:00Z" }));
     assert.deepEqual(t?.involvedObject, { kind: "Pod", name: "p", namespace: "default" });
     assert.deepEqual(t.source, { component: "kubelet" });

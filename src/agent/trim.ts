@@ -17,28 +17,19 @@ import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { WireObject } from "../wire/wire.ts";
 
 /**
- * Annotations Wave acts on; every other annotation (often large) is dropped. Beside Karpenter's
- * do-not-disrupt: the marks the warmup controller keeps its state in (on warm Nodes and their
- * NodeClaims, the NodePool's cooldown) — warmup and the dashboard's warm nodes read them from the
- * state — and the kubelet's static-pod mark (a mirror pod is never a warmup hit).
+ * Annotations Wave acts on; every other annotation (often large) is dropped. Wave's own
+ * (`wave.sh/…`: the warm-node owner mark, warmup deadlines, pre-pulled images, the spot note) are
+ * few and short, and core's views read them: kept by prefix so a new one cannot be lost again.
  */
-const KEPT_ANNOTATIONS = new Set<string>([
-  K.doNotDisrupt,
-  W.doNotDisruptOwner,
-  W.doNotDisruptNamespace,
-  W.createdAt,
-  W.deadline,
-  W.lastWarmupAt,
-  W.lastWarmupNamespace,
-  W.prepulled,
-  MIRROR_POD_ANNOTATION,
-]);
+const KEPT_ANNOTATIONS = new Set<string>([K.doNotDisrupt, MIRROR_POD_ANNOTATION]);
+const WAVE_PREFIX = "wave.sh/";
+const keptAnnotation = (key: string): boolean => KEPT_ANNOTATIONS.has(key) || key.startsWith(WAVE_PREFIX);
 
 const KEPT_POD_CONDITIONS = new Set(["PodScheduled", "Ready"]);
 const KEPT_NODE_CONDITIONS = new Set(["Ready"]);
 
-/** Components whose Events Wave records. */
-const KARPENTER_COMPONENTS = /^karpenter/;
+/** Components whose Events Wave records: Karpenter's, and Wave's own spot repairs. */
+const KARPENTER_COMPONENTS = /^karpenter|^wave-spot-repair$/;
 const KARPENTER_KINDS = new Set(["NodeClaim", "NodePool"]);
 const KARPENTER_REASONS = new Set([
   "DisruptionBlocked",
@@ -58,6 +49,8 @@ const KARPENTER_REASONS = new Set([
   "InstanceTerminating",
   "InstanceStopping",
   "InstanceUnhealthy",
+  // Wave's spot self-heal (the webhook's repair loop records what it changed).
+  "WaveSpotRepair",
 ]);
 
 export function trimMeta(meta: ObjectMeta, opts: { labels: boolean }): ObjectMeta {
@@ -69,7 +62,7 @@ export function trimMeta(meta: ObjectMeta, opts: { labels: boolean }): ObjectMet
   if (meta.creationTimestamp !== undefined) out.creationTimestamp = meta.creationTimestamp;
   if (meta.deletionTimestamp !== undefined) out.deletionTimestamp = meta.deletionTimestamp;
   if (opts.labels && meta.labels && Object.keys(meta.labels).length > 0) out.labels = { ...meta.labels };
-  const ann = Object.entries(meta.annotations ?? {}).filter(([k]) => KEPT_ANNOTATIONS.has(k));
+  const ann = Object.entries(meta.annotations ?? {}).filter(([k]) => keptAnnotation(k));
   if (ann.length > 0) out.annotations = Object.fromEntries(ann);
   const owners = meta.ownerReferences?.map((o) => {
     const r: NonNullable<ObjectMeta["ownerReferences"]>[number] = {
@@ -217,7 +210,7 @@ export function trimNodeClaim(nc: NodeClaim): NodeClaim {
   return out;
 }
 
-/** Whether an Event is about Karpenter's work (the only Events the agent forwards). */
+/** Whether an Event is about Karpenter's work or Wave's spot repairs (the only Events forwarded). */
 export function isKarpenterEvent(ev: Event): boolean {
   const component = ev.reportingComponent ?? ev.source?.component ?? "";
   return (

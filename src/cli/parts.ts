@@ -12,6 +12,7 @@ import { policyRoutes } from "../api/routes/policies.ts";
 import { readThrough } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
+import { consoleRoutes } from "../api/routes/console.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
@@ -272,6 +273,7 @@ export async function startApi(o: {
         onChange: (kind, _key, clusterId) => o.onPolicyChange(kind, clusterId),
       }),
       savingsRoutes({ hub: o.hub, now: () => clock.now() }),
+      consoleRoutes({ hub: o.hub, prices: o.prices, now: () => clock.now() }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type(CONTENT_TYPE).send(await metrics.render());

@@ -206,3 +206,151 @@ export interface SavingsDto {
   pools: SavingsLineDto[];
   workloads: SavingsLineDto[];
 }
+
+// ---- Console pages (warmup, spot placement, node drawer) ----
+
+export type WarmupPoolState = "idle" | "warming" | "warm" | "protected";
+
+/** Why a pool is not starting a warmup now (null when it is, or would be, warming). */
+export type WarmupBlocker =
+  | "disabled"
+  | "no-workload"
+  | "fits-existing-node"
+  | "max-warm-nodes"
+  | "in-flight"
+  | "cooldown"
+  | "pool-limit"
+  | "cost-cap"
+  | "price-unknown"
+  | "pool-missing";
+
+export interface WarmNodeDto {
+  name: string;
+  /** Seconds since Wave marked it warm. */
+  ageSeconds: number | null;
+  /** Seconds until the warmup counts as a miss (negative: overdue, released on the next pass). */
+  ttlLeftSeconds: number | null;
+  costPerHour: number | null;
+  /** True while the warmup pod still holds it (no real pod came yet). */
+  waiting: boolean;
+  images: { image: string; status: "pulled" | "pulling" | "failed" | "pending" }[];
+}
+
+export interface WarmupPoolDto {
+  nodePool: string;
+  policy: WarmupPolicyDto["policy"];
+  /** The policy is stored (false: the defaults apply, warmup off). */
+  configured: boolean;
+  state: WarmupPoolState;
+  blocker: WarmupBlocker | null;
+  blockerDetail: string | null;
+  warmupPods: { name: string; node: string | null; createdAt: number | null }[];
+  warmNodes: WarmNodeDto[];
+  /** Over the requested range, from the controller's stored events. */
+  created: number;
+  hits: number;
+  misses: number;
+  missesByReason: Record<string, number>;
+  imagesPulled: number;
+  pullFailures: number;
+  /** Median pending→Ready of pods that waited for a new node; null until one is measured. */
+  coldStartSeconds: number | null;
+  coldStartSamples: number;
+  /** Median pending→Ready of pods that landed on a node Wave held warm. */
+  warmStartSeconds: number | null;
+  warmStartSamples: number;
+  /** Σ over measured warm hits of (cold median − that pod's start); null without a cold median. */
+  timeSavedSeconds: number | null;
+  /** What Wave's warm capacity cost over the range (launch → release of each warm node). */
+  warmCostUsd: number;
+  warmCostPerHourNow: number;
+  /** Hourly price of the node a warmup would launch now (the editor's preview). */
+  newNodeCostPerHour: number | null;
+  newNodeInstanceType: string | null;
+}
+
+export interface WarmupViewDto {
+  clusterId: string;
+  at: number;
+  from: number;
+  to: number;
+  pools: WarmupPoolDto[];
+}
+
+export interface SpotPodDto {
+  namespace: string;
+  name: string;
+  node: string | null;
+  /** Capacity type of the node it runs on (null while pending). */
+  capacityType: string | null;
+  /** What Wave's webhook assigned ("on-demand" | "spot"), if it did. */
+  assigned: string | null;
+  phase: string | null;
+  note: string | null;
+  costPerHour: number | null;
+}
+
+export type SpotWarning = "workload-not-found" | "require-without-spot" | "pinned-by-workload" | "fallback";
+
+export interface SpotWorkloadDto {
+  workload: SpotPolicyDto["workload"];
+  policy: Omit<SpotPolicyDto, "workload"> | null;
+  pods: number;
+  target: { onDemand: number; spot: number } | null;
+  actual: { onDemand: number; spot: number; pending: number };
+  /** Pods the webhook sent to spot that run on on-demand (Prefer's fallback), as core sees them. */
+  fallbacks: number;
+  costPerHour: number;
+  /** The same pods all on on-demand, minus what they cost now. */
+  savedPerHour: number;
+  /** Average hourly share of one pod on each capacity type (for the editor's preview). */
+  podCostPerHour: { onDemand: number | null; spot: number | null };
+  nodePools: string[];
+  warnings: { kind: SpotWarning; message: string }[];
+  items: SpotPodDto[];
+}
+
+export interface SpotViewDto {
+  clusterId: string;
+  at: number;
+  workloads: SpotWorkloadDto[];
+  totals: { pods: number; onDemand: number; spot: number; savedPerHour: number; fallbacks: number };
+}
+
+export interface NodeDetailDto {
+  node: NodeDto | null;
+  nodeClaim: string | null;
+  /** Each step once, with the time since the previous step. */
+  timeline: {
+    phase: LifecycleEventDto["phase"];
+    at: number;
+    sincePreviousSeconds: number | null;
+    reason: string | null;
+  }[];
+  pods: {
+    namespace: string;
+    name: string;
+    phase: string | null;
+    cpu: number;
+    memoryBytes: number;
+    wave: string | null;
+  }[];
+  price: { usdPerHour: number | null; source: PriceSource; asOf: string | null };
+  labels: Record<string, string>;
+  taints: { key: string; value: string | null; effect: string }[];
+  /** Who set karpenter.sh/do-not-disrupt: null (not set), "wave-warmup" or "user". */
+  doNotDisruptBy: string | null;
+  annotations: Record<string, string>;
+}
+
+/** GET /clusters/{id}/thrashing/fixes: each thrashing pool's fixes, ready to paste. */
+export interface ThrashingFixesDto {
+  nodePool: string;
+  severity: ThrashSeverity;
+  fixes: { title: string; detail: string; kubectl: string | null }[];
+}
+
+/** GET /whoami. */
+export interface WhoAmIDto {
+  role: "viewer" | "admin";
+}

@@ -25,7 +25,7 @@ import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS, type WaveConfig } from "../../src/config/config.ts";
 import { machinesOf } from "../../src/dashboard/machines.ts";
 import { createLogger } from "../../src/shared/log.ts";
-import { pct, usd } from "../../ui/src/format.ts";
+import { num, pct, usd } from "../../ui/src/format.ts";
 import {
   apply,
   createNamespace,
@@ -137,6 +137,11 @@ async function open(w: Started): Promise<Page> {
   return page;
 }
 
+/** Client-side navigation to a console page (the token stays in the session). */
+async function goTo(page: Page, id: "overview" | "nodepools" | "nodes" | "thrashing"): Promise<void> {
+  await page.evaluate(`location.hash = "#/${id}"`);
+}
+
 const text = async (l: Locator): Promise<string> => (await l.first().textContent())?.trim() ?? "";
 
 /** The row of `name` in the NodePools table (the name cell may carry tags after the name). */
@@ -159,7 +164,7 @@ async function assertOverviewMatches(page: Page, w: Started, cluster: string): P
         await text(page.getByTestId("overview-cost")),
         await text(page.getByTestId("overview-spot")),
       ];
-      const want = [String(o.nodes), usd(o.costPerHour), pct(o.spotRatio.nodes)];
+      const want = [num(o.nodes), usd(o.costPerHour), pct(o.spotRatio.nodes)];
       return shown.every((s, i) => s === want[i]) ? o : undefined;
     },
     { timeoutMs: 20_000, intervalMs: 250 },
@@ -188,12 +193,12 @@ async function assertPoolsMatch(page: Page, w: Started, cluster: string): Promis
 
 /** The node table's count equals the API's (it reloads on live changes, also on a busy cluster). */
 async function assertNodeTableMatches(page: Page, w: Started, cluster: string): Promise<number> {
-  const heading = page.locator("h2", { hasText: "Nodes" }).locator(".muted");
+  const heading = page.locator("[data-testid=node-table] h2 .count");
   return waitFor(
     "the node table to list the API's nodes",
     async () => {
       const total = (await api<NodeListDto>(w, cluster, "nodes?limit=1")).total;
-      return (await text(heading)) === `(${total})` ? total : undefined;
+      return (await text(heading)) === `(${num(total)})` ? total : undefined;
     },
     { timeoutMs: 20_000, intervalMs: 250 },
   );
@@ -233,9 +238,9 @@ async function screenshots(page: Page, prefix: string): Promise<void> {
   // Page-side code as strings: this file is typechecked without the DOM lib.
   await page.evaluate("window.scrollTo(0, 0)");
   await page.screenshot({ path: join(shots, `${prefix}-overview.png`) });
-  await page.evaluate(
-    `[...document.querySelectorAll("h2")].find((e) => e.textContent?.startsWith("NodePools"))?.scrollIntoView()`,
-  );
+  await goTo(page, "nodepools");
+  await page.getByTestId("pool-row").first().waitFor({ timeout: 20_000 });
+  await page.waitForTimeout(1000);
   await page.screenshot({ path: join(shots, `${prefix}-pools-nodes.png`) });
   log(`screenshots: ${join(shots, `${prefix}-overview.png`)}, ${prefix}-pools-nodes.png`);
 }
@@ -353,6 +358,7 @@ test(
 
       const page = await open(w);
       const o = await assertOverviewMatches(page, w, cluster);
+      await goTo(page, "nodepools");
       const pools = await assertPoolsMatch(page, w, cluster);
       log(
         `rig: page shows ${o.nodes} nodes, ${usd(o.costPerHour)}/h, spot ${pct(o.spotRatio.nodes)}, ` +
@@ -415,8 +421,11 @@ test(
           `(goal ≤ ${LIVE_GOAL_MS} ms: ${worst <= LIVE_GOAL_MS ? "met" : "MISSED"})`,
       );
 
+      await goTo(page, "overview");
       await assertOverviewMatches(page, w, cluster);
+      await goTo(page, "nodepools");
       await assertPoolsMatch(page, w, cluster);
+      await goTo(page, "nodes");
       const total = await assertNodeTableMatches(page, w, cluster);
       // The filter narrows the table to this test's pool: its 4 nodes, each on a row.
       await page.getByLabel("filter nodes").fill(pool);
@@ -425,16 +434,13 @@ test(
         async () => (await page.getByTestId("node-row").filter({ hasText: pool }).count()) === 4,
         { timeoutMs: 10_000, intervalMs: 100 },
       );
-      assert.match(
-        await text(page.locator("h2", { hasText: "Nodes" }).locator(".muted")),
-        /^\(4( of \d+)?\)$/,
-      );
+      assert.match(await text(page.locator("[data-testid=node-table] h2 .count")), /^\(4( of [\d,]+)?\)$/);
       await page.getByLabel("filter nodes").fill("");
       log(`rig: node table lists ${total} nodes = API; filter by pool → its 4 nodes`);
 
       if (SCREENSHOTS) {
+        await goTo(page, "overview");
         await waitForHistory(page, w, cluster);
-        await assertNodeTableMatches(page, w, cluster);
         await screenshots(page, "rig");
       }
       await page.close();
@@ -448,28 +454,31 @@ test(
     assert.ok(sim);
     const w = await sim;
     const page = await open(w);
-    // The simulator fast-forwards 12 minutes of history at start; its churning pool gets flagged.
-    await page.getByTestId("thrashing-alert").first().waitFor({ timeout: 90_000 });
     const o = await assertOverviewMatches(page, w, "default");
+    await goTo(page, "nodepools");
     const pools = await assertPoolsMatch(page, w, "default");
+    await goTo(page, "nodes");
     await assertNodeTableMatches(page, w, "default");
+    // The simulator fast-forwards 12 minutes of history at start; its churning pool gets flagged.
+    await goTo(page, "thrashing");
+    await page.getByTestId("thrashing-alert").first().waitFor({ timeout: 90_000 });
     assert.ok(pools.length >= 2, "several NodePools");
-    assert.ok(o.thrashingPools.length >= 1, "a thrashing pool in the API");
+    const flagged = (await api<OverviewDto>(w, "default", "overview")).thrashingPools;
+    assert.ok(flagged.length >= 1, "a thrashing pool in the API");
     log(`sim: page shows ${o.nodes} nodes, ${usd(o.costPerHour)}/h, ${pools.length} pools = API`);
 
     // The alert names the pool the API flags and, opened, lists the API's evidence.
     const alert = page.getByTestId("thrashing-alert").first();
-    await alert.locator("summary").click();
     const report = await waitFor(
       "the opened alert to list the API's evidence",
       async () => {
         const reports = await api<ThrashingDto[]>(w, "default", "thrashing");
-        const name = await text(alert.locator("summary b"));
+        const name = await text(alert.locator("h2 b"));
         const r = reports.find((x) => x.nodePool === name && x.severity !== "none");
-        const rows = await alert.locator("tbody tr").allTextContents();
+        const rows = await alert.getByTestId("evidence-row").allTextContents();
         return r &&
           rows.length === r.evidence.length &&
-          r.evidence.every((e, i) => rows[i]?.includes(e.nodeClaim))
+          r.evidence.every((e) => rows.some((row) => row.includes(e.nodeClaim)))
           ? r
           : undefined;
       },
@@ -480,8 +489,8 @@ test(
     );
 
     if (SCREENSHOTS) {
+      await goTo(page, "overview");
       await waitForHistory(page, w, "default");
-      await page.getByTestId("thrashing-alert").first().locator("summary").click();
       await screenshots(page, "sim");
     }
 

@@ -31,6 +31,10 @@ import { DEFAULT_POLICY, type WarmupPolicy } from "../../src/warmup/policy.ts";
 import { runController } from "../../src/warmup/run.ts";
 import type { WarmupEvent } from "../../src/warmup/stats.ts";
 import { followCluster } from "../../src/state/follow.ts";
+import type { NodeListDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
+import { startWave, type Started } from "../../src/cli/start.ts";
+import { DEFAULTS } from "../../src/config/config.ts";
+import { createLogger } from "../../src/shared/log.ts";
 import {
   apply,
   createNamespace,
@@ -399,6 +403,32 @@ test(
       // Another Wave install on the same cluster (like any other e2e test's `wave start`): it
       // sees every pool, has warmup off for ours and must never release our warm nodes.
       const stopOther = new AbortController();
+      // Wave's own pipeline (agent → gRPC → core → API) watching the rig: while the warmup is
+      // live, the API must report the node warm (the agent once trimmed away the owner mark).
+      // Its own namespace: its warmup controller (policy off) must not own this test's marks.
+      const waveNs = await createNamespace("warmup-wave");
+      const wave: Started = await startWave(
+        {
+          ...DEFAULTS,
+          port: 0,
+          grpcPort: 0,
+          webhookPort: 0,
+          dataDir: join(dir, "wave"),
+          logLevel: "error",
+          kubeconfig: kubeconfigPath,
+          clusterId: "warmup-e2e",
+          namespace: waveNs,
+        },
+        {},
+        { log: createLogger({ level: "error", base: { app: "wave-e2e-warmup" } }) },
+      );
+      const waveApi = async <T>(path: string): Promise<T> => {
+        const res = await fetch(new URL(`api/v1/clusters/warmup-e2e/${path}`, wave.url), {
+          headers: { authorization: `Bearer ${wave.tokens.viewer}` },
+        });
+        assert.equal(res.status, 200, `GET ${path}: ${res.status}`);
+        return (await res.json()) as T;
+      };
       const loopOther = runController(
         new WarmupController({
           client,
@@ -461,6 +491,21 @@ test(
           { timeoutMs: 20_000, intervalMs: 250 },
         );
         const claim2 = (await claimOfNode(node2))?.metadata.name ?? "";
+        await waitFor(
+          `core's API to report ${node2} warm (node table and Warmup page)`,
+          async () => {
+            const row = (await waveApi<NodeListDto>(`nodes?q=${encodeURIComponent(node2)}`)).items.find(
+              (n) => n.name === node2,
+            );
+            const view = await waveApi<WarmupViewDto>("warmup");
+            const listed = view.pools
+              .find((p) => p.nodePool === pool)
+              ?.warmNodes.some((w) => w.name === node2);
+            return row?.warm === true && listed === true;
+          },
+          { timeoutMs: 30_000, intervalMs: 250 },
+        );
+        t.diagnostic(`core's API reports ${node2} warm while the warmup is live`);
         await assertPrepulled(t, pulls, node2);
         assert.deepEqual(
           await protectedByWave(node2),
@@ -645,6 +690,8 @@ test(
         await dumpState();
         throw err;
       } finally {
+        await wave.stop();
+        await deleteNamespace(waveNs);
         for (const p of procs) await kill(p);
         stopOther.abort();
         watchStop.abort();

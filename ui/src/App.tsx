@@ -1,27 +1,46 @@
-import { useEffect, useState } from "react";
-import type {
-  ClusterDto,
-  DisruptionDto,
-  LifecycleEventDto,
-  LiveDto,
-  NodeListDto,
-  SeriesDto,
-  ThrashingDto,
-} from "../../src/dashboard/dto.ts";
-import { ApiError, followLive, listClusters, setToken, takeToken } from "./api.ts";
-import { HistoryChart } from "./Chart.tsx";
-import { NodeTable } from "./NodeTable.tsx";
-import { useJson } from "./hooks.ts";
-import { ago, bytes, cores, duration, pct, time, usd } from "./format.ts";
-import { Savings } from "./Savings.tsx";
+// The console's shell: token, clusters, role, the route in the URL, navigation, the cluster
+// switcher, the time-range picker and the live stream every page follows.
+import { useCallback, useEffect, useMemo, useState } from "react";
+import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
+import { ApiError, followLive, listClusters, setToken, takeToken, whoAmI } from "./api.ts";
+import type { PageCtx } from "./ctx.ts";
+import { ago } from "./format.ts";
+import { Disruptions } from "./pages/Disruptions.tsx";
+import { NodeDrawer } from "./pages/NodeDrawer.tsx";
+import { NodePools } from "./pages/NodePools.tsx";
+import { Nodes } from "./pages/Nodes.tsx";
+import { Overview } from "./pages/Overview.tsx";
+import { Spot } from "./pages/Spot.tsx";
+import { Thrashing } from "./pages/Thrashing.tsx";
+import { Warmup } from "./pages/Warmup.tsx";
+import { PRESETS, resolveRange, type RangeSpec } from "./range.ts";
+import { formatRoute, PAGES, parseRoute, type Route } from "./route.ts";
 
 const CLUSTERS_POLL_MS = 10_000;
+
+function useRoute(): [Route, (patch: Partial<Route>) => void] {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = (): void => setRoute(parseRoute(location.hash));
+    window.addEventListener("hashchange", on);
+    return () => window.removeEventListener("hashchange", on);
+  }, []);
+  const go = useCallback((patch: Partial<Route>) => {
+    const next = { ...parseRoute(location.hash), ...patch };
+    // A new page starts without the old page's filters.
+    if (patch.page !== undefined && patch.params === undefined) next.params = {};
+    location.hash = formatRoute(next);
+  }, []);
+  return [route, go];
+}
 
 export function App() {
   const [token, setTok] = useState<string | null>(() => takeToken());
   const [clusters, setClusters] = useState<ClusterDto[] | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [clusterId, setClusterId] = useState<string | undefined>();
+  const [role, setRole] = useState<"viewer" | "admin" | undefined>();
+  const [signIn, setSignIn] = useState<string | undefined>();
+  const [route, go] = useRoute();
 
   useEffect(() => {
     // Polled: clusters that connect later appear, and an agent's connection state stays current.
@@ -32,73 +51,180 @@ export function App() {
           loaded = true;
           setClusters(cs);
           setError(undefined);
-          setClusterId((id) => id ?? cs[0]?.id);
         },
         (err: unknown) => {
           const unauthorized = err instanceof ApiError && err.status === 401;
-          // A failed poll once the dashboard is up is left to the live link's "reconnecting".
+          // A failed poll once the console is up is left to the live link's "reconnecting".
           if (unauthorized || !loaded) setError(unauthorized ? "token" : (err as Error).message);
         },
       );
     };
     load();
+    whoAmI(token).then(
+      (w) => setRole(w.role),
+      () => setRole(undefined),
+    );
     const t = setInterval(load, CLUSTERS_POLL_MS);
     return () => clearInterval(t);
   }, [token]);
 
+  const acceptToken = (t: string): void => {
+    setToken(t);
+    setTok(t);
+    setSignIn(undefined);
+  };
+
   if (error === "token")
+    return <TokenForm onToken={acceptToken} why="Wave's API needs a token to show this cluster." />;
+  if (error)
     return (
-      <TokenForm
-        onToken={(t) => {
-          setToken(t);
-          setTok(t);
-        }}
-      />
+      <p className="error" role="alert">
+        Cannot reach Wave's API: {error}
+      </p>
     );
-  if (error) return <p className="error">Cannot reach Wave's API: {error}</p>;
   if (!clusters) return <p className="loading">Loading…</p>;
   if (clusters.length === 0)
     return <p className="empty">No cluster has connected yet. Start a Wave agent pointed at this core.</p>;
-  const cluster = clusters.find((c) => c.id === clusterId) ?? clusters[0];
+  const cluster = clusters.find((c) => c.id === route.cluster) ?? clusters[0];
   if (!cluster) return null;
   return (
-    <Dashboard
-      key={cluster.id}
-      cluster={cluster}
-      clusters={clusters}
-      token={token}
-      onCluster={setClusterId}
-    />
+    <>
+      <Console
+        key={cluster.id}
+        cluster={cluster}
+        clusters={clusters}
+        token={token}
+        role={role}
+        route={route}
+        go={go}
+        askAdmin={setSignIn}
+      />
+      {signIn !== undefined ? (
+        <div className="modal" role="dialog" aria-modal="true" aria-label="sign in as admin">
+          <TokenForm
+            onToken={acceptToken}
+            why={`To ${signIn}, sign in with the admin token.`}
+            onCancel={() => setSignIn(undefined)}
+          />
+        </div>
+      ) : null}
+    </>
   );
 }
 
-function TokenForm({ onToken }: { onToken: (t: string) => void }) {
+export function TokenForm({
+  onToken,
+  why,
+  onCancel,
+}: {
+  onToken: (t: string) => void;
+  why: string;
+  onCancel?: () => void;
+}) {
   const [value, setValue] = useState("");
   return (
     <form
       className="token"
       onSubmit={(e) => {
         e.preventDefault();
-        onToken(value.trim());
+        if (value.trim()) onToken(value.trim());
       }}
     >
       <h1>Wave</h1>
-      <p>
-        Paste a viewer or admin token (printed by <code>wave start</code>).
+      <p>{why}</p>
+      <p className="muted">
+        Tokens are printed by <code>wave start</code> (or in the chart's Secret). A viewer token shows
+        everything; an admin token also edits policies.
       </p>
-      <input type="password" value={value} onChange={(e) => setValue(e.target.value)} aria-label="token" />
-      <button type="submit">Open dashboard</button>
+      <input
+        type="password"
+        value={value}
+        onChange={(e) => setValue(e.target.value)}
+        aria-label="token"
+        autoFocus
+      />
+      <div className="buttons">
+        <button type="submit">Sign in</button>
+        {onCancel ? (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
+      </div>
     </form>
   );
 }
 
-function Dashboard(props: {
+function RangePicker({
+  range,
+  onRange,
+  now,
+}: {
+  range: RangeSpec;
+  onRange: (r: RangeSpec) => void;
+  now: number;
+}) {
+  const value = range.kind === "preset" ? range.id : "custom";
+  const { from, to } = resolveRange(range, now);
+  const local = (t: number): string => {
+    const d = new Date(t - new Date(t).getTimezoneOffset() * 60_000);
+    return d.toISOString().slice(0, 16);
+  };
+  const parse = (s: string): number => Date.parse(s);
+  return (
+    <span className="range">
+      <select
+        aria-label="time range"
+        value={value}
+        onChange={(e) => {
+          const v = e.target.value;
+          if (v === "custom") onRange({ kind: "custom", from, to });
+          else onRange({ kind: "preset", id: v as keyof typeof PRESETS });
+        }}
+      >
+        {Object.keys(PRESETS).map((k) => (
+          <option key={k} value={k}>
+            last {k}
+          </option>
+        ))}
+        <option value="custom">custom…</option>
+      </select>
+      {range.kind === "custom" ? (
+        <>
+          <input
+            type="datetime-local"
+            aria-label="from"
+            value={local(from)}
+            onChange={(e) => {
+              const f = parse(e.target.value);
+              if (f < to) onRange({ kind: "custom", from: f, to });
+            }}
+          />
+          <input
+            type="datetime-local"
+            aria-label="to"
+            value={local(to)}
+            onChange={(e) => {
+              const t = parse(e.target.value);
+              if (t > from) onRange({ kind: "custom", from, to: t });
+            }}
+          />
+        </>
+      ) : null}
+    </span>
+  );
+}
+
+function Console(props: {
   cluster: ClusterDto;
   clusters: ClusterDto[];
   token: string | null;
-  onCluster: (id: string) => void;
+  role: "viewer" | "admin" | undefined;
+  route: Route;
+  go: (patch: Partial<Route>) => void;
+  askAdmin: (why: string) => void;
 }) {
-  const { cluster, token } = props;
+  const { cluster, token, route, go } = props;
   const [live, setLive] = useState<LiveDto | undefined>();
   const [link, setLink] = useState<"live" | "reconnecting">("reconnecting");
   const [version, setVersion] = useState(0);
@@ -124,24 +250,51 @@ function Dashboard(props: {
     };
   }, [cluster.id, token]);
 
-  const nodes = useJson<NodeListDto>(`${base}/nodes`, token, version);
-  const thrashing = useJson<ThrashingDto[]>(`${base}/thrashing`, token, version, 5000);
-  const disruptions = useJson<DisruptionDto[]>(`${base}/disruptions?limit=50`, token, version, 2000);
-  const lifecycle = useJson<LifecycleEventDto[]>(`${base}/events?limit=50`, token, version, 2000);
-  const series = useJson<SeriesDto>(`${base}/series?window=21600`, token, version, 15000);
-
-  const o = live?.overview;
+  const refresh = useCallback(() => setVersion((v) => v + 1), []);
+  const ctx: PageCtx = useMemo(
+    () => ({
+      cluster,
+      base,
+      token,
+      role: props.role,
+      version,
+      live,
+      now,
+      route,
+      go,
+      askAdmin: props.askAdmin,
+      refresh,
+    }),
+    [cluster, base, token, props.role, version, live, now, route, go, props.askAdmin, refresh],
+  );
+  const link_ = (page: Route["page"]): string =>
+    formatRoute({ ...route, page, params: {}, node: undefined, cluster: cluster.id });
+  const Page = {
+    overview: Overview,
+    nodepools: NodePools,
+    nodes: Nodes,
+    warmup: Warmup,
+    spot: Spot,
+    disruptions: Disruptions,
+    thrashing: Thrashing,
+  }[route.page];
   return (
-    <main>
-      <header>
+    <div className="app">
+      <header className="top">
         <h1>Wave</h1>
-        <select value={cluster.id} onChange={(e) => props.onCluster(e.target.value)} aria-label="cluster">
+        <select
+          value={cluster.id}
+          onChange={(e) => go({ cluster: e.target.value, node: undefined })}
+          aria-label="cluster"
+        >
           {props.clusters.map((c) => (
             <option key={c.id} value={c.id}>
               {c.id}
+              {c.connected ? "" : " (disconnected)"}
             </option>
           ))}
         </select>
+        <RangePicker range={route.range} onRange={(r) => go({ range: r })} now={now} />
         {cluster.simulated ? <span className="tag sim">simulated cluster</span> : null}
         {cluster.connected ? null : (
           <span
@@ -152,238 +305,38 @@ function Dashboard(props: {
             agent disconnected · last data {ago(cluster.lastSeen, now)} ago
           </span>
         )}
-        <span className="muted">
+        <span className="muted versions">
           Kubernetes {cluster.kubernetesVersion ?? "?"} · Karpenter {cluster.karpenterVersion ?? "?"}
         </span>
         <span className={`link ${link}`} data-testid="link-state">
           {link === "live" ? "● live" : "○ reconnecting"}
         </span>
+        {props.role === "admin" ? (
+          <span className="tag admin" data-testid="role">
+            admin
+          </span>
+        ) : (
+          <button
+            type="button"
+            className="signin"
+            data-testid="role"
+            onClick={() => props.askAdmin("edit policies")}
+          >
+            viewer · sign in as admin
+          </button>
+        )}
       </header>
-
-      {!o ? (
-        <p className="loading">Waiting for the first snapshot…</p>
-      ) : (
-        <>
-          <section className="cards">
-            <Card
-              label="nodes"
-              value={String(o.nodes)}
-              testid="overview-nodes"
-              sub={`${o.nodePools} NodePools · ${o.pendingPods} pending pods`}
-            />
-            <Card
-              label="cost per hour"
-              value={usd(o.costPerHour)}
-              testid="overview-cost"
-              sub={`${usd(o.costPerMonth)} / month · priced ${Object.entries(o.priceSources)
-                .map(([k, v]) => `${v} ${k}`)
-                .join(", ")}`}
-            />
-            <Card
-              label="spot ratio"
-              value={pct(o.spotRatio.nodes)}
-              testid="overview-spot"
-              sub={`vCPU ${pct(o.spotRatio.vcpu)} · cost ${pct(o.spotRatio.cost)} · saves ${usd(o.spotSavingsPerHour)}/h`}
-            />
-            <Card
-              label="requested / allocatable"
-              value={`${pct(o.allocatable.cpu ? o.requested.cpu / o.allocatable.cpu : null)} cpu`}
-              sub={`${cores(o.requested.cpu)}/${cores(o.allocatable.cpu)} cores · ${bytes(o.requested.memoryBytes)}/${bytes(o.allocatable.memoryBytes)}`}
-            />
-            <Card
-              label="disruptions (1 h)"
-              value={String(o.disruptionsLastHour)}
-              sub={o.thrashingPools.length ? `thrashing: ${o.thrashingPools.join(", ")}` : "no thrashing"}
-            />
-            <Card
-              label="warm nodes"
-              value={String(o.warmup.warmNodes)}
-              sub={`${usd(o.warmup.costPerHour)}/h · ${o.warmup.hits} hits / ${o.warmup.misses} misses · saved ${Math.round(o.warmup.timeSavedSeconds)} s`}
-            />
-          </section>
-
-          {thrashing.data && thrashing.data.some((t) => t.severity !== "none") ? (
-            <section className="alerts">
-              <h2>Thrashing</h2>
-              {thrashing.data
-                .filter((t) => t.severity !== "none")
-                .map((t) => (
-                  <details key={t.nodePool} className={`alert ${t.severity}`} data-testid="thrashing-alert">
-                    <summary>
-                      <b>{t.nodePool}</b> — {withoutPrefix(t.summary, `${t.nodePool}: `)}
-                    </summary>
-                    <ul>
-                      {t.advice.map((a) => (
-                        <li key={a}>{a}</li>
-                      ))}
-                    </ul>
-                    <table>
-                      <thead>
-                        <tr>
-                          <th>nodeclaim</th>
-                          <th>type</th>
-                          <th>created</th>
-                          <th>lived</th>
-                          <th>reason</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {t.evidence.map((e) => (
-                          <tr key={e.nodeClaim}>
-                            <td>{e.nodeClaim}</td>
-                            <td>{e.instanceType ?? "—"}</td>
-                            <td>{time(e.createdAt)}</td>
-                            <td>{e.lifetimeSeconds === null ? "alive" : duration(e.lifetimeSeconds)}</td>
-                            <td>{e.reason ?? "—"}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  </details>
-                ))}
-            </section>
-          ) : null}
-
-          <section>
-            <h2>NodePools</h2>
-            {live.nodePools.length === 0 ? (
-              <p className="empty">No NodePools.</p>
-            ) : (
-              <table data-testid="pool-table">
-                <thead>
-                  <tr>
-                    <th>pool</th>
-                    <th>nodes</th>
-                    <th>spot / on-demand</th>
-                    <th>vCPU</th>
-                    <th>memory</th>
-                    <th>$/h</th>
-                    <th>spot $/h</th>
-                    <th>on-demand $/h</th>
-                    <th>$/month</th>
-                    <th>cpu limit</th>
-                    <th>memory limit</th>
-                    <th>consolidation</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {live.nodePools.map((p) => (
-                    <tr key={p.name} data-testid="pool-row">
-                      <td>
-                        {p.name}
-                        {p.thrashing !== "none" ? (
-                          <span className={`tag ${p.thrashing}`}>thrashing</span>
-                        ) : null}
-                        {p.warmNodes ? <span className="tag warm">{p.warmNodes} warm</span> : null}
-                      </td>
-                      <td data-testid="pool-nodes">{p.nodes}</td>
-                      <td>
-                        {p.nodesByCapacityType.spot ?? 0} / {p.nodesByCapacityType["on-demand"] ?? 0}
-                      </td>
-                      <td>{cores(p.vcpu)}</td>
-                      <td>{bytes(p.memoryBytes)}</td>
-                      <td>{usd(p.costPerHour)}</td>
-                      <td>{usd(p.costByCapacityType.spot ?? 0)}</td>
-                      <td>{usd(p.costByCapacityType["on-demand"] ?? 0)}</td>
-                      <td>{usd(p.costPerMonth)}</td>
-                      <td>
-                        <Bar fraction={p.limitUsage.cpu} />
-                      </td>
-                      <td>
-                        <Bar fraction={p.limitUsage.memory} />
-                      </td>
-                      <td>
-                        {p.consolidationPolicy ?? "—"} after {p.consolidateAfter ?? "—"}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </section>
-
-          <Savings base={base} token={token} version={version} />
-          <section>
-            <h2>History (6 h)</h2>
-            {series.data ? (
-              series.data.points.length ? (
-                <HistoryChart series={series.data} />
-              ) : (
-                <p className="empty">No history yet.</p>
-              )
-            ) : (
-              <p className="loading">{series.error ?? "Loading…"}</p>
-            )}
-          </section>
-
-          {nodes.data ? (
-            <NodeTable nodes={nodes.data.items} now={now} />
-          ) : (
-            <p className="loading">{nodes.error ?? "Loading nodes…"}</p>
-          )}
-
-          <div className="two">
-            <section>
-              <h2>Disruptions</h2>
-              {disruptions.data?.length ? (
-                <ul className="feed" data-testid="disruptions">
-                  {disruptions.data.map((d) => (
-                    <li key={`${d.nodeClaim}-${d.at}`}>
-                      <span className="muted">{time(d.at)}</span> <b>{d.reason}</b> {d.nodeClaim}{" "}
-                      <span className="muted">{d.nodePool}</span>
-                    </li>
-                  ))}
-                </ul>
-              ) : (
-                <p className="empty">No disruptions recorded.</p>
-              )}
-            </section>
-            <section>
-              <h2>Node lifecycle</h2>
-              {lifecycle.data?.length ? (
-                <ul className="feed" data-testid="lifecycle">
-                  {lifecycle.data.map((e) => (
-                    <li key={`${e.nodeClaim}-${e.phase}-${e.at}`}>
-                      <span className="muted">{ago(e.at, now)} ago</span> <b>{e.phase}</b> {e.nodeClaim}
-                      {e.reason ? ` (${e.reason})` : ""} <span className="muted">{e.instanceType}</span>
-                    </li>
-                  ))}
-                </ul>
-              ) : (
-                <p className="empty">No lifecycle events yet.</p>
-              )}
-            </section>
-          </div>
-        </>
-      )}
-    </main>
-  );
-}
-
-function Card(props: { label: string; value: string; sub?: string; testid?: string }) {
-  return (
-    <div className="card">
-      <div className="label">{props.label}</div>
-      <div className="value" data-testid={props.testid}>
-        {props.value}
-      </div>
-      {props.sub ? <div className="sub">{props.sub}</div> : null}
+      <nav aria-label="pages">
+        {PAGES.map((p) => (
+          <a key={p.id} href={link_(p.id)} aria-current={route.page === p.id ? "page" : undefined}>
+            {p.label}
+          </a>
+        ))}
+      </nav>
+      <main>
+        <Page ctx={ctx} />
+      </main>
+      {route.node ? <NodeDrawer ctx={ctx} name={route.node} /> : null}
     </div>
   );
-}
-
-function Bar({ fraction }: { fraction: number | null }) {
-  if (fraction === null) return <span className="muted">no limit</span>;
-  const w = Math.min(1, Math.max(0, fraction));
-  return (
-    <span className="bar" title={pct(fraction)}>
-      <span style={{ width: `${w * 100}%` }} className={w > 0.9 ? "hot" : ""} />
-      <em>{pct(fraction)}</em>
-    </span>
-  );
-}
-
-/** The detector's summary starts with the pool's name, which the alert already shows in bold. */
-function withoutPrefix(s: string, prefix: string): string {
-  return s.startsWith(prefix) ? s.slice(prefix.length) : s;
 }

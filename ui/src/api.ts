@@ -1,15 +1,25 @@
 // Talking to core: JSON over fetch with the bearer token, and the live stream read with fetch
 // (EventSource cannot send an Authorization header).
-import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
+import type {
+  ClusterDto,
+  LiveDto,
+  SpotPolicyDto,
+  WarmupPolicyDto,
+  WhoAmIDto,
+} from "../../src/dashboard/dto.ts";
 
 const TOKEN_KEY = "wave.token";
 
-/** The token comes once in the URL fragment (never sent to servers), then lives in the session. */
+/**
+ * The token comes once in the URL fragment (never sent to servers), then lives in the session;
+ * the rest of the fragment (a deep link) is kept.
+ */
 export function takeToken(): string | null {
-  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (m?.[1]) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
-    history.replaceState(null, "", location.pathname + location.search);
+  const m = /([#?&])token=([^&]+)&?/.exec(location.hash);
+  if (m?.[2]) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[2]));
+    const rest = location.hash.replace(m[0], m[1] === "&" ? "&" : (m[1] ?? "")).replace(/[?&#]$/, "");
+    history.replaceState(null, "", location.pathname + location.search + (rest === "" ? "" : rest));
   }
   return sessionStorage.getItem(TOKEN_KEY);
 }
@@ -59,6 +69,40 @@ export async function sendJson<T>(
 
 export const listClusters = (token: string | null): Promise<ClusterDto[]> =>
   getJson<ClusterDto[]>("api/v1/clusters", token);
+
+export const whoAmI = (token: string | null): Promise<WhoAmIDto> =>
+  getJson<WhoAmIDto>("api/v1/whoami", token);
+
+// Policy writes (admin). One place for their paths: each cluster's policies live under its own
+// base (api/v1/clusters/<id>), keyed by workload and pool — a policy never reaches another cluster.
+const spotPath = (base: string, w: SpotPolicyDto["workload"]): string =>
+  `${base}/policies/spot/${w.kind}/${encodeURIComponent(w.namespace)}/${encodeURIComponent(w.name)}`;
+const warmupPath = (base: string, pool: string): string =>
+  `${base}/policies/warmup/${encodeURIComponent(pool)}`;
+
+export const saveSpotPolicy = (
+  base: string,
+  token: string | null,
+  p: SpotPolicyDto,
+): Promise<SpotPolicyDto> =>
+  sendJson<SpotPolicyDto>("PUT", spotPath(base, p.workload), token, {
+    threshold: p.threshold,
+    strategy: p.strategy,
+    ...(p.percentAboveBase === undefined ? {} : { percentAboveBase: p.percentAboveBase }),
+  });
+export const deleteSpotPolicy = (
+  base: string,
+  token: string | null,
+  w: SpotPolicyDto["workload"],
+): Promise<unknown> => sendJson("DELETE", spotPath(base, w), token);
+export const saveWarmupPolicy = (
+  base: string,
+  token: string | null,
+  pool: string,
+  policy: WarmupPolicyDto["policy"],
+): Promise<WarmupPolicyDto> => sendJson<WarmupPolicyDto>("PUT", warmupPath(base, pool), token, policy);
+export const deleteWarmupPolicy = (base: string, token: string | null, pool: string): Promise<unknown> =>
+  sendJson("DELETE", warmupPath(base, pool), token);
 
 /**
  * Follows the server-sent-events stream of a cluster, calling `onData` with every snapshot.

@@ -1,41 +1,43 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { getJson } from "./api.ts";
 
+export interface AsyncState<T> {
+  data: T | undefined;
+  error: string | undefined;
+  loading: boolean;
+}
+
 /**
- * Loads `path` and reloads it whenever `version` changes, at most every `minIntervalMs`.
- * Throttled, not debounced: a live stream that changes every 250 ms (a busy cluster) must not
- * postpone the reload forever. One load at a time; changes seen during a load cause one more
- * load, `minIntervalMs` after it ended.
+ * Runs `load` when `deps` change and again whenever `version` changes, at most every
+ * `minIntervalMs`. Throttled, not debounced: a live stream that changes every 250 ms (a busy
+ * cluster) must not postpone the reload forever. One load at a time; changes seen during a load
+ * cause one more load, `minIntervalMs` after it ended. `load` null = nothing to load.
  */
-// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T names the response type
-export function useJson<T>(
-  path: string | null,
-  token: string | null,
+export function useAsync<T>(
+  load: ((signal: AbortSignal) => Promise<T>) | null,
+  deps: readonly unknown[],
   version: number,
   minIntervalMs = 1000,
-): { data: T | undefined; error: string | undefined; loading: boolean } {
-  const [state, setState] = useState<{ data: T | undefined; error: string | undefined; loading: boolean }>({
-    data: undefined,
-    error: undefined,
-    loading: true,
-  });
+): AsyncState<T> {
+  const [state, setState] = useState<AsyncState<T>>({ data: undefined, error: undefined, loading: true });
   const [tick, setTick] = useState(0);
-  const load = useRef<{
-    busy: boolean;
-    dirty: boolean;
-    doneAt: number;
-    timer?: ReturnType<typeof setTimeout>;
-  }>({ busy: false, dirty: false, doneAt: 0 });
+  const loader = useRef(load);
+  loader.current = load;
+  const l = useRef<{ busy: boolean; dirty: boolean; doneAt: number; timer?: ReturnType<typeof setTimeout> }>({
+    busy: false,
+    dirty: false,
+    doneAt: 0,
+  });
   const reloadSoon = useCallback(() => {
-    const l = load.current;
-    if (l.busy) l.dirty = true;
+    const s = l.current;
+    if (s.busy) s.dirty = true;
     else
-      l.timer ??= setTimeout(
+      s.timer ??= setTimeout(
         () => {
-          l.timer = undefined;
+          s.timer = undefined;
           setTick((n) => n + 1);
         },
-        Math.max(0, l.doneAt + minIntervalMs - Date.now()),
+        Math.max(0, s.doneAt + minIntervalMs - Date.now()),
       );
   }, [minIntervalMs]);
   const mounted = useRef(false);
@@ -46,37 +48,55 @@ export function useJson<T>(
   }, [version, reloadSoon]);
   useEffect(
     () => () => {
-      clearTimeout(load.current.timer);
-      load.current.timer = undefined;
+      clearTimeout(l.current.timer);
+      l.current.timer = undefined;
     },
     [],
   );
+  const enabled = load !== null;
   useEffect(() => {
-    if (path === null) return;
-    const l = load.current;
+    const fn = loader.current;
+    if (!fn) return;
+    const s = l.current;
     const ac = new AbortController();
-    l.busy = true;
-    l.dirty = false;
+    s.busy = true;
+    s.dirty = false;
     const settle = (): void => {
-      l.busy = false;
-      l.doneAt = Date.now();
-      if (l.dirty) reloadSoon();
+      s.busy = false;
+      s.doneAt = Date.now();
+      if (s.dirty) reloadSoon();
     };
-    getJson<T>(path, token, ac.signal).then(
+    fn(ac.signal).then(
       (data) => {
+        if (ac.signal.aborted) return;
         setState({ data, error: undefined, loading: false });
         settle();
       },
       (err: unknown) => {
         if (ac.signal.aborted) return;
-        setState((s) => ({ ...s, error: (err as Error).message, loading: false }));
+        setState((st) => ({ ...st, error: (err as Error).message, loading: false }));
         settle();
       },
     );
     return () => {
       ac.abort();
-      l.busy = false;
+      s.busy = false;
     };
-  }, [path, token, tick, reloadSoon]);
+  }, [...deps, enabled, tick, reloadSoon]);
   return state;
+}
+
+/** GET `path` (JSON), reloaded as useAsync describes. */
+export function useJson<T>(
+  path: string | null,
+  token: string | null,
+  version: number,
+  minIntervalMs = 1000,
+): AsyncState<T> {
+  return useAsync<T>(
+    path === null ? null : (signal) => getJson<T>(path, token, signal),
+    [path, token],
+    version,
+    minIntervalMs,
+  );
 }

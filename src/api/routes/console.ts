@@ -1,0 +1,238 @@
+// The console's per-cluster pages beyond the dashboard: warmup, spot placement and the node
+// drawer. Thin handlers: read the hub's state, the store and the policies, then call the pure
+// builders in src/console. Viewer role, like the dashboard.
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { ClusterEntry, ClusterHub } from "../../core/hub/hub.ts";
+import { buildNodeDetail } from "../../console/node.ts";
+import { buildSpotView } from "../../console/spot.ts";
+import { buildWarmupView } from "../../console/warmup.ts";
+import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
+import { buildNodeList, thrashingLookbackMs, thrashingReports } from "../../dashboard/views.ts";
+import type { PriceProvider } from "../../pricing/types.ts";
+import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
+import type { ApiPlugin } from "../app.ts";
+import { spotPolicySet } from "./policies.ts";
+import { errorSchema } from "./schemas.ts";
+
+export interface ConsoleDeps {
+  hub: ClusterHub;
+  prices: PriceProvider;
+  now: () => number;
+  thrashing?: Partial<ThrashingOptions>;
+}
+
+/** The one-line command that applies a fix's merge patch to a NodePool. */
+export function kubectlPatch(pool: string, patch: Record<string, unknown>): string {
+  const quoted = `'${JSON.stringify(patch).replaceAll("'", "'\\''")}'`;
+  return `kubectl patch nodepool ${pool} --type merge -p ${quoted}`;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const viewer = { role: "viewer" as const };
+const idParams = {
+  type: "object",
+  required: ["id"],
+  properties: { id: { type: "string", minLength: 1 } },
+} as const;
+const rangeProps = {
+  from: { type: "integer", minimum: 0, description: "epoch ms, inclusive (default: 24 h ago)" },
+  to: { type: "integer", minimum: 0, description: "epoch ms, exclusive (default: now)" },
+} as const;
+
+export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
+  const { hub } = deps;
+  const store = hub.store;
+
+  const clusterOr404 = async (id: string, reply: FastifyReply): Promise<ClusterEntry | undefined> => {
+    const c = hub.get(id);
+    if (!c) await reply.code(404).send({ error: "not_found", message: `no cluster with id "${id}"` });
+    return c;
+  };
+
+  const warmupPolicies = async (clusterId: string): Promise<Map<string, WarmupPolicy>> => {
+    const out = new Map<string, WarmupPolicy>();
+    for (const r of await store.listPolicies(clusterId, "warmup")) {
+      const parsed = parsePolicy(r.value);
+      if (parsed.ok) out.set(r.key, parsed.policy);
+    }
+    return out;
+  };
+
+  return (app: FastifyInstance) => {
+    app.get(
+      "/api/v1/whoami",
+      {
+        config: viewer,
+        schema: { summary: "The caller's role (the UI shows editing only to admins)" },
+      },
+      (req) => ({ role: req.role }),
+    );
+
+    app.get<{ Params: { id: string } }>(
+      "/api/v1/clusters/:id/thrashing/fixes",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Per thrashing NodePool, each fix with its kubectl patch command (when the fix is a spec change)",
+          params: idParams,
+          response: { 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const now = deps.now();
+        const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
+        const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
+        return thrashingReports({
+          pools: c.state.nodePools(),
+          events,
+          disruptions,
+          now,
+          ...(deps.thrashing ? { options: deps.thrashing } : {}),
+        })
+          .filter((r) => r.severity !== "none")
+          .map((r) => ({
+            nodePool: r.nodePool,
+            severity: r.severity,
+            fixes: r.advice.map((a) => ({
+              title: a.title,
+              detail: a.detail,
+              kubectl: a.patch ? kubectlPatch(r.nodePool, a.patch) : null,
+            })),
+          }));
+      },
+    );
+
+    app.get<{ Params: { id: string }; Querystring: { from?: number; to?: number } }>(
+      "/api/v1/clusters/:id/warmup",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Warmup per NodePool: policy, state, warm nodes with pre-pull progress, why not warming, and over [from, to) hits, misses, measured time saved and warm cost",
+          params: idParams,
+          querystring: { type: "object", properties: rangeProps },
+          response: { 404: errorSchema, 400: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const now = deps.now();
+        const to = req.query.to ?? now + 1;
+        const from = req.query.from ?? to - DAY;
+        if (to < from)
+          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const [policies, events, lifecycle] = await Promise.all([
+          warmupPolicies(c.id),
+          store.warmupEvents({ clusterId: c.id, from, to }),
+          // A warm node released in the range may have launched before it.
+          store.lifecycle({ clusterId: c.id, from: from - DAY, to }),
+        ]);
+        return buildWarmupView({
+          clusterId: c.id,
+          state: c.state,
+          policies,
+          defaults: DEFAULT_POLICY,
+          events,
+          lifecycle,
+          prices: deps.prices,
+          now,
+          from,
+          to,
+        });
+      },
+    );
+
+    app.get<{ Params: { id: string }; Querystring: { workload?: string } }>(
+      "/api/v1/clusters/:id/spot-placement",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Spot placement per workload: policy, target vs actual on-demand/spot, pods, savings against all-on-demand, warnings",
+          params: idParams,
+          querystring: {
+            type: "object",
+            properties: {
+              workload: { type: "string", maxLength: 600, description: "namespace/Kind/name: list its pods" },
+            },
+          },
+          response: { 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const set = spotPolicySet((await store.listPolicies(c.id, "spot")).map((r) => r.value));
+        return buildSpotView({
+          clusterId: c.id,
+          state: c.state,
+          policies: set.policies,
+          prices: deps.prices,
+          now: deps.now(),
+          expand: req.query.workload,
+        });
+      },
+    );
+
+    app.get<{ Params: { id: string; name: string } }>(
+      "/api/v1/clusters/:id/nodes/:name",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "One node (or NodeClaim): lifecycle timeline with durations, pods, price and source, labels, taints, who set do-not-disrupt",
+          params: {
+            type: "object",
+            required: ["id", "name"],
+            properties: { id: { type: "string", minLength: 1 }, name: { type: "string", minLength: 1 } },
+          },
+          response: { 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const name = req.params.name;
+        const s = c.state;
+        const node = s.node(name) ?? (s.nodeClaim(name) ? s.nodeForNodeClaim(name) : undefined);
+        const nodeClaim =
+          s.nodeClaim(name) ?? (node ? s.nodeClaimForNode(node.metadata.name ?? "") : undefined);
+        const now = deps.now();
+        const rows = buildNodeList(
+          { clusterId: c.id, state: s, prices: deps.prices, now },
+          { q: node?.metadata.name ?? name, limit: 50 },
+        ).items;
+        const row = rows.find((r) => r.name === (node?.metadata.name ?? name) || r.nodeClaim === name);
+        if (!node && !nodeClaim && !row)
+          return reply.code(404).send({ error: "not_found", message: `no node or NodeClaim "${name}"` });
+        const claimName = nodeClaim?.metadata.name ?? row?.nodeClaim ?? undefined;
+        const created = Date.parse(
+          nodeClaim?.metadata.creationTimestamp ?? node?.metadata.creationTimestamp ?? "",
+        );
+        const lifecycle =
+          claimName === undefined
+            ? []
+            : (
+                await store.lifecycle({
+                  clusterId: c.id,
+                  from: Number.isNaN(created) ? 0 : created - HOUR,
+                  to: now + 1,
+                })
+              ).filter((e) => e.nodeClaim === claimName);
+        return buildNodeDetail({
+          row,
+          node,
+          nodeClaim,
+          pods: node ? s.podsOnNode(node.metadata.name ?? "", { includeTerminal: false }) : [],
+          lifecycle,
+          prices: deps.prices,
+        });
+      },
+    );
+  };
+}

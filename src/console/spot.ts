@@ -1,0 +1,230 @@
+// The Spot placement page (pure): per workload the policy, target vs actual on-demand/spot split,
+// its pods with capacity type and node, what spot saves against all-on-demand, and warnings a
+// user would want before trusting the numbers. Reads core's state as the agent forwards it and
+// the stored policies; the webhook's own counters live on its /metrics, not here.
+import type { SpotPodDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
+import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
+import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import { poolOfPod } from "../karpenter/pool-of-pod.ts";
+import { isDaemonSetPod } from "../karpenter/room.ts";
+import { isWavePod } from "../objects/wave.ts";
+import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, ON_DEMAND, SPOT } from "../webhook/constants.ts";
+import { onDemandTarget, workloadKey, type SpotPolicy, type WorkloadRef } from "../webhook/policy.ts";
+import { resolveWorkload } from "../webhook/workload.ts";
+
+/** Most pods listed per workload (counts always cover every pod). */
+export const MAX_PODS_LISTED = 500;
+
+export interface SpotViewInput {
+  clusterId: string;
+  state: { nodePools(): readonly NodePool[]; nodes(): readonly Node[]; pods(): readonly Pod[] };
+  policies: readonly SpotPolicy[];
+  prices: PriceProvider;
+  now: number;
+  /** List pods of this workload key even without a policy (the page's expanded row). */
+  expand?: string | undefined;
+}
+
+const isLive = (p: Pod): boolean =>
+  p.metadata.deletionTimestamp === undefined &&
+  p.status?.phase !== "Succeeded" &&
+  p.status?.phase !== "Failed";
+
+/** Whether the pod's own spec pins karpenter.sh/capacity-type (not through Wave's assignment). */
+export function pinsCapacityType(p: Pod): boolean {
+  if (p.metadata.labels?.[ASSIGNMENT_LABEL] !== undefined) return false;
+  if (p.spec.nodeSelector?.[K.capacityTypeLabel] !== undefined) return true;
+  const terms =
+    p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  return terms.some((t) => (t.matchExpressions ?? []).some((e) => e.key === K.capacityTypeLabel));
+}
+
+/** Whether a pool can launch spot capacity (Karpenter v1 defaults to on-demand without a requirement). */
+export function poolOffersSpot(pool: NodePool): boolean {
+  const reqs = (pool.spec.template.spec.requirements ?? []).filter((r) => r.key === K.capacityTypeLabel);
+  if (reqs.length === 0) return false;
+  return reqs.every((r) =>
+    r.operator === "In"
+      ? (r.values ?? []).includes(SPOT)
+      : r.operator === "NotIn"
+        ? !(r.values ?? []).includes(SPOT)
+        : r.operator !== "DoesNotExist",
+  );
+}
+
+interface Acc {
+  ref: WorkloadRef;
+  policy: SpotPolicy | undefined;
+  pods: Pod[];
+}
+
+export function buildSpotView(input: SpotViewInput): SpotViewDto {
+  const { state, prices } = input;
+  const pools = state.nodePools();
+  const nodes = state.nodes();
+  const nodesByName = new Map(nodes.map((n) => [n.metadata.name ?? "", n]));
+  const policyByKey = new Map(input.policies.map((p) => [workloadKey(p.workload), p]));
+  const acc = new Map<string, Acc>();
+  for (const p of input.policies) acc.set(workloadKey(p.workload), { ref: p.workload, policy: p, pods: [] });
+
+  for (const pod of state.pods()) {
+    if (!isLive(pod) || isWavePod(pod) || isDaemonSetPod(pod)) continue;
+    const r = resolveWorkload(pod, pod.metadata.namespace ?? "");
+    if (!r.managed) continue;
+    // The webhook applies the first candidate with a policy (a Deployment before its ReplicaSet).
+    const ref = r.candidates.find((c) => policyByKey.has(workloadKey(c))) ?? r.candidates[0];
+    if (!ref) continue;
+    const key = workloadKey(ref);
+    let a = acc.get(key);
+    if (!a) {
+      a = { ref, policy: undefined, pods: [] };
+      acc.set(key, a);
+    }
+    a.pods.push(pod);
+  }
+
+  // A node's hourly price, and its price had it been on-demand (for "saved against on-demand").
+  const priceMemo = new Map<string, { now: number | null; onDemand: number | null; source: string }>();
+  const nodePrice = (n: Node): { now: number | null; onDemand: number | null } => {
+    const name = n.metadata.name ?? "";
+    let hit = priceMemo.get(name);
+    if (!hit) {
+      const l = n.metadata.labels ?? {};
+      const type = l[K.instanceTypeLabel] ?? "";
+      const ct = (l[K.capacityTypeLabel] ?? ON_DEMAND) as CapacityType;
+      const q = prices.price(type, ct, l[K.zoneLabel]);
+      const od = ct === ON_DEMAND ? q : prices.price(type, "on-demand", l[K.zoneLabel]);
+      hit = { now: q?.usdPerHour ?? null, onDemand: od?.usdPerHour ?? null, source: q?.source ?? "unknown" };
+      priceMemo.set(name, hit);
+    }
+    return hit;
+  };
+  /** The pod's share of its node: the larger of its CPU and memory fractions of allocatable. */
+  const share = (p: Pod, n: Node): number => {
+    const req = podRequests(p);
+    const alloc = parseResources(n.status?.allocatable ?? n.status?.capacity);
+    const cpu = (alloc[CPU] ?? 0) > 0 ? (req[CPU] ?? 0) / (alloc[CPU] ?? 1) : 0;
+    const mem = (alloc[MEMORY] ?? 0) > 0 ? (req[MEMORY] ?? 0) / (alloc[MEMORY] ?? 1) : 0;
+    return Math.min(1, Math.max(cpu, mem));
+  };
+
+  const workloads: SpotWorkloadDto[] = [];
+  const totals = { pods: 0, onDemand: 0, spot: 0, savedPerHour: 0, fallbacks: 0 };
+  for (const [key, a] of acc) {
+    const actual = { onDemand: 0, spot: 0, pending: 0 };
+    let cost = 0;
+    let saved = 0;
+    let fallbacks = 0;
+    let pinned = 0;
+    const perPod: Record<"onDemand" | "spot", number[]> = { onDemand: [], spot: [] };
+    const poolNames = new Set<string>();
+    const items: SpotPodDto[] = [];
+    for (const p of a.pods) {
+      const node = nodesByName.get(p.spec.nodeName ?? "");
+      const ct = node?.metadata.labels?.[K.capacityTypeLabel] ?? null;
+      const assigned = p.metadata.labels?.[ASSIGNMENT_LABEL] ?? null;
+      const pool = poolOfPod(p, pools, nodesByName);
+      if (pool !== undefined) poolNames.add(pool);
+      if (pinsCapacityType(p)) pinned++;
+      let podCost: number | null = null;
+      if (!node || ct === null) actual.pending++;
+      else {
+        if (ct === SPOT) actual.spot++;
+        else actual.onDemand++;
+        const pr = nodePrice(node);
+        const s = share(p, node);
+        if (pr.now !== null) {
+          podCost = pr.now * s;
+          cost += podCost;
+          (ct === SPOT ? perPod.spot : perPod.onDemand).push(podCost);
+          if (ct === SPOT && pr.onDemand !== null) {
+            saved += (pr.onDemand - pr.now) * s;
+            perPod.onDemand.push(pr.onDemand * s);
+          }
+        }
+        if (assigned === SPOT && ct !== SPOT) fallbacks++;
+      }
+      if (items.length < MAX_PODS_LISTED && (a.policy !== undefined || input.expand === key))
+        items.push({
+          namespace: p.metadata.namespace ?? "",
+          name: p.metadata.name ?? "",
+          node: p.spec.nodeName ?? null,
+          capacityType: ct,
+          assigned,
+          phase: p.status?.phase ?? null,
+          note: p.metadata.annotations?.[NOTE_ANNOTATION] ?? null,
+          costPerHour: podCost,
+        });
+    }
+    const total = a.pods.length;
+    const policy = a.policy;
+    const target =
+      policy === undefined
+        ? null
+        : { onDemand: onDemandTarget(policy, total), spot: total - onDemandTarget(policy, total) };
+    const warnings: SpotWorkloadDto["warnings"] = [];
+    if (policy && total === 0)
+      warnings.push({
+        kind: "workload-not-found",
+        message: `no live pod of ${key} in the cluster: the workload may not exist (check the name and namespace)`,
+      });
+    if (policy?.strategy === "Require") {
+      const noSpot = [...poolNames].filter((n) => {
+        const pool = pools.find((p) => p.metadata.name === n);
+        return pool !== undefined && !poolOffersSpot(pool);
+      });
+      if (noSpot.length > 0)
+        warnings.push({
+          kind: "require-without-spot",
+          message: `Require, but NodePool ${noSpot.join(", ")} offers no spot: its spot pods cannot schedule`,
+        });
+    }
+    if (pinned > 0)
+      warnings.push({
+        kind: "pinned-by-workload",
+        message: `${pinned} pod(s) pin ${K.capacityTypeLabel} in their own spec: Wave leaves them as they are`,
+      });
+    if (fallbacks > 0)
+      warnings.push({
+        kind: "fallback",
+        message: `${fallbacks} pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)`,
+      });
+    const avg = (xs: number[]): number | null =>
+      xs.length === 0 ? null : xs.reduce((x, y) => x + y, 0) / xs.length;
+    workloads.push({
+      workload: { ...a.ref },
+      policy:
+        policy === undefined
+          ? null
+          : {
+              threshold: policy.threshold,
+              strategy: policy.strategy,
+              ...(policy.percentAboveBase === undefined ? {} : { percentAboveBase: policy.percentAboveBase }),
+            },
+      pods: total,
+      target,
+      actual,
+      fallbacks,
+      costPerHour: cost,
+      savedPerHour: saved,
+      podCostPerHour: { onDemand: avg(perPod.onDemand), spot: avg(perPod.spot) },
+      nodePools: [...poolNames].sort(),
+      warnings,
+      items,
+    });
+    totals.pods += total;
+    totals.onDemand += actual.onDemand;
+    totals.spot += actual.spot;
+    totals.savedPerHour += saved;
+    totals.fallbacks += fallbacks;
+  }
+  // Workloads with a policy first, then by key.
+  workloads.sort(
+    (x, y) =>
+      Number(y.policy !== null) - Number(x.policy !== null) ||
+      workloadKey(x.workload).localeCompare(workloadKey(y.workload)),
+  );
+  return { clusterId: input.clusterId, at: input.now, workloads, totals };
+}

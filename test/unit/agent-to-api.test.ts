@@ -1,0 +1,242 @@
+// The real path a user's view depends on: objects in the cluster → the agent's informers and
+// trimming → the gRPC wire → core's ingest and ClusterHub state → the API. Views tested on
+// hand-built core state once passed while the agent dropped the very annotation they read (warm
+// nodes never showed): this test builds nothing on core's side by hand.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { fixtures } from "../fixtures/karpenter/load.ts";
+import { runAgent, type RunningAgent } from "../../src/agent/run.ts";
+import { ClusterHub } from "../../src/core/hub/hub.ts";
+import { IngestCore } from "../../src/core/ingest/core.ts";
+import { startIngestServer } from "../../src/core/ingest/server.ts";
+import { openStore } from "../../src/core/store/open.ts";
+import type { Store } from "../../src/core/store/store.ts";
+import { build } from "../../src/api/app.ts";
+import type {
+  NodeDetailDto,
+  NodeListDto,
+  NodePoolDto,
+  OverviewDto,
+  WarmupViewDto,
+} from "../../src/dashboard/dto.ts";
+import { consoleRoutes } from "../../src/api/routes/console.ts";
+import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
+import { K } from "../../src/objects/karpenter.ts";
+import { MemoryKube } from "../../src/kube/memory/memory.ts";
+import { KwokPriceProvider } from "../../src/pricing/kwok.ts";
+import { realClock } from "../../src/shared/clock.ts";
+import { silentLogger } from "../../src/shared/log.ts";
+import { W } from "../../src/objects/wave.ts";
+import { NOTE_ANNOTATION } from "../../src/webhook/constants.ts";
+
+const V = { authorization: "Bearer v" };
+const CLUSTER = "pipe";
+
+let dir: string;
+let store: Store;
+let hub: ClusterHub;
+let kube: MemoryKube;
+let server: Awaited<ReturnType<typeof startIngestServer>>;
+let agent: RunningAgent;
+let app: FastifyInstance;
+
+/** Polls core's state (the agent streams asynchronously) until `pred` holds; fails after 20 s. */
+async function until(what: string, pred: () => boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!pred()) {
+    assert.ok(Date.now() < deadline, `${what} reached core within 20 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const warmMarks = {
+  [K.doNotDisrupt]: "true",
+  [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
+  [W.doNotDisruptNamespace]: "wave",
+  [W.createdAt]: "2026-03-02T11:58:00Z",
+  [W.deadline]: "2026-03-02T12:08:00Z",
+};
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "wave-agent-api-"));
+  store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
+  hub = new ClusterHub(store, realClock);
+  server = await startIngestServer({
+    core: new IngestCore({ sink: hub }),
+    port: 0,
+    host: "127.0.0.1",
+    tokens: ["t"],
+  });
+  kube = new MemoryKube();
+  const pool = fixtures.nodePool();
+  const claim = fixtures.nodeClaim("initialized");
+  const node = fixtures.node("initialized");
+  // As the warmup controller leaves a warm node: Karpenter's do-not-disrupt plus Wave's owner mark.
+  node.metadata.annotations = { ...node.metadata.annotations, ...warmMarks };
+  claim.metadata.annotations = { ...claim.metadata.annotations, ...warmMarks };
+  for (const [kind, obj] of [
+    ["NodePool", pool],
+    ["NodeClaim", claim],
+    ["Node", node],
+  ] as const) {
+    delete obj.metadata.resourceVersion;
+    await kube.create(kind, obj);
+  }
+  // A pre-pull pod (its image is only in an annotation) and a spot-placed pod with the webhook's note.
+  await kube.create(
+    "Pod",
+    {
+      metadata: {
+        name: "prepull-1",
+        namespace: "wave",
+        labels: { [W.prepullLabel]: "true", [W.poolLabel]: pool.metadata.name ?? "" },
+        annotations: { [W.image]: "registry.example/app:1.0", "unrelated/big": "x".repeat(4000) },
+      },
+      spec: {
+        nodeName: node.metadata.name,
+        containers: [{ name: "pull", image: "registry.example/app:1.0" }],
+      },
+    },
+    { namespace: "wave" },
+  );
+  // The pool's workload: its image is what the warm node pre-pulls.
+  await kube.create(
+    "Pod",
+    {
+      metadata: { name: "app-1", namespace: "shop" },
+      spec: {
+        nodeName: node.metadata.name,
+        containers: [
+          { name: "app", image: "registry.example/app:1.0", resources: { requests: { cpu: "100m" } } },
+        ],
+      },
+      status: { phase: "Running" },
+    },
+    { namespace: "shop" },
+  );
+  await kube.create(
+    "Pod",
+    {
+      metadata: { name: "web-1", namespace: "shop", annotations: { [NOTE_ANNOTATION]: "no policy" } },
+      spec: { containers: [{ name: "web", image: "web:1" }] },
+    },
+    { namespace: "shop" },
+  );
+  agent = await runAgent({
+    kube,
+    log: silentLogger,
+    coreUrl: `http://127.0.0.1:${server.port}`,
+    token: "t",
+    clusterId: CLUSTER,
+    agentVersion: "0.1.0",
+  });
+  app = await build({
+    tokens: { admin: "a", viewer: "v" },
+    plugins: [
+      dashboardRoutes({ hub, prices: new KwokPriceProvider(), now: () => Date.now() }),
+      consoleRoutes({ hub, prices: new KwokPriceProvider(), now: () => Date.now() }),
+    ],
+  });
+  await until("the cluster", () => (hub.get(CLUSTER)?.state.pods().length ?? 0) >= 3);
+});
+
+after(async () => {
+  await app.close();
+  await agent.stop();
+  await server.close();
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("agent → wire → core → API", { timeout: 60_000 }, () => {
+  it("reports a node Wave holds warm as warm, in the node table, the pools and the overview", async () => {
+    const name = fixtures.node("initialized").metadata.name ?? "";
+    const nodes = (
+      await app.inject({ url: `/api/v1/clusters/${CLUSTER}/nodes`, headers: V })
+    ).json<NodeListDto>();
+    const row = nodes.items.find((n) => n.name === name);
+    assert.ok(row, `node ${name} listed`);
+    assert.equal(row.doNotDisrupt, true);
+    assert.equal(row.warm, true, "Wave's owner mark survived the agent's trimming");
+    const overview = (
+      await app.inject({ url: `/api/v1/clusters/${CLUSTER}/overview`, headers: V })
+    ).json<OverviewDto>();
+    assert.equal(overview.warmup.warmNodes, 1);
+    assert.ok(overview.warmup.costPerHour > 0, "the warm node's price is counted");
+    const pools = (await app.inject({ url: `/api/v1/clusters/${CLUSTER}/nodepools`, headers: V })).json<
+      NodePoolDto[]
+    >();
+    assert.equal(pools.find((p) => p.name === fixtures.nodePool().metadata.name)?.warmNodes, 1);
+  });
+
+  it("shows the warm node on the Warmup page with its pre-pull progress, and in the node drawer", async () => {
+    const name = fixtures.node("initialized").metadata.name ?? "";
+    const pool = fixtures.nodePool().metadata.name ?? "";
+    const view = (
+      await app.inject({ url: `/api/v1/clusters/${CLUSTER}/warmup`, headers: V })
+    ).json<WarmupViewDto>();
+    const p = view.pools.find((x) => x.nodePool === pool);
+    assert.ok(p, "the pool is listed");
+    assert.deepEqual(
+      p.warmNodes.map((w) => w.name),
+      [name],
+    );
+    assert.equal(p.state, "warming", "a pre-pull is in flight");
+    // The pending shop/web-1 is tied to the pool too (it fits the pool's template): its image waits.
+    assert.deepEqual(p.warmNodes[0]?.images, [
+      { image: "registry.example/app:1.0", status: "pulling" },
+      { image: "web:1", status: "pending" },
+    ]);
+    assert.notEqual(p.warmNodes[0].ttlLeftSeconds, null, "TTL read off the deadline annotation");
+    const detail = (
+      await app.inject({ url: `/api/v1/clusters/${CLUSTER}/nodes/${name}`, headers: V })
+    ).json<NodeDetailDto>();
+    assert.equal(detail.doNotDisruptBy, "wave-warmup");
+    assert.equal(detail.node?.warm, true);
+  });
+
+  it("keeps Wave's own annotations that views read (pre-pull image, spot note) and drops others", () => {
+    const state = hub.get(CLUSTER)?.state;
+    assert.ok(state);
+    const prepull = state.pod("wave", "prepull-1")?.metadata.annotations ?? {};
+    assert.equal(prepull[W.image], "registry.example/app:1.0");
+    assert.equal(prepull["unrelated/big"], undefined, "large foreign annotations dropped");
+    assert.equal(state.pod("shop", "web-1")?.metadata.annotations?.[NOTE_ANNOTATION], "no policy");
+    const claim = state.nodeClaim(fixtures.nodeClaim("initialized").metadata.name ?? "");
+    assert.equal(claim?.metadata.annotations?.[W.doNotDisruptOwner], W.doNotDisruptOwnerValue);
+  });
+
+  it("follows the warm mark's removal (a hit or expiry) to the API", async () => {
+    const name = fixtures.node("initialized").metadata.name ?? "";
+    const claimName = fixtures.nodeClaim("initialized").metadata.name ?? "";
+    // As the controller releases a warm node: both marks come off the Node and its NodeClaim.
+    for (const [kind, n] of [
+      ["Node", name],
+      ["NodeClaim", claimName],
+    ] as const) {
+      const cur = await kube.get(kind, n);
+      const annotations = Object.fromEntries(
+        Object.entries(cur.metadata.annotations ?? {}).filter(
+          ([k]) => k !== W.doNotDisruptOwner && k !== K.doNotDisrupt,
+        ),
+      );
+      await kube.replace(kind, { ...cur, metadata: { ...cur.metadata, annotations } });
+    }
+    await until("the unmarked node and claim", () => {
+      const s = hub.get(CLUSTER)?.state;
+      return (
+        s !== undefined &&
+        s.node(name)?.metadata.annotations?.[W.doNotDisruptOwner] === undefined &&
+        s.nodeClaim(claimName)?.metadata.annotations?.[W.doNotDisruptOwner] === undefined
+      );
+    });
+    const nodes = (
+      await app.inject({ url: `/api/v1/clusters/${CLUSTER}/nodes`, headers: V })
+    ).json<NodeListDto>();
+    assert.equal(nodes.items.find((n) => n.name === name)?.warm, false);
+  });
+});

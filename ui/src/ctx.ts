@@ -1,0 +1,21 @@
+// What every page gets from the shell.
+import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
+import type { Route } from "./route.ts";
+
+export interface PageCtx {
+  cluster: ClusterDto;
+  /** api/v1/clusters/<id> */
+  base: string;
+  token: string | null;
+  role: "viewer" | "admin" | undefined;
+  /** Bumped on every live snapshot: pages reload their data (throttled) when it moves. */
+  version: number;
+  live: LiveDto | undefined;
+  now: number;
+  route: Route;
+  go: (patch: Partial<Route>) => void;
+  /** Opens the admin sign-in (a write answered 401/403, or the viewer asked to edit). */
+  askAdmin: (why: string) => void;
+  /** Reloads the page's data now (after a write: policies do not move the live stream). */
+  refresh: () => void;
+}

@@ -1,0 +1,143 @@
+import { useEffect, useRef } from "react";
+import type { NodeDetailDto } from "../../../src/dashboard/dto.ts";
+import type { PageCtx } from "../ctx.ts";
+import { bytes, cores, dateTime, duration, usd } from "../format.ts";
+import { useJson } from "../hooks.ts";
+import { Loadable } from "../Status.tsx";
+
+/** A node or NodeClaim: lifecycle with durations, pods, price and source, labels, taints. */
+export function NodeDrawer({ ctx, name }: { ctx: PageCtx; name: string }) {
+  const d = useJson<NodeDetailDto>(
+    `${ctx.base}/nodes/${encodeURIComponent(name)}`,
+    ctx.token,
+    ctx.version,
+    2000,
+  );
+  const close = (): void => ctx.go({ node: undefined });
+  const ref = useRef<HTMLElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === "Escape") ctx.go({ node: undefined });
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [ctx]);
+  return (
+    <aside
+      className="drawer"
+      role="dialog"
+      aria-label={`node ${name}`}
+      tabIndex={-1}
+      ref={ref}
+      data-testid="node-drawer"
+    >
+      <header>
+        <h2>{name}</h2>
+        <button type="button" onClick={close} aria-label="close">
+          ×
+        </button>
+      </header>
+      <Loadable state={d} what={`node ${name}`}>
+        {(n) => (
+          <>
+            <dl className="facts">
+              <dt>NodeClaim</dt>
+              <dd>{n.nodeClaim ?? "—"}</dd>
+              <dt>pool · type</dt>
+              <dd>
+                {n.node?.nodePool ?? n.labels["karpenter.sh/nodepool"] ?? "—"} · {n.node?.instanceType ?? "—"}{" "}
+                · {n.node?.capacityType ?? "—"} · {n.node?.zone ?? "—"}
+              </dd>
+              <dt>price</dt>
+              <dd data-testid="drawer-price">
+                {n.price.usdPerHour === null ? "unknown" : `${usd(n.price.usdPerHour)}/h`} · source{" "}
+                {n.price.source}
+                {n.price.asOf ? ` (as of ${n.price.asOf})` : ""}
+              </dd>
+              <dt>do-not-disrupt</dt>
+              <dd data-testid="drawer-dnd">
+                {n.doNotDisruptBy === null
+                  ? "not set"
+                  : n.doNotDisruptBy === "wave-warmup"
+                    ? "set by Wave's warmup (held warm)"
+                    : "set by a user"}
+              </dd>
+              {n.node ? (
+                <>
+                  <dt>requests</dt>
+                  <dd>
+                    {cores(n.node.cpu.requested)}/{cores(n.node.cpu.allocatable)} cores ·{" "}
+                    {bytes(n.node.memoryBytes.requested)}/{bytes(n.node.memoryBytes.allocatable)}
+                  </dd>
+                </>
+              ) : null}
+            </dl>
+            <h3>Lifecycle</h3>
+            {n.timeline.length === 0 ? (
+              <p className="empty">
+                No lifecycle recorded: the NodeClaim is older than the store's history, or the node is not
+                Karpenter's.
+              </p>
+            ) : (
+              <ol className="timeline" data-testid="drawer-timeline">
+                {n.timeline.map((t) => (
+                  <li key={t.phase}>
+                    <b>{t.phase}</b> {dateTime(t.at)}
+                    {t.sincePreviousSeconds === null ? (
+                      ""
+                    ) : (
+                      <span className="muted"> +{duration(t.sincePreviousSeconds)}</span>
+                    )}
+                    {t.reason ? <span className="muted"> · {t.reason}</span> : null}
+                  </li>
+                ))}
+              </ol>
+            )}
+            <h3>Pods ({n.pods.length})</h3>
+            {n.pods.length === 0 ? (
+              <p className="empty">No pods on this node.</p>
+            ) : (
+              <ul className="pods">
+                {n.pods.map((p) => (
+                  <li key={`${p.namespace}/${p.name}`}>
+                    {p.namespace}/{p.name}{" "}
+                    <span className="muted">
+                      {cores(p.cpu)} cpu · {bytes(p.memoryBytes)}
+                      {p.wave ? ` · ${p.wave}` : ""}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            )}
+            <h3>Taints</h3>
+            {n.taints.length === 0 ? (
+              <p className="empty">None.</p>
+            ) : (
+              <ul>
+                {n.taints.map((t) => (
+                  <li key={`${t.key}:${t.effect}`}>
+                    <code>
+                      {t.key}
+                      {t.value ? `=${t.value}` : ""}:{t.effect}
+                    </code>
+                  </li>
+                ))}
+              </ul>
+            )}
+            <h3>Labels</h3>
+            <ul className="labels">
+              {Object.entries(n.labels).map(([k, v]) => (
+                <li key={k}>
+                  <code>
+                    {k}={v}
+                  </code>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </Loadable>
+    </aside>
+  );
+}

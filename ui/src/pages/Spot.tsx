@@ -1,0 +1,395 @@
+import { useState } from "react";
+import type { SpotPodDto, SpotPolicyDto, SpotViewDto, SpotWorkloadDto } from "../../../src/dashboard/dto.ts";
+import { ApiError, deleteSpotPolicy, saveSpotPolicy } from "../api.ts";
+import type { PageCtx } from "../ctx.ts";
+import { num, usd } from "../format.ts";
+import { useJson } from "../hooks.ts";
+import { Card, Loadable } from "../Status.tsx";
+import { Table, type Column } from "../Table.tsx";
+import { spotPreview, spotProblems } from "./policy.ts";
+
+const keyOf = (w: SpotPolicyDto["workload"]): string => `${w.namespace}/${w.kind}/${w.name}`;
+
+function workloadColumns(): Column<SpotWorkloadDto>[] {
+  return [
+    {
+      key: "workload",
+      label: "workload",
+      value: (w) => keyOf(w.workload),
+      render: (w) => (
+        <>
+          <span className="muted">{w.workload.namespace}/</span>
+          {w.workload.name} <span className="muted">{w.workload.kind}</span>
+          {w.warnings.map((x) => (
+            <span key={x.kind} className="tag warn" title={x.message}>
+              {x.kind}
+            </span>
+          ))}
+        </>
+      ),
+    },
+    {
+      key: "policy",
+      label: "policy",
+      value: (w) => (w.policy ? `${w.policy.threshold} ${w.policy.strategy}` : null),
+      render: (w) =>
+        w.policy ? (
+          `base ${num(w.policy.threshold)} · ${w.policy.strategy}${w.policy.percentAboveBase ? ` · ${num(w.policy.percentAboveBase)}% above` : ""}`
+        ) : (
+          <span className="muted">none</span>
+        ),
+    },
+    {
+      key: "pods",
+      label: "pods",
+      numeric: true,
+      value: (w) => w.pods,
+      render: (w) => <span data-testid="spot-pods">{num(w.pods)}</span>,
+    },
+    {
+      key: "target",
+      label: "target od / spot",
+      numeric: true,
+      value: (w) => w.target?.onDemand ?? null,
+      render: (w) => (
+        <span data-testid="spot-target">
+          {w.target ? `${num(w.target.onDemand)} / ${num(w.target.spot)}` : "—"}
+        </span>
+      ),
+    },
+    {
+      key: "actual",
+      label: "actual od / spot",
+      numeric: true,
+      value: (w) => w.actual.onDemand,
+      render: (w) => (
+        <span data-testid="spot-actual">
+          {num(w.actual.onDemand)} / {num(w.actual.spot)}
+          {w.actual.pending ? <span className="muted"> +{num(w.actual.pending)} pending</span> : null}
+        </span>
+      ),
+    },
+    {
+      key: "fallbacks",
+      label: "fallbacks",
+      numeric: true,
+      wide: true,
+      value: (w) => w.fallbacks,
+      render: (w) => num(w.fallbacks),
+    },
+    {
+      key: "cost",
+      label: "$/h",
+      numeric: true,
+      value: (w) => w.costPerHour,
+      render: (w) => usd(w.costPerHour),
+    },
+    {
+      key: "saved",
+      label: "saved $/h",
+      numeric: true,
+      value: (w) => w.savedPerHour,
+      render: (w) => <span data-testid="spot-saved">{usd(w.savedPerHour)}</span>,
+    },
+  ];
+}
+
+const podColumns: Column<SpotPodDto>[] = [
+  { key: "name", label: "pod", value: (p) => p.name },
+  { key: "node", label: "node", value: (p) => p.node },
+  {
+    key: "ct",
+    label: "capacity",
+    value: (p) => p.capacityType,
+    render: (p) => (
+      <span className={p.capacityType === "spot" ? "spot" : "od"}>{p.capacityType ?? "pending"}</span>
+    ),
+  },
+  { key: "assigned", label: "Wave assigned", value: (p) => p.assigned },
+  {
+    key: "cost",
+    label: "$/h share",
+    numeric: true,
+    value: (p) => p.costPerHour,
+    render: (p) => (p.costPerHour === null ? "—" : usd(p.costPerHour)),
+  },
+  { key: "note", label: "note", value: (p) => p.note, wide: true },
+];
+
+export function Spot({ ctx }: { ctx: PageCtx }) {
+  const selected = ctx.route.params["workload"];
+  const q = selected ? `?workload=${encodeURIComponent(selected)}` : "";
+  const view = useJson<SpotViewDto>(`${ctx.base}/spot-placement${q}`, ctx.token, ctx.version, 2000);
+  const [editing, setEditing] = useState<string | undefined>();
+  return (
+    <Loadable state={view} what="spot placement">
+      {(v) => {
+        const open = v.workloads.find((w) => keyOf(w.workload) === selected);
+        const withPolicy = v.workloads.filter((w) => w.policy);
+        return (
+          <>
+            <section className="cards" aria-label="spot placement totals">
+              <Card
+                label="managed pods"
+                value={num(v.totals.pods)}
+                testid="spot-total-pods"
+                sub={`${num(withPolicy.length)} workloads with a policy`}
+              />
+              <Card
+                label="on-demand / spot"
+                value={`${num(v.totals.onDemand)} / ${num(v.totals.spot)}`}
+                testid="spot-total-split"
+              />
+              <Card
+                label="saved vs all on-demand"
+                value={`${usd(v.totals.savedPerHour)}/h`}
+                testid="spot-total-saved"
+              />
+              <Card
+                label="fallbacks seen by core"
+                value={num(v.totals.fallbacks)}
+                sub="pods assigned spot running on on-demand; the webhook's fallbacks and late answers are on its /metrics"
+              />
+            </section>
+            <Table
+              label="Workloads"
+              testId="spot-table"
+              rowTestId="spot-row"
+              columns={workloadColumns()}
+              rows={v.workloads}
+              rowKey={(w) => keyOf(w.workload)}
+              empty="No Deployment, StatefulSet or ReplicaSet pods and no spot policy yet."
+              onRow={(w) => ctx.go({ params: { workload: keyOf(w.workload) } })}
+              headingExtra={
+                <button
+                  type="button"
+                  className="edit"
+                  onClick={() =>
+                    ctx.role === "admin" ? setEditing("new") : ctx.askAdmin("create spot policies")
+                  }
+                >
+                  {ctx.role === "admin" ? "New policy" : "New policy (admin)"}
+                </button>
+              }
+            />
+            {editing === "new" ? (
+              <SpotEditor ctx={ctx} view={v} onDone={() => setEditing(undefined)} />
+            ) : null}
+            {open ? (
+              <section className="panel" data-testid="spot-detail">
+                <h2>
+                  {keyOf(open.workload)}
+                  <button
+                    type="button"
+                    className="edit"
+                    onClick={() =>
+                      ctx.role === "admin"
+                        ? setEditing(keyOf(open.workload))
+                        : ctx.askAdmin("edit spot policies")
+                    }
+                  >
+                    {ctx.role === "admin" ? (open.policy ? "Edit policy" : "Create policy") : "Edit (admin)"}
+                  </button>
+                  <button type="button" onClick={() => ctx.go({ params: {} })} aria-label="close workload">
+                    ×
+                  </button>
+                </h2>
+                {open.warnings.map((w) => (
+                  <p key={w.kind} className="warning" role="note">
+                    ⚠ {w.message}
+                  </p>
+                ))}
+                <p className="muted">
+                  Pools: {open.nodePools.join(", ") || "—"} · {usd(open.costPerHour)}/h now · saves{" "}
+                  {usd(open.savedPerHour)}/h against all on-demand
+                </p>
+                {editing === keyOf(open.workload) ? (
+                  <SpotEditor ctx={ctx} view={v} workload={open} onDone={() => setEditing(undefined)} />
+                ) : null}
+                <Table
+                  label="Pods"
+                  columns={podColumns}
+                  rows={open.items}
+                  rowKey={(p) => `${p.namespace}/${p.name}`}
+                  empty="No live pods."
+                  virtualAbove={60}
+                  onRow={(p) => (p.node ? ctx.go({ node: p.node }) : undefined)}
+                />
+              </section>
+            ) : null}
+          </>
+        );
+      }}
+    </Loadable>
+  );
+}
+
+function SpotEditor({
+  ctx,
+  view,
+  workload,
+  onDone,
+}: {
+  ctx: PageCtx;
+  view: SpotViewDto;
+  workload?: SpotWorkloadDto;
+  onDone: () => void;
+}) {
+  const [target, setTarget] = useState<SpotPolicyDto["workload"]>(
+    workload?.workload ?? { namespace: "", kind: "Deployment", name: "" },
+  );
+  const [threshold, setThreshold] = useState(workload?.policy?.threshold ?? 1);
+  const [strategy, setStrategy] = useState<"Prefer" | "Require">(workload?.policy?.strategy ?? "Prefer");
+  const [pctAbove, setPctAbove] = useState(workload?.policy?.percentAboveBase ?? 0);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const problems = spotProblems({ threshold, percentAboveBase: pctAbove });
+  if (!target.namespace || !target.name) problems["workload"] = "namespace and name are required";
+  const current = view.workloads.find((w) => keyOf(w.workload) === keyOf(target));
+  const act = async (fn: () => Promise<unknown>): Promise<void> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await fn();
+      ctx.refresh();
+      onDone();
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 401 || err.status === 403))
+        ctx.askAdmin("save spot policies");
+      else setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const candidates = view.workloads.filter((w) => !w.policy);
+  return (
+    <form
+      className="editor"
+      aria-label="spot policy"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (Object.keys(problems).length === 0)
+          void act(() =>
+            saveSpotPolicy(ctx.base, ctx.token, {
+              workload: target,
+              threshold,
+              strategy,
+              ...(pctAbove ? { percentAboveBase: pctAbove } : {}),
+            }),
+          );
+      }}
+    >
+      {workload ? null : (
+        <>
+          <label>
+            workload
+            <select
+              value={keyOf(target)}
+              onChange={(e) => {
+                const w = candidates.find((c) => keyOf(c.workload) === e.target.value);
+                if (w) setTarget(w.workload);
+              }}
+            >
+              <option value={keyOf(target)}>{target.name ? keyOf(target) : "pick a workload…"}</option>
+              {candidates.map((c) => (
+                <option key={keyOf(c.workload)} value={keyOf(c.workload)}>
+                  {keyOf(c.workload)} ({num(c.pods)} pods)
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            namespace
+            <input
+              value={target.namespace}
+              onChange={(e) => setTarget({ ...target, namespace: e.target.value.trim() })}
+            />
+          </label>
+          <label>
+            kind
+            <select
+              value={target.kind}
+              onChange={(e) =>
+                setTarget({ ...target, kind: e.target.value as SpotPolicyDto["workload"]["kind"] })
+              }
+            >
+              <option>Deployment</option>
+              <option>StatefulSet</option>
+              <option>ReplicaSet</option>
+            </select>
+          </label>
+          <label>
+            name
+            <input
+              value={target.name}
+              onChange={(e) => setTarget({ ...target, name: e.target.value.trim() })}
+              aria-invalid={problems["workload"] ? true : undefined}
+            />
+          </label>
+        </>
+      )}
+      <label>
+        on-demand base (threshold)
+        <input
+          type="number"
+          min={0}
+          value={Number.isNaN(threshold) ? "" : threshold}
+          onChange={(e) => setThreshold(e.target.valueAsNumber)}
+          aria-invalid={problems["threshold"] ? true : undefined}
+        />
+        {problems["threshold"] ? <small className="bad">{problems["threshold"]}</small> : null}
+      </label>
+      <label>
+        strategy
+        <select value={strategy} onChange={(e) => setStrategy(e.target.value as "Prefer" | "Require")}>
+          <option value="Prefer">Prefer (fall back to on-demand)</option>
+          <option value="Require">Require (spot only)</option>
+        </select>
+      </label>
+      <label>
+        % on-demand above base
+        <input
+          type="number"
+          min={0}
+          max={100}
+          value={Number.isNaN(pctAbove) ? "" : pctAbove}
+          onChange={(e) => setPctAbove(e.target.valueAsNumber)}
+          aria-invalid={problems["percentAboveBase"] ? true : undefined}
+        />
+        {problems["percentAboveBase"] ? <small className="bad">{problems["percentAboveBase"]}</small> : null}
+      </label>
+      {problems["workload"] ? <small className="bad">{problems["workload"]}</small> : null}
+      <p className="preview" data-testid="spot-preview">
+        Effect:{" "}
+        {spotPreview(current, {
+          threshold: Number.isNaN(threshold) ? 0 : threshold,
+          strategy,
+          percentAboveBase: pctAbove || 0,
+        })}
+      </p>
+      {error ? (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <div className="buttons">
+        <button type="submit" disabled={busy || Object.keys(problems).length > 0}>
+          Save
+        </button>
+        {workload?.policy ? (
+          <button
+            type="button"
+            className="danger"
+            disabled={busy}
+            onClick={() => void act(() => deleteSpotPolicy(ctx.base, ctx.token, workload.workload))}
+          >
+            Delete policy
+          </button>
+        ) : null}
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

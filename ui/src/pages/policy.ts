@@ -1,0 +1,76 @@
+// Editor-side checks and previews for policies (pure; the API validates again on save).
+import type {
+  SpotPolicyDto,
+  SpotWorkloadDto,
+  WarmupPolicyDto,
+  WarmupPoolDto,
+} from "../../../src/dashboard/dto.ts";
+import { num, usd, usdDelta } from "../format.ts";
+
+export type WarmupPolicy = WarmupPolicyDto["policy"];
+
+/** Problems with a warmup policy draft, by field (the API's ranges). */
+export function warmupProblems(p: WarmupPolicy): Record<string, string> {
+  const out: Record<string, string> = {};
+  const int = (k: keyof WarmupPolicy, lo: number, hi: number): void => {
+    const v = p[k];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < lo || v > hi)
+      out[k] = `a whole number from ${num(lo)} to ${num(hi)}`;
+  };
+  int("maxWarmNodes", 0, 100);
+  int("ttlSeconds", 30, 86_400);
+  int("cooldownSeconds", 0, 86_400);
+  int("prePullDeadlineSeconds", 10, 3600);
+  if (p.maxCostPerHour !== null && !(p.maxCostPerHour >= 0))
+    out["maxCostPerHour"] = "a price ≥ 0, or empty for no cap";
+  return out;
+}
+
+/** "1 warm node, +$0.19/h" — what saving the draft would hold warm at most, and what it costs. */
+export function warmupPreview(pool: WarmupPoolDto, p: WarmupPolicy): string {
+  if (!p.enabled) {
+    const now = pool.warmCostPerHourNow;
+    return pool.warmNodes.length
+      ? `warmup off: ${num(pool.warmNodes.length)} warm node(s) released, ${usdDelta(-now)}`
+      : "warmup off: no warm capacity, +$0.000/h";
+  }
+  const price = pool.newNodeCostPerHour;
+  let n = p.maxWarmNodes;
+  if (price !== null && price > 0 && p.maxCostPerHour !== null)
+    n = Math.min(n, Math.floor(p.maxCostPerHour / price));
+  const type = pool.newNodeInstanceType ? ` (${pool.newNodeInstanceType})` : "";
+  if (price === null) return `up to ${num(n)} warm node(s)${type}, price unknown`;
+  return `up to ${num(n)} warm node${n === 1 ? "" : "s"}${type}, at most ${usdDelta(n * price)}`;
+}
+
+export function spotProblems(p: {
+  threshold: number;
+  percentAboveBase?: number | undefined;
+}): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!Number.isInteger(p.threshold) || p.threshold < 0) out["threshold"] = "a whole number ≥ 0";
+  const pct = p.percentAboveBase;
+  if (pct !== undefined && (!Number.isInteger(pct) || pct < 0 || pct > 100))
+    out["percentAboveBase"] = "a whole number from 0 to 100";
+  return out;
+}
+
+/** Mirrors the webhook's arithmetic (src/webhook/policy.ts onDemandTarget). */
+export function onDemandTarget(threshold: number, percentAboveBase: number, total: number): number {
+  if (total <= threshold) return Math.max(0, total);
+  return threshold + Math.ceil(((total - threshold) * percentAboveBase) / 100);
+}
+
+/** "3 of 12 pods on-demand, −$0.42/h" against what the workload's pods cost now. */
+export function spotPreview(w: SpotWorkloadDto | undefined, p: Omit<SpotPolicyDto, "workload">): string {
+  const total = w?.pods ?? 0;
+  if (!w || total === 0)
+    return `no live pods yet: the first ${num(p.threshold)} will run on-demand, the rest on spot`;
+  const od = onDemandTarget(p.threshold, p.percentAboveBase ?? 0, total);
+  const { onDemand, spot } = w.podCostPerHour;
+  const head = `${num(od)} of ${num(total)} pods on-demand, ${num(total - od)} on spot`;
+  if (onDemand === null || (spot === null && od < total))
+    return `${head} (no priced pod of each capacity type yet)`;
+  const after = od * onDemand + (total - od) * (spot ?? 0);
+  return `${head}, ${usdDelta(after - w.costPerHour)} → ${usd(after)}/h`;
+}

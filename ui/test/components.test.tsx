@@ -1,0 +1,421 @@
+// The console's components rendered in happy-dom (see ADR 0013): what a user sees and can do.
+import { afterEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import type {
+  NodeDetailDto,
+  SpotViewDto,
+  SpotWorkloadDto,
+  ThrashingDto,
+  ThrashingFixesDto,
+  WarmupPoolDto,
+  WarmupViewDto,
+} from "../../src/dashboard/dto.ts";
+import { App } from "../src/App.tsx";
+import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
+import { countsByReason } from "../src/pages/Disruptions.tsx";
+import { Spot } from "../src/pages/Spot.tsx";
+import { Thrashing } from "../src/pages/Thrashing.tsx";
+import { Warmup } from "../src/pages/Warmup.tsx";
+import { spotPreview, warmupPreview } from "../src/pages/policy.ts";
+import { Table, type Column } from "../src/Table.tsx";
+import { ctxFor, mockFetch, NOW } from "./helpers.tsx";
+
+afterEach(() => {
+  cleanup();
+  sessionStorage.clear();
+  location.hash = "";
+});
+
+const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
+  nodePool: "general",
+  policy: {
+    enabled: true,
+    maxWarmNodes: 1,
+    ttlSeconds: 600,
+    cooldownSeconds: 300,
+    maxCostPerHour: null,
+    prePull: true,
+    prePullDeadlineSeconds: 300,
+  },
+  configured: true,
+  state: "warm",
+  blocker: "max-warm-nodes",
+  blockerDetail: "1 of 1 warm nodes in use",
+  warmupPods: [{ name: "wave-warmup-general-1", node: "n-warm", createdAt: NOW - 60_000 }],
+  warmNodes: [
+    {
+      name: "n-warm",
+      ageSeconds: 60,
+      ttlLeftSeconds: 540,
+      costPerHour: 0.19,
+      waiting: true,
+      images: [
+        { image: "app:1", status: "pulled" },
+        { image: "side:2", status: "pulling" },
+      ],
+    },
+  ],
+  created: 3,
+  hits: 2,
+  misses: 1,
+  missesByReason: { ttl: 1 },
+  imagesPulled: 4,
+  pullFailures: 0,
+  coldStartSeconds: 31,
+  coldStartSamples: 5,
+  warmStartSeconds: 3,
+  warmStartSamples: 2,
+  timeSavedSeconds: 56,
+  warmCostUsd: 0.12,
+  warmCostPerHourNow: 0.19,
+  newNodeCostPerHour: 0.19,
+  newNodeInstanceType: "c-4x-amd64-linux",
+  ...over,
+});
+
+const warmupView = (pools: WarmupPoolDto[]): WarmupViewDto => ({
+  clusterId: "prod",
+  at: NOW,
+  from: NOW - 3_600_000,
+  to: NOW,
+  pools,
+});
+
+describe("Table", () => {
+  interface Row {
+    name: string;
+    n: number;
+  }
+  const cols: Column<Row>[] = [
+    { key: "name", label: "name", value: (r) => r.name },
+    { key: "n", label: "count", numeric: true, value: (r) => r.n },
+  ];
+
+  it("sorts by a header button (keyboard-reachable) and reports it with aria-sort", () => {
+    render(
+      <Table
+        label="Things"
+        columns={cols}
+        rows={[
+          { name: "b", n: 1 },
+          { name: "a", n: 3 },
+          { name: "c", n: 2 },
+        ]}
+        rowKey={(r) => r.name}
+        empty="none"
+      />,
+    );
+    const names = (): string[] =>
+      screen
+        .getAllByRole("row")
+        .slice(1)
+        .map((r) => within(r).getAllByRole("cell")[0]?.textContent ?? "");
+    assert.deepEqual(names(), ["a", "b", "c"]);
+    const count = screen.getByRole("button", { name: /count/ });
+    assert.equal(count.closest("th")?.getAttribute("aria-sort"), "none");
+    fireEvent.click(count);
+    assert.equal(count.closest("th")?.getAttribute("aria-sort"), "descending", "numbers sort largest first");
+    assert.deepEqual(names(), ["a", "c", "b"]);
+    fireEvent.click(count);
+    assert.equal(count.closest("th")?.getAttribute("aria-sort"), "ascending");
+  });
+
+  it("filters over the columns' values and says why it is empty", () => {
+    render(
+      <Table
+        label="Things"
+        columns={cols}
+        rows={[
+          { name: "alpha", n: 1 },
+          { name: "beta", n: 2 },
+        ]}
+        rowKey={(r) => r.name}
+        empty="none"
+      />,
+    );
+    fireEvent.change(screen.getByLabelText("filter things"), { target: { value: "alp" } });
+    assert.equal(screen.getAllByRole("row").length, 2);
+    assert.ok(screen.getByText("(1 of 2)"));
+    fireEvent.change(screen.getByLabelText("filter things"), { target: { value: "zzz" } });
+    assert.ok(screen.getByText(/Nothing matches/));
+    cleanup();
+    render(
+      <Table
+        label="Things"
+        columns={cols}
+        rows={[]}
+        rowKey={(r) => r.name}
+        empty="No things: the agent sent none."
+      />,
+    );
+    assert.ok(screen.getByText("No things: the agent sent none."));
+  });
+
+  it("keeps only the visible rows of 5,000 in the DOM", () => {
+    const rows = Array.from({ length: 5000 }, (_, i) => ({
+      name: `node-${String(i).padStart(4, "0")}`,
+      n: i,
+    }));
+    render(
+      <Table
+        label="Nodes"
+        columns={cols}
+        rows={rows}
+        rowKey={(r) => r.name}
+        empty="none"
+        virtualAbove={60}
+      />,
+    );
+    assert.ok(screen.getByText("(5,000)"));
+    assert.ok(screen.getAllByRole("row").length < 40, "virtualized");
+  });
+});
+
+describe("Warmup page", () => {
+  it("shows state, why not warming, measured start times and each warm node's pre-pull", async () => {
+    mockFetch([[/warmup\?/, () => [200, warmupView([pool()])]]]);
+    render(<Warmup ctx={ctxFor()} />);
+    await screen.findByTestId("warmup-pool");
+    assert.equal(screen.getByTestId("warmup-state").textContent, "warm");
+    assert.match(screen.getByTestId("warmup-blocker").textContent, /max warm nodes reached/);
+    assert.match(
+      screen.getByTestId("pool-start-times").textContent,
+      /cold 31 s \(median of 5\).*warm 3 s.*saved 56 s/,
+    );
+    const row = screen.getByTestId("warm-node-row");
+    assert.match(row.textContent, /n-warm60 s9 min\$0\.190/);
+    assert.match(row.textContent, /✓ app:1.*↻ side:2/);
+    assert.equal(screen.getByTestId("warmup-saved").textContent, "56 s");
+  });
+
+  it("lets a viewer see everything but asks for the admin token to edit", async () => {
+    const calls = mockFetch([[/warmup\?/, () => [200, warmupView([pool()])]]]);
+    const ctx = ctxFor({ role: "viewer" });
+    render(<Warmup ctx={ctx} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit (admin)" }));
+    assert.deepEqual(ctx.asked, ["edit the warmup policy of general"]);
+    assert.equal(screen.queryByRole("form"), null, "no editor for a viewer");
+    assert.ok(calls.every((c) => c.method === "GET"));
+  });
+
+  it("edits as admin with validation and a preview, then PUTs the policy", async () => {
+    const calls = mockFetch([
+      [/GET .*warmup\?/, () => [200, warmupView([pool()])]],
+      [
+        /PUT .*policies\/warmup\/general/,
+        (c) => [200, { nodePool: "general", policy: c.body, updatedAt: NOW }],
+      ],
+    ]);
+    const refreshed: number[] = [];
+    render(<Warmup ctx={ctxFor({ role: "admin", refresh: () => refreshed.push(1) })} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit policy" }));
+    const form = screen.getByRole("form", { name: "warmup policy for general" });
+    fireEvent.change(within(form).getByLabelText("max warm nodes"), { target: { value: "3" } });
+    assert.match(
+      screen.getByTestId("warmup-preview").textContent,
+      /up to 3 warm nodes \(c-4x-amd64-linux\), at most \+\$0\.570\/h/,
+    );
+    fireEvent.change(within(form).getByLabelText(/^TTL \(s\)/), { target: { value: "5" } });
+    assert.ok(within(form).getByText("a whole number from 30 to 86,400"));
+    assert.equal(within(form).getByRole<HTMLButtonElement>("button", { name: "Save" }).disabled, true);
+    fireEvent.change(within(form).getByLabelText(/^TTL \(s\)/), { target: { value: "900" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Save" }));
+    await waitFor(() => assert.equal(refreshed.length, 1));
+    const put = calls.find((c) => c.method === "PUT");
+    assert.deepEqual(put?.body, { ...pool().policy, maxWarmNodes: 3, ttlSeconds: 900 });
+  });
+
+  it("previews the cost cap's effect", () => {
+    const p = pool();
+    assert.equal(
+      warmupPreview(p, { ...p.policy, maxWarmNodes: 5, maxCostPerHour: 0.4 }),
+      "up to 2 warm nodes (c-4x-amd64-linux), at most +$0.380/h",
+    );
+    assert.match(
+      warmupPreview(p, { ...p.policy, enabled: false }),
+      /1 warm node\(s\) released, −\$0\.190\/h/,
+    );
+  });
+});
+
+const web: SpotWorkloadDto = {
+  workload: { namespace: "shop", kind: "Deployment", name: "web" },
+  policy: { threshold: 2, strategy: "Prefer" },
+  pods: 12,
+  target: { onDemand: 2, spot: 10 },
+  actual: { onDemand: 2, spot: 9, pending: 1 },
+  fallbacks: 0,
+  costPerHour: 1.0,
+  savedPerHour: 1.2,
+  podCostPerHour: { onDemand: 0.2, spot: 0.06 },
+  nodePools: ["general"],
+  warnings: [{ kind: "require-without-spot", message: "Require, but NodePool general offers no spot" }],
+  items: [
+    {
+      namespace: "shop",
+      name: "web-1",
+      node: "n1",
+      capacityType: "spot",
+      assigned: "spot",
+      phase: "Running",
+      note: null,
+      costPerHour: 0.06,
+    },
+  ],
+};
+const spotView: SpotViewDto = {
+  clusterId: "prod",
+  at: NOW,
+  workloads: [web],
+  totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0 },
+};
+
+describe("Spot placement page", () => {
+  it("shows target vs actual per workload and, opened, its pods and warnings", async () => {
+    mockFetch([[/spot-placement/, () => [200, spotView]]]);
+    render(
+      <Spot
+        ctx={ctxFor({
+          route: {
+            page: "spot",
+            cluster: "prod",
+            range: { kind: "preset", id: "1h" },
+            node: undefined,
+            params: { workload: "shop/Deployment/web" },
+          },
+        })}
+      />,
+    );
+    const row = await screen.findByTestId("spot-row");
+    assert.equal(within(row).getByTestId("spot-target").textContent, "2 / 10");
+    assert.match(within(row).getByTestId("spot-actual").textContent, /^2 \/ 9 \+1 pending$/);
+    const detail = screen.getByTestId("spot-detail");
+    assert.ok(within(detail).getByText(/offers no spot/));
+    assert.ok(within(detail).getByText("web-1"));
+  });
+
+  it("previews a threshold change as pods on-demand and $/h", () => {
+    assert.equal(
+      spotPreview(web, { threshold: 3, strategy: "Prefer" }),
+      "3 of 12 pods on-demand, 9 on spot, +$0.140/h → $1.14/h",
+    );
+    assert.equal(
+      spotPreview(web, { threshold: 0, strategy: "Prefer", percentAboveBase: 50 }),
+      "6 of 12 pods on-demand, 6 on spot, +$0.560/h → $1.56/h",
+    );
+  });
+
+  it("creates a policy as admin and asks a viewer for the admin token", async () => {
+    const calls = mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [/PUT .*policies\/spot\/Deployment\/shop\/api/, (c) => [200, c.body]],
+    ]);
+    const viewer = ctxFor();
+    render(<Spot ctx={viewer} />);
+    fireEvent.click(await screen.findByRole("button", { name: "New policy (admin)" }));
+    assert.deepEqual(viewer.asked, ["create spot policies"]);
+    cleanup();
+    render(<Spot ctx={ctxFor({ role: "admin" })} />);
+    fireEvent.click(await screen.findByRole("button", { name: "New policy" }));
+    const form = screen.getByRole("form", { name: "spot policy" });
+    fireEvent.change(within(form).getByLabelText("namespace"), { target: { value: "shop" } });
+    fireEvent.change(within(form).getByLabelText("name"), { target: { value: "api" } });
+    fireEvent.change(within(form).getByLabelText("on-demand base (threshold)"), { target: { value: "4" } });
+    fireEvent.change(within(form).getByLabelText("strategy"), { target: { value: "Require" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Save" }));
+    await waitFor(() => assert.ok(calls.some((c) => c.method === "PUT")));
+    assert.deepEqual(calls.find((c) => c.method === "PUT")?.body, { threshold: 4, strategy: "Require" });
+  });
+});
+
+describe("token prompt", () => {
+  it("asks for a token instead of showing a raw 401", async () => {
+    mockFetch([
+      [/api\/v1\//, () => [401, { error: "unauthorized", message: "a valid bearer token is required" }]],
+    ]);
+    render(<App />);
+    assert.ok(await screen.findByText("Wave's API needs a token to show this cluster."));
+    assert.equal(screen.queryByText(/401|bearer token is required/), null);
+  });
+});
+
+describe("Node drawer and thrashing", () => {
+  it("shows the lifecycle with durations, the price source and who set do-not-disrupt", async () => {
+    const d: NodeDetailDto = {
+      node: null,
+      nodeClaim: "general-abc",
+      timeline: [
+        { phase: "Launched", at: NOW - 60_000, sincePreviousSeconds: null, reason: null },
+        { phase: "Registered", at: NOW - 30_000, sincePreviousSeconds: 30, reason: null },
+      ],
+      pods: [
+        { namespace: "shop", name: "web-1", phase: "Running", cpu: 0.5, memoryBytes: 2 ** 29, wave: "spot" },
+      ],
+      price: { usdPerHour: 0.19, source: "kwok", asOf: "2026-03-01" },
+      labels: { "karpenter.sh/nodepool": "general" },
+      taints: [{ key: "dedicated", value: "gpu", effect: "NoSchedule" }],
+      doNotDisruptBy: "wave-warmup",
+      annotations: {},
+    };
+    mockFetch([[/nodes\/n1/, () => [200, d]]]);
+    render(<NodeDrawer ctx={ctxFor()} name="n1" />);
+    const tl = await screen.findByTestId("drawer-timeline");
+    assert.match(tl.textContent, /Launched.*Registered.*\+30 s/);
+    assert.match(screen.getByTestId("drawer-price").textContent, /\$0\.190\/h · source kwok/);
+    assert.match(screen.getByTestId("drawer-dnd").textContent, /Wave's warmup/);
+    assert.ok(screen.getByText("dedicated=gpu:NoSchedule"));
+  });
+
+  it("gives the thrashing fix as a copyable kubectl patch", async () => {
+    const r: ThrashingDto = {
+      nodePool: "batch",
+      severity: "high",
+      score: 74,
+      summary: "batch: 3 nodes removed young",
+      evidence: [
+        {
+          nodeClaim: "batch-1",
+          instanceType: "c6i",
+          createdAt: NOW - 60_000,
+          terminatedAt: NOW,
+          lifetimeSeconds: 35,
+          reason: "Empty",
+        },
+      ],
+      advice: ["Raise consolidateAfter to 15m: nodes live 0.6 min"],
+    };
+    const kubectl = `kubectl patch nodepool batch --type merge -p '{"spec":{"disruption":{"consolidateAfter":"15m"}}}'`;
+    const fixes: ThrashingFixesDto[] = [
+      {
+        nodePool: "batch",
+        severity: "high",
+        fixes: [{ title: "Raise consolidateAfter to 15m", detail: "nodes live 0.6 min", kubectl }],
+      },
+    ];
+    mockFetch([
+      [/thrashing\/fixes/, () => [200, fixes]],
+      [/thrashing$/, () => [200, [r]]],
+    ]);
+    let copied = "";
+    Object.defineProperty(navigator, "clipboard", {
+      value: { writeText: (t: string) => ((copied = t), Promise.resolve()) },
+      configurable: true,
+    });
+    render(<Thrashing ctx={ctxFor()} />);
+    assert.equal((await screen.findByTestId("kubectl-patch")).textContent, kubectl);
+    fireEvent.click(screen.getByRole("button", { name: "Copy" }));
+    await waitFor(() => assert.equal(copied, kubectl));
+    assert.equal(screen.getAllByTestId("evidence-row").length, 1);
+  });
+
+  it("counts disruptions by reason per pool", () => {
+    const m = countsByReason([
+      { at: 1, nodeClaim: "a", nodePool: "p", reason: "Empty" },
+      { at: 2, nodeClaim: "b", nodePool: "p", reason: "Drifted" },
+      { at: 3, nodeClaim: "c", nodePool: "q", reason: "Empty" },
+    ]);
+    assert.deepEqual(m.reasons, ["Drifted", "Empty"]);
+    assert.deepEqual(m.pools[0], { pool: "p", counts: { Empty: 1, Drifted: 1 }, total: 2 });
+  });
+});
