@@ -21,8 +21,8 @@ const KEPT_ANNOTATIONS = new Set<string>([K.doNotDisrupt]);
 const KEPT_POD_CONDITIONS = new Set(["PodScheduled", "Ready"]);
 const KEPT_NODE_CONDITIONS = new Set(["Ready"]);
 
-/** Components whose Events Wave records. */
-const KARPENTER_COMPONENTS = /^karpenter/;
+/** Components whose Events Wave records: Karpenter's, and Wave's spot repair (src/webhook/events.ts). */
+const KARPENTER_COMPONENTS = /^(karpenter|wave-spot-repair$)/;
 const KARPENTER_KINDS = new Set(["NodeClaim", "NodePool"]);
 const KARPENTER_REASONS = new Set([
   "DisruptionBlocked",

@@ -2,12 +2,14 @@
 // reviews get 400 with a message; nothing a client sends yields a 5xx.
 import { timingSafeEqual } from "node:crypto";
 import { silentLogger, type Logger } from "../shared/log.ts";
+import { CONTENT_TYPE } from "../shared/metrics.ts";
 import { BadReviewError, parseAdmissionReview } from "./admission.ts";
 import { review, type ReviewDeps } from "./review.ts";
 
 export const MUTATE_PATH = "/mutate";
 export const HEALTH_PATH = "/healthz";
 export const POLICIES_PATH = "/policies";
+export const METRICS_PATH = "/metrics";
 
 /** Core pushes policy sets here (PUT, bearer token); the webhook serves them from memory. */
 export interface PolicyPush {
@@ -18,6 +20,8 @@ export interface PolicyPush {
 export interface HttpResult {
   status: number;
   body: string;
+  /** Default application/json. */
+  contentType?: string;
 }
 
 const json = (status: number, value: unknown): HttpResult => ({ status, body: JSON.stringify(value) });
@@ -27,9 +31,19 @@ export async function handleHttp(
   method: string | undefined,
   url: string | undefined,
   body: Buffer,
-  deps: ReviewDeps & { logger?: Logger; push?: PolicyPush; authorization?: string },
+  deps: ReviewDeps & {
+    logger?: Logger;
+    push?: PolicyPush;
+    authorization?: string;
+    /** Prometheus text of the webhook's metrics (GET /metrics). */
+    metricsText?: () => string;
+  },
 ): Promise<HttpResult> {
   const path = (url ?? "/").split("?")[0];
+  if (path === METRICS_PATH && deps.metricsText) {
+    if (method !== "GET" && method !== "HEAD") return error(405, "use GET");
+    return { status: 200, body: deps.metricsText(), contentType: CONTENT_TYPE };
+  }
   if (path === POLICIES_PATH) return pushPolicies(method, body, deps.push, deps.authorization);
   if (path === HEALTH_PATH)
     return method === "GET" || method === "HEAD" ? json(200, { ok: true }) : error(405, "use GET");

@@ -101,26 +101,56 @@ export function spotPolicySet(values: readonly unknown[], onBad?: (err: Error) =
 export function policyRoutes(deps: PolicyDeps): ApiPlugin {
   const { store } = deps;
   const now = deps.now ?? (() => Date.now());
+  // Webhook replicas long-poll the spot set (`?watch=true&revision=R`): held until a change.
+  const spotWaiters = new Set<() => void>();
   const changed = async (kind: PolicyKind, key: string): Promise<void> => {
+    if (kind === "spot") for (const wake of [...spotWaiters]) wake();
     await deps.onChange?.(kind, key);
   };
+  const currentSpotSet = async (log: { warn: (o: object, m: string) => void }): Promise<SpotPolicySetDto> =>
+    spotPolicySet(
+      (await store.listPolicies("spot")).map((r) => r.value),
+      (err) => log.warn({ err }, "skipping an invalid stored spot policy"),
+    );
 
   return (app: FastifyInstance) => {
-    app.get(
+    app.get<{ Querystring: { watch?: boolean; revision?: string; timeoutSeconds?: number } }>(
       "/api/v1/policies/spot",
       {
         config: viewer,
         schema: {
-          summary: "Spot placement policies, as the SpotPolicySet the webhook pulls",
+          summary:
+            "Spot placement policies, as the SpotPolicySet the webhook pulls; with watch=true and the " +
+            "revision the caller has, held until the set changes (at most timeoutSeconds)",
+          querystring: {
+            type: "object",
+            additionalProperties: false,
+            properties: {
+              watch: { type: "boolean" },
+              revision: { type: "string", maxLength: 64 },
+              timeoutSeconds: { type: "integer", minimum: 1, maximum: 60 },
+            },
+          },
           response: { 200: spotPolicySetSchema },
         },
       },
-      async (req) => {
-        const records = await store.listPolicies("spot");
-        return spotPolicySet(
-          records.map((r) => r.value),
-          (err) => req.log.warn({ err }, "skipping an invalid stored spot policy"),
-        );
+      async (req, reply) => {
+        const set = await currentSpotSet(req.log);
+        const { watch, revision, timeoutSeconds = 30 } = req.query;
+        if (watch !== true || revision === undefined || revision !== set.revision) return set;
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer);
+            spotWaiters.delete(done);
+            reply.raw.off("close", done);
+            resolve();
+          };
+          const timer = setTimeout(done, timeoutSeconds * 1000);
+          spotWaiters.add(done);
+          // The response's close: the caller went away (the request's own fires once read).
+          reply.raw.once("close", done);
+        });
+        return currentSpotSet(req.log);
       },
     );
 
@@ -138,6 +168,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
               threshold: { type: "integer", minimum: 0 },
               strategy: { type: "string", enum: ["Prefer", "Require"] },
               percentAboveBase: { type: "integer", minimum: 0, maximum: 100 },
+              repair: { type: "boolean" },
             },
           },
           response: { 200: spotPolicySchema, 400: errorSchema },
