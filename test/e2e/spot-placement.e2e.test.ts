@@ -485,8 +485,9 @@ test(
             `${name}: deletion cost`,
           );
         } else {
-          assert.deepEqual(requiredCapacity(pod), [], `${name}: no required capacity type`);
-          assert.deepEqual(preferredCapacity(pod), ["100:spot"], `${name}: prefers spot`);
+          // Prefer requires spot while spot is available (ADR 0007); the preference is its fallback.
+          assert.deepEqual(requiredCapacity(pod), ["spot"], `${name}: requires spot`);
+          assert.deepEqual(preferredCapacity(pod), [], `${name}: no preference outside the fallback window`);
         }
       }
 
