@@ -407,7 +407,7 @@ test("spot placement: the registered configuration is safe and reaches only this
     assert.match(clientConfig.url ?? "", /^https:\/\/127\.0\.0\.1:\d+\/mutate$/);
     assert.ok((clientConfig.caBundle ?? "") !== "", "caBundle set");
     assert.equal(hook["failurePolicy"], "Ignore");
-    assert.equal(hook["sideEffects"], "None");
+    assert.equal(hook["sideEffects"], "NoneOnDryRun");
     assert.equal(hook["reinvocationPolicy"], "IfNeeded");
     const timeout = hook["timeoutSeconds"];
     assert.ok(typeof timeout === "number" && timeout <= 3, `timeoutSeconds ≤ 3 (${String(timeout)})`);
