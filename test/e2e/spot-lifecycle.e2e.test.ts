@@ -253,6 +253,8 @@ interface Step {
 }
 
 const results: Step[] = [];
+/** The policy-delivery lines of each replica's last /metrics scrape (failure messages). */
+const lastScrape = new Map<string, string>();
 
 function record(s: Step, from: number): void {
   const to = Date.now();
@@ -435,9 +437,15 @@ async function repetition(ns: string): Promise<void> {
   );
 
   // drain a spot node that runs the workload's pods (an interruption)
-  const nodes = await capacityOfNodes();
-  const spotNode = (await pods(ns)).find((p) => nodes.get(p.spec.nodeName ?? "") === "spot")?.spec.nodeName;
-  assert.ok(spotNode, `${ns}: a spot pod runs on a spot node`);
+  // The repetitions share the pool's nodes: another one's drain may have just moved these pods.
+  const spotNode = await waitFor(
+    `${ns}: a spot pod running on a spot node`,
+    async () => {
+      const nodes = await capacityOfNodes();
+      return (await pods(ns)).find((p) => nodes.get(p.spec.nodeName ?? "") === "spot")?.spec.nodeName;
+    },
+    { timeoutMs: 90_000 },
+  );
   t0 = Date.now();
   const drained = await kubectlRaw([
     "drain",
@@ -632,10 +640,14 @@ test(
       const agent = new Agent({ keepAlive: false, ca: caPem });
       const res = await httpsRequest(agent, r.port, "", { path: "/metrics", method: "GET" });
       agent.destroy();
-      const line = res.body
-        .split("\n")
-        .find((l) => l.startsWith("wave_spot_policy_updates_total{") && l.includes('outcome="changed"'));
-      return Number(line?.slice(line.lastIndexOf(" ") + 1) ?? "0");
+      assert.equal(res.status, 200, `GET /metrics on ${r.name}`);
+      const lines = res.body.split("\n").filter((l) => l.startsWith("wave_spot_policy_updates_total{"));
+      lastScrape.set(r.name, lines.join(" | "));
+      // Every delivery that changed the set, by watch or by poll.
+      let changed = 0;
+      for (const l of lines)
+        if (l.includes('outcome="changed"')) changed += Number(l.slice(l.lastIndexOf(" ") + 1));
+      return changed;
     };
     const before = await Promise.all(replicas.map(scrape));
     const t0 = Date.now();
@@ -648,7 +660,7 @@ test(
             const n = await scrape(r);
             if (n > (before[i] ?? 0)) return true;
             throw new Error(
-              `changed ${n} (before ${before[i]}); ${r.output
+              `changed ${n} (before ${before[i]}); ${lastScrape.get(r.name)}; ${r.output
                 .filter((l) => l.includes("polic"))
                 .slice(-3)
                 .join(" / ")}`,
@@ -663,7 +675,6 @@ test(
       }),
     );
     policies.delete(`${namespaces[0] ?? ""}/warmup-probe`);
-    void endpoint;
     endpoint?.set([...policies.values()]);
     console.log(
       `# policy change seen by the ${REPLICAS} replicas after ${seen.map((s) => s.toFixed(2)).join(", ")} s`,
