@@ -20,7 +20,7 @@ import { Outbox } from "./outbox.ts";
 import type { OutboxChange, OutboxOptions } from "./outbox.ts";
 import type { AgentSource, SourceChange } from "./source.ts";
 import { trim } from "./trim.ts";
-import type { WireObject } from "./wire.ts";
+import type { WireObject } from "../wire/wire.ts";
 
 export interface AgentTls {
   /** CA bundle that signed core's certificate (PEM file). */

@@ -1,7 +1,7 @@
 // Synthetic cluster objects in wire shape, for the agent/ingest tests and the ingest benchmark.
-import type { Event, Node, Pod } from "../kube/objects.ts";
-import type { NodeClaim, NodePool } from "../karpenter/types.ts";
-import type { WireObject } from "./wire.ts";
+import type { Event, Node, Pod } from "../objects/kube.ts";
+import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { WireObject } from "../wire/wire.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
 const iso = (ms: number): string => new Date(ms).toISOString();

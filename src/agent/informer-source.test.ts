@@ -1,13 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MemoryKube } from "../kube/memory/memory.ts";
-import type { Event, Node, Pod } from "../kube/objects.ts";
+import type { Event, Node, Pod } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { node, pod } from "./fixtures.ts";
 import { InformerSource } from "./informer-source.ts";
 import { trim } from "./trim.ts";
 import type { SourceChange } from "./source.ts";
-import type { WireObject } from "./wire.ts";
+import type { WireObject } from "../wire/wire.ts";
 
 /** A fixture object as a client would create it (no server-set fields). */
 function fresh(o: WireObject): unknown {

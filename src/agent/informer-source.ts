@@ -10,8 +10,8 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
 import { trim } from "./trim.ts";
-import { WIRE_KINDS } from "./wire.ts";
-import type { WireKind, WireObject } from "./wire.ts";
+import { WIRE_KINDS } from "../wire/wire.ts";
+import type { WireKind, WireObject } from "../wire/wire.ts";
 
 export interface InformerSourceOptions {
   client: KubeClient;

@@ -5,8 +5,8 @@ import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AgentMessageSchema, Delta_Op, HelloAck_Mode } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
-import { objectKey, snapshotChunkMessage, toMessage } from "./wire.ts";
-import type { EncodedObject, WireObject } from "./wire.ts";
+import { objectKey, snapshotChunkMessage, toMessage } from "../wire/wire.ts";
+import type { EncodedObject, WireObject } from "../wire/wire.ts";
 
 export interface OutboxOptions {
   /** Deltas held for core (unsent + unacknowledged) before the agent gives up and resyncs. */

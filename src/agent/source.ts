@@ -1,6 +1,6 @@
 // Where the agent's objects come from. The real source adapts the hardened informers
 // (src/kube/informer); tests and the benchmark use MemorySource.
-import type { WireObject } from "./wire.ts";
+import type { WireObject } from "../wire/wire.ts";
 
 export type SourceChange =
   | { type: "upsert"; object: WireObject }

@@ -1,11 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Event } from "../kube/objects.ts";
+import type { Event } from "../objects/kube.ts";
 import { node, nodeClaim, pod } from "./fixtures.ts";
 import { podRequests } from "../karpenter/resources.ts";
 import { trim, trimEvent, trimNode, trimNodeClaim, trimPod } from "./trim.ts";
-import type { Node, Pod } from "../kube/objects.ts";
-import type { NodeClaim } from "../karpenter/types.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import type { NodeClaim } from "../objects/karpenter.ts";
 
 describe("trim", () => {
   it("keeps what Wave reads of a Pod and drops the rest", () => {

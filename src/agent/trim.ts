@@ -1,6 +1,6 @@
 // Trimming: the agent forwards only the fields Wave reads (cost, placement, warmup fit, lifecycle),
 // which keeps a 150k-pod snapshot small. Pure functions; the output is still the wire shape of
-// src/kube/objects.ts, so core code reads it exactly like an apiserver object.
+// src/objects/kube.ts, so core code reads it exactly like an apiserver object.
 import type {
   Affinity,
   Condition,
@@ -10,10 +10,10 @@ import type {
   Node,
   Pod,
   Toleration,
-} from "../kube/objects.ts";
-import { K } from "../karpenter/types.ts";
-import type { NodeClaim, NodePool } from "../karpenter/types.ts";
-import type { WireObject } from "./wire.ts";
+} from "../objects/kube.ts";
+import { K } from "../objects/karpenter.ts";
+import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { WireObject } from "../wire/wire.ts";
 
 /** Annotations Wave acts on; every other annotation (often large) is dropped. */
 const KEPT_ANNOTATIONS = new Set<string>([K.doNotDisrupt]);

@@ -6,7 +6,7 @@ import { runAgent, type RunningAgent } from "../agent/run.ts";
 import { realClock } from "../shared/clock.ts";
 import { startMetricsServer } from "../shared/metrics-server.ts";
 import { Registry } from "../shared/metrics.ts";
-import { LeaderElector } from "../warmup/leader.ts";
+import { LeaderElector } from "../kube/leader.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cluster,

@@ -1,11 +1,11 @@
 // `wave cleanup`: removes what Wave wrote into the cluster at run time (the Helm chart's
 // post-delete hook; docs/install-eks.md, "Uninstall").
-import type { Lease, Pod } from "../kube/objects.ts";
+import type { Lease, Pod } from "../objects/kube.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
-import { K } from "../karpenter/types.ts";
+import { K } from "../objects/karpenter.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
-import { W } from "../warmup/labels.ts";
+import { W } from "../objects/wave.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
 import type { CommandContext } from "./commands.ts";
 import { cluster, logger, WARMUP_LEASE, type ComponentOptions } from "./component.ts";

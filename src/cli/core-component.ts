@@ -12,7 +12,7 @@ import type { Store } from "../core/store/store.ts";
 import { createPricing } from "../pricing/setup.ts";
 import { realClock } from "../shared/clock.ts";
 import { Registry } from "../shared/metrics.ts";
-import { LeaderElector } from "../warmup/leader.ts";
+import { LeaderElector } from "../kube/leader.ts";
 import { runController } from "../warmup/run.ts";
 import type { CommandContext } from "./commands.ts";
 import {

@@ -23,7 +23,7 @@ import type { Registry } from "../shared/metrics.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
 import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
-import { DurableWarmupStats } from "../warmup/stats-store.ts";
+import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
 import { kubeWarmupView } from "../warmup/view.ts";
 
 export { connectCluster, userError } from "./connect.ts";
@@ -100,7 +100,7 @@ export interface Warmup {
   reloadPolicies(): Promise<void>;
   /**
    * Hits, misses and start-up time saved of a cluster (default: this one) over the last 24 h, from
-   * the store's warmup events (cached; see warmup/stats-store.ts), for the dashboard.
+   * the store's warmup events (cached; see core/warmup/stats-store.ts), for the dashboard.
    */
   totals(clusterId?: string): WarmupTotals;
   /** Waits for the event writer (it stops on `signal`), then writes what is still queued. */

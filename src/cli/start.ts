@@ -15,7 +15,7 @@ import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import { jsonPatch } from "../kube/memory/patch.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import type { KubeClient } from "../kube/port.ts";
 import { createPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";

@@ -4,7 +4,7 @@
 import { hostname } from "node:os";
 import type { WaveConfig } from "../config/config.ts";
 import { realClock } from "../shared/clock.ts";
-import { LeaderElector } from "../warmup/leader.ts";
+import { LeaderElector } from "../kube/leader.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { BackingVerifier, SourceLimiter } from "../webhook/backing.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";

@@ -14,7 +14,7 @@ import {
 } from "../webhook/policy.ts";
 import { replay, type PodStartStats, type ReplayPolicy, type ReplayResult } from "../sim/replay.ts";
 import { SCENARIO_DEPLOYMENTS, SCENARIO_POOLS, SCENARIO_SPOT_POLICY } from "../sim/scenario.ts";
-import type { Deployment } from "../kube/objects.ts";
+import type { Deployment } from "../objects/kube.ts";
 import type { CatalogName } from "../sim/catalog.ts";
 import {
   WorkloadError,

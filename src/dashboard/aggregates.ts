@@ -5,7 +5,7 @@
 // floating-point totals may differ in the last bits; counts and integer sums are identical).
 import type { PriceProvider, PriceQuote } from "../pricing/types.ts";
 import { CPU, MEMORY, addInto, type Resources } from "../karpenter/resources.ts";
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import type { CostSource } from "./figures/cost.ts";
 import type { Machine } from "./machines.ts";
 

@@ -1,7 +1,7 @@
 // A cluster's Karpenter version, kept current from the state's Pod changes: the /clusters route is
 // polled by every open dashboard, and scanning every pod per poll is what this avoids.
 import { karpenterVersionOfPod, newestVersion } from "../karpenter/version.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import type { ClusterState } from "../state/cluster.ts";
 
 /** Per state: Karpenter controller pods (namespace/name) → the version each runs. */

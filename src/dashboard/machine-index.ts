@@ -10,9 +10,9 @@
 import { isDoNotDisrupt } from "../karpenter/labels.ts";
 import { providerIDOf } from "../karpenter/node.ts";
 import type { Resources } from "../karpenter/resources.ts";
-import type { KubeObject } from "../kube/objects.ts";
+import type { KubeObject } from "../objects/kube.ts";
 import type { ClusterState } from "../state/cluster.ts";
-import { W } from "../warmup/labels.ts";
+import { W } from "../objects/wave.ts";
 import { aggregatePool, type MachineRow, type PoolAggregate } from "./aggregates.ts";
 import { compareMachines, machineOf } from "./machines.ts";
 

@@ -1,11 +1,11 @@
 // One row per machine the cluster pays for: every NodeClaim (launched machines cost money before
 // their Node registers) joined to its Node, plus Nodes no NodeClaim owns (managed node groups,
 // hand-made nodes). Figures work over these rows, never over raw objects.
-import type { Node } from "../kube/objects.ts";
+import type { Node } from "../objects/kube.ts";
 import { capacityTypeOf, instanceTypeOf, nodePoolOf, regionOf, zoneOf } from "../karpenter/labels.ts";
 import { isReady, providerIDOf } from "../karpenter/node.ts";
 import { CPU, MEMORY, parseResources, type Resources } from "../karpenter/resources.ts";
-import type { CapacityType, NodeClaim } from "../karpenter/types.ts";
+import type { CapacityType, NodeClaim } from "../objects/karpenter.ts";
 
 /** Key used for machines without a karpenter.sh/nodepool label. */
 export const NO_POOL = "(none)";

@@ -1,7 +1,7 @@
 // Every dashboard figure in one pure call, for the API: cluster objects + history + prices in,
 // plain JSON-ready data out.
-import type { Node, Pod } from "../kube/objects.ts";
-import type { NodeClaim, NodePool } from "../karpenter/types.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { costByPool, nodeCosts, spotRatio, spotSavings, totalCost } from "./figures/cost.ts";
 import { disruptionsByReason, lifecycleTimeline } from "./figures/disruptions.ts";

@@ -1,6 +1,6 @@
 // Builders for the plain objects figures and the detector read (tests and the simulator).
-import type { Node, Pod } from "../kube/objects.ts";
-import type { CapacityType, NodeClaim, NodePool } from "../karpenter/types.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import type { CapacityType, NodeClaim, NodePool } from "../objects/karpenter.ts";
 
 export interface MachineSpec {
   name: string;

@@ -4,7 +4,7 @@ import { fixtures } from "../../test/fixtures/karpenter/load.ts";
 import type { SeriesRow } from "../core/history/series.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { ClusterState } from "../state/cluster.ts";
-import { W } from "../warmup/labels.ts";
+import { W } from "../objects/wave.ts";
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
 import { machineObjects, pod } from "./testkit.ts";
 import {

@@ -1,4 +1,4 @@
-// The API's views: cluster state + history rows + prices in, the DTOs of src/api/dto.ts out.
+// The API's views: cluster state + history rows + prices in, the DTOs of src/dashboard/dto.ts out.
 // Pure but for the machine index they read the state through (kept current by the state's own
 // change notifications); `now` and prices are injected, so every number the UI shows can be
 // checked by hand in tests.
@@ -15,11 +15,11 @@ import type {
   ThrashingDto,
   ThrashSeverity,
   WarmupStatsDto,
-} from "../api/dto.ts";
+} from "./dto.ts";
 import type { SeriesRow } from "../core/history/series.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
 import { CPU, MEMORY } from "../karpenter/resources.ts";
-import { K, type NodePool } from "../karpenter/types.ts";
+import { K, type NodePool } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { HOURS_PER_MONTH } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";

@@ -1,7 +1,7 @@
 // Reading Karpenter's well-known labels off Nodes and NodeClaims (both carry the same labels:
 // Karpenter copies the NodeClaim's labels onto its Node at registration).
-import type { KubeObject } from "../kube/objects.ts";
-import { K, type CapacityType } from "./types.ts";
+import type { KubeObject } from "../objects/kube.ts";
+import { K, type CapacityType } from "../objects/karpenter.ts";
 
 /** Labels the KWOK provider (karpenter.kwok.sh) and KWOK itself put on fake nodes. */
 export const KWOK = {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fixtures } from "../../test/fixtures/karpenter/load.ts";
 import { diffNodeClaim, disruptionReasonOf, nodeClaimPhase, nodeClaimState } from "./lifecycle.ts";
-import type { NodeClaim } from "./types.ts";
+import type { NodeClaim } from "../objects/karpenter.ts";
 
 const observedAt = "2026-03-02T12:00:00Z";
 

@@ -1,10 +1,10 @@
 // A NodeClaim's lifecycle, read from its status conditions and deletionTimestamp (Karpenter
 // records lifecycle in condition transitions, not Events), and the transitions between two
 // observed versions, which core turns into lifecycle history.
-import type { Condition, Node } from "../kube/objects.ts";
+import type { Condition, Node } from "../objects/kube.ts";
 import { parseDuration } from "./duration.ts";
 import { conditionOf, isDisruptionTainted } from "./node.ts";
-import { K, type NodeClaim } from "./types.ts";
+import { K, type NodeClaim } from "../objects/karpenter.ts";
 
 /** NodeClaim condition types (sigs.k8s.io/karpenter pkg/apis/v1/nodeclaim_status.go). */
 export const NodeClaimConditions = {

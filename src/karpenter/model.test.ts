@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fixtures } from "../../test/fixtures/karpenter/load.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { parseDuration } from "./duration.ts";
 import {
   capacityTypeOf,

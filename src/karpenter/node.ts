@@ -1,7 +1,7 @@
 // Node facts Wave derives: readiness, KWOK, taints Karpenter uses to mark a node's stage.
-import type { Condition, Node, Taint } from "../kube/objects.ts";
-import type { NodeClaim } from "./types.ts";
-import { K } from "./types.ts";
+import type { Condition, Node, Taint } from "../objects/kube.ts";
+import type { NodeClaim } from "../objects/karpenter.ts";
+import { K } from "../objects/karpenter.ts";
 import { KWOK } from "./labels.ts";
 
 export function conditionOf(

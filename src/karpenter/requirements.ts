@@ -1,8 +1,8 @@
 // What a NodePool allows (requirements + template labels, as Karpenter layers them) and how its
 // usage compares with spec.limits.
-import type { NodeSelectorRequirement, ResourceList } from "../kube/objects.ts";
+import type { NodeSelectorRequirement, ResourceList } from "../objects/kube.ts";
 import { parseResources, type Resources } from "./resources.ts";
-import { K, type CapacityType, type NodePool } from "./types.ts";
+import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
 
 /**
  * The pool's effective requirements: spec.template.spec.requirements plus each template label as

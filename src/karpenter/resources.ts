@@ -1,7 +1,7 @@
 // Resource lists as numbers, in the units the scheduler compares: CPU in millicores
 // (Quantity.MilliValue) and every other resource in whole base units (Quantity.Value: bytes for
 // memory and storage, a count for pods and extended resources).
-import type { Container, Pod, ResourceList } from "../kube/objects.ts";
+import type { Container, Pod, ResourceList } from "../objects/kube.ts";
 import { formatMilli, formatUnits, parseMilli, parseUnits, QuantityError } from "./quantity.ts";
 
 /** Amounts by resource name; `cpu` is in millicores, the rest in base units. */

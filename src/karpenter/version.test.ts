@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { karpenterVersion, karpenterVersionOfPod } from "./version.ts";
 
 const pod = (image: string, labels?: Record<string, string>): Pod => ({

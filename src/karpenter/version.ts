@@ -2,7 +2,7 @@
 // pod (labels and images kept), so no extra permission is needed. The Karpenter Helm chart labels
 // its pods app.kubernetes.io/name=karpenter and tags the controller image with the release
 // (`…/karpenter/controller:1.8.2@sha256:…`); a version label, when present, wins.
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 
 const NAME_LABEL = "app.kubernetes.io/name";
 const VERSION_LABEL = "app.kubernetes.io/version";

@@ -11,8 +11,8 @@ import type {
   PriorityClass,
   ReplicaSet,
   StatefulSet,
-} from "./objects.ts";
-import type { EC2NodeClass, KWOKNodeClass, NodeClaim, NodePool } from "../karpenter/types.ts";
+} from "../objects/kube.ts";
+import type { EC2NodeClass, KWOKNodeClass, NodeClaim, NodePool } from "../objects/karpenter.ts";
 
 export interface ResourceKind {
   group: string; // "" for the core group

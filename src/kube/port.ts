@@ -3,7 +3,7 @@
 // with the same semantics: monotonic resourceVersions, watch from a version, 410 Gone for a
 // compacted version, label and field selectors.
 import type { KindName, KindTypes } from "./kinds.ts";
-import type { Status } from "./objects.ts";
+import type { Status } from "../objects/kube.ts";
 
 export interface ListOptions {
   namespace?: string;

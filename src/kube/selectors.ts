@@ -1,7 +1,7 @@
 // Label and field selectors with the apiserver's grammar and semantics, as pure functions: the
 // in-memory adapter filters with them and the real adapter passes the same strings to the server.
 import type { KindName } from "./kinds.ts";
-import type { LabelSelector } from "./objects.ts";
+import type { LabelSelector } from "../objects/kube.ts";
 
 export class SelectorError extends Error {
   constructor(message: string) {

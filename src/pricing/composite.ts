@@ -1,6 +1,6 @@
 // One PriceProvider over all sources: kwok for KWOK types, live when it knows the price, the
 // static table otherwise, and a spot estimate (factor × on-demand) last.
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import { KwokPriceProvider } from "./kwok.ts";
 import type { PriceProvider, PriceQuote } from "./types.ts";
 

@@ -6,7 +6,7 @@
 // 2/4/8 GiB of memory per vCPU; price = 0.025 × vCPU + 0.001 × memoryBytes / 1e9 on-demand and
 // 0.7 × that for spot, in every zone test-zone-a..d. A cluster may run the provider with its own
 // instance-types file (--instance-types-file-path); pass it here and its prices win.
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import type { PriceProvider, PriceQuote } from "./types.ts";
 
 export const KWOK_SPOT_FACTOR = 0.7;

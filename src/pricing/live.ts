@@ -1,7 +1,7 @@
 // Live EC2 prices: on-demand from the Pricing API, spot per availability zone from
 // DescribeSpotPriceHistory, refreshed every 12 h like Karpenter's AWS provider. Lookups are served
 // from memory; a failed refresh keeps the last good prices and retries sooner.
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { OnDemandFetcher, SpotFetcher } from "./aws.ts";

@@ -1,6 +1,6 @@
 // The dated on-demand price table shipped in src/pricing/data, and a provider over it.
 import { readFileSync } from "node:fs";
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import { regionOfZone, type PriceProvider, type PriceQuote } from "./types.ts";
 
 /** How much to trust a region's numbers; hack/pricing/update.ts writes "aws-pricing-api". */

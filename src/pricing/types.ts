@@ -1,5 +1,5 @@
 // What a price lookup answers, and the one interface every price source implements.
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 
 /**
  * Where a price came from, best first:

@@ -2,7 +2,7 @@
 // same review() the HTTPS webhook answers with, its JSON patch applied to the pod.
 import { randomUUID } from "node:crypto";
 import { jsonPatch } from "../kube/memory/patch.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import type { AdmissionRequest } from "../webhook/admission.ts";
 import { review, type ReviewDeps } from "../webhook/review.ts";
 

@@ -2,7 +2,7 @@
 // category → GiB per vCPU), prices from the pricing module, so simulated costs match what
 // Wave shows for the same instance on a real cluster.
 import type { PriceProvider } from "../pricing/types.ts";
-import type { CapacityType } from "../karpenter/types.ts";
+import type { CapacityType } from "../objects/karpenter.ts";
 import { KWOK_ZONES, KwokPriceProvider } from "../pricing/kwok.ts";
 
 export interface InstanceType {

@@ -3,14 +3,14 @@
 // warmup controller) on a FakeClock, so an hour of cluster time takes seconds, and measures
 // what the policy costs and how fast pods start.
 import { MemoryKube } from "../kube/memory/memory.ts";
-import type { Pod } from "../kube/objects.ts";
-import { K } from "../karpenter/types.ts";
+import type { Pod } from "../objects/kube.ts";
+import { K } from "../objects/karpenter.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { seeded } from "../shared/random.ts";
 import { WarmupController } from "../warmup/controller.ts";
-import { isWavePod } from "../warmup/labels.ts";
+import { isWavePod } from "../objects/wave.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "../warmup/policy.ts";
 import { kubeWarmupView } from "../warmup/view.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";

@@ -2,8 +2,8 @@
 // web tier, rollouts, a deployment under a spot policy, and one misconfigured pool whose
 // oscillating batch job makes Karpenter thrash — so every dashboard panel has something real.
 import type { MemoryKube } from "../kube/memory/memory.ts";
-import type { Deployment, PodSpec } from "../kube/objects.ts";
-import type { NodePool } from "../karpenter/types.ts";
+import type { Deployment, PodSpec } from "../objects/kube.ts";
+import type { NodePool } from "../objects/karpenter.ts";
 
 const nodeClassRef = { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "default" };
 

@@ -3,14 +3,14 @@
 // interruption) and kubelets, each a reconcile pass over what the apiserver holds. Wave reads
 // it through the same KubeClient port it uses for real clusters, so Wave runs unchanged.
 import type { MemoryKube } from "../kube/memory/memory.ts";
-import type { Deployment, Event, Node, Pod, Taint } from "../kube/objects.ts";
-import { K, type NodeClaim, type NodePool } from "../karpenter/types.ts";
+import type { Deployment, Event, Node, Pod, Taint } from "../objects/kube.ts";
+import { K, type NodeClaim, type NodePool } from "../objects/karpenter.ts";
 import { parseDuration } from "../karpenter/duration.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { isActivePod, isDaemonSetPod } from "../warmup/fit/resources.ts";
+import { isActivePod, isDaemonSetPod } from "../karpenter/room.ts";
 import { parseResources, podRequests, type Resources } from "../karpenter/resources.ts";
-import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../warmup/fit/scheduling.ts";
+import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../karpenter/scheduling.ts";
 import { offeringLabels, type Offering } from "./catalog.ts";
 import { suffix } from "../shared/random.ts";
 

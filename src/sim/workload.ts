@@ -2,10 +2,10 @@
 // JSON file of NodePools, Deployments and timed scale steps. A workload is a seed function:
 // it creates its objects in the in-memory apiserver and returns a driver called every tick.
 import type { MemoryKube } from "../kube/memory/memory.ts";
-import type { Deployment } from "../kube/objects.ts";
+import type { Deployment } from "../objects/kube.ts";
 import { parseDuration } from "../karpenter/duration.ts";
 import { parseResources } from "../karpenter/resources.ts";
-import type { NodePool } from "../karpenter/types.ts";
+import type { NodePool } from "../objects/karpenter.ts";
 import { SCENARIO_POOLS, seedScenario, type ScenarioTiming } from "./scenario.ts";
 
 export type Driver = (now: number) => Promise<void>;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fixtures } from "../../test/fixtures/karpenter/load.ts";
-import type { DaemonSet, Node, Pod } from "../kube/objects.ts";
-import type { NodeClaim } from "../karpenter/types.ts";
+import type { DaemonSet, Node, Pod } from "../objects/kube.ts";
+import type { NodeClaim } from "../objects/karpenter.ts";
 import { ClusterState, nodeSize, stateHandlers, type StateChange } from "./cluster.ts";
 
 const MiB = 2 ** 20;

@@ -3,7 +3,7 @@
 // everyone else reads. Every write is O(size of the object): indexes keep per-node requests,
 // pool membership, providerID links and pending pods current, so nothing scans all objects.
 import type { KindTypes } from "../kube/kinds.ts";
-import type { DaemonSet, Node, Pod } from "../kube/objects.ts";
+import type { DaemonSet, Node, Pod } from "../objects/kube.ts";
 import { capacityTypeOf, nodePoolOf } from "../karpenter/labels.ts";
 import {
   nodeClaimPhase,
@@ -25,7 +25,7 @@ import {
   withoutZeros,
   type Resources,
 } from "../karpenter/resources.ts";
-import type { CapacityType, NodeClaim, NodePool } from "../karpenter/types.ts";
+import type { CapacityType, NodeClaim, NodePool } from "../objects/karpenter.ts";
 
 export const STATE_KINDS = ["Node", "NodeClaim", "NodePool", "Pod", "DaemonSet"] as const;
 export type StateKind = (typeof STATE_KINDS)[number];

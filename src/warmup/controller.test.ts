@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock } from "../shared/clock.ts";
-import { K } from "../karpenter/types.ts";
-import type { Pod } from "../kube/objects.ts";
+import { K } from "../objects/karpenter.ts";
+import type { Pod } from "../objects/kube.ts";
 import { WarmupController } from "./controller.ts";
-import { W, isPrepullPod, isWarmupPod } from "./labels.ts";
+import { W, isPrepullPod, isWarmupPod } from "../objects/wave.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "./policy.ts";
 import type { WarmupEvent } from "./stats.ts";
 import { TestKube } from "./testing/kube.ts";

@@ -14,16 +14,16 @@
 //           miss = the TTL deadline passed first (or the node vanished)
 //           → warmup pod and pull pods deleted, Wave's do-not-disrupt removed, so consolidation
 //             may reclaim the node if it stays empty.
-import type { Node, Pod } from "../kube/objects.ts";
+import type { Node, Pod } from "../objects/kube.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
-import { K, type NodeClaim, type NodePool } from "../karpenter/types.ts";
+import { K, type NodeClaim, type NodePool } from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { detect, isNodeReady, podsByNodeName } from "./fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "./fit/limits.ts";
-import { poolOfPod } from "./fit/pool.ts";
-import { isActivePod, isDaemonSetPod, nodeRoom } from "./fit/resources.ts";
-import { isPrepullPod, isWarmupPod, isWavePod, parseTime, W } from "./labels.ts";
+import { poolOfPod } from "../karpenter/pool-of-pod.ts";
+import { isActivePod, isDaemonSetPod, nodeRoom } from "../karpenter/room.ts";
+import { isPrepullPod, isWarmupPod, isWavePod, parseTime, W } from "../objects/wave.ts";
 import { imageHash, prepullPod, warmupPod, warmupPriorityClass } from "./manifests.ts";
 import type { WarmupPolicy } from "./policy.ts";
 import { planPulls, pullOutcome, workloadImages } from "./prepull.ts";

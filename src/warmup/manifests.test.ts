@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { K } from "../karpenter/types.ts";
-import { W } from "./labels.ts";
+import { K } from "../objects/karpenter.ts";
+import { W } from "../objects/wave.ts";
 import { PAUSE_IMAGE, prepullPod, warmupPod, warmupPodName } from "./manifests.ts";
 import { nodePool, pod, T0 } from "./testing/fixtures.ts";
 

@@ -1,8 +1,8 @@
 // The objects the warmup controller creates, as pure builders.
 import { createHash } from "node:crypto";
-import type { Container, Pod, PodSpec, PriorityClass, Toleration } from "../kube/objects.ts";
-import { K, type NodePool } from "../karpenter/types.ts";
-import { W } from "./labels.ts";
+import type { Container, Pod, PodSpec, PriorityClass, Toleration } from "../objects/kube.ts";
+import { K, type NodePool } from "../objects/karpenter.ts";
+import { W } from "../objects/wave.ts";
 import { formatResources, withoutZeros, type Resources } from "../karpenter/resources.ts";
 
 const HOSTNAME = "kubernetes.io/hostname";

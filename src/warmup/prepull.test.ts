@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { node, pod } from "./testing/fixtures.ts";
 import { prepullPod } from "./manifests.ts";
 import { normalizeImage, planPulls, pullOutcome, workloadImages } from "./prepull.ts";

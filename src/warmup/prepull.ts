@@ -1,6 +1,6 @@
 // Image pre-pull planning (pure): which images a warm node still lacks and how a pull pod ended.
-import type { Node, Pod } from "../kube/objects.ts";
-import { W } from "./labels.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import { W } from "../objects/wave.ts";
 
 /** Images of the pool's workload pods (app and init containers), deduplicated, sorted. */
 export function workloadImages(pods: readonly Pod[]): string[] {

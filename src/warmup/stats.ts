@@ -1,11 +1,11 @@
 // Warmup figures for the dashboard: counters folded from controller events by a pure reducer,
 // plus gauges (warm nodes, their hourly cost) computed from current cluster state. Core keeps the
 // events in its store and folds a window of them (stats-store.ts), so counters survive restarts.
-import type { Node } from "../kube/objects.ts";
-import { K } from "../karpenter/types.ts";
+import type { Node } from "../objects/kube.ts";
+import { K } from "../objects/karpenter.ts";
 import type { PriceOf } from "./fit/limits.ts";
 import { warmCost } from "./fit/limits.ts";
-import { W } from "./labels.ts";
+import { W } from "../objects/wave.ts";
 
 /**
  * ttl: nobody came in time; node-gone: the warm node disappeared; disabled / pool-deleted: policy

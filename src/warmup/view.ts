@@ -1,9 +1,9 @@
 // What the warmup controller reads about the cluster. Core adapts its shared cluster state
 // (src/state) to this; `kubeWarmupView` reads straight from any KubeClient for standalone runs,
 // the rig and tests. Writes never go through here — only through KubeClient.
-import type { Node, Pod } from "../kube/objects.ts";
+import type { Node, Pod } from "../objects/kube.ts";
 import type { KubeClient } from "../kube/port.ts";
-import type { NodeClaim, NodePool } from "../karpenter/types.ts";
+import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 
 export interface WarmupView {
   nodePools(): Promise<readonly NodePool[]>;

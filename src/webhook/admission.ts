@@ -1,5 +1,5 @@
 // admission.k8s.io/v1 AdmissionReview wire shapes, their validation, and response builders.
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 

@@ -3,7 +3,7 @@
 // (resourceVersion compare-and-swap). Concurrent admissions for the same workload on this replica
 // are batched into one read-modify-write, so contention grows with replicas, not with pods.
 import { randomUUID } from "node:crypto";
-import type { Lease, Pod } from "../kube/objects.ts";
+import type { Lease, Pod } from "../objects/kube.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";

@@ -1,6 +1,6 @@
 // Labels and annotations the spot-placement webhook reads and writes on pods.
-import { K } from "../karpenter/types.ts";
-import type { Pod } from "../kube/objects.ts";
+import { K } from "../objects/karpenter.ts";
+import type { Pod } from "../objects/kube.ts";
 
 export const CAPACITY_TYPE_KEY = K.capacityTypeLabel;
 

@@ -2,7 +2,7 @@
 // Events of component `wave-spot-repair` (src/agent/trim.ts), core's spot-placement page and its
 // metrics read them. Reason is always `WaveSpotRepair`; the involved object is the pod acted on;
 // the message starts with the workload key ("namespace/Kind/name: ...") and says why.
-import type { Event, Pod } from "../kube/objects.ts";
+import type { Event, Pod } from "../objects/kube.ts";
 
 export const REPAIR_COMPONENT = "wave-spot-repair";
 export const REPAIR_REASON = "WaveSpotRepair";

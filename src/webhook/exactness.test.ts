@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { MemoryKube } from "../kube/memory/memory.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator } from "./allocator.ts";

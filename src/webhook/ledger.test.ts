@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { ASSIGNMENT_LABEL, SLOT_LABEL } from "./constants.ts";
 import {
   counts,

@@ -3,7 +3,7 @@
 // percentage needs the workload's total. Entries are reserved at admission (before the pod exists)
 // and reconciled against the live pods that carry the slot token. See docs/adr/0002.
 import { createHash } from "node:crypto";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { ASSIGNMENT_LABEL, ON_DEMAND, SLOT_LABEL, SPOT, revisionOf, type Capacity } from "./constants.ts";
 import { onDemandTarget, tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 

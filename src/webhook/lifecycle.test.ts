@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryKube } from "../kube/memory/memory.ts";
-import type { Pod, ReplicaSet } from "../kube/objects.ts";
+import type { Pod, ReplicaSet } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { SlotAllocator, type AllocationResult } from "./allocator.ts";
 import { BackingVerifier, SourceLimiter } from "./backing.ts";

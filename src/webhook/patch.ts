@@ -1,7 +1,7 @@
 // The pure patch builder: the JSON Patch that pins a pod to a capacity type without clobbering the
 // user's own scheduling constraints. Idempotent: applying it to an already-patched pod adds nothing
 // (the apiserver may reinvoke the webhook — reinvocationPolicy IfNeeded).
-import type { NodeSelectorRequirement, Pod } from "../kube/objects.ts";
+import type { NodeSelectorRequirement, Pod } from "../objects/kube.ts";
 import type { JsonPatchOp } from "./admission.ts";
 import {
   ASSIGNMENT_LABEL,

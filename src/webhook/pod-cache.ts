@@ -3,7 +3,7 @@
 // deletion is seen as a watch event, not 60 s later — without a pod list per admission, and it is
 // what the repair controller reads. Pods are trimmed to what counting and repair need.
 import { Informer } from "../kube/informer/informer.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";

@@ -2,7 +2,7 @@
 // policy, the ledger's next answer and the controller's memory (ADR 0006). At most one action per
 // workload at a time: evict one pod so that its replacement takes the right slot, or open
 // Prefer's fallback window when spot pods cannot get spot capacity.
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { ON_DEMAND, SPOT, ASSIGNMENT_LABEL, revisionOf, type Capacity } from "./constants.ts";
 import { isLivePod } from "./ledger.ts";
 import { onDemandTarget, type SpotPolicy } from "./policy.ts";

@@ -5,7 +5,7 @@
 // replacement takes the right slot. Every action is recorded as a `WaveSpotRepair` Event and
 // counted on /metrics. It reads pods from the webhook's pod watch, never by polling lists.
 import { Informer } from "../kube/informer/informer.ts";
-import type { Node, Pod } from "../kube/objects.ts";
+import type { Node, Pod } from "../objects/kube.ts";
 import { KubeApiError, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryKube } from "../kube/memory/memory.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator, type Allocator } from "./allocator.ts";

@@ -1,7 +1,7 @@
 // Admission: decide() (pure) says what to do with a request, review() carries it out — asking the
 // allocator for a slot within an internal deadline — and always answers "allowed": the webhook
 // changes where a pod runs, never whether it is created.
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import {

@@ -4,7 +4,7 @@ import { seeded } from "../shared/random.ts";
 import { request, type Agent } from "node:https";
 import type { TLSSocket } from "node:tls";
 import type { AdmissionReviewRequest } from "./admission.ts";
-import type { Pod } from "../kube/objects.ts";
+import type { Pod } from "../objects/kube.ts";
 
 export const FIXTURE_NAMES = [
   "deployment-pod-generatename",

@@ -1,6 +1,6 @@
 // The MutatingWebhookConfiguration that registers the webhook with the apiserver. Every setting
 // leans toward never getting in the way of pod creation.
-import type { MutatingWebhookConfiguration } from "../kube/objects.ts";
+import type { MutatingWebhookConfiguration } from "../objects/kube.ts";
 import { OPT_OUT_LABEL, OPT_OUT_VALUE } from "./constants.ts";
 import { MUTATE_PATH } from "./handler.ts";
 

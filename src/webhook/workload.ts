@@ -1,5 +1,5 @@
 // Which workload a pod belongs to, from its ownerReferences — no apiserver round trip.
-import type { OwnerReference, Pod } from "../kube/objects.ts";
+import type { OwnerReference, Pod } from "../objects/kube.ts";
 import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import type { WorkloadRef } from "./policy.ts";
 

@@ -14,7 +14,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
-import type { NodeListDto, NodePoolDto, OverviewDto, SeriesDto, ThrashingDto } from "../../src/api/dto.ts";
+import type {
+  NodeListDto,
+  NodePoolDto,
+  OverviewDto,
+  SeriesDto,
+  ThrashingDto,
+} from "../../src/dashboard/dto.ts";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS, type WaveConfig } from "../../src/config/config.ts";
 import { machinesOf } from "../../src/dashboard/machines.ts";
@@ -67,7 +73,7 @@ function newest(path: string): number {
 
 /** Builds the web UI when ui/dist is missing or older than its sources (CI builds it before). */
 function ensureUiBuilt(): void {
-  const sources = ["ui/src", "ui/index.html", "ui/vite.config.ts", "src/api/dto.ts"].map((p) =>
+  const sources = ["ui/src", "ui/index.html", "ui/vite.config.ts", "src/dashboard/dto.ts"].map((p) =>
     join(ROOT, p),
   );
   const built = existsSync(UI_INDEX) ? statSync(UI_INDEX).mtimeMs : 0;

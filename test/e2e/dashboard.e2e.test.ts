@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { NodeListDto, NodePoolDto, OverviewDto, ThrashingDto } from "../../src/api/dto.ts";
+import type { NodeListDto, NodePoolDto, OverviewDto, ThrashingDto } from "../../src/dashboard/dto.ts";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { createLogger } from "../../src/shared/log.ts";

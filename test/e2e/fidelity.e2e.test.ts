@@ -4,9 +4,9 @@
 // pool must have chosen the same capacity types. Both sides are printed side by side.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import type { Deployment } from "../../src/kube/objects.ts";
+import type { Deployment } from "../../src/objects/kube.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
-import { K, type NodePool } from "../../src/karpenter/types.ts";
+import { K, type NodePool } from "../../src/objects/karpenter.ts";
 import { parseDuration } from "../../src/karpenter/duration.ts";
 import { FakeClock } from "../../src/shared/clock.ts";
 import { seeded } from "../../src/shared/random.ts";

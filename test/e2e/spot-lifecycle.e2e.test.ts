@@ -27,7 +27,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { kubectlSync } from "../../hack/rig/lib.ts";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
-import type { Pod } from "../../src/kube/objects.ts";
+import type { Pod } from "../../src/objects/kube.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { ASSIGNMENT_LABEL, revisionOf } from "../../src/webhook/constants.ts";
 import type { SpotPolicy } from "../../src/webhook/policy.ts";

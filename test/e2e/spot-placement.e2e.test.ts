@@ -22,7 +22,7 @@ import { kubectlSync } from "../../hack/rig/lib.ts";
 import { after, before, test, type TestContext } from "node:test";
 import type { ClientNodeKube } from "../../src/kube/clientnode/client.ts";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
-import type { Lease } from "../../src/kube/objects.ts";
+import type { Lease } from "../../src/objects/kube.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "../../src/webhook/admission.ts";
 import { LEDGER_STATE_ANNOTATION, ledgerLeaseName, SlotAllocator } from "../../src/webhook/allocator.ts";

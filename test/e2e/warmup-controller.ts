@@ -9,7 +9,7 @@
 //                           so the test can change it between warmups
 import { readFileSync } from "node:fs";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
-import { K } from "../../src/karpenter/types.ts";
+import { K } from "../../src/objects/karpenter.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { WarmupController } from "../../src/warmup/controller.ts";

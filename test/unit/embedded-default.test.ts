@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { NodePoolDto, OverviewDto, ThrashingDto } from "../../src/api/dto.ts";
+import type { NodePoolDto, OverviewDto, ThrashingDto } from "../../src/dashboard/dto.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -7,7 +7,7 @@ import type {
   NodeListDto,
   SeriesDto,
   ThrashingDto,
-} from "../../src/api/dto.ts";
+} from "../../src/dashboard/dto.ts";
 import { ApiError, followLive, listClusters, setToken, takeToken } from "./api.ts";
 import { HistoryChart } from "./Chart.tsx";
 import { NodeTable } from "./NodeTable.tsx";

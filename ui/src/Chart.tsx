@@ -1,7 +1,7 @@
 import { useEffect, useRef } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import type { SeriesDto } from "../../src/api/dto.ts";
+import type { SeriesDto } from "../../src/dashboard/dto.ts";
 
 /** Node count and cost over time; gaps (agent down) break the lines instead of being bridged. */
 export function HistoryChart({ series }: { series: SeriesDto }) {

@@ -1,5 +1,5 @@
 import { useMemo, useState } from "react";
-import type { NodeDto } from "../../src/api/dto.ts";
+import type { NodeDto } from "../../src/dashboard/dto.ts";
 import { ago, bytes, cores, usd } from "./format.ts";
 
 type SortKey =

@@ -1,6 +1,6 @@
 // Talking to core: JSON over fetch with the bearer token, and the live stream read with fetch
 // (EventSource cannot send an Authorization header).
-import type { ClusterDto, LiveDto } from "../../src/api/dto.ts";
+import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
 
 const TOKEN_KEY = "wave.token";
 

@@ -23,7 +23,7 @@ import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import type { ApiPlugin } from "../app.ts";
-import type { ClusterDto, WarmupStatsDto } from "../dto.ts";
+import type { ClusterDto, WarmupStatsDto } from "../../dashboard/dto.ts";
 import { openSse } from "../sse.ts";
 import { Throttle } from "./live.ts";
 import {

@@ -15,7 +15,7 @@ import {
   type SpotPolicySet,
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
-import type { SpotPolicySetDto, WarmupPolicyDto } from "../dto.ts";
+import type { SpotPolicySetDto, WarmupPolicyDto } from "../../dashboard/dto.ts";
 import { errorSchema, spotPolicySchema, spotPolicySetSchema, warmupPolicyRecordSchema } from "./schemas.ts";
 
 export interface PolicyDeps {

@@ -13,7 +13,7 @@ import { machineObjects, pod } from "../../dashboard/testkit.ts";
 import { KwokPriceProvider } from "../../pricing/kwok.ts";
 import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
-import type { WireObject } from "../../agent/wire.ts";
+import type { WireObject } from "../../wire/wire.ts";
 import { build } from "../app.ts";
 import type {
   ClusterDto,
@@ -27,7 +27,7 @@ import type {
   SpotPolicySetDto,
   ThrashingDto,
   WarmupPolicyDto,
-} from "../dto.ts";
+} from "../../dashboard/dto.ts";
 import { dashboardRoutes, newestRows } from "./dashboard.ts";
 import { policyRoutes } from "./policies.ts";
 

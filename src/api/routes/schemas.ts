@@ -1,4 +1,4 @@
-// JSON schemas of the DTOs in src/api/dto.ts: Fastify serializes responses with them (fields not
+// JSON schemas of the DTOs in src/dashboard/dto.ts: Fastify serializes responses with them (fields not
 // listed here are dropped, so keep them in step with dto.ts) and they document the OpenAPI spec.
 
 const num = { type: "number" } as const;

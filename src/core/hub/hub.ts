@@ -5,7 +5,7 @@ import type { IngestBatch, IngestSink, ClusterInfo } from "../ingest/sink.ts";
 import { StoreSink, toStoreRows } from "../ingest/store-sink.ts";
 import type { Store } from "../store/store.ts";
 import { ClusterState, STATE_KINDS, type StateKind } from "../../state/cluster.ts";
-import type { WireObject } from "../../agent/wire.ts";
+import type { WireObject } from "../../wire/wire.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { KindTypes } from "../../kube/kinds.ts";
 import type { OpenNodeClaim } from "../lifecycle/derive.ts";

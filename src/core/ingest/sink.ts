@@ -1,8 +1,8 @@
 // Where ingested data goes to be durable. Core acknowledges a sequence to the agent only after
 // `write` for the batch that contains it has resolved; the history store implements this
 // interface (one transaction per batch), MemorySink serves tests and the benchmark.
-import type { WireKind, WireObject } from "../../agent/wire.ts";
-import { objectKey } from "../../agent/wire.ts";
+import type { WireKind, WireObject } from "../../wire/wire.ts";
+import { objectKey } from "../../wire/wire.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 
 export interface ClusterInfo {

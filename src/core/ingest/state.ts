@@ -1,8 +1,8 @@
 // One cluster's current objects as core knows them, built only from the agent's stream.
-import type { Event, Node, Pod } from "../../kube/objects.ts";
-import type { NodeClaim, NodePool } from "../../karpenter/types.ts";
-import { objectKey } from "../../agent/wire.ts";
-import type { WireKind, WireObject } from "../../agent/wire.ts";
+import type { Event, Node, Pod } from "../../objects/kube.ts";
+import type { NodeClaim, NodePool } from "../../objects/karpenter.ts";
+import { objectKey } from "../../wire/wire.ts";
+import type { WireKind, WireObject } from "../../wire/wire.ts";
 
 export class ClusterObjects {
   readonly nodes = new Map<string, Node>();

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Condition, Event } from "../../kube/objects.ts";
-import type { NodeClaim } from "../../karpenter/types.ts";
+import type { Condition, Event } from "../../objects/kube.ts";
+import type { NodeClaim } from "../../objects/karpenter.ts";
 import { LifecycleTracker, disruptionFromEvent } from "./derive.ts";
 
 const T0 = "2026-01-01T00:00:00Z";

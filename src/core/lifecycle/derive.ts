@@ -2,9 +2,9 @@
 // deletion — src/karpenter/lifecycle.ts diffs two versions) enriched with the pool, capacity type
 // and node, disruption reasons taken from Karpenter's DisruptionTerminating Events, and
 // de-duplicated so replays (snapshots, reconnects, repeated Events) record each step once.
-import type { Event } from "../../kube/objects.ts";
-import { K } from "../../karpenter/types.ts";
-import type { NodeClaim } from "../../karpenter/types.ts";
+import type { Event } from "../../objects/kube.ts";
+import { K } from "../../objects/karpenter.ts";
+import type { NodeClaim } from "../../objects/karpenter.ts";
 import { diffNodeClaim } from "../../karpenter/lifecycle.ts";
 import type { LifecycleTransition, LifecycleTransitionType } from "../../karpenter/lifecycle.ts";
 

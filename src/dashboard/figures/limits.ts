@@ -1,7 +1,7 @@
 // NodePool usage against spec.limits.
 import { limitStatus, type LimitStatus } from "../../karpenter/requirements.ts";
 import { addInto, parseResources, type Resources } from "../../karpenter/resources.ts";
-import type { NodePool } from "../../karpenter/types.ts";
+import type { NodePool } from "../../objects/karpenter.ts";
 import type { Machine } from "../machines.ts";
 
 export interface PoolLimits {

@@ -1,5 +1,5 @@
 // Requested vs allocatable: how much of what the cluster pays for pods actually reserve.
-import type { Pod } from "../../kube/objects.ts";
+import type { Pod } from "../../objects/kube.ts";
 import { CPU, MEMORY, isTerminalPod, podRequests } from "../../karpenter/resources.ts";
 import type { Machine } from "../machines.ts";
 import type { CostSource, NodeCost } from "./cost.ts";

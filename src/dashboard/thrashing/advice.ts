@@ -1,7 +1,7 @@
 // Concrete advice for a thrashing NodePool, chosen from the evidence and the pool's disruption
 // spec. Each item carries a JSON merge patch for the NodePool when one applies.
 import { parseDuration } from "../../karpenter/duration.ts";
-import type { NodePool } from "../../karpenter/types.ts";
+import type { NodePool } from "../../objects/karpenter.ts";
 import type { ThrashingOptions, ThrashingSignals } from "./detect.ts";
 
 export type AdviceId =

@@ -1,7 +1,7 @@
 // Thrashing (churn) detection per NodePool: nodes created and removed faster than they earn their
 // keep. Definition, defaults and scoring are documented in docs/thrashing.md; keep them in sync.
 // Pure: history in, report out, `now` injected.
-import type { NodePool } from "../../karpenter/types.ts";
+import type { NodePool } from "../../objects/karpenter.ts";
 import {
   canonicalReason,
   goneAt,

@@ -7,7 +7,7 @@ import { ClientNodeKube, KubeTransportError } from "./client.ts";
 import { ApiserverUnreachableError, KubeConfigError, loadKubeConfig, ping } from "./kubeconfig.ts";
 import { FakeApiserver } from "../informer/fake-apiserver.test-helper.ts";
 import { KubeApiError, isConflict, isNotFound, type WatchEvent } from "../port.ts";
-import type { Node } from "../objects.ts";
+import type { Node } from "../../objects/kube.ts";
 
 const node = (name: string, labels: Record<string, string> = {}): Node => ({ metadata: { name, labels } });
 

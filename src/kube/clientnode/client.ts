@@ -18,7 +18,7 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from "../port.ts";
-import type { KubeObject, Status } from "../objects.ts";
+import type { KubeObject, Status } from "../../objects/kube.ts";
 import { JsonLinesDecoder } from "./lines.ts";
 import { PATCH_CONTENT_TYPES, queryString, reasonForCode, resourcePath } from "./paths.ts";
 

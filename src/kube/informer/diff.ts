@@ -1,6 +1,6 @@
 // Pure cache bookkeeping for the informer: object keys and the diff between a cache and a fresh
 // list, so a relist after 410 Gone emits exactly what changed — nothing lost, nothing doubled.
-import type { KubeObject } from "../objects.ts";
+import type { KubeObject } from "../../objects/kube.ts";
 
 export const objectKey = (obj: KubeObject): string =>
   obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name ?? ""}` : (obj.metadata.name ?? "");

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { Informer } from "./informer.ts";
 import type { KindName } from "../kinds.ts";
-import type { KubeObject } from "../objects.ts";
+import type { KubeObject } from "../../objects/kube.ts";
 
 /**
  * Replays informer events into a model, failing on any impossible sequence: an add for a key

@@ -6,7 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { randomUUID } from "node:crypto";
 import { KubeConfig } from "@kubernetes/client-node";
-import type { KubeObject, Status } from "../objects.ts";
+import type { KubeObject, Status } from "../../objects/kube.ts";
 import { jsonPatch, mergePatch } from "../memory/patch.ts";
 
 export type Fault =

@@ -7,7 +7,7 @@ import { Informer, type RetryInfo } from "./informer.ts";
 import { FakeApiserver } from "./fake-apiserver.test-helper.ts";
 import { EventModel, versionsOf } from "./event-model.test-helper.ts";
 import { ClientNodeKube } from "../clientnode/client.ts";
-import type { Node } from "../objects.ts";
+import type { Node } from "../../objects/kube.ts";
 import { FakeClock } from "../../shared/clock.ts";
 
 const node = (name: string, labels: Record<string, string> = {}): Node => ({ metadata: { name, labels } });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Informer, type RetryInfo } from "./informer.ts";
 import { diffCache } from "./diff.ts";
 import { MemoryKube } from "../memory/memory.ts";
-import type { Node } from "../objects.ts";
+import type { Node } from "../../objects/kube.ts";
 import { EventModel, versionsOf } from "./event-model.test-helper.ts";
 import { FakeClock, flushMicrotasks } from "../../shared/clock.ts";
 

@@ -2,7 +2,7 @@
 // checks and messages behave the same against the in-memory adapter and a real cluster.
 import { KINDS, type KindName } from "../kinds.ts";
 import { KubeApiError } from "../port.ts";
-import type { Status } from "../objects.ts";
+import type { Status } from "../../objects/kube.ts";
 
 export function statusError(code: number, reason: string, message: string): KubeApiError {
   const status: Status = { apiVersion: "v1", kind: "Status", status: "Failure", message, reason, code };

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MemoryKube } from "./memory.ts";
 import { isConflict, isGone, isNotFound, KubeApiError, type WatchEvent } from "../port.ts";
-import type { KubeObject, Node, Pod } from "../objects.ts";
+import type { KubeObject, Node, Pod } from "../../objects/kube.ts";
 import { FakeClock, flushMicrotasks } from "../../shared/clock.ts";
 
 const node = (name: string, labels: Record<string, string> = {}): Node => ({ metadata: { name, labels } });

@@ -20,7 +20,7 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from "../port.ts";
-import type { KubeObject, Status } from "../objects.ts";
+import type { KubeObject, Status } from "../../objects/kube.ts";
 import { SelectorError, fieldMatcher, labelMatcher } from "../selectors.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import { alreadyExists, badRequest, conflict, gone, invalid, notFound, statusError } from "./errors.ts";

@@ -1,11 +1,11 @@
 // Warmup detection for one NodePool (pure): find the pool's "largest pod" and decide whether any
 // Ready node of the pool could take one more of it right now. If none can, the next such pod
 // would wait for a cold node launch — that is when warm capacity pays off.
-import type { Node, Pod } from "../../kube/objects.ts";
-import { K, type NodePool } from "../../karpenter/types.ts";
+import type { Node, Pod } from "../../objects/kube.ts";
+import { K, type NodePool } from "../../objects/karpenter.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
-import { isActivePod, nodeAllocatable, nodeRoom, podRequests, shortfalls } from "./resources.ts";
-import { podMatchesNodeLabels, untoleratedTaints } from "./scheduling.ts";
+import { isActivePod, nodeAllocatable, nodeRoom, podRequests, shortfalls } from "../../karpenter/room.ts";
+import { podMatchesNodeLabels, untoleratedTaints } from "../../karpenter/scheduling.ts";
 
 const GiB = 2 ** 30;
 

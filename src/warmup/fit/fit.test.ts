@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock } from "../../shared/clock.ts";
-import { K } from "../../karpenter/types.ts";
-import type { Node, Pod } from "../../kube/objects.ts";
+import { K } from "../../objects/karpenter.ts";
+import type { Node, Pod } from "../../objects/kube.ts";
 import { DEFAULT_POLICY } from "../policy.ts";
-import { W } from "../labels.ts";
+import { W } from "../../objects/wave.ts";
 import { node, nodePool, pod, T0 } from "../testing/fixtures.ts";
 import {
   detect,
@@ -15,9 +15,9 @@ import {
   type Detection,
 } from "./detect.ts";
 import { admit, likelyOffering, limitHeadroom, newNodeEstimate, type AdmissionInput } from "./limits.ts";
-import { poolOfPod } from "./pool.ts";
-import { podRequests } from "./resources.ts";
-import { toleratesTaint } from "./scheduling.ts";
+import { poolOfPod } from "../../karpenter/pool-of-pod.ts";
+import { podRequests } from "../../karpenter/room.ts";
+import { toleratesTaint } from "../../karpenter/scheduling.ts";
 
 const GiB = 2 ** 30;
 

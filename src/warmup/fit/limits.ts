@@ -1,7 +1,7 @@
 // Admission of a new warmup once detection says one is needed (pure): policy switch, warm node
 // cap, one launch in flight at a time, cooldown, the NodePool's spec.limits and the cost cap.
-import type { Node } from "../../kube/objects.ts";
-import { K, type CapacityType, type NodePool } from "../../karpenter/types.ts";
+import type { Node } from "../../objects/kube.ts";
+import { K, type CapacityType, type NodePool } from "../../objects/karpenter.ts";
 import type { WarmupPolicy } from "../policy.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
 

@@ -1,7 +1,7 @@
 // Small builders for warmup tests: nodes, pods and pools with only the fields that matter.
-import type { Affinity, Node, Pod, Taint, Toleration } from "../../kube/objects.ts";
-import { K, type NodeClaim, type NodePool } from "../../karpenter/types.ts";
-import type { NodeSelectorRequirement } from "../../kube/objects.ts";
+import type { Affinity, Node, Pod, Taint, Toleration } from "../../objects/kube.ts";
+import { K, type NodeClaim, type NodePool } from "../../objects/karpenter.ts";
+import type { NodeSelectorRequirement } from "../../objects/kube.ts";
 
 export const T0 = Date.UTC(2026, 0, 1);
 export const iso = (ms: number): string => new Date(ms).toISOString();

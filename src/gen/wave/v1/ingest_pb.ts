@@ -185,7 +185,7 @@ export const SnapshotEndSchema: GenMessage<SnapshotEnd> = /*@__PURE__*/
 
 /**
  * One Kubernetes object, trimmed by the agent to the fields Wave reads. `json` is UTF-8 JSON of the
- * wire shape typed in src/kube/objects.ts and src/karpenter/types.ts (same field names as the
+ * wire shape typed in src/objects/kube.ts and src/objects/karpenter.ts (same field names as the
  * apiserver sends), so core, the in-memory adapter and the informers share one object model.
  *
  * @generated from message wave.v1.KubeObject

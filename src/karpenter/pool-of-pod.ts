@@ -4,8 +4,8 @@
 //   3. the pools whose template (labels + requirements) its constraints can be satisfied by and
 //      whose taints it tolerates — what Karpenter itself would consider.
 // Several candidates resolve like Karpenter: highest spec.weight, then name.
-import type { Node, NodeSelectorRequirement, Pod } from "../../kube/objects.ts";
-import { K, type NodePool } from "../../karpenter/types.ts";
+import type { Node, NodeSelectorRequirement, Pod } from "../objects/kube.ts";
+import { K, type NodePool } from "../objects/karpenter.ts";
 import { untoleratedTaints } from "./scheduling.ts";
 
 /**

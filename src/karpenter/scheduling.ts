@@ -1,13 +1,7 @@
 // The kube-scheduler's node filters Wave needs, as pure predicates: taints/tolerations,
 // nodeSelector, required node affinity. Same semantics as the upstream plugins
 // (TaintToleration, NodeAffinity); preferred terms are ignored because they never block.
-import type {
-  NodeSelectorRequirement,
-  NodeSelectorTerm,
-  Pod,
-  Taint,
-  Toleration,
-} from "../../kube/objects.ts";
+import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from "../objects/kube.ts";
 
 /** Whether one toleration tolerates one taint (k8s.io/api/core/v1 ToleratesTaint). */
 export function toleratesTaint(t: Toleration, taint: Taint): boolean {

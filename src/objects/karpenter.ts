@@ -7,7 +7,7 @@ import type {
   ObjectMeta,
   ResourceList,
   Taint,
-} from "../kube/objects.ts";
+} from "./kube.ts";
 
 export interface NodeClassRef {
   group: string;

@@ -3,17 +3,17 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteStore } from "../core/store/sqlite.ts";
-import type { Store, StoredWarmupEvent } from "../core/store/store.ts";
-import { FakeClock } from "../shared/clock.ts";
-import { createLogger, silentLogger } from "../shared/log.ts";
-import { TestKube } from "./testing/kube.ts";
-import { node, nodePool, pod } from "./testing/fixtures.ts";
-import { WarmupController } from "./controller.ts";
-import { isWarmupPod } from "./labels.ts";
-import { kubeWarmupView } from "./view.ts";
-import { DEFAULT_POLICY } from "./policy.ts";
-import { reduceCounters, warmupTotals, type WarmupCounters, type WarmupEvent } from "./stats.ts";
+import { openSqliteStore } from "../store/sqlite.ts";
+import type { Store, StoredWarmupEvent } from "../store/store.ts";
+import { FakeClock } from "../../shared/clock.ts";
+import { createLogger, silentLogger } from "../../shared/log.ts";
+import { TestKube } from "../../warmup/testing/kube.ts";
+import { node, nodePool, pod } from "../../warmup/testing/fixtures.ts";
+import { WarmupController } from "../../warmup/controller.ts";
+import { isWarmupPod } from "../../objects/wave.ts";
+import { kubeWarmupView } from "../../warmup/view.ts";
+import { DEFAULT_POLICY } from "../../warmup/policy.ts";
+import { reduceCounters, warmupTotals, type WarmupCounters, type WarmupEvent } from "../../warmup/stats.ts";
 import {
   countersInWindow,
   DEFAULT_WINDOW_MS,

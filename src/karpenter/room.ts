@@ -1,6 +1,6 @@
 // Resource arithmetic the scheduler uses: a pod's effective request and a node's free room.
-import type { Node, Pod } from "../../kube/objects.ts";
-import { parseResources, podRequests, type Resources } from "../../karpenter/resources.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import { parseResources, podRequests, type Resources } from "./resources.ts";
 
 export { podRequests };
 

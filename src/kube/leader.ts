@@ -3,8 +3,8 @@
 // clock* (never trusting the holder's timestamps, so clock skew cannot split the brain); the
 // leader renews every retryPeriod and steps down if it cannot renew within renewDeadline.
 // Writes use the Lease's resourceVersion, so two candidates can never both win a round.
-import type { Lease } from "../kube/objects.ts";
-import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
+import type { Lease } from "../objects/kube.ts";
+import { isConflict, isNotFound, type KubeClient } from "./port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { AgentMessageSchema, ObjectKind } from "../gen/wave/v1/ingest_pb.ts";
-import { node, nodeClaim, nodePool, pod } from "./fixtures.ts";
+import { node, nodeClaim, nodePool, pod } from "../agent/fixtures.ts";
 import {
   WireError,
   decodeObject,

@@ -2,8 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import { LeaderElector } from "./leader.ts";
-import { TestKube } from "./testing/kube.ts";
-import { T0 } from "./testing/fixtures.ts";
+import { TestKube } from "../warmup/testing/kube.ts";
+import { T0 } from "../warmup/testing/fixtures.ts";
 
 function pair() {
   const clock = new FakeClock(T0);

@@ -7,12 +7,12 @@
 // commit was not acknowledged is simply sent again) and drops the oldest events, logged, past a
 // bound. Reading is cached per cluster: the dashboard asks on every snapshot, the store is read at
 // most once per `refreshMs` (and right after this replica's own writes).
-import type { Store, StoredWarmupEvent } from "../core/store/store.ts";
-import { backoffCeiling } from "../shared/backoff.ts";
-import type { Clock } from "../shared/clock.ts";
-import type { Logger } from "../shared/log.ts";
-import { missReasons, reduceCounters } from "./stats.ts";
-import type { MissReason, WarmupCounters, WarmupEvent } from "./stats.ts";
+import type { Store, StoredWarmupEvent } from "../store/store.ts";
+import { backoffCeiling } from "../../shared/backoff.ts";
+import type { Clock } from "../../shared/clock.ts";
+import type { Logger } from "../../shared/log.ts";
+import { missReasons, reduceCounters } from "../../warmup/stats.ts";
+import type { MissReason, WarmupCounters, WarmupEvent } from "../../warmup/stats.ts";
 
 const HOUR = 3_600_000;
 /** The dashboard's window: hits, misses and time saved of the last 24 h. */

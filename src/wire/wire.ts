@@ -1,5 +1,5 @@
 // The protocol's object codec, shared by the agent (encode) and core (decode): objects travel as
-// trimmed JSON of the wire shapes in src/kube/objects.ts inside a typed envelope (ADR 0003).
+// trimmed JSON of the wire shapes in src/objects/kube.ts inside a typed envelope (ADR 0003).
 import { create } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import {
@@ -9,8 +9,8 @@ import {
   SnapshotChunkSchema,
 } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
-import type { Event, KubeObject, Node, Pod } from "../kube/objects.ts";
-import type { NodeClaim, NodePool } from "../karpenter/types.ts";
+import type { Event, KubeObject, Node, Pod } from "../objects/kube.ts";
+import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 
 export type WireKind = "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event";
 
