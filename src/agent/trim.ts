@@ -28,8 +28,8 @@ const keptAnnotation = (key: string): boolean => KEPT_ANNOTATIONS.has(key) || ke
 const KEPT_POD_CONDITIONS = new Set(["PodScheduled", "Ready"]);
 const KEPT_NODE_CONDITIONS = new Set(["Ready"]);
 
-/** Components whose Events Wave records: Karpenter's, and Wave's own spot repairs. */
-const KARPENTER_COMPONENTS = /^karpenter|^wave-spot-repair$/;
+/** Components whose Events Wave records: Karpenter's, and Wave's spot repair (src/webhook/events.ts). */
+const KARPENTER_COMPONENTS = /^(karpenter|wave-spot-repair$)/;
 const KARPENTER_KINDS = new Set(["NodeClaim", "NodePool"]);
 const KARPENTER_REASONS = new Set([
   "DisruptionBlocked",

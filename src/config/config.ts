@@ -84,6 +84,16 @@ export interface WaveConfig {
   serveSourceMaps: boolean;
   /** Namespace of warmup and pre-pull pods (no Secrets there); unset → `namespace`. */
   warmupNamespace: string | undefined;
+  /** Spot policy poll interval; with the watch, the retry delay of a failed long poll. */
+  spotPolicyIntervalMs: number;
+  /** Long-poll core for spot policy changes (core answers within a round trip of a change). */
+  spotPolicyWatch: boolean;
+  /** Run the spot repair controller beside the webhook (leader-elected; policies can opt out). */
+  spotRepair: boolean;
+  /** Namespace of the spot slot ledgers and the repair's leader Lease; unset → `namespace`. */
+  spotLedgerNamespace: string | undefined;
+  /** Prefer: a spot pod unschedulable this long opens the on-demand fallback (ADR 0007). */
+  spotPreferFallbackMs: number;
 }
 
 export const DEFAULTS: WaveConfig = Object.freeze({
@@ -124,11 +134,25 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   publicMetrics: false,
   serveSourceMaps: false,
   warmupNamespace: undefined,
+  spotPolicyIntervalMs: 10_000,
+  spotPolicyWatch: true,
+  spotRepair: true,
+  spotLedgerNamespace: undefined,
+  spotPreferFallbackMs: 90_000,
 });
 
 type Key = keyof WaveConfig;
 type Kind =
-  "string" | "port" | "bool" | "level" | "fallback" | "deadline" | "pricingSource" | "regions" | "duration";
+  | "string"
+  | "port"
+  | "bool"
+  | "level"
+  | "fallback"
+  | "deadline"
+  | "pricingSource"
+  | "regions"
+  | "duration"
+  | "ms";
 
 /** One table drives flags, env names, file keys and validation, so they cannot drift apart. */
 const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string }> = {
@@ -294,6 +318,31 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     env: "WAVE_WARMUP_NAMESPACE",
     help: "namespace of warmup and pre-pull pods",
   },
+  spotPolicyIntervalMs: {
+    kind: "ms",
+    flag: "spot-policy-interval-ms",
+    env: "WAVE_SPOT_POLICY_INTERVAL_MS",
+    help: "spot policy poll/retry interval, ms",
+  },
+  spotPolicyWatch: {
+    kind: "bool",
+    flag: "spot-policy-watch",
+    env: "WAVE_SPOT_POLICY_WATCH",
+    help: "long-poll core for spot policy changes",
+  },
+  spotRepair: { kind: "bool", flag: "spot-repair", env: "WAVE_SPOT_REPAIR", help: "run the spot repair" },
+  spotLedgerNamespace: {
+    kind: "string",
+    flag: "spot-ledger-namespace",
+    env: "WAVE_SPOT_LEDGER_NAMESPACE",
+    help: "namespace of the spot slot ledgers",
+  },
+  spotPreferFallbackMs: {
+    kind: "ms",
+    flag: "spot-prefer-fallback-ms",
+    env: "WAVE_SPOT_PREFER_FALLBACK_MS",
+    help: "Prefer: unschedulable spot pod → fallback, ms",
+  },
 };
 
 const DURATION = /^(\d+)(s|m|h|d)$/;
@@ -370,6 +419,13 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
           `${where}: expected a duration 5m-7d like 30m, 12h or 2d, got ${JSON.stringify(raw)}`,
         );
       return ms;
+    }
+    case "ms": {
+      const n =
+        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+      if (!Number.isInteger(n) || n < 100 || n > 86_400_000)
+        throw new ConfigError(`${where}: expected milliseconds 100-86400000, got ${JSON.stringify(raw)}`);
+      return n;
     }
     case "port": {
       const n =

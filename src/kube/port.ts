@@ -84,6 +84,11 @@ export interface KubeClient {
     opts?: PatchOptions,
   ): Promise<KindTypes[K]>;
   delete(kind: KindName, name: string, opts?: DeleteOptions): Promise<void>;
+  /**
+   * Evicts a pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets: a 429
+   * KubeApiError means a budget forbids it right now.
+   */
+  evict(name: string, namespace: string, opts?: { uid?: string }): Promise<void>;
 }
 
 /** An error answered by the apiserver (or the in-memory adapter), with its Status. */

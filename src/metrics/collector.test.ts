@@ -164,7 +164,7 @@ describe("dashboard figures in /metrics", () => {
       assert.equal(sample(text, "wave_spot_placement_pods", { ...w, capacity_type: "on-demand" }), 1);
       assert.equal(sample(text, "wave_spot_placement_pods", { ...w, capacity_type: "pending" }), 1);
       assert.equal(sample(text, "wave_spot_placement_target_on_demand_pods", w), 1);
-      assert.equal(sample(text, "wave_spot_repairs_total", { cluster: "c1", namespace: "shop" }), 0);
+      assert.equal(sample(text, "wave_spot_repair_events_total", { cluster: "c1", namespace: "shop" }), 0);
       // The pending pod lands on the on-demand node; one spot pod finishes.
       s.entry.state.apply("Pod", "update", owned("web-4", "b", "web"));
       const done = owned("web-3", "c", "web");
@@ -241,7 +241,7 @@ describe("dashboard figures in /metrics", () => {
         }),
         30,
       );
-      assert.equal(sample(text, "wave_spot_repairs_total", { namespace: "shop" }), 2);
+      assert.equal(sample(text, "wave_spot_repair_events_total", { namespace: "shop" }), 2);
       s.m.events.warmup("c1", { type: "miss", pool: "general", at: 0, reason: "ttl" });
       s.m.events.warmup("c1", { type: "hit", pool: "general", at: 0, node: "a" });
       const t2 = await s.registry.render();

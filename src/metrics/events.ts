@@ -79,7 +79,7 @@ export class EventMetrics {
       buckets: LIFECYCLE_BUCKETS,
     });
     this.#repairs = r.counter({
-      name: "wave_spot_repairs_total",
+      name: "wave_spot_repair_events_total",
       help: "Self-heal actions of spot placement (WaveSpotRepair Events), by namespace.",
       labelNames: ["cluster", "namespace"],
     });

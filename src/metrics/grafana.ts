@@ -17,8 +17,8 @@ import { PanelBuilder as TablePanel } from "@grafana/grafana-foundation-sdk/tabl
 import { PanelBuilder as TimeseriesPanel } from "@grafana/grafana-foundation-sdk/timeseries";
 
 /** The spot placement webhook's own series (its /metrics), queried directly by two panels. */
-export const WEBHOOK_FALLBACKS = "wave_webhook_fallbacks_total";
-export const WEBHOOK_LATE_ANSWERS = "wave_webhook_late_answers_total";
+export const WEBHOOK_FALLBACKS = "wave_spot_fallbacks_total";
+export const WEBHOOK_LATE_ANSWERS = "wave_spot_late_answers_total";
 
 export interface PanelQuery {
   expr: string;
@@ -333,7 +333,7 @@ export const ROWS: readonly RowSpec[] = [
         width: 12,
         queries: [
           {
-            expr: `sum by (namespace) (increase(wave_spot_repairs_total{${C}}[${RATE}]))`,
+            expr: `sum by (namespace) (increase(wave_spot_repair_events_total{${C}}[${RATE}]))`,
             legend: "{{namespace}}",
           },
         ],

@@ -7,9 +7,11 @@ import type { Lease, Pod } from "../objects/kube.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { LEDGER_LABEL, SPOT, type Capacity } from "./constants.ts";
+import type { BackingVerifier, OwnerRef } from "./backing.ts";
+import { LEDGER_LABEL, ON_DEMAND, SLOT_LABEL as SLOT_LABEL_KEY, SPOT, type Capacity } from "./constants.ts";
 import {
   cloneLedger,
+  isLivePod,
   DEFAULT_TIMING,
   emptyLedger,
   ledgerId,
@@ -21,7 +23,9 @@ import {
   wouldAssignSpot,
   type Ledger,
   type LedgerTiming,
+  type SlotRequest,
 } from "./ledger.ts";
+import type { PodCache } from "./pod-cache.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 
 export const LEDGER_STATE_ANNOTATION = "wave.sh/spot-ledger-state";
@@ -35,12 +39,22 @@ export interface AllocationRequest {
   dryRun: boolean;
   /** Aborted requests still queued are dropped before their batch is written. */
   signal?: AbortSignal;
+  /** The pod's template revision (rollouts: each revision gets its own on-demand target). */
+  revision?: string;
+  /** The pod's controller, to check that a real pod is about to be created (issue 16). */
+  owner?: OwnerRef;
+  /** Remote address the review came from (per-source verification limits). */
+  source?: string;
 }
 
 export interface AllocationResult {
   capacity: Capacity;
   slot: string;
   ledger: string;
+  /** Prefer only: spot is in its fallback window (ADR 0007): a spot preference, not a requirement. */
+  softSpot?: boolean;
+  /** false: no pod is about to be created for this review; it got spot and holds no slot. */
+  backed?: boolean;
 }
 
 export interface Allocator {
@@ -76,6 +90,13 @@ export interface SlotAllocatorOptions {
   ledgerCacheMs?: number;
   /** Slot token source (tests inject a deterministic one). */
   token?: () => string;
+  /**
+   * The pod watch: when it is listing-and-watching, every batch is reconciled against it (no API
+   * call), so a deleted pod's slot is free for the very next admission.
+   */
+  pods?: PodCache;
+  /** Checks that an on-demand slot goes to a pod about to be created (forged reviews). */
+  backing?: BackingVerifier;
 }
 
 interface Pending {
@@ -110,9 +131,11 @@ export class SlotAllocator implements Allocator {
   readonly #token: () => string;
   readonly #queues = new Map<string, Queue>();
   readonly #ledgerCacheMs: number;
+  readonly #pods: PodCache | undefined;
+  readonly #backing: BackingVerifier | undefined;
   readonly #cache = new Map<string, { lease: Lease | undefined; ledger: Ledger; at: number }>();
   /** Writes and conflicts so far (observability and tests). */
-  readonly stats = { batches: 0, writes: 0, conflicts: 0, reconciles: 0 };
+  readonly stats = { batches: 0, writes: 0, conflicts: 0, reconciles: 0, unbacked: 0 };
 
   constructor(opts: SlotAllocatorOptions) {
     this.#kube = opts.kube;
@@ -127,6 +150,12 @@ export class SlotAllocator implements Allocator {
     this.#maxEntries = opts.maxEntries ?? 5000;
     this.#token = opts.token ?? randomToken;
     this.#ledgerCacheMs = opts.ledgerCacheMs ?? 500;
+    this.#pods = opts.pods;
+    this.#backing = opts.backing;
+  }
+
+  get namespace(): string {
+    return this.#namespace;
   }
 
   allocate(req: AllocationRequest): Promise<AllocationResult> {
@@ -227,6 +256,8 @@ export class SlotAllocator implements Allocator {
     const real = batch.filter((p) => !p.req.dryRun);
     const tokens = batch.map(() => this.#token());
     let listed: { pods: Pod[]; startedAt: number; endedAt: number } | undefined;
+    /** Owner uid → room for new pods (verified once per batch, reused across CAS retries). */
+    const rooms = new Map<string, number | undefined>();
 
     for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
       const cached = this.#cache.get(name);
@@ -238,39 +269,60 @@ export class SlotAllocator implements Allocator {
       const now = this.#clock.now();
       if (fresh !== cached) this.#remember(name, lease, ledger, now);
       let next: Ledger;
-      const sinceReconcile = now - ledger.reconciledAt;
-      const mustReconcile =
-        real.length > 0 &&
-        (sinceReconcile >= this.#reconcileIntervalMs ||
-          (sinceReconcile >= this.#refillCheckMs &&
-            wouldAssignSpot(ledger, policy, real.length) &&
-            hasOnDemand(ledger)));
-      if (mustReconcile) {
-        if (!listed || listed.startedAt <= ledger.reconciledAt) {
-          const startedAt = this.#clock.now();
-          const pods = await this.#listPods(workload, id);
-          listed = { pods, startedAt, endedAt: this.#clock.now() };
-          this.stats.reconciles++;
-        }
-        next = reconcile(ledger, policy, listed.pods, listed.startedAt, listed.endedAt, this.#timing);
-      } else next = cloneLedger(ledger);
+      const watch = this.#pods?.ready ? this.#pods.view(id) : undefined;
+      if (real.length > 0 && watch) {
+        // The watch is current to within its event latency: allow `skew` for it (ADR 0002).
+        next = reconcile(
+          ledger,
+          policy,
+          watch.pods,
+          now - this.#timing.skewMs,
+          now,
+          this.#timing,
+          watch.gone,
+        );
+      } else {
+        const sinceReconcile = now - ledger.reconciledAt;
+        const mustReconcile =
+          real.length > 0 &&
+          (sinceReconcile >= this.#reconcileIntervalMs ||
+            (sinceReconcile >= this.#refillCheckMs &&
+              wouldAssignSpot(ledger, policy, real.length) &&
+              hasOnDemand(ledger)));
+        if (mustReconcile) {
+          if (!listed || listed.startedAt <= ledger.reconciledAt) listed = await this.#list(workload, id);
+          next = reconcile(ledger, policy, listed.pods, listed.startedAt, listed.endedAt, this.#timing);
+        } else next = cloneLedger(ledger);
+      }
 
       // Real admissions in arrival order first; dry-run ones are answered as if they came after.
-      const realTokens: string[] = [];
-      const dryTokens: string[] = [];
-      batch.forEach((p, i) => (p.req.dryRun ? dryTokens : realTokens).push(tokens[i] ?? ""));
-      const realCaps = reserve(next, policy, realTokens, now, this.#maxEntries);
-      const dryCaps = reserve(cloneLedger(next), policy, dryTokens, now);
+      const realReqs: SlotRequest[] = [];
+      const dryReqs: SlotRequest[] = [];
+      batch.forEach((p, i) =>
+        (p.req.dryRun ? dryReqs : realReqs).push({ token: tokens[i] ?? "", revision: p.req.revision ?? "" }),
+      );
+      await this.#checkBacking(batch, realReqs, next, policy, id, rooms);
+      const realCaps = reserve(next, policy, realReqs, now, this.#maxEntries);
+      const dryCaps = reserve(cloneLedger(next), policy, dryReqs, now);
+      const softSpot = policy.strategy === "Prefer" && next.fallbackUntil > now;
       let r = 0;
       let d = 0;
-      const results = batch.map((p, i): AllocationResult => ({
-        capacity: (p.req.dryRun ? dryCaps[d++] : realCaps[r++]) ?? SPOT,
-        slot: tokens[i] ?? "",
-        ledger: id,
-      }));
+      const results = batch.map((p, i): AllocationResult => {
+        const backed = p.req.dryRun ? true : realReqs[r]?.backed !== false;
+        return {
+          capacity: (p.req.dryRun ? dryCaps[d++] : realCaps[r++]) ?? SPOT,
+          slot: tokens[i] ?? "",
+          ledger: id,
+          softSpot,
+          backed,
+        };
+      });
       // Nothing to record (dry-run only, or only untracked spot pods and no reconcile change): the
       // answer stands on the consistent read alone, and skipping the write keeps contention low.
-      if (real.length === 0 || !changed(ledger, next)) return results;
+      // With the watch every batch reconciles; only a material change (a slot taken, freed or
+      // first confirmed) is worth a write — re-confirming live pods is not.
+      if (real.length === 0 || !(watch ? changedMaterially(ledger, next) : changed(ledger, next)))
+        return results;
 
       try {
         const written = await this.#write(name, workload, lease, next);
@@ -287,6 +339,128 @@ export class SlotAllocator implements Allocator {
       }
     }
     throw new Error(`spot ledger ${name}: gave up after ${this.#maxAttempts} conflicting writes`);
+  }
+
+  /**
+   * Reads a workload's ledger, reconciles it with the pod watch (or a consistent list), applies
+   * `change` and writes it back when anything changed (compare-and-swap, retried). The repair
+   * controller's way to free dead slots eagerly and to open Prefer's fallback window.
+   */
+  async update(
+    workload: WorkloadRef,
+    policy: SpotPolicy,
+    change: (l: Ledger) => void = () => undefined,
+  ): Promise<Ledger> {
+    const id = ledgerId(workload);
+    const name = ledgerLeaseName(id);
+    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+      const { lease, ledger } = await this.#read(name, workload);
+      const now = this.#clock.now();
+      const watch = this.#pods?.ready ? this.#pods.view(id) : undefined;
+      const listed = watch ? undefined : await this.#list(workload, id);
+      const next = watch
+        ? reconcile(ledger, policy, watch.pods, now - this.#timing.skewMs, now, this.#timing, watch.gone)
+        : reconcile(
+            ledger,
+            policy,
+            listed?.pods ?? [],
+            listed?.startedAt ?? now,
+            listed?.endedAt ?? now,
+            this.#timing,
+          );
+      change(next);
+      if (!changedMaterially(ledger, next)) return next;
+      if (lease === undefined && next.entries.size === 0 && next.fallbackUntil === 0) return next;
+      try {
+        const written = await this.#write(name, workload, lease, next);
+        this.#remember(name, written, next, this.#clock.now());
+        this.stats.writes++;
+        return next;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        this.stats.conflicts++;
+      }
+    }
+    throw new Error(`spot ledger ${name}: gave up after ${this.#maxAttempts} conflicting writes`);
+  }
+
+  async #list(ref: WorkloadRef, id: string): Promise<{ pods: Pod[]; startedAt: number; endedAt: number }> {
+    const startedAt = this.#clock.now();
+    const pods = await this.#listPods(ref, id);
+    this.stats.reconciles++;
+    return { pods, startedAt, endedAt: this.#clock.now() };
+  }
+
+  /**
+   * Marks the real requests that would take an on-demand slot but have no pod about to be created
+   * behind them (`backed: false`): per owner, at most (spec.replicas − live pods − reservations in
+   * flight) on-demand slots. Live pods come from the watch; when it says "no room" (it may not have
+   * seen a deletion yet) a consistent list decides.
+   */
+  async #checkBacking(
+    batch: Pending[],
+    realReqs: SlotRequest[],
+    ledger: Ledger,
+    policy: SpotPolicy,
+    id: string,
+    rooms: Map<string, number | undefined>,
+  ): Promise<void> {
+    const backing = this.#backing;
+    if (!backing || realReqs.length === 0) return;
+    const probe = reserve(cloneLedger(ledger), policy, realReqs, 0);
+    const real = batch.filter((p) => !p.req.dryRun);
+    const left = new Map<string, number>();
+    for (let i = 0; i < real.length; i++) {
+      if (probe[i] !== ON_DEMAND) continue;
+      const req = real[i]?.req;
+      const slot = realReqs[i];
+      if (!req || !slot) continue;
+      const owner = req.owner;
+      if (!owner) continue; // resolved without an ownerReference uid: nothing to verify against
+      let room = left.get(owner.uid);
+      if (room === undefined) {
+        if (!rooms.has(owner.uid))
+          rooms.set(owner.uid, await this.#room(owner, id, ledger, req.source ?? ""));
+        room = rooms.get(owner.uid) ?? Infinity;
+      }
+      if (room > 0) left.set(owner.uid, room - 1);
+      else {
+        left.set(owner.uid, room);
+        slot.backed = false;
+        this.stats.unbacked++;
+        this.#log.warn("spot review without a pod about to be created: no on-demand slot", {
+          owner: `${owner.namespace}/${owner.kind}/${owner.name}`,
+          source: req.source,
+        });
+      }
+    }
+  }
+
+  /** spec.replicas − the owner's live pods − reservations whose pods are not among the pods yet. */
+  async #room(owner: OwnerRef, id: string, ledger: Ledger, source: string): Promise<number | undefined> {
+    const desired = await this.#backing?.desired(owner, source);
+    if (desired === undefined || desired === 0) return desired;
+    const owned = (pods: readonly Pod[]): number => {
+      const seen = new Set(pods.map((p) => p.metadata.labels?.[SLOT_LABEL_KEY] ?? ""));
+      let inFlight = 0;
+      for (const [token, e] of ledger.entries) if (e.confirmedAt === 0 && !seen.has(token)) inFlight++;
+      const live = pods.filter(
+        (p) =>
+          isLivePod(p) && (p.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === owner.uid),
+      ).length;
+      return live + inFlight;
+    };
+    if (this.#pods?.ready) {
+      const room = desired - owned(this.#pods.view(id).pods);
+      if (room > 0) return room;
+    }
+    // The watch may lag a deletion (the replacement's review can outrun its event): ask the apiserver.
+    const ref: WorkloadRef = { namespace: owner.namespace, kind: owner.kind, name: owner.name };
+    try {
+      return desired - owned((await this.#list(ref, id)).pods);
+    } catch {
+      return undefined;
+    }
   }
 
   #remember(name: string, lease: Lease | undefined, ledger: Ledger, at: number): void {
@@ -331,10 +505,36 @@ export class SlotAllocator implements Allocator {
 }
 
 function changed(before: Ledger, after: Ledger): boolean {
-  if (before.reconciledAt !== after.reconciledAt || before.entries.size !== after.entries.size) return true;
+  if (
+    before.reconciledAt !== after.reconciledAt ||
+    before.entries.size !== after.entries.size ||
+    before.fallbackUntil !== after.fallbackUntil
+  )
+    return true;
   for (const [token, e] of after.entries) {
     const b = before.entries.get(token);
-    if (!b || b.capacity !== e.capacity || b.reservedAt !== e.reservedAt || b.confirmedAt !== e.confirmedAt)
+    if (
+      !b ||
+      b.capacity !== e.capacity ||
+      b.reservedAt !== e.reservedAt ||
+      b.confirmedAt !== e.confirmedAt ||
+      b.revision !== e.revision
+    )
+      return true;
+  }
+  return false;
+}
+
+function changedMaterially(before: Ledger, after: Ledger): boolean {
+  if (before.entries.size !== after.entries.size || before.fallbackUntil !== after.fallbackUntil) return true;
+  for (const [token, e] of after.entries) {
+    const b = before.entries.get(token);
+    if (
+      !b ||
+      b.capacity !== e.capacity ||
+      b.revision !== e.revision ||
+      (b.confirmedAt === 0) !== (e.confirmedAt === 0)
+    )
       return true;
   }
   return false;

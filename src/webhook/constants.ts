@@ -1,5 +1,6 @@
 // Labels and annotations the spot-placement webhook reads and writes on pods.
 import { K } from "../objects/karpenter.ts";
+import type { Pod } from "../objects/kube.ts";
 
 export const CAPACITY_TYPE_KEY = K.capacityTypeLabel;
 
@@ -22,3 +23,11 @@ export const POD_TEMPLATE_HASH_LABEL = "pod-template-hash";
 export const ON_DEMAND = "on-demand";
 export const SPOT = "spot";
 export type Capacity = typeof ON_DEMAND | typeof SPOT;
+/** StatefulSet controller's label: the revision of the pod's template. */
+export const CONTROLLER_REVISION_LABEL = "controller-revision-hash";
+
+/** The pod's template revision ("" when it has none): what a rollout changes. */
+export function revisionOf(pod: Pod): string {
+  const labels = pod.metadata.labels ?? {};
+  return labels[CONTROLLER_REVISION_LABEL] ?? labels[POD_TEMPLATE_HASH_LABEL] ?? "";
+}

@@ -1,15 +1,19 @@
 // The HTTP contract, independent of sockets: method + path + body in, status + JSON out. Malformed
 // reviews get 400 with a message; nothing a client sends yields a 5xx.
 import { silentLogger, type Logger } from "../shared/log.ts";
+import { CONTENT_TYPE } from "../shared/metrics.ts";
 import { BadReviewError, parseAdmissionReview } from "./admission.ts";
 import { review, type ReviewDeps } from "./review.ts";
 
 export const MUTATE_PATH = "/mutate";
 export const HEALTH_PATH = "/healthz";
+export const METRICS_PATH = "/metrics";
 
 export interface HttpResult {
   status: number;
   body: string;
+  /** Default application/json. */
+  contentType?: string;
 }
 
 const json = (status: number, value: unknown): HttpResult => ({ status, body: JSON.stringify(value) });
@@ -19,9 +23,17 @@ export async function handleHttp(
   method: string | undefined,
   url: string | undefined,
   body: Buffer,
-  deps: ReviewDeps & { logger?: Logger },
+  deps: ReviewDeps & {
+    logger?: Logger;
+    /** Prometheus text of the webhook's metrics (GET /metrics). */
+    metricsText?: () => string | Promise<string>;
+  },
 ): Promise<HttpResult> {
   const path = (url ?? "/").split("?")[0];
+  if (path === METRICS_PATH && deps.metricsText) {
+    if (method !== "GET" && method !== "HEAD") return error(405, "use GET");
+    return { status: 200, body: await deps.metricsText(), contentType: CONTENT_TYPE };
+  }
   if (path === HEALTH_PATH)
     return method === "GET" || method === "HEAD" ? json(200, { ok: true }) : error(405, "use GET");
   if (path !== MUTATE_PATH) return error(404, `no such path; POST AdmissionReviews to ${MUTATE_PATH}`);

@@ -4,7 +4,7 @@
 // and reconciled against the live pods that carry the slot token. See docs/adr/0002.
 import { createHash } from "node:crypto";
 import type { Pod } from "../objects/kube.ts";
-import { ASSIGNMENT_LABEL, ON_DEMAND, SLOT_LABEL, SPOT, type Capacity } from "./constants.ts";
+import { ASSIGNMENT_LABEL, ON_DEMAND, SLOT_LABEL, SPOT, revisionOf, type Capacity } from "./constants.ts";
 import { onDemandTarget, tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 
 export interface LedgerEntry {
@@ -13,6 +13,13 @@ export interface LedgerEntry {
   reservedAt: number;
   /** End time of the latest pod list that saw the pod; 0 while the pod has not been seen. */
   confirmedAt: number;
+  /**
+   * The pod's template revision (`pod-template-hash` / `controller-revision-hash`); "" when
+   * unknown (counts for every revision). Each revision gets its own on-demand target, so a
+   * rollout's new pods take their N on-demand slots while the old revision still holds its own
+   * (ADR 0002, "Rollouts").
+   */
+  revision: string;
 }
 
 export interface Ledger {
@@ -21,6 +28,22 @@ export interface Ledger {
   /** Start time of the pod list the ledger was last reconciled with (0 = never). */
   reconciledAt: number;
   entries: Map<string, LedgerEntry>;
+  /**
+   * Prefer only: until this time (ms) spot pods get a spot *preference* instead of the required
+   * spot term, because spot capacity was seen unavailable (ADR 0007). 0 = not in fallback.
+   */
+  fallbackUntil: number;
+}
+
+/** One slot asked for: its token, the pod's revision, and whether it may take on-demand. */
+export interface SlotRequest {
+  token: string;
+  revision?: string;
+  /**
+   * false: no real pod is about to be created for this review (its owner has no room for a new
+   * pod), so it may not take an on-demand slot — a forged or stale review (issue 16).
+   */
+  backed?: boolean;
 }
 
 export interface LedgerTiming {
@@ -30,7 +53,12 @@ export interface LedgerTiming {
   skewMs: number;
 }
 
-export const DEFAULT_TIMING: LedgerTiming = { reservationTtlMs: 60_000, skewMs: 5_000 };
+/**
+ * A real pod shows up in the webhook's pod watch within a second or two of its admission, so an
+ * unconfirmed reservation is released after 15 s (it used to be 60 s, which let a dead or forged
+ * reservation hold a slot for a minute).
+ */
+export const DEFAULT_TIMING: LedgerTiming = { reservationTtlMs: 15_000, skewMs: 5_000 };
 
 /** Stable id of a workload's ledger: a label value and part of the Lease name. */
 export function ledgerId(ref: WorkloadRef): string {
@@ -46,7 +74,7 @@ export function ledgerId(ref: WorkloadRef): string {
 const idCache = new Map<string, string>();
 
 export function emptyLedger(ref: WorkloadRef): Ledger {
-  return { workload: workloadKey(ref), reconciledAt: 0, entries: new Map() };
+  return { workload: workloadKey(ref), reconciledAt: 0, entries: new Map(), fallbackUntil: 0 };
 }
 
 export function cloneLedger(l: Ledger): Ledger {
@@ -54,32 +82,48 @@ export function cloneLedger(l: Ledger): Ledger {
     workload: l.workload,
     reconciledAt: l.reconciledAt,
     entries: new Map([...l.entries].map(([k, e]) => [k, { ...e }])),
+    fallbackUntil: l.fallbackUntil,
   };
 }
 
-export function counts(l: Ledger): { onDemand: number; spot: number } {
+/** Whether an entry of `entry` revision counts toward a pod of revision `revision`. */
+const sameRevision = (entry: string, revision: string | undefined): boolean =>
+  revision === undefined || revision === "" || entry === "" || entry === revision;
+
+/** Slots held, of one revision when given (entries of unknown revision count for every one). */
+export function counts(l: Ledger, revision?: string): { onDemand: number; spot: number } {
   let onDemand = 0;
   let spot = 0;
   for (const e of l.entries.values()) {
+    if (!sameRevision(e.revision, revision)) continue;
     if (e.capacity === ON_DEMAND) onDemand++;
     else spot++;
   }
   return { onDemand, spot };
 }
 
-// Compact wire form, stored in one annotation: {"v":1,"r":reconciledAt,"e":{token:["o"|"s",reservedAt,confirmedAt]}}.
+// Compact wire form, stored in one annotation:
+// {"v":1,"r":reconciledAt,"f"?:fallbackUntil,"e":{token:["o"|"s",reservedAt,confirmedAt,revision?]}}.
+// Entries written before revisions existed have three fields (revision "").
 interface Wire {
   v: 1;
   w: string;
   r: number;
-  e: Record<string, [string, number, number]>;
+  f?: number;
+  e: Record<string, [string, number, number] | [string, number, number, string]>;
 }
 
 export function serializeLedger(l: Ledger): string {
   const e: Wire["e"] = {};
-  for (const [token, entry] of l.entries)
-    e[token] = [entry.capacity === ON_DEMAND ? "o" : "s", entry.reservedAt, entry.confirmedAt];
+  for (const [token, entry] of l.entries) {
+    const c = entry.capacity === ON_DEMAND ? "o" : "s";
+    e[token] =
+      entry.revision === ""
+        ? [c, entry.reservedAt, entry.confirmedAt]
+        : [c, entry.reservedAt, entry.confirmedAt, entry.revision];
+  }
   const wire: Wire = { v: 1, w: l.workload, r: l.reconciledAt, e };
+  if (l.fallbackUntil > 0) wire.f = l.fallbackUntil;
   return JSON.stringify(wire);
 }
 
@@ -100,59 +144,85 @@ export function parseLedger(text: string): Ledger {
     throw new LedgerFormatError("ledger state is not JSON");
   }
   if (typeof wire !== "object" || wire === null) throw new LedgerFormatError("ledger state is not an object");
-  const { v, w, r, e } = wire as Record<string, unknown>;
+  const { v, w, r, e, f } = wire as Record<string, unknown>;
   if (v !== 1)
     throw new LedgerFormatError(`unsupported ledger version ${v === undefined ? "none" : JSON.stringify(v)}`);
   if (typeof w !== "string" || !isFiniteNumber(r) || typeof e !== "object" || e === null)
     throw new LedgerFormatError("ledger state is missing fields");
+  if (f !== undefined && !isFiniteNumber(f)) throw new LedgerFormatError("bad fallback time");
   const entries = new Map<string, LedgerEntry>();
   for (const [token, raw] of Object.entries(e as Record<string, unknown>)) {
-    if (!Array.isArray(raw) || raw.length !== 3) throw new LedgerFormatError(`bad entry ${token}`);
-    const [c, reservedAt, confirmedAt] = raw as unknown[];
-    if ((c !== "o" && c !== "s") || !isFiniteNumber(reservedAt) || !isFiniteNumber(confirmedAt))
+    if (!Array.isArray(raw) || (raw.length !== 3 && raw.length !== 4))
       throw new LedgerFormatError(`bad entry ${token}`);
-    entries.set(token, { capacity: c === "o" ? ON_DEMAND : SPOT, reservedAt, confirmedAt });
+    const [c, reservedAt, confirmedAt, revision = ""] = raw as unknown[];
+    if (
+      (c !== "o" && c !== "s") ||
+      !isFiniteNumber(reservedAt) ||
+      !isFiniteNumber(confirmedAt) ||
+      typeof revision !== "string"
+    )
+      throw new LedgerFormatError(`bad entry ${token}`);
+    entries.set(token, { capacity: c === "o" ? ON_DEMAND : SPOT, reservedAt, confirmedAt, revision });
   }
-  return { workload: w, reconciledAt: r, entries };
+  return { workload: w, reconciledAt: r, entries, fallbackUntil: f ?? 0 };
 }
 
 /**
  * Assigns a capacity to each new pod, in order, and records the slots (mutates `ledger`).
- * A pod goes on-demand while on-demand slots < onDemandTarget(total incl. this pod), so dead
- * on-demand pods (dropped by reconcile) are refilled before any new spot pod.
+ * A pod of revision R goes on-demand while R's on-demand slots < onDemandTarget(R's total incl.
+ * this pod), so dead on-demand pods (dropped by reconcile) are refilled before any new spot pod,
+ * and a rollout's new revision gets its own N while the old one still runs. An unbacked request
+ * (no real pod about to be created) never takes an on-demand slot and records nothing.
  */
 export function reserve(
   ledger: Ledger,
   policy: SpotPolicy,
-  tokens: readonly string[],
+  requests: readonly (string | SlotRequest)[],
   now: number,
   maxEntries = Infinity,
 ): Capacity[] {
   const total = tracksTotal(policy);
-  let { onDemand, spot } = counts(ledger);
-  if (!total) spot = 0; // leftover spot entries (policy changed) do not count
-  return tokens.map((token) => {
-    const capacity: Capacity = onDemand < onDemandTarget(policy, onDemand + spot + 1) ? ON_DEMAND : SPOT;
-    if (capacity === ON_DEMAND) onDemand++;
-    else if (total) spot++;
+  const held = new Map<string, { onDemand: number; spot: number }>();
+  return requests.map((r) => {
+    const { token, revision = "", backed = true } = typeof r === "string" ? { token: r } : r;
+    if (!backed) return SPOT;
+    let c = held.get(revision);
+    if (!c) {
+      c = counts(ledger, revision);
+      if (!total) c.spot = 0; // leftover spot entries (policy changed) do not count
+      held.set(revision, c);
+    }
+    const capacity: Capacity =
+      c.onDemand < onDemandTarget(policy, c.onDemand + c.spot + 1) ? ON_DEMAND : SPOT;
     if (capacity === ON_DEMAND || total) {
       if (ledger.entries.size >= maxEntries) throw new LedgerFormatError(`ledger full (${maxEntries} slots)`);
-      ledger.entries.set(token, { capacity, reservedAt: now, confirmedAt: 0 });
+      ledger.entries.set(token, { capacity, reservedAt: now, confirmedAt: 0, revision });
+      // Counts of other revisions cached in `held` may include this slot (revision "" counts for all).
+      for (const [rev, other] of held)
+        if (sameRevision(revision, rev)) {
+          if (capacity === ON_DEMAND) other.onDemand++;
+          else other.spot++;
+        }
     }
     return capacity;
   });
 }
 
 /** Whether reserving would place at least one pod on spot while on-demand slots are held. */
-export function wouldAssignSpot(ledger: Ledger, policy: SpotPolicy, n: number): boolean {
+export function wouldAssignSpot(ledger: Ledger, policy: SpotPolicy, n: number, revision = ""): boolean {
   if (n === 0) return false;
   const probe = cloneLedger(ledger);
   return reserve(
     probe,
     policy,
-    Array.from({ length: n }, (_, i) => `probe-${i}`),
+    Array.from({ length: n }, (_, i) => ({ token: `probe-${i}`, revision })),
     0,
   ).includes(SPOT);
+}
+
+/** The capacity the next pod of `revision` would get (nothing is recorded). */
+export function nextCapacity(ledger: Ledger, policy: SpotPolicy, revision = ""): Capacity {
+  return reserve(cloneLedger(ledger), policy, [{ token: "probe", revision }], 0)[0] ?? SPOT;
 }
 
 export function isLivePod(pod: Pod): boolean {
@@ -162,11 +232,12 @@ export function isLivePod(pod: Pod): boolean {
 
 /**
  * Reconciles the ledger with the workload's pods (those carrying its ledger label), listed by a
- * consistent read that started at `listStartedAt` and returned at `listEndedAt`. Pods are the
- * truth: a live pod's slot is kept (or re-added after a lost ledger), a terminating/finished pod's
- * slot is freed, a confirmed slot whose pod vanished since it was last seen is freed, and an
- * unconfirmed reservation older than the TTL (the pod was never created) is freed. Reservations
- * younger than that are in-flight admissions and stay.
+ * consistent read (or taken from the pod watch's cache) that started at `listStartedAt` and
+ * returned at `listEndedAt`. Pods are the truth: a live pod's slot is kept (or re-added after a
+ * lost ledger), a terminating/finished pod's slot is freed, a slot whose pod the watch saw and
+ * then saw deleted (`gone`) is freed at once, a confirmed slot whose pod vanished since it was
+ * last seen is freed, and an unconfirmed reservation older than the TTL (the pod was never
+ * created) is freed. Reservations younger than that are in-flight admissions and stay.
  */
 export function reconcile(
   ledger: Ledger,
@@ -175,6 +246,7 @@ export function reconcile(
   listStartedAt: number,
   listEndedAt: number,
   timing: LedgerTiming = DEFAULT_TIMING,
+  gone: (token: string) => boolean = () => false,
 ): Ledger {
   const total = tracksTotal(policy);
   const next = cloneLedger(ledger);
@@ -189,13 +261,21 @@ export function reconcile(
       continue;
     }
     const entry = next.entries.get(token);
-    if (entry) entry.confirmedAt = Math.max(entry.confirmedAt, listEndedAt);
-    else if (label === ON_DEMAND || total)
-      next.entries.set(token, { capacity: label, reservedAt: listStartedAt, confirmedAt: listEndedAt });
+    if (entry) {
+      entry.confirmedAt = Math.max(entry.confirmedAt, listEndedAt);
+      if (entry.revision === "") entry.revision = revisionOf(pod);
+    } else if (label === ON_DEMAND || total)
+      next.entries.set(token, {
+        capacity: label,
+        reservedAt: listStartedAt,
+        confirmedAt: listEndedAt,
+        revision: revisionOf(pod),
+      });
   }
   for (const [token, e] of next.entries) {
     if (!total && e.capacity === SPOT) next.entries.delete(token);
     else if (listed.has(token)) continue;
+    else if (gone(token)) next.entries.delete(token);
     else if (
       e.confirmedAt > 0
         ? e.confirmedAt + timing.skewMs < listStartedAt

@@ -44,8 +44,17 @@ describe("buildPatch on a Deployment pod with generateName only", () => {
     assert.ok(ops.some((o) => o.path === "/metadata/labels/wave.sh~1capacity-assignment"));
   });
 
-  it("prefers spot (weight 100) under Prefer, with no required term and no deletion cost", () => {
+  it("requires spot under Prefer while spot is available (ADR 0007), with no deletion cost", () => {
     const out = applyJsonPatch(pod, buildPatch(pod, spot, "Prefer"));
+    assert.deepEqual(out.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution, {
+      nodeSelectorTerms: [{ matchExpressions: [req("spot")] }],
+    });
+    assert.equal(ann(out)[DELETION_COST_ANNOTATION], undefined);
+    assert.equal(lbl(out)[ASSIGNMENT_LABEL], "spot");
+  });
+
+  it("prefers spot (weight 100) under Prefer in the fallback window, with no required term", () => {
+    const out = applyJsonPatch(pod, buildPatch(pod, spot, "Prefer", { softSpot: true }));
     assert.deepEqual(out.spec.affinity, {
       nodeAffinity: {
         preferredDuringSchedulingIgnoredDuringExecution: [
@@ -136,7 +145,7 @@ describe("buildPatch on a pod with existing affinity", () => {
   });
 
   it("appends the spot preference after the user's and leaves required terms alone", () => {
-    const out = applyJsonPatch(pod, buildPatch(pod, spot, "Prefer"));
+    const out = applyJsonPatch(pod, buildPatch(pod, spot, "Prefer", { softSpot: true }));
     const prefs = out.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
     assert.equal(prefs.length, 2);
     assert.equal(prefs[0]?.weight, 20);

@@ -27,6 +27,11 @@ export interface PatchOptions {
   onDemandDeletionCost?: number;
   /** Adds a `wave.sh/spot-placement-note` annotation. */
   note?: string;
+  /**
+   * Prefer's fallback window (ADR 0007): a spot pod gets a spot *preference* instead of the
+   * required spot term.
+   */
+  softSpot?: boolean;
 }
 
 export const DEFAULT_ON_DEMAND_DELETION_COST = 10000;
@@ -64,9 +69,10 @@ export function capacityConstraintOf(pod: Pod): string | undefined {
 
 /**
  * JSON Patch ops that add the capacity-type constraint, Wave's labels and the deletion cost.
- * On-demand pods and spot pods under Require get a required term ANDed into every
- * nodeSelectorTerm (one is created if there are none); spot pods under Prefer get a preferred term
- * (weight 100), so they fall back to on-demand when spot is unavailable.
+ * On-demand pods and spot pods get a required term ANDed into every nodeSelectorTerm (one is
+ * created if there are none). Under Prefer a spot pod gets a preferred term (weight 100) instead
+ * only while the workload is in its fallback window (spot seen unavailable, ADR 0007), and an
+ * uncounted fallback placement (no slot) always gets the preference.
  */
 export function buildPatch(
   pod: Pod,
@@ -99,7 +105,11 @@ export function buildPatch(
     operator: "In",
     values: [assignment.capacity],
   };
-  if (assignment.capacity === ON_DEMAND || strategy === "Require") addRequired(ops, pod, requirement);
+  const required =
+    assignment.capacity === ON_DEMAND ||
+    strategy === "Require" ||
+    (assignment.slot !== undefined && opts.softSpot !== true);
+  if (required) addRequired(ops, pod, requirement);
   else addPreferred(ops, pod, requirement);
   return ops;
 }

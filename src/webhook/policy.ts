@@ -20,6 +20,12 @@ export interface SpotPolicy {
   strategy: Strategy;
   /** Share (0–100) of the pods above `threshold` that also run on-demand. Default 0. */
   percentAboveBase?: number;
+  /**
+   * Repair (ADR 0006): when the workload has fewer or more on-demand pods than its target and no
+   * admission will fix it, evict one pod at a time so its replacement takes the right slot.
+   * Default true.
+   */
+  repair?: boolean;
 }
 
 /** What core serves (and the file/HTTP policy sources read). */
@@ -92,7 +98,9 @@ function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy 
     if (problems.length === before)
       workload = { namespace: namespace as string, kind: kind as WorkloadKind, name: name as string };
   }
-  const { threshold, strategy, percentAboveBase } = v;
+  const { threshold, strategy, percentAboveBase, repair } = v;
+  if (repair !== undefined && typeof repair !== "boolean")
+    problems.push(`${at}.repair: must be true or false`);
   if (typeof threshold !== "number" || !Number.isSafeInteger(threshold) || threshold < 0)
     problems.push(`${at}.threshold: must be an integer ≥ 0`);
   if (strategy !== "Prefer" && strategy !== "Require")
@@ -106,11 +114,12 @@ function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy 
   )
     problems.push(`${at}.percentAboveBase: must be an integer 0–100`);
   for (const k of Object.keys(v))
-    if (!["workload", "threshold", "strategy", "percentAboveBase"].includes(k))
+    if (!["workload", "threshold", "strategy", "percentAboveBase", "repair"].includes(k))
       problems.push(`${at}.${k}: unknown field`);
   if (problems.length !== before || !workload) return undefined;
   const policy: SpotPolicy = { workload, threshold: threshold as number, strategy: strategy as Strategy };
   if (percentAboveBase !== undefined) policy.percentAboveBase = percentAboveBase as number;
+  if (repair !== undefined) policy.repair = repair as boolean;
   return policy;
 }
 
@@ -156,5 +165,9 @@ export class PolicyIndex {
 
   get(ref: WorkloadRef): SpotPolicy | undefined {
     return this.#byKey.get(workloadKey(ref));
+  }
+
+  all(): SpotPolicy[] {
+    return [...this.#byKey.values()];
   }
 }

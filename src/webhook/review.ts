@@ -12,6 +12,7 @@ import {
   type AdmissionReviewResponse,
 } from "./admission.ts";
 import type { Allocator } from "./allocator.ts";
+import type { OwnerRef } from "./backing.ts";
 import {
   ASSIGNMENT_LABEL,
   CAPACITY_TYPE_KEY,
@@ -19,11 +20,13 @@ import {
   ON_DEMAND,
   SLOT_LABEL,
   SPOT,
+  revisionOf,
   type Capacity,
 } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
+import type { SpotMetrics } from "./metrics.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
-import type { SpotPolicy, WorkloadRef } from "./policy.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 import { resolveWorkload } from "./workload.ts";
 
 export type Decision =
@@ -87,6 +90,9 @@ export interface ReviewDeps {
   fallback?: Fallback;
   onDemandDeletionCost?: number;
   logger?: Logger;
+  metrics?: SpotMetrics;
+  /** Remote address of the caller (per-source limits). */
+  source?: string;
 }
 
 export const DEFAULT_DEADLINE_MS = 1000;
@@ -125,7 +131,11 @@ export async function review(req: AdmissionRequest, deps: ReviewDeps): Promise<A
           decision.pod,
           { capacity: decision.capacity, slot: decision.slot, ledger: decision.ledger },
           decision.policy.strategy,
-          { onDemandDeletionCost: deps.onDemandDeletionCost },
+          {
+            onDemandDeletionCost: deps.onDemandDeletionCost,
+            // A pod first placed in Prefer's fallback window keeps its preference.
+            softSpot: capacityConstraintOf(decision.pod) === "preferred node affinity",
+          },
         ),
       );
     case "assign":
@@ -142,6 +152,8 @@ async function assign(
   const deadlineMs = deps.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const cancel = new AbortController();
   const timer = new AbortController();
+  const workload = workloadKey(d.workload);
+  let answered = false;
   try {
     const deadline = deps.clock.sleep(deadlineMs, timer.signal).then(
       () => {
@@ -149,20 +161,42 @@ async function assign(
       },
       () => undefined as never,
     );
-    const result = await Promise.race([
-      deps.allocator.allocate({
-        workload: d.workload,
-        policy: d.policy,
-        dryRun: req.dryRun === true,
-        signal: cancel.signal,
-      }),
-      deadline,
-    ]);
+    const allocation = deps.allocator.allocate({
+      workload: d.workload,
+      policy: d.policy,
+      dryRun: req.dryRun === true,
+      signal: cancel.signal,
+      revision: revisionOf(d.pod),
+      owner: ownerOf(d.pod, d.workload.namespace),
+      source: deps.source,
+    });
+    // A slot granted after the fallback went out is a late answer (its reservation expires unused).
+    allocation.then(
+      () => {
+        if (answered) deps.metrics?.lateAnswers.inc({ workload });
+      },
+      () => undefined,
+    );
+    const result = await Promise.race([allocation, deadline]);
+    answered = true;
+    if (req.dryRun !== true) {
+      deps.metrics?.admissions.inc({ workload, assignment: result.capacity });
+      if (result.backed === false) deps.metrics?.unbacked.inc({ workload });
+    }
     return admissionResponse(
       req.uid,
-      buildPatch(d.pod, result, d.policy.strategy, { onDemandDeletionCost: deps.onDemandDeletionCost }),
+      buildPatch(d.pod, result, d.policy.strategy, {
+        onDemandDeletionCost: deps.onDemandDeletionCost,
+        softSpot: result.softSpot === true,
+      }),
     );
   } catch (err) {
+    answered = true;
+    if (req.dryRun !== true)
+      deps.metrics?.fallbacks.inc({
+        workload,
+        reason: err instanceof DeadlineError ? "deadline" : "error",
+      });
     cancel.abort(err);
     const why = err instanceof Error ? err.message : String(err);
     log.warn("spot slot unavailable; admitting with the fallback", {
@@ -179,4 +213,17 @@ async function assign(
   } finally {
     timer.abort(SETTLED);
   }
+}
+
+/** The pod's controller with its uid (what the backing check reads), if the pod names one. */
+function ownerOf(pod: Pod, namespace: string): OwnerRef | undefined {
+  const o = (pod.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+  if (
+    !o ||
+    (o.kind !== "ReplicaSet" && o.kind !== "StatefulSet") ||
+    typeof o.uid !== "string" ||
+    o.uid === ""
+  )
+    return undefined;
+  return { kind: o.kind, namespace, name: o.name, uid: o.uid };
 }

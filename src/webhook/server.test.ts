@@ -143,7 +143,7 @@ describe("buildWebhookConfiguration", () => {
     });
     const w = cfg.webhooks?.[0] as Record<string, unknown>;
     assert.equal(w.failurePolicy, "Ignore");
-    assert.equal(w.sideEffects, "None");
+    assert.equal(w.sideEffects, "NoneOnDryRun", "it writes Leases, except on dry runs");
     assert.equal(w.timeoutSeconds, 3);
     assert.equal(w.reinvocationPolicy, "IfNeeded");
     assert.deepEqual(w.admissionReviewVersions, ["v1"]);

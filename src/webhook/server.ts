@@ -11,6 +11,7 @@ import { silentLogger, type Logger } from "../shared/log.ts";
 import type { Allocator } from "./allocator.ts";
 import { handleHttp } from "./handler.ts";
 import type { PolicySource } from "./policy-source.ts";
+import type { SpotMetrics } from "./metrics.ts";
 import type { Fallback } from "./review.ts";
 
 export interface WebhookServerOptions {
@@ -28,6 +29,8 @@ export interface WebhookServerOptions {
   onDemandDeletionCost?: number;
   /** Request bodies above this are refused with 413. Default 3 MiB (pods can be large). */
   maxBodyBytes?: number;
+  /** Spot metrics, served on GET /metrics and fed by admissions. */
+  metrics?: SpotMetrics;
   /** Called after each certificate reload attempt (tests and metrics). */
   onCertReload?: (ok: boolean, err?: Error) => void;
 }
@@ -58,16 +61,18 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     fallback: opts.fallback,
     onDemandDeletionCost: opts.onDemandDeletionCost,
     logger: log,
+    metrics: opts.metrics,
+    metricsText: opts.metrics ? () => opts.metrics?.registry.render() ?? "" : undefined,
   };
   const initial = await readPair(opts.certFile, opts.keyFile);
   const server: Server = createServer({ ...initial, keepAliveTimeout: 65_000 }, (req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
-    const send = (status: number, body: string): void => {
+    const send = (status: number, body: string, contentType = "application/json"): void => {
       if (res.headersSent) return;
       res.writeHead(status, {
-        "content-type": "application/json",
+        "content-type": contentType,
         "content-length": Buffer.byteLength(body),
       });
       res.end(body);
@@ -96,8 +101,9 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       if (refused) return;
       handleHttp(req.method, req.url, Buffer.concat(chunks), {
         ...deps,
+        source: req.socket.remoteAddress ?? "",
       }).then(
-        (r) => send(r.status, r.body),
+        (r) => send(r.status, r.body, r.contentType),
         (err: unknown) => {
           log.error("request handler failed", { err });
           send(400, JSON.stringify({ error: "could not process the request" }));

@@ -60,7 +60,8 @@ export function buildWebhookConfiguration(opts: WebhookConfigOptions): MutatingW
         ],
         failurePolicy: "Ignore",
         matchPolicy: "Equivalent",
-        sideEffects: "None",
+        // The ledger Leases are written on real admissions only; dry-run ones write nothing.
+        sideEffects: "NoneOnDryRun",
         timeoutSeconds,
         reinvocationPolicy: "IfNeeded",
         namespaceSelector: {

@@ -19,17 +19,16 @@
 // failed) launches no nodes for them — this test is about admission counting, and 230 pods must
 // not cost the shared rig 200 KWOK nodes. Hence no NodePool of its own either.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { Agent, createServer, type Server } from "node:https";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { connect, type AddressInfo } from "node:net";
+import { Agent } from "node:https";
+import { mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test, type TestContext } from "node:test";
-import { kubectlSync, repoRoot } from "../../hack/rig/lib.ts";
-import type { AdmissionReviewResponse, JsonPatchOp } from "../../src/webhook/admission.ts";
+import { kubectlSync } from "../../hack/rig/lib.ts";
 import { LEDGER_STATE_ANNOTATION, ledgerLeaseName } from "../../src/webhook/allocator.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import {
@@ -48,7 +47,6 @@ import {
   createNamespace,
   deleteNamespace,
   get,
-  kubeconfigPath,
   kubectl,
   kubectlRaw,
   list,
@@ -60,6 +58,17 @@ import {
   sweepStaleWebhookConfigs,
   withStateOnFailure,
 } from "./harness.ts";
+import {
+  answerOf,
+  refused,
+  running,
+  startFront,
+  startReplica,
+  stopChild,
+  type Admission,
+  type Replica,
+  type RoundRobinFront,
+} from "./spot-rig.ts";
 
 const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const THRESHOLD = 17;
@@ -89,229 +98,6 @@ const replicas: Replica[] = [];
 /** Every child started, also one whose start failed (so none outlives the test). */
 const spawned: ChildProcess[] = [];
 const viewerToken = randomBytes(18).toString("hex");
-
-// ---------------------------------------------------------------------------------------------
-// the two `wave webhook` processes
-
-interface Replica {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  output: string[];
-  exited: Promise<number | null>;
-}
-
-function startReplica(name: string, policiesUrl: string): Promise<Replica> {
-  const child = spawn(process.execPath, [join(repoRoot, "bin", "wave.ts"), "webhook"], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env["PATH"] ?? "",
-      HOME: tlsDir,
-      KUBECONFIG: kubeconfigPath,
-      WAVE_POD_NAME: name,
-      WAVE_NAMESPACE: waveNs,
-      WAVE_HOST: "127.0.0.1",
-      WAVE_WEBHOOK_PORT: "0",
-      WAVE_WEBHOOK_TLS_DIR: tlsDir,
-      WAVE_SPOT_POLICIES_URL: policiesUrl,
-      WAVE_VIEWER_TOKEN: viewerToken,
-      WAVE_WEBHOOK_DEADLINE_MS: String(DEADLINE_MS),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  spawned.push(child);
-  const output: string[] = [];
-  const exited = new Promise<number | null>((ok) => child.on("exit", (code) => ok(code)));
-  return new Promise<Replica>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`wave webhook ${name} did not start within 60 s:\n${output.slice(-20).join("\n")}`));
-    }, 60_000);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`wave webhook ${name} exited (${code}):\n${output.slice(-20).join("\n")}`));
-    });
-    // Log lines (JSON) may arrive split across chunks: only whole lines are parsed.
-    const reader = (): ((b: Buffer) => void) => {
-      let rest = "";
-      return (b) => {
-        const lines = (rest + b.toString("utf8")).split("\n");
-        rest = lines.pop() ?? "";
-        for (const line of lines) {
-          if (line === "") continue;
-          output.push(line);
-          if (!line.includes('"wave webhook started"')) continue;
-          let port: unknown;
-          try {
-            port = (JSON.parse(line) as { port?: unknown }).port;
-          } catch {
-            continue;
-          }
-          if (typeof port !== "number") continue;
-          clearTimeout(timer);
-          resolve({ name, child, port, output, exited });
-        }
-      };
-    };
-    child.stdout.on("data", reader());
-    child.stderr.on("data", reader());
-  });
-}
-
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, "127.0.0.1");
-    s.once("connect", () => {
-      s.destroy();
-      resolve(false);
-    });
-    s.once("error", () => resolve(true));
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// the round-robin front (what a Service spreading over two webhook pods does)
-
-interface Admission {
-  replica: string;
-  namespace: string;
-  /** The pod's owner (`burst-<hash>` for the Deployment's pods). */
-  owner: string;
-  dryRun: boolean;
-  status: number;
-  /** The assignment label Wave's patch sets, if any. */
-  assigned: string | undefined;
-  warned: boolean;
-  /** Time from the request's last byte to the replica's answer. */
-  ms: number;
-}
-
-interface RoundRobinFront {
-  port: number;
-  admissions: Admission[];
-  /** Most requests in flight at once (all replicas). */
-  maxInFlight: number;
-  /** Takes a replica out of the rotation (its endpoint removed). */
-  drop(name: string): void;
-  close(): Promise<void>;
-}
-
-async function startFront(certFile: string, keyFile: string): Promise<RoundRobinFront> {
-  const [cert, key] = await Promise.all([readFile(certFile), readFile(keyFile)]);
-  const agent = new Agent({ keepAlive: true, ca: caPem, maxSockets: 256 });
-  const rotation = replicas.map((r) => ({ name: r.name, port: r.port }));
-  let next = 0;
-  let inFlight = 0;
-  const admissions: Admission[] = [];
-  const server: Server = createServer({ cert, key }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      const target = rotation[next++ % Math.max(1, rotation.length)];
-      if (!target) {
-        res.writeHead(503);
-        res.end();
-        return;
-      }
-      inFlight++;
-      f.maxInFlight = Math.max(f.maxInFlight, inFlight);
-      const t0 = performance.now();
-      httpsRequest(agent, target.port, body, { path: req.url ?? "/", method: req.method ?? "POST" })
-        .then(
-          (r) => {
-            const ms = performance.now() - t0;
-            res.writeHead(r.status, {
-              "content-type": "application/json",
-              "content-length": Buffer.byteLength(r.body),
-            });
-            res.end(r.body);
-            // Only admissions are recorded (health checks pass through).
-            if ((req.url ?? "").startsWith("/mutate"))
-              admissions.push({ ...exchangeOf(body, r.body), replica: target.name, status: r.status, ms });
-          },
-          (err: unknown) => {
-            // A dead backend: the apiserver sees an error and fails open, as with a dead endpoint.
-            res.writeHead(502);
-            res.end(JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
-          },
-        )
-        .finally(() => inFlight--);
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const f: RoundRobinFront = {
-    port: (server.address() as AddressInfo).port,
-    admissions,
-    maxInFlight: 0,
-    drop: (name) => {
-      const i = rotation.findIndex((r) => r.name === name);
-      if (i >= 0) rotation.splice(i, 1);
-    },
-    close: async () => {
-      agent.destroy();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
-  };
-  return f;
-}
-
-/** Wave's answer: the assignment and slot labels its patch sets, and whether it warned (fallback). */
-function answerOf(response: string): { assigned?: string; slot?: string; warned: boolean } {
-  try {
-    const r = (JSON.parse(response) as AdmissionReviewResponse).response;
-    const ops =
-      r.patch === undefined
-        ? []
-        : (JSON.parse(Buffer.from(r.patch, "base64").toString("utf8")) as JsonPatchOp[]);
-    const label = (key: string): string | undefined => {
-      const v =
-        ops.find((o) => o.path === `/metadata/labels/${key.replaceAll("/", "~1")}`)?.value ??
-        (ops.find((o) => o.path === "/metadata/labels")?.value as Record<string, unknown> | undefined)?.[key];
-      return typeof v === "string" ? v : undefined;
-    };
-    return {
-      assigned: label(ASSIGNMENT_LABEL),
-      slot: label(SLOT_LABEL),
-      warned: (r.warnings ?? []).length > 0,
-    };
-  } catch {
-    return { warned: false }; // not an AdmissionReview answer (a 400): counted by status
-  }
-}
-
-/** What an exchange was about: the pod's namespace and owner, and Wave's answer. */
-function exchangeOf(request: Buffer, response: string): Omit<Admission, "replica" | "status" | "ms"> {
-  let review: {
-    request?: {
-      namespace?: string;
-      dryRun?: boolean;
-      object?: { metadata?: { ownerReferences?: { name?: string }[] } };
-    };
-  } = {};
-  try {
-    review = JSON.parse(request.toString("utf8")) as typeof review;
-  } catch {
-    // not JSON: recorded with an empty namespace and owner
-  }
-  const { assigned, warned } = answerOf(response);
-  return {
-    namespace: review.request?.namespace ?? "",
-    owner: review.request?.object?.metadata?.ownerReferences?.[0]?.name ?? "",
-    dryRun: review.request?.dryRun === true,
-    assigned,
-    warned,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -359,7 +145,7 @@ let seq = 0;
  * An AdmissionReview (the shape the rig's apiserver sends, test/fixtures/admission) for a new pod of
  * Deployment `app` in this test's namespace.
  */
-function podReview(app: string, uid: number, dryRun: boolean): string {
+function podReview(app: string, uid: number, dryRun: boolean, ownerUid?: string): string {
   const hash = "5bd499bc46";
   const review = reviewFor("deployment-pod-generatename", uid, (x) => {
     const req = x.request as unknown as { namespace: string; dryRun: boolean; object: KubeObject };
@@ -372,7 +158,10 @@ function podReview(app: string, uid: number, dryRun: boolean): string {
     meta.namespace = ns;
     meta.generateName = `${app}-${hash}-`;
     meta.labels = { app, "pod-template-hash": hash };
-    for (const o of meta.ownerReferences ?? []) o.name = `${app}-${hash}`;
+    for (const o of meta.ownerReferences ?? []) {
+      o.name = `${app}-${hash}`;
+      if (ownerUid !== undefined) (o as { uid?: string }).uid = ownerUid;
+    }
   });
   return JSON.stringify(review);
 }
@@ -459,8 +248,9 @@ async function assertCounts(
       assert.equal(p.metadata.annotations?.[DELETION_COST_ANNOTATION], "10000", `${name}: deletion cost`);
     } else {
       assert.equal(labelsOf(p)[ASSIGNMENT_LABEL], "spot", `${name}: assigned spot`);
-      assert.deepEqual(requiredCapacity(p), [], `${name}: no required capacity type`);
-      assert.deepEqual(preferredCapacity(p), ["100:spot"], `${name}: prefers spot`);
+      // Prefer requires spot while spot is available (ADR 0007); the preference is its fallback.
+      assert.deepEqual(requiredCapacity(p), ["spot"], `${name}: requires spot`);
+      assert.deepEqual(preferredCapacity(p), [], `${name}: no preference outside the fallback window`);
     }
   }
   const slots = assigned.map((p) => labelsOf(p)[SLOT_LABEL]);
@@ -552,25 +342,20 @@ async function dumpState(): Promise<string> {
 const diagnosed = <T>(fn: () => Promise<T>): Promise<T> =>
   withStateOnFailure("spot exactness state", dumpState, fn);
 
-const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
-
 function killReplicas(): void {
   for (const c of spawned) if (running(c)) c.kill("SIGKILL");
 }
 
-/** SIGTERM (a graceful stop, as on a rollout), SIGKILL if still running after 15 s. */
-async function stopChild(c: ChildProcess): Promise<void> {
-  if (!running(c)) return;
-  const exited = new Promise<void>((ok) => c.once("exit", () => ok()));
-  c.kill("SIGTERM");
-  let timer: NodeJS.Timeout | undefined;
-  const done = await Promise.race([
-    exited.then(() => true),
-    new Promise<false>((ok) => (timer = setTimeout(() => ok(false), 15_000))),
-  ]);
-  clearTimeout(timer);
-  if (!done) c.kill("SIGKILL");
-}
+const startReplicaNamed = (name: string, policiesUrl: string): Promise<Replica> =>
+  startReplica({
+    name,
+    policiesUrl,
+    tlsDir,
+    waveNamespace: waveNs,
+    viewerToken,
+    deadlineMs: DEADLINE_MS,
+    spawned,
+  });
 
 /** Ctrl-C or a runner's SIGTERM skips the after hook: the configuration must not outlive us. */
 function cleanUpOnSignal(): void {
@@ -634,7 +419,10 @@ before(async () => {
   const policiesUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/policies/spot`;
 
   replicas.push(
-    ...(await Promise.all([startReplica("webhook-a", policiesUrl), startReplica("webhook-b", policiesUrl)])),
+    ...(await Promise.all([
+      startReplicaNamed("webhook-a", policiesUrl),
+      startReplicaNamed("webhook-b", policiesUrl),
+    ])),
   );
 
   // Each replica has loaded the policy: a dry-run review of one of the Deployment's pods, sent to
@@ -652,7 +440,7 @@ before(async () => {
   }
   agent.destroy();
 
-  front = await startFront(certs.certFile, certs.keyFile);
+  front = await startFront(certs.certFile, certs.keyFile, caPem, replicas);
   const config = buildWebhookConfiguration({
     name: configName,
     caPem,
@@ -768,6 +556,26 @@ test(
       const port = front.port;
       const from = front.admissions.length;
       front.maxInFlight = 0;
+      // The webhook only grants on-demand slots to pods their controller is about to create
+      // (issue 16): the storm's ReplicaSet exists with room for 200 pods. Its own pods opt out of
+      // the webhook and name a scheduler nobody runs, so they count nowhere and cost nothing.
+      const rs = await apply({
+        apiVersion: "apps/v1",
+        kind: "ReplicaSet",
+        metadata: { name: `${STORM}-5bd499bc46`, namespace: ns },
+        spec: {
+          replicas: REPLICAS,
+          selector: { matchLabels: { app: `${STORM}-rs` } },
+          template: {
+            metadata: { labels: { app: `${STORM}-rs`, "wave.sh/spot-placement": "disabled" } },
+            spec: {
+              schedulerName: NO_SCHEDULER,
+              containers: [{ name: "app", image: "pause:3.10" }],
+            },
+          },
+        },
+      });
+      const stormOwnerUid = typeof rs.metadata["uid"] === "string" ? rs.metadata["uid"] : "";
       const agent = new Agent({ keepAlive: true, ca: caPem, maxSockets: REPLICAS });
       // Open the connections first (health checks, through the front to the replicas): TLS
       // handshakes one after another would otherwise spread the reviews out in time.
@@ -783,7 +591,9 @@ test(
       front.maxInFlight = 0;
       const t0 = performance.now();
       const answers = await Promise.all(
-        Array.from({ length: REPLICAS }, () => httpsRequest(agent, port, podReview(STORM, seq++, false))),
+        Array.from({ length: REPLICAS }, () =>
+          httpsRequest(agent, port, podReview(STORM, seq++, false, stormOwnerUid)),
+        ),
       );
       const ms = performance.now() - t0;
       agent.destroy();

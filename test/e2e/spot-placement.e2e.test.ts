@@ -407,7 +407,7 @@ test("spot placement: the registered configuration is safe and reaches only this
     assert.match(clientConfig.url ?? "", /^https:\/\/127\.0\.0\.1:\d+\/mutate$/);
     assert.ok((clientConfig.caBundle ?? "") !== "", "caBundle set");
     assert.equal(hook["failurePolicy"], "Ignore");
-    assert.equal(hook["sideEffects"], "None");
+    assert.equal(hook["sideEffects"], "NoneOnDryRun");
     assert.equal(hook["reinvocationPolicy"], "IfNeeded");
     const timeout = hook["timeoutSeconds"];
     assert.ok(typeof timeout === "number" && timeout <= 3, `timeoutSeconds ≤ 3 (${String(timeout)})`);
@@ -485,8 +485,9 @@ test(
             `${name}: deletion cost`,
           );
         } else {
-          assert.deepEqual(requiredCapacity(pod), [], `${name}: no required capacity type`);
-          assert.deepEqual(preferredCapacity(pod), ["100:spot"], `${name}: prefers spot`);
+          // Prefer requires spot while spot is available (ADR 0007); the preference is its fallback.
+          assert.deepEqual(requiredCapacity(pod), ["spot"], `${name}: requires spot`);
+          assert.deepEqual(preferredCapacity(pod), [], `${name}: no preference outside the fallback window`);
         }
       }
 

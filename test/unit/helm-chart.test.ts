@@ -132,7 +132,7 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.ok(w);
     assert.equal(w.failurePolicy, "Ignore");
     assert.equal(w.timeoutSeconds, 3);
-    assert.equal(w.sideEffects, "None");
+    assert.equal(w.sideEffects, "NoneOnDryRun", "it writes ledger Leases on real admissions");
     assert.equal(w.reinvocationPolicy, "IfNeeded");
     assert.deepEqual(w.admissionReviewVersions, ["v1"]);
     assert.deepEqual(field(w, "namespaceSelector", "matchExpressions"), [

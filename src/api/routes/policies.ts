@@ -127,9 +127,21 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
   const { store } = deps;
   const now = deps.now ?? (() => Date.now());
   const clusterOf = (params: ClusterParams): string => params.id ?? deps.defaultClusterId;
+  // Webhook replicas long-poll their cluster's spot set (`?watch=true&revision=R`): held until
+  // that cluster's set changes.
+  const spotWaiters = new Map<string, Set<() => void>>();
   const changed = async (kind: PolicyKind, key: string, clusterId: string): Promise<void> => {
+    if (kind === "spot") for (const wake of [...(spotWaiters.get(clusterId) ?? [])]) wake();
     await deps.onChange?.(kind, key, clusterId);
   };
+  const currentSpotSet = async (
+    clusterId: string,
+    log: { warn: (o: object, m: string) => void },
+  ): Promise<SpotPolicySetDto> =>
+    spotPolicySet(
+      (await store.listPolicies(clusterId, "spot")).map((r) => r.value),
+      (err) => log.warn({ err }, "skipping an invalid stored spot policy"),
+    );
 
   return (app: FastifyInstance) => {
     // Every route twice: under /api/v1/clusters/{id}/policies (the cluster's own policies), and
@@ -151,22 +163,51 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
     });
 
     for (const path of both("/spot"))
-      app.get<{ Params: ClusterParams }>(
+      app.get<{
+        Params: ClusterParams;
+        Querystring: { watch?: boolean; revision?: string; timeoutSeconds?: number };
+      }>(
         path,
         {
           config: viewer,
           schema: {
-            summary: "A cluster's spot placement policies, as the SpotPolicySet its webhook pulls",
+            summary:
+              "A cluster's spot placement policies, as the SpotPolicySet its webhook pulls; with " +
+              "watch=true and the revision the caller has, held until the set changes (at most timeoutSeconds)",
             ...(path.includes(":id") ? { params: clusterParams } : {}),
+            querystring: {
+              type: "object",
+              additionalProperties: false,
+              properties: {
+                watch: { type: "boolean" },
+                revision: { type: "string", maxLength: 64 },
+                timeoutSeconds: { type: "integer", minimum: 1, maximum: 60 },
+              },
+            },
             response: { 200: spotPolicySetSchema },
           },
         },
-        async (req) => {
-          const records = await store.listPolicies(clusterOf(req.params), "spot");
-          return spotPolicySet(
-            records.map((r) => r.value),
-            (err) => req.log.warn({ err }, "skipping an invalid stored spot policy"),
-          );
+        async (req, reply) => {
+          const clusterId = clusterOf(req.params);
+          const set = await currentSpotSet(clusterId, req.log);
+          const { watch, revision, timeoutSeconds = 30 } = req.query;
+          if (watch !== true || revision === undefined || revision !== set.revision) return set;
+          const waiters = spotWaiters.get(clusterId) ?? new Set<() => void>();
+          spotWaiters.set(clusterId, waiters);
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              clearTimeout(timer);
+              waiters.delete(done);
+              if (waiters.size === 0) spotWaiters.delete(clusterId);
+              reply.raw.off("close", done);
+              resolve();
+            };
+            const timer = setTimeout(done, timeoutSeconds * 1000);
+            waiters.add(done);
+            // The response's close: the caller went away (the request's own fires once read).
+            reply.raw.once("close", done);
+          });
+          return currentSpotSet(clusterId, req.log);
         },
       );
 
@@ -185,6 +226,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
                 threshold: { type: "integer", minimum: 0 },
                 strategy: { type: "string", enum: ["Prefer", "Require"] },
                 percentAboveBase: { type: "integer", minimum: 0, maximum: 100 },
+                repair: { type: "boolean" },
               },
             },
             response: { 200: spotPolicySchema, 400: errorSchema },

@@ -468,6 +468,45 @@ describe("policy routes", () => {
   const put = (url: string, payload: unknown, headers = A) =>
     app.inject({ method: "PUT", url, headers, payload: payload as object });
 
+  it("holds a watch on the spot set until the set changes (webhook long poll)", async () => {
+    const first = await get<SpotPolicySetDto>("/api/v1/policies/spot");
+    const held = app.inject({
+      method: "GET",
+      url: `/api/v1/policies/spot?watch=true&revision=${first.revision}&timeoutSeconds=20`,
+      headers: V,
+    });
+    const ok = await put("/api/v1/policies/spot/Deployment/shop/watched", {
+      threshold: 1,
+      strategy: "Require",
+    });
+    assert.equal(ok.statusCode, 200, ok.body);
+    const res = await held;
+    assert.equal(res.statusCode, 200, res.body);
+    const set = res.json<SpotPolicySetDto>();
+    assert.notEqual(set.revision, first.revision, "answered with the changed set");
+    assert.ok(set.policies.some((p) => p.workload.name === "watched"));
+    const stale = await app.inject({
+      method: "GET",
+      url: "/api/v1/policies/spot?watch=true&revision=0000&timeoutSeconds=20",
+      headers: V,
+    });
+    assert.equal(
+      stale.json<SpotPolicySetDto>().revision,
+      set.revision,
+      "a stale revision is answered at once",
+    );
+    assert.equal(
+      (
+        await app.inject({
+          method: "DELETE",
+          url: "/api/v1/policies/spot/Deployment/shop/watched",
+          headers: A,
+        })
+      ).statusCode,
+      204,
+    );
+  });
+
   it("stores a spot policy and serves it as the webhook's SpotPolicySet", async () => {
     const url = "/api/v1/policies/spot/Deployment/shop/web";
     assert.equal((await put(url, { threshold: 2, strategy: "Prefer" }, V)).statusCode, 403);

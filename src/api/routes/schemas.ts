@@ -183,8 +183,9 @@ export const spotPolicySchema = obj(
     threshold: int,
     strategy: { type: "string", enum: ["Prefer", "Require"] },
     percentAboveBase: int,
+    repair: { type: "boolean" },
   },
-  ["percentAboveBase"],
+  ["percentAboveBase", "repair"],
 );
 
 export const spotPolicySetSchema = obj({

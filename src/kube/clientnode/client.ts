@@ -214,6 +214,17 @@ export class ClientNodeKube implements KubeClient {
     await this.#json<unknown>({ method: "DELETE", path, body });
   }
 
+  async evict(name: string, namespace: string, opts: { uid?: string } = {}): Promise<void> {
+    const path = resourcePath("Pod", namespace, name) + "/eviction";
+    const body: Record<string, unknown> = {
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name, namespace },
+    };
+    if (opts.uid !== undefined) body.deleteOptions = { preconditions: { uid: opts.uid } };
+    await this.#json<unknown>({ method: "POST", path, body });
+  }
+
   // ---- transport ----
 
   #ns(kind: KindName, namespace: string | undefined): string | undefined {

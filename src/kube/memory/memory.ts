@@ -427,6 +427,11 @@ export class MemoryKube implements KubeClient {
     });
   }
 
+  /** No PodDisruptionBudgets in memory: an eviction is a delete. */
+  evict(name: string, namespace: string, opts: { uid?: string } = {}): Promise<void> {
+    return this.delete("Pod", name, { namespace, ...(opts.uid !== undefined ? { uid: opts.uid } : {}) });
+  }
+
   // ---- internals ----
 
   async #bookmarkLoop(w: Watcher, signal: AbortSignal): Promise<void> {

@@ -1,0 +1,53 @@
+// Kubernetes Events the spot repair records (ADR 0006). This is a contract: the agent forwards
+// Events of component `wave-spot-repair` (src/agent/trim.ts), core's spot-placement page and its
+// metrics read them. Reason is always `WaveSpotRepair`; the involved object is the pod acted on;
+// the message starts with the workload key ("namespace/Kind/name: ...") and says why.
+import type { Event, Pod } from "../objects/kube.ts";
+
+export const REPAIR_COMPONENT = "wave-spot-repair";
+export const REPAIR_REASON = "WaveSpotRepair";
+
+export interface RepairEventInput {
+  pod: Pod;
+  /** "namespace/Kind/name". */
+  workload: string;
+  message: string;
+  type: "Normal" | "Warning";
+  /** Short verb: Evict, EvictBlocked, Fallback. */
+  action: string;
+  /** This replica (pod name). */
+  instance: string;
+  now: number;
+}
+
+export function repairEvent(e: RepairEventInput): Event {
+  const ts = new Date(e.now).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const name = e.pod.metadata.name ?? "pod";
+  return {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: {
+      // Event names are <involved object>.<unique suffix>, as client-go's recorder makes them.
+      name: `${name}.${e.now.toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`.slice(0, 253),
+      namespace: e.pod.metadata.namespace,
+      labels: { "app.kubernetes.io/managed-by": "wave" },
+    },
+    involvedObject: {
+      apiVersion: "v1",
+      kind: "Pod",
+      namespace: e.pod.metadata.namespace,
+      name,
+      ...(e.pod.metadata.uid !== undefined ? { uid: e.pod.metadata.uid } : {}),
+    },
+    reason: REPAIR_REASON,
+    message: `${e.workload}: ${e.message}`,
+    type: e.type,
+    count: 1,
+    firstTimestamp: ts,
+    lastTimestamp: ts,
+    action: e.action,
+    reportingComponent: REPAIR_COMPONENT,
+    reportingInstance: e.instance,
+    source: { component: REPAIR_COMPONENT },
+  } as Event;
+}

@@ -1,0 +1,335 @@
+// A workload's whole life against the slot ledger (issue 20) and forged reviews (issue 16), on the
+// in-memory apiserver with the real pod watch: deletions, rollouts, forged AdmissionReviews, and
+// the repair controller's evictions and Events.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { MemoryKube } from "../kube/memory/memory.ts";
+import type { Pod, ReplicaSet } from "../objects/kube.ts";
+import { FakeClock } from "../shared/clock.ts";
+import { SlotAllocator, type AllocationResult } from "./allocator.ts";
+import { BackingVerifier, SourceLimiter } from "./backing.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL, POD_TEMPLATE_HASH_LABEL, SLOT_LABEL } from "./constants.ts";
+import { REPAIR_COMPONENT, REPAIR_REASON } from "./events.ts";
+import { ledgerId } from "./ledger.ts";
+import { createSpotMetrics } from "./metrics.ts";
+import { PodCache } from "./pod-cache.ts";
+import { InMemoryPolicySource } from "./policy-source.ts";
+import type { SpotPolicy } from "./policy.ts";
+import { SpotRepair } from "./repair.ts";
+
+const NS = "wave";
+const APP_NS = "shop";
+const workload = { namespace: APP_NS, kind: "Deployment", name: "api" } as const;
+const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy => ({
+  workload,
+  threshold,
+  strategy: "Prefer",
+  ...extra,
+});
+
+async function until(what: string, check: () => boolean, clock: FakeClock): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (check()) return;
+    await new Promise((r) => setImmediate(r));
+    if (i % 20 === 19) await clock.advance(10);
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+async function setup() {
+  const clock = new FakeClock();
+  const kube = new MemoryKube({ clock });
+  const pods = new PodCache({ kube, clock }).start();
+  await pods.synced;
+  await until("the pod watch", () => pods.ready, clock);
+  let n = 0;
+  const allocator = new SlotAllocator({
+    kube,
+    namespace: NS,
+    clock,
+    pods,
+    token: () => `tok-${n++}`,
+    ledgerCacheMs: 0,
+    backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }),
+  });
+  const rss = new Map<string, ReplicaSet>();
+  /** The Deployment's ReplicaSet of `hash`, scaled to `replicas`. */
+  const scale = async (hash: string, replicas: number): Promise<ReplicaSet> => {
+    const name = `api-${hash}`;
+    const current = rss.get(hash);
+    const rs = current
+      ? await kube.replace(
+          "ReplicaSet",
+          { ...current, spec: { ...current.spec, replicas } },
+          { namespace: APP_NS },
+        )
+      : await kube.create(
+          "ReplicaSet",
+          {
+            apiVersion: "apps/v1",
+            kind: "ReplicaSet",
+            metadata: { name, namespace: APP_NS },
+            spec: { replicas, selector: { matchLabels: { app: "api" } } },
+          },
+          { namespace: APP_NS },
+        );
+    rss.set(hash, rs);
+    return rs;
+  };
+  let podSeq = 0;
+  /** What the ReplicaSet controller and the apiserver do: admit (allocate) and persist a pod. */
+  const admit = async (hash: string, p: SpotPolicy, source = "10.0.0.1"): Promise<Pod> => {
+    const rs = rss.get(hash);
+    assert.ok(rs?.metadata.uid);
+    const r = await allocator.allocate({
+      workload,
+      policy: p,
+      dryRun: false,
+      revision: hash,
+      owner: { kind: "ReplicaSet", namespace: APP_NS, name: rs.metadata.name ?? "", uid: rs.metadata.uid },
+      source,
+    });
+    const pod = await kube.create(
+      "Pod",
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: {
+          name: `api-${hash}-${podSeq++}`,
+          namespace: APP_NS,
+          labels: {
+            app: "api",
+            [POD_TEMPLATE_HASH_LABEL]: hash,
+            [ASSIGNMENT_LABEL]: r.capacity,
+            [SLOT_LABEL]: r.slot,
+            [LEDGER_LABEL]: r.ledger,
+          },
+          ownerReferences: [
+            {
+              apiVersion: "apps/v1",
+              kind: "ReplicaSet",
+              name: rs.metadata.name ?? "",
+              uid: rs.metadata.uid,
+              controller: true,
+            },
+          ],
+        },
+        spec: { containers: [{ name: "c" }], nodeName: "n1" },
+        status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+      },
+      { namespace: APP_NS },
+    );
+    await until(
+      `the watch to see ${pod.metadata.name}`,
+      () => live().some((q) => q.metadata.name === pod.metadata.name),
+      clock,
+    );
+    return pod;
+  };
+  const live = (): Pod[] =>
+    pods.view(ledgerId(workload)).pods.filter((p) => p.metadata.deletionTimestamp === undefined);
+  const del = async (pod: Pod): Promise<void> => {
+    await kube.delete("Pod", pod.metadata.name ?? "", { namespace: APP_NS });
+    await until(
+      `the watch to see ${pod.metadata.name} gone`,
+      () => !live().some((q) => q.metadata.name === pod.metadata.name),
+      clock,
+    );
+  };
+  const onDemand = (): number =>
+    live().filter((p) => p.metadata.labels?.[ASSIGNMENT_LABEL] === "on-demand").length;
+  return { clock, kube, pods, allocator, scale, admit, del, live, onDemand };
+}
+
+describe("spot placement through a workload's life", () => {
+  it("gives a deleted young on-demand pod's slot to its replacement at once (no 60 s wait)", async () => {
+    const { scale, admit, del, onDemand, clock } = await setup();
+    await scale("h1", 5);
+    const created: Pod[] = [];
+    for (let i = 0; i < 5; i++) created.push(await admit("h1", policy(3)));
+    assert.equal(onDemand(), 3);
+    const young = created.find((p) => p.metadata.labels?.[ASSIGNMENT_LABEL] === "on-demand");
+    assert.ok(young);
+    await clock.advance(2_000); // two seconds old: far inside the old 60 s "being created" window
+    await del(young);
+    const replacement = await admit("h1", policy(3));
+    assert.equal(replacement.metadata.labels?.[ASSIGNMENT_LABEL], "on-demand");
+    assert.equal(onDemand(), 3);
+  });
+
+  it("scale 12 → 2 → 6 keeps min(N, replicas) on-demand", async () => {
+    const { scale, admit, del, live, onDemand } = await setup();
+    await scale("h1", 12);
+    for (let i = 0; i < 12; i++) await admit("h1", policy(3));
+    assert.equal(onDemand(), 3);
+    await scale("h1", 2);
+    // The ReplicaSet controller deletes the cheapest pods first: spot (deletion cost), then on-demand.
+    const byCost = [...live()].sort(
+      (a, b) =>
+        Number(a.metadata.labels?.[ASSIGNMENT_LABEL] === "on-demand") -
+        Number(b.metadata.labels?.[ASSIGNMENT_LABEL] === "on-demand"),
+    );
+    for (const p of byCost.slice(0, 10)) await del(p);
+    assert.equal(onDemand(), 2);
+    await scale("h1", 6);
+    for (let i = 0; i < 4; i++) await admit("h1", policy(3));
+    assert.equal(onDemand(), 3);
+  });
+
+  it("a rollout's new revision gets its own N on-demand pods while the old one still runs", async () => {
+    const { scale, admit, del, live, onDemand } = await setup();
+    await scale("old", 8);
+    for (let i = 0; i < 8; i++) await admit("old", policy(3));
+    await scale("new", 2);
+    const first = [await admit("new", policy(3)), await admit("new", policy(3))];
+    assert.deepEqual(
+      first.map((p) => p.metadata.labels?.[ASSIGNMENT_LABEL]),
+      ["on-demand", "on-demand"],
+      "the new revision's first pods take on-demand slots although the old revision holds 3",
+    );
+    await scale("new", 8);
+    for (let i = 0; i < 6; i++) await admit("new", policy(3));
+    assert.ok(onDemand() <= 6, "overshoot at most N while both revisions run");
+    for (const p of live().filter((q) => q.metadata.labels?.[POD_TEMPLATE_HASH_LABEL] === "old"))
+      await del(p);
+    assert.equal(onDemand(), 3, "exactly N once the old revision is gone");
+  });
+});
+
+describe("forged AdmissionReviews (issue 16)", () => {
+  it("cannot spend a workload's on-demand slots: the next real pod still gets one", async () => {
+    const { scale, admit, allocator, kube, onDemand } = await setup();
+    const rs = await scale("h1", 2);
+    await admit("h1", policy(3));
+    await admit("h1", policy(3));
+    assert.equal(onDemand(), 2);
+    // Three reviews nobody will create pods for (the ReplicaSet is full), from an in-cluster pod.
+    const forged: AllocationResult[] = [];
+    for (let i = 0; i < 3; i++)
+      forged.push(
+        await allocator.allocate({
+          workload,
+          policy: policy(3),
+          dryRun: false,
+          revision: "h1",
+          owner: { kind: "ReplicaSet", namespace: APP_NS, name: "api-h1", uid: rs.metadata.uid ?? "" },
+          source: "10.9.9.9",
+        }),
+      );
+    assert.deepEqual(
+      forged.map((r) => [r.capacity, r.backed]),
+      [
+        ["spot", false],
+        ["spot", false],
+        ["spot", false],
+      ],
+    );
+    // A review naming a ReplicaSet that does not exist (or another uid) is not backed either.
+    const ghost = await allocator.allocate({
+      workload,
+      policy: policy(3),
+      dryRun: false,
+      revision: "h1",
+      owner: { kind: "ReplicaSet", namespace: APP_NS, name: "api-h1", uid: "not-the-uid" },
+      source: "10.9.9.9",
+    });
+    assert.equal(ghost.backed, false);
+    await scale("h1", 3);
+    const real = await admit("h1", policy(3));
+    assert.equal(real.metadata.labels?.[ASSIGNMENT_LABEL], "on-demand", "the real pod is not pushed to spot");
+    assert.ok(await kube.get("ReplicaSet", "api-h1", APP_NS));
+  });
+});
+
+describe("spot repair (ADR 0006)", () => {
+  const repairOf = (s: Awaited<ReturnType<typeof setup>>, p: SpotPolicy) =>
+    new SpotRepair({
+      kube: s.kube,
+      pods: s.pods,
+      policies: new InMemoryPolicySource({
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicySet",
+        policies: [p],
+      }),
+      allocator: s.allocator,
+      clock: s.clock,
+      metrics: createSpotMetrics(),
+      identity: "webhook-0",
+      timing: { graceMs: 5_000, cooldownMs: 5_000 },
+    });
+
+  it("restores a shortfall by evicting one spot pod, and records a WaveSpotRepair Event", async () => {
+    const s = await setup();
+    await s.scale("h1", 6);
+    for (let i = 0; i < 6; i++) await s.admit("h1", policy(1));
+    assert.equal(s.onDemand(), 1);
+    // Threshold raised after the fact: no admission is coming.
+    const raised = policy(3);
+    const repair = repairOf(s, raised);
+    await repair.tick();
+    assert.equal(repair.actions.length, 0, "nothing within the grace period");
+    await s.clock.advance(6_000);
+    await repair.tick();
+    assert.deepEqual(
+      repair.actions.map((a) => [a.kind, a.outcome]),
+      [["shortfall", "evicted"]],
+    );
+    const evicted = repair.actions[0]?.pod ?? "";
+    await until("the eviction", () => !s.live().some((p) => p.metadata.name === evicted), s.clock);
+    await s.admit("h1", raised); // the ReplicaSet's replacement
+    assert.equal(s.onDemand(), 2);
+    const events = (await s.kube.list("Event", { namespace: APP_NS })).items;
+    const e = events.find((x) => x.involvedObject.name === evicted);
+    assert.ok(e, "an Event on the evicted pod");
+    assert.equal(e.reason, REPAIR_REASON);
+    assert.equal(e.reportingComponent, REPAIR_COMPONENT);
+    assert.equal(e.source?.component, REPAIR_COMPONENT);
+    assert.match(e.message ?? "", /^shop\/Deployment\/api: 1 of 6 live pods on-demand, target 3/);
+    await s.clock.advance(2_000);
+    await repair.tick();
+    assert.equal(repair.actions.length, 1, "rate-limited: one action per cooldown");
+    await s.clock.advance(6_000);
+    await repair.tick();
+    assert.equal(repair.actions.length, 2);
+  });
+
+  it("brings an excess back to N by evicting on-demand pods, never below N", async () => {
+    const s = await setup();
+    await s.scale("h1", 6);
+    for (let i = 0; i < 6; i++) await s.admit("h1", policy(4));
+    const lowered = policy(2);
+    const repair = repairOf(s, lowered);
+    for (let round = 0; round < 6; round++) {
+      await repair.tick();
+      await s.clock.advance(6_000);
+      await repair.tick();
+      for (const a of repair.actions.filter((x) => x.outcome === "evicted")) {
+        if (s.live().some((p) => p.metadata.name === a.pod)) {
+          await until("the eviction", () => !s.live().some((p) => p.metadata.name === a.pod), s.clock);
+          await s.admit("h1", lowered);
+        }
+      }
+      assert.ok(s.onDemand() >= 2, "never below the new N");
+    }
+    assert.equal(s.onDemand(), 2);
+    assert.ok(repair.actions.every((a) => a.kind === "excess"));
+  });
+
+  it("does nothing while a rollout runs, or when the policy switches repair off", async () => {
+    const s = await setup();
+    await s.scale("a", 3);
+    for (let i = 0; i < 3; i++) await s.admit("a", policy(1));
+    await s.scale("b", 1);
+    await s.admit("b", policy(1));
+    const repair = repairOf(s, policy(3));
+    await s.clock.advance(10_000);
+    await repair.tick();
+    await s.clock.advance(10_000);
+    await repair.tick();
+    assert.equal(repair.actions.length, 0, "two revisions: a rollout");
+    const off = repairOf(s, policy(3, { repair: false }));
+    await s.clock.advance(10_000);
+    await off.tick();
+    assert.equal(off.actions.length, 0);
+  });
+});
