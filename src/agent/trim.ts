@@ -12,7 +12,7 @@ import type {
   Toleration,
 } from "../objects/kube.ts";
 import { K } from "../objects/karpenter.ts";
-import { MIRROR_POD_ANNOTATION, W } from "../objects/wave.ts";
+import { MIRROR_POD_ANNOTATION } from "../objects/wave.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { WireObject } from "../wire/wire.ts";
 

@@ -187,7 +187,10 @@ describe("NodePool and workload names are validated", () => {
       payload: JSON.stringify({ threshold: 1, strategy: "Prefer" }),
     });
     assert.equal(r.statusCode, 400, r.body);
-    assert.equal((await store.listPolicies("c1", "warmup")).filter((p) => /[^a-z0-9.-]/.test(p.key)).length, 0);
+    assert.equal(
+      (await store.listPolicies("c1", "warmup")).filter((p) => /[^a-z0-9.-]/.test(p.key)).length,
+      0,
+    );
   });
 });
 

@@ -321,7 +321,12 @@ class StreamHandler {
     switch (body.case) {
       case "snapshotBegin":
         if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
-        this.#staging = { objects: [], state: new LifecycleObjects(), bytes: 0, timer: new AbortController() };
+        this.#staging = {
+          objects: [],
+          state: new LifecycleObjects(),
+          bytes: 0,
+          timer: new AbortController(),
+        };
         this.#snapshotDeadline(this.#staging.timer.signal);
         counted("snapshot_begin");
         return;
