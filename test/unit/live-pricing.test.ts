@@ -87,7 +87,7 @@ describe("live AWS prices, agent → wire → core → API", { timeout: 90_000 }
     dir = mkdtempSync(join(tmpdir(), "wave-live-pricing-"));
     makePki(dir, [
       { dir: "grpc", cn: "grpc", ext: SERVER_EXT },
-      { dir: "agent", cn: "agent", ext: CLIENT_EXT },
+      { dir: "agent", cn: "wave-agent", ext: CLIENT_EXT },
     ]);
     fake = await startFakeAws();
   });
