@@ -8,7 +8,7 @@ import { createLogger, type Logger } from "../shared/log.ts";
 import { W } from "../objects/wave.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
 import type { CommandContext } from "./commands.ts";
-import { cluster, logger, WARMUP_LEASE, type ComponentOptions } from "./component.ts";
+import { cluster, logger, SPOT_REPAIR_LEASE, WARMUP_LEASE, type ComponentOptions } from "./component.ts";
 
 /** Annotation on Nodes for pre-pulled images (removed with Wave's do-not-disrupt). */
 const PREPULLED = "wave.sh/prepulled";
@@ -211,7 +211,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
   }
 
   // 5. Leases: leader elections and spot slot ledgers.
-  const leaders = new Set([WARMUP_LEASE, o.agentLease ?? "wave-agent"]);
+  const leaders = new Set([WARMUP_LEASE, SPOT_REPAIR_LEASE, o.agentLease ?? "wave-agent"]);
   let leases: Lease[] = [];
   await attempt("list Leases", async () => {
     leases = (await kube.list("Lease", { namespace: ns })).items;

@@ -20,6 +20,7 @@ import {
   startAgentComponent,
   startCoreComponent,
   startWebhookComponent,
+  SPOT_REPAIR_LEASE,
   waveProtection,
   WARMUP_LEASE,
 } from "./components.ts";
@@ -123,6 +124,7 @@ describe("wave cleanup against a cluster", () => {
     const ledger = { [W.managedByLabel]: W.managedByValue, [LEDGER_LABEL]: "abc" };
     await put(kube, "Lease", WARMUP_LEASE, { namespace: NS });
     await put(kube, "Lease", "wave-agent", { namespace: NS });
+    await put(kube, "Lease", SPOT_REPAIR_LEASE, { namespace: NS });
     await put(kube, "Lease", "wave-ledger-abc", { namespace: NS, labels: ledger });
     await put(kube, "Lease", "someone-elses", { namespace: NS });
     await put(kube, "Lease", WARMUP_LEASE, { namespace: "other" });

@@ -18,6 +18,7 @@ import {
   logger,
   required,
   serve,
+  SPOT_REPAIR_LEASE,
   startWith,
   tlsFiles,
   type ComponentOptions,
@@ -94,7 +95,7 @@ export async function startWebhookComponent(
         client: kube,
         clock,
         namespace: ledgerNamespace,
-        name: "wave-spot-repair",
+        name: SPOT_REPAIR_LEASE,
         identity,
         log,
       });

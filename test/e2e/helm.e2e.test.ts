@@ -488,12 +488,16 @@ test(
       for (const c of createdCrds)
         await kubectl(["wait", "--for=condition=Established", `crd/${c}`, "--timeout=60s"]);
       // With every required API served, the same check passes against the rig. A wave-warmup
-      // PriorityClass Helm does not own (made by a Wave process) is the documented create=false case.
+      // PriorityClass Helm does not own (made by a Wave process) is the documented create=false case;
+      // so is the warmup namespace, which before() made for the dry run (--validate refuses to
+      // adopt an existing object Helm does not own).
       const pc = await get("priorityclass", "wave-warmup");
       await helmTemplate([
         "--validate",
         "--set",
         "serviceMonitor.enabled=true",
+        "--set",
+        "warmup.createNamespace=false",
         ...(pc && pc.metadata.labels?.["app.kubernetes.io/managed-by"] !== "Helm"
           ? ["--set", "warmup.priorityClass.create=false"]
           : []),

@@ -11,9 +11,12 @@
 //   - east's history has pool A's nodes; west's has no point of pool A with nodes;
 //   - a spot policy set for east is served to east's webhook only: a pod of that Deployment
 //     gets capacity-type placement from east's webhook and none from west's; a warmup policy set
-//     for west is not east's; warmup stats are per cluster.
+//     for west is not east's; warmup stats are per cluster;
+//   - each agent has a credential of its own (token and client certificate) bound to its cluster
+//     id in core's credentials file, and west's credential cannot stream east.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { Agent as HttpsAgent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +26,7 @@ import { defaultRetention } from "../../src/core/history/downsample.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "../../src/webhook/admission.ts";
 import { httpsRequest, reviewFor } from "../../src/webhook/test-helpers.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
-import type { WaveProcess } from "../support/wave-process.ts";
+import { stopWave, type WaveProcess } from "../support/wave-process.ts";
 import {
   apply,
   createNamespace,
@@ -57,6 +60,11 @@ let ns = "";
 let poolA = "";
 let poolB = "";
 let work = "";
+/** Per cluster: its agent's own token (and client certificate, in work/agent-<id>). */
+const agentTokens: Record<string, string> = {
+  [EAST]: randomBytes(18).toString("base64url"),
+  [WEST]: randomBytes(18).toString("base64url"),
+};
 const procs: WaveProcess[] = [];
 
 before(async () => {
@@ -69,9 +77,22 @@ before(async () => {
   work = mkdtempSync(join(tmpdir(), "wave-multi-"));
   makePki(work, [
     { dir: "grpc", cn: "wave-core", ext: SERVER_EXT },
-    { dir: "agent", cn: "wave-agent", ext: CLIENT_EXT },
+    { dir: `agent-${EAST}`, cn: `wave-agent-${EAST}`, ext: CLIENT_EXT },
+    { dir: `agent-${WEST}`, cn: `wave-agent-${WEST}`, ext: CLIENT_EXT },
     { dir: "webhook", cn: "wave-webhook", ext: SERVER_EXT },
   ]);
+  // Core's credentials file: each cluster's agent, by token and certificate identity.
+  writeFileSync(
+    join(work, "agents.json"),
+    JSON.stringify(
+      [EAST, WEST].map((id) => ({
+        name: `agent-${id}`,
+        token: agentTokens[id],
+        identity: `wave-agent-${id}`,
+        clusters: [id],
+      })),
+    ),
+  );
 });
 
 after(async () => {
@@ -120,25 +141,29 @@ function placement(body: string): string | undefined {
 
 async function scenario(t: TestContext): Promise<void> {
   const say = (msg: string): void => t.diagnostic(msg);
-  const [api = 0, grpc = 0, mEast = 0, mWest = 0, hEast = 0, hWest = 0] = await freePorts(6);
+  const [api = 0, grpc = 0, mEast = 0, mWest = 0, hEast = 0, hWest = 0, mIntruder = 0] = await freePorts(7);
   const core = startComponent(work, "core-0", "core", {
     WAVE_NAMESPACE: ns,
     WAVE_CLUSTER_ID: EAST,
     WAVE_PORT: String(api),
     WAVE_GRPC_PORT: String(grpc),
     WAVE_GRPC_TLS_DIR: join(work, "grpc"),
+    WAVE_AGENT_CREDENTIALS: join(work, "agents.json"),
     WAVE_ADMIN_TOKEN: tokens.admin,
     WAVE_VIEWER_TOKEN: tokens.viewer,
   });
   procs.push(core);
-  const agent = (cluster: string, metrics: number): WaveProcess => {
-    const p = startComponent(work, `agent-${cluster}`, "agent", {
+  /** The agent of `cluster`, with the credential of `as` (its own unless a test says otherwise). */
+  const agent = (cluster: string, metrics: number, as = cluster): WaveProcess => {
+    const name = as === cluster ? `agent-${cluster}` : `agent-${as}-as-${cluster}`;
+    const p = startComponent(work, name, "agent", {
       WAVE_NAMESPACE: ns,
       WAVE_CLUSTER_ID: cluster,
       // Each cluster's agent holds its own Lease (in its own cluster it would be the only one).
-      WAVE_AGENT_LEASE: `wave-agent-${cluster}`,
+      WAVE_AGENT_LEASE: `wave-${name}`,
       WAVE_CORE_ADDRESS: `https://127.0.0.1:${grpc}`,
-      WAVE_AGENT_TLS_DIR: join(work, "agent"),
+      WAVE_AGENT_TLS_DIR: join(work, `agent-${as}`),
+      WAVE_AGENT_TOKEN: agentTokens[as] ?? "",
       WAVE_METRICS_PORT: String(metrics),
     });
     procs.push(p);
@@ -201,6 +226,16 @@ async function scenario(t: TestContext): Promise<void> {
     // ---- west joins; pool B up, seen by both ----
     agent(WEST, mWest);
     await waitFor(`${WEST} connected`, () => connected(WEST), { timeoutMs: 60_000, intervalMs: 250 });
+    // West's credential is bound to west: an agent holding it cannot stream (or take over) east.
+    const intruder = agent(EAST, mIntruder, WEST);
+    await waitFor(
+      `west's credential refused for ${EAST}`,
+      () => intruder.output.some((l) => l.includes("PermissionDenied") && l.includes(EAST)),
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    assert.equal(await stopWave(intruder, 5_000), 0, "the refused agent stops cleanly");
+    assert.equal(await connected(EAST), true, `${EAST} still streamed by its own agent`);
+    say(`west's credential refused for ${EAST}; ${EAST} untouched`);
     await apply(deployment("web-b", ns, poolB, 1));
     const claimsB = await waitFor(
       "pool B's NodeClaim initialized",
