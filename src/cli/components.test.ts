@@ -139,7 +139,7 @@ describe("wave cleanup against a cluster", () => {
       nodes: ["n-ours"],
       nodeClaims: ["c-ours"],
       nodePools: ["p-ours"],
-      leases: [WARMUP_LEASE, "wave-agent", "wave-ledger-abc"].sort(),
+      leases: [WARMUP_LEASE, SPOT_REPAIR_LEASE, "wave-agent", "wave-ledger-abc"].sort(),
       errors: [],
     });
     const names = async (kind: "Pod" | "Lease", namespace: string): Promise<string[]> =>
@@ -195,7 +195,7 @@ describe("wave cleanup against a cluster", () => {
     };
     assert.equal(await cleanupCommand(ctx, { kube, log: silentLogger }), 1);
     assert.deepEqual(out, [
-      `cleaned up in namespace ${NS}: 2 pods, 1 nodes, 0 nodeClaims, 1 nodePools, 3 leases\n`,
+      `cleaned up in namespace ${NS}: 2 pods, 1 nodes, 0 nodeClaims, 1 nodePools, 4 leases\n`,
     ]);
     assert.equal(err.length, 1);
     assert.match(err[0] ?? "", /^wave cleanup: NodeClaim c-ours: .*etcd hiccup/);
