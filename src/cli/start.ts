@@ -21,6 +21,7 @@ import { startPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
+import { createSpotMetrics } from "../webhook/metrics.ts";
 import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
 import { seeded } from "../shared/random.ts";
 import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
@@ -57,6 +58,7 @@ export interface Started {
   url: string;
   apiPort: number;
   grpcPort: number;
+  /** The webhook's HTTPS port (the one it bound; 0 on the simulator, which admits in process). */
   webhookPort: number;
   hub: ClusterHub;
   store: Store;
@@ -156,6 +158,8 @@ export async function startWave(
     await store.adoptPolicies(config.clusterId);
     const hub = new ClusterHub(store, clock);
     const figures = dashboardMetrics({ metrics, hub, prices, store, clock });
+    // The webhook's series (fallbacks, late answers, admissions) on the same registry.
+    const spotMetrics = createSpotMetrics(metrics);
     closers.push(() => {
       figures.close();
       return Promise.resolve();
@@ -239,6 +243,7 @@ export async function startWave(
     const agentDone = agent.run(ac.signal).catch((err: unknown) => log.error("agent stopped", { err }));
     closers.push(() => agentDone);
 
+    let webhookPort = 0;
     if (simulated && kube instanceof MemoryKube) {
       const offerings = buildOfferings(buildCatalog(), prices);
       const sim = new Simulator({
@@ -246,7 +251,13 @@ export async function startWave(
         clock: simClock,
         offerings,
         random: seeded(7),
-        admit: simulatedAdmission({ policies: spotPolicies, allocator, clock, logger: log }),
+        admit: simulatedAdmission({
+          policies: spotPolicies,
+          allocator,
+          clock,
+          logger: log,
+          metrics: spotMetrics,
+        }),
         log,
       });
       const drive = await seedScenario(kube, simClock.now());
@@ -272,7 +283,11 @@ export async function startWave(
         allocator,
         clock,
         logger: log,
+        // Core's /metrics serves the webhook's series in this one process.
+        metrics: spotMetrics,
+        serveMetrics: false,
       });
+      webhookPort = webhook.port;
       closers.push(() => webhook.close());
     }
 
@@ -354,7 +369,7 @@ export async function startWave(
       url: `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${apiPort}/`,
       apiPort,
       grpcPort: ingestServer.port,
-      webhookPort: config.webhookPort,
+      webhookPort,
       hub,
       store,
       kube,

@@ -18,11 +18,22 @@ export interface SpotMetrics {
   pods: Gauge;
   /** Policy deliveries, by how they arrived (watch|poll) and outcome. */
   policyUpdates: Counter;
+  /**
+   * Creates a workload's zero fallback and late-answer series at its first admission, so
+   * increase() and the fallback alert see the first one (a counter born at 1 shows no increase).
+   */
+  seen(workload: string): void;
 }
 
-export function createSpotMetrics(): SpotMetrics {
-  const registry = new Registry();
-  return {
+/** Why an admission got the fallback. */
+export const FALLBACK_REASONS = ["deadline", "error"] as const;
+/** Workloads whose zero series exist; beyond this the set starts again (a re-add is a no-op). */
+const MAX_SEEN = 10_000;
+
+/** On a registry of its own (`wave webhook`), or on core's when one process runs both (`wave start`). */
+export function createSpotMetrics(registry = new Registry()): SpotMetrics {
+  const seen = new Set<string>();
+  const m: SpotMetrics = {
     registry,
     admissions: registry.counter({
       name: "wave_spot_admissions_total",
@@ -59,5 +70,13 @@ export function createSpotMetrics(): SpotMetrics {
       help: "Spot policy set fetches, by delivery (watch|poll) and outcome (changed|unchanged|error).",
       labelNames: ["delivery", "outcome"],
     }),
+    seen(workload) {
+      if (seen.has(workload)) return;
+      if (seen.size >= MAX_SEEN) seen.clear();
+      seen.add(workload);
+      for (const reason of FALLBACK_REASONS) m.fallbacks.inc({ workload, reason }, 0);
+      m.lateAnswers.inc({ workload }, 0);
+    },
   };
+  return m;
 }

@@ -8,6 +8,7 @@ import { SlotAllocator, type Allocator } from "./allocator.ts";
 import { ASSIGNMENT_LABEL, CAPACITY_TYPE_KEY, NOTE_ANNOTATION, SLOT_LABEL } from "./constants.ts";
 import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
+import { createSpotMetrics } from "./metrics.ts";
 import { decide, review, type ReviewDeps } from "./review.ts";
 import { loadFixture, reviewFor } from "./test-helpers.ts";
 
@@ -131,6 +132,31 @@ describe("review", () => {
       /not placed by Wave: spot ledger not reached within 800 ms/,
     );
     assert.equal(res.response.warnings?.length, 1);
+  });
+
+  it("a workload's fallback and late-answer series start at 0 with its first admission, then count", async () => {
+    const metrics = createSpotMetrics();
+    const series = async (): Promise<string[]> =>
+      (await metrics.registry.render())
+        .split("\n")
+        .filter((l) => /^wave_spot_(fallbacks|late_answers)_total\{/.test(l))
+        .sort();
+    assert.deepEqual(await series(), [], "nothing before any admission");
+    const ok = deps({ metrics });
+    await review(reviewFor("deployment-pod-generatename", 1).request, ok);
+    const w = 'workload="shop/Deployment/web"';
+    assert.deepEqual(await series(), [
+      `wave_spot_fallbacks_total{${w},reason="deadline"} 0`,
+      `wave_spot_fallbacks_total{${w},reason="error"} 0`,
+      `wave_spot_late_answers_total{${w}} 0`,
+    ]);
+    const never: Allocator = { allocate: () => new Promise(() => undefined) };
+    const slow = deps({ metrics, allocator: never, deadlineMs: 800 });
+    const pending = review(reviewFor("deployment-pod-generatename", 2).request, slow);
+    await flushMicrotasks();
+    await slow.clock.advance(800);
+    await pending;
+    assert.ok((await series()).includes(`wave_spot_fallbacks_total{${w},reason="deadline"} 1`));
   });
 
   it("spot-preferred fallback adds only a preference and no slot labels", async () => {

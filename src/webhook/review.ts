@@ -24,7 +24,7 @@ import {
   type Capacity,
 } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
-import type { SpotMetrics } from "./metrics.ts";
+import { FALLBACK_REASONS, type SpotMetrics } from "./metrics.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 import { resolveWorkload } from "./workload.ts";
@@ -153,6 +153,7 @@ async function assign(
   const cancel = new AbortController();
   const timer = new AbortController();
   const workload = workloadKey(d.workload);
+  if (req.dryRun !== true) deps.metrics?.seen(workload);
   let answered = false;
   try {
     const deadline = deps.clock.sleep(deadlineMs, timer.signal).then(
@@ -195,7 +196,7 @@ async function assign(
     if (req.dryRun !== true)
       deps.metrics?.fallbacks.inc({
         workload,
-        reason: err instanceof DeadlineError ? "deadline" : "error",
+        reason: err instanceof DeadlineError ? FALLBACK_REASONS[0] : FALLBACK_REASONS[1],
       });
     cancel.abort(err);
     const why = err instanceof Error ? err.message : String(err);

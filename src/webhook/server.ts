@@ -31,6 +31,8 @@ export interface WebhookServerOptions {
   maxBodyBytes?: number;
   /** Spot metrics, served on GET /metrics and fed by admissions. */
   metrics?: SpotMetrics;
+  /** Serve GET /metrics (default true); false when core's /metrics already serves the registry. */
+  serveMetrics?: boolean;
   /** Called after each certificate reload attempt (tests and metrics). */
   onCertReload?: (ok: boolean, err?: Error) => void;
 }
@@ -62,7 +64,8 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     onDemandDeletionCost: opts.onDemandDeletionCost,
     logger: log,
     metrics: opts.metrics,
-    metricsText: opts.metrics ? () => opts.metrics?.registry.render() ?? "" : undefined,
+    metricsText:
+      opts.metrics && opts.serveMetrics !== false ? () => opts.metrics?.registry.render() ?? "" : undefined,
   };
   const initial = await readPair(opts.certFile, opts.keyFile);
   const server: Server = createServer({ ...initial, keepAliveTimeout: 65_000 }, (req, res) => {

@@ -230,7 +230,7 @@ async function scenario(t: TestContext): Promise<void> {
     const intruder = agent(EAST, mIntruder, WEST);
     await waitFor(
       `west's credential refused for ${EAST}`,
-      () => intruder.output.some((l) => l.includes("PermissionDenied") && l.includes(EAST)),
+      () => Promise.resolve(intruder.output.some((l) => l.includes("PermissionDenied") && l.includes(EAST))),
       { timeoutMs: 30_000, intervalMs: 250 },
     );
     assert.equal(await stopWave(intruder, 5_000), 0, "the refused agent stops cleanly");

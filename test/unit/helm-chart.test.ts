@@ -241,6 +241,51 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.match(fails(["--set", "checks.crds=false", "--set", "logLevel=loud"]), /logLevel/);
     assert.match(fails(["--set", "checks.crds=false", "--set", "core.pricing.region=us-east-1a"]), /region/);
   });
+  it("scrapes core (with the viewer token), the agent and the webhook (over its TLS), and lets Prometheus through", () => {
+    const docs = render([
+      "--set",
+      "serviceMonitor.enabled=true",
+      "--api-versions",
+      "monitoring.coreos.com/v1/ServiceMonitor",
+      "--set",
+      "webhook.controlPlaneCidrs[0]=10.0.0.0/8",
+      "--set",
+      "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring",
+    ]);
+    const sm = named(docs, "ServiceMonitor", "wave");
+    const components = objs(field(sm, "spec", "selector", "matchExpressions")).flatMap((e) =>
+      strings(e["values"]),
+    );
+    assert.deepEqual(components, ["core", "agent", "webhook"]);
+    const endpoints = objs(field(sm, "spec", "endpoints"));
+    assert.deepEqual(
+      endpoints.map((e) => e["port"]),
+      ["http", "metrics", "https"],
+    );
+    assert.equal(field(endpoints[0], "authorization", "credentials", "key"), "viewer-token");
+    const webhook = endpoints[2];
+    assert.equal(webhook?.["scheme"], "https");
+    assert.equal(field(webhook, "tlsConfig", "serverName"), "wave-webhook.wave.svc");
+    assert.deepEqual(field(webhook, "tlsConfig", "ca", "secret"), {
+      name: "wave-webhook-tls",
+      key: "ca.crt",
+    });
+    // The webhook's port, closed to all but the control plane, is open to the metricsFrom peers.
+    const np = named(docs, "NetworkPolicy", "wave-webhook");
+    const rules = objs(field(np, "spec", "ingress"));
+    assert.equal(rules.length, 2);
+    assert.deepEqual(field(rules[1], "from"), [
+      { namespaceSelector: { matchLabels: { team: "monitoring" } } },
+    ]);
+    // Without controlPlaneCidrs the port is open to all already: no extra rule.
+    const open = named(
+      render(["--set", "networkPolicy.metricsFrom[0].podSelector.matchLabels.a=b"]),
+      "NetworkPolicy",
+      "wave-webhook",
+    );
+    assert.equal(objs(field(open, "spec", "ingress")).length, 1);
+  });
+
   it("ships the Grafana dashboard for the sidecar and the alerts as a PrometheusRule, both optional", () => {
     const off = render();
     assert.equal(byKind(off, "PrometheusRule").length, 0);
