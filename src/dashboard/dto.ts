@@ -129,6 +129,8 @@ export interface ThrashingDto {
     terminatedAt: number | null;
     lifetimeSeconds: number | null;
     reason: string | null;
+    /** "warmup": a warm node Wave launched and released unused — Wave's own churn. */
+    cause: "warmup" | null;
   }[];
   advice: string[];
 }
@@ -267,6 +269,10 @@ export interface WarmupPoolDto {
   /** Hourly price of the node a warmup would launch now (the editor's preview). */
   newNodeCostPerHour: number | null;
   newNodeInstanceType: string | null;
+  /** Warm nodes in a row that expired unused (reset by a hit): each one backs warmup off. */
+  unusedStreak: number;
+  /** The cooldown in force now: the policy's, grown by the back-off. */
+  cooldownSecondsNow: number;
 }
 
 export interface WarmupViewDto {

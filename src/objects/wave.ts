@@ -32,6 +32,11 @@ export const W = {
   lastWarmupAt: "wave.sh/last-warmup-at",
   /** Beside it: the namespace of the Wave instance that wrote it (`wave cleanup` removes only its own). */
   lastWarmupNamespace: "wave.sh/last-warmup-namespace",
+  /**
+   * On the NodePool: warm nodes in a row that expired unused (reset by a hit). Grows the pool's
+   * cooldown so Wave does not keep launching nodes Karpenter consolidates again (src/warmup/backoff.ts).
+   */
+  warmupUnusedStreak: "wave.sh/warmup-unused-streak",
   priorityClassName: "wave-warmup",
   /** On a warm Node: hashes of the images whose pre-pull finished (pulled or given up). */
   prepulled: "wave.sh/prepulled",

@@ -71,6 +71,8 @@ const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
   warmCostPerHourNow: 0.19,
   newNodeCostPerHour: 0.19,
   newNodeInstanceType: "c-4x-amd64-linux",
+  unusedStreak: 0,
+  cooldownSecondsNow: 300,
   ...over,
 });
 
@@ -381,6 +383,7 @@ describe("Node drawer and thrashing", () => {
           terminatedAt: NOW,
           lifetimeSeconds: 35,
           reason: "Empty",
+          cause: null,
         },
       ],
       advice: ["Raise consolidateAfter to 15m: nodes live 0.6 min"],

@@ -167,10 +167,17 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
     const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
     // From the hub's memory of recent history (a store query only for ranges older than it holds).
     const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
+    // Warm nodes Wave released unused: their removal is Wave's churn, and the report says so.
+    const warmNodes = new Set(
+      (await hub.store.warmupEvents({ clusterId: c.id, from, to: now + 1 }))
+        .filter((e) => e.type === "miss" && e.reason === "ttl" && e.node !== undefined)
+        .map((e) => e.node ?? ""),
+    );
     const thrashing = thrashingReports({
       pools: c.state.nodePools(),
       events,
       disruptions,
+      warmNodes,
       now,
       ...(deps.thrashing ? { options: deps.thrashing } : {}),
     });
