@@ -127,11 +127,7 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
         // read this one's changes, so core's history follows the cluster instead of lagging it.
         const until = Date.now() + MAX_WAIT_MS;
         do await new Promise((r) => setTimeout(r, YIELD_MS));
-        while (
-          (kube.watchBacklog() > WATCH_SLACK || o.drained?.() === false) &&
-          Date.now() < until &&
-          !signal.aborted
-        );
+        while ((kube.watchBacklog() > WATCH_SLACK || o.drained?.() === false) && Date.now() < until);
         if (simClock.lag === 0) caught();
       } else {
         caught();

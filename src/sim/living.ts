@@ -71,7 +71,7 @@ export const LIVING_POOLS: readonly NodePool[] = [
       arch("amd64"),
       upTo(4),
     ],
-    consolidateAfter: "2m",
+    consolidateAfter: "10m",
     limits: { cpu: "400", memory: "1600Gi" },
     weight: 50,
   }),
@@ -83,12 +83,15 @@ export const LIVING_POOLS: readonly NodePool[] = [
       arch("amd64"),
       upTo(4),
     ],
-    consolidateAfter: "1m",
+    consolidateAfter: "5m",
     limits: { cpu: "96" },
     weight: 40,
   }),
   pool("gpu", {
-    requirements: [capacity("on-demand"), { key: "karpenter.k8s.aws/instance-family", operator: "In", values: ["g5"] }],
+    requirements: [
+      capacity("on-demand"),
+      { key: "karpenter.k8s.aws/instance-family", operator: "In", values: ["g5"] },
+    ],
     taints: [{ key: "nvidia.com/gpu", value: "true", effect: "NoSchedule" }],
     consolidateAfter: "5m",
     policy: "WhenEmpty",
@@ -98,7 +101,7 @@ export const LIVING_POOLS: readonly NodePool[] = [
   pool("arm64", {
     requirements: [capacity("spot", "on-demand"), arch("arm64"), upTo(8)],
     taints: [{ key: "wave.sh/arch", value: "arm64", effect: "NoSchedule" }],
-    consolidateAfter: "3m",
+    consolidateAfter: "5m",
     limits: { cpu: "256" },
   }),
   // Misconfigured on purpose: consolidateAfter 0s under a job that stops and starts every few
@@ -155,7 +158,12 @@ export const LIVING_DEPLOYMENTS: readonly Deployment[] = [
   deployment("shop", "api", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/api:3.1.7" }),
   deployment("shop", "checkout", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/checkout:2.8.1" }),
   deployment("data", "worker", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/worker:2.0.3" }),
-  deployment("data", "ingest", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/ingest:4.2.0", ...onArm() }),
+  deployment("data", "ingest", {
+    cpu: "1500m",
+    memory: "3Gi",
+    image: "ghcr.io/acme/ingest:4.2.0",
+    ...onArm(),
+  }),
   deployment("data", "reports", { cpu: "3", memory: "6Gi", image: "ghcr.io/acme/reports:1.9.4", ...onArm() }),
   deployment("ml", "inference", {
     cpu: "3",
@@ -203,7 +211,7 @@ export interface LivingTiming {
 
 export const LIVING_TIMING: LivingTiming = {
   rippleMs: 40 * MIN,
-  etlRunMs: 3 * MIN,
+  etlRunMs: 2 * MIN,
   reportsEveryMs: 30 * MIN,
   reportsForMs: 8 * MIN,
   rolloutEveryMs: 7 * MIN,

@@ -58,6 +58,8 @@ const INTERRUPTIONS: readonly { reason: string; message: string; share: number }
   { reason: "InstanceTerminating", message: "Instance is terminating", share: 0.1 },
 ];
 
+const SPOT_INTERRUPTED = { reason: "SpotInterrupted", message: "Spot interruption warning was triggered" };
+
 /** Event reasons of the interruptions above (a replay counts them). */
 export const INTERRUPTION_REASONS: ReadonlySet<string> = new Set(INTERRUPTIONS.map((i) => i.reason));
 
@@ -350,14 +352,12 @@ export class Simulator {
 
   async reconcileScheduler(): Promise<void> {
     const { kube } = this.#o;
-    const nodes = kube.peek("Node").filter(
-      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
-    );
+    const nodes = kube
+      .peek("Node")
+      .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
     const pods = kube.peek("Pod");
     const room = this.#roomByNode(nodes, pods);
-    const classes = new Map(
-      kube.peek("PriorityClass").map((c) => [c.metadata.name ?? "", c.value]),
-    );
+    const classes = new Map(kube.peek("PriorityClass").map((c) => [c.metadata.name ?? "", c.value]));
     const priorityOf = (p: Pod): number =>
       p.spec.priority ?? classes.get(p.spec.priorityClassName ?? "") ?? 0;
     const evicted = new Set<string>();
@@ -514,9 +514,7 @@ export class Simulator {
     if (!idle && !full) return;
     this.#batch = undefined;
 
-    const pools = [...kube.peek("NodePool")].sort(
-      (a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0),
-    );
+    const pools = [...kube.peek("NodePool")].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0));
     // First-fit decreasing onto new NodeClaims, one pool at a time.
     const sorted = [...waiting].sort((a, b) => (podRequests(b).cpu ?? 0) - (podRequests(a).cpu ?? 0));
     const bins: { pool: NodePool; pods: Pod[]; used: Resources; options: Offering[] }[] = [];
@@ -664,9 +662,9 @@ export class Simulator {
   async reconcileDisruption(dtMs: number): Promise<void> {
     const { kube, clock, random } = this.#o;
     const now = clock.now();
-    const nodes = kube.peek("Node").filter(
-      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
-    );
+    const nodes = kube
+      .peek("Node")
+      .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
     const pods = kube.peek("Pod").filter(isActivePod);
     const pools = new Map(kube.peek("NodePool").map((p) => [p.metadata.name ?? "", p]));
     const claimByNode = new Map(kube.peek("NodeClaim").map((c) => [c.status?.nodeName ?? "", c]));
@@ -706,8 +704,7 @@ export class Simulator {
       ) {
         const pick = random();
         let acc = 0;
-        const kind =
-          INTERRUPTIONS.find((i) => (acc += i.share) > pick) ?? (INTERRUPTIONS[0] as (typeof INTERRUPTIONS)[0]);
+        const kind = INTERRUPTIONS.find((i) => (acc += i.share) > pick) ?? SPOT_INTERRUPTED;
         await this.#event("Node", n, kind.reason, "Warning", kind.message);
         await this.#disrupt(claim, n, "Interrupted", mine);
         continue;
@@ -742,7 +739,8 @@ export class Simulator {
       );
       // What the trial moves take, over the real room (a copy per node was most of a tick).
       const trial = new Map<string, Resources>();
-      const roomOf = (o: Node): Resources => trial.get(o.metadata.name ?? "") ?? room.get(o.metadata.name ?? "") ?? {};
+      const roomOf = (o: Node): Resources =>
+        trial.get(o.metadata.name ?? "") ?? room.get(o.metadata.name ?? "") ?? {};
       const movable = mine.every((p) => {
         const req = { ...podRequests(p), pods: 1 };
         const target = others.find(
@@ -805,8 +803,7 @@ export class Simulator {
       if (now - since < TERMINATION_DRAIN_MS) continue;
       this.#terminating.delete(nodeName);
       this.#nodeChanged.delete(nodeName);
-      for (const p of kube.peek("Pod").filter((q) => q.spec.nodeName === nodeName))
-        await this.#deletePod(p);
+      for (const p of kube.peek("Pod").filter((q) => q.spec.nodeName === nodeName)) await this.#deletePod(p);
       await kube.delete("Node", nodeName).catch(() => undefined);
     }
     for (const c of kube.peek("NodeClaim")) {

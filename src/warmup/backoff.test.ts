@@ -13,8 +13,16 @@ describe("warmup back-off", () => {
     assert.equal(backoffCooldownMs(policy, 2), 1_800_000);
     assert.equal(backoffCooldownMs(policy, 3), 3_000_000);
     assert.equal(backoffCooldownMs(policy, 6), MAX_BACKOFF_MS);
-    assert.equal(backoffCooldownMs({ cooldownSeconds: 0, ttlSeconds: 60 }, 1), 120_000, "never 0 after a miss");
-    assert.equal(backoffCooldownMs({ cooldownSeconds: 86_400, ttlSeconds: 60 }, 3), 86_400_000, "never below the policy");
+    assert.equal(
+      backoffCooldownMs({ cooldownSeconds: 0, ttlSeconds: 60 }, 1),
+      120_000,
+      "never 0 after a miss",
+    );
+    assert.equal(
+      backoffCooldownMs({ cooldownSeconds: 86_400, ttlSeconds: 60 }, 3),
+      86_400_000,
+      "never below the policy",
+    );
   });
 
   it("counts unused expiries, resets on a hit, ignores ends that say nothing about demand", () => {
@@ -29,7 +37,9 @@ describe("warmup back-off", () => {
   });
 
   it("reads the streak off the NodePool, tolerating junk", () => {
-    const pool = (v?: string) => ({ metadata: v === undefined ? {} : { annotations: { [W.warmupUnusedStreak]: v } } });
+    const pool = (v?: string) => ({
+      metadata: v === undefined ? {} : { annotations: { [W.warmupUnusedStreak]: v } },
+    });
     assert.equal(unusedStreak(pool()), 0);
     assert.equal(unusedStreak(pool("3")), 3);
     assert.equal(unusedStreak(pool("-1")), 0);

@@ -9,7 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
-import type { DisruptionDto, LifecycleEventDto, ThrashingDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
+import type {
+  DisruptionDto,
+  LifecycleEventDto,
+  ThrashingDto,
+  WarmupViewDto,
+} from "../../src/dashboard/dto.ts";
 import { LIVING_POOLS, LIVING_WARMUP } from "../../src/sim/living.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { backoffCooldownMs } from "../../src/warmup/backoff.ts";
@@ -35,7 +40,9 @@ async function api<T>(path: string): Promise<T> {
 
 /** Sum of a Prometheus counter family's samples matching `filter`, from core's /metrics. */
 async function counters(): Promise<Map<string, number>> {
-  const res = await fetch(new URL("metrics", w.url), { headers: { authorization: `Bearer ${w.tokens.viewer}` } });
+  const res = await fetch(new URL("metrics", w.url), {
+    headers: { authorization: `Bearer ${w.tokens.viewer}` },
+  });
   const out = new Map<string, number>();
   for (const line of (await res.text()).split("\n")) {
     const m = /^(wave_[a-z_]+_total)\{([^}]*)\} (\S+)$/.exec(line);
@@ -83,10 +90,19 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
   it("shows a thrashing alert with evidence for the misconfigured pool", async () => {
     const thrashing = await api<ThrashingDto[]>("thrashing");
     const batch = thrashing.find((t) => t.nodePool === "batch");
-    assert.ok(batch && batch.severity !== "none", `batch flagged: ${JSON.stringify(thrashing.map((t) => [t.nodePool, t.severity]))}`);
+    assert.ok(
+      batch && batch.severity !== "none",
+      `batch flagged: ${JSON.stringify(thrashing.map((t) => [t.nodePool, t.severity]))}`,
+    );
     assert.ok(batch.evidence.length > 0, "with evidence");
-    assert.ok(batch.evidence.every((e) => e.createdAt >= now - HOUR), "evidence from the last hour");
-    assert.ok(batch.advice.some((a) => a.startsWith("Raise consolidateAfter")), batch.advice.join("\n"));
+    assert.ok(
+      batch.evidence.every((e) => e.createdAt >= now - HOUR),
+      "evidence from the last hour",
+    );
+    assert.ok(
+      batch.advice.some((a) => a.startsWith("Raise consolidateAfter")),
+      batch.advice.join("\n"),
+    );
   });
 
   it("warmup: a hit, and an unused expiry that backed the pool off", async () => {
@@ -94,7 +110,10 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
     const pool = view.pools.find((p) => p.nodePool === "general");
     assert.ok(pool, "the warmup pool is listed");
     assert.ok(pool.hits >= 1, `a warmup hit in the last hour (${JSON.stringify(pool)})`);
-    assert.ok((pool.missesByReason.ttl ?? 0) >= 1, `an expiry in the last hour (${JSON.stringify(pool.missesByReason)})`);
+    assert.ok(
+      (pool.missesByReason.ttl ?? 0) >= 1,
+      `an expiry in the last hour (${JSON.stringify(pool.missesByReason)})`,
+    );
     // Back-off, as it acted: after each unused expiry the next warm node waited at least a TTL
     // past the release (the controller's events, as core stored them).
     const events = await w.store.warmupEvents({ clusterId: CLUSTER, from: now - 2 * HOUR, to: now + 1 });
@@ -110,7 +129,10 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
       );
       checked++;
     }
-    assert.ok(backoffCooldownMs(policy, 1) > policy.cooldownSeconds * 1000, "back-off lengthens the cooldown");
+    assert.ok(
+      backoffCooldownMs(policy, 1) > policy.cooldownSeconds * 1000,
+      "back-off lengthens the cooldown",
+    );
     assert.ok(checked + general.filter((e) => e.type === "miss").length > 0);
   });
 
@@ -120,7 +142,10 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
       disruptions.some((d) => d.reason === "Interrupted"),
       `an interruption in the last hour: ${JSON.stringify([...new Set(disruptions.map((d) => d.reason))])}`,
     );
-    assert.ok(grew("wave_spot_repair_events_total") > 0, "a WaveSpotRepair action in the last hour (via /metrics)");
+    assert.ok(
+      grew("wave_spot_repair_events_total") > 0,
+      "a WaveSpotRepair action in the last hour (via /metrics)",
+    );
   });
 
   it("disruptions with at least three distinct reasons", async () => {
@@ -135,8 +160,14 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
       const events = await api<LifecycleEventDto[]>(
         `events?pool=${name}&from=${now - HOUR}&to=${now + 1}&limit=1000`,
       );
-      assert.ok(events.some((e) => e.phase === "Launched"), `${name}: a node launched in the last hour`);
-      assert.ok(events.some((e) => e.phase === "Terminated"), `${name}: a node terminated in the last hour`);
+      assert.ok(
+        events.some((e) => e.phase === "Launched"),
+        `${name}: a node launched in the last hour`,
+      );
+      assert.ok(
+        events.some((e) => e.phase === "Terminated"),
+        `${name}: a node terminated in the last hour`,
+      );
     }
   });
 });

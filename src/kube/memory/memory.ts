@@ -209,9 +209,14 @@ export class MemoryKube implements KubeClient {
    * Not part of the port: Wave's components read through `list` like on a real cluster.
    */
   peek<K extends KindName>(kind: K, namespace?: string): readonly Readonly<KindTypes[K]>[] {
-    const out = [...this.#state(kind).objects.values()];
-    const mine = namespace === undefined ? out : out.filter((o) => o.metadata.namespace === namespace);
-    return mine as KindTypes[K][];
+    // In key order, as `list` answers (callers' tie-breaks depend on it).
+    const objects = this.#state(kind).objects;
+    const out: KubeObject[] = [];
+    for (const key of [...objects.keys()].sort()) {
+      const o = objects.get(key);
+      if (o !== undefined && (namespace === undefined || o.metadata.namespace === namespace)) out.push(o);
+    }
+    return out as KindTypes[K][];
   }
 
   /** Watch events queued for watchers that have not read them yet (how far behind they are). */
