@@ -164,6 +164,58 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.equal(env(own, "Deployment", "wave-webhook").WAVE_SPOT_LEDGER_NAMESPACE, "spot-ledgers");
   });
 
+  it("requires mutual TLS from agents by default, with the agent certificate's identity; off only when asked (warns)", () => {
+    const coreEnv = (d: Obj[]): Obj[] =>
+      objs(
+        field(
+          objs(field(named(d, "Deployment", "wave-core"), "spec", "template", "spec", "containers"))[0],
+          "env",
+        ),
+      );
+    const value = (env: Obj[], name: string): unknown => env.find((e) => e.name === name)?.value;
+    assert.equal(
+      value(coreEnv(docs), "WAVE_GRPC_ALLOW_NO_CLIENT_CERT"),
+      undefined,
+      "mTLS required by default",
+    );
+    assert.equal(value(coreEnv(docs), "WAVE_AGENT_IDENTITY"), "wave-agent");
+    const cert = named(docs, "Certificate", "wave-agent");
+    assert.equal(field(cert, "spec", "commonName"), "wave-agent");
+    assert.ok(strings(field(cert, "spec", "usages")).includes("client auth"));
+    const off = render(["--set", "agent.mtls=false"]);
+    assert.equal(value(coreEnv(off), "WAVE_GRPC_ALLOW_NO_CLIENT_CERT"), "true");
+  });
+
+  it("puts warmup and pull pods in a restricted namespace of their own under a deny-all NetworkPolicy", () => {
+    const ns = named(docs, "Namespace", "wave-warmup");
+    assert.equal(field(ns, "metadata", "labels", "pod-security.kubernetes.io/enforce"), "restricted");
+    const np = named(docs, "NetworkPolicy", "wave-warmup-deny-all");
+    assert.equal(field(np, "metadata", "namespace"), "wave-warmup");
+    assert.deepEqual(field(np, "spec"), { podSelector: {}, policyTypes: ["Ingress", "Egress"] });
+    // Nothing of the chart's puts a Secret there.
+    assert.deepEqual(
+      byKind(docs, "Secret").filter((x) => field(x, "metadata", "namespace") === "wave-warmup"),
+      [],
+    );
+  });
+
+  it("admits only the control plane's addresses to the webhook port when they are named", () => {
+    const rules = (d: Obj[]): Obj[] =>
+      objs(field(named(d, "NetworkPolicy", "wave-webhook"), "spec", "ingress"));
+    const named2 = render([
+      "--set",
+      "webhook.controlPlaneCidrs[0]=10.0.0.0/16",
+      "--set",
+      "webhook.controlPlaneCidrs[1]=10.1.0.0/16",
+    ]);
+    const [first] = rules(named2);
+    assert.deepEqual(field(first, "from"), [
+      { ipBlock: { cidr: "10.0.0.0/16" } },
+      { ipBlock: { cidr: "10.1.0.0/16" } },
+    ]);
+    assert.equal(rules(named2).length, 1);
+  });
+
   it("runs each component under its own ServiceAccount, non-root, read-only root filesystem", () => {
     for (const component of ["agent", "core", "webhook"]) {
       const d = named(docs, "Deployment", `wave-${component}`);
