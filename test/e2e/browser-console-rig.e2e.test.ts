@@ -241,23 +241,6 @@ test(
     withRigLogsOnFailure(async () => {
       assert.ok(wave && browser);
       const w = wave;
-      // The apiserver calls the webhook (a dry-run pod comes back with Wave's note or placement).
-      await waitFor(
-        "the apiserver to call Wave's webhook",
-        async () => {
-          const out = await kubectl(
-            ["create", "--dry-run=server", "-o", "json", "-f", "-"],
-            JSON.stringify({
-              apiVersion: "v1",
-              kind: "Pod",
-              metadata: { generateName: "probe-", namespace: ns },
-              spec: { containers: [{ name: "app", image: "pause:3.10" }] },
-            }),
-          );
-          return out.includes("wave.sh/");
-        },
-        { timeoutMs: 30_000, intervalMs: 500 },
-      );
       const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       page.on("pageerror", (err) => log(`page error: ${err.message}`));
 
@@ -290,6 +273,35 @@ test(
         const s = await api<SpotPolicySetDto>(site, cl(site, "policies/spot"));
         return s.policies.find((p) => p.workload.namespace === ns)?.threshold === 1 ? s : undefined;
       });
+      // The apiserver calls the webhook and the webhook has pulled the policy from core: a
+      // dry-run pod of web's (a ReplicaSet revision by name and pod-template-hash) comes back placed.
+      const probe = JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: {
+          generateName: "web-5d9f7c8b6d-",
+          namespace: ns,
+          labels: { app: "web", "pod-template-hash": "5d9f7c8b6d" },
+          ownerReferences: [
+            {
+              apiVersion: "apps/v1",
+              kind: "ReplicaSet",
+              name: "web-5d9f7c8b6d",
+              uid: "00000000-0000-4000-8000-000000000001",
+              controller: true,
+            },
+          ],
+        },
+        spec: { containers: [{ name: "app", image: "pause:3.10" }] },
+      });
+      await waitFor(
+        "the apiserver to call Wave's webhook with the UI's policy (a dry-run pod of web comes back placed)",
+        async () =>
+          (await kubectl(["create", "--dry-run=server", "-o", "json", "-f", "-"], probe)).includes(
+            CAPACITY_TYPE,
+          ),
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
       // The Spot page warns: a policy for a workload that does not exist (yet).
       await agree("the workload-not-found warning", async () =>
         (await page
@@ -303,8 +315,6 @@ test(
       await shot(site, page, "spot-policy-no-workload");
 
       // The pods follow: 1 on-demand, 2 spot, by the nodes they run on.
-      // The webhook pulls within its 2 s poll (or at once, over the long-poll): give it a moment.
-      await new Promise((r) => setTimeout(r, 3000));
       await apply(deployment(REPLICAS));
       const t0 = Date.now();
       const first = await waitFor(
@@ -383,7 +393,7 @@ test(
       assert.match((await rows.first().textContent()) ?? "", new RegExp(`Evict.*${ns}/web-`));
       assert.equal(await text(page, "spot-repair-total"), `(${num(x.repairs.total)})`);
       log(`spot page: ${x.repairs.total} self-heal action(s) (${JSON.stringify(x.repairs.byAction)}) = API`);
-      await shot(site, page, "spot");
+      await shot(site, page, "spot-repairs");
       await page.close();
     }),
 );
@@ -439,7 +449,7 @@ test(
         },
         60_000,
       );
-      await shot(site, page, "warmup");
+      await shot(site, page, "warmup-live");
       await open(site, page, `nodes?pool=${pool}`, w.tokens.viewer);
       await agree("the Nodes page to tag the node warm", async () => {
         const row = page.getByTestId("node-row").filter({ hasText: warmNode });

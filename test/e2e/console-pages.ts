@@ -94,8 +94,16 @@ export async function checkNodePools(site: Site, page: Page): Promise<NodePoolDt
     }
     return ps;
   });
-  await page.getByTestId("pool-chart-nodes").waitFor({ timeout: 30_000 });
-  site.log(`nodepools: ${pools.length} rows = API, per-pool charts drawn`);
+  // The per-pool charts, or (a core younger than its first history minute) the reason they are not.
+  await page
+    .getByTestId("pool-chart-nodes")
+    .or(page.getByText("No history in this range yet"))
+    .first()
+    .waitFor({ timeout: 30_000 });
+  const charts = await page.getByTestId("pool-chart-nodes").count();
+  site.log(
+    `nodepools: ${pools.length} rows = API, ${charts ? "per-pool charts drawn" : "no history yet (said so)"}`,
+  );
   await shot(site, page, "nodepools");
   return pools;
 }
@@ -123,6 +131,7 @@ export async function checkNodes(site: Site, page: Page): Promise<number> {
   });
   const costHeader = page.getByRole("button", { name: /^\$\/h/ });
   assert.equal(await costHeader.locator("xpath=..").getAttribute("aria-sort"), "descending");
+  await shot(site, page, "nodes");
   if (total > 0) {
     // The drawer: a node's price and timeline.
     await page.getByTestId("node-row").first().click();
