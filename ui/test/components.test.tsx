@@ -400,10 +400,10 @@ describe("Spot placement page", () => {
     // The range picker's range reaches the API (a preset: from, rounded to the minute).
     assert.match(calls[0]?.url ?? "", new RegExp(`spot-placement\\?from=${NOW - 6 * 3_600_000}&workload=`));
     const list = screen.getByTestId("spot-repair-list");
-    assert.equal(within(list).getByTestId("spot-repair-total").textContent, "(3)");
+    assert.equal(within(list).getByTestId("spot-repair-total").textContent, "3");
     assert.equal(
       within(list).getByTestId("spot-repair-counts").textContent,
-      "Evict 2 · EvictBlocked 1 · newest 2 listed",
+      "3 in range: Evict 2 · EvictBlocked 1 · the newest 2 listed",
     );
     const rows = within(list).getAllByTestId("spot-repair-row");
     assert.deepEqual(

@@ -156,31 +156,26 @@ const repairColumns: Column<SpotRepairDto>[] = [
 /** The repair's self-heal actions for one workload over the range: counts by action, newest few. */
 function Repairs({ w }: { w: SpotWorkloadDto }) {
   const counts = Object.entries(w.repairs.byAction).sort((a, b) => b[1] - a[1]);
+  const listed = w.repairs.recent.length;
   return (
     <div data-testid="spot-repair-list">
-      <h3>
-        Self-heal actions in range{" "}
-        <span className="count" data-testid="spot-repair-total">
-          ({num(w.repairs.total)})
-        </span>
-      </h3>
-      {counts.length > 0 ? (
-        <p className="muted" data-testid="spot-repair-counts">
-          {counts.map(([a, n]) => `${a} ${num(n)}`).join(" · ")}
-          {w.repairs.total > w.repairs.recent.length
-            ? ` · newest ${num(w.repairs.recent.length)} listed`
-            : ""}
-        </p>
-      ) : null}
       <Table
-        label="Repairs"
+        label="Self-heal actions"
         columns={repairColumns}
         rows={w.repairs.recent}
         rowKey={(r) => `${r.at}/${r.pod}/${r.action}`}
         rowTestId="spot-repair-row"
         initialSort={{ key: "at", desc: true }}
         empty="No self-heal actions in this range: the repair found every pod on its slot's capacity type."
-      />
+      >
+        {w.repairs.total > 0 ? (
+          <p className="muted" data-testid="spot-repair-counts">
+            <span data-testid="spot-repair-total">{num(w.repairs.total)}</span> in range:{" "}
+            {counts.map(([a, n]) => `${a} ${num(n)}`).join(" · ")}
+            {w.repairs.total > listed ? ` · the newest ${num(listed)} listed` : ""}
+          </p>
+        ) : null}
+      </Table>
     </div>
   );
 }
