@@ -127,13 +127,14 @@ export class SpotRepair {
     let memory = this.#memory.get(key);
     if (!memory) this.#memory.set(key, (memory = {}));
     const now = clock.now();
-    // The ledger is only read when the pods say something is off (one GET, often none).
+    // The ledger is only read when the pods say something is off (one GET, often none). Its
+    // fallback window is not known yet: assume it open, so a stuck spot pod is checked at once.
     const plan = planRepair({
       policy,
       pods: view,
       memory,
       now,
-      fallbackUntil: 0,
+      fallbackUntil: Number.POSITIVE_INFINITY,
       nextCapacity: () => "on-demand",
       timing: this.#timing,
     });
@@ -154,14 +155,22 @@ export class SpotRepair {
     const pod = checked.pod;
     const podName = pod.metadata.name ?? "";
     if (checked.kind === "fallback") {
-      const until = now + (this.#o.fallbackWindowMs ?? 600_000);
-      await allocator.update(policy.workload, policy, (l) => {
-        l.fallbackUntil = until;
-      });
-      const why =
-        `spot pod ${podName} unschedulable for ${Math.round(checked.pendingMs / 1000)} s: spot capacity looks ` +
-        `unavailable, so spot pods get a spot preference (on-demand fallback) until ` +
-        `${new Date(until).toISOString()}; evicting ${podName} so its replacement can run`;
+      const pending = Math.round(checked.pendingMs / 1000);
+      let why: string;
+      if (checked.opening) {
+        const until = now + (this.#o.fallbackWindowMs ?? 600_000);
+        await allocator.update(policy.workload, policy, (l) => {
+          l.fallbackUntil = until;
+        });
+        why =
+          `spot pod ${podName} unschedulable for ${pending} s: spot capacity looks ` +
+          `unavailable, so spot pods get a spot preference (on-demand fallback) until ` +
+          `${new Date(until).toISOString()}; evicting ${podName} so its replacement can run`;
+      } else
+        why =
+          `spot pod ${podName} unschedulable for ${pending} s and still requiring spot while the ` +
+          `on-demand fallback is open (until ${new Date(ledger.fallbackUntil).toISOString()}); ` +
+          `evicting it so its replacement can run`;
       await this.#evict(policy, key, pod, "fallback", why);
       return;
     }
