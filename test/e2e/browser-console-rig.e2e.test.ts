@@ -32,14 +32,8 @@ import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { num } from "../../ui/src/format.ts";
 import {
   agree,
+  checkEveryPage,
   api,
-  checkDisruptions,
-  checkNodePools,
-  checkNodes,
-  checkOverview,
-  checkSpot,
-  checkThrashing,
-  checkWarmup,
   cl,
   open,
   shot,
@@ -477,15 +471,6 @@ test(
 test("console e2e (rig): every page's figures equal the API's", { timeout: 300_000 }, () =>
   withRigLogsOnFailure(async () => {
     assert.ok(browser);
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    page.on("pageerror", (err) => log(`page error: ${err.message}`));
-    await checkOverview(site, page);
-    await checkNodePools(site, page);
-    await checkNodes(site, page);
-    await checkDisruptions(site, page);
-    await checkThrashing(site, page);
-    await checkSpot(site, page);
-    await checkWarmup(site, page);
-    await page.close();
+    await checkEveryPage(site, browser);
   }),
 );

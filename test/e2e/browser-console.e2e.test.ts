@@ -16,14 +16,8 @@ import { createLogger } from "../../src/shared/log.ts";
 import { num } from "../../ui/src/format.ts";
 import {
   agree,
+  checkEveryPage,
   api as siteApi,
-  checkDisruptions,
-  checkNodePools,
-  checkNodes,
-  checkOverview,
-  checkSpot,
-  checkThrashing,
-  checkWarmup,
   cl as siteCl,
   open as siteOpen,
   type Site,
@@ -90,16 +84,7 @@ test(
   "console e2e (simulated cluster): every page shows the API's figures",
   { timeout: 240_000 },
   async () => {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    page.on("pageerror", (err) => log(`page error: ${err.message}`));
-    await checkOverview(site, page);
-    await checkNodePools(site, page);
-    await checkNodes(site, page);
-    await checkDisruptions(site, page);
-    await checkThrashing(site, page);
-    await checkSpot(site, page);
-    await checkWarmup(site, page);
-    await page.close();
+    await checkEveryPage(site, browser);
   },
 );
 

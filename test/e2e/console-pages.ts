@@ -3,7 +3,7 @@
 // with a live cluster, so each check retries until they agree or 30 s pass).
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import type {
   DisruptionDto,
   NodeListDto,
@@ -239,4 +239,18 @@ export async function warmupAgrees(site: Site, page: Page): Promise<WarmupViewDt
         return undefined;
   }
   return v;
+}
+
+/** Every page, one after the other, in a fresh 1440 px page: each shows the API's figures. */
+export async function checkEveryPage(site: Site, browser: Browser): Promise<void> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.on("pageerror", (err) => site.log(`page error: ${err.message}`));
+  await checkOverview(site, page);
+  await checkNodePools(site, page);
+  await checkNodes(site, page);
+  await checkDisruptions(site, page);
+  await checkThrashing(site, page);
+  await checkSpot(site, page);
+  await checkWarmup(site, page);
+  await page.close();
 }
