@@ -135,10 +135,8 @@ async function setup() {
                   },
                 },
               },
-              status: {
-                phase: "Pending",
-                conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }],
-              },
+              // Born Pending; the scheduler marks it Unschedulable afterwards (an update).
+              status: { phase: "Pending" },
             }
           : {
               spec: { containers: [{ name: "c" }], nodeName: "n1" },
@@ -350,6 +348,23 @@ describe("spot repair (ADR 0006)", () => {
     for (let i = 0; i < 4; i++) await s.admit("h1", p, "10.0.0.1", true);
     const stuck = s.live().filter((x) => x.metadata.labels?.[ASSIGNMENT_LABEL] === "spot");
     assert.equal(stuck.length, 3);
+    // kube-scheduler finds no node: the pod watch must see that update, not only the pod's birth.
+    for (const p of stuck)
+      await s.kube.patch(
+        "Pod",
+        p.metadata.name ?? "",
+        { status: { conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }] } },
+        { namespace: APP_NS, type: "merge" },
+      );
+    await until(
+      "the pod watch to see the spot pods Unschedulable",
+      () =>
+        s
+          .live()
+          .filter((x) => x.metadata.labels?.[ASSIGNMENT_LABEL] === "spot")
+          .every((x) => x.status?.conditions?.some((c) => c.reason === "Unschedulable") === true),
+      s.clock,
+    );
     const repair = repairOf(s, p);
     await s.clock.advance(30_000);
     await repair.tick();

@@ -44,6 +44,8 @@ export function trimPod(p: Pod): Pod {
       name: m.name,
       namespace: m.namespace,
       uid: m.uid,
+      // The informer tells an update from a resync by it: without it no update is ever seen.
+      resourceVersion: m.resourceVersion,
       labels: m.labels,
       creationTimestamp: m.creationTimestamp,
       ...(m.deletionTimestamp !== undefined ? { deletionTimestamp: m.deletionTimestamp } : {}),

@@ -26,6 +26,8 @@ export const DEFAULT_REPAIR_TIMING: RepairTiming = {
 export interface RepairMemory {
   imbalanceSince?: number;
   lastActionAt?: number;
+  /** Prefer's fallback window as the ledger last said (the pre-check reads no ledger). */
+  fallbackUntil?: number;
 }
 
 export type Direction = "shortfall" | "excess";

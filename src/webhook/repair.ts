@@ -127,19 +127,20 @@ export class SpotRepair {
     let memory = this.#memory.get(key);
     if (!memory) this.#memory.set(key, (memory = {}));
     const now = clock.now();
-    // The ledger is only read when the pods say something is off (one GET, often none). Its
-    // fallback window is not known yet: assume it open, so a stuck spot pod is checked at once.
+    // The ledger is only read when the pods say something is off (one GET, often none); its
+    // fallback window as last read stands in for it until then.
     const plan = planRepair({
       policy,
       pods: view,
       memory,
       now,
-      fallbackUntil: Number.POSITIVE_INFINITY,
+      fallbackUntil: memory.fallbackUntil ?? 0,
       nextCapacity: () => "on-demand",
       timing: this.#timing,
     });
     if (plan.kind === "none") return;
     const ledger = await allocator.update(policy.workload, policy);
+    memory.fallbackUntil = ledger.fallbackUntil;
     const checked = planRepair({
       policy,
       pods: view,
@@ -162,6 +163,7 @@ export class SpotRepair {
         await allocator.update(policy.workload, policy, (l) => {
           l.fallbackUntil = until;
         });
+        memory.fallbackUntil = until;
         why =
           `spot pod ${podName} unschedulable for ${pending} s: spot capacity looks ` +
           `unavailable, so spot pods get a spot preference (on-demand fallback) until ` +

@@ -29,7 +29,7 @@ import { kubectlSync } from "../../hack/rig/lib.ts";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
 import type { Pod } from "../../src/objects/kube.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
-import { ASSIGNMENT_LABEL, revisionOf } from "../../src/webhook/constants.ts";
+import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, revisionOf } from "../../src/webhook/constants.ts";
 import { REPAIR_REASON } from "../../src/webhook/events.ts";
 import type { SpotPolicy } from "../../src/webhook/policy.ts";
 import { httpsRequest, reviewFor } from "../../src/webhook/test-helpers.ts";
@@ -337,7 +337,19 @@ async function repetition(ns: string): Promise<void> {
   let t0 = Date.now();
   await apply(deployment(ns, APP, SIZE));
   let toExact = await exact(ns, SIZE, 3, t0, "create");
-  const placed = await pods(ns);
+  const all = await pods(ns);
+  // A pod the webhook could not place in time (a loaded apiserver or ledger) is admitted with the
+  // documented fallback: unchanged, with a note. It is not Wave's placement: reported, not judged.
+  const unplaced = all.filter((p) => assigned(p) === undefined);
+  for (const p of unplaced)
+    assert.match(
+      p.metadata.annotations?.[NOTE_ANNOTATION] ?? "",
+      /^not placed by Wave: /,
+      `${ns}: ${p.metadata.name ?? ""} without an assignment carries the fallback note`,
+    );
+  if (unplaced.length > 0) console.log(`# ${ns} place: ${unplaced.length} pod(s) admitted with the fallback`);
+  assert.ok(unplaced.length <= 1, `${ns}: at most one fallback admission in the burst (${unplaced.length})`);
+  const placed = all.filter((p) => assigned(p) !== undefined);
   const capacity = await capacityOfNodes();
   const onOnDemandNodes = placed.filter((p) => capacity.get(p.spec.nodeName ?? "") === "on-demand");
   assert.deepEqual(
