@@ -296,6 +296,17 @@ export interface SpotPodDto {
   costPerHour: number | null;
 }
 
+/** One self-heal action of the spot repair (a WaveSpotRepair Event, ADR 0006). */
+export interface SpotRepairDto {
+  at: number;
+  /** Evict, EvictBlocked, Fallback, … ("" when the Event named none). */
+  action: string;
+  /** namespace/name of the pod acted on. */
+  pod: string;
+  type: "Normal" | "Warning";
+  message: string;
+}
+
 export type SpotWarning = "workload-not-found" | "require-without-spot" | "pinned-by-workload" | "fallback";
 
 export interface SpotWorkloadDto {
@@ -314,13 +325,25 @@ export interface SpotWorkloadDto {
   nodePools: string[];
   warnings: { kind: SpotWarning; message: string }[];
   items: SpotPodDto[];
+  /** The repair's self-heal actions for this workload over the view's [from, to). */
+  repairs: { total: number; byAction: Record<string, number>; recent: SpotRepairDto[] };
 }
 
 export interface SpotViewDto {
   clusterId: string;
   at: number;
+  /** The range repairs are counted over (epoch ms, [from, to)). */
+  from: number;
+  to: number;
   workloads: SpotWorkloadDto[];
-  totals: { pods: number; onDemand: number; spot: number; savedPerHour: number; fallbacks: number };
+  totals: {
+    pods: number;
+    onDemand: number;
+    spot: number;
+    savedPerHour: number;
+    fallbacks: number;
+    repairs: number;
+  };
 }
 
 export interface NodeDetailDto {

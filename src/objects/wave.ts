@@ -40,6 +40,12 @@ export const W = {
   priorityClassName: "wave-warmup",
   /** On a warm Node: hashes of the images whose pre-pull finished (pulled or given up). */
   prepulled: "wave.sh/prepulled",
+  /**
+   * Events of the spot repair (ADR 0006): this reporting component and reason; the message starts
+   * with the workload key ("namespace/Kind/name: ..."), the involved object is the pod acted on.
+   */
+  repairComponent: "wave-spot-repair",
+  repairReason: "WaveSpotRepair",
 } as const;
 
 /** The kubelet's mark on a static pod's mirror in the apiserver. */
