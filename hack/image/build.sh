@@ -18,7 +18,7 @@ if [ -z "$base" ]; then
   if podman image exists "$default_base" || timeout 60 podman pull -q "$default_base" >/dev/null 2>&1; then
     base="$default_base"
   else
-    echo "image: $default_base cannot be pulled here; making a base from Debian packages" >&2
+    echo "image: $default_base cannot be pulled here; using a base made from Debian packages (hack/image/base.sh, cached)" >&2
     base="$(sh hack/image/base.sh)"
   fi
 fi
