@@ -39,9 +39,8 @@ import {
   strings,
   type VolumeSources,
 } from "../support/podman.ts";
-import { K } from "../../src/objects/karpenter.ts";
-import { W } from "../../src/objects/wave.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
+import { applyTaintedPool, chartEnv, coreApi, poolDeployment, protectedWarmup } from "./chart-run.ts";
 import {
   apply,
   createNamespace,
@@ -57,7 +56,6 @@ import {
   sweepStaleWebhookConfigs,
   waitFor,
   withRigLogsOnFailure,
-  type KubeObject,
 } from "./harness.ts";
 
 const run = promisify(execFile);
@@ -104,31 +102,13 @@ const podSpecOf = (component: string): Obj => {
   return spec as Obj;
 };
 
-/**
- * The container's environment with the values a pod resolves (downward API, the tokens Secret),
- * then `overrides`, each of which must name a variable the chart sets.
- */
-function chartEnv(podSpec: Obj, podName: string, overrides: Record<string, string>): Record<string, string> {
-  const [c] = objs(field(podSpec, "containers"));
-  const env: Record<string, string> = {};
-  for (const e of objs(c?.env)) {
-    const name = String(e.name);
-    if (typeof e.value === "string") env[name] = e.value;
-    else if (field(e, "valueFrom", "fieldRef", "fieldPath") === "metadata.namespace") env[name] = ns;
-    else if (field(e, "valueFrom", "fieldRef", "fieldPath") === "metadata.name") env[name] = podName;
-    else {
-      const key = field(e, "valueFrom", "secretKeyRef", "key");
-      const value = typeof key === "string" ? tokens[key as keyof typeof tokens] : undefined;
-      assert.ok(value !== undefined, `no value for ${name} (${JSON.stringify(e.valueFrom)})`);
-      env[name] = value;
-    }
-  }
-  for (const [k, v] of Object.entries(overrides)) {
-    assert.ok(k in env, `the chart sets no ${k} for ${podName}`);
-    env[k] = v;
-  }
-  return env;
-}
+/** The container's environment as a pod of this release resolves it (see chartEnv). */
+const envOf = (podSpec: Obj, podName: string, overrides: Record<string, string>): Record<string, string> =>
+  chartEnv(
+    objs(field(podSpec, "containers"))[0] ?? {},
+    { namespace: ns, name: podName, secrets: tokens },
+    overrides,
+  );
 
 /** A URL of the chart's with only its port changed (host networking). */
 const withPort = (url: string, port: number): string => {
@@ -214,97 +194,13 @@ async function stopContainer(c: string): Promise<number> {
   return Number((await podman(["inspect", "--format", "{{.State.ExitCode}}", c])).trim());
 }
 
-async function api(
-  port: number,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text === "" ? undefined : (JSON.parse(text) as unknown) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// workloads (the same shapes as the helm e2e: a tainted pool of this test's, pods that need a node)
-
-async function applyPool(): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
-}
-
-function deployment(
+const api = coreApi;
+const deployment = (
   name: string,
   replicas: number,
   cpu: string,
   nodeSelector: Record<string, string>,
-): object {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: appNs },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          nodeSelector,
-          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
-          terminationGracePeriodSeconds: 0,
-          containers: [
-            { name: "app", image: "pause:3.10", resources: { requests: { cpu, memory: "512Mi" } } },
-          ],
-        },
-      },
-    },
-  };
-}
-
-const annotations = (o: KubeObject | undefined): Record<string, string> => o?.metadata.annotations ?? {};
-const protectedByUs = (o: KubeObject | undefined): boolean => {
-  const a = annotations(o);
-  return (
-    a[K.doNotDisrupt] === "true" && a[W.doNotDisruptOwner] === "warmup" && a[W.doNotDisruptNamespace] === ns
-  );
-};
-
-async function protectedWarmup(): Promise<{ pod: KubeObject; node: KubeObject } | undefined> {
-  const pods = await list("pods", {
-    namespace: warmupNs,
-    selector: `${W.warmupLabel}=true,${W.poolLabel}=${pool}`,
-  });
-  const claims = await list("nodeclaims.karpenter.sh");
-  for (const pod of pods) {
-    const nodeName = pod.spec?.["nodeName"];
-    if (pod.status?.phase !== "Running" || typeof nodeName !== "string") continue;
-    const node = await get("node", nodeName);
-    const claim = claims.find((c) => c.status?.["providerID"] === node?.spec?.["providerID"]);
-    if (node && claim && protectedByUs(node) && protectedByUs(claim)) return { pod, node };
-  }
-  return undefined;
-}
+): object => poolDeployment({ name, namespace: appNs, replicas, cpu, nodeSelector, pool, label: POOL_LABEL });
 
 interface SeriesPoint {
   t: number;
@@ -351,7 +247,7 @@ before(async () => {
   )
     .map((d) => d.toJSON() as unknown)
     .filter((d): d is Obj => typeof d === "object" && d !== null);
-  warmupNs = chartEnv(podSpecOf("core"), "core-0", {})["WAVE_WARMUP_NAMESPACE"] ?? "";
+  warmupNs = envOf(podSpecOf("core"), "core-0", {})["WAVE_WARMUP_NAMESPACE"] ?? "";
   assert.ok(warmupNs !== "", "the chart names the warmup namespace");
   // The chart's RBAC (and its warmup Namespace with Pod Security labels), created for real.
   const rbacKinds = new Set([
@@ -374,7 +270,7 @@ before(async () => {
     await kubectl(["create", "-f", "-"], JSON.stringify(renderedOne("PriorityClass", "wave-warmup")));
     createdPriorityClass = true;
   }
-  await applyPool();
+  await applyTaintedPool(pool, POOL_LABEL);
 });
 
 after(async () => {
@@ -457,7 +353,7 @@ test(
             name: `${release}-${component}`,
             image: IMAGE,
             podSpec,
-            env: chartEnv(podSpec, podName, overrides),
+            env: envOf(podSpec, podName, overrides),
             volumes,
             serviceAccountDir: await serviceAccountDir(String(podSpec.serviceAccountName), apiServer.caPem),
             apiServer,
@@ -505,7 +401,7 @@ test(
           200,
         );
         // webhook and agent ---------------------------------------------------------------------
-        const whPolicies = chartEnv(podSpecOf("webhook"), "x", {})["WAVE_SPOT_POLICIES_URL"] ?? "";
+        const whPolicies = envOf(podSpecOf("webhook"), "x", {})["WAVE_SPOT_POLICIES_URL"] ?? "";
         const webhook = await startContainer(
           "webhook",
           await runOf("webhook", {
@@ -513,7 +409,7 @@ test(
             WAVE_SPOT_POLICIES_URL: withPort(whPolicies, apiPort),
           }),
         );
-        const coreAddress = chartEnv(podSpecOf("agent"), "x", {})["WAVE_CORE_ADDRESS"] ?? "";
+        const coreAddress = envOf(podSpecOf("agent"), "x", {})["WAVE_CORE_ADDRESS"] ?? "";
         const agent = await startContainer(
           "agent",
           await runOf("agent", {
@@ -641,7 +537,7 @@ test(
 
         const warm = await waitFor(
           "a Running warmup pod with Wave's do-not-disrupt on its node",
-          protectedWarmup,
+          () => protectedWarmup(pool, warmupNs, ns),
           {
             timeoutMs: 150_000,
             intervalMs: 2000,
