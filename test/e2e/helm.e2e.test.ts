@@ -834,7 +834,7 @@ test(
           ),
         );
         assert.ok(hookJob, "the cleanup hook Job");
-        const env = chartEnv(hookJob, "cleanup-1", {});
+        const env = envOf(hookJob, "cleanup-1", {});
         assert.equal(env["WAVE_SPOT_LEDGER_NAMESPACE"], ledgerNs);
         const again = startWave("cleanup", strings(hookJob.args), env, kc.cleanup);
         assert.equal(await again.exited, 0, `wave cleanup exits 0:\n${again.output.join("\n")}`);

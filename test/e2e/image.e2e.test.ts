@@ -85,6 +85,7 @@ const tokens = {
 const containers = new Set<string>();
 let ns = "";
 let warmupNs = "";
+let ledgerNs = ""; // the chart's spot ledger namespace (the webhook's Leases)
 let appNs = "";
 let work = "";
 let rendered: Obj[] = [];
@@ -248,6 +249,7 @@ before(async () => {
     .map((d) => d.toJSON() as unknown)
     .filter((d): d is Obj => typeof d === "object" && d !== null);
   warmupNs = envOf(podSpecOf("core"), "core-0", {})["WAVE_WARMUP_NAMESPACE"] ?? "";
+  ledgerNs = envOf(podSpecOf("webhook"), "webhook-0", {})["WAVE_SPOT_LEDGER_NAMESPACE"] ?? ns;
   assert.ok(warmupNs !== "", "the chart names the warmup namespace");
   // The chart's RBAC (and its warmup Namespace with Pod Security labels), created for real.
   const rbacKinds = new Set([
@@ -293,7 +295,12 @@ after(async () => {
     ],
     [
       "namespaces",
-      () => Promise.all([ns, appNs, warmupNs].filter((n) => n !== "").map((n) => deleteNamespace(n))),
+      () =>
+        Promise.all(
+          [...new Set([ns, appNs, warmupNs, ledgerNs])]
+            .filter((n) => n !== "")
+            .map((n) => deleteNamespace(n)),
+        ),
     ],
     ["NodePool", () => remove("nodepools.karpenter.sh", pool)],
     [
@@ -508,7 +515,7 @@ test(
         );
         assert.deepEqual(placed, ["on-demand", "spot"]);
         assert.equal(
-          (await list("leases", { namespace: ns, selector: LEDGER_LABEL })).length,
+          (await list("leases", { namespace: ledgerNs, selector: LEDGER_LABEL })).length,
           1,
           "one slot ledger",
         );
