@@ -3,23 +3,34 @@
 # Node.js 24 runs the TypeScript sources directly (type stripping), so there is no compile step
 # for the server; only the web UI is bundled.
 
+# BASE: any image with Node.js 24 and npm on glibc Linux. `npm run image:build` passes one made from
+# Debian packages when this machine cannot pull the default (hack/image/build.sh).
+ARG BASE=node:24-slim
+
 # --- web UI bundle (needs the dev dependencies: vite) -------------------------------------------
-FROM node:24-slim AS ui
+FROM ${BASE} AS ui
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the `node` dev dependency would otherwise download a second Node binary.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# npm-ca (optional build secret, never in a layer): a CA bundle for a TLS-inspecting proxy between
+# the build and the npm registry (hack/image/build.sh passes the machine's npm cafile).
+RUN --mount=type=secret,id=npm-ca,required=false \
+    if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi; \
+    npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
 COPY ui ./ui
 RUN npm run build:ui
 
 # --- production dependencies only ---------------------------------------------------------------
-FROM node:24-slim AS deps
+FROM ${BASE} AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN --mount=type=secret,id=npm-ca,required=false \
+    if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi; \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # --- runtime ------------------------------------------------------------------------------------
-FROM node:24-slim
+FROM ${BASE}
 # MALLOC_ARENA_MAX: glibc's per-thread malloc arenas hold 7–10 MiB of RSS per process that Node
 # never needs (bench/pipeline/README.md).
 ENV NODE_ENV=production \

@@ -1,5 +1,6 @@
 // `wave spot …` and `wave warmup …`: set policies through core's API (admin token), so users
 // never edit their workloads' YAML. Argument parsing is pure; the HTTP shell is thin.
+import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./commands.ts";
 import { DEFAULTS } from "../config/config.ts";
 import { UsageError } from "./errors.ts";
@@ -84,8 +85,14 @@ async function call(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
-  const server = String(ctx.flags.server ?? `http://127.0.0.1:${ctx.config.port}`).replace(/\/$/, "");
-  const token = method === "GET" ? (ctx.config.viewerToken ?? ctx.config.adminToken) : ctx.config.adminToken;
+  // Without --server: the `wave start` running on this data directory (its address and the
+  // tokens it generated), else the configured port on this machine.
+  const instance = ctx.flags.server === undefined ? readInstance(ctx.config.dataDir) : undefined;
+  const server = String(
+    ctx.flags.server ?? instance?.apiUrl ?? `http://127.0.0.1:${ctx.config.port}`,
+  ).replace(/\/$/, "");
+  const admin = ctx.config.adminToken ?? instance?.adminToken;
+  const token = method === "GET" ? (ctx.config.viewerToken ?? admin ?? instance?.viewerToken) : admin;
   if (!token)
     throw new UsageError(
       method === "GET"
@@ -131,7 +138,7 @@ export const policyCommands: Command[] = [
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
     options: {
       ...serverOption,
       threshold: { type: "string" },
@@ -162,7 +169,7 @@ export const policyCommands: Command[] = [
     summary:
       "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
     usage:
-      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
+      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
     options: {
       ...serverOption,
       disable: { type: "boolean" },

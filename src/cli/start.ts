@@ -2,8 +2,8 @@
 // explicitly. Agent → (gRPC over TLS, bearer token) → core (hub, history store, sampler,
 // dashboard API + UI) ; warmup controller and spot-placement webhook act on the cluster.
 // Without a kubeconfig (or with --simulate) the cluster is the embedded simulated Karpenter.
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { randomBytes, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR, serverToken, type WaveConfig } from "../config/config.ts";
 import { Agent } from "../agent/agent.ts";
@@ -32,6 +32,8 @@ import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./version.ts";
+import { ensureNamespaces, registerWebhook } from "./host.ts";
+import { removeInstance, writeInstance } from "./instance.ts";
 import {
   connectCluster,
   createWarmup,
@@ -58,6 +60,10 @@ export interface Started {
   grpcPort: number;
   /** The webhook's HTTPS port (the one it bound; 0 on the simulator, which admits in process). */
   webhookPort: number;
+  /** On a real cluster: the webhook's URL, its CA and its MutatingWebhookConfiguration. */
+  webhook?: { url: string; caFile: string; configFile: string; configName: string; registered: boolean };
+  /** Wave's namespaces this start created (a real cluster without them). */
+  createdNamespaces: string[];
   hub: ClusterHub;
   store: Store;
   kube: KubeClient;
@@ -163,7 +169,12 @@ export async function startWave(
           certFile: join(tlsDir, "tls.crt"),
           keyFile: join(tlsDir, "tls.key"),
         }
-      : await generateDevCerts({ dir: tlsDir, hosts: ["localhost", "127.0.0.1"] });
+      : await generateDevCerts({
+          dir: tlsDir,
+          hosts: [
+            ...new Set(["localhost", "127.0.0.1", ...(config.host === "0.0.0.0" ? [] : [config.host])]),
+          ],
+        });
     const agentToken = randomBytes(24).toString("base64url");
     const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
     const ingestServer = await startIngestServer({
@@ -186,6 +197,7 @@ export async function startWave(
     const clusterClock = simulated ? simClock : clock;
     let kube: KubeClient;
     let kubernetesVersion = "";
+    let createdNamespaces: string[] = [];
     let karpenterVersion = "";
     const spotPolicies = new InMemoryPolicySource();
     if (simulated) {
@@ -202,6 +214,16 @@ export async function startWave(
       await seedLivingPolicies(store, config.clusterId, clock.now());
     } else {
       ({ kube, kubernetesVersion } = await connectCluster(config, env, log));
+      // The chart creates Wave's namespaces; on the host path they are checked and made here.
+      createdNamespaces = await ensureNamespaces(
+        kube,
+        [
+          config.namespace,
+          config.warmupNamespace ?? config.namespace,
+          config.spotLedgerNamespace ?? config.namespace,
+        ],
+        log,
+      );
     }
     await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
     // On the simulated cluster the ledgers follow its pods (as `wave webhook` does) on its clock.
@@ -235,6 +257,7 @@ export async function startWave(
     closers.push(() => agentDone);
 
     let webhookPort = 0;
+    let webhookInfo: Started["webhook"];
     // The simulated cluster's loop starts last, once everything that watches it is running.
     let startCluster: (() => Promise<void>) | undefined;
     let caughtUp = Promise.resolve();
@@ -277,6 +300,26 @@ export async function startWave(
       });
       webhookPort = webhook.port;
       closers.push(() => webhook.close());
+      // Registered (with --register-webhook) or written out for `kubectl apply -f`: the URL is
+      // this process's address, so the apiserver must be able to reach it.
+      const url = `https://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${webhook.port}/mutate`;
+      const registration = await registerWebhook({
+        kube,
+        caPem: readFileSync(certs.caFile, "utf8"),
+        url,
+        waveNamespaces: [config.namespace, config.warmupNamespace ?? config.namespace],
+        dataDir: config.dataDir,
+        register: config.registerWebhook,
+        log,
+      });
+      closers.push(() => registration.unregister());
+      webhookInfo = {
+        url,
+        caFile: certs.caFile,
+        configFile: registration.file,
+        configName: registration.name,
+        registered: registration.registered,
+      };
     }
 
     // ---- history sampler ----
@@ -360,6 +403,8 @@ export async function startWave(
       apiPort,
       grpcPort: ingestServer.port,
       webhookPort,
+      ...(webhookInfo ? { webhook: webhookInfo } : {}),
+      createdNamespaces,
       hub,
       store,
       kube,
@@ -375,23 +420,57 @@ export async function startWave(
   }
 }
 
+/** The lines `wave start` prints: every address it listens on, and the webhook's next step. */
+export function banner(wave: Started, config: WaveConfig, generated: boolean): string[] {
+  const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
+  const all = config.host === "0.0.0.0" ? " (all interfaces)" : "";
+  const lines = [
+    `Wave is running${wave.simulated ? " on the embedded simulated Karpenter cluster" : ` on cluster ${config.clusterId}`}.`,
+    `Dashboard: ${wave.url}${generated ? `#token=${wave.tokens.viewer}` : ""}`,
+    `  API and web UI  http://${host}:${wave.apiPort}/${all}  (metrics: /metrics)`,
+    `  agent gRPC      https://${host}:${wave.grpcPort}${all}`,
+  ];
+  const wh = wave.webhook;
+  if (wh) {
+    lines.push(`  webhook         ${wh.url}${all}  (CA: ${wh.caFile})`);
+    lines.push(
+      wh.registered
+        ? `Webhook registered: MutatingWebhookConfiguration ${wh.configName} (removed when Wave stops).`
+        : `Webhook not registered. To place pods on spot, run: kubectl apply -f ${wh.configFile}` +
+            `  (or start with --register-webhook; the API server must reach ${wh.url})`,
+    );
+  } else lines.push("  webhook         in process (the simulated cluster admits through it directly)");
+  if (wave.createdNamespaces.length > 0)
+    lines.push(`Created namespace ${wave.createdNamespaces.join(", ")}.`);
+  lines.push(
+    generated ? `Admin token (changes policies): ${wave.tokens.admin}` : "Tokens: as configured.",
+    `wave spot|warmup … run with --data-dir ${config.dataDir} find this instance.`,
+    "Press Ctrl-C to stop.",
+    "",
+  );
+  return lines;
+}
+
 export async function startCommand(ctx: CommandContext): Promise<number> {
   const wave = await startWave(ctx.config, ctx.io.env);
   const generated = ctx.config.viewerToken === undefined;
-  ctx.io.out(
-    [
-      `Wave is running${wave.simulated ? " on the embedded simulated Karpenter cluster" : ""}.`,
-      `Dashboard: ${wave.url}${generated ? `#token=${wave.tokens.viewer}` : ""}`,
-      generated ? `Admin token (changes policies): ${wave.tokens.admin}` : "Tokens: as configured.",
-      "Press Ctrl-C to stop.",
-      "",
-    ].join("\n"),
-  );
+  const host = ctx.config.host === "0.0.0.0" ? "127.0.0.1" : ctx.config.host;
+  writeInstance(ctx.config.dataDir, {
+    pid: process.pid,
+    apiUrl: `http://${host}:${wave.apiPort}`,
+    grpcAddress: `${host}:${wave.grpcPort}`,
+    ...(wave.webhook ? { webhookUrl: wave.webhook.url } : {}),
+    clusterId: ctx.config.clusterId,
+    ...(ctx.config.adminToken === undefined ? { adminToken: wave.tokens.admin } : {}),
+    ...(generated ? { viewerToken: wave.tokens.viewer } : {}),
+  });
+  ctx.io.out(banner(wave, ctx.config, generated).join("\n"));
   await new Promise<void>((resolve) => {
     if (ctx.io.signal.aborted) resolve();
     ctx.io.signal.addEventListener("abort", () => resolve(), { once: true });
   });
   ctx.io.out("Stopping Wave…\n");
+  removeInstance(ctx.config.dataDir, process.pid);
   await wave.stop();
   return 0;
 }

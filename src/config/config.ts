@@ -94,6 +94,8 @@ export interface WaveConfig {
   spotLedgerNamespace: string | undefined;
   /** Prefer: a spot pod unschedulable this long opens the on-demand fallback (ADR 0007). */
   spotPreferFallbackMs: number;
+  /** `wave start` on a cluster: register its webhook (a MutatingWebhookConfiguration) while it runs. */
+  registerWebhook: boolean;
 }
 
 /** Where state goes without --data-dir (the simulated cluster's history is fresh each run there). */
@@ -142,6 +144,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   spotRepair: true,
   spotLedgerNamespace: undefined,
   spotPreferFallbackMs: 90_000,
+  registerWebhook: false,
 });
 
 type Key = keyof WaveConfig;
@@ -345,6 +348,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     flag: "spot-prefer-fallback-ms",
     env: "WAVE_SPOT_PREFER_FALLBACK_MS",
     help: "Prefer: unschedulable spot pod → fallback, ms",
+  },
+  registerWebhook: {
+    kind: "bool",
+    flag: "register-webhook",
+    env: "WAVE_REGISTER_WEBHOOK",
+    help: "wave start: register the webhook with the cluster",
   },
 };
 

@@ -50,6 +50,15 @@ import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { documentedPermissions, effectiveIn, minus, parseCanIList } from "../unit/helm-rbac.ts";
 import {
+  annotations,
+  applyTaintedPool,
+  chartEnv,
+  coreApi,
+  poolDeployment,
+  protectedBy,
+  protectedWarmup as sharedProtectedWarmup,
+} from "./chart-run.ts";
+import {
   apply,
   createNamespace,
   deleteNamespace,
@@ -215,35 +224,9 @@ function containerOf(kind: string, name: string): Obj {
   return c;
 }
 
-/**
- * The environment the chart gives a container, with values a pod would resolve (downward API,
- * the tokens Secret), then `overrides` for what differs outside a pod (ports, TLS paths, URLs):
- * each override must name a variable the chart sets, so the contract cannot drift unnoticed.
- */
-function chartEnv(
-  container: Obj,
-  podName: string,
-  overrides: Record<string, string>,
-): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const e of objs(container.env)) {
-    const name = String(e.name);
-    if (typeof e.value === "string") env[name] = e.value;
-    else if (field(e, "valueFrom", "fieldRef", "fieldPath") === "metadata.namespace") env[name] = ns;
-    else if (field(e, "valueFrom", "fieldRef", "fieldPath") === "metadata.name") env[name] = podName;
-    else {
-      const key = field(e, "valueFrom", "secretKeyRef", "key");
-      const value = typeof key === "string" ? tokens[key as keyof typeof tokens] : undefined;
-      assert.ok(value !== undefined, `no value for ${name} (${JSON.stringify(e.valueFrom)})`);
-      env[name] = value;
-    }
-  }
-  for (const [k, v] of Object.entries(overrides)) {
-    assert.ok(k in env, `the chart sets no ${k} for ${podName}`);
-    env[k] = v;
-  }
-  return env;
-}
+/** The environment the chart gives a container (see chartEnv), as a pod of this release resolves it. */
+const envOf = (container: Obj, podName: string, overrides: Record<string, string>): Record<string, string> =>
+  chartEnv(container, { namespace: ns, name: podName, secrets: tokens }, overrides);
 
 /** The chart's config file (from the rendered ConfigMap) with a local host and data directory. */
 function configFile(): string {
@@ -282,24 +265,7 @@ function dumpProcs(): void {
     process.stderr.write(`\n----- wave ${p.name} (last 40 lines) -----\n${p.output.slice(-40).join("\n")}\n`);
 }
 
-async function api(
-  port: number,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text === "" ? undefined : (JSON.parse(text) as unknown) };
-}
+const api = coreApi;
 
 function httpsStatus(port: number, path: string, ca: string): Promise<number> {
   return new Promise((ok, fail) => {
@@ -316,85 +282,25 @@ function httpsStatus(port: number, path: string, ca: string): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // workloads
 
-async function applyPool(): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
-}
+const applyPool = (): Promise<void> => applyTaintedPool(pool, POOL_LABEL);
 
-function deployment(
+const deployment = (
   name: string,
   replicas: number,
   cpu: string,
   nodeSelector: Record<string, string>,
-): object {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: appNs },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          nodeSelector,
-          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
-          terminationGracePeriodSeconds: 0,
-          // KWOK never pulls or runs images; any name works.
-          containers: [
-            { name: "app", image: "pause:3.10", resources: { requests: { cpu, memory: "512Mi" } } },
-          ],
-        },
-      },
-    },
-  };
-}
+): object => poolDeployment({ name, namespace: appNs, replicas, cpu, nodeSelector, pool, label: POOL_LABEL });
 
-const annotations = (o: KubeObject | undefined): Record<string, string> => o?.metadata.annotations ?? {};
 /** Wave's do-not-disrupt, set by the install in this test's namespace. */
-const protectedByUs = (o: KubeObject | undefined): boolean => {
-  const a = annotations(o);
-  return (
-    a[K.doNotDisrupt] === "true" && a[W.doNotDisruptOwner] === "warmup" && a[W.doNotDisruptNamespace] === ns
-  );
-};
+const protectedByUs = (o: KubeObject | undefined): boolean => protectedBy(o, ns);
 
 async function warmupPods(): Promise<KubeObject[]> {
   return list("pods", { namespace: warmupNs, selector: `${W.warmupLabel}=true,${W.poolLabel}=${pool}` });
 }
 
-/** The NodeClaim behind a node (by providerID). */
-async function claimOf(node: KubeObject): Promise<KubeObject | undefined> {
-  const id = node.spec?.["providerID"];
-  return (await list("nodeclaims.karpenter.sh")).find((c) => c.status?.["providerID"] === id);
-}
-
 /** A Running warmup pod whose Node and NodeClaim carry our do-not-disrupt. */
-async function protectedWarmup(): Promise<
-  { pod: KubeObject; node: KubeObject; claim: KubeObject } | undefined
-> {
-  for (const pod of await warmupPods()) {
-    const nodeName = pod.spec?.["nodeName"];
-    if (pod.status?.phase !== "Running" || typeof nodeName !== "string") continue;
-    const node = await get("node", nodeName);
-    const claim = node && (await claimOf(node));
-    if (node && claim && protectedByUs(node) && protectedByUs(claim)) return { pod, node, claim };
-  }
-  return undefined;
-}
+const protectedWarmup = (): ReturnType<typeof sharedProtectedWarmup> =>
+  sharedProtectedWarmup(pool, warmupNs, ns);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -669,7 +575,7 @@ test(
 
         // core ----------------------------------------------------------------------------------
         const coreContainer = containerOf("Deployment", `${release}-core`);
-        const coreEnv = chartEnv(coreContainer, "core-0", {
+        const coreEnv = envOf(coreContainer, "core-0", {
           WAVE_PORT: String(apiPort),
           WAVE_GRPC_PORT: String(grpcPort),
           WAVE_GRPC_TLS_DIR: join(work, "grpc"),
@@ -707,7 +613,7 @@ test(
         const webhook = startWave(
           "webhook",
           strings(whContainer.args),
-          chartEnv(whContainer, "webhook-0", {
+          envOf(whContainer, "webhook-0", {
             WAVE_WEBHOOK_PORT: String(webhookPort),
             WAVE_WEBHOOK_TLS_DIR: join(work, "webhook"),
             WAVE_SPOT_POLICIES_URL: `http://127.0.0.1:${apiPort}/api/v1/policies/spot`,
@@ -728,7 +634,7 @@ test(
         const agent = startWave(
           "agent",
           strings(agentContainer.args),
-          chartEnv(agentContainer, "agent-0", {
+          envOf(agentContainer, "agent-0", {
             WAVE_CORE_ADDRESS: `https://127.0.0.1:${grpcPort}`,
             WAVE_AGENT_TLS_DIR: join(work, "agent"),
             WAVE_METRICS_PORT: String(metricsPort),
@@ -858,7 +764,7 @@ test(
 
         // cleanup: the hook Job's args, under the cleanup ServiceAccount.
         const job = containerOf("Job", `${release}-cleanup`);
-        const cleanup = startWave("cleanup", strings(job.args), chartEnv(job, "cleanup-0", {}), kc.cleanup);
+        const cleanup = startWave("cleanup", strings(job.args), envOf(job, "cleanup-0", {}), kc.cleanup);
         assert.equal(await cleanup.exited, 0, `wave cleanup exits 0:\n${cleanup.output.join("\n")}`);
         assert.deepEqual(forbidden(cleanup), []);
         const summary = cleanup.output.find((l) => l.startsWith("cleaned up in namespace"));
@@ -928,7 +834,7 @@ test(
           ),
         );
         assert.ok(hookJob, "the cleanup hook Job");
-        const env = chartEnv(hookJob, "cleanup-1", {});
+        const env = envOf(hookJob, "cleanup-1", {});
         assert.equal(env["WAVE_SPOT_LEDGER_NAMESPACE"], ledgerNs);
         const again = startWave("cleanup", strings(hookJob.args), env, kc.cleanup);
         assert.equal(await again.exited, 0, `wave cleanup exits 0:\n${again.output.join("\n")}`);
