@@ -399,6 +399,29 @@ test(
     withRigLogsOnFailure(async () => {
       assert.ok(wave && browser);
       const w = wave;
+      // The spot test's repair moved a pod to a new on-demand node and left its old node empty
+      // (the pool keeps empty nodes 10 minutes): the largest pod fits there, so warmup would
+      // rightly wait. The premise of this test is a pool with no room: remove the empty nodes.
+      const podsByNode = new Set(
+        (await list("pods", { namespace: ns, selector: "app=web" })).map(
+          (p) => (p as KubeObject & { spec?: { nodeName?: string } }).spec?.nodeName ?? "",
+        ),
+      );
+      const claims = await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` });
+      const empty = claims.filter(
+        (c) => !podsByNode.has((c as KubeObject & { status?: { nodeName?: string } }).status?.nodeName ?? ""),
+      );
+      for (const c of empty) await remove("nodeclaims.karpenter.sh", c.metadata.name);
+      if (empty.length > 0) {
+        log(`removed ${empty.length} empty node(s) of the pool left by the spot test`);
+        await waitFor(
+          "the pool's empty nodes gone",
+          async () =>
+            (await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` })).length ===
+            claims.length - empty.length,
+          { timeoutMs: 90_000, intervalMs: 1000 },
+        );
+      }
       const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       page.on("pageerror", (err) => log(`page error: ${err.message}`));
       await open(site, page, "warmup", w.tokens.admin);
