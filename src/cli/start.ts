@@ -2,7 +2,7 @@
 // explicitly. Agent → (gRPC over TLS, bearer token) → core (hub, history store, sampler,
 // dashboard API + UI) ; warmup controller and spot-placement webhook act on the cluster.
 // Without a kubeconfig (or with --simulate) the cluster is the embedded simulated Karpenter.
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR, serverToken, type WaveConfig } from "../config/config.ts";
