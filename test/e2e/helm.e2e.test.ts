@@ -594,8 +594,6 @@ test(
           strategy: "Prefer",
         });
         assert.equal(spot.status, 200, JSON.stringify(spot.json));
-        // Warmup on from the start: the controller's next pass over the pool (idle requeue ≤ 30 s)
-        // overlaps with the agent and webhook checks below.
         const policy = {
           enabled: true,
           maxWarmNodes: 1,
@@ -603,10 +601,6 @@ test(
           cooldownSeconds: 0,
           prePull: false,
         };
-        assert.equal(
-          (await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, policy)).status,
-          200,
-        );
 
         // webhook -------------------------------------------------------------------------------
         const whContainer = containerOf("Deployment", `${release}-webhook`);
@@ -679,6 +673,13 @@ test(
             );
           },
           { timeoutMs: 90_000 },
+        );
+
+        // Warmup on once the big pod runs (switched on earlier, the warmup pod and the pending big
+        // pod raced for the same new node and the warmup ended as a hit at once).
+        assert.equal(
+          (await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, policy)).status,
+          200,
         );
 
         // webhook: the spot policy (pulled from core) places the first pod on on-demand. The pods
