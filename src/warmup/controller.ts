@@ -67,7 +67,6 @@ const NO_NODES: ReadonlyMap<string, Node> = new Map();
 
 type End = WarmupEnd;
 
-/** A pod that is not Wave's, not a DaemonSet's, not a static pod, created at or after `since`. */
 /** How soon a warm node whose real pod is only nominated (not yet bound) is looked at again. */
 const NOMINATION_RECHECK_MS = 1_000;
 
@@ -78,6 +77,7 @@ function nominatedTo(pending: readonly Pod[], node: string, since: number): bool
   );
 }
 
+/** A pod that is not Wave's, not a DaemonSet's, not a static pod, created at or after `since`. */
 function isRealPodSince(p: Pod, since: number): boolean {
   if (!isActivePod(p) || isWavePod(p) || isDaemonSetPod(p)) return false;
   if (p.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) return false;
