@@ -47,13 +47,13 @@ import {
   createNamespace,
   deleteNamespace,
   get,
-  kubectl,
   list,
   markE2eWebhookConfig,
   remove,
   requireRig,
   sweepStaleWebhookConfigs,
   waitFor,
+  waitForWebhookPlacement,
   withRigLogsOnFailure,
   type KubeObject,
 } from "./harness.ts";
@@ -269,32 +269,10 @@ test(
       });
       // The apiserver calls the webhook and the webhook has pulled the policy from core: a
       // dry-run pod of web's (a ReplicaSet revision by name and pod-template-hash) comes back placed.
-      const probe = JSON.stringify({
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: {
-          generateName: "web-5d9f7c8b6d-",
-          namespace: ns,
-          labels: { app: "web", "pod-template-hash": "5d9f7c8b6d" },
-          ownerReferences: [
-            {
-              apiVersion: "apps/v1",
-              kind: "ReplicaSet",
-              name: "web-5d9f7c8b6d",
-              uid: "00000000-0000-4000-8000-000000000001",
-              controller: true,
-            },
-          ],
-        },
-        spec: { containers: [{ name: "app", image: "pause:3.10" }] },
-      });
-      await waitFor(
+      await waitForWebhookPlacement(
+        ns,
+        "web",
         "the apiserver to call Wave's webhook with the UI's policy (a dry-run pod of web comes back placed)",
-        async () =>
-          (await kubectl(["create", "--dry-run=server", "-o", "json", "-f", "-"], probe)).includes(
-            CAPACITY_TYPE,
-          ),
-        { timeoutMs: 60_000, intervalMs: 500 },
       );
       // The Spot page warns: a policy for a workload that does not exist (yet).
       await agree("the workload-not-found warning", async () =>

@@ -237,3 +237,39 @@ export async function sweepStaleWebhookConfigs(owner: string): Promise<void> {
     await remove("mutatingwebhookconfiguration", c.metadata.name);
   }
 }
+
+/**
+ * Waits until the apiserver calls Wave's webhook for `ns` with a spot policy for Deployment `app`
+ * in force: a dry-run pod of one of its ReplicaSet revisions (by name and pod-template-hash) comes
+ * back with a capacity-type constraint. Dry runs take no slot.
+ */
+export async function waitForWebhookPlacement(ns: string, app: string, what: string): Promise<void> {
+  const hash = "5d9f7c8b6d";
+  const probe = JSON.stringify({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      generateName: `${app}-${hash}-`,
+      namespace: ns,
+      labels: { app, "pod-template-hash": hash },
+      ownerReferences: [
+        {
+          apiVersion: "apps/v1",
+          kind: "ReplicaSet",
+          name: `${app}-${hash}`,
+          uid: "00000000-0000-4000-8000-000000000001",
+          controller: true,
+        },
+      ],
+    },
+    spec: { containers: [{ name: "app", image: "pause:3.10" }] },
+  });
+  await waitFor(
+    what,
+    async () =>
+      (await kubectl(["create", "--dry-run=server", "-o", "json", "-f", "-"], probe)).includes(
+        "karpenter.sh/capacity-type",
+      ),
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+}

@@ -21,7 +21,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  kubectl,
   kubeconfigPath,
   list,
   markE2eWebhookConfig,
@@ -29,6 +28,7 @@ import {
   requireRig,
   sweepStaleWebhookConfigs,
   waitFor,
+  waitForWebhookPlacement,
 } from "./harness.ts";
 
 const CLUSTER = "e2e-prometheus";
@@ -208,32 +208,10 @@ test("a real Prometheus scrapes Wave on the rig: every dashboard panel returns d
   });
   // The apiserver picks the webhook configuration up asynchronously: wait until a dry-run pod of
   // web's (a ReplicaSet revision by name and pod-template-hash) comes back placed.
-  const probe = JSON.stringify({
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      generateName: "web-5d9f7c8b6d-",
-      namespace: ns,
-      labels: { app: "web", "pod-template-hash": "5d9f7c8b6d" },
-      ownerReferences: [
-        {
-          apiVersion: "apps/v1",
-          kind: "ReplicaSet",
-          name: "web-5d9f7c8b6d",
-          uid: "00000000-0000-4000-8000-000000000001",
-          controller: true,
-        },
-      ],
-    },
-    spec: { containers: [{ name: "app", image: "pause:3.10" }] },
-  });
-  await waitFor(
+  await waitForWebhookPlacement(
+    ns,
+    "web",
     "the apiserver to call Wave's webhook (a dry-run pod of web comes back placed)",
-    async () => {
-      const out = await kubectl(["create", "--dry-run=server", "-o", "json", "-f", "-"], probe);
-      return out.includes("karpenter.sh/capacity-type");
-    },
-    { timeoutMs: 30_000, intervalMs: 500 },
   );
   await apply({
     apiVersion: "apps/v1",
