@@ -25,7 +25,7 @@ const STEP_MS = 1000;
 /** Real time each fast-forward step yields, so the agent streams and core keeps up. */
 const YIELD_MS = 2;
 /** Watch events the watchers may be behind by before a fast-forward step waits (pipelining). */
-const WATCH_SLACK = 500;
+const WATCH_SLACK = 0;
 /** Longest real wait for the watchers per fast-forward step. */
 const MAX_WAIT_MS = 2000;
 /** Expected spot interruptions per spot node per hour: a few an hour across the spot pools. */

@@ -12,7 +12,7 @@ import { policyRoutes } from "../api/routes/policies.ts";
 import { readThrough } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
-import { consoleRoutes } from "../api/routes/console.ts";
+import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
@@ -243,6 +243,8 @@ export async function startApi(o: {
   metrics: Registry;
   warmupTotals: (clusterId: string) => WarmupTotals;
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
+  /** The embedded simulated cluster's NodePools, which the console may patch (thrashing fixes). */
+  nodePools?: NodePoolPatcher;
 }): Promise<{ app: FastifyInstance; port: number; address: string }> {
   const { clock, metrics } = o;
   const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
@@ -273,7 +275,12 @@ export async function startApi(o: {
         onChange: (kind, _key, clusterId) => o.onPolicyChange(kind, clusterId),
       }),
       savingsRoutes({ hub: o.hub, now: () => clock.now() }),
-      consoleRoutes({ hub: o.hub, prices: o.prices, now: () => clock.now() }),
+      consoleRoutes({
+        hub: o.hub,
+        prices: o.prices,
+        now: () => clock.now(),
+        ...(o.nodePools ? { nodePools: o.nodePools } : {}),
+      }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type(CONTENT_TYPE).send(await metrics.render());

@@ -275,8 +275,9 @@ export async function startWave(
           metrics: spotMetrics,
           log,
           signal: ac.signal,
-          // Core may trail the cluster by a few thousand deltas while it fast-forwards, no more.
-          drained: () => agent.outbox.buffered < 2000,
+          // Each fast-forward step waits until core holds all of it: controllers that read core's view
+          // (warmup) then act on the cluster as it is, as they would live.
+          drained: () => agent.outbox.buffered === 0,
           ...(opts.fastForwardMaxStepMs !== undefined ? { maxStepMs: opts.fastForwardMaxStepMs } : {}),
         });
         closers.push(() => cluster.done);
@@ -391,6 +392,17 @@ export async function startWave(
       metrics,
       warmupTotals: (id) => warmup.totals(id),
       onPolicyChange,
+      // Only the embedded simulated cluster: on a real one the console shows the kubectl patch.
+      ...(simulated
+        ? {
+            nodePools: {
+              clusterId: config.clusterId,
+              patch: async (pool: string, patch: Record<string, unknown>) => {
+                await kube.patch("NodePool", pool, patch);
+              },
+            },
+          }
+        : {}),
     });
     const address = api.address;
     closers.push(() => api.app.close());

@@ -376,6 +376,8 @@ export interface NodeDetailDto {
 export interface ThrashingFixesDto {
   nodePool: string;
   severity: ThrashSeverity;
+  /** Core can apply a fix itself (POST …/thrashing/apply): the embedded simulated cluster only. */
+  canApply: boolean;
   fixes: { title: string; detail: string; kubectl: string | null }[];
 }
 

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock } from "../shared/clock.ts";
-import { LaggingClock, fastForwardStepMs } from "./clock.ts";
+import { LaggingClock, fastForwardStepMs, pinnedClock } from "./clock.ts";
 
 describe("LaggingClock", () => {
   it("runs behind real time and catches up without passing it", async () => {
@@ -59,5 +59,15 @@ describe("fastForwardStepMs", () => {
       steps++;
     }
     assert.ok(steps < 1000, `${steps} steps`);
+  });
+});
+
+describe("pinnedClock", () => {
+  it("starts at the pinned moment and runs at the base clock's pace", async () => {
+    const base = new FakeClock(5_000_000);
+    const c = pinnedClock(Date.UTC(2026, 11, 3, 20), base);
+    assert.equal(c.now(), Date.UTC(2026, 11, 3, 20));
+    await base.advance(1500);
+    assert.equal(c.now(), Date.UTC(2026, 11, 3, 20) + 1500);
   });
 });

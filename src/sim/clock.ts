@@ -1,7 +1,7 @@
 // The simulator's clock: real time minus a lag. The embedded default starts with a lag (the
 // cluster "began" some minutes ago) and fast-forwards it away, so a newcomer's first screen
 // already has history — churn, disruptions, lifecycle — yet every timestamp stays honest.
-import type { Clock } from "../shared/clock.ts";
+import { realClock, type Clock } from "../shared/clock.ts";
 
 /** How often a sleeper looks at the clock again while it fast-forwards (real milliseconds). */
 const FAST_FORWARD_POLL_MS = 5;
@@ -54,4 +54,16 @@ export const MAX_FAST_FORWARD_STEP_MS = 150_000;
 export function fastForwardStepMs(lagMs: number, maxStepMs = MAX_FAST_FORWARD_STEP_MS): number {
   const step = Math.min(maxStepMs, Math.max(1000, lagMs / 60));
   return Math.min(Math.max(0, lagMs), Math.round(step / 1000) * 1000);
+}
+
+/**
+ * Real time moved to start at `startAt`: the simulated cluster's "now" pinned to a chosen moment
+ * (e.g. a time of day, for tests whose demand follows the day's curve), then running at real pace.
+ */
+export function pinnedClock(startAt: number, base: Clock = realClock): Clock {
+  const offset = startAt - base.now();
+  return {
+    now: () => base.now() + offset,
+    sleep: (ms, signal) => base.sleep(ms, signal),
+  };
 }

@@ -91,6 +91,8 @@ export const LIVING_POOLS: readonly NodePool[] = [
     requirements: [
       capacity("on-demand"),
       { key: "karpenter.k8s.aws/instance-family", operator: "In", values: ["g5"] },
+      // One GPU per node: a 4-GPU g5.12xlarge would swallow every scoring run without a launch.
+      { key: "karpenter.k8s.aws/instance-gpu-count", operator: "In", values: ["1"] },
     ],
     taints: [{ key: "nvidia.com/gpu", value: "true", effect: "NoSchedule" }],
     consolidateAfter: "5m",
@@ -157,6 +159,15 @@ export const LIVING_DEPLOYMENTS: readonly Deployment[] = [
   deployment("shop", "web", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/web:1.42.0" }),
   deployment("shop", "api", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/api:3.1.7" }),
   deployment("shop", "checkout", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/checkout:2.8.1" }),
+  // A cron-like export on the general pool: a whole 4-vCPU node per pod, added step by step, so
+  // warmup has a next pod to catch (hits) and, once the steps stop, a warm node nobody uses
+  // (back-off). Pinned to the general pool: it has no spot policy.
+  deployment("data", "export", {
+    cpu: "3500m",
+    memory: "6Gi",
+    image: "ghcr.io/acme/export:1.3.2",
+    nodeSelector: { "karpenter.sh/nodepool": "general" },
+  }),
   deployment("data", "worker", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/worker:2.0.3" }),
   deployment("data", "ingest", {
     cpu: "1500m",
@@ -171,6 +182,7 @@ export const LIVING_DEPLOYMENTS: readonly Deployment[] = [
     gpu: 1,
     image: "ghcr.io/acme/inference:0.9.1",
     tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
+    nodeSelector: { "karpenter.sh/nodepool": "gpu" },
   }),
   deployment("batch", "etl", {
     cpu: "3",
@@ -207,6 +219,15 @@ export interface LivingTiming {
   rolloutEveryMs: number;
   /** A new AMI for the arm64 pool (its template changes → Karpenter replaces its nodes: drift). */
   amiEveryMs: number;
+  /**
+   * The export job: every period, one more pod per step for `exportSteps` steps, held at that
+   * until `exportForMs` into the period, then none — a pause longer than the pool's
+   * consolidateAfter, so the next run needs new nodes again instead of the last run's empty ones.
+   */
+  exportEveryMs: number;
+  exportForMs: number;
+  exportStepMs: number;
+  exportSteps: number;
 }
 
 export const LIVING_TIMING: LivingTiming = {
@@ -216,6 +237,10 @@ export const LIVING_TIMING: LivingTiming = {
   reportsForMs: 8 * MIN,
   rolloutEveryMs: 7 * MIN,
   amiEveryMs: 90 * MIN,
+  exportEveryMs: 40 * MIN,
+  exportForMs: 22 * MIN,
+  exportStepMs: 2 * MIN,
+  exportSteps: 6,
 };
 
 /** 0 at 03:00 UTC, 1 at 15:00 UTC: the day's traffic shape. */
@@ -232,12 +257,17 @@ export function livingDemand(nowMs: number, t: LivingTiming = LIVING_TIMING): Re
   const scale = (min: number, max: number): number => Math.round(min + (max - min) * Math.min(1, traffic));
   const etlOn = Math.floor(nowMs / t.etlRunMs) % 2 === 0;
   const reportsOn = nowMs % t.reportsEveryMs < t.reportsForMs;
-  // Offline scoring on the GPUs every 45 minutes, on top of the day's inference traffic.
-  const scoring = nowMs % (45 * MIN) < 15 * MIN ? 2 : 0;
+  // Offline scoring on the GPUs every 30 minutes, on top of the day's inference traffic: more pods
+  // than the day curve's drop can free, so each run launches GPU nodes and WhenEmpty removes them.
+  const scoring = nowMs % (30 * MIN) < 12 * MIN ? 3 : 0;
+  const exportAt = nowMs % t.exportEveryMs;
+  const exportPods =
+    exportAt >= t.exportForMs ? 0 : Math.min(t.exportSteps, Math.floor(exportAt / t.exportStepMs) + 1);
   return {
     "shop/web": scale(16, 60),
     "shop/api": scale(10, 40),
     "shop/checkout": scale(4, 16),
+    "data/export": exportPods,
     "data/worker": scale(8, 30),
     "data/ingest": scale(10, 36),
     "data/reports": reportsOn ? 20 : 0,

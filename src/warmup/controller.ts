@@ -191,8 +191,11 @@ export class WarmupController {
       if (poolObj === undefined) end = { kind: "miss", reason: "pool-deleted" };
       else if (policy?.enabled !== true) end = { kind: "miss", reason: "disabled" };
       else if (created === undefined || deadline === undefined) end = { kind: "miss", reason: "invalid" };
-      else if (nodeName !== undefined && node === undefined) end = { kind: "miss", reason: "node-gone" };
-      else if (node !== undefined && podsOn(nodeName ?? "").some((p) => isRealPodSince(p, created))) {
+      else if (nodeName !== undefined && node === undefined) {
+        // The state may not have the node the pod was just bound to yet: gone only if the
+        // apiserver says so; otherwise the warmup is live and this pool is looked at again soon.
+        if ((await this.#freshNode(nodeName)) === undefined) end = { kind: "miss", reason: "node-gone" };
+      } else if (node !== undefined && podsOn(nodeName ?? "").some((p) => isRealPodSince(p, created))) {
         end = { kind: "hit" };
       } else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
       if (end !== undefined) {
@@ -258,7 +261,13 @@ export class WarmupController {
       if (!this.#mine(node)) continue;
       if (liveNodes.has(name) || ended.has(name)) continue;
       const since = parseTime(node.metadata.annotations?.[W.createdAt]) ?? 0;
-      const hit = podsOn(name).some((p) => isRealPodSince(p, since));
+      // The state may lag the apiserver: a real pod bound in place of a preempted warmup pod is
+      // read from the apiserver before the warm node is called lost.
+      const hit =
+        podsOn(name).some((p) => isRealPodSince(p, since)) ||
+        (await client.list("Pod", { fieldSelector: `spec.nodeName=${name}` })).items.some((p) =>
+          isRealPodSince(p, since),
+        );
       const deadline = parseTime(node.metadata.annotations?.[W.deadline]) ?? 0;
       // Preemption can delete the warmup pod before the scheduler binds the real pod that takes
       // its place (kube-scheduler 1.36 preempts asynchronously): while a real pod is nominated to
@@ -598,6 +607,16 @@ export class WarmupController {
     if (claim !== undefined) await this.#unprotect("NodeClaim", claim);
     // Reported once: after the protection is gone, the orphan pass no longer sees this node.
     if (always || released) this.#emit(end, pool, now, name);
+  }
+
+  /** A consistent read of a Node by name; undefined once it is gone. */
+  async #freshNode(name: string): Promise<Node | undefined> {
+    try {
+      return await this.#o.client.get("Node", name);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** A consistent read of one object; undefined once it is gone. */

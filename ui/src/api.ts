@@ -49,7 +49,7 @@ export async function getJson<T>(path: string, token: string | null, signal?: Ab
 }
 
 export async function sendJson<T>(
-  method: "PUT" | "DELETE",
+  method: "PUT" | "DELETE" | "POST",
   path: string,
   token: string | null,
   body?: unknown,
@@ -103,6 +103,15 @@ export const saveWarmupPolicy = (
 ): Promise<WarmupPolicyDto> => sendJson<WarmupPolicyDto>("PUT", warmupPath(base, pool), token, policy);
 export const deleteWarmupPolicy = (base: string, token: string | null, pool: string): Promise<unknown> =>
   sendJson("DELETE", warmupPath(base, pool), token);
+
+/** Applies a thrashing NodePool's fix on the embedded simulated cluster (admin; core refuses elsewhere). */
+export const applyThrashingFix = (
+  base: string,
+  token: string | null,
+  nodePool: string,
+  title: string,
+): Promise<{ kubectl: string }> =>
+  sendJson<{ kubectl: string }>("POST", `${base}/thrashing/apply`, token, { nodePool, title });
 
 /**
  * Follows the server-sent-events stream of a cluster, calling `onData` with every snapshot.

@@ -531,6 +531,7 @@ describe("Node drawer and thrashing", () => {
       {
         nodePool: "batch",
         severity: "high",
+        canApply: false,
         fixes: [{ title: "Raise consolidateAfter to 15m", detail: "nodes live 0.6 min", kubectl }],
       },
     ];
@@ -548,6 +549,56 @@ describe("Node drawer and thrashing", () => {
     fireEvent.click(screen.getByRole("button", { name: "Copy" }));
     await waitFor(() => assert.equal(copied, kubectl));
     assert.equal(screen.getAllByTestId("evidence-row").length, 1);
+    assert.equal(screen.queryByRole("button", { name: /Apply/ }), null, "a real cluster: no Apply");
+  });
+
+  it("applies a fix on the simulated cluster after a confirmation, as admin only", async () => {
+    const r: ThrashingDto = {
+      nodePool: "batch",
+      severity: "high",
+      score: 74,
+      summary: "batch: 3 nodes removed young",
+      evidence: [],
+      advice: ["Raise consolidateAfter to 15m: nodes live 0.6 min"],
+    };
+    const title = "Raise consolidateAfter to 15m";
+    const kubectl = `kubectl patch nodepool batch --type merge -p '{"spec":{"disruption":{"consolidateAfter":"15m"}}}'`;
+    const fixes: ThrashingFixesDto[] = [
+      { nodePool: "batch", severity: "high", canApply: true, fixes: [{ title, detail: "", kubectl }] },
+    ];
+    let answer: [number, unknown] = [
+      409,
+      { error: "no_such_fix", message: "NodePool batch is not thrashing now" },
+    ];
+    const calls = mockFetch([
+      [/POST .*thrashing\/apply$/, () => answer],
+      [/thrashing\/fixes/, () => [200, fixes]],
+      [/thrashing$/, () => [200, [r]]],
+    ]);
+    // A viewer is asked to sign in as admin; nothing is sent.
+    const viewer = ctxFor();
+    const { unmount } = render(<Thrashing ctx={viewer} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Apply (admin)" }));
+    assert.deepEqual(viewer.asked, [`apply "${title}" to NodePool batch`]);
+    unmount();
+    // An admin confirms the exact patch first; a refusal is shown, then a success.
+    const admin = ctxFor({ role: "admin" });
+    render(<Thrashing ctx={admin} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Apply…" }));
+    const confirm = screen.getByRole("group", { name: "apply the fix to batch" });
+    assert.ok(confirm.textContent.includes(kubectl), confirm.textContent);
+    assert.equal(calls.filter((c) => c.method === "POST").length, 0, "nothing sent before confirming");
+    fireEvent.click(screen.getByRole("button", { name: "Apply patch" }));
+    assert.match((await screen.findByRole("alert")).textContent, /not thrashing now/);
+    answer = [200, { nodePool: "batch", title, kubectl }];
+    fireEvent.click(screen.getByRole("button", { name: "Apply patch" }));
+    assert.match((await screen.findByTestId("fix-applied")).textContent, /Applied to NodePool batch/);
+    const posts = calls.filter((c) => c.method === "POST");
+    assert.equal(posts.length, 2);
+    const [, sent] = posts;
+    assert.ok(sent);
+    assert.deepEqual(sent.body, { nodePool: "batch", title });
+    assert.match(sent.url, /api\/v1\/clusters\/prod\/thrashing\/apply$/);
   });
 
   it("counts disruptions by reason per pool", () => {

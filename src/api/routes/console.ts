@@ -14,11 +14,21 @@ import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { errorSchema } from "./schemas.ts";
 
+/**
+ * Patches NodePools of the one cluster core runs itself: the embedded simulated cluster. On a
+ * real cluster there is none — Wave shows the kubectl patch and never changes a NodePool itself.
+ */
+export interface NodePoolPatcher {
+  clusterId: string;
+  patch(pool: string, patch: Record<string, unknown>): Promise<void>;
+}
+
 export interface ConsoleDeps {
   hub: ClusterHub;
   prices: PriceProvider;
   now: () => number;
   thrashing?: Partial<ThrashingOptions>;
+  nodePools?: NodePoolPatcher;
 }
 
 /** The one-line command that applies a fix's merge patch to a NodePool. */
@@ -30,6 +40,7 @@ export function kubectlPatch(pool: string, patch: Record<string, unknown>): stri
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const viewer = { role: "viewer" as const };
+const admin = { role: "admin" as const };
 const idParams = {
   type: "object",
   required: ["id"],
@@ -59,6 +70,20 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
     return out;
   };
 
+  /** The pools flagged now, with their advice. */
+  const flagged = async (c: ClusterEntry) => {
+    const now = deps.now();
+    const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
+    const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
+    return thrashingReports({
+      pools: c.state.nodePools(),
+      events,
+      disruptions,
+      now,
+      ...(deps.thrashing ? { options: deps.thrashing } : {}),
+    }).filter((r) => r.severity !== "none");
+  };
+
   return (app: FastifyInstance) => {
     app.get(
       "/api/v1/whoami",
@@ -83,26 +108,63 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        const now = deps.now();
-        const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
-        const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
-        return thrashingReports({
-          pools: c.state.nodePools(),
-          events,
-          disruptions,
-          now,
-          ...(deps.thrashing ? { options: deps.thrashing } : {}),
-        })
-          .filter((r) => r.severity !== "none")
-          .map((r) => ({
-            nodePool: r.nodePool,
-            severity: r.severity,
-            fixes: r.advice.map((a) => ({
-              title: a.title,
-              detail: a.detail,
-              kubectl: a.patch ? kubectlPatch(r.nodePool, a.patch) : null,
-            })),
-          }));
+        const canApply = deps.nodePools?.clusterId === c.id;
+        return (await flagged(c)).map((r) => ({
+          nodePool: r.nodePool,
+          severity: r.severity,
+          canApply,
+          fixes: r.advice.map((a) => ({
+            title: a.title,
+            detail: a.detail,
+            kubectl: a.patch ? kubectlPatch(r.nodePool, a.patch) : null,
+          })),
+        }));
+      },
+    );
+
+    app.post<{ Params: { id: string }; Body: { nodePool: string; title: string } }>(
+      "/api/v1/clusters/:id/thrashing/apply",
+      {
+        config: admin,
+        schema: {
+          summary:
+            "Applies one of a thrashing NodePool's fixes (its merge patch) — on Wave's embedded simulated cluster only; a real cluster answers 409 with the kubectl patch to run",
+          params: idParams,
+          body: {
+            type: "object",
+            required: ["nodePool", "title"],
+            additionalProperties: false,
+            properties: {
+              nodePool: { type: "string", minLength: 1, maxLength: 253 },
+              title: { type: "string", minLength: 1, maxLength: 500 },
+            },
+          },
+          response: { 404: errorSchema, 409: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const { nodePool, title } = req.body;
+        // The fix as the detector gives it now: never a patch sent by the client.
+        const report = (await flagged(c)).find((r) => r.nodePool === nodePool);
+        const fix = report?.advice.find((a) => a.title === title);
+        if (!report || !fix?.patch)
+          return reply.code(409).send({
+            error: "no_such_fix",
+            message: report
+              ? `NodePool ${nodePool} has no fix "${title}" with a patch now`
+              : `NodePool ${nodePool} is not thrashing now`,
+          });
+        const kubectl = kubectlPatch(nodePool, fix.patch);
+        if (deps.nodePools?.clusterId !== c.id)
+          return reply.code(409).send({
+            error: "not_applicable",
+            message: `Wave changes NodePools only on its embedded simulated cluster; on this cluster run: ${kubectl}`,
+          });
+        await deps.nodePools.patch(nodePool, fix.patch);
+        req.log.info({ cluster: c.id, nodePool, fix: title }, "thrashing fix applied");
+        return { nodePool, title, patch: fix.patch, kubectl };
       },
     );
 

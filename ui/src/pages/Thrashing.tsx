@@ -1,5 +1,6 @@
 import { useState } from "react";
 import type { ThrashingDto, ThrashingFixesDto } from "../../../src/dashboard/dto.ts";
+import { ApiError, applyThrashingFix } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { dateTime, duration, num } from "../format.ts";
 import { useJson } from "../hooks.ts";
@@ -51,6 +52,74 @@ function Copy({ text }: { text: string }) {
   );
 }
 
+/**
+ * On the embedded simulated cluster Wave can apply a fix itself (admin, after a confirmation
+ * that shows the exact patch). On a real cluster there is no button: the kubectl patch is the way.
+ */
+function Apply({
+  ctx,
+  pool,
+  title,
+  kubectl,
+}: {
+  ctx: PageCtx;
+  pool: string;
+  title: string;
+  kubectl: string;
+}) {
+  const [state, setState] = useState<"idle" | "confirm" | "busy" | "done">("idle");
+  const [error, setError] = useState<string>();
+  if (state === "done")
+    return (
+      <span className="ok" role="status" data-testid="fix-applied">
+        Applied to NodePool {pool}.
+      </span>
+    );
+  if (state === "idle")
+    return (
+      <button
+        type="button"
+        onClick={() =>
+          ctx.role === "admin" ? setState("confirm") : ctx.askAdmin(`apply "${title}" to NodePool ${pool}`)
+        }
+      >
+        {ctx.role === "admin" ? "Apply…" : "Apply (admin)"}
+      </button>
+    );
+  const apply = async (): Promise<void> => {
+    setState("busy");
+    setError(undefined);
+    try {
+      await applyThrashingFix(ctx.base, ctx.token, pool, title);
+      setState("done");
+      ctx.refresh();
+    } catch (err) {
+      setState("confirm");
+      if (err instanceof ApiError && (err.status === 401 || err.status === 403))
+        ctx.askAdmin(`apply "${title}" to NodePool ${pool}`);
+      else setError((err as Error).message);
+    }
+  };
+  return (
+    <div className="confirm" role="group" aria-label={`apply the fix to ${pool}`}>
+      <p>
+        Patch NodePool <b>{pool}</b> on the simulated cluster, as <code>{kubectl}</code> would?
+      </p>
+      <button type="button" disabled={state === "busy"} onClick={() => void apply()}>
+        Apply patch
+      </button>
+      <button type="button" disabled={state === "busy"} onClick={() => setState("idle")}>
+        Cancel
+      </button>
+      {error ? (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 export function Thrashing({ ctx }: { ctx: PageCtx }) {
   const reports = useJson<ThrashingDto[]>(`${ctx.base}/thrashing`, ctx.token, ctx.version, 5000);
   const fixes = useJson<ThrashingFixesDto[]>(`${ctx.base}/thrashing/fixes`, ctx.token, ctx.version, 5000);
@@ -92,6 +161,9 @@ export function Thrashing({ ctx }: { ctx: PageCtx }) {
                           <div className="cmd">
                             <code data-testid="kubectl-patch">{x.kubectl}</code>
                             <Copy text={x.kubectl} />
+                            {f?.canApply ? (
+                              <Apply ctx={ctx} pool={r.nodePool} title={x.title} kubectl={x.kubectl} />
+                            ) : null}
                           </div>
                         ) : null}
                       </li>
