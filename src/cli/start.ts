@@ -362,6 +362,8 @@ export async function startWave(
       signal: ac.signal,
       log,
       triggers: warmup.triggers,
+      // A poked pool once per cluster second: on the simulator's fast-forward, once per step.
+      pokeIntervalMs: 1000,
     }).catch((err: unknown) => log.error("warmup controller stopped", { err }));
 
     // ---- API + web UI ----

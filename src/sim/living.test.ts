@@ -14,11 +14,11 @@ const MIN = 60_000;
 const prices = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
 
 describe("the living default cluster", () => {
-  it("has five pools the catalog can serve, incl. on-demand, spot-only, GPU, arm64 and batch", () => {
+  it("has six pools the catalog can serve, incl. on-demand, spot-only, GPU, arm64, a job pool and batch", () => {
     const offerings = buildOfferings(buildCatalog(), prices);
     assert.deepEqual(
       LIVING_POOLS.map((p) => p.metadata.name),
-      ["general", "spot-heavy", "gpu", "arm64", "batch"],
+      ["general", "spot-heavy", "gpu", "arm64", "analytics", "batch"],
     );
     for (const p of LIVING_POOLS)
       assert.ok(

@@ -1,7 +1,8 @@
-// The embedded default's cluster (`npm start` without a kubeconfig): five NodePools the way an EKS
-// team runs them — general on-demand, a spot pool near its limit, GPUs, Graviton, and a batch pool
-// misconfigured on purpose — under a day-shaped web tier, cron-like bursts, rollouts and an AMI
-// rollout (drift), so every panel of Wave has something real to show for hours, not minutes.
+// The embedded default's cluster (`npm start` without a kubeconfig): six NodePools the way an EKS
+// team runs them — general on-demand, a spot pool near its limit, GPUs, Graviton, a job pool with
+// warmup, and a batch pool misconfigured on purpose — under a day-shaped web tier, cron-like
+// bursts, rollouts and an AMI rollout (drift), so every panel of Wave has something real to show
+// for hours, not minutes.
 // Pure demand curves (`livingDemand`) are separate from the driver that applies them.
 import type { MemoryKube } from "../kube/memory/memory.ts";
 import type { Deployment, PodSpec } from "../objects/kube.ts";
@@ -106,6 +107,18 @@ export const LIVING_POOLS: readonly NodePool[] = [
     consolidateAfter: "5m",
     limits: { cpu: "256" },
   }),
+  // The analytics team's export job (on-demand, tainted), with Wave's warmup ahead of its ramp.
+  pool("analytics", {
+    requirements: [
+      capacity("on-demand"),
+      { key: "karpenter.k8s.aws/instance-category", operator: "In", values: ["c", "m"] },
+      arch("amd64"),
+      upTo(4),
+    ],
+    taints: [{ key: "wave.sh/workload", value: "analytics", effect: "NoSchedule" }],
+    consolidateAfter: "5m",
+    limits: { cpu: "64" },
+  }),
   // Misconfigured on purpose: consolidateAfter 0s under a job that stops and starts every few
   // minutes → Karpenter removes the nodes the moment the job pauses and launches them again.
   pool("batch", {
@@ -159,14 +172,14 @@ export const LIVING_DEPLOYMENTS: readonly Deployment[] = [
   deployment("shop", "web", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/web:1.42.0" }),
   deployment("shop", "api", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/api:3.1.7" }),
   deployment("shop", "checkout", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/checkout:2.8.1" }),
-  // A cron-like export on the general pool: a whole 4-vCPU node per pod, added step by step, so
-  // warmup has a next pod to catch (hits) and, once the steps stop, a warm node nobody uses
-  // (back-off). Pinned to the general pool: it has no spot policy.
+  // A cron-like export on its own pool: a whole 4-vCPU node per pod, added step by step, so
+  // warmup has a next pod to catch (hits) and, once the steps stop, a warm node nobody uses.
   deployment("data", "export", {
     cpu: "3500m",
     memory: "6Gi",
     image: "ghcr.io/acme/export:1.3.2",
-    nodeSelector: { "karpenter.sh/nodepool": "general" },
+    nodeSelector: { "karpenter.sh/nodepool": "analytics" },
+    tolerations: [{ key: "wave.sh/workload", operator: "Equal", value: "analytics", effect: "NoSchedule" }],
   }),
   deployment("data", "worker", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/worker:2.0.3" }),
   deployment("data", "ingest", {
@@ -202,9 +215,12 @@ export const LIVING_SPOT_POLICIES: readonly SpotPolicy[] = [
   { workload: ref("data", "worker"), threshold: 2, strategy: "Prefer", percentAboveBase: 25 },
 ];
 
-/** Warmup on the general pool: one node kept ready for the web tier's next step up. */
+/** Warmup on two pools: a node kept ready for the web tier's next step up, and for the export job's. */
 export const LIVING_WARMUP: Readonly<Record<string, Partial<WarmupPolicy>>> = {
   general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 600, cooldownSeconds: 300, prePull: false },
+  // The export job's pool: each step of its ramp takes the warm node (hits); the node warmed once
+  // the ramp is over expires unused and backs the pool off — every half hour, whatever the web does.
+  analytics: { enabled: true, maxWarmNodes: 1, ttlSeconds: 300, cooldownSeconds: 300, prePull: false },
 };
 
 export interface LivingTiming {
@@ -237,8 +253,8 @@ export const LIVING_TIMING: LivingTiming = {
   reportsForMs: 8 * MIN,
   rolloutEveryMs: 7 * MIN,
   amiEveryMs: 90 * MIN,
-  exportEveryMs: 40 * MIN,
-  exportForMs: 22 * MIN,
+  exportEveryMs: 20 * MIN,
+  exportForMs: 12 * MIN,
   exportStepMs: 2 * MIN,
   exportSteps: 6,
 };

@@ -480,6 +480,16 @@ describe("token prompt", () => {
   });
 });
 
+/** The misconfigured batch pool's thrashing report. */
+const batchReport = (evidence: ThrashingDto["evidence"]): ThrashingDto => ({
+  nodePool: "batch",
+  severity: "high",
+  score: 74,
+  summary: "batch: 3 nodes removed young",
+  evidence,
+  advice: ["Raise consolidateAfter to 15m: nodes live 0.6 min"],
+});
+
 describe("Node drawer and thrashing", () => {
   it("shows the lifecycle with durations, the price source and who set do-not-disrupt", async () => {
     const d: NodeDetailDto = {
@@ -508,24 +518,17 @@ describe("Node drawer and thrashing", () => {
   });
 
   it("gives the thrashing fix as a copyable kubectl patch", async () => {
-    const r: ThrashingDto = {
-      nodePool: "batch",
-      severity: "high",
-      score: 74,
-      summary: "batch: 3 nodes removed young",
-      evidence: [
-        {
-          nodeClaim: "batch-1",
-          instanceType: "c6i",
-          createdAt: NOW - 60_000,
-          terminatedAt: NOW,
-          lifetimeSeconds: 35,
-          reason: "Empty",
-          cause: null,
-        },
-      ],
-      advice: ["Raise consolidateAfter to 15m: nodes live 0.6 min"],
-    };
+    const r = batchReport([
+      {
+        nodeClaim: "batch-1",
+        instanceType: "c6i",
+        createdAt: NOW - 60_000,
+        terminatedAt: NOW,
+        lifetimeSeconds: 35,
+        reason: "Empty",
+        cause: null,
+      },
+    ]);
     const kubectl = `kubectl patch nodepool batch --type merge -p '{"spec":{"disruption":{"consolidateAfter":"15m"}}}'`;
     const fixes: ThrashingFixesDto[] = [
       {
@@ -553,14 +556,7 @@ describe("Node drawer and thrashing", () => {
   });
 
   it("applies a fix on the simulated cluster after a confirmation, as admin only", async () => {
-    const r: ThrashingDto = {
-      nodePool: "batch",
-      severity: "high",
-      score: 74,
-      summary: "batch: 3 nodes removed young",
-      evidence: [],
-      advice: ["Raise consolidateAfter to 15m: nodes live 0.6 min"],
-    };
+    const r = batchReport([]);
     const title = "Raise consolidateAfter to 15m";
     const kubectl = `kubectl patch nodepool batch --type merge -p '{"spec":{"disruption":{"consolidateAfter":"15m"}}}'`;
     const fixes: ThrashingFixesDto[] = [
