@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseVersions, readVersions, requestedKarpenter, selectPair } from "../../hack/rig/lib.ts";
+import { majorMinor, TESTED_KARPENTER } from "../../src/karpenter/compat.ts";
 
 const sample = `# comment
 DEFAULT_KARPENTER=v1.15.0
@@ -57,4 +58,15 @@ test("the committed versions.env is valid and its default is one of its pairs", 
   assert.equal(selectPair(v).karpenter, v.defaultKarpenter);
   const minors = new Set(v.pairs.map((p) => p.karpenter.split(".").slice(0, 2).join(".")));
   assert.equal(minors.size, v.pairs.length, "one pair per Karpenter minor");
+});
+
+// Wave's "tested with" range (API field, UI tag, log warning) must say what test:compat runs.
+test("the tested range is exactly the rig's oldest and newest Karpenter pair", () => {
+  const pairs = readVersions().pairs.map((p) => p.karpenter);
+  const byMinor = [...pairs].sort((a, b) => {
+    const [x0, x1] = majorMinor(a) ?? [0, 0];
+    const [y0, y1] = majorMinor(b) ?? [0, 0];
+    return x0 - y0 || x1 - y1;
+  });
+  assert.deepEqual(TESTED_KARPENTER, { oldest: byMinor[0], newest: byMinor.at(-1) });
 });
