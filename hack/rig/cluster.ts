@@ -223,7 +223,10 @@ function moduleDir(go: string, piece: Piece, version: string, log: string): stri
       const upstream = readFileSync(info.GoMod, "utf8");
       const stagingMods = [...upstream.matchAll(/^\s*(\S+) => \.\/staging\//gm)].map((m) => m[1] ?? "");
       const godebug = /^godebug\s+default=(\S+)/m.exec(upstream)?.[1];
+      // Only k8s.io/kubernetes' own requirements: the seed's belong to another version (see below).
+      rmSync(join(dir, "go.sum"), { force: true });
       const edits = [
+        ...(mod.Require ?? []).map((r) => `-droprequire=${r.Path}`),
         ...(mod.Replace ?? []).map((r) => `-dropreplace=${r.Old.Path}`),
         ...stagingMods.map((m) => `-replace=${m}=${m}@${staging}`),
         `-require=k8s.io/kubernetes@${version}`,
@@ -232,7 +235,13 @@ function moduleDir(go: string, piece: Piece, version: string, log: string): stri
       runGo(go, ["mod", "edit", ...edits], dir, step, log);
       runGo(go, ["mod", "tidy"], dir, step, log);
     }
-  } else {
+  } else if (requireVersion(mod, piece.modulePath) !== version) {
+    // Start from the seed's module and tool lines only: its other requirements belong to the seed's
+    // version, and minimal version selection would keep them where they are newer (an older
+    // Karpenter then fails to compile against a newer operatorpkg).
+    say(step);
+    runGo(go, ["mod", "edit", ...(mod.Require ?? []).map((r) => `-droprequire=${r.Path}`)], dir, step, log);
+    rmSync(join(dir, "go.sum"), { force: true });
     const local = piece.module === "karpenter" ? karpenterSource(go, version, dir, step, log) : undefined;
     if (local !== undefined) {
       runGo(
@@ -243,8 +252,7 @@ function moduleDir(go: string, piece: Piece, version: string, log: string): stri
         log,
       );
       runGo(go, ["mod", "tidy"], dir, step, log);
-    } else if (requireVersion(mod, piece.modulePath) !== version) {
-      say(step);
+    } else {
       runGo(go, ["get", `${piece.modulePath}@${version}`], dir, step, log);
       runGo(go, ["mod", "tidy"], dir, step, log);
     }
