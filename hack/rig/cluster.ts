@@ -659,23 +659,30 @@ async function waitFor(
 function crdFiles(pair: RigPair): string[] {
   const v = pair.karpenter;
   const patched = join(srcDir, `karpenter@${v}`);
-  const gomodcache = spawnSync(goBinary(), ["env", "GOMODCACHE"], { encoding: "utf8" }).stdout.trim();
-  const root = existsSync(join(patched, "go.mod")) ? patched : join(gomodcache, `sigs.k8s.io/karpenter@${v}`);
-  const files = [
-    join(root, "pkg/apis/crds/karpenter.sh_nodepools.yaml"),
-    join(root, "pkg/apis/crds/karpenter.sh_nodeclaims.yaml"),
-    join(root, "pkg/apis/crds/karpenter.sh_nodeoverlays.yaml"),
-    join(root, "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml"),
-  ];
-  if (!existsSync(files[0] ?? "")) {
-    // The module source is only in GOMODCACHE after a build/download; fetch it (no-op when cached).
-    spawnSync(goBinary(), ["mod", "download", `sigs.k8s.io/karpenter@${v}`], {
-      cwd: join(buildDir, `karpenter@${v}`),
-      env: goEnv(),
-    });
+  const go = goBinary();
+  const gomodcache = spawnSync(go, ["env", "GOMODCACHE"], { encoding: "utf8" }).stdout.trim();
+  let root = existsSync(join(patched, "go.mod")) ? patched : join(gomodcache, `sigs.k8s.io/karpenter@${v}`);
+  if (!existsSync(root)) {
+    // Binaries adopted from elsewhere: the module source is not here yet. Extract it like a
+    // build would (under .rig/src when its go line is newer than the local Go).
+    const log = logFile(`crds-karpenter@${v}`);
+    writeFileSync(log, "");
+    mkdirSync(rigDir, { recursive: true });
+    root =
+      karpenterSource(go, v, rigDir, "apply CRDs", log) ??
+      download(go, `sigs.k8s.io/karpenter@${v}`, rigDir, "apply CRDs", log).Dir ??
+      root;
   }
-  // NodeOverlay CRDs exist from Karpenter v1.8 on; the others are required.
-  return files.filter((f) => !f.includes("nodeoverlays") || existsSync(f));
+  const crdDir = join(root, "pkg/apis/crds");
+  // Every CRD the release ships (NodeOverlay from v1.8, CapacityBuffer from v1.15, ...) plus the
+  // KWOKNodeClass (the chart copy is a symlink missing from module zips).
+  const shipped = existsSync(crdDir)
+    ? readdirSync(crdDir)
+        .filter((f) => f.endsWith(".yaml"))
+        .sort()
+        .map((f) => join(crdDir, f))
+    : [];
+  return [...shipped, join(root, "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml")];
 }
 
 /** The default KWOKNodeClass and NodePool the rig provides (re-applied on every `up`). */
