@@ -33,6 +33,8 @@ export interface FileResult {
 
 export interface PairResult {
   pair: RigPair;
+  /** When this pair's run finished (ISO). */
+  at?: string;
   up: boolean;
   error?: string;
   files: FileResult[];
@@ -89,13 +91,29 @@ export function table(results: readonly PairResult[], files: readonly string[]):
 const BEGIN = "<!-- test:compat table begin -->";
 const END = "<!-- test:compat table end -->";
 
+/**
+ * The latest stored result of every pair in versions.env (.rig/compat/<version>/result.json), so a
+ * run of one pair updates its row and keeps the others'.
+ */
+function storedResults(): { results: PairResult[]; files: string[] } {
+  const results: PairResult[] = [];
+  for (const pair of readVersions().pairs) {
+    const f = join(rigDir, "compat", pair.karpenter, "result.json");
+    if (existsSync(f)) results.push(JSON.parse(readFileSync(f, "utf8")) as PairResult);
+  }
+  const files = [...COMPAT_FILES];
+  for (const r of results) for (const x of r.files) if (!files.includes(x.file)) files.push(x.file);
+  return { results, files };
+}
+
 function writeDocs(results: readonly PairResult[], files: readonly string[]): void {
   const path = join(repoRoot, "docs", "compatibility.md");
   const text = readFileSync(path, "utf8");
   const a = text.indexOf(BEGIN);
   const b = text.indexOf(END);
   if (a < 0 || b < a) throw new Error(`${path} lacks the ${BEGIN} … ${END} markers`);
-  const stamp = `Last run: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC (\`npm run test:compat\`; etcd/KWOK per pair in hack/rig/versions.env).`;
+  const dates = results.map((r) => `${r.pair.karpenter} ${(r.at ?? "").slice(0, 16).replace("T", " ")} UTC`);
+  const stamp = `Runs (\`npm run test:compat\`; etcd/KWOK per pair in hack/rig/versions.env): ${dates.join(", ")}.`;
   writeFileSync(
     path,
     `${text.slice(0, a + BEGIN.length)}\n${stamp}\n\n${table(results, files)}\n${text.slice(b)}`,
@@ -126,6 +144,8 @@ async function main(): Promise<number> {
     } catch (e) {
       result.error = (e as Error).message;
       process.stderr.write(`[compat] rig failed: ${result.error}\n`);
+      result.at = new Date().toISOString();
+      writeFileSync(join(dir, "result.json"), JSON.stringify(result, null, 2));
       continue;
     }
     if (process.argv.includes("--record")) {
@@ -153,6 +173,8 @@ async function main(): Promise<number> {
         `[compat] ${pair.karpenter} ${f}: ${x.ok ? "pass" : "FAIL"} ${x.pass}/${x.pass + x.fail} in ${x.seconds}s (log ${log})\n`,
       );
     }
+    result.at = new Date().toISOString();
+    writeFileSync(join(dir, "result.json"), JSON.stringify(result, null, 2));
   }
   writeFileSync(
     join(rigDir, "compat", "results.json"),
@@ -160,7 +182,10 @@ async function main(): Promise<number> {
   );
   const t = table(results, files);
   process.stdout.write(`\n${t}\n`);
-  if (process.argv.includes("--write-docs")) writeDocs(results, files);
+  if (process.argv.includes("--write-docs")) {
+    const all = storedResults();
+    writeDocs(all.results, all.files);
+  }
   if (process.env["WAVE_E2E_KEEP_RIG"] !== "1") await down();
   return results.every((r) => r.up && r.files.every((f) => f.ok)) ? 0 : 1;
 }
