@@ -311,6 +311,37 @@ describe("WarmupController", () => {
     );
   });
 
+  it("waits for a preemptor nominated to the warm node to bind (async preemption), then counts the hit", async () => {
+    const { clock, kube, events, controller } = await setup();
+    const c = controller();
+    await c.start();
+    const [wp] = await warmups(kube);
+    assert.ok(wp);
+    await launchFor(kube, wp, "w1");
+    await c.reconcile("general");
+    // kube-scheduler 1.36 deletes the victim first; the real pod is only nominated for a moment.
+    await clock.advance(10_000);
+    await kube.delete("Pod", wp.metadata.name ?? "", { namespace: NS });
+    const real = pod("real", { cpu: "3", created: clock.now() });
+    real.status = { ...real.status, nominatedNodeName: "w1" };
+    await kube.create("Pod", real);
+    await c.reconcile("general");
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], "true", "still warm");
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created"],
+      "neither hit nor miss while only nominated",
+    );
+    await kube.delete("Pod", "real", { namespace: "apps" });
+    await kube.create("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
+    await c.reconcile("general");
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created", "hit"],
+    );
+  });
+
   it("releases a NodeClaim left protected after its node was released (crash in between)", async () => {
     const { kube, events, controller } = await setup();
     await kube.create("Node", node("w1", "general"));

@@ -67,6 +67,16 @@ const NO_NODES: ReadonlyMap<string, Node> = new Map();
 type End = { kind: "hit" } | { kind: "miss"; reason: MissReason };
 
 /** A pod that is not Wave's, not a DaemonSet's, not a static pod, created at or after `since`. */
+/** How soon a warm node whose real pod is only nominated (not yet bound) is looked at again. */
+const NOMINATION_RECHECK_MS = 1_000;
+
+/** Whether a real pod created since `since` is nominated to `node` by a preemption, not yet bound. */
+function nominatedTo(pending: readonly Pod[], node: string, since: number): boolean {
+  return pending.some(
+    (p) => p.status?.nominatedNodeName === node && p.spec.nodeName === undefined && isRealPodSince(p, since),
+  );
+}
+
 function isRealPodSince(p: Pod, since: number): boolean {
   if (!isActivePod(p) || isWavePod(p) || isDaemonSetPod(p)) return false;
   if (p.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) return false;
@@ -247,6 +257,14 @@ export class WarmupController {
       const since = parseTime(node.metadata.annotations?.[W.createdAt]) ?? 0;
       const hit = podsOn(name).some((p) => isRealPodSince(p, since));
       const deadline = parseTime(node.metadata.annotations?.[W.deadline]) ?? 0;
+      // Preemption can delete the warmup pod before the scheduler binds the real pod that takes
+      // its place (kube-scheduler 1.36 preempts asynchronously): while a real pod is nominated to
+      // this node, wait for its binding instead of calling the warm node lost.
+      if (!hit && now < deadline && nominatedTo(view.pendingPods(), name, since)) {
+        active = true;
+        wake.push(now + NOMINATION_RECHECK_MS);
+        continue;
+      }
       const end: End = hit ? { kind: "hit" } : { kind: "miss", reason: now >= deadline ? "ttl" : "lost" };
       log.info("released orphaned warm node", { pool, node: name, outcome: end.kind });
       await this.#release(pool, node, claimOf(name), end, now, false);
