@@ -174,7 +174,14 @@ async function main(): Promise<number> {
       );
     }
     result.at = new Date().toISOString();
-    writeFileSync(join(dir, "result.json"), JSON.stringify(result, null, 2));
+    // A run of some files updates those and keeps the pair's other files from its last run.
+    const prev = join(dir, "result.json");
+    const kept = existsSync(prev)
+      ? (JSON.parse(readFileSync(prev, "utf8")) as PairResult).files.filter(
+          (x) => !result.files.some((y) => y.file === x.file),
+        )
+      : [];
+    writeFileSync(prev, JSON.stringify({ ...result, files: [...kept, ...result.files] }, null, 2));
   }
   writeFileSync(
     join(rigDir, "compat", "results.json"),
