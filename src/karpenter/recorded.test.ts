@@ -36,18 +36,23 @@ for (const v of versions) {
       }
     });
 
-    it("NodeClaim: its recorded life reads as Pending → … → Initialized → Disrupting → Terminating", () => {
+    it("NodeClaim: its recorded phases only move forward and reach Initialized → Disrupting → Terminating", () => {
+      // A release may write several conditions in one update (v1.6.4 sets Registered and
+      // Initialized together), so a phase can be skipped between two observed versions.
+      const order = ["Pending", "Launched", "Registered", "Initialized", "Disrupting", "Terminating"];
       const phases: string[] = [];
       for (const c of claims) {
         const p = nodeClaimState(c).phase;
         if (phases.at(-1) !== p) phases.push(p);
       }
-      const want = ["Launched", "Registered", "Initialized", "Disrupting", "Terminating"];
+      const idx = phases.map((p) => order.indexOf(p));
       assert.deepEqual(
-        phases.filter((p) => want.includes(p)),
-        want,
+        idx,
+        [...idx].sort((x, y) => x - y),
         `phases seen: ${phases.join(" → ")}`,
       );
+      for (const p of ["Initialized", "Disrupting", "Terminating"])
+        assert.ok(phases.includes(p), phases.join(" → "));
       const last = claims.at(-1);
       assert.ok(last);
       assert.equal(nodeClaimState(last).reason, "Empty");
