@@ -18,8 +18,11 @@ import {
   type NodeSortKey,
   type ViewInput,
 } from "../../dashboard/views.ts";
-import { clusterKarpenterVersion } from "../../dashboard/karpenter-version.ts";
-import { karpenterSupport, type KarpenterSupport } from "../../karpenter/compat.ts";
+import {
+  clusterKarpenterVersion,
+  karpenterSupport,
+  type KarpenterSupport,
+} from "../../dashboard/karpenter-version.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
