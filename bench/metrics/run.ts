@@ -75,14 +75,19 @@ async function main(): Promise<number> {
     `state: ${counts.nodes} nodes, ${counts.pods} pods, ${counts.nodePools} pools, 50 spot policies`,
   );
 
-  const scrape = async (): Promise<{ ms: number; bytes: number; series: number }> => {
+  // Wall time and this process's CPU time (server and client both live here): on a loaded
+  // machine the wall time waits for the CPU, the CPU time does not.
+  const scrape = async (): Promise<{ ms: number; cpuMs: number; bytes: number; series: number }> => {
     const t = performance.now();
+    const c = process.cpuUsage();
     const res = await fetch(url);
     const body = await res.text();
     const took = performance.now() - t;
+    const cpu = process.cpuUsage(c);
     if (res.status !== 200) throw new Error(`scrape: ${res.status}`);
     return {
       ms: took,
+      cpuMs: (cpu.user + cpu.system) / 1000,
       bytes: Buffer.byteLength(body),
       series: body.split("\n").filter((l) => l && !l.startsWith("#")).length,
     };
@@ -102,10 +107,11 @@ async function main(): Promise<number> {
     await scrape();
     await baseline();
   }
-  const rows: [string, number[], number[]][] = [];
-  let last = { ms: 0, bytes: 0, series: 0 };
+  const rows: [string, number[], number[], number[]][] = [];
+  let last = { ms: 0, cpuMs: 0, bytes: 0, series: 0 };
   for (const changing of [false, true]) {
     const s: number[] = [];
+    const cpu: number[] = [];
     const b: number[] = [];
     for (let i = 0; i < SCRAPES; i++) {
       if (changing) {
@@ -116,26 +122,34 @@ async function main(): Promise<number> {
       }
       last = await scrape();
       s.push(last.ms);
+      cpu.push(last.cpuMs);
       if (changing) entry.state.apply("Pod", "add", ownedPod(i * PODS_PER_NODE + 1, ""));
       b.push(await baseline());
     }
-    rows.push([changing ? "a pod changed before each scrape" : "state unchanged", s, b]);
+    rows.push([changing ? "a pod changed before each scrape" : "state unchanged", s, cpu, b]);
   }
   console.log(`body: ${(last.bytes / 1024).toFixed(0)} KiB, ${last.series} samples`);
   console.log(
-    "scrape (HTTP GET /metrics)          p50       p95     | baseline live snapshot p50  | ratio p50",
+    "scrape (HTTP GET /metrics)          p50       p95     | CPU p50   CPU p95 | baseline live snapshot p50  | ratio p50",
   );
   let ok = last.bytes <= GOAL_BYTES;
-  for (const [label, s, b] of rows) {
+  let cpuOk = ok;
+  for (const [label, s, cpu, b] of rows) {
     const p50 = quantile(s, 0.5);
     const p95 = quantile(s, 0.95);
+    const c50 = quantile(cpu, 0.5);
+    const c95 = quantile(cpu, 0.95);
     const b50 = quantile(b, 0.5);
     ok &&= p95 <= GOAL_MS;
+    cpuOk &&= c95 <= GOAL_MS;
     console.log(
-      `${label.padEnd(34)} ${ms(p50).padStart(9)} ${ms(p95).padStart(9)}   | ${ms(b50).padStart(9)}                  | ${(p50 / b50).toFixed(2)}`,
+      `${label.padEnd(34)} ${ms(p50).padStart(9)} ${ms(p95).padStart(9)}   | ${ms(c50).padStart(8)} ${ms(c95).padStart(8)} | ${ms(b50).padStart(9)}                  | ${(p50 / b50).toFixed(2)}`,
     );
   }
-  console.log(`goal: scrape p95 ≤ ${GOAL_MS} ms and body ≤ 2 MB: ${ok ? "met" : "MISSED"}`);
+  console.log(`goal: scrape p95 ≤ ${GOAL_MS} ms and body ≤ 2 MB: ${ok ? "met" : "MISSED"} (wall time)`);
+  console.log(
+    `      the same in CPU time (what the scrape costs on an otherwise idle core): ${cpuOk ? "met" : "MISSED"}`,
+  );
   await server.close();
   await store.close();
   await rm(dir, { recursive: true, force: true });

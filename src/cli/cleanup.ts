@@ -17,6 +17,12 @@ export interface CleanupOptions {
   namespace: string;
   /** Where warmup and pull pods live (default: namespace). */
   warmupNamespace?: string;
+  /**
+   * Where the webhook keeps its spot slot ledgers and the `wave-spot-repair` Lease, when not in
+   * `namespace` (the chart's own ledger namespace goes with the release; one it did not create
+   * is emptied here). Ledgers in `namespace` (installs before the ledger namespace) go too.
+   */
+  ledgerNamespace?: string;
   /** Label selector of pods (in `namespace`) that must be gone first: core's. */
   waitForPods?: string;
   /** The agent's leader Lease name. */
@@ -210,28 +216,33 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
     });
   }
 
-  // 5. Leases: leader elections and spot slot ledgers.
-  const leaders = new Set([WARMUP_LEASE, SPOT_REPAIR_LEASE, o.agentLease ?? "wave-agent"]);
-  let leases: Lease[] = [];
-  await attempt("list Leases", async () => {
-    leases = (await kube.list("Lease", { namespace: ns })).items;
-  });
-  for (const l of leases) {
-    const name = l.metadata.name ?? "";
-    const labels = l.metadata.labels ?? {};
-    const ledger = labels[W.managedByLabel] === W.managedByValue && labels[LEDGER_LABEL] !== undefined;
-    if (!leaders.has(name) && !ledger) continue;
-    await attempt(`Lease ${ns}/${name}`, async () => {
-      try {
-        await kube.delete("Lease", name, {
-          namespace: ns,
-          ...(l.metadata.uid === undefined ? {} : { uid: l.metadata.uid }),
-        });
-        report.leases.push(name);
-      } catch (err) {
-        if (!isNotFound(err) && !isConflict(err)) throw err;
-      }
+  // 5. Leases: leader elections and spot slot ledgers, in Wave's namespace and the ledgers' own.
+  const agentLease = o.agentLease ?? "wave-agent";
+  const ledgerNs = o.ledgerNamespace ?? ns;
+  const places = new Map<string, Set<string>>([[ns, new Set([WARMUP_LEASE, SPOT_REPAIR_LEASE, agentLease])]]);
+  if (ledgerNs !== ns) places.set(ledgerNs, new Set([SPOT_REPAIR_LEASE]));
+  for (const [where, leaders] of places) {
+    let leases: Lease[] = [];
+    await attempt(`list Leases in ${where}`, async () => {
+      leases = (await kube.list("Lease", { namespace: where })).items;
     });
+    for (const l of leases) {
+      const name = l.metadata.name ?? "";
+      const labels = l.metadata.labels ?? {};
+      const ledger = labels[W.managedByLabel] === W.managedByValue && labels[LEDGER_LABEL] !== undefined;
+      if (!leaders.has(name) && !ledger) continue;
+      await attempt(`Lease ${where}/${name}`, async () => {
+        try {
+          await kube.delete("Lease", name, {
+            namespace: where,
+            ...(l.metadata.uid === undefined ? {} : { uid: l.metadata.uid }),
+          });
+          report.leases.push(where === ns ? name : `${where}/${name}`);
+        } catch (err) {
+          if (!isNotFound(err) && !isConflict(err)) throw err;
+        }
+      });
+    }
   }
   return report;
 }
@@ -243,6 +254,7 @@ export async function cleanupCommand(ctx: CommandContext, opts: ComponentOptions
   const report = await cleanup(kube, {
     namespace: ctx.config.namespace,
     ...(ctx.config.warmupNamespace ? { warmupNamespace: ctx.config.warmupNamespace } : {}),
+    ...(ctx.config.spotLedgerNamespace ? { ledgerNamespace: ctx.config.spotLedgerNamespace } : {}),
     agentLease: ctx.config.agentLease,
     ...(typeof wait === "string" ? { waitForPods: wait } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),

@@ -14,7 +14,7 @@ import { connectCluster, userError } from "./connect.ts";
 const SHUTDOWN_STEP_MS = 5000;
 /** The warmup controller's leader Lease in Wave's namespace (core holds it; RBAC pins this name). */
 export const WARMUP_LEASE = "wave-warmup";
-/** The webhook's spot-repair leader Lease in Wave's namespace (one webhook replica repairs). */
+/** The webhook's spot-repair leader Lease, beside the slot ledgers (one webhook replica repairs). */
 export const SPOT_REPAIR_LEASE = "wave-spot-repair";
 
 export interface ComponentOptions {

@@ -163,6 +163,42 @@ describe("wave cleanup against a cluster", () => {
     );
   });
 
+  it("removes the ledgers and the repair Lease from the ledger namespace too, and only those", async () => {
+    const kube = await seeded();
+    const LEDGERS = "wave-spot-ledgers";
+    const ledger = { [W.managedByLabel]: W.managedByValue, [LEDGER_LABEL]: "def" };
+    await put(kube, "Lease", SPOT_REPAIR_LEASE, { namespace: LEDGERS });
+    await put(kube, "Lease", "wave-spot-def", { namespace: LEDGERS, labels: ledger });
+    // Leader names of Wave's namespace are not the webhook's: kept in the ledger namespace.
+    await put(kube, "Lease", WARMUP_LEASE, { namespace: LEDGERS });
+    const report = await cleanup(kube, { namespace: NS, ledgerNamespace: LEDGERS, log: silentLogger });
+    assert.deepEqual(report.leases.sort(), [
+      // Ledgers and the repair Lease an older install kept in Wave's namespace go as well.
+      "wave-agent",
+      "wave-ledger-abc",
+      `${LEDGERS}/wave-spot-def`,
+      `${LEDGERS}/${SPOT_REPAIR_LEASE}`,
+      SPOT_REPAIR_LEASE,
+      WARMUP_LEASE,
+    ]);
+    assert.deepEqual(report.errors, []);
+    const left = (await kube.list("Lease", { namespace: LEDGERS })).items.map((l) => l.metadata.name);
+    assert.deepEqual(left, [WARMUP_LEASE]);
+
+    // From the command: --spot-ledger-namespace (WAVE_SPOT_LEDGER_NAMESPACE in the chart's hook).
+    await put(kube, "Lease", "wave-spot-ghi", { namespace: LEDGERS, labels: ledger });
+    const out: string[] = [];
+    const ctx: CommandContext = {
+      config: parseConfig(["--namespace", NS], { WAVE_SPOT_LEDGER_NAMESPACE: LEDGERS }).config,
+      positionals: [],
+      flags: {},
+      io: { out: (t) => out.push(t), err: () => undefined, env: {}, signal: new AbortController().signal },
+    };
+    assert.equal(await cleanupCommand(ctx, { kube, log: silentLogger }), 0);
+    assert.match(out.join(""), /, 1 leases\n$/);
+    assert.equal(await kube.get("Lease", "wave-spot-ghi", LEDGERS).catch(() => undefined), undefined);
+  });
+
   it("re-reads and retries an annotation patch that lost a race", async () => {
     const kube = await seeded();
     kube.failNext(

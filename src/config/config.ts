@@ -335,7 +335,7 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     kind: "string",
     flag: "spot-ledger-namespace",
     env: "WAVE_SPOT_LEDGER_NAMESPACE",
-    help: "namespace of the spot slot ledgers",
+    help: "namespace of the spot slot ledgers and the repair Lease",
   },
   spotPreferFallbackMs: {
     kind: "ms",

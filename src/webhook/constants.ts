@@ -31,3 +31,17 @@ export function revisionOf(pod: Pod): string {
   const labels = pod.metadata.labels ?? {};
   return labels[CONTROLLER_REVISION_LABEL] ?? labels[POD_TEMPLATE_HASH_LABEL] ?? "";
 }
+
+/** Whether the pod must run on spot: a required node-affinity term with capacity-type In [spot]. */
+export const requiresSpot = (p: Pod): boolean =>
+  (
+    p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
+  ).some((t) =>
+    (t.matchExpressions ?? []).some(
+      (e) =>
+        e.key === CAPACITY_TYPE_KEY &&
+        e.operator === "In" &&
+        (e.values ?? []).length > 0 &&
+        (e.values ?? []).every((v) => v === SPOT),
+    ),
+  );

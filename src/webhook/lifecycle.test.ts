@@ -8,7 +8,13 @@ import type { Pod, ReplicaSet } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { SlotAllocator, type AllocationResult } from "./allocator.ts";
 import { BackingVerifier, SourceLimiter } from "./backing.ts";
-import { ASSIGNMENT_LABEL, LEDGER_LABEL, POD_TEMPLATE_HASH_LABEL, SLOT_LABEL } from "./constants.ts";
+import {
+  ASSIGNMENT_LABEL,
+  CAPACITY_TYPE_KEY,
+  LEDGER_LABEL,
+  POD_TEMPLATE_HASH_LABEL,
+  SLOT_LABEL,
+} from "./constants.ts";
 import { REPAIR_COMPONENT, REPAIR_REASON } from "./events.ts";
 import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics } from "./metrics.ts";
@@ -78,7 +84,8 @@ async function setup() {
   };
   let podSeq = 0;
   /** What the ReplicaSet controller and the apiserver do: admit (allocate) and persist a pod. */
-  const admit = async (hash: string, p: SpotPolicy, source = "10.0.0.1"): Promise<Pod> => {
+  /** `stuck`: a spot pod comes out as the webhook patched it (requiring spot) and stays Unschedulable. */
+  const admit = async (hash: string, p: SpotPolicy, source = "10.0.0.1", stuck = false): Promise<Pod> => {
     const rs = rss.get(hash);
     assert.ok(rs?.metadata.uid);
     const r = await allocator.allocate({
@@ -114,8 +121,27 @@ async function setup() {
             },
           ],
         },
-        spec: { containers: [{ name: "c" }], nodeName: "n1" },
-        status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+        ...(stuck && r.capacity === "spot"
+          ? {
+              spec: {
+                containers: [{ name: "c" }],
+                affinity: {
+                  nodeAffinity: {
+                    requiredDuringSchedulingIgnoredDuringExecution: {
+                      nodeSelectorTerms: [
+                        { matchExpressions: [{ key: CAPACITY_TYPE_KEY, operator: "In", values: ["spot"] }] },
+                      ],
+                    },
+                  },
+                },
+              },
+              // Born Pending; the scheduler marks it Unschedulable afterwards (an update).
+              status: { phase: "Pending" },
+            }
+          : {
+              spec: { containers: [{ name: "c" }], nodeName: "n1" },
+              status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+            }),
       },
       { namespace: APP_NS },
     );
@@ -313,6 +339,65 @@ describe("spot repair (ADR 0006)", () => {
     }
     assert.equal(s.onDemand(), 2);
     assert.ok(repair.actions.every((a) => a.kind === "excess"));
+  });
+
+  it("Prefer without spot: opens the fallback window, then replaces every pod still requiring spot", async () => {
+    const s = await setup();
+    await s.scale("h1", 4);
+    const p = policy(1);
+    for (let i = 0; i < 4; i++) await s.admit("h1", p, "10.0.0.1", true);
+    const stuck = s.live().filter((x) => x.metadata.labels?.[ASSIGNMENT_LABEL] === "spot");
+    assert.equal(stuck.length, 3);
+    // kube-scheduler finds no node: the pod watch must see that update, not only the pod's birth.
+    for (const p of stuck)
+      await s.kube.patch(
+        "Pod",
+        p.metadata.name ?? "",
+        { status: { conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }] } },
+        { namespace: APP_NS, type: "merge" },
+      );
+    await until(
+      "the pod watch to see the spot pods Unschedulable",
+      () =>
+        s
+          .live()
+          .filter((x) => x.metadata.labels?.[ASSIGNMENT_LABEL] === "spot")
+          .every((x) => x.status?.conditions?.some((c) => c.reason === "Unschedulable") === true),
+      s.clock,
+    );
+    const repair = repairOf(s, p);
+    await s.clock.advance(30_000);
+    await repair.tick();
+    assert.equal(repair.actions.length, 0, "not stuck long enough to call spot unavailable");
+    await s.clock.advance(61_000);
+    await repair.tick();
+    assert.deepEqual(
+      repair.actions.map((a) => [a.kind, a.outcome]),
+      [["fallback", "evicted"]],
+      "the window opens with the oldest stuck pod",
+    );
+    const ledger = await s.allocator.update(workload, p);
+    assert.ok(ledger.fallbackUntil > s.clock.now(), "the ledger's fallback window is open");
+    // The other two were admitted before the window: they still require spot and would stay
+    // Pending for the whole window. Each is replaced in turn, one per cooldown.
+    for (let i = 0; i < 2; i++) {
+      await s.clock.advance(6_000);
+      await repair.tick();
+    }
+    assert.deepEqual(
+      repair.actions.map((a) => a.kind),
+      ["fallback", "fallback", "fallback"],
+    );
+    assert.deepEqual(
+      repair.actions.map((a) => a.pod).sort(),
+      stuck.map((x) => x.metadata.name ?? "").sort(),
+      "each stuck spot pod evicted once",
+    );
+    const events = (await s.kube.list("Event", { namespace: APP_NS })).items.map((e) => e.message ?? "");
+    assert.equal(
+      events.filter((m) => /still requiring spot while the on-demand fallback is open/.test(m)).length,
+      2,
+    );
   });
 
   it("does nothing while a rollout runs, or when the policy switches repair off", async () => {

@@ -7,7 +7,7 @@ import type { Pod } from "../objects/kube.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { LEDGER_LABEL, SLOT_LABEL } from "./constants.ts";
+import { CAPACITY_TYPE_KEY, LEDGER_LABEL, requiresSpot, SLOT_LABEL } from "./constants.ts";
 import { isLivePod } from "./ledger.ts";
 
 export interface PodView {
@@ -26,6 +26,17 @@ export interface PodCacheOptions {
 }
 
 /** Keeps only what counting, verification and repair read. */
+/** The trimmed stand-in for a pod's required capacity-type In [spot] term. */
+const REQUIRES_SPOT: NonNullable<Pod["spec"]["affinity"]> = {
+  nodeAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [
+        { matchExpressions: [{ key: CAPACITY_TYPE_KEY, operator: "In", values: ["spot"] }] },
+      ],
+    },
+  },
+};
+
 export function trimPod(p: Pod): Pod {
   const m = p.metadata;
   const pod: Pod = {
@@ -33,12 +44,19 @@ export function trimPod(p: Pod): Pod {
       name: m.name,
       namespace: m.namespace,
       uid: m.uid,
+      // The informer tells an update from a resync by it: without it no update is ever seen.
+      resourceVersion: m.resourceVersion,
       labels: m.labels,
       creationTimestamp: m.creationTimestamp,
       ...(m.deletionTimestamp !== undefined ? { deletionTimestamp: m.deletionTimestamp } : {}),
       ...(m.ownerReferences !== undefined ? { ownerReferences: m.ownerReferences } : {}),
     },
-    spec: { containers: [], ...(p.spec.nodeName !== undefined ? { nodeName: p.spec.nodeName } : {}) },
+    spec: {
+      containers: [],
+      ...(p.spec.nodeName !== undefined ? { nodeName: p.spec.nodeName } : {}),
+      // Only whether it must run on spot (repair replaces such pods during Prefer's fallback).
+      ...(requiresSpot(p) ? { affinity: REQUIRES_SPOT } : {}),
+    },
   };
   if (p.status) pod.status = { phase: p.status.phase, conditions: p.status.conditions };
   return pod;

@@ -3,7 +3,7 @@
 // workload at a time: evict one pod so that its replacement takes the right slot, or open
 // Prefer's fallback window when spot pods cannot get spot capacity.
 import type { Pod } from "../objects/kube.ts";
-import { ON_DEMAND, SPOT, ASSIGNMENT_LABEL, revisionOf, type Capacity } from "./constants.ts";
+import { ON_DEMAND, SPOT, ASSIGNMENT_LABEL, requiresSpot, revisionOf, type Capacity } from "./constants.ts";
 import { isLivePod } from "./ledger.ts";
 import { onDemandTarget, type SpotPolicy } from "./policy.ts";
 
@@ -26,6 +26,8 @@ export const DEFAULT_REPAIR_TIMING: RepairTiming = {
 export interface RepairMemory {
   imbalanceSince?: number;
   lastActionAt?: number;
+  /** Prefer's fallback window as the ledger last said (the pre-check reads no ledger). */
+  fallbackUntil?: number;
 }
 
 export type Direction = "shortfall" | "excess";
@@ -40,7 +42,8 @@ export type RepairAction =
       target: number;
       live: number;
     }
-  | { kind: "fallback"; pod: Pod; pendingMs: number };
+  /** Open Prefer's fallback window (`opening`), or, with it open, replace a pod admitted before it. */
+  | { kind: "fallback"; pod: Pod; pendingMs: number; opening: boolean };
 
 export interface PlanInput {
   policy: SpotPolicy;
@@ -87,14 +90,21 @@ export function planRepair(input: PlanInput): RepairAction {
   const live = pods.filter((p) => isLivePod(p) && (assignment(p) === ON_DEMAND || assignment(p) === SPOT));
   const cooling = memory.lastActionAt !== undefined && now - memory.lastActionAt < timing.cooldownMs;
 
-  // Prefer: spot pods that cannot get spot capacity open the fallback window (ADR 0007).
-  if (policy.strategy === "Prefer" && fallbackUntil <= now && !cooling) {
+  // Prefer: spot pods that cannot get spot capacity open the fallback window (ADR 0007). While it
+  // is open, the spot pods admitted before it (still requiring spot) are replaced one at a time:
+  // their replacements get the preference and may run on on-demand.
+  if (policy.strategy === "Prefer" && !cooling) {
+    const open = fallbackUntil > now;
     const stuck = live
       .filter(
-        (p) => assignment(p) === SPOT && unschedulable(p) && now - created(p) >= timing.preferFallbackMs,
+        (p) =>
+          assignment(p) === SPOT &&
+          unschedulable(p) &&
+          requiresSpot(p) &&
+          (open || now - created(p) >= timing.preferFallbackMs),
       )
       .sort((a, b) => created(a) - created(b))[0];
-    if (stuck) return { kind: "fallback", pod: stuck, pendingMs: now - created(stuck) };
+    if (stuck) return { kind: "fallback", pod: stuck, pendingMs: now - created(stuck), opening: !open };
   }
 
   const revisions = new Set(live.map(revisionOf));

@@ -127,18 +127,20 @@ export class SpotRepair {
     let memory = this.#memory.get(key);
     if (!memory) this.#memory.set(key, (memory = {}));
     const now = clock.now();
-    // The ledger is only read when the pods say something is off (one GET, often none).
+    // The ledger is only read when the pods say something is off (one GET, often none); its
+    // fallback window as last read stands in for it until then.
     const plan = planRepair({
       policy,
       pods: view,
       memory,
       now,
-      fallbackUntil: 0,
+      fallbackUntil: memory.fallbackUntil ?? 0,
       nextCapacity: () => "on-demand",
       timing: this.#timing,
     });
     if (plan.kind === "none") return;
     const ledger = await allocator.update(policy.workload, policy);
+    memory.fallbackUntil = ledger.fallbackUntil;
     const checked = planRepair({
       policy,
       pods: view,
@@ -154,14 +156,23 @@ export class SpotRepair {
     const pod = checked.pod;
     const podName = pod.metadata.name ?? "";
     if (checked.kind === "fallback") {
-      const until = now + (this.#o.fallbackWindowMs ?? 600_000);
-      await allocator.update(policy.workload, policy, (l) => {
-        l.fallbackUntil = until;
-      });
-      const why =
-        `spot pod ${podName} unschedulable for ${Math.round(checked.pendingMs / 1000)} s: spot capacity looks ` +
-        `unavailable, so spot pods get a spot preference (on-demand fallback) until ` +
-        `${new Date(until).toISOString()}; evicting ${podName} so its replacement can run`;
+      const pending = Math.round(checked.pendingMs / 1000);
+      let why: string;
+      if (checked.opening) {
+        const until = now + (this.#o.fallbackWindowMs ?? 600_000);
+        await allocator.update(policy.workload, policy, (l) => {
+          l.fallbackUntil = until;
+        });
+        memory.fallbackUntil = until;
+        why =
+          `spot pod ${podName} unschedulable for ${pending} s: spot capacity looks ` +
+          `unavailable, so spot pods get a spot preference (on-demand fallback) until ` +
+          `${new Date(until).toISOString()}; evicting ${podName} so its replacement can run`;
+      } else
+        why =
+          `spot pod ${podName} unschedulable for ${pending} s and still requiring spot while the ` +
+          `on-demand fallback is open (until ${new Date(ledger.fallbackUntil).toISOString()}); ` +
+          `evicting it so its replacement can run`;
       await this.#evict(policy, key, pod, "fallback", why);
       return;
     }

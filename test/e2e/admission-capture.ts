@@ -56,7 +56,9 @@ export async function startRecordingFront(opts: {
     },
   };
   const exchanges = front.exchanges;
-  const server: Server = createServer({ cert, key }, (req, res) => {
+  // Keep-alive sockets live as long as the webhook's own (65 s): with Node's 5 s default, a socket
+  // opened early in a burst can be closed just as a request is written on it (ECONNRESET).
+  const server: Server = createServer({ cert, key, keepAliveTimeout: 65_000 }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {

@@ -10,8 +10,9 @@
 //             ServiceMonitor bodies are not validated) and deleted afterwards
 //   rbac      the chart's ServiceAccounts, (Cluster)Roles and bindings are created for real, and
 //             `kubectl auth can-i --list --as=system:serviceaccount:NS:SA` per ServiceAccount, in
-//             the release namespace and in another one, equals RBAC.md exactly (minus what every
-//             ServiceAccount may do, taken from the namespace's `default` one)
+//             the release namespace, the warmup and spot ledger namespaces and another one, equals
+//             RBAC.md exactly (minus what every ServiceAccount may do, taken from the namespace's
+//             `default` one); the webhook may not update core's or the agent's leader Lease
 //   run       `wave core`, `wave agent` and `wave webhook` run as child processes the way the
 //             chart runs them (args, env and config file taken from the rendered Deployments and
 //             ConfigMap; TLS directories laid out like cert-manager's Secrets) with a kubeconfig
@@ -19,11 +20,12 @@
 //             streams this test's NodePool's node to core; core's warmup controller creates a
 //             warmup pod, protects its node, and deletes it again when the policy is switched off;
 //             the webhook (behind a MutatingWebhookConfiguration of this test that selects only
-//             this test's workload namespace) places pods with its Lease ledger; nothing logs a
-//             Forbidden
+//             this test's workload namespace) places pods with its Lease ledger, kept in the spot
+//             ledger namespace; nothing logs a Forbidden
 //   cleanup   with a warmup live, core and the others stop, and `wave cleanup` under the cleanup
 //             ServiceAccount (args from the rendered hook Job) removes the warmup pod, Wave's
-//             do-not-disrupt on the Node and NodeClaim, and the Leases. The chart's own
+//             do-not-disrupt on the Node and NodeClaim, and the Leases; rendered with a ledger
+//             namespace the chart does not create, it empties that one too. The chart's own
 //             MutatingWebhookConfiguration is removed by `helm uninstall` (a chart object), not by
 //             `wave cleanup`, whose ServiceAccount may not touch webhook configurations.
 // Cluster-scoped objects (ClusterRoles/Bindings named after the release, CRD stubs, the NodePool,
@@ -97,6 +99,7 @@ const tokens = {
 
 let ns = ""; // the release namespace: Wave's processes, warmup pods, Leases
 let warmupNs = ""; // the chart's warmup namespace (warmup and pull pods; no Secrets)
+let ledgerNs = ""; // the chart's spot ledger namespace (the webhook's Leases only)
 let appNs = ""; // workloads (the webhook's configuration selects only this namespace)
 let work = "";
 let rendered: Obj[] = [];
@@ -402,14 +405,16 @@ before(async () => {
   appNs = await createNamespace("helm-app");
   // The chart's default warmup namespace, made now so the server-side dry run can place its Roles.
   warmupNs = `${ns}-warmup`;
-  await kubectl(
-    ["apply", "-f", "-"],
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: warmupNs, labels: { "wave.dev/e2e": "true" } },
-    }),
-  );
+  ledgerNs = `${ns}-spot-ledgers`;
+  for (const name of [warmupNs, ledgerNs])
+    await kubectl(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, labels: { "wave.dev/e2e": "true" } },
+      }),
+    );
   work = mkdtempSync(join(tmpdir(), "wave-helm-e2e-"));
   await applyPool();
 });
@@ -435,7 +440,8 @@ after(async () => {
     ],
     [
       "namespaces",
-      () => Promise.all([ns, appNs, warmupNs].filter((n) => n !== "").map((n) => deleteNamespace(n))),
+      () =>
+        Promise.all([ns, appNs, warmupNs, ledgerNs].filter((n) => n !== "").map((n) => deleteNamespace(n))),
     ],
     ["NodePool", () => remove("nodepools.karpenter.sh", pool)],
     ...createdCrds.map((c): [string, () => Promise<unknown>] => [`CRD ${c}`, () => remove("crd", c)]),
@@ -498,6 +504,8 @@ test(
         "serviceMonitor.enabled=true",
         "--set",
         "warmup.createNamespace=false",
+        "--set",
+        "webhook.createLedgerNamespace=false",
         ...(pc && pc.metadata.labels?.["app.kubernetes.io/managed-by"] !== "Helm"
           ? ["--set", "warmup.priorityClass.create=false"]
           : []),
@@ -592,12 +600,19 @@ test(
         for (const [where, namespace] of [
           ["release namespace", ns],
           ["warmup namespace", warmupNs],
+          ["spot ledger namespace", ledgerNs],
           ["another namespace", appNs],
         ] as const) {
           const actual = new Set(minus(await canI(sa, namespace), baseline));
           const expected = effectiveIn(
             doc,
-            namespace === ns ? "release" : namespace === warmupNs ? "warmup" : "other",
+            namespace === ns
+              ? "release"
+              : namespace === warmupNs
+                ? "warmup"
+                : namespace === ledgerNs
+                  ? "ledger"
+                  : "other",
           );
           const extra = minus(actual, expected);
           const missing = minus(expected, actual);
@@ -609,6 +624,30 @@ test(
         }
       }
       assert.deepEqual(problems, [], "kubectl auth can-i --list differs from RBAC.md");
+      // Issue 16: the webhook's Lease writes (ledger names cannot be pinned) stay out of the
+      // release namespace, where core's and the agent's leader Leases are.
+      for (const lease of ["wave-warmup", "wave-agent", "wave-spot-repair"]) {
+        const r = await kubectlRaw([
+          "auth",
+          "can-i",
+          "update",
+          `leases.coordination.k8s.io/${lease}`,
+          `--as=system:serviceaccount:${ns}:${release}-webhook`,
+          "-n",
+          ns,
+        ]);
+        assert.equal(r.stdout.trim(), "no", `the webhook may not update Lease ${ns}/${lease}`);
+      }
+      const own = await kubectlRaw([
+        "auth",
+        "can-i",
+        "update",
+        "leases.coordination.k8s.io/wave-spot-repair",
+        `--as=system:serviceaccount:${ns}:${release}-webhook`,
+        "-n",
+        ledgerNs,
+      ]);
+      assert.equal(own.stdout.trim(), "yes", "the webhook may update its Leases in the ledger namespace");
     });
   },
 );
@@ -749,8 +788,9 @@ test(
           { timeoutMs: 60_000 },
         );
         assert.deepEqual(placed, ["on-demand", "spot"]);
-        const ledgers = await list("leases", { namespace: ns, selector: LEDGER_LABEL });
-        assert.equal(ledgers.length, 1, "one slot ledger Lease in Wave's namespace");
+        const ledgers = await list("leases", { namespace: ledgerNs, selector: LEDGER_LABEL });
+        assert.equal(ledgers.length, 1, "one slot ledger Lease in the spot ledger namespace");
+        assert.deepEqual(await list("leases", { namespace: ns, selector: LEDGER_LABEL }), []);
 
         // warmup: the big pod fits no other node of the pool → a warmup pod, its node protected.
         const warm = async (): Promise<{ pod: KubeObject; node: KubeObject; claim: KubeObject }> =>
@@ -804,6 +844,12 @@ test(
           leases.includes("wave-agent") && leases.includes("wave-warmup"),
           `leader Leases: ${leases.join(", ")}`,
         );
+        assert.ok(!leases.includes("wave-spot-repair"), "the repair's Lease is not in Wave's namespace");
+        await waitFor(
+          "the webhook's repair Lease in the ledger namespace",
+          async () => (await get("lease", "wave-spot-repair", ledgerNs)) !== undefined,
+          { timeoutMs: 30_000 },
+        );
 
         // Everything stops cleanly, and nothing was refused by the apiserver.
         for (const p of [agent, webhook, core])
@@ -842,6 +888,58 @@ test(
           (await list("leases", { namespace: ns })).map((l) => l.metadata.name),
           [],
           "Leases removed",
+        );
+        // The chart's ledger namespace goes with the release (its Leases with it): untouched.
+        const kept = (await list("leases", { namespace: ledgerNs })).map((l) => l.metadata.name);
+        assert.ok(
+          kept.includes("wave-spot-repair") && kept.length === 2,
+          `ledger Leases: ${kept.join(", ")}`,
+        );
+
+        // A ledger namespace the chart did not create (webhook.createLedgerNamespace=false): the
+        // hook gets a Role there and `wave cleanup` empties it.
+        const userLedgers = parseDocs(
+          await helmTemplate([
+            ...APIS,
+            "--set",
+            `clusterId=${clusterId}`,
+            "--set",
+            "webhook.createLedgerNamespace=false",
+          ]),
+        );
+        const hookRbac = userLedgers.filter(
+          (d) =>
+            (d.kind === "Role" || d.kind === "RoleBinding") &&
+            field(d, "metadata", "namespace") === ledgerNs &&
+            nameOf(d) === `${release}-cleanup`,
+        );
+        assert.equal(hookRbac.length, 2, "the cleanup hook's Role and RoleBinding in the ledger namespace");
+        await kubectl(
+          ["apply", "-f", "-"],
+          JSON.stringify({ apiVersion: "v1", kind: "List", items: hookRbac }),
+        );
+        const [hookJob] = objs(
+          field(
+            userLedgers.find((d) => d.kind === "Job" && nameOf(d) === `${release}-cleanup`),
+            "spec",
+            "template",
+            "spec",
+            "containers",
+          ),
+        );
+        assert.ok(hookJob, "the cleanup hook Job");
+        const env = chartEnv(hookJob, "cleanup-1", {});
+        assert.equal(env["WAVE_SPOT_LEDGER_NAMESPACE"], ledgerNs);
+        const again = startWave("cleanup", strings(hookJob.args), env, kc.cleanup);
+        assert.equal(await again.exited, 0, `wave cleanup exits 0:\n${again.output.join("\n")}`);
+        assert.deepEqual(forbidden(again), []);
+        process.stderr.write(
+          `[cleanup] ${again.output.find((l) => l.startsWith("cleaned up in namespace")) ?? "(no summary)"}\n`,
+        );
+        assert.deepEqual(
+          (await list("leases", { namespace: ledgerNs })).map((l) => l.metadata.name),
+          [],
+          "the ledger and the repair Lease removed from the ledger namespace",
         );
       });
     } catch (err) {

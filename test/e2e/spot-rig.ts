@@ -167,7 +167,9 @@ export async function startFront(
   let next = 0;
   let inFlight = 0;
   const admissions: Admission[] = [];
-  const server: Server = createServer({ cert, key }, (req, res) => {
+  // Keep-alive sockets live as long as the webhook's own (65 s): with Node's 5 s default, a socket
+  // opened early in a burst can be closed just as a request is written on it (ECONNRESET).
+  const server: Server = createServer({ cert, key, keepAliveTimeout: 65_000 }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {

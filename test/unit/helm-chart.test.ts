@@ -54,6 +54,12 @@ const named = (docs: Obj[], kind: string, name: string): Obj => {
   return found;
 };
 
+const NAMESPACE_SCOPES: Record<string, string> = {
+  wave: "namespace",
+  "wave-warmup": "warmup",
+  "wave-spot-ledgers": "ledger",
+};
+
 /** Rendered permissions per ServiceAccount, through the (Cluster)RoleBindings. */
 function renderedPermissions(docs: Obj[]): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
@@ -72,9 +78,10 @@ function renderedPermissions(docs: Obj[]): Map<string, Set<string>> {
         assert.equal(s.kind, "ServiceAccount");
         const sa = String(s.name);
         const set = out.get(sa) ?? new Set<string>();
-        // A Role outside the release namespace ("wave") is the warmup namespace's.
+        // Roles live in the release namespace ("wave"), the warmup one or the spot ledger one.
         const where =
-          scope === "namespace" && field(b, "metadata", "namespace") !== "wave" ? "warmup" : scope;
+          scope === "cluster" ? scope : NAMESPACE_SCOPES[String(field(b, "metadata", "namespace"))];
+        assert.ok(where, `a RoleBinding in an unexpected namespace: ${JSON.stringify(b.metadata)}`);
         for (const k of ruleKeys(where, objs(role.rules))) set.add(k);
         out.set(sa, set);
       }
@@ -105,6 +112,108 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     }
     for (const perms of rendered.values())
       for (const p of perms) assert.doesNotMatch(p, /\|(secrets|configmaps|\*)\|/, `too broad: ${p}`);
+  });
+
+  it("gives the webhook Lease writes only in a spot ledger namespace of its own (never Wave's leader Leases)", () => {
+    const leaseRoles = (d: Obj[]): Obj[] =>
+      byKind(d, "Role").filter((r) =>
+        objs(r.rules).some((rule) => strings(rule.resources).includes("leases")),
+      );
+    const webhookRoles = leaseRoles(docs).filter((r) => field(r, "metadata", "name") === "wave-webhook");
+    assert.deepEqual(
+      webhookRoles.map((r) => field(r, "metadata", "namespace")),
+      ["wave-spot-ledgers"],
+      "the webhook's only Lease Role is in the ledger namespace",
+    );
+    const ns = named(docs, "Namespace", "wave-spot-ledgers");
+    assert.equal(field(ns, "metadata", "labels", "pod-security.kubernetes.io/enforce"), "restricted");
+    const env = (d: Obj[], kind: string, name: string): Record<string, unknown> =>
+      Object.fromEntries(
+        objs(
+          field(objs(field(named(d, kind, name), "spec", "template", "spec", "containers"))[0], "env"),
+        ).map((e) => [String(e.name), e.value]),
+      );
+    assert.equal(env(docs, "Deployment", "wave-webhook").WAVE_SPOT_LEDGER_NAMESPACE, "wave-spot-ledgers");
+    // The chart's own ledger namespace goes with the release: the cleanup hook needs no access.
+    assert.ok(!("WAVE_SPOT_LEDGER_NAMESPACE" in env(docs, "Job", "wave-cleanup")));
+
+    // A namespace the user made: not created; the cleanup hook empties it with a Role there.
+    const own = render([
+      "--set",
+      "webhook.ledgerNamespace=spot-ledgers",
+      "--set",
+      "webhook.createLedgerNamespace=false",
+    ]);
+    assert.equal(
+      byKind(own, "Namespace").filter((n) => field(n, "metadata", "name") === "spot-ledgers").length,
+      0,
+    );
+    assert.deepEqual(
+      leaseRoles(own)
+        .map((r) => `${String(field(r, "metadata", "namespace"))}/${String(field(r, "metadata", "name"))}`)
+        .sort(),
+      [
+        "spot-ledgers/wave-cleanup",
+        "spot-ledgers/wave-webhook",
+        "wave/wave-agent",
+        "wave/wave-cleanup",
+        "wave/wave-core",
+      ],
+    );
+    assert.equal(env(own, "Job", "wave-cleanup").WAVE_SPOT_LEDGER_NAMESPACE, "spot-ledgers");
+    assert.equal(env(own, "Deployment", "wave-webhook").WAVE_SPOT_LEDGER_NAMESPACE, "spot-ledgers");
+  });
+
+  it("requires mutual TLS from agents by default, with the agent certificate's identity; off only when asked (warns)", () => {
+    const coreEnv = (d: Obj[]): Obj[] =>
+      objs(
+        field(
+          objs(field(named(d, "Deployment", "wave-core"), "spec", "template", "spec", "containers"))[0],
+          "env",
+        ),
+      );
+    const value = (env: Obj[], name: string): unknown => env.find((e) => e.name === name)?.value;
+    assert.equal(
+      value(coreEnv(docs), "WAVE_GRPC_ALLOW_NO_CLIENT_CERT"),
+      undefined,
+      "mTLS required by default",
+    );
+    assert.equal(value(coreEnv(docs), "WAVE_AGENT_IDENTITY"), "wave-agent");
+    const cert = named(docs, "Certificate", "wave-agent");
+    assert.equal(field(cert, "spec", "commonName"), "wave-agent");
+    assert.ok(strings(field(cert, "spec", "usages")).includes("client auth"));
+    const off = render(["--set", "agent.mtls=false"]);
+    assert.equal(value(coreEnv(off), "WAVE_GRPC_ALLOW_NO_CLIENT_CERT"), "true");
+  });
+
+  it("puts warmup and pull pods in a restricted namespace of their own under a deny-all NetworkPolicy", () => {
+    const ns = named(docs, "Namespace", "wave-warmup");
+    assert.equal(field(ns, "metadata", "labels", "pod-security.kubernetes.io/enforce"), "restricted");
+    const np = named(docs, "NetworkPolicy", "wave-warmup-deny-all");
+    assert.equal(field(np, "metadata", "namespace"), "wave-warmup");
+    assert.deepEqual(field(np, "spec"), { podSelector: {}, policyTypes: ["Ingress", "Egress"] });
+    // Nothing of the chart's puts a Secret there.
+    assert.deepEqual(
+      byKind(docs, "Secret").filter((x) => field(x, "metadata", "namespace") === "wave-warmup"),
+      [],
+    );
+  });
+
+  it("admits only the control plane's addresses to the webhook port when they are named", () => {
+    const rules = (d: Obj[]): Obj[] =>
+      objs(field(named(d, "NetworkPolicy", "wave-webhook"), "spec", "ingress"));
+    const named2 = render([
+      "--set",
+      "webhook.controlPlaneCidrs[0]=10.0.0.0/16",
+      "--set",
+      "webhook.controlPlaneCidrs[1]=10.1.0.0/16",
+    ]);
+    const [first] = rules(named2);
+    assert.deepEqual(field(first, "from"), [
+      { ipBlock: { cidr: "10.0.0.0/16" } },
+      { ipBlock: { cidr: "10.1.0.0/16" } },
+    ]);
+    assert.equal(rules(named2).length, 1);
   });
 
   it("runs each component under its own ServiceAccount, non-root, read-only root filesystem", () => {
@@ -240,6 +349,18 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.match(fails(["--set", "checks.crds=false", "--set", "core.replicas=2"]), /needs PostgreSQL/);
     assert.match(fails(["--set", "checks.crds=false", "--set", "logLevel=loud"]), /logLevel/);
     assert.match(fails(["--set", "checks.crds=false", "--set", "core.pricing.region=us-east-1a"]), /region/);
+    for (const same of ["default", "default-warmup"])
+      assert.match(
+        fails([
+          "--namespace",
+          "default",
+          "--set",
+          "checks.crds=false",
+          "--set",
+          `webhook.ledgerNamespace=${same}`,
+        ]),
+        /ledgerNamespace \(default(-warmup)?\) must be a namespace of its own/,
+      );
   });
   it("scrapes core (with the viewer token), the agent and the webhook (over its TLS), and lets Prometheus through", () => {
     const docs = render([

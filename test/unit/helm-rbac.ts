@@ -3,8 +3,11 @@
 // each ServiceAccount). A permission is one string "scope|apiGroup|resource|verb|resourceName"
 // ("-" = any name), so sets of them compare exactly and a difference names the permission.
 
-/** "namespace" is the release namespace; "warmup" the warmup namespace (warmup and pull pods). */
-export type Scope = "cluster" | "namespace" | "warmup";
+/**
+ * "namespace" is the release namespace; "warmup" the warmup namespace (warmup and pull pods);
+ * "ledger" the spot ledger namespace (the webhook's Leases).
+ */
+export type Scope = "cluster" | "namespace" | "warmup" | "ledger";
 
 /** A PolicyRule as rendered or documented; fields are read leniently (rendered YAML is untyped). */
 export interface RuleLike {
@@ -42,7 +45,11 @@ export function documentedPermissions(md: string): Map<string, Set<string>> {
       continue;
     }
     const cells = line.split("|").map((c) => c.trim());
-    if (component === undefined || cells.length !== 7 || !/^(cluster|namespace|warmup)$/.test(cells[1] ?? ""))
+    if (
+      component === undefined ||
+      cells.length !== 7 ||
+      !/^(cluster|namespace|warmup|ledger)$/.test(cells[1] ?? "")
+    )
       continue;
     const [, scope = "", group = "", resources = "", verbs = "", names = ""] = cells;
     const list = (s: string): string[] => s.split(",").map((x) => x.trim());
@@ -66,7 +73,7 @@ export function documentedPermissions(md: string): Map<string, Set<string>> {
  */
 export function effectiveIn(
   documented: ReadonlySet<string>,
-  where: boolean | "release" | "warmup" | "other",
+  where: boolean | "release" | "warmup" | "ledger" | "other",
 ): Set<string> {
   const ns = where === true ? "release" : where === false ? "other" : where;
   const out = new Set<string>();
@@ -75,7 +82,8 @@ export function effectiveIn(
     if (
       scope === "cluster" ||
       (ns === "release" && scope === "namespace") ||
-      (ns === "warmup" && scope === "warmup")
+      (ns === "warmup" && scope === "warmup") ||
+      (ns === "ledger" && scope === "ledger")
     )
       out.add(rest.join("|"));
   }

@@ -60,6 +60,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "wave.warmupNamespace" -}}
 {{- default (printf "%s-warmup" .Release.Namespace) .Values.warmup.namespace }}
 {{- end }}
+
+{{/* Namespace of the webhook's spot slot ledgers and its repair Lease (RBAC.md, scope "ledger"). */}}
+{{- define "wave.ledgerNamespace" -}}
+{{- default (printf "%s-spot-ledgers" .Release.Namespace) .Values.webhook.ledgerNamespace }}
+{{- end }}
 {{- define "wave.caIssuer" -}}{{ include "wave.fullname" . }}-ca{{- end }}
 
 {{/* Whether core keeps its history in PostgreSQL (otherwise SQLite on a PVC). */}}
