@@ -8,7 +8,7 @@
 // initialized → scaled to 0 → consolidated (Empty). Every distinct version of the first NodeClaim
 // is kept (its condition sets through the whole life), plus the NodePool, the Node, and the
 // Events Karpenter wrote. managedFields are dropped; everything else is as the apiserver served it.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kubeconfigPath, kubectl, kubectlPath, readState, repoRoot, sleep } from "./lib.ts";
@@ -172,6 +172,8 @@ async function main(): Promise<void> {
   write("nodepool.json", poolSeen);
   write("events.json", events);
   write("rig.json", { pair: state.pair, recordedAt: new Date().toISOString() });
+  // In the repository's JSON style, so `npm test`'s prettier --check passes on fresh recordings.
+  spawnSync(join(repoRoot, "node_modules", ".bin", "prettier"), ["--write", out], { stdio: "ignore" });
   process.stderr.write(
     `[record] ${out}: ${claimVersions.size} NodeClaim versions, ${events.length} Karpenter events\n`,
   );
