@@ -237,6 +237,8 @@ export function trimEvent(ev: Event): Event | undefined {
   if (ev.lastTimestamp !== undefined) out.lastTimestamp = ev.lastTimestamp;
   if (ev.eventTime !== undefined) out.eventTime = ev.eventTime;
   if (ev.reportingComponent !== undefined) out.reportingComponent = ev.reportingComponent;
+  // The spot page counts repairs per action (Evict, EvictBlocked, Fallback).
+  if (ev.action !== undefined) out.action = ev.action;
   if (ev.source?.component !== undefined) out.source = { component: ev.source.component };
   return out;
 }

@@ -2,10 +2,10 @@
 // explicitly. Agent → (gRPC over TLS, bearer token) → core (hub, history store, sampler,
 // dashboard API + UI) ; warmup controller and spot-placement webhook act on the cluster.
 // Without a kubeconfig (or with --simulate) the cluster is the embedded simulated Karpenter.
-import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { serverToken, type WaveConfig } from "../config/config.ts";
+import { DEFAULT_DATA_DIR, serverToken, type WaveConfig } from "../config/config.ts";
 import { Agent } from "../agent/agent.ts";
 import { InformerSource } from "../agent/informer-source.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
@@ -14,26 +14,21 @@ import { startIngestServer } from "../core/ingest/server.ts";
 import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
-import { jsonPatch } from "../kube/memory/patch.ts";
-import type { Pod } from "../objects/kube.ts";
 import type { KubeClient } from "../kube/port.ts";
 import { startPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
-import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
 import { seeded } from "../shared/random.ts";
-import { SCENARIO_SPOT_POLICY, seedScenario } from "../sim/scenario.ts";
-import { Simulator } from "../sim/simulator.ts";
 import { LaggingClock } from "../sim/clock.ts";
+import { PodCache } from "../webhook/pod-cache.ts";
+import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
 import { runController } from "../warmup/run.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
-import type { AdmissionRequest } from "../webhook/admission.ts";
 import { generateDevCerts } from "../webhook/certs.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
 import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
-import { review } from "../webhook/review.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./version.ts";
@@ -46,9 +41,12 @@ import {
   startHistory,
 } from "./parts.ts";
 
-/** How far in the past the embedded simulated cluster begins (fast-forwarded at start). */
-const FAST_FORWARD_MS = 12 * 60_000;
-const SIM_STEP_MS = 1000;
+/**
+ * How far in the past the embedded simulated cluster begins (fast-forwarded at start). Bounded by
+ * start-up time: every simulated change goes through the agent and core as it would live, which
+ * on a busy 2-core machine fits a quarter of an hour in the first seconds (docs/simulator.md).
+ */
+export const SIMULATED_HISTORY_MS = 15 * 60_000;
 const SHUTDOWN_STEP_MS = 5000;
 
 /** Something `start` opened and must close on the way out, newest first. */
@@ -64,6 +62,10 @@ export interface Started {
   store: Store;
   kube: KubeClient;
   simulated: boolean;
+  /** On the simulated cluster: resolves once its fast-forwarded history has caught up with now. */
+  caughtUp: Promise<void>;
+  /** How far the simulated cluster's clock is still behind real time (0 on a real cluster). */
+  simulatedLagMs: () => number;
   tokens: { admin: string; viewer: string };
   stop(): Promise<void>;
 }
@@ -96,33 +98,17 @@ async function loadSpotPolicies(
   }
 }
 
-/** Applies the webhook's admission logic to a pod the simulator is about to create. */
-function simulatedAdmission(deps: Parameters<typeof review>[1]): (pod: Pod) => Promise<Pod> {
-  return async (pod) => {
-    const req: AdmissionRequest = {
-      uid: randomUUID(),
-      kind: { group: "", version: "v1", kind: "Pod" },
-      resource: { group: "", version: "v1", resource: "pods" },
-      requestKind: { group: "", version: "v1", kind: "Pod" },
-      requestResource: { group: "", version: "v1", resource: "pods" },
-      namespace: pod.metadata.namespace ?? "default",
-      operation: "CREATE",
-      userInfo: { username: "system:serviceaccount:kube-system:replicaset-controller" },
-      object: pod,
-      dryRun: false,
-    };
-    const res = await review(req, deps);
-    const patch = res.response.patch;
-    if (!patch) return pod;
-    const ops = JSON.parse(Buffer.from(patch, "base64").toString("utf8")) as unknown[];
-    return jsonPatch(pod, ops);
-  };
-}
-
 export async function startWave(
   config: WaveConfig,
   env: NodeJS.ProcessEnv,
-  opts: { clock?: Clock; log?: Logger } = {},
+  opts: {
+    clock?: Clock;
+    log?: Logger;
+    /** Simulated cluster: how much history to fast-forward through at start (default 24 h). */
+    simulatedHistoryMs?: number;
+    /** Simulated cluster: the largest fast-forward step (default 5 min). */
+    fastForwardMaxStepMs?: number;
+  } = {},
 ): Promise<Started> {
   const clock = opts.clock ?? realClock;
   const log = opts.log ?? createLogger({ level: config.logLevel, base: { app: "wave" } });
@@ -144,13 +130,18 @@ export async function startWave(
     mkdirSync(config.dataDir, { recursive: true });
     const simulated = wantsSimulator(config, env);
     const metrics = new Registry();
+    const simDb = join(config.dataDir, "wave-sim.db");
+    // Without a --data-dir of its own, each simulated run starts from a fresh history rather than
+    // mixing today's fast-forwarded day with the last run's.
+    if (simulated && !config.databaseUrl && config.dataDir === DEFAULT_DATA_DIR)
+      for (const f of [simDb, `${simDb}-wal`, `${simDb}-shm`]) rmSync(f, { force: true });
     const prices = startPricing(config, { clock, log, signal: ac.signal, simulated, metrics }).provider;
 
     // ---- core: store, hub, ingest over TLS ----
     const store = await openStore(
       config.databaseUrl
         ? { backend: "postgres", url: config.databaseUrl }
-        : { backend: "sqlite", path: join(config.dataDir, simulated ? "wave-sim.db" : "wave.db") },
+        : { backend: "sqlite", path: simulated ? simDb : join(config.dataDir, "wave.db") },
       { log },
     );
     closers.push(() => store.close());
@@ -187,8 +178,12 @@ export async function startWave(
     closers.push(() => ingestServer.close());
 
     // ---- the cluster: real, or the embedded simulator ----
-    // The simulated cluster starts FAST_FORWARD_MS in the past and fast-forwards to now.
-    const simClock = new LaggingClock(clock, FAST_FORWARD_MS);
+    // The simulated cluster starts its history's length in the past and fast-forwards to now.
+    const simClock = new LaggingClock(
+      clock,
+      simulated ? (opts.simulatedHistoryMs ?? SIMULATED_HISTORY_MS) : 0,
+    );
+    const clusterClock = simulated ? simClock : clock;
     let kube: KubeClient;
     let kubernetesVersion = "";
     let karpenterVersion = "";
@@ -204,29 +199,25 @@ export async function startWave(
       kube = memory;
       kubernetesVersion = "v1.34.0-sim";
       karpenterVersion = "v1.8-sim";
-      if ((await store.listPolicies(config.clusterId, "spot")).length === 0) {
-        const p = SCENARIO_SPOT_POLICY;
-        await store.putPolicy(
-          config.clusterId,
-          "spot",
-          `${p.namespace}/${p.kind}/${p.name}`,
-          {
-            workload: { kind: p.kind, namespace: p.namespace, name: p.name },
-            threshold: p.threshold,
-            strategy: p.strategy,
-          },
-          clock.now(),
-        );
-      }
+      await seedLivingPolicies(store, config.clusterId, clock.now());
     } else {
       ({ kube, kubernetesVersion } = await connectCluster(config, env, log));
     }
     await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
-    const allocator = new SlotAllocator({ kube, namespace: config.namespace, clock, logger: log });
+    // On the simulated cluster the ledgers follow its pods (as `wave webhook` does) on its clock.
+    const podCache = simulated
+      ? new PodCache({ kube, clock: clusterClock, logger: log }).start(ac.signal)
+      : undefined;
+    const allocator = new SlotAllocator({
+      kube,
+      namespace: config.namespace,
+      clock: clusterClock,
+      logger: log,
+      ...(podCache ? { pods: podCache } : {}),
+    });
 
     // ---- agent: informers → gRPC → core ----
     // The agent stamps what it observes (e.g. a NodeClaim's deletion) with the cluster's time.
-    const clusterClock = simulated ? simClock : clock;
     const agent = new Agent({
       source: new InformerSource({ client: kube, clock: clusterClock, log }),
       coreUrl: `https://127.0.0.1:${ingestServer.port}`,
@@ -244,34 +235,31 @@ export async function startWave(
     closers.push(() => agentDone);
 
     let webhookPort = 0;
-    if (simulated && kube instanceof MemoryKube) {
-      const offerings = buildOfferings(buildCatalog(), prices);
-      const sim = new Simulator({
-        kube,
-        clock: simClock,
-        offerings,
-        random: seeded(7),
-        admit: simulatedAdmission({
+    // The simulated cluster's loop starts last, once everything that watches it is running.
+    let startCluster: (() => Promise<void>) | undefined;
+    let caughtUp = Promise.resolve();
+    if (simulated && kube instanceof MemoryKube && podCache) {
+      const memory = kube;
+      startCluster = async () => {
+        const cluster = await runEmbeddedCluster({
+          kube: memory,
+          simClock,
+          clock,
+          prices,
           policies: spotPolicies,
           allocator,
-          clock,
-          logger: log,
+          pods: podCache,
           metrics: spotMetrics,
-        }),
-        log,
-      });
-      const drive = await seedScenario(kube, simClock.now());
-      void (async () => {
-        while (!ac.signal.aborted) {
-          await drive(simClock.now()).catch((err: unknown) => log.warn("scenario step failed", { err }));
-          await sim.tick(SIM_STEP_MS);
-          if (simClock.lag > 0) {
-            // Fast-forward: advance simulated time without waiting; yield so the agent streams.
-            simClock.catchUp(SIM_STEP_MS);
-            await new Promise((r) => setTimeout(r, 5));
-          } else await clock.sleep(SIM_STEP_MS, ac.signal).catch(() => undefined);
-        }
-      })();
+          log,
+          signal: ac.signal,
+          // Core may trail the cluster by a few thousand deltas while it fast-forwards, no more.
+          drained: () => agent.outbox.buffered < 2000,
+          ...(opts.fastForwardMaxStepMs !== undefined ? { maxStepMs: opts.fastForwardMaxStepMs } : {}),
+        });
+        closers.push(() => cluster.done);
+        caughtUp = cluster.caughtUp;
+        void caughtUp.then(() => log.info("simulated history caught up with now"));
+      };
     } else {
       // A real cluster: serve admission over HTTPS for the MutatingWebhookConfiguration.
       const webhook = await startWebhookServer({
@@ -312,7 +300,8 @@ export async function startWave(
       view: entry.state,
       store,
       prices,
-      clock,
+      // The cluster's time: on the simulator, warm nodes' TTLs and cooldowns run on its clock.
+      clock: clusterClock,
       log,
       namespace: config.namespace,
       podNamespace: config.warmupNamespace,
@@ -325,7 +314,7 @@ export async function startWave(
       for (const name of new Set([config.namespace, config.warmupNamespace ?? config.namespace]))
         await kube.create("Namespace", { metadata: { name } }).catch(() => undefined);
     void runController(warmup.controller, {
-      clock,
+      clock: clusterClock,
       signal: ac.signal,
       log,
       triggers: warmup.triggers,
@@ -364,6 +353,7 @@ export async function startWave(
     closers.push(() => api.app.close());
     const apiPort = api.port;
     entry.simulated = simulated;
+    await startCluster?.();
     log.info("wave started", { simulated, api: address, grpcPort: ingestServer.port });
     return {
       url: `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${apiPort}/`,
@@ -374,6 +364,8 @@ export async function startWave(
       store,
       kube,
       simulated,
+      caughtUp,
+      simulatedLagMs: () => (simulated ? simClock.lag : 0),
       tokens,
       stop,
     };

@@ -96,6 +96,9 @@ export interface WaveConfig {
   spotPreferFallbackMs: number;
 }
 
+/** Where state goes without --data-dir (the simulated cluster's history is fresh each run there). */
+export const DEFAULT_DATA_DIR = ".wave";
+
 export const DEFAULTS: WaveConfig = Object.freeze({
   kubeconfig: undefined,
   context: undefined,
@@ -106,7 +109,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   port: 8080,
   grpcPort: 8081,
   webhookPort: 8443,
-  dataDir: ".wave",
+  dataDir: DEFAULT_DATA_DIR,
   databaseUrl: undefined,
   logLevel: "info",
   verbose: false,

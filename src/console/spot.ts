@@ -2,7 +2,8 @@
 // its pods with capacity type and node, what spot saves against all-on-demand, and warnings a
 // user would want before trusting the numbers. Reads core's state as the agent forwards it and
 // the stored policies; the webhook's own counters live on its /metrics, not here.
-import type { SpotPodDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
+import type { SpotPodDto, SpotRepairDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
+import type { SpotRepair } from "../core/store/store.ts";
 import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
 import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
@@ -16,6 +17,8 @@ import { resolveWorkload } from "../webhook/workload.ts";
 
 /** Most pods listed per workload (counts always cover every pod). */
 export const MAX_PODS_LISTED = 500;
+/** Newest repairs listed per workload (the counts cover the whole range). */
+export const MAX_REPAIRS_LISTED = 20;
 
 export interface SpotViewInput {
   clusterId: string;
@@ -25,6 +28,28 @@ export interface SpotViewInput {
   now: number;
   /** List pods of this workload key even without a policy (the page's expanded row). */
   expand?: string | undefined;
+  /** The spot repair's actions in [from, to) (store rows, oldest first). */
+  repairs?: readonly SpotRepair[];
+  from?: number;
+  to?: number;
+}
+
+type Repairs = SpotWorkloadDto["repairs"];
+
+/** Per workload key: how many repairs of each action, and the newest few. */
+export function repairsByWorkload(rows: readonly SpotRepair[]): Map<string, Repairs> {
+  const out = new Map<string, Repairs>();
+  for (const r of rows) {
+    let w = out.get(r.workload);
+    if (!w) out.set(r.workload, (w = { total: 0, byAction: {}, recent: [] }));
+    w.total++;
+    const action = r.action || "other";
+    w.byAction[action] = (w.byAction[action] ?? 0) + 1;
+    const dto: SpotRepairDto = { at: r.at, action: r.action, pod: r.pod, type: r.type, message: r.message };
+    w.recent.unshift(dto);
+    if (w.recent.length > MAX_REPAIRS_LISTED) w.recent.pop();
+  }
+  return out;
 }
 
 const isLive = (p: Pod): boolean =>
@@ -110,8 +135,9 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     return Math.min(1, Math.max(cpu, mem));
   };
 
+  const repairs = repairsByWorkload(input.repairs ?? []);
   const workloads: SpotWorkloadDto[] = [];
-  const totals = { pods: 0, onDemand: 0, spot: 0, savedPerHour: 0, fallbacks: 0 };
+  const totals = { pods: 0, onDemand: 0, spot: 0, savedPerHour: 0, fallbacks: 0, repairs: 0 };
   for (const [key, a] of acc) {
     const actual = { onDemand: 0, spot: 0, pending: 0 };
     let cost = 0;
@@ -213,7 +239,9 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
       nodePools: [...poolNames].sort(),
       warnings,
       items,
+      repairs: repairs.get(key) ?? { total: 0, byAction: {}, recent: [] },
     });
+    totals.repairs += repairs.get(key)?.total ?? 0;
     totals.pods += total;
     totals.onDemand += actual.onDemand;
     totals.spot += actual.spot;
@@ -226,5 +254,12 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
       Number(y.policy !== null) - Number(x.policy !== null) ||
       workloadKey(x.workload).localeCompare(workloadKey(y.workload)),
   );
-  return { clusterId: input.clusterId, at: input.now, workloads, totals };
+  return {
+    clusterId: input.clusterId,
+    at: input.now,
+    from: input.from ?? input.now,
+    to: input.to ?? input.now,
+    workloads,
+    totals,
+  };
 }

@@ -2,6 +2,7 @@
 // not warming, and over a time range its hits, misses, cost and the start time it saved —
 // measured from this cluster's own pods, not estimated. Reads core's state (as the agent
 // forwards it), the controller's stored events and the lifecycle history.
+import { backoffCooldownMs, unusedStreak } from "../warmup/backoff.ts";
 import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
 import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
@@ -326,6 +327,8 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       warmCostPerHourNow: warmCost(poolNodes.filter(isWaveWarm), priceOf) ?? 0,
       newNodeCostPerHour,
       newNodeInstanceType: offering?.instanceType ?? null,
+      unusedStreak: unusedStreak(poolObj),
+      cooldownSecondsNow: Math.round(backoffCooldownMs(policy, unusedStreak(poolObj)) / 1000),
     });
   }
   return { clusterId: input.clusterId, at: now, from, to, pools: out };

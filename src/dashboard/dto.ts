@@ -135,6 +135,8 @@ export interface ThrashingDto {
     terminatedAt: number | null;
     lifetimeSeconds: number | null;
     reason: string | null;
+    /** "warmup": a warm node Wave launched and released unused — Wave's own churn. */
+    cause: "warmup" | null;
   }[];
   advice: string[];
 }
@@ -273,6 +275,10 @@ export interface WarmupPoolDto {
   /** Hourly price of the node a warmup would launch now (the editor's preview). */
   newNodeCostPerHour: number | null;
   newNodeInstanceType: string | null;
+  /** Warm nodes in a row that expired unused (reset by a hit): each one backs warmup off. */
+  unusedStreak: number;
+  /** The cooldown in force now: the policy's, grown by the back-off. */
+  cooldownSecondsNow: number;
 }
 
 export interface WarmupViewDto {
@@ -296,6 +302,17 @@ export interface SpotPodDto {
   costPerHour: number | null;
 }
 
+/** One self-heal action of the spot repair (a WaveSpotRepair Event, ADR 0006). */
+export interface SpotRepairDto {
+  at: number;
+  /** Evict, EvictBlocked, Fallback, … ("" when the Event named none). */
+  action: string;
+  /** namespace/name of the pod acted on. */
+  pod: string;
+  type: "Normal" | "Warning";
+  message: string;
+}
+
 export type SpotWarning = "workload-not-found" | "require-without-spot" | "pinned-by-workload" | "fallback";
 
 export interface SpotWorkloadDto {
@@ -314,13 +331,25 @@ export interface SpotWorkloadDto {
   nodePools: string[];
   warnings: { kind: SpotWarning; message: string }[];
   items: SpotPodDto[];
+  /** The repair's self-heal actions for this workload over the view's [from, to). */
+  repairs: { total: number; byAction: Record<string, number>; recent: SpotRepairDto[] };
 }
 
 export interface SpotViewDto {
   clusterId: string;
   at: number;
+  /** The range repairs are counted over (epoch ms, [from, to)). */
+  from: number;
+  to: number;
   workloads: SpotWorkloadDto[];
-  totals: { pods: number; onDemand: number; spot: number; savedPerHour: number; fallbacks: number };
+  totals: {
+    pods: number;
+    onDemand: number;
+    spot: number;
+    savedPerHour: number;
+    fallbacks: number;
+    repairs: number;
+  };
 }
 
 export interface NodeDetailDto {

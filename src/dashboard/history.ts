@@ -22,6 +22,8 @@ export type LifecyclePhase =
 export interface LifecycleRecord {
   nodeClaim: string;
   nodePool: string;
+  /** The Node it became (known from registration on). */
+  nodeName?: string | undefined;
   instanceType?: string | undefined;
   capacityType?: string | undefined;
   zone?: string | undefined;
@@ -80,6 +82,7 @@ export function canonicalReason(reason: string | undefined): string {
 export interface NodeClaimLife {
   nodeClaim: string;
   nodePool: string;
+  nodeName?: string;
   instanceType?: string;
   capacityType?: string;
   zone?: string;
@@ -111,6 +114,7 @@ export function livesOf(events: readonly LifecycleRecord[]): NodeClaimLife[] {
     if (e.instanceType && !life.instanceType) life.instanceType = e.instanceType;
     if (e.capacityType && !life.capacityType) life.capacityType = e.capacityType;
     if (e.zone && !life.zone) life.zone = e.zone;
+    if (e.nodeName && !life.nodeName) life.nodeName = e.nodeName;
     // First occurrence of a phase wins, as in the store; a cancelled disruption may recur.
     if (life.phases.some((p) => p.phase === e.phase)) continue;
     life.phases.push(

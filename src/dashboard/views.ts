@@ -333,6 +333,8 @@ export function thrashingReports(input: {
   pools: readonly NodePool[];
   events: readonly LifecycleRecord[];
   disruptions: readonly DisruptionRecord[];
+  /** Nodes Wave's warmup released unused (from its stored miss events). */
+  warmNodes?: ReadonlySet<string>;
   now: number;
   options?: Partial<ThrashingOptions>;
 }): ThrashingReport[] {
@@ -340,6 +342,7 @@ export function thrashingReports(input: {
     pools: input.pools,
     events: input.events,
     disruptions: input.disruptions,
+    ...(input.warmNodes ? { warmNodes: input.warmNodes } : {}),
     now: input.now,
     ...(input.options ? { options: input.options } : {}),
   });
@@ -366,6 +369,7 @@ export function thrashingDtos(reports: readonly ThrashingReport[]): ThrashingDto
               ? (endedAt - e.launchedAt) / 1000
               : null,
         reason: e.reason ?? null,
+        cause: e.warmup ? ("warmup" as const) : null,
       };
     }),
     advice: r.advice.map((a) => `${a.title}: ${a.detail}`),

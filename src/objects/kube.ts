@@ -164,6 +164,9 @@ export interface Event extends KubeObject {
   eventTime?: string;
   source?: { component?: string; host?: string };
   reportingComponent?: string;
+  reportingInstance?: string;
+  /** What the reporter did (events.k8s.io's action; Wave's spot repair sets it: Evict, …). */
+  action?: string;
 }
 
 export interface LabelSelector {

@@ -32,9 +32,20 @@ export const W = {
   lastWarmupAt: "wave.sh/last-warmup-at",
   /** Beside it: the namespace of the Wave instance that wrote it (`wave cleanup` removes only its own). */
   lastWarmupNamespace: "wave.sh/last-warmup-namespace",
+  /**
+   * On the NodePool: warm nodes in a row that expired unused (reset by a hit). Grows the pool's
+   * cooldown so Wave does not keep launching nodes Karpenter consolidates again (src/warmup/backoff.ts).
+   */
+  warmupUnusedStreak: "wave.sh/warmup-unused-streak",
   priorityClassName: "wave-warmup",
   /** On a warm Node: hashes of the images whose pre-pull finished (pulled or given up). */
   prepulled: "wave.sh/prepulled",
+  /**
+   * Events of the spot repair (ADR 0006): this reporting component and reason; the message starts
+   * with the workload key ("namespace/Kind/name: ..."), the involved object is the pod acted on.
+   */
+  repairComponent: "wave-spot-repair",
+  repairReason: "WaveSpotRepair",
 } as const;
 
 /** The kubelet's mark on a static pod's mirror in the apiserver. */

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock } from "../shared/clock.ts";
-import { LaggingClock } from "./clock.ts";
+import { LaggingClock, fastForwardStepMs } from "./clock.ts";
 
 describe("LaggingClock", () => {
   it("runs behind real time and catches up without passing it", async () => {
@@ -39,5 +39,25 @@ describe("LaggingClock", () => {
     await base.advance(1);
     assert.equal(late, true, "no lag: a plain real-time sleep");
     await caughtUp;
+  });
+});
+
+describe("fastForwardStepMs", () => {
+  it("jumps coarsely far in the past and second by second near now", () => {
+    assert.equal(fastForwardStepMs(24 * 3_600_000), 150_000);
+    assert.equal(fastForwardStepMs(3_600_000), 60_000);
+    assert.equal(fastForwardStepMs(30_000), 1000);
+    assert.equal(fastForwardStepMs(400), 400, "never past real time");
+    assert.equal(fastForwardStepMs(24 * 3_600_000, 30_000), 30_000, "capped by the caller's maximum");
+  });
+
+  it("covers a day in a few hundred steps", () => {
+    let lag = 24 * 3_600_000;
+    let steps = 0;
+    while (lag > 0) {
+      lag -= fastForwardStepMs(lag);
+      steps++;
+    }
+    assert.ok(steps < 1000, `${steps} steps`);
   });
 });

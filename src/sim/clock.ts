@@ -42,3 +42,16 @@ export class LaggingClock implements Clock {
     }
   }
 }
+
+/** Default largest fast-forward step: under the informers' 180 s watchdog, so a jump never reads as a stall. */
+export const MAX_FAST_FORWARD_STEP_MS = 150_000;
+
+/**
+ * How far one fast-forward step jumps, by how far behind real time the cluster still is: coarse
+ * far in the past (a day of history in a few hundred steps), finer as it nears now (1/60 of the
+ * lag, so the last minutes before the first screen run second by second). Whole seconds.
+ */
+export function fastForwardStepMs(lagMs: number, maxStepMs = MAX_FAST_FORWARD_STEP_MS): number {
+  const step = Math.min(maxStepMs, Math.max(1000, lagMs / 60));
+  return Math.min(Math.max(0, lagMs), Math.round(step / 1000) * 1000);
+}

@@ -24,7 +24,7 @@ import {
   type CatalogName,
   type Offering,
 } from "./catalog.ts";
-import { Simulator, poolAllows } from "./simulator.ts";
+import { INTERRUPTION_REASONS, Simulator, poolAllows } from "./simulator.ts";
 import { WorkloadError, type WorkloadSeed } from "./workload.ts";
 
 export interface ReplayPolicy {
@@ -205,7 +205,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     await clock.advance(stepMs);
   }
   for (const e of (await kube.list("Event")).items) {
-    if (e.reason === "SpotInterrupted") interruptions++;
+    if (INTERRUPTION_REASONS.has(e.reason ?? "")) interruptions++;
     if (e.reason === "Preempted") preemptions++;
   }
 

@@ -9,7 +9,7 @@ import { parseDuration } from "../karpenter/duration.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { isActivePod, isDaemonSetPod } from "../karpenter/room.ts";
-import { parseResources, podRequests, type Resources } from "../karpenter/resources.ts";
+import { parseResources, podRequests as computeRequests, type Resources } from "../karpenter/resources.ts";
 import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../karpenter/scheduling.ts";
 import { offeringLabels, type Offering } from "./catalog.ts";
 import { suffix } from "../shared/random.ts";
@@ -32,6 +32,8 @@ export interface SimulatorOptions {
    * consolidationTTL: it re-checks a command after 15 s, for empty and underutilized nodes alike).
    */
   consolidationValidationMs?: number;
+  /** Drift replacements per pool at most one per this period (Karpenter's budgets pace drift). */
+  driftIntervalMs?: number;
   log?: Logger;
 }
 
@@ -44,7 +46,27 @@ interface Launch {
   nodeName: string;
 }
 
-type DisruptReason = "Empty" | "Underutilized" | "SpotInterrupted";
+type DisruptReason = "Empty" | "Underutilized" | "Drifted" | "Interrupted";
+
+/**
+ * The interruption messages Karpenter's AWS provider acts on (from EventBridge via SQS), with how
+ * often each ends a spot node here: mostly spot reclaims, now and then an instance state change.
+ */
+const INTERRUPTIONS: readonly { reason: string; message: string; share: number }[] = [
+  { reason: "SpotInterrupted", message: "Spot interruption warning was triggered", share: 0.8 },
+  { reason: "InstanceStopping", message: "Instance is stopping", share: 0.1 },
+  { reason: "InstanceTerminating", message: "Instance is terminating", share: 0.1 },
+];
+
+const SPOT_INTERRUPTED = { reason: "SpotInterrupted", message: "Spot interruption warning was triggered" };
+
+/** Event reasons of the interruptions above (a replay counts them). */
+export const INTERRUPTION_REASONS: ReadonlySet<string> = new Set(INTERRUPTIONS.map((i) => i.reason));
+
+/** The hash Karpenter stamps on a NodeClaim from its NodePool's template; a change means drift. */
+export function nodePoolHash(pool: NodePool): string {
+  return fnv(JSON.stringify(pool.spec.template));
+}
 
 /** Allocatable after kubelet/system reservations (EKS's formula, simplified). */
 function allocatable(o: Offering): { cpuMilli: number; memoryBytes: number; pods: number } {
@@ -88,6 +110,8 @@ export class Simulator {
   readonly #terminating = new Map<string, number>();
   /** Nodes a consolidation decision holds, and since when (validated after consolidationValidationMs). */
   readonly #candidates = new Map<string, number>();
+  /** When each pool last had a drifted node replaced. */
+  readonly #lastDrift = new Map<string, number>();
   #ticks = 0;
 
   constructor(opts: SimulatorOptions) {
@@ -97,6 +121,7 @@ export class Simulator {
       batchMaxMs: 10000,
       spotInterruptionRate: 0.02,
       consolidationValidationMs: 15_000,
+      driftIntervalMs: 60_000,
       log: silentLogger,
       ...opts,
     };
@@ -133,8 +158,8 @@ export class Simulator {
 
   async reconcileDeployments(): Promise<void> {
     const { kube } = this.#o;
-    const deployments = (await kube.list("Deployment")).items;
-    const pods = (await kube.list("Pod")).items;
+    const deployments = kube.peek("Deployment");
+    const pods = kube.peek("Pod");
     for (const d of deployments) {
       const ns = d.metadata.namespace ?? "default";
       const rsName = `${d.metadata.name ?? ""}-${templateHash(d)}`;
@@ -266,7 +291,7 @@ export class Simulator {
         },
       });
     }
-    for (const p of (await kube.list("Pod")).items) {
+    for (const p of kube.peek("Pod")) {
       if (p.spec.nodeName && p.status?.phase === "Pending" && !p.metadata.deletionTimestamp) {
         await kube.patch(
           "Pod",
@@ -327,14 +352,12 @@ export class Simulator {
 
   async reconcileScheduler(): Promise<void> {
     const { kube } = this.#o;
-    const nodes = (await kube.list("Node")).items.filter(
-      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
-    );
-    const pods = (await kube.list("Pod")).items;
+    const nodes = kube
+      .peek("Node")
+      .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
+    const pods = kube.peek("Pod");
     const room = this.#roomByNode(nodes, pods);
-    const classes = new Map(
-      (await kube.list("PriorityClass")).items.map((c) => [c.metadata.name ?? "", c.value]),
-    );
+    const classes = new Map(kube.peek("PriorityClass").map((c) => [c.metadata.name ?? "", c.value]));
     const priorityOf = (p: Pod): number =>
       p.spec.priority ?? classes.get(p.spec.priorityClassName ?? "") ?? 0;
     const evicted = new Set<string>();
@@ -463,8 +486,8 @@ export class Simulator {
   async reconcileProvisioner(): Promise<void> {
     const { kube, clock } = this.#o;
     const now = clock.now();
-    const pods = (await kube.list("Pod")).items;
-    const claims = (await kube.list("NodeClaim")).items;
+    const pods = kube.peek("Pod");
+    const claims = kube.peek("NodeClaim");
     // Pods nominated to a NodeClaim still launching wait for it; once its node is up, a pod that
     // did not get onto it (another pod took the room) is provisioned for again, as Karpenter does.
     const nominated = new Set(
@@ -491,9 +514,7 @@ export class Simulator {
     if (!idle && !full) return;
     this.#batch = undefined;
 
-    const pools = (await kube.list("NodePool")).items.sort(
-      (a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0),
-    );
+    const pools = [...kube.peek("NodePool")].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0));
     // First-fit decreasing onto new NodeClaims, one pool at a time.
     const sorted = [...waiting].sort((a, b) => (podRequests(b).cpu ?? 0) - (podRequests(a).cpu ?? 0));
     const bins: { pool: NodePool; pods: Pod[]; used: Resources; options: Offering[] }[] = [];
@@ -566,7 +587,7 @@ export class Simulator {
         labels,
         annotations: {
           "wave.sh/sim-nominated": pods.map(key).join(","),
-          "karpenter.sh/nodepool-hash": "sim",
+          "karpenter.sh/nodepool-hash": nodePoolHash(pool),
         },
         finalizers: [K.terminationFinalizer],
         ownerReferences: [
@@ -641,17 +662,21 @@ export class Simulator {
   async reconcileDisruption(dtMs: number): Promise<void> {
     const { kube, clock, random } = this.#o;
     const now = clock.now();
-    const nodes = (await kube.list("Node")).items.filter(
-      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
-    );
-    const pods = (await kube.list("Pod")).items.filter(isActivePod);
-    const pools = new Map((await kube.list("NodePool")).items.map((p) => [p.metadata.name ?? "", p]));
-    const claims = (await kube.list("NodeClaim")).items;
-    const claimOf = (n: Node): NodeClaim | undefined =>
-      claims.find((c) => c.status?.nodeName === n.metadata.name);
+    const nodes = kube
+      .peek("Node")
+      .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
+    const pods = kube.peek("Pod").filter(isActivePod);
+    const pools = new Map(kube.peek("NodePool").map((p) => [p.metadata.name ?? "", p]));
+    const claimByNode = new Map(kube.peek("NodeClaim").map((c) => [c.status?.nodeName ?? "", c]));
+    const claimOf = (n: Node): NodeClaim | undefined => claimByNode.get(n.metadata.name ?? "");
+    const hashes = new Map([...pools].map(([k, p]) => [k, nodePoolHash(p)]));
     const podsOn = new Map<string, Pod[]>();
-    for (const p of pods)
-      if (p.spec.nodeName) podsOn.set(p.spec.nodeName, [...(podsOn.get(p.spec.nodeName) ?? []), p]);
+    for (const p of pods) {
+      if (!p.spec.nodeName) continue;
+      const list = podsOn.get(p.spec.nodeName);
+      if (list) list.push(p);
+      else podsOn.set(p.spec.nodeName, [p]);
+    }
     const room = this.#roomByNode(nodes, pods);
     const disruptedPools = new Set<string>();
     const stillCandidates = new Set<string>();
@@ -677,8 +702,11 @@ export class Simulator {
         n.metadata.labels?.[K.capacityTypeLabel] === "spot" &&
         random() < (this.#o.spotInterruptionRate * dtMs) / 3_600_000
       ) {
-        await this.#event("Node", n, "SpotInterrupted", "Warning", "Spot interruption warning was triggered");
-        await this.#disrupt(claim, n, "SpotInterrupted", mine);
+        const pick = random();
+        let acc = 0;
+        const kind = INTERRUPTIONS.find((i) => (acc += i.share) > pick) ?? SPOT_INTERRUPTED;
+        await this.#event("Node", n, kind.reason, "Warning", kind.message);
+        await this.#disrupt(claim, n, "Interrupted", mine);
         continue;
       }
       const pool = pools.get(n.metadata.labels?.[K.nodePoolLabel] ?? "");
@@ -686,6 +714,16 @@ export class Simulator {
       // One disruption per pool per pass; other candidates keep their validation clock.
       const busy = disruptedPools.has(pool.metadata.name ?? "");
       if (blocked(n, claim, mine)) continue;
+      // Drift: the pool's template changed since launch; replaced one at a time, paced.
+      const poolName = pool.metadata.name ?? "";
+      const stamped = claim.metadata.annotations?.["karpenter.sh/nodepool-hash"];
+      if (stamped !== undefined && stamped !== hashes.get(poolName)) {
+        if (busy || now - (this.#lastDrift.get(poolName) ?? -Infinity) < this.#o.driftIntervalMs) continue;
+        this.#lastDrift.set(poolName, now);
+        disruptedPools.add(poolName);
+        await this.#disrupt(claim, n, "Drifted", mine);
+        continue;
+      }
       const after = safeDuration(pool.spec.disruption?.consolidateAfter ?? "0s");
       if (after === null || now - since < after) continue;
       if (mine.length === 0) {
@@ -699,17 +737,20 @@ export class Simulator {
       const others = nodes.filter(
         (o) => o !== n && !disruptedPools.has(o.metadata.labels?.[K.nodePoolLabel] ?? "~"),
       );
-      const trial = new Map([...room].map(([k, v]) => [k, { ...v }]));
+      // What the trial moves take, over the real room (a copy per node was most of a tick).
+      const trial = new Map<string, Resources>();
+      const roomOf = (o: Node): Resources =>
+        trial.get(o.metadata.name ?? "") ?? room.get(o.metadata.name ?? "") ?? {};
       const movable = mine.every((p) => {
         const req = { ...podRequests(p), pods: 1 };
         const target = others.find(
           (o) =>
-            fits(req, trial.get(o.metadata.name ?? "") ?? {}) &&
+            fits(req, roomOf(o)) &&
             untoleratedTaints(o.spec?.taints, p.spec.tolerations).length === 0 &&
             podMatchesNodeLabels(p, o.metadata.labels ?? {}, o.metadata.name ?? ""),
         );
         if (!target) return false;
-        trial.set(target.metadata.name ?? "", free(trial.get(target.metadata.name ?? "") ?? {}, req));
+        trial.set(target.metadata.name ?? "", free(roomOf(target), req));
         return true;
       });
       if (movable && validated(name) && !busy) {
@@ -732,14 +773,18 @@ export class Simulator {
       status: {
         conditions: conditions(claim, now, [
           ["DisruptionReason", "True", reason],
-          ...(reason === "SpotInterrupted" ? [] : ([["Consolidatable", "True"]] as const)),
+          ...(reason === "Interrupted"
+            ? []
+            : reason === "Drifted"
+              ? ([["Drifted", "True"]] as const)
+              : ([["Consolidatable", "True"]] as const)),
         ]),
       },
     });
     const message =
-      reason === "SpotInterrupted"
+      reason === "Interrupted"
         ? "Disrupting NodeClaim: Interrupted"
-        : `Disrupting Node: ${reason}/Delete`;
+        : `Disrupting Node: ${reason}/${reason === "Drifted" ? "Replace" : "Delete"}`;
     await this.#event("Node", node, "DisruptionTerminating", "Normal", message);
     await this.#event("NodeClaim", claim, "DisruptionTerminating", "Normal", message);
     for (const p of pods) {
@@ -758,11 +803,10 @@ export class Simulator {
       if (now - since < TERMINATION_DRAIN_MS) continue;
       this.#terminating.delete(nodeName);
       this.#nodeChanged.delete(nodeName);
-      for (const p of (await kube.list("Pod", { fieldSelector: `spec.nodeName=${nodeName}` })).items)
-        await this.#deletePod(p);
+      for (const p of kube.peek("Pod").filter((q) => q.spec.nodeName === nodeName)) await this.#deletePod(p);
       await kube.delete("Node", nodeName).catch(() => undefined);
     }
-    for (const c of (await kube.list("NodeClaim")).items) {
+    for (const c of kube.peek("NodeClaim")) {
       if (!c.metadata.deletionTimestamp) continue;
       const nodeName = c.status?.nodeName;
       if (nodeName && this.#terminating.has(nodeName)) continue;
@@ -812,6 +856,20 @@ export class Simulator {
 
 // ---- pure helpers ----
 
+/**
+ * A pod's requests, computed once per stored version: the simulator reads uncopied snapshots
+ * (`MemoryKube.peek`), and a write replaces the object, so the cache can never go stale.
+ */
+const requestsCache = new WeakMap<Pod, Resources>();
+function podRequests(p: Pod): Readonly<Resources> {
+  let r = requestsCache.get(p);
+  if (r === undefined) {
+    r = computeRequests(p);
+    requestsCache.set(p, r);
+  }
+  return r;
+}
+
 /** A NodePool with a malformed consolidateAfter is never consolidated (Karpenter rejects it). */
 function safeDuration(text: string): number | null {
   try {
@@ -822,7 +880,10 @@ function safeDuration(text: string): number | null {
 }
 
 function templateHash(d: Deployment): string {
-  const text = JSON.stringify(d.spec.template);
+  return fnv(JSON.stringify(d.spec.template));
+}
+
+function fnv(text: string): string {
   let h = 2166136261;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
   return (h >>> 0).toString(36).slice(0, 10);
@@ -850,8 +911,14 @@ function conditions(
   return out;
 }
 
-function amountsOf(n: Node): Resources {
-  return { pods: 110, ...parseResources(n.status?.allocatable) };
+const amountsCache = new WeakMap<Node, Resources>();
+function amountsOf(n: Node): Readonly<Resources> {
+  let r = amountsCache.get(n);
+  if (r === undefined) {
+    r = { pods: 110, ...parseResources(n.status?.allocatable) };
+    amountsCache.set(n, r);
+  }
+  return r;
 }
 
 function offeringRoom(o: Offering): Resources {

@@ -186,6 +186,56 @@ describe("WarmupController", () => {
     });
   });
 
+  it("backs off after unused warm nodes Karpenter consolidates, and a hit resets it", async () => {
+    const { clock, kube, events, controller } = await setup();
+    const c = controller();
+    await c.start();
+    const streak = async (): Promise<string | undefined> =>
+      (await kube.get("NodePool", "general")).metadata.annotations?.[W.warmupUnusedStreak];
+    // A warm node nobody uses: TTL passes, Wave releases it, Karpenter consolidates it.
+    const unused = async (name: string): Promise<void> => {
+      const [wp] = await warmups(kube);
+      assert.ok(wp, `a warmup pod for ${name}`);
+      await launchFor(kube, wp, name);
+      await c.reconcile("general");
+      await clock.advance(600_000);
+      await c.reconcile("general");
+      await kube.delete("NodeClaim", `claim-${name}`);
+      await kube.delete("Node", name);
+    };
+    await unused("w1");
+    assert.equal(await streak(), "1");
+    const createdAt = (): number[] => events.filter((e) => e.type === "created").map((e) => e.at);
+    // The policy's cooldown (5 min) has long passed, but not the back-off: a TTL past the release.
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).length, 0, "no new warm node right after the release");
+    await clock.advance(599_000);
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).length, 0, "still backing off");
+    await clock.advance(1_000);
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).length, 1, "warm again a TTL after the release");
+    await unused("w2");
+    assert.equal(await streak(), "2");
+    const gaps = createdAt().map((t, i, all) => t - (all[i - 1] ?? t));
+    // Second unused node: 10 min TTL + 20 min → 20 min after its release.
+    await clock.advance(1_199_000);
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).length, 0, "the cooldown doubled");
+    await clock.advance(1_000);
+    await c.reconcile("general");
+    const [wp] = await warmups(kube);
+    assert.ok(wp);
+    // This one is used: the streak resets.
+    await launchFor(kube, wp, "w3");
+    await c.reconcile("general");
+    await clock.advance(30_000);
+    await kube.create("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w3", created: clock.now() }));
+    await c.reconcile("general");
+    assert.equal(await streak(), "0");
+    assert.deepEqual(gaps, [0, 1_200_000]);
+  });
+
   it("never touches a do-not-disrupt the user set", async () => {
     const { clock, kube, controller } = await setup();
     const c = controller();

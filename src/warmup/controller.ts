@@ -34,7 +34,8 @@ import {
 import { imageHash, prepullPod, warmupPod, warmupPriorityClass } from "./manifests.ts";
 import type { WarmupPolicy } from "./policy.ts";
 import { planPulls, pullOutcome, workloadImages } from "./prepull.ts";
-import type { MissReason, WarmupEvent } from "./stats.ts";
+import type { WarmupEvent } from "./stats.ts";
+import { nextStreak, unusedStreak, type WarmupEnd } from "./backoff.ts";
 import type { WarmupView } from "./view.ts";
 
 const PREPULLED = W.prepulled;
@@ -64,7 +65,7 @@ export interface WarmupControllerOptions {
 /** Pending pods are bound to no node: poolOfPod never looks one up for them. */
 const NO_NODES: ReadonlyMap<string, Node> = new Map();
 
-type End = { kind: "hit" } | { kind: "miss"; reason: MissReason };
+type End = WarmupEnd;
 
 /** A pod that is not Wave's, not a DaemonSet's, not a static pod, created at or after `since`. */
 /** How soon a warm node whose real pod is only nominated (not yet bound) is looked at again. */
@@ -99,6 +100,8 @@ const ownedBy = (a: Record<string, string>, namespace: string): boolean => {
 export class WarmupController {
   readonly name = "warmup";
   readonly #o: Required<Omit<WarmupControllerOptions, "onEvent">> & Pick<WarmupControllerOptions, "onEvent">;
+  /** Warmup ends reported during the current pass, per pool (they move its back-off streak). */
+  readonly #ends = new Map<string, End[]>();
   #priorityClassReady = false;
 
   get #podNamespace(): string {
@@ -279,6 +282,24 @@ export class WarmupController {
       await this.#unprotect("NodeClaim", claim);
     }
 
+    // 4b. This pass's outcomes move the pool's back-off streak (kept on the NodePool, read fresh:
+    //     the state may not have our last write yet).
+    let admitPool = poolObj;
+    const ends = this.#ends.get(pool) ?? [];
+    this.#ends.delete(pool);
+    if (poolObj !== undefined && ends.length > 0) {
+      const fresh = await client.get("NodePool", pool).catch(() => poolObj);
+      const before = unusedStreak(fresh);
+      const after = ends.reduce(nextStreak, before);
+      admitPool = fresh;
+      if (after !== before) {
+        admitPool = await client.patch("NodePool", pool, {
+          metadata: { annotations: { [W.warmupUnusedStreak]: String(after) } },
+        });
+        log.info("warmup back-off", { pool, unusedStreak: after });
+      }
+    }
+
     // 5. Detection and admission of a new warmup.
     let retryAfter: number | undefined;
     if (poolObj !== undefined && policy?.enabled === true) {
@@ -307,7 +328,7 @@ export class WarmupController {
         const admission = admit({
           policy,
           now,
-          pool: poolObj,
+          pool: admitPool ?? poolObj,
           warmups: live.length,
           pendingWarmups: live.filter((p) => p.spec.nodeName === undefined).length,
           lastWarmupAt: Number.isFinite(lastWarmupAt) ? lastWarmupAt : undefined,
@@ -594,6 +615,7 @@ export class WarmupController {
   }
 
   #emit(end: End, pool: string, now: number, node: string | undefined, pod?: string): void {
+    this.#ends.set(pool, [...(this.#ends.get(pool) ?? []), end]);
     if (end.kind === "hit") this.#o.onEvent?.({ type: "hit", pool, at: now, node: node ?? "" });
     else
       this.#o.onEvent?.({

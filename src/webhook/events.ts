@@ -3,9 +3,10 @@
 // metrics read them. Reason is always `WaveSpotRepair`; the involved object is the pod acted on;
 // the message starts with the workload key ("namespace/Kind/name: ...") and says why.
 import type { Event, Pod } from "../objects/kube.ts";
+import { W } from "../objects/wave.ts";
 
-export const REPAIR_COMPONENT = "wave-spot-repair";
-export const REPAIR_REASON = "WaveSpotRepair";
+export const REPAIR_COMPONENT = W.repairComponent;
+export const REPAIR_REASON = W.repairReason;
 
 export interface RepairEventInput {
   pod: Pod;
@@ -49,5 +50,5 @@ export function repairEvent(e: RepairEventInput): Event {
     reportingComponent: REPAIR_COMPONENT,
     reportingInstance: e.instance,
     source: { component: REPAIR_COMPONENT },
-  } as Event;
+  };
 }

@@ -35,6 +35,8 @@ import type { NodeListDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { createLogger } from "../../src/shared/log.ts";
+import { chromium } from "playwright-core";
+import { open as openPage, warmupAgrees, type Site } from "./console-pages.ts";
 import {
   apply,
   createNamespace,
@@ -506,6 +508,41 @@ test(
           { timeoutMs: 30_000, intervalMs: 250 },
         );
         t.diagnostic(`core's API reports ${node2} warm while the warmup is live`);
+        // …and the console shows it (Chromium, built UI): tagged warm on the Nodes page, listed
+        // with its pre-pull on the Warmup page, both equal to the API while the warmup is live.
+        const site: Site = {
+          url: wave.url,
+          cluster: "warmup-e2e",
+          viewer: wave.tokens.viewer,
+          log: (m) => t.diagnostic(m),
+        };
+        const browser = await chromium.launch({
+          executablePath: "/usr/bin/chromium",
+          args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+        });
+        try {
+          const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+          await openPage(site, page, `nodes?pool=${pool}`, wave.tokens.viewer);
+          await waitFor(
+            `the Nodes page to tag ${node2} warm`,
+            async () =>
+              (await page.getByTestId("node-row").filter({ hasText: node2 }).locator(".tag.warm").count()) ===
+              1,
+            { timeoutMs: 30_000, intervalMs: 250 },
+          );
+          await openPage(site, page, "warmup", wave.tokens.viewer);
+          await waitFor(
+            `the Warmup page to list ${node2} warm, as the API does`,
+            async () =>
+              (await warmupAgrees(site, page))?.pools
+                .find((p) => p.nodePool === pool)
+                ?.warmNodes.some((w) => w.name === node2),
+            { timeoutMs: 30_000, intervalMs: 250 },
+          );
+        } finally {
+          await browser.close();
+        }
+        t.diagnostic(`the console shows ${node2} warm (Nodes page tag, Warmup page) = API`);
         await assertPrepulled(t, pulls, node2);
         assert.deepEqual(
           await protectedByWave(node2),

@@ -21,6 +21,7 @@ import type {
   NodeListDto,
   NodePoolDto,
   OverviewDto,
+  SpotViewDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
 import { consoleRoutes } from "../../src/api/routes/console.ts";
@@ -32,6 +33,7 @@ import { realClock } from "../../src/shared/clock.ts";
 import { silentLogger } from "../../src/shared/log.ts";
 import { W } from "../../src/objects/wave.ts";
 import { NOTE_ANNOTATION } from "../../src/webhook/constants.ts";
+import { repairEvent } from "../../src/webhook/events.ts";
 
 const V = { authorization: "Bearer v" };
 const CLUSTER = "pipe";
@@ -162,6 +164,14 @@ describe("agent → wire → core → API", { timeout: 60_000 }, () => {
     assert.ok(row, `node ${name} listed`);
     assert.equal(row.doNotDisrupt, true);
     assert.equal(row.warm, true, "Wave's owner mark survived the agent's trimming");
+    // The price column's source (ADR 0011): what the provider answered for the node's type.
+    const quote = new KwokPriceProvider().price(
+      row.instanceType ?? "",
+      (row.capacityType ?? "on-demand") as "on-demand" | "spot",
+      row.zone ?? undefined,
+    );
+    assert.equal(row.priceSource, quote?.source ?? "unknown");
+    assert.equal(row.costPerHour, quote?.usdPerHour ?? 0);
     const overview = (
       await app.inject({ url: `/api/v1/clusters/${CLUSTER}/overview`, headers: V })
     ).json<OverviewDto>();
@@ -238,5 +248,88 @@ describe("agent → wire → core → API", { timeout: 60_000 }, () => {
       await app.inject({ url: `/api/v1/clusters/${CLUSTER}/nodes`, headers: V })
     ).json<NodeListDto>();
     assert.equal(nodes.items.find((n) => n.name === name)?.warm, false);
+  });
+
+  it("counts the spot repair's self-heal actions per workload over the range (Events → store → API)", async () => {
+    await store.putPolicy(
+      CLUSTER,
+      "spot",
+      "shop/Deployment/web",
+      {
+        workload: { namespace: "shop", kind: "Deployment", name: "web" },
+        threshold: 1,
+        strategy: "Prefer",
+      },
+      Date.now(),
+    );
+    const t0 = Date.now();
+    const pod = {
+      metadata: { name: "web-1", namespace: "shop", uid: "pod-uid-1" },
+      spec: { containers: [] },
+    };
+    const made = (action: string, message: string, type: "Normal" | "Warning", at: number) =>
+      repairEvent({
+        pod,
+        workload: "shop/Deployment/web",
+        message,
+        type,
+        action,
+        instance: "wave-webhook-0",
+        now: at,
+      });
+    // As the repair records them (src/webhook/repair.ts): an eviction, then a blocked one.
+    await kube.create("Event", made("Evict", "runs on spot, its slot is on-demand", "Normal", t0 - 60_000), {
+      namespace: "shop",
+    });
+    await kube.create(
+      "Event",
+      made("EvictBlocked", "a PodDisruptionBudget blocks the eviction", "Warning", t0 - 30_000),
+      { namespace: "shop" },
+    );
+    // Not a repair: an unrelated Event in the same namespace is not forwarded, nor stored.
+    await kube.create(
+      "Event",
+      {
+        metadata: { name: "web-1.pulled", namespace: "shop" },
+        involvedObject: { kind: "Pod", namespace: "shop", name: "web-1" },
+        reason: "Pulled",
+        message: "shop/Deployment/web: looks like one but is the kubelet's",
+        source: { component: "kubelet" },
+      },
+      { namespace: "shop" },
+    );
+    const range = `from=${t0 - 3_600_000}&to=${t0 + 60_000}`;
+    const view = async (q: string): Promise<SpotViewDto> =>
+      (
+        await app.inject({ url: `/api/v1/clusters/${CLUSTER}/spot-placement?${q}`, headers: V })
+      ).json<SpotViewDto>();
+    const deadline = Date.now() + 20_000;
+    let v = await view(range);
+    while (v.totals.repairs < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      v = await view(range);
+    }
+    const web = v.workloads.find((w) => w.workload.name === "web");
+    assert.ok(web, "the workload with a policy is listed");
+    assert.equal(web.repairs.total, 2);
+    assert.deepEqual(web.repairs.byAction, { Evict: 1, EvictBlocked: 1 }, "the action survived trimming");
+    assert.deepEqual(
+      web.repairs.recent.map((r) => [r.action, r.pod, r.type, r.message]),
+      [
+        ["EvictBlocked", "shop/web-1", "Warning", "a PodDisruptionBudget blocks the eviction"],
+        ["Evict", "shop/web-1", "Normal", "runs on spot, its slot is on-demand"],
+      ],
+      "newest first, the workload prefix taken off the message",
+    );
+    assert.equal(v.totals.repairs, 2, "the kubelet's Event is not a repair");
+    // The range picker: a range that ends before the first repair counts none.
+    const before = await view(`from=${t0 - 3_600_000}&to=${t0 - 90_000}`);
+    assert.equal(before.workloads.find((w) => w.workload.name === "web")?.repairs.total, 0);
+    // Kept by core, not read from the cluster: gone from the apiserver, still counted.
+    for (const e of (await kube.list("Event", { namespace: "shop" })).items)
+      await kube.delete("Event", e.metadata.name ?? "", { namespace: "shop" });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await view(range)).totals.repairs, 2);
+    assert.equal((await store.spotRepairs({ clusterId: CLUSTER, from: 0, to: t0 + 60_000 })).length, 2);
   });
 });

@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import type {
   NodeDetailDto,
+  NodeDto,
+  NodeListDto,
   SpotViewDto,
   SpotWorkloadDto,
   ThrashingDto,
@@ -13,6 +15,7 @@ import type {
 } from "../../src/dashboard/dto.ts";
 import { App } from "../src/App.tsx";
 import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
+import { Nodes } from "../src/pages/Nodes.tsx";
 import { countsByReason } from "../src/pages/Disruptions.tsx";
 import { Spot } from "../src/pages/Spot.tsx";
 import { Thrashing } from "../src/pages/Thrashing.tsx";
@@ -72,6 +75,8 @@ const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
   warmCostPerHourNow: 0.19,
   newNodeCostPerHour: 0.19,
   newNodeInstanceType: "c-4x-amd64-linux",
+  unusedStreak: 0,
+  cooldownSecondsNow: 300,
   ...over,
 });
 
@@ -173,6 +178,70 @@ describe("Table", () => {
   });
 });
 
+describe("Nodes page", () => {
+  const node = (name: string, over: Partial<NodeDto>): NodeDto => ({
+    name,
+    nodePool: "general",
+    nodeClaim: `${name}-claim`,
+    instanceType: "m5.large",
+    capacityType: "on-demand",
+    zone: "us-east-1a",
+    ready: true,
+    createdAt: NOW - 3_600_000,
+    cpu: { allocatable: 2, requested: 1 },
+    memoryBytes: { allocatable: 8 * 2 ** 30, requested: 2 ** 30 },
+    pods: 3,
+    costPerHour: 0.096,
+    priceSource: "live",
+    priceAsOf: new Date(NOW - 120_000).toISOString(),
+    doNotDisrupt: false,
+    warm: false,
+    ...over,
+  });
+
+  it("shows each node's price source and its age, fallbacks tagged", async () => {
+    const list: NodeListDto = {
+      total: 4,
+      items: [
+        node("n-live", {}),
+        node("n-table", { priceSource: "static", priceAsOf: "2026-01-15T00:00:00Z", costPerHour: 0.5 }),
+        node("n-kwok", { priceSource: "kwok", priceAsOf: null, costPerHour: 0.3 }),
+        node("n-none", { priceSource: "unknown", priceAsOf: null, costPerHour: 0 }),
+      ],
+    };
+    mockFetch([[/\/nodes\?/, () => [200, list]]]);
+    render(<Nodes ctx={ctxFor({ route: { ...ctxFor().route, page: "nodes" } })} />);
+    await screen.findAllByTestId("node-row");
+    const cell = (name: string): HTMLElement => {
+      const row = screen.getAllByTestId("node-row").find((r) => r.textContent.startsWith(name));
+      assert.ok(row, `a row for ${name}`);
+      return within(row).getByTestId("price-source");
+    };
+    assert.equal(cell("n-live").textContent, "live 2m");
+    assert.equal(cell("n-live").querySelector(".tag")?.className.trim(), "tag", "live: not tagged");
+    assert.equal(cell("n-table").textContent, "static 47d");
+    assert.match(cell("n-table").title, /^fallback: Wave's shipped price table, as of 2026-01-15/);
+    assert.equal(cell("n-table").querySelector(".tag")?.className, "tag medium", "a fallback is tagged");
+    assert.equal(cell("n-kwok").textContent, "kwok");
+    assert.equal(cell("n-none").textContent, "unpriced");
+    assert.equal(cell("n-none").querySelector(".tag")?.className, "tag bad");
+    // The $/h cell marks a fallback price too (the price column hides below 1100 px).
+    const costOf = (name: string): string =>
+      screen
+        .getAllByTestId("node-row")
+        .find((r) => r.textContent.startsWith(name))
+        ?.querySelector("sup.fallback")?.textContent ?? "";
+    assert.equal(costOf("n-table"), "*");
+    assert.equal(costOf("n-live"), "");
+    // Sortable and filterable by the source's label.
+    fireEvent.change(screen.getByLabelText("filter nodes"), { target: { value: "unpriced" } });
+    assert.deepEqual(
+      screen.getAllByTestId("node-row").map((r) => within(r).getByTestId("price-source").textContent),
+      ["unpriced"],
+    );
+  });
+});
+
 describe("Warmup page", () => {
   it("shows state, why not warming, measured start times and each warm node's pre-pull", async () => {
     mockFetch([[/warmup\?/, () => [200, warmupView([pool()])]]]);
@@ -264,12 +333,34 @@ const web: SpotWorkloadDto = {
       costPerHour: 0.06,
     },
   ],
+  repairs: {
+    total: 3,
+    byAction: { Evict: 2, EvictBlocked: 1 },
+    recent: [
+      {
+        at: NOW - 60_000,
+        action: "EvictBlocked",
+        pod: "shop/web-3",
+        type: "Warning",
+        message: "a PodDisruptionBudget blocks the eviction",
+      },
+      {
+        at: NOW - 120_000,
+        action: "Evict",
+        pod: "shop/web-2",
+        type: "Normal",
+        message: "on spot, its slot is on-demand",
+      },
+    ],
+  },
 };
 const spotView: SpotViewDto = {
   clusterId: "prod",
   at: NOW,
+  from: NOW - 3_600_000,
+  to: NOW,
   workloads: [web],
-  totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0 },
+  totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0, repairs: 3 },
 };
 
 describe("Spot placement page", () => {
@@ -294,6 +385,55 @@ describe("Spot placement page", () => {
     const detail = screen.getByTestId("spot-detail");
     assert.ok(within(detail).getByText(/offers no spot/));
     assert.ok(within(detail).getByText("web-1"));
+  });
+
+  it("shows the repair's self-heal actions per workload over the picked range", async () => {
+    const calls = mockFetch([[/spot-placement/, () => [200, spotView]]]);
+    const route = {
+      page: "spot" as const,
+      cluster: "prod",
+      range: { kind: "preset" as const, id: "6h" as const },
+      node: undefined,
+      params: { workload: "shop/Deployment/web" },
+    };
+    render(<Spot ctx={ctxFor({ route })} />);
+    const row = await screen.findByTestId("spot-row");
+    assert.equal(within(row).getByTestId("spot-repairs").textContent, "3");
+    assert.equal(screen.getByTestId("spot-total-repairs").textContent, "3");
+    // The range picker's range reaches the API (a preset: from, rounded to the minute).
+    assert.match(calls[0]?.url ?? "", new RegExp(`spot-placement\\?from=${NOW - 6 * 3_600_000}&workload=`));
+    const list = screen.getByTestId("spot-repair-list");
+    assert.equal(within(list).getByTestId("spot-repair-total").textContent, "3");
+    assert.equal(
+      within(list).getByTestId("spot-repair-counts").textContent,
+      "3 in range: Evict 2 · EvictBlocked 1 · the newest 2 listed",
+    );
+    const rows = within(list).getAllByTestId("spot-repair-row");
+    assert.deepEqual(
+      rows.map((r) =>
+        within(r)
+          .getAllByRole("cell")
+          .slice(1)
+          .map((c) => c.textContent),
+      ),
+      [
+        ["EvictBlocked", "shop/web-3", "a PodDisruptionBudget blocks the eviction"],
+        ["Evict", "shop/web-2", "on spot, its slot is on-demand"],
+      ],
+      "newest first",
+    );
+    cleanup();
+    mockFetch([
+      [
+        /spot-placement/,
+        () => [
+          200,
+          { ...spotView, workloads: [{ ...web, repairs: { total: 0, byAction: {}, recent: [] } }] },
+        ],
+      ],
+    ]);
+    render(<Spot ctx={ctxFor({ route })} />);
+    assert.ok(await screen.findByText(/No self-heal actions in this range/));
   });
 
   it("previews a threshold change as pods on-demand and $/h", () => {
@@ -382,6 +522,7 @@ describe("Node drawer and thrashing", () => {
           terminatedAt: NOW,
           lifetimeSeconds: 35,
           reason: "Empty",
+          cause: null,
         },
       ],
       advice: ["Raise consolidateAfter to 15m: nodes live 0.6 min"],

@@ -147,34 +147,47 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
       },
     );
 
-    app.get<{ Params: { id: string }; Querystring: { workload?: string } }>(
+    app.get<{ Params: { id: string }; Querystring: { workload?: string; from?: number; to?: number } }>(
       "/api/v1/clusters/:id/spot-placement",
       {
         config: viewer,
         schema: {
           summary:
-            "Spot placement per workload: policy, target vs actual on-demand/spot, pods, savings against all-on-demand, warnings",
+            "Spot placement per workload: policy, target vs actual on-demand/spot, pods, savings against all-on-demand, warnings, and the repair's self-heal actions over [from, to)",
           params: idParams,
           querystring: {
             type: "object",
             properties: {
               workload: { type: "string", maxLength: 600, description: "namespace/Kind/name: list its pods" },
+              ...rangeProps,
             },
           },
-          response: { 404: errorSchema },
+          response: { 404: errorSchema, 400: errorSchema },
         },
       },
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        const set = spotPolicySet((await store.listPolicies(c.id, "spot")).map((r) => r.value));
+        const now = deps.now();
+        const to = req.query.to ?? now + 1;
+        const from = req.query.from ?? to - DAY;
+        if (to < from)
+          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const [policies, repairs] = await Promise.all([
+          store.listPolicies(c.id, "spot"),
+          store.spotRepairs({ clusterId: c.id, from, to, limit: 100_000 }),
+        ]);
+        const set = spotPolicySet(policies.map((r) => r.value));
         return buildSpotView({
           clusterId: c.id,
           state: c.state,
           policies: set.policies,
           prices: deps.prices,
-          now: deps.now(),
+          now,
           expand: req.query.workload,
+          repairs,
+          from,
+          to,
         });
       },
     );

@@ -196,10 +196,17 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
     // From the hub's memory of recent history (a store query only for ranges older than it holds).
     const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
     const karpenterVersion = c.info?.karpenterVersion || clusterKarpenterVersion(c.state);
+    // Warm nodes Wave released unused: their removal is Wave's churn, and the report says so.
+    const warmNodes = new Set(
+      (await hub.store.warmupEvents({ clusterId: c.id, from, to: now + 1 }))
+        .filter((e) => e.type === "miss" && e.reason === "ttl" && e.node !== undefined)
+        .map((e) => e.node ?? ""),
+    );
     const thrashing = thrashingReports({
       pools: c.state.nodePools(),
       events,
       disruptions,
+      warmNodes,
       now,
       options: { ...deps.thrashing, ...(karpenterVersion ? { karpenterVersion } : {}) },
     });

@@ -145,6 +145,7 @@ export const thrashingSchema = obj({
       terminatedAt: nullable("number"),
       lifetimeSeconds: nullable("number"),
       reason: nullable("string"),
+      cause: nullable("string"),
     }),
   },
   advice: { type: "array", items: str },

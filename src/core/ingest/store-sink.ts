@@ -3,6 +3,7 @@
 import { lifecyclePhases } from "../store/store.ts";
 import type { Disruption, LifecycleEvent as StoredLifecycle, LifecyclePhase, Store } from "../store/store.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
+import { repairsOf } from "./repairs.ts";
 import type { ClusterInfo, IngestBatch, IngestSink } from "./sink.ts";
 
 const STORED_PHASES: ReadonlySet<string> = new Set(lifecyclePhases);
@@ -115,8 +116,14 @@ export class StoreSink implements IngestSink {
 
   async write(b: IngestBatch): Promise<void> {
     const rows = toStoreRows(b.clusterId, b.lifecycle, b.receivedAt);
+    const repairs = repairsOf(
+      b.clusterId,
+      [...(b.snapshot ?? []), ...b.changes.filter((c) => c.op === "upsert")],
+      b.receivedAt,
+    );
     await this.#store.write({
       ...rows,
+      ...(repairs.length > 0 ? { repairs } : {}),
       checkpoint: { clusterId: b.clusterId, epoch: b.sessionId, sequence: b.sequence, at: b.receivedAt },
     });
   }

@@ -7,7 +7,7 @@ import type { RetentionPolicy } from "../history/downsample.ts";
 import type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
 import type { MigrateResult } from "./migrations.ts";
 import { StoreInputError } from "./store.ts";
-import type { Disruption, LifecycleEvent, Store, StoredWarmupEvent } from "./store.ts";
+import type { Disruption, LifecycleEvent, SpotRepair, Store, StoredWarmupEvent } from "./store.ts";
 
 export interface StoreHarness {
   /** Opens (or re-opens) the same database. */
@@ -117,11 +117,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 5 });
+        assert.deepEqual(second.migrations, { applied: [], version: 6 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -446,6 +446,73 @@ export function storeContract(
         assert.equal(bucket.resolutionMs, 5 * MIN);
         assert.equal(bucket.samples, 5);
         assert.equal(bucket.nodesMax, 9);
+      }, smallRetention);
+    });
+
+    void it("keeps spot repairs with the batch's checkpoint, once per Event, by cluster, range and workload", async () => {
+      await withStore(async (store, h) => {
+        const r = (e: Partial<SpotRepair> & { event: string; at: number }): SpotRepair => ({
+          clusterId: "c1",
+          workload: "shop/Deployment/web",
+          action: "Evict",
+          pod: "shop/web-1",
+          type: "Normal",
+          message: "on spot, its slot is on-demand",
+          ...e,
+        });
+        const rows = [
+          r({ event: "u1", at: T0 }),
+          r({ event: "u2", at: T0 + MIN, action: "EvictBlocked", type: "Warning" }),
+          r({ event: "u3", at: T0 + 2 * MIN, workload: "shop/StatefulSet/db", pod: "shop/db-0" }),
+          r({ event: "u4", at: T0 + MIN, clusterId: "c2" }),
+        ];
+        const cp = { clusterId: "c1", epoch: "e", sequence: 3, at: T0 };
+        const first = await store.write({ repairs: rows, checkpoint: cp });
+        assert.equal(first.repairs, 4);
+        assert.equal(first.checkpoint?.sequence, 3);
+        // Re-sent (a snapshot after a reconnect): nothing new.
+        assert.equal((await store.write({ repairs: rows.slice(0, 2) })).repairs, 0);
+        assert.equal((await store.write({})).repairs, undefined);
+
+        const all = { clusterId: "c1", from: T0, to: T0 + DAY };
+        assert.deepEqual(await store.spotRepairs(all), rows.slice(0, 3));
+        assert.deepEqual(
+          (await store.spotRepairs({ ...all, workload: "shop/Deployment/web" })).map((x) => x.event),
+          ["u1", "u2"],
+        );
+        assert.deepEqual(
+          (await store.spotRepairs({ ...all, from: T0 + MIN, to: T0 + 2 * MIN })).map((x) => x.event),
+          ["u2"],
+        );
+        assert.equal((await store.spotRepairs({ ...all, limit: 1 })).length, 1);
+        assert.deepEqual(
+          (await store.spotRepairs({ ...all, clusterId: "c2" })).map((x) => x.event),
+          ["u4"],
+        );
+        // A bad row fails the whole batch, checkpoint included.
+        await assert.rejects(
+          store.write({
+            repairs: [
+              r({ event: "u5", at: T0 }),
+              { ...r({ event: "u6", at: T0 }), type: "Info" as "Normal" },
+            ],
+            checkpoint: { ...cp, sequence: 4 },
+          }),
+          StoreInputError,
+        );
+        assert.equal((await store.checkpoint("c1"))?.sequence, 3);
+        assert.equal((await store.spotRepairs(all)).length, 3);
+
+        await store.close();
+        const reopened = (await h.open(smallRetention)).store;
+        try {
+          assert.deepEqual(await reopened.spotRepairs(all), rows.slice(0, 3));
+          // Retention as for lifecycle rows (a day here).
+          await reopened.compact(T0 + DAY + 30 * MIN);
+          assert.deepEqual(await reopened.spotRepairs(all), []);
+        } finally {
+          await reopened.close();
+        }
       }, smallRetention);
     });
 

@@ -300,12 +300,31 @@ CREATE INDEX savings_time ON savings (cluster_id, ts);
 CREATE INDEX savings_retention ON savings (ts);
 `;
 
+// spot_repairs: the spot repair's self-heal actions (WaveSpotRepair Events, ADR 0006), one row
+// per Event, written in the ingest batch's transaction; the spot page counts them per workload.
+const spotRepairs = (time: string): string => `
+CREATE TABLE spot_repairs (
+  cluster_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  action TEXT NOT NULL,
+  pod TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('Normal','Warning')),
+  message TEXT NOT NULL,
+  at ${time} NOT NULL,
+  PRIMARY KEY (cluster_id, event)
+);
+CREATE INDEX spot_repairs_time ON spot_repairs (cluster_id, at);
+CREATE INDEX spot_repairs_retention ON spot_repairs (at);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1 },
   { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
   { version: 3, name: "policies per cluster", sql: clusterPolicies("INTEGER") },
   { version: 4, name: "cluster leases", sql: clusterLeases("INTEGER") },
   { version: 5, name: "realized savings", sql: savings("INTEGER", "REAL") },
+  { version: 6, name: "spot repairs", sql: spotRepairs("INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -317,4 +336,5 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 3, name: "policies per cluster", sql: clusterPolicies("BIGINT") },
   { version: 4, name: "cluster leases", sql: clusterLeases("BIGINT") },
   { version: 5, name: "realized savings", sql: savings("BIGINT", "DOUBLE PRECISION") },
+  { version: 6, name: "spot repairs", sql: spotRepairs("BIGINT") },
 ];

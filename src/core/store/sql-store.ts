@@ -30,10 +30,12 @@ import type {
   LifecyclePhase,
   PolicyKind,
   PolicyRecord,
+  RepairQuery,
   SavingsRow,
   SavingsScope,
   SavingsTotal,
   SeriesQuery,
+  SpotRepair,
   TimeRange,
   Store,
   StoredWarmupEvent,
@@ -133,6 +135,14 @@ const SQL = {
     WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR pool = $4)
     ORDER BY at, id LIMIT $5`,
   deleteWarmupEvents: "DELETE FROM warmup_events WHERE at < $1",
+  insertRepair: `INSERT INTO spot_repairs (cluster_id, event, workload, action, pod, type, message, at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (cluster_id, event) DO NOTHING`,
+  // $4 = '' means every workload.
+  spotRepairs: `SELECT cluster_id, event, workload, action, pod, type, message, at FROM spot_repairs
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR workload = $4)
+    ORDER BY at, event LIMIT $5`,
+  deleteRepairs: "DELETE FROM spot_repairs WHERE at < $1",
   insertSavings: `INSERT INTO savings (cluster_id, scope, name, ts, step_ms, actual_usd, on_demand_usd)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (cluster_id, scope, name, ts) DO NOTHING`,
@@ -241,6 +251,20 @@ export class SqlStore implements Store {
         ]);
       }
       for (const r of batch.series ?? []) result.series += await insertSeriesRow(tx, r);
+      if (batch.repairs) {
+        result.repairs = 0;
+        for (const r of batch.repairs)
+          result.repairs += await tx.run(SQL.insertRepair, [
+            r.clusterId,
+            r.event,
+            r.workload,
+            r.action,
+            r.pod,
+            r.type,
+            r.message,
+            r.at,
+          ]);
+      }
       const c = batch.checkpoint;
       if (c) {
         const rows = await tx.all(SQL.upsertCheckpoint, [c.clusterId, c.epoch, c.sequence, c.at]);
@@ -395,6 +419,21 @@ export class SqlStore implements Store {
     }));
   }
 
+  async spotRepairs(q: RepairQuery): Promise<SpotRepair[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.spotRepairs, [q.clusterId, q.from, q.to, q.workload ?? "", limit(q)]);
+    return rows.map((r) => ({
+      clusterId: text(r.cluster_id),
+      event: text(r.event),
+      workload: text(r.workload),
+      action: text(r.action),
+      pod: text(r.pod),
+      type: text(r.type) === "Warning" ? "Warning" : "Normal",
+      message: text(r.message),
+      at: num(r.at),
+    }));
+  }
+
   async warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]> {
     validateRange(q);
     const rows = await this.#db.all(SQL.warmupEvents, [
@@ -545,6 +584,7 @@ export class SqlStore implements Store {
       result.deletedEvents += await tx.run(SQL.deleteLifecycle, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteDisruptions, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteWarmupEvents, [eventCutoff]);
+      result.deletedEvents += await tx.run(SQL.deleteRepairs, [eventCutoff]);
       // Savings rows are sums, kept as long as the coarsest series tier keeps its points.
       const longest = Math.max(...tiers.map((t) => t.retainMs));
       await tx.run(SQL.deleteSavings, [now - longest]);

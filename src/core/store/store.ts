@@ -86,6 +86,31 @@ export interface StoredWarmupEvent {
   reason?: string | undefined;
 }
 
+/**
+ * One self-heal action of spot placement: a `WaveSpotRepair` Event the webhook's repair recorded
+ * (ADR 0006), forwarded by the agent. Unique per (cluster, event): the Event's uid, else its
+ * namespace/name, so a re-sent Event (snapshot, reconnect) is stored once.
+ */
+export interface SpotRepair {
+  clusterId: string;
+  event: string;
+  /** namespace/Kind/name of the workload the repair acted for. */
+  workload: string;
+  /** Evict, EvictBlocked, Fallback, … ('' when the Event named none). */
+  action: string;
+  /** namespace/name of the pod acted on. */
+  pod: string;
+  type: "Normal" | "Warning";
+  /** Why, without the workload prefix. */
+  message: string;
+  at: number;
+}
+
+export interface RepairQuery extends EventQuery {
+  /** One workload (namespace/Kind/name); default every workload. */
+  workload?: string | undefined;
+}
+
 export const savingsScopes = ["pool", "workload"] as const;
 export type SavingsScope = (typeof savingsScopes)[number];
 
@@ -128,6 +153,7 @@ export interface WriteBatch {
   lifecycle?: readonly LifecycleEvent[];
   disruptions?: readonly Disruption[];
   series?: readonly SeriesRow[];
+  repairs?: readonly SpotRepair[];
   /** Committed together with the rows above. */
   checkpoint?: { clusterId: string; epoch: string; sequence: number; at: number };
 }
@@ -137,6 +163,8 @@ export interface WriteResult {
   lifecycle: number;
   disruptions: number;
   series: number;
+  /** Set when the batch had repairs. */
+  repairs?: number;
   checkpoint?: IngestCheckpoint;
 }
 
@@ -197,7 +225,7 @@ export interface CompactResult {
   rolledUp: Record<number, number>;
   /** Rows deleted by retention, per tier step. */
   deleted: Record<number, number>;
-  /** Lifecycle events, disruptions and warmup events older than `eventRetainMs`. */
+  /** Lifecycle events, disruptions, warmup events and spot repairs older than `eventRetainMs`. */
   deletedEvents: number;
 }
 
@@ -225,6 +253,9 @@ export interface Store {
   writeWarmupEvents(events: readonly StoredWarmupEvent[]): Promise<number>;
   /** Warmup events in [from, to), oldest first (then in insertion order). */
   warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]>;
+
+  /** Spot repairs in [from, to), oldest first. */
+  spotRepairs(q: RepairQuery): Promise<SpotRepair[]>;
 
   /** Appends savings rows in one transaction; returns how many were new. Bad input writes nothing. */
   writeSavings(rows: readonly SavingsRow[]): Promise<number>;
@@ -334,6 +365,17 @@ export function validateBatch(b: WriteBatch): void {
         `series row: samples must be a positive integer`,
       );
     }
+  }
+  for (const r of b.repairs ?? []) {
+    const where = `spot repair ${r.event}`;
+    need(isText(r.clusterId) && isText(r.event), `${where}: ids are required`);
+    need(isText(r.workload), `${where}: workload is required`);
+    // Rows may come from untyped input: check the type at run time too.
+    const type: unknown = r.type;
+    need(type === "Normal" || type === "Warning", `${where}: type must be Normal or Warning`);
+    for (const f of ["action", "pod", "message"] as const)
+      need(typeof r[f] === "string", `${where}: ${f} must be a string`);
+    need(isTime(r.at), `${where}: at must be an integer epoch ms`);
   }
   const c = b.checkpoint;
   if (c) {

@@ -12,7 +12,8 @@ export type AdviceId =
   | "do-not-disrupt"
   | "underutilized-budget"
   | "spot-interruptions"
-  | "fix-spec";
+  | "fix-spec"
+  | "warmup-churn";
 
 export interface Advice {
   id: AdviceId;
@@ -78,6 +79,19 @@ export function adviseFor(
     }
   }
   const consolidating = reason === "Underutilized" || reason === "Empty";
+
+  if (signals.warmupCaused > 0) {
+    out.push({
+      id: "warmup-churn",
+      title: "Wave's own warmup caused part of this churn",
+      detail:
+        `${String(signals.warmupCaused)} of the churned nodes were warm nodes Wave launched for this pool that ` +
+        "expired unused; once Wave released them Karpenter consolidated them. Wave now backs this pool's warmup " +
+        "off (its cooldown doubles with each unused warm node, reset by a hit). If demand here rarely arrives " +
+        "within the TTL, lower maxWarmNodes, raise ttlSeconds, or disable warmup for the pool in Wave's warmup " +
+        "policy — changing consolidateAfter will not help with these nodes.",
+    });
+  }
 
   if (reason === "Interrupted") {
     out.push({

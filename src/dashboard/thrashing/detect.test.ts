@@ -307,7 +307,8 @@ describe("thrashing: window, options and advice variants", () => {
 
   it("reports every pool, worst first", () => {
     const all = [...awsChurnTrace(), ...sameTypeTrace(), ...calmTrace()];
-    const reports = detectThrashingAll({ pools: [nodePool("idle")], ...history(all), now });
+    const pools = ["idle", "default", "gpu", "calm"].map((n) => nodePool(n));
+    const reports = detectThrashingAll({ pools, ...history(all), now });
     assert.deepEqual(
       reports.map((x) => [x.nodePool, x.severity]),
       [
@@ -317,5 +318,32 @@ describe("thrashing: window, options and advice variants", () => {
         ["idle", "none"],
       ],
     );
+  });
+
+  it("a deleted pool (history only, its nodes removed with it) is not thrashing and gets no report", () => {
+    const all = [...awsChurnTrace(), ...sameTypeTrace(), ...calmTrace()];
+    const reports = detectThrashingAll({ pools: [nodePool("calm")], ...history(all), now });
+    assert.deepEqual(
+      reports.map((x) => x.nodePool),
+      ["calm"],
+    );
+    // Before the first snapshot no pool is known: history is all there is.
+    const early = detectThrashingAll({ pools: [], ...history(all), now });
+    assert.ok(early.some((x) => x.nodePool === "default" && x.severity === "high"));
+  });
+
+  it("names Wave's own warm nodes in the evidence and the advice", () => {
+    const named = history(awsChurnTrace()).events.map((e) => ({ ...e, nodeName: `node-of-${e.nodeClaim}` }));
+    const warm = ["node-of-default-g1-0", "node-of-default-g1-1"];
+    const r = detectThrashing({ nodePool: "default", events: named, now, warmNodes: new Set(warm) });
+    assert.notEqual(r.severity, "none");
+    const flagged = r.evidence.filter((e) => e.warmup).length;
+    assert.equal(flagged, 2, "both warm nodes are in the evidence, flagged");
+    assert.equal(r.signals.warmupCaused, flagged);
+    assert.match(r.summary, /Wave's own warm nodes/);
+    assert.equal(r.advice[0]?.id, "warmup-churn");
+    const none = detectThrashing({ nodePool: "default", events: named, now });
+    assert.ok(none.evidence.every((e) => !e.warmup));
+    assert.ok(none.advice.every((a) => a.id !== "warmup-churn"));
   });
 });

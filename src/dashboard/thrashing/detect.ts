@@ -77,6 +77,8 @@ export interface ChurnedNodeClaim {
   sameTypeReplacement: boolean;
   /** 0 for the first node of a replacement chain, +1 per replacement. */
   generation: number;
+  /** A node Wave's warmup launched and released unused: Wave's own churn, not the workload's. */
+  warmup: boolean;
 }
 
 export interface ThrashingSignals {
@@ -96,6 +98,8 @@ export interface ThrashingSignals {
   /** Longest replacement chain (aws#7146 saw 2–3 generations). */
   maxGeneration: number;
   medianLifetimeMs?: number;
+  /** Churned nodes (evidence) that were Wave's own warm nodes, released unused. */
+  warmupCaused: number;
 }
 
 export interface ThrashingReport {
@@ -119,6 +123,8 @@ export interface ThrashingInput {
   events: readonly LifecycleRecord[];
   disruptions?: readonly DisruptionRecord[];
   nodeCounts?: readonly NodeCountPoint[];
+  /** Nodes Wave's warmup held warm and released unused (its TTL passed): their removal is Wave's doing. */
+  warmNodes?: ReadonlySet<string>;
   now: number;
   options?: Partial<ThrashingOptions>;
 }
@@ -233,6 +239,7 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
       shortLived: isShort,
       sameTypeReplacement: isSameType,
       generation: generation.get(x) ?? 0,
+      warmup: x.nodeName !== undefined && (input.warmNodes?.has(x.nodeName) ?? false),
     };
     if (x.instanceType) e.instanceType = x.instanceType;
     if (x.capacityType) e.capacityType = x.capacityType;
@@ -303,6 +310,7 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
     netChange,
     flat,
     maxGeneration,
+    warmupCaused: evidence.filter((e) => e.warmup).length,
   };
   if (counts) signals.averageNodes = counts.average;
   if (medianLifetimeMs !== undefined) signals.medianLifetimeMs = medianLifetimeMs;
@@ -314,7 +322,10 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
       : `${input.nodePool}: ${severity} thrashing (score ${String(score)}) — ${String(shortLived)} nodes removed younger than ${minutes(o.shortLifetimeMs)}` +
         (medianLifetimeMs !== undefined ? ` (median life ${minutes(medianLifetimeMs)})` : "") +
         `, ${String(sameType)} replaced by the same instance type, ${String(voluntary)} disruptions in ${minutes(o.windowMs)}` +
-        (flat ? ", node count flat" : "");
+        (flat ? ", node count flat" : "") +
+        (signals.warmupCaused > 0
+          ? ` — ${String(signals.warmupCaused)} of the churned nodes were Wave's own warm nodes, released unused and then consolidated`
+          : "");
   return { nodePool: input.nodePool, window: w, severity, score, signals, evidence, advice, summary };
 }
 
@@ -323,6 +334,7 @@ export interface DetectAllInput {
   events: readonly LifecycleRecord[];
   disruptions?: readonly DisruptionRecord[];
   nodeCounts?: readonly NodeCountPoint[];
+  warmNodes?: ReadonlySet<string>;
   now: number;
   options?: Partial<ThrashingOptions>;
 }
@@ -337,11 +349,15 @@ function groupByPool<T extends { nodePool: string }>(rows: readonly T[]): Map<st
   return by;
 }
 
-/** One report per NodePool known from the objects or the history, worst first. */
+/**
+ * One report per NodePool, worst first. A pool known only from history was deleted (its nodes
+ * went with it): that removal is the user's, not churn, so it gets no report — unless no pool is
+ * known at all (no snapshot of the cluster yet), when history is all there is.
+ */
 export function detectThrashingAll(input: DetectAllInput): ThrashingReport[] {
   const names = new Set<string>();
   for (const p of input.pools) if (p.metadata.name) names.add(p.metadata.name);
-  for (const e of input.events) names.add(e.nodePool);
+  if (names.size === 0) for (const e of input.events) names.add(e.nodePool);
   const byName = new Map(input.pools.map((p) => [p.metadata.name ?? "", p]));
   // Each pool's detector reads only its own records: hand it those instead of every pool's.
   const events = groupByPool(input.events);
@@ -356,6 +372,7 @@ export function detectThrashingAll(input: DetectAllInput): ThrashingReport[] {
         events: events.get(nodePool) ?? [],
         ...(disruptions ? { disruptions: disruptions.get(nodePool) ?? [] } : {}),
         ...(nodeCounts ? { nodeCounts: nodeCounts.get(nodePool) ?? [] } : {}),
+        ...(input.warmNodes ? { warmNodes: input.warmNodes } : {}),
         now: input.now,
         ...(input.options ? { options: input.options } : {}),
       });

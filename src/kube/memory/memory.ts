@@ -202,6 +202,33 @@ export class MemoryKube implements KubeClient {
     return this.#kinds.get(kind)?.watchers.size ?? 0;
   }
 
+  /**
+   * The stored objects of a kind, not copied, for an in-process reader that treats them as
+   * read-only (the simulator reads every kind every tick; deep copies were most of its cost).
+   * Writes replace a stored object, never change it, so what the caller holds stays a snapshot.
+   * Not part of the port: Wave's components read through `list` like on a real cluster.
+   */
+  peek<K extends KindName>(kind: K, namespace?: string): readonly Readonly<KindTypes[K]>[] {
+    // In key order, as `list` answers (callers' tie-breaks depend on it).
+    const objects = this.#state(kind).objects;
+    const out: KubeObject[] = [];
+    for (const key of [...objects.keys()].sort()) {
+      const o = objects.get(key);
+      if (o !== undefined && (namespace === undefined || o.metadata.namespace === namespace)) out.push(o);
+    }
+    return out as KindTypes[K][];
+  }
+
+  /** Watch events queued for watchers that have not read them yet (how far behind they are). */
+  watchBacklog(kind?: KindName): number {
+    let n = 0;
+    for (const [k, st] of this.#kinds) {
+      if (kind !== undefined && k !== kind) continue;
+      for (const w of st.watchers) if (!w.closed) n += w.queue.length;
+    }
+    return n;
+  }
+
   // ---- the port ----
 
   list<K extends KindName>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindTypes[K]>> {

@@ -4,6 +4,7 @@ import type { Node } from "../../objects/kube.ts";
 import { K, type CapacityType, type NodePool } from "../../objects/karpenter.ts";
 import type { WarmupPolicy } from "../policy.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
+import { backoffCooldownMs, unusedStreak } from "../backoff.ts";
 
 /** Hourly price of a node, or of an instance type in a capacity type; undefined when unknown. */
 export type PriceOf = (what: Node | string, capacityType: CapacityType) => number | undefined;
@@ -108,12 +109,19 @@ export function admit(a: AdmissionInput): Admission {
     };
   }
   if (a.lastWarmupAt !== undefined) {
-    const until = a.lastWarmupAt + policy.cooldownSeconds * 1000;
+    // Unused warm nodes in a row back the pool off (backoff.ts): Karpenter would consolidate a
+    // node nobody uses, so launching the next one at once only makes the two fight.
+    const streak = unusedStreak(a.pool);
+    const until = a.lastWarmupAt + backoffCooldownMs(policy, streak);
     if (a.now < until) {
       return {
         ok: false,
         reason: "cooldown",
-        detail: "cooling down after the last warmup",
+        detail:
+          streak > 0
+            ? `backing off after ${String(streak)} unused warm node${streak > 1 ? "s" : ""} in a row ` +
+              `(cooldown ${String(Math.round(backoffCooldownMs(policy, streak) / 60_000))} min)`
+            : "cooling down after the last warmup",
         retryAfterMs: until - a.now,
       };
     }

@@ -1,9 +1,37 @@
-import type { NodeDto, NodeListDto } from "../../../src/dashboard/dto.ts";
+import type { NodeDto, NodeListDto, PriceSource } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
 import { ago, bytes, cores, num, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
+
+/**
+ * Where a node's price came from (ADR 0011), as the price column labels it: live AWS and KWOK
+ * prices are exact; the shipped table and estimates are fallbacks (tagged); unknown is unpriced.
+ */
+export const PRICE_LABEL: Record<PriceSource, { text: string; tag: string; why: string }> = {
+  live: { text: "live", tag: "", why: "live AWS price" },
+  kwok: { text: "kwok", tag: "", why: "KWOK provider's price formula" },
+  static: { text: "static", tag: "medium", why: "fallback: Wave's shipped price table" },
+  estimate: { text: "estimate", tag: "medium", why: "fallback: estimated from the instance's size" },
+  unknown: { text: "unpriced", tag: "bad", why: "no price known for this instance type" },
+};
+
+/** The price column's cell: the source tagged (fallbacks stand out) and the price's age. */
+export function PriceSourceCell({ n, now }: { n: NodeDto; now: number }) {
+  const l = PRICE_LABEL[n.priceSource];
+  const asOf = n.priceAsOf === null ? null : Date.parse(n.priceAsOf);
+  return (
+    <span
+      data-testid="price-source"
+      data-source={n.priceSource}
+      title={asOf === null ? l.why : `${l.why}, as of ${n.priceAsOf ?? ""}`}
+    >
+      <span className={`tag ${l.tag}`}>{l.text}</span>
+      {asOf !== null && Number.isFinite(asOf) ? ` ${ago(asOf, now)}` : ""}
+    </span>
+  );
+}
 
 export function nodeColumns(now: number): Column<NodeDto>[] {
   return [
@@ -52,9 +80,21 @@ export function nodeColumns(now: number): Column<NodeDto>[] {
       label: "$/h",
       numeric: true,
       value: (n) => n.costPerHour,
-      render: (n) => <span title={`price source: ${n.priceSource}`}>{usd(n.costPerHour)}</span>,
+      render: (n) => (
+        <span title={`price source: ${PRICE_LABEL[n.priceSource].why}`}>
+          {usd(n.costPerHour)}
+          {PRICE_LABEL[n.priceSource].tag ? <sup className="fallback">*</sup> : null}
+        </span>
+      ),
     },
-    { key: "price", label: "price", value: (n) => n.priceSource, wide: true },
+    {
+      key: "price",
+      label: "price",
+      title: "where the price came from, and its age",
+      value: (n) => PRICE_LABEL[n.priceSource].text,
+      render: (n) => <PriceSourceCell n={n} now={now} />,
+      wide: true,
+    },
     {
       key: "age",
       label: "age",

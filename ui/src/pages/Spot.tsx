@@ -1,9 +1,16 @@
 import { useState } from "react";
-import type { SpotPodDto, SpotPolicyDto, SpotViewDto, SpotWorkloadDto } from "../../../src/dashboard/dto.ts";
+import type {
+  SpotPodDto,
+  SpotPolicyDto,
+  SpotRepairDto,
+  SpotViewDto,
+  SpotWorkloadDto,
+} from "../../../src/dashboard/dto.ts";
 import { ApiError, deleteSpotPolicy, saveSpotPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
-import { num, usd } from "../format.ts";
+import { dateTime, num, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
+import { rangeQuery } from "../range.ts";
 import { Card, Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
 import { spotPreview, spotProblems } from "./policy.ts";
@@ -78,6 +85,14 @@ function workloadColumns(): Column<SpotWorkloadDto>[] {
       render: (w) => num(w.fallbacks),
     },
     {
+      key: "repairs",
+      label: "self-heal",
+      title: "the repair's actions (evictions, blocked evictions, fallbacks) in the selected range",
+      numeric: true,
+      value: (w) => w.repairs.total,
+      render: (w) => <span data-testid="spot-repairs">{num(w.repairs.total)}</span>,
+    },
+    {
       key: "cost",
       label: "$/h",
       numeric: true,
@@ -116,9 +131,58 @@ const podColumns: Column<SpotPodDto>[] = [
   { key: "note", label: "note", value: (p) => p.note, wide: true },
 ];
 
+const repairColumns: Column<SpotRepairDto>[] = [
+  {
+    key: "at",
+    label: "when",
+    numeric: true,
+    value: (r) => r.at,
+    render: (r) => dateTime(r.at),
+  },
+  {
+    key: "action",
+    label: "action",
+    value: (r) => r.action,
+    render: (r) => (
+      <span className={r.type === "Warning" ? "tag warn" : "tag"} title={r.type}>
+        {r.action || "—"}
+      </span>
+    ),
+  },
+  { key: "pod", label: "pod", value: (r) => r.pod },
+  { key: "why", label: "why", value: (r) => r.message },
+];
+
+/** The repair's self-heal actions for one workload over the range: counts by action, newest few. */
+function Repairs({ w }: { w: SpotWorkloadDto }) {
+  const counts = Object.entries(w.repairs.byAction).sort((a, b) => b[1] - a[1]);
+  const listed = w.repairs.recent.length;
+  return (
+    <div data-testid="spot-repair-list">
+      <Table
+        label="Self-heal actions"
+        columns={repairColumns}
+        rows={w.repairs.recent}
+        rowKey={(r) => `${r.at}/${r.pod}/${r.action}`}
+        rowTestId="spot-repair-row"
+        initialSort={{ key: "at", desc: true }}
+        empty="No self-heal actions in this range: the repair found every pod on its slot's capacity type."
+      >
+        {w.repairs.total > 0 ? (
+          <p className="muted" data-testid="spot-repair-counts">
+            <span data-testid="spot-repair-total">{num(w.repairs.total)}</span> in range:{" "}
+            {counts.map(([a, n]) => `${a} ${num(n)}`).join(" · ")}
+            {w.repairs.total > listed ? ` · the newest ${num(listed)} listed` : ""}
+          </p>
+        ) : null}
+      </Table>
+    </div>
+  );
+}
+
 export function Spot({ ctx }: { ctx: PageCtx }) {
   const selected = ctx.route.params["workload"];
-  const q = selected ? `?workload=${encodeURIComponent(selected)}` : "";
+  const q = `?${rangeQuery(ctx.route.range, ctx.now)}${selected ? `&workload=${encodeURIComponent(selected)}` : ""}`;
   const view = useJson<SpotViewDto>(`${ctx.base}/spot-placement${q}`, ctx.token, ctx.version, 2000);
   const [editing, setEditing] = useState<string | undefined>();
   return (
@@ -149,6 +213,12 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 label="fallbacks seen by core"
                 value={num(v.totals.fallbacks)}
                 sub="pods assigned spot running on on-demand; the webhook's fallbacks and late answers are on its /metrics"
+              />
+              <Card
+                label="self-heal actions"
+                value={num(v.totals.repairs)}
+                testid="spot-total-repairs"
+                sub="the repair's evictions and fallbacks in range"
               />
             </section>
             <Table
@@ -206,6 +276,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 {editing === keyOf(open.workload) ? (
                   <SpotEditor ctx={ctx} view={v} workload={open} onDone={() => setEditing(undefined)} />
                 ) : null}
+                <Repairs w={open} />
                 <Table
                   label="Pods"
                   columns={podColumns}

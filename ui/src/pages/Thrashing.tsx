@@ -26,6 +26,12 @@ const evidenceColumns: Column<Evidence>[] = [
     render: (e) => (e.lifetimeSeconds === null ? "alive" : duration(e.lifetimeSeconds)),
   },
   { key: "reason", label: "reason", value: (e) => e.reason },
+  {
+    key: "cause",
+    label: "cause",
+    value: (e) => e.cause,
+    render: (e) => (e.cause === "warmup" ? "Wave warmup (unused)" : "—"),
+  },
 ];
 
 function Copy({ text }: { text: string }) {

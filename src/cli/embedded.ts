@@ -1,0 +1,141 @@
+// The embedded simulated cluster behind `npm start` without a kubeconfig: the in-memory apiserver,
+// the simulated Karpenter/scheduler/kubelets, the living scenario (src/sim/living.ts), Wave's
+// admission in the apiserver's admission path (the same review() as `wave webhook`) and the spot
+// repair beside it. It starts `historyMs` in the past and fast-forwards to now, so the dashboard
+// opens on hours of real history; then it runs in real time.
+import type { MemoryKube } from "../kube/memory/memory.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import { seeded } from "../shared/random.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import { webhookAdmission } from "../sim/admission.ts";
+import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
+import { fastForwardStepMs, type LaggingClock } from "../sim/clock.ts";
+import { LIVING_SPOT_POLICIES, LIVING_WARMUP, seedLivingCluster } from "../sim/living.ts";
+import { Simulator } from "../sim/simulator.ts";
+import type { SlotAllocator } from "../webhook/allocator.ts";
+import type { SpotMetrics } from "../webhook/metrics.ts";
+import type { PodCache } from "../webhook/pod-cache.ts";
+import type { PolicySource } from "../webhook/policy-source.ts";
+import { SpotRepair } from "../webhook/repair.ts";
+import type { Store } from "../core/store/store.ts";
+
+/** Real-time step once caught up. */
+const STEP_MS = 1000;
+/** Real time each fast-forward step yields, so the agent streams and core keeps up. */
+const YIELD_MS = 2;
+/** Watch events the watchers may be behind by before a fast-forward step waits (pipelining). */
+const WATCH_SLACK = 500;
+/** Longest real wait for the watchers per fast-forward step. */
+const MAX_WAIT_MS = 2000;
+/** Expected spot interruptions per spot node per hour: a few an hour across the spot pools. */
+export const LIVING_SPOT_INTERRUPTION_RATE = 0.15;
+
+export interface EmbeddedClusterOptions {
+  kube: MemoryKube;
+  /** The cluster's clock: lags real time by the history to generate, fast-forwards it away. */
+  simClock: LaggingClock;
+  /** Real time (paces the loop once caught up). */
+  clock: Clock;
+  prices: PriceProvider;
+  policies: PolicySource;
+  allocator: SlotAllocator;
+  pods: PodCache;
+  metrics?: SpotMetrics;
+  log: Logger;
+  signal: AbortSignal;
+  /**
+   * Whether everything downstream has taken in the changes so far (the agent's unacked deltas);
+   * a fast-forward step waits for it, so core's history follows the cluster instead of lagging.
+   */
+  drained?: () => boolean;
+
+  /** Largest simulated step while fast-forwarding (coarser = faster start, rougher history). */
+  maxStepMs?: number;
+}
+
+export interface EmbeddedCluster {
+  /** Resolves once the simulated clock has caught up with real time. */
+  caughtUp: Promise<void>;
+  /** Resolves when the loop has ended (after `signal` aborts). */
+  done: Promise<void>;
+}
+
+/** Stores the scenario's spot and warmup policies, unless the cluster already has its own. */
+export async function seedLivingPolicies(store: Store, clusterId: string, now: number): Promise<void> {
+  if ((await store.listPolicies(clusterId, "spot")).length === 0) {
+    for (const p of LIVING_SPOT_POLICIES) {
+      const w = p.workload;
+      await store.putPolicy(clusterId, "spot", `${w.namespace}/${w.kind}/${w.name}`, p, now);
+    }
+  }
+  if ((await store.listPolicies(clusterId, "warmup")).length === 0) {
+    for (const [pool, policy] of Object.entries(LIVING_WARMUP))
+      await store.putPolicy(clusterId, "warmup", pool, policy, now);
+  }
+}
+
+/** Seeds the scenario and runs the cluster until `signal` aborts. */
+export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
+  const { kube, simClock, log, signal } = o;
+  const sim = new Simulator({
+    kube,
+    clock: simClock,
+    offerings: buildOfferings(buildCatalog(), o.prices),
+    random: seeded(7),
+    spotInterruptionRate: LIVING_SPOT_INTERRUPTION_RATE,
+    // Wave's admission in the apiserver's path: the webhook's own review(), applied in process.
+    admit: webhookAdmission({
+      policies: o.policies,
+      allocator: o.allocator,
+      clock: simClock,
+      // In process, nothing times out an admission; fast-forward must not trip the deadline.
+      deadlineMs: 60_000,
+      logger: log,
+      ...(o.metrics ? { metrics: o.metrics } : {}),
+    }),
+    log,
+  });
+  // Self-heal beside the webhook (ADR 0006), as `wave webhook` runs it: one pass per step.
+  const repair = new SpotRepair({
+    kube,
+    pods: o.pods,
+    policies: o.policies,
+    allocator: o.allocator,
+    clock: simClock,
+    logger: log,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
+    identity: "embedded",
+  });
+  const drive = await seedLivingCluster(kube);
+  let caught: () => void = () => undefined;
+  const caughtUp = new Promise<void>((resolve) => (caught = resolve));
+  const done = (async () => {
+    let lastStep = STEP_MS;
+    while (!signal.aborted) {
+      try {
+        await drive(simClock.now());
+        await sim.tick(lastStep);
+        await repair.tick();
+      } catch (err) {
+        log.warn("simulated cluster step failed", { err });
+      }
+      if (simClock.lag > 0) {
+        lastStep = fastForwardStepMs(simClock.lag, o.maxStepMs);
+        simClock.catchUp(lastStep);
+        // Back-pressure: the next step waits until the watchers (the agent, the pod cache) have
+        // read this one's changes, so core's history follows the cluster instead of lagging it.
+        const until = Date.now() + MAX_WAIT_MS;
+        do await new Promise((r) => setTimeout(r, YIELD_MS));
+        while ((kube.watchBacklog() > WATCH_SLACK || o.drained?.() === false) && Date.now() < until);
+        if (simClock.lag === 0) caught();
+      } else {
+        caught();
+        lastStep = STEP_MS;
+        await o.clock.sleep(STEP_MS, signal).catch(() => undefined);
+      }
+    }
+    caught();
+  })();
+  return { caughtUp, done };
+}

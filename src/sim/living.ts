@@ -1,0 +1,289 @@
+// The embedded default's cluster (`npm start` without a kubeconfig): five NodePools the way an EKS
+// team runs them — general on-demand, a spot pool near its limit, GPUs, Graviton, and a batch pool
+// misconfigured on purpose — under a day-shaped web tier, cron-like bursts, rollouts and an AMI
+// rollout (drift), so every panel of Wave has something real to show for hours, not minutes.
+// Pure demand curves (`livingDemand`) are separate from the driver that applies them.
+import type { MemoryKube } from "../kube/memory/memory.ts";
+import type { Deployment, PodSpec } from "../objects/kube.ts";
+import type { NodePool } from "../objects/karpenter.ts";
+import type { SpotPolicy } from "../webhook/policy.ts";
+import type { WarmupPolicy } from "../warmup/policy.ts";
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const nodeClassRef = { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "default" };
+type Requirement = NonNullable<NodePool["spec"]["template"]["spec"]["requirements"]>[number];
+
+const capacity = (...values: string[]): Requirement => ({
+  key: "karpenter.sh/capacity-type",
+  operator: "In",
+  values,
+});
+const arch = (a: string): Requirement => ({ key: "kubernetes.io/arch", operator: "In", values: [a] });
+/** Small and medium sizes only, as most teams pin them: more, smaller nodes. */
+const upTo = (vcpu: number): Requirement => ({
+  key: "karpenter.k8s.aws/instance-cpu",
+  operator: "Lt",
+  values: [String(vcpu + 1)],
+});
+
+function pool(
+  name: string,
+  o: {
+    requirements: Requirement[];
+    taints?: NodePool["spec"]["template"]["spec"]["taints"];
+    consolidateAfter: string;
+    policy?: "WhenEmpty" | "WhenEmptyOrUnderutilized";
+    limits?: Record<string, string>;
+    weight?: number;
+  },
+): NodePool {
+  return {
+    apiVersion: "karpenter.sh/v1",
+    kind: "NodePool",
+    metadata: { name },
+    spec: {
+      template: {
+        spec: {
+          requirements: o.requirements,
+          nodeClassRef,
+          ...(o.taints ? { taints: o.taints } : {}),
+          expireAfter: "720h",
+        },
+      },
+      disruption: {
+        consolidationPolicy: o.policy ?? "WhenEmptyOrUnderutilized",
+        consolidateAfter: o.consolidateAfter,
+        budgets: [{ nodes: "10%" }],
+      },
+      ...(o.limits ? { limits: o.limits } : {}),
+      ...(o.weight !== undefined ? { weight: o.weight } : {}),
+    },
+  };
+}
+
+export const LIVING_POOLS: readonly NodePool[] = [
+  // On-demand for everything without a spot policy; Wave's warmup keeps a node ready here.
+  pool("general", {
+    requirements: [
+      capacity("on-demand"),
+      { key: "karpenter.k8s.aws/instance-category", operator: "In", values: ["c", "m", "r"] },
+      arch("amd64"),
+      upTo(4),
+    ],
+    consolidateAfter: "10m",
+    limits: { cpu: "400", memory: "1600Gi" },
+    weight: 50,
+  }),
+  // Spot only, with a tight limit: at the daily peak it runs out and Prefer pods fall back.
+  pool("spot-heavy", {
+    requirements: [
+      capacity("spot"),
+      { key: "karpenter.k8s.aws/instance-category", operator: "In", values: ["c", "m"] },
+      arch("amd64"),
+      upTo(4),
+    ],
+    consolidateAfter: "5m",
+    limits: { cpu: "96" },
+    weight: 40,
+  }),
+  pool("gpu", {
+    requirements: [
+      capacity("on-demand"),
+      { key: "karpenter.k8s.aws/instance-family", operator: "In", values: ["g5"] },
+    ],
+    taints: [{ key: "nvidia.com/gpu", value: "true", effect: "NoSchedule" }],
+    consolidateAfter: "5m",
+    policy: "WhenEmpty",
+    limits: { cpu: "96" },
+  }),
+  // Graviton, spot first; tainted so only arm64-built workloads land here.
+  pool("arm64", {
+    requirements: [capacity("spot", "on-demand"), arch("arm64"), upTo(8)],
+    taints: [{ key: "wave.sh/arch", value: "arm64", effect: "NoSchedule" }],
+    consolidateAfter: "5m",
+    limits: { cpu: "256" },
+  }),
+  // Misconfigured on purpose: consolidateAfter 0s under a job that stops and starts every few
+  // minutes → Karpenter removes the nodes the moment the job pauses and launches them again.
+  pool("batch", {
+    requirements: [
+      capacity("spot", "on-demand"),
+      { key: "karpenter.k8s.aws/instance-category", operator: "In", values: ["c"] },
+      arch("amd64"),
+      upTo(8),
+    ],
+    taints: [{ key: "wave.sh/workload", value: "batch", effect: "NoSchedule" }],
+    consolidateAfter: "0s",
+  }),
+];
+
+function deployment(
+  ns: string,
+  name: string,
+  spec: Omit<PodSpec, "containers"> & { cpu: string; memory: string; image: string; gpu?: number },
+): Deployment {
+  const { cpu, memory, image, gpu, ...podSpec } = spec;
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: ns, labels: { app: name } },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          ...podSpec,
+          containers: [
+            {
+              name,
+              image,
+              resources: { requests: { cpu, memory, ...(gpu ? { "nvidia.com/gpu": String(gpu) } : {}) } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+const onArm = (): Pick<PodSpec, "nodeSelector" | "tolerations"> => ({
+  nodeSelector: { "kubernetes.io/arch": "arm64" },
+  tolerations: [{ key: "wave.sh/arch", operator: "Equal", value: "arm64", effect: "NoSchedule" }],
+});
+
+export const LIVING_DEPLOYMENTS: readonly Deployment[] = [
+  deployment("shop", "web", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/web:1.42.0" }),
+  deployment("shop", "api", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/api:3.1.7" }),
+  deployment("shop", "checkout", { cpu: "1", memory: "2Gi", image: "ghcr.io/acme/checkout:2.8.1" }),
+  deployment("data", "worker", { cpu: "1500m", memory: "3Gi", image: "ghcr.io/acme/worker:2.0.3" }),
+  deployment("data", "ingest", {
+    cpu: "1500m",
+    memory: "3Gi",
+    image: "ghcr.io/acme/ingest:4.2.0",
+    ...onArm(),
+  }),
+  deployment("data", "reports", { cpu: "3", memory: "6Gi", image: "ghcr.io/acme/reports:1.9.4", ...onArm() }),
+  deployment("ml", "inference", {
+    cpu: "3",
+    memory: "12Gi",
+    gpu: 1,
+    image: "ghcr.io/acme/inference:0.9.1",
+    tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
+  }),
+  deployment("batch", "etl", {
+    cpu: "3",
+    memory: "4Gi",
+    image: "ghcr.io/acme/etl:5.5.0",
+    nodeSelector: { "karpenter.sh/nodepool": "batch" },
+    tolerations: [{ key: "wave.sh/workload", operator: "Equal", value: "batch", effect: "NoSchedule" }],
+  }),
+];
+
+const ref = (namespace: string, name: string) => ({ kind: "Deployment" as const, namespace, name });
+
+/** Spot placement on three workloads: Prefer, Require, and a percentage above the base. */
+export const LIVING_SPOT_POLICIES: readonly SpotPolicy[] = [
+  { workload: ref("shop", "api"), threshold: 3, strategy: "Prefer" },
+  { workload: ref("shop", "checkout"), threshold: 2, strategy: "Require" },
+  { workload: ref("data", "worker"), threshold: 2, strategy: "Prefer", percentAboveBase: 25 },
+];
+
+/** Warmup on the general pool: one node kept ready for the web tier's next step up. */
+export const LIVING_WARMUP: Readonly<Record<string, Partial<WarmupPolicy>>> = {
+  general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 600, cooldownSeconds: 300, prePull: false },
+};
+
+export interface LivingTiming {
+  /** Period of the fast ripple on top of the day's curve (traffic comes in waves). */
+  rippleMs: number;
+  /** The batch job: runs this long, then pauses as long. */
+  etlRunMs: number;
+  /** Cron period of the report bursts, and how long each burst runs. */
+  reportsEveryMs: number;
+  reportsForMs: number;
+  /** Rollouts of shop/* (one Deployment at a time, round robin). */
+  rolloutEveryMs: number;
+  /** A new AMI for the arm64 pool (its template changes → Karpenter replaces its nodes: drift). */
+  amiEveryMs: number;
+}
+
+export const LIVING_TIMING: LivingTiming = {
+  rippleMs: 40 * MIN,
+  etlRunMs: 2 * MIN,
+  reportsEveryMs: 30 * MIN,
+  reportsForMs: 8 * MIN,
+  rolloutEveryMs: 7 * MIN,
+  amiEveryMs: 90 * MIN,
+};
+
+/** 0 at 03:00 UTC, 1 at 15:00 UTC: the day's traffic shape. */
+export function dayShare(nowMs: number): number {
+  const hour = (nowMs % (24 * HOUR)) / HOUR;
+  return (1 - Math.cos((2 * Math.PI * (hour - 3)) / 24)) / 2;
+}
+
+/** Replicas of every scaled Deployment at `nowMs` ("ns/name" → replicas). Pure. */
+export function livingDemand(nowMs: number, t: LivingTiming = LIVING_TIMING): Record<string, number> {
+  const day = dayShare(nowMs);
+  const ripple = Math.sin((2 * Math.PI * nowMs) / t.rippleMs);
+  const traffic = Math.max(0, Math.min(1, 0.15 + 0.7 * day + 0.15 * ripple));
+  const scale = (min: number, max: number): number => Math.round(min + (max - min) * Math.min(1, traffic));
+  const etlOn = Math.floor(nowMs / t.etlRunMs) % 2 === 0;
+  const reportsOn = nowMs % t.reportsEveryMs < t.reportsForMs;
+  // Offline scoring on the GPUs every 45 minutes, on top of the day's inference traffic.
+  const scoring = nowMs % (45 * MIN) < 15 * MIN ? 2 : 0;
+  return {
+    "shop/web": scale(16, 60),
+    "shop/api": scale(10, 40),
+    "shop/checkout": scale(4, 16),
+    "data/worker": scale(8, 30),
+    "data/ingest": scale(10, 36),
+    "data/reports": reportsOn ? 20 : 0,
+    "ml/inference": scale(2, 5) + scoring,
+    "batch/etl": etlOn ? 6 : 0,
+  };
+}
+
+/** Creates the cluster's objects; returns the driver that moves demand as time goes by. */
+export async function seedLivingCluster(
+  kube: MemoryKube,
+  timing: LivingTiming = LIVING_TIMING,
+): Promise<(now: number) => Promise<void>> {
+  for (const ns of ["shop", "data", "ml", "batch"])
+    await kube.create("Namespace", { metadata: { name: ns } });
+  for (const p of LIVING_POOLS) await kube.create("NodePool", structuredClone(p));
+  for (const d of LIVING_DEPLOYMENTS)
+    await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
+  const last = new Map<string, number>();
+  let rollout: number | undefined;
+  let ami: number | undefined;
+  const shop = LIVING_DEPLOYMENTS.filter((d) => d.metadata.namespace === "shop");
+  return async (now: number) => {
+    for (const [key, replicas] of Object.entries(livingDemand(now, timing))) {
+      if (last.get(key) === replicas) continue;
+      const [namespace, name] = key.split("/") as [string, string];
+      await kube.patch("Deployment", name, { spec: { replicas } }, { namespace });
+      last.set(key, replicas);
+    }
+    const r = Math.floor(now / timing.rolloutEveryMs);
+    if (rollout !== undefined && r !== rollout) {
+      const d = shop[r % shop.length] as Deployment;
+      await kube.patch(
+        "Deployment",
+        d.metadata.name ?? "",
+        { spec: { template: { metadata: { annotations: { "wave.sh/sim-rollout": String(r) } } } } },
+        { namespace: "shop" },
+      );
+    }
+    rollout = r;
+    const a = Math.floor(now / timing.amiEveryMs);
+    if (ami !== undefined && a !== ami) {
+      await kube.patch("NodePool", "arm64", {
+        spec: { template: { metadata: { annotations: { "wave.sh/sim-ami": `ami-arm64-${String(a)}` } } } },
+      });
+    }
+    ami = a;
+  };
+}

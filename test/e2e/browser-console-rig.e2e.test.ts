@@ -1,0 +1,476 @@
+// The console in Chromium (Debian's chromium via playwright-core) against Wave on the rig (real
+// kube-apiserver + Karpenter's KWOK provider): the issue-13 Must-show lines that say "on the rig".
+// Wave runs as in production, split in two: `wave start` in this process (agent → gRPC → core →
+// API + UI, and the warmup controller on core's policies) and a `wave webhook` process (spot
+// placement and its repair) that long-polls its spot policies from core's API, registered with
+// the apiserver for this test's namespace only. On a NodePool of the test's own (spot and
+// on-demand, tainted), a Deployment of pods that each fill most of a node:
+//   spot      a viewer cannot edit (token prompt, 403 from the API); an admin creates a spot
+//             policy in the UI (threshold 1) → the pods are placed 1 on-demand / 2 spot by node;
+//             raises it to 2 in the UI → the repair moves one pod (a WaveSpotRepair Event) → 2 / 1;
+//             the Spot page shows the split and the self-heal action, equal to the API's
+//   warmup    an admin enables warmup for the pool in the UI → a warmup pod appears, Karpenter
+//             launches a node for it → while the warmup is live the API reports the node warm
+//             AND the UI shows it (Nodes page tag, Warmup page warm node, Overview card)
+//   pages     every page's figures equal the API's on the rig
+// Screenshots (console-rig-*.png) go to $WAVE_SCREENSHOT_DIR when set.
+import assert from "node:assert/strict";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+import { chromium, type Browser } from "playwright-core";
+import type { NodeListDto, OverviewDto, SpotPolicySetDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
+import { startWave, type Started } from "../../src/cli/start.ts";
+import { DEFAULTS } from "../../src/config/config.ts";
+import { W } from "../../src/objects/wave.ts";
+import { createLogger } from "../../src/shared/log.ts";
+import { generateDevCerts } from "../../src/webhook/certs.ts";
+import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
+import { num } from "../../ui/src/format.ts";
+import {
+  agree,
+  checkEveryPage,
+  api,
+  cl,
+  open,
+  shot,
+  spotAgrees,
+  text,
+  warmupAgrees,
+  type Site,
+} from "./console-pages.ts";
+import {
+  apply,
+  createNamespace,
+  deleteNamespace,
+  get,
+  kubectl,
+  list,
+  markE2eWebhookConfig,
+  remove,
+  requireRig,
+  sweepStaleWebhookConfigs,
+  waitFor,
+  withRigLogsOnFailure,
+  type KubeObject,
+} from "./harness.ts";
+import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ROOT = resolve(import.meta.dirname, "../..");
+const SHOTS = process.env["WAVE_SCREENSHOT_DIR"];
+const CLUSTER = "console-rig";
+const POOL_LABEL = "wave.dev/e2e-pool";
+const CAPACITY_TYPE = "karpenter.sh/capacity-type";
+const E2E_OWNER = "browser-console-rig";
+const REPLICAS = 3;
+
+let ns = "";
+let waveNs = "";
+let pool = "";
+let tmp = "";
+let configName = "";
+let wave: Started | undefined;
+let webhook: Replica | undefined;
+const spawned: ChildProcess[] = [];
+let browser: Browser | undefined;
+let site: Site;
+
+function log(msg: string): void {
+  process.stderr.write(`# ${msg}\n`);
+}
+
+/** Pods of 3 of a 4-vCPU node's CPUs: one per node, and the pool's largest pod fits no node. */
+function deployment(replicas: number): object {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace: ns },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: "web" } },
+      template: {
+        metadata: { labels: { app: "web" } },
+        spec: {
+          nodeSelector: { [POOL_LABEL]: pool },
+          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
+          terminationGracePeriodSeconds: 0,
+          containers: [
+            {
+              name: "app",
+              image: "example.test/console-e2e/web:1.0",
+              resources: { requests: { cpu: "3", memory: "1Gi" } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** The live pods of web by the capacity type of the node they run on (undefined: not all Running). */
+async function placement(): Promise<{ od: number; spot: number } | undefined> {
+  const pods = (await list("pods", { namespace: ns, selector: "app=web" })).filter(
+    (p) => p.metadata.deletionTimestamp === undefined,
+  );
+  if (pods.length !== REPLICAS) return undefined;
+  const nodes = new Map((await list("nodes")).map((n) => [n.metadata.name, n]));
+  const out = { od: 0, spot: 0 };
+  for (const p of pods) {
+    const status = p.status as { phase?: string } | undefined;
+    const spec = p.spec as { nodeName?: string } | undefined;
+    const ct = nodes.get(spec?.nodeName ?? "")?.metadata.labels?.[CAPACITY_TYPE];
+    if (status?.phase !== "Running" || ct === undefined) return undefined;
+    if (ct === "spot") out.spot++;
+    else out.od++;
+  }
+  return out;
+}
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
+  assert.ok(existsSync(join(ROOT, "ui/dist/index.html")), "the UI is built (npm run build:ui)");
+  await requireRig();
+  await sweepStaleWebhookConfigs(E2E_OWNER);
+  ns = await createNamespace("e2e-console");
+  waveNs = await createNamespace("e2e-console-wave");
+  pool = ns;
+  const def = await get("nodepools.karpenter.sh", "default");
+  assert.ok(def, "the rig's NodePool default exists");
+  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: { requirements?: { key: string }[] } };
+  await apply({
+    apiVersion: "karpenter.sh/v1",
+    kind: "NodePool",
+    metadata: { name: pool },
+    spec: {
+      ...def.spec,
+      limits: { cpu: "64" },
+      // Nodes stay while the test runs: only empty ones go, after 10 minutes.
+      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m", budgets: [{ nodes: "100%" }] },
+      template: {
+        metadata: { labels: { [POOL_LABEL]: pool } },
+        spec: {
+          ...tmpl.spec,
+          requirements: [
+            ...(tmpl.spec?.requirements ?? []).filter((r) => r.key !== CAPACITY_TYPE),
+            { key: CAPACITY_TYPE, operator: "In", values: ["spot", "on-demand"] },
+          ],
+          taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }],
+        },
+      },
+    },
+  });
+
+  tmp = await mkdtemp(join(tmpdir(), "wave-e2e-console-rig-"));
+  wave = await startWave(
+    {
+      ...DEFAULTS,
+      kubeconfig: join(ROOT, ".rig/kubeconfig"),
+      clusterId: CLUSTER,
+      namespace: waveNs,
+      port: 0,
+      grpcPort: 0,
+      webhookPort: 0,
+      dataDir: join(tmp, "wave"),
+      logLevel: "error",
+    },
+    {},
+    { log: createLogger({ level: "error", base: { app: "wave-e2e-console-rig" } }) },
+  );
+  // The webhook as the chart runs it: its own process, spot policies long-polled from core.
+  const tlsDir = join(tmp, "webhook-tls");
+  const certs = await generateDevCerts({ dir: tlsDir, hosts: ["localhost", "127.0.0.1"] });
+  webhook = await startReplica({
+    name: "console-webhook-0",
+    policiesUrl: new URL(`api/v1/clusters/${CLUSTER}/policies/spot`, wave.url).href,
+    tlsDir,
+    waveNamespace: waveNs,
+    viewerToken: wave.tokens.viewer,
+    deadlineMs: 2500,
+    spawned,
+    env: { WAVE_SPOT_POLICY_INTERVAL_MS: "2000" },
+  });
+  configName = `wave-spot-${ns}`;
+  const config = buildWebhookConfiguration({
+    name: configName,
+    caPem: certs.caPem,
+    waveNamespace: waveNs,
+    url: `https://127.0.0.1:${webhook.port}/mutate`,
+    timeoutSeconds: 3,
+  });
+  const hook = config.webhooks?.[0];
+  assert.ok(hook, "the configuration has a webhook");
+  hook.namespaceSelector = {
+    matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [ns] }],
+  };
+  markE2eWebhookConfig(config, E2E_OWNER, [ns, waveNs]);
+  await apply(config);
+
+  const shots = SHOTS ? resolve(ROOT, SHOTS) : undefined;
+  if (shots) mkdirSync(shots, { recursive: true });
+  site = { url: wave.url, cluster: CLUSTER, viewer: wave.tokens.viewer, shots, prefix: "console-rig", log };
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  if (configName !== "") await remove("mutatingwebhookconfiguration", configName).catch(() => undefined);
+  for (const c of spawned) await stopChild(c);
+  await wave?.stop();
+  for (const n of [ns, waveNs]) if (n !== "") await deleteNamespace(n);
+  if (pool !== "") await remove("nodepools.karpenter.sh", pool);
+  if (tmp !== "") await rm(tmp, { recursive: true, force: true });
+});
+
+test(
+  "console e2e (rig): a viewer cannot edit; an admin sets a spot policy in the UI and the pods follow, the repair's action shows",
+  { timeout: 420_000 },
+  () =>
+    withRigLogsOnFailure(async () => {
+      assert.ok(wave && browser);
+      const w = wave;
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      page.on("pageerror", (err) => log(`page error: ${err.message}`));
+
+      // Viewer: the edit button asks for the admin token; the API refuses a viewer's write.
+      await open(site, page, "spot", w.tokens.viewer);
+      await page.getByRole("button", { name: "New policy (admin)" }).click();
+      await page.getByRole("dialog", { name: "sign in as admin" }).waitFor();
+      assert.equal(await page.getByRole("form", { name: "spot policy" }).count(), 0);
+      const put = await fetch(
+        new URL(`api/v1/clusters/${CLUSTER}/policies/spot/Deployment/${ns}/web`, w.url),
+        {
+          method: "PUT",
+          headers: { authorization: `Bearer ${w.tokens.viewer}`, "content-type": "application/json" },
+          body: JSON.stringify({ threshold: 1, strategy: "Prefer" }),
+        },
+      );
+      assert.equal(put.status, 403, "the API refuses a viewer's write");
+      await page.getByLabel("token").fill(w.tokens.admin);
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
+      await page.getByTestId("role").filter({ hasText: "admin" }).waitFor({ timeout: 10_000 });
+
+      // Admin creates the policy for a workload that does not run yet: threshold 1, Prefer.
+      await page.getByRole("button", { name: "New policy", exact: true }).click();
+      const form = page.getByRole("form", { name: "spot policy" });
+      await form.getByLabel("namespace").fill(ns);
+      await form.getByLabel("name", { exact: true }).fill("web");
+      await form.getByLabel("on-demand base (threshold)").fill("1");
+      await form.getByRole("button", { name: "Save" }).click();
+      await agree("core to store the policy (what the webhook pulls)", async () => {
+        const s = await api<SpotPolicySetDto>(site, cl(site, "policies/spot"));
+        return s.policies.find((p) => p.workload.namespace === ns)?.threshold === 1 ? s : undefined;
+      });
+      // The apiserver calls the webhook and the webhook has pulled the policy from core: a
+      // dry-run pod of web's (a ReplicaSet revision by name and pod-template-hash) comes back placed.
+      const probe = JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: {
+          generateName: "web-5d9f7c8b6d-",
+          namespace: ns,
+          labels: { app: "web", "pod-template-hash": "5d9f7c8b6d" },
+          ownerReferences: [
+            {
+              apiVersion: "apps/v1",
+              kind: "ReplicaSet",
+              name: "web-5d9f7c8b6d",
+              uid: "00000000-0000-4000-8000-000000000001",
+              controller: true,
+            },
+          ],
+        },
+        spec: { containers: [{ name: "app", image: "pause:3.10" }] },
+      });
+      await waitFor(
+        "the apiserver to call Wave's webhook with the UI's policy (a dry-run pod of web comes back placed)",
+        async () =>
+          (await kubectl(["create", "--dry-run=server", "-o", "json", "-f", "-"], probe)).includes(
+            CAPACITY_TYPE,
+          ),
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      // The Spot page warns: a policy for a workload that does not exist (yet).
+      await agree("the workload-not-found warning", async () =>
+        (await page
+          .getByTestId("spot-row")
+          .filter({ hasText: `${ns}/web` })
+          .getByText("workload-not-found")
+          .count()) > 0
+          ? true
+          : undefined,
+      );
+      await shot(site, page, "spot-policy-no-workload");
+
+      // The pods follow: 1 on-demand, 2 spot, by the nodes they run on.
+      await apply(deployment(REPLICAS));
+      const t0 = Date.now();
+      const first = await waitFor(
+        "3 Running pods of web placed 1 on-demand / 2 spot",
+        async () => {
+          const p = await placement();
+          return p?.od === 1 && p.spot === 2 ? p : undefined;
+        },
+        { timeoutMs: 150_000, intervalMs: 1000 },
+      );
+      log(
+        `threshold 1: ${first.od} on-demand / ${first.spot} spot after ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+      );
+      await agree(
+        "the Spot page's split = API (1 / 2)",
+        async () => {
+          const v = await spotAgrees(site, page);
+          const x = v?.workloads.find((y) => y.workload.namespace === ns);
+          return x?.actual.onDemand === 1 && x.actual.spot === 2 ? v : undefined;
+        },
+        60_000,
+      );
+
+      // Admin raises the threshold to 2 in the UI: the repair evicts one spot pod, its
+      // replacement goes on-demand, and the action (a WaveSpotRepair Event) reaches the page.
+      await page
+        .getByTestId("spot-row")
+        .filter({ hasText: `${ns}/web` })
+        .click();
+      await page
+        .getByTestId("spot-detail")
+        .getByRole("button", { name: /policy/ })
+        .click();
+      const edit = page.getByRole("form", { name: "spot policy" });
+      await edit.getByLabel("on-demand base (threshold)").fill("2");
+      assert.match(
+        (await page.getByTestId("spot-preview").textContent()) ?? "",
+        /^Effect: 2 of 3 pods on-demand/,
+      );
+      await edit.getByRole("button", { name: "Save" }).click();
+      const t1 = Date.now();
+      const second = await waitFor(
+        "the repair to move one pod: 2 on-demand / 1 spot",
+        async () => {
+          const p = await placement();
+          return p?.od === 2 && p.spot === 1 ? p : undefined;
+        },
+        { timeoutMs: 150_000, intervalMs: 1000 },
+      );
+      log(
+        `threshold 2: ${second.od} on-demand / ${second.spot} spot after ${((Date.now() - t1) / 1000).toFixed(0)} s`,
+      );
+      const events = await list("events", { namespace: ns });
+      assert.ok(
+        events.some((e: KubeObject & { reason?: string }) => e.reason === "WaveSpotRepair"),
+        "the repair recorded its action as an Event",
+      );
+      const v = await agree(
+        "the Spot page's split and self-heal actions = API",
+        async () => {
+          const sv = await spotAgrees(site, page);
+          const x = sv?.workloads.find((y) => y.workload.namespace === ns);
+          return x && x.actual.onDemand === 2 && x.repairs.total >= 1 && x.repairs.byAction["Evict"]
+            ? sv
+            : undefined;
+        },
+        60_000,
+      );
+      const x = v.workloads.find((y) => y.workload.namespace === ns);
+      assert.ok(x);
+      // The open workload lists the repair: what it did, to which pod, and why.
+      const rows = page.getByTestId("spot-detail").getByTestId("spot-repair-row");
+      await agree("the repair listed in the workload's detail", async () =>
+        (await rows.count()) === x.repairs.recent.length ? true : undefined,
+      );
+      assert.match((await rows.first().textContent()) ?? "", new RegExp(`Evict.*${ns}/web-`));
+      assert.equal(await text(page, "spot-repair-total"), num(x.repairs.total));
+      log(`spot page: ${x.repairs.total} self-heal action(s) (${JSON.stringify(x.repairs.byAction)}) = API`);
+      await shot(site, page, "spot-repairs");
+      await page.close();
+    }),
+);
+
+test(
+  "console e2e (rig): an admin enables warmup in the UI → a warmup pod appears, and while it is live the API and the UI show the node warm",
+  { timeout: 300_000 },
+  () =>
+    withRigLogsOnFailure(async () => {
+      assert.ok(wave && browser);
+      const w = wave;
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      page.on("pageerror", (err) => log(`page error: ${err.message}`));
+      await open(site, page, "warmup", w.tokens.admin);
+      const sec = page.locator(`[data-testid=warmup-pool][data-pool="${pool}"]`);
+      await sec.waitFor({ timeout: 30_000 });
+      await sec.getByRole("button", { name: /policy/ }).click();
+      const wf = page.getByRole("form", { name: `warmup policy for ${pool}` });
+      await wf.getByLabel("max warm nodes").fill("1");
+      await wf.getByLabel(/^TTL/).fill("900");
+      assert.match(
+        (await page.getByTestId("warmup-preview").textContent()) ?? "",
+        /^Effect: up to 1 warm node/,
+      );
+      await wf.getByRole("button", { name: "Save" }).click();
+
+      const warmupPod = await waitFor(
+        "a warmup pod for the pool",
+        async () =>
+          (await list("pods", { namespace: waveNs, selector: `${W.warmupLabel}=true` })).find(
+            (p) => p.metadata.labels?.[W.poolLabel] === pool,
+          ),
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      log(`warmup pod ${warmupPod.metadata.name} created after the policy was saved in the UI`);
+      const warmNode = await waitFor(
+        "core's API to report the warmup's node warm",
+        async () => {
+          const nodes = await api<NodeListDto>(site, cl(site, "nodes?limit=5000"));
+          return nodes.items.find((n) => n.nodePool === pool && n.warm)?.name;
+        },
+        { timeoutMs: 150_000, intervalMs: 1000 },
+      );
+      log(`node ${warmNode} warm in the API`);
+      // While the warmup is live, the UI shows it on each page that reads it.
+      await agree(
+        "the Warmup page to list the warm node = API",
+        async () => {
+          const v = await warmupAgrees(site, page);
+          return v?.pools.find((p) => p.nodePool === pool)?.warmNodes.some((n) => n.name === warmNode)
+            ? v
+            : undefined;
+        },
+        60_000,
+      );
+      await shot(site, page, "warmup-live");
+      await open(site, page, `nodes?pool=${pool}`, w.tokens.viewer);
+      await agree("the Nodes page to tag the node warm", async () => {
+        const row = page.getByTestId("node-row").filter({ hasText: warmNode });
+        return (await row.locator(".tag.warm").count()) === 1 ? true : undefined;
+      });
+      await open(site, page, "overview", w.tokens.viewer);
+      const o = await agree("the Overview's warm-nodes card = API (≥ 1)", async () => {
+        const x = await api<OverviewDto>(site, cl(site, "overview"));
+        return x.warmup.warmNodes >= 1 && (await text(page, "overview-warm")) === num(x.warmup.warmNodes)
+          ? x
+          : undefined;
+      });
+      const view = await api<WarmupViewDto>(site, cl(site, "warmup"));
+      assert.ok(
+        view.pools.find((p) => p.nodePool === pool)?.warmNodes.some((n) => n.name === warmNode),
+        "still warm (the warmup was live while the UI was checked)",
+      );
+      log(
+        `warm node ${warmNode}: API, Warmup page, Nodes page and Overview (${o.warmup.warmNodes} warm) agree`,
+      );
+      await page.close();
+    }),
+);
+
+test("console e2e (rig): every page's figures equal the API's", { timeout: 300_000 }, () =>
+  withRigLogsOnFailure(async () => {
+    assert.ok(browser);
+    await checkEveryPage(site, browser);
+  }),
+);
