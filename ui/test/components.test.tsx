@@ -199,16 +199,24 @@ describe("Nodes page", () => {
   });
 
   it("shows each node's price source and its age, fallbacks tagged", async () => {
-    const list: NodeListDto = {
-      total: 4,
-      items: [
-        node("n-live", {}),
-        node("n-table", { priceSource: "static", priceAsOf: "2026-01-15T00:00:00Z", costPerHour: 0.5 }),
-        node("n-kwok", { priceSource: "kwok", priceAsOf: null, costPerHour: 0.3 }),
-        node("n-none", { priceSource: "unknown", priceAsOf: null, costPerHour: 0 }),
+    const items = [
+      node("n-live", {}),
+      node("n-table", { priceSource: "static", priceAsOf: "2026-01-15T00:00:00Z", costPerHour: 0.5 }),
+      node("n-kwok", { priceSource: "kwok", priceAsOf: null, costPerHour: 0.3 }),
+      node("n-none", { priceSource: "unknown", priceAsOf: null, costPerHour: 0 }),
+    ];
+    const calls = mockFetch([
+      [
+        /\/nodes\?/,
+        (c) => {
+          // Core filters (q); the table shows what it answers.
+          const q = new URL(c.url, "http://wave.test/").searchParams.get("q");
+          const kept = q ? items.filter((n) => n.priceSource === q) : items;
+          const answer: NodeListDto = { total: kept.length, totalBeforeQuery: items.length, items: kept };
+          return [200, answer];
+        },
       ],
-    };
-    mockFetch([[/\/nodes\?/, () => [200, list]]]);
+    ]);
     render(<Nodes ctx={ctxFor({ route: { ...ctxFor().route, page: "nodes" } })} />);
     await screen.findAllByTestId("node-row");
     const cell = (name: string): HTMLElement => {
@@ -232,12 +240,62 @@ describe("Nodes page", () => {
         ?.querySelector("sup.fallback")?.textContent ?? "";
     assert.equal(costOf("n-table"), "*");
     assert.equal(costOf("n-live"), "");
-    // Sortable and filterable by the source's label.
-    fireEvent.change(screen.getByLabelText("filter nodes"), { target: { value: "unpriced" } });
-    assert.deepEqual(
-      screen.getAllByTestId("node-row").map((r) => within(r).getByTestId("price-source").textContent),
-      ["unpriced"],
+    // Filtered by core: the text goes out as q once typing pauses, and the count says "x of y".
+    fireEvent.change(screen.getByLabelText("filter nodes"), { target: { value: "static" } });
+    await waitFor(() => assert.equal(screen.getAllByTestId("node-row").length, 1));
+    assert.equal(
+      within(screen.getByTestId("node-row")).getByTestId("price-source").textContent,
+      "static 47d",
     );
+    assert.equal(screen.getByTestId("node-table").querySelector("h2 .count")?.textContent, "(1 of 4)");
+    assert.match(calls.at(-1)?.url ?? "", /[?&]q=static(&|$)/);
+  });
+
+  it("asks core for the rows in view only: sorted, and the next window as it scrolls", async () => {
+    const TOTAL = 5000;
+    const all = Array.from({ length: TOTAL }, (_, i) =>
+      node(`n-${String(i).padStart(4, "0")}`, { costPerHour: (TOTAL - i) / 1000 }),
+    );
+    const calls = mockFetch([
+      [
+        /\/nodes\?/,
+        (c) => {
+          const p = new URL(c.url, "http://wave.test/").searchParams;
+          const rows = p.get("sort") === "name" && p.get("desc") === "true" ? [...all].reverse() : all;
+          const offset = Number(p.get("offset"));
+          const items = rows.slice(offset, offset + Number(p.get("limit")));
+          const answer: NodeListDto = { total: TOTAL, totalBeforeQuery: TOTAL, items };
+          return [200, answer];
+        },
+      ],
+    ]);
+    render(<Nodes ctx={ctxFor({ route: { ...ctxFor().route, page: "nodes" } })} />);
+    await screen.findAllByTestId("node-row");
+    assert.equal(screen.getByTestId("node-table").querySelector("h2 .count")?.textContent, "(5,000)");
+    assert.ok(screen.getAllByTestId("node-row").length <= 22, "only the rows in view are in the DOM");
+    const asked = new URL(calls[0]?.url ?? "", "http://wave.test/").searchParams;
+    assert.deepEqual(
+      [asked.get("sort"), asked.get("desc"), asked.get("limit"), asked.get("offset")],
+      ["cost", "true", "100", "0"],
+      "the first screen: the 100 most expensive nodes, not all 5,000",
+    );
+    // A header sorts on core: name descending puts the last node first.
+    fireEvent.click(screen.getByRole("button", { name: /^node/ }));
+    fireEvent.click(screen.getByRole("button", { name: /^node/ }));
+    await waitFor(() => assert.match(screen.getAllByTestId("node-row")[0]?.textContent ?? "", /^n-4999/));
+    assert.equal(
+      screen.getByRole("button", { name: /^node/ }).closest("th")?.getAttribute("aria-sort"),
+      "descending",
+    );
+    // Scrolling to row 3,000 asks for the window around it and shows its rows.
+    const scroller = screen.getByTestId("node-table").querySelector(".scroll");
+    assert.ok(scroller);
+    scroller.scrollTop = 3000 * 30;
+    fireEvent.scroll(scroller);
+    await waitFor(() => assert.match(screen.getAllByTestId("node-row")[0]?.textContent ?? "", /^n-1999/));
+    const last = new URL(calls.at(-1)?.url ?? "", "http://wave.test/").searchParams;
+    assert.equal(last.get("offset"), "2950");
+    assert.equal(last.get("limit"), "100");
   });
 });
 

@@ -62,7 +62,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           tone={o.thrashingPools.length ? "warn" : ""}
           sub={
             o.thrashingPools.length ? (
-              <a href={`#/thrashing?cluster=${encodeURIComponent(ctx.cluster.id)}`}>
+              <a href={`#/thrashing?cluster=${encodeURIComponent(ctx.clusterId)}`}>
                 thrashing: {o.thrashingPools.join(", ")}
               </a>
             ) : (
