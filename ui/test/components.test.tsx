@@ -22,7 +22,7 @@ import { Thrashing } from "../src/pages/Thrashing.tsx";
 import { Warmup } from "../src/pages/Warmup.tsx";
 import { spotPreview, warmupPreview } from "../src/pages/policy.ts";
 import { Table, type Column } from "../src/Table.tsx";
-import { ctxFor, mockFetch, NOW } from "./helpers.tsx";
+import { cluster, ctxFor, mockFetch, NOW } from "./helpers.tsx";
 
 afterEach(() => {
   cleanup();
@@ -177,26 +177,28 @@ describe("Table", () => {
   });
 });
 
+const nodeDto = (name: string, over: Partial<NodeDto> = {}): NodeDto => ({
+  name,
+  nodePool: "general",
+  nodeClaim: `${name}-claim`,
+  instanceType: "m5.large",
+  capacityType: "on-demand",
+  zone: "us-east-1a",
+  ready: true,
+  createdAt: NOW - 3_600_000,
+  cpu: { allocatable: 2, requested: 1 },
+  memoryBytes: { allocatable: 8 * 2 ** 30, requested: 2 ** 30 },
+  pods: 3,
+  costPerHour: 0.096,
+  priceSource: "live",
+  priceAsOf: new Date(NOW - 120_000).toISOString(),
+  doNotDisrupt: false,
+  warm: false,
+  ...over,
+});
+
 describe("Nodes page", () => {
-  const node = (name: string, over: Partial<NodeDto>): NodeDto => ({
-    name,
-    nodePool: "general",
-    nodeClaim: `${name}-claim`,
-    instanceType: "m5.large",
-    capacityType: "on-demand",
-    zone: "us-east-1a",
-    ready: true,
-    createdAt: NOW - 3_600_000,
-    cpu: { allocatable: 2, requested: 1 },
-    memoryBytes: { allocatable: 8 * 2 ** 30, requested: 2 ** 30 },
-    pods: 3,
-    costPerHour: 0.096,
-    priceSource: "live",
-    priceAsOf: new Date(NOW - 120_000).toISOString(),
-    doNotDisrupt: false,
-    warm: false,
-    ...over,
-  });
+  const node = nodeDto;
 
   it("shows each node's price source and its age, fallbacks tagged", async () => {
     const items = [
@@ -535,6 +537,37 @@ describe("token prompt", () => {
     render(<App />);
     assert.ok(await screen.findByText("Wave's API needs a token to show this cluster."));
     assert.equal(screen.queryByText(/401|bearer token is required/), null);
+  });
+});
+
+describe("console shell", () => {
+  it("starts the cluster in the URL at once: the page asks for its data before the cluster list answers", async () => {
+    let answerClusters: (() => void) | undefined;
+    const asked: string[] = [];
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200 });
+    globalThis.fetch = (input: string | URL | Request) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      asked.push(url);
+      if (url.endsWith("api/v1/clusters"))
+        return new Promise<Response>((resolve) => {
+          answerClusters = () => resolve(json([cluster]));
+        });
+      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.includes("/stream")) return new Promise<Response>(() => undefined);
+      const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
+      return Promise.resolve(json(list));
+    };
+    location.hash = "#/nodes?cluster=prod";
+    render(<App />);
+    await screen.findByTestId("node-row");
+    assert.ok(answerClusters, "the cluster list was asked for");
+    assert.ok(
+      asked.some((u) => u.startsWith("api/v1/clusters/prod/nodes?")),
+      "the node list went out while the cluster list was still pending",
+    );
+    assert.equal(screen.queryByText(/Kubernetes v1\.34\.1/), null, "versions wait for the list");
+    answerClusters();
+    assert.ok(await screen.findByText(/Kubernetes v1\.34\.1 · Karpenter v1\.8\.2/));
   });
 });
 
