@@ -1,9 +1,11 @@
 // The console in Chromium at scale: 5,000 nodes / 150,000 pods (bench/dashboard's generator) in
 // a ClusterHub served by the real routes and the built UI (ui/dist).
-//   npm run bench:ui            (add -- --strict to exit 1 when a goal is missed)
+//   npm run bench:ui            (add -- --strict to exit 1 when a goal is missed,
+//                                -- --profile for each Wave load's requests and server times)
 // Measured, each against a baseline page of the same size served by the same process in the
-// same run — plain DOM code (no React, no Wave components) that fetches the same API answers and
-// renders the same cards and an un-virtualized table of every node:
+// same run — plain DOM code (no React, no Wave components) that fetches the overview's answers
+// and the whole node list (GET /nodes?limit=5000, sorted in the page), and renders the same cards
+// and an un-virtualized table of every node; Wave's node table asks core for the rows in view:
 //  - first full overview: navigation start → the cards show the API's node count and the
 //    history chart is drawn (baseline: cards filled);
 //  - node table to interactive: navigation start → rows shown AND a sort click answered;
