@@ -5,6 +5,7 @@ import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
 import { ApiError, followLive, listClusters, setToken, takeToken, whoAmI } from "./api.ts";
 import type { PageCtx } from "./ctx.ts";
 import { ago } from "./format.ts";
+import { clusterBase } from "./paths.ts";
 import { Disruptions } from "./pages/Disruptions.tsx";
 import { NodeDrawer } from "./pages/NodeDrawer.tsx";
 import { NodePools } from "./pages/NodePools.tsx";
@@ -234,7 +235,7 @@ function Console(props: {
   const [link, setLink] = useState<"live" | "reconnecting">("reconnecting");
   const [version, setVersion] = useState(0);
   const [now, setNow] = useState(() => Date.now());
-  const base = `api/v1/clusters/${encodeURIComponent(clusterId)}`;
+  const base = clusterBase(clusterId);
 
   useEffect(() => {
     const ac = new AbortController();

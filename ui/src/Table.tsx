@@ -5,6 +5,7 @@
 // rows the page fetched, and hands sorting and filtering to it.
 import { useEffect, useMemo, useState, type ReactNode } from "react";
 import { num } from "./format.ts";
+import type { Sort } from "./paths.ts";
 
 export interface Column<T> {
   key: string;
@@ -37,11 +38,6 @@ export interface RemoteRows<T> {
   onFilter: (f: string) => void;
   /** The first row in view changed (scrolling, or a shorter list). */
   onView: (first: number) => void;
-}
-
-export interface Sort {
-  key: string;
-  desc: boolean;
 }
 
 export interface TableProps<T> {

@@ -14,6 +14,8 @@ import type {
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
 import { App } from "../src/App.tsx";
+import { takeEarly } from "../src/api.ts";
+import { startEarly } from "../src/early.ts";
 import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
 import { Nodes } from "../src/pages/Nodes.tsx";
 import { countsByReason } from "../src/pages/Disruptions.tsx";
@@ -568,6 +570,38 @@ describe("console shell", () => {
     assert.equal(screen.queryByText(/Kubernetes v1\.34\.1/), null, "versions wait for the list");
     answerClusters();
     assert.ok(await screen.findByText(/Kubernetes v1\.34\.1 · Karpenter v1\.8\.2/));
+  });
+});
+
+describe("early requests (boot.ts)", () => {
+  it("starts the page's requests before the console's code runs; the page takes each answer once", async () => {
+    const asked: { url: string; auth: string | null }[] = [];
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200 });
+    globalThis.fetch = (input: string | URL | Request, init?: RequestInit) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      asked.push({ url, auth: new Headers(init?.headers).get("authorization") });
+      if (url.endsWith("api/v1/clusters")) return Promise.resolve(json([cluster]));
+      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.endsWith("/stream")) return new Promise<Response>(() => undefined);
+      const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
+      return Promise.resolve(json(list));
+    };
+    location.hash = "#/nodes?cluster=prod&pool=general&token=secret";
+    startEarly(NOW);
+    const nodes = "api/v1/clusters/prod/nodes?sort=cost&desc=true&limit=100&offset=0&pool=general";
+    assert.deepEqual(
+      asked.map((a) => a.url),
+      ["api/v1/clusters", "api/v1/whoami", "api/v1/clusters/prod/stream", nodes],
+    );
+    assert.ok(asked.every((a) => a.auth === "Bearer secret"));
+    assert.equal(location.hash.includes("token"), false, "the token left the URL");
+    // A request with another token is not answered from them.
+    assert.equal(takeEarly(nodes, "other"), undefined);
+    render(<App />);
+    await screen.findByTestId("node-row");
+    assert.equal(asked.filter((a) => a.url === nodes).length, 1, "the node list was asked for once");
+    assert.equal(asked.filter((a) => a.url.endsWith("/stream")).length, 1, "the stream was opened once");
+    assert.equal(takeEarly(nodes, "secret"), undefined, "an early answer is taken once");
   });
 });
 

@@ -1,11 +1,12 @@
 import { useCallback, useState } from "react";
-import type { NodeDto, NodeListDto, NodeSortKey, PriceSource } from "../../../src/dashboard/dto.ts";
+import type { NodeDto, NodeListDto, PriceSource } from "../../../src/dashboard/dto.ts";
 import { getJson } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { ago, bytes, cores, num, usd } from "../format.ts";
 import { useAsync, useDebounced } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
-import { Table, VISIBLE, type Column, type Sort } from "../Table.tsx";
+import { NODE_FIRST_SORT, nodeListPath, type Sort } from "../paths.ts";
+import { Table, VISIBLE, type Column } from "../Table.tsx";
 
 /**
  * Where a node's price came from (ADR 0011), as the price column labels it: live AWS and KWOK
@@ -107,8 +108,6 @@ export function nodeColumns(now: number): Column<NodeDto>[] {
   ];
 }
 
-/** Rows asked for at once: the rows in view and more than a screen either side. */
-export const NODE_PAGE = 100;
 /** Windows start on multiples of this, so small scrolls reuse the answer in hand. */
 const NODE_STEP = 25;
 /** Rows kept above the first row in view. */
@@ -116,50 +115,18 @@ const NODE_ABOVE = 30;
 /** Typing pauses this long before the filter is sent. */
 const FILTER_DELAY_MS = 200;
 
-/** How core sorts each column (age: newest first is createdAt descending). */
-const SERVER_SORT: Record<string, { key: NodeSortKey; flip?: true }> = {
-  name: { key: "name" },
-  pool: { key: "nodePool" },
-  type: { key: "instanceType" },
-  capacity: { key: "capacityType" },
-  zone: { key: "zone" },
-  cpu: { key: "cpuUse" },
-  mem: { key: "memoryUse" },
-  pods: { key: "pods" },
-  cost: { key: "cost" },
-  price: { key: "priceSource" },
-  age: { key: "createdAt", flip: true },
-};
-
 /** The first row of the window that holds the rows in view from `first`. */
 export function nodeWindow(first: number): number {
   return Math.floor(Math.max(0, first - NODE_ABOVE) / NODE_STEP) * NODE_STEP;
 }
 
-/** GET …/nodes for one window of the table: sorted, filtered and paged by core. */
-export function nodeListPath(
-  base: string,
-  q: { pool: string | undefined; sort: Sort; filter: string; offset: number },
-): string {
-  const s = SERVER_SORT[q.sort.key] ?? { key: "name" };
-  const p = new URLSearchParams({
-    sort: s.key,
-    desc: String(s.flip ? !q.sort.desc : q.sort.desc),
-    limit: String(NODE_PAGE),
-    offset: String(q.offset),
-  });
-  if (q.pool) p.set("pool", q.pool);
-  if (q.filter) p.set("q", q.filter);
-  return `${base}/nodes?${p.toString()}`;
-}
-
 /**
  * Every node, as a virtualized table whose rows core sorts, filters and pages: the page asks
- * for the window in view (NODE_PAGE rows), never the whole cluster; a row opens the node drawer.
+ * for the window in view (NODE_PAGE rows, paths.ts), never the whole cluster; a row opens the node drawer.
  */
 export function Nodes({ ctx }: { ctx: PageCtx }) {
   const pool = ctx.route.params["pool"];
-  const [sort, setSort] = useState<Sort>({ key: "cost", desc: true });
+  const [sort, setSort] = useState<Sort>(NODE_FIRST_SORT);
   const [filter, setFilter] = useState("");
   const q = useDebounced(filter.trim(), FILTER_DELAY_MS);
   const [first, setFirst] = useState(0);
