@@ -107,6 +107,28 @@ function rejected(err: ConnectError): AsyncIterable<CoreMessageInit> {
   };
 }
 
+/**
+ * Releases a stream once its response is complete, even though the agent has not finished sending.
+ *
+ * Core answers before the request ends whenever it rejects a stream (bad hello, oversize snapshot,
+ * superseded) while the agent is still uploading. Connect resets such a stream with NO_ERROR, but
+ * Node destroys a server stream closed with NO_ERROR only once its buffered request data has been
+ * read, and nobody reads it any more: the stream, with up to a window (8 MiB) of request bytes,
+ * stayed with the connection until it closed. A peer could pin memory that way without limit,
+ * one rejected stream at a time.
+ *
+ * Every gRPC response ends with trailers. Node sends them on the setImmediate after
+ * "wantTrailers"; the one after that finds them handed to nghttp2, which sends them before the
+ * RST_STREAM (NO_ERROR) that destroy() adds.
+ */
+function releaseWhenAnswered(stream: http2.ServerHttp2Stream): void {
+  stream.once("wantTrailers", () =>
+    setImmediate(() => {
+      if (!stream.destroyed && !stream.readableEnded) stream.destroy();
+    }),
+  );
+}
+
 export async function startIngestServer(opts: IngestServerOptions): Promise<IngestServer> {
   const log = (opts.log ?? silentLogger).child({ component: "ingest-server" });
   if (!opts.tokens && !opts.credentials) log.warn("ingest server accepts agents without a token");
@@ -116,7 +138,7 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
     throw new Error(
       "ingest server: a credential names a certificate identity but mutual TLS is off (no client CA)",
     );
-  const handler = connectNodeAdapter({
+  const serve = connectNodeAdapter({
     routes: ingestRoutes(opts.core, auth),
     contextValues: (req) => {
       const values = createContextValues();
@@ -129,6 +151,10 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
     readMaxBytes: 64 << 20,
     writeMaxBytes: 64 << 20,
   });
+  const handler = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void => {
+    releaseWhenAnswered(req.stream);
+    serve(req, res);
+  };
   // Agents upload (snapshots are tens of MiB): a large receive window avoids a WINDOW_UPDATE
   // round trip every 64 KiB.
   const settings = { initialWindowSize: WINDOW };
