@@ -8,7 +8,7 @@ import * as http2 from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AgentMessageSchema } from "../../gen/wave/v1/ingest_pb.ts";
 import { IngestCore } from "./core.ts";
-import { startIngestServer, type IngestServer } from "./server.ts";
+import { MAX_STREAMS_PER_CONNECTION, startIngestServer, type IngestServer } from "./server.ts";
 import { MemorySink } from "./sink.ts";
 import { within } from "./testing.ts";
 
@@ -43,14 +43,16 @@ function grpcFrame(payload: Uint8Array): Buffer {
   return out;
 }
 
-const BAD_HELLO = grpcFrame(
-  toBinary(
-    AgentMessageSchema,
-    create(AgentMessageSchema, {
-      body: { case: "hello", value: { clusterId: "Not A DNS Label", sessionId: "s", agentVersion: "t" } },
-    }),
-  ),
-);
+const hello = (clusterId: string): Buffer =>
+  grpcFrame(
+    toBinary(
+      AgentMessageSchema,
+      create(AgentMessageSchema, {
+        body: { case: "hello", value: { clusterId, sessionId: `s-${clusterId}`, agentVersion: "t" } },
+      }),
+    ),
+  );
+const BAD_HELLO = hello("Not A DNS Label");
 
 function openStream(session: http2.ClientHttp2Session): http2.ClientHttp2Stream {
   const req = session.request({
@@ -75,26 +77,50 @@ function status(req: http2.ClientHttp2Stream): Promise<string> {
   });
 }
 
-/** Server-side streams that have started and not yet closed (Node's diagnostics channels). */
-function watchServerStreams(): { open: Set<http2.ServerHttp2Stream>; released: () => Promise<void> } {
-  const open = new Set<http2.ServerHttp2Stream>();
-  const waiters: (() => void)[] = [];
+interface ServerStreams {
+  /** Started and not yet closed. */
+  open: Set<http2.ServerHttp2Stream>;
+  started: number;
+  /** Most open at once. */
+  peak: number;
+  /** Resolves once `pred` holds (checked at each start and close). */
+  until(pred: (s: ServerStreams) => boolean): Promise<void>;
+  released(): Promise<void>;
+}
+
+/** The server's streams, seen through Node's diagnostics channels. */
+function watchServerStreams(): ServerStreams {
+  let waiters: { pred: (s: ServerStreams) => boolean; done: () => void }[] = [];
+  const check = (): void => {
+    waiters = waiters.filter((w) => (w.pred(streams) ? (w.done(), false) : true));
+  };
+  const streams: ServerStreams = {
+    open: new Set(),
+    started: 0,
+    peak: 0,
+    until: (pred) =>
+      new Promise<void>((done) => {
+        waiters.push({ pred, done });
+        check();
+      }),
+    released: () => streams.until((s) => s.open.size === 0),
+  };
   const onStart = (m: unknown): void => {
     const stream = (m as { stream: http2.ServerHttp2Stream }).stream;
-    open.add(stream);
+    streams.open.add(stream);
+    streams.started++;
+    streams.peak = Math.max(streams.peak, streams.open.size);
     stream.once("close", () => {
-      open.delete(stream);
-      if (open.size === 0) for (const w of waiters.splice(0)) w();
+      streams.open.delete(stream);
+      check();
     });
+    check();
   };
   dc.subscribe("http2.server.stream.start", onStart);
   cleanups.push(() => {
     dc.unsubscribe("http2.server.stream.start", onStart);
   });
-  return {
-    open,
-    released: () => new Promise<void>((r) => (open.size === 0 ? r() : waiters.push(r))),
-  };
+  return streams;
 }
 
 describe("ingest server, HTTP/2 layer", { timeout: 60_000 }, () => {
@@ -112,5 +138,29 @@ describe("ingest server, HTTP/2 layer", { timeout: 60_000 }, () => {
     }
     await within(5000, streams.released(), `${String(streams.open.size)} answered streams still held`);
     assert.equal(session.destroyed, false, "the connection stays usable");
+  });
+
+  it(`lets one connection have at most ${String(MAX_STREAMS_PER_CONNECTION)} streams open at once`, async () => {
+    const server = await startCore();
+    const streams = watchServerStreams();
+    const session = connect(server.port);
+    await new Promise((r) => session.once("remoteSettings", r));
+    assert.equal(session.remoteSettings.maxConcurrentStreams, MAX_STREAMS_PER_CONNECTION);
+
+    // Agents that stay connected: a hello each, then nothing.
+    for (let i = 0; i < MAX_STREAMS_PER_CONNECTION + 4; i++) {
+      const req = openStream(session);
+      req.resume();
+      req.write(hello(`cluster-${String(i)}`));
+    }
+    await within(
+      5000,
+      streams.until((s) => s.open.size === MAX_STREAMS_PER_CONNECTION),
+      "streams open",
+    );
+    // Whatever the client sent before its PING, core has seen by the time the PING is answered.
+    await new Promise<void>((ok, fail) => session.ping((err) => (err ? fail(err) : ok())));
+    assert.equal(streams.started, MAX_STREAMS_PER_CONNECTION, "the rest wait");
+    assert.equal(streams.peak, MAX_STREAMS_PER_CONNECTION);
   });
 });

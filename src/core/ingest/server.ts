@@ -21,6 +21,13 @@ import type { PeerCheck } from "./peer-watch.ts";
 
 const WINDOW = 8 << 20;
 const SESSION_WINDOW = 32 << 20;
+/**
+ * Streams one connection may have open at once (Node's default: no limit). An agent needs one;
+ * each open stream can hold up to a window of unread bytes, so this bounds what one connection
+ * can pin. Node clients queue streams above it; a client that ignores it has the extras refused,
+ * and after 100 refusals in a row (Node's maxSessionRejectedStreams) its connection is closed.
+ */
+export const MAX_STREAMS_PER_CONNECTION = 16;
 
 export interface IngestServerTls {
   certFile: string;
@@ -157,7 +164,7 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
   };
   // Agents upload (snapshots are tens of MiB): a large receive window avoids a WINDOW_UPDATE
   // round trip every 64 KiB.
-  const settings = { initialWindowSize: WINDOW };
+  const settings = { initialWindowSize: WINDOW, maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION };
   const server = opts.tls
     ? http2.createSecureServer(
         {
