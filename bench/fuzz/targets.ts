@@ -5,6 +5,7 @@
 // that were server errors (HTTP 5xx; gRPC INTERNAL or UNKNOWN), and how much heap it kept.
 import dc from "node:diagnostics_channel";
 import * as http2 from "node:http2";
+import { connect as tcpConnect } from "node:net";
 import { Agent, request as httpsRequest } from "node:https";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -363,6 +364,82 @@ function messages(g: Gen, i: number): Msg[] {
 }
 
 /**
+ * HTTP/2 frames of random type, flags, stream and payload (a few with a wrong length) after the
+ * connection preface, on a connection of their own, then a PING. Core (Node's HTTP/2) may answer
+ * the PING (it tolerated them) or send GOAWAY and close (it cut off a peer breaking the protocol):
+ * both correct. No answer within 5 s is a finding.
+ */
+function h2Garbage(port: number, g: Gen): Promise<{ outcome: string; isError: boolean; sent: string }> {
+  const frames: Buffer[] = [Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(4, 0, 0, Buffer.alloc(0))];
+  for (let i = g.int(20); i >= 0; i--) {
+    const payload = Buffer.from(g.bytes(g.int(64)));
+    const f = frame(g.int(11), g.int(256), g.int(8), payload);
+    if (g.chance(0.1)) f.writeUIntBE(g.int(1 << 16), 0, 3);
+    frames.push(f);
+  }
+  frames.push(frame(6, 0, 0, Buffer.from("fuzzping")));
+  const sent = Buffer.concat(frames);
+  return new Promise((resolve) => {
+    const sock = tcpConnect(port, LOOPBACK);
+    let got = Buffer.alloc(0);
+    const done = (outcome: string, isError = false): void => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ outcome, isError, sent: sent.toString("hex") });
+    };
+    const timer = setTimeout(() => done("h2 garbage: no answer", true), 5000);
+    sock.on("error", () => done("h2 garbage: connection reset"));
+    sock.on("close", () => done("h2 garbage: closed without GOAWAY"));
+    sock.on("data", (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      while (got.length >= 9) {
+        const len = got.readUIntBE(0, 3);
+        if (got.length < 9 + len) return;
+        const [type, flags] = [got[3], got[4]];
+        if (type === 7) {
+          const code = got.readUInt32BE(13);
+          done(`h2 garbage: cut off (GOAWAY ${H2_ERRORS[code] ?? String(code)})`);
+          return;
+        }
+        if (type === 6 && flags === 1) {
+          done("h2 garbage: tolerated (PING answered)");
+          return;
+        }
+        got = got.subarray(9 + len);
+      }
+    });
+    sock.write(sent);
+  });
+}
+
+function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/** HTTP/2 error code names (RFC 9113 §7). */
+const H2_ERRORS = [
+  "NO_ERROR",
+  "PROTOCOL_ERROR",
+  "INTERNAL_ERROR",
+  "FLOW_CONTROL_ERROR",
+  "SETTINGS_TIMEOUT",
+  "STREAM_CLOSED",
+  "FRAME_SIZE_ERROR",
+  "REFUSED_STREAM",
+  "CANCEL",
+  "COMPRESSION_ERROR",
+  "CONNECT_ERROR",
+  "ENHANCE_YOUR_CALM",
+  "INADEQUATE_SECURITY",
+  "HTTP_1_1_REQUIRED",
+];
+
+/**
  * The fuzz's client connections to core, each used for `rotateEvery` inputs and then closed once
  * its streams are done; one that closes before (core cut it off, or it failed) is replaced at the
  * next input, so every later input still reaches core.
@@ -492,6 +569,11 @@ export async function fuzzIngest(n: number, seed: number): Promise<TargetResult>
   };
   await pool(n, 8, async (i) => {
     const r = g.int(100);
+    if (r < 2) {
+      const { outcome, isError, sent } = await h2Garbage(server.port, g);
+      tally.count(outcome, isError, () => `frames ${sent}`);
+      return;
+    }
     if (r < 15) {
       // Malformed gRPC framing straight onto HTTP/2.
       const frame = g.bytes(g.int(40));

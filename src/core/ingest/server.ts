@@ -165,10 +165,13 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
   // Agents upload (snapshots are tens of MiB): a large receive window avoids a WINDOW_UPDATE
   // round trip every 64 KiB.
   const settings = { initialWindowSize: WINDOW, maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION };
+  // HTTP/2-level abuse closes the connection (Node's defaults, stated): protocol violations, and
+  // streams opened past the limit after being refused. Bad gRPC is answered per stream instead.
+  const limits = { settings, maxSessionInvalidFrames: 1000, maxSessionRejectedStreams: 100 };
   const server = opts.tls
     ? http2.createSecureServer(
         {
-          settings,
+          ...limits,
           cert: readFileSync(opts.tls.certFile),
           key: readFileSync(opts.tls.keyFile),
           ...(opts.tls.clientCaFile
@@ -177,7 +180,7 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
         },
         handler,
       )
-    : http2.createServer({ settings }, handler);
+    : http2.createServer(limits, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s: http2.ServerHttp2Session) => {
     sessions.add(s);
