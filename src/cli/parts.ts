@@ -264,6 +264,7 @@ export async function startApi(o: {
         now: () => clock.now(),
         clock,
         warmupStats: o.warmupTotals,
+        log: o.log,
         ...(rt ? { readThrough: rt } : {}),
       }),
       policyRoutes({

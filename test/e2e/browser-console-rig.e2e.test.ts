@@ -46,7 +46,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   list,
   markE2eWebhookConfig,
   remove,
@@ -57,6 +56,7 @@ import {
   withRigLogsOnFailure,
   type KubeObject,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -138,30 +138,11 @@ before(async () => {
   ns = await createNamespace("e2e-console");
   waveNs = await createNamespace("e2e-console-wave");
   pool = ns;
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: { requirements?: { key: string }[] } };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      limits: { cpu: "64" },
-      // Nodes stay while the test runs: only empty ones go, after 10 minutes.
-      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m", budgets: [{ nodes: "100%" }] },
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: {
-          ...tmpl.spec,
-          requirements: [
-            ...(tmpl.spec?.requirements ?? []).filter((r) => r.key !== CAPACITY_TYPE),
-            { key: CAPACITY_TYPE, operator: "In", values: ["spot", "on-demand"] },
-          ],
-          taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }],
-        },
-      },
-    },
+  await applyTaintedPool(pool, {
+    limits: { cpu: "64" },
+    capacityTypes: ["spot", "on-demand"],
+    // Nodes stay while the test runs: only empty ones go, after 10 minutes.
+    disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m", budgets: [{ nodes: "100%" }] },
   });
 
   tmp = await mkdtemp(join(tmpdir(), "wave-e2e-console-rig-"));
