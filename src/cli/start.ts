@@ -275,9 +275,11 @@ export async function startWave(
           metrics: spotMetrics,
           log,
           signal: ac.signal,
-          // Each fast-forward step waits until core holds all of it: controllers that read core's view
-          // (warmup) then act on the cluster as it is, as they would live.
+          // Each fast-forward step waits until core holds all of it (which also bounds its lag in
+          // the cluster's time): controllers that read core's view (warmup) act on the cluster as it
+          // is, as they would live, and history records no empty minutes.
           drained: () => agent.outbox.buffered === 0,
+          live: () => entry.connected && entry.state.version > 0,
           ...(opts.fastForwardMaxStepMs !== undefined ? { maxStepMs: opts.fastForwardMaxStepMs } : {}),
         });
         closers.push(() => cluster.done);
