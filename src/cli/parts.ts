@@ -16,6 +16,8 @@ import { consoleRoutes } from "../api/routes/console.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
+import { runBucketSampler } from "../dashboard/bucket-sampler.ts";
+import { workloadPodCounts, workloadPodsRows } from "../dashboard/figures/workload-pods.ts";
 import type { PoolSample } from "../core/history/series.ts";
 import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
@@ -130,12 +132,30 @@ export function startHistory(o: {
     },
     ...(o.onSavings ? { onWritten: o.onSavings } : {}),
   });
+  // Pods per workload, the demand `wave whatif` replays (src/sim/cluster-whatif.ts).
+  const podCounts = runBucketSampler({
+    what: "workload pods",
+    clusters: owned,
+    stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
+    clock,
+    log: o.log,
+    signal: o.signal,
+    rows: (id, ts) => {
+      const entry = o.hub.get(id);
+      if (!entry?.info || !entry.connected) return undefined;
+      const stepMs = store.retention.tiers[0]?.stepMs ?? 60_000;
+      return workloadPodsRows(workloadPodCounts(entry.state.pods()), { clusterId: id, ts, stepMs });
+    },
+    write: async (rows) => {
+      await store.writeWorkloadPods(rows);
+    },
+  });
   const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
   compaction.unref();
   // The sampler ends when `signal` aborts; waiting for it keeps its last write off a closed store.
   return Promise.resolve(async () => {
     clearInterval(compaction);
-    await Promise.all([sampling, savings]);
+    await Promise.all([sampling, savings, podCounts]);
   });
 }
 

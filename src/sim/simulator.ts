@@ -131,6 +131,16 @@ export class Simulator {
     return this.#ticks;
   }
 
+  /**
+   * Nothing in flight: no node booting, no provisioning batch open, no node draining or held for
+   * consolidation, no pod waiting for a node. A replay may then step the clock further at once.
+   */
+  quiet(): boolean {
+    if (this.#launches.size > 0 || this.#batch || this.#terminating.size > 0 || this.#candidates.size > 0)
+      return false;
+    return !this.#o.kube.peek("Pod").some((p) => !p.spec.nodeName && isActivePod(p));
+  }
+
   /** Runs every controller once. */
   async tick(dtMs = 1000): Promise<void> {
     this.#ticks++;
