@@ -20,7 +20,7 @@ import {
   type ReplayPolicy,
   type ReplayResult,
 } from "./replay.ts";
-import { recordedWorkload, type RecordedWorkload, type ScaleStep } from "./workload.ts";
+import { WorkloadError, recordedWorkload, type RecordedWorkload, type ScaleStep } from "./workload.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -97,8 +97,10 @@ export interface ClusterWhatifReport {
   candidate: WhatifSide;
 }
 
+/** The request cannot be answered as asked (the API answers 400 with the message). */
 export class ClusterWhatifError extends Error {
   override name = "ClusterWhatifError";
+  readonly statusCode = 400;
 }
 
 /** The catalog of the cluster's nodes: KWOK's types (the rig), else the EC2 one. */
@@ -351,8 +353,16 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
       settleMs: SETTLE_MS,
       quietStepMs: 30_000,
     });
-  const now = await run(input.current);
-  const cand = await run(candidate);
+  let now: ReplayResult;
+  let cand: ReplayResult;
+  try {
+    now = await run(input.current);
+    cand = await run(candidate);
+  } catch (err) {
+    // A NodePool no instance type of the catalog satisfies.
+    if (err instanceof WorkloadError) throw new ClusterWhatifError(err.message);
+    throw err;
+  }
   return {
     from: rec.from,
     to: rec.from + rec.durationMs,
@@ -365,9 +375,4 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
     current: side(input.current, now, rec.simName),
     candidate: side(candidate, cand, rec.simName),
   };
-}
-
-/** Spot interruptions per spot node-hour, from the cluster's own history (0 without spot hours). */
-export function interruptionRate(interruptions: number, spotNodeHours: number): number {
-  return spotNodeHours > 0 ? Math.min(60, interruptions / spotNodeHours) : 0;
 }
