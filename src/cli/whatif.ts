@@ -9,7 +9,6 @@ import {
   POLICY_SET_API_VERSION,
   PolicyValidationError,
   parsePolicySet,
-  workloadKey,
   type SpotPolicy,
 } from "../webhook/policy.ts";
 import {

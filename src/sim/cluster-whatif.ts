@@ -134,7 +134,7 @@ export function ownTemplate(pod: Pod): Deployment["spec"]["template"] {
           ...t,
           matchExpressions: (t.matchExpressions ?? []).filter((e) => e.key !== K.capacityTypeLabel),
         }))
-        .filter((t) => (t.matchExpressions ?? []).length > 0 || (t.matchFields ?? []).length > 0);
+        .filter((t) => t.matchExpressions.length > 0 || (t.matchFields ?? []).length > 0);
       if (terms.length > 0) na.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: terms };
       else delete na.requiredDuringSchedulingIgnoredDuringExecution;
     }

@@ -5,6 +5,8 @@ import type {
   LiveDto,
   SpotPolicyDto,
   WarmupPolicyDto,
+  WhatifReportDto,
+  WhatifRequestDto,
   WhoAmIDto,
 } from "../../src/dashboard/dto.ts";
 
@@ -49,7 +51,7 @@ export async function getJson<T>(path: string, token: string | null, signal?: Ab
 }
 
 export async function sendJson<T>(
-  method: "PUT" | "DELETE",
+  method: "PUT" | "DELETE" | "POST",
   path: string,
   token: string | null,
   body?: unknown,
@@ -103,6 +105,13 @@ export const saveWarmupPolicy = (
 ): Promise<WarmupPolicyDto> => sendJson<WarmupPolicyDto>("PUT", warmupPath(base, pool), token, policy);
 export const deleteWarmupPolicy = (base: string, token: string | null, pool: string): Promise<unknown> =>
   sendJson("DELETE", warmupPath(base, pool), token);
+
+/** Replays the cluster's last 24 h under the candidate (viewer; nothing changes in the cluster). */
+export const runWhatif = (
+  base: string,
+  token: string | null,
+  body: WhatifRequestDto,
+): Promise<WhatifReportDto> => sendJson<WhatifReportDto>("POST", `${base}/whatif`, token, body);
 
 /**
  * Follows the server-sent-events stream of a cluster, calling `onData` with every snapshot.
