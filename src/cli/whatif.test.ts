@@ -239,7 +239,7 @@ function result(costPerHour: number, p50: number, p95: number, count: number): R
     spotInterruptions: 1,
     preemptions: 0,
     spotShare: 0.75,
-    end: { costPerHour, nodes: { spot: 1, onDemand: 1 }, byDeployment: {} },
+    end: { costPerHour, nodes: { spot: 1, onDemand: 1 }, pools: {}, byDeployment: {} },
   };
 }
 

@@ -417,6 +417,8 @@ export interface WhatifSideDto {
   now: {
     costPerHour: number;
     nodes: { spot: number; onDemand: number };
+    /** Per NodePool: its nodes' cost rate and count. */
+    pools: Record<string, { costPerHour: number; nodes: number }>;
     /** Per workload (namespace/Kind/name): its pods by capacity type. */
     workloads: Record<string, { onDemand: number; spot: number; pending: number }>;
   };

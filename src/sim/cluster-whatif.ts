@@ -76,6 +76,8 @@ export interface WhatifSide {
   now: {
     costPerHour: number;
     nodes: { spot: number; onDemand: number };
+    /** Per NodePool: cost rate and nodes. */
+    pools: Record<string, { costPerHour: number; nodes: number }>;
     /** Per workload (namespace/Kind/name): pods by capacity type. */
     workloads: Record<string, EndPlacement>;
   };
@@ -303,7 +305,7 @@ function side(policy: ReplayPolicy, r: ReplayResult, simName: Sampled["simName"]
     pendingAtEnd: r.pendingAtEnd,
     spotInterruptions: r.spotInterruptions,
     nodeClaimsCreated: r.nodeClaimsCreated,
-    now: { costPerHour: r.end.costPerHour, nodes: r.end.nodes, workloads },
+    now: { costPerHour: r.end.costPerHour, nodes: r.end.nodes, pools: r.end.pools, workloads },
   };
 }
 

@@ -98,6 +98,8 @@ export interface ReplayResult {
   end: {
     costPerHour: number;
     nodes: { spot: number; onDemand: number };
+    /** Per NodePool: its NodeClaims' cost rate and count. */
+    pools: Record<string, { costPerHour: number; nodes: number }>;
     byDeployment: Record<string, EndPlacement>;
   };
 }
@@ -297,9 +299,13 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
 function endOf(kube: MemoryKube, claimPrice: (c: NodeClaim) => number): ReplayResult["end"] {
   const claims = kube.peek("NodeClaim").filter((c) => !c.metadata.deletionTimestamp);
   const nodes = { spot: 0, onDemand: 0 };
+  const pools: ReplayResult["end"]["pools"] = {};
   let costPerHour = 0;
   for (const c of claims) {
     costPerHour += claimPrice(c);
+    const pool = (pools[c.metadata.labels?.[K.nodePoolLabel] ?? ""] ??= { costPerHour: 0, nodes: 0 });
+    pool.costPerHour += claimPrice(c);
+    pool.nodes++;
     if (c.metadata.labels?.[K.capacityTypeLabel] === "spot") nodes.spot++;
     else nodes.onDemand++;
   }
@@ -317,7 +323,7 @@ function endOf(kube: MemoryKube, claimPrice: (c: NodeClaim) => number): ReplayRe
     else if (ct === "spot") e.spot++;
     else e.onDemand++;
   }
-  return { costPerHour, nodes, byDeployment };
+  return { costPerHour, nodes, pools, byDeployment };
 }
 
 interface Created {

@@ -483,6 +483,7 @@ describe("What-if in the policy editors", () => {
     now: {
       costPerHour,
       nodes: { spot: 2, onDemand: onDemand > 0 ? 1 : 0 },
+      pools: { general: { costPerHour, nodes: 3 } },
       workloads: { "shop/Deployment/api": { onDemand, spot: 6 - onDemand, pending: 0 } },
     },
   });

@@ -122,6 +122,13 @@ const sideSchema = {
       properties: {
         costPerHour: { type: "number" },
         nodes: capacity,
+        pools: {
+          type: "object",
+          additionalProperties: {
+            type: "object",
+            properties: { costPerHour: { type: "number" }, nodes: { type: "integer" } },
+          },
+        },
         workloads: { type: "object", additionalProperties: placement },
       },
     },
