@@ -3,6 +3,7 @@
 #   WAVE_IMAGE       the name to tag (default wave:<package version>, also tagged wave:latest)
 #   WAVE_IMAGE_BASE  the Dockerfile's BASE; unset: the default `node:24-slim` when it is present
 #                    or can be pulled, otherwise one made from Debian packages (hack/image/base.sh)
+#   WAVE_IMAGE_BUILD_FLAGS  extra `podman build` flags (hack/image/reproducible.sh: --no-cache)
 # Runs with runc and explicit ulimits (crun and podman's default ulimits fail on some kernels'
 # cgroup setups) and host networking (the build stages run `npm ci`). Layers are cached by podman:
 # a rerun with unchanged inputs rebuilds nothing.
@@ -36,7 +37,7 @@ epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
 start="$(date +%s)"
 podman --runtime runc build \
   --network host --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
-  --build-arg "BASE=$base" --timestamp "$epoch" $secret \
+  --build-arg "BASE=$base" --timestamp "$epoch" $secret ${WAVE_IMAGE_BUILD_FLAGS:-} \
   --tag "$image" --tag "${image%:*}:latest" .
 secs=$(($(date +%s) - start))
 bytes="$(podman image inspect --format '{{.Size}}' "$image")"

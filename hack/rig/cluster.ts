@@ -7,21 +7,26 @@
 // kubeconfig. See docs/rig.md.
 import { spawn, spawnSync } from "node:child_process";
 import {
+  cpSync,
   createWriteStream,
   existsSync,
+  linkSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   apiserverReady,
   binDir,
+  cacheDir,
   componentBinary,
   componentNames,
   dataDir,
@@ -35,6 +40,7 @@ import {
   readPid,
   readState,
   readVersions,
+  requestedKarpenter,
   rigDir,
   rigHealthy,
   rigSrcDir,
@@ -44,9 +50,15 @@ import {
   statePath,
   tailFile,
   freePorts,
+  selectPair,
   type ComponentName,
+  type RigPair,
   type RigState,
 } from "./lib.ts";
+
+/** Wrapper modules per version (.rig/build/<module>@<version>) and patched module sources. */
+const buildDir = join(rigDir, "build");
+const srcDir = join(rigDir, "src");
 
 class StepError extends Error {
   readonly step: string;
@@ -83,6 +95,7 @@ function goEnv(): NodeJS.ProcessEnv {
 }
 
 interface GoModJson {
+  Go?: string;
   Require?: { Path: string; Version: string }[];
   Replace?: { Old: { Path: string }; New: { Path: string; Version?: string } }[];
 }
@@ -102,45 +115,157 @@ function requireVersion(mod: GoModJson, path: string): string | undefined {
   return mod.Require?.find((r) => r.Path === path)?.Version;
 }
 
-/** Make hack/rig/<module>/go.mod match versions.env (no-op when it already does). */
-function syncModule(go: string, piece: Piece, versions: Record<string, string>, log: string): void {
-  const dir = join(rigSrcDir, piece.module);
-  const want = versions[piece.versionKey];
-  if (want === undefined)
-    throw new StepError("build", `${piece.versionKey} missing in hack/rig/versions.env`);
-  const mod = modJson(go, dir, log);
-  const step = `build: sync ${piece.module}/go.mod to ${piece.versionKey}=${want}`;
-  if (piece.module === "kube") {
-    const staging = `v0.${want.replace(/^v1\./, "")}`;
-    const replacesOk = (mod.Replace ?? []).every((r) => r.New.Version === staging);
-    if (requireVersion(mod, "k8s.io/kubernetes") === want && replacesOk) return;
-    say(`${step} (staging modules ${staging})`);
-    // The staging module list comes from k8s.io/kubernetes' own go.mod (its "=> ./staging/..." lines).
-    const info = JSON.parse(
-      runGo(go, ["mod", "download", "-json", `k8s.io/kubernetes@${want}`], dir, step, log),
-    ) as { GoMod: string };
-    const stagingMods = [...readFileSync(info.GoMod, "utf8").matchAll(/^\s*(\S+) => \.\/staging\//gm)].map(
-      (m) => m[1] ?? "",
-    );
-    const edits = [
-      ...(mod.Replace ?? []).map((r) => `-dropreplace=${r.Old.Path}`),
-      ...stagingMods.map((m) => `-replace=${m}=${m}@${staging}`),
-      `-require=k8s.io/kubernetes@${want}`,
-    ];
-    runGo(go, ["mod", "edit", ...edits], dir, step, log);
-    runGo(go, ["mod", "tidy"], dir, step, log);
-    return;
+interface ModuleDownload {
+  GoMod?: string;
+  Zip?: string;
+  Dir?: string;
+  Error?: string;
+}
+
+/** `go mod download -json` of one module; tolerates the "requires go >= X" refusal to extract. */
+function download(go: string, mod: string, cwd: string, step: string, log: string): ModuleDownload {
+  const r = spawnSync(go, ["mod", "download", "-json", mod], { cwd, env: goEnv(), encoding: "utf8" });
+  writeFileSync(log, `$ go mod download -json ${mod}\n${r.stdout}${r.stderr}\n`, { flag: "a" });
+  try {
+    return JSON.parse(r.stdout) as ModuleDownload;
+  } catch {
+    throw new StepError(step, `go mod download ${mod} failed`, log);
   }
-  if (requireVersion(mod, piece.modulePath) === want) return;
-  say(step);
-  runGo(go, ["get", `${piece.modulePath}@${want}`], dir, step, log);
-  runGo(go, ["mod", "tidy"], dir, step, log);
+}
+
+/** "1.26.9" → [1, 26, 9]. */
+function goVersionParts(v: string): number[] {
+  return v
+    .replace(/^go/, "")
+    .split(".")
+    .map((x) => Number.parseInt(x, 10) || 0);
+}
+
+/**
+ * Newer Karpenter patch releases raise their go.mod `go` line to the newest Go patch (security
+ * fixes in the standard library, no language change). The machines' toolchain is pinned
+ * (GOTOOLCHAIN=local, no toolchain downloads), so when Karpenter asks for a newer *patch* of the
+ * same Go minor, the rig extracts the module zip under .rig/src and lowers that line to the local
+ * toolchain. A newer Go *minor* is refused with a clear message.
+ */
+function karpenterSource(
+  go: string,
+  version: string,
+  cwd: string,
+  step: string,
+  log: string,
+): string | undefined {
+  const dl = download(go, `sigs.k8s.io/karpenter@${version}`, cwd, step, log);
+  if (dl.GoMod === undefined)
+    throw new StepError(step, `cannot download sigs.k8s.io/karpenter@${version}`, log);
+  const needs = /^go\s+(\S+)/m.exec(readFileSync(dl.GoMod, "utf8"))?.[1] ?? "0";
+  const have = spawnSync(go, ["env", "GOVERSION"], { encoding: "utf8" }).stdout.trim().replace(/^go/, "");
+  const [nMaj, nMin, nPatch] = goVersionParts(needs);
+  const [hMaj, hMin, hPatch] = goVersionParts(have);
+  if (nMaj === hMaj && nMin === hMin && (nPatch ?? 0) <= (hPatch ?? 0)) return undefined;
+  if (nMaj !== hMaj || (nMin ?? 0) > (hMin ?? 0)) {
+    throw new StepError(
+      step,
+      `sigs.k8s.io/karpenter@${version} needs Go ${needs}; this machine has Go ${have}`,
+    );
+  }
+  if ((nMin ?? 0) < (hMin ?? 0)) return undefined;
+  const dir = join(srcDir, `karpenter@${version}`);
+  const goModPath = join(dir, "go.mod");
+  if (!existsSync(goModPath)) {
+    if (dl.Zip === undefined)
+      throw new StepError(step, `no module zip for sigs.k8s.io/karpenter@${version}`, log);
+    say(
+      `${step}: Karpenter ${version} asks for Go ${needs}; building it with the local Go ${have} (same minor)`,
+    );
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const tmp = join(srcDir, `.unzip-${version}`);
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    const r = spawnSync("python3", ["-c", UNZIP_PY, dl.Zip, tmp], { encoding: "utf8" });
+    if (r.status !== 0) throw new StepError(step, `extracting ${dl.Zip} failed: ${r.stderr}`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(join(tmp, `sigs.k8s.io/karpenter@${version}`), dir);
+    rmSync(tmp, { recursive: true, force: true });
+    const text = readFileSync(goModPath, "utf8").replace(/^go\s+\S+$/m, `go ${have}`);
+    writeFileSync(goModPath, text);
+  }
+  return dir;
+}
+
+// The module zip → a directory (Node has no unzip; python3 is on every Debian with apt).
+const UNZIP_PY = "import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])";
+
+/**
+ * The wrapper module that builds `piece` at `version`: .rig/build/<module>@<version>/, seeded from
+ * hack/rig/<module>/ (go.mod, go.sum, main.go) and synced to the version once.
+ */
+function moduleDir(go: string, piece: Piece, version: string, log: string): string {
+  const dir = join(buildDir, `${piece.module}@${version}`);
+  const seed = join(rigSrcDir, piece.module);
+  const done = join(dir, ".synced");
+  if (existsSync(done) && readFileSync(done, "utf8") === version) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const f of readdirSync(seed)) cpSync(join(seed, f), join(dir, f));
+  const mod = modJson(go, dir, log);
+  const step = `build: sync ${piece.module}@${version}`;
+  if (piece.module === "kube") {
+    const staging = `v0.${version.replace(/^v1\./, "")}`;
+    const replacesOk = (mod.Replace ?? []).every((r) => r.New.Version === staging);
+    if (requireVersion(mod, "k8s.io/kubernetes") !== version || !replacesOk) {
+      say(`${step} (staging modules ${staging})`);
+      // The staging module list and the godebug default come from k8s.io/kubernetes' own go.mod.
+      const info = download(go, `k8s.io/kubernetes@${version}`, dir, step, log);
+      if (info.GoMod === undefined)
+        throw new StepError(step, `cannot download k8s.io/kubernetes@${version}`, log);
+      const upstream = readFileSync(info.GoMod, "utf8");
+      const stagingMods = [...upstream.matchAll(/^\s*(\S+) => \.\/staging\//gm)].map((m) => m[1] ?? "");
+      const godebug = /^godebug\s+default=(\S+)/m.exec(upstream)?.[1];
+      // Only k8s.io/kubernetes' own requirements: the seed's belong to another version (see below).
+      rmSync(join(dir, "go.sum"), { force: true });
+      const edits = [
+        ...(mod.Require ?? []).map((r) => `-droprequire=${r.Path}`),
+        ...(mod.Replace ?? []).map((r) => `-dropreplace=${r.Old.Path}`),
+        ...stagingMods.map((m) => `-replace=${m}=${m}@${staging}`),
+        `-require=k8s.io/kubernetes@${version}`,
+        ...(godebug === undefined ? [] : [`-godebug=default=${godebug}`]),
+      ];
+      runGo(go, ["mod", "edit", ...edits], dir, step, log);
+      runGo(go, ["mod", "tidy"], dir, step, log);
+    }
+  } else if (requireVersion(mod, piece.modulePath) !== version) {
+    // Start from the seed's module and tool lines only: its other requirements belong to the seed's
+    // version, and minimal version selection would keep them where they are newer (an older
+    // Karpenter then fails to compile against a newer operatorpkg).
+    say(step);
+    runGo(go, ["mod", "edit", ...(mod.Require ?? []).map((r) => `-droprequire=${r.Path}`)], dir, step, log);
+    rmSync(join(dir, "go.sum"), { force: true });
+    const local = piece.module === "karpenter" ? karpenterSource(go, version, dir, step, log) : undefined;
+    if (local !== undefined) {
+      runGo(
+        go,
+        ["mod", "edit", `-replace=${piece.modulePath}=${local}`, `-require=${piece.modulePath}@${version}`],
+        dir,
+        step,
+        log,
+      );
+      runGo(go, ["mod", "tidy"], dir, step, log);
+    } else {
+      runGo(go, ["get", `${piece.modulePath}@${version}`], dir, step, log);
+      runGo(go, ["mod", "tidy"], dir, step, log);
+    }
+  }
+  writeFileSync(done, version);
+  return dir;
 }
 
 interface Piece {
   module: string; // hack/rig/<module>
   versionKey: string;
   modulePath: string; // the upstream module pinned by versionKey
+  version: (pair: RigPair) => string;
   binaries: { out: string; pkg: string }[];
   ldflags: (version: string) => string;
 }
@@ -150,6 +275,7 @@ const pieces: Piece[] = [
     module: "etcd",
     versionKey: "ETCD_VERSION",
     modulePath: "go.etcd.io/etcd/server/v3",
+    version: (p) => p.etcd,
     binaries: [{ out: "etcd", pkg: "." }],
     ldflags: () => "-s -w",
   },
@@ -157,6 +283,7 @@ const pieces: Piece[] = [
     module: "kube",
     versionKey: "KUBE_VERSION",
     modulePath: "k8s.io/kubernetes",
+    version: (p) => p.kubernetes,
     binaries: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"].map((b) => ({
       out: b,
       pkg: `k8s.io/kubernetes/cmd/${b}`,
@@ -173,6 +300,7 @@ const pieces: Piece[] = [
     module: "kwok",
     versionKey: "KWOK_VERSION",
     modulePath: "sigs.k8s.io/kwok",
+    version: (p) => p.kwok,
     binaries: [{ out: "kwok", pkg: "sigs.k8s.io/kwok/cmd/kwok" }],
     ldflags: () => "-s -w",
   },
@@ -180,6 +308,7 @@ const pieces: Piece[] = [
     module: "karpenter",
     versionKey: "KARPENTER_VERSION",
     modulePath: "sigs.k8s.io/karpenter",
+    version: (p) => p.karpenter,
     // Also a binary named "kwok" upstream; renamed so it can share .rig/bin.
     binaries: [{ out: "karpenter-kwok", pkg: "sigs.k8s.io/karpenter/kwok" }],
     ldflags: () => "-s -w",
@@ -219,11 +348,27 @@ function runBuild(
   });
 }
 
-export async function build(): Promise<void> {
+/** Where a piece's binary at a version lives: .rig/cache/<module>@<version>/<out>. */
+function cachedBinary(piece: Piece, version: string, out: string): string {
+  return join(cacheDir, `${piece.module}@${version}`, out);
+}
+
+/** Replace `dst` with a hard link to `src` (a running process keeps its old inode). */
+function linkInto(src: string, dst: string): void {
+  rmSync(dst, { force: true });
+  try {
+    linkSync(src, dst);
+  } catch {
+    cpSync(src, dst);
+  }
+}
+
+/** Build what the pair lacks into .rig/cache (side by side per version); returns the pair. */
+export async function build(pair: RigPair = selectPair(readVersions())): Promise<RigPair> {
   const go = goBinary();
   mkdirSync(binDir, { recursive: true });
   mkdirSync(logsDir, { recursive: true });
-  const versions = readVersions();
+  mkdirSync(buildDir, { recursive: true });
   const goVersion = spawnSync(go, ["env", "GOVERSION"], { encoding: "utf8" }).stdout.trim();
   const parallel = envStr("WAVE_RIG_BUILD_P", String(Math.min(2, availableParallelism())));
   const started = Date.now();
@@ -236,22 +381,36 @@ export async function build(): Promise<void> {
   const summary: string[] = [];
   try {
     for (const piece of pieces) {
-      const version = versions[piece.versionKey] ?? "";
+      const version = piece.version(pair);
       const ldflags = piece.ldflags(version);
       const stampOf = (out: string): string =>
         `${piece.versionKey}=${version} ${goVersion} CGO_ENABLED=0 -trimpath -ldflags=${ldflags} ${out}\n`;
+      const stampOk = (bin: string, out: string): boolean =>
+        existsSync(bin) &&
+        existsSync(`${bin}.stamp`) &&
+        readFileSync(`${bin}.stamp`, "utf8") === stampOf(out);
       const todo = piece.binaries.filter((b) => {
-        const bin = join(binDir, b.out);
-        const stamp = `${bin}.stamp`;
-        return !(existsSync(bin) && existsSync(stamp) && readFileSync(stamp, "utf8") === stampOf(b.out));
+        const cached = cachedBinary(piece, version, b.out);
+        if (stampOk(cached, b.out)) return false;
+        // A binary built before the per-version cache (or copied from another checkout's .rig/bin)
+        // with the right stamp is adopted instead of rebuilt.
+        const legacy = join(binDir, b.out);
+        if (stampOk(legacy, b.out)) {
+          mkdirSync(dirname(cached), { recursive: true });
+          linkInto(legacy, cached);
+          writeFileSync(`${cached}.stamp`, stampOf(b.out));
+          return false;
+        }
+        return true;
       });
       if (todo.length === 0) continue;
-      const syncLog = logFile(`build-${piece.module}-gomod`);
+      const syncLog = logFile(`build-${piece.module}@${version}-gomod`);
       writeFileSync(syncLog, "");
-      syncModule(go, piece, versions, syncLog);
+      const dir = moduleDir(go, piece, version, syncLog);
       for (const b of todo) {
-        const bin = join(binDir, b.out);
-        const log = logFile(`build-${b.out}`);
+        const bin = cachedBinary(piece, version, b.out);
+        mkdirSync(dirname(bin), { recursive: true });
+        const log = logFile(`build-${b.out}@${version}`);
         writeFileSync(
           log,
           `# ${new Date().toISOString()} building ${b.out} (${piece.versionKey}=${version})\n`,
@@ -260,11 +419,11 @@ export async function build(): Promise<void> {
         const t0 = Date.now();
         rmSync(`${bin}.stamp`, { force: true });
         const args = ["build", "-p", parallel, "-trimpath", "-ldflags", ldflags, "-o", bin, b.pkg];
-        const r = await runBuild(go, args, join(rigSrcDir, piece.module), log);
+        const r = await runBuild(go, args, dir, log);
         if (r.code !== 0) throw new StepError(`build ${b.out}`, `go build failed (exit ${r.code})`, log);
         writeFileSync(`${bin}.stamp`, stampOf(b.out));
         const secs = ((Date.now() - t0) / 1000).toFixed(0);
-        const line = `${b.out}: ${secs}s, max RSS of one process ${r.maxRssMiB ?? "?"} MiB`;
+        const line = `${b.out}@${version}: ${secs}s, max RSS of one process ${r.maxRssMiB ?? "?"} MiB`;
         summary.push(line);
         say(`built ${line}`);
         built++;
@@ -278,11 +437,31 @@ export async function build(): Promise<void> {
     say(total);
     writeFileSync(
       logFile("build-summary"),
-      `# ${new Date().toISOString()}\n${summary.join("\n")}\n${total}\n`,
+      `# ${new Date().toISOString()} Karpenter ${pair.karpenter} / Kubernetes ${pair.kubernetes}\n${summary.join("\n")}\n${total}\n`,
       { flag: "a" },
     );
   } else {
-    say("binaries up to date (version stamps match hack/rig/versions.env)");
+    say(`binaries up to date for Karpenter ${pair.karpenter} / Kubernetes ${pair.kubernetes} (.rig/cache)`);
+  }
+  return pair;
+}
+
+/** Point .rig/bin at the pair's cached binaries (hard links, with their stamps). */
+function activate(pair: RigPair): void {
+  mkdirSync(binDir, { recursive: true });
+  for (const piece of pieces) {
+    const version = piece.version(pair);
+    for (const b of piece.binaries) {
+      const src = cachedBinary(piece, version, b.out);
+      const dst = join(binDir, b.out);
+      if (
+        !existsSync(`${dst}.stamp`) ||
+        readFileSync(`${dst}.stamp`, "utf8") !== readFileSync(`${src}.stamp`, "utf8")
+      ) {
+        linkInto(src, dst);
+        linkInto(`${src}.stamp`, `${dst}.stamp`);
+      }
+    }
   }
 }
 
@@ -477,25 +656,33 @@ async function waitFor(
   }
 }
 
-function crdFiles(): string[] {
-  const v = readVersions()["KARPENTER_VERSION"] ?? "";
-  const gomodcache = spawnSync(goBinary(), ["env", "GOMODCACHE"], { encoding: "utf8" }).stdout.trim();
-  const root = join(gomodcache, `sigs.k8s.io/karpenter@${v}`);
-  const files = [
-    join(root, "pkg/apis/crds/karpenter.sh_nodepools.yaml"),
-    join(root, "pkg/apis/crds/karpenter.sh_nodeclaims.yaml"),
-    join(root, "pkg/apis/crds/karpenter.sh_nodeoverlays.yaml"),
-    join(root, "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml"),
-  ];
-  if (!existsSync(files[0] ?? "")) {
-    // The module source is only in GOMODCACHE after a build/download; fetch it (no-op when cached).
-    spawnSync(goBinary(), ["mod", "download", `sigs.k8s.io/karpenter@${v}`], {
-      cwd: join(rigSrcDir, "karpenter"),
-      env: goEnv(),
-    });
+function crdFiles(pair: RigPair): string[] {
+  const v = pair.karpenter;
+  const patched = join(srcDir, `karpenter@${v}`);
+  const go = goBinary();
+  const gomodcache = spawnSync(go, ["env", "GOMODCACHE"], { encoding: "utf8" }).stdout.trim();
+  let root = existsSync(join(patched, "go.mod")) ? patched : join(gomodcache, `sigs.k8s.io/karpenter@${v}`);
+  if (!existsSync(root)) {
+    // Binaries adopted from elsewhere: the module source is not here yet. Extract it like a
+    // build would (under .rig/src when its go line is newer than the local Go).
+    const log = logFile(`crds-karpenter@${v}`);
+    writeFileSync(log, "");
+    mkdirSync(rigDir, { recursive: true });
+    root =
+      karpenterSource(go, v, rigDir, "apply CRDs", log) ??
+      download(go, `sigs.k8s.io/karpenter@${v}`, rigDir, "apply CRDs", log).Dir ??
+      root;
   }
-  // NodeOverlay CRDs exist from Karpenter v1.8 on; the others are required.
-  return files.filter((f) => !f.includes("nodeoverlays") || existsSync(f));
+  const crdDir = join(root, "pkg/apis/crds");
+  // Every CRD the release ships (NodeOverlay from v1.8, CapacityBuffer from v1.15, ...) plus the
+  // KWOKNodeClass (the chart copy is a symlink missing from module zips).
+  const shipped = existsSync(crdDir)
+    ? readdirSync(crdDir)
+        .filter((f) => f.endsWith(".yaml"))
+        .sort()
+        .map((f) => join(crdDir, f))
+    : [];
+  return [...shipped, join(root, "kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml")];
 }
 
 /** The default KWOKNodeClass and NodePool the rig provides (re-applied on every `up`). */
@@ -566,7 +753,7 @@ export function apiserverArgs(o: { etcdUrl: string; port: number; certDir: strin
   ];
 }
 
-async function startAll(): Promise<RigState> {
+async function startAll(pair: RigPair): Promise<RigState> {
   const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort, kwokPort, karpMetrics, karpHealth] =
     await freePorts(8);
   const ports = {
@@ -650,7 +837,7 @@ async function startAll(): Promise<RigState> {
   );
 
   say("applying Karpenter CRDs");
-  const crds = crdFiles();
+  const crds = crdFiles(pair);
   for (const f of crds) {
     try {
       await kubectl(["apply", "--server-side", "--force-conflicts", "-f", f]);
@@ -690,7 +877,7 @@ async function startAll(): Promise<RigState> {
   );
   await waitFor("karpenter", "/readyz", () => probe(`http://127.0.0.1:${p("karpHealth")}/readyz`), 90_000);
 
-  const state: RigState = { startedAt: new Date().toISOString(), ports, kubeconfig: kc, apiserver };
+  const state: RigState = { startedAt: new Date().toISOString(), pair, ports, kubeconfig: kc, apiserver };
   writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
   return state;
 }
@@ -699,22 +886,42 @@ async function startAll(): Promise<RigState> {
 // commands
 // ---------------------------------------------------------------------------------------------
 
-/** Bring the rig up; returns true if this call started it, false if a healthy rig was reused. */
-export async function up(): Promise<boolean> {
+const samePair = (a: RigPair | undefined, b: RigPair): boolean =>
+  a !== undefined &&
+  a.karpenter === b.karpenter &&
+  a.kubernetes === b.kubernetes &&
+  a.etcd === b.etcd &&
+  a.kwok === b.kwok;
+
+/**
+ * Bring the rig up at a version pair (default: versions.env's DEFAULT_KARPENTER); returns true if
+ * this call started it, false if a healthy rig at the same pair was reused.
+ */
+export async function up(requested?: string): Promise<boolean> {
   const t0 = Date.now();
   mkdirSync(runDir, { recursive: true });
   mkdirSync(logsDir, { recursive: true });
-  await build();
-  if (await rigHealthy()) {
-    say("reusing the running rig (all processes alive, apiserver ready)");
+  let pair: RigPair;
+  try {
+    pair = selectPair(readVersions(), requested);
+  } catch (e) {
+    throw new StepError("select versions", (e as Error).message);
+  }
+  await build(pair);
+  if ((await rigHealthy()) && samePair(readState()?.pair, pair)) {
+    say(`reusing the running rig (Karpenter ${pair.karpenter}, Kubernetes ${pair.kubernetes})`);
     await applyDefaults();
     say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     process.stdout.write(`export KUBECONFIG=${kubeconfigPath}\n`);
     return false;
   }
   await down(true);
+  activate(pair);
   ensurePki();
-  await startAll();
+  say(
+    `starting Karpenter ${pair.karpenter} on Kubernetes ${pair.kubernetes} (etcd ${pair.etcd}, KWOK ${pair.kwok})`,
+  );
+  await startAll(pair);
   say(`rig up in ${((Date.now() - t0) / 1000).toFixed(1)}s; logs in ${logsDir}`);
   process.stdout.write(`export KUBECONFIG=${kubeconfigPath}\n`);
   return true;
@@ -765,6 +972,11 @@ export async function status(): Promise<boolean> {
   const ready = await apiserverReady();
   process.stdout.write(`${"apiserver /readyz".padEnd(24)} ${ready ? "ok" : "not ready"}\n`);
   if (state !== undefined && all && ready) {
+    if (state.pair !== undefined) {
+      process.stdout.write(
+        `versions                 Karpenter ${state.pair.karpenter}, Kubernetes ${state.pair.kubernetes}\n`,
+      );
+    }
     process.stdout.write(`apiserver ${state.apiserver}\nexport KUBECONFIG=${kubeconfigPath}\n`);
     const nodes = await kubectl(["get", "nodeclaims,nodes", "-o", "name"]).catch(() => "");
     const n = nodes.split("\n").filter((l) => l.startsWith("nodeclaim")).length;
@@ -793,10 +1005,10 @@ async function main(): Promise<void> {
   const cmd = process.argv[2];
   switch (cmd) {
     case "build":
-      await build();
+      await build(selectPair(readVersions(), requestedKarpenter(process.argv.slice(3))));
       return;
     case "up":
-      await up();
+      await up(requestedKarpenter(process.argv.slice(3)));
       return;
     case "down":
       await down();
@@ -805,7 +1017,7 @@ async function main(): Promise<void> {
       await status();
       return;
     default:
-      process.stderr.write("usage: node hack/rig/cluster.ts build|up|down|status\n");
+      process.stderr.write("usage: node hack/rig/cluster.ts build|up|down|status [--karpenter vX.Y[.Z]]\n");
       process.exit(2);
   }
 }

@@ -10,6 +10,8 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "
 export const rigSrcDir = join(repoRoot, "hack", "rig");
 export const rigDir = join(repoRoot, ".rig");
 export const binDir = join(rigDir, "bin");
+/** Built binaries side by side per version: .rig/cache/<piece>@<version>/<binary> (+ .stamp). */
+export const cacheDir = join(rigDir, "cache");
 export const logsDir = join(rigDir, "logs");
 export const runDir = join(rigDir, "run");
 export const pkiDir = join(rigDir, "pki");
@@ -41,20 +43,81 @@ export const componentBinary: Record<ComponentName, string> = {
 
 export interface RigState {
   startedAt: string;
+  /** The version pair the rig runs (absent in state files from before pairs existed). */
+  pair?: RigPair;
   ports: Record<string, number>;
   kubeconfig: string;
   apiserver: string;
 }
 
-export function readVersions(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of readFileSync(join(rigSrcDir, "versions.env"), "utf8").split("\n")) {
+/** One supported version pair: a Karpenter release and the Kubernetes, etcd and KWOK it runs on. */
+export interface RigPair {
+  karpenter: string;
+  kubernetes: string;
+  etcd: string;
+  kwok: string;
+}
+
+export interface RigVersions {
+  defaultKarpenter: string;
+  pairs: RigPair[];
+}
+
+/** Parse hack/rig/versions.env (`DEFAULT_KARPENTER=` + `PAIR_<karpenter>=<kube> <etcd> <kwok>`). */
+export function parseVersions(text: string): RigVersions {
+  let defaultKarpenter = "";
+  const pairs: RigPair[] = [];
+  for (const [i, raw] of text.split("\n").entries()) {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
     const eq = line.indexOf("=");
-    if (eq > 0) out[line.slice(0, eq).trim()] = line.slice(eq + 1).trim();
+    const key = line.slice(0, eq).trim();
+    const value = line.slice(eq + 1).trim();
+    if (eq <= 0) throw new Error(`versions.env line ${i + 1}: expected KEY=VALUE, got "${line}"`);
+    if (key === "DEFAULT_KARPENTER") defaultKarpenter = value;
+    else if (key.startsWith("PAIR_")) {
+      const [kubernetes, etcd, kwok, ...rest] = value.split(/\s+/);
+      if (kubernetes === undefined || etcd === undefined || kwok === undefined || rest.length > 0) {
+        throw new Error(`versions.env line ${i + 1}: ${key} needs "<kubernetes> <etcd> <kwok>"`);
+      }
+      pairs.push({ karpenter: key.slice("PAIR_".length), kubernetes, etcd, kwok });
+    } else throw new Error(`versions.env line ${i + 1}: unknown key ${key}`);
   }
-  return out;
+  if (!pairs.some((p) => p.karpenter === defaultKarpenter)) {
+    throw new Error(`versions.env: DEFAULT_KARPENTER=${defaultKarpenter} has no PAIR_ line`);
+  }
+  return { defaultKarpenter, pairs };
+}
+
+export function readVersions(): RigVersions {
+  return parseVersions(readFileSync(join(rigSrcDir, "versions.env"), "utf8"));
+}
+
+/**
+ * The pair for a requested Karpenter version: exact (`v1.8.2`), by minor (`v1.8`, `1.8`), or the
+ * default when nothing is asked. Anything else is an error that names the supported pairs.
+ */
+export function selectPair(versions: RigVersions, requested?: string): RigPair {
+  const want = (requested ?? "").trim();
+  const norm = want === "" ? versions.defaultKarpenter : want.startsWith("v") ? want : `v${want}`;
+  const exact = versions.pairs.find((p) => p.karpenter === norm);
+  if (exact) return exact;
+  const byMinor = versions.pairs.filter((p) => p.karpenter.startsWith(`${norm}.`));
+  if (byMinor.length === 1 && byMinor[0]) return byMinor[0];
+  const known = versions.pairs.map((p) => `${p.karpenter} (Kubernetes ${p.kubernetes})`).join(", ");
+  throw new Error(
+    `Karpenter ${want} is not a supported rig pair; supported: ${known} (add a PAIR_ line to hack/rig/versions.env)`,
+  );
+}
+
+/** The requested Karpenter from `--karpenter vX` / `--karpenter=vX` in argv, else WAVE_RIG_KARPENTER. */
+export function requestedKarpenter(argv: string[], env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const [i, a] of argv.entries()) {
+    if (a === "--karpenter") return argv[i + 1];
+    if (a.startsWith("--karpenter=")) return a.slice("--karpenter=".length);
+  }
+  const v = env["WAVE_RIG_KARPENTER"];
+  return v === undefined || v === "" ? undefined : v;
 }
 
 export function readState(): RigState | undefined {

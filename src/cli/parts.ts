@@ -286,6 +286,7 @@ export async function startApi(o: {
         now: () => clock.now(),
         clock,
         warmupStats: o.warmupTotals,
+        log: o.log,
         ...(rt ? { readThrough: rt } : {}),
       }),
       policyRoutes({

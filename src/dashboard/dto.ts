@@ -1,6 +1,10 @@
 // The API's response shapes: the contract between core and the web UI (ui/ imports these
 // types). Money is USD; memory is bytes; CPU is cores; times are epoch milliseconds.
 
+import type { KarpenterSupport } from "../karpenter/compat.ts";
+
+export type { KarpenterSupport };
+
 export type PriceSource = "live" | "static" | "estimate" | "kwok" | "unknown";
 
 export interface ClusterDto {
@@ -10,6 +14,8 @@ export interface ClusterDto {
   lastSeen: number | null;
   kubernetesVersion: string | null;
   karpenterVersion: string | null;
+  /** The detected Karpenter against the releases Wave is tested with (src/karpenter/compat.ts). */
+  karpenterSupport: KarpenterSupport;
   agentVersion: string | null;
 }
 

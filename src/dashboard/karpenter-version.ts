@@ -26,3 +26,6 @@ export function clusterKarpenterVersion(state: ClusterState): string | undefined
   });
   return newestVersion(pods.values());
 }
+
+/** Where the detected version stands against the releases Wave is tested with (for the API). */
+export { karpenterSupport, type KarpenterSupport } from "../karpenter/compat.ts";

@@ -7,6 +7,7 @@
 import type { Node, NodeSelectorRequirement, Pod } from "../objects/kube.ts";
 import { K, type NodePool } from "../objects/karpenter.ts";
 import { untoleratedTaints } from "./scheduling.ts";
+import { numericHolds } from "./requirements.ts";
 
 /**
  * Labels that come from the instance type or the cloud rather than from the NodePool, so a
@@ -54,13 +55,10 @@ function poolRequirements(pool: NodePool): Map<string, NodeSelectorRequirement[]
 function compatible(pod: NodeSelectorRequirement, pool: NodeSelectorRequirement): boolean {
   const pv = pod.values ?? [];
   const qv = pool.values ?? [];
-  const numeric = (vals: string[], r: NodeSelectorRequirement): boolean => {
-    const bound = Number.parseInt(r.values?.[0] ?? "", 10);
-    return vals.some((v) => {
-      const n = Number.parseInt(v, 10);
-      return !Number.isNaN(n) && !Number.isNaN(bound) && (r.operator === "Gt" ? n > bound : n < bound);
-    });
-  };
+  const numeric = (vals: string[], r: NodeSelectorRequirement): boolean =>
+    r.operator === "Gt" || r.operator === "Lt" || r.operator === "Gte" || r.operator === "Lte"
+      ? vals.some((v) => numericHolds(r.operator as "Gt", Number.parseInt(v, 10), r.values?.[0]))
+      : false;
   switch (pool.operator) {
     case "In":
       switch (pod.operator) {
@@ -74,6 +72,8 @@ function compatible(pod: NodeSelectorRequirement, pool: NodeSelectorRequirement)
           return false;
         case "Gt":
         case "Lt":
+        case "Gte":
+        case "Lte":
           return numeric(qv, pod);
       }
       break;
@@ -86,6 +86,8 @@ function compatible(pod: NodeSelectorRequirement, pool: NodeSelectorRequirement)
       return pod.operator !== "DoesNotExist";
     case "Gt":
     case "Lt":
+    case "Gte":
+    case "Lte":
       if (pod.operator === "In") return numeric(pv, pool);
       return pod.operator !== "DoesNotExist";
   }

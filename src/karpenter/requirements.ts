@@ -32,13 +32,35 @@ function satisfies(r: NodeSelectorRequirement, value: string | undefined): boole
     case "DoesNotExist":
       return value === undefined;
     case "Gt":
-    case "Lt": {
+    case "Lt":
+    case "Gte":
+    case "Lte":
       // Integer comparison, as for node affinity; a non-integer value never matches.
-      const bound = Number.parseInt(values[0] ?? "", 10);
-      if (value === undefined || !/^-?\d+$/.test(value) || Number.isNaN(bound)) return false;
-      const v = Number.parseInt(value, 10);
-      return r.operator === "Gt" ? v > bound : v < bound;
-    }
+      if (value === undefined || !/^-?\d+$/.test(value)) return false;
+      return numericHolds(r.operator, Number.parseInt(value, 10), values[0]);
+    default:
+      // An operator a newer Karpenter added and Wave does not know: it cannot rule a value out.
+      return true;
+  }
+}
+
+/** `value <op> bound` for the numeric operators (Gte/Lte: Karpenter v1.15+); a bad bound never holds. */
+export function numericHolds(
+  op: "Gt" | "Lt" | "Gte" | "Lte",
+  value: number,
+  boundText: string | undefined,
+): boolean {
+  const bound = Number.parseInt(boundText ?? "", 10);
+  if (Number.isNaN(value) || Number.isNaN(bound)) return false;
+  switch (op) {
+    case "Gt":
+      return value > bound;
+    case "Lt":
+      return value < bound;
+    case "Gte":
+      return value >= bound;
+    case "Lte":
+      return value <= bound;
   }
 }
 

@@ -2,6 +2,7 @@
 // nodeSelector, required node affinity. Same semantics as the upstream plugins
 // (TaintToleration, NodeAffinity); preferred terms are ignored because they never block.
 import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from "../objects/kube.ts";
+import { numericHolds } from "./requirements.ts";
 
 /** Whether one toleration tolerates one taint (k8s.io/api/core/v1 ToleratesTaint). */
 export function toleratesTaint(t: Toleration, taint: Taint): boolean {
@@ -44,13 +45,13 @@ export function matchesRequirement(
     case "DoesNotExist":
       return !has;
     case "Gt":
-    case "Lt": {
+    case "Lt":
+    case "Gte":
+    case "Lte":
       if (!has || values.length !== 1) return false;
-      const got = Number.parseInt(value ?? "", 10);
-      const want = Number.parseInt(values[0] ?? "", 10);
-      if (Number.isNaN(got) || Number.isNaN(want)) return false;
-      return req.operator === "Gt" ? got > want : got < want;
-    }
+      return numericHolds(req.operator, Number.parseInt(value ?? "", 10), values[0]);
+    default:
+      return false;
   }
 }
 

@@ -58,7 +58,8 @@ export interface Toleration {
 
 export interface NodeSelectorRequirement {
   key: string;
-  operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
+  /** Gte/Lte: Karpenter NodePool requirements from v1.15 (Kubernetes' own affinity has Gt/Lt only). */
+  operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" | "Gte" | "Lte";
   values?: string[];
 }
 

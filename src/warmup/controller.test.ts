@@ -340,17 +340,23 @@ describe("WarmupController", () => {
     );
   });
 
-  it("resolves a warm node whose warmup pod vanished (preempted) as a hit", async () => {
-    const { clock, kube, events, controller } = await setup();
-    const c = controller();
+  /** A warm node w1 whose warmup pod the scheduler has just deleted (preempted), 10 s later. */
+  async function preemptedWarmNode() {
+    const env = await setup();
+    const c = env.controller();
     await c.start();
-    const [wp] = await warmups(kube);
+    const [wp] = await warmups(env.kube);
     assert.ok(wp);
-    await launchFor(kube, wp, "w1");
+    await launchFor(env.kube, wp, "w1");
     await c.reconcile("general");
+    await env.clock.advance(10_000);
+    await env.kube.delete("Pod", wp.metadata.name ?? "", { namespace: NS });
+    return { ...env, c };
+  }
+
+  it("resolves a warm node whose warmup pod vanished (preempted) as a hit", async () => {
     // The scheduler preempts the warmup pod for a real one; Wave was down meanwhile.
-    await clock.advance(10_000);
-    await kube.delete("Pod", wp.metadata.name ?? "", { namespace: NS });
+    const { clock, kube, events, controller } = await preemptedWarmNode();
     await kube.create("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
     await controller().start();
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
@@ -362,16 +368,8 @@ describe("WarmupController", () => {
   });
 
   it("waits for a preemptor nominated to the warm node to bind (async preemption), then counts the hit", async () => {
-    const { clock, kube, events, controller } = await setup();
-    const c = controller();
-    await c.start();
-    const [wp] = await warmups(kube);
-    assert.ok(wp);
-    await launchFor(kube, wp, "w1");
-    await c.reconcile("general");
     // kube-scheduler 1.36 deletes the victim first; the real pod is only nominated for a moment.
-    await clock.advance(10_000);
-    await kube.delete("Pod", wp.metadata.name ?? "", { namespace: NS });
+    const { clock, kube, events, c } = await preemptedWarmNode();
     const real = pod("real", { cpu: "3", created: clock.now() });
     real.status = { ...real.status, nominatedNodeName: "w1" };
     await kube.create("Pod", real);

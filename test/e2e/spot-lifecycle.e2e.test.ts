@@ -233,12 +233,27 @@ async function exact(ns: string, size: number, n: number, from: number, what: st
   return (Date.now() - from) / 1000;
 }
 
-async function rolloutDone(ns: string, size: number): Promise<number> {
+/** The one template revision the workload's live pods run (throws while several run). */
+async function onlyRevision(ns: string): Promise<string> {
+  const revisions = [...new Set((await pods(ns)).map(revisionOf))];
+  assert.equal(revisions.length, 1, `${ns}: one revision before the rollout (${revisions.join(", ")})`);
+  return revisions[0] ?? "";
+}
+
+/**
+ * Waits until every live pod runs a revision other than `from`. Checking only "one revision, all
+ * Ready" passes at once when the Deployment controller has not yet made the new ReplicaSet: the
+ * step then measured nothing and the next one overlapped this rollout (3 revisions alive).
+ */
+async function rolloutDone(ns: string, size: number, from: string): Promise<number> {
   await waitFor(
-    `${ns}: the rollout to finish`,
+    `${ns}: the rollout away from revision ${from} to finish`,
     async () => {
-      const s = sampleOf(await pods(ns));
-      return s.live === size && s.ready === size && s.revisions === 1;
+      const live = await pods(ns);
+      const s = sampleOf(live);
+      return (
+        s.live === size && s.ready === size && s.revisions === 1 && live.every((p) => revisionOf(p) !== from)
+      );
     },
     { timeoutMs: 240_000, intervalMs: 1_000 },
   );
@@ -381,9 +396,10 @@ async function repetition(ns: string): Promise<void> {
   );
 
   // rolling update, threshold unchanged
+  let from = await onlyRevision(ns);
   t0 = Date.now();
   await apply(deployment(ns, APP, SIZE, "a"));
-  let end = await rolloutDone(ns, SIZE);
+  let end = await rolloutDone(ns, SIZE, from);
   toExact = await exact(ns, SIZE, 3, end, "rollout, threshold unchanged");
   record(
     {
@@ -397,6 +413,7 @@ async function repetition(ns: string): Promise<void> {
   );
 
   // rolling update, threshold raised once the new revision has pods
+  from = await onlyRevision(ns);
   t0 = Date.now();
   await apply(deployment(ns, APP, SIZE, "b"));
   await waitFor(`${ns}: the new revision's first pods`, async () => sampleOf(await pods(ns)).revisions > 1, {
@@ -404,7 +421,7 @@ async function repetition(ns: string): Promise<void> {
     intervalMs: 200,
   });
   setPolicy(ns, APP, 5);
-  end = await rolloutDone(ns, SIZE);
+  end = await rolloutDone(ns, SIZE, from);
   toExact = await exact(ns, SIZE, 5, end, "rollout, threshold raised 3 → 5");
   record(
     {

@@ -2,6 +2,7 @@
 // switcher, the time-range picker and the live stream every page follows.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
+import { Versions } from "./Versions.tsx";
 import { ApiError, followLive, listClusters, setToken, takeToken, whoAmI } from "./api.ts";
 import type { PageCtx } from "./ctx.ts";
 import { ago } from "./format.ts";
@@ -305,9 +306,7 @@ function Console(props: {
             agent disconnected · last data {ago(cluster.lastSeen, now)} ago
           </span>
         )}
-        <span className="muted versions">
-          Kubernetes {cluster.kubernetesVersion ?? "?"} · Karpenter {cluster.karpenterVersion ?? "?"}
-        </span>
+        <Versions cluster={cluster} />
         <span className={`link ${link}`} data-testid="link-state">
           {link === "live" ? "● live" : "○ reconnecting"}
         </span>

@@ -22,7 +22,8 @@ import { Thrashing } from "../src/pages/Thrashing.tsx";
 import { Warmup } from "../src/pages/Warmup.tsx";
 import { spotPreview, warmupPreview } from "../src/pages/policy.ts";
 import { Table, type Column } from "../src/Table.tsx";
-import { ctxFor, mockFetch, NOW } from "./helpers.tsx";
+import { cluster, ctxFor, mockFetch, NOW } from "./helpers.tsx";
+import { Versions } from "../src/Versions.tsx";
 
 afterEach(() => {
   cleanup();
@@ -646,5 +647,41 @@ describe("Node drawer and thrashing", () => {
     ]);
     assert.deepEqual(m.reasons, ["Drifted", "Empty"]);
     assert.deepEqual(m.pools[0], { pool: "p", counts: { Empty: 1, Drifted: 1 }, total: 2 });
+  });
+});
+
+describe("Karpenter versions in the header", () => {
+  it("shows the detected version and warns only outside the tested range", () => {
+    const tested = { oldestTested: "v1.6.4", newestTested: "v1.15.0" };
+    render(
+      <Versions
+        cluster={{
+          ...cluster,
+          karpenterVersion: "v1.16.0",
+          karpenterSupport: { ...tested, status: "newer", warning: "Karpenter v1.16.0 is newer than…" },
+        }}
+      />,
+    );
+    assert.match(screen.getByTestId("versions").textContent, /Karpenter v1\.16\.0/);
+    const tag = screen.getByTestId("karpenter-untested");
+    assert.match(tag.textContent, /v1\.16\.0 untested · Wave is tested with v1\.6\.4–v1\.15\.0/);
+    assert.equal(tag.getAttribute("title"), "Karpenter v1.16.0 is newer than…");
+    cleanup();
+    render(<Versions cluster={cluster} />);
+    assert.match(screen.getByTestId("versions").textContent, /Karpenter v1\.8\.2/);
+    assert.equal(screen.queryByTestId("karpenter-untested"), null);
+    cleanup();
+    render(
+      <Versions
+        cluster={{
+          ...cluster,
+          karpenterVersion: null,
+          karpenterSupport: { ...tested, status: "unknown", warning: "not detected" },
+        }}
+      />,
+    );
+    assert.match(screen.getByTestId("versions").textContent, /Karpenter \?/);
+    assert.equal(screen.getByTestId("versions").getAttribute("title"), "not detected");
+    assert.equal(screen.queryByTestId("karpenter-untested"), null);
   });
 });

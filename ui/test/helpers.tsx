@@ -12,6 +12,7 @@ export const cluster: ClusterDto = {
   lastSeen: NOW,
   kubernetesVersion: "v1.34.1",
   karpenterVersion: "v1.8.2",
+  karpenterSupport: { status: "tested", oldestTested: "v1.6.4", newestTested: "v1.15.0", warning: null },
   agentVersion: "0.1.0",
 };
 

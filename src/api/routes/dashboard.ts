@@ -18,7 +18,12 @@ import {
   type NodeSortKey,
   type ViewInput,
 } from "../../dashboard/views.ts";
-import { clusterKarpenterVersion } from "../../dashboard/karpenter-version.ts";
+import {
+  clusterKarpenterVersion,
+  karpenterSupport,
+  type KarpenterSupport,
+} from "../../dashboard/karpenter-version.ts";
+import type { Logger } from "../../shared/log.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
@@ -58,6 +63,8 @@ export interface DashboardDeps {
    * `forward`).
    */
   readThrough?: ReadThroughOptions;
+  /** Where a Karpenter release outside the tested range is reported (once per cluster and version). */
+  log?: Logger;
 }
 
 const HOUR = 3_600_000;
@@ -149,24 +156,46 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const store = hub.store;
   const clock = deps.clock ?? realClock;
 
-  const clusterDto = (c: ClusterEntry): ClusterDto => ({
-    id: c.id,
-    simulated: c.simulated,
-    // The hub's flag follows the agent's stream (hello → end), so a quiet but open stream is
-    // connected and a dropped one is not, however recent its last message.
-    connected: c.connected,
-    lastSeen: c.lastSeen,
-    kubernetesVersion: c.info?.kubernetesVersion || null,
+  const warned = new Map<string, string>();
+  const supportOf = (c: ClusterEntry, version: string | null): KarpenterSupport => {
+    const support = karpenterSupport(version);
+    // Outside the tested range is worth one log line per cluster and version, not one per poll;
+    // "not detected" is the normal state of clusters whose Karpenter runs outside pods.
+    if (support.status !== "tested" && support.status !== "unknown" && warned.get(c.id) !== version) {
+      warned.set(c.id, version ?? "");
+      deps.log?.warn("Karpenter release outside the tested range", {
+        cluster: c.id,
+        karpenterVersion: version,
+        oldestTested: support.oldestTested,
+        newestTested: support.newestTested,
+      });
+    }
+    return support;
+  };
+
+  const clusterDto = (c: ClusterEntry): ClusterDto => {
     // Agents do not know Karpenter's version: core reads it off the controller pods.
-    karpenterVersion: c.info?.karpenterVersion || clusterKarpenterVersion(c.state) || null,
-    agentVersion: c.info?.agentVersion || null,
-  });
+    const karpenterVersion = c.info?.karpenterVersion || clusterKarpenterVersion(c.state) || null;
+    return {
+      id: c.id,
+      simulated: c.simulated,
+      // The hub's flag follows the agent's stream (hello → end), so a quiet but open stream is
+      // connected and a dropped one is not, however recent its last message.
+      connected: c.connected,
+      lastSeen: c.lastSeen,
+      kubernetesVersion: c.info?.kubernetesVersion || null,
+      karpenterVersion,
+      karpenterSupport: supportOf(c, karpenterVersion),
+      agentVersion: c.info?.agentVersion || null,
+    };
+  };
 
   /** History every snapshot needs: the last hour of disruptions and the thrashing reports. */
   const viewInput = async (c: ClusterEntry, now: number): Promise<ViewInput> => {
     const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
     // From the hub's memory of recent history (a store query only for ranges older than it holds).
     const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
+    const karpenterVersion = c.info?.karpenterVersion || clusterKarpenterVersion(c.state);
     // Warm nodes Wave released unused: their removal is Wave's churn, and the report says so.
     const warmNodes = new Set(
       (await hub.store.warmupEvents({ clusterId: c.id, from, to: now + 1 }))
@@ -179,7 +208,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       disruptions,
       warmNodes,
       now,
-      ...(deps.thrashing ? { options: deps.thrashing } : {}),
+      options: { ...deps.thrashing, ...(karpenterVersion ? { karpenterVersion } : {}) },
     });
     const warmup = deps.warmupStats?.(c.id);
     return {

@@ -1,3 +1,5 @@
+import { createLogger } from "../../shared/log.ts";
+import { TESTED_KARPENTER } from "../../karpenter/compat.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -45,6 +47,7 @@ let clock: FakeClock;
 let app: FastifyInstance;
 let seq = 0;
 const policyChanges: string[] = [];
+const logLines: string[] = [];
 
 function batch(clusterId: string, snapshot: WireObject[]): IngestBatch {
   return {
@@ -146,6 +149,7 @@ before(async () => {
         prices: new KwokPriceProvider(),
         now: () => clock.now(),
         warmupStats: (id) => (id === "c1" ? { hits: 2, misses: 1, timeSavedSeconds: 170 } : undefined),
+        log: createLogger({ write: (line) => void logLines.push(line) }),
       }),
       policyRoutes({
         store,
@@ -200,8 +204,35 @@ describe("dashboard routes", () => {
     try {
       const withPod = await get<ClusterDto[]>("/api/v1/clusters");
       assert.equal(withPod.find((c) => c.id === "sim")?.karpenterVersion, "v1.8.2");
+      assert.equal(withPod.find((c) => c.id === "sim")?.karpenterSupport.status, "tested");
+      assert.equal(withPod.find((c) => c.id === "sim")?.karpenterSupport.warning, null);
     } finally {
       sim.apply("Pod", "delete", controller);
+    }
+    // Not detected: said so (no log line — Karpenter outside pods is normal on some clusters).
+    const none = (await get<ClusterDto[]>("/api/v1/clusters")).find((c) => c.id === "sim");
+    assert.equal(none?.karpenterSupport.status, "unknown");
+    assert.match(none.karpenterSupport.warning ?? "", /not detected/);
+    // A release older than the tested range: API field, and one warning in the log however often
+    // the list is polled.
+    const old = { ...controller, metadata: { ...controller.metadata, name: "karpenter-old" } };
+    old.spec = { containers: [{ name: "controller", image: "public.ecr.aws/karpenter/controller:1.0.8" }] };
+    sim.apply("Pod", "add", old);
+    try {
+      logLines.length = 0;
+      for (let i = 0; i < 3; i++) {
+        const s = (await get<ClusterDto[]>("/api/v1/clusters")).find((c) => c.id === "sim")?.karpenterSupport;
+        assert.equal(s?.status, "older");
+        assert.equal(s.oldestTested, TESTED_KARPENTER.oldest);
+        assert.match(s.warning ?? "", /v1\.0\.8 is older than the releases Wave is tested with/);
+      }
+      const warnings = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      assert.deepEqual(
+        warnings.map((w) => [w["level"], w["msg"], w["cluster"], w["karpenterVersion"]]),
+        [["warn", "Karpenter release outside the tested range", "sim", "v1.0.8"]],
+      );
+    } finally {
+      sim.apply("Pod", "delete", old);
     }
 
     // A quiet but open stream stays connected; only the stream's end disconnects.

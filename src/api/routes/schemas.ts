@@ -38,6 +38,12 @@ export const clusterSchema = obj({
   lastSeen: nullable("number"),
   kubernetesVersion: nullable("string"),
   karpenterVersion: nullable("string"),
+  karpenterSupport: obj({
+    status: { type: "string", enum: ["tested", "older", "newer", "unknown"] },
+    oldestTested: str,
+    newestTested: str,
+    warning: nullable("string"),
+  }),
   agentVersion: nullable("string"),
 });
 

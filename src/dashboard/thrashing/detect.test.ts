@@ -200,6 +200,25 @@ describe("thrashing: sigs#2388-shaped same-type replacement", () => {
       spec: { disruption: { consolidateAfter: "20m" } },
     });
   });
+
+  it("advises Balanced only where the cluster's Karpenter accepts it (v1.14+), or its version is unknown", () => {
+    const withVersion = (karpenterVersion: string) =>
+      detectThrashing({
+        nodePool: "gpu",
+        pool: nodePool("gpu"),
+        events,
+        disruptions,
+        now,
+        options: { karpenterVersion },
+      }).advice.map((a) => a.id);
+    for (const v of ["v1.14.0", "v1.15.0", "v2.0.0"])
+      assert.ok(withVersion(v).includes("balanced-policy"), v);
+    for (const v of ["v1.8.2", "v1.13.0", "v1.0.8"]) {
+      const ids = withVersion(v);
+      assert.ok(!ids.includes("balanced-policy"), v);
+      assert.ok(ids.includes("when-empty-policy"), `${v}: WhenEmpty still offered`);
+    }
+  });
 });
 
 describe("thrashing: a calm pool", () => {

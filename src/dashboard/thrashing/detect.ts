@@ -30,6 +30,11 @@ export interface ThrashingOptions {
   minChurnForFlat: number;
   /** Planned replacements (rolling updates, expiry): reported, never scored as churn. */
   plannedReasons: readonly string[];
+  /**
+   * The cluster's Karpenter, when detected: advice names only settings that release accepts
+   * (consolidationPolicy Balanced exists from v1.14).
+   */
+  karpenterVersion?: string;
 }
 
 export const DEFAULT_THRASHING_OPTIONS: ThrashingOptions = {
