@@ -498,6 +498,15 @@ export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "
       split(k.now.workloads[w]),
       "",
     ]),
+    // The NodePools whose cost the candidate changes.
+    ...[...new Set([...Object.keys(c.now.pools), ...Object.keys(k.now.pools)])]
+      .sort()
+      .filter((p) => Math.abs((c.now.pools[p]?.costPerHour ?? 0) - (k.now.pools[p]?.costPerHour ?? 0)) > 1e-9)
+      .map((p) => {
+        const a = c.now.pools[p]?.costPerHour ?? 0;
+        const b = k.now.pools[p]?.costPerHour ?? 0;
+        return [`NodePool ${p} cost/h now`, usd(a), usd(b), pct(a, b)];
+      }),
     ["spot interruptions", String(c.spotInterruptions), String(k.spotInterruptions), ""],
     ["pods pending at end", String(c.pendingAtEnd), String(k.pendingAtEnd), ""],
   ];

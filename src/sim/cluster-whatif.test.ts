@@ -145,6 +145,22 @@ void describe("cluster what-if", () => {
     assert.equal(r.catalog, "kwok");
   });
 
+  void it("places a pod selecting a pool's template label in that pool, not in an untainted one", async () => {
+    const open: NodePool = { ...pool, metadata: { name: "default" } };
+    const labelled: NodePool = {
+      ...pool,
+      metadata: { name: "mine" },
+      spec: { ...pool.spec, template: { ...pool.spec.template, metadata: { labels: { team: "shop" } } } },
+    };
+    const pods = Array.from({ length: 6 }, (_, i) => {
+      const p = apiPod(i);
+      return { ...p, spec: { ...p.spec, nodeSelector: { team: "shop" } } };
+    });
+    const r = await clusterWhatif(input({ nodePools: [open, labelled], pods }));
+    assert.deepEqual(r.candidate.now.workloads["shop/Deployment/api"], { onDemand: 2, spot: 4, pending: 0 });
+    assert.deepEqual(Object.keys(r.candidate.now.pools), ["mine"]);
+  });
+
   void it("refuses a change for a workload or pool the cluster does not have", async () => {
     await assert.rejects(
       clusterWhatif(
