@@ -367,7 +367,7 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
   }
   return {
     from: rec.from,
-    to: rec.from + rec.durationMs,
+    to: Math.max(input.now, rec.from),
     historyBuckets: rec.buckets,
     catalog,
     bootDelayMs: input.bootDelayMs,
