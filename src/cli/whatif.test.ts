@@ -7,7 +7,7 @@ import { DEFAULT_POLICY } from "../warmup/policy.ts";
 import type { ReplayResult } from "../sim/replay.ts";
 import { WorkloadError } from "../sim/workload.ts";
 import { UsageError } from "./errors.ts";
-import { run, type Io } from "./main.ts";
+import { run } from "./main.ts";
 import { candidatePolicy } from "../sim/replay.ts";
 import {
   GENERATED_CURRENT,
@@ -18,6 +18,7 @@ import {
   recordedPolicy,
   type WhatifReport,
 } from "./whatif.ts";
+import { captureIo as capture } from "../../test/support/io.ts";
 
 function usage(fn: () => unknown, part: string | RegExp): void {
   assert.throws(fn, (err: unknown) => {
@@ -300,19 +301,6 @@ describe("wave whatif", () => {
   after(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-
-  function capture(): Io & { stdout: string[]; stderr: string[] } {
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    return {
-      stdout,
-      stderr,
-      out: (t) => stdout.push(t),
-      err: (t) => stderr.push(t),
-      env: {},
-      signal: new AbortController().signal,
-    };
-  }
 
   const workload = {
     nodePools: [

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import type { NodePoolDto, SpotViewDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
-import { run, type Io } from "../../src/cli/main.ts";
+import { run } from "../../src/cli/main.ts";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { createLogger } from "../../src/shared/log.ts";
@@ -35,6 +35,7 @@ import {
   withRigLogsOnFailure,
 } from "./harness.ts";
 import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
+import { captureIo as capture } from "../support/io.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CLUSTER = "whatif-rig";
@@ -103,19 +104,6 @@ async function placement(): Promise<{ od: number; spot: number } | undefined> {
     else out.od++;
   }
   return out;
-}
-
-function capture(): Io & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    env: {},
-    signal: new AbortController().signal,
-  };
 }
 
 /** `wave …` in this process, against this test's core. */

@@ -7,11 +7,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWave, type Started } from "../../src/cli/start.ts";
-import { run, type Io } from "../../src/cli/main.ts";
+import { run } from "../../src/cli/main.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import type { SpotViewDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { LIVING_SPOT_POLICIES } from "../../src/sim/living.ts";
+import { captureIo as capture } from "../support/io.ts";
 
 const CLUSTER = "sim";
 const API = "shop/Deployment/api";
@@ -23,19 +24,6 @@ const CANDIDATE = CURRENT + 3;
 
 let tmp: string;
 let w: Started;
-
-function capture(): Io & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    env: {},
-    signal: new AbortController().signal,
-  };
-}
 
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wave-whatif-sim-"));

@@ -17,7 +17,14 @@ import {
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
-import { clusterIdParam, errorSchema, poolName, spotPolicySchema, warmupPolicySchema } from "./schemas.ts";
+import {
+  clusterIdParam,
+  errorSchema,
+  poolName,
+  spotPolicySchema,
+  warmupPolicyInputSchema,
+  warmupPolicySchema,
+} from "./schemas.ts";
 
 const HOUR = 3_600_000;
 
@@ -49,20 +56,6 @@ class BadCandidate extends Error {
   statusCode = 400;
 }
 
-const warmupInput = {
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    enabled: { type: "boolean" },
-    maxWarmNodes: { type: "integer" },
-    ttlSeconds: { type: "integer" },
-    cooldownSeconds: { type: "integer" },
-    maxCostPerHour: { type: ["number", "null"] },
-    prePull: { type: "boolean" },
-    prePullDeadlineSeconds: { type: "integer" },
-  },
-} as const;
-
 const bodySchema = {
   type: "object",
   additionalProperties: false,
@@ -72,7 +65,7 @@ const bodySchema = {
       type: "object",
       maxProperties: 100,
       propertyNames: poolName,
-      additionalProperties: warmupInput,
+      additionalProperties: warmupPolicyInputSchema,
     },
     windowHours: { type: "number", exclusiveMinimum: 0, maximum: 24 },
     bootDelaySeconds: { type: "integer", minimum: 1, maximum: 3600 },
