@@ -17,16 +17,12 @@ import { run } from "../../src/cli/main.ts";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { createLogger } from "../../src/shared/log.ts";
-import { generateDevCerts } from "../../src/webhook/certs.ts";
-import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubectl,
   list,
-  markE2eWebhookConfig,
   remove,
   requireRig,
   sweepStaleWebhookConfigs,
@@ -34,13 +30,12 @@ import {
   waitForWebhookPlacement,
   withRigLogsOnFailure,
 } from "./harness.ts";
-import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
+import { stopChild } from "./spot-rig.ts";
+import { applyTenantPool, startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
 import { captureIo as capture } from "../support/io.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CLUSTER = "whatif-rig";
-const POOL_LABEL = "wave.dev/e2e-pool";
-const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const E2E_OWNER = "whatif";
 const REPLICAS = 4;
 /** The candidate: the first 2 pods on-demand. */
@@ -52,59 +47,15 @@ let pool = "";
 let tmp = "";
 let configName = "";
 let wave: Started | undefined;
-let webhook: Replica | undefined;
 const spawned: ChildProcess[] = [];
 
 function log(msg: string): void {
   process.stderr.write(`# ${msg}\n`);
 }
 
-/** Pods of 3 CPUs on 4-vCPU nodes: one pod per node, so pods on-demand = on-demand nodes. */
-function deployment(replicas: number): object {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "web", namespace: ns },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: "web" } },
-      template: {
-        metadata: { labels: { app: "web" } },
-        spec: {
-          nodeSelector: { [POOL_LABEL]: pool },
-          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
-          terminationGracePeriodSeconds: 0,
-          containers: [
-            {
-              name: "app",
-              image: "example.test/whatif-e2e/web:1.0",
-              resources: { requests: { cpu: "3", memory: "1Gi" } },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
-/** The live pods of web by the capacity type of their node (undefined: not all Running). */
-async function placement(): Promise<{ od: number; spot: number } | undefined> {
-  const pods = (await list("pods", { namespace: ns, selector: "app=web" })).filter(
-    (p) => p.metadata.deletionTimestamp === undefined,
-  );
-  if (pods.length !== REPLICAS) return undefined;
-  const nodes = new Map((await list("nodes")).map((n) => [n.metadata.name, n]));
-  const out = { od: 0, spot: 0 };
-  for (const p of pods) {
-    const status = p.status as { phase?: string } | undefined;
-    const spec = p.spec as { nodeName?: string } | undefined;
-    const ct = nodes.get(spec?.nodeName ?? "")?.metadata.labels?.[CAPACITY_TYPE];
-    if (status?.phase !== "Running" || ct === undefined) return undefined;
-    if (ct === "spot") out.spot++;
-    else out.od++;
-  }
-  return out;
-}
+const deployment = (replicas: number): object =>
+  webDeployment(ns, pool, replicas, "example.test/whatif-e2e/web:1.0");
+const placement = (): Promise<{ od: number; spot: number } | undefined> => webPlacement(ns, REPLICAS);
 
 /** `wave …` in this process, against this test's core. */
 async function wave_(args: string[], token: "viewer" | "admin"): Promise<string> {
@@ -133,31 +84,10 @@ before(async () => {
   ns = await createNamespace("e2e-whatif");
   waveNs = await createNamespace("e2e-whatif-wave");
   pool = ns;
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: { requirements?: { key: string }[] } };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      limits: { cpu: "64" },
-      // A node left empty when the pods move goes soon; occupied nodes stay.
-      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "20s", budgets: [{ nodes: "100%" }] },
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: {
-          ...tmpl.spec,
-          requirements: [
-            ...(tmpl.spec?.requirements ?? []).filter((r) => r.key !== CAPACITY_TYPE),
-            { key: CAPACITY_TYPE, operator: "In", values: ["spot", "on-demand"] },
-            { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
-          ],
-          taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }],
-        },
-      },
-    },
+  // A node left empty when the pods move goes soon; occupied nodes stay.
+  await applyTenantPool(pool, {
+    disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "20s", budgets: [{ nodes: "100%" }] },
+    requirements: [{ key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] }],
   });
 
   tmp = await mkdtemp(join(tmpdir(), "wave-e2e-whatif-"));
@@ -176,33 +106,16 @@ before(async () => {
     {},
     { log: createLogger({ level: "error", base: { app: "wave-e2e-whatif" } }) },
   );
-  const tlsDir = join(tmp, "webhook-tls");
-  const certs = await generateDevCerts({ dir: tlsDir, hosts: ["localhost", "127.0.0.1"] });
-  webhook = await startReplica({
+  ({ configName } = await startTenantWebhook({
+    wave,
+    cluster: CLUSTER,
     name: "whatif-webhook-0",
-    policiesUrl: new URL(`api/v1/clusters/${CLUSTER}/policies/spot`, wave.url).href,
-    tlsDir,
-    waveNamespace: waveNs,
-    viewerToken: wave.tokens.viewer,
-    deadlineMs: 2500,
+    ns,
+    waveNs,
+    tmp,
+    owner: E2E_OWNER,
     spawned,
-    env: { WAVE_SPOT_POLICY_INTERVAL_MS: "2000" },
-  });
-  configName = `wave-spot-${ns}`;
-  const config = buildWebhookConfiguration({
-    name: configName,
-    caPem: certs.caPem,
-    waveNamespace: waveNs,
-    url: `https://127.0.0.1:${webhook.port}/mutate`,
-    timeoutSeconds: 3,
-  });
-  const hook = config.webhooks?.[0];
-  assert.ok(hook, "the configuration has a webhook");
-  hook.namespaceSelector = {
-    matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [ns] }],
-  };
-  markE2eWebhookConfig(config, E2E_OWNER, [ns, waveNs]);
-  await apply(config);
+  }));
 });
 
 after(async () => {
