@@ -14,7 +14,6 @@ import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes } from "../api/routes/console.ts";
 import { whatifRoutes } from "../api/routes/whatif.ts";
-import { clusterWhatif } from "../sim/cluster-whatif.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
@@ -297,7 +296,12 @@ export async function startApi(o: {
       }),
       savingsRoutes({ hub: o.hub, now: () => clock.now() }),
       consoleRoutes({ hub: o.hub, prices: o.prices, now: () => clock.now() }),
-      whatifRoutes({ hub: o.hub, now: () => clock.now(), run: clusterWhatif }),
+      // The simulator loads with the first what-if, not with core.
+      whatifRoutes({
+        hub: o.hub,
+        now: () => clock.now(),
+        run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
+      }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type(CONTENT_TYPE).send(await metrics.render());

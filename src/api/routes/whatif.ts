@@ -5,8 +5,6 @@
 // by the composition root as `run`). Viewers may ask: nothing is changed in the cluster.
 import type { FastifyInstance } from "fastify";
 import type { ClusterHub } from "../../core/hub/hub.ts";
-import type { NodePool } from "../../objects/karpenter.ts";
-import type { Node, Pod } from "../../objects/kube.ts";
 import type { WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
 import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import {
@@ -28,11 +26,13 @@ import {
 
 const HOUR = 3_600_000;
 
+type State = NonNullable<ReturnType<ClusterHub["get"]>>["state"];
+
 /** What the route hands the simulator (src/sim/cluster-whatif.ts ClusterWhatifInput). */
 export interface WhatifInput {
-  nodePools: readonly NodePool[];
-  nodes: readonly Node[];
-  pods: readonly Pod[];
+  nodePools: ReturnType<State["nodePools"]>;
+  nodes: ReturnType<State["nodes"]>;
+  pods: ReturnType<State["pods"]>;
   history: readonly { workload: string; ts: number; pods: number }[];
   now: number;
   windowMs: number;
