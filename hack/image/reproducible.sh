@@ -14,7 +14,7 @@ for n in 1 2; do
   WAVE_IMAGE="localhost/wave-repro-$n:check" WAVE_IMAGE_BUILD_FLAGS="--no-cache" sh hack/image/build.sh >&2
 done
 
-layers() { podman image inspect --format '{{range .RootFS.Layers}}{{println .}}{{end}}' "localhost/wave-repro-$1:check"; }
+layers() { podman image inspect --format '{{range .RootFS.Layers}}{{println .}}{{end}}' "localhost/wave-repro-$1:check" | grep .; }
 layers 1 >/tmp/wave-repro-1.layers
 layers 2 >/tmp/wave-repro-2.layers
 id1="$(podman image inspect --format '{{.Id}}' localhost/wave-repro-1:check)"

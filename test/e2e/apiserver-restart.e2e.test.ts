@@ -19,7 +19,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubectl,
   kubectlRaw,
   list,
@@ -29,6 +28,7 @@ import {
   waitFor,
   withRigLogsOnFailure,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 
 const CLUSTER = "e2e-apiserver-restart";
 const POOL_LABEL = "wave.dev/e2e-pool";
@@ -143,23 +143,7 @@ before(async () => {
   writeFileSync(join(tmp, "kubeconfig"), JSON.stringify(rigKubeconfig(port)), { mode: 0o600 });
   ns = await createNamespace("e2e-apirestart");
   pool = `${ns}-pool`;
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const spec = def.spec ?? {};
-  const tmpl = (spec["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...spec,
-      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" },
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
+  await applyTaintedPool(pool, { disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" } });
   await apply({
     apiVersion: "apps/v1",
     kind: "Deployment",

@@ -53,8 +53,9 @@ import {
   withRigLogsOnFailure,
   type KubeObject,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 import { stopChild } from "./spot-rig.ts";
-import { applyTenantPool, startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
+import { startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -89,8 +90,10 @@ before(async () => {
   ns = await createNamespace("e2e-console");
   waveNs = await createNamespace("e2e-console-wave");
   pool = ns;
-  // Nodes stay while the test runs: only empty ones go, after 10 minutes.
-  await applyTenantPool(pool, {
+  await applyTaintedPool(pool, {
+    limits: { cpu: "64" },
+    capacityTypes: ["spot", "on-demand"],
+    // Nodes stay while the test runs: only empty ones go, after 10 minutes.
     disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m", budgets: [{ nodes: "100%" }] },
   });
 

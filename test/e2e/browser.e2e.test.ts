@@ -30,7 +30,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubeconfigPath,
   kubectl,
   list,
@@ -39,6 +38,7 @@ import {
   waitFor,
   withRigLogsOnFailure,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const POOL_LABEL = "wave.dev/e2e-pool";
@@ -288,25 +288,12 @@ test(
       await requireRig();
       ns = await createNamespace("e2e-ui");
       pool = ns;
-      const def = await get("nodepools.karpenter.sh", "default");
-      assert.ok(def, "the rig's NodePool default exists");
-      const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
       // Nodes stay while the test runs: only empty ones go, after 10 minutes.
-      await apply({
-        apiVersion: "karpenter.sh/v1",
-        kind: "NodePool",
-        metadata: { name: pool },
-        spec: {
-          ...def.spec,
-          disruption: {
-            consolidationPolicy: "WhenEmpty",
-            consolidateAfter: "10m",
-            budgets: [{ nodes: "100%" }],
-          },
-          template: {
-            metadata: { labels: { [POOL_LABEL]: pool } },
-            spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-          },
+      await applyTaintedPool(pool, {
+        disruption: {
+          consolidationPolicy: "WhenEmpty",
+          consolidateAfter: "10m",
+          budgets: [{ nodes: "100%" }],
         },
       });
       // One node per replica (hostname anti-affinity), so each replica added is one node more.

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { K } from "../../src/objects/karpenter.ts";
 import { W } from "../../src/objects/wave.ts";
-import { apply, get, list, type KubeObject } from "./harness.ts";
+import { get, list, type KubeObject } from "./harness.ts";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -44,25 +44,6 @@ export function chartEnv(
     env[k] = v;
   }
   return env;
-}
-
-/** A copy of the rig's NodePool `default` whose nodes carry `label=pool` and a taint of it. */
-export async function applyTaintedPool(pool: string, label: string): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      template: {
-        metadata: { labels: { [label]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: label, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
 }
 
 /** A Deployment of pause pods (KWOK never pulls or runs images) tolerating the pool's taint. */

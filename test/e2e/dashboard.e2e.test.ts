@@ -15,7 +15,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubeconfigPath,
   kubectl,
   list,
@@ -25,6 +24,7 @@ import {
   withRigLogsOnFailure,
   type KubeObject,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 
 const CLUSTER = "e2e-dashboard";
 const POOL_LABEL = "wave.dev/e2e-pool";
@@ -61,26 +61,6 @@ async function api<T>(path: string): Promise<T> {
   });
   assert.equal(res.status, 200, `GET ${path}: ${res.status} ${await res.clone().text()}`);
   return (await res.json()) as T;
-}
-
-async function applyPool(name: string, disruption: Record<string, unknown>): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const spec = def.spec ?? {};
-  const tmpl = (spec["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name },
-    spec: {
-      ...spec,
-      disruption: { ...(spec["disruption"] as object), ...disruption },
-      template: {
-        metadata: { labels: { [POOL_LABEL]: name } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: name, effect: "NoSchedule" }] },
-      },
-    },
-  });
 }
 
 /** 1-CPU pause pods pinned to `pool`; `spread` puts each replica on a node of its own. */
@@ -182,8 +162,10 @@ before(async () => {
   calm = `${ns}-calm`;
   churn = `${ns}-churn`;
   // Calm: only empty nodes go, and only after 10 minutes. Churn: anything goes, at once.
-  await applyPool(calm, { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" });
-  await applyPool(churn, { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "0s" });
+  await applyTaintedPool(calm, { disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" } });
+  await applyTaintedPool(churn, {
+    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "0s" },
+  });
   dataDir = mkdtempSync(join(tmpdir(), "wave-e2e-dash-"));
   wave = await startWave(
     {

@@ -51,13 +51,13 @@ import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { documentedPermissions, effectiveIn, minus, parseCanIList } from "../unit/helm-rbac.ts";
 import {
   annotations,
-  applyTaintedPool,
   chartEnv,
   coreApi,
   poolDeployment,
   protectedBy,
   protectedWarmup as sharedProtectedWarmup,
 } from "./chart-run.ts";
+import { applyTaintedPool } from "./pools.ts";
 import {
   apply,
   createNamespace,
@@ -282,7 +282,7 @@ function httpsStatus(port: number, path: string, ca: string): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // workloads
 
-const applyPool = (): Promise<void> => applyTaintedPool(pool, POOL_LABEL);
+const applyPool = (): Promise<void> => applyTaintedPool(pool, { label: POOL_LABEL });
 
 const deployment = (
   name: string,

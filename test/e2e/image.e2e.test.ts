@@ -40,7 +40,8 @@ import {
   type VolumeSources,
 } from "../support/podman.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
-import { applyTaintedPool, chartEnv, coreApi, poolDeployment, protectedWarmup } from "./chart-run.ts";
+import { chartEnv, coreApi, poolDeployment, protectedWarmup } from "./chart-run.ts";
+import { applyTaintedPool } from "./pools.ts";
 import {
   apply,
   createNamespace,
@@ -272,7 +273,7 @@ before(async () => {
     await kubectl(["create", "-f", "-"], JSON.stringify(renderedOne("PriorityClass", "wave-warmup")));
     createdPriorityClass = true;
   }
-  await applyTaintedPool(pool, POOL_LABEL);
+  await applyTaintedPool(pool, { label: POOL_LABEL });
 });
 
 after(async () => {

@@ -44,7 +44,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubeconfigPath,
   kubectl,
   list,
@@ -54,6 +53,7 @@ import {
   waitFor,
   withRigLogsOnFailure,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 
 const CLUSTER = "e2e-pipeline";
 const TOKEN = randomUUID();
@@ -403,24 +403,6 @@ async function converged(core: Core, what: string, timeoutMs = 30_000): Promise<
 
 // ---------------------------------------------------------------- rig objects
 
-async function applyPool(): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
-}
-
 /** 1-CPU pause pods on this test's pool, one per node (so each replica is a NodeClaim). */
 function deployment(name: string, replicas: number): object {
   return {
@@ -485,7 +467,7 @@ before(async () => {
   await requireRig();
   ns = await createNamespace("pipeline");
   pool = ns;
-  await applyPool();
+  await applyTaintedPool(pool);
   dataDir = mkdtempSync(join(tmpdir(), "wave-pipeline-"));
   kube = clientFromKubeconfig(kubeconfigPath);
 });

@@ -7,7 +7,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubectl,
   list,
   remove,
@@ -16,6 +15,7 @@ import {
   withRigLogsOnFailure,
   type KubeObject,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 
 const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const PROVISION_TIMEOUT_MS = 120_000;
@@ -27,24 +27,6 @@ let ns = "";
 // parallel cannot absorb its pods or keep its nodes busy.
 let pool = "";
 const POOL_LABEL = "wave.dev/e2e-pool";
-
-async function applyPool(): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
-}
 
 function deployment(name: string, replicas: number, nodeSelector?: Record<string, string>): object {
   return {
@@ -105,7 +87,7 @@ before(async () => {
   await requireRig();
   ns = await createNamespace("rig-smoke");
   pool = ns;
-  await applyPool();
+  await applyTaintedPool(pool);
 });
 
 after(async () => {

@@ -38,7 +38,6 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubeconfigPath,
   kubectl,
   kubectlRaw,
@@ -50,6 +49,7 @@ import {
   waitFor,
   withStateOnFailure,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 import {
   answerOf,
   running,
@@ -537,30 +537,8 @@ function cleanUpOnSignal(): void {
 }
 
 /** A copy of the rig's default NodePool with its own label and taint, offering `capacity`. */
-async function applyPool(name: string, capacity: string[]): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: { requirements?: { key: string }[] } };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name },
-    spec: {
-      ...def.spec,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: name } },
-        spec: {
-          ...tmpl.spec,
-          requirements: [
-            ...(tmpl.spec?.requirements ?? []).filter((r) => r.key !== CAPACITY_TYPE),
-            { key: CAPACITY_TYPE, operator: "In", values: capacity },
-          ],
-          taints: [{ key: POOL_LABEL, value: name, effect: "NoSchedule" }],
-        },
-      },
-    },
-  });
-}
+const applyPool = (name: string, capacity: string[]): Promise<void> =>
+  applyTaintedPool(name, { capacityTypes: capacity });
 
 before(async () => {
   await requireRig();

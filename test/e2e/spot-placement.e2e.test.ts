@@ -63,6 +63,7 @@ import {
   sweepStaleWebhookConfigs,
   withStateOnFailure,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 
 const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const POOL_LABEL = "wave.dev/e2e-pool";
@@ -96,29 +97,8 @@ interface Requirement {
 }
 
 /** A copy of the rig's `default` NodePool with its own taint and label and the given capacity types. */
-async function applyPool(name: string, capacityTypes: string[]): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: { requirements?: Requirement[] } };
-  const requirements = (tmpl.spec?.requirements ?? []).filter((r) => r.key !== CAPACITY_TYPE);
-  requirements.push({ key: CAPACITY_TYPE, operator: "In", values: capacityTypes });
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name },
-    spec: {
-      ...def.spec,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: name } },
-        spec: {
-          ...tmpl.spec,
-          requirements,
-          taints: [{ key: POOL_LABEL, value: name, effect: "NoSchedule" }],
-        },
-      },
-    },
-  });
-}
+const applyPool = (name: string, capacityTypes: string[]): Promise<void> =>
+  applyTaintedPool(name, { capacityTypes });
 
 function deployment(name: string, replicas: number, pool: string): object {
   return {

@@ -1,51 +1,16 @@
-// Shared by the e2e files that run Wave's spot placement on a NodePool of their own (the console
-// on the rig, what-if): the pool (a copy of the rig's default, spot + on-demand, tainted and
-// labelled so no other test's pods land on it), a Deployment of pods that each fill most of a
-// 4-vCPU node, their placement by the capacity type of their nodes, and a `wave webhook` process
-// that pulls its spot policies from this test's core, registered for this test's namespace only.
+// Shared by the e2e files that run Wave's spot placement on a NodePool of their own
+// (pools.ts applyTaintedPool; the console on the rig, what-if): a Deployment of pods that each fill
+// most of a 4-vCPU node, their placement by the capacity type of their nodes, and a `wave webhook`
+// process that pulls its spot policies from this test's core, registered for this test's namespace.
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import type { Started } from "../../src/cli/start.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
-import { apply, get, list, markE2eWebhookConfig } from "./harness.ts";
+import { apply, list, markE2eWebhookConfig } from "./harness.ts";
+import { CAPACITY_TYPE, POOL_LABEL } from "./pools.ts";
 import { startReplica, type Replica } from "./spot-rig.ts";
-
-export const POOL_LABEL = "wave.dev/e2e-pool";
-const CAPACITY_TYPE = "karpenter.sh/capacity-type";
-
-/** A copy of the rig's default NodePool: spot and on-demand, tainted, its nodes labelled with the pool. */
-export async function applyTenantPool(
-  pool: string,
-  o: { disruption: object; requirements?: { key: string; operator: string; values: string[] }[] },
-): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: { requirements?: { key: string }[] } };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      limits: { cpu: "64" },
-      disruption: o.disruption,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: {
-          ...tmpl.spec,
-          requirements: [
-            ...(tmpl.spec?.requirements ?? []).filter((r) => r.key !== CAPACITY_TYPE),
-            { key: CAPACITY_TYPE, operator: "In", values: ["spot", "on-demand"] },
-            ...(o.requirements ?? []),
-          ],
-          taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }],
-        },
-      },
-    },
-  });
-}
 
 /** Deployment `web` of pods of 3 CPUs (3 of a 4-vCPU node's: one pod per node) on `pool`. */
 export function webDeployment(ns: string, pool: string, replicas: number, image: string): object {

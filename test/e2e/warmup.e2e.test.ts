@@ -52,6 +52,7 @@ import {
   withRigLogsOnFailure,
   type KubeList,
 } from "./harness.ts";
+import { applyTaintedPool } from "./pools.ts";
 
 const REGISTRATION_DELAY_S = 30;
 const POOL_LABEL = "wave.dev/e2e-pool";
@@ -70,28 +71,12 @@ async function applyPoolAndClass(): Promise<void> {
     metadata: { name: pool },
     spec: { nodeRegistrationDelay: `${REGISTRATION_DELAY_S}s` },
   });
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      disruption: {
-        consolidationPolicy: "WhenEmptyOrUnderutilized",
-        consolidateAfter: "10s",
-        budgets: [{ nodes: "100%" }],
-      },
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: {
-          ...tmpl.spec,
-          nodeClassRef: { group: "karpenter.kwok.sh", kind: "KWOKNodeClass", name: pool },
-          taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }],
-        },
-      },
+  await applyTaintedPool(pool, {
+    nodeClass: pool,
+    disruption: {
+      consolidationPolicy: "WhenEmptyOrUnderutilized",
+      consolidateAfter: "10s",
+      budgets: [{ nodes: "100%" }],
     },
   });
 }

@@ -9,9 +9,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { alive, spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
-import { apply, get, kubeconfigPath, list, waitFor, type KubeObject } from "./harness.ts";
+import { kubeconfigPath, list, waitFor, type KubeObject } from "./harness.ts";
+import { applyTaintedPool, POOL_LABEL } from "./pools.ts";
 
-export const POOL_LABEL = "wave.dev/e2e-pool";
+export { POOL_LABEL };
 
 export const tokens = {
   admin: randomBytes(18).toString("base64url"),
@@ -21,22 +22,7 @@ export const tokens = {
 
 /** A copy of the rig's default NodePool with its own label and taint (and a 16-CPU limit). */
 export async function applyPool(pool: string): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def, "the rig's NodePool default exists");
-  const tmpl = (def.spec?.["template"] ?? {}) as { spec?: Record<string, unknown> };
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      ...def.spec,
-      limits: { cpu: "16" },
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: { ...tmpl.spec, taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] },
-      },
-    },
-  });
+  await applyTaintedPool(pool, { limits: { cpu: "16" } });
 }
 
 /** 1-CPU pause pods on `pool`, one per node (so each replica is a NodeClaim). */

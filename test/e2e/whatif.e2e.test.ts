@@ -31,7 +31,8 @@ import {
   withRigLogsOnFailure,
 } from "./harness.ts";
 import { stopChild } from "./spot-rig.ts";
-import { applyTenantPool, startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
+import { applyTaintedPool } from "./pools.ts";
+import { startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
 import { captureIo as capture } from "../support/io.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -85,7 +86,9 @@ before(async () => {
   waveNs = await createNamespace("e2e-whatif-wave");
   pool = ns;
   // A node left empty when the pods move goes soon; occupied nodes stay.
-  await applyTenantPool(pool, {
+  await applyTaintedPool(pool, {
+    limits: { cpu: "64" },
+    capacityTypes: ["spot", "on-demand"],
     disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "20s", budgets: [{ nodes: "100%" }] },
     requirements: [{ key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] }],
   });

@@ -1,0 +1,65 @@
+// The e2e files' NodePools: copies of the rig's NodePool `default` (so they follow whatever the
+// rig's Karpenter release and KWOK node class need) with a label and a NoSchedule taint of their
+// own, so only the test's pods land on their nodes and other tests never see them.
+import assert from "node:assert/strict";
+import { apply, get } from "./harness.ts";
+
+export const POOL_LABEL = "wave.dev/e2e-pool";
+export const CAPACITY_TYPE = "karpenter.sh/capacity-type";
+
+interface Requirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+export interface TaintedPoolOptions {
+  /** The label key (value: the pool's name) its nodes carry and its taint uses. */
+  label?: string;
+  /** Replaces the default pool's capacity-type requirement. */
+  capacityTypes?: string[];
+  /** Added to the default pool's requirements. */
+  requirements?: Requirement[];
+  /** Merged over the default pool's disruption block. */
+  disruption?: Record<string, unknown>;
+  limits?: Record<string, string>;
+  /** A KWOKNodeClass of this name instead of the default's node class. */
+  nodeClass?: string;
+}
+
+/** Applies a copy of the rig's NodePool `default` named `name`, tainted and labelled with it. */
+export async function applyTaintedPool(name: string, opts: TaintedPoolOptions = {}): Promise<void> {
+  const def = await get("nodepools.karpenter.sh", "default");
+  assert.ok(def, "the rig's NodePool default exists");
+  const spec = def.spec ?? {};
+  const tmpl = (spec["template"] ?? {}) as { spec?: { requirements?: Requirement[] } };
+  const label = opts.label ?? POOL_LABEL;
+  let requirements = tmpl.spec?.requirements ?? [];
+  if (opts.capacityTypes)
+    requirements = [
+      ...requirements.filter((r) => r.key !== CAPACITY_TYPE),
+      { key: CAPACITY_TYPE, operator: "In", values: opts.capacityTypes },
+    ];
+  requirements = [...requirements, ...(opts.requirements ?? [])];
+  await apply({
+    apiVersion: "karpenter.sh/v1",
+    kind: "NodePool",
+    metadata: { name },
+    spec: {
+      ...spec,
+      ...(opts.disruption ? { disruption: { ...(spec["disruption"] as object), ...opts.disruption } } : {}),
+      ...(opts.limits ? { limits: opts.limits } : {}),
+      template: {
+        metadata: { labels: { [label]: name } },
+        spec: {
+          ...tmpl.spec,
+          requirements,
+          ...(opts.nodeClass
+            ? { nodeClassRef: { group: "karpenter.kwok.sh", kind: "KWOKNodeClass", name: opts.nodeClass } }
+            : {}),
+          taints: [{ key: label, value: name, effect: "NoSchedule" }],
+        },
+      },
+    },
+  });
+}
