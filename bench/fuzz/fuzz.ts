@@ -36,6 +36,7 @@ export async function runFuzz(o: {
   for (const r of results) {
     if (r.serverErrors > 0) problems.push(`${r.target}: ${r.serverErrors} server errors`);
     if (r.heapGrowth > o.heapBoundBytes) problems.push(`${r.target}: heap kept ${r.heapGrowth} bytes`);
+    if (r.heldStreams) problems.push(`${r.target}: ${r.heldStreams} answered streams still held`);
   }
   if (crashes.length > 0) problems.push(`${crashes.length} crashes`);
   return { results, crashes, peakRss, problems, ok: problems.length === 0 };

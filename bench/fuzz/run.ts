@@ -15,7 +15,9 @@ const report = await runFuzz({ inputs, seed, heapBoundBytes: heapMib * 2 ** 20 }
 for (const r of report.results) {
   process.stdout.write(
     `${r.target.padEnd(16)} ${r.inputs} inputs in ${(r.ms / 1000).toFixed(1)} s: ${r.serverErrors} server errors, ` +
-      `heap kept ${(r.heapGrowth / 2 ** 20).toFixed(1)} MiB; ${JSON.stringify(r.statuses)}\n`,
+      `heap kept ${(r.heapGrowth / 2 ** 20).toFixed(1)} MiB` +
+      (r.heldStreams === undefined ? "" : `, ${r.heldStreams} streams held`) +
+      `; ${JSON.stringify(r.statuses)}\n`,
   );
   for (const e of r.examples) process.stdout.write(`  example: ${e}\n`);
 }

@@ -1,9 +1,11 @@
 // The console in Chromium at scale: 5,000 nodes / 150,000 pods (bench/dashboard's generator) in
 // a ClusterHub served by the real routes and the built UI (ui/dist).
-//   npm run bench:ui            (add -- --strict to exit 1 when a goal is missed)
+//   npm run bench:ui            (add -- --strict to exit 1 when a goal is missed,
+//                                -- --profile for each Wave load's requests and server times)
 // Measured, each against a baseline page of the same size served by the same process in the
-// same run — plain DOM code (no React, no Wave components) that fetches the same API answers and
-// renders the same cards and an un-virtualized table of every node:
+// same run — plain DOM code (no React, no Wave components) that fetches the overview's answers
+// and the whole node list (GET /nodes?limit=5000, sorted in the page), and renders the same cards
+// and an un-virtualized table of every node; Wave's node table asks core for the rows in view:
 //  - first full overview: navigation start → the cards show the API's node count and the
 //    history chart is drawn (baseline: cards filled);
 //  - node table to interactive: navigation start → rows shown AND a sort click answered;
@@ -28,6 +30,7 @@ import { createLogger } from "../../src/shared/log.ts";
 import { machine, NODES, pod, pool, PODS_PER_NODE, POOLS } from "../dashboard/state.ts";
 
 const STRICT = process.argv.includes("--strict");
+const PROFILE = process.argv.includes("--profile");
 const ROOT = resolve(import.meta.dirname, "../..");
 const DIST = join(ROOT, "ui/dist");
 const CHROMIUM = "/usr/bin/chromium";
@@ -67,6 +70,19 @@ async function heapMiB(page: Page): Promise<number> {
   return (metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0) / 2 ** 20;
 }
 
+/** --profile: when each request of the page started and ended, its size, and the first paints. */
+async function timeline(page: Page, what: string, done: number): Promise<void> {
+  if (!PROFILE) return;
+  const entries = await page.evaluate<{ name: string; start: number; end: number; size: number }[]>(
+    `[...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource"), ...performance.getEntriesByType("paint")].map((e) => ({ name: e.name.replace(location.origin, ""), start: e.startTime, end: e.responseEnd ?? e.startTime, size: e.encodedBodySize ?? 0 }))`,
+  );
+  console.log(`${what}: done at ${done.toFixed(0)} ms`);
+  for (const e of entries.sort((a, b) => a.start - b.start))
+    console.log(
+      `  ${e.start.toFixed(0).padStart(5)} → ${e.end.toFixed(0).padStart(5)} ms  ${(e.size / 1024).toFixed(1).padStart(8)} kB  ${e.name.slice(0, 90)}`,
+    );
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function main(): Promise<number> {
@@ -102,6 +118,27 @@ async function main(): Promise<number> {
       },
     ],
   });
+  if (PROFILE)
+    // Request in → answer written, as the server sees it (the stream: until its first snapshot).
+    app.server.prependListener("request", (req, res) => {
+      const t = performance.now();
+      const done = (): void =>
+        console.log(
+          `  server ${(performance.now() - t).toFixed(0).padStart(5)} ms  ${req.url?.slice(0, 80)}`,
+        );
+      if (!req.url?.endsWith("/stream")) {
+        res.once("finish", done);
+        return;
+      }
+      const write = res.write.bind(res) as (chunk: unknown) => boolean;
+      res.write = ((chunk: unknown) => {
+        if (String(chunk).startsWith("id:")) {
+          res.write = write as typeof res.write;
+          done();
+        }
+        return write(chunk);
+      }) as typeof res.write;
+    });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   const c = entry.state.counts();
   console.log(
@@ -134,19 +171,26 @@ async function main(): Promise<number> {
         { timeout: 60_000, polling: 10 },
       );
       res.wave.overview.push(await page.evaluate<number>("performance.now()"));
+      await timeline(page, "wave overview", res.wave.overview.at(-1) ?? 0);
       await page.close();
       // Wave: node table to interactive (rows, then a sort click answered).
       page = await ctx.newPage();
       await page.goto(`${url}/#/nodes?cluster=${CLUSTER}&token=${TOKEN}`);
       await page.getByTestId("node-row").first().waitFor({ timeout: 60_000 });
+      const rowsAt = PROFILE ? await page.evaluate<number>("performance.now()") : 0;
       const before = await page.getByTestId("node-row").first().textContent();
       await page.getByRole("button", { name: /^node/ }).click();
+      if (PROFILE)
+        console.log(
+          `wave node table: rows seen at ${rowsAt.toFixed(0)} ms, sort clicked by ${(await page.evaluate<number>("performance.now()")).toFixed(0)} ms`,
+        );
       await page.waitForFunction(
         `document.querySelector("[data-testid=node-row]")?.textContent !== ${JSON.stringify(before)}`,
         undefined,
         { timeout: 30_000, polling: 10 },
       );
       res.wave.table.push(await page.evaluate<number>("performance.now()"));
+      await timeline(page, "wave node table", res.wave.table.at(-1) ?? 0);
       res.wave.heap.push(await heapMiB(page));
       await page.close();
 

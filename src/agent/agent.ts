@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import type { SecureClientSessionOptions } from "node:http2";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AgentMessageSchema, HelloAck_Mode, Ingest } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
 import { Backoff } from "../shared/backoff.ts";
@@ -233,16 +233,28 @@ export class Agent {
     }
   }
 
-  /** One stream; resolves when core ends it cleanly, rejects on an error. */
+  /**
+   * One stream, on a connection of its own that closes with it; resolves when core ends the
+   * stream cleanly, rejects on an error.
+   *
+   * A new connection per attempt, because a connection that failed a stream may be one that can no
+   * longer carry any: Node keeps an HTTP/2 session open after it starts refusing streams (its
+   * memory budget spent: every stream then ends in RST_STREAM ENHANCE_YOUR_CALM), and a session
+   * that merely went quiet is only found dead by the ping. Closing it also frees core's side at
+   * once instead of leaving an idle connection per reconnect.
+   */
   async #connectOnce(signal: AbortSignal): Promise<void> {
     const ac = new AbortController();
     const stop = (): void => ac.abort();
     signal.addEventListener("abort", stop, { once: true });
+    const connection = new Http2SessionManager(
+      this.#o.coreUrl,
+      { pingIntervalMs: this.#o.pingIntervalMs ?? 15_000, pingTimeoutMs: 10_000 },
+      this.#nodeOptions,
+    );
     const transport = createGrpcTransport({
       baseUrl: this.#o.coreUrl,
-      nodeOptions: this.#nodeOptions,
-      pingIntervalMs: this.#o.pingIntervalMs ?? 15_000,
-      pingTimeoutMs: 10_000,
+      sessionManager: connection,
       readMaxBytes: 64 << 20,
       writeMaxBytes: 64 << 20,
     });
@@ -274,6 +286,7 @@ export class Agent {
     } finally {
       signal.removeEventListener("abort", stop);
       ac.abort();
+      connection.abort();
       ready();
     }
   }

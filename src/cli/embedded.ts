@@ -28,6 +28,8 @@ const YIELD_MS = 2;
 const WATCH_SLACK = 500;
 /** Longest real wait for the watchers per fast-forward step. */
 const MAX_WAIT_MS = 2000;
+/** Longest real wait for core to read the cluster before the fast-forward starts anyway. */
+const LIVE_WAIT_MS = 60_000;
 /** Expected spot interruptions per spot node per hour: a few an hour across the spot pools. */
 export const LIVING_SPOT_INTERRUPTION_RATE = 0.15;
 
@@ -49,6 +51,12 @@ export interface EmbeddedClusterOptions {
    * a fast-forward step waits for it, so core's history follows the cluster instead of lagging.
    */
   drained?: () => boolean;
+  /**
+   * Whether core reads the cluster (the agent's first snapshot is in its state). The fast-forward
+   * waits for it: minutes it jumped over before that never reach core's history, and the first
+   * screen would show the present with no past (no history chart, no savings).
+   */
+  live?: () => boolean;
 
   /** Largest simulated step while fast-forwarding (coarser = faster start, rougher history). */
   maxStepMs?: number;
@@ -111,6 +119,11 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
   let caught: () => void = () => undefined;
   const caughtUp = new Promise<void>((resolve) => (caught = resolve));
   const done = (async () => {
+    const liveBy = Date.now() + LIVE_WAIT_MS;
+    while (o.live?.() === false && Date.now() < liveBy && !signal.aborted)
+      await new Promise((r) => setTimeout(r, 10));
+    if (o.live?.() === false)
+      log.warn("core does not read the simulated cluster yet: fast-forwarding anyway");
     let lastStep = STEP_MS;
     while (!signal.aborted) {
       try {

@@ -275,8 +275,10 @@ export async function startWave(
           metrics: spotMetrics,
           log,
           signal: ac.signal,
-          // Core may trail the cluster by a few thousand deltas while it fast-forwards, no more.
-          drained: () => agent.outbox.buffered < 2000,
+          // Core may trail the cluster by 15 s of the cluster's time while it fast-forwards, no
+          // more (a count of deltas let it fall minutes behind: history recorded empty minutes).
+          drained: () => agent.outbox.lag() < 15_000,
+          live: () => entry.connected && entry.state.version > 0,
           ...(opts.fastForwardMaxStepMs !== undefined ? { maxStepMs: opts.fastForwardMaxStepMs } : {}),
         });
         closers.push(() => cluster.done);

@@ -98,8 +98,30 @@ export interface NodeDto {
   warm: boolean;
 }
 
+/**
+ * GET /nodes?sort=: cpu and memory sort by allocatable, cpuUse and memoryUse by requested over
+ * allocatable, the rest by the field of that name (cost: costPerHour).
+ */
+export type NodeSortKey =
+  | "name"
+  | "nodePool"
+  | "instanceType"
+  | "capacityType"
+  | "zone"
+  | "createdAt"
+  | "cpu"
+  | "memory"
+  | "pods"
+  | "cost"
+  | "cpuUse"
+  | "memoryUse"
+  | "priceSource";
+
 export interface NodeListDto {
+  /** Rows matching every filter (`items` is the page of them asked for). */
   total: number;
+  /** Rows matching pool and capacityType, before the text filter `q` (the table's "x of y"). */
+  totalBeforeQuery: number;
   items: NodeDto[];
 }
 

@@ -9,6 +9,7 @@ import type {
   NodeDto,
   NodeListDto,
   NodePoolDto,
+  NodeSortKey,
   OverviewDto,
   SeriesDto,
   SeriesPointDto,
@@ -183,24 +184,32 @@ export function buildLive(input: ViewInput): LiveDto {
 
 // ---- nodes ----------------------------------------------------------------------------------
 
-export const NODE_SORT_KEYS = [
-  "name",
-  "nodePool",
-  "instanceType",
-  "capacityType",
-  "zone",
-  "createdAt",
-  "cpu",
-  "memory",
-  "pods",
-  "cost",
-] as const;
-export type NodeSortKey = (typeof NODE_SORT_KEYS)[number];
+/** Every sort key of the node list (a record, so a key added to NodeSortKey must be listed). */
+const SORT_KEYS: Record<NodeSortKey, true> = {
+  name: true,
+  nodePool: true,
+  instanceType: true,
+  capacityType: true,
+  zone: true,
+  createdAt: true,
+  cpu: true,
+  memory: true,
+  pods: true,
+  cost: true,
+  cpuUse: true,
+  memoryUse: true,
+  priceSource: true,
+};
+export const NODE_SORT_KEYS = Object.keys(SORT_KEYS) as NodeSortKey[];
+export type { NodeSortKey };
 
 export interface NodeQuery {
   pool?: string | undefined;
   capacityType?: string | undefined;
-  /** Case-insensitive substring of name, NodeClaim, instance type or zone. */
+  /**
+   * Case-insensitive substring of the name, NodeClaim, NodePool, instance type, capacity type,
+   * zone or price source (what the node table shows as text).
+   */
   q?: string | undefined;
   sort?: NodeSortKey | undefined;
   desc?: boolean | undefined;
@@ -221,6 +230,10 @@ function sortValue(n: NodeDto, key: NodeSortKey): string | number {
       return n.createdAt ?? 0;
     case "pods":
       return n.pods;
+    case "cpuUse":
+      return n.cpu.allocatable ? n.cpu.requested / n.cpu.allocatable : 0;
+    case "memoryUse":
+      return n.memoryBytes.allocatable ? n.memoryBytes.requested / n.memoryBytes.allocatable : 0;
     default:
       return n[key] ?? "";
   }
@@ -272,6 +285,7 @@ export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeList
     const ordered = index.rowsByCollatedName();
     return {
       total: ordered.length,
+      totalBeforeQuery: ordered.length,
       items: ordered.slice(offset, offset + limit).map((r) => nodeRow(index, memo, r)),
     };
   }
@@ -281,9 +295,12 @@ export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeList
     rows = rows.filter((r) => r.machine.capacityType === query.capacityType);
   let items = rows.map((r) => nodeRow(index, memo, r));
   if (query.pool === NO_POOL) items = []; // rows without a pool show null, which no filter names
+  const totalBeforeQuery = items.length;
   if (q) {
     items = items.filter((n) =>
-      [n.name, n.nodeClaim, n.instanceType, n.zone].some((s) => s?.toLowerCase().includes(q)),
+      [n.name, n.nodeClaim, n.nodePool, n.instanceType, n.capacityType, n.zone, n.priceSource].some((s) =>
+        s?.toLowerCase().includes(q),
+      ),
     );
   }
   const dir = query.desc === true ? -1 : 1;
@@ -294,7 +311,7 @@ export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeList
       typeof a === "number" && typeof c === "number" ? a - c : collator.compare(String(a), String(c));
     return dir * cmp || collator.compare(x.name, y.name);
   });
-  return { total: items.length, items: items.slice(offset, offset + limit) };
+  return { total: items.length, totalBeforeQuery, items: items.slice(offset, offset + limit) };
 }
 
 // ---- history ------------------------------------------------------------------------------

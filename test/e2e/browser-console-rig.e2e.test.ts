@@ -296,26 +296,33 @@ test(
       // The spot test's repair moved a pod to a new on-demand node and left its old node empty
       // (the pool keeps empty nodes 10 minutes): the largest pod fits there, so warmup would
       // rightly wait. The premise of this test is a pool with no room: remove the empty nodes.
-      const podsByNode = new Set(
-        (await list("pods", { namespace: ns, selector: "app=web" })).map(
-          (p) => (p as KubeObject & { spec?: { nodeName?: string } }).spec?.nodeName ?? "",
-        ),
-      );
-      const claims = await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` });
-      const empty = claims.filter(
-        (c) => !podsByNode.has((c as KubeObject & { status?: { nodeName?: string } }).status?.nodeName ?? ""),
-      );
-      for (const c of empty) await remove("nodeclaims.karpenter.sh", c.metadata.name);
-      if (empty.length > 0) {
+      // Removed again while waiting for the warmup pod: the repair may still empty a node then.
+      const removeEmptyNodes = async (): Promise<void> => {
+        const podsByNode = new Set(
+          (await list("pods", { namespace: ns, selector: "app=web" })).map(
+            (p) => (p as KubeObject & { spec?: { nodeName?: string } }).spec?.nodeName ?? "",
+          ),
+        );
+        const claims = await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` });
+        const empty = claims.filter(
+          (c) =>
+            c.metadata.deletionTimestamp === undefined &&
+            !podsByNode.has((c as KubeObject & { status?: { nodeName?: string } }).status?.nodeName ?? ""),
+        );
+        for (const c of empty) await remove("nodeclaims.karpenter.sh", c.metadata.name);
+        if (empty.length === 0) return;
         log(`removed ${empty.length} empty node(s) of the pool left by the spot test`);
+        const removed = new Set(empty.map((c) => c.metadata.name));
         await waitFor(
           "the pool's empty nodes gone",
           async () =>
-            (await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` })).length ===
-            claims.length - empty.length,
+            !(await list("nodeclaims.karpenter.sh", { selector: `karpenter.sh/nodepool=${pool}` })).some(
+              (c) => removed.has(c.metadata.name),
+            ),
           { timeoutMs: 90_000, intervalMs: 1000 },
         );
-      }
+      };
+      await removeEmptyNodes();
       const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       page.on("pageerror", (err) => log(`page error: ${err.message}`));
       await open(site, page, "warmup", w.tokens.admin);
@@ -331,13 +338,19 @@ test(
       );
       await wf.getByRole("button", { name: "Save" }).click();
 
+      let sweptAt = Date.now();
       const warmupPod = await waitFor(
         "a warmup pod for the pool",
-        async () =>
-          (await list("pods", { namespace: waveNs, selector: `${W.warmupLabel}=true` })).find(
+        async () => {
+          const found = (await list("pods", { namespace: waveNs, selector: `${W.warmupLabel}=true` })).find(
             (p) => p.metadata.labels?.[W.poolLabel] === pool,
-          ),
-        { timeoutMs: 60_000, intervalMs: 500 },
+          );
+          if (found || Date.now() - sweptAt < 10_000) return found;
+          sweptAt = Date.now();
+          await removeEmptyNodes();
+          return undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 500 },
       );
       log(`warmup pod ${warmupPod.metadata.name} created after the policy was saved in the UI`);
       const warmNode = await waitFor(

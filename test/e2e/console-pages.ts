@@ -242,10 +242,11 @@ export async function warmupAgrees(site: Site, page: Page): Promise<WarmupViewDt
 }
 
 /** Every page, one after the other, in a fresh 1440 px page: each shows the API's figures. */
-export async function checkEveryPage(site: Site, browser: Browser): Promise<void> {
+/** Every page's checks in turn; answers the overview the page showed. */
+export async function checkEveryPage(site: Site, browser: Browser): Promise<OverviewDto> {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   page.on("pageerror", (err) => site.log(`page error: ${err.message}`));
-  await checkOverview(site, page);
+  const overview = await checkOverview(site, page);
   await checkNodePools(site, page);
   await checkNodes(site, page);
   await checkDisruptions(site, page);
@@ -253,4 +254,5 @@ export async function checkEveryPage(site: Site, browser: Browser): Promise<void
   await checkSpot(site, page);
   await checkWarmup(site, page);
   await page.close();
+  return overview;
 }

@@ -1,5 +1,8 @@
 // The README's run command on this checkout: `npm start` with ephemeral ports must, within 30 s,
-// serve NodePools with nodes, a non-zero cost and a thrashing alert for the misconfigured pool.
+// serve NodePools with nodes, a non-zero cost, a thrashing alert for the misconfigured pool, and
+// history for the minutes the simulated cluster fast-forwarded through (once the fast-forward
+// raced ahead of core: core still held the empty cluster the agent first listed, history recorded
+// no nodes, and the console's first screen showed 0 nodes and no chart).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -7,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { NodePoolDto, OverviewDto, ThrashingDto } from "../../src/dashboard/dto.ts";
+import type { NodePoolDto, OverviewDto, SeriesDto, ThrashingDto } from "../../src/dashboard/dto.ts";
+import { SIMULATED_HISTORY_MS } from "../../src/cli/start.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -48,19 +52,31 @@ describe("embedded default (npm start)", () => {
         if (!res.ok) throw new Error(`${path}: ${res.status}`);
         return (await res.json()) as T;
       };
+      // A point a minute with nodes, for most of the fast-forwarded minutes (the first may
+      // precede core's first snapshot, the last fall into the minute the clock caught up in).
+      const minutes = SIMULATED_HISTORY_MS / 60_000;
+      let series: SeriesDto | undefined;
       const seen = await poll(started + 30_000, async () => {
-        const [pools, overview, thrashing] = await Promise.all([
+        const [pools, overview, thrashing, s] = await Promise.all([
           get<NodePoolDto[]>("nodepools"),
           get<OverviewDto>("overview"),
           get<ThrashingDto[]>("thrashing"),
+          get<SeriesDto>(`series?window=${(SIMULATED_HISTORY_MS + 300_000) / 1000}`),
         ]);
+        series = s;
         const ok =
           pools.some((p) => p.nodes > 0) &&
           overview.costPerHour > 0 &&
-          thrashing.some((t) => t.nodePool === "batch" && t.severity !== "none");
+          thrashing.some((t) => t.nodePool === "batch" && t.severity !== "none") &&
+          s.points.filter((p) => p.nodes > 0).length >= minutes - 3;
         return ok ? { pools, overview, thrashing } : undefined;
       });
-      assert.ok(seen, "within 30 s: pools with nodes, non-zero cost and a thrashing alert for 'batch'");
+      assert.ok(
+        seen,
+        "within 30 s: pools with nodes, non-zero cost, a thrashing alert for 'batch' and " +
+          `${minutes - 3}+ history points with nodes (series: ` +
+          `${series?.points.map((p) => `${new Date(p.t).toISOString().slice(11, 16)}=${p.nodes}`).join(" ")})`,
+      );
       // The misconfigured pool is the worst; spot interruptions and Wave's own churn elsewhere
       // may flag other pools lower (the report names their causes).
       assert.equal(seen.thrashing[0]?.nodePool, "batch", "the misconfigured pool is flagged worst");

@@ -6,6 +6,7 @@ import { Versions } from "./Versions.tsx";
 import { ApiError, followLive, listClusters, setToken, takeToken, whoAmI } from "./api.ts";
 import type { PageCtx } from "./ctx.ts";
 import { ago } from "./format.ts";
+import { clusterBase } from "./paths.ts";
 import { Disruptions } from "./pages/Disruptions.tsx";
 import { NodeDrawer } from "./pages/NodeDrawer.tsx";
 import { NodePools } from "./pages/NodePools.tsx";
@@ -83,15 +84,18 @@ export function App() {
         Cannot reach Wave's API: {error}
       </p>
     );
-  if (!clusters) return <p className="loading">Loading…</p>;
-  if (clusters.length === 0)
+  // A cluster named in the URL starts at once: its pages load beside the cluster list instead of
+  // after it. Once the list is in, an id it does not hold falls back to the first cluster.
+  const cluster = clusters?.find((c) => c.id === route.cluster) ?? clusters?.[0];
+  const clusterId = clusters ? cluster?.id : route.cluster;
+  if (clusters?.length === 0)
     return <p className="empty">No cluster has connected yet. Start a Wave agent pointed at this core.</p>;
-  const cluster = clusters.find((c) => c.id === route.cluster) ?? clusters[0];
-  if (!cluster) return null;
+  if (clusterId === undefined) return <p className="loading">Loading…</p>;
   return (
     <>
       <Console
-        key={cluster.id}
+        key={clusterId}
+        clusterId={clusterId}
         cluster={cluster}
         clusters={clusters}
         token={token}
@@ -217,25 +221,27 @@ function RangePicker({
 }
 
 function Console(props: {
-  cluster: ClusterDto;
-  clusters: ClusterDto[];
+  clusterId: string;
+  /** Undefined until the cluster list answers. */
+  cluster: ClusterDto | undefined;
+  clusters: ClusterDto[] | undefined;
   token: string | null;
   role: "viewer" | "admin" | undefined;
   route: Route;
   go: (patch: Partial<Route>) => void;
   askAdmin: (why: string) => void;
 }) {
-  const { cluster, token, route, go } = props;
+  const { clusterId, cluster, token, route, go } = props;
   const [live, setLive] = useState<LiveDto | undefined>();
   const [link, setLink] = useState<"live" | "reconnecting">("reconnecting");
   const [version, setVersion] = useState(0);
   const [now, setNow] = useState(() => Date.now());
-  const base = `api/v1/clusters/${encodeURIComponent(cluster.id)}`;
+  const base = clusterBase(clusterId);
 
   useEffect(() => {
     const ac = new AbortController();
     void followLive(
-      cluster.id,
+      clusterId,
       token,
       (d) => {
         setLive(d);
@@ -249,11 +255,12 @@ function Console(props: {
       ac.abort();
       clearInterval(t);
     };
-  }, [cluster.id, token]);
+  }, [clusterId, token]);
 
   const refresh = useCallback(() => setVersion((v) => v + 1), []);
   const ctx: PageCtx = useMemo(
     () => ({
+      clusterId,
       cluster,
       base,
       token,
@@ -266,10 +273,10 @@ function Console(props: {
       askAdmin: props.askAdmin,
       refresh,
     }),
-    [cluster, base, token, props.role, version, live, now, route, go, props.askAdmin, refresh],
+    [clusterId, cluster, base, token, props.role, version, live, now, route, go, props.askAdmin, refresh],
   );
   const link_ = (page: Route["page"]): string =>
-    formatRoute({ ...route, page, params: {}, node: undefined, cluster: cluster.id });
+    formatRoute({ ...route, page, params: {}, node: undefined, cluster: clusterId });
   const Page = {
     overview: Overview,
     nodepools: NodePools,
@@ -284,11 +291,11 @@ function Console(props: {
       <header className="top">
         <h1>Wave</h1>
         <select
-          value={cluster.id}
+          value={clusterId}
           onChange={(e) => go({ cluster: e.target.value, node: undefined })}
           aria-label="cluster"
         >
-          {props.clusters.map((c) => (
+          {(props.clusters ?? [{ id: clusterId, connected: true }]).map((c) => (
             <option key={c.id} value={c.id}>
               {c.id}
               {c.connected ? "" : " (disconnected)"}
@@ -296,8 +303,8 @@ function Console(props: {
           ))}
         </select>
         <RangePicker range={route.range} onRange={(r) => go({ range: r })} now={now} />
-        {cluster.simulated ? <span className="tag sim">simulated cluster</span> : null}
-        {cluster.connected ? null : (
+        {cluster?.simulated ? <span className="tag sim">simulated cluster</span> : null}
+        {!cluster || cluster.connected ? null : (
           <span
             className="tag bad"
             data-testid="agent-disconnected"
@@ -306,7 +313,7 @@ function Console(props: {
             agent disconnected · last data {ago(cluster.lastSeen, now)} ago
           </span>
         )}
-        <Versions cluster={cluster} />
+        {cluster ? <Versions cluster={cluster} /> : null}
         <span className={`link ${link}`} data-testid="link-state">
           {link === "live" ? "● live" : "○ reconnecting"}
         </span>

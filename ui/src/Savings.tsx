@@ -67,7 +67,11 @@ export function Savings({ base, token, version }: { base: string; token: string 
           </p>
           <div className="two">
             <Rows lines={r.pools} testid="savings-pools" />
-            <Rows lines={r.workloads.slice(0, 20)} testid="savings-workloads" />
+            {r.workloads.length ? (
+              <Rows lines={r.workloads.slice(0, 20)} testid="savings-workloads" />
+            ) : (
+              <p className="empty">No workload's savings recorded in this range yet.</p>
+            )}
           </div>
         </>
       )}

@@ -1,8 +1,11 @@
 // One table for every page (columns as data, as Headlamp does): sortable by a button in each
 // header (keyboard-reachable, aria-sort set), filtered by a text box over the columns' values,
-// and — for thousands of rows — virtualized: only the rows in view are in the DOM.
-import { useMemo, useState, type ReactNode } from "react";
+// and — for thousands of rows — virtualized: only the rows in view are in the DOM. A table whose
+// rows live on the server (`remote`: the node table of a 5,000-node cluster) shows the window of
+// rows the page fetched, and hands sorting and filtering to it.
+import { useEffect, useMemo, useState, type ReactNode } from "react";
 import { num } from "./format.ts";
+import type { Sort } from "./paths.ts";
 
 export interface Column<T> {
   key: string;
@@ -17,10 +20,32 @@ export interface Column<T> {
   title?: string;
 }
 
+/**
+ * Rows sorted, filtered and paged by the server: the table shows `rows` at `offset` of `total`,
+ * and reports what the user asked for (sort, filter, the first row in view) for the page to fetch.
+ */
+export interface RemoteRows<T> {
+  /** Rows matching the filter: the scroll height. */
+  total: number;
+  /** Rows before the filter (the heading's "x of y"). */
+  unfiltered: number;
+  /** Where `rows` start in the sorted, filtered list. */
+  offset: number;
+  rows: readonly T[];
+  sort: Sort;
+  onSort: (s: Sort) => void;
+  filter: string;
+  onFilter: (f: string) => void;
+  /** The first row in view changed (scrolling, or a shorter list). */
+  onView: (first: number) => void;
+}
+
 export interface TableProps<T> {
   label: string;
   columns: Column<T>[];
+  /** The rows, sorted and filtered here; ignored when `remote` is given. */
   rows: readonly T[];
+  remote?: RemoteRows<T>;
   rowKey: (row: T) => string;
   /** Why the table is empty (an empty state says why). */
   empty: string;
@@ -37,7 +62,8 @@ export interface TableProps<T> {
 }
 
 const ROW = 30;
-const VISIBLE = 20;
+/** Rows a virtualized table shows at once. */
+export const VISIBLE = 20;
 
 /**
  * One collator for every comparison: `localeCompare` with options builds one per call, which made
@@ -67,12 +93,19 @@ export function sortRows<T>(rows: readonly T[], col: Column<T> | undefined, desc
 }
 
 export function Table<T>(props: TableProps<T>) {
-  const { columns } = props;
-  const [sort, setSort] = useState(props.initialSort ?? { key: columns[0]?.key ?? "", desc: false });
-  const [filter, setFilter] = useState("");
+  const { columns, remote } = props;
+  const [localSort, setLocalSort] = useState<Sort>(
+    props.initialSort ?? { key: columns[0]?.key ?? "", desc: false },
+  );
+  const [localFilter, setLocalFilter] = useState("");
+  const sort = remote ? remote.sort : localSort;
+  const setSort = remote ? remote.onSort : setLocalSort;
+  const filter = remote ? remote.filter : localFilter;
+  const setFilter = remote ? remote.onFilter : setLocalFilter;
   const [top, setTop] = useState(0);
-  const rows = useMemo(() => {
-    const f = filter.trim().toLowerCase();
+  const local = useMemo(() => {
+    if (remote) return [];
+    const f = localFilter.trim().toLowerCase();
     const kept = f
       ? props.rows.filter((r) =>
           columns.some((c) => {
@@ -83,15 +116,23 @@ export function Table<T>(props: TableProps<T>) {
       : props.rows;
     return sortRows(
       kept,
-      columns.find((c) => c.key === sort.key),
-      sort.desc,
+      columns.find((c) => c.key === localSort.key),
+      localSort.desc,
     );
-  }, [props.rows, columns, filter, sort]);
-  const virtual = props.virtualAbove !== undefined && rows.length > props.virtualAbove;
-  const first = virtual ? Math.floor(top / ROW) : 0;
-  const shown = virtual ? rows.slice(first, first + VISIBLE + 2) : rows;
-  const total = props.rows.length;
-
+  }, [remote, props.rows, columns, localFilter, localSort]);
+  const count = remote ? remote.total : local.length;
+  const total = remote ? remote.unfiltered : props.rows.length;
+  const virtual = props.virtualAbove !== undefined && count > props.virtualAbove;
+  // Past the end (the list shrank under a scrolled table): show its last screen.
+  const first = virtual ? Math.max(0, Math.min(Math.floor(top / ROW), count - VISIBLE)) : 0;
+  const n = virtual ? Math.min(VISIBLE + 2, count - first) : count;
+  // The page fetches the window from here (also when a shorter list moved the first row up).
+  const onView = remote?.onView;
+  useEffect(() => onView?.(first), [onView, first]);
+  /** The rows in view; a remote row not fetched yet is undefined (a placeholder row). */
+  const shown: (T | undefined)[] = remote
+    ? Array.from({ length: n }, (_, i) => remote.rows[first + i - remote.offset])
+    : local.slice(first, first + n);
   const head = (
     <thead>
       <tr>
@@ -111,7 +152,7 @@ export function Table<T>(props: TableProps<T>) {
                   type="button"
                   className="sort"
                   onClick={() =>
-                    setSort((s) => ({ key: c.key, desc: s.key === c.key ? !s.desc : c.numeric === true }))
+                    setSort({ key: c.key, desc: sort.key === c.key ? !sort.desc : c.numeric === true })
                   }
                 >
                   {c.label}
@@ -129,31 +170,37 @@ export function Table<T>(props: TableProps<T>) {
   const body = (
     <tbody>
       {virtual ? <tr style={{ height: first * ROW }} aria-hidden="true" /> : null}
-      {shown.map((r) => (
-        <tr
-          key={props.rowKey(r)}
-          data-testid={props.rowTestId}
-          style={virtual ? { height: ROW } : undefined}
-          className={props.onRow ? "clickable" : undefined}
-          tabIndex={props.onRow ? 0 : undefined}
-          onClick={props.onRow ? () => props.onRow?.(r) : undefined}
-          onKeyDown={
-            props.onRow
-              ? (e) => {
-                  if (e.key === "Enter") props.onRow?.(r);
-                }
-              : undefined
-          }
-        >
-          {columns.map((c) => (
-            <td key={c.key} className={`${c.numeric ? "num" : ""} ${c.wide ? "wide" : ""}`}>
-              {c.render ? c.render(r) : (c.value?.(r) ?? "—")}
-            </td>
-          ))}
-        </tr>
-      ))}
+      {shown.map((r, i) =>
+        r === undefined ? (
+          <tr key={`loading-${first + i}`} style={{ height: ROW }} className="pending" aria-busy="true">
+            <td colSpan={columns.length}>…</td>
+          </tr>
+        ) : (
+          <tr
+            key={props.rowKey(r)}
+            data-testid={props.rowTestId}
+            style={virtual ? { height: ROW } : undefined}
+            className={props.onRow ? "clickable" : undefined}
+            tabIndex={props.onRow ? 0 : undefined}
+            onClick={props.onRow ? () => props.onRow?.(r) : undefined}
+            onKeyDown={
+              props.onRow
+                ? (e) => {
+                    if (e.key === "Enter") props.onRow?.(r);
+                  }
+                : undefined
+            }
+          >
+            {columns.map((c) => (
+              <td key={c.key} className={`${c.numeric ? "num" : ""} ${c.wide ? "wide" : ""}`}>
+                {c.render ? c.render(r) : (c.value?.(r) ?? "—")}
+              </td>
+            ))}
+          </tr>
+        ),
+      )}
       {virtual ? (
-        <tr style={{ height: Math.max(0, rows.length - first - shown.length) * ROW }} aria-hidden="true" />
+        <tr style={{ height: Math.max(0, count - first - shown.length) * ROW }} aria-hidden="true" />
       ) : null}
     </tbody>
   );
@@ -162,7 +209,7 @@ export function Table<T>(props: TableProps<T>) {
       <h2>
         {props.label}{" "}
         <span className="muted count">
-          ({rows.length === total ? num(total) : `${num(rows.length)} of ${num(total)}`})
+          ({count === total ? num(total) : `${num(count)} of ${num(total)}`})
         </span>
         {props.headingExtra}
         {total > 0 ? (
@@ -178,15 +225,15 @@ export function Table<T>(props: TableProps<T>) {
       {props.children}
       {total === 0 ? (
         <p className="empty">{props.empty}</p>
-      ) : rows.length === 0 ? (
+      ) : count === 0 ? (
         <p className="empty">Nothing matches “{filter}”.</p>
       ) : virtual ? (
         <div
           className="scroll"
-          style={{ height: ROW * (Math.min(rows.length, VISIBLE) + 1) + 2 }}
+          style={{ height: ROW * (Math.min(count, VISIBLE) + 1) + 2 }}
           onScroll={(e) => setTop(e.currentTarget.scrollTop)}
         >
-          <table aria-label={props.label} aria-rowcount={rows.length + 1}>
+          <table aria-label={props.label} aria-rowcount={count + 1}>
             {head}
             {body}
           </table>

@@ -9,6 +9,7 @@ import type {
   WhatifRequestDto,
   WhoAmIDto,
 } from "../../src/dashboard/dto.ts";
+import { clusterBase, streamPath } from "./paths.ts";
 
 const TOKEN_KEY = "wave.token";
 
@@ -30,6 +31,57 @@ export function setToken(token: string): void {
   sessionStorage.setItem(TOKEN_KEY, token);
 }
 
+/**
+ * Answers started before the page that wants them exists (early.ts). Each is taken once; one
+ * nobody takes within EXPIRE_MS is dropped and its request aborted (an unclaimed event stream
+ * must not stay open).
+ */
+const EXPIRE_MS = 10_000;
+
+interface Early {
+  token: string | null;
+  res: Promise<Response>;
+  ac: AbortController;
+  expiry: ReturnType<typeof setTimeout>;
+}
+
+const early = new Map<string, Early>();
+
+/** Starts GET `path` now, for whoever asks for the same path with the same token next. */
+export function fetchEarly(path: string, token: string | null, headers: Record<string, string> = {}): void {
+  const ac = new AbortController();
+  const res = fetch(path, {
+    headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    signal: ac.signal,
+  });
+  // Failures surface to whoever takes the answer; an untaken one is nobody's error.
+  res.catch(() => undefined);
+  const expiry = setTimeout(() => {
+    if (early.get(path)?.res !== res) return;
+    early.delete(path);
+    ac.abort();
+  }, EXPIRE_MS);
+  early.set(path, { token, res, ac, expiry });
+}
+
+/**
+ * The early answer for `path`, if one was started with the same token (each is taken once).
+ * `signal` then aborts it as it would the caller's own request.
+ */
+export function takeEarly(
+  path: string,
+  token: string | null,
+  signal?: AbortSignal,
+): Promise<Response> | undefined {
+  const e = early.get(path);
+  if (!e || e.token !== token) return undefined;
+  early.delete(path);
+  clearTimeout(e.expiry);
+  if (signal?.aborted) e.ac.abort();
+  else signal?.addEventListener("abort", () => e.ac.abort(), { once: true });
+  return e.res;
+}
+
 export class ApiError extends Error {
   readonly status: number;
   constructor(status: number, message: string) {
@@ -39,10 +91,11 @@ export class ApiError extends Error {
 }
 
 export async function getJson<T>(path: string, token: string | null, signal?: AbortSignal): Promise<T> {
-  const res = await fetch(path, {
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    ...(signal ? { signal } : {}),
-  });
+  const res = await (takeEarly(path, token, signal) ??
+    fetch(path, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      ...(signal ? { signal } : {}),
+    }));
   if (!res.ok) {
     const body = (await res.json().catch(() => ({}))) as { message?: string };
     throw new ApiError(res.status, body.message ?? res.statusText);
@@ -129,10 +182,12 @@ export async function followLive(
   const aborted = (): boolean => signal.aborted;
   while (!aborted()) {
     try {
-      const res = await fetch(`api/v1/clusters/${encodeURIComponent(clusterId)}/stream`, {
-        headers: { accept: "text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        signal,
-      });
+      const path = streamPath(clusterBase(clusterId));
+      const res = await (takeEarly(path, token, signal) ??
+        fetch(path, {
+          headers: { accept: "text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          signal,
+        }));
       if (!res.ok || !res.body) throw new ApiError(res.status, res.statusText);
       onState("live");
       delay = 250;

@@ -3,7 +3,9 @@ import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
 import type { Route } from "./route.ts";
 
 export interface PageCtx {
-  cluster: ClusterDto;
+  clusterId: string;
+  /** The cluster's entry in the cluster list (undefined until the list answers). */
+  cluster: ClusterDto | undefined;
   /** api/v1/clusters/<id> */
   base: string;
   token: string | null;

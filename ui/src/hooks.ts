@@ -100,3 +100,13 @@ export function useJson<T>(
     minIntervalMs,
   );
 }
+
+/** `value`, once it has stopped changing for `delayMs` (a filter box: one request per pause). */
+export function useDebounced<T>(value: T, delayMs: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), delayMs);
+    return () => clearTimeout(t);
+  }, [value, delayMs]);
+  return settled;
+}

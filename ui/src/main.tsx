@@ -1,6 +1,5 @@
 import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";
-import "./style.css";
 
 const root = document.getElementById("root");
 if (root) createRoot(root).render(<App />);

@@ -14,6 +14,8 @@ import type {
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
 import { App } from "../src/App.tsx";
+import { takeEarly } from "../src/api.ts";
+import { startEarly } from "../src/early.ts";
 import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
 import { Nodes } from "../src/pages/Nodes.tsx";
 import { countsByReason } from "../src/pages/Disruptions.tsx";
@@ -178,38 +180,48 @@ describe("Table", () => {
   });
 });
 
+const nodeDto = (name: string, over: Partial<NodeDto> = {}): NodeDto => ({
+  name,
+  nodePool: "general",
+  nodeClaim: `${name}-claim`,
+  instanceType: "m5.large",
+  capacityType: "on-demand",
+  zone: "us-east-1a",
+  ready: true,
+  createdAt: NOW - 3_600_000,
+  cpu: { allocatable: 2, requested: 1 },
+  memoryBytes: { allocatable: 8 * 2 ** 30, requested: 2 ** 30 },
+  pods: 3,
+  costPerHour: 0.096,
+  priceSource: "live",
+  priceAsOf: new Date(NOW - 120_000).toISOString(),
+  doNotDisrupt: false,
+  warm: false,
+  ...over,
+});
+
 describe("Nodes page", () => {
-  const node = (name: string, over: Partial<NodeDto>): NodeDto => ({
-    name,
-    nodePool: "general",
-    nodeClaim: `${name}-claim`,
-    instanceType: "m5.large",
-    capacityType: "on-demand",
-    zone: "us-east-1a",
-    ready: true,
-    createdAt: NOW - 3_600_000,
-    cpu: { allocatable: 2, requested: 1 },
-    memoryBytes: { allocatable: 8 * 2 ** 30, requested: 2 ** 30 },
-    pods: 3,
-    costPerHour: 0.096,
-    priceSource: "live",
-    priceAsOf: new Date(NOW - 120_000).toISOString(),
-    doNotDisrupt: false,
-    warm: false,
-    ...over,
-  });
+  const node = nodeDto;
 
   it("shows each node's price source and its age, fallbacks tagged", async () => {
-    const list: NodeListDto = {
-      total: 4,
-      items: [
-        node("n-live", {}),
-        node("n-table", { priceSource: "static", priceAsOf: "2026-01-15T00:00:00Z", costPerHour: 0.5 }),
-        node("n-kwok", { priceSource: "kwok", priceAsOf: null, costPerHour: 0.3 }),
-        node("n-none", { priceSource: "unknown", priceAsOf: null, costPerHour: 0 }),
+    const items = [
+      node("n-live", {}),
+      node("n-table", { priceSource: "static", priceAsOf: "2026-01-15T00:00:00Z", costPerHour: 0.5 }),
+      node("n-kwok", { priceSource: "kwok", priceAsOf: null, costPerHour: 0.3 }),
+      node("n-none", { priceSource: "unknown", priceAsOf: null, costPerHour: 0 }),
+    ];
+    const calls = mockFetch([
+      [
+        /\/nodes\?/,
+        (c) => {
+          // Core filters (q); the table shows what it answers.
+          const q = new URL(c.url, "http://wave.test/").searchParams.get("q");
+          const kept = q ? items.filter((n) => n.priceSource === q) : items;
+          const answer: NodeListDto = { total: kept.length, totalBeforeQuery: items.length, items: kept };
+          return [200, answer];
+        },
       ],
-    };
-    mockFetch([[/\/nodes\?/, () => [200, list]]]);
+    ]);
     render(<Nodes ctx={ctxFor({ route: { ...ctxFor().route, page: "nodes" } })} />);
     await screen.findAllByTestId("node-row");
     const cell = (name: string): HTMLElement => {
@@ -233,12 +245,62 @@ describe("Nodes page", () => {
         ?.querySelector("sup.fallback")?.textContent ?? "";
     assert.equal(costOf("n-table"), "*");
     assert.equal(costOf("n-live"), "");
-    // Sortable and filterable by the source's label.
-    fireEvent.change(screen.getByLabelText("filter nodes"), { target: { value: "unpriced" } });
-    assert.deepEqual(
-      screen.getAllByTestId("node-row").map((r) => within(r).getByTestId("price-source").textContent),
-      ["unpriced"],
+    // Filtered by core: the text goes out as q once typing pauses, and the count says "x of y".
+    fireEvent.change(screen.getByLabelText("filter nodes"), { target: { value: "static" } });
+    await waitFor(() => assert.equal(screen.getAllByTestId("node-row").length, 1));
+    assert.equal(
+      within(screen.getByTestId("node-row")).getByTestId("price-source").textContent,
+      "static 47d",
     );
+    assert.equal(screen.getByTestId("node-table").querySelector("h2 .count")?.textContent, "(1 of 4)");
+    assert.match(calls.at(-1)?.url ?? "", /[?&]q=static(&|$)/);
+  });
+
+  it("asks core for the rows in view only: sorted, and the next window as it scrolls", async () => {
+    const TOTAL = 5000;
+    const all = Array.from({ length: TOTAL }, (_, i) =>
+      node(`n-${String(i).padStart(4, "0")}`, { costPerHour: (TOTAL - i) / 1000 }),
+    );
+    const calls = mockFetch([
+      [
+        /\/nodes\?/,
+        (c) => {
+          const p = new URL(c.url, "http://wave.test/").searchParams;
+          const rows = p.get("sort") === "name" && p.get("desc") === "true" ? [...all].reverse() : all;
+          const offset = Number(p.get("offset"));
+          const items = rows.slice(offset, offset + Number(p.get("limit")));
+          const answer: NodeListDto = { total: TOTAL, totalBeforeQuery: TOTAL, items };
+          return [200, answer];
+        },
+      ],
+    ]);
+    render(<Nodes ctx={ctxFor({ route: { ...ctxFor().route, page: "nodes" } })} />);
+    await screen.findAllByTestId("node-row");
+    assert.equal(screen.getByTestId("node-table").querySelector("h2 .count")?.textContent, "(5,000)");
+    assert.ok(screen.getAllByTestId("node-row").length <= 22, "only the rows in view are in the DOM");
+    const asked = new URL(calls[0]?.url ?? "", "http://wave.test/").searchParams;
+    assert.deepEqual(
+      [asked.get("sort"), asked.get("desc"), asked.get("limit"), asked.get("offset")],
+      ["cost", "true", "100", "0"],
+      "the first screen: the 100 most expensive nodes, not all 5,000",
+    );
+    // A header sorts on core: name descending puts the last node first.
+    fireEvent.click(screen.getByRole("button", { name: /^node/ }));
+    fireEvent.click(screen.getByRole("button", { name: /^node/ }));
+    await waitFor(() => assert.match(screen.getAllByTestId("node-row")[0]?.textContent ?? "", /^n-4999/));
+    assert.equal(
+      screen.getByRole("button", { name: /^node/ }).closest("th")?.getAttribute("aria-sort"),
+      "descending",
+    );
+    // Scrolling to row 3,000 asks for the window around it and shows its rows.
+    const scroller = screen.getByTestId("node-table").querySelector(".scroll");
+    assert.ok(scroller);
+    scroller.scrollTop = 3000 * 30;
+    fireEvent.scroll(scroller);
+    await waitFor(() => assert.match(screen.getAllByTestId("node-row")[0]?.textContent ?? "", /^n-1999/));
+    const last = new URL(calls.at(-1)?.url ?? "", "http://wave.test/").searchParams;
+    assert.equal(last.get("offset"), "2950");
+    assert.equal(last.get("limit"), "100");
   });
 });
 
@@ -566,6 +628,69 @@ describe("token prompt", () => {
     render(<App />);
     assert.ok(await screen.findByText("Wave's API needs a token to show this cluster."));
     assert.equal(screen.queryByText(/401|bearer token is required/), null);
+  });
+});
+
+describe("console shell", () => {
+  it("starts the cluster in the URL at once: the page asks for its data before the cluster list answers", async () => {
+    let answerClusters: (() => void) | undefined;
+    const asked: string[] = [];
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200 });
+    globalThis.fetch = (input: string | URL | Request) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      asked.push(url);
+      if (url.endsWith("api/v1/clusters"))
+        return new Promise<Response>((resolve) => {
+          answerClusters = () => resolve(json([cluster]));
+        });
+      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.includes("/stream")) return new Promise<Response>(() => undefined);
+      const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
+      return Promise.resolve(json(list));
+    };
+    location.hash = "#/nodes?cluster=prod";
+    render(<App />);
+    await screen.findByTestId("node-row");
+    assert.ok(answerClusters, "the cluster list was asked for");
+    assert.ok(
+      asked.some((u) => u.startsWith("api/v1/clusters/prod/nodes?")),
+      "the node list went out while the cluster list was still pending",
+    );
+    assert.equal(screen.queryByText(/Kubernetes v1\.34\.1/), null, "versions wait for the list");
+    answerClusters();
+    assert.ok(await screen.findByText(/Kubernetes v1\.34\.1 · Karpenter v1\.8\.2/));
+  });
+});
+
+describe("early requests (boot.ts)", () => {
+  it("starts the page's requests before the console's code runs; the page takes each answer once", async () => {
+    const asked: { url: string; auth: string | null }[] = [];
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200 });
+    globalThis.fetch = (input: string | URL | Request, init?: RequestInit) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      asked.push({ url, auth: new Headers(init?.headers).get("authorization") });
+      if (url.endsWith("api/v1/clusters")) return Promise.resolve(json([cluster]));
+      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.endsWith("/stream")) return new Promise<Response>(() => undefined);
+      const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
+      return Promise.resolve(json(list));
+    };
+    location.hash = "#/nodes?cluster=prod&pool=general&token=secret";
+    startEarly(NOW);
+    const nodes = "api/v1/clusters/prod/nodes?sort=cost&desc=true&limit=100&offset=0&pool=general";
+    assert.deepEqual(
+      asked.map((a) => a.url),
+      ["api/v1/clusters", "api/v1/whoami", "api/v1/clusters/prod/stream", nodes],
+    );
+    assert.ok(asked.every((a) => a.auth === "Bearer secret"));
+    assert.equal(location.hash.includes("token"), false, "the token left the URL");
+    // A request with another token is not answered from them.
+    assert.equal(takeEarly(nodes, "other"), undefined);
+    render(<App />);
+    await screen.findByTestId("node-row");
+    assert.equal(asked.filter((a) => a.url === nodes).length, 1, "the node list was asked for once");
+    assert.equal(asked.filter((a) => a.url.endsWith("/stream")).length, 1, "the stream was opened once");
+    assert.equal(takeEarly(nodes, "secret"), undefined, "an early answer is taken once");
   });
 });
 

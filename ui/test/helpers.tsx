@@ -22,6 +22,7 @@ export function ctxFor(
   const asked: string[] = [];
   const went: Partial<PageCtx["route"]>[] = [];
   return {
+    clusterId: cluster.id,
     cluster,
     base: "api/v1/clusters/prod",
     token: "t",

@@ -311,6 +311,74 @@ describe("dashboard routes", () => {
     assert.equal((await get<NodeListDto>("/api/v1/clusters/c1/nodes")).total, 1);
   });
 
+  it("sorts, filters and pages the node table on core, as the console's node table asks", async () => {
+    const state = hub.get("c1")?.state;
+    assert.ok(state);
+    // Beside the KWOK fixture node (pool default, spot, 0.5 of 3.9 cores requested).
+    const extra = [
+      {
+        spec: { name: "web-a", capacityType: "on-demand" as const, instanceType: "c-2x-amd64-linux" },
+        cpu: "1500m",
+      },
+      { spec: { name: "web-b", capacityType: "spot" as const, instanceType: "c-2x-amd64-linux" } },
+      {
+        spec: { name: "odd-1", capacityType: "on-demand" as const, instanceType: "x9.weird", cpu: "4" },
+        cpu: "1",
+      },
+    ].map(({ spec, cpu }) => ({
+      ...machineObjects({ pool: "web", cpu: "2", ...spec }),
+      pod: cpu ? pod(`${spec.name}-pod`, spec.name, cpu, "1Gi") : undefined,
+    }));
+    state.batch(() => {
+      for (const m of extra) {
+        if (m.nodeClaim) state.apply("NodeClaim", "add", m.nodeClaim);
+        if (m.node) state.apply("Node", "add", m.node);
+        if (m.pod) state.apply("Pod", "add", m.pod);
+      }
+    });
+    const names = async (q: string): Promise<[string[], number, number]> => {
+      const l = await get<NodeListDto>(`/api/v1/clusters/c1/nodes?${q}`);
+      return [l.items.map((n) => n.name), l.total, l.totalBeforeQuery];
+    };
+    try {
+      // cpu: requested over allocatable, busiest first; a page of it.
+      assert.deepEqual(await names("sort=cpuUse&desc=true"), [
+        ["web-a", "odd-1", "festive-hopper-2913848191", "web-b"],
+        4,
+        4,
+      ]);
+      assert.deepEqual(await names("sort=cpuUse&desc=true&limit=2&offset=1"), [
+        ["odd-1", "festive-hopper-2913848191"],
+        4,
+        4,
+      ]);
+      // Price source, then name: the KWOK-priced nodes before the one no price is known for.
+      assert.deepEqual((await names("sort=priceSource"))[0], [
+        "festive-hopper-2913848191",
+        "web-a",
+        "web-b",
+        "odd-1",
+      ]);
+      // The text filter matches what the table shows: pool, capacity type, price source…
+      assert.deepEqual(await names("q=WEB"), [["odd-1", "web-a", "web-b"], 3, 4]);
+      assert.deepEqual(await names("q=on-demand"), [["odd-1", "web-a"], 2, 4]);
+      assert.deepEqual(await names("q=unknown"), [["odd-1"], 1, 4]);
+      // …and counts before it within the pool asked for.
+      assert.deepEqual(await names("pool=web&q=spot"), [["web-b"], 1, 3]);
+      const bad = await app.inject({ url: "/api/v1/clusters/c1/nodes?offset=-1", headers: V });
+      assert.equal(bad.statusCode, 400);
+    } finally {
+      state.batch(() => {
+        for (const m of extra) {
+          if (m.pod) state.apply("Pod", "delete", m.pod);
+          if (m.node) state.apply("Node", "delete", m.node);
+          if (m.nodeClaim) state.apply("NodeClaim", "delete", m.nodeClaim);
+        }
+      });
+    }
+    assert.equal((await get<NodeListDto>("/api/v1/clusters/c1/nodes")).total, 1);
+  });
+
   it("answers an unknown cluster with 404 and a clear message", async () => {
     for (const path of [
       "overview",

@@ -116,7 +116,11 @@ export const nodeSchema = obj({
   warm: bool,
 });
 
-export const nodeListSchema = obj({ total: int, items: { type: "array", items: nodeSchema } });
+export const nodeListSchema = obj({
+  total: int,
+  totalBeforeQuery: int,
+  items: { type: "array", items: nodeSchema },
+});
 
 export const lifecycleEventSchema = obj({
   at: num,

@@ -1,6 +1,7 @@
 // Agent ⇄ core over the real gRPC path (HTTP/2 on loopback).
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import * as http2 from "node:http2";
 import { connect, createServer } from "node:net";
 import type { AddressInfo, Socket } from "node:net";
 import { Agent } from "../../agent/agent.ts";
@@ -16,7 +17,7 @@ import { IngestCore } from "./core.ts";
 import { MemorySink } from "./sink.ts";
 import { startIngestServer } from "./server.ts";
 import type { IngestServer, IngestServerOptions } from "./server.ts";
-import { rawStream } from "./testing.ts";
+import { rawStream, within } from "./testing.ts";
 import type { Msg } from "./testing.ts";
 
 const TOKEN = "s3cret-token";
@@ -73,6 +74,71 @@ function startAgent(
 async function retry(agent: Agent, clock: FakeClock): Promise<void> {
   await agent.until((a) => a.status === "backoff" && clock.pending > 0);
   await clock.advance(100);
+}
+
+interface Relay {
+  port: number;
+  /** Connections accepted so far. */
+  accepted: number;
+  /** Agent-side sockets still open. */
+  open: Set<Socket>;
+  /** While true, bytes are swallowed in both directions and nothing is closed. */
+  frozen: boolean;
+  /** Cuts every connection, as a reset network or a dead peer would. */
+  cut(): void;
+  /** Resolves once at most `n` agent connections are open. */
+  openAtMost(n: number): Promise<void>;
+}
+
+/** A TCP relay in front of core; `upstream(n)` picks the port for the n-th connection (from 1). */
+async function startRelay(upstream: (n: number) => number): Promise<Relay> {
+  const sockets = new Set<Socket>();
+  const closed: (() => void)[] = [];
+  const relay: Relay = {
+    port: 0,
+    accepted: 0,
+    open: new Set(),
+    frozen: false,
+    cut: () => {
+      for (const s of sockets) s.destroy();
+    },
+    openAtMost: async (n) => {
+      while (relay.open.size > n) await new Promise<void>((r) => closed.push(r));
+    },
+  };
+  const server = createServer((client) => {
+    relay.accepted++;
+    relay.open.add(client);
+    client.on("close", () => {
+      relay.open.delete(client);
+      for (const w of closed.splice(0)) w();
+    });
+    const up = connect(upstream(relay.accepted), "127.0.0.1");
+    for (const [from, to] of [
+      [client, up],
+      [up, client],
+    ] as const) {
+      sockets.add(from);
+      from.on("data", (d: Buffer) => {
+        if (!relay.frozen) to.write(d);
+      });
+      from.on("error", () => to.destroy());
+      from.on("close", () => {
+        sockets.delete(from);
+        to.destroy();
+      });
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  relay.port = (server.address() as AddressInfo).port;
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        relay.cut();
+        server.close(() => r());
+      }),
+  );
+  return relay;
 }
 
 const key = (o: WireObject): string =>
@@ -202,41 +268,75 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
       clock: coreClock,
     });
     // A TCP relay that can go silent without closing anything, like a partitioned network.
-    let frozen = false;
-    const sockets = new Set<Socket>();
-    const relay = createServer((client) => {
-      const upstream = connect(server.port, "127.0.0.1");
-      for (const [from, to] of [
-        [client, upstream],
-        [upstream, client],
-      ] as const) {
-        sockets.add(from);
-        from.on("data", (d: Buffer) => {
-          if (!frozen) to.write(d);
-        });
-        from.on("error", () => to.destroy());
-        from.on("close", () => to.destroy());
-      }
-    });
-    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
-    cleanups.push(
-      () =>
-        new Promise<void>((r) => {
-          for (const s of sockets) s.destroy();
-          relay.close(() => r());
-        }),
-    );
+    const relay = await startRelay(() => server.port);
     const source = new MemorySource([nodePool("default"), node(1)]);
-    startAgent((relay.address() as AddressInfo).port, source);
+    startAgent(relay.port, source);
     await sink.until((s) => objectsOf(s, "alpha").size === 2);
 
     await coreClock.advance(1500); // a ping goes out through the relay, within its timeout
     assert.equal(sink.live.has("alpha"), true, "an agent that can answer stays live");
 
-    frozen = true;
+    relay.frozen = true;
     await coreClock.advance(1000); // the next ping goes out and is never answered
     await coreClock.advance(1000);
     await sink.until((s) => !s.live.has("alpha"));
+  });
+
+  it("replaces a connection cut under it: reconnects on a new one and resumes", async () => {
+    const { sink, server } = await startCore();
+    const relay = await startRelay(() => server.port);
+    const source = new MemorySource([nodePool("default"), node(1)]);
+    const { agent, clock } = startAgent(relay.port, source);
+    await sink.until((s) => objectsOf(s, "alpha").size === 2);
+
+    relay.cut();
+    await retry(agent, clock);
+    await agent.until((a) => a.status === "streaming");
+    source.push({ type: "upsert", object: node(2) });
+    await sink.until((s) => objectsOf(s, "alpha").has("Node/node-2"));
+    assert.equal(relay.accepted, 2);
+  });
+
+  it("closes each stream's connection with it: one connection to core however often it reconnects", async () => {
+    const { sink, server, core } = await startCore();
+    const relay = await startRelay(() => server.port);
+    const source = new MemorySource([nodePool("default"), node(1)]);
+    const { agent, clock } = startAgent(relay.port, source);
+    await sink.until((s) => objectsOf(s, "alpha").size === 2);
+
+    for (let i = 0; i < 3; i++) {
+      const stream = core.clusters.get("alpha")?.stream;
+      assert.ok(stream);
+      stream.abort(new Error("connection reset"));
+      await stream.done;
+      await retry(agent, clock);
+      await agent.until((a) => a.status === "streaming");
+    }
+    assert.equal(relay.accepted, 4, "a new connection per stream");
+    await within(5000, relay.openAtMost(1), `${String(relay.open.size)} connections left open`);
+  });
+
+  it("replaces a connection that refuses every stream (RST_STREAM ENHANCE_YOUR_CALM)", async () => {
+    const { sink, server } = await startCore();
+    // What a Node HTTP/2 session does once its memory budget is spent: it stays open and refuses
+    // each new stream. Only the agent's first connection lands there.
+    const calm = http2.createServer();
+    calm.on("stream", (stream) => {
+      stream.on("error", () => undefined);
+      stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    });
+    await new Promise<void>((r) => calm.listen(0, "127.0.0.1", r));
+    cleanups.push(() => new Promise<void>((r) => calm.close(() => r())));
+    const relay = await startRelay((n) => (n === 1 ? (calm.address() as AddressInfo).port : server.port));
+    const registry = new Registry();
+    const source = new MemorySource([nodePool("default"), node(1)]);
+    const { agent, clock } = startAgent(relay.port, source, { metrics: registry });
+
+    await retry(agent, clock);
+    await sink.until((s) => objectsOf(s, "alpha").size === 2);
+    assert.equal(relay.accepted, 2);
+    // One refused attempt (Node reports the reset as a stream error: INTERNAL), then core.
+    assert.match(await registry.render(), /^wave_agent_stream_errors_total\{code="Internal"\} 1$/m);
   });
 
   it("bounds the buffer while core stalls (no acks), counts drops, and resyncs with a snapshot", async () => {

@@ -21,6 +21,13 @@ import type { PeerCheck } from "./peer-watch.ts";
 
 const WINDOW = 8 << 20;
 const SESSION_WINDOW = 32 << 20;
+/**
+ * Streams one connection may have open at once (Node's default: no limit). An agent needs one;
+ * each open stream can hold up to a window of unread bytes, so this bounds what one connection
+ * can pin. Node clients queue streams above it; a client that ignores it has the extras refused,
+ * and after 100 refusals in a row (Node's maxSessionRejectedStreams) its connection is closed.
+ */
+export const MAX_STREAMS_PER_CONNECTION = 16;
 
 export interface IngestServerTls {
   certFile: string;
@@ -107,6 +114,28 @@ function rejected(err: ConnectError): AsyncIterable<CoreMessageInit> {
   };
 }
 
+/**
+ * Releases a stream once its response is complete, even though the agent has not finished sending.
+ *
+ * Core answers before the request ends whenever it rejects a stream (bad hello, oversize snapshot,
+ * superseded) while the agent is still uploading. Connect resets such a stream with NO_ERROR, but
+ * Node destroys a server stream closed with NO_ERROR only once its buffered request data has been
+ * read, and nobody reads it any more: the stream, with up to a window (8 MiB) of request bytes,
+ * stayed with the connection until it closed. A peer could pin memory that way without limit,
+ * one rejected stream at a time.
+ *
+ * Every gRPC response ends with trailers. Node sends them on the setImmediate after
+ * "wantTrailers"; the one after that finds them handed to nghttp2, which sends them before the
+ * RST_STREAM (NO_ERROR) that destroy() adds.
+ */
+function releaseWhenAnswered(stream: http2.ServerHttp2Stream): void {
+  stream.once("wantTrailers", () =>
+    setImmediate(() => {
+      if (!stream.destroyed && !stream.readableEnded) stream.destroy();
+    }),
+  );
+}
+
 export async function startIngestServer(opts: IngestServerOptions): Promise<IngestServer> {
   const log = (opts.log ?? silentLogger).child({ component: "ingest-server" });
   if (!opts.tokens && !opts.credentials) log.warn("ingest server accepts agents without a token");
@@ -116,7 +145,7 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
     throw new Error(
       "ingest server: a credential names a certificate identity but mutual TLS is off (no client CA)",
     );
-  const handler = connectNodeAdapter({
+  const serve = connectNodeAdapter({
     routes: ingestRoutes(opts.core, auth),
     contextValues: (req) => {
       const values = createContextValues();
@@ -129,13 +158,20 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
     readMaxBytes: 64 << 20,
     writeMaxBytes: 64 << 20,
   });
+  const handler = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void => {
+    releaseWhenAnswered(req.stream);
+    serve(req, res);
+  };
   // Agents upload (snapshots are tens of MiB): a large receive window avoids a WINDOW_UPDATE
   // round trip every 64 KiB.
-  const settings = { initialWindowSize: WINDOW };
+  const settings = { initialWindowSize: WINDOW, maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION };
+  // HTTP/2-level abuse closes the connection (Node's defaults, stated): protocol violations, and
+  // streams opened past the limit after being refused. Bad gRPC is answered per stream instead.
+  const limits = { settings, maxSessionInvalidFrames: 1000, maxSessionRejectedStreams: 100 };
   const server = opts.tls
     ? http2.createSecureServer(
         {
-          settings,
+          ...limits,
           cert: readFileSync(opts.tls.certFile),
           key: readFileSync(opts.tls.keyFile),
           ...(opts.tls.clientCaFile
@@ -144,7 +180,7 @@ export async function startIngestServer(opts: IngestServerOptions): Promise<Inge
         },
         handler,
       )
-    : http2.createServer({ settings }, handler);
+    : http2.createServer(limits, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s: http2.ServerHttp2Session) => {
     sessions.add(s);

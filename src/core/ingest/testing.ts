@@ -44,3 +44,16 @@ export async function rawStream(
     ac.abort();
   }
 }
+
+/** Resolves with `p`, or rejects after `ms`: a bound on a wait that must end, never a pause. */
+export async function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${String(ms)} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

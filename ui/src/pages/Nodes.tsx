@@ -1,9 +1,12 @@
+import { useCallback, useState } from "react";
 import type { NodeDto, NodeListDto, PriceSource } from "../../../src/dashboard/dto.ts";
+import { getJson } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { ago, bytes, cores, num, usd } from "../format.ts";
-import { useJson } from "../hooks.ts";
+import { useAsync, useDebounced } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
-import { Table, type Column } from "../Table.tsx";
+import { NODE_FIRST_SORT, nodeListPath, type Sort } from "../paths.ts";
+import { Table, VISIBLE, type Column } from "../Table.tsx";
 
 /**
  * Where a node's price came from (ADR 0011), as the price column labels it: live AWS and KWOK
@@ -105,44 +108,78 @@ export function nodeColumns(now: number): Column<NodeDto>[] {
   ];
 }
 
-/** Every node (virtualized past 60 rows); a row opens the node drawer. */
+/** Windows start on multiples of this, so small scrolls reuse the answer in hand. */
+const NODE_STEP = 25;
+/** Rows kept above the first row in view. */
+const NODE_ABOVE = 30;
+/** Typing pauses this long before the filter is sent. */
+const FILTER_DELAY_MS = 200;
+
+/** The first row of the window that holds the rows in view from `first`. */
+export function nodeWindow(first: number): number {
+  return Math.floor(Math.max(0, first - NODE_ABOVE) / NODE_STEP) * NODE_STEP;
+}
+
+/**
+ * Every node, as a virtualized table whose rows core sorts, filters and pages: the page asks
+ * for the window in view (NODE_PAGE rows, paths.ts), never the whole cluster; a row opens the node drawer.
+ */
 export function Nodes({ ctx }: { ctx: PageCtx }) {
   const pool = ctx.route.params["pool"];
-  const nodes = useJson<NodeListDto>(`${ctx.base}/nodes?limit=5000`, ctx.token, ctx.version);
+  const [sort, setSort] = useState<Sort>(NODE_FIRST_SORT);
+  const [filter, setFilter] = useState("");
+  const q = useDebounced(filter.trim(), FILTER_DELAY_MS);
+  const [first, setFirst] = useState(0);
+  const offset = nodeWindow(first);
+  const path = nodeListPath(ctx.base, { pool, sort, filter: q, offset });
+  // The window's offset travels with its answer: until the next one arrives, rows stay where they were.
+  const nodes = useAsync(
+    (signal) => getJson<NodeListDto>(path, ctx.token, signal).then((list) => ({ offset, list })),
+    [path, ctx.token],
+    ctx.version,
+  );
+  const onView = useCallback((f: number) => setFirst(f), []);
   return (
     <Loadable state={nodes} what="nodes">
-      {(d) => {
-        const rows = pool ? d.items.filter((n) => n.nodePool === pool) : d.items;
-        return (
-          <Table
-            label="Nodes"
-            testId="node-table"
-            rowTestId="node-row"
-            filterLabel="filter nodes"
-            columns={nodeColumns(ctx.now)}
-            rows={rows}
-            rowKey={(n) => n.name}
-            initialSort={{ key: "cost", desc: true }}
-            virtualAbove={60}
-            empty={
-              pool
-                ? `No nodes in NodePool ${pool}.`
-                : "No nodes yet: Karpenter has not launched any, or the agent has not sent them."
-            }
-            onRow={(n) => ctx.go({ node: n.name })}
-            headingExtra={
-              pool ? (
-                <span className="chip">
-                  pool {pool}{" "}
-                  <button type="button" aria-label="clear pool filter" onClick={() => ctx.go({ params: {} })}>
-                    ×
-                  </button>
-                </span>
-              ) : null
-            }
-          />
-        );
-      }}
+      {({ offset: at, list }) => (
+        <Table
+          label="Nodes"
+          testId="node-table"
+          rowTestId="node-row"
+          filterLabel="filter nodes"
+          columns={nodeColumns(ctx.now)}
+          rows={list.items}
+          remote={{
+            total: list.total,
+            unfiltered: list.totalBeforeQuery,
+            offset: at,
+            rows: list.items,
+            sort,
+            onSort: setSort,
+            filter,
+            onFilter: setFilter,
+            onView,
+          }}
+          rowKey={(n) => n.name}
+          virtualAbove={VISIBLE * 3}
+          empty={
+            pool
+              ? `No nodes in NodePool ${pool}.`
+              : "No nodes yet: Karpenter has not launched any, or the agent has not sent them."
+          }
+          onRow={(n) => ctx.go({ node: n.name })}
+          headingExtra={
+            pool ? (
+              <span className="chip">
+                pool {pool}{" "}
+                <button type="button" aria-label="clear pool filter" onClick={() => ctx.go({ params: {} })}>
+                  ×
+                </button>
+              </span>
+            ) : null
+          }
+        />
+      )}
     </Loadable>
   );
 }

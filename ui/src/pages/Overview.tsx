@@ -3,7 +3,8 @@ import { HistoryChart } from "../Chart.tsx";
 import type { PageCtx } from "../ctx.ts";
 import { bytes, cores, duration, num, pct, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
-import { rangeQuery, resolveRange, seriesWindow } from "../range.ts";
+import { disruptionsPath, seriesPath } from "../paths.ts";
+import { resolveRange } from "../range.ts";
 import { Savings } from "../Savings.tsx";
 import { Card, Loadable } from "../Status.tsx";
 
@@ -11,18 +12,8 @@ import { Card, Loadable } from "../Status.tsx";
 export function Overview({ ctx }: { ctx: PageCtx }) {
   const { live, route, now, base, token, version } = ctx;
   const { from, to } = resolveRange(route.range, now);
-  const series = useJson<SeriesDto>(
-    `${base}/series?window=${seriesWindow(route.range, now)}`,
-    token,
-    version,
-    15000,
-  );
-  const disruptions = useJson<DisruptionDto[]>(
-    `${base}/disruptions?limit=1000&${rangeQuery(route.range, now)}`,
-    token,
-    version,
-    2000,
-  );
+  const series = useJson<SeriesDto>(seriesPath(base, route.range, now), token, version, 15000);
+  const disruptions = useJson<DisruptionDto[]>(disruptionsPath(base, route.range, now), token, version, 2000);
   const o = live?.overview;
   if (!o) return <p className="loading">Waiting for the first snapshot from core…</p>;
   const inRange = disruptions.data?.filter((d) => d.at >= from && d.at < to);
@@ -62,7 +53,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           tone={o.thrashingPools.length ? "warn" : ""}
           sub={
             o.thrashingPools.length ? (
-              <a href={`#/thrashing?cluster=${encodeURIComponent(ctx.cluster.id)}`}>
+              <a href={`#/thrashing?cluster=${encodeURIComponent(ctx.clusterId)}`}>
                 thrashing: {o.thrashingPools.join(", ")}
               </a>
             ) : (
