@@ -26,32 +26,45 @@ export interface Command {
 
 const whatif: Command = {
   name: "whatif",
-  summary: "replay a workload on the simulator under a candidate spot/warmup policy vs the current one",
+  summary:
+    "replay the cluster's last 24 h on the simulator under a candidate spot/warmup policy vs its current one",
   usage:
-    "Usage: wave whatif (--spot-threshold SPEC | --warmup SPEC)... [--workload FILE.json] [--duration 1h] [flags]\n\n" +
-    "Replays a workload on the simulated cluster twice, under the current policy and under the candidate\n" +
-    "(the current one with these flags' changes), same seed, and prints cost and pod start latency side by side.\n\n" +
-    "  --spot-threshold kind/ns/name=N[:Prefer|Require][:PCT]  first N pods on-demand (+ PCT % of the rest);\n" +
-    "                               several: comma-separated\n" +
-    "  --warmup pool=NAME,enabled|disabled[,maxWarmNodes=N,ttl=10m,cooldown=5m,maxCostPerHour=USD]\n" +
-    "                               warm capacity for a NodePool; several pools: separated by semicolons\n" +
-    "  --workload FILE.json         recorded workload (default: the embedded scenario, whose current policy\n" +
-    "                               is deployment/shop/api=3:Prefer and no warmup)\n" +
-    "  --duration 1h                simulated time, at most 24h\n" +
-    "  --catalog aws|kwok           instance types and prices: EC2-like (default) or the KWOK provider's\n" +
-    "  --boot-delay 60s             NodeClaim launch → node Ready\n" +
-    "  --spot-interruption-rate 0.02  interruptions per spot node per hour\n" +
+    "Usage: wave whatif spot KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n" +
+    "       wave whatif warmup NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS]\n" +
+    "                                   [--max-cost-per-hour USD]\n" +
+    "       (the candidate takes the flags of wave spot set / wave warmup set)\n\n" +
+    "Core takes the connected cluster's NodePools, workloads, prices, current policies and the last\n" +
+    "--window of pods per workload, replays them on the simulator under the current policies and under\n" +
+    "the candidate (same seed), and prints cost/h, cost/month, spot share and pod start p50/p95 side by\n" +
+    "side, and where the changed workload's pods run at the end. Nothing in the cluster changes.\n\n" +
+    "  --window 24h                 history replayed, back from now (at most 24h)\n" +
+    "  --boot-delay 60s             NodeClaim launch → node Ready in the simulator\n" +
+    "  --spot-interruption-rate R   per spot node per hour (default: the cluster's own over the window)\n" +
     "  --seed 7                     PRNG seed, the same for both runs\n" +
-    "  --json                       the whole report (policies and results) as JSON\n\n" +
+    "  --json                       the whole report as JSON\n" +
+    "  --server URL                 core's API (default: the wave start running on --data-dir)\n" +
+    "  --cluster-id ID              which of core's clusters (default: core's own)\n\n" +
+    "Without a cluster: --scenario (the built-in scenario, current policy deployment/shop/api=3:Prefer)\n" +
+    "or --workload FILE.json (a recorded workload), with --duration 1h, --catalog aws|kwok and the flags above.\n" +
     '  A recorded workload is JSON: { nodePools?, deployments, steps: [{ at: "5m", deployment: "ns/name",\n' +
-    "  replicas }], policies?: { spot: [SpotPolicy], warmup: { pool: WarmupPolicy } } } (policies = current).\n" +
-    "  Example: wave whatif --spot-threshold deployment/shop/api=0 --warmup 'pool=general,maxWarmNodes=1'\n\n" +
+    "  replicas }], policies?: { spot: [SpotPolicy], warmup: { pool: WarmupPolicy } } } (policies = current).\n\n" +
+    "  Example: wave whatif spot deployment/shop/api --threshold 2 --strategy prefer\n\n" +
     "Global flags:\n",
   options: {
+    server: { type: "string" },
+    threshold: { type: "string" },
+    strategy: { type: "string" },
+    "percent-above-base": { type: "string" },
+    disable: { type: "boolean" },
+    "max-warm-nodes": { type: "string" },
+    ttl: { type: "string" },
+    cooldown: { type: "string" },
+    "max-cost-per-hour": { type: "string" },
+    "no-pre-pull": { type: "boolean" },
+    window: { type: "string" },
+    scenario: { type: "boolean" },
     duration: { type: "string" },
     workload: { type: "string" },
-    "spot-threshold": { type: "string" },
-    warmup: { type: "string" },
     catalog: { type: "string" },
     "boot-delay": { type: "string" },
     "spot-interruption-rate": { type: "string" },

@@ -13,9 +13,12 @@ import { readThrough } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
+import { whatifRoutes } from "../api/routes/whatif.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
+import { runBucketSampler } from "../dashboard/bucket-sampler.ts";
+import { workloadPodCounts, workloadPodsRows } from "../dashboard/figures/workload-pods.ts";
 import type { PoolSample } from "../core/history/series.ts";
 import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
@@ -130,12 +133,30 @@ export function startHistory(o: {
     },
     ...(o.onSavings ? { onWritten: o.onSavings } : {}),
   });
+  // Pods per workload, the demand `wave whatif` replays (src/sim/cluster-whatif.ts).
+  const podCounts = runBucketSampler({
+    what: "workload pods",
+    clusters: owned,
+    stepMs: store.retention.tiers[0]?.stepMs ?? 60_000,
+    clock,
+    log: o.log,
+    signal: o.signal,
+    rows: (id, ts) => {
+      const entry = o.hub.get(id);
+      if (!entry?.info || !entry.connected) return undefined;
+      const stepMs = store.retention.tiers[0]?.stepMs ?? 60_000;
+      return workloadPodsRows(workloadPodCounts(entry.state.pods()), { clusterId: id, ts, stepMs });
+    },
+    write: async (rows) => {
+      await store.writeWorkloadPods(rows);
+    },
+  });
   const compaction = setInterval(() => void store.compact(clock.now()).catch(() => undefined), 10 * 60_000);
   compaction.unref();
   // The sampler ends when `signal` aborts; waiting for it keeps its last write off a closed store.
   return Promise.resolve(async () => {
     clearInterval(compaction);
-    await Promise.all([sampling, savings]);
+    await Promise.all([sampling, savings, podCounts]);
   });
 }
 
@@ -281,6 +302,12 @@ export async function startApi(o: {
         prices: o.prices,
         now: () => clock.now(),
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
+      }),
+      // The simulator loads with the first what-if, not with core.
+      whatifRoutes({
+        hub: o.hub,
+        now: () => clock.now(),
+        run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
       }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {

@@ -7,21 +7,9 @@ import { build } from "../api/app.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
 import { openStore } from "../core/store/open.ts";
 import { silentLogger } from "../shared/log.ts";
-import { run, type Io } from "./main.ts";
+import { run } from "./main.ts";
 import { parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
-
-function io(): Io & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    env: {},
-    signal: new AbortController().signal,
-  };
-}
+import { captureIo as io } from "../../test/support/io.ts";
 
 describe("policy CLI parsing", () => {
   it("parses workload references", () => {

@@ -79,11 +79,16 @@ export function warmupBody(flags: CommandContext["flags"]): Record<string, unkno
   return body;
 }
 
-async function call(
+/**
+ * One request to core's API. Reads (GET, and POSTs that change nothing, like what-if) go with the
+ * viewer token, changes with the admin token.
+ */
+export async function call(
   ctx: CommandContext,
-  method: "GET" | "PUT" | "DELETE",
+  method: "GET" | "PUT" | "DELETE" | "POST",
   path: string,
   body?: unknown,
+  opts: { role?: "viewer" | "admin"; timeoutMs?: number } = {},
 ): Promise<unknown> {
   // Without --server: the `wave start` running on this data directory (its address and the
   // tokens it generated), else the configured port on this machine.
@@ -92,10 +97,11 @@ async function call(
     ctx.flags.server ?? instance?.apiUrl ?? `http://127.0.0.1:${ctx.config.port}`,
   ).replace(/\/$/, "");
   const admin = ctx.config.adminToken ?? instance?.adminToken;
-  const token = method === "GET" ? (ctx.config.viewerToken ?? admin ?? instance?.viewerToken) : admin;
+  const role = opts.role ?? (method === "GET" ? "viewer" : "admin");
+  const token = role === "viewer" ? (ctx.config.viewerToken ?? admin ?? instance?.viewerToken) : admin;
   if (!token)
     throw new UsageError(
-      method === "GET"
+      role === "viewer"
         ? "a token is required: --viewer-token or WAVE_VIEWER_TOKEN"
         : "an admin token is required: --admin-token or WAVE_ADMIN_TOKEN",
     );
@@ -108,7 +114,7 @@ async function call(
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
     });
   } catch (err) {
     throw new UsageError(`cannot reach Wave core at ${server} (${(err as Error).message}); set --server`);

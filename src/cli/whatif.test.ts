@@ -7,18 +7,18 @@ import { DEFAULT_POLICY } from "../warmup/policy.ts";
 import type { ReplayResult } from "../sim/replay.ts";
 import { WorkloadError } from "../sim/workload.ts";
 import { UsageError } from "./errors.ts";
-import { run, type Io } from "./main.ts";
+import { run } from "./main.ts";
+import { candidatePolicy } from "../sim/replay.ts";
 import {
   GENERATED_CURRENT,
-  candidatePolicy,
   checkTargets,
   formatReport,
-  parseSpotThresholds,
-  parseWarmupFlag,
+  parseCandidate,
   parseWhatifFlags,
   recordedPolicy,
   type WhatifReport,
 } from "./whatif.ts";
+import { captureIo as capture } from "../../test/support/io.ts";
 
 function usage(fn: () => unknown, part: string | RegExp): void {
   assert.throws(fn, (err: unknown) => {
@@ -30,86 +30,79 @@ function usage(fn: () => unknown, part: string | RegExp): void {
   });
 }
 
-describe("parseSpotThresholds", () => {
-  it("parses several policies: threshold, strategy (default Prefer), percent above base", () => {
-    assert.deepEqual(parseSpotThresholds("deployment/shop/api=5, Deployment/shop/web=2:require:50"), [
-      { workload: { kind: "Deployment", namespace: "shop", name: "api" }, threshold: 5, strategy: "Prefer" },
-      {
-        workload: { kind: "Deployment", namespace: "shop", name: "web" },
-        threshold: 2,
-        strategy: "Require",
-        percentAboveBase: 50,
-      },
-    ]);
-    assert.deepEqual(parseSpotThresholds("deployment/shop/api=0:25")[0]?.percentAboveBase, 25);
+const api = "deployment/shop/api";
+const spotCand = (threshold: number, strategy = "prefer") =>
+  parseCandidate(["spot", api], { threshold: String(threshold), strategy });
+
+describe("parseCandidate", () => {
+  it("takes wave spot set's target and flags: threshold, strategy (default Prefer), percent above base", () => {
+    const c = parseCandidate(["spot", "Deployment/shop/web"], {
+      threshold: "2",
+      strategy: "require",
+      "percent-above-base": "50",
+    });
+    const web = {
+      workload: { kind: "Deployment", namespace: "shop", name: "web" },
+      threshold: 2,
+      strategy: "Require",
+      percentAboveBase: 50,
+    };
+    assert.deepEqual(c.spot, [web]);
+    assert.deepEqual(c.body, { spot: [web] });
+    assert.equal(parseCandidate(["spot", api], { threshold: "0" }).spot[0]?.strategy, "Prefer");
   });
 
-  it("rejects what core's API would reject, naming the item", () => {
-    usage(() => parseSpotThresholds("deployment/shop/api"), "kind/namespace/name=N");
-    usage(() => parseSpotThresholds("deployment/shop/api=-1"), "kind/namespace/name=N");
-    usage(() => parseSpotThresholds("deployment/shop/api=1:Maybe"), "kind/namespace/name=N");
-    usage(() => parseSpotThresholds("pod/shop/api=1"), "kind/namespace/name");
-    usage(
-      () => parseSpotThresholds("deployment/shop/api=1:prefer:101"),
-      "percentAboveBase: must be an integer 0–100",
-    );
-    usage(
-      () => parseSpotThresholds("deployment/shop/api=99999999999999999999"),
-      "threshold: must be an integer",
-    );
-    usage(() => parseSpotThresholds("deployment/SHOP/api=1"), "workload.namespace: must be a namespace name");
-    usage(
-      () => parseSpotThresholds("deployment/shop/api=1,deployment/shop/api=2"),
-      "names deployment/shop/api twice",
-    );
-  });
-});
-
-describe("parseWarmupFlag", () => {
-  it("parses pools separated by semicolons, over Wave's defaults, enabled unless told", () => {
-    const w = parseWarmupFlag("pool=general,maxWarmNodes=2,ttl=10m,cooldown=90s; pool=batch,disabled;");
-    assert.deepEqual(w.general, {
+  it("takes wave warmup set's pool and flags (seconds, over Wave's defaults)", () => {
+    const c = parseCandidate(["warmup", "general"], { "max-warm-nodes": "2", ttl: "900", cooldown: "90" });
+    assert.deepEqual(c.warmup.general, {
       ...DEFAULT_POLICY,
       enabled: true,
       maxWarmNodes: 2,
-      ttlSeconds: 600,
+      ttlSeconds: 900,
       cooldownSeconds: 90,
     });
-    assert.equal(w.batch?.enabled, false);
-    assert.equal(parseWarmupFlag("pool=a,maxCostPerHour=1.5").a?.maxCostPerHour, 1.5);
-    assert.equal(parseWarmupFlag("pool=a,maxCostPerHour=none").a?.maxCostPerHour, null);
+    assert.deepEqual(c.body, {
+      warmup: { general: { enabled: true, maxWarmNodes: 2, ttlSeconds: 900, cooldownSeconds: 90 } },
+    });
+    assert.equal(parseCandidate(["warmup", "gpu"], { disable: true }).warmup.gpu?.enabled, false);
   });
 
-  it("rejects bad specs with the rule that was broken", () => {
-    usage(() => parseWarmupFlag("general"), "--warmup expects pool=NAME");
-    usage(() => parseWarmupFlag("pool=Bad_Name"), "--warmup expects pool=NAME");
-    usage(() => parseWarmupFlag("pool=a,warm=2"), 'unknown setting "warm=2" for pool a');
-    usage(() => parseWarmupFlag("pool=a,ttl=5s"), "--warmup pool=a: ttlSeconds: expected an integer from 30");
-    usage(() => parseWarmupFlag("pool=a,maxWarmNodes=lots"), "maxWarmNodes: expected an integer");
-    usage(() => parseWarmupFlag("pool=a,maxCostPerHour=cheap"), "maxCostPerHour: expected a number");
-    usage(() => parseWarmupFlag("pool=a;pool=a,disabled"), "names pool a twice");
+  it("rejects what core's API would reject, naming the rule", () => {
+    usage(() => parseCandidate([], {}), "name the candidate");
+    usage(() => parseCandidate(["spot", api], {}), "--threshold N is required");
+    usage(() => parseCandidate(["spot", "pod/shop/api"], { threshold: "1" }), "kind/namespace/name");
+    usage(() => parseCandidate(["spot", api], { threshold: "-1" }), "--threshold expects a whole number");
+    usage(() => parseCandidate(["spot", api], { threshold: "1", strategy: "maybe" }), "--strategy must be");
+    usage(
+      () => parseCandidate(["spot", api], { threshold: "1", "percent-above-base": "101" }),
+      "percentAboveBase: must be an integer 0–100",
+    );
+    usage(() => parseCandidate(["spot", "deployment/SHOP/api"], { threshold: "1" }), "workload.namespace");
+    usage(() => parseCandidate(["warmup"], {}), "name the NodePool");
+    usage(() => parseCandidate(["warmup", "a"], { ttl: "5" }), "ttlSeconds: expected an integer from 30");
+    usage(() => parseCandidate(["warmup", "a"], { ttl: "10m" }), "--ttl expects a whole number");
+    usage(() => parseCandidate(["warmup", "a", "b"], {}), 'unexpected "b"');
   });
 });
 
 describe("parseWhatifFlags", () => {
-  it("fills defaults: 1 h, embedded workload, aws catalog, 60 s boot, seed 7", () => {
-    const plan = parseWhatifFlags({ "spot-threshold": "deployment/shop/api=0" });
+  it("defaults to the connected cluster: 24 h window, its own interruption rate, 60 s boot, seed 7", () => {
+    const plan = parseWhatifFlags(["spot", api], { threshold: "0" });
+    assert.equal(plan.source, "cluster");
+    assert.equal(plan.windowMs, 24 * 3_600_000);
+    assert.equal(plan.spotInterruptionRate, undefined);
+    assert.equal(plan.bootDelayMs, 60_000);
+    assert.equal(plan.seed, 7);
+    assert.equal(parseWhatifFlags(["spot", api], { threshold: "0", window: "90m" }).windowMs, 90 * 60_000);
+  });
+
+  it("offline (--scenario or --workload): 1 h, aws catalog, 0.02 interruptions", () => {
+    const plan = parseWhatifFlags(["spot", api], { threshold: "0", scenario: true });
     assert.deepEqual(
-      { ...plan, spot: plan.spot.length },
-      {
-        durationMs: 3_600_000,
-        workloadFile: undefined,
-        catalog: "aws",
-        bootDelayMs: 60_000,
-        spotInterruptionRate: 0.02,
-        seed: 7,
-        json: false,
-        spot: 1,
-        warmup: {},
-      },
+      [plan.source, plan.durationMs, plan.workloadFile, plan.catalog, plan.spotInterruptionRate],
+      ["offline", 3_600_000, undefined, "aws", 0.02],
     );
-    const other = parseWhatifFlags({
-      warmup: "pool=general",
+    const other = parseWhatifFlags(["warmup", "general"], {
       duration: "90m",
       catalog: "kwok",
       "boot-delay": "5s",
@@ -128,18 +121,21 @@ describe("parseWhatifFlags", () => {
   });
 
   it("rejects bad flags with one line each", () => {
-    const spot = { "spot-threshold": "deployment/shop/api=0" };
-    usage(() => parseWhatifFlags({}), "nothing to compare");
-    usage(() => parseWhatifFlags({ ...spot, duration: "soon" }), "--duration expects a duration");
-    usage(() => parseWhatifFlags({ ...spot, duration: "0s" }), "--duration expects a duration");
-    usage(() => parseWhatifFlags({ ...spot, duration: "25h" }), "at most 24h");
-    usage(() => parseWhatifFlags({ ...spot, duration: "Never" }), "--duration expects a duration");
-    usage(() => parseWhatifFlags({ ...spot, "boot-delay": "2h" }), "--boot-delay expects a duration");
-    usage(() => parseWhatifFlags({ ...spot, catalog: "gcp" }), "--catalog must be aws or kwok");
-    usage(() => parseWhatifFlags({ ...spot, "spot-interruption-rate": "often" }), "--spot-interruption-rate");
-    usage(() => parseWhatifFlags({ ...spot, "spot-interruption-rate": "-1" }), "--spot-interruption-rate");
-    usage(() => parseWhatifFlags({ ...spot, seed: "1.5" }), "--seed expects a whole number");
-    usage(() => parseWhatifFlags({ ...spot, workload: " " }), "--workload needs a value");
+    const f = (flags: Record<string, string | boolean>) => () =>
+      parseWhatifFlags(["spot", api], { threshold: "0", ...flags });
+    usage(f({ scenario: true, duration: "soon" }), "--duration expects a duration");
+    usage(f({ scenario: true, duration: "0s" }), "--duration expects a duration");
+    usage(f({ scenario: true, duration: "25h" }), "at most 24h");
+    usage(f({ window: "25h" }), "--window expects a duration");
+    usage(f({ duration: "1h" }), "--duration is for --scenario or --workload");
+    usage(f({ scenario: true, window: "1h" }), "--window is for the connected cluster");
+    usage(f({ scenario: true, workload: "w.json" }), "--scenario and --workload");
+    usage(f({ "boot-delay": "2h" }), "--boot-delay expects a duration");
+    usage(f({ scenario: true, catalog: "gcp" }), "--catalog must be aws or kwok");
+    usage(f({ "spot-interruption-rate": "often" }), "--spot-interruption-rate");
+    usage(f({ "spot-interruption-rate": "-1" }), "--spot-interruption-rate");
+    usage(f({ seed: "1.5" }), "--seed expects a whole number");
+    usage(f({ workload: " " }), "--workload needs a value");
   });
 });
 
@@ -157,8 +153,8 @@ describe("candidatePolicy and checkTargets", () => {
       warmup: { gpu: { ...DEFAULT_POLICY, enabled: true } },
     };
     const plan = {
-      spot: parseSpotThresholds("deployment/shop/api=0:Require"),
-      warmup: parseWarmupFlag("pool=general"),
+      spot: spotCand(0, "require").spot,
+      warmup: parseCandidate(["warmup", "general"], {}).warmup,
     };
     const c = candidatePolicy(current, plan);
     assert.deepEqual(
@@ -175,22 +171,27 @@ describe("candidatePolicy and checkTargets", () => {
   it("names what the workload has when a candidate targets something it does not", () => {
     const wl = { deployments: ["shop/api", "shop/web"], pools: ["general"] };
     assert.doesNotThrow(() =>
-      checkTargets(
-        { spot: parseSpotThresholds("deployment/shop/api=1"), warmup: parseWarmupFlag("pool=general") },
-        wl,
-      ),
+      checkTargets({ spot: spotCand(1).spot, warmup: parseCandidate(["warmup", "general"], {}).warmup }, wl),
     );
     usage(
-      () => checkTargets({ spot: parseSpotThresholds("deployment/shop/apl=1"), warmup: {} }, wl),
-      "the workload has no deployment/shop/apl (deployments: deployment/shop/api, deployment/shop/web)",
+      () =>
+        checkTargets(
+          { spot: parseCandidate(["spot", "deployment/shop/apl"], { threshold: "1" }).spot, warmup: {} },
+          wl,
+        ),
+      "spot: the workload has no deployment/shop/apl (deployments: deployment/shop/api, deployment/shop/web)",
     );
     usage(
-      () => checkTargets({ spot: parseSpotThresholds("statefulset/shop/api=1"), warmup: {} }, wl),
+      () =>
+        checkTargets(
+          { spot: parseCandidate(["spot", "statefulset/shop/api"], { threshold: "1" }).spot, warmup: {} },
+          wl,
+        ),
       "no statefulset/shop/api",
     );
     usage(
-      () => checkTargets({ spot: [], warmup: parseWarmupFlag("pool=gpu") }, wl),
-      "the workload has no NodePool gpu (NodePools: general)",
+      () => checkTargets({ spot: [], warmup: parseCandidate(["warmup", "gpu"], {}).warmup }, wl),
+      "warmup: the workload has no NodePool gpu (NodePools: general)",
     );
   });
 });
@@ -238,6 +239,8 @@ function result(costPerHour: number, p50: number, p95: number, count: number): R
     pendingAtEnd: count === 0 ? 4 : 0,
     spotInterruptions: 1,
     preemptions: 0,
+    spotShare: 0.75,
+    end: { costPerHour, nodes: { spot: 1, onDemand: 1 }, pools: {}, byDeployment: {} },
   };
 }
 
@@ -250,7 +253,7 @@ function report(current: ReplayResult, candidate: ReplayResult): WhatifReport {
     seed: 7,
     current: { policy: GENERATED_CURRENT, result: current },
     candidate: {
-      policy: { spot: parseSpotThresholds("deployment/shop/api=0"), warmup: parseWarmupFlag("pool=general") },
+      policy: { spot: spotCand(0).spot, warmup: parseCandidate(["warmup", "general"], {}).warmup },
       result: candidate,
     },
   };
@@ -298,19 +301,6 @@ describe("wave whatif", () => {
   after(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-
-  function capture(): Io & { stdout: string[]; stderr: string[] } {
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    return {
-      stdout,
-      stderr,
-      out: (t) => stdout.push(t),
-      err: (t) => stderr.push(t),
-      env: {},
-      signal: new AbortController().signal,
-    };
-  }
 
   const workload = {
     nodePools: [
@@ -364,7 +354,7 @@ describe("wave whatif", () => {
     ];
     const io = capture();
     assert.equal(
-      await run([...args, "--spot-threshold", "deployment/shop/api=2:Require"], io),
+      await run(["whatif", "spot", api, "--threshold", "2", "--strategy", "require", ...args.slice(1)], io),
       0,
       io.stderr.join(""),
     );
@@ -378,7 +368,10 @@ describe("wave whatif", () => {
 
     const json = capture();
     assert.equal(
-      await run([...args, "--spot-threshold", "deployment/shop/api=2:Require", "--json"], json),
+      await run(
+        ["whatif", "spot", api, "--threshold", "2", "--strategy", "require", ...args.slice(1), "--json"],
+        json,
+      ),
       0,
     );
     const r = JSON.parse(json.stdout.join("")) as WhatifReport;
@@ -391,15 +384,19 @@ describe("wave whatif", () => {
     const bad = join(dir, "bad.json");
     await writeFile(bad, "{ nope");
     const cases: [string[], string][] = [
+      [["spot", api, "--threshold", "1", "--workload", join(dir, "missing.json")], "cannot read it (ENOENT)"],
+      [["spot", api, "--threshold", "1", "--workload", bad], "not valid JSON"],
       [
-        ["--workload", join(dir, "missing.json"), "--spot-threshold", "deployment/shop/api=1"],
-        "cannot read it (ENOENT)",
+        ["spot", "deployment/shop/nope", "--threshold", "1", "--scenario"],
+        "the workload has no deployment/shop/nope",
       ],
-      [["--workload", bad, "--spot-threshold", "deployment/shop/api=1"], "not valid JSON"],
-      [["--spot-threshold", "deployment/shop/nope=1"], "the workload has no deployment/shop/nope"],
       [
-        ["--catalog", "kwok", "--duration", "1m", "--spot-threshold", "deployment/shop/api=1"],
+        ["spot", api, "--threshold", "1", "--scenario", "--catalog", "kwok", "--duration", "1m"],
         "no instance type of the kwok catalog satisfies their requirements",
+      ],
+      [
+        ["spot", api, "--threshold", "1", "--server", "http://127.0.0.1:9", "--viewer-token", "t"],
+        "cannot reach Wave core at http://127.0.0.1:9",
       ],
     ];
     for (const [argv, part] of cases) {

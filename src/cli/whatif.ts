@@ -9,10 +9,16 @@ import {
   POLICY_SET_API_VERSION,
   PolicyValidationError,
   parsePolicySet,
-  workloadKey,
   type SpotPolicy,
 } from "../webhook/policy.ts";
-import { replay, type PodStartStats, type ReplayPolicy, type ReplayResult } from "../sim/replay.ts";
+import {
+  candidatePolicy,
+  replay,
+  type PodStartStats,
+  type ReplayPolicy,
+  type ReplayResult,
+} from "../sim/replay.ts";
+import type { WhatifReportDto, WhatifRequestDto } from "../dashboard/dto.ts";
 import { SCENARIO_DEPLOYMENTS, SCENARIO_POOLS, SCENARIO_SPOT_POLICY } from "../sim/scenario.ts";
 import type { Deployment } from "../objects/kube.ts";
 import type { CatalogName } from "../sim/catalog.ts";
@@ -25,19 +31,26 @@ import {
 } from "../sim/workload.ts";
 import type { CommandContext } from "./commands.ts";
 import { UsageError } from "./errors.ts";
-import { parseWorkloadRef } from "./policies.ts";
+import { call, parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
 
 const MAX_DURATION_MS = 24 * 3_600_000;
 
 export interface WhatifPlan {
+  /** The connected cluster (core's state and history), or an offline workload. */
+  source: "cluster" | "offline";
+  /** Offline: simulated time. */
   durationMs: number;
+  /** Cluster: history replayed, back from now. */
+  windowMs: number;
   /** undefined = the generated (embedded) scenario. */
   workloadFile: string | undefined;
   catalog: CatalogName;
   bootDelayMs: number;
-  spotInterruptionRate: number;
+  /** Undefined on the cluster: its own rate over the window. */
+  spotInterruptionRate: number | undefined;
   seed: number;
   json: boolean;
+  candidate: Candidate;
   /** Candidate changes, applied over the current policy. */
   spot: SpotPolicy[];
   warmup: Record<string, WarmupPolicy>;
@@ -62,132 +75,100 @@ function durationFlag(v: string | boolean | undefined, name: string, fallback: n
   return ms;
 }
 
+/** The candidate a `wave whatif spot|warmup …` names, in core's API shapes and as policies. */
+export interface Candidate {
+  /** The request body's candidate part (`POST …/whatif`). */
+  body: Pick<WhatifRequestDto, "spot" | "warmup">;
+  spot: SpotPolicy[];
+  warmup: Record<string, WarmupPolicy>;
+}
+
 /**
- * "deployment/shop/api=5:Prefer,deployment/shop/web=2:Require:50" → spot policies (threshold,
- * strategy (default Prefer), optional percentAboveBase), validated by the same rules as core's API.
+ * `spot KIND/NS/NAME --threshold N [--strategy …] [--percent-above-base P]` or `warmup POOL
+ * [--max-warm-nodes N] [--ttl SECONDS] …`: the same positionals and flags as `wave spot set` and
+ * `wave warmup set`, checked by the same validators as core's API.
  */
-export function parseSpotThresholds(text: string): SpotPolicy[] {
-  const out: SpotPolicy[] = [];
-  for (const item of text.split(",").map((s) => s.trim())) {
-    const m = /^([^=]+)=(\d+)(?::(prefer|require))?(?::(\d+))?$/i.exec(item);
-    if (!m)
-      throw new UsageError(
-        `--spot-threshold expects kind/namespace/name=N[:Prefer|Require][:percentAboveBase], got "${item}"`,
-      );
-    const workload = parseWorkloadRef(m[1]);
-    const policy: SpotPolicy = {
-      workload,
-      threshold: Number(m[2]),
-      strategy: (m[3] ?? "prefer").toLowerCase() === "require" ? "Require" : "Prefer",
-      ...(m[4] === undefined ? {} : { percentAboveBase: Number(m[4]) }),
-    };
-    if (out.some((p) => workloadKey(p.workload) === workloadKey(workload)))
-      throw new UsageError(`--spot-threshold names ${m[1] ?? ""} twice`);
+export function parseCandidate(positionals: readonly string[], flags: CommandContext["flags"]): Candidate {
+  const [what, target, extra] = positionals;
+  if (extra !== undefined) throw new UsageError(`wave whatif: unexpected "${extra}"`);
+  if (what === "spot") {
+    const workload = parseWorkloadRef(target);
+    const body = spotBody(flags);
     try {
-      parsePolicySet({ apiVersion: POLICY_SET_API_VERSION, kind: "SpotPolicySet", policies: [policy] });
+      const set = parsePolicySet({
+        apiVersion: POLICY_SET_API_VERSION,
+        kind: "SpotPolicySet",
+        policies: [{ ...body, workload }],
+      });
+      return { body: { spot: set.policies }, spot: set.policies, warmup: {} };
     } catch (err) {
       if (!(err instanceof PolicyValidationError)) throw err;
-      const why = err.problems.map((p) => p.replace(/^policies\[0\]\./, "")).join("; ");
-      throw new UsageError(`--spot-threshold "${item}": ${why}`);
+      throw new UsageError(
+        `wave whatif spot: ${err.problems.map((p) => p.replace(/^policies\[0\]\./, "")).join("; ")}`,
+      );
     }
-    out.push(policy);
   }
-  return out;
+  if (what === "warmup") {
+    if (!target || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(target))
+      throw new UsageError(
+        "wave whatif warmup: name the NodePool (wave whatif warmup general --max-warm-nodes 1)",
+      );
+    const body = warmupBody(flags);
+    const r = parsePolicy(body);
+    if (!r.ok) throw new UsageError(`wave whatif warmup ${target}: ${r.errors.join("; ")}`);
+    return { body: { warmup: { [target]: body } }, spot: [], warmup: { [target]: r.policy } };
+  }
+  throw new UsageError(
+    'wave whatif: name the candidate: "spot KIND/NAMESPACE/NAME --threshold N …" or "warmup NODEPOOL --max-warm-nodes N …" (see wave whatif --help)',
+  );
 }
 
-const WARMUP_KEYS: Record<string, { field: keyof WarmupPolicy; kind: "int" | "seconds" | "usd" }> = {
-  maxwarmnodes: { field: "maxWarmNodes", kind: "int" },
-  ttl: { field: "ttlSeconds", kind: "seconds" },
-  cooldown: { field: "cooldownSeconds", kind: "seconds" },
-  maxcostperhour: { field: "maxCostPerHour", kind: "usd" },
-};
-
-/**
- * "pool=general,enabled,maxWarmNodes=2,ttl=10m;pool=batch,disabled" → warmup policy per pool
- * (unset fields from Wave's defaults, validated by the same rules as the API).
- */
-export function parseWarmupFlag(text: string): Record<string, WarmupPolicy> {
-  const out: Record<string, WarmupPolicy> = {};
-  for (const spec of text
-    .split(";")
-    .map((s) => s.trim())
-    .filter((s) => s !== "")) {
-    const parts = spec.split(",").map((s) => s.trim());
-    const pool = /^pool=([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(parts[0] ?? "")?.[1];
-    if (pool === undefined)
-      throw new UsageError(`--warmup expects pool=NAME,enabled|disabled[,key=value...], got "${spec}"`);
-    const input: Record<string, unknown> = { enabled: true };
-    for (const part of parts.slice(1)) {
-      if (part === "enabled" || part === "disabled") {
-        input.enabled = part === "enabled";
-        continue;
-      }
-      const [k = "", v = ""] = part.split("=");
-      const def = WARMUP_KEYS[k.toLowerCase()];
-      if (!def)
-        throw new UsageError(
-          `--warmup: unknown setting "${part}" for pool ${pool} (enabled, disabled, maxWarmNodes=N, ttl=10m, cooldown=5m, maxCostPerHour=USD)`,
-        );
-      if (def.kind === "int") input[def.field] = /^\d+$/.test(v) ? Number(v) : v;
-      else if (def.kind === "usd")
-        input[def.field] = v === "none" ? null : /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
-      else {
-        const ms = tryDuration(v);
-        input[def.field] = ms === null ? v : ms / 1000;
-      }
-    }
-    const r = parsePolicy(input);
-    if (!r.ok) throw new UsageError(`--warmup pool=${pool}: ${r.errors.join("; ")}`);
-    if (pool in out) throw new UsageError(`--warmup names pool ${pool} twice`);
-    out[pool] = r.policy;
-  }
-  return out;
-}
-
-export function parseWhatifFlags(flags: CommandContext["flags"]): WhatifPlan {
+export function parseWhatifFlags(positionals: readonly string[], flags: CommandContext["flags"]): WhatifPlan {
   const str = (name: string): string | undefined => {
     const v = flags[name];
     if (v === undefined) return undefined;
     if (typeof v !== "string" || v.trim() === "") throw new UsageError(`--${name} needs a value`);
     return v;
   };
-  const spotText = str("spot-threshold");
-  const warmupText = str("warmup");
-  if (spotText === undefined && warmupText === undefined)
-    throw new UsageError("nothing to compare: give a candidate --spot-threshold and/or --warmup");
+  const candidate = parseCandidate(positionals, flags);
+  const workloadFile = str("workload");
+  const offline = workloadFile !== undefined || flags.scenario === true;
+  if (workloadFile !== undefined && flags.scenario === true)
+    throw new UsageError("--scenario and --workload name two workloads: give one");
   const catalog = str("catalog") ?? "aws";
   if (catalog !== "aws" && catalog !== "kwok")
     throw new UsageError(`--catalog must be aws or kwok, got "${catalog}"`);
   const rateText = str("spot-interruption-rate");
-  const rate = rateText === undefined ? 0.02 : Number(rateText);
-  if (!Number.isFinite(rate) || rate < 0 || rate > 60)
+  const rate = rateText === undefined ? undefined : Number(rateText);
+  if (rate !== undefined && (!Number.isFinite(rate) || rate < 0 || rate > 60))
     throw new UsageError(
       `--spot-interruption-rate expects interruptions per spot node per hour (0-60), got "${rateText ?? ""}"`,
     );
   const seedText = str("seed");
   if (seedText !== undefined && !/^\d{1,9}$/.test(seedText))
     throw new UsageError(`--seed expects a whole number, got "${seedText}"`);
+  if (!offline)
+    for (const f of ["duration", "catalog"])
+      if (flags[f] !== undefined)
+        throw new UsageError(
+          `--${f} is for --scenario or --workload; on the cluster, --window sets how far back to replay`,
+        );
+  if (offline && flags.window !== undefined)
+    throw new UsageError("--window is for the connected cluster; --duration sets a scenario's length");
   return {
+    source: offline ? "offline" : "cluster",
     durationMs: durationFlag(flags.duration, "duration", 3_600_000, MAX_DURATION_MS),
-    workloadFile: str("workload"),
+    windowMs: durationFlag(flags.window, "window", MAX_DURATION_MS, MAX_DURATION_MS),
+    workloadFile,
     catalog,
     bootDelayMs: durationFlag(flags["boot-delay"], "boot-delay", 60_000, 3_600_000),
-    spotInterruptionRate: rate,
+    spotInterruptionRate: rate ?? (offline ? 0.02 : undefined),
     seed: seedText === undefined ? 7 : Number(seedText),
     json: flags.json === true,
-    spot: spotText === undefined ? [] : parseSpotThresholds(spotText),
-    warmup: warmupText === undefined ? {} : parseWarmupFlag(warmupText),
+    candidate,
+    spot: candidate.spot,
+    warmup: candidate.warmup,
   };
-}
-
-/** The candidate: the current policy with the flags' spot policies and warmup pools replacing theirs. */
-export function candidatePolicy(
-  current: ReplayPolicy,
-  plan: Pick<WhatifPlan, "spot" | "warmup">,
-): ReplayPolicy {
-  const spot = new Map(current.spot.map((p) => [workloadKey(p.workload), p]));
-  for (const p of plan.spot) spot.set(workloadKey(p.workload), p);
-  return { spot: [...spot.values()], warmup: { ...current.warmup, ...plan.warmup } };
 }
 
 /**
@@ -202,13 +183,13 @@ export function checkTargets(
     const ref = `${p.workload.namespace}/${p.workload.name}`;
     if (p.workload.kind !== "Deployment" || !workload.deployments.includes(ref))
       throw new UsageError(
-        `--spot-threshold: the workload has no ${p.workload.kind.toLowerCase()}/${ref} (deployments: ${workload.deployments.map((d) => `deployment/${d}`).join(", ")})`,
+        `spot: the workload has no ${p.workload.kind.toLowerCase()}/${ref} (deployments: ${workload.deployments.map((d) => `deployment/${d}`).join(", ")})`,
       );
   }
   for (const pool of Object.keys(plan.warmup)) {
     if (!workload.pools.includes(pool))
       throw new UsageError(
-        `--warmup: the workload has no NodePool ${pool} (NodePools: ${workload.pools.join(", ")})`,
+        `warmup: the workload has no NodePool ${pool} (NodePools: ${workload.pools.join(", ")})`,
       );
   }
 }
@@ -415,7 +396,8 @@ async function loadWorkload(file: string | undefined): Promise<LoadedWorkload> {
 }
 
 export async function whatifCommand(ctx: CommandContext): Promise<number> {
-  const plan = parseWhatifFlags(ctx.flags);
+  const plan = parseWhatifFlags(ctx.positionals, ctx.flags);
+  if (plan.source === "cluster") return clusterWhatifCommand(ctx, plan);
   const wl = await loadWorkload(plan.workloadFile);
   checkTargets(plan, wl);
   const candidate = candidatePolicy(wl.current, plan);
@@ -427,7 +409,7 @@ export async function whatifCommand(ctx: CommandContext): Promise<number> {
       seed: plan.seed,
       catalog: plan.catalog,
       bootDelayMs: plan.bootDelayMs,
-      spotInterruptionRate: plan.spotInterruptionRate,
+      spotInterruptionRate: plan.spotInterruptionRate ?? 0.02,
     });
   let report: WhatifReport;
   try {
@@ -447,4 +429,101 @@ export async function whatifCommand(ctx: CommandContext): Promise<number> {
   }
   ctx.io.out((plan.json ? JSON.stringify(report, null, 2) : formatReport(report)) + "\n");
   return 0;
+}
+
+/** On the connected cluster: core replays its own last hours (POST /api/v1/clusters/{id}/whatif). */
+async function clusterWhatifCommand(ctx: CommandContext, plan: WhatifPlan): Promise<number> {
+  const clusterId = ctx.config.clusterId;
+  const body: WhatifRequestDto = {
+    ...plan.candidate.body,
+    windowHours: plan.windowMs / 3_600_000,
+    bootDelaySeconds: Math.round(plan.bootDelayMs / 1000),
+    seed: plan.seed,
+    ...(plan.spotInterruptionRate === undefined ? {} : { spotInterruptionRate: plan.spotInterruptionRate }),
+  };
+  const report = (await call(ctx, "POST", `/api/v1/clusters/${encodeURIComponent(clusterId)}/whatif`, body, {
+    role: "viewer",
+    timeoutMs: 300_000,
+  })) as WhatifReportDto;
+  ctx.io.out((plan.json ? JSON.stringify(report, null, 2) : formatClusterReport(report, plan)) + "\n");
+  return 0;
+}
+
+const share = (v: number): string => `${(v * 100).toFixed(1)} %`;
+const points = (a: number, b: number): string => {
+  const d = (b - a) * 100;
+  return Math.abs(d) < 0.05 ? "0" : `${d > 0 ? "+" : ""}${d.toFixed(1)} pt`;
+};
+const seconds = (s: { count: number; p50Ms: number; p95Ms: number }, pick: "p50Ms" | "p95Ms"): string =>
+  s.count === 0 ? "—" : `${(s[pick] / 1000).toFixed(1)} s`;
+
+/** The cluster what-if side by side; the changed workloads' placement now. */
+export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "spot" | "warmup">): string {
+  const c = r.current;
+  const k = r.candidate;
+  const lat = (label: string, pick: "p50Ms" | "p95Ms"): string[] => [
+    label,
+    seconds(c.podStart, pick),
+    seconds(k.podStart, pick),
+    c.podStart.count > 0 && k.podStart.count > 0 ? pct(c.podStart[pick], k.podStart[pick]) : "",
+  ];
+  const split = (w: { onDemand: number; spot: number; pending: number } | undefined): string =>
+    w === undefined ? "—" : `${w.onDemand} / ${w.spot}${w.pending > 0 ? ` (+${w.pending} pending)` : ""}`;
+  const changed = plan.spot.map((p) => `${p.workload.namespace}/${p.workload.kind}/${p.workload.name}`);
+  const rows: string[][] = [
+    ["", "current", "candidate", "change"],
+    ["cost/h (average)", usd(c.costPerHour), usd(k.costPerHour), pct(c.costPerHour, k.costPerHour)],
+    [
+      `cost/month (${HOURS_PER_MONTH} h)`,
+      usd(c.costPerMonth),
+      usd(k.costPerMonth),
+      k.costPerMonth === c.costPerMonth
+        ? "0"
+        : `${k.costPerMonth > c.costPerMonth ? "+" : "-"}${usd(Math.abs(k.costPerMonth - c.costPerMonth))}`,
+    ],
+    ["spot share (node-hours)", share(c.spotShare), share(k.spotShare), points(c.spotShare, k.spotShare)],
+    lat("pod start p50", "p50Ms"),
+    lat("pod start p95", "p95Ms"),
+    ["pods started", String(c.podStart.count), String(k.podStart.count), ""],
+    ["cost/h now", usd(c.now.costPerHour), usd(k.now.costPerHour), pct(c.now.costPerHour, k.now.costPerHour)],
+    [
+      "nodes now (on-demand / spot)",
+      `${c.now.nodes.onDemand} / ${c.now.nodes.spot}`,
+      `${k.now.nodes.onDemand} / ${k.now.nodes.spot}`,
+      "",
+    ],
+    ...changed.map((w) => [
+      `${w} pods (on-demand / spot)`,
+      split(c.now.workloads[w]),
+      split(k.now.workloads[w]),
+      "",
+    ]),
+    // The NodePools whose cost the candidate changes.
+    ...[...new Set([...Object.keys(c.now.pools), ...Object.keys(k.now.pools)])]
+      .sort()
+      .filter((p) => Math.abs((c.now.pools[p]?.costPerHour ?? 0) - (k.now.pools[p]?.costPerHour ?? 0)) > 1e-9)
+      .map((p) => {
+        const a = c.now.pools[p]?.costPerHour ?? 0;
+        const b = k.now.pools[p]?.costPerHour ?? 0;
+        return [`NodePool ${p} cost/h now`, usd(a), usd(b), pct(a, b)];
+      }),
+    ["spot interruptions", String(c.spotInterruptions), String(k.spotInterruptions), ""],
+    ["pods pending at end", String(c.pendingAtEnd), String(k.pendingAtEnd), ""],
+  ];
+  const hours = (r.to - r.from) / 3_600_000;
+  return [
+    `wave whatif: cluster ${r.clusterId}, ${new Date(r.from).toISOString()} → now replayed (${hours.toFixed(1)} h, ` +
+      `${r.historyBuckets} history buckets, ${r.workloads.length} workloads), ${r.catalog} catalog, ` +
+      `node boot ${r.bootDelayMs / 1000}s, ${r.spotInterruptionRate.toFixed(3)} interruptions per spot node-hour`,
+    "",
+    ...table(rows),
+    "",
+    `current:   ${describePolicy(c.policy)}`,
+    `candidate: ${describePolicy(k.policy)}`,
+    ...(r.skipped.length > 0
+      ? [`not replayed: ${r.skipped.map((s) => `${s.workload} (${s.reason})`).join(", ")}`]
+      : []),
+    'cost/h and spot share: averages over the replayed window; "now": where it ends (the cluster now, under each policy).',
+    `Simulated in ${(r.tookMs / 1000).toFixed(1)} s (see docs/simulator.md).`,
+  ].join("\n");
 }

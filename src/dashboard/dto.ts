@@ -413,3 +413,60 @@ export interface ThrashingFixesDto {
 export interface WhoAmIDto {
   role: "viewer" | "admin";
 }
+
+/** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
+export interface WhatifRequestDto {
+  /** Spot policies to try, by workload (the body of `PUT …/policies/spot/…` plus the workload). */
+  spot?: SpotPolicyDto[];
+  /** Warmup policies to try, by NodePool (the body of `PUT …/policies/warmup/{pool}`). */
+  warmup?: Record<string, Partial<WarmupPolicyDto["policy"]>>;
+  /** History replayed, hours back from now (default and most 24). */
+  windowHours?: number;
+  /** Launch → node Ready in the simulator (default 60 s). */
+  bootDelaySeconds?: number;
+  /** Per spot node per hour (default: the cluster's own rate over the window). */
+  spotInterruptionRate?: number;
+  seed?: number;
+}
+
+/** One side of a what-if: the cluster's window replayed under one policy. */
+export interface WhatifSideDto {
+  policy: { spot: SpotPolicyDto[]; warmup: Record<string, WarmupPolicyDto["policy"]> };
+  /** Averages over the window. */
+  costPerHour: number;
+  costPerMonth: number;
+  /** Spot node-hours / all node-hours (0..1). */
+  spotShare: number;
+  nodeHours: { spot: number; onDemand: number };
+  /** Workload pod creation → Running, ms. */
+  podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
+  pendingAtEnd: number;
+  spotInterruptions: number;
+  nodeClaimsCreated: number;
+  /** As the replay ends: the cluster now, had this policy been in force. */
+  now: {
+    costPerHour: number;
+    nodes: { spot: number; onDemand: number };
+    /** Per NodePool: its nodes' cost rate and count. */
+    pools: Record<string, { costPerHour: number; nodes: number }>;
+    /** Per workload (namespace/Kind/name): its pods by capacity type. */
+    workloads: Record<string, { onDemand: number; spot: number; pending: number }>;
+  };
+}
+
+export interface WhatifReportDto {
+  clusterId: string;
+  /** The replayed window (epoch ms). */
+  from: number;
+  to: number;
+  historyBuckets: number;
+  catalog: "aws" | "kwok";
+  bootDelayMs: number;
+  spotInterruptionRate: number;
+  workloads: string[];
+  skipped: { workload: string; reason: string }[];
+  current: WhatifSideDto;
+  candidate: WhatifSideDto;
+  /** How long the two replays took, ms. */
+  tookMs: number;
+}

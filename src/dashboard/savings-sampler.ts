@@ -1,12 +1,10 @@
-// The loop that records realized savings: at every step boundary of the injected clock it takes
-// each cluster's savings rates (undefined while the cluster is not live: nothing is recorded for
-// a period core could not see), turns them into one bucket of rows and writes them. Rows whose
-// write failed are sent again with the next ones (the store ignores duplicates).
+// The loop that records realized savings: at every step boundary each cluster's savings rates
+// (the rates the bucket that just ended ran at) become one bucket of rows (bucket-sampler.ts).
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { savingsRows, type SavingsRates } from "./figures/savings.ts";
 import type { SavingsRow } from "../core/store/store.ts";
-import { alignDown } from "../core/history/downsample.ts";
+import { runBucketSampler } from "./bucket-sampler.ts";
 
 export interface SavingsSamplerOptions {
   /** The clusters to record (every cluster this core replica owns). */
@@ -23,43 +21,14 @@ export interface SavingsSamplerOptions {
   maxPendingRows?: number;
 }
 
-export async function runSavingsSampler(o: SavingsSamplerOptions): Promise<void> {
-  const { clock, log, signal, stepMs } = o;
-  const maxPending = o.maxPendingRows ?? 100_000;
-  let pending: SavingsRow[] = [];
-  let lastTs: number | undefined;
-  while (!signal.aborted) {
-    const now = clock.now();
-    try {
-      await clock.sleep(alignDown(now, stepMs) + stepMs - now, signal);
-    } catch {
-      break; // aborted
-    }
-    // The bucket that just ended: its rates are what the step [ts, ts + step) ran at.
-    const ts = alignDown(clock.now(), stepMs) - stepMs;
-    if (lastTs !== undefined && ts <= lastTs) continue;
-    for (const clusterId of o.clusters()) {
-      try {
-        const rates = o.rates(clusterId);
-        if (rates) pending.push(...savingsRows(rates, { clusterId, ts, stepMs }));
-      } catch (err) {
-        log.warn("savings snapshot failed", { cluster: clusterId, err });
-      }
-    }
-    lastTs = ts;
-    if (pending.length > maxPending) {
-      log.error("savings rows dropped: store unavailable for too long", {
-        dropped: pending.length - maxPending,
-      });
-      pending = pending.slice(pending.length - maxPending);
-    }
-    if (pending.length === 0) continue;
-    try {
-      await o.write(pending);
-      o.onWritten?.(pending);
-      pending = [];
-    } catch (err) {
-      log.warn("savings write failed; will retry", { rows: pending.length, err });
-    }
-  }
+export function runSavingsSampler(o: SavingsSamplerOptions): Promise<void> {
+  const { rates, ...rest } = o;
+  return runBucketSampler<SavingsRow>({
+    ...rest,
+    what: "savings",
+    rows: (clusterId, ts) => {
+      const r = rates(clusterId);
+      return r ? savingsRows(r, { clusterId, ts, stepMs: o.stepMs }) : undefined;
+    },
+  });
 }

@@ -4,7 +4,7 @@
 // what the policy costs and how fast pods start.
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { Pod } from "../objects/kube.ts";
-import { K } from "../objects/karpenter.ts";
+import { K, type NodeClaim } from "../objects/karpenter.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { FakeClock } from "../shared/clock.ts";
@@ -15,7 +15,7 @@ import { DEFAULT_POLICY, type WarmupPolicy } from "../warmup/policy.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
-import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
+import { POLICY_SET_API_VERSION, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
 import { webhookAdmission } from "./admission.ts";
 import {
   buildCatalog,
@@ -49,6 +49,31 @@ export interface ReplayOptions {
   /** How often the warmup controller reconciles every pool. */
   warmupEveryMs?: number;
   startMs?: number;
+  /**
+   * Simulated time before measuring: the workload's starting pods get their nodes first, so a
+   * replay of a running cluster does not count a cold start of everything (default 0).
+   */
+  settleMs?: number;
+  /**
+   * While nothing is in flight (Simulator.quiet) the clock may jump up to this far at once,
+   * never past the workload's next change (default: stepMs, i.e. no jumps). Long replays of a
+   * steady cluster take seconds instead of minutes; consolidation acts up to this much later.
+   */
+  quietStepMs?: number;
+}
+
+/** The candidate: the current policy with the changes' spot policies and warmup pools replacing theirs. */
+export function candidatePolicy(current: ReplayPolicy, changes: ReplayPolicy): ReplayPolicy {
+  const spot = new Map(current.spot.map((p) => [workloadKey(p.workload), p]));
+  for (const p of changes.spot) spot.set(workloadKey(p.workload), p);
+  return { spot: [...spot.values()], warmup: { ...current.warmup, ...changes.warmup } };
+}
+
+/** Pods of one Deployment by where they run when the replay ended. */
+export interface EndPlacement {
+  onDemand: number;
+  spot: number;
+  pending: number;
 }
 
 export interface ReplayResult {
@@ -67,6 +92,16 @@ export interface ReplayResult {
   spotInterruptions: number;
   /** Pods evicted by higher-priority pods (real pods taking a warm node from a warmup pod). */
   preemptions: number;
+  /** Spot node-hours / all node-hours. */
+  spotShare: number;
+  /** The cluster as the run left it: its cost rate, nodes and each Deployment's placement. */
+  end: {
+    costPerHour: number;
+    nodes: { spot: number; onDemand: number };
+    /** Per NodePool: its NodeClaims' cost rate and count. */
+    pools: Record<string, { costPerHour: number; nodes: number }>;
+    byDeployment: Record<string, EndPlacement>;
+  };
 }
 
 export interface PodStartStats {
@@ -160,7 +195,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
         })
       : undefined;
 
-  const drive = await opts.workload(kube, clock.now());
+  const settleMs = opts.settleMs ?? 0;
+  const measureFrom = clock.now() + settleMs;
+  const drive = await opts.workload(kube, measureFrom);
   // A pool no offering satisfies (an AWS-only pool on the KWOK catalog, say) would leave its pods
   // pending all run long and the report would look like a cheap cluster: refuse instead.
   const unsatisfiable = (await kube.list("NodePool")).items
@@ -176,14 +213,21 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const claimsSeen = new Set<string>();
   let usdMs = 0;
   const nodeMs = { spot: 0, onDemand: 0 };
-  let interruptions = 0;
-  let preemptions = 0;
   let nextWarmup = clock.now();
   let warmupStarted = false;
-  const end = clock.now() + opts.durationMs;
+  const end = measureFrom + opts.durationMs;
+  const quietStepMs = Math.max(stepMs, opts.quietStepMs ?? stepMs);
+  const claimPrice = (c: NodeClaim): number => {
+    const l = c.metadata.labels ?? {};
+    return (
+      price.get(`${l[K.instanceTypeLabel] ?? ""}|${l[K.capacityTypeLabel] ?? ""}|${l[K.zoneLabel] ?? ""}`) ??
+      0
+    );
+  };
 
   while (clock.now() < end) {
-    await drive(clock.now());
+    const now = clock.now();
+    await drive(now);
     await sim.tick(stepMs);
     if (warmup && clock.now() >= nextWarmup) {
       if (!warmupStarted) await warmup.start();
@@ -191,20 +235,30 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       warmupStarted = true;
       nextWarmup = clock.now() + (opts.warmupEveryMs ?? 5000);
     }
-    for (const p of (await kube.list("Pod")).items) observePod(p, created, started);
-    for (const c of (await kube.list("NodeClaim")).items) {
-      const name = c.metadata.name ?? "";
-      claimsSeen.add(name);
-      if (c.metadata.deletionTimestamp) continue;
-      const l = c.metadata.labels ?? {};
-      const ct = l[K.capacityTypeLabel] ?? "";
-      usdMs += (price.get(`${l[K.instanceTypeLabel] ?? ""}|${ct}|${l[K.zoneLabel] ?? ""}`) ?? 0) * stepMs;
-      if (ct === "spot") nodeMs.spot += stepMs;
-      else nodeMs.onDemand += stepMs;
+    // How far this step goes: one tick, or further while the cluster is steady.
+    let dt = stepMs;
+    if (quietStepMs > stepMs && sim.quiet()) {
+      const nextChange = drive.nextAt?.() ?? Infinity;
+      const limit = Math.min(now + quietStepMs, nextChange, end, warmup ? nextWarmup : Infinity);
+      dt = Math.max(stepMs, limit - now);
     }
-    await clock.advance(stepMs);
+    const measuring = now >= measureFrom;
+    for (const p of kube.peek("Pod")) if (measuring) observePod(p, created, started, measureFrom);
+    for (const c of kube.peek("NodeClaim")) {
+      if (measuring) claimsSeen.add(c.metadata.name ?? "");
+      if (c.metadata.deletionTimestamp || !measuring) continue;
+      const span = Math.min(dt, end - now);
+      usdMs += claimPrice(c) * span;
+      if (c.metadata.labels?.[K.capacityTypeLabel] === "spot") nodeMs.spot += span;
+      else nodeMs.onDemand += span;
+    }
+    await clock.advance(dt);
   }
-  for (const e of (await kube.list("Event")).items) {
+  let interruptions = 0;
+  let preemptions = 0;
+  for (const e of kube.peek("Event")) {
+    const at = ms(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp);
+    if (at !== undefined && at < measureFrom) continue;
     if (INTERRUPTION_REASONS.has(e.reason ?? "")) interruptions++;
     if (e.reason === "Preempted") preemptions++;
   }
@@ -223,6 +277,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     (p) => !isWavePod(p) && !p.metadata.deletionTimestamp && p.status?.phase === "Pending",
   );
   const hour = 3_600_000;
+  const endState = endOf(kube, claimPrice);
   return {
     durationMs: opts.durationMs,
     costPerHour: usdMs / opts.durationMs,
@@ -235,7 +290,40 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     pendingAtEnd: pods.length,
     spotInterruptions: interruptions,
     preemptions,
+    spotShare: nodeMs.spot + nodeMs.onDemand > 0 ? nodeMs.spot / (nodeMs.spot + nodeMs.onDemand) : 0,
+    end: endState,
   };
+}
+
+/** What the cluster looks like when the run ends (what the dashboard would show then). */
+function endOf(kube: MemoryKube, claimPrice: (c: NodeClaim) => number): ReplayResult["end"] {
+  const claims = kube.peek("NodeClaim").filter((c) => !c.metadata.deletionTimestamp);
+  const nodes = { spot: 0, onDemand: 0 };
+  const pools: ReplayResult["end"]["pools"] = {};
+  let costPerHour = 0;
+  for (const c of claims) {
+    costPerHour += claimPrice(c);
+    const pool = (pools[c.metadata.labels?.[K.nodePoolLabel] ?? ""] ??= { costPerHour: 0, nodes: 0 });
+    pool.costPerHour += claimPrice(c);
+    pool.nodes++;
+    if (c.metadata.labels?.[K.capacityTypeLabel] === "spot") nodes.spot++;
+    else nodes.onDemand++;
+  }
+  const capacityOf = new Map(
+    kube.peek("Node").map((n) => [n.metadata.name ?? "", n.metadata.labels?.[K.capacityTypeLabel]]),
+  );
+  const byDeployment: Record<string, EndPlacement> = {};
+  for (const p of kube.peek("Pod")) {
+    if (isWavePod(p) || p.metadata.deletionTimestamp) continue;
+    const d = deploymentOf(p);
+    if (d === undefined) continue;
+    const e = (byDeployment[d] ??= { onDemand: 0, spot: 0, pending: 0 });
+    const ct = p.spec.nodeName ? capacityOf.get(p.spec.nodeName) : undefined;
+    if (ct === undefined) e.pending++;
+    else if (ct === "spot") e.spot++;
+    else e.onDemand++;
+  }
+  return { costPerHour, nodes, pools, byDeployment };
 }
 
 interface Created {
@@ -244,11 +332,18 @@ interface Created {
   deployment: string | undefined;
 }
 
-function observePod(p: Pod, created: Map<string, Created>, started: Map<string, number>): void {
+function observePod(
+  p: Pod,
+  created: Map<string, Created>,
+  started: Map<string, number>,
+  measureFrom: number,
+): void {
   if (isWavePod(p)) return;
   const uid = p.metadata.uid ?? "";
   const c = ms(p.metadata.creationTimestamp);
-  if (c !== undefined && !created.has(uid)) created.set(uid, { at: c, deployment: deploymentOf(p) });
+  // Pods from before the measurement (the settle period's starting pods) are not counted.
+  if (c === undefined || c < measureFrom) return;
+  if (!created.has(uid)) created.set(uid, { at: c, deployment: deploymentOf(p) });
   if (p.status?.phase === "Running" && !started.has(uid)) {
     const s = ms(p.status.startTime);
     if (s !== undefined) started.set(uid, s);

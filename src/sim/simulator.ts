@@ -131,6 +131,16 @@ export class Simulator {
     return this.#ticks;
   }
 
+  /**
+   * Nothing in flight: no node booting, no provisioning batch open, no node draining or held for
+   * consolidation, no pod waiting for a node. A replay may then step the clock further at once.
+   */
+  quiet(): boolean {
+    if (this.#launches.size > 0 || this.#batch || this.#terminating.size > 0 || this.#candidates.size > 0)
+      return false;
+    return !this.#o.kube.peek("Pod").some((p) => !p.spec.nodeName && isActivePod(p));
+  }
+
   /** Runs every controller once. */
   async tick(dtMs = 1000): Promise<void> {
     this.#ticks++;
@@ -981,8 +991,26 @@ function preferredScore(pod: Pod, node: Node): number {
 
 function podFitsPool(pod: Pod, pool: NodePool): boolean {
   if (untoleratedTaints(pool.spec.template.spec.taints, pod.spec.tolerations).length > 0) return false;
-  const selector = pod.spec.nodeSelector?.[K.nodePoolLabel];
-  return selector === undefined || selector === pool.metadata.name;
+  // The labels every node of the pool carries: a pod selecting another value (or a label the pool
+  // cannot give its nodes) is not for this pool, as Karpenter's scheduler decides.
+  const labels: Record<string, string> = {
+    ...pool.spec.template.metadata?.labels,
+    [K.nodePoolLabel]: pool.metadata.name ?? "",
+  };
+  const reqs = pool.spec.template.spec.requirements ?? [];
+  for (const [k, v] of Object.entries(pod.spec.nodeSelector ?? {})) {
+    if (k in labels) {
+      if (labels[k] !== v) return false;
+    } else if (reqs.some((r) => r.key === k)) {
+      if (!reqs.filter((r) => r.key === k).every((r) => matchesRequirement(r, { [k]: v }))) return false;
+    } else if (!k.includes("kubernetes.io/") && !k.startsWith("karpenter.")) return false;
+  }
+  const terms =
+    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms?.length) return true;
+  return terms.some((t) =>
+    (t.matchExpressions ?? []).every((e) => !(e.key in labels) || matchesRequirement(e, labels)),
+  );
 }
 
 function cheapest(options: readonly Offering[], random: () => number): Offering {

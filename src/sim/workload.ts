@@ -8,7 +8,8 @@ import { parseResources } from "../karpenter/resources.ts";
 import type { NodePool } from "../objects/karpenter.ts";
 import { SCENARIO_POOLS, seedScenario, type ScenarioTiming } from "./scenario.ts";
 
-export type Driver = (now: number) => Promise<void>;
+/** Applies the workload's changes due at `now`; `nextAt` (if known) is when the next one is due. */
+export type Driver = ((now: number) => Promise<void>) & { nextAt?: () => number | undefined };
 export type WorkloadSeed = (kube: MemoryKube, startMs: number) => Promise<Driver>;
 
 export interface ScaleStep {
@@ -163,7 +164,7 @@ export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
     for (const d of w.deployments)
       await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
     let next = 0;
-    return async (now) => {
+    const drive = async (now: number): Promise<void> => {
       while (next < w.steps.length && (w.steps[next]?.atMs ?? Infinity) <= now - startMs) {
         const s = w.steps[next++];
         if (s)
@@ -175,5 +176,11 @@ export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
           );
       }
     };
+    return Object.assign(drive, {
+      nextAt: (): number | undefined => {
+        const s = w.steps[next];
+        return s === undefined ? undefined : startMs + s.atMs;
+      },
+    });
   };
 }

@@ -27,8 +27,6 @@ import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { W } from "../../src/objects/wave.ts";
 import { createLogger } from "../../src/shared/log.ts";
-import { generateDevCerts } from "../../src/webhook/certs.ts";
-import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { num } from "../../ui/src/format.ts";
 import {
   agree,
@@ -47,7 +45,6 @@ import {
   createNamespace,
   deleteNamespace,
   list,
-  markE2eWebhookConfig,
   remove,
   requireRig,
   sweepStaleWebhookConfigs,
@@ -57,14 +54,13 @@ import {
   type KubeObject,
 } from "./harness.ts";
 import { applyTaintedPool } from "./pools.ts";
-import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
+import { stopChild } from "./spot-rig.ts";
+import { startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
 const SHOTS = process.env["WAVE_SCREENSHOT_DIR"];
 const CLUSTER = "console-rig";
-const POOL_LABEL = "wave.dev/e2e-pool";
-const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const E2E_OWNER = "browser-console-rig";
 const REPLICAS = 3;
 
@@ -74,7 +70,6 @@ let pool = "";
 let tmp = "";
 let configName = "";
 let wave: Started | undefined;
-let webhook: Replica | undefined;
 const spawned: ChildProcess[] = [];
 let browser: Browser | undefined;
 let site: Site;
@@ -83,52 +78,9 @@ function log(msg: string): void {
   process.stderr.write(`# ${msg}\n`);
 }
 
-/** Pods of 3 of a 4-vCPU node's CPUs: one per node, and the pool's largest pod fits no node. */
-function deployment(replicas: number): object {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "web", namespace: ns },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: "web" } },
-      template: {
-        metadata: { labels: { app: "web" } },
-        spec: {
-          nodeSelector: { [POOL_LABEL]: pool },
-          tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
-          terminationGracePeriodSeconds: 0,
-          containers: [
-            {
-              name: "app",
-              image: "example.test/console-e2e/web:1.0",
-              resources: { requests: { cpu: "3", memory: "1Gi" } },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
-/** The live pods of web by the capacity type of the node they run on (undefined: not all Running). */
-async function placement(): Promise<{ od: number; spot: number } | undefined> {
-  const pods = (await list("pods", { namespace: ns, selector: "app=web" })).filter(
-    (p) => p.metadata.deletionTimestamp === undefined,
-  );
-  if (pods.length !== REPLICAS) return undefined;
-  const nodes = new Map((await list("nodes")).map((n) => [n.metadata.name, n]));
-  const out = { od: 0, spot: 0 };
-  for (const p of pods) {
-    const status = p.status as { phase?: string } | undefined;
-    const spec = p.spec as { nodeName?: string } | undefined;
-    const ct = nodes.get(spec?.nodeName ?? "")?.metadata.labels?.[CAPACITY_TYPE];
-    if (status?.phase !== "Running" || ct === undefined) return undefined;
-    if (ct === "spot") out.spot++;
-    else out.od++;
-  }
-  return out;
-}
+const deployment = (replicas: number): object =>
+  webDeployment(ns, pool, replicas, "example.test/console-e2e/web:1.0");
+const placement = (): Promise<{ od: number; spot: number } | undefined> => webPlacement(ns, REPLICAS);
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
@@ -162,33 +114,16 @@ before(async () => {
     { log: createLogger({ level: "error", base: { app: "wave-e2e-console-rig" } }) },
   );
   // The webhook as the chart runs it: its own process, spot policies long-polled from core.
-  const tlsDir = join(tmp, "webhook-tls");
-  const certs = await generateDevCerts({ dir: tlsDir, hosts: ["localhost", "127.0.0.1"] });
-  webhook = await startReplica({
+  ({ configName } = await startTenantWebhook({
+    wave,
+    cluster: CLUSTER,
     name: "console-webhook-0",
-    policiesUrl: new URL(`api/v1/clusters/${CLUSTER}/policies/spot`, wave.url).href,
-    tlsDir,
-    waveNamespace: waveNs,
-    viewerToken: wave.tokens.viewer,
-    deadlineMs: 2500,
+    ns,
+    waveNs,
+    tmp,
+    owner: E2E_OWNER,
     spawned,
-    env: { WAVE_SPOT_POLICY_INTERVAL_MS: "2000" },
-  });
-  configName = `wave-spot-${ns}`;
-  const config = buildWebhookConfiguration({
-    name: configName,
-    caPem: certs.caPem,
-    waveNamespace: waveNs,
-    url: `https://127.0.0.1:${webhook.port}/mutate`,
-    timeoutSeconds: 3,
-  });
-  const hook = config.webhooks?.[0];
-  assert.ok(hook, "the configuration has a webhook");
-  hook.namespaceSelector = {
-    matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [ns] }],
-  };
-  markE2eWebhookConfig(config, E2E_OWNER, [ns, waveNs]);
-  await apply(config);
+  }));
 
   const shots = SHOTS ? resolve(ROOT, SHOTS) : undefined;
   if (shots) mkdirSync(shots, { recursive: true });

@@ -5,6 +5,8 @@ import type {
   LiveDto,
   SpotPolicyDto,
   WarmupPolicyDto,
+  WhatifReportDto,
+  WhatifRequestDto,
   WhoAmIDto,
 } from "../../src/dashboard/dto.ts";
 import { clusterBase, streamPath } from "./paths.ts";
@@ -165,6 +167,13 @@ export const applyThrashingFix = (
   title: string,
 ): Promise<{ kubectl: string }> =>
   sendJson<{ kubectl: string }>("POST", `${base}/thrashing/apply`, token, { nodePool, title });
+
+/** Replays the cluster's last 24 h under the candidate (viewer; nothing changes in the cluster). */
+export const runWhatif = (
+  base: string,
+  token: string | null,
+  body: WhatifRequestDto,
+): Promise<WhatifReportDto> => sendJson<WhatifReportDto>("POST", `${base}/whatif`, token, body);
 
 /**
  * Follows the server-sent-events stream of a cluster, calling `onData` with every snapshot.

@@ -532,6 +532,94 @@ describe("Spot placement page", () => {
   });
 });
 
+describe("What-if in the policy editors", () => {
+  const side = (costPerHour: number, spotShare: number, onDemand: number) => ({
+    policy: { spot: [], warmup: {} },
+    costPerHour,
+    costPerMonth: costPerHour * 730,
+    spotShare,
+    nodeHours: { spot: 1, onDemand: 1 },
+    podStart: { count: 12, p50Ms: 2000, p95Ms: 61_000, maxMs: 70_000 },
+    pendingAtEnd: 0,
+    spotInterruptions: 0,
+    nodeClaimsCreated: 3,
+    now: {
+      costPerHour,
+      nodes: { spot: 2, onDemand: onDemand > 0 ? 1 : 0 },
+      pools: { general: { costPerHour, nodes: 3 } },
+      workloads: { "shop/Deployment/api": { onDemand, spot: 6 - onDemand, pending: 0 } },
+    },
+  });
+  const report = {
+    clusterId: "prod",
+    from: NOW - 86_400_000,
+    to: NOW,
+    historyBuckets: 1440,
+    catalog: "aws",
+    bootDelayMs: 60_000,
+    spotInterruptionRate: 0.01,
+    workloads: ["shop/Deployment/api"],
+    skipped: [],
+    current: side(0.5, 1, 0),
+    candidate: side(0.62, 0.7, 2),
+    tookMs: 900,
+  };
+
+  it("replays the draft spot policy on the last 24 h and shows both sides, saving nothing", async () => {
+    const calls = mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [/POST .*clusters\/prod\/whatif$/, () => [200, report]],
+    ]);
+    render(<Spot ctx={ctxFor({ role: "admin" })} />);
+    fireEvent.click(await screen.findByRole("button", { name: "New policy" }));
+    const form = screen.getByRole("form", { name: "spot policy" });
+    fireEvent.change(within(form).getByLabelText("namespace"), { target: { value: "shop" } });
+    fireEvent.change(within(form).getByLabelText("name"), { target: { value: "api" } });
+    fireEvent.change(within(form).getByLabelText("on-demand base (threshold)"), { target: { value: "2" } });
+    fireEvent.click(within(form).getByRole("button", { name: /What if/ }));
+    const table = await screen.findByRole("table", { name: "what-if result" });
+    assert.deepEqual(calls.find((c) => c.method === "POST")?.body, {
+      spot: [
+        {
+          workload: { namespace: "shop", kind: "Deployment", name: "api" },
+          threshold: 2,
+          strategy: "Prefer",
+        },
+      ],
+    });
+    const row = (label: string): string[] =>
+      Array.from(within(table).getByRole("rowheader", { name: label }).parentElement?.children ?? []).map(
+        (c) => c.textContent,
+      );
+    assert.deepEqual(row("cost/h (average)"), ["cost/h (average)", "$0.500", "$0.620"]);
+    assert.deepEqual(row("spot share"), ["spot share", "100 %", "70 %"]);
+    assert.deepEqual(row("pod start p95"), ["pod start p95", "61.0 s", "61.0 s"]);
+    assert.deepEqual(row("pods on-demand / spot now"), ["pods on-demand / spot now", "0 / 6", "2 / 4"]);
+    assert.match(table.textContent, /24\.0 h of this cluster replayed .*1440 history buckets/);
+    assert.equal(calls.filter((c) => c.method === "PUT").length, 0, "a what-if saves nothing");
+  });
+
+  it("shows core's reason when the what-if is refused", async () => {
+    mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [
+        /POST .*whatif$/,
+        () => [400, { message: "spot: the cluster has no live pod of deployment/shop/nope" }],
+      ],
+    ]);
+    render(<Spot ctx={ctxFor({ role: "admin" })} />);
+    fireEvent.click(await screen.findByRole("button", { name: "New policy" }));
+    const form = screen.getByRole("form", { name: "spot policy" });
+    fireEvent.change(within(form).getByLabelText("namespace"), { target: { value: "shop" } });
+    fireEvent.change(within(form).getByLabelText("name"), { target: { value: "nope" } });
+    fireEvent.click(within(form).getByRole("button", { name: /What if/ }));
+    assert.match(
+      (await within(form).findByRole("alert")).textContent,
+      /no live pod of deployment\/shop\/nope/,
+    );
+  });
+});
+
 describe("token prompt", () => {
   it("asks for a token instead of showing a raw 401", async () => {
     mockFetch([

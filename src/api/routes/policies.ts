@@ -21,6 +21,7 @@ import {
   poolName,
   spotPolicySchema,
   spotPolicySetSchema,
+  warmupPolicyInputSchema,
   warmupPolicyRecordSchema,
 } from "./schemas.ts";
 
@@ -308,18 +309,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             summary:
               "Create or replace a NodePool's warmup policy in a cluster (fields left out take the defaults)",
             params: poolParams,
-            body: {
-              type: "object",
-              properties: {
-                enabled: { type: "boolean" },
-                maxWarmNodes: { type: "integer" },
-                ttlSeconds: { type: "integer" },
-                cooldownSeconds: { type: "integer" },
-                maxCostPerHour: { type: ["number", "null"] },
-                prePull: { type: "boolean" },
-                prePullDeadlineSeconds: { type: "integer" },
-              },
-            },
+            body: warmupPolicyInputSchema,
             response: { 200: warmupPolicyRecordSchema, 400: errorSchema },
           },
         },

@@ -182,6 +182,20 @@ export const warmupPolicySchema = obj({
   prePullDeadlineSeconds: int,
 });
 
+/** A warmup policy as PUT (and tried by what-if): fields left out take the defaults. */
+export const warmupPolicyInputSchema = {
+  type: "object",
+  properties: {
+    enabled: bool,
+    maxWarmNodes: int,
+    ttlSeconds: int,
+    cooldownSeconds: int,
+    maxCostPerHour: nullable("number"),
+    prePull: bool,
+    prePullDeadlineSeconds: int,
+  },
+} as const;
+
 export const warmupPolicyRecordSchema = obj({ nodePool: str, policy: warmupPolicySchema, updatedAt: num });
 
 export const spotPolicySchema = obj(

@@ -117,11 +117,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 6 });
+        assert.deepEqual(second.migrations, { applied: [], version: 7 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -645,6 +645,45 @@ export function storeContract(
         );
         assert.equal(
           (await store.savings({ clusterId: "c1", from: T0 + 5 * MIN, to: T0 + 6 * MIN })).length,
+          0,
+        );
+      });
+    });
+
+    void it("keeps workload pod counts per bucket, per cluster; resends are ignored; bad rows write nothing", async () => {
+      await withStore(async (store) => {
+        const row = (workload: string, ts: number, pods: number, clusterId = "c1") => ({
+          clusterId,
+          workload,
+          ts,
+          stepMs: MIN,
+          pods,
+        });
+        const rows = [
+          row("shop/Deployment/web", T0 + MIN, 4),
+          row("shop/Deployment/web", T0, 3),
+          row("shop/StatefulSet/db", T0, 1),
+          row("shop/Deployment/web", T0, 9, "c2"),
+        ];
+        assert.equal(await store.writeWorkloadPods(rows), 4);
+        assert.equal(await store.writeWorkloadPods(rows.slice(0, 2)), 0, "a resend adds nothing");
+        assert.deepEqual(await store.workloadPods({ clusterId: "c1", from: T0, to: T0 + 2 * MIN }), [
+          row("shop/Deployment/web", T0, 3),
+          row("shop/StatefulSet/db", T0, 1),
+          row("shop/Deployment/web", T0 + MIN, 4),
+        ]);
+        assert.deepEqual(
+          (await store.workloadPods({ clusterId: "c1", from: T0 + MIN, to: T0 + 2 * MIN })).map(
+            (r) => r.pods,
+          ),
+          [4],
+        );
+        await assert.rejects(
+          store.writeWorkloadPods([row("a/Deployment/x", T0 + 5 * MIN, 1), row("a/Deployment/y", T0, -1)]),
+          StoreInputError,
+        );
+        assert.equal(
+          (await store.workloadPods({ clusterId: "c1", from: T0 + 5 * MIN, to: T0 + 6 * MIN })).length,
           0,
         );
       });

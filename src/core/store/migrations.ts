@@ -318,6 +318,21 @@ CREATE INDEX spot_repairs_time ON spot_repairs (cluster_id, at);
 CREATE INDEX spot_repairs_retention ON spot_repairs (at);
 `;
 
+// workload_pods: how many pods each workload had in one history bucket (the last sample of the
+// bucket), so `wave whatif` can replay a cluster's own last 24 h. workload is namespace/Kind/name.
+const workloadPods = (time: string): string => `
+CREATE TABLE workload_pods (
+  cluster_id TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  ts ${time} NOT NULL,
+  step_ms ${time} NOT NULL,
+  pods INTEGER NOT NULL CHECK (pods >= 0),
+  PRIMARY KEY (cluster_id, workload, ts)
+);
+CREATE INDEX workload_pods_time ON workload_pods (cluster_id, ts);
+CREATE INDEX workload_pods_retention ON workload_pods (ts);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1 },
   { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
@@ -325,6 +340,7 @@ export const sqliteMigrations: readonly Migration[] = [
   { version: 4, name: "cluster leases", sql: clusterLeases("INTEGER") },
   { version: 5, name: "realized savings", sql: savings("INTEGER", "REAL") },
   { version: 6, name: "spot repairs", sql: spotRepairs("INTEGER") },
+  { version: 7, name: "workload pod counts", sql: workloadPods("INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -337,4 +353,5 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 4, name: "cluster leases", sql: clusterLeases("BIGINT") },
   { version: 5, name: "realized savings", sql: savings("BIGINT", "DOUBLE PRECISION") },
   { version: 6, name: "spot repairs", sql: spotRepairs("BIGINT") },
+  { version: 7, name: "workload pod counts", sql: workloadPods("BIGINT") },
 ];

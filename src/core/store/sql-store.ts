@@ -14,6 +14,7 @@ import {
   validatePolicy,
   validateRange,
   validateSavings,
+  validateWorkloadPods,
   validateWarmupEvents,
 } from "./store.ts";
 import type {
@@ -34,6 +35,7 @@ import type {
   SavingsRow,
   SavingsScope,
   SavingsTotal,
+  WorkloadPodsRow,
   SeriesQuery,
   SpotRepair,
   TimeRange,
@@ -153,6 +155,12 @@ const SQL = {
     WHERE cluster_id = $1 AND ts >= $2 AND ts < $3 AND ($4 = '' OR scope = 'workload' OR name = $4)
     GROUP BY scope, name ORDER BY scope, name`,
   deleteSavings: "DELETE FROM savings WHERE ts < $1",
+  insertWorkloadPods: `INSERT INTO workload_pods (cluster_id, workload, ts, step_ms, pods)
+    VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (cluster_id, workload, ts) DO NOTHING`,
+  workloadPods: `SELECT workload, ts, step_ms, pods FROM workload_pods
+    WHERE cluster_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts, workload`,
+  deleteWorkloadPods: "DELETE FROM workload_pods WHERE ts < $1",
   deleteLifecycle: "DELETE FROM lifecycle_events WHERE at < $1",
   deleteDisruptions: "DELETE FROM disruptions WHERE at < $1",
   putPolicy: `INSERT INTO policies (cluster_id, kind, key, value, updated_at) VALUES ($1, $2, $3, $4, $5)
@@ -419,6 +427,29 @@ export class SqlStore implements Store {
     }));
   }
 
+  async writeWorkloadPods(rows: readonly WorkloadPodsRow[]): Promise<number> {
+    validateWorkloadPods(rows);
+    if (rows.length === 0) return 0;
+    return this.#db.transaction(async (tx) => {
+      let added = 0;
+      for (const r of rows)
+        added += await tx.run(SQL.insertWorkloadPods, [r.clusterId, r.workload, r.ts, r.stepMs, r.pods]);
+      return added;
+    });
+  }
+
+  async workloadPods(q: TimeRange): Promise<WorkloadPodsRow[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.workloadPods, [q.clusterId, q.from, q.to]);
+    return rows.map((r) => ({
+      clusterId: q.clusterId,
+      workload: text(r.workload),
+      ts: num(r.ts),
+      stepMs: num(r.step_ms),
+      pods: num(r.pods),
+    }));
+  }
+
   async spotRepairs(q: RepairQuery): Promise<SpotRepair[]> {
     validateRange(q);
     const rows = await this.#db.all(SQL.spotRepairs, [q.clusterId, q.from, q.to, q.workload ?? "", limit(q)]);
@@ -588,6 +619,8 @@ export class SqlStore implements Store {
       // Savings rows are sums, kept as long as the coarsest series tier keeps its points.
       const longest = Math.max(...tiers.map((t) => t.retainMs));
       await tx.run(SQL.deleteSavings, [now - longest]);
+      // Pod counts serve what-if's replay of the last 24 h: kept a day and an hour (or the raw tier's span).
+      await tx.run(SQL.deleteWorkloadPods, [now - Math.max(25 * 3_600_000, tiers[0]?.retainMs ?? 0)]);
       return result;
     });
   }

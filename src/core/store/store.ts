@@ -142,6 +142,18 @@ export interface SavingsTotal {
   to: number;
 }
 
+/**
+ * How many live pods one workload (namespace/Kind/name) had at the end of one history bucket
+ * [ts, ts + stepMs). Unique per (cluster, workload, ts): first write wins. What-if replays these.
+ */
+export interface WorkloadPodsRow {
+  clusterId: string;
+  workload: string;
+  ts: number;
+  stepMs: number;
+  pods: number;
+}
+
 export interface IngestCheckpoint {
   clusterId: string;
   epoch: string;
@@ -261,6 +273,11 @@ export interface Store {
   writeSavings(rows: readonly SavingsRow[]): Promise<number>;
   /** Per scope and name, the sums of rows whose bucket starts in [from, to). */
   savings(q: TimeRange): Promise<SavingsTotal[]>;
+
+  /** Appends workload pod counts in one transaction; returns how many were new. Bad input writes nothing. */
+  writeWorkloadPods(rows: readonly WorkloadPodsRow[]): Promise<number>;
+  /** A cluster's workload pod counts whose bucket starts in [from, to), oldest first. */
+  workloadPods(q: TimeRange): Promise<WorkloadPodsRow[]>;
 
   putPolicy(
     clusterId: string,
@@ -438,4 +455,15 @@ export function validateRange(q: TimeRange): void {
   need(isText(q.clusterId), "query: clusterId is required");
   need(isTime(q.from) && isTime(q.to), "query: from and to must be integer epoch ms");
   need(q.to >= q.from, "query: to must not be before from");
+}
+
+export function validateWorkloadPods(rows: readonly WorkloadPodsRow[]): void {
+  for (const r of rows) {
+    const where = `workload pods row ${r.workload}`;
+    need(isText(r.clusterId), `${where}: clusterId is required`);
+    need(isText(r.workload), `${where}: workload is required`);
+    need(isTime(r.ts), `${where}: ts must be an integer epoch ms`);
+    need(Number.isSafeInteger(r.stepMs) && r.stepMs > 0, `${where}: stepMs must be a positive integer`);
+    need(Number.isSafeInteger(r.pods) && r.pods >= 0, `${where}: pods must be an integer >= 0`);
+  }
 }

@@ -14,6 +14,7 @@ import { rangeQuery } from "../range.ts";
 import { Card, Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
 import { spotPreview, spotProblems } from "./policy.ts";
+import { WhatifPanel } from "./Whatif.tsx";
 
 const keyOf = (w: SpotPolicyDto["workload"]): string => `${w.namespace}/${w.kind}/${w.name}`;
 
@@ -438,6 +439,21 @@ function SpotEditor({
           percentAboveBase: pctAbove || 0,
         })}
       </p>
+      <WhatifPanel
+        ctx={ctx}
+        workload={keyOf(target)}
+        disabled={Object.keys(problems).length > 0}
+        candidate={{
+          spot: [
+            {
+              workload: target,
+              threshold,
+              strategy,
+              ...(pctAbove ? { percentAboveBase: pctAbove } : {}),
+            },
+          ],
+        }}
+      />
       {error ? (
         <p className="error" role="alert">
           {error}

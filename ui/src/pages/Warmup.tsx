@@ -8,6 +8,7 @@ import { rangeQuery } from "../range.ts";
 import { Card, Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
 import { warmupPreview, warmupProblems, type WarmupPolicy } from "./policy.ts";
+import { WhatifPanel } from "./Whatif.tsx";
 
 const BLOCKERS: Record<string, string> = {
   disabled: "disabled",
@@ -302,6 +303,11 @@ function WarmupEditor({ ctx, pool, onDone }: { ctx: PageCtx; pool: WarmupPoolDto
       <p className="preview" data-testid="warmup-preview">
         Effect: {warmupPreview(pool, draft)}
       </p>
+      <WhatifPanel
+        ctx={ctx}
+        disabled={Object.keys(problems).length > 0}
+        candidate={{ warmup: { [pool.nodePool]: draft } }}
+      />
       {error ? (
         <p className="error" role="alert">
           {error}

@@ -1,0 +1,208 @@
+// The what-if route through Fastify's inject(): core's hub and store (SQLite) as the agent and the
+// samplers fill them, the simulator's real replay behind it.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { ClusterHub } from "../../core/hub/hub.ts";
+import { openStore } from "../../core/store/open.ts";
+import type { Store } from "../../core/store/store.ts";
+import type { WhatifReportDto } from "../../dashboard/dto.ts";
+import type { NodePool } from "../../objects/karpenter.ts";
+import type { Pod } from "../../objects/kube.ts";
+import { FakeClock } from "../../shared/clock.ts";
+import { silentLogger } from "../../shared/log.ts";
+import { clusterWhatif } from "../../sim/cluster-whatif.ts";
+import { build } from "../app.ts";
+import { whatifRoutes } from "./whatif.ts";
+
+const NOW = Date.parse("2026-12-03T12:00:00Z");
+const MIN = 60_000;
+const V = { authorization: "Bearer v-token" };
+
+const pool: NodePool = {
+  metadata: { name: "flex" },
+  spec: {
+    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
+    template: {
+      spec: {
+        requirements: [
+          { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
+          { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
+          { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
+        ],
+      },
+    },
+  },
+};
+const apiPod = (i: number): Pod => ({
+  metadata: {
+    name: `api-5c8d-${i}`,
+    namespace: "shop",
+    creationTimestamp: new Date(NOW - 30 * MIN).toISOString(),
+    labels: { app: "api", "pod-template-hash": "5c8d" },
+    ownerReferences: [
+      { apiVersion: "apps/v1", kind: "ReplicaSet", name: "api-5c8d", uid: "rs", controller: true },
+    ],
+  },
+  spec: { containers: [{ name: "api", resources: { requests: { cpu: "500m", memory: "256Mi" } } }] },
+  status: { phase: "Pending" },
+});
+
+let dir: string;
+let store: Store;
+let app: FastifyInstance;
+let runs = 0;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "wave-whatif-"));
+  store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
+  const clock = new FakeClock(NOW);
+  const hub = new ClusterHub(store, clock);
+  await hub.clusterConnected({
+    clusterId: "c1",
+    kubernetesVersion: "v1.34.1",
+    karpenterVersion: "v1.8.2",
+    agentVersion: "0.1.0",
+    sessionId: "s1",
+    connectedAt: NOW - 3_600_000,
+  });
+  await hub.write({
+    clusterId: "c1",
+    sessionId: "s1",
+    sequence: 1,
+    receivedAt: NOW,
+    snapshot: [
+      { kind: "NodePool", object: pool },
+      ...Array.from({ length: 6 }, (_, i) => ({ kind: "Pod" as const, object: apiPod(i) })),
+    ],
+    changes: [],
+    lifecycle: [],
+  });
+  // The last 20 minutes: 2 pods, then 6 from 10 minutes ago.
+  await store.writeWorkloadPods(
+    Array.from({ length: 20 }, (_, i) => ({
+      clusterId: "c1",
+      workload: "shop/Deployment/api",
+      ts: NOW - (20 - i) * MIN,
+      stepMs: MIN,
+      pods: i < 10 ? 2 : 6,
+    })),
+  );
+  await store.putPolicy(
+    "c1",
+    "spot",
+    "shop/Deployment/api",
+    { workload: { kind: "Deployment", namespace: "shop", name: "api" }, threshold: 0, strategy: "Prefer" },
+    NOW,
+  );
+  app = await build({
+    tokens: { admin: "a-token", viewer: "v-token" },
+    plugins: [
+      whatifRoutes({
+        hub,
+        now: () => clock.now(),
+        run: (input) => {
+          runs++;
+          return clusterWhatif(input);
+        },
+      }),
+    ],
+  });
+});
+
+after(async () => {
+  await app.close();
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const post = (body: unknown, id = "c1") =>
+  app.inject({ method: "POST", url: `/api/v1/clusters/${id}/whatif`, headers: V, payload: body as object });
+
+void describe("POST /api/v1/clusters/:id/whatif", () => {
+  void it("replays the cluster's stored pod counts under its stored policy and the candidate", async () => {
+    const res = await post({
+      spot: [
+        {
+          workload: { kind: "Deployment", namespace: "shop", name: "api" },
+          threshold: 2,
+          strategy: "Prefer",
+        },
+      ],
+      spotInterruptionRate: 0,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const r = res.json<WhatifReportDto>();
+    assert.equal(r.clusterId, "c1");
+    assert.equal(r.catalog, "kwok");
+    assert.equal(r.historyBuckets, 20);
+    assert.equal(r.from, NOW - 20 * MIN);
+    assert.deepEqual(r.workloads, ["shop/Deployment/api"]);
+    assert.equal(r.current.policy.spot[0]?.threshold, 0, "the stored policy is the current one");
+    assert.deepEqual(r.current.now.workloads["shop/Deployment/api"], { onDemand: 0, spot: 6, pending: 0 });
+    assert.deepEqual(r.candidate.now.workloads["shop/Deployment/api"], { onDemand: 2, spot: 4, pending: 0 });
+    assert.ok(r.candidate.now.costPerHour > r.current.now.costPerHour);
+    assert.ok(Math.abs(r.candidate.costPerMonth - r.candidate.costPerHour * 730) < 1e-9);
+    assert.equal(r.current.spotShare, 1);
+    assert.ok(r.candidate.spotShare > 0 && r.candidate.spotShare < 1);
+    assert.ok(r.candidate.podStart.count >= 4, "the scale-up from 2 to 6 pods is measured");
+  });
+
+  void it("answers bad bodies with 400 and a reason, before any replay", async () => {
+    const before = runs;
+    const cases: [unknown, RegExp][] = [
+      [{}, /nothing to compare/],
+      [
+        {
+          spot: [
+            {
+              workload: { kind: "Deployment", namespace: "shop", name: "api" },
+              threshold: -1,
+              strategy: "Prefer",
+            },
+          ],
+        },
+        /invalid spot candidate: spot\[0\]\.threshold/,
+      ],
+      [{ warmup: { flex: { maxWarmNodes: "two" } } }, /maxWarmNodes/],
+      [{ warmup: { flex: { ttlSeconds: 1 } } }, /invalid warmup candidate for flex: ttlSeconds/],
+      [{ warmup: { flex: {} }, windowHours: 48 }, /windowHours/],
+      [{ warmup: { flex: {} }, colour: "blue" }, /must NOT have additional properties/],
+    ];
+    for (const [body, why] of cases) {
+      const res = await post(body);
+      assert.equal(res.statusCode, 400, JSON.stringify(body));
+      assert.match(res.json<{ message: string }>().message, why);
+    }
+    assert.equal(runs, before);
+  });
+
+  void it("names what the cluster has when the candidate targets something it does not", async () => {
+    const res = await post({ warmup: { gpu: { enabled: true } } });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.json<{ message: string }>().message, /no NodePool gpu \(NodePools: flex\)/);
+    const spot = await post({
+      spot: [
+        {
+          workload: { kind: "Deployment", namespace: "shop", name: "web" },
+          threshold: 1,
+          strategy: "Prefer",
+        },
+      ],
+    });
+    assert.equal(spot.statusCode, 400);
+    assert.match(
+      spot.json<{ message: string }>().message,
+      /no live pod of deployment\/shop\/web.*shop\/Deployment\/api/,
+    );
+  });
+
+  void it("needs a token, and a cluster core knows", async () => {
+    const anon = await app.inject({ method: "POST", url: "/api/v1/clusters/c1/whatif", payload: {} });
+    assert.equal(anon.statusCode, 401);
+    assert.equal((await post({ warmup: { flex: {} } }, "nope")).statusCode, 404);
+  });
+});

@@ -1,0 +1,255 @@
+// What-if on a connected cluster: POST a candidate spot/warmup policy; core gathers what it
+// knows of the cluster — NodePools, each workload's pods (its template), its current policies,
+// the last 24 h of pods per workload and its spot interruption rate — and the simulator replays
+// that window under the current and the candidate policy (src/sim/cluster-whatif.ts, injected
+// by the composition root as `run`). Viewers may ask: nothing is changed in the cluster.
+import type { FastifyInstance } from "fastify";
+import type { ClusterHub } from "../../core/hub/hub.ts";
+import type { WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
+import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
+import {
+  parsePolicySet,
+  PolicyValidationError,
+  POLICY_SET_API_VERSION,
+  type SpotPolicy,
+} from "../../webhook/policy.ts";
+import type { ApiPlugin } from "../app.ts";
+import { spotPolicySet } from "./policies.ts";
+import {
+  clusterIdParam,
+  errorSchema,
+  poolName,
+  spotPolicySchema,
+  warmupPolicyInputSchema,
+  warmupPolicySchema,
+} from "./schemas.ts";
+
+const HOUR = 3_600_000;
+
+type State = NonNullable<ReturnType<ClusterHub["get"]>>["state"];
+
+/** What the route hands the simulator (src/sim/cluster-whatif.ts ClusterWhatifInput). */
+export interface WhatifInput {
+  nodePools: ReturnType<State["nodePools"]>;
+  nodes: ReturnType<State["nodes"]>;
+  pods: ReturnType<State["pods"]>;
+  history: readonly { workload: string; ts: number; pods: number }[];
+  now: number;
+  windowMs: number;
+  current: { spot: SpotPolicy[]; warmup: Record<string, WarmupPolicy> };
+  changes: { spot: SpotPolicy[]; warmup: Record<string, WarmupPolicy> };
+  spotInterruptionRate: number;
+  bootDelayMs: number;
+  seed?: number;
+}
+
+export type WhatifRunner = (input: WhatifInput) => Promise<Omit<WhatifReportDto, "clusterId" | "tookMs">>;
+
+export interface WhatifDeps {
+  hub: ClusterHub;
+  run: WhatifRunner;
+  now: () => number;
+}
+
+/** A body the schema let through but the policies' own validators refuse: 400 with the reason. */
+class BadCandidate extends Error {
+  statusCode = 400;
+}
+
+const bodySchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    spot: { type: "array", maxItems: 100, items: { type: "object" } },
+    warmup: {
+      type: "object",
+      maxProperties: 100,
+      propertyNames: poolName,
+      additionalProperties: warmupPolicyInputSchema,
+    },
+    windowHours: { type: "number", exclusiveMinimum: 0, maximum: 24 },
+    bootDelaySeconds: { type: "integer", minimum: 1, maximum: 3600 },
+    spotInterruptionRate: { type: "number", minimum: 0, maximum: 60 },
+    seed: { type: "integer", minimum: 0, maximum: 999_999_999 },
+  },
+} as const;
+
+const placement = {
+  type: "object",
+  required: ["onDemand", "spot", "pending"],
+  properties: { onDemand: { type: "integer" }, spot: { type: "integer" }, pending: { type: "integer" } },
+} as const;
+const capacity = {
+  type: "object",
+  required: ["spot", "onDemand"],
+  properties: { spot: { type: "number" }, onDemand: { type: "number" } },
+} as const;
+const sideSchema = {
+  type: "object",
+  properties: {
+    policy: {
+      type: "object",
+      properties: {
+        spot: { type: "array", items: spotPolicySchema },
+        warmup: { type: "object", additionalProperties: warmupPolicySchema },
+      },
+    },
+    costPerHour: { type: "number" },
+    costPerMonth: { type: "number" },
+    spotShare: { type: "number" },
+    nodeHours: capacity,
+    podStart: {
+      type: "object",
+      properties: {
+        count: { type: "integer" },
+        p50Ms: { type: "number" },
+        p95Ms: { type: "number" },
+        maxMs: { type: "number" },
+      },
+    },
+    pendingAtEnd: { type: "integer" },
+    spotInterruptions: { type: "integer" },
+    nodeClaimsCreated: { type: "integer" },
+    now: {
+      type: "object",
+      properties: {
+        costPerHour: { type: "number" },
+        nodes: capacity,
+        pools: {
+          type: "object",
+          additionalProperties: {
+            type: "object",
+            properties: { costPerHour: { type: "number" }, nodes: { type: "integer" } },
+          },
+        },
+        workloads: { type: "object", additionalProperties: placement },
+      },
+    },
+  },
+} as const;
+export const whatifReportSchema = {
+  type: "object",
+  properties: {
+    clusterId: { type: "string" },
+    from: { type: "integer" },
+    to: { type: "integer" },
+    historyBuckets: { type: "integer" },
+    catalog: { type: "string" },
+    bootDelayMs: { type: "integer" },
+    spotInterruptionRate: { type: "number" },
+    workloads: { type: "array", items: { type: "string" } },
+    skipped: {
+      type: "array",
+      items: { type: "object", properties: { workload: { type: "string" }, reason: { type: "string" } } },
+    },
+    current: sideSchema,
+    candidate: sideSchema,
+    tookMs: { type: "integer" },
+  },
+} as const;
+
+/** The body's candidate, validated by the same rules as the policy routes (and `wave spot|warmup set`). */
+export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
+  const spotIn = body.spot ?? [];
+  const warmupIn = body.warmup ?? {};
+  if (spotIn.length === 0 && Object.keys(warmupIn).length === 0)
+    throw new BadCandidate("nothing to compare: give spot policies and/or warmup policies to try");
+  let spot: SpotPolicy[];
+  try {
+    spot = parsePolicySet({
+      apiVersion: POLICY_SET_API_VERSION,
+      kind: "SpotPolicySet",
+      policies: spotIn,
+    }).policies;
+  } catch (err) {
+    if (!(err instanceof PolicyValidationError)) throw err;
+    throw new BadCandidate(
+      `invalid spot candidate: ${err.problems.map((p) => p.replace(/^policies/, "spot")).join("; ")}`,
+    );
+  }
+  const warmup: Record<string, WarmupPolicy> = {};
+  for (const [pool, p] of Object.entries(warmupIn)) {
+    const r = parsePolicy(p);
+    if (!r.ok) throw new BadCandidate(`invalid warmup candidate for ${pool}: ${r.errors.join("; ")}`);
+    warmup[pool] = r.policy;
+  }
+  return { spot, warmup };
+}
+
+export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
+  // Replays take CPU: one at a time per core, in order of arrival.
+  let queue: Promise<unknown> = Promise.resolve();
+  return (app: FastifyInstance) => {
+    app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
+      "/api/v1/clusters/:id/whatif",
+      {
+        config: { role: "viewer" },
+        schema: {
+          summary:
+            "Replays the cluster's last hours (its workloads, NodePools, prices, pods per workload) on the " +
+            "simulator under its current policies and under the candidate in the body: cost/h, cost/month, " +
+            "spot share, pod start p50/p95, and each workload's placement now, side by side",
+          params: { type: "object", required: ["id"], properties: { id: clusterIdParam } },
+          body: bodySchema,
+          response: { 200: whatifReportSchema, 400: errorSchema, 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = deps.hub.get(req.params.id);
+        if (!c?.info)
+          return reply
+            .code(404)
+            .send({ error: "not_found", message: `no cluster with id "${req.params.id}"` });
+        const changes = parseCandidate(req.body);
+        const store = deps.hub.store;
+        const now = deps.now();
+        const windowMs = Math.round((req.body.windowHours ?? 24) * HOUR);
+        const range = { clusterId: c.id, from: now - windowMs, to: now + 1 };
+        const [spotRows, warmupRows, history] = await Promise.all([
+          store.listPolicies(c.id, "spot"),
+          store.listPolicies(c.id, "warmup"),
+          store.workloadPods(range),
+        ]);
+        const warmup: Record<string, WarmupPolicy> = {};
+        for (const r of warmupRows) {
+          const p = parsePolicy(r.value);
+          if (p.ok) warmup[r.key] = p.policy;
+        }
+        const rate = req.body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range));
+        const input: WhatifInput = {
+          nodePools: c.state.nodePools(),
+          nodes: c.state.nodes(),
+          pods: c.state.pods(),
+          history,
+          now,
+          windowMs,
+          current: { spot: spotPolicySet(spotRows.map((r) => r.value)).policies, warmup },
+          changes,
+          spotInterruptionRate: rate,
+          bootDelayMs: (req.body.bootDelaySeconds ?? 60) * 1000,
+          ...(req.body.seed === undefined ? {} : { seed: req.body.seed }),
+        };
+        const started = Date.now();
+        const run = queue.then(() => deps.run(input));
+        queue = run.catch(() => undefined);
+        const report = await run;
+        return { clusterId: c.id, ...report, tookMs: Date.now() - started };
+      },
+    );
+  };
+}
+
+/** Spot interruptions per spot node-hour over the range, from the store (0 without spot hours). */
+async function observedInterruptionRate(
+  hub: ClusterHub,
+  range: { clusterId: string; from: number; to: number },
+): Promise<number> {
+  const [disruptions, series] = await Promise.all([
+    hub.store.disruptions(range),
+    hub.store.series({ ...range, capacityType: "spot" }),
+  ]);
+  const interrupted = disruptions.filter((d) => d.reason === "Interrupted").length;
+  let spotHours = 0;
+  for (const r of series) if (r.kind === "point") spotHours += (r.nodes * r.resolutionMs) / HOUR;
+  return spotHours > 0 ? Math.min(60, interrupted / spotHours) : 0;
+}

@@ -1,0 +1,183 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { NodePool } from "../objects/karpenter.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import {
+  ClusterWhatifError,
+  catalogOf,
+  clusterWhatif,
+  ownTemplate,
+  recordCluster,
+  type ClusterWhatifInput,
+} from "./cluster-whatif.ts";
+
+const MIN = 60_000;
+const NOW = Date.UTC(2026, 11, 3, 12);
+
+const pool: NodePool = {
+  apiVersion: "karpenter.sh/v1",
+  kind: "NodePool",
+  metadata: { name: "flex" },
+  spec: {
+    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
+    template: {
+      spec: {
+        requirements: [
+          { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
+          { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
+          { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
+        ],
+      },
+    },
+  },
+};
+
+/** A pod of Deployment shop/api as the agent forwards it, placed by Wave's webhook on spot. */
+function apiPod(i: number): Pod {
+  return {
+    metadata: {
+      name: `api-7d9f-${i}`,
+      namespace: "shop",
+      uid: `u${i}`,
+      creationTimestamp: new Date(NOW - 5 * MIN).toISOString(),
+      labels: {
+        app: "api",
+        "pod-template-hash": "7d9f",
+        "wave.sh/capacity-assignment": "spot",
+        "wave.sh/spot-slot": `s${i}`,
+      },
+      ownerReferences: [
+        { apiVersion: "apps/v1", kind: "ReplicaSet", name: "api-7d9f", uid: "rs", controller: true },
+      ],
+    },
+    spec: {
+      nodeName: "n1",
+      containers: [
+        { name: "api", image: "api:1", resources: { requests: { cpu: "500m", memory: "256Mi" } } },
+      ],
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: "karpenter.sh/capacity-type", operator: "In", values: ["spot"] }] },
+            ],
+          },
+        },
+      },
+    },
+    status: { phase: "Running" },
+  };
+}
+
+const node: Node = {
+  metadata: {
+    name: "n1",
+    labels: {
+      "node.kubernetes.io/instance-type": "c-4x-amd64-linux",
+      "karpenter.sh/capacity-type": "spot",
+      "karpenter.sh/nodepool": "flex",
+    },
+  },
+};
+
+const api = { kind: "Deployment" as const, namespace: "shop", name: "api" };
+const input = (over: Partial<ClusterWhatifInput> = {}): ClusterWhatifInput => ({
+  nodePools: [pool],
+  nodes: [node],
+  pods: Array.from({ length: 6 }, (_, i) => apiPod(i)),
+  history: [],
+  now: NOW,
+  windowMs: 24 * 60 * MIN,
+  current: { spot: [{ workload: api, threshold: 0, strategy: "Prefer" }], warmup: {} },
+  changes: { spot: [{ workload: api, threshold: 2, strategy: "Prefer" }], warmup: {} },
+  spotInterruptionRate: 0,
+  bootDelayMs: 5000,
+  ...over,
+});
+
+void describe("cluster what-if", () => {
+  void it("takes the workload's own template: Wave's capacity-type term and labels removed", () => {
+    const t = ownTemplate(apiPod(0));
+    assert.equal(t.spec.affinity, undefined);
+    assert.deepEqual(t.metadata?.labels, { app: "api" });
+    assert.equal(t.spec.nodeName, undefined);
+  });
+
+  void it("replays the history's pod counts as scale steps, ending at the current counts", () => {
+    const history = [
+      { workload: "shop/Deployment/api", ts: NOW - 30 * MIN, pods: 2 },
+      { workload: "shop/Deployment/api", ts: NOW - 29 * MIN, pods: 2 },
+      { workload: "shop/Deployment/api", ts: NOW - 20 * MIN, pods: 8 },
+      { workload: "shop/Deployment/gone", ts: NOW - 20 * MIN, pods: 3 },
+      { workload: "shop/Deployment/api", ts: NOW - 25 * 60 * MIN, pods: 50 },
+    ];
+    const r = recordCluster(input({ history }));
+    assert.equal(r.from, NOW - 30 * MIN, "the window starts at its first bucket; older rows are out of it");
+    assert.equal(r.buckets, 3);
+    assert.equal(r.workload.deployments[0]?.spec.replicas, 2);
+    assert.deepEqual(
+      r.workload.steps.map((s) => [s.atMs / MIN, s.replicas]),
+      [
+        [10, 8],
+        [30, 6],
+      ],
+    );
+    assert.deepEqual(
+      r.skipped.map((s) => s.workload),
+      ["shop/Deployment/gone"],
+    );
+  });
+
+  void it("picks the KWOK catalog on the rig's nodes", () => {
+    assert.equal(catalogOf([node], [pool]), "kwok");
+    assert.equal(catalogOf([], [pool]), "kwok");
+  });
+
+  void it("predicts the threshold's on-demand pods and what they cost, against the current all-spot", async () => {
+    const r = await clusterWhatif(input());
+    const key = "shop/Deployment/api";
+    assert.deepEqual(r.current.now.workloads[key], { onDemand: 0, spot: 6, pending: 0 });
+    assert.deepEqual(r.candidate.now.workloads[key], { onDemand: 2, spot: 4, pending: 0 });
+    assert.ok(r.candidate.now.nodes.onDemand >= 1 && r.current.now.nodes.onDemand === 0);
+    assert.ok(r.candidate.costPerHour > r.current.costPerHour, "on-demand costs more than spot");
+    assert.ok(r.current.spotShare === 1 && r.candidate.spotShare < 1);
+    assert.equal(r.catalog, "kwok");
+  });
+
+  void it("places a pod selecting a pool's template label in that pool, not in an untainted one", async () => {
+    const open: NodePool = { ...pool, metadata: { name: "default" } };
+    const labelled: NodePool = {
+      ...pool,
+      metadata: { name: "mine" },
+      spec: { ...pool.spec, template: { ...pool.spec.template, metadata: { labels: { team: "shop" } } } },
+    };
+    const pods = Array.from({ length: 6 }, (_, i) => {
+      const p = apiPod(i);
+      return { ...p, spec: { ...p.spec, nodeSelector: { team: "shop" } } };
+    });
+    const r = await clusterWhatif(input({ nodePools: [open, labelled], pods }));
+    assert.deepEqual(r.candidate.now.workloads["shop/Deployment/api"], { onDemand: 2, spot: 4, pending: 0 });
+    assert.deepEqual(Object.keys(r.candidate.now.pools), ["mine"]);
+  });
+
+  void it("refuses a change for a workload or pool the cluster does not have", async () => {
+    await assert.rejects(
+      clusterWhatif(
+        input({
+          changes: {
+            spot: [{ workload: { ...api, name: "nope" }, threshold: 1, strategy: "Prefer" }],
+            warmup: {},
+          },
+        }),
+      ),
+      (e: Error) =>
+        e instanceof ClusterWhatifError &&
+        /no live pod of deployment\/shop\/nope.*shop\/Deployment\/api/.test(e.message),
+    );
+    await assert.rejects(
+      clusterWhatif(input({ changes: { spot: [], warmup: { gpu: { ...DEFAULT_POLICY, enabled: true } } } })),
+      /no NodePool gpu \(NodePools: flex\)/,
+    );
+  });
+});

@@ -1,0 +1,380 @@
+// What-if on a connected cluster: core's state (NodePools, the pods of each workload) and its
+// history (pods per workload over the last hours) become a recorded workload for the simulator,
+// replayed under the cluster's current policies and under a candidate. Pure up to `replay`.
+import type { NodePool } from "../objects/karpenter.ts";
+import { K } from "../objects/karpenter.ts";
+import type { Deployment, Node, NodeSelectorTerm, Pod } from "../objects/kube.ts";
+import { isKwokInstanceType } from "../pricing/kwok.ts";
+import { ASSIGNMENT_LABEL, DELETION_COST_ANNOTATION, NOTE_ANNOTATION } from "../webhook/constants.ts";
+import { PREFERRED_WEIGHT } from "../webhook/patch.ts";
+import type { SpotPolicy } from "../webhook/policy.ts";
+import { resolveWorkload } from "../webhook/workload.ts";
+import { isDaemonSetPod } from "../karpenter/room.ts";
+import { isWavePod } from "../objects/wave.ts";
+import type { CatalogName } from "./catalog.ts";
+import {
+  candidatePolicy,
+  replay,
+  type EndPlacement,
+  type PodStartStats,
+  type ReplayPolicy,
+  type ReplayResult,
+} from "./replay.ts";
+import { WorkloadError, recordedWorkload, type RecordedWorkload, type ScaleStep } from "./workload.ts";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+/** The longest history replayed. */
+export const MAX_WINDOW_MS = 24 * HOUR;
+/** A cluster with less history than this is replayed this long at its current pod counts. */
+export const MIN_REPLAY_MS = 20 * MINUTE;
+const HOURS_PER_MONTH = 730;
+/** Before the window: the starting pods get their nodes (not measured). */
+const SETTLE_MS = 10 * MINUTE;
+/** After the window: the current pod counts run this long, so "now" is settled, not mid-launch. */
+const TAIL_MS = 10 * MINUTE;
+
+/** Pods of one workload (namespace/Kind/name) in one history bucket. */
+export interface PodCountSample {
+  workload: string;
+  ts: number;
+  pods: number;
+}
+
+export interface ClusterWhatifInput {
+  nodePools: readonly NodePool[];
+  nodes: readonly Node[];
+  pods: readonly Pod[];
+  /** Pods per workload per history bucket, any order. */
+  history: readonly PodCountSample[];
+  now: number;
+  /** How far back to replay (at most 24 h). */
+  windowMs: number;
+  current: ReplayPolicy;
+  /** Changes over the current policy (spot policies by workload, warmup policies by pool). */
+  changes: ReplayPolicy;
+  /** Per spot node per hour. */
+  spotInterruptionRate: number;
+  /** Launch → node Ready. */
+  bootDelayMs: number;
+  seed?: number;
+}
+
+export interface WhatifSide {
+  policy: ReplayPolicy;
+  /** Average over the replayed window. */
+  costPerHour: number;
+  costPerMonth: number;
+  /** Spot node-hours / all node-hours over the window. */
+  spotShare: number;
+  nodeHours: { spot: number; onDemand: number };
+  podStart: PodStartStats;
+  pendingAtEnd: number;
+  spotInterruptions: number;
+  nodeClaimsCreated: number;
+  /** As the replay ends, i.e. the cluster now under this policy. */
+  now: {
+    costPerHour: number;
+    nodes: { spot: number; onDemand: number };
+    /** Per NodePool: cost rate and nodes. */
+    pools: Record<string, { costPerHour: number; nodes: number }>;
+    /** Per workload (namespace/Kind/name): pods by capacity type. */
+    workloads: Record<string, EndPlacement>;
+  };
+}
+
+export interface ClusterWhatifReport {
+  /** The replayed window of history. */
+  from: number;
+  to: number;
+  /** Buckets of pod-count history the replay followed (0: the current counts only). */
+  historyBuckets: number;
+  catalog: CatalogName;
+  bootDelayMs: number;
+  spotInterruptionRate: number;
+  /** Workloads replayed, and the ones that could not be (no live pod to take a template from). */
+  workloads: string[];
+  skipped: { workload: string; reason: string }[];
+  current: WhatifSide;
+  candidate: WhatifSide;
+}
+
+/** The request cannot be answered as asked (the API answers 400 with the message). */
+export class ClusterWhatifError extends Error {
+  override name = "ClusterWhatifError";
+  readonly statusCode = 400;
+}
+
+/** The catalog of the cluster's nodes: KWOK's types (the rig), else the EC2 one. */
+export function catalogOf(nodes: readonly Node[], pools: readonly NodePool[]): CatalogName {
+  const types = nodes.map((n) => n.metadata.labels?.[K.instanceTypeLabel] ?? "").filter((t) => t !== "");
+  if (types.length > 0) return types.some(isKwokInstanceType) ? "kwok" : "aws";
+  // No node yet: a pool that names KWOK's labels is on the KWOK provider.
+  const kwok = pools.some((p) =>
+    (p.spec.template.spec.requirements ?? []).some((r) => r.key.startsWith("karpenter.kwok.sh/")),
+  );
+  return kwok ? "kwok" : "aws";
+}
+
+/** Removes what Wave's webhook added to a pod (capacity-type terms, its labels): the workload's own template. */
+export function ownTemplate(pod: Pod): Deployment["spec"]["template"] {
+  const spec = structuredClone(pod.spec);
+  delete spec.nodeName;
+  const labels = Object.fromEntries(
+    Object.entries(pod.metadata.labels ?? {}).filter(
+      ([k]) => !k.startsWith("wave.sh/") && k !== "pod-template-hash" && k !== "controller-revision-hash",
+    ),
+  );
+  const placed = pod.metadata.labels?.[ASSIGNMENT_LABEL] !== undefined;
+  const noted = pod.metadata.annotations?.[NOTE_ANNOTATION] !== undefined;
+  const na = spec.affinity?.nodeAffinity;
+  if (na && (placed || noted)) {
+    const req = na.requiredDuringSchedulingIgnoredDuringExecution;
+    if (req && placed) {
+      const terms: NodeSelectorTerm[] = req.nodeSelectorTerms
+        .map((t) => ({
+          ...t,
+          matchExpressions: (t.matchExpressions ?? []).filter((e) => e.key !== K.capacityTypeLabel),
+        }))
+        .filter((t) => t.matchExpressions.length > 0 || (t.matchFields ?? []).length > 0);
+      if (terms.length > 0) na.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: terms };
+      else delete na.requiredDuringSchedulingIgnoredDuringExecution;
+    }
+    const prefs = (na.preferredDuringSchedulingIgnoredDuringExecution ?? []).filter(
+      (p) =>
+        !(
+          p.weight === PREFERRED_WEIGHT &&
+          (p.preference.matchExpressions ?? []).some((e) => e.key === K.capacityTypeLabel)
+        ),
+    );
+    if (prefs.length > 0) na.preferredDuringSchedulingIgnoredDuringExecution = prefs;
+    else delete na.preferredDuringSchedulingIgnoredDuringExecution;
+    if (
+      !na.requiredDuringSchedulingIgnoredDuringExecution &&
+      !na.preferredDuringSchedulingIgnoredDuringExecution
+    )
+      delete spec.affinity;
+  }
+  const annotations = Object.fromEntries(
+    Object.entries(pod.metadata.annotations ?? {}).filter(
+      ([k]) => !k.startsWith("wave.sh/") && !(placed && k === DELETION_COST_ANNOTATION),
+    ),
+  );
+  return { metadata: { labels, annotations }, spec };
+}
+
+interface Sampled {
+  /** namespace/Kind/name → the simulated Deployment ("namespace/name"). */
+  simName: Map<string, { namespace: string; name: string }>;
+  workload: RecordedWorkload;
+  from: number;
+  durationMs: number;
+  buckets: number;
+  skipped: { workload: string; reason: string }[];
+}
+
+const DNS = /[^a-z0-9-]/g;
+
+/** The cluster's workloads, their starting counts and their changes over the window. */
+export function recordCluster(input: ClusterWhatifInput): Sampled {
+  const windowMs = Math.min(MAX_WINDOW_MS, Math.max(MINUTE, input.windowMs));
+  const since = input.now - windowMs;
+  // A representative pod per workload (the newest live one): the pod template the simulator creates.
+  const template = new Map<string, Pod>();
+  const current = new Map<string, number>();
+  for (const p of input.pods) {
+    if (p.metadata.deletionTimestamp || isWavePod(p) || isDaemonSetPod(p)) continue;
+    if (p.status?.phase === "Succeeded" || p.status?.phase === "Failed") continue;
+    const r = resolveWorkload(p, p.metadata.namespace ?? "default");
+    const ref = r.managed ? r.candidates[0] : undefined;
+    if (!ref) continue;
+    const key = `${ref.namespace}/${ref.kind}/${ref.name}`;
+    current.set(key, (current.get(key) ?? 0) + 1);
+    const had = template.get(key);
+    if (!had || (had.metadata.creationTimestamp ?? "") < (p.metadata.creationTimestamp ?? ""))
+      template.set(key, p);
+  }
+  const rows = input.history.filter((h) => h.ts >= since && h.ts < input.now).sort((a, b) => a.ts - b.ts);
+  const bucketTimes = [...new Set(rows.map((r) => r.ts))].sort((a, b) => a - b);
+  const from = bucketTimes[0] ?? input.now;
+  const durationMs = Math.max(MIN_REPLAY_MS, input.now - from + TAIL_MS);
+  const skipped: { workload: string; reason: string }[] = [];
+  const names = new Set([...current.keys(), ...rows.map((r) => r.workload)]);
+  const simName = new Map<string, { namespace: string; name: string }>();
+  const used = new Set<string>();
+  for (const key of [...names].sort()) {
+    if (!template.has(key)) {
+      skipped.push({ workload: key, reason: "no live pod now to take its pod template from" });
+      continue;
+    }
+    const [namespace = "default", kind = "", name = ""] = key.split("/");
+    // Every workload runs as a Deployment in the simulator; a StatefulSet sharing a Deployment's
+    // name gets its kind appended.
+    let sim = name;
+    if (used.has(`${namespace}/${sim}`)) sim = `${name}-${kind.toLowerCase()}`.replace(DNS, "");
+    used.add(`${namespace}/${sim}`);
+    simName.set(key, { namespace, name: sim });
+  }
+  // Counts per bucket; a workload without a row in a bucket that has rows had no pods then.
+  const byBucket = new Map<number, Map<string, number>>();
+  for (const r of rows) {
+    const m = byBucket.get(r.ts) ?? new Map<string, number>();
+    m.set(r.workload, r.pods);
+    byBucket.set(r.ts, m);
+  }
+  const steps: ScaleStep[] = [];
+  const start = new Map<string, number>();
+  const last = new Map<string, number>();
+  const track = (at: number, counts: ReadonlyMap<string, number>): void => {
+    for (const [key, sim] of simName) {
+      const n = counts.get(key) ?? 0;
+      if (!start.has(key)) {
+        start.set(key, n);
+        last.set(key, n);
+      } else if (last.get(key) !== n) {
+        steps.push({ atMs: at - from, namespace: sim.namespace, name: sim.name, replicas: n });
+        last.set(key, n);
+      }
+    }
+  };
+  for (const ts of bucketTimes) track(ts, byBucket.get(ts) ?? new Map());
+  // Then the counts core sees now, which the replay ends with.
+  track(Math.max(input.now, from), current);
+  const deployments: Deployment[] = [];
+  for (const [key, sim] of simName) {
+    const pod = template.get(key);
+    if (!pod) continue;
+    const t = ownTemplate(pod);
+    const selector = { "wave.sh/whatif": `${sim.namespace}.${sim.name}`.slice(0, 63) };
+    deployments.push({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: sim.name, namespace: sim.namespace },
+      spec: {
+        replicas: start.get(key) ?? 0,
+        selector: { matchLabels: selector },
+        template: { ...t, metadata: { ...t.metadata, labels: { ...t.metadata?.labels, ...selector } } },
+      },
+    });
+  }
+  const nodePools = input.nodePools.map((p): NodePool => ({
+    apiVersion: "karpenter.sh/v1",
+    kind: "NodePool",
+    metadata: { name: p.metadata.name ?? "", ...(p.metadata.labels ? { labels: p.metadata.labels } : {}) },
+    spec: structuredClone(p.spec),
+  }));
+  return {
+    simName,
+    workload: { nodePools, deployments, steps: steps.sort((a, b) => a.atMs - b.atMs) },
+    from,
+    durationMs,
+    buckets: bucketTimes.length,
+    skipped,
+  };
+}
+
+/** A policy of the cluster in the simulator's terms: every workload runs as a Deployment. */
+function simPolicy(
+  p: ReplayPolicy,
+  simName: ReadonlyMap<string, { namespace: string; name: string }>,
+): ReplayPolicy {
+  const spot: SpotPolicy[] = [];
+  for (const s of p.spot) {
+    const sim = simName.get(`${s.workload.namespace}/${s.workload.kind}/${s.workload.name}`);
+    if (sim) spot.push({ ...s, workload: { kind: "Deployment", namespace: sim.namespace, name: sim.name } });
+  }
+  return { spot, warmup: p.warmup };
+}
+
+function side(policy: ReplayPolicy, r: ReplayResult, simName: Sampled["simName"]): WhatifSide {
+  const workloads: Record<string, EndPlacement> = {};
+  for (const [key, sim] of simName) {
+    workloads[key] = r.end.byDeployment[`${sim.namespace}/${sim.name}`] ?? {
+      onDemand: 0,
+      spot: 0,
+      pending: 0,
+    };
+  }
+  return {
+    policy,
+    costPerHour: r.costPerHour,
+    costPerMonth: r.costPerHour * HOURS_PER_MONTH,
+    spotShare: r.spotShare,
+    nodeHours: r.nodeHours,
+    podStart: r.podStart,
+    pendingAtEnd: r.pendingAtEnd,
+    spotInterruptions: r.spotInterruptions,
+    nodeClaimsCreated: r.nodeClaimsCreated,
+    now: { costPerHour: r.end.costPerHour, nodes: r.end.nodes, pools: r.end.pools, workloads },
+  };
+}
+
+/**
+ * Checks the changes name something the cluster has: a spot policy for a workload with live pods,
+ * a warmup policy for one of its NodePools.
+ */
+export function checkChanges(
+  input: Pick<ClusterWhatifInput, "changes" | "nodePools">,
+  workloads: readonly string[],
+): void {
+  for (const p of input.changes.spot) {
+    const key = `${p.workload.namespace}/${p.workload.kind}/${p.workload.name}`;
+    if (!workloads.includes(key))
+      throw new ClusterWhatifError(
+        `spot: the cluster has no live pod of ${p.workload.kind.toLowerCase()}/${p.workload.namespace}/${p.workload.name}` +
+          (workloads.length > 0 ? ` (workloads: ${workloads.slice(0, 20).join(", ")})` : " (no workloads)"),
+      );
+  }
+  const pools = input.nodePools.map((p) => p.metadata.name ?? "");
+  for (const pool of Object.keys(input.changes.warmup))
+    if (!pools.includes(pool))
+      throw new ClusterWhatifError(
+        `warmup: the cluster has no NodePool ${pool} (NodePools: ${pools.join(", ")})`,
+      );
+}
+
+/** Replays the cluster's window under its current policy and under the candidate, same seed. */
+export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterWhatifReport> {
+  if (input.nodePools.length === 0) throw new ClusterWhatifError("the cluster has no NodePool to simulate");
+  const rec = recordCluster(input);
+  const workloads = [...rec.simName.keys()];
+  checkChanges(input, workloads);
+  const catalog = catalogOf(input.nodes, input.nodePools);
+  const candidate = candidatePolicy(input.current, input.changes);
+  const seed = recordedWorkload(rec.workload);
+  const run = (p: ReplayPolicy): Promise<ReplayResult> =>
+    replay({
+      workload: seed,
+      policy: simPolicy(p, rec.simName),
+      durationMs: rec.durationMs,
+      catalog,
+      bootDelayMs: input.bootDelayMs,
+      spotInterruptionRate: input.spotInterruptionRate,
+      seed: input.seed ?? 7,
+      startMs: rec.from - SETTLE_MS,
+      settleMs: SETTLE_MS,
+      quietStepMs: 30_000,
+    });
+  let now: ReplayResult;
+  let cand: ReplayResult;
+  try {
+    now = await run(input.current);
+    cand = await run(candidate);
+  } catch (err) {
+    // A NodePool no instance type of the catalog satisfies.
+    if (err instanceof WorkloadError) throw new ClusterWhatifError(err.message);
+    throw err;
+  }
+  return {
+    from: rec.from,
+    to: Math.max(input.now, rec.from),
+    historyBuckets: rec.buckets,
+    catalog,
+    bootDelayMs: input.bootDelayMs,
+    spotInterruptionRate: input.spotInterruptionRate,
+    workloads,
+    skipped: rec.skipped,
+    current: side(input.current, now, rec.simName),
+    candidate: side(candidate, cand, rec.simName),
+  };
+}

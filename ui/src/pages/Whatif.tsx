@@ -1,0 +1,94 @@
+// "What if?" beside a policy editor's preview: core replays the cluster's last 24 h on the
+// simulator under the current policies and under the draft (POST …/whatif, viewer role), and the
+// result is shown side by side — cost/h, cost/month, spot share, pod start p50/p95, and where the
+// edited workload's pods would run now.
+import { useState } from "react";
+import type { WhatifReportDto, WhatifRequestDto } from "../../../src/dashboard/dto.ts";
+import { runWhatif } from "../api.ts";
+import type { PageCtx } from "../ctx.ts";
+import { usd } from "../format.ts";
+
+const pct = (v: number): string => `${(v * 100).toFixed(0)} %`;
+const sec = (s: WhatifReportDto["current"]["podStart"], pick: "p50Ms" | "p95Ms"): string =>
+  s.count === 0 ? "—" : `${(s[pick] / 1000).toFixed(1)} s`;
+
+export function WhatifPanel({
+  ctx,
+  candidate,
+  workload,
+  disabled,
+}: {
+  ctx: PageCtx;
+  /** The draft, as the what-if body's spot or warmup part. */
+  candidate: WhatifRequestDto;
+  /** namespace/Kind/name of the edited workload: its pods' placement is shown. */
+  workload?: string;
+  disabled?: boolean;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [report, setReport] = useState<WhatifReportDto | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const go = async (): Promise<void> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      setReport(await runWhatif(ctx.base, ctx.token, candidate));
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rows = (r: WhatifReportDto): [string, string, string][] => {
+    const c = r.current;
+    const k = r.candidate;
+    const out: [string, string, string][] = [
+      ["cost/h (average)", usd(c.costPerHour), usd(k.costPerHour)],
+      ["cost/month", usd(c.costPerMonth), usd(k.costPerMonth)],
+      ["spot share", pct(c.spotShare), pct(k.spotShare)],
+      ["pod start p50", sec(c.podStart, "p50Ms"), sec(k.podStart, "p50Ms")],
+      ["pod start p95", sec(c.podStart, "p95Ms"), sec(k.podStart, "p95Ms")],
+      ["cost/h now", usd(c.now.costPerHour), usd(k.now.costPerHour)],
+    ];
+    const a = workload ? c.now.workloads[workload] : undefined;
+    const b = workload ? k.now.workloads[workload] : undefined;
+    if (a && b)
+      out.push(["pods on-demand / spot now", `${a.onDemand} / ${a.spot}`, `${b.onDemand} / ${b.spot}`]);
+    return out;
+  };
+  return (
+    <div className="whatif" data-testid="whatif">
+      <button type="button" disabled={busy || disabled} onClick={() => void go()}>
+        {busy ? "Replaying the last 24 h…" : "What if? (replay the last 24 h)"}
+      </button>
+      {error ? (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {report ? (
+        <table aria-label="what-if result">
+          <caption>
+            {`${((report.to - report.from) / 3_600_000).toFixed(1)} h of this cluster replayed on the simulator (${report.historyBuckets} history buckets, ${report.workloads.length} workloads)`}
+          </caption>
+          <thead>
+            <tr>
+              <th />
+              <th>current</th>
+              <th>this policy</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows(report).map(([label, now, then]) => (
+              <tr key={label}>
+                <th scope="row">{label}</th>
+                <td>{now}</td>
+                <td>{then}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </div>
+  );
+}
