@@ -23,10 +23,8 @@ import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { chromium, type Browser } from "playwright-core";
 import type { NodeListDto, OverviewDto, SpotPolicySetDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
-import { startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
+import type { Started } from "../../src/cli/start.ts";
 import { W } from "../../src/objects/wave.ts";
-import { createLogger } from "../../src/shared/log.ts";
 import { num } from "../../ui/src/format.ts";
 import {
   agree,
@@ -55,7 +53,7 @@ import {
 } from "./harness.ts";
 import { applyTaintedPool } from "./pools.ts";
 import { stopChild } from "./spot-rig.ts";
-import { startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
+import { startRigWave, startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -98,21 +96,7 @@ before(async () => {
   });
 
   tmp = await mkdtemp(join(tmpdir(), "wave-e2e-console-rig-"));
-  wave = await startWave(
-    {
-      ...DEFAULTS,
-      kubeconfig: join(ROOT, ".rig/kubeconfig"),
-      clusterId: CLUSTER,
-      namespace: waveNs,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: join(tmp, "wave"),
-      logLevel: "error",
-    },
-    {},
-    { log: createLogger({ level: "error", base: { app: "wave-e2e-console-rig" } }) },
-  );
+  wave = await startRigWave("wave-e2e-console-rig", { clusterId: CLUSTER, namespace: waveNs, tmp });
   // The webhook as the chart runs it: its own process, spot policies long-polled from core.
   ({ configName } = await startTenantWebhook({
     wave,

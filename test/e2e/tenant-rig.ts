@@ -5,12 +5,36 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import type { Started } from "../../src/cli/start.ts";
+import { startWave, type Started } from "../../src/cli/start.ts";
+import { DEFAULTS } from "../../src/config/config.ts";
+import { createLogger } from "../../src/shared/log.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
-import { apply, list, markE2eWebhookConfig } from "./harness.ts";
+import { apply, kubeconfigPath, list, markE2eWebhookConfig } from "./harness.ts";
 import { CAPACITY_TYPE, POOL_LABEL } from "./pools.ts";
 import { startReplica, type Replica } from "./spot-rig.ts";
+
+/** `wave start` in this process on the rig: every port picked by the OS, data under `tmp`. */
+export function startRigWave(
+  app: string,
+  o: { clusterId: string; namespace: string; tmp: string },
+): Promise<Started> {
+  return startWave(
+    {
+      ...DEFAULTS,
+      kubeconfig: kubeconfigPath,
+      clusterId: o.clusterId,
+      namespace: o.namespace,
+      port: 0,
+      grpcPort: 0,
+      webhookPort: 0,
+      dataDir: join(o.tmp, "wave"),
+      logLevel: "error",
+    },
+    {},
+    { log: createLogger({ level: "error", base: { app } }) },
+  );
+}
 
 /** Deployment `web` of pods of 3 CPUs (3 of a 4-vCPU node's: one pod per node) on `pool`. */
 export function webDeployment(ns: string, pool: string, replicas: number, image: string): object {

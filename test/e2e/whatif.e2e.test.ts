@@ -10,13 +10,11 @@ import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { NodePoolDto, SpotViewDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
 import { run } from "../../src/cli/main.ts";
-import { startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
-import { createLogger } from "../../src/shared/log.ts";
+import type { Started } from "../../src/cli/start.ts";
 import {
   apply,
   createNamespace,
@@ -32,10 +30,9 @@ import {
 } from "./harness.ts";
 import { stopChild } from "./spot-rig.ts";
 import { applyTaintedPool } from "./pools.ts";
-import { startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
+import { startRigWave, startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
 import { captureIo as capture } from "../support/io.ts";
 
-const ROOT = resolve(import.meta.dirname, "../..");
 const CLUSTER = "whatif-rig";
 const E2E_OWNER = "whatif";
 const REPLICAS = 4;
@@ -94,21 +91,7 @@ before(async () => {
   });
 
   tmp = await mkdtemp(join(tmpdir(), "wave-e2e-whatif-"));
-  wave = await startWave(
-    {
-      ...DEFAULTS,
-      kubeconfig: join(ROOT, ".rig/kubeconfig"),
-      clusterId: CLUSTER,
-      namespace: waveNs,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: join(tmp, "wave"),
-      logLevel: "error",
-    },
-    {},
-    { log: createLogger({ level: "error", base: { app: "wave-e2e-whatif" } }) },
-  );
+  wave = await startRigWave("wave-e2e-whatif", { clusterId: CLUSTER, namespace: waveNs, tmp });
   ({ configName } = await startTenantWebhook({
     wave,
     cluster: CLUSTER,
