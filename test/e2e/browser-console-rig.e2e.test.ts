@@ -17,7 +17,7 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -41,7 +41,6 @@ import {
 import {
   apply,
   createNamespace,
-  deleteNamespace,
   list,
   remove,
   requireRig,
@@ -52,8 +51,13 @@ import {
   type KubeObject,
 } from "./harness.ts";
 import { applyTaintedPool } from "./pools.ts";
-import { stopChild } from "./spot-rig.ts";
-import { startRigWave, startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
+import {
+  cleanupTenant,
+  startRigWave,
+  startTenantWebhook,
+  webDeployment,
+  webPlacement,
+} from "./tenant-rig.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -120,12 +124,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  if (configName !== "") await remove("mutatingwebhookconfiguration", configName).catch(() => undefined);
-  for (const c of spawned) await stopChild(c);
-  await wave?.stop();
-  for (const n of [ns, waveNs]) if (n !== "") await deleteNamespace(n);
-  if (pool !== "") await remove("nodepools.karpenter.sh", pool);
-  if (tmp !== "") await rm(tmp, { recursive: true, force: true });
+  await cleanupTenant({ configName, spawned, wave, namespaces: [ns, waveNs], pool, tmp });
 });
 
 test(

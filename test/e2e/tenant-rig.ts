@@ -4,15 +4,16 @@
 // process that pulls its spot policies from this test's core, registered for this test's namespace.
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { DEFAULTS } from "../../src/config/config.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
-import { apply, kubeconfigPath, list, markE2eWebhookConfig } from "./harness.ts";
+import { apply, deleteNamespace, kubeconfigPath, list, markE2eWebhookConfig, remove } from "./harness.ts";
 import { CAPACITY_TYPE, POOL_LABEL } from "./pools.ts";
-import { startReplica, type Replica } from "./spot-rig.ts";
+import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
 
 /** `wave start` in this process on the rig: every port picked by the OS, data under `tmp`. */
 export function startRigWave(
@@ -34,6 +35,23 @@ export function startRigWave(
     {},
     { log: createLogger({ level: "error", base: { app } }) },
   );
+}
+
+/** Undoes what a tenant test set up (each part only if it got that far). */
+export async function cleanupTenant(o: {
+  configName: string;
+  spawned: ChildProcess[];
+  wave: Started | undefined;
+  namespaces: string[];
+  pool: string;
+  tmp: string;
+}): Promise<void> {
+  if (o.configName !== "") await remove("mutatingwebhookconfiguration", o.configName).catch(() => undefined);
+  for (const c of o.spawned) await stopChild(c);
+  await o.wave?.stop();
+  for (const n of o.namespaces) if (n !== "") await deleteNamespace(n);
+  if (o.pool !== "") await remove("nodepools.karpenter.sh", o.pool);
+  if (o.tmp !== "") await rm(o.tmp, { recursive: true, force: true });
 }
 
 /** Deployment `web` of pods of 3 CPUs (3 of a 4-vCPU node's: one pod per node) on `pool`. */

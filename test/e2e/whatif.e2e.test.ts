@@ -8,7 +8,7 @@
 // API, history samplers) and a `wave webhook` process registered for this test's namespace.
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -18,19 +18,22 @@ import type { Started } from "../../src/cli/start.ts";
 import {
   apply,
   createNamespace,
-  deleteNamespace,
   kubectl,
   list,
-  remove,
   requireRig,
   sweepStaleWebhookConfigs,
   waitFor,
   waitForWebhookPlacement,
   withRigLogsOnFailure,
 } from "./harness.ts";
-import { stopChild } from "./spot-rig.ts";
 import { applyTaintedPool } from "./pools.ts";
-import { startRigWave, startTenantWebhook, webDeployment, webPlacement } from "./tenant-rig.ts";
+import {
+  cleanupTenant,
+  startRigWave,
+  startTenantWebhook,
+  webDeployment,
+  webPlacement,
+} from "./tenant-rig.ts";
 import { captureIo as capture } from "../support/io.ts";
 
 const CLUSTER = "whatif-rig";
@@ -105,12 +108,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (configName !== "") await remove("mutatingwebhookconfiguration", configName).catch(() => undefined);
-  for (const c of spawned) await stopChild(c);
-  await wave?.stop();
-  for (const n of [ns, waveNs]) if (n !== "") await deleteNamespace(n);
-  if (pool !== "") await remove("nodepools.karpenter.sh", pool);
-  if (tmp !== "") await rm(tmp, { recursive: true, force: true });
+  await cleanupTenant({ configName, spawned, wave, namespaces: [ns, waveNs], pool, tmp });
 });
 
 test(
