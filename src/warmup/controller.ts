@@ -365,8 +365,16 @@ export class WarmupController {
           log.debug("warmup not admitted", { pool, reason: admission.reason, detail: admission.detail });
           retryAfter = admission.retryAfterMs;
         }
-      }
-    }
+      } else
+        log.debug("no warmup needed", {
+          pool,
+          reason: detection.reason,
+          warmups: live.length,
+          ...(detection.reason === "fits"
+            ? { fitting: detection.nodes, largest: detection.largest.pod.metadata.name }
+            : {}),
+        });
+    } else if (poolObj !== undefined) log.debug("warmup off for the pool", { pool });
 
     let requeue = active ? this.#o.activeRequeueMs : this.#o.idleRequeueMs;
     for (const t of wake) requeue = Math.min(requeue, t - now);

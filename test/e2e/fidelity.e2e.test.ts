@@ -12,6 +12,7 @@ import { FakeClock } from "../../src/shared/clock.ts";
 import { seeded } from "../../src/shared/random.ts";
 import { buildKwokOfferings } from "../../src/sim/catalog.ts";
 import { Simulator } from "../../src/sim/simulator.ts";
+import { FOUR_VCPU } from "./pools.ts";
 import {
   apply,
   createNamespace,
@@ -70,7 +71,7 @@ function pools(defaultPool: KubeObject): NodePool[] {
           requirements: [
             { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
             { key: K.capacityTypeLabel, operator: "In", values: capacityTypes },
-            { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
+            FOUR_VCPU,
           ],
           taints: [{ key: POOL_LABEL, value: name, effect: "NoSchedule" }],
         },

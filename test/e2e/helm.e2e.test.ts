@@ -57,7 +57,7 @@ import {
   protectedBy,
   protectedWarmup as sharedProtectedWarmup,
 } from "./chart-run.ts";
-import { applyTaintedPool } from "./pools.ts";
+import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 import {
   apply,
   createNamespace,
@@ -282,7 +282,10 @@ function httpsStatus(port: number, path: string, ca: string): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // workloads
 
-const applyPool = (): Promise<void> => applyTaintedPool(pool, { label: POOL_LABEL });
+// 4-vCPU nodes only: the "big" pod (3 CPUs) then fills its node and warmup is due (the cheapest
+// spot offering is sometimes an 8-vCPU node, with room for another).
+const applyPool = (): Promise<void> =>
+  applyTaintedPool(pool, { label: POOL_LABEL, requirements: [FOUR_VCPU] });
 
 const deployment = (
   name: string,

@@ -41,7 +41,7 @@ import {
 } from "../support/podman.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
 import { chartEnv, coreApi, poolDeployment, protectedWarmup } from "./chart-run.ts";
-import { applyTaintedPool } from "./pools.ts";
+import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 import {
   apply,
   createNamespace,
@@ -273,7 +273,8 @@ before(async () => {
     await kubectl(["create", "-f", "-"], JSON.stringify(renderedOne("PriorityClass", "wave-warmup")));
     createdPriorityClass = true;
   }
-  await applyTaintedPool(pool, { label: POOL_LABEL });
+  // 4-vCPU nodes only: the "big" pod (3 CPUs) then fills its node and warmup is due.
+  await applyTaintedPool(pool, { label: POOL_LABEL, requirements: [FOUR_VCPU] });
 });
 
 after(async () => {

@@ -7,6 +7,13 @@ import { apply, get } from "./harness.ts";
 export const POOL_LABEL = "wave.dev/e2e-pool";
 export const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 
+/** Nodes of 4 vCPUs only (KWOK's instance types): a 3-CPU pod fills one, whatever the prices. */
+export const FOUR_VCPU: Requirement & { operator: "In" } = {
+  key: "karpenter.kwok.sh/instance-cpu",
+  operator: "In",
+  values: ["4"],
+};
+
 interface Requirement {
   key: string;
   operator: string;

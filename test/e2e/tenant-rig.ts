@@ -15,6 +15,9 @@ import { apply, deleteNamespace, kubeconfigPath, list, markE2eWebhookConfig, rem
 import { CAPACITY_TYPE, POOL_LABEL } from "./pools.ts";
 import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
 
+/** WAVE_E2E_LOG_LEVEL=debug shows what the in-process Wave decided (warmup admissions and all). */
+const E2E_LOG_LEVEL = process.env["WAVE_E2E_LOG_LEVEL"] === "debug" ? "debug" : "error";
+
 /** `wave start` in this process on the rig: every port picked by the OS, data under `tmp`. */
 export function startRigWave(
   app: string,
@@ -30,10 +33,10 @@ export function startRigWave(
       grpcPort: 0,
       webhookPort: 0,
       dataDir: join(o.tmp, "wave"),
-      logLevel: "error",
+      logLevel: E2E_LOG_LEVEL,
     },
     {},
-    { log: createLogger({ level: "error", base: { app } }) },
+    { log: createLogger({ level: E2E_LOG_LEVEL, base: { app } }) },
   );
 }
 

@@ -52,7 +52,7 @@ import {
   withRigLogsOnFailure,
   type KubeList,
 } from "./harness.ts";
-import { applyTaintedPool } from "./pools.ts";
+import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 
 const REGISTRATION_DELAY_S = 30;
 const POOL_LABEL = "wave.dev/e2e-pool";
@@ -73,6 +73,9 @@ async function applyPoolAndClass(): Promise<void> {
   });
   await applyTaintedPool(pool, {
     nodeClass: pool,
+    // 4-vCPU nodes only, so a second workload pod never fits beside the first (a cheap 8-vCPU
+    // spot offering would have room).
+    requirements: [FOUR_VCPU],
     disruption: {
       consolidationPolicy: "WhenEmptyOrUnderutilized",
       consolidateAfter: "10s",

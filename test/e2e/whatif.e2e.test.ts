@@ -26,7 +26,7 @@ import {
   waitForWebhookPlacement,
   withRigLogsOnFailure,
 } from "./harness.ts";
-import { applyTaintedPool } from "./pools.ts";
+import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 import {
   cleanupTenant,
   startRigWave,
@@ -90,7 +90,7 @@ before(async () => {
     limits: { cpu: "64" },
     capacityTypes: ["spot", "on-demand"],
     disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "20s", budgets: [{ nodes: "100%" }] },
-    requirements: [{ key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] }],
+    requirements: [FOUR_VCPU],
   });
 
   tmp = await mkdtemp(join(tmpdir(), "wave-e2e-whatif-"));
