@@ -399,59 +399,64 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       },
     );
 
-    app.get<{ Params: IdParams; Querystring: RangeQuery }>(
-      "/api/v1/clusters/:id/events",
-      {
-        config: viewer,
-        schema: {
-          summary: "NodeClaim lifecycle events, newest first",
-          params: idParams,
-          querystring: rangeQuery,
-          response: { 200: { type: "array", items: lifecycleEventSchema }, ...notFound },
+    // Lifecycle events and disruptions: the same newest-first page over a range of store rows.
+    const rowsRoute = <T extends { at: number }>(o: {
+      path: string;
+      summary: string;
+      schema: object;
+      fetch: (q: {
+        clusterId: string;
+        from: number;
+        to: number;
+        nodePool?: string;
+        limit: number;
+      }) => Promise<T[]>;
+      key: (row: T) => string;
+      dtos: (rows: T[]) => unknown;
+    }): void => {
+      app.get<{ Params: IdParams; Querystring: RangeQuery }>(
+        o.path,
+        {
+          config: viewer,
+          schema: {
+            summary: o.summary,
+            params: idParams,
+            querystring: rangeQuery,
+            response: { 200: { type: "array", items: o.schema }, ...notFound },
+          },
         },
-      },
-      async (req, reply) => {
-        const c = await clusterOr404(req.params.id, reply);
-        if (!c) return reply;
-        const { from, to } = range(req.query, deps.now());
-        if (to < from)
-          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
-        const rows = await newestRows<LifecycleEvent>(
-          (f, limit) => store.lifecycle({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
-          from,
-          req.query.limit ?? 100,
-          lifecycleKey,
-        );
-        return lifecycleDtos(rows);
-      },
-    );
-
-    app.get<{ Params: IdParams; Querystring: RangeQuery }>(
-      "/api/v1/clusters/:id/disruptions",
-      {
-        config: viewer,
-        schema: {
-          summary: "Karpenter disruptions, newest first",
-          params: idParams,
-          querystring: rangeQuery,
-          response: { 200: { type: "array", items: disruptionSchema }, ...notFound },
+        async (req, reply) => {
+          const c = await clusterOr404(req.params.id, reply);
+          if (!c) return reply;
+          const { from, to } = range(req.query, deps.now());
+          if (to < from)
+            return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+          const rows = await newestRows<T>(
+            (f, limit) => o.fetch({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
+            from,
+            req.query.limit ?? 100,
+            o.key,
+          );
+          return o.dtos(rows);
         },
-      },
-      async (req, reply) => {
-        const c = await clusterOr404(req.params.id, reply);
-        if (!c) return reply;
-        const { from, to } = range(req.query, deps.now());
-        if (to < from)
-          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
-        const rows = await newestRows<Disruption>(
-          (f, limit) => store.disruptions({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
-          from,
-          req.query.limit ?? 100,
-          disruptionKey,
-        );
-        return disruptionDtos(rows);
-      },
-    );
+      );
+    };
+    rowsRoute<LifecycleEvent>({
+      path: "/api/v1/clusters/:id/events",
+      summary: "NodeClaim lifecycle events, newest first",
+      schema: lifecycleEventSchema,
+      fetch: (q) => store.lifecycle(q),
+      key: lifecycleKey,
+      dtos: lifecycleDtos,
+    });
+    rowsRoute<Disruption>({
+      path: "/api/v1/clusters/:id/disruptions",
+      summary: "Karpenter disruptions, newest first",
+      schema: disruptionSchema,
+      fetch: (q) => store.disruptions(q),
+      key: disruptionKey,
+      dtos: disruptionDtos,
+    });
 
     app.get<{ Params: IdParams }>(
       "/api/v1/clusters/:id/thrashing",
