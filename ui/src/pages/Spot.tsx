@@ -6,7 +6,7 @@ import type {
   SpotViewDto,
   SpotWorkloadDto,
 } from "../../../src/dashboard/dto.ts";
-import { ApiError, deleteSpotPolicy, saveSpotPolicy } from "../api.ts";
+import { deleteSpotPolicy, saveSpotPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { dateTime, num, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
@@ -15,6 +15,7 @@ import { Card, Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
 import { spotPreview, spotProblems } from "./policy.ts";
 import { WhatifPanel } from "./Whatif.tsx";
+import { EditorFooter, usePolicyAction } from "./editor.tsx";
 
 const keyOf = (w: SpotPolicyDto["workload"]): string => `${w.namespace}/${w.kind}/${w.name}`;
 
@@ -313,26 +314,11 @@ function SpotEditor({
   const [threshold, setThreshold] = useState(workload?.policy?.threshold ?? 1);
   const [strategy, setStrategy] = useState<"Prefer" | "Require">(workload?.policy?.strategy ?? "Prefer");
   const [pctAbove, setPctAbove] = useState(workload?.policy?.percentAboveBase ?? 0);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
   const problems = spotProblems({ threshold, percentAboveBase: pctAbove });
   if (!target.namespace || !target.name) problems["workload"] = "namespace and name are required";
   const current = view.workloads.find((w) => keyOf(w.workload) === keyOf(target));
-  const act = async (fn: () => Promise<unknown>): Promise<void> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await fn();
-      ctx.refresh();
-      onDone();
-    } catch (err) {
-      if (err instanceof ApiError && (err.status === 401 || err.status === 403))
-        ctx.askAdmin("save spot policies");
-      else setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const action = usePolicyAction(ctx, "save spot policies", onDone);
+  const { act } = action;
   const candidates = view.workloads.filter((w) => !w.policy);
   return (
     <form
@@ -454,29 +440,14 @@ function SpotEditor({
           ],
         }}
       />
-      {error ? (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <div className="buttons">
-        <button type="submit" disabled={busy || Object.keys(problems).length > 0}>
-          Save
-        </button>
-        {workload?.policy ? (
-          <button
-            type="button"
-            className="danger"
-            disabled={busy}
-            onClick={() => void act(() => deleteSpotPolicy(ctx.base, ctx.token, workload.workload))}
-          >
-            Delete policy
-          </button>
-        ) : null}
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <EditorFooter
+        action={action}
+        invalid={Object.keys(problems).length > 0}
+        onDelete={
+          workload?.policy ? () => deleteSpotPolicy(ctx.base, ctx.token, workload.workload) : undefined
+        }
+        onDone={onDone}
+      />
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import type { WarmNodeDto, WarmupPoolDto, WarmupViewDto } from "../../../src/dashboard/dto.ts";
-import { ApiError, deleteWarmupPolicy, saveWarmupPolicy } from "../api.ts";
+import { deleteWarmupPolicy, saveWarmupPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { duration, num, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
@@ -9,6 +9,7 @@ import { Card, Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
 import { warmupPreview, warmupProblems, type WarmupPolicy } from "./policy.ts";
 import { WhatifPanel } from "./Whatif.tsx";
+import { EditorFooter, usePolicyAction } from "./editor.tsx";
 
 const BLOCKERS: Record<string, string> = {
   disabled: "disabled",
@@ -232,8 +233,6 @@ function WarmupEditor({ ctx, pool, onDone }: { ctx: PageCtx; pool: WarmupPoolDto
     ...pool.policy,
     enabled: pool.configured ? pool.policy.enabled : true,
   });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
   const problems = warmupProblems(draft);
   const set = (patch: Partial<WarmupPolicy>): void => setDraft((d) => ({ ...d, ...patch }));
   const int = (
@@ -251,21 +250,8 @@ function WarmupEditor({ ctx, pool, onDone }: { ctx: PageCtx; pool: WarmupPoolDto
       {problems[k] ? <small className="bad">{problems[k]}</small> : null}
     </label>
   );
-  const act = async (fn: () => Promise<unknown>): Promise<void> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await fn();
-      ctx.refresh();
-      onDone();
-    } catch (err) {
-      if (err instanceof ApiError && (err.status === 401 || err.status === 403))
-        ctx.askAdmin("save warmup policies");
-      else setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const action = usePolicyAction(ctx, "save warmup policies", onDone);
+  const { act } = action;
   return (
     <form
       className="editor"
@@ -308,29 +294,12 @@ function WarmupEditor({ ctx, pool, onDone }: { ctx: PageCtx; pool: WarmupPoolDto
         disabled={Object.keys(problems).length > 0}
         candidate={{ warmup: { [pool.nodePool]: draft } }}
       />
-      {error ? (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <div className="buttons">
-        <button type="submit" disabled={busy || Object.keys(problems).length > 0}>
-          Save
-        </button>
-        {pool.configured ? (
-          <button
-            type="button"
-            className="danger"
-            disabled={busy}
-            onClick={() => void act(() => deleteWarmupPolicy(ctx.base, ctx.token, pool.nodePool))}
-          >
-            Delete policy
-          </button>
-        ) : null}
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <EditorFooter
+        action={action}
+        invalid={Object.keys(problems).length > 0}
+        onDelete={pool.configured ? () => deleteWarmupPolicy(ctx.base, ctx.token, pool.nodePool) : undefined}
+        onDone={onDone}
+      />
     </form>
   );
 }
