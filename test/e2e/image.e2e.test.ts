@@ -35,6 +35,7 @@ import {
   ownTree,
   podman,
   podmanSkipReason,
+  RUN_FLAGS,
   runArgs,
   strings,
   type VolumeSources,
@@ -334,6 +335,9 @@ test(
         const cfg = field(inspect[0], "Config");
         assert.equal(field(cfg, "User"), `${UID}:${UID}`, "the image runs as 65532");
         assert.deepEqual(field(cfg, "Entrypoint"), ["node", "bin/wave.ts"]);
+        // What a user runs first: the image answers `version` with Wave's and its Node's.
+        const printed = await podman(["run", "--rm", ...RUN_FLAGS, "--read-only", IMAGE, "version"]);
+        assert.match(printed, new RegExp(`^wave ${VERSION.replaceAll(".", "\\.")} \\(node v24\\.`), printed);
 
         const apiServer = await rigApiServer();
         const { dirs, caPem } = issueCertificates();
