@@ -4,8 +4,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryKube } from "../kube/memory/memory.ts";
+import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import type { Pod, ReplicaSet } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
+import type { AdmissionRequest, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator, type AllocationResult } from "./allocator.ts";
 import { BackingVerifier, SourceLimiter } from "./backing.ts";
 import {
@@ -22,6 +24,7 @@ import { PodCache } from "./pod-cache.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
 import type { SpotPolicy } from "./policy.ts";
 import { SpotRepair } from "./repair.ts";
+import { review } from "./review.ts";
 
 const NS = "wave";
 const APP_NS = "shop";
@@ -264,6 +267,121 @@ describe("forged AdmissionReviews (issue 16)", () => {
     const real = await admit("h1", policy(3));
     assert.equal(real.metadata.labels?.[ASSIGNMENT_LABEL], "on-demand", "the real pod is not pushed to spot");
     assert.ok(await kube.get("ReplicaSet", "api-h1", APP_NS));
+  });
+});
+
+describe("per-source limits on verification reads (issue 16)", () => {
+  /** A review of a pod of `rs` as the apiserver (or a forger) sends it. */
+  const podReview = (rs: ReplicaSet, uid: string): AdmissionRequest => ({
+    uid,
+    kind: { group: "", version: "v1", kind: "Pod" },
+    resource: { group: "", version: "v1", resource: "pods" },
+    namespace: APP_NS,
+    operation: "CREATE",
+    object: {
+      metadata: {
+        generateName: `${rs.metadata.name ?? ""}-`,
+        labels: { app: "api", [POD_TEMPLATE_HASH_LABEL]: "h1" },
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "ReplicaSet",
+            name: rs.metadata.name ?? "",
+            uid: rs.metadata.uid ?? "",
+            controller: true,
+          },
+        ],
+      },
+      spec: { containers: [{ name: "c" }] },
+    },
+  });
+  const forge = (s: Awaited<ReturnType<typeof setup>>, rs: ReplicaSet, source: string, p = policy(3)) =>
+    s.allocator.allocate({
+      workload,
+      policy: p,
+      dryRun: false,
+      revision: "h1",
+      owner: { kind: "ReplicaSet", namespace: APP_NS, name: "api-h1", uid: rs.metadata.uid ?? "" },
+      source,
+    });
+  const ledgerSlots = async (s: Awaited<ReturnType<typeof setup>>): Promise<number> =>
+    (await s.allocator.update(workload, policy(3))).entries.size;
+
+  it("a source over its limit is answered spot — allowed, never blocked, nothing recorded — and other sources are unaffected", async () => {
+    const s = await setup();
+    const rs = await s.scale("h1", 0);
+    // A forger in the cluster spends its burst of 20 fresh reads while the ReplicaSet is full.
+    for (let i = 0; i < 20; i++) assert.equal((await forge(s, rs, "10.9.9.9")).backed, false);
+    await s.scale("h1", 3); // a real scale-up: the controller has room for three pods
+    const full = await s.kube.get("ReplicaSet", "api-h1", APP_NS);
+    const res = await review(podReview(full, "forged-21"), {
+      policies: { lookup: () => policy(3) },
+      allocator: s.allocator,
+      clock: s.clock,
+      source: "10.9.9.9",
+    });
+    assert.equal(res.response.allowed, true, "the webhook never blocks pod creation");
+    const ops = JSON.parse(Buffer.from(res.response.patch ?? "", "base64").toString("utf8")) as JsonPatchOp[];
+    const placed = applyJsonPatch(podReview(full, "forged-21").object as Pod, ops);
+    const labels = placed.metadata.labels;
+    assert.equal(labels?.[ASSIGNMENT_LABEL], "spot", "over its limit: spot, not an on-demand slot");
+    assert.equal(await ledgerSlots(s), 0, "recorded nowhere");
+    // The apiserver's reviews of the real pods come from another address: all three on-demand.
+    for (let i = 0; i < 3; i++)
+      assert.equal(
+        (await s.admit("h1", policy(3), "172.18.0.1")).metadata.labels?.[ASSIGNMENT_LABEL],
+        "on-demand",
+      );
+    assert.equal(s.onDemand(), 3);
+  });
+
+  it("a limited source batched with a real review does not take the real pod's on-demand slot", async () => {
+    const s = await setup();
+    const rs = await s.scale("h1", 0);
+    for (let i = 0; i < 20; i++) await forge(s, rs, "10.9.9.9");
+    const room = await s.scale("h1", 1);
+    // Both reviews arrive in the same tick: the allocator answers them in one batch.
+    const [forged, real] = await Promise.all([forge(s, room, "10.9.9.9"), forge(s, room, "172.18.0.1")]);
+    assert.deepEqual([forged.capacity, forged.backed], ["spot", false]);
+    assert.deepEqual(
+      [real.capacity, real.backed],
+      ["on-demand", true],
+      "the real review is verified on its own source's budget",
+    );
+    assert.equal(await ledgerSlots(s), 1, "only the real pod's slot");
+  });
+
+  it("a second forged review in the same batch is verified too, not handed the slot the first was refused", async () => {
+    const s = await setup();
+    const rs = await s.scale("h1", 1);
+    await s.admit("h1", policy(2)); // the ReplicaSet is full; one on-demand slot of two is free
+    const [a, b] = await Promise.all([
+      forge(s, rs, "10.9.9.9", policy(2)),
+      forge(s, rs, "10.9.9.8", policy(2)),
+    ]);
+    assert.deepEqual(
+      [a, b].map((r) => [r.capacity, r.backed]),
+      [
+        ["spot", false],
+        ["spot", false],
+      ],
+    );
+    assert.equal(await ledgerSlots(s), 1, "only the real pod's slot");
+  });
+
+  it("the budget refills with the injected clock: 10 reads a second", async () => {
+    const s = await setup();
+    const rs = await s.scale("h1", 0);
+    for (let i = 0; i < 20; i++) await forge(s, rs, "10.9.9.9");
+    const room = await s.scale("h1", 3);
+    assert.equal((await forge(s, room, "10.9.9.9")).backed, false, "exhausted");
+    await s.clock.advance(100);
+    assert.deepEqual(
+      await forge(s, room, "10.9.9.9").then((r) => [r.capacity, r.backed]),
+      ["on-demand", true],
+      "one read 100 ms later (the residual risk the threat model names: a real scale-up's room)",
+    );
+    assert.equal((await forge(s, room, "10.9.9.9")).backed, false, "and only one");
   });
 });
 
