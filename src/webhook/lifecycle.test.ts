@@ -386,7 +386,14 @@ describe("per-source limits on verification reads (issue 16)", () => {
 });
 
 describe("spot repair (ADR 0006)", () => {
-  const repairOf = (s: Awaited<ReturnType<typeof setup>>, p: SpotPolicy) =>
+  const repairOf = (
+    s: Awaited<ReturnType<typeof setup>>,
+    p: SpotPolicy,
+    over: {
+      metrics?: ReturnType<typeof createSpotMetrics>;
+      timing?: { graceMs: number; cooldownMs: number };
+    } = {},
+  ) =>
     new SpotRepair({
       kube: s.kube,
       pods: s.pods,
@@ -397,9 +404,9 @@ describe("spot repair (ADR 0006)", () => {
       }),
       allocator: s.allocator,
       clock: s.clock,
-      metrics: createSpotMetrics(),
+      metrics: over.metrics ?? createSpotMetrics(),
       identity: "webhook-0",
-      timing: { graceMs: 5_000, cooldownMs: 5_000 },
+      timing: over.timing ?? { graceMs: 5_000, cooldownMs: 5_000 },
     });
 
   it("restores a shortfall by evicting one spot pod, and records a WaveSpotRepair Event", async () => {
@@ -516,6 +523,97 @@ describe("spot repair (ADR 0006)", () => {
       events.filter((m) => /still requiring spot while the on-demand fallback is open/.test(m)).length,
       2,
     );
+  });
+
+  it("a PodDisruptionBudget that allows no eviction: one attempt per cooldown, a Warning Event each, no retry storm", async () => {
+    const s = await setup();
+    await s.scale("h1", 6);
+    for (let i = 0; i < 6; i++) await s.admit("h1", policy(1));
+    await s.kube.create(
+      "PodDisruptionBudget",
+      {
+        apiVersion: "policy/v1",
+        kind: "PodDisruptionBudget",
+        metadata: { name: "api", namespace: APP_NS },
+        spec: { selector: { matchLabels: { app: "api" } }, maxUnavailable: 0 },
+      },
+      { namespace: APP_NS },
+    );
+    let evictions = 0;
+    s.kube.inject((r) => {
+      if (r.op === "delete" && r.kind === "Pod") evictions++;
+      return undefined;
+    });
+    const metrics = createSpotMetrics();
+    const repair = repairOf(s, policy(3), { metrics });
+    const at: number[] = [];
+    for (let t = 0; t < 60; t++) {
+      await s.clock.advance(1_000);
+      const before = repair.actions.length;
+      await repair.tick(); // the controller's pass runs every second
+      if (repair.actions.length > before) at.push(s.clock.now());
+    }
+    assert.equal(s.live().length, 6, "the budget held: no pod went");
+    assert.ok(at.length >= 2, `retried after the cooldown (${at.length} attempts)`);
+    assert.ok(at.length <= 12, `at most one attempt per 5 s in 60 s, not one per pass (${at.length})`);
+    for (let i = 1; i < at.length; i++)
+      assert.ok((at[i] ?? 0) - (at[i - 1] ?? 0) >= 5_000, "attempts at least the cooldown apart");
+    assert.equal(evictions, at.length, "one Eviction request per attempt");
+    assert.ok(repair.actions.every((a) => a.kind === "shortfall" && a.outcome === "blocked"));
+    const warnings = (await s.kube.list("Event", { namespace: APP_NS })).items.filter(
+      (e) => e.reason === REPAIR_REASON,
+    );
+    assert.equal(warnings.length, at.length, "one Event per blocked attempt");
+    for (const e of warnings) {
+      assert.equal(e.type, "Warning");
+      assert.equal(e.action, "EvictBlocked");
+      assert.equal(e.reportingComponent, REPAIR_COMPONENT);
+      assert.match(
+        e.message ?? "",
+        /^shop\/Deployment\/api: 1 of 6 live pods on-demand, target 3: .* — blocked by a PodDisruptionBudget, will retry$/,
+      );
+    }
+    assert.equal(
+      await metrics.repairs.get({
+        workload: "shop/Deployment/api",
+        direction: "shortfall",
+        outcome: "blocked",
+      }),
+      at.length,
+    );
+    // Once the budget allows a disruption, the next attempt after the cooldown evicts.
+    await s.kube.delete("PodDisruptionBudget", "api", { namespace: APP_NS });
+    for (let t = 0; t < 6 && !repair.actions.some((a) => a.outcome === "evicted"); t++) {
+      await s.clock.advance(1_000);
+      await repair.tick();
+    }
+    assert.equal(repair.actions.at(-1)?.outcome, "evicted");
+  });
+
+  it("acts on one workload at most once per cooldown (5 s), however often it passes", async () => {
+    const s = await setup();
+    await s.scale("h1", 8);
+    for (let i = 0; i < 8; i++) await s.admit("h1", policy(1));
+    const raised = policy(5);
+    // No grace: only the cooldown paces the evictions here.
+    const repair = repairOf(s, raised, { timing: { graceMs: 0, cooldownMs: 5_000 } });
+    const at: number[] = [];
+    for (let t = 0; t < 40 && s.onDemand() < 5; t++) {
+      const before = repair.actions.length;
+      await repair.tick();
+      const a = repair.actions[before];
+      if (a) {
+        at.push(s.clock.now());
+        assert.equal(a.outcome, "evicted");
+        await until("the eviction", () => !s.live().some((p) => p.metadata.name === a.pod), s.clock);
+        await s.admit("h1", raised); // the ReplicaSet replaces the pod at once
+      }
+      await s.clock.advance(1_000);
+    }
+    assert.equal(s.onDemand(), 5, "the shortfall is repaired");
+    assert.equal(at.length, 4, "one eviction per missing on-demand pod");
+    for (let i = 1; i < at.length; i++)
+      assert.ok((at[i] ?? 0) - (at[i - 1] ?? 0) >= 5_000, `evictions ≥ 5 s apart: ${at.join(", ")}`);
   });
 
   it("does nothing while a rollout runs, or when the policy switches repair off", async () => {
