@@ -225,6 +225,163 @@ describe("spot placement through a workload's life", () => {
   });
 });
 
+describe("a StatefulSet through its life (issue 20)", () => {
+  const db = { namespace: APP_NS, kind: "StatefulSet", name: "db" } as const;
+  const dbPolicy = (threshold: number): SpotPolicy => ({ workload: db, threshold, strategy: "Prefer" });
+
+  /** What the StatefulSet controller and the apiserver do, each pod admitted through review(). */
+  async function statefulSet(replicas: number, p: SpotPolicy) {
+    const s = await setup();
+    let sts = await s.kube.create(
+      "StatefulSet",
+      {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        metadata: { name: "db", namespace: APP_NS },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: "db" } },
+          template: { metadata: { labels: { app: "db" } }, spec: { containers: [{ name: "c" }] } },
+        },
+      },
+      { namespace: APP_NS },
+    );
+    const id = ledgerId(db);
+    const live = (): Pod[] => s.pods.view(id).pods.filter((x) => x.metadata.deletionTimestamp === undefined);
+    const capacityOf = (name: string): string | undefined =>
+      live().find((x) => x.metadata.name === name)?.metadata.labels?.[ASSIGNMENT_LABEL];
+    const onDemand = (): number =>
+      live().filter((x) => x.metadata.labels?.[ASSIGNMENT_LABEL] === "on-demand").length;
+    let seq = 0;
+    const create = async (ordinal: number, revision: string): Promise<Pod> => {
+      const pod: Pod = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: {
+          name: `db-${ordinal}`,
+          namespace: APP_NS,
+          labels: {
+            app: "db",
+            "controller-revision-hash": `db-${revision}`,
+            "statefulset.kubernetes.io/pod-name": `db-${ordinal}`,
+          },
+          ownerReferences: [
+            {
+              apiVersion: "apps/v1",
+              kind: "StatefulSet",
+              name: "db",
+              uid: sts.metadata.uid ?? "",
+              controller: true,
+            },
+          ],
+        },
+        spec: { containers: [{ name: "c" }] },
+      };
+      const res = await review(
+        {
+          uid: `review-${seq++}`,
+          kind: { group: "", version: "v1", kind: "Pod" },
+          resource: { group: "", version: "v1", resource: "pods" },
+          namespace: APP_NS,
+          operation: "CREATE",
+          object: pod,
+        },
+        { policies: { lookup: () => p }, allocator: s.allocator, clock: s.clock, source: "172.18.0.1" },
+      );
+      const ops = JSON.parse(
+        Buffer.from(res.response.patch ?? "", "base64").toString("utf8"),
+      ) as JsonPatchOp[];
+      const admitted = applyJsonPatch(pod, ops);
+      const created = await s.kube.create(
+        "Pod",
+        {
+          ...admitted,
+          spec: { ...admitted.spec, nodeName: "n1" },
+          status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+        },
+        { namespace: APP_NS },
+      );
+      await until(`the watch to see db-${ordinal}`, () => capacityOf(`db-${ordinal}`) !== undefined, s.clock);
+      return created;
+    };
+    const remove = async (ordinal: number): Promise<void> => {
+      await s.kube.delete("Pod", `db-${ordinal}`, { namespace: APP_NS });
+      await until(
+        `the watch to see db-${ordinal} gone`,
+        () => capacityOf(`db-${ordinal}`) === undefined,
+        s.clock,
+      );
+    };
+    const scaleTo = async (n: number): Promise<void> => {
+      sts = await s.kube.replace(
+        "StatefulSet",
+        { ...sts, spec: { ...sts.spec, replicas: n } },
+        { namespace: APP_NS },
+      );
+    };
+    // OrderedReady: db-0 first, each after the previous one is Ready.
+    for (let i = 0; i < replicas; i++) await create(i, "r1");
+    return { ...s, live, capacityOf, onDemand, create, remove, scaleTo };
+  }
+
+  it("a rolling update keeps N on-demand: each recreated pod (same name, new controller-revision-hash) takes its predecessor's slot", async () => {
+    const t = await statefulSet(6, dbPolicy(3));
+    const before = [0, 1, 2, 3, 4, 5].map((i) => t.capacityOf(`db-${i}`));
+    assert.deepEqual(before, ["on-demand", "on-demand", "on-demand", "spot", "spot", "spot"]);
+    // The StatefulSet controller: highest ordinal first, each pod deleted, then recreated.
+    for (let i = 5; i >= 0; i--) {
+      await t.remove(i);
+      assert.ok(t.onDemand() >= 2, "at most the pod being replaced is missing");
+      await t.create(i, "r2");
+      assert.equal(t.capacityOf(`db-${i}`), before[i], `db-${i} keeps its capacity type`);
+      assert.equal(t.onDemand(), 3, `exactly N after db-${i} is recreated (no overshoot)`);
+    }
+    const ledger = await t.allocator.update(db, dbPolicy(3));
+    assert.equal([...ledger.entries.values()].filter((e) => e.capacity === "on-demand").length, 3);
+  });
+
+  it("scaled down after a rolling update, it keeps its on-demand pods (the highest ordinals go first)", async () => {
+    const t = await statefulSet(6, dbPolicy(3));
+    for (let i = 5; i >= 0; i--) {
+      await t.remove(i);
+      await t.create(i, "r2");
+    }
+    await t.scaleTo(3);
+    for (let i = 5; i >= 3; i--) await t.remove(i);
+    assert.equal(t.onDemand(), 3, "min(N, replicas) on-demand without waiting for the repair");
+  });
+
+  it("a partitioned rollout (two revisions for good) holds exactly N, with the repair still on watch", async () => {
+    const t = await statefulSet(6, dbPolicy(3));
+    // partition: 3 → only db-5, db-4, db-3 move to the new revision, and stay there.
+    for (let i = 5; i >= 3; i--) {
+      await t.remove(i);
+      await t.create(i, "r2");
+    }
+    assert.equal(t.onDemand(), 3);
+    const repair = new SpotRepair({
+      kube: t.kube,
+      pods: t.pods,
+      policies: new InMemoryPolicySource({
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicySet",
+        policies: [dbPolicy(2)],
+      }),
+      allocator: t.allocator,
+      clock: t.clock,
+      identity: "webhook-0",
+    });
+    await repair.tick();
+    await t.clock.advance(6_000);
+    await repair.tick();
+    assert.deepEqual(
+      repair.actions.map((a) => [a.kind, a.outcome]),
+      [["excess", "evicted"]],
+      "a threshold lowered during the partition is repaired: one count, not one per revision",
+    );
+  });
+});
+
 describe("forged AdmissionReviews (issue 16)", () => {
   it("cannot spend a workload's on-demand slots: the next real pod still gets one", async () => {
     const { scale, admit, allocator, kube, onDemand } = await setup();
