@@ -351,6 +351,38 @@ describe("a StatefulSet through its life (issue 20)", () => {
     assert.equal(t.onDemand(), 3, "min(N, replicas) on-demand without waiting for the repair");
   });
 
+  it("the repair's cooldown is per workload: a Deployment's eviction does not hold back the StatefulSet's", async () => {
+    const t = await statefulSet(4, dbPolicy(1));
+    await t.scale("h1", 4);
+    for (let i = 0; i < 4; i++) await t.admit("h1", policy(1));
+    const repair = new SpotRepair({
+      kube: t.kube,
+      pods: t.pods,
+      policies: new InMemoryPolicySource({
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicySet",
+        policies: [policy(2), dbPolicy(2)], // both thresholds raised: a shortfall in each
+      }),
+      allocator: t.allocator,
+      clock: t.clock,
+      identity: "webhook-0",
+    });
+    await repair.tick();
+    await t.clock.advance(6_000);
+    await repair.tick();
+    assert.deepEqual(
+      repair.actions.map((a) => [a.workload, a.kind, a.outcome]),
+      [
+        ["shop/Deployment/api", "shortfall", "evicted"],
+        ["shop/StatefulSet/db", "shortfall", "evicted"],
+      ],
+      "both workloads repaired in the same pass",
+    );
+    await t.clock.advance(1_000);
+    await repair.tick();
+    assert.equal(repair.actions.length, 2, "and each then cools down");
+  });
+
   it("a partitioned rollout (two revisions for good) holds exactly N, with the repair still on watch", async () => {
     const t = await statefulSet(6, dbPolicy(3));
     // partition: 3 → only db-5, db-4, db-3 move to the new revision, and stay there.
