@@ -8,6 +8,7 @@ import type {
   Namespace,
   Node,
   Pod,
+  PodDisruptionBudget,
   PriorityClass,
   ReplicaSet,
   StatefulSet,
@@ -37,6 +38,13 @@ export const KINDS = {
     namespaced: true,
   },
   DaemonSet: { group: "apps", version: "v1", kind: "DaemonSet", plural: "daemonsets", namespaced: true },
+  PodDisruptionBudget: {
+    group: "policy",
+    version: "v1",
+    kind: "PodDisruptionBudget",
+    plural: "poddisruptionbudgets",
+    namespaced: true,
+  },
   NodePool: {
     group: "karpenter.sh",
     version: "v1",
@@ -94,6 +102,7 @@ export interface KindTypes {
   ReplicaSet: ReplicaSet;
   StatefulSet: StatefulSet;
   DaemonSet: DaemonSet;
+  PodDisruptionBudget: PodDisruptionBudget;
   NodePool: NodePool;
   NodeClaim: NodeClaim;
   KWOKNodeClass: KWOKNodeClass;

@@ -198,6 +198,23 @@ export interface StatefulSet extends KubeObject {
   status?: { replicas?: number; readyReplicas?: number };
 }
 
+/** policy/v1 PodDisruptionBudget: what the Eviction API checks before it deletes a pod. */
+export interface PodDisruptionBudget extends KubeObject {
+  spec: {
+    selector?: LabelSelector | null;
+    /** A count or a percentage ("50%") of the expected pods. */
+    minAvailable?: number | string;
+    maxUnavailable?: number | string;
+    unhealthyPodEvictionPolicy?: "IfHealthyBudget" | "AlwaysAllow";
+  };
+  status?: {
+    disruptionsAllowed?: number;
+    currentHealthy?: number;
+    desiredHealthy?: number;
+    expectedPods?: number;
+  };
+}
+
 export interface DaemonSet extends KubeObject {
   spec: { selector: LabelSelector; template: PodTemplateSpec };
 }

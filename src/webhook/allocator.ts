@@ -258,6 +258,8 @@ export class SlotAllocator implements Allocator {
     let listed: { pods: Pod[]; startedAt: number; endedAt: number } | undefined;
     /** Owner uid → room for new pods (verified once per batch, reused across CAS retries). */
     const rooms = new Map<string, number | undefined>();
+    /** Source → within its verification budget (charged once per batch, like `rooms`). */
+    const sources = new Map<string, boolean>();
 
     for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
       const cached = this.#cache.get(name);
@@ -301,7 +303,7 @@ export class SlotAllocator implements Allocator {
       batch.forEach((p, i) =>
         (p.req.dryRun ? dryReqs : realReqs).push({ token: tokens[i] ?? "", revision: p.req.revision ?? "" }),
       );
-      await this.#checkBacking(batch, realReqs, next, policy, id, rooms);
+      await this.#checkBacking(batch, realReqs, next, policy, id, rooms, sources);
       const realCaps = reserve(next, policy, realReqs, now, this.#maxEntries);
       const dryCaps = reserve(cloneLedger(next), policy, dryReqs, now);
       const softSpot = policy.strategy === "Prefer" && next.fallbackUntil > now;
@@ -404,29 +406,37 @@ export class SlotAllocator implements Allocator {
     policy: SpotPolicy,
     id: string,
     rooms: Map<string, number | undefined>,
+    sources: Map<string, boolean>,
   ): Promise<void> {
     const backing = this.#backing;
     if (!backing || realReqs.length === 0) return;
-    const probe = reserve(cloneLedger(ledger), policy, realReqs, 0);
+    // Probe in order, one request at a time: a slot refused to an unbacked review goes back to the
+    // probe, so the next review that would get it is verified too (reserve() gives it on-demand).
+    const probe = cloneLedger(ledger);
     const real = batch.filter((p) => !p.req.dryRun);
     const left = new Map<string, number>();
     for (let i = 0; i < real.length; i++) {
-      if (probe[i] !== ON_DEMAND) continue;
       const req = real[i]?.req;
       const slot = realReqs[i];
       if (!req || !slot) continue;
+      if (reserve(probe, policy, [slot], 0)[0] !== ON_DEMAND) continue;
       const owner = req.owner;
       if (!owner) continue; // resolved without an ownerReference uid: nothing to verify against
-      let room = left.get(owner.uid);
+      // Each source is limited on its own budget: one over its limit gets no on-demand slot, and
+      // cannot spend the owner's room for the other reviews of the batch (the apiserver's).
+      const source = req.source ?? "";
+      let admitted = sources.get(source);
+      if (admitted === undefined) sources.set(source, (admitted = backing.admits(source)));
+      let room = admitted ? left.get(owner.uid) : 0;
       if (room === undefined) {
-        if (!rooms.has(owner.uid))
-          rooms.set(owner.uid, await this.#room(owner, id, ledger, req.source ?? ""));
+        if (!rooms.has(owner.uid)) rooms.set(owner.uid, await this.#room(owner, id, ledger));
         room = rooms.get(owner.uid) ?? Infinity;
       }
       if (room > 0) left.set(owner.uid, room - 1);
       else {
-        left.set(owner.uid, room);
+        if (admitted) left.set(owner.uid, room);
         slot.backed = false;
+        probe.entries.delete(slot.token);
         this.stats.unbacked++;
         this.#log.warn("spot review without a pod about to be created: no on-demand slot", {
           owner: `${owner.namespace}/${owner.kind}/${owner.name}`,
@@ -437,8 +447,8 @@ export class SlotAllocator implements Allocator {
   }
 
   /** spec.replicas − the owner's live pods − reservations whose pods are not among the pods yet. */
-  async #room(owner: OwnerRef, id: string, ledger: Ledger, source: string): Promise<number | undefined> {
-    const desired = await this.#backing?.desired(owner, source);
+  async #room(owner: OwnerRef, id: string, ledger: Ledger): Promise<number | undefined> {
+    const desired = await this.#backing?.read(owner);
     if (desired === undefined || desired === 0) return desired;
     const owned = (pods: readonly Pod[]): number => {
       const seen = new Set(pods.map((p) => p.metadata.labels?.[SLOT_LABEL_KEY] ?? ""));

@@ -60,12 +60,20 @@ export class BackingVerifier {
   }
 
   /**
-   * The controller's desired replicas, read fresh: 0 when the owner does not exist (or is another
-   * object of the same name) or the source exhausted its verification budget; undefined when the
-   * apiserver cannot tell (availability first: then the review counts as backed).
+   * Whether `source` may still cause fresh reads: one token per batch in which it asks for an
+   * on-demand slot. A source over its limit gets no on-demand slot; its budget is its own, so it
+   * cannot take away another source's (the apiserver's) verification.
    */
-  async desired(owner: OwnerRef, source: string): Promise<number | undefined> {
-    if (!this.#o.limiter.take(source)) return 0;
+  admits(source: string): boolean {
+    return this.#o.limiter.take(source);
+  }
+
+  /**
+   * The controller's desired replicas, read fresh: 0 when the owner does not exist (or is another
+   * object of the same name); undefined when the apiserver cannot tell (availability first: then
+   * the review counts as backed). The caller checks the source's budget first (`admits`).
+   */
+  async read(owner: OwnerRef): Promise<number | undefined> {
     try {
       const obj = await this.#o.kube.get(owner.kind, owner.name, owner.namespace);
       if (obj.metadata.uid !== owner.uid) return 0;
@@ -74,5 +82,10 @@ export class BackingVerifier {
       if (isNotFound(err)) return 0;
       return undefined;
     }
+  }
+
+  /** `read`, charged to `source`: 0 when the source exhausted its verification budget. */
+  async desired(owner: OwnerRef, source: string): Promise<number | undefined> {
+    return this.admits(source) ? this.read(owner) : 0;
   }
 }

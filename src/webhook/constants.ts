@@ -23,13 +23,19 @@ export const POD_TEMPLATE_HASH_LABEL = "pod-template-hash";
 export const ON_DEMAND = "on-demand";
 export const SPOT = "spot";
 export type Capacity = typeof ON_DEMAND | typeof SPOT;
-/** StatefulSet controller's label: the revision of the pod's template. */
-export const CONTROLLER_REVISION_LABEL = "controller-revision-hash";
-
-/** The pod's template revision ("" when it has none): what a rollout changes. */
+/**
+ * The revision a pod's slot counts under ("" = one count for every revision). A Deployment's
+ * rollout surges: the new ReplicaSet's pods are admitted while the old pods still hold the slots,
+ * so each `pod-template-hash` gets its own N. A StatefulSet replaces its pods in place — each is
+ * deleted before it is recreated with the same name — so its `controller-revision-hash` is not
+ * counted apart: the recreated pod takes the slot its predecessor freed and keeps its capacity
+ * type, the on-demand pods stay on the lowest ordinals (which scale-down keeps), and a partitioned
+ * rollout holds exactly N (docs/spot-placement.md, "Through a workload's life").
+ */
 export function revisionOf(pod: Pod): string {
-  const labels = pod.metadata.labels ?? {};
-  return labels[CONTROLLER_REVISION_LABEL] ?? labels[POD_TEMPLATE_HASH_LABEL] ?? "";
+  const owner = (pod.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+  if (owner?.kind === "StatefulSet") return "";
+  return pod.metadata.labels?.[POD_TEMPLATE_HASH_LABEL] ?? "";
 }
 
 /** Whether the pod must run on spot: a required node-affinity term with capacity-type In [spot]. */

@@ -14,10 +14,10 @@ export interface LedgerEntry {
   /** End time of the latest pod list that saw the pod; 0 while the pod has not been seen. */
   confirmedAt: number;
   /**
-   * The pod's template revision (`pod-template-hash` / `controller-revision-hash`); "" when
-   * unknown (counts for every revision). Each revision gets its own on-demand target, so a
-   * rollout's new pods take their N on-demand slots while the old revision still holds its own
-   * (ADR 0002, "Rollouts").
+   * The pod's revision as `revisionOf` counts it (a Deployment pod's `pod-template-hash`); "" when
+   * unknown or for a StatefulSet's pods (counts for every revision). Each revision gets its own
+   * on-demand target, so a rollout's new pods take their N on-demand slots while the old revision
+   * still holds its own (ADR 0002, "Revisions").
    */
   revision: string;
 }

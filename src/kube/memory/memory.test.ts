@@ -400,3 +400,90 @@ describe("MemoryKube watch", () => {
     assert.equal(kube.watcherCount("Node"), 0);
   });
 });
+
+describe("MemoryKube eviction (PodDisruptionBudgets)", () => {
+  const readyPod = (name: string, ready = true): Pod => ({
+    metadata: { name, namespace: "shop", labels: { app: "api" } },
+    spec: { containers: [{ name: "c" }], nodeName: "n1" },
+    status: { phase: "Running", conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+  });
+  const budget = (name: string, spec: Record<string, unknown>) => ({
+    metadata: { name, namespace: "shop" },
+    spec: { selector: { matchLabels: { app: "api" } }, ...spec },
+  });
+  const names = async (kube: MemoryKube): Promise<string[]> =>
+    (await kube.list("Pod", { namespace: "shop" })).items.map((p) => p.metadata.name ?? "").sort();
+
+  it("evicts while the budget allows a disruption and answers 429 once it would be violated", async () => {
+    const kube = new MemoryKube();
+    for (const n of ["a", "b", "c"]) await kube.create("Pod", readyPod(n));
+    await kube.create("PodDisruptionBudget", budget("api", { minAvailable: 2 }));
+    await kube.evict("a", "shop");
+    assert.deepEqual(await names(kube), ["b", "c"]);
+    await assert.rejects(kube.evict("b", "shop"), (err: unknown) => {
+      assert.ok(KubeApiError.is(err, 429));
+      assert.equal(err.reason, "TooManyRequests");
+      assert.match(
+        err.message,
+        /would violate the pod's disruption budget.*api needs 2 healthy pods and has 2/,
+      );
+      return true;
+    });
+    assert.deepEqual(await names(kube), ["b", "c"], "nothing deleted");
+  });
+
+  it("scales a percentage of maxUnavailable up, as the disruption controller does", async () => {
+    const kube = new MemoryKube();
+    const rs = await kube.create("ReplicaSet", {
+      metadata: { name: "api-1", namespace: "shop" },
+      spec: { replicas: 4, selector: { matchLabels: { app: "api" } } },
+    });
+    const owned = (n: string): Pod => ({
+      ...readyPod(n),
+      metadata: {
+        ...readyPod(n).metadata,
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "ReplicaSet",
+            name: "api-1",
+            uid: rs.metadata.uid ?? "",
+            controller: true,
+          },
+        ],
+      },
+    });
+    for (const n of ["a", "b", "c", "d"]) await kube.create("Pod", owned(n));
+    await kube.create("PodDisruptionBudget", budget("api", { maxUnavailable: "10%" }));
+    await kube.evict("a", "shop"); // ⌈0.4⌉ = 1 of the ReplicaSet's 4 may be unavailable: 3 healthy needed
+    await assert.rejects(
+      kube.evict("b", "shop"),
+      (err: unknown) => KubeApiError.is(err, 429),
+      "the evicted pod still counts until the ReplicaSet replaces it",
+    );
+    await kube.create("Pod", owned("e"));
+    await kube.evict("b", "shop");
+  });
+
+  it("lets an unhealthy pod go while the budget is met (IfHealthyBudget)", async () => {
+    const kube = new MemoryKube();
+    for (const n of ["a", "b"]) await kube.create("Pod", readyPod(n));
+    await kube.create("Pod", readyPod("sick", false));
+    await kube.create("PodDisruptionBudget", budget("api", { minAvailable: 2 }));
+    await assert.rejects(kube.evict("a", "shop"), (err: unknown) => KubeApiError.is(err, 429));
+    await kube.evict("sick", "shop");
+    assert.deepEqual(await names(kube), ["a", "b"]);
+  });
+
+  it("refuses a pod under two budgets, evicts pods no budget selects, and 404s a missing pod", async () => {
+    const kube = new MemoryKube();
+    await kube.create("Pod", readyPod("a"));
+    await kube.create("Pod", { ...readyPod("other"), metadata: { name: "other", namespace: "shop" } });
+    await kube.create("PodDisruptionBudget", budget("one", { maxUnavailable: 1 }));
+    await kube.create("PodDisruptionBudget", budget("two", { maxUnavailable: 1 }));
+    await assert.rejects(kube.evict("a", "shop"), (err: unknown) => KubeApiError.is(err, 500));
+    await kube.evict("other", "shop");
+    await assert.rejects(kube.evict("gone", "shop"), (err: unknown) => isNotFound(err));
+    assert.deepEqual(await names(kube), ["a"]);
+  });
+});

@@ -5,8 +5,8 @@
 //
 // Deliberate simplifications (documented so nobody relies on them): no garbage collection of
 // dependents (propagationPolicy is accepted and ignored), pods are deleted at once (no kubelet
-// grace period), no subresources, no admission, no defaulting; "strategic" and "apply" patches
-// are merged like RFC 7386 merge patches.
+// grace period), no subresources but pods' eviction (PodDisruptionBudgets checked), no admission,
+// no defaulting; "strategic" and "apply" patches are merged like RFC 7386 merge patches.
 import { randomUUID } from "node:crypto";
 import { KINDS, apiVersionOf, type KindName, type KindTypes } from "../kinds.ts";
 import {
@@ -20,8 +20,8 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from "../port.ts";
-import type { KubeObject, Status } from "../../objects/kube.ts";
-import { SelectorError, fieldMatcher, labelMatcher } from "../selectors.ts";
+import type { KubeObject, Pod, PodDisruptionBudget, Status } from "../../objects/kube.ts";
+import { SelectorError, fieldMatcher, labelMatcher, labelSelectorMatcher } from "../selectors.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import { alreadyExists, badRequest, conflict, gone, invalid, notFound, statusError } from "./errors.ts";
 import { PatchError, jsonPatch, mergePatch } from "./patch.ts";
@@ -454,12 +454,94 @@ export class MemoryKube implements KubeClient {
     });
   }
 
-  /** No PodDisruptionBudgets in memory: an eviction is a delete. */
+  /**
+   * The Eviction API: a delete the pod's PodDisruptionBudget must allow, else 429 as on the
+   * apiserver. The budget is computed at the eviction from the pods its selector matches and their
+   * controllers' scale (the apiserver reads status.disruptionsAllowed, which the disruption
+   * controller keeps from the same count).
+   */
   evict(name: string, namespace: string, opts: { uid?: string } = {}): Promise<void> {
-    return this.delete("Pod", name, { namespace, ...(opts.uid !== undefined ? { uid: opts.uid } : {}) });
+    return this.#run({ op: "delete", kind: "Pod", name, namespace }, () => {
+      const current = this.#state("Pod").objects.get(keyOf(namespace, name)) as Pod | undefined;
+      if (current === undefined) throw notFound("Pod", name);
+      if (opts.uid !== undefined && opts.uid !== current.metadata.uid)
+        throw conflict(
+          "Pod",
+          name,
+          `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${current.metadata.uid ?? ""}`,
+        );
+      // A pod already terminating is not disrupted again: the apiserver accepts its eviction.
+      if (current.metadata.deletionTimestamp === undefined) this.#checkDisruptionBudget(current);
+      this.#delete("Pod", current);
+    });
   }
 
   // ---- internals ----
+
+  /** Throws what the apiserver's eviction answers when the pod's budget forbids deleting it. */
+  #checkDisruptionBudget(pod: Pod): void {
+    const ns = pod.metadata.namespace;
+    const budgets = [...this.#state("PodDisruptionBudget").objects.values()].filter(
+      (b) =>
+        b.metadata.namespace === ns &&
+        labelSelectorMatcher((b as PodDisruptionBudget).spec.selector)(pod.metadata.labels),
+    ) as PodDisruptionBudget[];
+    if (budgets.length === 0) return;
+    if (budgets.length > 1)
+      throw statusError(
+        500,
+        "InternalError",
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+      );
+    const pdb = budgets[0] as PodDisruptionBudget;
+    const match = labelSelectorMatcher(pdb.spec.selector);
+    const pods = [...this.#state("Pod").objects.values()].filter(
+      (p) =>
+        p.metadata.namespace === ns &&
+        p.metadata.deletionTimestamp === undefined &&
+        !["Succeeded", "Failed"].includes((p as Pod).status?.phase ?? "") &&
+        match(p.metadata.labels),
+    ) as Pod[];
+    const healthy = (p: Pod): boolean =>
+      (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+    // Expected pods: the pods themselves for an integer minAvailable, else the scale of their
+    // controllers (a pod being replaced still counts), as the disruption controller reckons it.
+    let expected = pods.length;
+    if (typeof pdb.spec.minAvailable !== "number") {
+      const scales = new Map<string, number>();
+      let bare = 0;
+      for (const p of pods) {
+        const o = (p.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+        const owner =
+          o && (o.kind === "ReplicaSet" || o.kind === "StatefulSet")
+            ? (this.#state(o.kind).objects.get(keyOf(ns, o.name)) as
+                { spec?: { replicas?: number } } | undefined)
+            : undefined;
+        if (o && owner) scales.set(o.uid, owner.spec?.replicas ?? 1);
+        else bare++;
+      }
+      expected = bare + [...scales.values()].reduce((a, b) => a + b, 0);
+    }
+    const scaled = (v: number | string): number =>
+      typeof v === "number" ? v : Math.ceil((Number.parseInt(v, 10) / 100) * expected);
+    const desiredHealthy =
+      pdb.spec.minAvailable !== undefined
+        ? scaled(pdb.spec.minAvailable)
+        : pdb.spec.maxUnavailable !== undefined
+          ? Math.max(0, expected - scaled(pdb.spec.maxUnavailable))
+          : 0;
+    const currentHealthy = pods.filter(healthy).length;
+    // An unhealthy pod may go while the budget itself is met (IfHealthyBudget) or always.
+    const allowed = healthy(pod)
+      ? currentHealthy - desiredHealthy >= 1
+      : pdb.spec.unhealthyPodEvictionPolicy === "AlwaysAllow" || currentHealthy >= desiredHealthy;
+    if (!allowed)
+      throw statusError(
+        429,
+        "TooManyRequests",
+        `Cannot evict pod as it would violate the pod's disruption budget. The disruption budget ${pdb.metadata.name ?? ""} needs ${desiredHealthy} healthy pods and has ${currentHealthy} currently`,
+      );
+  }
 
   async #bookmarkLoop(w: Watcher, signal: AbortSignal): Promise<void> {
     while (!w.closed) {
