@@ -20,7 +20,8 @@ import { trim } from "../../src/agent/trim.ts";
 import { decodeObject, encodeJson, kindToProto } from "../../src/wire/wire.ts";
 import type { WireObject } from "../../src/wire/wire.ts";
 import { tuneHeapForService } from "../../src/cli/heap.ts";
-import { LifecycleObjects } from "../../src/core/ingest/lifecycle-objects.ts";
+import { isStateKind } from "../../src/core/ingest/apply.ts";
+import { ClusterState } from "../../src/state/cluster.ts";
 import { Registry } from "../../src/shared/metrics.ts";
 
 const { values: args } = parseArgs({
@@ -177,10 +178,12 @@ process.exitCode = ok ? 0 : 1;
 // ---- baseline: the same work without a transport (run last: it would inflate the agent's RSS) ----
 function baseline(): number {
   const t0 = performance.now();
-  const state = new LifecycleObjects();
+  // Core applies every object to the cluster's ClusterState (ingest is its writer).
+  const state = new ClusterState();
   for (const o of objects) {
     const t = trim(o) as WireObject;
-    state.upsert(decodeObject({ kind: kindToProto(t.kind), json: encodeJson(t) }));
+    const w = decodeObject({ kind: kindToProto(t.kind), json: encodeJson(t) });
+    if (isStateKind(w.kind)) state.apply(w.kind, "add", w.object);
   }
   return performance.now() - t0;
 }

@@ -9,6 +9,7 @@ import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
 import { poolSamples, startHistory } from "./parts.ts";
+import { deliver } from "../core/hub/testing.ts";
 
 const CLUSTER = "alpha";
 const STEP = 60_000;
@@ -32,7 +33,7 @@ describe("core history over the hub", () => {
     const prices = new KwokPriceProvider();
     assert.equal(poolSamples(hub, CLUSTER, prices), undefined, "no agent yet");
     await hub.clusterConnected(info(clock, "s1"));
-    await hub.write({
+    await deliver(hub, {
       clusterId: CLUSTER,
       sessionId: "s1",
       sequence: 1,
@@ -74,7 +75,7 @@ describe("core history over the hub", () => {
     );
     const hub = new ClusterHub(store, clock);
     await hub.clusterConnected(info(clock, "s1"));
-    await hub.write({
+    await deliver(hub, {
       clusterId: CLUSTER,
       sessionId: "s1",
       sequence: 1,

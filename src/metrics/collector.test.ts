@@ -11,6 +11,7 @@ import { silentLogger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import type { SpotPolicy } from "../webhook/policy.ts";
 import { registerDashboardMetrics } from "./collector.ts";
+import { deliver } from "../core/hub/testing.ts";
 
 /** value of the one sample of `name` whose labels include `labels`. */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -219,8 +220,8 @@ describe("dashboard figures in /metrics", () => {
           },
         ],
       };
-      await s.hub.write(batch);
-      await s.hub.write({ ...batch, sequence: 2 }); // a resend counts nothing twice
+      await deliver(s.hub, batch);
+      await deliver(s.hub, { ...batch, sequence: 2 }); // a resend counts nothing twice
       const text = await s.registry.render();
       assert.equal(
         sample(text, "wave_disruptions_total", { nodepool: "general", reason: "Underutilized" }),

@@ -216,8 +216,7 @@ function spotPlacement(input: ClusterInput, push: (n: GaugeName, l: Labels, v: n
   const index = workloadIndex(state);
   const policies = new Map(input.spotPolicies.map((p) => [workloadKey(p.workload), p]));
   const nodeCt = new Map<string, string>();
-  let cache = placementCache.get(state);
-  if (!cache) placementCache.set(state, (cache = new Map<string, PlacementEntry>()));
+  const cache = state.derived(PLACEMENT, () => new Map<string, PlacementEntry>());
   // Which policy governs a pod depends on the whole set: a new set invalidates every entry.
   const signature = [...policies.keys()].join("\u0000");
   for (const [key, policy] of policies) {
@@ -245,7 +244,8 @@ interface PlacementEntry {
   version: string;
   counts: Record<string, number>;
 }
-const placementCache = new WeakMap<ClusterState, Map<string, PlacementEntry>>();
+/** The state's placement counts per policy workload (`ClusterState.derived`). */
+const PLACEMENT = Symbol("spot placement counts");
 
 function countPlacement(
   pods: readonly IndexedPod[],

@@ -103,14 +103,7 @@ export class WorkloadIndex {
   }
 }
 
-const indexes = new WeakMap<ClusterState, WorkloadIndex>();
-
-/** The state's workload index, created on first use and kept for the state's life. */
+/** The state's workload index, created on first use and kept by the state (`derived`). */
 export function workloadIndex(state: ClusterState): WorkloadIndex {
-  let idx = indexes.get(state);
-  if (!idx) {
-    idx = new WorkloadIndex(state);
-    indexes.set(state, idx);
-  }
-  return idx;
+  return state.derived(WorkloadIndex, () => new WorkloadIndex(state));
 }

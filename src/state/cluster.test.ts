@@ -458,12 +458,37 @@ describe("ClusterState notifications", () => {
     assert.deepEqual(s.podRequests("default", "new"), { cpu: 2000 });
   });
 
+  it("the writer gets each change back, uncoalesced, with the object it replaced", () => {
+    const s = new ClusterState();
+    const v = (rv: string): Pod => ({
+      ...pod("p"),
+      metadata: { name: "p", namespace: "default", resourceVersion: rv },
+    });
+    const got: (StateChange | undefined)[] = [];
+    s.batch(() => {
+      got.push(s.apply("Pod", "add", v("1")));
+      got.push(s.apply("Pod", "add", v("1"))); // a resync: no change
+      got.push(s.apply("Pod", "update", v("2")));
+      got.push(s.apply("Pod", "delete", v("2")));
+      got.push(s.apply("Pod", "delete", v("2"))); // unknown now: no change
+    });
+    assert.deepEqual(
+      got.map((c) => c && [c.type, c.object.metadata.resourceVersion, c.previous?.metadata.resourceVersion]),
+      [["add", "1", undefined], undefined, ["update", "2", "1"], ["delete", "2", "2"], undefined],
+    );
+  });
+
   it("replaceAll adds, updates and deletes to match a relist", () => {
     const s = loaded();
     const seen = record(s, ["Pod"]);
     const running = fixtures.pod("running");
     running.metadata.resourceVersion = "9000";
-    s.replaceAll("Pod", [running, fixtures.pod("daemonset"), pod("newcomer")]);
+    const returned = s.replaceAll("Pod", [running, fixtures.pod("daemonset"), pod("newcomer")]);
+    assert.deepEqual(
+      returned.map((c) => [c.type, c.key]).sort(),
+      seen.map((c) => [c.type, c.key]).sort(),
+      "the writer gets the changes listeners get",
+    );
     assert.deepEqual(seen.map((c) => [c.type, c.key]).sort(), [
       ["add", "default/newcomer"],
       ["delete", "jobs/batch-worker-0"],

@@ -233,40 +233,61 @@ export class ClusterState {
   /**
    * Applies one informer event. "add" of a known object is an update; "delete" of an unknown one
    * is a no-op. An update with an unchanged resourceVersion (a resync) is stored silently.
+   * Returns the change this write made (undefined: none) — the notification listeners get, before
+   * a batch coalesces it: the writer's own view of each step, with the object it replaced.
    */
-  apply<K extends StateKind>(kind: K, type: ApplyType, obj: KindTypes[K]): void {
-    this.#applyAt(kind, keyOf(kind, obj), type, obj);
+  apply<K extends StateKind>(
+    kind: K,
+    type: ApplyType,
+    obj: KindTypes[K],
+  ): Extract<StateChange, { kind: K }> | undefined {
+    return this.#applyAt(kind, keyOf(kind, obj), type, obj);
   }
 
-  #applyAt<K extends StateKind>(kind: K, key: string, type: ApplyType, obj: KindTypes[K]): void {
+  #applyAt<K extends StateKind>(
+    kind: K,
+    key: string,
+    type: ApplyType,
+    obj: KindTypes[K],
+  ): Extract<StateChange, { kind: K }> | undefined {
+    type Change = Extract<StateChange, { kind: K }>;
     const previous = this.#get(kind, key);
+    let change: Change;
     if (type === "delete") {
-      if (previous === undefined) return;
+      if (previous === undefined) return undefined;
       this.#remove(kind, key);
-      this.#emit({ kind, type: "delete", key, object: obj, previous } as StateChange);
-      return;
+      change = { kind, type: "delete", key, object: obj, previous } as Change;
+    } else {
+      this.#put(kind, key, obj);
+      if (previous === undefined) {
+        change = { kind, type: "add", key, object: obj } as Change;
+      } else {
+        const rvBefore = previous.metadata.resourceVersion;
+        if (rvBefore !== undefined && rvBefore === obj.metadata.resourceVersion) return undefined;
+        change = { kind, type: "update", key, object: obj, previous } as Change;
+      }
     }
-    this.#put(kind, key, obj);
-    if (previous === undefined) {
-      this.#emit({ kind, type: "add", key, object: obj } as StateChange);
-      return;
-    }
-    const rvBefore = previous.metadata.resourceVersion;
-    if (rvBefore !== undefined && rvBefore === obj.metadata.resourceVersion) return;
-    this.#emit({ kind, type: "update", key, object: obj, previous } as StateChange);
+    this.#emit(change);
+    return change;
   }
 
   /**
    * Makes `objects` the complete set of one kind (a relist or a snapshot): adds and updates
-   * them, deletes what is absent. Listeners get the differences as one coalesced batch.
+   * them, deletes what is absent. Listeners get the differences as one coalesced batch; the
+   * writer gets them back one per object (as `apply` returns them), deletions last.
    */
-  replaceAll<K extends StateKind>(kind: K, objects: readonly KindTypes[K][]): void {
+  replaceAll<K extends StateKind>(
+    kind: K,
+    objects: readonly KindTypes[K][],
+  ): Extract<StateChange, { kind: K }>[] {
+    const changes: Extract<StateChange, { kind: K }>[] = [];
     this.batch(() => {
       const keep = new Set<string>();
       for (const obj of objects) {
         const key = keyOf(kind, obj);
         keep.add(key);
-        this.#applyAt(kind, key, "add", obj);
+        const c = this.#applyAt(kind, key, "add", obj);
+        if (c) changes.push(c);
       }
       // Every kept key is stored now, so equal sizes mean nothing else is (a snapshot of 150k
       // pods into a fresh state skips this pass).
@@ -274,9 +295,11 @@ export class ClusterState {
       for (const key of [...this.#keys(kind)]) {
         if (keep.has(key)) continue;
         const obj = this.#get(kind, key);
-        if (obj) this.#applyAt(kind, key, "delete", obj);
+        const c = obj && this.#applyAt(kind, key, "delete", obj);
+        if (c) changes.push(c);
       }
     });
+    return changes;
   }
 
   /**

@@ -32,6 +32,7 @@ import { IngestCore } from "../../src/core/ingest/core.ts";
 import { startIngestServer, type IngestServer } from "../../src/core/ingest/server.ts";
 import type { ClusterInfo, IngestBatch, IngestSink } from "../../src/core/ingest/sink.ts";
 import { rawStream } from "../../src/core/ingest/testing.ts";
+import type { ClusterState } from "../../src/state/cluster.ts";
 import { openStore } from "../../src/core/store/open.ts";
 import { lifecyclePhases, type LifecycleEvent, type Store } from "../../src/core/store/store.ts";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
@@ -97,6 +98,10 @@ class TimedSink implements IngestSink {
 
   constructor(hub: ClusterHub) {
     this.#hub = hub;
+  }
+
+  state(clusterId: string): ClusterState {
+    return this.#hub.state(clusterId);
   }
 
   clusterConnected(info: ClusterInfo): Promise<void> {

@@ -22,6 +22,7 @@ import { seeded } from "../../src/shared/random.ts";
 import { buildCatalog, buildOfferings } from "../../src/sim/catalog.ts";
 import { seedScenario } from "../../src/sim/scenario.ts";
 import { Simulator } from "../../src/sim/simulator.ts";
+import { deliver } from "../../src/core/hub/testing.ts";
 
 const GOLDEN = new URL("../fixtures/golden/sim-figures.json", import.meta.url);
 const T0 = Date.parse("2026-03-02T12:00:00Z");
@@ -63,7 +64,7 @@ async function figures(): Promise<Record<string, unknown>> {
       sessionId: "s1",
       connectedAt: clock.now(),
     });
-    await hub.write({
+    await deliver(hub, {
       clusterId: "sim",
       sessionId: "s1",
       sequence: 1,

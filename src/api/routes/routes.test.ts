@@ -32,6 +32,7 @@ import type {
 } from "../../dashboard/dto.ts";
 import { dashboardRoutes, newestRows } from "./dashboard.ts";
 import { policyRoutes } from "./policies.ts";
+import { deliver } from "../../core/hub/testing.ts";
 
 const tokens = { admin: "a-token", viewer: "v-token" };
 const V = { authorization: "Bearer v-token" };
@@ -83,7 +84,7 @@ before(async () => {
   clock = new FakeClock(NOW);
   hub = new ClusterHub(store, clock);
   await hub.clusterConnected(c1Info);
-  await hub.write(batch("c1", clusterObjects()));
+  await deliver(hub, batch("c1", clusterObjects()));
   hub.ensure("sim", true);
   // History: 4 short-lived c-4x NodeClaims (3 min each) in the last 15 minutes, and older events.
   const lifecycle = [];
@@ -546,7 +547,8 @@ describe("live stream", () => {
         capacityType: "on-demand",
       });
       assert.ok(extra.node && extra.nodeClaim);
-      await hub.write(
+      await deliver(
+        hub,
         batch("c1", [
           ...clusterObjects(),
           { kind: "NodeClaim", object: extra.nodeClaim },

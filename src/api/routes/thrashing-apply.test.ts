@@ -17,6 +17,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { build } from "../app.ts";
 import { consoleRoutes } from "./console.ts";
+import { deliver } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-03-02T12:00:00Z");
 const tokens = { admin: "a-token", viewer: "v-token" };
@@ -35,7 +36,7 @@ before(async () => {
   store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
   const clock = new FakeClock(NOW);
   const hub = new ClusterHub(store, clock);
-  await hub.write({
+  await deliver(hub, {
     clusterId: "c1",
     sessionId: "s1",
     sequence: 1,

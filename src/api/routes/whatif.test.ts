@@ -17,6 +17,7 @@ import { silentLogger } from "../../shared/log.ts";
 import { clusterWhatif } from "../../sim/cluster-whatif.ts";
 import { build } from "../app.ts";
 import { whatifRoutes } from "./whatif.ts";
+import { deliver } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-12-03T12:00:00Z");
 const MIN = 60_000;
@@ -69,7 +70,7 @@ before(async () => {
     sessionId: "s1",
     connectedAt: NOW - 3_600_000,
   });
-  await hub.write({
+  await deliver(hub, {
     clusterId: "c1",
     sessionId: "s1",
     sequence: 1,

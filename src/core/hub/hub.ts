@@ -1,13 +1,11 @@
-// Core's per-cluster live state. The hub is the ingest sink: every durable batch from an agent
-// lands here, updates that cluster's ClusterState (the one model every reader shares) and is
-// written to the history store before core acknowledges it.
+// Core's per-cluster live state. The hub is the ingest sink: it keeps each cluster's ClusterState
+// (the one model every reader shares; ingest applies every batch to it) and writes each batch's
+// lifecycle rows and checkpoint to the history store before core acknowledges it.
 import type { IngestBatch, IngestSink, ClusterInfo } from "../ingest/sink.ts";
 import { StoreSink, toStoreRows } from "../ingest/store-sink.ts";
 import type { Store } from "../store/store.ts";
-import { ClusterState, STATE_KINDS, type StateKind } from "../../state/cluster.ts";
-import type { WireObject } from "../../wire/wire.ts";
+import { ClusterState } from "../../state/cluster.ts";
 import type { Clock } from "../../shared/clock.ts";
-import type { KindTypes } from "../../kube/kinds.ts";
 import type { OpenNodeClaim } from "../lifecycle/derive.ts";
 import { RecentHistory } from "./recent.ts";
 import { SoleOwnership, type Ownership } from "./ownership.ts";
@@ -40,8 +38,6 @@ export interface ClusterHubOptions {
    */
   ownership?: Ownership;
 }
-
-const isStateKind = (k: string): k is StateKind => (STATE_KINDS as readonly string[]).includes(k);
 
 export class ClusterHub implements IngestSink {
   readonly #store: Store;
@@ -151,6 +147,11 @@ export class ClusterHub implements IngestSink {
     for (const fn of this.#listeners) fn(clusterId);
   }
 
+  /** The cluster's model, which ingest writes (its entry is created on first use). */
+  state(clusterId: string): ClusterState {
+    return this.#entry(clusterId).state;
+  }
+
   /** Claims the store holds as alive, so a restarted core can close those deleted meanwhile. */
   openNodeClaims(clusterId: string): Promise<OpenNodeClaim[]> {
     return this.#durable.openNodeClaims(clusterId);
@@ -182,34 +183,19 @@ export class ClusterHub implements IngestSink {
     this.notify(clusterId);
   }
 
+  /**
+   * Stores the batch (its objects are already in the cluster's state, applied by ingest), then
+   * tells readers: core acks only what the store holds.
+   */
   async write(batch: IngestBatch): Promise<void> {
-    // Durable first: core acks only what the store holds, and a failed write leaves state as is.
     await this.#durable.write(batch);
     const c = this.#entry(batch.clusterId);
     c.lastSeen = this.#clock.now();
-    try {
-      c.state.batch(() => {
-        if (batch.snapshot) applySnapshot(c.state, batch.snapshot);
-        for (const ch of batch.changes) {
-          if (!isStateKind(ch.kind)) continue;
-          const obj = ch.object as KindTypes[typeof ch.kind];
-          // "add" of a known object is an update in ClusterState.
-          c.state.apply(ch.kind, ch.op === "delete" ? "delete" : "add", obj);
-        }
-      });
-    } finally {
-      // The stored rows, into the dashboard's memory of recent history (once it keeps one).
-      const recent = this.#recent.get(batch.clusterId);
-      if (recent && batch.lifecycle.length > 0)
-        await recent.written(toStoreRows(batch.clusterId, batch.lifecycle, batch.receivedAt));
-    }
+    // The stored rows, into the dashboard's memory of recent history (once it keeps one).
+    const recent = this.#recent.get(batch.clusterId);
+    if (recent && batch.lifecycle.length > 0)
+      await recent.written(toStoreRows(batch.clusterId, batch.lifecycle, batch.receivedAt));
     for (const fn of this.#batchListeners) fn(batch);
     this.notify(batch.clusterId);
   }
-}
-
-function applySnapshot(state: ClusterState, objects: readonly WireObject[]): void {
-  const byKind = new Map<StateKind, unknown[]>(STATE_KINDS.map((k) => [k, []]));
-  for (const o of objects) if (isStateKind(o.kind)) byKind.get(o.kind)?.push(o.object);
-  for (const [kind, list] of byKind) state.replaceAll(kind, list as KindTypes[typeof kind][]);
 }

@@ -5,12 +5,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { Agent } from "../../agent/agent.ts";
-import { node, nodeClaim, nodePool } from "../../agent/fixtures.ts";
+import { disruptionEvent, node, nodeClaim, nodePool } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
 import type { WireObject } from "../../wire/wire.ts";
 import { build } from "../../api/app.ts";
 import type {
   ClusterDto,
+  DisruptionDto,
   LifecycleEventDto,
   NodePoolDto,
   OverviewDto,
@@ -190,17 +191,18 @@ describe("two clusters, one core", { timeout: 30_000 }, () => {
   });
 
   it("keeps each cluster's lifecycle apart and complete", async () => {
-    // east loses claim-2; west is untouched.
+    // Karpenter disrupts east's claim-2 (an Event on its node), then deletes it; west is untouched.
     const [eastAgent] = agents;
     assert.ok(eastAgent);
+    east.push({ type: "upsert", object: disruptionEvent("node-2", "Underutilized", T0) });
     east.push({ type: "delete", object: nodeClaim(2, { pool: "east" }) });
-    await eastAgent.agent.until((x) => x.outbox.lastAcked >= 4);
+    await eastAgent.agent.until((x) => x.outbox.lastAcked >= 5);
     const events = async (id: string): Promise<string[]> =>
       (await get<LifecycleEventDto[]>(`/api/v1/clusters/${id}/events?from=0&limit=100`))
         .map((e) => `${e.nodeClaim}/${e.phase}`)
         .sort();
     const e = await events("east");
-    for (const k of ["claim-1/Launched", "claim-2/Launched", "claim-2/Terminated"])
+    for (const k of ["claim-1/Launched", "claim-2/Launched", "claim-2/Disrupted", "claim-2/Terminated"])
       assert.ok(e.includes(k), `${k} in ${e.join(", ")}`);
     assert.ok(!e.some((k) => k.startsWith("claim-7/")), `east has none of west's claims: ${e.join(", ")}`);
     const w = await events("west");
@@ -209,6 +211,12 @@ describe("two clusters, one core", { timeout: 30_000 }, () => {
       !w.some((k) => k.startsWith("claim-1/") || k.startsWith("claim-2/")),
       `west has none of east's: ${w.join(", ")}`,
     );
+    const disruptions = async (id: string): Promise<string[]> =>
+      (await get<DisruptionDto[]>(`/api/v1/clusters/${id}/disruptions?limit=100`)).map(
+        (d) => `${d.nodeClaim}/${d.reason}`,
+      );
+    assert.deepEqual(await disruptions("east"), ["claim-2/Underutilized"]);
+    assert.deepEqual(await disruptions("west"), []);
   });
 
   it("shows each cluster its own warmup stats", async () => {

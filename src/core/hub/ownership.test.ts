@@ -17,6 +17,7 @@ import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { ClusterHub } from "./hub.ts";
 import { LeaseOwnership } from "./ownership.ts";
+import { deliver } from "./testing.ts";
 
 const tokens = { admin: "admin-token-0123456789", viewer: "viewer-token-0123456789" };
 const V = { authorization: `Bearer ${tokens.viewer}` };
@@ -81,7 +82,7 @@ async function stream(r: Replica, session: string, nodes: number): Promise<void>
     sessionId: session,
     connectedAt: clock.now(),
   });
-  await r.hub.write({
+  await deliver(r.hub, {
     clusterId: "east",
     sessionId: session,
     sequence: 1,

@@ -1,6 +1,8 @@
 // Core's side of the agent protocol, transport-free: validates each stream's messages (order,
-// sequences, objects), keeps per-cluster state and lifecycle, writes batches to the sink and
-// acknowledges what is durable. A bad peer gets a clear gRPC status; other clusters carry on.
+// sequences, objects), applies each batch to the cluster's ClusterState (the sink's; ingest is its
+// only writer), derives lifecycle steps from the changes the state reports, writes the batch and
+// its steps to the sink and acknowledges what is durable. A bad peer gets a clear gRPC status;
+// other clusters carry on.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Delta_Op, HelloAck_Mode } from "../../gen/wave/v1/ingest_pb.ts";
@@ -16,10 +18,11 @@ import type { Counter, Gauge, Histogram } from "../../shared/metrics.ts";
 import { LifecycleTracker } from "../lifecycle/derive.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 import type { NodeClaim } from "../../objects/karpenter.ts";
+import type { ClusterState } from "../../state/cluster.ts";
 import type { AgentPrincipal } from "./auth.ts";
+import { applyChange, applySnapshot } from "./apply.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink } from "./sink.ts";
-import { LifecycleObjects } from "./lifecycle-objects.ts";
 
 export type CoreMessageInit = MessageInitShape<typeof CoreMessageSchema>;
 
@@ -48,9 +51,13 @@ const MAX_EPOCH_MS = 8_640_000_000_000_000;
 export class ClusterSession {
   readonly clusterId: string;
   sessionId = "";
-  /** Replaced whole by each applied snapshot (built while its chunks arrived). */
-  objects = new LifecycleObjects();
   readonly lifecycle = new LifecycleTracker();
+  /**
+   * Lifecycle steps derived from batches already applied to the state but not yet stored (their
+   * write failed): they go out with the next write, since the state will not report those
+   * changes again. Emptied once a write holding them resolves.
+   */
+  owed: LifecycleEvent[] = [];
   /** Highest sequence durably written in this session. */
   durable = 0;
   /** A complete snapshot has been written in this session: deltas can apply. */
@@ -72,7 +79,7 @@ export class ClusterSession {
 }
 
 type Op =
-  | { type: "snapshot"; seq: number; objects: WireObject[]; state: LifecycleObjects }
+  | { type: "snapshot"; seq: number; objects: WireObject[] }
   | { type: "delta"; seq: number; change: IngestChange; wire: WireObject };
 
 /**
@@ -196,12 +203,8 @@ class StreamHandler {
   /** Last sequence received on this stream. */
   #lastSeq = 0;
   #needSnapshot = true;
-  /**
-   * The snapshot being received: its objects, and already indexed as the cluster's next state,
-   * so that work happens while chunks arrive rather than after SnapshotEnd.
-   */
-  #staging:
-    { objects: WireObject[]; state: LifecycleObjects; bytes: number; timer: AbortController } | undefined;
+  /** The snapshot being received: its objects so far. */
+  #staging: { objects: WireObject[]; bytes: number; timer: AbortController } | undefined;
   readonly #principal: AgentPrincipal | undefined;
   #pending: Op[] = [];
   #writing: Promise<void> | undefined;
@@ -280,8 +283,9 @@ class StreamHandler {
         // cluster is frozen from now on (history marks a gap instead of repeating it).
         s.stream = undefined;
         this.#core.sink.clusterDisconnected?.(s.clusterId);
-        if (!s.hasBase && s.durable === 0) {
-          // It never delivered a snapshot: a throwaway id, not a cluster. Forget it.
+        if (!s.hasBase && s.durable === 0 && s.owed.length === 0) {
+          // It never delivered a snapshot: a throwaway id, not a cluster. Forget it. (One whose
+          // snapshot was applied but not stored stays: its steps are owed to the store.)
           this.#core.clusters.delete(s.clusterId);
           this.#core.sink.clusterForgotten?.(s.clusterId);
         }
@@ -321,19 +325,14 @@ class StreamHandler {
     switch (body.case) {
       case "snapshotBegin":
         if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
-        this.#staging = {
-          objects: [],
-          state: new LifecycleObjects(),
-          bytes: 0,
-          timer: new AbortController(),
-        };
+        this.#staging = { objects: [], bytes: 0, timer: new AbortController() };
         this.#snapshotDeadline(this.#staging.timer.signal);
         counted("snapshot_begin");
         return;
       case "snapshotChunk": {
         if (!this.#staging) throw violation(Code.FailedPrecondition, "snapshot_chunk outside a snapshot");
         const staging = this.#staging;
-        const { objects, state } = staging;
+        const { objects } = staging;
         for (const o of body.value.objects) staging.bytes += o.json.length;
         if (staging.bytes > this.#core.maxSnapshotBytes) {
           this.#dropStaging();
@@ -342,11 +341,7 @@ class StreamHandler {
             `snapshot exceeds ${this.#core.maxSnapshotBytes} bytes of objects; rejected`,
           );
         }
-        for (const o of body.value.objects) {
-          const w = decodeObject(o);
-          objects.push(w);
-          state.upsert(w);
-        }
+        for (const o of body.value.objects) objects.push(decodeObject(o));
         counted("snapshot_chunk");
         return;
       }
@@ -363,7 +358,7 @@ class StreamHandler {
         this.#dropStaging();
         this.#needSnapshot = false;
         counted("snapshot_end");
-        await this.#enqueue({ type: "snapshot", seq, objects: staged.objects, state: staged.state });
+        await this.#enqueue({ type: "snapshot", seq, objects: staged.objects });
         return;
       }
       case "delta": {
@@ -578,18 +573,25 @@ class StreamHandler {
     if (!s || !last) return;
     const core = this.#core;
     const now = core.clock.now();
-    const lifecycle: LifecycleEvent[] = [];
     const changes: IngestChange[] = [];
     let snapshot: WireObject[] | undefined;
-    for (const op of ops) {
-      if (op.type === "snapshot") {
-        snapshot = op.objects;
-        this.#applySnapshot(s, op.state, now, lifecycle);
-      } else {
-        changes.push(op.change);
-        this.#applyDelta(s, op, lifecycle);
+    // The state moves forward once, here, before the batch is durable; the steps derived from
+    // what it reports are owed to the store until a write holding them resolves, so a failed
+    // write loses none (the resync that follows finds nothing new for them) and a later one
+    // stores each once. The agent's objects are acked only after that write.
+    const state = core.sink.state(s.clusterId);
+    state.batch(() => {
+      for (const op of ops) {
+        if (op.type === "snapshot") {
+          snapshot = op.objects;
+          this.#applySnapshot(s, state, op.objects, now);
+        } else {
+          changes.push(op.change);
+          this.#applyDelta(s, state, op);
+        }
       }
-    }
+    });
+    const lifecycle = [...s.owed];
     const started = performance.now();
     const batch = {
       clusterId: s.clusterId,
@@ -601,6 +603,7 @@ class StreamHandler {
       ...(snapshot ? { snapshot } : {}),
     };
     await core.sink.write(batch);
+    s.owed.splice(0, lifecycle.length);
     core.metrics.write.observe((performance.now() - started) / 1000);
     for (const e of lifecycle) core.metrics.lifecycle.inc({ type: e.type });
     if (snapshot) s.hasBase = true;
@@ -609,51 +612,53 @@ class StreamHandler {
     this.#out.push({ body: { case: "ack", value: { sequence: BigInt(last.seq) } } });
   }
 
-  #applySnapshot(s: ClusterSession, next: LifecycleObjects, now: number, lifecycle: LifecycleEvent[]): void {
+  #applySnapshot(s: ClusterSession, state: ClusterState, objects: readonly WireObject[], now: number): void {
     const at = new Date(now).toISOString();
-    const before = s.objects.nodeClaims;
-    s.objects = next;
-    for (const [key, nc] of next.nodeClaims) {
-      lifecycle.push(...s.lifecycle.nodeClaim(before.get(key), nc, { observedAt: at }));
+    // Claims the store held alive when this core started, deleted while it was down: neither in
+    // the state (whose own deletions the snapshot reports) nor, by uid, in the snapshot.
+    const vanished: OpenNodeClaim[] = [];
+    if (s.recovered) {
+      const incoming = new Map<string, string | undefined>();
+      for (const o of objects) {
+        if (o.kind === "NodeClaim") incoming.set(o.object.metadata.name ?? "", o.object.metadata.uid);
+      }
+      for (const [name, c] of s.recovered) {
+        if (state.nodeClaim(name) === undefined && incoming.get(name) !== c.uid) vanished.push(c);
+      }
+      s.recovered = undefined;
     }
-    // Claims that vanished while the agent was away were terminated meanwhile.
-    for (const [key, gone] of before) {
-      if (next.nodeClaims.has(key)) continue;
-      lifecycle.push(...s.lifecycle.nodeClaim(gone, gone, { observedAt: at, deleted: true }));
+    const owed = s.owed;
+    for (const c of applySnapshot(state, objects)) {
+      // Claims that vanished while the agent was away were terminated meanwhile.
+      if (c.type === "delete")
+        owed.push(...s.lifecycle.nodeClaim(c.object, c.object, { observedAt: at, deleted: true }));
+      else owed.push(...s.lifecycle.nodeClaim(c.previous, c.object, { observedAt: at }));
     }
-    // The same for claims the store held as alive when this core started (deleted while it was down).
-    for (const [name, c] of s.recovered ?? []) {
-      if (before.has(name) || next.nodeClaims.get(name)?.metadata.uid === c.uid) continue;
-      lifecycle.push(...s.lifecycle.vanished(c, at));
-    }
-    s.recovered = undefined;
-    for (const ev of s.objects.events.values()) {
-      lifecycle.push(...s.lifecycle.event(ev, (k, n) => s.objects.claimFor(k, n)));
-    }
+    for (const c of vanished) owed.push(...s.lifecycle.vanished(c, at));
+    const claimFor = claimIn(state);
+    for (const o of objects) if (o.kind === "Event") owed.push(...s.lifecycle.event(o.object, claimFor));
   }
 
-  #applyDelta(s: ClusterSession, op: Extract<Op, { type: "delta" }>, lifecycle: LifecycleEvent[]): void {
+  #applyDelta(s: ClusterSession, state: ClusterState, op: Extract<Op, { type: "delta" }>): void {
     const at = new Date(op.change.observedAt).toISOString();
-    if (op.change.op === "upsert") {
-      const prev = s.objects.upsert(op.wire);
-      if (op.wire.kind === "NodeClaim") {
-        lifecycle.push(
-          ...s.lifecycle.nodeClaim(prev as NodeClaim | undefined, op.wire.object, { observedAt: at }),
-        );
-      } else if (op.wire.kind === "Event") {
-        lifecycle.push(...s.lifecycle.event(op.wire.object, (k, n) => s.objects.claimFor(k, n)));
+    const c = applyChange(state, op.change);
+    const w = op.wire;
+    if (w.kind === "NodeClaim") {
+      const prev = c?.kind === "NodeClaim" ? c.previous : undefined;
+      if (op.change.op === "upsert") {
+        // No change reported (the same resourceVersion again): no step.
+        if (c) s.owed.push(...s.lifecycle.nodeClaim(prev, w.object, { observedAt: at }));
+      } else {
+        // A claim the state did not hold still ends: its last state is what the agent sent.
+        s.owed.push(...s.lifecycle.nodeClaim(prev ?? w.object, w.object, { observedAt: at, deleted: true }));
       }
-    } else {
-      const prev = s.objects.delete(op.wire);
-      if (op.wire.kind === "NodeClaim") {
-        const last = op.wire.object;
-        lifecycle.push(
-          ...s.lifecycle.nodeClaim((prev as NodeClaim | undefined) ?? last, last, {
-            observedAt: at,
-            deleted: true,
-          }),
-        );
-      }
+    } else if (w.kind === "Event" && op.change.op === "upsert") {
+      s.owed.push(...s.lifecycle.event(w.object, claimIn(state)));
     }
   }
+}
+
+/** The NodeClaim an Event is about: by its name, or by the name of the Node it launched. */
+function claimIn(state: ClusterState): (kind: "Node" | "NodeClaim", name: string) => NodeClaim | undefined {
+  return (kind, name) => (kind === "NodeClaim" ? state.nodeClaim(name) : state.nodeClaimForNode(name));
 }

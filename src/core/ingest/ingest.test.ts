@@ -471,7 +471,7 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
   });
 
   it("a later snapshot terminates the claims it no longer has and replaces core's objects", async () => {
-    const { sink, server, core } = await startCore();
+    const { sink, server } = await startCore();
     const source = new MemorySource([nodePool("default"), nodeClaim(1), nodeClaim(2), node(1)]);
     const { agent } = startAgent(server.port, source);
     await sink.until((s) => objectsOf(s, "alpha").size === 4);
@@ -484,13 +484,16 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
       terminated.map((e) => e.nodeClaim),
       ["claim-2"],
     );
-    const objects = core.clusters.get("alpha")?.objects;
-    assert.deepEqual([...(objects?.nodeClaims.keys() ?? [])], ["claim-1"]);
+    const state = sink.state("alpha");
+    assert.deepEqual(
+      state.nodeClaims().map((c) => c.metadata.name),
+      ["claim-1"],
+    );
     assert.deepEqual([...objectsOf(sink, "alpha").keys()].filter((k) => k.startsWith("Node/")).sort(), [
       "Node/node-1",
       "Node/node-3",
     ]);
-    assert.equal(objects?.claimFor("Node", "node-1")?.metadata.name, "claim-1");
+    assert.equal(state.nodeClaimForNode("node-1")?.metadata.name, "claim-1");
     assert.equal(agent.outbox.resyncs, 1);
   });
 

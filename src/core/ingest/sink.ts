@@ -4,6 +4,7 @@
 import type { WireKind, WireObject } from "../../wire/wire.ts";
 import { objectKey } from "../../wire/wire.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
+import { ClusterState } from "../../state/cluster.ts";
 
 export interface ClusterInfo {
   clusterId: string;
@@ -44,6 +45,11 @@ export interface IngestBatch {
 }
 
 export interface IngestSink {
+  /**
+   * The cluster's model. Ingest applies each batch to it (its only writer) before `write`, and
+   * derives the batch's lifecycle steps from the changes it reports.
+   */
+  state(clusterId: string): ClusterState;
   /** A cluster's agent said hello (record versions, last seen). */
   clusterConnected(info: ClusterInfo): Promise<void>;
   /**
@@ -56,7 +62,10 @@ export interface IngestSink {
    * (a typo, a probe) and should not stay listed.
    */
   clusterForgotten?(clusterId: string): void;
-  /** Stores the batch durably (all or nothing); rejects if it could not. */
+  /**
+   * Stores the batch durably (all or nothing); rejects if it could not. Its objects are already
+   * in `state`: the sink stores what history needs (lifecycle steps, the checkpoint).
+   */
   write(batch: IngestBatch): Promise<void>;
   /**
    * The cluster's NodeClaims the sink holds as alive (lifecycle steps, no Terminated). Core asks
@@ -69,6 +78,8 @@ export interface IngestSink {
 /** In-memory sink: the same contract, with a gate and a failure switch for tests. */
 export class MemorySink implements IngestSink {
   readonly clusters = new Map<string, ClusterInfo>();
+  /** cluster → the state ingest keeps. */
+  readonly states = new Map<string, ClusterState>();
   /** Clusters with a live stream (connected and not disconnected since). */
   readonly live = new Set<string>();
   /** cluster → kind/key → object. */
@@ -85,6 +96,12 @@ export class MemorySink implements IngestSink {
   failNext: Error | undefined;
   #waiters: (() => void)[] = [];
 
+  state(clusterId: string): ClusterState {
+    let s = this.states.get(clusterId);
+    if (!s) this.states.set(clusterId, (s = new ClusterState()));
+    return s;
+  }
+
   clusterConnected(info: ClusterInfo): Promise<void> {
     this.clusters.set(info.clusterId, info);
     this.live.add(info.clusterId);
@@ -97,6 +114,7 @@ export class MemorySink implements IngestSink {
 
   clusterForgotten(clusterId: string): void {
     this.clusters.delete(clusterId);
+    this.states.delete(clusterId);
   }
 
   async write(b: IngestBatch): Promise<void> {

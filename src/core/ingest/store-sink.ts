@@ -3,6 +3,7 @@
 import { lifecyclePhases } from "../store/store.ts";
 import type { Disruption, LifecycleEvent as StoredLifecycle, LifecyclePhase, Store } from "../store/store.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
+import { ClusterState } from "../../state/cluster.ts";
 import { repairsOf } from "./repairs.ts";
 import type { ClusterInfo, IngestBatch, IngestSink } from "./sink.ts";
 
@@ -80,9 +81,17 @@ export function foldOpenNodeClaims(
 
 export class StoreSink implements IngestSink {
   readonly #store: Store;
+  /** The clusters' states when this sink serves ingest alone (the hub keeps its own). */
+  readonly #states = new Map<string, ClusterState>();
 
   constructor(store: Store) {
     this.#store = store;
+  }
+
+  state(clusterId: string): ClusterState {
+    let s = this.#states.get(clusterId);
+    if (!s) this.#states.set(clusterId, (s = new ClusterState()));
+    return s;
   }
 
   async clusterConnected(info: ClusterInfo): Promise<void> {

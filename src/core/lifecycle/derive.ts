@@ -180,12 +180,6 @@ export class LifecycleTracker {
     return this.#mark(e) ? [e] : [];
   }
 
-  /** Forget everything (a cluster's session was reset; ids still de-duplicate in the store). */
-  clear(): void {
-    this.#seen.clear();
-    this.#gone.length = 0;
-  }
-
   #seenFor(e: LifecycleEvent): Set<string> {
     const k = who(e);
     let s = this.#seen.get(k);
