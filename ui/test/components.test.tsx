@@ -660,6 +660,66 @@ describe("console shell", () => {
     answerClusters();
     assert.ok(await screen.findByText(/Kubernetes v1\.34\.1 · Karpenter v1\.8\.2/));
   });
+
+  it("switches cluster from the header: the URL's cluster= changes and the page asks the other cluster's API", async () => {
+    const staging = { ...cluster, id: "staging", kubernetesVersion: "v1.33.0" };
+    const nodesOf: Record<string, NodeDto[]> = {
+      prod: [nodeDto("prod-n1"), nodeDto("prod-n2")],
+      staging: [nodeDto("staging-n1", { instanceType: "c7g.xlarge" })],
+    };
+    const calls = mockFetch([
+      [/api\/v1\/clusters$/, () => [200, [cluster, staging]]],
+      [/api\/v1\/whoami$/, () => [200, { role: "viewer" }]],
+      [
+        /api\/v1\/clusters\/[^/]+\/nodes\?/,
+        (c) => {
+          const id = /clusters\/([^/]+)\/nodes/.exec(c.url)?.[1] ?? "";
+          const items = nodesOf[id] ?? [];
+          const answer: NodeListDto = { total: items.length, totalBeforeQuery: items.length, items };
+          return [200, answer];
+        },
+      ],
+    ]);
+    // The live stream never answers: the page's figures come from the node list alone.
+    const mocked = globalThis.fetch;
+    globalThis.fetch = (input, init) =>
+      typeof input === "string" && input.endsWith("/stream")
+        ? new Promise<Response>(() => undefined)
+        : mocked(input, init);
+    location.hash = "#/nodes?cluster=prod";
+    render(<App />);
+    await waitFor(() => assert.equal(screen.getAllByTestId("node-row").length, 2));
+    const select = screen.getByRole<HTMLSelectElement>("combobox", { name: "cluster" });
+    await waitFor(() =>
+      assert.deepEqual(
+        Array.from(select.options, (o) => o.value),
+        ["prod", "staging"],
+      ),
+    );
+    const before = calls.length;
+    fireEvent.change(select, { target: { value: "staging" } });
+    await waitFor(() => assert.match(location.hash, /[?&]cluster=staging(&|$)/));
+    assert.match(location.hash, /^#\/nodes\?/, "the same page");
+    await waitFor(() => assert.match(screen.getAllByTestId("node-row")[0]?.textContent ?? "", /^staging-n1/));
+    const rows = screen.getAllByTestId("node-row");
+    assert.equal(rows.length, 1);
+    assert.match(rows[0]?.textContent ?? "", /c7g\.xlarge/);
+    assert.equal(screen.queryByText(/^prod-n/), null, "no row of the first cluster is left");
+    assert.equal(screen.getByRole<HTMLSelectElement>("combobox", { name: "cluster" }).value, "staging");
+    assert.ok(
+      await screen.findByText(/Kubernetes v1\.33\.0/),
+      "the header shows the other cluster's versions",
+    );
+    const after = calls
+      .slice(before)
+      .map((c) => c.url)
+      .filter((u) => /clusters\/[^/]+\//.test(u));
+    assert.ok(after.length > 0, "the page asked for data after the switch");
+    assert.ok(
+      after.every((u) => u.startsWith("api/v1/clusters/staging/")),
+      `every request after the switch goes to staging: ${after.join(", ")}`,
+    );
+  });
 });
 
 describe("early requests (boot.ts)", () => {
