@@ -358,6 +358,37 @@ describe("Warmup page", () => {
     assert.deepEqual(put?.body, { ...pool().policy, maxWarmNodes: 3, ttlSeconds: 900 });
   });
 
+  it("deletes a pool's warmup policy as admin: DELETE on the pool's route, then refresh", async () => {
+    const calls = mockFetch([
+      [/GET .*warmup\?/, () => [200, warmupView([pool()])]],
+      [/DELETE .*policies\/warmup\/general$/, () => [204, null]],
+    ]);
+    const refreshed: number[] = [];
+    const admin = ctxFor({ role: "admin", refresh: () => refreshed.push(1) });
+    render(<Warmup ctx={admin} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit policy" }));
+    const form = screen.getByRole("form", { name: "warmup policy for general" });
+    fireEvent.click(within(form).getByRole("button", { name: "Delete policy" }));
+    await waitFor(() => assert.equal(refreshed.length, 1));
+    assert.equal(
+      screen.queryByRole("form", { name: "warmup policy for general" }),
+      null,
+      "the editor closed",
+    );
+    assert.deepEqual(
+      calls.filter((c) => c.method !== "GET").map((c) => `${c.method} ${c.url}`),
+      ["DELETE api/v1/clusters/prod/policies/warmup/general"],
+    );
+    assert.deepEqual(admin.asked, []);
+    cleanup();
+    // A pool without a saved policy has nothing to delete.
+    mockFetch([[/GET .*warmup\?/, () => [200, warmupView([pool({ configured: false })])]]]);
+    render(<Warmup ctx={ctxFor({ role: "admin" })} />);
+    fireEvent.click(await screen.findByRole("button", { name: /policy/ }));
+    assert.ok(screen.getByRole("form", { name: "warmup policy for general" }));
+    assert.equal(screen.queryByRole("button", { name: "Delete policy" }), null);
+  });
+
   it("previews the cost cap's effect", () => {
     const p = pool();
     assert.equal(
@@ -529,6 +560,47 @@ describe("Spot placement page", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Save" }));
     await waitFor(() => assert.ok(calls.some((c) => c.method === "PUT")));
     assert.deepEqual(calls.find((c) => c.method === "PUT")?.body, { threshold: 4, strategy: "Require" });
+  });
+
+  it("deletes a spot policy as admin: DELETE on the workload's route, then refresh; a viewer is asked for the admin token", async () => {
+    const route = {
+      page: "spot" as const,
+      cluster: "prod",
+      range: { kind: "preset" as const, id: "1h" as const },
+      node: undefined,
+      params: { workload: "shop/Deployment/web" },
+    };
+    let answer: [number, unknown] = [403, { message: "an admin token is required" }];
+    const calls = mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [/DELETE /, () => answer],
+    ]);
+    // A viewer cannot open the editor: the admin sign-in is asked for, nothing is sent.
+    const viewer = ctxFor({ route });
+    render(<Spot ctx={viewer} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit (admin)" }));
+    assert.deepEqual(viewer.asked, ["edit spot policies"]);
+    assert.equal(screen.queryByRole("button", { name: "Delete policy" }), null);
+    cleanup();
+    // An admin whose token core refuses (403) is asked to sign in again; nothing is refreshed.
+    const refreshed: number[] = [];
+    const admin = ctxFor({ role: "admin", route, refresh: () => refreshed.push(1) });
+    render(<Spot ctx={admin} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit policy" }));
+    const form = screen.getByRole("form", { name: "spot policy" });
+    fireEvent.click(within(form).getByRole("button", { name: "Delete policy" }));
+    await waitFor(() => assert.deepEqual(admin.asked, ["delete spot policies"]));
+    assert.equal(refreshed.length, 0);
+    assert.ok(screen.getByRole("form", { name: "spot policy" }), "the editor stays open");
+    // Accepted: the page reloads and the editor closes.
+    answer = [204, null];
+    fireEvent.click(within(form).getByRole("button", { name: "Delete policy" }));
+    await waitFor(() => assert.equal(refreshed.length, 1));
+    assert.equal(screen.queryByRole("form", { name: "spot policy" }), null, "the editor closed");
+    const deletes = calls.filter((c) => c.method === "DELETE");
+    assert.equal(deletes.length, 2);
+    assert.ok(deletes.every((c) => c.url === "api/v1/clusters/prod/policies/spot/Deployment/shop/web"));
+    assert.equal(calls.filter((c) => c.method === "PUT").length, 0, "a delete saves nothing");
   });
 });
 

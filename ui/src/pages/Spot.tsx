@@ -317,7 +317,7 @@ function SpotEditor({
   const problems = spotProblems({ threshold, percentAboveBase: pctAbove });
   if (!target.namespace || !target.name) problems["workload"] = "namespace and name are required";
   const current = view.workloads.find((w) => keyOf(w.workload) === keyOf(target));
-  const action = usePolicyAction(ctx, "save spot policies", onDone);
+  const action = usePolicyAction(ctx, "spot policies", onDone);
   const { act } = action;
   const candidates = view.workloads.filter((w) => !w.policy);
   return (
