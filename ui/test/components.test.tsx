@@ -3,9 +3,13 @@ import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import type {
+  LiveDto,
   NodeDetailDto,
   NodeDto,
   NodeListDto,
+  OverviewDto,
+  SavingsDto,
+  SavingsLineDto,
   SpotViewDto,
   SpotWorkloadDto,
   ThrashingDto,
@@ -689,6 +693,107 @@ describe("What-if in the policy editors", () => {
       (await within(form).findByRole("alert")).textContent,
       /no live pod of deployment\/shop\/nope/,
     );
+  });
+});
+
+describe("Realized savings on the overview", () => {
+  const overview: OverviewDto = {
+    clusterId: "prod",
+    at: NOW,
+    nodes: 3,
+    nodePools: 1,
+    pendingPods: 0,
+    costPerHour: 0.5,
+    costPerMonth: 365,
+    priceSources: { live: 3 },
+    spotRatio: { nodes: 0.5, vcpu: 0.5, cost: 0.3 },
+    spotSavingsPerHour: 0.2,
+    requested: { cpu: 2, memoryBytes: 2 ** 30 },
+    allocatable: { cpu: 8, memoryBytes: 2 ** 33 },
+    disruptionsLastHour: 0,
+    thrashingPools: [],
+    warmup: { warmNodes: 0, costPerHour: 0, hits: 0, misses: 0, timeSavedSeconds: 0 },
+  };
+  const line = (name: string, actualUsd: number, onDemandUsd: number): SavingsLineDto => ({
+    name,
+    actualUsd,
+    onDemandUsd,
+    savedUsd: onDemandUsd - actualUsd,
+    savedShare: (onDemandUsd - actualUsd) / onDemandUsd,
+  });
+  /** Core's answer for [from, to): a day's figures, or a week's (seven times as much). */
+  const savingsFor = (from: number, to: number): SavingsDto => {
+    const k = to - from >= 7 * 86_400_000 ? 7 : 1;
+    return {
+      from,
+      to,
+      total: line("total", 6 * k, 10 * k),
+      pools: [line("general", 4 * k, 8 * k), line("batch", 2 * k, 2 * k)],
+      workloads: [line("shop/Deployment/web", 1.5 * k, 6 * k)],
+    };
+  };
+
+  it("shows /savings per pool and per workload for the header's range, and follows the range picker", async () => {
+    const asked: { from: number; to: number }[] = [];
+    const calls = mockFetch([
+      [/api\/v1\/clusters$/, () => [200, [cluster]]],
+      [/api\/v1\/whoami$/, () => [200, { role: "viewer" }]],
+      [
+        /\/savings\?/,
+        (c) => {
+          const q = new URL(c.url, "http://wave.test/").searchParams;
+          const w = { from: Number(q.get("from")), to: Number(q.get("to")) };
+          asked.push(w);
+          return [200, savingsFor(w.from, w.to)];
+        },
+      ],
+      [/\/series\?/, () => [200, { from: 0, to: 0, step: 60, nodePool: null, points: [], gaps: [] }]],
+      [/\/disruptions\?/, () => [200, []]],
+    ]);
+    // The live stream sends one snapshot and stays open.
+    const mocked = globalThis.fetch;
+    globalThis.fetch = (input, init) => {
+      if (typeof input !== "string" || !input.endsWith("/stream")) return mocked(input, init);
+      const live: LiveDto = { overview, nodePools: [] };
+      const body = new ReadableStream<Uint8Array>({
+        start: (c) => c.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(live)}\n\n`)),
+      });
+      return Promise.resolve(new Response(body, { status: 200 }));
+    };
+    location.hash = "#/overview?cluster=prod&range=24h";
+    render(<App />);
+    const total = await screen.findByTestId("savings-total");
+    assert.equal(total.textContent, "$4.00 saved (40%) — $6.00 spent vs $10.00 all on-demand");
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0] && asked[0].to - asked[0].from, 86_400_000, "the header's 24 h");
+    const cells = (testid: string): string[][] =>
+      within(screen.getByTestId(testid))
+        .getAllByRole("row")
+        .slice(1)
+        .map((r) =>
+          within(r)
+            .getAllByRole("cell")
+            .map((c) => c.textContent),
+        );
+    assert.deepEqual(cells("savings-pools"), [
+      ["general", "$4.00", "50%", "$4.00", "$8.00"],
+      ["batch", "$0.000", "0%", "$2.00", "$2.00"],
+    ]);
+    assert.deepEqual(cells("savings-workloads"), [["shop/Deployment/web", "$4.50", "75%", "$1.50", "$6.00"]]);
+    assert.equal(screen.getByTestId("savings-range").textContent, "last 24h");
+    // The header's range picker moves the savings with the rest of the page.
+    fireEvent.change(screen.getByRole("combobox", { name: "time range" }), { target: { value: "7d" } });
+    await waitFor(() =>
+      assert.equal(
+        screen.getByTestId("savings-total").textContent,
+        "$28.00 saved (40%) — $42.00 spent vs $70.00 all on-demand",
+      ),
+    );
+    const week = asked.at(-1);
+    assert.equal(week && week.to - week.from, 7 * 86_400_000, "the picked 7 d");
+    assert.deepEqual(cells("savings-pools")[0], ["general", "$28.00", "50%", "$28.00", "$56.00"]);
+    assert.equal(screen.getByTestId("savings-range").textContent, "last 7d");
+    assert.ok(calls.every((c) => !c.url.includes("/savings") || c.url.startsWith("api/v1/clusters/prod/")));
   });
 });
 
