@@ -484,6 +484,63 @@ describe("Spot placement page", () => {
     assert.ok(within(detail).getByText("web-1"));
   });
 
+  it("warns about a workload whose own YAML pins a capacity type, and shows each workload's fallbacks", async () => {
+    const pinned: SpotWorkloadDto = {
+      ...web,
+      workload: { namespace: "shop", kind: "StatefulSet", name: "db" },
+      pods: 3,
+      target: { onDemand: 2, spot: 1 },
+      actual: { onDemand: 3, spot: 0, pending: 0 },
+      fallbacks: 1,
+      warnings: [
+        {
+          kind: "pinned-by-workload",
+          message: "2 pod(s) pin karpenter.sh/capacity-type in their own spec: Wave leaves them as they are",
+        },
+        {
+          kind: "fallback",
+          message: "1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)",
+        },
+      ],
+      repairs: { total: 0, byAction: {}, recent: [] },
+    };
+    const view: SpotViewDto = {
+      ...spotView,
+      workloads: [{ ...web, warnings: [] }, pinned],
+      totals: { ...spotView.totals, fallbacks: 1 },
+    };
+    mockFetch([[/spot-placement/, () => [200, view]]]);
+    const route = {
+      page: "spot" as const,
+      cluster: "prod",
+      range: { kind: "preset" as const, id: "1h" as const },
+      node: undefined,
+      params: { workload: "shop/StatefulSet/db" },
+    };
+    render(<Spot ctx={ctxFor({ route })} />);
+    await screen.findAllByTestId("spot-row");
+    const row = (name: string): HTMLElement => {
+      const r = screen.getAllByTestId("spot-row").find((x) => x.textContent.includes(name));
+      assert.ok(r, `a row for ${name}`);
+      return r;
+    };
+    // In the table: the warning's kind as a tag (its message on hover) and the fallback count.
+    const tag = within(row("db")).getByText("pinned-by-workload");
+    assert.match(tag.getAttribute("title") ?? "", /pin karpenter\.sh\/capacity-type in their own spec/);
+    assert.equal(within(row("db")).getByTestId("spot-fallbacks").textContent, "1");
+    assert.equal(within(row("web")).getByTestId("spot-fallbacks").textContent, "0");
+    assert.equal(within(row("web")).queryByText("pinned-by-workload"), null);
+    assert.equal(screen.getByTestId("spot-total-fallbacks").textContent, "1");
+    // Opened: each warning in full.
+    const notes = within(screen.getByTestId("spot-detail"))
+      .getAllByRole("note")
+      .map((n) => n.textContent);
+    assert.deepEqual(notes, [
+      "⚠ 2 pod(s) pin karpenter.sh/capacity-type in their own spec: Wave leaves them as they are",
+      "⚠ 1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)",
+    ]);
+  });
+
   it("shows the repair's self-heal actions per workload over the picked range", async () => {
     const calls = mockFetch([[/spot-placement/, () => [200, spotView]]]);
     const route = {
