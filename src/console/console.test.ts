@@ -212,6 +212,53 @@ describe("spot placement view", () => {
     );
     assert.equal(poolOffersSpot(nodePool("x")), false);
   });
+
+  it("warns when the workload's own spec pins the capacity type, not when Wave's assignment does", () => {
+    const bySelector = rsPod("web-1", "od");
+    bySelector.spec.nodeSelector = { "karpenter.sh/capacity-type": "on-demand" };
+    const byAffinity = rsPod("web-2", "sp");
+    byAffinity.spec.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: "karpenter.sh/capacity-type", operator: "In", values: ["spot"] }] },
+          ],
+        },
+      },
+    };
+    // Wave's own patch carries the same affinity, with its assignment label: not the workload's pin.
+    const placed = rsPod("web-3", "sp", "spot");
+    placed.spec.affinity = byAffinity.spec.affinity;
+    const view = (pods: Pod[]) =>
+      buildSpotView({
+        clusterId: "c",
+        state: {
+          nodePools: () => [nodePool("general")],
+          nodes: () => [machine("od", "on-demand"), machine("sp", "spot")],
+          pods: () => pods,
+        },
+        policies: [
+          {
+            workload: { namespace: "shop", kind: "Deployment", name: "web" },
+            threshold: 1,
+            strategy: "Prefer",
+          },
+        ],
+        prices,
+        now: T0,
+      }).workloads.find((w) => w.workload.name === "web");
+    const pinned = view([bySelector, byAffinity, placed])?.warnings.find(
+      (w) => w.kind === "pinned-by-workload",
+    );
+    assert.equal(
+      pinned?.message,
+      "2 pod(s) pin karpenter.sh/capacity-type in their own spec: Wave leaves them as they are",
+    );
+    assert.deepEqual(
+      view([placed])?.warnings.map((w) => w.kind),
+      [],
+    );
+  });
 });
 
 describe("node detail", () => {

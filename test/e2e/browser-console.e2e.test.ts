@@ -196,3 +196,46 @@ test(
     await page.close();
   },
 );
+
+test(
+  "console e2e (simulated cluster): dark mode follows prefers-color-scheme: dark background and light text, and the reverse",
+  { timeout: 60_000 },
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await open(page, "overview", w.tokens.viewer);
+    await page.getByTestId("overview-nodes").waitFor({ timeout: 30_000 });
+    /** What the user sees: the body's text colour and the first opaque background behind it. */
+    // A string: this file is typechecked without the DOM's types.
+    const colours = (): Promise<{ background: string; text: string }> =>
+      page.evaluate(`(() => {
+        let el = document.body;
+        let background = "";
+        while (el && !background) {
+          const bg = getComputedStyle(el).backgroundColor;
+          if (bg !== "transparent" && !/rgba\\(.*,\\s*0\\)$/.test(bg)) background = bg;
+          el = el.parentElement;
+        }
+        return { background, text: getComputedStyle(document.body).color };
+      })()`);
+    /** Relative luminance (WCAG) of a computed rgb()/rgba() colour, 0 (black) … 1 (white). */
+    const luminance = (css: string): number => {
+      const m = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(css);
+      assert.ok(m, `a computed colour: ${css}`);
+      const [r = 0, g = 0, b = 0] = m.slice(1, 4).map((x) => {
+        const c = Number(x) / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    await page.emulateMedia({ colorScheme: "dark" });
+    const dark = await colours();
+    assert.ok(luminance(dark.background) < 0.1, `dark: a dark background (${dark.background})`);
+    assert.ok(luminance(dark.text) > 0.6, `dark: light text (${dark.text})`);
+    await page.emulateMedia({ colorScheme: "light" });
+    const light = await colours();
+    assert.ok(luminance(light.background) > 0.8, `light: a light background (${light.background})`);
+    assert.ok(luminance(light.text) < 0.1, `light: dark text (${light.text})`);
+    log(`colours: dark ${dark.background} / ${dark.text}; light ${light.background} / ${light.text}`);
+    await page.close();
+  },
+);

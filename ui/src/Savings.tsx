@@ -1,15 +1,17 @@
-// Realized savings: what spot and Wave's policies saved per NodePool and per workload over a
-// chosen range, against the same capacity all on-demand (GET …/savings, summed from history).
-import { useState } from "react";
+// Realized savings: what spot and Wave's policies saved per NodePool and per workload over the
+// console's time range (the header's picker), against the same capacity all on-demand
+// (GET …/savings, summed from history).
 import type { SavingsDto, SavingsLineDto } from "../../src/dashboard/dto.ts";
-import { pct, usd } from "./format.ts";
+import { dateTime, pct, usd } from "./format.ts";
 import { useJson } from "./hooks.ts";
+import { PRESETS, type RangeSpec } from "./range.ts";
 
-const RANGES = [
-  { label: "24 h", ms: 86_400_000 },
-  { label: "7 d", ms: 7 * 86_400_000 },
-  { label: "30 d", ms: 30 * 86_400_000 },
-] as const;
+/** The range's [from, to): a preset ends at the minute (one history step), so its URL stays put meanwhile. */
+export function savingsWindow(range: RangeSpec, now: number): { from: number; to: number } {
+  if (range.kind === "custom") return { from: range.from, to: range.to };
+  const to = Math.floor(now / 60_000) * 60_000;
+  return { from: to - PRESETS[range.id], to };
+}
 
 function Rows({ lines, testid }: { lines: SavingsLineDto[]; testid: string }) {
   return (
@@ -38,22 +40,27 @@ function Rows({ lines, testid }: { lines: SavingsLineDto[]; testid: string }) {
   );
 }
 
-/** `base` is the cluster's API path (api/v1/clusters/<id>); reloads when `version` changes (≤ 1/min). */
-export function Savings({ base, token, version }: { base: string; token: string | null; version: number }) {
-  const [range, setRange] = useState<number>(RANGES[0].ms);
-  // The range's start moves once a minute (one history step), so the URL stays cacheable meanwhile.
-  const to = Math.floor(Date.now() / 60_000) * 60_000;
-  const report = useJson<SavingsDto>(`${base}/savings?from=${to - range}&to=${to}`, token, version, 60_000);
+/**
+ * `base` is the cluster's API path (api/v1/clusters/<id>); `range` and `now` are the console's;
+ * reloads when `version` changes (≤ 1/min).
+ */
+export function Savings(p: {
+  base: string;
+  token: string | null;
+  version: number;
+  range: RangeSpec;
+  now: number;
+}) {
+  const { from, to } = savingsWindow(p.range, p.now);
+  const report = useJson<SavingsDto>(`${p.base}/savings?from=${from}&to=${to}`, p.token, p.version, 60_000);
   const r = report.data;
   return (
     <section data-testid="savings">
       <h2>
         Realized savings{" "}
-        {RANGES.map((x) => (
-          <button key={x.label} disabled={x.ms === range} onClick={() => setRange(x.ms)}>
-            {x.label}
-          </button>
-        ))}
+        <span className="muted" data-testid="savings-range">
+          {p.range.kind === "preset" ? `last ${p.range.id}` : `${dateTime(from)} – ${dateTime(to)}`}
+        </span>
       </h2>
       {!r ? (
         <p className="loading">{report.error ?? "Loading…"}</p>

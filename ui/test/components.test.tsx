@@ -3,9 +3,13 @@ import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import type {
+  LiveDto,
   NodeDetailDto,
   NodeDto,
   NodeListDto,
+  OverviewDto,
+  SavingsDto,
+  SavingsLineDto,
   SpotViewDto,
   SpotWorkloadDto,
   ThrashingDto,
@@ -358,6 +362,37 @@ describe("Warmup page", () => {
     assert.deepEqual(put?.body, { ...pool().policy, maxWarmNodes: 3, ttlSeconds: 900 });
   });
 
+  it("deletes a pool's warmup policy as admin: DELETE on the pool's route, then refresh", async () => {
+    const calls = mockFetch([
+      [/GET .*warmup\?/, () => [200, warmupView([pool()])]],
+      [/DELETE .*policies\/warmup\/general$/, () => [204, null]],
+    ]);
+    const refreshed: number[] = [];
+    const admin = ctxFor({ role: "admin", refresh: () => refreshed.push(1) });
+    render(<Warmup ctx={admin} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit policy" }));
+    const form = screen.getByRole("form", { name: "warmup policy for general" });
+    fireEvent.click(within(form).getByRole("button", { name: "Delete policy" }));
+    await waitFor(() => assert.equal(refreshed.length, 1));
+    assert.equal(
+      screen.queryByRole("form", { name: "warmup policy for general" }),
+      null,
+      "the editor closed",
+    );
+    assert.deepEqual(
+      calls.filter((c) => c.method !== "GET").map((c) => `${c.method} ${c.url}`),
+      ["DELETE api/v1/clusters/prod/policies/warmup/general"],
+    );
+    assert.deepEqual(admin.asked, []);
+    cleanup();
+    // A pool without a saved policy has nothing to delete.
+    mockFetch([[/GET .*warmup\?/, () => [200, warmupView([pool({ configured: false })])]]]);
+    render(<Warmup ctx={ctxFor({ role: "admin" })} />);
+    fireEvent.click(await screen.findByRole("button", { name: /policy/ }));
+    assert.ok(screen.getByRole("form", { name: "warmup policy for general" }));
+    assert.equal(screen.queryByRole("button", { name: "Delete policy" }), null);
+  });
+
   it("previews the cost cap's effect", () => {
     const p = pool();
     assert.equal(
@@ -449,6 +484,63 @@ describe("Spot placement page", () => {
     assert.ok(within(detail).getByText("web-1"));
   });
 
+  it("warns about a workload whose own YAML pins a capacity type, and shows each workload's fallbacks", async () => {
+    const pinned: SpotWorkloadDto = {
+      ...web,
+      workload: { namespace: "shop", kind: "StatefulSet", name: "db" },
+      pods: 3,
+      target: { onDemand: 2, spot: 1 },
+      actual: { onDemand: 3, spot: 0, pending: 0 },
+      fallbacks: 1,
+      warnings: [
+        {
+          kind: "pinned-by-workload",
+          message: "2 pod(s) pin karpenter.sh/capacity-type in their own spec: Wave leaves them as they are",
+        },
+        {
+          kind: "fallback",
+          message: "1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)",
+        },
+      ],
+      repairs: { total: 0, byAction: {}, recent: [] },
+    };
+    const view: SpotViewDto = {
+      ...spotView,
+      workloads: [{ ...web, warnings: [] }, pinned],
+      totals: { ...spotView.totals, fallbacks: 1 },
+    };
+    mockFetch([[/spot-placement/, () => [200, view]]]);
+    const route = {
+      page: "spot" as const,
+      cluster: "prod",
+      range: { kind: "preset" as const, id: "1h" as const },
+      node: undefined,
+      params: { workload: "shop/StatefulSet/db" },
+    };
+    render(<Spot ctx={ctxFor({ route })} />);
+    await screen.findAllByTestId("spot-row");
+    const row = (name: string): HTMLElement => {
+      const r = screen.getAllByTestId("spot-row").find((x) => x.textContent.includes(name));
+      assert.ok(r, `a row for ${name}`);
+      return r;
+    };
+    // In the table: the warning's kind as a tag (its message on hover) and the fallback count.
+    const tag = within(row("db")).getByText("pinned-by-workload");
+    assert.match(tag.getAttribute("title") ?? "", /pin karpenter\.sh\/capacity-type in their own spec/);
+    assert.equal(within(row("db")).getByTestId("spot-fallbacks").textContent, "1");
+    assert.equal(within(row("web")).getByTestId("spot-fallbacks").textContent, "0");
+    assert.equal(within(row("web")).queryByText("pinned-by-workload"), null);
+    assert.equal(screen.getByTestId("spot-total-fallbacks").textContent, "1");
+    // Opened: each warning in full.
+    const notes = within(screen.getByTestId("spot-detail"))
+      .getAllByRole("note")
+      .map((n) => n.textContent);
+    assert.deepEqual(notes, [
+      "⚠ 2 pod(s) pin karpenter.sh/capacity-type in their own spec: Wave leaves them as they are",
+      "⚠ 1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)",
+    ]);
+  });
+
   it("shows the repair's self-heal actions per workload over the picked range", async () => {
     const calls = mockFetch([[/spot-placement/, () => [200, spotView]]]);
     const route = {
@@ -529,6 +621,47 @@ describe("Spot placement page", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Save" }));
     await waitFor(() => assert.ok(calls.some((c) => c.method === "PUT")));
     assert.deepEqual(calls.find((c) => c.method === "PUT")?.body, { threshold: 4, strategy: "Require" });
+  });
+
+  it("deletes a spot policy as admin: DELETE on the workload's route, then refresh; a viewer is asked for the admin token", async () => {
+    const route = {
+      page: "spot" as const,
+      cluster: "prod",
+      range: { kind: "preset" as const, id: "1h" as const },
+      node: undefined,
+      params: { workload: "shop/Deployment/web" },
+    };
+    let answer: [number, unknown] = [403, { message: "an admin token is required" }];
+    const calls = mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [/DELETE /, () => answer],
+    ]);
+    // A viewer cannot open the editor: the admin sign-in is asked for, nothing is sent.
+    const viewer = ctxFor({ route });
+    render(<Spot ctx={viewer} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit (admin)" }));
+    assert.deepEqual(viewer.asked, ["edit spot policies"]);
+    assert.equal(screen.queryByRole("button", { name: "Delete policy" }), null);
+    cleanup();
+    // An admin whose token core refuses (403) is asked to sign in again; nothing is refreshed.
+    const refreshed: number[] = [];
+    const admin = ctxFor({ role: "admin", route, refresh: () => refreshed.push(1) });
+    render(<Spot ctx={admin} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit policy" }));
+    const form = screen.getByRole("form", { name: "spot policy" });
+    fireEvent.click(within(form).getByRole("button", { name: "Delete policy" }));
+    await waitFor(() => assert.deepEqual(admin.asked, ["delete spot policies"]));
+    assert.equal(refreshed.length, 0);
+    assert.ok(screen.getByRole("form", { name: "spot policy" }), "the editor stays open");
+    // Accepted: the page reloads and the editor closes.
+    answer = [204, null];
+    fireEvent.click(within(form).getByRole("button", { name: "Delete policy" }));
+    await waitFor(() => assert.equal(refreshed.length, 1));
+    assert.equal(screen.queryByRole("form", { name: "spot policy" }), null, "the editor closed");
+    const deletes = calls.filter((c) => c.method === "DELETE");
+    assert.equal(deletes.length, 2);
+    assert.ok(deletes.every((c) => c.url === "api/v1/clusters/prod/policies/spot/Deployment/shop/web"));
+    assert.equal(calls.filter((c) => c.method === "PUT").length, 0, "a delete saves nothing");
   });
 });
 
@@ -620,6 +753,107 @@ describe("What-if in the policy editors", () => {
   });
 });
 
+describe("Realized savings on the overview", () => {
+  const overview: OverviewDto = {
+    clusterId: "prod",
+    at: NOW,
+    nodes: 3,
+    nodePools: 1,
+    pendingPods: 0,
+    costPerHour: 0.5,
+    costPerMonth: 365,
+    priceSources: { live: 3 },
+    spotRatio: { nodes: 0.5, vcpu: 0.5, cost: 0.3 },
+    spotSavingsPerHour: 0.2,
+    requested: { cpu: 2, memoryBytes: 2 ** 30 },
+    allocatable: { cpu: 8, memoryBytes: 2 ** 33 },
+    disruptionsLastHour: 0,
+    thrashingPools: [],
+    warmup: { warmNodes: 0, costPerHour: 0, hits: 0, misses: 0, timeSavedSeconds: 0 },
+  };
+  const line = (name: string, actualUsd: number, onDemandUsd: number): SavingsLineDto => ({
+    name,
+    actualUsd,
+    onDemandUsd,
+    savedUsd: onDemandUsd - actualUsd,
+    savedShare: (onDemandUsd - actualUsd) / onDemandUsd,
+  });
+  /** Core's answer for [from, to): a day's figures, or a week's (seven times as much). */
+  const savingsFor = (from: number, to: number): SavingsDto => {
+    const k = to - from >= 7 * 86_400_000 ? 7 : 1;
+    return {
+      from,
+      to,
+      total: line("total", 6 * k, 10 * k),
+      pools: [line("general", 4 * k, 8 * k), line("batch", 2 * k, 2 * k)],
+      workloads: [line("shop/Deployment/web", 1.5 * k, 6 * k)],
+    };
+  };
+
+  it("shows /savings per pool and per workload for the header's range, and follows the range picker", async () => {
+    const asked: { from: number; to: number }[] = [];
+    const calls = mockFetch([
+      [/api\/v1\/clusters$/, () => [200, [cluster]]],
+      [/api\/v1\/whoami$/, () => [200, { role: "viewer" }]],
+      [
+        /\/savings\?/,
+        (c) => {
+          const q = new URL(c.url, "http://wave.test/").searchParams;
+          const w = { from: Number(q.get("from")), to: Number(q.get("to")) };
+          asked.push(w);
+          return [200, savingsFor(w.from, w.to)];
+        },
+      ],
+      [/\/series\?/, () => [200, { from: 0, to: 0, step: 60, nodePool: null, points: [], gaps: [] }]],
+      [/\/disruptions\?/, () => [200, []]],
+    ]);
+    // The live stream sends one snapshot and stays open.
+    const mocked = globalThis.fetch;
+    globalThis.fetch = (input, init) => {
+      if (typeof input !== "string" || !input.endsWith("/stream")) return mocked(input, init);
+      const live: LiveDto = { overview, nodePools: [] };
+      const body = new ReadableStream<Uint8Array>({
+        start: (c) => c.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(live)}\n\n`)),
+      });
+      return Promise.resolve(new Response(body, { status: 200 }));
+    };
+    location.hash = "#/overview?cluster=prod&range=24h";
+    render(<App />);
+    const total = await screen.findByTestId("savings-total");
+    assert.equal(total.textContent, "$4.00 saved (40%) — $6.00 spent vs $10.00 all on-demand");
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0] && asked[0].to - asked[0].from, 86_400_000, "the header's 24 h");
+    const cells = (testid: string): string[][] =>
+      within(screen.getByTestId(testid))
+        .getAllByRole("row")
+        .slice(1)
+        .map((r) =>
+          within(r)
+            .getAllByRole("cell")
+            .map((c) => c.textContent),
+        );
+    assert.deepEqual(cells("savings-pools"), [
+      ["general", "$4.00", "50%", "$4.00", "$8.00"],
+      ["batch", "$0.000", "0%", "$2.00", "$2.00"],
+    ]);
+    assert.deepEqual(cells("savings-workloads"), [["shop/Deployment/web", "$4.50", "75%", "$1.50", "$6.00"]]);
+    assert.equal(screen.getByTestId("savings-range").textContent, "last 24h");
+    // The header's range picker moves the savings with the rest of the page.
+    fireEvent.change(screen.getByRole("combobox", { name: "time range" }), { target: { value: "7d" } });
+    await waitFor(() =>
+      assert.equal(
+        screen.getByTestId("savings-total").textContent,
+        "$28.00 saved (40%) — $42.00 spent vs $70.00 all on-demand",
+      ),
+    );
+    const week = asked.at(-1);
+    assert.equal(week && week.to - week.from, 7 * 86_400_000, "the picked 7 d");
+    assert.deepEqual(cells("savings-pools")[0], ["general", "$28.00", "50%", "$28.00", "$56.00"]);
+    assert.equal(screen.getByTestId("savings-range").textContent, "last 7d");
+    assert.ok(calls.every((c) => !c.url.includes("/savings") || c.url.startsWith("api/v1/clusters/prod/")));
+  });
+});
+
 describe("token prompt", () => {
   it("asks for a token instead of showing a raw 401", async () => {
     mockFetch([
@@ -659,6 +893,66 @@ describe("console shell", () => {
     assert.equal(screen.queryByText(/Kubernetes v1\.34\.1/), null, "versions wait for the list");
     answerClusters();
     assert.ok(await screen.findByText(/Kubernetes v1\.34\.1 · Karpenter v1\.8\.2/));
+  });
+
+  it("switches cluster from the header: the URL's cluster= changes and the page asks the other cluster's API", async () => {
+    const staging = { ...cluster, id: "staging", kubernetesVersion: "v1.33.0" };
+    const nodesOf: Record<string, NodeDto[]> = {
+      prod: [nodeDto("prod-n1"), nodeDto("prod-n2")],
+      staging: [nodeDto("staging-n1", { instanceType: "c7g.xlarge" })],
+    };
+    const calls = mockFetch([
+      [/api\/v1\/clusters$/, () => [200, [cluster, staging]]],
+      [/api\/v1\/whoami$/, () => [200, { role: "viewer" }]],
+      [
+        /api\/v1\/clusters\/[^/]+\/nodes\?/,
+        (c) => {
+          const id = /clusters\/([^/]+)\/nodes/.exec(c.url)?.[1] ?? "";
+          const items = nodesOf[id] ?? [];
+          const answer: NodeListDto = { total: items.length, totalBeforeQuery: items.length, items };
+          return [200, answer];
+        },
+      ],
+    ]);
+    // The live stream never answers: the page's figures come from the node list alone.
+    const mocked = globalThis.fetch;
+    globalThis.fetch = (input, init) =>
+      typeof input === "string" && input.endsWith("/stream")
+        ? new Promise<Response>(() => undefined)
+        : mocked(input, init);
+    location.hash = "#/nodes?cluster=prod";
+    render(<App />);
+    await waitFor(() => assert.equal(screen.getAllByTestId("node-row").length, 2));
+    const select = screen.getByRole<HTMLSelectElement>("combobox", { name: "cluster" });
+    await waitFor(() =>
+      assert.deepEqual(
+        Array.from(select.options, (o) => o.value),
+        ["prod", "staging"],
+      ),
+    );
+    const before = calls.length;
+    fireEvent.change(select, { target: { value: "staging" } });
+    await waitFor(() => assert.match(location.hash, /[?&]cluster=staging(&|$)/));
+    assert.match(location.hash, /^#\/nodes\?/, "the same page");
+    await waitFor(() => assert.match(screen.getAllByTestId("node-row")[0]?.textContent ?? "", /^staging-n1/));
+    const rows = screen.getAllByTestId("node-row");
+    assert.equal(rows.length, 1);
+    assert.match(rows[0]?.textContent ?? "", /c7g\.xlarge/);
+    assert.equal(screen.queryByText(/^prod-n/), null, "no row of the first cluster is left");
+    assert.equal(screen.getByRole<HTMLSelectElement>("combobox", { name: "cluster" }).value, "staging");
+    assert.ok(
+      await screen.findByText(/Kubernetes v1\.33\.0/),
+      "the header shows the other cluster's versions",
+    );
+    const after = calls
+      .slice(before)
+      .map((c) => c.url)
+      .filter((u) => /clusters\/[^/]+\//.test(u));
+    assert.ok(after.length > 0, "the page asked for data after the switch");
+    assert.ok(
+      after.every((u) => u.startsWith("api/v1/clusters/staging/")),
+      `every request after the switch goes to staging: ${after.join(", ")}`,
+    );
   });
 });
 

@@ -82,7 +82,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           }
         </Loadable>
       </section>
-      <Savings base={base} token={token} version={version} />
+      <Savings base={base} token={token} version={version} range={route.range} now={now} />
     </>
   );
 }

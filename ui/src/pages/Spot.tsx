@@ -84,7 +84,7 @@ function workloadColumns(): Column<SpotWorkloadDto>[] {
       numeric: true,
       wide: true,
       value: (w) => w.fallbacks,
-      render: (w) => num(w.fallbacks),
+      render: (w) => <span data-testid="spot-fallbacks">{num(w.fallbacks)}</span>,
     },
     {
       key: "repairs",
@@ -214,6 +214,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
               <Card
                 label="fallbacks seen by core"
                 value={num(v.totals.fallbacks)}
+                testid="spot-total-fallbacks"
                 sub="pods assigned spot running on on-demand; the webhook's fallbacks and late answers are on its /metrics"
               />
               <Card
@@ -317,7 +318,7 @@ function SpotEditor({
   const problems = spotProblems({ threshold, percentAboveBase: pctAbove });
   if (!target.namespace || !target.name) problems["workload"] = "namespace and name are required";
   const current = view.workloads.find((w) => keyOf(w.workload) === keyOf(target));
-  const action = usePolicyAction(ctx, "save spot policies", onDone);
+  const action = usePolicyAction(ctx, "spot policies", onDone);
   const { act } = action;
   const candidates = view.workloads.filter((w) => !w.policy);
   return (

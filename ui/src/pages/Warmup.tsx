@@ -250,7 +250,7 @@ function WarmupEditor({ ctx, pool, onDone }: { ctx: PageCtx; pool: WarmupPoolDto
       {problems[k] ? <small className="bad">{problems[k]}</small> : null}
     </label>
   );
-  const action = usePolicyAction(ctx, "save warmup policies", onDone);
+  const action = usePolicyAction(ctx, "warmup policies", onDone);
   const { act } = action;
   return (
     <form

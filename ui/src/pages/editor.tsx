@@ -7,14 +7,18 @@ import type { PageCtx } from "../ctx.ts";
 export interface PolicyAction {
   busy: boolean;
   error: string | undefined;
-  /** Runs a save or delete; on success refreshes the page and closes the editor. */
-  act: (fn: () => Promise<unknown>) => Promise<void>;
+  /**
+   * Runs a save or delete; on success refreshes the page and closes the editor. On 401/403 the
+   * admin prompt names the verb: "To delete spot policies, sign in…".
+   */
+  act: (fn: () => Promise<unknown>, verb?: "save" | "delete") => Promise<void>;
 }
 
+/** `what`: the policies edited ("spot policies"). */
 export function usePolicyAction(ctx: PageCtx, what: string, onDone: () => void): PolicyAction {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const act = async (fn: () => Promise<unknown>): Promise<void> => {
+  const act = async (fn: () => Promise<unknown>, verb: "save" | "delete" = "save"): Promise<void> => {
     setBusy(true);
     setError(undefined);
     try {
@@ -22,7 +26,8 @@ export function usePolicyAction(ctx: PageCtx, what: string, onDone: () => void):
       ctx.refresh();
       onDone();
     } catch (err) {
-      if (err instanceof ApiError && (err.status === 401 || err.status === 403)) ctx.askAdmin(what);
+      if (err instanceof ApiError && (err.status === 401 || err.status === 403))
+        ctx.askAdmin(`${verb} ${what}`);
       else setError((err as Error).message);
     } finally {
       setBusy(false);
@@ -52,7 +57,12 @@ export function EditorFooter(p: {
           Save
         </button>
         {onDelete ? (
-          <button type="button" className="danger" disabled={busy} onClick={() => void act(onDelete)}>
+          <button
+            type="button"
+            className="danger"
+            disabled={busy}
+            onClick={() => void act(onDelete, "delete")}
+          >
             Delete policy
           </button>
         ) : null}
