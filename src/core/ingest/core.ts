@@ -15,11 +15,10 @@ import { Registry } from "../../shared/metrics.ts";
 import type { Counter, Gauge, Histogram } from "../../shared/metrics.ts";
 import { LifecycleTracker } from "../lifecycle/derive.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
-import type { NodeClaim } from "../../objects/karpenter.ts";
 import type { AgentPrincipal } from "./auth.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink } from "./sink.ts";
-import { LifecycleObjects } from "./lifecycle-objects.ts";
+import { LifecycleObjects, deriveChange } from "./lifecycle-objects.ts";
 
 export type CoreMessageInit = MessageInitShape<typeof CoreMessageSchema>;
 
@@ -633,27 +632,6 @@ class StreamHandler {
   }
 
   #applyDelta(s: ClusterSession, op: Extract<Op, { type: "delta" }>, lifecycle: LifecycleEvent[]): void {
-    const at = new Date(op.change.observedAt).toISOString();
-    if (op.change.op === "upsert") {
-      const prev = s.objects.upsert(op.wire);
-      if (op.wire.kind === "NodeClaim") {
-        lifecycle.push(
-          ...s.lifecycle.nodeClaim(prev as NodeClaim | undefined, op.wire.object, { observedAt: at }),
-        );
-      } else if (op.wire.kind === "Event") {
-        lifecycle.push(...s.lifecycle.event(op.wire.object, (k, n) => s.objects.claimFor(k, n)));
-      }
-    } else {
-      const prev = s.objects.delete(op.wire);
-      if (op.wire.kind === "NodeClaim") {
-        const last = op.wire.object;
-        lifecycle.push(
-          ...s.lifecycle.nodeClaim((prev as NodeClaim | undefined) ?? last, last, {
-            observedAt: at,
-            deleted: true,
-          }),
-        );
-      }
-    }
+    lifecycle.push(...deriveChange(s.objects, s.lifecycle, op.change.op, op.wire, op.change.observedAt));
   }
 }

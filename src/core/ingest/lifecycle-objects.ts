@@ -6,6 +6,7 @@ import type { Event } from "../../objects/kube.ts";
 import type { NodeClaim } from "../../objects/karpenter.ts";
 import { objectKey } from "../../wire/wire.ts";
 import type { WireKind, WireObject } from "../../wire/wire.ts";
+import type { LifecycleEvent, LifecycleTracker } from "../lifecycle/derive.ts";
 
 export class LifecycleObjects {
   readonly nodeClaims = new Map<string, NodeClaim>();
@@ -61,4 +62,29 @@ export class LifecycleObjects {
     const after = next?.status?.nodeName;
     if (after !== undefined && next?.metadata.name) this.#claimByNode.set(after, next.metadata.name);
   }
+}
+
+/**
+ * The lifecycle steps one change derives, with `objects` updated: core's ingest runs it per delta,
+ * the embedded cluster's prehistory (src/cli/prehistory.ts) per change it mirrors.
+ */
+export function deriveChange(
+  objects: LifecycleObjects,
+  tracker: LifecycleTracker,
+  op: "upsert" | "delete",
+  wire: WireObject,
+  observedAtMs: number,
+): LifecycleEvent[] {
+  const at = new Date(observedAtMs).toISOString();
+  if (op === "upsert") {
+    const prev = objects.upsert(wire);
+    if (wire.kind === "NodeClaim")
+      return tracker.nodeClaim(prev as NodeClaim | undefined, wire.object, { observedAt: at });
+    if (wire.kind === "Event") return tracker.event(wire.object, (k, n) => objects.claimFor(k, n));
+    return [];
+  }
+  const prev = objects.delete(wire);
+  if (wire.kind !== "NodeClaim") return [];
+  const last = wire.object;
+  return tracker.nodeClaim((prev as NodeClaim | undefined) ?? last, last, { observedAt: at, deleted: true });
 }
