@@ -241,9 +241,13 @@ export const STREAMED_TAIL_MS = 2 * 60_000;
  * agent starts now and the clock skips to the streamed tail.
  */
 export async function embeddedPrehistory(
-  o: PrehistoryOptions & { clock: LaggingClock; startAgent: () => void },
+  o: PrehistoryOptions & { clock: LaggingClock; startAgent: () => void; streamAll?: boolean },
 ): Promise<{ feed: Prehistory; tailMs: number; streamed: () => void } | undefined> {
-  const { startAgent, ...rest } = o;
+  const { startAgent, streamAll, ...rest } = o;
+  if (streamAll) {
+    startAgent();
+    return undefined;
+  }
   if (o.clock.lag > STREAMED_TAIL_MS && (await Prehistory.wanted(o.store, o.clusterId)))
     return { feed: new Prehistory(rest), tailMs: STREAMED_TAIL_MS, streamed: startAgent };
   o.clock.catchUp(Math.max(0, o.clock.lag - STREAMED_TAIL_MS));

@@ -115,6 +115,11 @@ export async function startWave(
     simulatedHistoryMs?: number;
     /** Simulated cluster: the largest fast-forward step (default 5 min). */
     fastForwardMaxStepMs?: number;
+    /**
+     * Simulated cluster: stream all of the history through the agent, none generated in process
+     * (the design before prehistory.ts; bench/startup's baseline).
+     */
+    streamAllHistory?: boolean;
   } = {},
 ): Promise<Started> {
   const clock = opts.clock ?? realClock;
@@ -280,6 +285,7 @@ export async function startWave(
           log,
           onSavings: (rows) => figures.events.savings(rows),
           startAgent: runAgent,
+          streamAll: opts.streamAllHistory ?? false,
         });
         const cluster = await runEmbeddedCluster({
           ...(prehistory ? { prehistory } : {}),

@@ -86,6 +86,8 @@ interface KindState {
   /** Events at or below this version are gone from history. */
   floor: number;
   watchers: Set<Watcher>;
+  /** `objects`' keys in order, for peek; dropped when a key is added or removed. */
+  sortedKeys?: string[] | undefined;
 }
 
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
@@ -208,9 +210,12 @@ export class MemoryKube implements KubeClient {
    */
   peek<K extends KindName>(kind: K, namespace?: string): readonly Readonly<KindTypes[K]>[] {
     // In key order, as `list` answers (callers' tie-breaks depend on it).
-    const objects = this.#state(kind).objects;
+    const st = this.#state(kind);
+    const objects = st.objects;
+    // The sorted keys change only when an object is added or removed, not on every read.
+    st.sortedKeys ??= [...objects.keys()].sort();
     const out: KubeObject[] = [];
-    for (const key of [...objects.keys()].sort()) {
+    for (const key of st.sortedKeys) {
       const o = objects.get(key);
       if (o !== undefined && (namespace === undefined || o.metadata.namespace === namespace)) out.push(o);
     }
@@ -563,6 +568,7 @@ export class MemoryKube implements KubeClient {
     if (dryRun) return obj;
     meta.resourceVersion = String(++this.#rv);
     st.objects.set(key, obj);
+    st.sortedKeys = undefined;
     this.#record(st, { rv: this.#rv, type: "ADDED", object: obj });
     return copyJson(obj);
   }
@@ -621,6 +627,7 @@ export class MemoryKube implements KubeClient {
     if (cm.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
       // The last finalizer is gone: the deletion completes.
       st.objects.delete(key);
+      st.sortedKeys = undefined;
       next.metadata.resourceVersion = String(++this.#rv);
       this.#record(st, { rv: this.#rv, type: "DELETED", object: next, prev: current });
       return copyJson(next);
@@ -654,6 +661,7 @@ export class MemoryKube implements KubeClient {
       return;
     }
     st.objects.delete(key);
+    st.sortedKeys = undefined;
     const gone = copyJson(current);
     gone.metadata.resourceVersion = String(++this.#rv);
     this.#record(st, { rv: this.#rv, type: "DELETED", object: gone, prev: current });
