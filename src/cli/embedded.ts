@@ -160,6 +160,11 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
         do await new Promise((r) => setImmediate(r));
         while (kube.watchBacklog() > 0 && !aborted());
       }
+      if (aborted()) {
+        pre.feed.close();
+        caught();
+        return;
+      }
       await pre.feed.end();
       pre.streamed();
     }

@@ -25,6 +25,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { LaggingClock } from "../sim/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { WIRE_KINDS, objectKey, type WireKind, type WireObject } from "../wire/wire.ts";
+import { heapBurst } from "./heap.ts";
 import { poolSamplesOf } from "./parts.ts";
 
 /** The session id of the in-process feed (the agent's own session follows it). */
@@ -67,6 +68,7 @@ export class Prehistory {
   /** Whether the agent's own snapshot has reached the hub since `end()`. */
   #streaming = false;
   #offBatch: (() => void) | undefined;
+  #restoreHeap: () => void = () => undefined;
   /** Counts for the log line at the end. */
   readonly counts = { batches: 0, changes: 0, lifecycle: 0, points: 0 };
 
@@ -91,6 +93,8 @@ export class Prehistory {
   /** Starts following the cluster: its objects now are core's first snapshot. */
   async begin(): Promise<void> {
     const { kube } = this.#o;
+    // A day of changes in seconds: let the heap grow for it (a service process keeps it small).
+    this.#restoreHeap = heapBurst();
     const now = this.#o.clock.now();
     this.#sampledTo = alignDown(now, this.#stepMs);
     this.#flushedAt = now;
@@ -137,6 +141,7 @@ export class Prehistory {
     await this.#flush(now);
     this.#unobserve?.();
     this.#unobserve = undefined;
+    this.#restoreHeap();
     this.#offBatch = this.#o.hub.onBatch((b) => {
       if (b.clusterId !== this.#o.clusterId || !b.snapshot || b.sessionId === PREHISTORY_SESSION) return;
       this.#streaming = true;
@@ -152,6 +157,7 @@ export class Prehistory {
 
   /** Stops waiting for the agent (shutdown). */
   close(): void {
+    this.#restoreHeap();
     this.#unobserve?.();
     this.#offBatch?.();
   }
