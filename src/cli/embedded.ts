@@ -19,6 +19,7 @@ import type { PodCache } from "../webhook/pod-cache.ts";
 import type { PolicySource } from "../webhook/policy-source.ts";
 import { SpotRepair } from "../webhook/repair.ts";
 import type { Store } from "../core/store/store.ts";
+import type { Prehistory } from "./prehistory.ts";
 
 /** Real-time step once caught up. */
 const STEP_MS = 1000;
@@ -30,6 +31,9 @@ const WATCH_SLACK = 0;
 const MAX_WAIT_MS = 2000;
 /** Longest real wait for core to read the cluster before the fast-forward starts anyway. */
 const LIVE_WAIT_MS = 60_000;
+/** The prehistory's first minutes, stepped finely: the empty cluster launching its first nodes. */
+const BOOT_MS = 2 * 60_000;
+const BOOT_STEP_MS = 5000;
 /** Expected spot interruptions per spot node per hour: a few an hour across the spot pools. */
 export const LIVING_SPOT_INTERRUPTION_RATE = 0.15;
 
@@ -60,6 +64,15 @@ export interface EmbeddedClusterOptions {
 
   /** Largest simulated step while fast-forwarding (coarser = faster start, rougher history). */
   maxStepMs?: number;
+  /**
+   * The far past generated in process (prehistory.ts) until the clock lags by `tailMs` only; then
+   * `streamed()` runs (the agent starts) and the rest streams through the agent and core as above.
+   */
+  prehistory?: {
+    feed: Prehistory;
+    tailMs: number;
+    streamed: () => void;
+  };
 }
 
 export interface EmbeddedCluster {
@@ -118,21 +131,50 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
   const drive = await seedLivingCluster(kube);
   let caught: () => void = () => undefined;
   const caughtUp = new Promise<void>((resolve) => (caught = resolve));
+  const step = async (dtMs: number): Promise<void> => {
+    try {
+      await drive(simClock.now());
+      await sim.tick(dtMs);
+      await repair.tick();
+    } catch (err) {
+      log.warn("simulated cluster step failed", { err });
+    }
+  };
+  const aborted = (): boolean => signal.aborted;
   const done = (async () => {
-    const liveBy = Date.now() + LIVE_WAIT_MS;
-    while (o.live?.() === false && Date.now() < liveBy && !signal.aborted)
-      await new Promise((r) => setTimeout(r, 10));
-    if (o.live?.() === false)
-      log.warn("core does not read the simulated cluster yet: fast-forwarding anyway");
     let lastStep = STEP_MS;
-    while (!signal.aborted) {
-      try {
-        await drive(simClock.now());
-        await sim.tick(lastStep);
-        await repair.tick();
-      } catch (err) {
-        log.warn("simulated cluster step failed", { err });
+    const pre = o.prehistory;
+    if (pre) {
+      await pre.feed.begin();
+      const bootUntil = simClock.now() + BOOT_MS;
+      while (simClock.lag > pre.tailMs && !signal.aborted) {
+        const from = simClock.now();
+        await step(lastStep);
+        // Fine steps while the empty cluster gets its first nodes, so history starts with them.
+        const maxStepMs = from < bootUntil ? BOOT_STEP_MS : o.maxStepMs;
+        lastStep = Math.min(fastForwardStepMs(simClock.lag, maxStepMs), simClock.lag - pre.tailMs);
+        simClock.catchUp(lastStep);
+        await pre.feed.stepped(from, simClock.now());
+        // The pod cache (the webhook's ledgers) reads each step, and the warmup controller, poked
+        // by core's state, takes its pass before the next one.
+        do await new Promise((r) => setImmediate(r));
+        while (kube.watchBacklog() > 0 && !aborted());
       }
+      if (aborted()) {
+        pre.feed.close();
+        caught();
+        return;
+      }
+      await pre.feed.end();
+      pre.streamed();
+    }
+    const live = (): boolean | undefined => (pre ? o.live?.() !== false && pre.feed.streaming() : o.live?.());
+    const liveBy = Date.now() + LIVE_WAIT_MS;
+    while (live() === false && Date.now() < liveBy && !signal.aborted)
+      await new Promise((r) => setTimeout(r, 10));
+    if (live() === false) log.warn("core does not read the simulated cluster yet: fast-forwarding anyway");
+    while (!signal.aborted) {
+      await step(lastStep);
       if (simClock.lag > 0) {
         lastStep = fastForwardStepMs(simClock.lag, o.maxStepMs);
         simClock.catchUp(lastStep);

@@ -36,6 +36,10 @@ export function sizeMode(current: boolean, usedAfterFullGc: number): boolean {
 }
 
 let optimizeForSize = false;
+/** Whether tuneHeapForService pinned the young generation. */
+let pinned = false;
+/** Allocation bursts under way (heapBurst): the tuning is lifted while any is. */
+let bursts = 0;
 
 /** Whether V8 currently optimizes for size (tuneHeapForService switches it). */
 export function optimizingForSize(): boolean {
@@ -56,7 +60,7 @@ export function tuneHeapForService(
     const major = list
       .getEntries()
       .some((e) => (e as GcEntry).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
-    if (!major) return;
+    if (!major || bursts > 0) return;
     const next = sizeMode(optimizeForSize, process.memoryUsage().heapUsed);
     if (next === optimizeForSize) return;
     optimizeForSize = next;
@@ -65,5 +69,27 @@ export function tuneHeapForService(
   observer.observe({ entryTypes: ["gc"] });
   if (semiSpaceConfigured(execArgv, nodeOptions)) return false;
   setFlagsFromString("--semi-space-growth-factor=1");
+  pinned = true;
   return true;
+}
+
+/**
+ * Lifts the tuning for a burst of allocation the process knows to be short (the embedded
+ * simulator's day of history at start: with a pinned 1 MiB young generation and size mode, the
+ * collector took it from ~12 s to ~40 s). Returns the restore; the young generation may stay grown
+ * by a few MiB afterwards. A no-op in a process that was not tuned.
+ */
+export function heapBurst(): () => void {
+  bursts++;
+  setFlagsFromString("--no-optimize-for-size");
+  if (pinned) setFlagsFromString("--semi-space-growth-factor=2");
+  let restored = false;
+  return () => {
+    if (restored) return;
+    restored = true;
+    bursts--;
+    if (bursts > 0) return;
+    if (pinned) setFlagsFromString("--semi-space-growth-factor=1");
+    if (optimizeForSize) setFlagsFromString("--optimize-for-size");
+  };
 }

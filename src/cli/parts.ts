@@ -26,6 +26,7 @@ import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } f
 import { parseResources } from "../karpenter/resources.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { PriceProvider } from "../pricing/types.ts";
+import type { ClusterState } from "../state/cluster.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
@@ -48,8 +49,13 @@ export function poolSamples(
   // No agent yet, or its stream is gone (the state is frozen): the recorder marks a gap rather
   // than repeating the last known state as if it were measured.
   if (!entry?.info || !entry.connected) return undefined;
+  return poolSamplesOf(entry.state, prices);
+}
+
+/** A cluster state's pool samples (per capacity type), priced like the dashboard. */
+export function poolSamplesOf(state: ClusterState, prices: PriceProvider): PoolSample[] {
   const acc = new Map<string, PoolSample>();
-  for (const node of entry.state.nodes()) {
+  for (const node of state.nodes()) {
     const labels = node.metadata.labels ?? {};
     const nodePool = labels["karpenter.sh/nodepool"] ?? "(none)";
     const capacityType = labels["karpenter.sh/capacity-type"] ?? "on-demand";

@@ -24,6 +24,7 @@ import { seeded } from "../shared/random.ts";
 import { LaggingClock } from "../sim/clock.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
 import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
+import { embeddedPrehistory } from "./prehistory.ts";
 import { runController } from "../warmup/run.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { generateDevCerts } from "../webhook/certs.ts";
@@ -44,11 +45,11 @@ import {
 } from "./parts.ts";
 
 /**
- * How far in the past the embedded simulated cluster begins (fast-forwarded at start). Bounded by
- * start-up time: every simulated change goes through the agent and core as it would live, which
- * on a busy 2-core machine fits a quarter of an hour in the first seconds (docs/simulator.md).
+ * How far in the past the embedded simulated cluster begins (fast-forwarded at start): a day, fed
+ * to core in process (prehistory.ts) but for the last minutes, which stream through the agent
+ * (docs/simulator.md, "History at start").
  */
-export const SIMULATED_HISTORY_MS = 15 * 60_000;
+export const SIMULATED_HISTORY_MS = 24 * 3_600_000;
 const SHUTDOWN_STEP_MS = 5000;
 
 /** Something `start` opened and must close on the way out, newest first. */
@@ -114,6 +115,11 @@ export async function startWave(
     simulatedHistoryMs?: number;
     /** Simulated cluster: the largest fast-forward step (default 5 min). */
     fastForwardMaxStepMs?: number;
+    /**
+     * Simulated cluster: stream all of the history through the agent, none generated in process
+     * (the design before prehistory.ts; bench/startup's baseline).
+     */
+    streamAllHistory?: boolean;
   } = {},
 ): Promise<Started> {
   const clock = opts.clock ?? realClock;
@@ -253,8 +259,13 @@ export async function startWave(
       log,
       metrics,
     });
-    const agentDone = agent.run(ac.signal).catch((err: unknown) => log.error("agent stopped", { err }));
+    // On the simulator the agent starts once the prehistory is in core (startCluster).
+    let agentDone = Promise.resolve();
+    const runAgent = (): void => {
+      agentDone = agent.run(ac.signal).catch((err: unknown) => log.error("agent stopped", { err }));
+    };
     closers.push(() => agentDone);
+    if (!simulated) runAgent();
 
     let webhookPort = 0;
     let webhookInfo: Started["webhook"];
@@ -264,7 +275,20 @@ export async function startWave(
     if (simulated && kube instanceof MemoryKube && podCache) {
       const memory = kube;
       startCluster = async () => {
+        const prehistory = await embeddedPrehistory({
+          kube: memory,
+          hub,
+          store,
+          prices,
+          clusterId: config.clusterId,
+          clock: simClock,
+          log,
+          onSavings: (rows) => figures.events.savings(rows),
+          startAgent: runAgent,
+          streamAll: opts.streamAllHistory ?? false,
+        });
         const cluster = await runEmbeddedCluster({
+          ...(prehistory ? { prehistory } : {}),
           kube: memory,
           simClock,
           clock,

@@ -34,6 +34,9 @@ export interface RunOptions {
   pokeIntervalMs?: number;
 }
 
+/** Why a nap ends early (a poke), as the abort reason. */
+const POKED = new Error("poked");
+
 export async function runController(c: Reconciler, opts: RunOptions): Promise<void> {
   const { clock, signal } = opts;
   const log = (opts.log ?? silentLogger).child({ controller: c.name });
@@ -67,7 +70,8 @@ export async function runController(c: Reconciler, opts: RunOptions): Promise<vo
   const unsubscribe = opts.triggers?.((pool) => {
     const at = Math.max(clock.now(), (lastRun.get(pool) ?? -Infinity) + pokeIntervalMs);
     if (at < (due.get(pool) ?? Infinity)) due.set(pool, at);
-    nap.abort();
+    // A reason of our own: the default one is a DOMException with a stack, once per poke.
+    if (!nap.signal.aborted) nap.abort(POKED);
   });
   let nextFull = await full();
   while (!aborted()) {

@@ -2,6 +2,8 @@
 // Ingest is its only writer (IngestCore, once per batch, before the batch is stored); what the
 // state reports for each write is what lifecycle derivation compares (the previous object).
 import type { KindTypes } from "../../kube/kinds.ts";
+import type { NodeClaim } from "../../objects/karpenter.ts";
+import type { LifecycleEvent, LifecycleTracker } from "../lifecycle/derive.ts";
 import { STATE_KINDS, type ClusterState, type StateChange, type StateKind } from "../../state/cluster.ts";
 import type { WireObject } from "../../wire/wire.ts";
 import type { IngestChange } from "./sink.ts";
@@ -35,4 +37,55 @@ export function applySnapshot(state: ClusterState, objects: readonly WireObject[
 export function applyChange(state: ClusterState, c: IngestChange): StateChange | undefined {
   if (!isStateKind(c.kind)) return undefined;
   return state.apply(c.kind, c.op === "delete" ? "delete" : "add", c.object);
+}
+
+/** The NodeClaim an Event is about: by its name, or by the name of the Node it launched. */
+export function claimIn(
+  state: ClusterState,
+): (kind: "Node" | "NodeClaim", name: string) => NodeClaim | undefined {
+  return (kind, name) => (kind === "NodeClaim" ? state.nodeClaim(name) : state.nodeClaimForNode(name));
+}
+
+/**
+ * Applies a snapshot and derives its lifecycle steps from what the state reports: each claim added
+ * or changed against its previous version, each claim gone as terminated meanwhile, each Event.
+ * Core's ingest (per snapshot) and the embedded cluster's prehistory (src/cli/prehistory.ts) both
+ * derive this way, so their lifecycle rows are the same.
+ */
+export function ingestSnapshot(
+  state: ClusterState,
+  tracker: LifecycleTracker,
+  objects: readonly WireObject[],
+  observedAtMs: number,
+): LifecycleEvent[] {
+  const at = new Date(observedAtMs).toISOString();
+  const steps: LifecycleEvent[] = [];
+  for (const c of applySnapshot(state, objects)) {
+    if (c.type === "delete")
+      steps.push(...tracker.nodeClaim(c.object, c.object, { observedAt: at, deleted: true }));
+    else steps.push(...tracker.nodeClaim(c.previous, c.object, { observedAt: at }));
+  }
+  const claimFor = claimIn(state);
+  for (const o of objects) if (o.kind === "Event") steps.push(...tracker.event(o.object, claimFor));
+  return steps;
+}
+
+/** Applies one delta and derives its lifecycle steps (ingest per delta; the prehistory per change). */
+export function ingestDelta(
+  state: ClusterState,
+  tracker: LifecycleTracker,
+  change: IngestChange,
+): LifecycleEvent[] {
+  const at = new Date(change.observedAt).toISOString();
+  const c = applyChange(state, change);
+  const w = { kind: change.kind, object: change.object } as WireObject;
+  if (w.kind === "NodeClaim") {
+    const prev = c?.kind === "NodeClaim" ? c.previous : undefined;
+    // No change reported (the same resourceVersion again): no step.
+    if (change.op === "upsert") return c ? tracker.nodeClaim(prev, w.object, { observedAt: at }) : [];
+    // A claim the state did not hold still ends: its last state is what the agent sent.
+    return tracker.nodeClaim(prev ?? w.object, w.object, { observedAt: at, deleted: true });
+  }
+  if (w.kind === "Event" && change.op === "upsert") return tracker.event(w.object, claimIn(state));
+  return [];
 }

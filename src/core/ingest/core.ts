@@ -17,10 +17,9 @@ import { Registry } from "../../shared/metrics.ts";
 import type { Counter, Gauge, Histogram } from "../../shared/metrics.ts";
 import { LifecycleTracker } from "../lifecycle/derive.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
-import type { NodeClaim } from "../../objects/karpenter.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 import type { AgentPrincipal } from "./auth.ts";
-import { applyChange, applySnapshot } from "./apply.ts";
+import { ingestDelta, ingestSnapshot } from "./apply.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink } from "./sink.ts";
 
@@ -627,38 +626,13 @@ class StreamHandler {
       }
       s.recovered = undefined;
     }
+    // The vanished claims' steps after the snapshot's (they end after what the snapshot shows).
     const owed = s.owed;
-    for (const c of applySnapshot(state, objects)) {
-      // Claims that vanished while the agent was away were terminated meanwhile.
-      if (c.type === "delete")
-        owed.push(...s.lifecycle.nodeClaim(c.object, c.object, { observedAt: at, deleted: true }));
-      else owed.push(...s.lifecycle.nodeClaim(c.previous, c.object, { observedAt: at }));
-    }
+    owed.push(...ingestSnapshot(state, s.lifecycle, objects, now));
     for (const c of vanished) owed.push(...s.lifecycle.vanished(c, at));
-    const claimFor = claimIn(state);
-    for (const o of objects) if (o.kind === "Event") owed.push(...s.lifecycle.event(o.object, claimFor));
   }
 
   #applyDelta(s: ClusterSession, state: ClusterState, op: Extract<Op, { type: "delta" }>): void {
-    const at = new Date(op.change.observedAt).toISOString();
-    const c = applyChange(state, op.change);
-    const w = op.wire;
-    if (w.kind === "NodeClaim") {
-      const prev = c?.kind === "NodeClaim" ? c.previous : undefined;
-      if (op.change.op === "upsert") {
-        // No change reported (the same resourceVersion again): no step.
-        if (c) s.owed.push(...s.lifecycle.nodeClaim(prev, w.object, { observedAt: at }));
-      } else {
-        // A claim the state did not hold still ends: its last state is what the agent sent.
-        s.owed.push(...s.lifecycle.nodeClaim(prev ?? w.object, w.object, { observedAt: at, deleted: true }));
-      }
-    } else if (w.kind === "Event" && op.change.op === "upsert") {
-      s.owed.push(...s.lifecycle.event(w.object, claimIn(state)));
-    }
+    s.owed.push(...ingestDelta(state, s.lifecycle, op.change));
   }
-}
-
-/** The NodeClaim an Event is about: by its name, or by the name of the Node it launched. */
-function claimIn(state: ClusterState): (kind: "Node" | "NodeClaim", name: string) => NodeClaim | undefined {
-  return (kind, name) => (kind === "NodeClaim" ? state.nodeClaim(name) : state.nodeClaimForNode(name));
 }

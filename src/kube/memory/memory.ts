@@ -25,6 +25,7 @@ import { SelectorError, fieldMatcher, labelMatcher, labelSelectorMatcher } from 
 import { realClock, type Clock } from "../../shared/clock.ts";
 import { alreadyExists, badRequest, conflict, gone, invalid, notFound, statusError } from "./errors.ts";
 import { PatchError, jsonPatch, mergePatch } from "./patch.ts";
+import { copyJson, sameJson } from "./copy.ts";
 
 export type MemoryOp = "list" | "watch" | "get" | "create" | "replace" | "patch" | "delete";
 
@@ -85,6 +86,8 @@ interface KindState {
   /** Events at or below this version are gone from history. */
   floor: number;
   watchers: Set<Watcher>;
+  /** `objects`' keys in order, for peek; dropped when a key is added or removed. */
+  sortedKeys?: string[] | undefined;
 }
 
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
@@ -98,13 +101,10 @@ function rfc3339(ms: number): string {
 }
 
 // Everything except metadata and status: a change here bumps metadata.generation.
-function specPart(obj: KubeObject): string {
-  const { metadata: _m, status: _s, ...rest } = obj as KubeObject & { status?: unknown };
-  return JSON.stringify(rest);
-}
-
-function sameContent(a: KubeObject, b: KubeObject): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+function sameSpec(a: KubeObject, b: KubeObject): boolean {
+  const { metadata: _am, status: _as, ...ra } = a as KubeObject & { status?: unknown };
+  const { metadata: _bm, status: _bs, ...rb } = b as KubeObject & { status?: unknown };
+  return sameJson(ra, rb);
 }
 
 export class MemoryKube implements KubeClient {
@@ -210,9 +210,12 @@ export class MemoryKube implements KubeClient {
    */
   peek<K extends KindName>(kind: K, namespace?: string): readonly Readonly<KindTypes[K]>[] {
     // In key order, as `list` answers (callers' tie-breaks depend on it).
-    const objects = this.#state(kind).objects;
+    const st = this.#state(kind);
+    const objects = st.objects;
+    // The sorted keys change only when an object is added or removed, not on every read.
+    st.sortedKeys ??= [...objects.keys()].sort();
     const out: KubeObject[] = [];
-    for (const key of [...objects.keys()].sort()) {
+    for (const key of st.sortedKeys) {
       const o = objects.get(key);
       if (o !== undefined && (namespace === undefined || o.metadata.namespace === namespace)) out.push(o);
     }
@@ -261,7 +264,7 @@ export class MemoryKube implements KubeClient {
           );
           break;
         }
-        items.push(structuredClone(obj));
+        items.push(copyJson(obj));
       }
       const out: ObjectList<KindTypes[K]> = {
         items: items as KindTypes[K][],
@@ -294,7 +297,7 @@ export class MemoryKube implements KubeClient {
     if (from === "" || from === "0") {
       for (const key of [...st.objects.keys()].sort()) {
         const obj = st.objects.get(key);
-        if (obj !== undefined && matches(obj)) w.queue.push({ type: "ADDED", object: structuredClone(obj) });
+        if (obj !== undefined && matches(obj)) w.queue.push({ type: "ADDED", object: copyJson(obj) });
       }
     } else {
       const rv = Number(from);
@@ -354,7 +357,7 @@ export class MemoryKube implements KubeClient {
     return this.#run({ op: "get", kind, name, ...ns(nsName) }, () => {
       const obj = this.#state(kind).objects.get(keyOf(nsName, name));
       if (obj === undefined) throw notFound(kind, name);
-      return structuredClone(obj) as KindTypes[K];
+      return copyJson(obj) as KindTypes[K];
     });
   }
 
@@ -387,7 +390,7 @@ export class MemoryKube implements KubeClient {
             `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${current.metadata.uid ?? ""}`,
           );
         }
-        return this.#update(kind, current, structuredClone(obj), opts.dryRun ?? false) as KindTypes[K];
+        return this.#update(kind, current, copyJson(obj), opts.dryRun ?? false) as KindTypes[K];
       },
     );
   }
@@ -413,7 +416,7 @@ export class MemoryKube implements KubeClient {
       if (current === undefined) {
         if (type !== "apply") throw notFound(kind, name);
         // Server-side apply creates what does not exist.
-        const obj = structuredClone(patch) as KubeObject;
+        const obj = copyJson(patch) as KubeObject;
         obj.metadata = { ...obj.metadata, name };
         return this.#create(kind, obj, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K];
       }
@@ -611,7 +614,7 @@ export class MemoryKube implements KubeClient {
     if (input === null || typeof input !== "object" || typeof (input as KubeObject).metadata !== "object") {
       throw badRequest(`a ${KINDS[kind].kind} needs an object with metadata`);
     }
-    const obj = structuredClone(input) as KubeObject;
+    const obj = copyJson(input) as KubeObject;
     const meta = obj.metadata;
     const k = KINDS[kind];
     checkNamespaceMatch(k.namespaced, requestNamespace, meta.namespace);
@@ -647,8 +650,9 @@ export class MemoryKube implements KubeClient {
     if (dryRun) return obj;
     meta.resourceVersion = String(++this.#rv);
     st.objects.set(key, obj);
+    st.sortedKeys = undefined;
     this.#record(st, { rv: this.#rv, type: "ADDED", object: obj });
-    return structuredClone(obj);
+    return copyJson(obj);
   }
 
   #generateName(st: KindState, nsName: string | undefined, prefix: string): string {
@@ -697,22 +701,23 @@ export class MemoryKube implements KubeClient {
     }
     if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
     // An update that changes nothing is a no-op: no new version, no watch event.
-    if (sameContent(current, next)) return structuredClone(current);
-    if (specPart(current) !== specPart(next)) next.metadata.generation = (cm.generation ?? 0) + 1;
+    if (sameJson(current, next)) return copyJson(current);
+    if (!sameSpec(current, next)) next.metadata.generation = (cm.generation ?? 0) + 1;
     if (dryRun) return next;
     const st = this.#state(kind);
     const key = keyOf(cm.namespace, name);
     if (cm.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
       // The last finalizer is gone: the deletion completes.
       st.objects.delete(key);
+      st.sortedKeys = undefined;
       next.metadata.resourceVersion = String(++this.#rv);
       this.#record(st, { rv: this.#rv, type: "DELETED", object: next, prev: current });
-      return structuredClone(next);
+      return copyJson(next);
     }
     next.metadata.resourceVersion = String(++this.#rv);
     st.objects.set(key, next);
     this.#record(st, { rv: this.#rv, type: "MODIFIED", object: next, prev: current });
-    return structuredClone(next);
+    return copyJson(next);
   }
 
   #delete(kind: KindName, current: KubeObject): void {
@@ -730,7 +735,7 @@ export class MemoryKube implements KubeClient {
     }
     if ((cm.finalizers ?? []).length > 0) {
       if (cm.deletionTimestamp !== undefined) return;
-      const next = structuredClone(current);
+      const next = copyJson(current);
       next.metadata.deletionTimestamp = rfc3339(this.#clock.now());
       next.metadata.resourceVersion = String(++this.#rv);
       st.objects.set(key, next);
@@ -738,7 +743,8 @@ export class MemoryKube implements KubeClient {
       return;
     }
     st.objects.delete(key);
-    const gone = structuredClone(current);
+    st.sortedKeys = undefined;
+    const gone = copyJson(current);
     gone.metadata.resourceVersion = String(++this.#rv);
     this.#record(st, { rv: this.#rv, type: "DELETED", object: gone, prev: current });
   }
@@ -791,13 +797,13 @@ function deliver(w: Watcher, ev: StoredEvent): boolean {
   const before = ev.prev !== undefined && w.matches(ev.prev);
   let out: WatchEvent<KubeObject> | undefined;
   if (ev.type === "ADDED") {
-    if (now) out = { type: "ADDED", object: structuredClone(ev.object) };
+    if (now) out = { type: "ADDED", object: copyJson(ev.object) };
   } else if (ev.type === "MODIFIED") {
-    if (now && before) out = { type: "MODIFIED", object: structuredClone(ev.object) };
-    else if (now) out = { type: "ADDED", object: structuredClone(ev.object) };
+    if (now && before) out = { type: "MODIFIED", object: copyJson(ev.object) };
+    else if (now) out = { type: "ADDED", object: copyJson(ev.object) };
     else if (before && ev.prev !== undefined) out = { type: "DELETED", object: withRv(ev.prev, ev.rv) };
   } else if (before) {
-    out = { type: "DELETED", object: structuredClone(ev.object) };
+    out = { type: "DELETED", object: copyJson(ev.object) };
   }
   if (out === undefined) return false;
   w.queue.push(out);
@@ -805,7 +811,7 @@ function deliver(w: Watcher, ev: StoredEvent): boolean {
 }
 
 function withRv(obj: KubeObject, rv: number): KubeObject {
-  const copy = structuredClone(obj);
+  const copy = copyJson(obj);
   copy.metadata.resourceVersion = String(rv);
   return copy;
 }

@@ -1,4 +1,5 @@
 // JSON Merge Patch (RFC 7386) and JSON Patch (RFC 6902), pure: the inputs are never mutated.
+import { copyJson } from "./copy.ts";
 
 export class PatchError extends Error {
   constructor(message: string) {
@@ -12,7 +13,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /** RFC 7386: objects merge recursively, null deletes a member, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return structuredClone(patch);
+  if (!isObject(patch)) return copyJson(patch);
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) Reflect.deleteProperty(out, k);
@@ -106,7 +107,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
 /** RFC 6902, atomically: any failing operation (including "test") leaves the input untouched. */
 export function jsonPatch<T>(target: T, ops: unknown): T {
   if (!Array.isArray(ops)) throw new PatchError("a JSON patch must be an array of operations");
-  let doc: unknown = structuredClone(target);
+  let doc: unknown = copyJson(target);
   for (const raw of ops as unknown[]) {
     if (!isObject(raw) || typeof raw.path !== "string" || typeof raw.op !== "string") {
       throw new PatchError(`invalid JSON patch operation ${JSON.stringify(raw)}`);
@@ -120,7 +121,7 @@ export function jsonPatch<T>(target: T, ops: unknown): T {
       throw new PatchError(`"${op.op}" at ${op.path} needs "from"`);
     switch (op.op) {
       case "add":
-        doc = addAt(doc, op.path, structuredClone(op.value));
+        doc = addAt(doc, op.path, copyJson(op.value));
         break;
       case "remove":
         doc = removeAt(doc, op.path);
@@ -128,9 +129,7 @@ export function jsonPatch<T>(target: T, ops: unknown): T {
       case "replace":
         getAt(doc, op.path);
         doc =
-          op.path === ""
-            ? structuredClone(op.value)
-            : addAt(removeAt(doc, op.path), op.path, structuredClone(op.value));
+          op.path === "" ? copyJson(op.value) : addAt(removeAt(doc, op.path), op.path, copyJson(op.value));
         break;
       case "move": {
         const from = op.from ?? "";
@@ -141,7 +140,7 @@ export function jsonPatch<T>(target: T, ops: unknown): T {
         break;
       }
       case "copy":
-        doc = addAt(doc, op.path, structuredClone(getAt(doc, op.from ?? "")));
+        doc = addAt(doc, op.path, copyJson(getAt(doc, op.from ?? "")));
         break;
       case "test":
         if (!deepEqual(getAt(doc, op.path), op.value)) throw new PatchError(`test failed at ${op.path}`);
