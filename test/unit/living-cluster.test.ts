@@ -207,7 +207,7 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
 
   // Last: it changes the cluster. Wave's advice applied from the console (admin, the embedded
   // cluster only) patches the simulated NodePool, and core sees the new spec through the agent.
-  // That the pool then stops thrashing is src/sim/living.test.ts (the same patch, on the simulator).
+  // That the pool then stops thrashing on the same instance: src/api/routes/thrashing-apply-living.test.ts.
   it("applies the batch pool's advice through the API, and core sees the patched pool", async () => {
     const fixes = await api<ThrashingFixesDto[]>("thrashing/fixes");
     const batch = fixes.find((f) => f.nodePool === "batch");
