@@ -25,6 +25,12 @@ import { LaggingClock } from "../sim/clock.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
 import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
 import { runController } from "../warmup/run.ts";
+import { VolatilePolicyMemory } from "../warmup/policy-set.ts";
+import { ClusterState } from "../state/cluster.ts";
+import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
+import { WarmupRelay } from "../core/warmup/relay.ts";
+import { DEFAULT_STARTUP, warmupTotals } from "../warmup/stats.ts";
+import { createWarmupActor, toWire } from "./warmup-actor.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { generateDevCerts } from "../webhook/certs.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
@@ -34,14 +40,7 @@ import type { CommandContext } from "./commands.ts";
 import { version } from "./version.ts";
 import { ensureNamespaces, registerWebhook } from "./host.ts";
 import { removeInstance, writeInstance } from "./instance.ts";
-import {
-  connectCluster,
-  createWarmup,
-  dashboardMetrics,
-  poolSamples,
-  startApi,
-  startHistory,
-} from "./parts.ts";
+import { connectCluster, dashboardMetrics, poolSamples, startApi, startHistory } from "./parts.ts";
 
 /**
  * How far in the past the embedded simulated cluster begins (fast-forwarded at start). Bounded by
@@ -176,7 +175,23 @@ export async function startWave(
           ],
         });
     const agentToken = randomBytes(24).toString("base64url");
-    const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
+    // Warmup events arrive over the agent stream (ADR 0014), stored per cluster like any core's.
+    const warmupStats = new DurableWarmupStats({ store, clusterId: config.clusterId, clock, log });
+    const relay = new WarmupRelay({
+      store,
+      onStored: (clusterId, events) => {
+        warmupStats.stored(clusterId);
+        for (const e of events) figures.events.warmup(clusterId, e);
+      },
+    });
+    const ingest = new IngestCore({
+      sink: hub,
+      clock,
+      log,
+      metrics,
+      coreVersion: version(),
+      warmup: relay,
+    });
     const ingestServer = await startIngestServer({
       core: ingest,
       host: config.host,
@@ -238,10 +253,27 @@ export async function startWave(
       ...(podCache ? { pods: podCache } : {}),
     });
 
-    // ---- agent: informers → gRPC → core ----
+    // ---- agent: informers → gRPC → core, and the warmup controller beside it ----
+    // The state the agent's informers fill: the warmup controller reads it, as in `wave agent`.
+    const agentState = new ClusterState();
+    const warmup = createWarmupActor({
+      kube,
+      view: agentState,
+      prices,
+      // The cluster's time: on the simulator, warm nodes' TTLs and cooldowns run on its clock.
+      clock: clusterClock,
+      log,
+      namespace: config.namespace,
+      podNamespace: config.warmupNamespace,
+      // Core runs in this process: it is never away while the controller runs.
+      memory: new VolatilePolicyMemory(),
+      report: (e) => agent.warmup.push(toWire(e)),
+    });
+    const source = new InformerSource({ client: kube, clock: clusterClock, log, state: agentState });
     // The agent stamps what it observes (e.g. a NodeClaim's deletion) with the cluster's time.
     const agent = new Agent({
-      source: new InformerSource({ client: kube, clock: clusterClock, log }),
+      source,
+      onWarmupPolicies: (p) => warmup.setPolicies(p),
       coreUrl: `https://127.0.0.1:${ingestServer.port}`,
       tls: { caFile: certs.caFile, serverName: "localhost" },
       token: agentToken,
@@ -339,34 +371,26 @@ export async function startWave(
       }),
     );
 
-    // ---- warmup controller ----
-    const warmup = await createWarmup({
-      kube,
-      // The state core keeps from this cluster's agent stream: warmup lists nothing itself.
-      view: entry.state,
-      store,
-      prices,
-      // The cluster's time: on the simulator, warm nodes' TTLs and cooldowns run on its clock.
-      clock: clusterClock,
-      log,
-      namespace: config.namespace,
-      podNamespace: config.warmupNamespace,
-      clusterId: config.clusterId,
-      signal: ac.signal,
-      onEvent: (e) => figures.events.warmup(config.clusterId, e),
-    });
-    closers.push(() => warmup.stop());
+    // ---- warmup controller (beside the agent, on its state) ----
     if (simulated)
       for (const name of new Set([config.namespace, config.warmupNamespace ?? config.namespace]))
         await kube.create("Namespace", { metadata: { name } }).catch(() => undefined);
-    void runController(warmup.controller, {
-      clock: clusterClock,
-      signal: ac.signal,
-      log,
-      triggers: warmup.triggers,
-      // A poked pool once per cluster second: on the simulator's fast-forward, once per step.
-      pokeIntervalMs: 1000,
-    }).catch((err: unknown) => log.error("warmup controller stopped", { err }));
+    // It acts once the agent's informers hold the whole cluster.
+    const warming = source.synced
+      .then(() =>
+        ac.signal.aborted
+          ? undefined
+          : runController(warmup.controller, {
+              clock: clusterClock,
+              signal: ac.signal,
+              log,
+              triggers: warmup.triggers,
+              // A poked pool once per cluster second: on the simulator's fast-forward, once per step.
+              pokeIntervalMs: 1000,
+            }),
+      )
+      .catch((err: unknown) => log.error("warmup controller stopped", { err }));
+    closers.push(() => warming);
 
     // ---- API + web UI ----
     const tokens = {
@@ -379,11 +403,12 @@ export async function startWave(
           ? randomBytes(18).toString("base64url")
           : serverToken(config.viewerToken, "the viewer token"),
     };
-    // This process's webhook and warmup act on its own cluster only.
+    // Warmup policies go to the cluster's agent stream; this process's webhook serves its own
+    // cluster's spot policies.
     const onPolicyChange = async (kind: "spot" | "warmup", clusterId: string): Promise<void> => {
-      if (clusterId !== config.clusterId) return;
-      if (kind === "spot") await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
-      else await warmup.reloadPolicies();
+      relay.changed(kind, clusterId);
+      if (kind === "spot" && clusterId === config.clusterId)
+        await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
     };
     const api = await startApi({
       config,
@@ -394,7 +419,7 @@ export async function startWave(
       prices,
       clock,
       metrics,
-      warmupTotals: (id) => warmup.totals(id),
+      warmupTotals: (id) => warmupTotals(warmupStats.counters(id), () => DEFAULT_STARTUP),
       onPolicyChange,
       // Only the embedded simulated cluster: on a real one the console shows the kubectl patch.
       ...(simulated
