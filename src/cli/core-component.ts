@@ -16,9 +16,6 @@ import type { Store } from "../core/store/store.ts";
 import { startPricing } from "../pricing/setup.ts";
 import { realClock } from "../shared/clock.ts";
 import { Registry } from "../shared/metrics.ts";
-import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
-import { WarmupRelay } from "../core/warmup/relay.ts";
-import { DEFAULT_STARTUP, warmupTotals } from "../warmup/stats.ts";
 import type { CommandContext } from "./commands.ts";
 import { userError } from "./connect.ts";
 import {
@@ -30,7 +27,7 @@ import {
   type ComponentOptions,
   type Running,
 } from "./component.ts";
-import { dashboardMetrics, startApi, startHistory } from "./parts.ts";
+import { coreWarmup, dashboardMetrics, startApi, startHistory } from "./parts.ts";
 import { version } from "./version.ts";
 
 export interface RunningCore extends Running {
@@ -118,15 +115,7 @@ export async function startCoreComponent(
       return Promise.resolve();
     });
     hub.ensure(config.clusterId);
-    // Hits and misses per cluster, folded from the stored events (what every replica shows).
-    const warmupStats = new DurableWarmupStats({ store, clusterId: config.clusterId, clock, log });
-    const relay = new WarmupRelay({
-      store,
-      onStored: (clusterId, events) => {
-        warmupStats.stored(clusterId);
-        for (const e of events) figures.events.warmup(clusterId, e);
-      },
-    });
+    const { relay, totals } = coreWarmup({ store, clusterId: config.clusterId, clock, log, figures });
     const ingest = new IngestCore({
       sink: hub,
       clock,
@@ -171,7 +160,7 @@ export async function startCoreComponent(
       prices,
       clock,
       metrics,
-      warmupTotals: (id) => warmupTotals(warmupStats.counters(id), () => DEFAULT_STARTUP),
+      warmupTotals: totals,
       // Spot policies reach the webhooks by their pull; warmup policies go down the cluster's
       // agent stream now (another replica's change arrives with the stream's next poll).
       onPolicyChange: (kind, clusterId) => {

@@ -28,7 +28,9 @@ import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
-import { DEFAULT_STARTUP, type WarmupTotals } from "../warmup/stats.ts";
+import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
+import { WarmupRelay } from "../core/warmup/relay.ts";
 
 export { connectCluster, userError } from "./connect.ts";
 
@@ -152,6 +154,35 @@ export function startHistory(o: {
     clearInterval(compaction);
     await Promise.all([sampling, savings, podCounts]);
   });
+}
+
+/**
+ * Core's side of the warmup controllers beside the agents (ADR 0014): the relay the ingest core
+ * sends policies and stores events through, and each cluster's counters for the dashboard.
+ */
+export function coreWarmup(o: {
+  store: Store;
+  /** The cluster the old, cluster-less routes mean (core's --cluster-id). */
+  clusterId: string;
+  clock: Clock;
+  log: Logger;
+  figures: DashboardMetrics;
+}): { relay: WarmupRelay; totals: (clusterId: string) => WarmupTotals } {
+  // Hits and misses per cluster, folded from the stored events (what every replica shows).
+  const stats = new DurableWarmupStats({
+    store: o.store,
+    clusterId: o.clusterId,
+    clock: o.clock,
+    log: o.log,
+  });
+  const relay = new WarmupRelay({
+    store: o.store,
+    onStored: (clusterId, events) => {
+      stats.stored(clusterId);
+      for (const e of events) o.figures.events.warmup(clusterId, e);
+    },
+  });
+  return { relay, totals: (clusterId) => warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP) };
 }
 
 /** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */

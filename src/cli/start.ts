@@ -17,7 +17,7 @@ import { MemoryKube } from "../kube/memory/memory.ts";
 import type { KubeClient } from "../kube/port.ts";
 import { startPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
-import { createLogger, type Logger } from "../shared/log.ts";
+import type { Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
 import { seeded } from "../shared/random.ts";
@@ -27,9 +27,6 @@ import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
 import { runController } from "../warmup/run.ts";
 import { VolatilePolicyMemory } from "../warmup/policy-set.ts";
 import { ClusterState } from "../state/cluster.ts";
-import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
-import { WarmupRelay } from "../core/warmup/relay.ts";
-import { DEFAULT_STARTUP, warmupTotals } from "../warmup/stats.ts";
 import { createWarmupActor, toWire } from "./warmup-actor.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { generateDevCerts } from "../webhook/certs.ts";
@@ -38,9 +35,17 @@ import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./version.ts";
+import { logger } from "./component.ts";
 import { ensureNamespaces, registerWebhook } from "./host.ts";
 import { removeInstance, writeInstance } from "./instance.ts";
-import { connectCluster, dashboardMetrics, poolSamples, startApi, startHistory } from "./parts.ts";
+import {
+  connectCluster,
+  coreWarmup,
+  dashboardMetrics,
+  poolSamples,
+  startApi,
+  startHistory,
+} from "./parts.ts";
 
 /**
  * How far in the past the embedded simulated cluster begins (fast-forwarded at start). Bounded by
@@ -116,7 +121,7 @@ export async function startWave(
   } = {},
 ): Promise<Started> {
   const clock = opts.clock ?? realClock;
-  const log = opts.log ?? createLogger({ level: config.logLevel, base: { app: "wave" } });
+  const log = logger(config, undefined, opts);
   const closers: Closer[] = [];
   const ac = new AbortController();
   const stop = async (): Promise<void> => {
@@ -175,14 +180,13 @@ export async function startWave(
           ],
         });
     const agentToken = randomBytes(24).toString("base64url");
-    // Warmup events arrive over the agent stream (ADR 0014), stored per cluster like any core's.
-    const warmupStats = new DurableWarmupStats({ store, clusterId: config.clusterId, clock, log });
-    const relay = new WarmupRelay({
+    // Warmup events arrive over the agent stream (ADR 0014), stored per cluster as `wave core` does.
+    const { relay, totals: warmupTotalsOf } = coreWarmup({
       store,
-      onStored: (clusterId, events) => {
-        warmupStats.stored(clusterId);
-        for (const e of events) figures.events.warmup(clusterId, e);
-      },
+      clusterId: config.clusterId,
+      clock,
+      log,
+      figures,
     });
     const ingest = new IngestCore({
       sink: hub,
@@ -419,7 +423,7 @@ export async function startWave(
       prices,
       clock,
       metrics,
-      warmupTotals: (id) => warmupTotals(warmupStats.counters(id), () => DEFAULT_STARTUP),
+      warmupTotals: warmupTotalsOf,
       onPolicyChange,
       // Only the embedded simulated cluster: on a real one the console shows the kubectl patch.
       ...(simulated
