@@ -21,6 +21,8 @@ import type { OutboxChange, OutboxOptions } from "./outbox.ts";
 import type { AgentSource, SourceChange } from "./source.ts";
 import { trim } from "./trim.ts";
 import type { WireObject } from "../wire/wire.ts";
+import { eventToProto, policiesFromProto, type WirePolicy } from "../wire/warmup.ts";
+import { WarmupOutbox } from "./warmup-outbox.ts";
 
 export interface AgentTls {
   /** CA bundle that signed core's certificate (PEM file). */
@@ -51,6 +53,11 @@ export interface AgentOptions {
   outbox?: Omit<OutboxOptions, "now">;
   /** HTTP/2 keepalive: detects a core that vanished without closing the connection. */
   pingIntervalMs?: number;
+  /**
+   * The cluster's warmup policies, each time core sends them (after every HelloAck and on every
+   * change): the complete set, for the warmup controller beside this agent (ADR 0014).
+   */
+  onWarmupPolicies?: (policies: WirePolicy[]) => void;
 }
 
 export type AgentStatus = "idle" | "connecting" | "streaming" | "backoff" | "stopped";
@@ -58,6 +65,8 @@ export type AgentStatus = "idle" | "connecting" | "streaming" | "backoff" | "sto
 export class Agent {
   readonly sessionId = randomUUID();
   readonly outbox: Outbox;
+  /** The warmup controller's events for core (`warmup.push`), sent beside the objects. */
+  readonly warmup: WarmupOutbox;
   readonly #o: AgentOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -78,6 +87,7 @@ export class Agent {
     this.#log = (opts.log ?? silentLogger).child({ component: "agent", cluster: opts.clusterId });
     this.#backoff = new Backoff(opts.backoff ?? { initialMs: 500, maxMs: 30_000 });
     this.outbox = new Outbox({ ...opts.outbox, now: () => this.#clock.now() });
+    this.warmup = new WarmupOutbox({ onWork: () => this.outbox.poke() });
     this.#nodeOptions = tlsOptions(opts.tls);
     if (opts.tls && !opts.coreUrl.startsWith("https://")) {
       throw new Error(`agent: TLS is configured but core URL ${opts.coreUrl} is not https://`);
@@ -134,6 +144,17 @@ export class Agent {
       labelNames: ["code"],
     });
     this.#acks = m.counter({ name: "wave_agent_acks_total", help: "Acknowledgements received from core." });
+    const warmup = this.warmup;
+    m.gauge({
+      name: "wave_agent_warmup_events_pending",
+      help: "Warmup events core has not acknowledged yet.",
+      collect: (g) => g.set(warmup.pending),
+    });
+    m.counter({
+      name: "wave_agent_warmup_events_dropped_total",
+      help: "Warmup events discarded because core was away too long.",
+      read: () => warmup.dropped,
+    });
   }
 
   get status(): AgentStatus {
@@ -281,6 +302,13 @@ export class Agent {
           this.#lastAckAt = this.#clock.now();
           this.#acks.inc();
           this.#notify();
+        } else if (m.body.case === "warmupPolicies") {
+          const { policies, bad } = policiesFromProto(m.body.value.policies);
+          if (bad.length > 0)
+            this.#log.warn("undecodable warmup policies from core left out", { pools: bad });
+          this.#o.onWarmupPolicies?.(policies);
+        } else if (m.body.case === "warmupEventsAck") {
+          this.warmup.ack(Number(m.body.value.batch));
         }
       }
     } finally {
@@ -309,7 +337,21 @@ export class Agent {
     await helloAcked;
     // After the HelloAck everything up to lastAcked is with core (or superseded by a snapshot).
     let cursor = this.outbox.lastAcked;
+    // Every warmup batch core has not acknowledged goes again on a new stream.
+    let warmupCursor = 0;
     while (!signal.aborted) {
+      const w = this.warmup.next(warmupCursor);
+      if (w) {
+        warmupCursor = w.batch;
+        yield create(AgentMessageSchema, {
+          sequence: 0n,
+          body: {
+            case: "warmupEvents",
+            value: { batch: BigInt(w.batch), events: w.events.map(eventToProto) },
+          },
+        });
+        continue;
+      }
       const e = this.outbox.next(cursor);
       if (e) {
         cursor = e.seq;

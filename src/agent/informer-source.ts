@@ -11,6 +11,8 @@ import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
 import { trim } from "./trim.ts";
 import { WIRE_KINDS } from "../wire/wire.ts";
+import type { ClusterState } from "../state/cluster.ts";
+import { FOLLOWED_KINDS } from "../state/follow.ts";
 import type { WireKind, WireObject } from "../wire/wire.ts";
 
 export interface InformerSourceOptions {
@@ -19,6 +21,11 @@ export interface InformerSourceOptions {
   log?: Logger;
   /** Extra informer settings per kind (e.g. an Event field selector on large clusters). */
   informer?: Partial<Record<WireKind, Partial<InformerOptions<WireKind>>>>;
+  /**
+   * A state the same informers also write (the kinds `followCluster` follows), for the warmup
+   * controller beside the agent (ADR 0014): no second set of watches.
+   */
+  state?: ClusterState;
 }
 
 const wire = <K extends WireKind>(kind: K, object: KindTypes[K]): WireObject =>
@@ -33,9 +40,13 @@ const trimmer =
 export class InformerSource implements AgentSource {
   readonly #o: InformerSourceOptions;
   readonly informers: Informer<WireKind>[] = [];
+  /** Resolves once every informer's first list is in (and in `state`). */
+  readonly synced: Promise<void>;
+  #synced!: () => void;
 
   constructor(opts: InformerSourceOptions) {
     this.#o = opts;
+    this.synced = new Promise((r) => (this.#synced = r));
   }
 
   async open(signal: AbortSignal): Promise<SourceStream> {
@@ -61,10 +72,20 @@ export class InformerSource implements AgentSource {
         push({ type: "upsert", object: wire(kind, obj) });
       });
       inf.on("delete", (obj) => push({ type: "delete", object: wire(kind, obj) }));
+      const state = this.#o.state;
+      if (state && (FOLLOWED_KINDS as readonly string[]).includes(kind)) {
+        const k = kind as (typeof FOLLOWED_KINDS)[number];
+        inf.on("add", (obj) => state.apply(k, "add", obj as never));
+        inf.on("update", (obj, old) => {
+          if (obj !== old) state.apply(k, "update", obj);
+        });
+        inf.on("delete", (obj) => state.apply(k, "delete", obj as never));
+      }
       this.informers.push(inf);
     }
     for (const inf of this.informers) inf.start(signal);
     await Promise.all(this.informers.map((i) => i.synced));
+    this.#synced();
     // Listeners run synchronously inside the informers, so right here the caches and the queue
     // agree: the caches are the snapshot and everything queued so far is already in them.
     const objects = this.informers.flatMap((inf) => inf.list().map((o) => wire(inf.kind, o)));

@@ -239,6 +239,11 @@ export class Outbox {
     });
   }
 
+  /** Wakes the stream's sender for something sent beside the outbox (warmup events). */
+  poke(): void {
+    this.#wake();
+  }
+
   #wake(): void {
     const w = this.#waiters;
     this.#waiters = [];

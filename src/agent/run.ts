@@ -8,6 +8,7 @@ import { Registry } from "../shared/metrics.ts";
 import { Agent } from "./agent.ts";
 import type { AgentOptions } from "./agent.ts";
 import { InformerSource } from "./informer-source.ts";
+import type { ClusterState } from "../state/cluster.ts";
 
 export interface RunAgentOptions extends Omit<AgentOptions, "source" | "metrics" | "log" | "clock"> {
   kube: KubeClient;
@@ -16,11 +17,15 @@ export interface RunAgentOptions extends Omit<AgentOptions, "source" | "metrics"
   metricsHost?: string;
   log: Logger;
   clock?: Clock;
+  /** A state the agent's informers also fill (the warmup controller beside it reads it). */
+  state?: ClusterState;
 }
 
 export interface RunningAgent {
   agent: Agent;
   registry: Registry;
+  /** Resolves once the informers' first lists are in (and in `state`). */
+  synced: Promise<void>;
   metricsPort: number | undefined;
   /** Stops streaming, the informers and the metrics server. */
   stop(): Promise<void>;
@@ -29,12 +34,18 @@ export interface RunningAgent {
 }
 
 export async function runAgent(opts: RunAgentOptions): Promise<RunningAgent> {
-  const { kube, metricsPort, metricsHost, log, clock, ...agentOpts } = opts;
+  const { kube, metricsPort, metricsHost, log, clock, state, ...agentOpts } = opts;
   const registry = new Registry();
   const ac = new AbortController();
+  const source = new InformerSource({
+    client: kube,
+    log,
+    ...(clock ? { clock } : {}),
+    ...(state ? { state } : {}),
+  });
   const agent = new Agent({
     ...agentOpts,
-    source: new InformerSource({ client: kube, log, ...(clock ? { clock } : {}) }),
+    source,
     metrics: registry,
     log,
     ...(clock ? { clock } : {}),
@@ -57,6 +68,7 @@ export async function runAgent(opts: RunAgentOptions): Promise<RunningAgent> {
   return {
     agent,
     registry,
+    synced: source.synced,
     metricsPort: metrics?.port,
     done,
     stop: async () => {

@@ -1,4 +1,5 @@
-// `wave agent`: informers → gRPC (mutual TLS + bearer) → core, only while holding its Lease.
+// `wave agent`: informers → gRPC (mutual TLS + bearer) → core, and the warmup controller beside
+// it on the state those informers fill (ADR 0014), only while holding its Lease.
 // The environment it gets is the contract in deploy/helm/wave/README.md.
 import { hostname } from "node:os";
 import type { WaveConfig } from "../config/config.ts";
@@ -7,6 +8,11 @@ import { realClock } from "../shared/clock.ts";
 import { startMetricsServer } from "../shared/metrics-server.ts";
 import { Registry } from "../shared/metrics.ts";
 import { LeaderElector } from "../kube/leader.ts";
+import { startPricing } from "../pricing/setup.ts";
+import { ClusterState } from "../state/cluster.ts";
+import { runController } from "../warmup/run.ts";
+import { ConfigMapPolicyMemory, type PolicyMemory } from "../warmup/policy-set.ts";
+import { createWarmupActor, toWire, WARMUP_POLICIES_CONFIGMAP, type WarmupActor } from "./warmup-actor.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cluster,
@@ -33,12 +39,19 @@ export interface RunningAgentComponent extends Running {
   elector: LeaderElector;
   /** The agent of the current leadership term, if this replica leads. */
   agent(): RunningAgent | undefined;
+  /** The warmup controller of the current leadership term, if this replica leads. */
+  warmup(): WarmupActor | undefined;
+}
+
+export interface AgentComponentOptions extends ComponentOptions {
+  /** Where the last warmup policies are remembered (default: the wave-warmup-policies ConfigMap). */
+  policyMemory?: PolicyMemory;
 }
 
 export async function startAgentComponent(
   config: WaveConfig,
   env: NodeJS.ProcessEnv,
-  opts: ComponentOptions = {},
+  opts: AgentComponentOptions = {},
 ): Promise<RunningAgentComponent> {
   const clock = opts.clock ?? realClock;
   const log = logger(config, "agent", opts);
@@ -57,6 +70,10 @@ export async function startAgentComponent(
     // (maxUnavailable 0) would wait forever for the new pod while the old one holds the Lease.
     const metrics = await startMetricsServer(registry, { port: config.metricsPort, host: config.host });
     life.closers.push(() => metrics.close());
+    // Warmup's price cap: live prices where the agent's credentials allow, else the table.
+    const prices = startPricing(config, { clock, log, signal: life.ac.signal }).provider;
+    const memory =
+      opts.policyMemory ?? new ConfigMapPolicyMemory(kube, config.namespace, WARMUP_POLICIES_CONFIGMAP);
     const elector = new LeaderElector({
       client: kube,
       clock,
@@ -66,9 +83,34 @@ export async function startAgentComponent(
       log,
     });
     let current: RunningAgent | undefined;
+    let warmup: WarmupActor | undefined;
     const campaign = elector.run(life.ac.signal, async (leading) => {
+      let controlling: Promise<void> | undefined;
+      // Ends this term's controller also when the agent stops while the Lease is still held.
+      const term = new AbortController();
+      const termSignal = AbortSignal.any([leading, term.signal]);
       try {
+        // A fresh state per term: the informers of this term fill it.
+        const state = new ClusterState();
+        const running: { agent?: RunningAgent } = {};
+        const actor = createWarmupActor({
+          kube,
+          view: state,
+          prices,
+          clock,
+          log,
+          namespace: config.namespace,
+          // Warmup and pull pods live in a namespace of their own, without Secrets (docs/security.md).
+          podNamespace: config.warmupNamespace,
+          memory,
+          report: (e) => running.agent?.agent.warmup.push(toWire(e)),
+        });
+        warmup = actor;
+        // What core sent last, in case it is away now; its own set replaces this when it comes.
+        await actor.policies.restore();
         current = await runAgent({
+          state,
+          onWarmupPolicies: (p) => actor.setPolicies(p),
           kube,
           coreUrl,
           ...(tls
@@ -88,8 +130,16 @@ export async function startAgentComponent(
           log,
           clock,
         });
+        running.agent = current;
         registry.current = current.registry;
         leaderGauge.set(1);
+        const agentRun = current;
+        // The controller acts only on a complete picture of the cluster: after the first lists.
+        controlling = Promise.race([agentRun.synced, agentRun.done]).then(() =>
+          termSignal.aborted || agentRun.agent.status === "stopped"
+            ? undefined
+            : runController(actor.controller, { clock, signal: termSignal, log, triggers: actor.triggers }),
+        );
         const lost = new Promise<void>((r) => {
           if (leading.aborted) r();
           leading.addEventListener("abort", () => r(), { once: true });
@@ -97,12 +147,19 @@ export async function startAgentComponent(
         const ended = current.done.then(() => {
           if (!leading.aborted) throw new Error("the agent stopped streaming");
         });
-        await Promise.race([lost, ended]);
+        const controllerFailed = controlling.then(() => {
+          if (!termSignal.aborted) throw new Error("the warmup controller stopped");
+        });
+        await Promise.race([lost, ended, controllerFailed]);
       } catch (err) {
         // A leader that cannot stream must not keep the Lease: the process exits and restarts.
         life.fail(err);
       } finally {
+        term.abort();
         await current?.stop();
+        await controlling?.catch(() => undefined);
+        await warmup?.policies.saved();
+        warmup = undefined;
         current = undefined;
         leaderGauge.set(0);
       }
@@ -112,6 +169,7 @@ export async function startAgentComponent(
       metricsPort: metrics.port,
       elector,
       agent: () => current,
+      warmup: () => warmup,
       failed: life.failed,
       stop: life.stop,
     };

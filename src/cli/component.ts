@@ -80,8 +80,15 @@ export function required<T>(value: T | undefined, what: string): T {
   return value;
 }
 
-export function logger(config: WaveConfig, component: string, opts: ComponentOptions): Logger {
-  return opts.log ?? createLogger({ level: config.logLevel, base: { app: "wave", component } });
+/**
+ * The one logger default of every Wave process: the caller's, or JSON at the configured level
+ * tagged with the component (`wave start`, which runs them all, leaves the tag out).
+ */
+export function logger(config: WaveConfig, component: string | undefined, opts: ComponentOptions): Logger {
+  return (
+    opts.log ??
+    createLogger({ level: config.logLevel, base: { app: "wave", ...(component ? { component } : {}) } })
+  );
 }
 
 export async function cluster(

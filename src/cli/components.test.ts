@@ -12,6 +12,8 @@ import { silentLogger } from "../shared/log.ts";
 import { W } from "../objects/wave.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../../test/support/pki.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
+import { isWarmupPod } from "../objects/wave.ts";
+import { node, nodePool, pod } from "../warmup/testing/fixtures.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cleanup,
@@ -356,9 +358,13 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("streams the cluster's nodes to core, each holding its Lease", async () => {
+  it("streams the cluster to core; warmup beside the agent takes core's policies, reports to core, and keeps them while core is away", async () => {
     const kube = new MemoryKube();
     await put(kube, "Node", "node-a", { labels: { [K.nodePoolLabel]: "general" } });
+    // A full node: a 3-CPU pod on a 4-CPU node leaves no room for another, so warmup warms one.
+    await kube.create("NodePool", nodePool("general"));
+    await kube.create("Node", node("n1", "general", { cpu: "4", memory: "16Gi" }));
+    await kube.create("Pod", pod("big", { cpu: "3", memory: "4Gi", node: "n1" }));
     const tokens = {
       agent: "agent-token-0123456789",
       admin: "admin-token-0123456789",
@@ -374,45 +380,35 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
       "--agent-token",
       tokens.agent,
     ];
-    const core = await startCoreComponent(
-      parseConfig(
+    const coreConfig = parseConfig(
+      [
+        ...common,
+        ...[
+          "--port",
+          "0",
+          "--grpc-port",
+          "0",
+          "--grpc-tls-dir",
+          join(dir, "grpc"),
+          "--data-dir",
+          join(dir, "data"),
+        ],
+        ...["--admin-token", tokens.admin, "--viewer-token", tokens.viewer, "--pod-name", "core-0"],
+      ],
+      {},
+    ).config;
+    let core = await startCoreComponent(coreConfig, {}, { log: silentLogger });
+    try {
+      const agentConfig = parseConfig(
         [
           ...common,
-          ...[
-            "--port",
-            "0",
-            "--grpc-port",
-            "0",
-            "--grpc-tls-dir",
-            join(dir, "grpc"),
-            "--data-dir",
-            join(dir, "data"),
-          ],
-          ...["--admin-token", tokens.admin, "--viewer-token", tokens.viewer, "--pod-name", "core-0"],
+          ...["--core-address", `https://127.0.0.1:${core.grpcPort}`, "--agent-tls-dir", join(dir, "agent")],
+          ...["--metrics-port", "0", "--pod-name", "agent-0"],
         ],
         {},
-      ).config,
-      {},
-      { kube, log: silentLogger },
-    );
-    try {
-      const agent = await startAgentComponent(
-        parseConfig(
-          [
-            ...common,
-            ...[
-              "--core-address",
-              `https://127.0.0.1:${core.grpcPort}`,
-              "--agent-tls-dir",
-              join(dir, "agent"),
-            ],
-            ...["--metrics-port", "0", "--pod-name", "agent-0"],
-          ],
-          {},
-        ).config,
-        {},
-        { kube, log: silentLogger },
-      );
+      ).config;
+      const agent = await startAgentComponent(agentConfig, {}, { kube, log: silentLogger });
+      let agentStopped = false;
       try {
         const deadline = Date.now() + 30_000;
         while (!(
@@ -428,11 +424,54 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
         const holder = (name: string): string | undefined =>
           leases.find((l) => l.metadata.name === name)?.spec.holderIdentity;
         assert.equal(holder("wave-agent"), "agent-0");
-        assert.equal(holder(WARMUP_LEASE), "core-0");
+        // Core no longer runs warmup: no second Lease, no apiserver access of its own.
+        assert.equal(holder(WARMUP_LEASE), undefined);
         const metrics = await (await fetch(`http://127.0.0.1:${agent.metricsPort}/metrics`)).text();
         assert.match(metrics, /^wave_agent_leader 1$/m);
-      } finally {
+        // No policy yet: warmup is off.
+        assert.equal((await kube.list("Pod", { namespace: NS })).items.filter(isWarmupPod).length, 0);
+
+        // A policy set through core's API reaches the agent's warmup controller over the stream…
+        const api = `http://127.0.0.1:${core.apiPort}/api/v1/clusters/unit`;
+        const putPolicy = await fetch(`${api}/policies/warmup/general`, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${tokens.admin}`, "content-type": "application/json" },
+          body: JSON.stringify({ enabled: true, prePull: false }),
+        });
+        assert.equal(putPolicy.status, 200);
+        // …which warms a node for the pool…
+        while ((await kube.list("Pod", { namespace: NS })).items.filter(isWarmupPod).length === 0) {
+          assert.ok(Date.now() < deadline, "a warmup pod within 30 s");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        // …and reports it to core, whose API shows it for this cluster.
+        const createdInCore = async (): Promise<number> => {
+          const view = (await (
+            await fetch(`${api}/warmup`, { headers: { authorization: `Bearer ${tokens.viewer}` } })
+          ).json()) as { pools: { nodePool: string; created: number }[] };
+          return view.pools.find((p) => p.nodePool === "general")?.created ?? 0;
+        };
+        while ((await createdInCore()) !== 1) {
+          assert.ok(Date.now() < deadline, "the warmup event in core's API within 30 s");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+
+        // Core goes away, and the agent restarts meanwhile: its warmup keeps core's last policies.
+        await core.stop();
         await agent.stop();
+        agentStopped = true;
+        const again = await startAgentComponent(agentConfig, {}, { kube, log: silentLogger });
+        try {
+          while (again.warmup()?.policies.get("general").enabled !== true) {
+            assert.ok(Date.now() < deadline + 20_000, "the remembered policy within 20 s more");
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        } finally {
+          await again.stop();
+        }
+        core = await startCoreComponent(coreConfig, {}, { log: silentLogger });
+      } finally {
+        if (!agentStopped) await agent.stop();
       }
     } finally {
       await core.stop();

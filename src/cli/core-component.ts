@@ -1,4 +1,6 @@
-// `wave core`: history store, hub, ingest server, API + UI, warmup controller (Lease holder).
+// `wave core`: history store, hub, ingest server, API + UI for N clusters. Each cluster's warmup
+// controller runs beside its agent: core sends it the cluster's policies over the agent stream
+// and stores the events it reports (ADR 0014). Core does not talk to any apiserver.
 // The environment it gets is the contract in deploy/helm/wave/README.md.
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
@@ -14,12 +16,9 @@ import type { Store } from "../core/store/store.ts";
 import { startPricing } from "../pricing/setup.ts";
 import { realClock } from "../shared/clock.ts";
 import { Registry } from "../shared/metrics.ts";
-import { LeaderElector } from "../kube/leader.ts";
-import { runController } from "../warmup/run.ts";
 import type { CommandContext } from "./commands.ts";
 import { userError } from "./connect.ts";
 import {
-  cluster,
   logger,
   required,
   serve,
@@ -27,20 +26,15 @@ import {
   tlsFiles,
   type ComponentOptions,
   type Running,
-  WARMUP_LEASE,
 } from "./component.ts";
-import { createWarmup, dashboardMetrics, startApi, startHistory } from "./parts.ts";
+import { coreWarmup, dashboardMetrics, startApi, startHistory } from "./parts.ts";
 import { version } from "./version.ts";
-
-/** How often core's warmup leader re-reads warmup policies (another replica's API may change them). */
-const POLICY_RELOAD_MS = 30_000;
 
 export interface RunningCore extends Running {
   apiPort: number;
   grpcPort: number;
   hub: ClusterHub;
   store: Store;
-  elector: LeaderElector;
 }
 
 export async function startCoreComponent(
@@ -120,8 +114,16 @@ export async function startCoreComponent(
       figures.close();
       return Promise.resolve();
     });
-    const own = hub.ensure(config.clusterId);
-    const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
+    hub.ensure(config.clusterId);
+    const { relay, totals } = coreWarmup({ store, clusterId: config.clusterId, clock, log, figures });
+    const ingest = new IngestCore({
+      sink: hub,
+      clock,
+      log,
+      metrics,
+      coreVersion: version(),
+      warmup: relay,
+    });
     const ingestServer = await startIngestServer({
       core: ingest,
       host: config.host,
@@ -137,7 +139,6 @@ export async function startCoreComponent(
     });
     life.closers.push(() => ingestServer.close());
 
-    const { kube } = await cluster(config, env, log, opts);
     life.closers.push(
       await startHistory({
         store,
@@ -150,48 +151,6 @@ export async function startCoreComponent(
       }),
     );
 
-    // Warmup runs only on the holder of the Lease, so several core replicas never race.
-    const warmup = await createWarmup({
-      kube,
-      // The state core keeps from this cluster's agent stream: warmup lists nothing itself.
-      view: own.state,
-      store,
-      prices,
-      clock,
-      log,
-      namespace: config.namespace,
-      // Warmup and pull pods live in a namespace of their own, without Secrets (docs/security.md).
-      podNamespace: config.warmupNamespace,
-      clusterId: config.clusterId,
-      signal: life.ac.signal,
-      onEvent: (e) => figures.events.warmup(config.clusterId, e),
-    });
-    life.closers.push(() => warmup.stop());
-    const elector = new LeaderElector({
-      client: kube,
-      clock,
-      namespace: config.namespace,
-      name: WARMUP_LEASE,
-      identity: config.podName ?? hostname(),
-      log,
-    });
-    const campaign = elector.run(life.ac.signal, async (leading) => {
-      await warmup.reloadPolicies();
-      const reload = setInterval(
-        () =>
-          void warmup
-            .reloadPolicies()
-            .catch((err: unknown) => log.warn("reloading warmup policies failed", { err })),
-        POLICY_RELOAD_MS,
-      );
-      try {
-        await runController(warmup.controller, { clock, signal: leading, log, triggers: warmup.triggers });
-      } finally {
-        clearInterval(reload);
-      }
-    });
-    life.closers.push(() => campaign);
-
     const api = await startApi({
       config,
       tokens,
@@ -201,10 +160,12 @@ export async function startCoreComponent(
       prices,
       clock,
       metrics,
-      warmupTotals: (id) => warmup.totals(id),
-      // Spot policies reach the webhooks by their pull; warmup policies are ours to reload.
-      onPolicyChange: async (kind, clusterId) => {
-        if (kind === "warmup" && clusterId === config.clusterId) await warmup.reloadPolicies();
+      warmupTotals: totals,
+      // Spot policies reach the webhooks by their pull; warmup policies go down the cluster's
+      // agent stream now (another replica's change arrives with the stream's next poll).
+      onPolicyChange: (kind, clusterId) => {
+        relay.changed(kind, clusterId);
+        return Promise.resolve();
       },
     });
     life.closers.push(() => api.app.close());
@@ -214,7 +175,6 @@ export async function startCoreComponent(
       grpcPort: ingestServer.port,
       hub,
       store,
-      elector,
       failed: life.failed,
       stop: life.stop,
     };

@@ -1,5 +1,5 @@
 // Building blocks shared by the all-in-one `wave start` (start.ts) and `wave core`
-// (core-component.ts): core's history sampler, the warmup controller and the API + web UI.
+// (core-component.ts): core's history sampler, its /metrics figures and the API + web UI.
 // Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -24,18 +24,14 @@ import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
 import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } from "../metrics/collector.ts";
 import { parseResources } from "../karpenter/resources.ts";
-import type { KubeClient } from "../kube/port.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
-import { WarmupController } from "../warmup/controller.ts";
-import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
-import { DEFAULT_STARTUP, warmupTotals, type WarmupEvent, type WarmupTotals } from "../warmup/stats.ts";
+import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
-import { warmupTriggers } from "../warmup/triggers.ts";
-import type { WarmupView } from "../warmup/view.ts";
+import { WarmupRelay } from "../core/warmup/relay.ts";
 
 export { connectCluster, userError } from "./connect.ts";
 
@@ -166,96 +162,33 @@ export function startHistory(o: {
   });
 }
 
-export interface Warmup {
-  controller: WarmupController;
-  /** For runController: the state changes that reconcile a pool before its requeue time. */
-  triggers: (poke: (pool: string) => void) => () => void;
-  /** Re-reads the warmup policies from the store. */
-  reloadPolicies(): Promise<void>;
-  /**
-   * Hits, misses and start-up time saved of a cluster (default: this one) over the last 24 h, from
-   * the store's warmup events (cached; see core/warmup/stats-store.ts), for the dashboard.
-   */
-  totals(clusterId?: string): WarmupTotals;
-  /** Waits for the event writer (it stops on `signal`), then writes what is still queued. */
-  stop(): Promise<void>;
-}
-
 /**
- * The warmup controller over a cluster's state, with its policies from the store. Not started; its
- * events are written to the store until `signal` aborts.
+ * Core's side of the warmup controllers beside the agents (ADR 0014): the relay the ingest core
+ * sends policies and stores events through, and each cluster's counters for the dashboard.
  */
-export async function createWarmup(o: {
-  kube: KubeClient;
-  /** The cluster state the controller reads (informer-fed); only Wave's own pods are read from `kube`. */
-  view: WarmupView;
+export function coreWarmup(o: {
   store: Store;
-  prices: PriceProvider;
+  /** The cluster the old, cluster-less routes mean (core's --cluster-id). */
+  clusterId: string;
   clock: Clock;
   log: Logger;
-  namespace: string;
-  /** Where warmup and pull pods go (default: namespace). */
-  podNamespace?: string | undefined;
-  clusterId: string;
-  signal: AbortSignal;
-  /** Every warmup event, besides the stats store (Prometheus's counters). */
-  onEvent?: (e: WarmupEvent) => void;
-}): Promise<Warmup> {
-  const { prices } = o;
-  const policies = new Map<string, WarmupPolicy>();
-  const reloadPolicies = async (): Promise<void> => {
-    const next = new Map<string, WarmupPolicy>();
-    // Only this cluster's policies: a policy set for another cluster never acts on this one.
-    for (const r of await o.store.listPolicies(o.clusterId, "warmup")) {
-      const parsed = parsePolicy(r.value);
-      if (parsed.ok) next.set(r.key, parsed.policy);
-    }
-    policies.clear();
-    for (const [k, v] of next) policies.set(k, v);
-  };
-  await reloadPolicies();
-  // Counters come from the store, so a restart or another replica shows the same numbers.
+  figures: DashboardMetrics;
+}): { relay: WarmupRelay; totals: (clusterId: string) => WarmupTotals } {
+  // Hits and misses per cluster, folded from the stored events (what every replica shows).
   const stats = new DurableWarmupStats({
     store: o.store,
     clusterId: o.clusterId,
     clock: o.clock,
     log: o.log,
   });
-  await stats
-    .refresh()
-    .catch((err: unknown) => o.log.warn("reading warmup events failed", { cluster: o.clusterId, err }));
-  const writing = stats.run(o.signal);
-  const controller = new WarmupController({
-    client: o.kube,
-    view: o.view,
-    clock: o.clock,
-    namespace: o.namespace,
-    ...(o.podNamespace ? { podNamespace: o.podNamespace } : {}),
-    policyOf: (pool) => policies.get(pool) ?? DEFAULT_POLICY,
-    priceOf: (what, ct) =>
-      typeof what === "string"
-        ? prices.price(what, ct)?.usdPerHour
-        : prices.price(
-            what.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "",
-            ct,
-            what.metadata.labels?.["topology.kubernetes.io/zone"],
-          )?.usdPerHour,
-    log: o.log,
-    onEvent: o.onEvent
-      ? (e) => {
-          stats.record(e);
-          o.onEvent?.(e);
-        }
-      : stats.record,
+  const relay = new WarmupRelay({
+    store: o.store,
+    onStored: (clusterId, events) => {
+      stats.stored(clusterId);
+      for (const e of events) o.figures.events.warmup(clusterId, e);
+    },
   });
-  const totals = (clusterId?: string): WarmupTotals =>
-    warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP);
-  const stop = async (): Promise<void> => {
-    await writing;
-    // The controller may finish its last pass after the writer's loop ended: write that too.
-    await stats.drain();
-  };
-  return { controller, triggers: warmupTriggers(o.view), reloadPolicies, totals, stop };
+  return { relay, totals: (clusterId) => warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP) };
 }
 
 /** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */

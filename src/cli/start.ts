@@ -17,7 +17,7 @@ import { MemoryKube } from "../kube/memory/memory.ts";
 import type { KubeClient } from "../kube/port.ts";
 import { startPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
-import { createLogger, type Logger } from "../shared/log.ts";
+import type { Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
 import { seeded } from "../shared/random.ts";
@@ -25,7 +25,11 @@ import { LaggingClock } from "../sim/clock.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
 import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
 import { embeddedPrehistory } from "./prehistory.ts";
+import { mirrorMemoryKube } from "../state/follow.ts";
 import { runController } from "../warmup/run.ts";
+import { VolatilePolicyMemory } from "../warmup/policy-set.ts";
+import { ClusterState } from "../state/cluster.ts";
+import { createWarmupActor, toWire } from "./warmup-actor.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { generateDevCerts } from "../webhook/certs.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
@@ -33,11 +37,12 @@ import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
 import { version } from "./version.ts";
+import { logger } from "./component.ts";
 import { ensureNamespaces, registerWebhook } from "./host.ts";
 import { removeInstance, writeInstance } from "./instance.ts";
 import {
   connectCluster,
-  createWarmup,
+  coreWarmup,
   dashboardMetrics,
   poolSamples,
   startApi,
@@ -123,7 +128,7 @@ export async function startWave(
   } = {},
 ): Promise<Started> {
   const clock = opts.clock ?? realClock;
-  const log = opts.log ?? createLogger({ level: config.logLevel, base: { app: "wave" } });
+  const log = logger(config, undefined, opts);
   const closers: Closer[] = [];
   const ac = new AbortController();
   const stop = async (): Promise<void> => {
@@ -182,7 +187,22 @@ export async function startWave(
           ],
         });
     const agentToken = randomBytes(24).toString("base64url");
-    const ingest = new IngestCore({ sink: hub, clock, log, metrics, coreVersion: version() });
+    // Warmup events arrive over the agent stream (ADR 0014), stored per cluster as `wave core` does.
+    const { relay, totals: warmupTotalsOf } = coreWarmup({
+      store,
+      clusterId: config.clusterId,
+      clock,
+      log,
+      figures,
+    });
+    const ingest = new IngestCore({
+      sink: hub,
+      clock,
+      log,
+      metrics,
+      coreVersion: version(),
+      warmup: relay,
+    });
     const ingestServer = await startIngestServer({
       core: ingest,
       host: config.host,
@@ -244,10 +264,27 @@ export async function startWave(
       ...(podCache ? { pods: podCache } : {}),
     });
 
-    // ---- agent: informers → gRPC → core ----
+    // ---- agent: informers → gRPC → core, and the warmup controller beside it ----
+    // The state the agent's informers fill: the warmup controller reads it, as in `wave agent`.
+    const agentState = new ClusterState();
+    const warmup = createWarmupActor({
+      kube,
+      view: agentState,
+      prices,
+      // The cluster's time: on the simulator, warm nodes' TTLs and cooldowns run on its clock.
+      clock: clusterClock,
+      log,
+      namespace: config.namespace,
+      podNamespace: config.warmupNamespace,
+      // Core runs in this process: it is never away while the controller runs.
+      memory: new VolatilePolicyMemory(),
+      report: (e) => agent.warmup.push(toWire(e)),
+    });
+    const source = new InformerSource({ client: kube, clock: clusterClock, log, state: agentState });
     // The agent stamps what it observes (e.g. a NodeClaim's deletion) with the cluster's time.
     const agent = new Agent({
-      source: new InformerSource({ client: kube, clock: clusterClock, log }),
+      source,
+      onWarmupPolicies: (p) => warmup.setPolicies(p),
       coreUrl: `https://127.0.0.1:${ingestServer.port}`,
       tls: { caFile: certs.caFile, serverName: "localhost" },
       token: agentToken,
@@ -259,9 +296,17 @@ export async function startWave(
       log,
       metrics,
     });
-    // On the simulator the agent starts once the prehistory is in core (startCluster).
+    // On the simulator the agent starts once the prehistory is in core (startCluster). Meanwhile
+    // the warmup actor reads a mirror of the in-memory apiserver, with the policies core holds,
+    // and acts as it would live; its events wait in the agent's outbox. The agent's informers take
+    // the state over when it starts.
+    let stopMirror: (() => void) | undefined;
+    let markMirrored!: () => void;
+    const mirrored = new Promise<void>((r) => (markMirrored = r));
     let agentDone = Promise.resolve();
     const runAgent = (): void => {
+      stopMirror?.();
+      stopMirror = undefined;
       agentDone = agent.run(ac.signal).catch((err: unknown) => log.error("agent stopped", { err }));
     };
     closers.push(() => agentDone);
@@ -275,6 +320,9 @@ export async function startWave(
     if (simulated && kube instanceof MemoryKube && podCache) {
       const memory = kube;
       startCluster = async () => {
+        stopMirror = (await mirrorMemoryKube(memory, agentState)).stop;
+        warmup.setPolicies(await relay.policies(config.clusterId));
+        markMirrored();
         const prehistory = await embeddedPrehistory({
           kube: memory,
           hub,
@@ -363,34 +411,26 @@ export async function startWave(
       }),
     );
 
-    // ---- warmup controller ----
-    const warmup = await createWarmup({
-      kube,
-      // The state core keeps from this cluster's agent stream: warmup lists nothing itself.
-      view: entry.state,
-      store,
-      prices,
-      // The cluster's time: on the simulator, warm nodes' TTLs and cooldowns run on its clock.
-      clock: clusterClock,
-      log,
-      namespace: config.namespace,
-      podNamespace: config.warmupNamespace,
-      clusterId: config.clusterId,
-      signal: ac.signal,
-      onEvent: (e) => figures.events.warmup(config.clusterId, e),
-    });
-    closers.push(() => warmup.stop());
+    // ---- warmup controller (beside the agent, on its state) ----
     if (simulated)
       for (const name of new Set([config.namespace, config.warmupNamespace ?? config.namespace]))
         await kube.create("Namespace", { metadata: { name } }).catch(() => undefined);
-    void runController(warmup.controller, {
-      clock: clusterClock,
-      signal: ac.signal,
-      log,
-      triggers: warmup.triggers,
-      // A poked pool once per cluster second: on the simulator's fast-forward, once per step.
-      pokeIntervalMs: 1000,
-    }).catch((err: unknown) => log.error("warmup controller stopped", { err }));
+    // It acts once the agent's informers hold the whole cluster.
+    const warming = (simulated ? Promise.race([mirrored, source.synced]) : source.synced)
+      .then(() =>
+        ac.signal.aborted
+          ? undefined
+          : runController(warmup.controller, {
+              clock: clusterClock,
+              signal: ac.signal,
+              log,
+              triggers: warmup.triggers,
+              // A poked pool once per cluster second: on the simulator's fast-forward, once per step.
+              pokeIntervalMs: 1000,
+            }),
+      )
+      .catch((err: unknown) => log.error("warmup controller stopped", { err }));
+    closers.push(() => warming);
 
     // ---- API + web UI ----
     const tokens = {
@@ -403,11 +443,12 @@ export async function startWave(
           ? randomBytes(18).toString("base64url")
           : serverToken(config.viewerToken, "the viewer token"),
     };
-    // This process's webhook and warmup act on its own cluster only.
+    // Warmup policies go to the cluster's agent stream; this process's webhook serves its own
+    // cluster's spot policies.
     const onPolicyChange = async (kind: "spot" | "warmup", clusterId: string): Promise<void> => {
-      if (clusterId !== config.clusterId) return;
-      if (kind === "spot") await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
-      else await warmup.reloadPolicies();
+      relay.changed(kind, clusterId);
+      if (kind === "spot" && clusterId === config.clusterId)
+        await loadSpotPolicies(store, config.clusterId, spotPolicies, log);
     };
     const api = await startApi({
       config,
@@ -418,7 +459,7 @@ export async function startWave(
       prices,
       clock,
       metrics,
-      warmupTotals: (id) => warmup.totals(id),
+      warmupTotals: warmupTotalsOf,
       onPolicyChange,
       // Only the embedded simulated cluster: on a real one the console shows the kubectl patch.
       ...(simulated

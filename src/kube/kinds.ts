@@ -1,5 +1,6 @@
 // The API resources Wave uses, with where they live on the apiserver.
 import type {
+  ConfigMap,
   DaemonSet,
   Deployment,
   Event,
@@ -28,6 +29,7 @@ export const KINDS = {
   Pod: { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true },
   Event: { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true },
   Namespace: { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
+  ConfigMap: { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
   Deployment: { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", namespaced: true },
   ReplicaSet: { group: "apps", version: "v1", kind: "ReplicaSet", plural: "replicasets", namespaced: true },
   StatefulSet: {
@@ -110,6 +112,7 @@ export interface KindTypes {
   PriorityClass: PriorityClass;
   MutatingWebhookConfiguration: MutatingWebhookConfiguration;
   Lease: Lease;
+  ConfigMap: ConfigMap;
 }
 
 export function apiVersionOf(kind: ResourceKind): string {

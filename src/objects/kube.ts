@@ -240,6 +240,10 @@ export interface Lease extends KubeObject {
   };
 }
 
+export interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
 export interface Namespace extends KubeObject {
   status?: { phase?: string };
 }

@@ -76,8 +76,10 @@ export function mirrorInto(kube: MemoryKube, state: ClusterState): () => void {
 }
 
 /** A state holding what the in-memory apiserver holds now, and following it from then on. */
-export async function mirrorMemoryKube(kube: MemoryKube): Promise<{ state: ClusterState; stop: () => void }> {
-  const state = new ClusterState();
+export async function mirrorMemoryKube(
+  kube: MemoryKube,
+  state = new ClusterState(),
+): Promise<{ state: ClusterState; stop: () => void }> {
   const stop = mirrorInto(kube, state);
   const lists = await Promise.all(FOLLOWED_KINDS.map(async (k) => [k, (await kube.list(k)).items] as const));
   state.batch(() => {

@@ -482,6 +482,9 @@ test(
             `cluster-scoped ${d.kind} ${nameOf(d)} is named after the release`,
           );
       await kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: rbac }));
+      // The agent's memory of core's last warmup policies: the chart creates it, the agent only
+      // gets and updates it (ADR 0014).
+      await kubectl(["apply", "-f", "-"], JSON.stringify(renderedOne("ConfigMap", "wave-warmup-policies")));
       if ((await get("priorityclass", "wave-warmup")) === undefined) {
         await kubectl(["create", "-f", "-"], JSON.stringify(renderedOne("PriorityClass", "wave-warmup")));
         createdPriorityClass = true;
@@ -501,7 +504,8 @@ test(
       // What any ServiceAccount may do (discovery, self reviews): not the chart's doing.
       const baseline = await canI("default", ns);
       const documented = documentedPermissions(readFileSync(join(CHART, "RBAC.md"), "utf8"));
-      assert.deepEqual([...documented.keys()].sort(), [...COMPONENTS].sort());
+      // Core's table is empty (it talks to no apiserver, ADR 0014): checked below as no rules.
+      assert.deepEqual([...documented.keys()].sort(), COMPONENTS.filter((c) => c !== "core").sort());
       const problems: string[] = [];
       for (const component of COMPONENTS) {
         const sa = `${release}-${component}`;
@@ -717,11 +721,12 @@ test(
           `[warmup] ${first.pod.metadata.name} on ${first.node.metadata.name}, protected\n`,
         );
 
-        // Switched off: core deletes its warmup pod and releases the node.
+        // Switched off: the policy reaches the agent over its stream; the warmup controller beside
+        // the agent deletes its warmup pod and releases the node.
         const off = { ...policy, enabled: false };
         assert.equal((await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, off)).status, 200);
         await waitFor(
-          "core deletes the warmup pod and releases its node",
+          "the agent's warmup deletes the warmup pod and releases its node",
           async () => {
             if ((await warmupPods()).length > 0) return false;
             const node = await get("node", first.node.metadata.name);
@@ -731,7 +736,7 @@ test(
         );
 
         // On again (two warm slots, so the released node does not satisfy it) and core restarted:
-        // the new replica takes over the wave-warmup Lease and starts a warmup at once.
+        // the agent's warmup, on the policies it was sent (and remembered), warms again.
         const on = { ...policy, maxWarmNodes: 2 };
         assert.equal((await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, on)).status, 200);
         assert.equal(await stop(core), 0, "core exits 0 on SIGTERM");
@@ -747,11 +752,17 @@ test(
           `[warmup] ${second.pod.metadata.name} on ${second.node.metadata.name}, protected\n`,
         );
         const cooldown = annotations(await get("nodepools.karpenter.sh", pool));
-        assert.ok(cooldown[W.lastWarmupAt], "core marked the pool's warmup cooldown");
+        assert.ok(cooldown[W.lastWarmupAt], "the agent's warmup marked the pool's warmup cooldown");
+        const remembered = await get("configmap", "wave-warmup-policies", ns);
+        assert.match(
+          String(field(remembered, "data", "policies.json")),
+          /"maxWarmNodes":2/,
+          "the agent remembered core's last warmup policies",
+        );
         assert.equal(cooldown[W.lastWarmupNamespace], ns);
         const leases = (await list("leases", { namespace: ns })).map((l) => l.metadata.name);
         assert.ok(
-          leases.includes("wave-agent") && leases.includes("wave-warmup"),
+          leases.includes("wave-agent") && !leases.includes("wave-warmup"),
           `leader Leases: ${leases.join(", ")}`,
         );
         assert.ok(!leases.includes("wave-spot-repair"), "the repair's Lease is not in Wave's namespace");

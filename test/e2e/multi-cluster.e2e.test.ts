@@ -11,7 +11,9 @@
 //   - east's history has pool A's nodes; west's has no point of pool A with nodes;
 //   - a spot policy set for east is served to east's webhook only: a pod of that Deployment
 //     gets capacity-type placement from east's webhook and none from west's; a warmup policy set
-//     for west is not east's; warmup stats are per cluster;
+//     for west reaches west's agent only (each agent runs its warmup controller, ADR 0014: west's
+//     remembers the set, east's never sees it and starts no warmup pod); warmup stats are per
+//     cluster;
 //   - each agent has a credential of its own (token and client certificate) bound to its cluster
 //     id in core's credentials file, and west's credential cannot stream east.
 import assert from "node:assert/strict";
@@ -31,6 +33,8 @@ import {
   apply,
   createNamespace,
   deleteNamespace,
+  get,
+  list,
   kubectl,
   remove,
   requireRig,
@@ -60,6 +64,12 @@ let ns = "";
 let poolA = "";
 let poolB = "";
 let work = "";
+/**
+ * Per cluster: the agent's namespace (its Lease, its warmup pods and marks, its remembered warmup
+ * policies). Both "clusters" are the one rig, so each agent's warmup gets a namespace of its own,
+ * as it would have in a cluster of its own.
+ */
+const agentNs: Record<string, string> = {};
 /** Per cluster: its agent's own token (and client certificate, in work/agent-<id>). */
 const agentTokens: Record<string, string> = {
   [EAST]: randomBytes(18).toString("base64url"),
@@ -72,6 +82,7 @@ before(async () => {
   ns = await createNamespace("multi");
   poolA = `${ns}-a`;
   poolB = `${ns}-b`;
+  for (const id of [EAST, WEST]) agentNs[id] = await createNamespace(`multi-${id.slice(-4)}`);
   await applyPool(poolA);
   await applyPool(poolB);
   work = mkdtempSync(join(tmpdir(), "wave-multi-"));
@@ -98,6 +109,7 @@ before(async () => {
 after(async () => {
   await stopAll(procs, 5_000);
   if (ns !== "") await deleteNamespace(ns).catch(() => undefined);
+  for (const n of Object.values(agentNs)) await deleteNamespace(n).catch(() => undefined);
   for (const p of [poolA, poolB])
     if (p !== "") await remove("nodepools.karpenter.sh", p).catch(() => undefined);
   if (work !== "") rmSync(work, { recursive: true, force: true });
@@ -157,7 +169,7 @@ async function scenario(t: TestContext): Promise<void> {
   const agent = (cluster: string, metrics: number, as = cluster): WaveProcess => {
     const name = as === cluster ? `agent-${cluster}` : `agent-${as}-as-${cluster}`;
     const p = startComponent(work, name, "agent", {
-      WAVE_NAMESPACE: ns,
+      WAVE_NAMESPACE: agentNs[cluster] ?? ns,
       WAVE_CLUSTER_ID: cluster,
       // Each cluster's agent holds its own Lease (in its own cluster it would be the only one).
       WAVE_AGENT_LEASE: `wave-${name}`,
@@ -342,6 +354,30 @@ async function scenario(t: TestContext): Promise<void> {
       );
     assert.deepEqual(await warmOf(WEST), [poolB]);
     assert.deepEqual(await warmOf(EAST), []);
+    // West's policy went down west's agent stream to its warmup controller, which remembered it;
+    // east's agent never got it, and its warmup started nothing.
+    const remembered = async (id: string): Promise<Record<string, { enabled?: boolean }> | undefined> => {
+      const cm = await get("configmap", "wave-warmup-policies", agentNs[id]);
+      const text = (cm as { data?: Record<string, string> } | undefined)?.data?.["policies.json"];
+      return text === undefined ? undefined : (JSON.parse(text) as Record<string, { enabled?: boolean }>);
+    };
+    await waitFor(
+      `${WEST}'s warmup controller holds its policy for ${poolB}`,
+      async () => (await remembered(WEST))?.[poolB]?.enabled === true,
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    );
+    assert.equal(
+      (await remembered(EAST))?.[poolB],
+      undefined,
+      `${WEST}'s warmup policy never reached ${EAST}`,
+    );
+    assert.deepEqual(
+      (await list("pods", { namespace: agentNs[EAST] ?? "", selector: "wave.sh/warmup=true" })).map(
+        (p) => p.metadata.name,
+      ),
+      [],
+      `${EAST}'s warmup started nothing`,
+    );
     // Warmup stats are the cluster's own (no warmup ran in either: none counted in either).
     for (const id of [EAST, WEST]) {
       const o = await call<{ warmup: { hits: number; misses: number } }>(

@@ -22,6 +22,21 @@ import type { AgentPrincipal } from "./auth.ts";
 import { ingestDelta, ingestSnapshot } from "./apply.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink } from "./sink.ts";
+import { eventFromProto, policiesToProto, type WirePolicy, type WireWarmupEvent } from "../../wire/warmup.ts";
+import type { WarmupEvents } from "../../gen/wave/v1/ingest_pb.ts";
+
+/**
+ * The warmup controllers that run beside each cluster's agent (ADR 0014): where core finds a
+ * cluster's warmup policies to send, and stores the events the agents report.
+ */
+export interface WarmupExchange {
+  /** The cluster's warmup policies (the complete set). */
+  policies(clusterId: string): Promise<WirePolicy[]>;
+  /** Calls `changed` with a cluster id whenever that cluster's warmup policies change; returns the remover. */
+  watch(changed: (clusterId: string) => void): () => void;
+  /** Stores the events under the cluster id (durably, ignoring ones already stored). */
+  record(clusterId: string, events: readonly WireWarmupEvent[]): Promise<void>;
+}
 
 export type CoreMessageInit = MessageInitShape<typeof CoreMessageSchema>;
 
@@ -41,6 +56,13 @@ export interface IngestCoreOptions {
   maxSnapshotBytes?: number;
   /** Time from snapshot_begin to snapshot_end at most (default 10 min); longer ends the stream. */
   maxSnapshotMs?: number;
+  /** Warmup policies to the agents, their warmup events to the store; without it neither. */
+  warmup?: WarmupExchange;
+  /**
+   * How often a stream re-reads its cluster's warmup policies (default 30 s): another core
+   * replica's API may have changed them, which `watch` does not hear. Sent only when changed.
+   */
+  warmupPolicyPollMs?: number;
 }
 
 /** The last instant a JavaScript Date can hold (epoch ms). */
@@ -118,6 +140,8 @@ export class IngestCore {
   readonly maxSnapshotBytes: number;
   readonly maxSnapshotMs: number;
   readonly metrics: IngestMetrics;
+  readonly warmup: WarmupExchange | undefined;
+  readonly warmupPolicyPollMs: number;
 
   constructor(opts: IngestCoreOptions) {
     this.sink = opts.sink;
@@ -128,6 +152,8 @@ export class IngestCore {
     this.maxBatch = opts.maxBatch ?? 5_000;
     this.maxSnapshotBytes = opts.maxSnapshotBytes ?? 256 << 20;
     this.maxSnapshotMs = opts.maxSnapshotMs ?? 10 * 60_000;
+    this.warmup = opts.warmup;
+    this.warmupPolicyPollMs = opts.warmupPolicyPollMs ?? 30_000;
     const r = opts.metrics ?? new Registry();
     this.metrics = {
       messages: r.counter({
@@ -304,6 +330,11 @@ class StreamHandler {
       return;
     }
     if (body.case === "hello") throw violation(Code.FailedPrecondition, "duplicate hello on one stream");
+    // Beside the object sequence (ingest.proto): no sequence of its own to check.
+    if (body.case === "warmupEvents") {
+      await this.#warmupEvents(this.#session.clusterId, body.value);
+      return;
+    }
     const seq = Number(m.sequence);
     if (seq <= 0) throw violation(Code.InvalidArgument, `${body.case}: sequence is required`);
     const expected = this.#lastSeq + 1;
@@ -395,6 +426,68 @@ class StreamHandler {
         });
         return;
       }
+    }
+  }
+
+  /**
+   * Stores a batch of the cluster's warmup events, then acknowledges it. Under the stream's
+   * cluster id: an agent reports only for the cluster its credential may stream.
+   */
+  async #warmupEvents(clusterId: string, m: WarmupEvents): Promise<void> {
+    const events = m.events.map(eventFromProto);
+    this.#core.metrics.messages.inc({ cluster: clusterId, type: "warmup_events" });
+    if (this.#core.warmup) {
+      try {
+        await this.#core.warmup.record(clusterId, events);
+      } catch (err) {
+        // As with objects: the agent keeps the batch and sends it again on its next stream.
+        this.#core.log.error("storing warmup events failed", { cluster: clusterId, error: err as Error });
+        throw violation(
+          Code.Unavailable,
+          `core could not store the warmup events: ${(err as Error).message}`,
+        );
+      }
+    }
+    this.#out.push({ body: { case: "warmupEventsAck", value: { batch: m.batch } } });
+  }
+
+  /**
+   * Sends the cluster's warmup policies after the HelloAck, again whenever `watch` says they
+   * changed, and after each poll that finds them different, until the stream ends.
+   */
+  async #feedWarmupPolicies(clusterId: string): Promise<void> {
+    const core = this.#core;
+    const exchange = core.warmup;
+    if (!exchange) return;
+    const signal = this.#ac.signal;
+    const stopped = (): boolean => signal.aborted;
+    let sent: string | undefined;
+    let wake = new AbortController();
+    const unwatch = exchange.watch((id) => {
+      if (id === clusterId) wake.abort();
+    });
+    try {
+      while (!signal.aborted) {
+        try {
+          const policies = (await exchange.policies(clusterId)).sort((a, b) => a.pool.localeCompare(b.pool));
+          const text = JSON.stringify(policies);
+          if (text !== sent && !stopped()) {
+            sent = text;
+            this.#out.push({
+              body: { case: "warmupPolicies", value: { policies: policiesToProto(policies) } },
+            });
+          }
+        } catch (err) {
+          core.log.warn("reading warmup policies failed", { cluster: clusterId, error: err as Error });
+        }
+        try {
+          await core.clock.sleep(core.warmupPolicyPollMs, AbortSignal.any([signal, wake.signal]));
+        } catch {
+          wake = new AbortController();
+        }
+      }
+    } finally {
+      unwatch();
     }
   }
 
@@ -499,6 +592,7 @@ class StreamHandler {
         },
       },
     });
+    void this.#feedWarmupPolicies(h.clusterId);
   }
 
   /** What the sink remembers alive of a cluster this process has not seen yet (never throws). */

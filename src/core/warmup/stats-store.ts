@@ -305,6 +305,17 @@ export class DurableWarmupStats {
     return c;
   }
 
+  /**
+   * Events of the cluster were stored elsewhere (an agent's report, ADR 0014): the next read
+   * shows them rather than waiting out the refresh interval.
+   */
+  stored(clusterId: string): void {
+    this.#invalidate(clusterId);
+    void this.refresh(clusterId).catch((err: unknown) =>
+      this.#log.warn("reading warmup events failed", { cluster: clusterId, err }),
+    );
+  }
+
   #invalidate(clusterId: string): void {
     const c = this.#entry(clusterId);
     c.at = -Infinity;

@@ -1,0 +1,94 @@
+// The warmup controller as it runs beside a cluster's agent (ADR 0014), in `wave agent` and in
+// `wave start`: it reads the state the agent's informers fill, takes its policies from what core
+// sends over the agent stream (remembered, so it keeps acting on them while core is away), and
+// reports what it did through the same stream.
+import type { KubeClient } from "../kube/port.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
+import { WarmupController } from "../warmup/controller.ts";
+import { PolicySet, type PolicyMemory } from "../warmup/policy-set.ts";
+import type { WarmupEvent } from "../warmup/stats.ts";
+import { warmupTriggers } from "../warmup/triggers.ts";
+import type { WarmupView } from "../warmup/view.ts";
+import type { WireWarmupEvent } from "../wire/warmup.ts";
+
+/** The name of the ConfigMap (in Wave's namespace) that remembers the last policies core sent. */
+export const WARMUP_POLICIES_CONFIGMAP = "wave-warmup-policies";
+
+export interface WarmupActor {
+  controller: WarmupController;
+  policies: PolicySet;
+  /** For runController: state changes and policy changes reconcile a pool before its requeue. */
+  triggers: (poke: (pool: string) => void) => () => void;
+  /** Core sent the cluster's set (Agent's onWarmupPolicies). */
+  setPolicies(next: readonly { pool: string; value: unknown }[]): void;
+}
+
+/** A warmup event as the agent stream carries it. */
+export function toWire(e: WarmupEvent): WireWarmupEvent {
+  switch (e.type) {
+    case "created":
+      return { type: "created", pool: e.pool, at: e.at, pod: e.pod };
+    case "hit":
+      return { type: "hit", pool: e.pool, at: e.at, node: e.node };
+    case "miss":
+      return { type: "miss", pool: e.pool, at: e.at, node: e.node, pod: e.pod, reason: e.reason };
+    case "prepull":
+      return { type: "prepull", pool: e.pool, at: e.at, node: e.node, image: e.image, reason: e.outcome };
+  }
+}
+
+/** Not started: run `controller` with runController while leading, after `policies.restore()`. */
+export function createWarmupActor(o: {
+  kube: KubeClient;
+  /** The cluster state the agent's informers fill; only Wave's own pods are read from `kube`. */
+  view: WarmupView;
+  prices: PriceProvider;
+  clock: Clock;
+  log: Logger;
+  namespace: string;
+  /** Where warmup and pull pods go (default: namespace). */
+  podNamespace?: string | undefined;
+  memory: PolicyMemory;
+  /** Every event the controller reports (to the agent's warmup outbox). */
+  report: (e: WarmupEvent) => void;
+}): WarmupActor {
+  const { prices } = o;
+  const policies = new PolicySet({ memory: o.memory, log: o.log });
+  const controller = new WarmupController({
+    client: o.kube,
+    view: o.view,
+    clock: o.clock,
+    namespace: o.namespace,
+    ...(o.podNamespace ? { podNamespace: o.podNamespace } : {}),
+    policyOf: policies.get,
+    priceOf: (what, ct) =>
+      typeof what === "string"
+        ? prices.price(what, ct)?.usdPerHour
+        : prices.price(
+            what.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "",
+            ct,
+            what.metadata.labels?.["topology.kubernetes.io/zone"],
+          )?.usdPerHour,
+    log: o.log,
+    onEvent: o.report,
+  });
+  const pokes = new Set<(pool: string) => void>();
+  const stateTriggers = warmupTriggers(o.view);
+  return {
+    controller,
+    policies,
+    triggers: (poke) => {
+      pokes.add(poke);
+      const unsubscribe = stateTriggers(poke);
+      return () => {
+        pokes.delete(poke);
+        unsubscribe();
+      };
+    },
+    setPolicies: (next) => {
+      for (const pool of policies.replace(next)) for (const poke of pokes) poke(pool);
+    },
+  };
+}

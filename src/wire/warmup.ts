@@ -1,0 +1,95 @@
+// The warmup messages of the agent stream (ADR 0014): core sends a cluster's warmup policies to
+// the agent that runs its warmup controller, the agent sends back what the controller did. Plain
+// shapes here; the agent validates policies (src/warmup/policy.ts), core checks events.
+import { create } from "@bufbuild/protobuf";
+import { WarmupEventSchema, WarmupPolicySchema } from "../gen/wave/v1/ingest_pb.ts";
+import type {
+  WarmupEvent as WarmupEventMsg,
+  WarmupPolicy as WarmupPolicyMsg,
+} from "../gen/wave/v1/ingest_pb.ts";
+import { WireError } from "./wire.ts";
+
+/** One warmup policy as core stores it: the NodePool and the policy's JSON value. */
+export interface WirePolicy {
+  pool: string;
+  value: unknown;
+}
+
+export const WIRE_WARMUP_EVENT_TYPES = ["created", "hit", "miss", "prepull"] as const;
+
+/** A warmup event on the wire: src/warmup/stats.ts WarmupEvent flattened (reason = outcome). */
+export interface WireWarmupEvent {
+  type: (typeof WIRE_WARMUP_EVENT_TYPES)[number];
+  pool: string;
+  at: number;
+  node?: string | undefined;
+  pod?: string | undefined;
+  image?: string | undefined;
+  reason?: string | undefined;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+/** The last instant a JavaScript Date can hold (epoch ms). */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
+/** Longest pool, node, pod, image or reason core accepts (an image reference can be long). */
+const MAX_FIELD = 1024;
+
+export function policiesToProto(policies: readonly WirePolicy[]): WarmupPolicyMsg[] {
+  return policies.map((p) =>
+    create(WarmupPolicySchema, { pool: p.pool, json: Buffer.from(JSON.stringify(p.value), "utf8") }),
+  );
+}
+
+/** Undecodable entries are left out (the agent keeps the rest, and says so in its log). */
+export function policiesFromProto(msgs: readonly WarmupPolicyMsg[]): {
+  policies: WirePolicy[];
+  bad: string[];
+} {
+  const policies: WirePolicy[] = [];
+  const bad: string[] = [];
+  for (const m of msgs) {
+    try {
+      policies.push({ pool: m.pool, value: JSON.parse(decoder.decode(m.json)) as unknown });
+    } catch {
+      bad.push(m.pool);
+    }
+  }
+  return { policies, bad };
+}
+
+export function eventToProto(e: WireWarmupEvent): WarmupEventMsg {
+  return create(WarmupEventSchema, {
+    type: e.type,
+    pool: e.pool,
+    atMs: BigInt(Math.trunc(e.at)),
+    node: e.node ?? "",
+    pod: e.pod ?? "",
+    image: e.image ?? "",
+    reason: e.reason ?? "",
+  });
+}
+
+/** Checks one event from an agent; a bad one is a protocol violation (WireError). */
+export function eventFromProto(m: WarmupEventMsg): WireWarmupEvent {
+  const type = WIRE_WARMUP_EVENT_TYPES.find((t) => t === m.type);
+  if (!type) throw new WireError(`warmup event: unknown type ${JSON.stringify(m.type)}`);
+  if (m.pool === "") throw new WireError("warmup event: pool is required");
+  const at = Number(m.atMs);
+  if (!Number.isSafeInteger(at) || at < 0 || at > MAX_EPOCH_MS)
+    throw new WireError(`warmup event: at_ms ${m.atMs} is not a valid time`);
+  for (const [k, v] of Object.entries({
+    pool: m.pool,
+    node: m.node,
+    pod: m.pod,
+    image: m.image,
+    reason: m.reason,
+  }))
+    if (v.length > MAX_FIELD) throw new WireError(`warmup event: ${k} longer than ${MAX_FIELD}`);
+  // Empty strings are absent fields (proto3): left out rather than carried as undefined.
+  const out: WireWarmupEvent = { type, pool: m.pool, at };
+  if (m.node !== "") out.node = m.node;
+  if (m.pod !== "") out.pod = m.pod;
+  if (m.image !== "") out.image = m.image;
+  if (m.reason !== "") out.reason = m.reason;
+  return out;
+}
