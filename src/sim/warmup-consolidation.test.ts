@@ -7,7 +7,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { Deployment } from "../objects/kube.ts";
-import { K, type NodePool } from "../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  type NodePool,
+} from "../objects/karpenter.ts";
 import { isWavePod, isWarmupPod } from "../objects/wave.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
@@ -35,7 +40,7 @@ const nodePool: NodePool = {
     template: {
       spec: {
         requirements: [
-          { key: K.capacityTypeLabel, operator: "In", values: ["on-demand"] },
+          { key: CAPACITY_TYPE_LABEL, operator: "In", values: ["on-demand"] },
           { key: "karpenter.k8s.aws/instance-cpu", operator: "In", values: ["4"] },
         ],
         nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "default" },
@@ -56,7 +61,7 @@ const workload: Deployment = {
     template: {
       metadata: { labels: { app: "job" } },
       spec: {
-        nodeSelector: { [K.nodePoolLabel]: POOL },
+        nodeSelector: { [NODE_POOL_LABEL]: POOL },
         containers: [{ name: "c", image: "job:1", resources: { requests: { cpu: "3", memory: "1Gi" } } }],
       },
     },
@@ -133,14 +138,14 @@ async function run(): Promise<{
       .peek("Node")
       .filter(
         (n) =>
-          n.metadata.labels?.[K.nodePoolLabel] === POOL &&
+          n.metadata.labels?.[NODE_POOL_LABEL] === POOL &&
           n.metadata.deletionTimestamp === undefined &&
           !(n.spec?.taints ?? []).some((t) => t.key === "karpenter.sh/disrupted") &&
           !used.has(n.metadata.name),
       );
     maxUnused = Math.max(maxUnused, unused.length);
     // The pool's NodeClaims as core's lifecycle rows would have them: launched, then gone.
-    const claims = kube.peek("NodeClaim").filter((c) => c.metadata.labels?.[K.nodePoolLabel] === POOL);
+    const claims = kube.peek("NodeClaim").filter((c) => c.metadata.labels?.[NODE_POOL_LABEL] === POOL);
     for (const c of claims) {
       const name = c.metadata.name ?? "";
       const known = launched.get(name);
@@ -148,7 +153,7 @@ async function run(): Promise<{
         nodeClaim: name,
         nodePool: POOL,
         nodeName: c.status?.nodeName ?? known?.nodeName,
-        instanceType: c.metadata.labels?.[K.instanceTypeLabel],
+        instanceType: c.metadata.labels?.[INSTANCE_TYPE_LABEL],
         phase: "Launched",
         at: known?.at ?? clock.now(),
       };
