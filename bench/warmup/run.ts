@@ -20,7 +20,15 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { KindName, KindTypes } from "../../src/kube/kinds.ts";
 import type { KubeClient, ListOptions, ObjectList } from "../../src/kube/port.ts";
-import { K, type NodeClaim, type NodePool } from "../../src/objects/karpenter.ts";
+import {
+  ARCH_LABEL,
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type NodeClaim,
+  type NodePool,
+} from "../../src/objects/karpenter.ts";
 import type { KubeObject, Node, Pod } from "../../src/objects/kube.ts";
 import { FakeClock } from "../../src/shared/clock.ts";
 import { seeded } from "../../src/shared/random.ts";
@@ -59,7 +67,7 @@ for (let p = 0; p < POOLS; p++) {
       template: {
         spec: {
           nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "default" },
-          requirements: [{ key: K.capacityTypeLabel, operator: "In", values: ["on-demand", "spot"] }],
+          requirements: [{ key: CAPACITY_TYPE_LABEL, operator: "In", values: ["on-demand", "spot"] }],
         },
       },
     },
@@ -70,11 +78,11 @@ for (let i = 0; i < NODES; i++) {
   const name = `node-${String(i).padStart(5, "0")}`;
   const alloc = { cpu: "16", memory: "64Gi", pods: "110" };
   const labels = {
-    [K.nodePoolLabel]: pool,
-    [K.instanceTypeLabel]: "m6i.4xlarge",
-    [K.capacityTypeLabel]: random() < 0.5 ? "spot" : "on-demand",
-    [K.zoneLabel]: `us-east-1${"abc"[i % 3] ?? "a"}`,
-    [K.archLabel]: "amd64",
+    [NODE_POOL_LABEL]: pool,
+    [INSTANCE_TYPE_LABEL]: "m6i.4xlarge",
+    [CAPACITY_TYPE_LABEL]: random() < 0.5 ? "spot" : "on-demand",
+    [TOPOLOGY_ZONE_LABEL]: `us-east-1${"abc"[i % 3] ?? "a"}`,
+    [ARCH_LABEL]: "amd64",
   };
   nodes.push({
     apiVersion: "v1",

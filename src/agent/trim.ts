@@ -11,7 +11,7 @@ import type {
   Pod,
   Toleration,
 } from "../objects/kube.ts";
-import { K } from "../objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../objects/karpenter.ts";
 import { MIRROR_POD_ANNOTATION } from "../objects/wave.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { WireObject } from "../wire/wire.ts";
@@ -21,7 +21,7 @@ import type { WireObject } from "../wire/wire.ts";
  * (`wave.sh/…`: the warm-node owner mark, warmup deadlines, pre-pulled images, the spot note) are
  * few and short, and core's views read them: kept by prefix so a new one cannot be lost again.
  */
-const KEPT_ANNOTATIONS = new Set<string>([K.doNotDisrupt, MIRROR_POD_ANNOTATION]);
+const KEPT_ANNOTATIONS = new Set<string>([DO_NOT_DISRUPT_ANNOTATION, MIRROR_POD_ANNOTATION]);
 const WAVE_PREFIX = "wave.sh/";
 const keptAnnotation = (key: string): boolean => KEPT_ANNOTATIONS.has(key) || key.startsWith(WAVE_PREFIX);
 

@@ -2,10 +2,22 @@
 // post-delete hook; docs/install-eks.md, "Uninstall").
 import type { Lease, Pod } from "../objects/kube.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
-import { K } from "../objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../objects/karpenter.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
-import { W } from "../objects/wave.ts";
+import {
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  LAST_WARMUP_AT_ANNOTATION,
+  LAST_WARMUP_NAMESPACE_ANNOTATION,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  PREPULL_LABEL,
+  WARMUP_LABEL,
+} from "../objects/wave.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
 import type { CommandContext } from "./commands.ts";
 import { cluster, logger, SPOT_REPAIR_LEASE, WARMUP_LEASE, type ComponentOptions } from "./component.ts";
@@ -105,15 +117,15 @@ export function waveProtection(
   namespace: string,
 ): (a: Record<string, string>) => string[] {
   return (a) => {
-    if (a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) return [];
-    const owner = a[W.doNotDisruptNamespace];
+    if (a[DO_NOT_DISRUPT_OWNER_ANNOTATION] !== DO_NOT_DISRUPT_OWNER_VALUE) return [];
+    const owner = a[DO_NOT_DISRUPT_NAMESPACE_ANNOTATION];
     if (owner !== undefined && owner !== namespace) return [];
     const keys: string[] = [
-      K.doNotDisrupt,
-      W.doNotDisruptOwner,
-      W.doNotDisruptNamespace,
-      W.deadline,
-      W.createdAt,
+      DO_NOT_DISRUPT_ANNOTATION,
+      DO_NOT_DISRUPT_OWNER_ANNOTATION,
+      DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+      DEADLINE_ANNOTATION,
+      CREATED_AT_ANNOTATION,
     ];
     if (kind === "Node") keys.push(PREPULLED);
     return keys.filter((k) => k in a);
@@ -123,9 +135,9 @@ export function waveProtection(
 /** The NodePool's warmup cooldown mark, unless another Wave install (namespace) wrote it last. */
 export function cooldownMark(namespace: string): (a: Record<string, string>) => string[] {
   return (a) => {
-    const owner = a[W.lastWarmupNamespace];
+    const owner = a[LAST_WARMUP_NAMESPACE_ANNOTATION];
     if (owner !== undefined && owner !== namespace) return [];
-    return [W.lastWarmupAt, W.lastWarmupNamespace].filter((k) => k in a);
+    return [LAST_WARMUP_AT_ANNOTATION, LAST_WARMUP_NAMESPACE_ANNOTATION].filter((k) => k in a);
   };
 }
 
@@ -167,7 +179,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
   // 2. Warmup and pull pods.
   const pods: Pod[] = [];
   await attempt("list warmup and pull pods", async () => {
-    for (const label of [W.warmupLabel, W.prepullLabel])
+    for (const label of [WARMUP_LABEL, PREPULL_LABEL])
       pods.push(...(await kube.list("Pod", { namespace: podNs, labelSelector: `${label}=true` })).items);
   });
   for (const p of pods) {
@@ -229,7 +241,7 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
     for (const l of leases) {
       const name = l.metadata.name ?? "";
       const labels = l.metadata.labels ?? {};
-      const ledger = labels[W.managedByLabel] === W.managedByValue && labels[LEDGER_LABEL] !== undefined;
+      const ledger = labels[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && labels[LEDGER_LABEL] !== undefined;
       if (!leaders.has(name) && !ledger) continue;
       await attempt(`Lease ${where}/${name}`, async () => {
         try {

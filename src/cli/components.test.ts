@@ -6,10 +6,22 @@ import { after, before, describe, it } from "node:test";
 import { parseConfig } from "../config/config.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { KindName } from "../kube/kinds.ts";
-import { K } from "../objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION, NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
-import { W } from "../objects/wave.ts";
+import {
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  LAST_WARMUP_AT_ANNOTATION,
+  LAST_WARMUP_NAMESPACE_ANNOTATION,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  PREPULL_LABEL,
+  WARMUP_LABEL,
+} from "../objects/wave.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../../test/support/pki.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
 import type { CommandContext } from "./commands.ts";
@@ -27,11 +39,11 @@ import {
 
 const NS = "wave";
 const ours = (extra: Record<string, string> = {}): Record<string, string> => ({
-  [K.doNotDisrupt]: "true",
-  [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
-  [W.doNotDisruptNamespace]: NS,
-  [W.deadline]: "2026-01-01T00:10:00Z",
-  [W.createdAt]: "2026-01-01T00:00:00Z",
+  [DO_NOT_DISRUPT_ANNOTATION]: "true",
+  [DO_NOT_DISRUPT_OWNER_ANNOTATION]: DO_NOT_DISRUPT_OWNER_VALUE,
+  [DO_NOT_DISRUPT_NAMESPACE_ANNOTATION]: NS,
+  [DEADLINE_ANNOTATION]: "2026-01-01T00:10:00Z",
+  [CREATED_AT_ANNOTATION]: "2026-01-01T00:00:00Z",
   ...extra,
 });
 
@@ -74,17 +86,19 @@ describe("wave cleanup: which marks are Wave's", () => {
   it("releases a do-not-disrupt only when this install owns it", () => {
     const node = waveProtection("Node", NS);
     assert.deepEqual(node(ours({ [`wave.sh/prepulled`]: "abc" })).sort(), [
-      K.doNotDisrupt,
-      W.createdAt,
-      W.deadline,
-      W.doNotDisruptNamespace,
-      W.doNotDisruptOwner,
+      DO_NOT_DISRUPT_ANNOTATION,
+      CREATED_AT_ANNOTATION,
+      DEADLINE_ANNOTATION,
+      DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+      DO_NOT_DISRUPT_OWNER_ANNOTATION,
       "wave.sh/prepulled",
     ]);
     // A user's annotation, another install's, and a mark from before the namespace was recorded.
-    assert.deepEqual(node({ [K.doNotDisrupt]: "true" }), []);
-    assert.deepEqual(node(ours({ [W.doNotDisruptNamespace]: "other" })), []);
-    const legacy = Object.fromEntries(Object.entries(ours()).filter(([k]) => k !== W.doNotDisruptNamespace));
+    assert.deepEqual(node({ [DO_NOT_DISRUPT_ANNOTATION]: "true" }), []);
+    assert.deepEqual(node(ours({ [DO_NOT_DISRUPT_NAMESPACE_ANNOTATION]: "other" })), []);
+    const legacy = Object.fromEntries(
+      Object.entries(ours()).filter(([k]) => k !== DO_NOT_DISRUPT_NAMESPACE_ANNOTATION),
+    );
     assert.equal(waveProtection("NodeClaim", NS)(legacy).length, 4);
     assert.ok(
       !waveProtection("NodeClaim", NS)(ours({ "wave.sh/prepulled": "x" })).includes("wave.sh/prepulled"),
@@ -93,12 +107,15 @@ describe("wave cleanup: which marks are Wave's", () => {
 
   it("removes the pool cooldown unless another install wrote it last", () => {
     const mark = cooldownMark(NS);
-    assert.deepEqual(mark({ [W.lastWarmupAt]: "t", [W.lastWarmupNamespace]: NS }), [
-      W.lastWarmupAt,
-      W.lastWarmupNamespace,
+    assert.deepEqual(mark({ [LAST_WARMUP_AT_ANNOTATION]: "t", [LAST_WARMUP_NAMESPACE_ANNOTATION]: NS }), [
+      LAST_WARMUP_AT_ANNOTATION,
+      LAST_WARMUP_NAMESPACE_ANNOTATION,
     ]);
-    assert.deepEqual(mark({ [W.lastWarmupAt]: "t" }), [W.lastWarmupAt]);
-    assert.deepEqual(mark({ [W.lastWarmupAt]: "t", [W.lastWarmupNamespace]: "other" }), []);
+    assert.deepEqual(mark({ [LAST_WARMUP_AT_ANNOTATION]: "t" }), [LAST_WARMUP_AT_ANNOTATION]);
+    assert.deepEqual(
+      mark({ [LAST_WARMUP_AT_ANNOTATION]: "t", [LAST_WARMUP_NAMESPACE_ANNOTATION]: "other" }),
+      [],
+    );
     assert.deepEqual(mark({ unrelated: "x" }), []);
   });
 });
@@ -106,22 +123,30 @@ describe("wave cleanup: which marks are Wave's", () => {
 describe("wave cleanup against a cluster", () => {
   async function seeded(): Promise<MemoryKube> {
     const kube = kubeWith();
-    await put(kube, "Pod", "warm-0", { namespace: NS, labels: { [W.warmupLabel]: "true" } });
-    await put(kube, "Pod", "pull-0", { namespace: NS, labels: { [W.prepullLabel]: "true" } });
+    await put(kube, "Pod", "warm-0", { namespace: NS, labels: { [WARMUP_LABEL]: "true" } });
+    await put(kube, "Pod", "pull-0", { namespace: NS, labels: { [PREPULL_LABEL]: "true" } });
     await put(kube, "Pod", "core-0", { namespace: NS, labels: { app: "core" } });
-    await put(kube, "Pod", "warm-elsewhere", { namespace: "other", labels: { [W.warmupLabel]: "true" } });
+    await put(kube, "Pod", "warm-elsewhere", { namespace: "other", labels: { [WARMUP_LABEL]: "true" } });
     await put(kube, "Node", "n-ours", { annotations: ours({ "wave.sh/prepulled": "h1", keep: "me" }) });
-    await put(kube, "Node", "n-user", { annotations: { [K.doNotDisrupt]: "true" } });
-    await put(kube, "Node", "n-other", { annotations: ours({ [W.doNotDisruptNamespace]: "other" }) });
+    await put(kube, "Node", "n-user", { annotations: { [DO_NOT_DISRUPT_ANNOTATION]: "true" } });
+    await put(kube, "Node", "n-other", {
+      annotations: ours({ [DO_NOT_DISRUPT_NAMESPACE_ANNOTATION]: "other" }),
+    });
     await put(kube, "NodeClaim", "c-ours", { annotations: ours() });
     await put(kube, "NodePool", "p-ours", {
-      annotations: { [W.lastWarmupAt]: "2026-01-01T00:00:00Z", [W.lastWarmupNamespace]: NS },
+      annotations: {
+        [LAST_WARMUP_AT_ANNOTATION]: "2026-01-01T00:00:00Z",
+        [LAST_WARMUP_NAMESPACE_ANNOTATION]: NS,
+      },
     });
     await put(kube, "NodePool", "p-other", {
-      annotations: { [W.lastWarmupAt]: "2026-01-01T00:00:00Z", [W.lastWarmupNamespace]: "other" },
+      annotations: {
+        [LAST_WARMUP_AT_ANNOTATION]: "2026-01-01T00:00:00Z",
+        [LAST_WARMUP_NAMESPACE_ANNOTATION]: "other",
+      },
     });
     await put(kube, "NodePool", "p-plain");
-    const ledger = { [W.managedByLabel]: W.managedByValue, [LEDGER_LABEL]: "abc" };
+    const ledger = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [LEDGER_LABEL]: "abc" };
     await put(kube, "Lease", WARMUP_LEASE, { namespace: NS });
     await put(kube, "Lease", "wave-agent", { namespace: NS });
     await put(kube, "Lease", SPOT_REPAIR_LEASE, { namespace: NS });
@@ -149,11 +174,14 @@ describe("wave cleanup against a cluster", () => {
     assert.deepEqual(await names("Lease", NS), ["someone-elses"]);
     assert.deepEqual(await names("Lease", "other"), [WARMUP_LEASE]);
     assert.deepEqual(await annotationsOf(kube, "Node", "n-ours"), { keep: "me" });
-    assert.deepEqual(await annotationsOf(kube, "Node", "n-user"), { [K.doNotDisrupt]: "true" });
-    assert.equal((await annotationsOf(kube, "Node", "n-other"))[K.doNotDisrupt], "true");
+    assert.deepEqual(await annotationsOf(kube, "Node", "n-user"), { [DO_NOT_DISRUPT_ANNOTATION]: "true" });
+    assert.equal((await annotationsOf(kube, "Node", "n-other"))[DO_NOT_DISRUPT_ANNOTATION], "true");
     assert.deepEqual(await annotationsOf(kube, "NodeClaim", "c-ours"), {});
     assert.deepEqual(await annotationsOf(kube, "NodePool", "p-ours"), {});
-    assert.equal((await annotationsOf(kube, "NodePool", "p-other"))[W.lastWarmupNamespace], "other");
+    assert.equal(
+      (await annotationsOf(kube, "NodePool", "p-other"))[LAST_WARMUP_NAMESPACE_ANNOTATION],
+      "other",
+    );
 
     // Running it again finds nothing left to do.
     const again = await cleanup(kube, { namespace: NS, log: silentLogger });
@@ -166,7 +194,7 @@ describe("wave cleanup against a cluster", () => {
   it("removes the ledgers and the repair Lease from the ledger namespace too, and only those", async () => {
     const kube = await seeded();
     const LEDGERS = "wave-spot-ledgers";
-    const ledger = { [W.managedByLabel]: W.managedByValue, [LEDGER_LABEL]: "def" };
+    const ledger = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [LEDGER_LABEL]: "def" };
     await put(kube, "Lease", SPOT_REPAIR_LEASE, { namespace: LEDGERS });
     await put(kube, "Lease", "wave-spot-def", { namespace: LEDGERS, labels: ledger });
     // Leader names of Wave's namespace are not the webhook's: kept in the ledger namespace.
@@ -358,7 +386,7 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
 
   it("streams the cluster's nodes to core, each holding its Lease", async () => {
     const kube = new MemoryKube();
-    await put(kube, "Node", "node-a", { labels: { [K.nodePoolLabel]: "general" } });
+    await put(kube, "Node", "node-a", { labels: { [NODE_POOL_LABEL]: "general" } });
     const tokens = {
       agent: "agent-token-0123456789",
       admin: "admin-token-0123456789",

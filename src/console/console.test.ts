@@ -3,7 +3,11 @@ import assert from "node:assert/strict";
 import { machineObjects, nodePool, pod } from "../dashboard/testkit.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
-import { W } from "../objects/wave.ts";
+import {
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  LAST_WARMUP_AT_ANNOTATION,
+} from "../objects/wave.ts";
 import { DEFAULT_POLICY } from "../warmup/policy.ts";
 import { ASSIGNMENT_LABEL } from "../webhook/constants.ts";
 import { buildNodeDetail } from "./node.ts";
@@ -119,7 +123,7 @@ describe("warmup view", () => {
     const big = pod("big", undefined, "3900m", "1Gi", "Pending");
     const full = { ...state, pods: () => [pod("hog", "n1", "3", "1Gi"), big] };
     const cooling = nodePool("general");
-    cooling.metadata.annotations = { [W.lastWarmupAt]: iso(T0 - 60_000) };
+    cooling.metadata.annotations = { [LAST_WARMUP_AT_ANNOTATION]: iso(T0 - 60_000) };
     const v = buildWarmupView({ ...base, state: { ...full, nodePools: () => [cooling] }, policies: on });
     assert.equal(v.pools[0]?.blocker, "cooldown");
     assert.equal(buildWarmupView({ ...base, state: full, policies: on }).pools[0]?.blocker, null);
@@ -217,7 +221,10 @@ describe("spot placement view", () => {
 describe("node detail", () => {
   it("orders the timeline with durations and names who set do-not-disrupt", () => {
     const n = nodeAt("n1", T0, {
-      annotations: { "karpenter.sh/do-not-disrupt": "true", [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue },
+      annotations: {
+        "karpenter.sh/do-not-disrupt": "true",
+        [DO_NOT_DISRUPT_OWNER_ANNOTATION]: DO_NOT_DISRUPT_OWNER_VALUE,
+      },
     });
     const row = (phase: "Launched" | "Registered" | "Initialized", at: number) => ({
       clusterId: "c",

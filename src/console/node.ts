@@ -3,10 +3,22 @@
 import type { LifecycleEventDto, NodeDetailDto, NodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
 import { CPU, MEMORY, podRequests } from "../karpenter/resources.ts";
-import { K, type CapacityType, type NodeClaim } from "../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  DO_NOT_DISRUPT_ANNOTATION,
+  INSTANCE_TYPE_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type CapacityType,
+  type NodeClaim,
+} from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import { isPrepullPod, isWarmupPod, W } from "../objects/wave.ts";
+import {
+  isPrepullPod,
+  isWarmupPod,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+} from "../objects/wave.ts";
 import { ASSIGNMENT_LABEL } from "../webhook/constants.ts";
 
 const ORDER: LifecycleEventDto["phase"][] = [
@@ -53,11 +65,11 @@ export function buildNodeDetail(input: NodeDetailInput): NodeDetailDto {
     prev = e.at;
   }
 
-  const type = labels[K.instanceTypeLabel];
-  const ct = (labels[K.capacityTypeLabel] ?? "on-demand") as CapacityType;
-  const q = type === undefined ? undefined : input.prices.price(type, ct, labels[K.zoneLabel]);
-  const dnd = annotations[K.doNotDisrupt] === "true";
-  const byWave = annotations[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue;
+  const type = labels[INSTANCE_TYPE_LABEL];
+  const ct = (labels[CAPACITY_TYPE_LABEL] ?? "on-demand") as CapacityType;
+  const q = type === undefined ? undefined : input.prices.price(type, ct, labels[TOPOLOGY_ZONE_LABEL]);
+  const dnd = annotations[DO_NOT_DISRUPT_ANNOTATION] === "true";
+  const byWave = annotations[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
 
   return {
     node: input.row ?? null,

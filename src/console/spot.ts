@@ -5,7 +5,13 @@
 import type { SpotPodDto, SpotRepairDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
 import type { SpotRepair } from "../core/store/store.ts";
 import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
-import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type CapacityType,
+  type NodePool,
+} from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
@@ -60,15 +66,15 @@ const isLive = (p: Pod): boolean =>
 /** Whether the pod's own spec pins karpenter.sh/capacity-type (not through Wave's assignment). */
 export function pinsCapacityType(p: Pod): boolean {
   if (p.metadata.labels?.[ASSIGNMENT_LABEL] !== undefined) return false;
-  if (p.spec.nodeSelector?.[K.capacityTypeLabel] !== undefined) return true;
+  if (p.spec.nodeSelector?.[CAPACITY_TYPE_LABEL] !== undefined) return true;
   const terms =
     p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  return terms.some((t) => (t.matchExpressions ?? []).some((e) => e.key === K.capacityTypeLabel));
+  return terms.some((t) => (t.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_LABEL));
 }
 
 /** Whether a pool can launch spot capacity (Karpenter v1 defaults to on-demand without a requirement). */
 export function poolOffersSpot(pool: NodePool): boolean {
-  const reqs = (pool.spec.template.spec.requirements ?? []).filter((r) => r.key === K.capacityTypeLabel);
+  const reqs = (pool.spec.template.spec.requirements ?? []).filter((r) => r.key === CAPACITY_TYPE_LABEL);
   if (reqs.length === 0) return false;
   return reqs.every((r) =>
     r.operator === "In"
@@ -117,10 +123,10 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     let hit = priceMemo.get(name);
     if (!hit) {
       const l = n.metadata.labels ?? {};
-      const type = l[K.instanceTypeLabel] ?? "";
-      const ct = (l[K.capacityTypeLabel] ?? ON_DEMAND) as CapacityType;
-      const q = prices.price(type, ct, l[K.zoneLabel]);
-      const od = ct === ON_DEMAND ? q : prices.price(type, "on-demand", l[K.zoneLabel]);
+      const type = l[INSTANCE_TYPE_LABEL] ?? "";
+      const ct = (l[CAPACITY_TYPE_LABEL] ?? ON_DEMAND) as CapacityType;
+      const q = prices.price(type, ct, l[TOPOLOGY_ZONE_LABEL]);
+      const od = ct === ON_DEMAND ? q : prices.price(type, "on-demand", l[TOPOLOGY_ZONE_LABEL]);
       hit = { now: q?.usdPerHour ?? null, onDemand: od?.usdPerHour ?? null, source: q?.source ?? "unknown" };
       priceMemo.set(name, hit);
     }
@@ -149,7 +155,7 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     const items: SpotPodDto[] = [];
     for (const p of a.pods) {
       const node = nodesByName.get(p.spec.nodeName ?? "");
-      const ct = node?.metadata.labels?.[K.capacityTypeLabel] ?? null;
+      const ct = node?.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? null;
       const assigned = p.metadata.labels?.[ASSIGNMENT_LABEL] ?? null;
       const pool = poolOfPod(p, pools, nodesByName);
       if (pool !== undefined) poolNames.add(pool);
@@ -210,7 +216,7 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     if (pinned > 0)
       warnings.push({
         kind: "pinned-by-workload",
-        message: `${pinned} pod(s) pin ${K.capacityTypeLabel} in their own spec: Wave leaves them as they are`,
+        message: `${pinned} pod(s) pin ${CAPACITY_TYPE_LABEL} in their own spec: Wave leaves them as they are`,
       });
     if (fallbacks > 0)
       warnings.push({

@@ -5,14 +5,33 @@
 import { backoffCooldownMs, unusedStreak } from "../warmup/backoff.ts";
 import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
-import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type CapacityType,
+  type NodePool,
+} from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isActivePod, isDaemonSetPod } from "../karpenter/room.ts";
-import { isPrepullPod, isWarmupPod, isWavePod, parseTime, W } from "../objects/wave.ts";
+import {
+  isPrepullPod,
+  isWarmupPod,
+  isWavePod,
+  parseTime,
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  LAST_WARMUP_AT_ANNOTATION,
+  PREPULL_IMAGE_ANNOTATION,
+  WARMUP_POOL_LABEL,
+} from "../objects/wave.ts";
 import { imageHash } from "../warmup/manifests.ts";
 import type { WarmupPolicy } from "../warmup/policy.ts";
 import { workloadImages } from "../warmup/prepull.ts";
@@ -48,7 +67,7 @@ const median = (xs: number[]): number | null => {
 };
 
 const isWaveWarm = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
-  o.metadata.annotations?.[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue;
+  o.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
 
 /** When a pod became Ready (its pending → Running), epoch ms; undefined when it has not. */
 export function readyAt(p: Pod): number | undefined {
@@ -61,9 +80,9 @@ export function priceOfWith(prices: PriceProvider): PriceOf {
     typeof what === "string"
       ? prices.price(what, ct)?.usdPerHour
       : prices.price(
-          what.metadata.labels?.[K.instanceTypeLabel] ?? "",
-          (what.metadata.labels?.[K.capacityTypeLabel] as CapacityType | undefined) ?? ct,
-          what.metadata.labels?.[K.zoneLabel],
+          what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "",
+          (what.metadata.labels?.[CAPACITY_TYPE_LABEL] as CapacityType | undefined) ?? ct,
+          what.metadata.labels?.[TOPOLOGY_ZONE_LABEL],
         )?.usdPerHour;
 }
 
@@ -133,11 +152,11 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
     const poolObj = pools.find((p) => p.metadata.name === name);
     const stored = input.policies.get(name);
     const policy = stored ?? input.defaults;
-    const poolNodes = nodes.filter((n) => n.metadata.labels?.[K.nodePoolLabel] === name);
+    const poolNodes = nodes.filter((n) => n.metadata.labels?.[NODE_POOL_LABEL] === name);
     const warmupPods = pods.filter(
-      (p) => isWarmupPod(p) && p.metadata.labels?.[W.poolLabel] === name && isActivePod(p),
+      (p) => isWarmupPod(p) && p.metadata.labels?.[WARMUP_POOL_LABEL] === name && isActivePod(p),
     );
-    const pullPods = pods.filter((p) => isPrepullPod(p) && p.metadata.labels?.[W.poolLabel] === name);
+    const pullPods = pods.filter((p) => isPrepullPod(p) && p.metadata.labels?.[WARMUP_POOL_LABEL] === name);
     const workload = poolObj
       ? pods.filter(
           (p) =>
@@ -153,8 +172,8 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
     // Warm nodes now: Wave's mark on the Node.
     const warmNodes: WarmNodeDto[] = poolNodes.filter(isWaveWarm).map((n) => {
       const nodeName = n.metadata.name ?? "";
-      const created = parseTime(n.metadata.annotations?.[W.createdAt]);
-      const deadline = parseTime(n.metadata.annotations?.[W.deadline]);
+      const created = parseTime(n.metadata.annotations?.[CREATED_AT_ANNOTATION]);
+      const deadline = parseTime(n.metadata.annotations?.[DEADLINE_ANNOTATION]);
       const done = new Set((n.metadata.annotations?.[PREPULLED] ?? "").split(",").filter((h) => h !== ""));
       const failed = new Set(
         events
@@ -164,7 +183,7 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       const pulling = new Set(
         pullPods
           .filter((p) => p.spec.nodeName === nodeName)
-          .map((p) => p.metadata.annotations?.[W.image] ?? ""),
+          .map((p) => p.metadata.annotations?.[PREPULL_IMAGE_ANNOTATION] ?? ""),
       );
       return {
         name: nodeName,
@@ -228,8 +247,8 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
             : `its largest pod (${detection.largest.pod.metadata.namespace ?? ""}/${detection.largest.pod.metadata.name ?? ""}) fits on ${detection.nodes.length} existing node(s)${live.length > 0 ? ` and ${live.length} warmup(s)` : ""}`;
       } else {
         const lastWarmupAt = Math.max(
-          parseTime(poolObj.metadata.annotations?.[W.lastWarmupAt]) ?? -Infinity,
-          ...live.map((p) => parseTime(p.metadata.annotations?.[W.createdAt]) ?? -Infinity),
+          parseTime(poolObj.metadata.annotations?.[LAST_WARMUP_AT_ANNOTATION]) ?? -Infinity,
+          ...live.map((p) => parseTime(p.metadata.annotations?.[CREATED_AT_ANNOTATION]) ?? -Infinity),
         );
         const admission = admit({
           policy,
@@ -258,7 +277,7 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
     // Measured start times; time saved = Σ over warm hits of (cold median − its own start).
     const poolPods = pods.filter((p) => {
       const n = nodesByName.get(p.spec.nodeName ?? "");
-      return n?.metadata.labels?.[K.nodePoolLabel] === name;
+      return n?.metadata.labels?.[NODE_POOL_LABEL] === name;
     });
     const inRange = poolPods.filter((p) => {
       const r = readyAt(p);

@@ -7,7 +7,7 @@ import type { KubeObject, Node, Pod } from "../objects/kube.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { seeded } from "../shared/random.ts";
 import { ClusterState } from "../state/cluster.ts";
-import { W } from "../objects/wave.ts";
+import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../objects/wave.ts";
 import { aggregatePool, sizeOf, type MachineRow } from "./aggregates.ts";
 import { nodeCosts, spotSavings, totalCost } from "./figures/cost.ts";
 import { poolUsageVsLimits } from "./figures/limits.ts";
@@ -52,7 +52,10 @@ function generator(seed: number) {
     const r = random();
     if (r < 0.7) return undefined;
     if (r < 0.85) return { "karpenter.sh/do-not-disrupt": "true" };
-    return { "karpenter.sh/do-not-disrupt": "true", [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue };
+    return {
+      "karpenter.sh/do-not-disrupt": "true",
+      [DO_NOT_DISRUPT_OWNER_ANNOTATION]: DO_NOT_DISRUPT_OWNER_VALUE,
+    };
   };
   const resources = () => ({
     cpu: `${1 + int(16)}${random() < 0.3 ? "500m" : ""}`.replace(/(\d+)500m/, "$1500m"),
@@ -133,7 +136,7 @@ function generator(seed: number) {
 }
 
 const isWarm = (objs: KubeObject[]): boolean =>
-  objs.some((o) => o.metadata.annotations?.[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue);
+  objs.some((o) => o.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE);
 
 /** The full recompute: machinesOf and per-machine figures over the whole state. */
 function reference(s: ClusterState) {

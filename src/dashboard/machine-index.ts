@@ -12,7 +12,7 @@ import { providerIDOf } from "../karpenter/node.ts";
 import type { Resources } from "../karpenter/resources.ts";
 import type { KubeObject } from "../objects/kube.ts";
 import type { ClusterState } from "../state/cluster.ts";
-import { W } from "../objects/wave.ts";
+import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../objects/wave.ts";
 import { aggregatePool, type MachineRow, type PoolAggregate } from "./aggregates.ts";
 import { compareMachines, machineOf } from "./machines.ts";
 
@@ -112,7 +112,7 @@ function linked(m: Links, key: string | undefined): Iterable<string> {
 }
 
 const isWarm = (objs: readonly KubeObject[]): boolean =>
-  objs.some((o) => o.metadata.annotations?.[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue);
+  objs.some((o) => o.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE);
 
 export class MachineIndex {
   readonly #state: ClusterState;

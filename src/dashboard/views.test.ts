@@ -4,7 +4,7 @@ import { fixtures } from "../../test/fixtures/karpenter/load.ts";
 import type { SeriesRow } from "../core/history/series.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { ClusterState } from "../state/cluster.ts";
-import { W } from "../objects/wave.ts";
+import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../objects/wave.ts";
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
 import { machineObjects, pod } from "./testkit.ts";
 import {
@@ -51,7 +51,7 @@ function state(): ClusterState {
   assert.ok(warm.node && warm.nodeClaim);
   warm.node.metadata.annotations = {
     "karpenter.sh/do-not-disrupt": "true",
-    [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
+    [DO_NOT_DISRUPT_OWNER_ANNOTATION]: DO_NOT_DISRUPT_OWNER_VALUE,
   };
   s.apply("NodeClaim", "add", warm.nodeClaim);
   s.apply("Node", "add", warm.node);

@@ -20,7 +20,7 @@ import type {
 import type { SeriesRow } from "../core/history/series.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
 import { CPU, MEMORY } from "../karpenter/resources.ts";
-import { K, type NodePool } from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { HOURS_PER_MONTH } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
@@ -123,7 +123,7 @@ export function buildOverview(input: ViewInput): OverviewDto {
 
 /** Capacity types the pool's requirements allow (In), else those its nodes have. */
 function capacityTypesOf(pool: NodePool | undefined, seen: Iterable<string>): string[] {
-  const req = pool?.spec.template.spec.requirements?.find((r) => r.key === K.capacityTypeLabel);
+  const req = pool?.spec.template.spec.requirements?.find((r) => r.key === CAPACITY_TYPE_LABEL);
   if (req?.operator === "In" && req.values?.length) return [...req.values].sort();
   return [...new Set(seen)].sort();
 }

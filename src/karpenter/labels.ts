@@ -1,7 +1,16 @@
 // Reading Karpenter's well-known labels off Nodes and NodeClaims (both carry the same labels:
 // Karpenter copies the NodeClaim's labels onto its Node at registration).
 import type { KubeObject } from "../objects/kube.ts";
-import { K, type CapacityType } from "../objects/karpenter.ts";
+import {
+  ARCH_LABEL,
+  CAPACITY_TYPE_LABEL,
+  DO_NOT_DISRUPT_ANNOTATION,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_REGION_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type CapacityType,
+} from "../objects/karpenter.ts";
 
 /** Labels the KWOK provider (karpenter.kwok.sh) and KWOK itself put on fake nodes. */
 export const KWOK = {
@@ -31,29 +40,29 @@ export function isCapacityType(v: string | undefined): v is CapacityType {
 
 /** spot | on-demand | reserved, or undefined when absent or unrecognised. */
 export function capacityTypeOf(obj: KubeObject): CapacityType | undefined {
-  const v = labelOf(obj, K.capacityTypeLabel);
+  const v = labelOf(obj, CAPACITY_TYPE_LABEL);
   return isCapacityType(v) ? v : undefined;
 }
 
 export function nodePoolOf(obj: KubeObject): string | undefined {
-  return labelOf(obj, K.nodePoolLabel) || undefined;
+  return labelOf(obj, NODE_POOL_LABEL) || undefined;
 }
 
 export function instanceTypeOf(obj: KubeObject): string | undefined {
   // The deprecated beta label is still set by some kubelets; Karpenter normalises it the same way.
-  return labelOf(obj, K.instanceTypeLabel) ?? labelOf(obj, "beta.kubernetes.io/instance-type");
+  return labelOf(obj, INSTANCE_TYPE_LABEL) ?? labelOf(obj, "beta.kubernetes.io/instance-type");
 }
 
 export function zoneOf(obj: KubeObject): string | undefined {
-  return labelOf(obj, K.zoneLabel) ?? labelOf(obj, "failure-domain.beta.kubernetes.io/zone");
+  return labelOf(obj, TOPOLOGY_ZONE_LABEL) ?? labelOf(obj, "failure-domain.beta.kubernetes.io/zone");
 }
 
 export function regionOf(obj: KubeObject): string | undefined {
-  return labelOf(obj, K.regionLabel) ?? labelOf(obj, "failure-domain.beta.kubernetes.io/region");
+  return labelOf(obj, TOPOLOGY_REGION_LABEL) ?? labelOf(obj, "failure-domain.beta.kubernetes.io/region");
 }
 
 export function archOf(obj: KubeObject): string | undefined {
-  return labelOf(obj, K.archLabel);
+  return labelOf(obj, ARCH_LABEL);
 }
 
 /** A Node or NodeClaim Karpenter owns: it carries the karpenter.sh/nodepool label. */
@@ -62,7 +71,7 @@ export function isKarpenterManaged(obj: KubeObject): boolean {
 }
 
 export function isDoNotDisrupt(obj: KubeObject): boolean {
-  return obj.metadata.annotations?.[K.doNotDisrupt] === "true";
+  return obj.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === "true";
 }
 
 /** The labels a consumer needs to attribute a node to a pool, price and placement. */

@@ -4,7 +4,7 @@
 import type { Condition, Node } from "../objects/kube.ts";
 import { parseDuration } from "./duration.ts";
 import { conditionOf, isDisruptionTainted } from "./node.ts";
-import { K, type NodeClaim } from "../objects/karpenter.ts";
+import { DISRUPTED_TAINT, type NodeClaim } from "../objects/karpenter.ts";
 
 /** NodeClaim condition types (sigs.k8s.io/karpenter pkg/apis/v1/nodeclaim_status.go). */
 export const NodeClaimConditions = {
@@ -102,7 +102,7 @@ export function nodeClaimState(nc: NodeClaim, node?: Node): NodeClaimState {
     );
   }
   if (node && isDisruptionTainted(node)) {
-    const taint = node.spec?.taints?.find((t) => t.key === K.disruptedTaint);
+    const taint = node.spec?.taints?.find((t) => t.key === DISRUPTED_TAINT);
     return withReason(
       withTime({ ...base, phase: "Disrupting" as const }, taint?.timeAdded),
       drifted ? "Drifted" : undefined,

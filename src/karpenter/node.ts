@@ -1,7 +1,12 @@
 // Node facts Wave derives: readiness, KWOK, taints Karpenter uses to mark a node's stage.
 import type { Condition, Node, Taint } from "../objects/kube.ts";
 import type { NodeClaim } from "../objects/karpenter.ts";
-import { K } from "../objects/karpenter.ts";
+import {
+  DISRUPTED_TAINT,
+  NODE_INITIALIZED_LABEL,
+  NODE_REGISTERED_LABEL,
+  UNREGISTERED_TAINT,
+} from "../objects/karpenter.ts";
 import { KWOK } from "./labels.ts";
 
 export function conditionOf(
@@ -43,16 +48,16 @@ export function hasTaint(node: Node, key: string, effect?: Taint["effect"]): boo
 
 /** Karpenter tainted the node karpenter.sh/disrupted:NoSchedule: it is being disrupted. */
 export function isDisruptionTainted(node: Node): boolean {
-  return hasTaint(node, K.disruptedTaint, "NoSchedule");
+  return hasTaint(node, DISRUPTED_TAINT, "NoSchedule");
 }
 
 /** Registered with Karpenter (label set and the unregistered taint gone). */
 export function isRegistered(node: Node): boolean {
-  return node.metadata.labels?.[K.registeredLabel] === "true" && !hasTaint(node, K.unregisteredTaint);
+  return node.metadata.labels?.[NODE_REGISTERED_LABEL] === "true" && !hasTaint(node, UNREGISTERED_TAINT);
 }
 
 export function isInitialized(node: Node): boolean {
-  return node.metadata.labels?.[K.initializedLabel] === "true";
+  return node.metadata.labels?.[NODE_INITIALIZED_LABEL] === "true";
 }
 
 export function isTerminating(obj: { metadata: { deletionTimestamp?: string } }): boolean {

@@ -5,7 +5,15 @@
 //      whose taints it tolerates — what Karpenter itself would consider.
 // Several candidates resolve like Karpenter: highest spec.weight, then name.
 import type { Node, NodeSelectorRequirement, Pod } from "../objects/kube.ts";
-import { K, type NodePool } from "../objects/karpenter.ts";
+import {
+  ARCH_LABEL,
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_REGION_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type NodePool,
+} from "../objects/karpenter.ts";
 import { untoleratedTaints } from "./scheduling.ts";
 import { numericHolds } from "./requirements.ts";
 
@@ -14,11 +22,11 @@ import { numericHolds } from "./requirements.ts";
  * pool without a requirement on them can still satisfy any value.
  */
 const WELL_KNOWN = new Set<string>([
-  K.instanceTypeLabel,
-  K.zoneLabel,
-  K.regionLabel,
-  K.archLabel,
-  K.capacityTypeLabel,
+  INSTANCE_TYPE_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  TOPOLOGY_REGION_LABEL,
+  ARCH_LABEL,
+  CAPACITY_TYPE_LABEL,
   "kubernetes.io/os",
   "kubernetes.io/hostname",
   "node.kubernetes.io/windows-build",
@@ -43,7 +51,7 @@ function poolRequirements(pool: NodePool): Map<string, NodeSelectorRequirement[]
     out.set(r.key, list);
   };
   const name = pool.metadata.name ?? "";
-  add({ key: K.nodePoolLabel, operator: "In", values: [name] });
+  add({ key: NODE_POOL_LABEL, operator: "In", values: [name] });
   for (const [k, v] of Object.entries(pool.spec.template.metadata?.labels ?? {})) {
     add({ key: k, operator: "In", values: [v] });
   }
@@ -125,14 +133,14 @@ export function poolCanHost(pod: Pod, pool: NodePool): boolean {
 
 /** Pool names the pod pins through nodeSelector / required affinity on karpenter.sh/nodepool. */
 export function pinnedPools(pod: Pod): string[] | undefined {
-  const sel = pod.spec.nodeSelector?.[K.nodePoolLabel];
+  const sel = pod.spec.nodeSelector?.[NODE_POOL_LABEL];
   if (sel !== undefined) return [sel];
   const terms =
     pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (terms === undefined) return undefined;
   const names = new Set<string>();
   for (const t of terms) {
-    const r = (t.matchExpressions ?? []).find((e) => e.key === K.nodePoolLabel && e.operator === "In");
+    const r = (t.matchExpressions ?? []).find((e) => e.key === NODE_POOL_LABEL && e.operator === "In");
     // A term that does not pin a pool leaves the pod free to go elsewhere.
     if (r === undefined) return undefined;
     for (const v of r.values ?? []) names.add(v);
@@ -156,7 +164,7 @@ export function poolOfPod(
   const nodeName = pod.spec.nodeName;
   if (nodeName !== undefined && nodeName !== "") {
     // A bound pod belongs to its node's pool, or to none (a node Karpenter does not manage).
-    return nodesByName.get(nodeName)?.metadata.labels?.[K.nodePoolLabel];
+    return nodesByName.get(nodeName)?.metadata.labels?.[NODE_POOL_LABEL];
   }
   const pinned = pinnedPools(pod);
   const candidates = pools

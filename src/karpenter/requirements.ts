@@ -2,7 +2,13 @@
 // usage compares with spec.limits.
 import type { NodeSelectorRequirement, ResourceList } from "../objects/kube.ts";
 import { parseResources, type Resources } from "./resources.ts";
-import { K, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type CapacityType,
+  type NodePool,
+} from "../objects/karpenter.ts";
 
 /**
  * The pool's effective requirements: spec.template.spec.requirements plus each template label as
@@ -85,15 +91,15 @@ export function requirementsAllowLabels(
 }
 
 export function allowsCapacityType(pool: NodePool, ct: CapacityType): boolean {
-  return requirementsAllow(nodePoolRequirements(pool), K.capacityTypeLabel, ct);
+  return requirementsAllow(nodePoolRequirements(pool), CAPACITY_TYPE_LABEL, ct);
 }
 
 export function allowsInstanceType(pool: NodePool, instanceType: string): boolean {
-  return requirementsAllow(nodePoolRequirements(pool), K.instanceTypeLabel, instanceType);
+  return requirementsAllow(nodePoolRequirements(pool), INSTANCE_TYPE_LABEL, instanceType);
 }
 
 export function allowsZone(pool: NodePool, zone: string): boolean {
-  return requirementsAllow(nodePoolRequirements(pool), K.zoneLabel, zone);
+  return requirementsAllow(nodePoolRequirements(pool), TOPOLOGY_ZONE_LABEL, zone);
 }
 
 /** Which of the given capacity types the pool allows (default: all three). */
@@ -102,7 +108,7 @@ export function allowedCapacityTypes(
   candidates: readonly CapacityType[] = ["spot", "on-demand", "reserved"],
 ): CapacityType[] {
   const reqs = nodePoolRequirements(pool);
-  return candidates.filter((ct) => requirementsAllow(reqs, K.capacityTypeLabel, ct));
+  return candidates.filter((ct) => requirementsAllow(reqs, CAPACITY_TYPE_LABEL, ct));
 }
 
 export interface LimitStatus {

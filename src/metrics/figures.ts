@@ -4,7 +4,7 @@
 // `cluster`. Cardinality is bounded by the catalog and the configuration, never by pods: see
 // docs/metrics.md for each metric's bound.
 import { CPU, MEMORY } from "../karpenter/resources.ts";
-import { K } from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
@@ -263,7 +263,7 @@ function countPlacement(
     if (pod.nodeName !== undefined) {
       let known = nodeCt.get(pod.nodeName);
       if (known === undefined) {
-        known = state.node(pod.nodeName)?.metadata.labels?.[K.capacityTypeLabel] ?? "on-demand";
+        known = state.node(pod.nodeName)?.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? "on-demand";
         nodeCt.set(pod.nodeName, known);
       }
       ct = known;

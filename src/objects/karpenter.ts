@@ -68,20 +68,19 @@ export interface EC2NodeClass extends KubeObject {
   status?: { conditions?: Condition[] };
 }
 
-/** Well-known Karpenter labels, annotations and taints. */
-export const K = {
-  nodePoolLabel: "karpenter.sh/nodepool",
-  capacityTypeLabel: "karpenter.sh/capacity-type",
-  initializedLabel: "karpenter.sh/initialized",
-  registeredLabel: "karpenter.sh/registered",
-  instanceTypeLabel: "node.kubernetes.io/instance-type",
-  zoneLabel: "topology.kubernetes.io/zone",
-  regionLabel: "topology.kubernetes.io/region",
-  archLabel: "kubernetes.io/arch",
-  doNotDisrupt: "karpenter.sh/do-not-disrupt",
-  disruptedTaint: "karpenter.sh/disrupted",
-  unregisteredTaint: "karpenter.sh/unregistered",
-  terminationFinalizer: "karpenter.sh/termination",
-} as const;
+// Well-known Karpenter labels, annotations, taints and finalizers, named after Karpenter's Go
+// constants (CapacityTypeLabelKey → CAPACITY_TYPE_LABEL) and the Kubernetes ones it uses.
+export const NODE_POOL_LABEL = "karpenter.sh/nodepool";
+export const CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type";
+export const NODE_INITIALIZED_LABEL = "karpenter.sh/initialized";
+export const NODE_REGISTERED_LABEL = "karpenter.sh/registered";
+export const INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type";
+export const TOPOLOGY_ZONE_LABEL = "topology.kubernetes.io/zone";
+export const TOPOLOGY_REGION_LABEL = "topology.kubernetes.io/region";
+export const ARCH_LABEL = "kubernetes.io/arch";
+export const DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt";
+export const DISRUPTED_TAINT = "karpenter.sh/disrupted";
+export const UNREGISTERED_TAINT = "karpenter.sh/unregistered";
+export const TERMINATION_FINALIZER = "karpenter.sh/termination";
 
 export type CapacityType = "spot" | "on-demand" | "reserved";

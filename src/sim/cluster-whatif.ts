@@ -2,7 +2,7 @@
 // history (pods per workload over the last hours) become a recorded workload for the simulator,
 // replayed under the cluster's current policies and under a candidate. Pure up to `replay`.
 import type { NodePool } from "../objects/karpenter.ts";
-import { K } from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL } from "../objects/karpenter.ts";
 import type { Deployment, Node, NodeSelectorTerm, Pod } from "../objects/kube.ts";
 import { isKwokInstanceType } from "../pricing/kwok.ts";
 import { ASSIGNMENT_LABEL, DELETION_COST_ANNOTATION, NOTE_ANNOTATION } from "../webhook/constants.ts";
@@ -107,7 +107,7 @@ export class ClusterWhatifError extends Error {
 
 /** The catalog of the cluster's nodes: KWOK's types (the rig), else the EC2 one. */
 export function catalogOf(nodes: readonly Node[], pools: readonly NodePool[]): CatalogName {
-  const types = nodes.map((n) => n.metadata.labels?.[K.instanceTypeLabel] ?? "").filter((t) => t !== "");
+  const types = nodes.map((n) => n.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "").filter((t) => t !== "");
   if (types.length > 0) return types.some(isKwokInstanceType) ? "kwok" : "aws";
   // No node yet: a pool that names KWOK's labels is on the KWOK provider.
   const kwok = pools.some((p) =>
@@ -134,7 +134,7 @@ export function ownTemplate(pod: Pod): Deployment["spec"]["template"] {
       const terms: NodeSelectorTerm[] = req.nodeSelectorTerms
         .map((t) => ({
           ...t,
-          matchExpressions: (t.matchExpressions ?? []).filter((e) => e.key !== K.capacityTypeLabel),
+          matchExpressions: (t.matchExpressions ?? []).filter((e) => e.key !== CAPACITY_TYPE_LABEL),
         }))
         .filter((t) => t.matchExpressions.length > 0 || (t.matchFields ?? []).length > 0);
       if (terms.length > 0) na.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: terms };
@@ -144,7 +144,7 @@ export function ownTemplate(pod: Pod): Deployment["spec"]["template"] {
       (p) =>
         !(
           p.weight === PREFERRED_WEIGHT &&
-          (p.preference.matchExpressions ?? []).some((e) => e.key === K.capacityTypeLabel)
+          (p.preference.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_LABEL)
         ),
     );
     if (prefs.length > 0) na.preferredDuringSchedulingIgnoredDuringExecution = prefs;

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MemoryKube } from "../kube/memory/memory.ts";
-import { K } from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { FakeClock } from "../shared/clock.ts";
@@ -81,7 +81,7 @@ describe("the living default cluster", () => {
         await kube.patch("Deployment", "etl", { spec: { replicas } }, { namespace: "batch" });
         await sim.tick(5000);
         for (const c of kube.peek("NodeClaim"))
-          if (c.metadata.labels?.[K.nodePoolLabel] === "batch") launched.add(c.metadata.name ?? "");
+          if (c.metadata.labels?.[NODE_POOL_LABEL] === "batch") launched.add(c.metadata.name ?? "");
         await clock.advance(5000);
       }
       return launched.size - before;

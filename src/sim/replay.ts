@@ -4,7 +4,13 @@
 // what the policy costs and how fast pods start.
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { Pod } from "../objects/kube.ts";
-import { K, type NodeClaim } from "../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type NodeClaim,
+} from "../objects/karpenter.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { FakeClock } from "../shared/clock.ts";
@@ -189,7 +195,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
           policyOf: (pool) => ({ ...(opts.policy.warmup[pool] ?? DEFAULT_POLICY), prePull: false }),
           priceOf: (what, ct) => {
             const type =
-              typeof what === "string" ? what : (what.metadata.labels?.[K.instanceTypeLabel] ?? "");
+              typeof what === "string" ? what : (what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "");
             return offerings.find((o) => o.type.name === type && o.capacityType === ct)?.usdPerHour;
           },
         })
@@ -220,8 +226,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const claimPrice = (c: NodeClaim): number => {
     const l = c.metadata.labels ?? {};
     return (
-      price.get(`${l[K.instanceTypeLabel] ?? ""}|${l[K.capacityTypeLabel] ?? ""}|${l[K.zoneLabel] ?? ""}`) ??
-      0
+      price.get(
+        `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
+      ) ?? 0
     );
   };
 
@@ -249,7 +256,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       if (c.metadata.deletionTimestamp || !measuring) continue;
       const span = Math.min(dt, end - now);
       usdMs += claimPrice(c) * span;
-      if (c.metadata.labels?.[K.capacityTypeLabel] === "spot") nodeMs.spot += span;
+      if (c.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot") nodeMs.spot += span;
       else nodeMs.onDemand += span;
     }
     await clock.advance(dt);
@@ -303,14 +310,14 @@ function endOf(kube: MemoryKube, claimPrice: (c: NodeClaim) => number): ReplayRe
   let costPerHour = 0;
   for (const c of claims) {
     costPerHour += claimPrice(c);
-    const pool = (pools[c.metadata.labels?.[K.nodePoolLabel] ?? ""] ??= { costPerHour: 0, nodes: 0 });
+    const pool = (pools[c.metadata.labels?.[NODE_POOL_LABEL] ?? ""] ??= { costPerHour: 0, nodes: 0 });
     pool.costPerHour += claimPrice(c);
     pool.nodes++;
-    if (c.metadata.labels?.[K.capacityTypeLabel] === "spot") nodes.spot++;
+    if (c.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot") nodes.spot++;
     else nodes.onDemand++;
   }
   const capacityOf = new Map(
-    kube.peek("Node").map((n) => [n.metadata.name ?? "", n.metadata.labels?.[K.capacityTypeLabel]]),
+    kube.peek("Node").map((n) => [n.metadata.name ?? "", n.metadata.labels?.[CAPACITY_TYPE_LABEL]]),
   );
   const byDeployment: Record<string, EndPlacement> = {};
   for (const p of kube.peek("Pod")) {

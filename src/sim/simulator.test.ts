@@ -4,7 +4,7 @@ import { MemoryKube } from "../kube/memory/memory.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
-import { K } from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL, NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import { buildCatalog, buildKwokOfferings, buildOfferings } from "./catalog.ts";
 import type { Pod } from "../objects/kube.ts";
 import { seeded } from "../shared/random.ts";
@@ -26,7 +26,7 @@ async function runScenario(seconds: number) {
     await drive(clock.now());
     await sim.tick(1000);
     for (const c of (await kube.list("NodeClaim")).items)
-      created.set(c.metadata.name ?? "", c.metadata.labels?.[K.nodePoolLabel] ?? "");
+      created.set(c.metadata.name ?? "", c.metadata.labels?.[NODE_POOL_LABEL] ?? "");
     for (const name of created.keys()) {
       if (!(await kube.list("NodeClaim", { fieldSelector: `metadata.name=${name}` })).items.length)
         deleted.add(name);
@@ -40,16 +40,16 @@ describe("simulated Karpenter cluster", () => {
   it("provisions every pool with the right offerings and runs the pods", async () => {
     const { kube } = await runScenario(40);
     const nodes = (await kube.list("Node")).items;
-    const byPool = (pool: string) => nodes.filter((n) => n.metadata.labels?.[K.nodePoolLabel] === pool);
+    const byPool = (pool: string) => nodes.filter((n) => n.metadata.labels?.[NODE_POOL_LABEL] === pool);
     assert.ok(byPool("general").length > 0, "general has nodes");
     assert.ok(byPool("spot-heavy").length > 0, "spot-heavy has nodes");
-    assert.ok(byPool("spot-heavy").every((n) => n.metadata.labels?.[K.capacityTypeLabel] === "spot"));
+    assert.ok(byPool("spot-heavy").every((n) => n.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot"));
     const gpu = byPool("gpu");
     assert.ok(gpu.length > 0, "gpu has nodes");
-    assert.ok(gpu.every((n) => n.metadata.labels?.[K.instanceTypeLabel]?.startsWith("g5.")));
-    assert.ok(gpu.every((n) => n.metadata.labels?.[K.capacityTypeLabel] === "on-demand"));
+    assert.ok(gpu.every((n) => n.metadata.labels?.[INSTANCE_TYPE_LABEL]?.startsWith("g5.")));
+    assert.ok(gpu.every((n) => n.metadata.labels?.[CAPACITY_TYPE_LABEL] === "on-demand"));
     // Where spot is allowed the cheapest offering is spot.
-    assert.ok(byPool("general").every((n) => n.metadata.labels?.[K.capacityTypeLabel] === "spot"));
+    assert.ok(byPool("general").every((n) => n.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot"));
     const api = (await kube.list("Pod", { namespace: "shop", labelSelector: "app=api" })).items;
     assert.equal(api.length, 10);
     assert.ok(
@@ -87,7 +87,7 @@ describe("simulated kube-scheduler and Karpenter nomination", () => {
     status: { phase: "Pending" },
   });
   const capacity = (values: string[]): { key: string; operator: "In"; values: string[] } => ({
-    key: K.capacityTypeLabel,
+    key: CAPACITY_TYPE_LABEL,
     operator: "In",
     values,
   });
@@ -134,7 +134,7 @@ describe("simulated kube-scheduler and Karpenter nomination", () => {
       const nodes = new Map(
         (await kube.list("Node")).items.map((n) => [
           n.metadata.name,
-          n.metadata.labels?.[K.capacityTypeLabel],
+          n.metadata.labels?.[CAPACITY_TYPE_LABEL],
         ]),
       );
       const pods = (await kube.list("Pod", { namespace: "shop" })).items;
@@ -176,7 +176,7 @@ describe("simulated Karpenter nomination", () => {
         template: {
           spec: {
             requirements: [
-              { key: K.capacityTypeLabel, operator: "In", values: ["spot", "on-demand"] },
+              { key: CAPACITY_TYPE_LABEL, operator: "In", values: ["spot", "on-demand"] },
               { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["2"] },
             ],
           },
@@ -201,7 +201,7 @@ describe("simulated Karpenter nomination", () => {
     };
     // z-od gets an on-demand NodeClaim; a-any, created later, gets a spot one, but when the
     // on-demand node comes up first the scheduler (a-any sorts first) puts a-any there.
-    await kube.create("Pod", pod("z-od", "1", { [K.capacityTypeLabel]: "on-demand" }), { namespace: "shop" });
+    await kube.create("Pod", pod("z-od", "1", { [CAPACITY_TYPE_LABEL]: "on-demand" }), { namespace: "shop" });
     await tick(5);
     await kube.create("Pod", pod("a-any", "1500m"), { namespace: "shop" });
     await tick(35);
@@ -209,7 +209,7 @@ describe("simulated Karpenter nomination", () => {
       (await kube.get("Pod", name, "shop")).status?.phase;
     assert.equal(await phase("a-any"), "Running");
     assert.equal(await phase("z-od"), "Running", "z-od got a node of its own, not waiting for consolidation");
-    const claims = (await kube.list("NodeClaim")).items.map((c) => c.metadata.labels?.[K.capacityTypeLabel]);
+    const claims = (await kube.list("NodeClaim")).items.map((c) => c.metadata.labels?.[CAPACITY_TYPE_LABEL]);
     assert.deepEqual(claims.sort(), ["on-demand", "on-demand", "spot"]);
   });
 });

@@ -4,7 +4,19 @@
 // it through the same KubeClient port it uses for real clusters, so Wave runs unchanged.
 import type { MemoryKube } from "../kube/memory/memory.ts";
 import type { Deployment, Event, Node, Pod, Taint } from "../objects/kube.ts";
-import { K, type NodeClaim, type NodePool } from "../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  DISRUPTED_TAINT,
+  DO_NOT_DISRUPT_ANNOTATION,
+  INSTANCE_TYPE_LABEL,
+  NODE_INITIALIZED_LABEL,
+  NODE_POOL_LABEL,
+  NODE_REGISTERED_LABEL,
+  TERMINATION_FINALIZER,
+  TOPOLOGY_ZONE_LABEL,
+  type NodeClaim,
+  type NodePool,
+} from "../objects/karpenter.ts";
 import { parseDuration } from "../karpenter/duration.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
@@ -290,7 +302,7 @@ export class Simulator {
       if (!claim || claim.metadata.deletionTimestamp) continue;
       await kube.create("Node", this.#nodeFor(claim, l));
       await kube.patch("NodeClaim", claimName, {
-        metadata: { labels: { [K.registeredLabel]: "true", [K.initializedLabel]: "true" } },
+        metadata: { labels: { [NODE_REGISTERED_LABEL]: "true", [NODE_INITIALIZED_LABEL]: "true" } },
         status: {
           nodeName: l.nodeName,
           conditions: conditions(claim, now, [
@@ -333,8 +345,8 @@ export class Simulator {
         labels: {
           ...claim.metadata.labels,
           "kubernetes.io/hostname": l.nodeName,
-          [K.registeredLabel]: "true",
-          [K.initializedLabel]: "true",
+          [NODE_REGISTERED_LABEL]: "true",
+          [NODE_INITIALIZED_LABEL]: "true",
         },
         annotations: { "karpenter.sh/nodeclaim": claim.metadata.name ?? "" },
       },
@@ -569,7 +581,7 @@ export class Simulator {
     if (cpuLimit === undefined) return false;
     const used = claims
       .filter(
-        (c) => c.metadata.labels?.[K.nodePoolLabel] === pool.metadata.name && !c.metadata.deletionTimestamp,
+        (c) => c.metadata.labels?.[NODE_POOL_LABEL] === pool.metadata.name && !c.metadata.deletionTimestamp,
       )
       .reduce((s, c) => s + Number(c.status?.capacity?.cpu ?? 0), 0);
     return used >= Number(cpuLimit);
@@ -587,7 +599,7 @@ export class Simulator {
     const labels = {
       ...pool.spec.template.metadata?.labels,
       ...offeringLabels(o),
-      [K.nodePoolLabel]: poolName,
+      [NODE_POOL_LABEL]: poolName,
     };
     const claim: NodeClaim = {
       apiVersion: "karpenter.sh/v1",
@@ -599,7 +611,7 @@ export class Simulator {
           "wave.sh/sim-nominated": pods.map(key).join(","),
           "karpenter.sh/nodepool-hash": nodePoolHash(pool),
         },
-        finalizers: [K.terminationFinalizer],
+        finalizers: [TERMINATION_FINALIZER],
         ownerReferences: [
           {
             apiVersion: "karpenter.sh/v1",
@@ -612,10 +624,10 @@ export class Simulator {
       },
       spec: {
         requirements: [
-          { key: K.instanceTypeLabel, operator: "In", values: [o.type.name] },
-          { key: K.capacityTypeLabel, operator: "In", values: [o.capacityType] },
-          { key: K.zoneLabel, operator: "In", values: [o.zone] },
-          { key: K.nodePoolLabel, operator: "In", values: [poolName] },
+          { key: INSTANCE_TYPE_LABEL, operator: "In", values: [o.type.name] },
+          { key: CAPACITY_TYPE_LABEL, operator: "In", values: [o.capacityType] },
+          { key: TOPOLOGY_ZONE_LABEL, operator: "In", values: [o.zone] },
+          { key: NODE_POOL_LABEL, operator: "In", values: [poolName] },
         ],
         nodeClassRef: pool.spec.template.spec.nodeClassRef ?? {
           group: "karpenter.k8s.aws",
@@ -709,7 +721,7 @@ export class Simulator {
       if (!claim) continue;
 
       if (
-        n.metadata.labels?.[K.capacityTypeLabel] === "spot" &&
+        n.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot" &&
         random() < (this.#o.spotInterruptionRate * dtMs) / 3_600_000
       ) {
         const pick = random();
@@ -719,7 +731,7 @@ export class Simulator {
         await this.#disrupt(claim, n, "Interrupted", mine);
         continue;
       }
-      const pool = pools.get(n.metadata.labels?.[K.nodePoolLabel] ?? "");
+      const pool = pools.get(n.metadata.labels?.[NODE_POOL_LABEL] ?? "");
       if (!pool) continue;
       // One disruption per pool per pass; other candidates keep their validation clock.
       const busy = disruptedPools.has(pool.metadata.name ?? "");
@@ -745,7 +757,7 @@ export class Simulator {
       if ((pool.spec.disruption?.consolidationPolicy ?? "WhenEmptyOrUnderutilized") === "WhenEmpty") continue;
       // Underutilized: every pod fits on the other nodes' free room.
       const others = nodes.filter(
-        (o) => o !== n && !disruptedPools.has(o.metadata.labels?.[K.nodePoolLabel] ?? "~"),
+        (o) => o !== n && !disruptedPools.has(o.metadata.labels?.[NODE_POOL_LABEL] ?? "~"),
       );
       // What the trial moves take, over the real room (a copy per node was most of a tick).
       const trial = new Map<string, Resources>();
@@ -775,7 +787,7 @@ export class Simulator {
     const { kube, clock } = this.#o;
     const now = clock.now();
     const name = claim.metadata.name ?? "";
-    const taint: Taint = { key: K.disruptedTaint, effect: "NoSchedule" };
+    const taint: Taint = { key: DISRUPTED_TAINT, effect: "NoSchedule" };
     await kube.patch("Node", node.metadata.name ?? "", {
       spec: { taints: [...(node.spec?.taints ?? []), taint] },
     });
@@ -825,7 +837,7 @@ export class Simulator {
         status: { conditions: conditions(c, now, [["InstanceTerminating", "True"]]) },
       });
       await kube.patch("NodeClaim", c.metadata.name ?? "", {
-        metadata: { finalizers: (c.metadata.finalizers ?? []).filter((f) => f !== K.terminationFinalizer) },
+        metadata: { finalizers: (c.metadata.finalizers ?? []).filter((f) => f !== TERMINATION_FINALIZER) },
       });
     }
   }
@@ -953,7 +965,7 @@ function sumOf(pods: readonly Pod[], res: "cpu" | "memory"): number {
 
 /** Whether an offering satisfies the NodePool's requirements (its template's node selector). */
 export function poolAllows(pool: NodePool, o: Offering): boolean {
-  const labels = { ...offeringLabels(o), [K.nodePoolLabel]: pool.metadata.name ?? "" };
+  const labels = { ...offeringLabels(o), [NODE_POOL_LABEL]: pool.metadata.name ?? "" };
   return (pool.spec.template.spec.requirements ?? []).every((r) => matchesRequirement(r, labels));
 }
 
@@ -975,9 +987,9 @@ function offeringAllows(o: Offering, pod: Pod): boolean {
 function preferredCapacityOk(pod: Pod, o: Offering): boolean {
   const pref = pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
   const want = pref.flatMap((p) =>
-    (p.preference.matchExpressions ?? []).filter((r) => r.key === K.capacityTypeLabel),
+    (p.preference.matchExpressions ?? []).filter((r) => r.key === CAPACITY_TYPE_LABEL),
   );
-  return want.every((r) => matchesRequirement(r, { [K.capacityTypeLabel]: o.capacityType }));
+  return want.every((r) => matchesRequirement(r, { [CAPACITY_TYPE_LABEL]: o.capacityType }));
 }
 
 /** Sum of the weights of the pod's preferred node-affinity terms the node matches (scored, never filtered). */
@@ -995,7 +1007,7 @@ function podFitsPool(pod: Pod, pool: NodePool): boolean {
   // cannot give its nodes) is not for this pool, as Karpenter's scheduler decides.
   const labels: Record<string, string> = {
     ...pool.spec.template.metadata?.labels,
-    [K.nodePoolLabel]: pool.metadata.name ?? "",
+    [NODE_POOL_LABEL]: pool.metadata.name ?? "",
   };
   const reqs = pool.spec.template.spec.requirements ?? [];
   for (const [k, v] of Object.entries(pod.spec.nodeSelector ?? {})) {
@@ -1022,6 +1034,6 @@ function cheapest(options: readonly Offering[], random: () => number): Offering 
 
 function blocked(n: Node, claim: NodeClaim, pods: readonly Pod[]): boolean {
   const dnd = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
-    o.metadata.annotations?.[K.doNotDisrupt] === "true";
+    o.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === "true";
   return dnd(n) || dnd(claim) || pods.some(dnd);
 }

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { W } from "../objects/wave.ts";
+import { WARMUP_UNUSED_STREAK_ANNOTATION } from "../objects/wave.ts";
 import { MAX_BACKOFF_MS, backoffCooldownMs, nextStreak, unusedStreak } from "./backoff.ts";
 
 const policy = { cooldownSeconds: 300, ttlSeconds: 600 };
@@ -38,7 +38,7 @@ describe("warmup back-off", () => {
 
   it("reads the streak off the NodePool, tolerating junk", () => {
     const pool = (v?: string) => ({
-      metadata: v === undefined ? {} : { annotations: { [W.warmupUnusedStreak]: v } },
+      metadata: v === undefined ? {} : { annotations: { [WARMUP_UNUSED_STREAK_ANNOTATION]: v } },
     });
     assert.equal(unusedStreak(pool()), 0);
     assert.equal(unusedStreak(pool("3")), 3);

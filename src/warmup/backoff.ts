@@ -3,9 +3,9 @@
 // launch a node Karpenter removes again — Wave and Karpenter fighting, which the thrashing
 // detector then reports. So each unused expiry in a row doubles the pool's cooldown (at least one
 // TTL after the first, so the next warm node never follows at once), up to a cap; a hit resets it.
-// The streak lives on the NodePool (W.warmupUnusedStreak), so restarts and replicas agree. Pure.
+// The streak lives on the NodePool (WARMUP_UNUSED_STREAK_ANNOTATION), so restarts and replicas agree. Pure.
 import type { NodePool } from "../objects/karpenter.ts";
-import { W } from "../objects/wave.ts";
+import { WARMUP_UNUSED_STREAK_ANNOTATION } from "../objects/wave.ts";
 import type { WarmupPolicy } from "./policy.ts";
 import type { MissReason } from "./stats.ts";
 
@@ -18,7 +18,7 @@ export type WarmupEnd = { kind: "hit" } | { kind: "miss"; reason: MissReason };
 
 /** The pool's current streak of unused expiries (0 when unset or unreadable). */
 export function unusedStreak(pool: Pick<NodePool, "metadata"> | undefined): number {
-  const n = Number(pool?.metadata.annotations?.[W.warmupUnusedStreak] ?? 0);
+  const n = Number(pool?.metadata.annotations?.[WARMUP_UNUSED_STREAK_ANNOTATION] ?? 0);
   return Number.isInteger(n) && n > 0 ? Math.min(n, MAX_STREAK) : 0;
 }
 

@@ -1,11 +1,26 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock } from "../shared/clock.ts";
-import { K } from "../objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION, NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import type { Pod } from "../objects/kube.ts";
 import { WarmupController } from "./controller.ts";
 import { PREPULL_COMMAND } from "./manifests.ts";
-import { W, isPrepullPod, isWarmupPod } from "../objects/wave.ts";
+import {
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  LAST_WARMUP_AT_ANNOTATION,
+  LAST_WARMUP_NAMESPACE_ANNOTATION,
+  PREPULL_IMAGE_ANNOTATION,
+  PREPULL_LABEL,
+  WARMUP_LABEL,
+  WARMUP_POOL_LABEL,
+  WARMUP_PRIORITY_CLASS_NAME,
+  WARMUP_UNUSED_STREAK_ANNOTATION,
+  isPrepullPod,
+  isWarmupPod,
+} from "../objects/wave.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "./policy.ts";
 import type { WarmupEvent } from "./stats.ts";
 import { TestKube } from "./testing/kube.ts";
@@ -59,17 +74,17 @@ describe("WarmupController", () => {
     assert.ok(wp);
     assert.equal(rest.length, 0);
     assert.equal(wp.metadata.namespace, NS);
-    assert.equal(wp.metadata.labels?.[W.poolLabel], "general");
-    assert.equal(wp.spec.priorityClassName, W.priorityClassName);
-    assert.equal(wp.spec.nodeSelector?.[K.nodePoolLabel], "general");
+    assert.equal(wp.metadata.labels?.[WARMUP_POOL_LABEL], "general");
+    assert.equal(wp.spec.priorityClassName, WARMUP_PRIORITY_CLASS_NAME);
+    assert.equal(wp.spec.nodeSelector?.[NODE_POOL_LABEL], "general");
     assert.deepEqual(wp.spec.containers[0]?.resources?.requests, { cpu: "3", memory: "4Gi" });
-    assert.equal(wp.metadata.annotations?.[W.deadline], iso(T0 + 600_000));
-    const pc = await kube.get("PriorityClass", W.priorityClassName);
+    assert.equal(wp.metadata.annotations?.[DEADLINE_ANNOTATION], iso(T0 + 600_000));
+    const pc = await kube.get("PriorityClass", WARMUP_PRIORITY_CLASS_NAME);
     assert.equal(pc.value, -10);
     assert.equal(pc.preemptionPolicy, "Never");
     const poolMarks = (await kube.get("NodePool", "general")).metadata.annotations;
-    assert.equal(poolMarks?.[W.lastWarmupAt], iso(T0));
-    assert.equal(poolMarks[W.lastWarmupNamespace], NS);
+    assert.equal(poolMarks?.[LAST_WARMUP_AT_ANNOTATION], iso(T0));
+    assert.equal(poolMarks[LAST_WARMUP_NAMESPACE_ANNOTATION], NS);
     assert.deepEqual(
       events.map((e) => e.type),
       ["created"],
@@ -133,8 +148,8 @@ describe("WarmupController", () => {
     const r = await c.reconcile("general");
     for (const kind of ["Node", "NodeClaim"] as const) {
       const a = (await kube.get(kind, kind === "Node" ? "w1" : "claim-w1")).metadata.annotations ?? {};
-      assert.equal(a[K.doNotDisrupt], "true", kind);
-      assert.equal(a[W.doNotDisruptOwner], "warmup", kind);
+      assert.equal(a[DO_NOT_DISRUPT_ANNOTATION], "true", kind);
+      assert.equal(a[DO_NOT_DISRUPT_OWNER_ANNOTATION], "warmup", kind);
     }
     // Next wake-up is no later than the TTL deadline.
     assert.ok(r.requeueAfter <= 540_000);
@@ -149,8 +164,8 @@ describe("WarmupController", () => {
     assert.equal((await warmups(kube)).length, 0);
     for (const kind of ["Node", "NodeClaim"] as const) {
       const o = await kube.get(kind, kind === "Node" ? "w1" : "claim-w1");
-      assert.equal(o.metadata.annotations?.[K.doNotDisrupt], undefined, kind);
-      assert.equal(o.metadata.annotations?.[W.doNotDisruptOwner], undefined, kind);
+      assert.equal(o.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined, kind);
+      assert.equal(o.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION], undefined, kind);
     }
     assert.deepEqual(
       events.map((e) => e.type),
@@ -175,8 +190,11 @@ describe("WarmupController", () => {
     await clock.advance(1_000);
     await c.reconcile("general");
     assert.equal((await warmups(kube)).length, 0);
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
-    assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
+    assert.equal(
+      (await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION],
+      undefined,
+    );
     assert.deepEqual(events.at(-1), {
       type: "miss",
       pool: "general",
@@ -191,7 +209,7 @@ describe("WarmupController", () => {
     const c = controller();
     await c.start();
     const streak = async (): Promise<string | undefined> =>
-      (await kube.get("NodePool", "general")).metadata.annotations?.[W.warmupUnusedStreak];
+      (await kube.get("NodePool", "general")).metadata.annotations?.[WARMUP_UNUSED_STREAK_ANNOTATION];
     // A warm node nobody uses: TTL passes, Wave releases it, Karpenter consolidates it.
     const unused = async (name: string): Promise<void> => {
       const [wp] = await warmups(kube);
@@ -243,13 +261,16 @@ describe("WarmupController", () => {
     const [wp] = await warmups(kube);
     assert.ok(wp);
     await launchFor(kube, wp, "w1");
-    await kube.patch("Node", "w1", { metadata: { annotations: { [K.doNotDisrupt]: "true" } } });
+    await kube.patch("Node", "w1", { metadata: { annotations: { [DO_NOT_DISRUPT_ANNOTATION]: "true" } } });
     await c.reconcile("general");
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptOwner], undefined);
+    assert.equal(
+      (await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION],
+      undefined,
+    );
     await clock.advance(600_000);
     await c.reconcile("general");
     assert.equal((await warmups(kube)).length, 0);
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], "true");
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], "true");
   });
 
   it("leaves another Wave instance's warm node alone (found on the shared e2e rig)", async () => {
@@ -261,7 +282,7 @@ describe("WarmupController", () => {
     await launchFor(kube, wp, "w1");
     await c.reconcile("general");
     const marks = (await kube.get("Node", "w1")).metadata.annotations ?? {};
-    assert.equal(marks[W.doNotDisruptNamespace], NS);
+    assert.equal(marks[DO_NOT_DISRUPT_NAMESPACE_ANNOTATION], NS);
     // A second install in another namespace, warmup off for this pool: to it, w1 has no live
     // warmup pod — yet it is not its node to release.
     const other = new WarmupController({
@@ -276,8 +297,8 @@ describe("WarmupController", () => {
     await other.reconcile("general");
     for (const kind of ["Node", "NodeClaim"] as const) {
       const a = (await kube.get(kind, kind === "Node" ? "w1" : "claim-w1")).metadata.annotations ?? {};
-      assert.equal(a[K.doNotDisrupt], "true", kind);
-      assert.equal(a[W.doNotDisruptOwner], "warmup", kind);
+      assert.equal(a[DO_NOT_DISRUPT_ANNOTATION], "true", kind);
+      assert.equal(a[DO_NOT_DISRUPT_OWNER_ANNOTATION], "warmup", kind);
     }
     assert.deepEqual(
       events.map((e) => e.type),
@@ -293,8 +314,11 @@ describe("WarmupController", () => {
     // The owner still ends it at its TTL.
     await clock.advance(600_000);
     await c.reconcile("general");
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptNamespace], undefined);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
+    assert.equal(
+      (await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_NAMESPACE_ANNOTATION],
+      undefined,
+    );
   });
 
   it("resumes after a restart mid-warmup: adopts, leaves no orphans, still enforces the TTL", async () => {
@@ -311,8 +335,8 @@ describe("WarmupController", () => {
       metadata: {
         name: "stale",
         namespace: NS,
-        labels: { [W.warmupLabel]: "true", [W.poolLabel]: "gone" },
-        annotations: { [W.createdAt]: iso(T0), [W.deadline]: iso(T0 + 600_000) },
+        labels: { [WARMUP_LABEL]: "true", [WARMUP_POOL_LABEL]: "gone" },
+        annotations: { [CREATED_AT_ANNOTATION]: iso(T0), [DEADLINE_ANNOTATION]: iso(T0 + 600_000) },
       },
     });
     await clock.advance(120_000);
@@ -329,11 +353,14 @@ describe("WarmupController", () => {
       (await warmups(kube)).map((p) => p.metadata.name),
       [wp.metadata.name],
     );
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[W.doNotDisruptOwner], "warmup");
+    assert.equal(
+      (await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION],
+      "warmup",
+    );
     await clock.advance(480_000);
     await second.reconcile("general");
     assert.equal((await warmups(kube)).length, 0);
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
     assert.deepEqual(
       events.map((e) => e.type),
       ["created", "miss", "miss"],
@@ -359,8 +386,11 @@ describe("WarmupController", () => {
     const { clock, kube, events, controller } = await preemptedWarmNode();
     await kube.create("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
     await controller().start();
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
-    assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
+    assert.equal(
+      (await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION],
+      undefined,
+    );
     assert.deepEqual(
       events.map((e) => e.type),
       ["created", "hit"],
@@ -374,7 +404,11 @@ describe("WarmupController", () => {
     real.status = { ...real.status, nominatedNodeName: "w1" };
     await kube.create("Pod", real);
     await c.reconcile("general");
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], "true", "still warm");
+    assert.equal(
+      (await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION],
+      "true",
+      "still warm",
+    );
     assert.deepEqual(
       events.map((e) => e.type),
       ["created"],
@@ -383,7 +417,7 @@ describe("WarmupController", () => {
     await kube.delete("Pod", "real", { namespace: "apps" });
     await kube.create("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
     await c.reconcile("general");
-    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
     assert.deepEqual(
       events.map((e) => e.type),
       ["created", "hit"],
@@ -395,18 +429,24 @@ describe("WarmupController", () => {
     await kube.create("Node", node("w1", "general"));
     const claim = nodeClaim("claim-w1", "general", "w1");
     claim.metadata.annotations = {
-      [K.doNotDisrupt]: "true",
-      [W.doNotDisruptOwner]: "warmup",
-      [W.deadline]: iso(T0),
+      [DO_NOT_DISRUPT_ANNOTATION]: "true",
+      [DO_NOT_DISRUPT_OWNER_ANNOTATION]: "warmup",
+      [DEADLINE_ANNOTATION]: iso(T0),
     };
     await kube.create("NodeClaim", claim);
     // A user's own claim annotation stays.
     const mine = nodeClaim("claim-n1", "general", "n1");
-    mine.metadata.annotations = { [K.doNotDisrupt]: "true" };
+    mine.metadata.annotations = { [DO_NOT_DISRUPT_ANNOTATION]: "true" };
     await kube.create("NodeClaim", mine);
     await controller().start();
-    assert.equal((await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[K.doNotDisrupt], undefined);
-    assert.equal((await kube.get("NodeClaim", "claim-n1")).metadata.annotations?.[K.doNotDisrupt], "true");
+    assert.equal(
+      (await kube.get("NodeClaim", "claim-w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION],
+      undefined,
+    );
+    assert.equal(
+      (await kube.get("NodeClaim", "claim-n1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION],
+      "true",
+    );
     assert.deepEqual(
       events.filter((e) => e.type !== "created"),
       [],
@@ -420,7 +460,7 @@ describe("WarmupController", () => {
       "Pod",
       pod("web", {
         cpu: "100m",
-        nodeSelector: { [K.nodePoolLabel]: "general" },
+        nodeSelector: { [NODE_POOL_LABEL]: "general" },
         image: "example.com/web:2",
         initImage: "example.com/migrate:2",
       }),
@@ -444,7 +484,7 @@ describe("WarmupController", () => {
     };
     await c.reconcile("general");
     const created = await pulls(kube);
-    assert.deepEqual(created.map((p) => p.metadata.annotations?.[W.image]).sort(), [
+    assert.deepEqual(created.map((p) => p.metadata.annotations?.[PREPULL_IMAGE_ANNOTATION]).sort(), [
       "example.com/big:1",
       "example.com/migrate:2",
     ]);
@@ -452,7 +492,7 @@ describe("WarmupController", () => {
     for (const p of created) {
       assert.equal(p.spec.nodeName, "w1");
       assert.equal(p.metadata.namespace, NS);
-      assert.equal(p.metadata.labels?.[W.prepullLabel], "true");
+      assert.equal(p.metadata.labels?.[PREPULL_LABEL], "true");
       assert.deepEqual(p.spec.containers[0]?.command, PREPULL_COMMAND);
     }
     // Still running: nothing new. Then one succeeds and one fails to start (no shell).

@@ -16,7 +16,12 @@
 //             may reclaim the node if it stays empty.
 import type { Node, Pod } from "../objects/kube.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
-import { K, type NodeClaim, type NodePool } from "../objects/karpenter.ts";
+import {
+  DO_NOT_DISRUPT_ANNOTATION,
+  NODE_POOL_LABEL,
+  type NodeClaim,
+  type NodePool,
+} from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { detect, isNodeReady } from "./fit/detect.ts";
@@ -29,7 +34,20 @@ import {
   isWavePod,
   MIRROR_POD_ANNOTATION,
   parseTime,
-  W,
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  LAST_WARMUP_AT_ANNOTATION,
+  LAST_WARMUP_NAMESPACE_ANNOTATION,
+  PREPULLED_ANNOTATION,
+  PREPULL_IMAGE_ANNOTATION,
+  PREPULL_IMAGE_HASH_LABEL,
+  PREPULL_LABEL,
+  WARMUP_POOL_LABEL,
+  WARMUP_PRIORITY_CLASS_NAME,
+  WARMUP_UNUSED_STREAK_ANNOTATION,
 } from "../objects/wave.ts";
 import { imageHash, prepullPod, warmupPod, warmupPriorityClass } from "./manifests.ts";
 import type { WarmupPolicy } from "./policy.ts";
@@ -38,7 +56,7 @@ import type { WarmupEvent } from "./stats.ts";
 import { nextStreak, unusedStreak, type WarmupEnd } from "./backoff.ts";
 import type { WarmupView } from "./view.ts";
 
-const PREPULLED = W.prepulled;
+const PREPULLED = PREPULLED_ANNOTATION;
 
 export interface ReconcileResult {
   requeueAfter: number;
@@ -92,8 +110,8 @@ function isRealPodSince(p: Pod, since: number): boolean {
  * live warm node of its protection.
  */
 const ownedBy = (a: Record<string, string>, namespace: string): boolean => {
-  if (a[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) return false;
-  const ns = a[W.doNotDisruptNamespace];
+  if (a[DO_NOT_DISRUPT_OWNER_ANNOTATION] !== DO_NOT_DISRUPT_OWNER_VALUE) return false;
+  const ns = a[DO_NOT_DISRUPT_NAMESPACE_ANNOTATION];
   return ns === undefined || ns === namespace;
 };
 
@@ -135,14 +153,14 @@ export class WarmupController {
     const own = (await client.list("Pod", { namespace })).items.filter(isWavePod);
     const names = new Set<string>(view.nodePools().map((p) => p.metadata.name ?? ""));
     for (const p of own) {
-      const pool = p.metadata.labels?.[W.poolLabel];
+      const pool = p.metadata.labels?.[WARMUP_POOL_LABEL];
       if (pool === undefined || pool === "") await this.#deletePod(p);
       else names.add(pool);
     }
     // Wave's marks on the nodes and claims of pools that may be gone: a pass over the state,
     // once per full resync (not per pool).
     for (const o of [...view.nodes(), ...view.nodeClaims()]) {
-      const pool = o.metadata.labels?.[K.nodePoolLabel];
+      const pool = o.metadata.labels?.[NODE_POOL_LABEL];
       if (this.#mine(o) && pool !== undefined) names.add(pool);
     }
     const out = new Map<string, ReconcileResult>();
@@ -161,7 +179,7 @@ export class WarmupController {
     // Wave's own pods come from a consistent read, never a possibly stale cache: acting on a
     // stale list could create a second warmup.
     const own = (
-      await client.list("Pod", { namespace, labelSelector: `${W.poolLabel}=${pool}` })
+      await client.list("Pod", { namespace, labelSelector: `${WARMUP_POOL_LABEL}=${pool}` })
     ).items.filter((p) => isWavePod(p) && p.metadata.deletionTimestamp === undefined);
     const poolNodes = view.nodesInPool(pool);
     const nodeOf = (name: string | undefined): Node | undefined =>
@@ -183,8 +201,8 @@ export class WarmupController {
     const live: Pod[] = [];
     const ended = new Set<string>();
     for (const wp of own.filter(isWarmupPod)) {
-      const created = parseTime(wp.metadata.annotations?.[W.createdAt]);
-      const deadline = parseTime(wp.metadata.annotations?.[W.deadline]);
+      const created = parseTime(wp.metadata.annotations?.[CREATED_AT_ANNOTATION]);
+      const deadline = parseTime(wp.metadata.annotations?.[DEADLINE_ANNOTATION]);
       const nodeName = wp.spec.nodeName;
       const node = nodeOf(nodeName);
       let end: End | undefined;
@@ -218,8 +236,8 @@ export class WarmupController {
       const node = nodeOf(wp.spec.nodeName);
       if (node === undefined) continue;
       const name = node.metadata.name ?? "";
-      const deadline = parseTime(wp.metadata.annotations?.[W.deadline]) ?? now;
-      const created = parseTime(wp.metadata.annotations?.[W.createdAt]) ?? now;
+      const deadline = parseTime(wp.metadata.annotations?.[DEADLINE_ANNOTATION]) ?? now;
+      const created = parseTime(wp.metadata.annotations?.[CREATED_AT_ANNOTATION]) ?? now;
       const prev = liveNodes.get(name);
       // Several warmup pods may share one big node: protect it until the last deadline.
       liveNodes.set(name, {
@@ -260,7 +278,7 @@ export class WarmupController {
       const name = node.metadata.name ?? "";
       if (!this.#mine(node)) continue;
       if (liveNodes.has(name) || ended.has(name)) continue;
-      const since = parseTime(node.metadata.annotations?.[W.createdAt]) ?? 0;
+      const since = parseTime(node.metadata.annotations?.[CREATED_AT_ANNOTATION]) ?? 0;
       // The state may lag the apiserver: a real pod bound in place of a preempted warmup pod is
       // read from the apiserver before the warm node is called lost.
       const hit =
@@ -268,7 +286,7 @@ export class WarmupController {
         (await client.list("Pod", { fieldSelector: `spec.nodeName=${name}` })).items.some((p) =>
           isRealPodSince(p, since),
         );
-      const deadline = parseTime(node.metadata.annotations?.[W.deadline]) ?? 0;
+      const deadline = parseTime(node.metadata.annotations?.[DEADLINE_ANNOTATION]) ?? 0;
       // Preemption can delete the warmup pod before the scheduler binds the real pod that takes
       // its place (kube-scheduler 1.36 preempts asynchronously): while a real pod is nominated to
       // this node, wait for its binding instead of calling the warm node lost.
@@ -287,7 +305,7 @@ export class WarmupController {
       if (liveNodes.has(nodeName) || ended.has(nodeName)) continue;
       // Released with its node above, unless a crash left the node released and the claim not.
       const n = nodeOf(nodeName);
-      if (n !== undefined && this.#mine(n) && n.metadata.labels?.[K.nodePoolLabel] === pool) continue;
+      if (n !== undefined && this.#mine(n) && n.metadata.labels?.[NODE_POOL_LABEL] === pool) continue;
       await this.#unprotect("NodeClaim", claim);
     }
 
@@ -303,7 +321,7 @@ export class WarmupController {
       admitPool = fresh;
       if (after !== before) {
         admitPool = await client.patch("NodePool", pool, {
-          metadata: { annotations: { [W.warmupUnusedStreak]: String(after) } },
+          metadata: { annotations: { [WARMUP_UNUSED_STREAK_ANNOTATION]: String(after) } },
         });
         log.info("warmup back-off", { pool, unusedStreak: after });
       }
@@ -330,8 +348,8 @@ export class WarmupController {
       );
       if (detection.warmup) {
         const lastWarmupAt = Math.max(
-          parseTime(poolObj.metadata.annotations?.[W.lastWarmupAt]) ?? -Infinity,
-          ...live.map((p) => parseTime(p.metadata.annotations?.[W.createdAt]) ?? -Infinity),
+          parseTime(poolObj.metadata.annotations?.[LAST_WARMUP_AT_ANNOTATION]) ?? -Infinity,
+          ...live.map((p) => parseTime(p.metadata.annotations?.[CREATED_AT_ANNOTATION]) ?? -Infinity),
         );
         const offering = likelyOffering(poolObj, poolNodes);
         const admission = admit({
@@ -422,8 +440,8 @@ export class WarmupController {
     await client.patch("NodePool", name, {
       metadata: {
         annotations: {
-          [W.lastWarmupAt]: new Date(now).toISOString(),
-          [W.lastWarmupNamespace]: this.#o.namespace,
+          [LAST_WARMUP_AT_ANNOTATION]: new Date(now).toISOString(),
+          [LAST_WARMUP_NAMESPACE_ANNOTATION]: this.#o.namespace,
         },
       },
     });
@@ -449,7 +467,7 @@ export class WarmupController {
     const running: Pod[] = [];
     for (const p of pulls) {
       const outcome = pullOutcome(p);
-      const deadline = parseTime(p.metadata.annotations?.[W.deadline]);
+      const deadline = parseTime(p.metadata.annotations?.[DEADLINE_ANNOTATION]);
       if (outcome !== "pulling" || deadline === undefined || now >= deadline) finished.push(p);
       else {
         running.push(p);
@@ -457,7 +475,7 @@ export class WarmupController {
       }
     }
     if (finished.length > 0) {
-      for (const p of finished) done.add(p.metadata.labels?.[W.imageHashLabel] ?? "");
+      for (const p of finished) done.add(p.metadata.labels?.[PREPULL_IMAGE_HASH_LABEL] ?? "");
       // Record first, delete second: a crash in between re-deletes, never re-pulls.
       await client.patch("Node", name, {
         metadata: {
@@ -477,7 +495,7 @@ export class WarmupController {
           pool,
           at: now,
           node: name,
-          image: p.metadata.annotations?.[W.image] ?? "",
+          image: p.metadata.annotations?.[PREPULL_IMAGE_ANNOTATION] ?? "",
           outcome,
         });
       }
@@ -530,15 +548,15 @@ export class WarmupController {
     created: number,
   ): Promise<void> {
     const want = {
-      [K.doNotDisrupt]: "true",
-      [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
-      [W.doNotDisruptNamespace]: this.#o.namespace,
-      [W.deadline]: new Date(deadline).toISOString(),
-      [W.createdAt]: new Date(created).toISOString(),
+      [DO_NOT_DISRUPT_ANNOTATION]: "true",
+      [DO_NOT_DISRUPT_OWNER_ANNOTATION]: DO_NOT_DISRUPT_OWNER_VALUE,
+      [DO_NOT_DISRUPT_NAMESPACE_ANNOTATION]: this.#o.namespace,
+      [DEADLINE_ANNOTATION]: new Date(deadline).toISOString(),
+      [CREATED_AT_ANNOTATION]: new Date(created).toISOString(),
     };
     await this.#annotate(kind, obj, (a) => {
       // The user's annotation, or another Wave instance's: not ours to manage.
-      if (a[K.doNotDisrupt] !== undefined && !ownedBy(a, this.#o.namespace)) return undefined;
+      if (a[DO_NOT_DISRUPT_ANNOTATION] !== undefined && !ownedBy(a, this.#o.namespace)) return undefined;
       return Object.entries(want).every(([k, v]) => a[k] === v) ? undefined : want;
     });
   }
@@ -548,11 +566,11 @@ export class WarmupController {
     return this.#annotate(kind, obj, (a) => {
       if (!ownedBy(a, this.#o.namespace)) return undefined;
       const remove: Record<string, null> = {
-        [K.doNotDisrupt]: null,
-        [W.doNotDisruptOwner]: null,
-        [W.doNotDisruptNamespace]: null,
-        [W.deadline]: null,
-        [W.createdAt]: null,
+        [DO_NOT_DISRUPT_ANNOTATION]: null,
+        [DO_NOT_DISRUPT_OWNER_ANNOTATION]: null,
+        [DO_NOT_DISRUPT_NAMESPACE_ANNOTATION]: null,
+        [DEADLINE_ANNOTATION]: null,
+        [CREATED_AT_ANNOTATION]: null,
       };
       if (kind === "Node") remove[PREPULLED] = null;
       return remove;
@@ -607,7 +625,7 @@ export class WarmupController {
     const pulls = (
       await this.#o.client.list("Pod", {
         namespace: this.#podNamespace,
-        labelSelector: `${W.prepullLabel}=true`,
+        labelSelector: `${PREPULL_LABEL}=true`,
       })
     ).items;
     for (const p of pulls.filter((p) => p.spec.nodeName === name)) await this.#deletePod(p);
@@ -672,7 +690,7 @@ export class WarmupController {
     if (this.#priorityClassReady) return;
     const { client } = this.#o;
     try {
-      await client.get("PriorityClass", W.priorityClassName);
+      await client.get("PriorityClass", WARMUP_PRIORITY_CLASS_NAME);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {

@@ -1,7 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { K } from "../objects/karpenter.ts";
-import { W } from "../objects/wave.ts";
+import { ARCH_LABEL, NODE_POOL_LABEL } from "../objects/karpenter.ts";
+import {
+  DEADLINE_ANNOTATION,
+  MANAGED_BY_LABEL,
+  PREPULL_IMAGE_ANNOTATION,
+  WARMUP_LABEL,
+  WARMUP_POOL_LABEL,
+} from "../objects/wave.ts";
 import type { Pod } from "../objects/kube.ts";
 import {
   PAUSE_IMAGE,
@@ -22,7 +28,7 @@ describe("manifests", () => {
       ],
     });
     const largest = pod("train", {
-      nodeSelector: { [K.archLabel]: "arm64", "kubernetes.io/hostname": "n1", [K.nodePoolLabel]: "other" },
+      nodeSelector: { [ARCH_LABEL]: "arm64", "kubernetes.io/hostname": "n1", [NODE_POOL_LABEL]: "other" },
     });
     const p = warmupPod({
       pool,
@@ -33,7 +39,7 @@ describe("manifests", () => {
       ttlSeconds: 60,
       slot: 0,
     });
-    assert.deepEqual(p.spec.nodeSelector, { [K.archLabel]: "arm64", [K.nodePoolLabel]: "gpu" });
+    assert.deepEqual(p.spec.nodeSelector, { [ARCH_LABEL]: "arm64", [NODE_POOL_LABEL]: "gpu" });
     assert.deepEqual(p.spec.tolerations, [
       { key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" },
       { key: "team", operator: "Equal", value: "ml", effect: "NoExecute" },
@@ -53,11 +59,11 @@ describe("manifests", () => {
       },
     ]);
     assert.deepEqual(p.metadata.labels, {
-      [W.warmupLabel]: "true",
-      [W.poolLabel]: "gpu",
-      [W.managedByLabel]: "wave",
+      [WARMUP_LABEL]: "true",
+      [WARMUP_POOL_LABEL]: "gpu",
+      [MANAGED_BY_LABEL]: "wave",
     });
-    assert.equal(p.metadata.annotations?.[W.deadline], new Date(T0 + 60_000).toISOString());
+    assert.equal(p.metadata.annotations?.[DEADLINE_ANNOTATION], new Date(T0 + 60_000).toISOString());
   });
 
   it("names pods within DNS limits and uniquely per slot", () => {
@@ -80,7 +86,7 @@ describe("manifests", () => {
     assert.deepEqual(p.spec.tolerations, [{ operator: "Exists" }]);
     assert.deepEqual(p.spec.containers[0]?.command, PREPULL_COMMAND);
     assert.equal((p.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds, 120);
-    assert.equal(p.metadata.annotations?.[W.image], "example.com/app:1");
+    assert.equal(p.metadata.annotations?.[PREPULL_IMAGE_ANNOTATION], "example.com/app:1");
   });
 
   // Issue #16: pre-pull pods ran the workload image's own /bin/sh, with no securityContext.

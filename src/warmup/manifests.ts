@@ -1,8 +1,19 @@
 // The objects the warmup controller creates, as pure builders.
 import { createHash } from "node:crypto";
 import type { Container, Pod, PodSpec, PriorityClass, Toleration } from "../objects/kube.ts";
-import { K, type NodePool } from "../objects/karpenter.ts";
-import { W } from "../objects/wave.ts";
+import { NODE_POOL_LABEL, type NodePool } from "../objects/karpenter.ts";
+import {
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  PREPULL_IMAGE_ANNOTATION,
+  PREPULL_IMAGE_HASH_LABEL,
+  PREPULL_LABEL,
+  WARMUP_LABEL,
+  WARMUP_POOL_LABEL,
+  WARMUP_PRIORITY_CLASS_NAME,
+} from "../objects/wave.ts";
 import { formatResources, withoutZeros, type Resources } from "../karpenter/resources.ts";
 
 const HOSTNAME = "kubernetes.io/hostname";
@@ -75,7 +86,7 @@ export function warmupPriorityClass(): PriorityClass {
   return {
     apiVersion: "scheduling.k8s.io/v1",
     kind: "PriorityClass",
-    metadata: { name: W.priorityClassName, labels: { [W.managedByLabel]: W.managedByValue } },
+    metadata: { name: WARMUP_PRIORITY_CLASS_NAME, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
     value: WARMUP_PRIORITY,
     // Never: a warmup pod must not evict anything to get its node, only ask Karpenter for one.
     preemptionPolicy: "Never",
@@ -119,11 +130,11 @@ export function warmupPod(input: WarmupPodInput): Pod {
   const { pods: _pods, ...reserve } = withoutZeros(input.requests);
   const requests = formatResources(reserve);
   const spec: WavePodSpec = {
-    priorityClassName: W.priorityClassName,
+    priorityClassName: WARMUP_PRIORITY_CLASS_NAME,
     // The largest pod's own node constraints (arch, zone, …) so the warm node suits it; the pool
     // pin wins over whatever pool it named.
     // A hostname pin names one existing node, not a kind of node: never copied.
-    nodeSelector: { ...withoutKey(src.nodeSelector, HOSTNAME), [K.nodePoolLabel]: pool },
+    nodeSelector: { ...withoutKey(src.nodeSelector, HOSTNAME), [NODE_POOL_LABEL]: pool },
     ...(src.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
       ? {
           affinity: {
@@ -155,8 +166,8 @@ export function warmupPod(input: WarmupPodInput): Pod {
     metadata: {
       name: warmupPodName(pool, input.now, input.slot),
       namespace: input.namespace,
-      labels: { [W.warmupLabel]: "true", [W.poolLabel]: pool, [W.managedByLabel]: W.managedByValue },
-      annotations: { [W.createdAt]: created, [W.deadline]: deadline },
+      labels: { [WARMUP_LABEL]: "true", [WARMUP_POOL_LABEL]: pool, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+      annotations: { [CREATED_AT_ANNOTATION]: created, [DEADLINE_ANNOTATION]: deadline },
     },
     spec,
   };
@@ -220,15 +231,15 @@ export function prepullPod(input: PrepullPodInput): Pod {
       name: prepullPodName(input.node, input.image),
       namespace: input.namespace,
       labels: {
-        [W.prepullLabel]: "true",
-        [W.poolLabel]: input.pool,
-        [W.imageHashLabel]: imageHash(input.image),
-        [W.managedByLabel]: W.managedByValue,
+        [PREPULL_LABEL]: "true",
+        [WARMUP_POOL_LABEL]: input.pool,
+        [PREPULL_IMAGE_HASH_LABEL]: imageHash(input.image),
+        [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
       },
       annotations: {
-        [W.image]: input.image,
-        [W.createdAt]: new Date(input.now).toISOString(),
-        [W.deadline]: new Date(input.now + input.deadlineSeconds * 1000).toISOString(),
+        [PREPULL_IMAGE_ANNOTATION]: input.image,
+        [CREATED_AT_ANNOTATION]: new Date(input.now).toISOString(),
+        [DEADLINE_ANNOTATION]: new Date(input.now + input.deadlineSeconds * 1000).toISOString(),
       },
     },
     spec,

@@ -1,6 +1,6 @@
 // Image pre-pull planning (pure): which images a warm node still lacks and how a pull pod ended.
 import type { Node, Pod } from "../objects/kube.ts";
-import { W } from "../objects/wave.ts";
+import { PREPULL_IMAGE_ANNOTATION } from "../objects/wave.ts";
 
 /** Images of the pool's workload pods (app and init containers), deduplicated, sorted. */
 export function workloadImages(pods: readonly Pod[]): string[] {
@@ -52,7 +52,7 @@ export function planPulls(
   freePodSlots: number,
 ): PullPlan {
   const present = imagesOnNode(node);
-  const inFlight = new Set(existingPullPods.map((p) => p.metadata.annotations?.[W.image]));
+  const inFlight = new Set(existingPullPods.map((p) => p.metadata.annotations?.[PREPULL_IMAGE_ANNOTATION]));
   const todo = images.filter((i) => !present.has(normalizeImage(i)) && !inFlight.has(i));
   const n = Math.max(0, freePodSlots);
   return { pull: todo.slice(0, n), deferred: todo.slice(n) };

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { K } from "../objects/karpenter.ts";
-import { W } from "../objects/wave.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../objects/karpenter.ts";
+import { DO_NOT_DISRUPT_OWNER_ANNOTATION } from "../objects/wave.ts";
 import { reduceCounters, warmupStats, type WarmupCounters, type WarmupEvent } from "./stats.ts";
 import { node } from "./testing/fixtures.ts";
 
@@ -17,10 +17,13 @@ describe("warmup stats", () => {
     ];
     const counters = events.reduce<WarmupCounters>(reduceCounters, {});
     const warm = node("n2", "a", { capacityType: "spot" });
-    warm.metadata.annotations = { [K.doNotDisrupt]: "true", [W.doNotDisruptOwner]: "warmup" };
+    warm.metadata.annotations = {
+      [DO_NOT_DISRUPT_ANNOTATION]: "true",
+      [DO_NOT_DISRUPT_OWNER_ANNOTATION]: "warmup",
+    };
     // A user's do-not-disrupt is not warm capacity.
     const user = node("n3", "a");
-    user.metadata.annotations = { [K.doNotDisrupt]: "true" };
+    user.metadata.annotations = { [DO_NOT_DISRUPT_ANNOTATION]: "true" };
     const prices: string[] = [];
     const stats = warmupStats(
       counters,

@@ -2,10 +2,10 @@
 // plus gauges (warm nodes, their hourly cost) computed from current cluster state. Core keeps the
 // events in its store and folds a window of them (stats-store.ts), so counters survive restarts.
 import type { Node } from "../objects/kube.ts";
-import { K } from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import type { PriceOf } from "./fit/limits.ts";
 import { warmCost } from "./fit/limits.ts";
-import { W } from "../objects/wave.ts";
+import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../objects/wave.ts";
 
 /**
  * ttl: nobody came in time; node-gone: the warm node disappeared; disabled / pool-deleted: policy
@@ -76,8 +76,8 @@ export interface PoolWarmupStats extends PoolCounters {
 export function warmNodesOf(nodes: readonly Node[]): Map<string, Node[]> {
   const out = new Map<string, Node[]>();
   for (const n of nodes) {
-    if (n.metadata.annotations?.[W.doNotDisruptOwner] !== W.doNotDisruptOwnerValue) continue;
-    const pool = n.metadata.labels?.[K.nodePoolLabel] ?? "";
+    if (n.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] !== DO_NOT_DISRUPT_OWNER_VALUE) continue;
+    const pool = n.metadata.labels?.[NODE_POOL_LABEL] ?? "";
     out.set(pool, [...(out.get(pool) ?? []), n]);
   }
   return out;

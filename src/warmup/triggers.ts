@@ -2,9 +2,9 @@
 // can start or end a warmup. A new pod on a warm node is a hit to release now; a new pending pod
 // or a node turning Ready can call for a warmup or a pre-pull. Updates that change neither
 // (status heartbeats, a running pod's conditions) wake nothing.
-import { K } from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
-import { W } from "../objects/wave.ts";
+import { WARMUP_POOL_LABEL } from "../objects/wave.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isNodeReady } from "./fit/detect.ts";
 import type { WarmupView } from "./view.ts";
@@ -13,11 +13,11 @@ const NO_NODES: ReadonlyMap<string, Node> = new Map();
 
 /** The pool a pod's change concerns, if any. */
 function poolOfChange(view: WarmupView, pod: Pod): string | undefined {
-  const wave = pod.metadata.labels?.[W.poolLabel];
+  const wave = pod.metadata.labels?.[WARMUP_POOL_LABEL];
   if (wave !== undefined) return wave;
   const nodeName = pod.spec.nodeName;
   if (nodeName !== undefined && nodeName !== "")
-    return view.node(nodeName)?.metadata.labels?.[K.nodePoolLabel];
+    return view.node(nodeName)?.metadata.labels?.[NODE_POOL_LABEL];
   return poolOfPod(pod, view.nodePools(), NO_NODES);
 }
 
@@ -40,7 +40,7 @@ export function warmupTriggers(view: WarmupView): (poke: (pool: string) => void)
               c.type !== "update" ||
               isNodeReady(c.object) !== (c.previous ? isNodeReady(c.previous) : false)
             )
-              pool = c.object.metadata.labels?.[K.nodePoolLabel];
+              pool = c.object.metadata.labels?.[NODE_POOL_LABEL];
             break;
           case "NodePool":
             pool = c.object.metadata.name;

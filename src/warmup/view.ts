@@ -3,7 +3,7 @@
 // → controllers. Every read is an index lookup, so a reconcile costs the size of its pool, not of
 // the cluster, and never lists from the apiserver. Writes never go through here, and neither do
 // Wave's own pods: the controller reads those consistently from the apiserver.
-import { K } from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import type { ClusterState } from "../state/cluster.ts";
 
 export type WarmupView = Pick<
@@ -24,7 +24,7 @@ export type WarmupView = Pick<
 /** Only `pool`: a controller that shares its cluster with other tenants' pools (the rig's e2e). */
 export function scopedView(view: WarmupView, pool: string): WarmupView {
   const mine = (o: { metadata: { labels?: Record<string, string> } }): boolean =>
-    o.metadata.labels?.[K.nodePoolLabel] === pool;
+    o.metadata.labels?.[NODE_POOL_LABEL] === pool;
   return {
     nodePools: () => view.nodePools().filter((p) => p.metadata.name === pool),
     nodePool: (name) => (name === pool ? view.nodePool(name) : undefined),

@@ -1,8 +1,8 @@
 // Labels and annotations the spot-placement webhook reads and writes on pods.
-import { K } from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 import type { Pod } from "../objects/kube.ts";
 
-export const CAPACITY_TYPE_KEY = K.capacityTypeLabel;
+export const CAPACITY_TYPE_KEY = CAPACITY_TYPE_LABEL;
 
 /** Which capacity type Wave assigned the pod: "on-demand" | "spot". */
 export const ASSIGNMENT_LABEL = "wave.sh/capacity-assignment";

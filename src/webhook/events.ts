@@ -3,10 +3,10 @@
 // metrics read them. Reason is always `WaveSpotRepair`; the involved object is the pod acted on;
 // the message starts with the workload key ("namespace/Kind/name: ...") and says why.
 import type { Event, Pod } from "../objects/kube.ts";
-import { W } from "../objects/wave.ts";
+import { SPOT_REPAIR_EVENT_COMPONENT, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
 
-export const REPAIR_COMPONENT = W.repairComponent;
-export const REPAIR_REASON = W.repairReason;
+export const REPAIR_COMPONENT = SPOT_REPAIR_EVENT_COMPONENT;
+export const REPAIR_REASON = SPOT_REPAIR_EVENT_REASON;
 
 export interface RepairEventInput {
   pod: Pod;

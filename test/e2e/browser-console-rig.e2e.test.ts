@@ -24,7 +24,7 @@ import { after, before, test } from "node:test";
 import { chromium, type Browser } from "playwright-core";
 import type { NodeListDto, OverviewDto, SpotPolicySetDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
 import type { Started } from "../../src/cli/start.ts";
-import { W } from "../../src/objects/wave.ts";
+import { WARMUP_LABEL, WARMUP_POOL_LABEL } from "../../src/objects/wave.ts";
 import { num } from "../../ui/src/format.ts";
 import {
   agree,
@@ -338,8 +338,8 @@ test(
       const warmupPod = await waitFor(
         "a warmup pod for the pool",
         async () => {
-          const found = (await list("pods", { namespace: waveNs, selector: `${W.warmupLabel}=true` })).find(
-            (p) => p.metadata.labels?.[W.poolLabel] === pool,
+          const found = (await list("pods", { namespace: waveNs, selector: `${WARMUP_LABEL}=true` })).find(
+            (p) => p.metadata.labels?.[WARMUP_POOL_LABEL] === pool,
           );
           if (found || Date.now() - sweptAt < 10_000) return found;
           sweptAt = Date.now();

@@ -2,8 +2,13 @@
 // pod resolves it, a tainted NodePool of a test's own, workloads on it, Wave's do-not-disrupt on
 // a warm node, and core's API with a bearer token.
 import assert from "node:assert/strict";
-import { K } from "../../src/objects/karpenter.ts";
-import { W } from "../../src/objects/wave.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../../src/objects/karpenter.ts";
+import {
+  DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  WARMUP_LABEL,
+  WARMUP_POOL_LABEL,
+} from "../../src/objects/wave.ts";
 import { get, list, type KubeObject } from "./harness.ts";
 
 type Obj = Record<string, unknown>;
@@ -89,9 +94,9 @@ export const annotations = (o: KubeObject | undefined): Record<string, string> =
 export const protectedBy = (o: KubeObject | undefined, namespace: string): boolean => {
   const a = annotations(o);
   return (
-    a[K.doNotDisrupt] === "true" &&
-    a[W.doNotDisruptOwner] === "warmup" &&
-    a[W.doNotDisruptNamespace] === namespace
+    a[DO_NOT_DISRUPT_ANNOTATION] === "true" &&
+    a[DO_NOT_DISRUPT_OWNER_ANNOTATION] === "warmup" &&
+    a[DO_NOT_DISRUPT_NAMESPACE_ANNOTATION] === namespace
   );
 };
 
@@ -103,7 +108,7 @@ export async function protectedWarmup(
 ): Promise<{ pod: KubeObject; node: KubeObject; claim: KubeObject } | undefined> {
   const pods = await list("pods", {
     namespace: podNamespace,
-    selector: `${W.warmupLabel}=true,${W.poolLabel}=${pool}`,
+    selector: `${WARMUP_LABEL}=true,${WARMUP_POOL_LABEL}=${pool}`,
   });
   for (const pod of pods) {
     const nodeName = pod.spec?.["nodeName"];

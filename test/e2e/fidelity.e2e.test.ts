@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Deployment } from "../../src/objects/kube.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
-import { K, type NodePool } from "../../src/objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL, NODE_POOL_LABEL, type NodePool } from "../../src/objects/karpenter.ts";
 import { parseDuration } from "../../src/karpenter/duration.ts";
 import { FakeClock } from "../../src/shared/clock.ts";
 import { seeded } from "../../src/shared/random.ts";
@@ -70,7 +70,7 @@ function pools(defaultPool: KubeObject): NodePool[] {
           }),
           requirements: [
             { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
-            { key: K.capacityTypeLabel, operator: "In", values: capacityTypes },
+            { key: CAPACITY_TYPE_LABEL, operator: "In", values: capacityTypes },
             FOUR_VCPU,
           ],
           taints: [{ key: POOL_LABEL, value: name, effect: "NoSchedule" }],
@@ -111,7 +111,7 @@ function deployment(
 function deployments(): Deployment[] {
   return [
     deployment("web", flex, "1", "1Gi"),
-    deployment("pinned", flex, "1", "1Gi", { [K.capacityTypeLabel]: "on-demand" }),
+    deployment("pinned", flex, "1", "1Gi", { [CAPACITY_TYPE_LABEL]: "on-demand" }),
     deployment("api", od, "500m", "512Mi"),
   ];
 }
@@ -132,10 +132,10 @@ function snapshotOf(
     capacity: { [flex]: [], [od]: [] },
   };
   for (const c of claims) {
-    const pool = c.metadata.labels?.[K.nodePoolLabel] ?? "";
+    const pool = c.metadata.labels?.[NODE_POOL_LABEL] ?? "";
     if (!(pool in out.claims) || c.metadata.deletionTimestamp) continue;
     out.claims[pool] = (out.claims[pool] ?? 0) + 1;
-    const ct = c.metadata.labels?.[K.capacityTypeLabel] ?? "?";
+    const ct = c.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? "?";
     const cts = out.capacity[pool] ?? [];
     if (!cts.includes(ct)) out.capacity[pool] = [...cts, ct].sort();
   }
@@ -237,7 +237,7 @@ async function runOnRig(sim: readonly Snapshot[]): Promise<Snapshot[]> {
         const running = pods.filter((p) => p.status?.phase === "Running" && !p.metadata.deletionTimestamp);
         // Only this test's pools: a busy shared rig may hold hundreds of other NodeClaims.
         const s = snapshotOf(
-          await list("nodeclaims.karpenter.sh", { selector: `${K.nodePoolLabel} in (${flex},${od})` }),
+          await list("nodeclaims.karpenter.sh", { selector: `${NODE_POOL_LABEL} in (${flex},${od})` }),
         );
         const pending = pods.filter((p) => p.status?.phase === "Pending").length;
         seen = `${running.length}/${want(step)} pods Running, ${pending} Pending; NodeClaims ${JSON.stringify(s.claims)}`;

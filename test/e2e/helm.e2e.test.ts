@@ -44,8 +44,14 @@ import { parseAllDocuments } from "yaml";
 import { freePorts, repoRoot } from "../../hack/rig/lib.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
 import { spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
-import { K } from "../../src/objects/karpenter.ts";
-import { W } from "../../src/objects/wave.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../../src/objects/karpenter.ts";
+import {
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  LAST_WARMUP_AT_ANNOTATION,
+  LAST_WARMUP_NAMESPACE_ANNOTATION,
+  WARMUP_LABEL,
+  WARMUP_POOL_LABEL,
+} from "../../src/objects/wave.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { documentedPermissions, effectiveIn, minus, parseCanIList } from "../unit/helm-rbac.ts";
@@ -298,7 +304,7 @@ const deployment = (
 const protectedByUs = (o: KubeObject | undefined): boolean => protectedBy(o, ns);
 
 async function warmupPods(): Promise<KubeObject[]> {
-  return list("pods", { namespace: warmupNs, selector: `${W.warmupLabel}=true,${W.poolLabel}=${pool}` });
+  return list("pods", { namespace: warmupNs, selector: `${WARMUP_LABEL}=true,${WARMUP_POOL_LABEL}=${pool}` });
 }
 
 /** A Running warmup pod whose Node and NodeClaim carry our do-not-disrupt. */
@@ -747,8 +753,8 @@ test(
           `[warmup] ${second.pod.metadata.name} on ${second.node.metadata.name}, protected\n`,
         );
         const cooldown = annotations(await get("nodepools.karpenter.sh", pool));
-        assert.ok(cooldown[W.lastWarmupAt], "core marked the pool's warmup cooldown");
-        assert.equal(cooldown[W.lastWarmupNamespace], ns);
+        assert.ok(cooldown[LAST_WARMUP_AT_ANNOTATION], "core marked the pool's warmup cooldown");
+        assert.equal(cooldown[LAST_WARMUP_NAMESPACE_ANNOTATION], ns);
         const leases = (await list("leases", { namespace: ns })).map((l) => l.metadata.name);
         assert.ok(
           leases.includes("wave-agent") && leases.includes("wave-warmup"),
@@ -781,7 +787,7 @@ test(
           "the hook does not reach into the chart's own warmup namespace",
         );
         assert.equal(
-          annotations(await get("nodepools.karpenter.sh", pool))[W.lastWarmupAt],
+          annotations(await get("nodepools.karpenter.sh", pool))[LAST_WARMUP_AT_ANNOTATION],
           undefined,
           "the pool's cooldown mark removed",
         );
@@ -790,7 +796,9 @@ test(
         for (const o of [node, claim]) {
           const a = annotations(o);
           assert.ok(
-            o === undefined || (a[K.doNotDisrupt] === undefined && a[W.doNotDisruptOwner] === undefined),
+            o === undefined ||
+              (a[DO_NOT_DISRUPT_ANNOTATION] === undefined &&
+                a[DO_NOT_DISRUPT_OWNER_ANNOTATION] === undefined),
             `Wave's do-not-disrupt removed from ${o?.kind ?? ""} ${o?.metadata.name ?? ""}`,
           );
         }

@@ -22,10 +22,20 @@ import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
 import type { ClientNodeKube } from "../../src/kube/clientnode/client.ts";
 import type { Node, Pod } from "../../src/objects/kube.ts";
 import { isNotFound } from "../../src/kube/port.ts";
-import { K, type NodeClaim } from "../../src/objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION, NODE_POOL_LABEL, type NodeClaim } from "../../src/objects/karpenter.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import { WarmupController } from "../../src/warmup/controller.ts";
-import { W } from "../../src/objects/wave.ts";
+import {
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  PREPULL_IMAGE_HASH_LABEL,
+  PREPULL_LABEL,
+  WARMUP_LABEL,
+  WARMUP_POOL_LABEL,
+} from "../../src/objects/wave.ts";
 import { imageHash } from "../../src/warmup/manifests.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "../../src/warmup/policy.ts";
 import { runController } from "../../src/warmup/run.ts";
@@ -137,14 +147,15 @@ async function protectedByWave(node: string): Promise<{ node: boolean; claim: bo
   const n = await client.get("Node", node).catch(() => undefined);
   const c = await claimOfNode(node);
   const marked = (a: Record<string, string>): boolean =>
-    a[K.doNotDisrupt] === "true" && a[W.doNotDisruptOwner] === W.doNotDisruptOwnerValue;
+    a[DO_NOT_DISRUPT_ANNOTATION] === "true" &&
+    a[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
   return { node: marked(annotations(n)), claim: marked(annotations(c)) };
 }
 
 /** Wave's marks on an object: karpenter.sh/do-not-disrupt and every wave.sh/ annotation. */
 const waveMarks = (o: { metadata: { annotations?: Record<string, string> } } | undefined): string[] =>
   Object.keys(annotations(o))
-    .filter((k) => k === K.doNotDisrupt || k.startsWith("wave.sh/"))
+    .filter((k) => k === DO_NOT_DISRUPT_ANNOTATION || k.startsWith("wave.sh/"))
     .sort();
 
 async function assertNoMarks(node: string, claim: string): Promise<void> {
@@ -241,13 +252,13 @@ function watchPullPods(signal: AbortSignal): Map<string, PullSeen> {
   const seen = new Map<string, PullSeen>();
   const stopped = (): boolean => signal.aborted;
   const loop = async (): Promise<void> => {
-    let rv = (await client.list("Pod", { namespace: ns, labelSelector: `${W.prepullLabel}=true` }))
+    let rv = (await client.list("Pod", { namespace: ns, labelSelector: `${PREPULL_LABEL}=true` }))
       .resourceVersion;
     while (!signal.aborted) {
       try {
         for await (const ev of client.watch(
           "Pod",
-          { namespace: ns, labelSelector: `${W.prepullLabel}=true`, resourceVersion: rv, timeoutSeconds: 60 },
+          { namespace: ns, labelSelector: `${PREPULL_LABEL}=true`, resourceVersion: rv, timeoutSeconds: 60 },
           signal,
         )) {
           if (ev.type === "BOOKMARK" || ev.type === "ERROR") continue;
@@ -258,7 +269,7 @@ function watchPullPods(signal: AbortSignal): Map<string, PullSeen> {
             name,
             node: p.spec.nodeName ?? "",
             image: p.spec.containers[0]?.image ?? "",
-            hash: p.metadata.labels?.[W.imageHashLabel] ?? "",
+            hash: p.metadata.labels?.[PREPULL_IMAGE_HASH_LABEL] ?? "",
             createdAt: p.metadata.creationTimestamp ?? "",
             seenAt: Date.now(),
             running: false,
@@ -315,7 +326,7 @@ async function assertPrepulled(t: TestContext, seen: Map<string, PullSeen>, node
   assert.ok(n);
   await waitFor(
     `pull pods on ${node} removed`,
-    async () => (await wavePods(W.prepullLabel)).every((p) => p.spec.nodeName !== node),
+    async () => (await wavePods(PREPULL_LABEL)).every((p) => p.spec.nodeName !== node),
     { timeoutMs: 30_000, intervalMs: 500 },
   );
   assert.ok(
@@ -338,7 +349,7 @@ async function readyNode(name: string): Promise<Node | undefined> {
 async function dumpState(): Promise<void> {
   const pods = (await client.list("Pod", { namespace: ns }).catch(() => ({ items: [] }))).items;
   const claims = (await client.list("NodeClaim").catch(() => ({ items: [] }))).items.filter(
-    (c) => c.metadata.labels?.[K.nodePoolLabel] === pool,
+    (c) => c.metadata.labels?.[NODE_POOL_LABEL] === pool,
   );
   process.stderr.write(
     `\n----- warmup e2e state -----\npods: ${pods
@@ -367,7 +378,7 @@ after(async () => {
   await waitFor(
     `NodeClaims of ${pool} gone`,
     async () =>
-      (await list("nodeclaims.karpenter.sh")).every((c) => c.metadata.labels?.[K.nodePoolLabel] !== pool),
+      (await list("nodeclaims.karpenter.sh")).every((c) => c.metadata.labels?.[NODE_POOL_LABEL] !== pool),
     { timeoutMs: 60_000, intervalMs: 1_000 },
   ).catch((e: unknown) => process.stderr.write(`# cleanup: ${String(e)}\n`));
   await remove("kwoknodeclasses.karpenter.kwok.sh", pool);
@@ -449,11 +460,11 @@ test(
           "a warmup pod for the pool",
           async () => {
             assertAlive(a);
-            return (await wavePods(W.warmupLabel))[0];
+            return (await wavePods(WARMUP_LABEL))[0];
           },
           { timeoutMs: 30_000, intervalMs: 250 },
         );
-        assert.equal(warm1.metadata.labels?.[W.poolLabel], pool);
+        assert.equal(warm1.metadata.labels?.[WARMUP_POOL_LABEL], pool);
         assert.equal(
           warm1.spec.containers[0]?.resources?.requests?.["cpu"],
           "3",
@@ -471,7 +482,7 @@ test(
         t.diagnostic(
           `warm node ${node2} Ready ${((Date.now() - tWarmStart) / 1000).toFixed(1)} s after the controller started`,
         );
-        assert.equal((await client.get("Node", node2)).metadata.labels?.[K.nodePoolLabel], pool);
+        assert.equal((await client.get("Node", node2)).metadata.labels?.[NODE_POOL_LABEL], pool);
         await waitFor(
           `do-not-disrupt on ${node2} and its NodeClaim`,
           async () => {
@@ -573,10 +584,10 @@ test(
         //    controller while that warmup waits for its node, then start a new process.
         const warm2 = await waitFor(
           "a second warmup pod",
-          async () => (await wavePods(W.warmupLabel)).find((p) => p.metadata.name !== warm1.metadata.name),
+          async () => (await wavePods(WARMUP_LABEL)).find((p) => p.metadata.name !== warm1.metadata.name),
           { timeoutMs: 30_000, intervalMs: 250 },
         );
-        const deadline = Date.parse(warm2.metadata.annotations?.[W.deadline] ?? "");
+        const deadline = Date.parse(warm2.metadata.annotations?.[DEADLINE_ANNOTATION] ?? "");
         assert.ok(Number.isFinite(deadline), "the warmup pod carries its deadline");
         await kill(a);
         const pendingAtKill =
@@ -608,7 +619,7 @@ test(
         assert.notEqual(claim3, "", `${node3} has a NodeClaim`);
         await assertPrepulled(t, pulls, node3);
         assert.deepEqual(
-          (await wavePods(W.warmupLabel)).map((p) => p.metadata.name),
+          (await wavePods(WARMUP_LABEL)).map((p) => p.metadata.name),
           [warm2.metadata.name],
           "the new process adopted the warmup: no duplicate",
         );
@@ -636,7 +647,7 @@ test(
                 disruptedWhileProtected = "NodeClaim deleting";
               return undefined;
             }
-            return (await wavePods(W.warmupLabel)).length === 0 ? Date.now() : undefined;
+            return (await wavePods(WARMUP_LABEL)).length === 0 ? Date.now() : undefined;
           },
           { timeoutMs: deadline - Date.now() + 30_000, intervalMs: 250 },
         );
@@ -697,7 +708,7 @@ test(
         t.diagnostic(`Karpenter on ${node3}: ${nodeEvents.join(" | ") || "no disruption events"}`);
         assert.deepEqual(
           (await client.list("Pod", { namespace: ns })).items
-            .filter((p) => p.metadata.labels?.[W.managedByLabel] === W.managedByValue)
+            .filter((p) => p.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE)
             .map((p) => p.metadata.name),
           [],
           "no orphan warmup or pull pods",

@@ -26,12 +26,21 @@ import type {
 } from "../../src/dashboard/dto.ts";
 import { consoleRoutes } from "../../src/api/routes/console.ts";
 import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
-import { K } from "../../src/objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../../src/objects/karpenter.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
 import { KwokPriceProvider } from "../../src/pricing/kwok.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import { silentLogger } from "../../src/shared/log.ts";
-import { W } from "../../src/objects/wave.ts";
+import {
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  PREPULL_IMAGE_ANNOTATION,
+  PREPULL_LABEL,
+  WARMUP_POOL_LABEL,
+} from "../../src/objects/wave.ts";
 import { NOTE_ANNOTATION } from "../../src/webhook/constants.ts";
 import { repairEvent } from "../../src/webhook/events.ts";
 
@@ -56,11 +65,11 @@ async function until(what: string, pred: () => boolean): Promise<void> {
 }
 
 const warmMarks = {
-  [K.doNotDisrupt]: "true",
-  [W.doNotDisruptOwner]: W.doNotDisruptOwnerValue,
-  [W.doNotDisruptNamespace]: "wave",
-  [W.createdAt]: "2026-03-02T11:58:00Z",
-  [W.deadline]: "2026-03-02T12:08:00Z",
+  [DO_NOT_DISRUPT_ANNOTATION]: "true",
+  [DO_NOT_DISRUPT_OWNER_ANNOTATION]: DO_NOT_DISRUPT_OWNER_VALUE,
+  [DO_NOT_DISRUPT_NAMESPACE_ANNOTATION]: "wave",
+  [CREATED_AT_ANNOTATION]: "2026-03-02T11:58:00Z",
+  [DEADLINE_ANNOTATION]: "2026-03-02T12:08:00Z",
 };
 
 before(async () => {
@@ -95,8 +104,11 @@ before(async () => {
       metadata: {
         name: "prepull-1",
         namespace: "wave",
-        labels: { [W.prepullLabel]: "true", [W.poolLabel]: pool.metadata.name ?? "" },
-        annotations: { [W.image]: "registry.example/app:1.0", "unrelated/big": "x".repeat(4000) },
+        labels: { [PREPULL_LABEL]: "true", [WARMUP_POOL_LABEL]: pool.metadata.name ?? "" },
+        annotations: {
+          [PREPULL_IMAGE_ANNOTATION]: "registry.example/app:1.0",
+          "unrelated/big": "x".repeat(4000),
+        },
       },
       spec: {
         nodeName: node.metadata.name,
@@ -213,11 +225,11 @@ describe("agent → wire → core → API", { timeout: 60_000 }, () => {
     const state = hub.get(CLUSTER)?.state;
     assert.ok(state);
     const prepull = state.pod("wave", "prepull-1")?.metadata.annotations ?? {};
-    assert.equal(prepull[W.image], "registry.example/app:1.0");
+    assert.equal(prepull[PREPULL_IMAGE_ANNOTATION], "registry.example/app:1.0");
     assert.equal(prepull["unrelated/big"], undefined, "large foreign annotations dropped");
     assert.equal(state.pod("shop", "web-1")?.metadata.annotations?.[NOTE_ANNOTATION], "no policy");
     const claim = state.nodeClaim(fixtures.nodeClaim("initialized").metadata.name ?? "");
-    assert.equal(claim?.metadata.annotations?.[W.doNotDisruptOwner], W.doNotDisruptOwnerValue);
+    assert.equal(claim?.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION], DO_NOT_DISRUPT_OWNER_VALUE);
   });
 
   it("follows the warm mark's removal (a hit or expiry) to the API", async () => {
@@ -231,7 +243,7 @@ describe("agent → wire → core → API", { timeout: 60_000 }, () => {
       const cur = await kube.get(kind, n);
       const annotations = Object.fromEntries(
         Object.entries(cur.metadata.annotations ?? {}).filter(
-          ([k]) => k !== W.doNotDisruptOwner && k !== K.doNotDisrupt,
+          ([k]) => k !== DO_NOT_DISRUPT_OWNER_ANNOTATION && k !== DO_NOT_DISRUPT_ANNOTATION,
         ),
       );
       await kube.replace(kind, { ...cur, metadata: { ...cur.metadata, annotations } });
@@ -240,8 +252,8 @@ describe("agent → wire → core → API", { timeout: 60_000 }, () => {
       const s = hub.get(CLUSTER)?.state;
       return (
         s !== undefined &&
-        s.node(name)?.metadata.annotations?.[W.doNotDisruptOwner] === undefined &&
-        s.nodeClaim(claimName)?.metadata.annotations?.[W.doNotDisruptOwner] === undefined
+        s.node(name)?.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === undefined &&
+        s.nodeClaim(claimName)?.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === undefined
       );
     });
     const nodes = (

@@ -11,7 +11,13 @@ import { join } from "node:path";
 import type { NodeDto, NodeListDto, NodePoolDto, OverviewDto } from "../../src/dashboard/dto.ts";
 import { startAgentComponent, startCoreComponent } from "../../src/cli/components.ts";
 import { parseConfig } from "../../src/config/config.ts";
-import { K } from "../../src/objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_REGION_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+} from "../../src/objects/karpenter.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
 import { setAwsEnv, startFakeAws, type FakeAws } from "../../src/pricing/testing.ts";
 import { silentLogger } from "../../src/shared/log.ts";
@@ -63,11 +69,11 @@ async function seed(kube: MemoryKube): Promise<void> {
       metadata: {
         name: m.name,
         labels: {
-          [K.nodePoolLabel]: "general",
-          [K.instanceTypeLabel]: m.type,
-          [K.capacityTypeLabel]: m.capacity,
-          ...(m.zone ? { [K.zoneLabel]: m.zone } : {}),
-          ...(m.region ? { [K.regionLabel]: m.region } : {}),
+          [NODE_POOL_LABEL]: "general",
+          [INSTANCE_TYPE_LABEL]: m.type,
+          [CAPACITY_TYPE_LABEL]: m.capacity,
+          ...(m.zone ? { [TOPOLOGY_ZONE_LABEL]: m.zone } : {}),
+          ...(m.region ? { [TOPOLOGY_REGION_LABEL]: m.region } : {}),
         },
       },
       spec: { providerID: m.providerID ?? `aws:///${m.zone ?? ""}/i-0${m.name.length}abcdef0123456` },

@@ -3,7 +3,7 @@
 // writes what this returns in the batch's transaction, so the spot page can count them per
 // workload over any range, across core restarts and after Kubernetes has expired the Events.
 import type { Event } from "../../objects/kube.ts";
-import { W } from "../../objects/wave.ts";
+import { SPOT_REPAIR_EVENT_COMPONENT, SPOT_REPAIR_EVENT_REASON } from "../../objects/wave.ts";
 import type { SpotRepair } from "../store/store.ts";
 
 /** "namespace/Kind/name: why" → the workload key and the why. */
@@ -11,7 +11,7 @@ const WORKLOAD_PREFIX = /^([^/\s:]+\/[^/\s:]+\/[^/\s:]+):\s*(.*)$/s;
 
 export function isRepairEvent(ev: Event): boolean {
   const component = ev.reportingComponent ?? ev.source?.component ?? "";
-  return ev.reason === W.repairReason || component === W.repairComponent;
+  return ev.reason === SPOT_REPAIR_EVENT_REASON || component === SPOT_REPAIR_EVENT_COMPONENT;
 }
 
 /** One repair row from an Event; undefined for any other Event (or one without a workload). */

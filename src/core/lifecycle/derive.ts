@@ -3,7 +3,12 @@
 // and node, disruption reasons taken from Karpenter's DisruptionTerminating Events, and
 // de-duplicated so replays (snapshots, reconnects, repeated Events) record each step once.
 import type { Event } from "../../objects/kube.ts";
-import { K } from "../../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+} from "../../objects/karpenter.ts";
 import type { NodeClaim } from "../../objects/karpenter.ts";
 import { diffNodeClaim } from "../../karpenter/lifecycle.ts";
 import type { LifecycleTransition, LifecycleTransitionType } from "../../karpenter/lifecycle.ts";
@@ -71,10 +76,10 @@ function enrich(t: LifecycleTransition, nc: NodeClaim, source: LifecycleEvent["s
   ) => {
     if (v) out[k] = v;
   };
-  set("nodePool", labels[K.nodePoolLabel]);
-  set("capacityType", labels[K.capacityTypeLabel]);
-  set("instanceType", labels[K.instanceTypeLabel]);
-  set("zone", labels[K.zoneLabel]);
+  set("nodePool", labels[NODE_POOL_LABEL]);
+  set("capacityType", labels[CAPACITY_TYPE_LABEL]);
+  set("instanceType", labels[INSTANCE_TYPE_LABEL]);
+  set("zone", labels[TOPOLOGY_ZONE_LABEL]);
   set("nodeName", nc.status?.nodeName);
   return out;
 }

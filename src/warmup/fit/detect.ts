@@ -2,7 +2,7 @@
 // Ready node of the pool could take one more of it right now. If none can, the next such pod
 // would wait for a cold node launch — that is when warm capacity pays off.
 import type { Node, Pod } from "../../objects/kube.ts";
-import { K, type NodePool } from "../../objects/karpenter.ts";
+import { NODE_POOL_LABEL, type NodePool } from "../../objects/karpenter.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
 import { isActivePod, nodeAllocatable, nodeRoom, podRequests, shortfalls } from "../../karpenter/room.ts";
 import { podMatchesNodeLabels, untoleratedTaints } from "../../karpenter/scheduling.ts";
@@ -150,4 +150,4 @@ export function podsByNodeName(pods: readonly Pod[]): Map<string, Pod[]> {
   return out;
 }
 
-export const poolNameOfNode = (n: Node): string | undefined => n.metadata.labels?.[K.nodePoolLabel];
+export const poolNameOfNode = (n: Node): string | undefined => n.metadata.labels?.[NODE_POOL_LABEL];

@@ -1,10 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock } from "../../shared/clock.ts";
-import { K } from "../../objects/karpenter.ts";
+import {
+  ARCH_LABEL,
+  CAPACITY_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+} from "../../objects/karpenter.ts";
 import type { Node, Pod } from "../../objects/kube.ts";
 import { DEFAULT_POLICY } from "../policy.ts";
-import { W } from "../../objects/wave.ts";
+import { WARMUP_LABEL } from "../../objects/wave.ts";
 import { node, nodePool, pod, T0 } from "../testing/fixtures.ts";
 import {
   detect,
@@ -83,7 +88,7 @@ describe("fit detection", () => {
 
   it("counts each warmup pod as one warm slot, up to the target", () => {
     const nodes = [node("n1", "general", { cpu: "4" }), node("w1", "general", { cpu: "4" })];
-    const warm = pod("w", { cpu: "2", node: "w1", labels: { [W.warmupLabel]: "true" } });
+    const warm = pod("w", { cpu: "2", node: "w1", labels: { [WARMUP_LABEL]: "true" } });
     const full = pod("f", { cpu: "3", node: "n1" });
     const input = {
       pool: nodePool("general"),
@@ -119,12 +124,12 @@ describe("fit detection", () => {
   });
 
   it("respects nodeSelector and required node affinity", () => {
-    const nodes = [node("n1", "general", { labels: { [K.zoneLabel]: "test-zone-a" } })];
-    const sel = big({ node: "elsewhere", nodeSelector: { [K.zoneLabel]: "test-zone-b" } });
+    const nodes = [node("n1", "general", { labels: { [TOPOLOGY_ZONE_LABEL]: "test-zone-a" } })];
+    const sel = big({ node: "elsewhere", nodeSelector: { [TOPOLOGY_ZONE_LABEL]: "test-zone-b" } });
     const d = run(nodes, [sel]);
     assert.deepEqual(d.warmup && d.reasons, { n1: ["selector"] });
     assert.equal(
-      run(nodes, [big({ node: "x", nodeSelector: { [K.zoneLabel]: "test-zone-a" } })]).warmup,
+      run(nodes, [big({ node: "x", nodeSelector: { [TOPOLOGY_ZONE_LABEL]: "test-zone-a" } })]).warmup,
       false,
     );
     const affinity = (op: "In" | "NotIn"): Pod =>
@@ -134,7 +139,7 @@ describe("fit detection", () => {
           nodeAffinity: {
             requiredDuringSchedulingIgnoredDuringExecution: {
               nodeSelectorTerms: [
-                { matchExpressions: [{ key: K.zoneLabel, operator: op, values: ["test-zone-a"] }] },
+                { matchExpressions: [{ key: TOPOLOGY_ZONE_LABEL, operator: op, values: ["test-zone-a"] }] },
               ],
             },
           },
@@ -167,7 +172,7 @@ describe("pool of a pod", () => {
     nodePool("gpu", { taints: [{ key: "nvidia.com/gpu", effect: "NoSchedule" }], labels: { team: "ml" } }),
     nodePool("heavy", {
       weight: 10,
-      requirements: [{ key: K.archLabel, operator: "In", values: ["arm64"] }],
+      requirements: [{ key: ARCH_LABEL, operator: "In", values: ["arm64"] }],
     }),
   ];
   const nodes = new Map([["n1", node("n1", "gpu")]]);
@@ -179,7 +184,7 @@ describe("pool of a pod", () => {
 
   it("uses a nodeSelector / required affinity on karpenter.sh/nodepool", () => {
     assert.equal(
-      poolOfPod(pod("p", { nodeSelector: { [K.nodePoolLabel]: "general" } }), pools, nodes),
+      poolOfPod(pod("p", { nodeSelector: { [NODE_POOL_LABEL]: "general" } }), pools, nodes),
       "general",
     );
     const pinGpu = (tolerate: boolean): Pod =>
@@ -189,7 +194,7 @@ describe("pool of a pod", () => {
           nodeAffinity: {
             requiredDuringSchedulingIgnoredDuringExecution: {
               nodeSelectorTerms: [
-                { matchExpressions: [{ key: K.nodePoolLabel, operator: "In", values: ["gpu"] }] },
+                { matchExpressions: [{ key: NODE_POOL_LABEL, operator: "In", values: ["gpu"] }] },
               ],
             },
           },
@@ -203,7 +208,7 @@ describe("pool of a pod", () => {
   it("matches requirements, template labels and taints; highest weight wins", () => {
     // Unconstrained pod: general and heavy can host it (gpu is tainted); heavy weighs more.
     assert.equal(poolOfPod(pod("p"), pools, nodes), "heavy");
-    assert.equal(poolOfPod(pod("p", { nodeSelector: { [K.archLabel]: "amd64" } }), pools, nodes), "general");
+    assert.equal(poolOfPod(pod("p", { nodeSelector: { [ARCH_LABEL]: "amd64" } }), pools, nodes), "general");
     const ml = pod("p", {
       nodeSelector: { team: "ml" },
       tolerations: [{ key: "nvidia.com/gpu", operator: "Exists" }],
@@ -281,7 +286,7 @@ describe("admission limits", () => {
 
   it("guesses the offering from the pool's nodes and capacity-type requirement", () => {
     const spot = nodePool("g", {
-      requirements: [{ key: K.capacityTypeLabel, operator: "In", values: ["on-demand", "spot"] }],
+      requirements: [{ key: CAPACITY_TYPE_LABEL, operator: "In", values: ["on-demand", "spot"] }],
     });
     assert.deepEqual(
       likelyOffering(spot, [

@@ -1,7 +1,12 @@
 // Admission of a new warmup once detection says one is needed (pure): policy switch, warm node
 // cap, one launch in flight at a time, cooldown, the NodePool's spec.limits and the cost cap.
 import type { Node } from "../../objects/kube.ts";
-import { K, type CapacityType, type NodePool } from "../../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  type CapacityType,
+  type NodePool,
+} from "../../objects/karpenter.ts";
 import type { WarmupPolicy } from "../policy.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
 import { backoffCooldownMs, unusedStreak } from "../backoff.ts";
@@ -62,12 +67,12 @@ export function likelyOffering(
 ): { instanceType?: string; capacityType: CapacityType } {
   const counts = new Map<string, number>();
   for (const n of poolNodes) {
-    const t = n.metadata.labels?.[K.instanceTypeLabel];
+    const t = n.metadata.labels?.[INSTANCE_TYPE_LABEL];
     if (t !== undefined) counts.set(t, (counts.get(t) ?? 0) + 1);
   }
   const instanceType = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
   const ct = (pool.spec.template.spec.requirements ?? []).find(
-    (r) => r.key === K.capacityTypeLabel && r.operator === "In",
+    (r) => r.key === CAPACITY_TYPE_LABEL && r.operator === "In",
   );
   // Karpenter prefers spot when a pool allows it; without a requirement v1 defaults to on-demand.
   const allowed = ct?.values ?? ["on-demand"];
@@ -83,7 +88,7 @@ export function likelyOffering(
 export function warmCost(nodes: readonly Node[], priceOf: PriceOf): number | undefined {
   let sum = 0;
   for (const n of nodes) {
-    const ct = (n.metadata.labels?.[K.capacityTypeLabel] ?? "on-demand") as CapacityType;
+    const ct = (n.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? "on-demand") as CapacityType;
     const p = priceOf(n, ct);
     if (p === undefined) return undefined;
     sum += p;

@@ -1,6 +1,13 @@
 // Small builders for warmup tests: nodes, pods and pools with only the fields that matter.
 import type { Affinity, Node, Pod, Taint, Toleration } from "../../objects/kube.ts";
-import { K, type NodeClaim, type NodePool } from "../../objects/karpenter.ts";
+import {
+  ARCH_LABEL,
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  type NodeClaim,
+  type NodePool,
+} from "../../objects/karpenter.ts";
 import type { NodeSelectorRequirement } from "../../objects/kube.ts";
 
 export const T0 = Date.UTC(2026, 0, 1);
@@ -27,10 +34,10 @@ export function node(name: string, pool: string, o: NodeOpts = {}): Node {
     metadata: {
       name,
       labels: {
-        [K.nodePoolLabel]: pool,
-        [K.instanceTypeLabel]: o.instanceType ?? "m-4x-amd64-linux",
-        [K.capacityTypeLabel]: o.capacityType ?? "on-demand",
-        [K.archLabel]: "amd64",
+        [NODE_POOL_LABEL]: pool,
+        [INSTANCE_TYPE_LABEL]: o.instanceType ?? "m-4x-amd64-linux",
+        [CAPACITY_TYPE_LABEL]: o.capacityType ?? "on-demand",
+        [ARCH_LABEL]: "amd64",
         ...o.labels,
       },
     },
@@ -111,7 +118,7 @@ export function nodePool(name: string, o: PoolOpts = {}): NodePool {
         ...(o.labels ? { metadata: { labels: o.labels } } : {}),
         spec: {
           requirements: o.requirements ?? [
-            { key: K.capacityTypeLabel, operator: "In", values: ["on-demand"] },
+            { key: CAPACITY_TYPE_LABEL, operator: "In", values: ["on-demand"] },
           ],
           nodeClassRef: { group: "karpenter.kwok.sh", kind: "KWOKNodeClass", name: "default" },
           ...(o.taints ? { taints: o.taints } : {}),
@@ -128,7 +135,7 @@ export function nodeClaim(name: string, pool: string, nodeName: string): NodeCla
   return {
     apiVersion: "karpenter.sh/v1",
     kind: "NodeClaim",
-    metadata: { name, labels: { [K.nodePoolLabel]: pool } },
+    metadata: { name, labels: { [NODE_POOL_LABEL]: pool } },
     spec: { nodeClassRef: { group: "karpenter.kwok.sh", kind: "KWOKNodeClass", name: "default" } },
     status: { nodeName },
   };
