@@ -15,15 +15,13 @@ import {
   LAST_WARMUP_NAMESPACE_ANNOTATION,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
+  PREPULLED_ANNOTATION,
   PREPULL_LABEL,
   WARMUP_LABEL,
 } from "../objects/wave.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
 import type { CommandContext } from "./commands.ts";
 import { cluster, logger, SPOT_REPAIR_LEASE, WARMUP_LEASE, type ComponentOptions } from "./component.ts";
-
-/** Annotation on Nodes for pre-pulled images (removed with Wave's do-not-disrupt). */
-const PREPULLED = "wave.sh/prepulled";
 
 export interface CleanupOptions {
   namespace: string;
@@ -127,7 +125,7 @@ export function waveProtection(
       DEADLINE_ANNOTATION,
       CREATED_AT_ANNOTATION,
     ];
-    if (kind === "Node") keys.push(PREPULLED);
+    if (kind === "Node") keys.push(PREPULLED_ANNOTATION); // removed with Wave's do-not-disrupt
     return keys.filter((k) => k in a);
   };
 }

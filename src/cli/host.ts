@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { KubeApiError, type KubeClient } from "../kube/port.ts";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../objects/wave.ts";
 import type { Logger } from "../shared/log.ts";
 import { buildWebhookConfiguration } from "../webhook/webhook-config.ts";
 
@@ -29,7 +30,7 @@ export async function ensureNamespaces(
     }
     try {
       await kube.create("Namespace", {
-        metadata: { name, labels: { "app.kubernetes.io/managed-by": "wave" } },
+        metadata: { name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
       });
       created.push(name);
       log.info("created namespace", { namespace: name });

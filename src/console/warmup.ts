@@ -29,15 +29,13 @@ import {
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
   DO_NOT_DISRUPT_OWNER_VALUE,
   LAST_WARMUP_AT_ANNOTATION,
+  PREPULLED_ANNOTATION,
   PREPULL_IMAGE_ANNOTATION,
   WARMUP_POOL_LABEL,
 } from "../objects/wave.ts";
 import { imageHash } from "../warmup/manifests.ts";
 import type { WarmupPolicy } from "../warmup/policy.ts";
 import { workloadImages } from "../warmup/prepull.ts";
-
-/** wave.sh/prepulled on a warm Node: hashes of images whose pre-pull finished. */
-const PREPULLED = "wave.sh/prepulled";
 
 export interface WarmupViewInput {
   clusterId: string;
@@ -174,7 +172,9 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       const nodeName = n.metadata.name ?? "";
       const created = parseTime(n.metadata.annotations?.[CREATED_AT_ANNOTATION]);
       const deadline = parseTime(n.metadata.annotations?.[DEADLINE_ANNOTATION]);
-      const done = new Set((n.metadata.annotations?.[PREPULLED] ?? "").split(",").filter((h) => h !== ""));
+      const done = new Set(
+        (n.metadata.annotations?.[PREPULLED_ANNOTATION] ?? "").split(",").filter((h) => h !== ""),
+      );
       const failed = new Set(
         events
           .filter((e) => e.type === "prepull" && e.node === nodeName && e.reason === "failed")

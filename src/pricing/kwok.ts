@@ -6,7 +6,7 @@
 // 2/4/8 GiB of memory per vCPU; price = 0.025 × vCPU + 0.001 × memoryBytes / 1e9 on-demand and
 // 0.7 × that for spot, in every zone test-zone-a..d. A cluster may run the provider with its own
 // instance-types file (--instance-types-file-path); pass it here and its prices win.
-import type { CapacityType } from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL, TOPOLOGY_ZONE_LABEL, type CapacityType } from "../objects/karpenter.ts";
 import type { PriceProvider, PriceQuote } from "./types.ts";
 
 export const KWOK_SPOT_FACTOR = 0.7;
@@ -98,8 +98,8 @@ export function parseKwokInstanceTypes(json: unknown): KwokOfferingPrices {
         const r = (reqs as unknown[]).find((x) => isRecord(x) && x.key === key);
         return isRecord(r) && Array.isArray(r.values) ? r.values.filter((v) => typeof v === "string") : [];
       };
-      const cts = values("karpenter.sh/capacity-type");
-      const zones = values("topology.kubernetes.io/zone");
+      const cts = values(CAPACITY_TYPE_LABEL);
+      const zones = values(TOPOLOGY_ZONE_LABEL);
       if (cts.length === 0 || zones.length === 0) {
         throw new KwokInstanceTypesError(`${at}: needs capacity-type and zone requirements`);
       }

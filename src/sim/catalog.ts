@@ -2,7 +2,15 @@
 // category → GiB per vCPU), prices from the pricing module, so simulated costs match what
 // Wave shows for the same instance on a real cluster.
 import type { PriceProvider } from "../pricing/types.ts";
-import type { CapacityType } from "../objects/karpenter.ts";
+import {
+  ARCH_LABEL,
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  TOPOLOGY_REGION_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type CapacityType,
+} from "../objects/karpenter.ts";
+import { OS_LABEL } from "../karpenter/labels.ts";
 import { KWOK_ZONES, KwokPriceProvider } from "../pricing/kwok.ts";
 
 export interface InstanceType {
@@ -140,11 +148,11 @@ export function buildOfferings(
 export function offeringLabels(o: Offering): Record<string, string> {
   if (o.type.provider === "kwok") {
     return {
-      "node.kubernetes.io/instance-type": o.type.name,
-      "karpenter.sh/capacity-type": o.capacityType,
-      "topology.kubernetes.io/zone": o.zone,
-      "kubernetes.io/arch": o.type.arch,
-      "kubernetes.io/os": "linux",
+      [INSTANCE_TYPE_LABEL]: o.type.name,
+      [CAPACITY_TYPE_LABEL]: o.capacityType,
+      [TOPOLOGY_ZONE_LABEL]: o.zone,
+      [ARCH_LABEL]: o.type.arch,
+      [OS_LABEL]: "linux",
       "karpenter.kwok.sh/instance-family": o.type.family,
       "karpenter.kwok.sh/instance-size": String(o.type.vcpu),
       "karpenter.kwok.sh/instance-cpu": String(o.type.vcpu),
@@ -152,12 +160,12 @@ export function offeringLabels(o: Offering): Record<string, string> {
     };
   }
   return {
-    "node.kubernetes.io/instance-type": o.type.name,
-    "karpenter.sh/capacity-type": o.capacityType,
-    "topology.kubernetes.io/zone": o.zone,
-    "topology.kubernetes.io/region": SIM_REGION,
-    "kubernetes.io/arch": o.type.arch,
-    "kubernetes.io/os": "linux",
+    [INSTANCE_TYPE_LABEL]: o.type.name,
+    [CAPACITY_TYPE_LABEL]: o.capacityType,
+    [TOPOLOGY_ZONE_LABEL]: o.zone,
+    [TOPOLOGY_REGION_LABEL]: SIM_REGION,
+    [ARCH_LABEL]: o.type.arch,
+    [OS_LABEL]: "linux",
     "karpenter.k8s.aws/instance-family": o.type.family,
     "karpenter.k8s.aws/instance-category": o.type.category,
     "karpenter.k8s.aws/instance-cpu": String(o.type.vcpu),

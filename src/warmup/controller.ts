@@ -56,8 +56,6 @@ import type { WarmupEvent } from "./stats.ts";
 import { nextStreak, unusedStreak, type WarmupEnd } from "./backoff.ts";
 import type { WarmupView } from "./view.ts";
 
-const PREPULLED = PREPULLED_ANNOTATION;
-
 export interface ReconcileResult {
   requeueAfter: number;
 }
@@ -462,7 +460,9 @@ export class WarmupController {
     const namespace = this.#podNamespace;
     const name = node.metadata.name ?? "";
     const wake: number[] = [];
-    const done = new Set((node.metadata.annotations?.[PREPULLED] ?? "").split(",").filter((h) => h !== ""));
+    const done = new Set(
+      (node.metadata.annotations?.[PREPULLED_ANNOTATION] ?? "").split(",").filter((h) => h !== ""),
+    );
     const finished: Pod[] = [];
     const running: Pod[] = [];
     for (const p of pulls) {
@@ -480,7 +480,7 @@ export class WarmupController {
       await client.patch("Node", name, {
         metadata: {
           annotations: {
-            [PREPULLED]: [...done]
+            [PREPULLED_ANNOTATION]: [...done]
               .filter((h) => h !== "")
               .sort()
               .join(","),
@@ -572,7 +572,7 @@ export class WarmupController {
         [DEADLINE_ANNOTATION]: null,
         [CREATED_AT_ANNOTATION]: null,
       };
-      if (kind === "Node") remove[PREPULLED] = null;
+      if (kind === "Node") remove[PREPULLED_ANNOTATION] = null;
       return remove;
     });
   }

@@ -4,6 +4,7 @@
 // are batched into one read-modify-write, so contention grows with replicas, not with pods.
 import { randomUUID } from "node:crypto";
 import type { Lease, Pod } from "../objects/kube.ts";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../objects/wave.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
@@ -30,7 +31,6 @@ import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 
 export const LEDGER_STATE_ANNOTATION = "wave.sh/spot-ledger-state";
 export const LEDGER_WORKLOAD_ANNOTATION = "wave.sh/workload";
-export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 
 export interface AllocationRequest {
   workload: WorkloadRef;
@@ -504,7 +504,7 @@ export class SlotAllocator implements Allocator {
         metadata: {
           name,
           namespace: this.#namespace,
-          labels: { [MANAGED_BY_LABEL]: "wave", [LEDGER_LABEL]: ledgerId(ref) },
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [LEDGER_LABEL]: ledgerId(ref) },
           annotations,
         },
         spec: { holderIdentity: this.#replicaId },

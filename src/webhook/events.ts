@@ -3,7 +3,12 @@
 // metrics read them. Reason is always `WaveSpotRepair`; the involved object is the pod acted on;
 // the message starts with the workload key ("namespace/Kind/name: ...") and says why.
 import type { Event, Pod } from "../objects/kube.ts";
-import { SPOT_REPAIR_EVENT_COMPONENT, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
+import {
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  SPOT_REPAIR_EVENT_COMPONENT,
+  SPOT_REPAIR_EVENT_REASON,
+} from "../objects/wave.ts";
 
 export const REPAIR_COMPONENT = SPOT_REPAIR_EVENT_COMPONENT;
 export const REPAIR_REASON = SPOT_REPAIR_EVENT_REASON;
@@ -31,7 +36,7 @@ export function repairEvent(e: RepairEventInput): Event {
       // Event names are <involved object>.<unique suffix>, as client-go's recorder makes them.
       name: `${name}.${e.now.toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`.slice(0, 253),
       namespace: e.pod.metadata.namespace,
-      labels: { "app.kubernetes.io/managed-by": "wave" },
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
     },
     involvedObject: {
       apiVersion: "v1",

@@ -1,6 +1,7 @@
 // The MutatingWebhookConfiguration that registers the webhook with the apiserver. Every setting
 // leans toward never getting in the way of pod creation.
 import type { MutatingWebhookConfiguration } from "../objects/kube.ts";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../objects/wave.ts";
 import { OPT_OUT_LABEL, OPT_OUT_VALUE } from "./constants.ts";
 import { MUTATE_PATH } from "./handler.ts";
 
@@ -43,7 +44,7 @@ export function buildWebhookConfiguration(opts: WebhookConfigOptions): MutatingW
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "MutatingWebhookConfiguration",
-    metadata: { name, labels: { "app.kubernetes.io/managed-by": "wave" } },
+    metadata: { name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
     webhooks: [
       {
         name: `${name}.wave.sh`,
