@@ -1,5 +1,5 @@
 // Warmup never fights consolidation, on the simulated Karpenter (FakeClock: 12 minutes in
-// seconds). The rig's acceptance (test/e2e/warmup-consolidation.e2e.test.ts) in small: a pool that
+// seconds). The rig's acceptance (test/e2e/warmup-consolidation.soak.e2e.test.ts) in small: a pool that
 // consolidates empty nodes 20 s after they empty, one pod filling its one 4-vCPU node, no further
 // demand, Wave's real warmup controller with a 30 s TTL and no cooldown of its own. Every warm
 // node expires unused and Karpenter consolidates it; back-off must space the next ones out.
