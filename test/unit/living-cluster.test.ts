@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
 import type {
   DisruptionDto,
   LifecycleEventDto,
@@ -24,6 +23,7 @@ import { LIVING_POOLS, LIVING_WARMUP } from "../../src/sim/living.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { backoffCooldownMs } from "../../src/warmup/backoff.ts";
 import { DEFAULT_POLICY } from "../../src/warmup/policy.ts";
+import { simulatedConfig } from "../support/wave.ts";
 
 const HOUR = 3_600_000;
 const CLUSTER = "living";
@@ -71,16 +71,7 @@ const clock = pinnedClock(END);
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wave-living-"));
   w = await startWave(
-    {
-      ...DEFAULTS,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: tmp,
-      logLevel: "error",
-      simulate: true,
-      clusterId: CLUSTER,
-    },
+    simulatedConfig(tmp, CLUSTER),
     {},
     {
       clock,

@@ -10,10 +10,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SIMULATED_HISTORY_MS, startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
 import type { SeriesGap, SeriesPoint } from "../../src/core/history/series.ts";
 import { pinnedClock } from "../../src/sim/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
+import { simulatedConfig } from "../support/wave.ts";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -27,16 +27,7 @@ let now: number;
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wave-day-"));
   w = await startWave(
-    {
-      ...DEFAULTS,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: tmp,
-      logLevel: "error",
-      simulate: true,
-      clusterId: CLUSTER,
-    },
+    simulatedConfig(tmp, CLUSTER),
     {},
     { clock, log: createLogger({ level: "error", base: { app: "prehistory-test" } }) },
   );

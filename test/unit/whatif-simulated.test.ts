@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import { run } from "../../src/cli/main.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
 import type { SpotViewDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { LIVING_SPOT_POLICIES } from "../../src/sim/living.ts";
 import { captureIo as capture } from "../support/io.ts";
+import { simulatedConfig } from "../support/wave.ts";
 
 const CLUSTER = "sim";
 const API = "shop/Deployment/api";
@@ -28,16 +28,7 @@ let w: Started;
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wave-whatif-sim-"));
   w = await startWave(
-    {
-      ...DEFAULTS,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: tmp,
-      logLevel: "error",
-      simulate: true,
-      clusterId: CLUSTER,
-    },
+    simulatedConfig(tmp, CLUSTER),
     {},
     {
       log: createLogger({ level: "error", base: { app: "whatif-sim-test" } }),

@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWave, type Started } from "../../cli/start.ts";
-import { DEFAULTS } from "../../config/config.ts";
 import type {
   DisruptionDto,
   LifecycleEventDto,
@@ -21,6 +20,7 @@ import type {
 } from "../../dashboard/dto.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import { createLogger } from "../../shared/log.ts";
+import { simulatedConfig } from "../../../test/support/wave.ts";
 
 const MIN = 60_000;
 const CLUSTER = "living-fix";
@@ -110,16 +110,7 @@ const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 3000));
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wave-living-fix-"));
   w = await startWave(
-    {
-      ...DEFAULTS,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: tmp,
-      logLevel: "error",
-      simulate: true,
-      clusterId: CLUSTER,
-    },
+    simulatedConfig(tmp, CLUSTER),
     {},
     {
       clock,
