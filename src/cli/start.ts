@@ -24,7 +24,7 @@ import { seeded } from "../shared/random.ts";
 import { LaggingClock } from "../sim/clock.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
 import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
-import { embeddedPrehistory, PREHISTORY_SESSION } from "./prehistory.ts";
+import { embeddedPrehistory } from "./prehistory.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { runController } from "../warmup/run.ts";
 import { VolatilePolicyMemory } from "../warmup/policy-set.ts";
@@ -335,17 +335,6 @@ export async function startWave(
           startAgent: runAgent,
           streamAll: opts.streamAllHistory ?? false,
         });
-        // The prehistory is this cluster's feed until the agent takes over: core shows it
-        // connected (not "agent disconnected" for the seconds a day of history takes).
-        if (prehistory)
-          await hub.clusterConnected({
-            clusterId: config.clusterId,
-            kubernetesVersion,
-            karpenterVersion,
-            agentVersion: version(),
-            sessionId: PREHISTORY_SESSION,
-            connectedAt: clock.now(),
-          });
         const cluster = await runEmbeddedCluster({
           ...(prehistory ? { prehistory } : {}),
           kube: memory,
