@@ -44,6 +44,11 @@ export interface PrehistoryOptions {
   log: Logger;
   /** Realized savings rows once written (Prometheus's counters), as the live sampler reports them. */
   onSavings?: (rows: readonly SavingsRow[]) => void;
+  /**
+   * When (in the cluster's time) the live stream takes over: the API shows the cluster as
+   * catching up until then instead of "agent disconnected" (default: the start).
+   */
+  until?: number;
 }
 
 const isWireKind = (k: string): k is WireKind => (WIRE_KINDS as readonly string[]).includes(k);
@@ -104,6 +109,8 @@ export class Prehistory {
         if (w) snapshot.push(w);
       }
     const state = this.#o.hub.state(this.#o.clusterId);
+    const entry = this.#o.hub.get(this.#o.clusterId);
+    if (entry) entry.catchingUp = { from: now, at: now, until: Math.max(now, this.#o.until ?? now) };
     let lifecycle: LifecycleEvent[] = [];
     state.batch(() => (lifecycle = ingestSnapshot(state, this.#tracker, snapshot, now)));
     this.#unobserve = kube.observe((kind, type, object) => {
@@ -129,6 +136,8 @@ export class Prehistory {
   async stepped(from: number, to: number): Promise<void> {
     await this.#ingest(from);
     this.#sample(to);
+    const catchingUp = this.#o.hub.get(this.#o.clusterId)?.catchingUp;
+    if (catchingUp) catchingUp.at = to;
     if (to - this.#flushedAt >= FLUSH_EVERY_MS) await this.#flush(to);
   }
 
@@ -144,6 +153,7 @@ export class Prehistory {
     this.#offBatch = this.#o.hub.onBatch((b) => {
       if (b.clusterId !== this.#o.clusterId || !b.snapshot || b.sessionId === PREHISTORY_SESSION) return;
       this.#streaming = true;
+      this.#caughtUp();
       this.#offBatch?.();
     });
     this.#o.log.info("simulated prehistory written", { ...this.counts });
@@ -156,9 +166,16 @@ export class Prehistory {
 
   /** Stops waiting for the agent (shutdown). */
   close(): void {
+    this.#caughtUp();
     this.#restoreHeap();
     this.#unobserve?.();
     this.#offBatch?.();
+  }
+
+  /** The agent streams (or the feed stopped): the cluster is connected or disconnected again. */
+  #caughtUp(): void {
+    const entry = this.#o.hub.get(this.#o.clusterId);
+    if (entry) entry.catchingUp = null;
   }
 
   async #ingest(at: number): Promise<void> {
@@ -254,7 +271,11 @@ export async function embeddedPrehistory(
     return undefined;
   }
   if (o.clock.lag > STREAMED_TAIL_MS && (await Prehistory.wanted(o.store, o.clusterId)))
-    return { feed: new Prehistory(rest), tailMs: STREAMED_TAIL_MS, streamed: startAgent };
+    return {
+      feed: new Prehistory({ ...rest, until: o.clock.now() + o.clock.lag }),
+      tailMs: STREAMED_TAIL_MS,
+      streamed: startAgent,
+    };
   o.clock.catchUp(Math.max(0, o.clock.lag - STREAMED_TAIL_MS));
   startAgent();
   return undefined;

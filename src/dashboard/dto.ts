@@ -12,6 +12,11 @@ export interface ClusterDto {
   simulated: boolean;
   connected: boolean;
   lastSeen: number | null;
+  /**
+   * The embedded simulated cluster generating its past day at start: history from `from` is
+   * written up to `at`; its agent streams from about `until` (epoch ms). Null otherwise.
+   */
+  catchingUp: { from: number; at: number; until: number } | null;
   kubernetesVersion: string | null;
   karpenterVersion: string | null;
   /** The detected Karpenter against the releases Wave is tested with (src/karpenter/compat.ts). */

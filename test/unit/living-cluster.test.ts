@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWave, type Started } from "../../src/cli/start.ts";
 import type {
+  ClusterDto,
   DisruptionDto,
   LifecycleEventDto,
   NodePoolDto,
@@ -34,6 +35,16 @@ let w: Started;
 let before1h: Map<string, number>;
 let end: Map<string, number>;
 let now: number;
+/** The cluster as the API lists it while the history was generated, and once live. */
+let listedCatchingUp: ClusterDto | undefined;
+let listedLive: ClusterDto | undefined;
+
+async function listed(): Promise<ClusterDto | undefined> {
+  const res = await fetch(new URL("api/v1/clusters", w.url), {
+    headers: { authorization: `Bearer ${w.tokens.viewer}` },
+  });
+  return ((await res.json()) as ClusterDto[]).find((c) => c.id === CLUSTER);
+}
 
 async function api<T>(path: string): Promise<T> {
   const res = await fetch(new URL(`api/v1/clusters/${CLUSTER}/${path}`, w.url), {
@@ -85,11 +96,13 @@ before(async () => {
   // The fast clock: wait (real time) until the simulated cluster is one hour behind, take the
   // counters, then until it has caught up.
   while (w.simulatedLagMs() > HOUR) await new Promise((r) => setTimeout(r, 100));
+  listedCatchingUp = await listed();
   before1h = await counters();
   await w.caughtUp;
   // Core trails the cluster by at most a few thousand deltas while it fast-forwards: let it land.
   await new Promise((r) => setTimeout(r, 3000));
   end = await counters();
+  listedLive = await listed();
   now = clock.now();
 });
 
@@ -99,6 +112,21 @@ after(async () => {
 });
 
 describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }, () => {
+  it("is listed as catching up (not disconnected) while its past is generated, then as connected", () => {
+    const c = listedCatchingUp?.catchingUp;
+    assert.ok(c, `while generating: ${JSON.stringify(listedCatchingUp)}`);
+    assert.equal(listedCatchingUp?.connected, false, "no agent streams yet");
+    assert.ok(
+      Math.abs(c.until - c.from - 2 * HOUR) < 60_000,
+      `spans the 2 h of history: ${c.until - c.from} ms`,
+    );
+    assert.ok(
+      c.at >= c.from + HOUR - 5 * 60_000 && c.at < c.until,
+      `written past the hour mark: ${c.until - c.at} ms left`,
+    );
+    assert.equal(listedLive?.catchingUp, null, "once the agent streams");
+    assert.equal(listedLive?.connected, true);
+  });
   it("shows a thrashing alert with evidence for the misconfigured pool", async () => {
     const thrashing = await api<ThrashingDto[]>("thrashing");
     const batch = thrashing.find((t) => t.nodePool === "batch");

@@ -5,7 +5,7 @@ import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
 import { Versions } from "./Versions.tsx";
 import { ApiError, followLive, listClusters, setToken, takeToken, whoAmI } from "./api.ts";
 import type { PageCtx } from "./ctx.ts";
-import { ago } from "./format.ts";
+import { Connection, connectionSuffix } from "./Connection.tsx";
 import { clusterBase } from "./paths.ts";
 import { Disruptions } from "./pages/Disruptions.tsx";
 import { NodeDrawer } from "./pages/NodeDrawer.tsx";
@@ -295,24 +295,16 @@ function Console(props: {
           onChange={(e) => go({ cluster: e.target.value, node: undefined })}
           aria-label="cluster"
         >
-          {(props.clusters ?? [{ id: clusterId, connected: true }]).map((c) => (
+          {(props.clusters ?? [{ id: clusterId, connected: true, catchingUp: null }]).map((c) => (
             <option key={c.id} value={c.id}>
               {c.id}
-              {c.connected ? "" : " (disconnected)"}
+              {connectionSuffix(c)}
             </option>
           ))}
         </select>
         <RangePicker range={route.range} onRange={(r) => go({ range: r })} now={now} />
         {cluster?.simulated ? <span className="tag sim">simulated cluster</span> : null}
-        {!cluster || cluster.connected ? null : (
-          <span
-            className="tag bad"
-            data-testid="agent-disconnected"
-            title="Figures are frozen at the agent's last message; history marks the gap."
-          >
-            agent disconnected · last data {ago(cluster.lastSeen, now)} ago
-          </span>
-        )}
+        {cluster ? <Connection cluster={cluster} now={now} /> : null}
         {cluster ? <Versions cluster={cluster} /> : null}
         <span className={`link ${link}`} data-testid="link-state">
           {link === "live" ? "● live" : "○ reconnecting"}

@@ -30,6 +30,7 @@ import { spotPreview, warmupPreview } from "../src/pages/policy.ts";
 import { Table, type Column } from "../src/Table.tsx";
 import { cluster, ctxFor, mockFetch, NOW } from "./helpers.tsx";
 import { Versions } from "../src/Versions.tsx";
+import { Connection, catchUpPercent, connectionSuffix } from "../src/Connection.tsx";
 
 afterEach(() => {
   cleanup();
@@ -1149,5 +1150,33 @@ describe("Karpenter versions in the header", () => {
     assert.match(screen.getByTestId("versions").textContent, /Karpenter \?/);
     assert.equal(screen.getByTestId("versions").getAttribute("title"), "not detected");
     assert.equal(screen.queryByTestId("karpenter-untested"), null);
+  });
+});
+
+describe("agent stream in the header", () => {
+  it("says catching up (with progress) while the simulated cluster generates its past, not disconnected", () => {
+    const catchingUp = { from: NOW - 86_400_000, at: NOW - 21_600_000, until: NOW };
+    render(<Connection cluster={{ ...cluster, simulated: true, connected: false, catchingUp }} now={NOW} />);
+    assert.match(screen.getByTestId("catching-up").textContent, /generating the past day · 75 %/);
+    assert.equal(screen.queryByTestId("agent-disconnected"), null);
+    assert.equal(connectionSuffix({ connected: false, catchingUp }), " (catching up)");
+    cleanup();
+    render(<Connection cluster={{ ...cluster, connected: false, lastSeen: NOW - 120_000 }} now={NOW} />);
+    assert.match(
+      screen.getByTestId("agent-disconnected").textContent,
+      /agent disconnected · last data 2m ago/,
+    );
+    assert.equal(screen.queryByTestId("catching-up"), null);
+    assert.equal(connectionSuffix({ connected: false, catchingUp: null }), " (disconnected)");
+    cleanup();
+    render(<Connection cluster={cluster} now={NOW} />);
+    assert.equal(screen.queryByTestId("agent-disconnected"), null);
+    assert.equal(screen.queryByTestId("catching-up"), null);
+    assert.equal(connectionSuffix(cluster), "");
+  });
+  it("bounds the progress", () => {
+    assert.equal(catchUpPercent({ from: 10, at: 5, until: 20 }), 0);
+    assert.equal(catchUpPercent({ from: 10, at: 25, until: 20 }), 100);
+    assert.equal(catchUpPercent({ from: 10, at: 10, until: 10 }), 100);
   });
 });

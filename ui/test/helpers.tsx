@@ -10,6 +10,7 @@ export const cluster: ClusterDto = {
   simulated: false,
   connected: true,
   lastSeen: NOW,
+  catchingUp: null,
   kubernetesVersion: "v1.34.1",
   karpenterVersion: "v1.8.2",
   karpenterSupport: { status: "tested", oldestTested: "v1.6.4", newestTested: "v1.15.0", warning: null },

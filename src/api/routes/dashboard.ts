@@ -183,6 +183,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       // connected and a dropped one is not, however recent its last message.
       connected: c.connected,
       lastSeen: c.lastSeen,
+      catchingUp: c.catchingUp && { ...c.catchingUp },
       kubernetesVersion: c.info?.kubernetesVersion || null,
       karpenterVersion,
       karpenterSupport: supportOf(c, karpenterVersion),

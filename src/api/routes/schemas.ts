@@ -36,6 +36,7 @@ export const clusterSchema = obj({
   simulated: bool,
   connected: bool,
   lastSeen: nullable("number"),
+  catchingUp: { ...obj({ from: num, at: num, until: num }), type: ["object", "null"] },
   kubernetesVersion: nullable("string"),
   karpenterVersion: nullable("string"),
   karpenterSupport: obj({

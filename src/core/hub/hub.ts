@@ -23,6 +23,18 @@ export interface ClusterEntry {
   lastSeen: number | null;
   /** Set by the composition root for the embedded simulator. */
   simulated: boolean;
+  /**
+   * The embedded simulated cluster is generating its past (cli/prehistory.ts) before its agent
+   * streams: not connected, yet not disconnected either.
+   */
+  catchingUp: CatchingUp | null;
+}
+
+/** History generated from `from`, written up to `at`; the live stream takes over near `until`. */
+export interface CatchingUp {
+  from: number;
+  at: number;
+  until: number;
 }
 
 export interface ClusterHubOptions {
@@ -124,7 +136,15 @@ export class ClusterHub implements IngestSink {
   #entry(id: string, simulated = false): ClusterEntry {
     let c = this.#clusters.get(id);
     if (!c) {
-      c = { id, state: new ClusterState(), info: undefined, connected: false, lastSeen: null, simulated };
+      c = {
+        id,
+        state: new ClusterState(),
+        info: undefined,
+        connected: false,
+        lastSeen: null,
+        simulated,
+        catchingUp: null,
+      };
       this.#clusters.set(id, c);
     }
     if (simulated) c.simulated = true;
