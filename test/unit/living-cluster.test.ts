@@ -124,8 +124,9 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
       c.at >= c.from + HOUR - 5 * 60_000 && c.at < c.until,
       `written past the hour mark: ${c.until - c.at} ms left`,
     );
-    assert.equal(listedLive?.catchingUp, null, "once the agent streams");
-    assert.equal(listedLive?.connected, true);
+    assert.ok(listedLive, "listed once live");
+    assert.equal(listedLive.catchingUp, null, "once the agent streams");
+    assert.equal(listedLive.connected, true);
   });
   it("shows a thrashing alert with evidence for the misconfigured pool", async () => {
     const thrashing = await api<ThrashingDto[]>("thrashing");
