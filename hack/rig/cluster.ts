@@ -370,7 +370,14 @@ export async function build(pair: RigPair = selectPair(readVersions())): Promise
   mkdirSync(logsDir, { recursive: true });
   mkdirSync(buildDir, { recursive: true });
   const goVersion = spawnSync(go, ["env", "GOVERSION"], { encoding: "utf8" }).stdout.trim();
-  const parallel = envStr("WAVE_RIG_BUILD_P", String(Math.min(2, availableParallelism())));
+  const full = String(Math.min(2, availableParallelism()));
+  // CI builds beside its other phases at -p 1, then with every core once this file exists (.ci/run
+  // creates it when the phases that share the machine are done).
+  const wholeMachineAfter = process.env["WAVE_RIG_BUILD_FULL_AFTER"];
+  const parallelNow = (): string =>
+    wholeMachineAfter !== undefined && existsSync(wholeMachineAfter)
+      ? full
+      : envStr("WAVE_RIG_BUILD_P", full);
   const started = Date.now();
   const baseline = memUsedMiB();
   let peakUsed = baseline;
@@ -415,6 +422,7 @@ export async function build(pair: RigPair = selectPair(readVersions())): Promise
           log,
           `# ${new Date().toISOString()} building ${b.out} (${piece.versionKey}=${version})\n`,
         );
+        const parallel = parallelNow();
         say(`building ${b.out} (${piece.versionKey}=${version}, -p ${parallel}); log: ${log}`);
         const t0 = Date.now();
         rmSync(`${bin}.stamp`, { force: true });

@@ -4,16 +4,29 @@
 //   node hack/rig/e2e.ts [--karpenter vX.Y] [extra node --test args, e.g. --test-name-pattern=smoke]
 //                        [e2e files]
 //
-// Without file arguments it runs every test/e2e/**/*.e2e.test.ts, one file at a time, and beside
-// them the soak tests (*.soak.e2e.test.ts): tests that watch the rig for minutes of wall time and
-// load it lightly (on their own NodePool, as every e2e test is), so they need not add their
-// minutes to the suite's. Their output is printed when they end; a failure fails the run.
+// Without file arguments it runs every test/e2e/**/*.e2e.test.ts in two lanes of one file at a
+// time: the main lane, and beside it the soak tests (*.soak.e2e.test.ts: minutes of wall time,
+// light on the rig) followed by the files in BESIDE. Every e2e test works on NodePools and
+// namespaces of its own; the ones in BESIDE also restart nothing shared (no apiserver, no core
+// the others use), count nothing cluster-wide and mostly wait on Karpenter, so the two lanes
+// overlap their waits instead of adding them. The second lane's output is printed when it ends;
+// a failure in either fails the run.
 //
 // WAVE_E2E_KEEP_RIG=1 keeps a rig this script started running afterwards.
 import { spawn } from "node:child_process";
 import { globSync } from "node:fs";
 import { down, report, up } from "./cluster.ts";
 import { kubeconfigPath, repoRoot, requestedKarpenter } from "./lib.ts";
+
+/** Files that run in the second lane, after the soak tests (see above); order: longest first. */
+export const BESIDE = [
+  "test/e2e/warmup.e2e.test.ts",
+  "test/e2e/fidelity.e2e.test.ts",
+  "test/e2e/whatif.e2e.test.ts",
+  "test/e2e/rig-smoke.e2e.test.ts",
+];
+
+const RESTARTS_APISERVER = "test/e2e/apiserver-restart.e2e.test.ts";
 
 /** argv without `--karpenter vX` / `--karpenter=vX` (that picks the rig's pair, not a test arg). */
 function testArgs(argv: string[]): string[] {
@@ -34,7 +47,15 @@ async function main(): Promise<number> {
     const options = extra.filter((a) => !files.includes(a));
     const all = files.length > 0 ? [] : globSync("test/e2e/**/*.e2e.test.ts", { cwd: repoRoot }).sort();
     const soak = all.filter((f) => f.endsWith(".soak.e2e.test.ts"));
-    const main = files.length > 0 ? files : all.filter((f) => !soak.includes(f));
+    const beside = [...soak, ...BESIDE.filter((f) => all.includes(f))];
+    // The apiserver restart goes first, while the second lane is in its soak test (which rides it
+    // out): the files in BESIDE never see a restart.
+    const main =
+      files.length > 0
+        ? files
+        : all
+            .filter((f) => !beside.includes(f))
+            .sort((a, b) => Number(b === RESTARTS_APISERVER) - Number(a === RESTARTS_APISERVER));
     const lane = (list: string[], out: "inherit" | "buffer"): Promise<number> => {
       const args = ["--test", "--test-reporter=spec", "--test-concurrency=1", ...options, ...list];
       process.stderr.write(`[e2e] node ${args.join(" ")}\n`);
@@ -50,7 +71,7 @@ async function main(): Promise<number> {
         child.on("close", (c) => {
           if (out === "buffer")
             process.stdout.write(
-              `\n[e2e] soak tests (${list.join(" ")}):\n${Buffer.concat(chunks).toString()}\n`,
+              `\n[e2e] second lane (${list.join(" ")}):\n${Buffer.concat(chunks).toString()}\n`,
             );
           ok(c ?? 1);
         });
@@ -58,7 +79,7 @@ async function main(): Promise<number> {
     };
     const codes = await Promise.all([
       lane(main, "inherit"),
-      ...(soak.length > 0 ? [lane(soak, "buffer")] : []),
+      ...(beside.length > 0 ? [lane(beside, "buffer")] : []),
     ]);
     return codes.find((c) => c !== 0) ?? 0;
   } finally {
