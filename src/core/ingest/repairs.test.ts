@@ -2,12 +2,17 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Event } from "../../objects/kube.ts";
 import { repairEvent } from "../../webhook/events.ts";
-import { repairOf, repairsOf } from "./repairs.ts";
+import { lateAnswerEvent } from "../../webhook/late-events.ts";
+import { isRepairEvent, repairOf, repairsOf } from "./repairs.ts";
 
 const pod = { metadata: { name: "web-1", namespace: "shop", uid: "p1" }, spec: { containers: [] } };
 const AT = Date.parse("2026-03-02T12:00:00Z");
 
 describe("spot repairs from Events", () => {
+  it("a late-answer Event (same component) is not a repair action", () => {
+    assert.equal(isRepairEvent(lateAnswerEvent("shop/Deployment/web", 3, AT, "wave-webhook-0")), false);
+  });
+
   it("reads the webhook's own Event: workload, action, pod, why, time", () => {
     const ev = repairEvent({
       pod,

@@ -11,6 +11,8 @@ const WORKLOAD_PREFIX = /^([^/\s:]+\/[^/\s:]+\/[^/\s:]+):\s*(.*)$/s;
 
 export function isRepairEvent(ev: Event): boolean {
   const component = ev.reportingComponent ?? ev.source?.component ?? "";
+  // Late-answer Events share the component (src/webhook/late-events.ts) but are not repair actions.
+  if (ev.reason === "WaveSpotLateAnswer") return false;
   return ev.reason === SPOT_REPAIR_EVENT_REASON || component === SPOT_REPAIR_EVENT_COMPONENT;
 }
 
