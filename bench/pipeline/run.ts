@@ -20,7 +20,7 @@
 //   WAVE_BENCH_KEEP=1                            keep the nodes for another run (then adopt them)
 //   WAVE_BENCH_NODE_OPTIONS="--flag …"           NODE_OPTIONS for Wave's processes (A/B of V8 flags)
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { newToken } from "../../src/api/auth.ts";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -305,7 +305,7 @@ try {
     WAVE_CLUSTER_ID: "bench",
     WAVE_HOST: "127.0.0.1",
     WAVE_LOG_LEVEL: "warn",
-    WAVE_AGENT_TOKEN: randomBytes(18).toString("base64url"),
+    WAVE_AGENT_TOKEN: newToken(),
   };
   const tStart = Date.now();
   procs.push(
@@ -315,8 +315,8 @@ try {
       WAVE_PORT: String(apiPort),
       WAVE_GRPC_TLS_DIR: coreTls,
       WAVE_DATA_DIR: join(dir, "data"),
-      WAVE_ADMIN_TOKEN: randomBytes(18).toString("base64url"),
-      WAVE_VIEWER_TOKEN: randomBytes(18).toString("base64url"),
+      WAVE_ADMIN_TOKEN: newToken(),
+      WAVE_VIEWER_TOKEN: newToken(),
       WAVE_POD_NAME: "bench-core",
     }),
   );

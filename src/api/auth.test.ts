@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { roleFor, satisfies } from "./auth.ts";
+import { newToken, roleFor, satisfies } from "./auth.ts";
+import { parseConfig, serverToken } from "../config/config.ts";
 
 describe("roleFor", () => {
   const tokens = { admin: "adm-123", viewer: "view-456" };
@@ -16,5 +17,19 @@ describe("roleFor", () => {
     assert.ok(satisfies("admin", "viewer"));
     assert.ok(satisfies("admin", "admin"));
     assert.ok(!satisfies("viewer", "admin"));
+  });
+});
+
+describe("newToken", () => {
+  it("always passes as a flag's value and as a server token", () => {
+    // base64url tokens began with "-" one time in 64 and `--viewer-token -x…` then failed to parse.
+    const seen = new Set<string>();
+    for (let i = 0; i < 2_000; i++) {
+      const t = newToken();
+      seen.add(t);
+      assert.equal(parseConfig(["--viewer-token", t], {}).config.viewerToken, t);
+      assert.equal(serverToken(t, "token"), t);
+    }
+    assert.equal(seen.size, 2_000, "tokens are random");
   });
 });

@@ -1,6 +1,6 @@
 // Bearer-token authentication with two roles. Viewers read; admins also change policies.
 // Tokens are compared in constant time and never logged.
-import { timingSafeEqual, createHash } from "node:crypto";
+import { timingSafeEqual, createHash, randomBytes } from "node:crypto";
 
 export type Role = "viewer" | "admin";
 
@@ -26,6 +26,12 @@ export function roleFor(header: string | undefined, tokens: Tokens): Role | unde
   if (tokens.viewer !== undefined && same(token, tokens.viewer)) return "viewer";
   return undefined;
 }
+
+/**
+ * A fresh random token (192 bits). Hex, so it never starts with "-": a token that did would be
+ * read as a flag by `--viewer-token T` (the CI flake of 2026-12-04).
+ */
+export const newToken = (): string => randomBytes(24).toString("hex");
 
 export const satisfies = (have: Role, need: Role): boolean => need === "viewer" || have === "admin";
 

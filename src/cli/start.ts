@@ -2,7 +2,7 @@
 // explicitly. Agent → (gRPC over TLS, bearer token) → core (hub, history store, sampler,
 // dashboard API + UI) ; warmup controller and spot-placement webhook act on the cluster.
 // Without a kubeconfig (or with --simulate) the cluster is the embedded simulated Karpenter.
-import { randomBytes } from "node:crypto";
+import { newToken } from "../api/auth.ts";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR, serverToken, type WaveConfig } from "../config/config.ts";
@@ -186,7 +186,7 @@ export async function startWave(
             ...new Set(["localhost", "127.0.0.1", ...(config.host === "0.0.0.0" ? [] : [config.host])]),
           ],
         });
-    const agentToken = randomBytes(24).toString("base64url");
+    const agentToken = newToken();
     // Warmup events arrive over the agent stream (ADR 0014), stored per cluster as `wave core` does.
     const { relay, totals: warmupTotalsOf } = coreWarmup({
       store,
@@ -434,14 +434,9 @@ export async function startWave(
 
     // ---- API + web UI ----
     const tokens = {
-      admin:
-        config.adminToken === undefined
-          ? randomBytes(18).toString("base64url")
-          : serverToken(config.adminToken, "the admin token"),
+      admin: config.adminToken === undefined ? newToken() : serverToken(config.adminToken, "the admin token"),
       viewer:
-        config.viewerToken === undefined
-          ? randomBytes(18).toString("base64url")
-          : serverToken(config.viewerToken, "the viewer token"),
+        config.viewerToken === undefined ? newToken() : serverToken(config.viewerToken, "the viewer token"),
     };
     // Warmup policies go to the cluster's agent stream; this process's webhook serves its own
     // cluster's spot policies.

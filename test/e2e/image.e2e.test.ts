@@ -250,7 +250,8 @@ before(async () => {
   )
     .map((d) => d.toJSON() as unknown)
     .filter((d): d is Obj => typeof d === "object" && d !== null);
-  warmupNs = envOf(podSpecOf("core"), "core-0", {})["WAVE_WARMUP_NAMESPACE"] ?? "";
+  // The warmup controller runs beside the agent (ADR 0014): the agent names its namespace.
+  warmupNs = envOf(podSpecOf("agent"), "agent-0", {})["WAVE_WARMUP_NAMESPACE"] ?? "";
   ledgerNs = envOf(podSpecOf("webhook"), "webhook-0", {})["WAVE_SPOT_LEDGER_NAMESPACE"] ?? ns;
   assert.ok(warmupNs !== "", "the chart names the warmup namespace");
   // The chart's RBAC (and its warmup Namespace with Pod Security labels), created for real.
@@ -267,7 +268,11 @@ before(async () => {
     JSON.stringify({
       apiVersion: "v1",
       kind: "List",
-      items: rendered.filter((d) => rbacKinds.has(String(d.kind))),
+      // …and the ConfigMap the agent remembers core's last warmup policies in (get/update only).
+      items: rendered.filter(
+        (d) =>
+          rbacKinds.has(String(d.kind)) || (d.kind === "ConfigMap" && nameOf(d) === "wave-warmup-policies"),
+      ),
     }),
   );
   if ((await get("priorityclass", "wave-warmup")) === undefined) {

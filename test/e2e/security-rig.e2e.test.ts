@@ -1,7 +1,8 @@
 // Issue #16 on the real rig:
-//   rbac      the chart's RBAC created for real: core's ServiceAccount may create pods only in the
-//             warmup namespace and read Secrets nowhere (`kubectl auth can-i`), so its pod-create
-//             permission no longer reaches the release namespace's Secrets
+//   rbac      the chart's RBAC created for real: the agent's ServiceAccount (the warmup controller
+//             runs beside the agent, ADR 0014) may create pods only in the warmup namespace and
+//             read Secrets nowhere (`kubectl auth can-i`), so its pod-create permission never
+//             reaches the release namespace's Secrets; core's may do none of it
 //   restricted pre-pull and warmup pods as Wave builds them are admitted into a namespace labelled
 //             pod-security.kubernetes.io/enforce=restricted (the apiserver's PodSecurity
 //             admission), while the old pull pod (workload's /bin/sh, no securityContext) is not
@@ -53,8 +54,8 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-describe("core's RBAC: pods only in the warmup namespace, Secrets nowhere", { timeout: 120_000 }, () => {
-  it("kubectl auth can-i as the chart's core ServiceAccount", async () => {
+describe("Wave's RBAC: pods only in the warmup namespace, Secrets nowhere", { timeout: 120_000 }, () => {
+  it("kubectl auth can-i as the chart's agent and core ServiceAccounts", async () => {
     await withRigLogsOnFailure(async () => {
       const ns = await createNamespace("sec-rel");
       namespaces.push(ns, `${ns}-warmup`);
@@ -96,33 +97,46 @@ describe("core's RBAC: pods only in the warmup namespace, Secrets nowhere", { ti
           clusterScoped.push([d.kind.toLowerCase(), String(d.metadata?.name)]);
       await kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
       const warmupNs = `${ns}-warmup`;
-      const coreSa = objs.find(
-        (d) => d.kind === "ServiceAccount" && String(d.metadata?.name).endsWith("-core"),
-      );
-      assert.ok(coreSa, "the chart renders core's ServiceAccount");
-      const sa = `system:serviceaccount:${ns}:${String(coreSa.metadata?.name)}`;
-      const can = async (verb: string, resource: string, namespace: string): Promise<string> =>
-        (await kubectlRaw(["auth", "can-i", verb, resource, "-n", namespace, `--as=${sa}`])).stdout.trim();
-      const answers: Record<string, string> = {};
-      for (const [verb, res, where] of [
-        ["create", "pods", warmupNs],
-        ["delete", "pods", warmupNs],
-        ["create", "pods", ns],
-        ["get", "secrets", ns],
-        ["list", "secrets", ns],
-        ["get", "secrets", warmupNs],
-        ["create", "secrets", warmupNs],
-      ] as const)
-        answers[`${verb} ${res} in ${where === ns ? "release" : "warmup"}`] = await can(verb, res, where);
-      process.stderr.write(`[can-i] ${sa}: ${JSON.stringify(answers)}\n`);
-      assert.deepEqual(answers, {
-        "create pods in warmup": "yes",
-        "delete pods in warmup": "yes",
+      const saOf = (component: string): string => {
+        const found = objs.find(
+          (d) => d.kind === "ServiceAccount" && String(d.metadata?.name).endsWith(`-${component}`),
+        );
+        assert.ok(found, `the chart renders the ${component}'s ServiceAccount`);
+        return `system:serviceaccount:${ns}:${String(found.metadata?.name)}`;
+      };
+      const answersOf = async (sa: string): Promise<Record<string, string>> => {
+        const can = async (verb: string, resource: string, namespace: string): Promise<string> =>
+          (await kubectlRaw(["auth", "can-i", verb, resource, "-n", namespace, `--as=${sa}`])).stdout.trim();
+        const answers: Record<string, string> = {};
+        for (const [verb, res, where] of [
+          ["create", "pods", warmupNs],
+          ["delete", "pods", warmupNs],
+          ["create", "pods", ns],
+          ["get", "secrets", ns],
+          ["list", "secrets", ns],
+          ["get", "secrets", warmupNs],
+          ["create", "secrets", warmupNs],
+        ] as const)
+          answers[`${verb} ${res} in ${where === ns ? "release" : "warmup"}`] = await can(verb, res, where);
+        process.stderr.write(`[can-i] ${sa}: ${JSON.stringify(answers)}\n`);
+        return answers;
+      };
+      const secretsNowhere = {
         "create pods in release": "no",
         "get secrets in release": "no",
         "list secrets in release": "no",
         "get secrets in warmup": "no",
         "create secrets in warmup": "no",
+      };
+      assert.deepEqual(await answersOf(saOf("agent")), {
+        "create pods in warmup": "yes",
+        "delete pods in warmup": "yes",
+        ...secretsNowhere,
+      });
+      assert.deepEqual(await answersOf(saOf("core")), {
+        "create pods in warmup": "no",
+        "delete pods in warmup": "no",
+        ...secretsNowhere,
       });
       // The warmup namespace enforces `restricted` and a NetworkPolicy denies all its traffic.
       const nsObj = JSON.parse(await kubectl(["get", "namespace", warmupNs, "-o", "json"])) as {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { newToken } from "../../src/api/auth.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
@@ -15,9 +16,9 @@ import { applyTaintedPool, POOL_LABEL } from "./pools.ts";
 export { POOL_LABEL };
 
 export const tokens = {
-  admin: randomBytes(18).toString("base64url"),
-  viewer: randomBytes(18).toString("base64url"),
-  agent: randomBytes(18).toString("base64url"),
+  admin: newToken(),
+  viewer: newToken(),
+  agent: newToken(),
 };
 
 /** A copy of the rig's default NodePool with its own label and taint (and a 16-CPU limit). */
