@@ -3,13 +3,16 @@
 // core). "Late" is exactly what wave_spot_late_answers_total counts (review.ts: a slot granted
 // after the fallback went out). Aggregated: at most one Event per workload per window, carrying
 // the count since the last one, so an admission storm cannot flood the apiserver. Recording never
-// blocks admission: record() only bumps a counter; flush() writes fire-and-forget.
+// blocks admission: record() only bumps a counter; flush() writes fire-and-forget. run() flushes
+// every window on the injected clock and, when stopped, writes what is left (a shutdown loses
+// no count the apiserver accepts).
 import type { Event } from "../objects/kube.ts";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../objects/wave.ts";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPOT_LATE_ANSWER_EVENT_REASON } from "../objects/wave.ts";
+import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { REPAIR_COMPONENT } from "./events.ts";
 
-export const LATE_ANSWER_REASON = "WaveSpotLateAnswer";
+export const LATE_ANSWER_REASON = SPOT_LATE_ANSWER_EVENT_REASON;
 export const LATE_ANSWER_WINDOW_MS = 60_000;
 /** Workloads with pending counts kept at most; beyond it new workloads are dropped (and logged). */
 export const LATE_ANSWER_MAX_PENDING = 1000;
@@ -45,6 +48,7 @@ export function lateAnswerEvent(workload: string, count: number, now: number, in
 export class LateAnswerRecorder {
   readonly #pending = new Map<string, number>();
   readonly #lastWrite = new Map<string, number>();
+  readonly #inFlight = new Set<Promise<void>>();
   readonly #write: EventWriter;
   readonly #log: Logger;
   readonly #instance: string;
@@ -66,14 +70,46 @@ export class LateAnswerRecorder {
 
   /** Writes one Event per workload whose last one is a window old; call it on a tick. */
   flush(now: number): void {
+    for (const [workload, last] of this.#lastWrite)
+      if (now - last >= LATE_ANSWER_WINDOW_MS) this.#lastWrite.delete(workload);
     for (const [workload, count] of this.#pending) {
-      const last = this.#lastWrite.get(workload);
-      if (last !== undefined && now - last < LATE_ANSWER_WINDOW_MS) continue;
+      if (this.#lastWrite.has(workload)) continue;
       this.#pending.delete(workload);
       this.#lastWrite.set(workload, now);
-      this.#write(lateAnswerEvent(workload, count, now, this.#instance)).catch((err: unknown) =>
-        this.#log.debug("late-answer event write failed", { workload, error: String(err) }),
-      );
+      this.#send(workload, count, now);
     }
+  }
+
+  /** Writes every pending count now, whatever the window (shutdown), and waits for the writes. */
+  async drain(now: number): Promise<void> {
+    for (const [workload, count] of this.#pending) {
+      this.#pending.delete(workload);
+      this.#lastWrite.set(workload, now);
+      this.#send(workload, count, now);
+    }
+    await Promise.all(this.#inFlight);
+  }
+
+  /** Flushes every window on `clock` until `signal` aborts, then drains. */
+  async run(clock: Clock, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await clock.sleep(LATE_ANSWER_WINDOW_MS, signal);
+      } catch {
+        break;
+      }
+      this.flush(clock.now());
+    }
+    await this.drain(clock.now());
+  }
+
+  /** A write that fails is logged and drops only its own count; others go on. */
+  #send(workload: string, count: number, now: number): void {
+    const write = (async () => this.#write(lateAnswerEvent(workload, count, now, this.#instance)))().then(
+      () => undefined,
+      (err: unknown) => this.#log.warn("late-answer Event not written", { workload, count, err }),
+    );
+    this.#inFlight.add(write);
+    void write.finally(() => this.#inFlight.delete(write));
   }
 }
