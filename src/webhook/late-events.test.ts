@@ -3,7 +3,12 @@ import { describe, it } from "node:test";
 import type { Event } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { LATE_ANSWER_REASON, LATE_ANSWER_WINDOW_MS, LateAnswerRecorder } from "./late-events.ts";
+import {
+  LATE_ANSWER_REASON,
+  LATE_ANSWER_WINDOW_MS,
+  LateAnswerRecorder,
+  lateAnswerEvent,
+} from "./late-events.ts";
 
 function recorder(fail: boolean | ((e: Event) => boolean) = false, logger: Logger = silentLogger) {
   const written: Event[] = [];
@@ -36,6 +41,13 @@ describe("late-answer events", () => {
     assert.equal(web.involvedObject.kind, "Deployment");
     assert.equal(web.metadata.namespace, "shop");
     assert.match(web.message ?? "", /^shop\/Deployment\/web: 5 late/);
+    const other = lateAnswerEvent("shop/StatefulSet/web", 1, 1_000, "wave-webhook-0");
+    const replica = lateAnswerEvent("shop/Deployment/web", 1, 1_000, "wave-webhook-1");
+    assert.equal(
+      new Set([web.metadata.name, other.metadata.name, replica.metadata.name]).size,
+      3,
+      "no name clash",
+    );
     r.record("shop/Deployment/web");
     r.record("shop/Deployment/web");
     r.flush(1_000 + LATE_ANSWER_WINDOW_MS - 1);

@@ -19,6 +19,13 @@ export const LATE_ANSWER_MAX_PENDING = 1000;
 
 export type EventWriter = (event: Event) => Promise<unknown>;
 
+/** Four hex digits of FNV-1a: enough to tell a few writers apart. */
+function nameHash(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return ((h >>> 0) & 0xffff).toString(16).padStart(4, "0");
+}
+
 /** "namespace/Kind/name" → the Event on that workload, carrying `count` late answers. */
 export function lateAnswerEvent(workload: string, count: number, now: number, instance: string): Event {
   const [namespace = "", kind = "", name = ""] = workload.split("/");
@@ -27,7 +34,9 @@ export function lateAnswerEvent(workload: string, count: number, now: number, in
     apiVersion: "v1",
     kind: "Event",
     metadata: {
-      name: `${name}.${now.toString(16)}`.slice(0, 253),
+      // Kind and replica in the name too: two replicas (or a Deployment and a StatefulSet of one
+      // name) flushing in the same millisecond must not collide and lose a count.
+      name: `${name}.${now.toString(16)}${nameHash(`${kind}/${instance}`)}`.slice(0, 253),
       namespace,
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
     },
