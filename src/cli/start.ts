@@ -368,12 +368,7 @@ export async function startWave(
         logger: log,
         instance: "wave-start",
       });
-      const stopLate = new AbortController();
-      const lateRun = lateAnswers.run(clock, stopLate.signal);
-      closers.push(async () => {
-        stopLate.abort();
-        await lateRun;
-      });
+      closers.push(lateAnswers.start(clock));
       const webhook = await startWebhookServer({
         certFile: certs.certFile,
         keyFile: certs.keyFile,

@@ -118,12 +118,7 @@ export async function startWebhookComponent(
       logger: log,
       instance: identity,
     });
-    const stopLate = new AbortController();
-    const lateRun = lateAnswers.run(clock, stopLate.signal);
-    life.closers.push(async () => {
-      stopLate.abort();
-      await lateRun;
-    });
+    life.closers.push(lateAnswers.start(clock));
     const server = await startWebhookServer({
       certFile: tls.certFile,
       keyFile: tls.keyFile,

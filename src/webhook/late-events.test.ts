@@ -118,17 +118,15 @@ describe("late-answer events", () => {
       logger: silentLogger,
       instance: "wave-webhook-0",
     });
-    const stop = new AbortController();
-    const running = r.run(clock, stop.signal);
+    const stop = r.start(clock); // as wave webhook and wave start run it
     await clock.advance(LATE_ANSWER_WINDOW_MS);
     r.record("shop/Deployment/web");
     r.record("shop/Deployment/web");
     r.record("shop/Deployment/web");
     await clock.advance(10_000);
     assert.equal(written.length, 0);
-    stop.abort();
     let done = false;
-    void running.then(() => (done = true));
+    const running = stop().then(() => (done = true));
     await settle();
     assert.deepEqual(
       written.map((e) => [e.involvedObject.name, e.count]),

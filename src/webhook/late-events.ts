@@ -112,6 +112,16 @@ export class LateAnswerRecorder {
     await this.drain(clock.now());
   }
 
+  /** run() in the background; the returned stop() ends it and resolves once the drain is written. */
+  start(clock: Clock): () => Promise<void> {
+    const ac = new AbortController();
+    const running = this.run(clock, ac.signal);
+    return async () => {
+      ac.abort();
+      await running;
+    };
+  }
+
   /** A write that fails is logged and drops only its own count; others go on. */
   #send(workload: string, count: number, now: number): void {
     const write = (async () => this.#write(lateAnswerEvent(workload, count, now, this.#instance)))().then(
