@@ -26,6 +26,11 @@ import { CLIENT_EXT, makePki, SERVER_EXT } from "../../test/support/pki.ts";
 import { LEDGER_LABEL } from "../webhook/constants.ts";
 import { isWarmupPod } from "../objects/wave.ts";
 import { node, nodePool, pod } from "../warmup/testing/fixtures.ts";
+import { createServer as createHttpServer } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
+import { readFileSync } from "node:fs";
+import type { KubeClient } from "../kube/port.ts";
+import { httpsRequest, reviewFor } from "../webhook/test-helpers.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cleanup,
@@ -503,6 +508,104 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
       }
     } finally {
       await core.stop();
+    }
+  });
+});
+
+describe("wave webhook: late answers", { timeout: 30_000 }, () => {
+  let dir = "";
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "wave-webhook-late-"));
+    makePki(dir, [{ dir: "webhook", cn: "localhost", ext: SERVER_EXT }]);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("records a late answer as an Event on the workload through its kube client, written at shutdown", async () => {
+    const memory = new MemoryKube();
+    await memory.create("Namespace", { metadata: { name: "shop" } });
+    // The ledger's Lease requests wait until released: the admission misses its deadline, and
+    // its slot is granted afterwards (a late answer).
+    let release = (): void => undefined;
+    const gate = new Promise<void>((res) => (release = res));
+    const kube = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof v !== "function") return v;
+        return async (...args: unknown[]) => {
+          if (args[0] === "Lease") await gate;
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as KubeClient;
+    const set = {
+      apiVersion: "wave.sh/v1alpha1",
+      kind: "SpotPolicySet",
+      revision: "1",
+      policies: [
+        {
+          workload: { namespace: "shop", kind: "Deployment", name: "web" },
+          threshold: 0,
+          strategy: "Require",
+        },
+      ],
+    };
+    const core = createHttpServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(set));
+    });
+    await new Promise<void>((r) => core.listen(0, "127.0.0.1", r));
+    const corePort = (core.address() as { port: number }).port;
+    const clock = new FakeClock(Date.parse("2026-12-04T12:00:00Z"));
+    const config = parseConfig(
+      [
+        ...["--namespace", NS, "--host", "127.0.0.1", "--webhook-port", "0", "--pod-name", "webhook-0"],
+        ...["--spot-policies-url", `http://127.0.0.1:${corePort}/api/v1/policies/spot`],
+        ...["--viewer-token", "viewer-token-0123456789", "--webhook-tls-dir", join(dir, "webhook")],
+        ...["--spot-policy-watch", "false", "--spot-repair", "false", "--webhook-deadline-ms", "500"],
+      ],
+      {},
+    ).config;
+    const webhook = await startWebhookComponent(config, {}, { kube, clock, log: silentLogger });
+    const agent = new HttpsAgent({ ca: readFileSync(join(dir, "webhook", "ca.crt")) });
+    try {
+      const parked = clock.pending;
+      const answer = httpsRequest(
+        agent,
+        webhook.port,
+        JSON.stringify(reviewFor("deployment-pod-generatename", 1)),
+      );
+      // The request reaches review() and parks on the ledger (its deadline's sleep); then it passes.
+      for (let i = 0; i < 400 && clock.pending <= parked; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.ok(clock.pending > parked, "the admission waits on its deadline");
+      await clock.advance(500);
+      const res = await answer;
+      assert.equal(res.status, 200);
+      assert.doesNotMatch(
+        Buffer.from(
+          (JSON.parse(res.body) as { response: { patch?: string } }).response.patch ?? "",
+          "base64",
+        ).toString(),
+        /karpenter\.sh\/capacity-type/,
+        "answered at the deadline without Wave's affinity",
+      );
+      release();
+      await new Promise((r) => setTimeout(r, 50));
+      const lateEvents = async () =>
+        (await memory.list("Event", { namespace: "shop" })).items.filter(
+          (e) => e.reason === "WaveSpotLateAnswer",
+        );
+      assert.deepEqual(await lateEvents(), [], "aggregated: nothing written inside the minute");
+      // Shutdown writes the minute's count.
+      await webhook.stop();
+      const events = await lateEvents();
+      assert.deepEqual(
+        events.map((e) => [e.involvedObject.kind, e.involvedObject.name, e.count, e.reportingInstance]),
+        [["Deployment", "web", 1, "webhook-0"]],
+      );
+    } finally {
+      agent.destroy();
+      await webhook.stop();
+      await new Promise<void>((r) => core.close(() => r()));
     }
   });
 });

@@ -19,6 +19,7 @@ import { startPricing } from "../pricing/setup.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
+import { LateAnswerRecorder } from "../webhook/late-events.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
 import { seeded } from "../shared/random.ts";
 import { LaggingClock } from "../sim/clock.ts";
@@ -360,6 +361,14 @@ export async function startWave(
       };
     } else {
       // A real cluster: serve admission over HTTPS for the MutatingWebhookConfiguration.
+      // Late answers become one Event per workload per minute (the agent forwards them to core's
+      // spot page), drained once the server has stopped answering (closers run newest first).
+      const lateAnswers = new LateAnswerRecorder({
+        write: (e) => kube.create("Event", e, { namespace: e.metadata.namespace ?? "" }),
+        logger: log,
+        instance: "wave-start",
+      });
+      closers.push(lateAnswers.start(clock));
       const webhook = await startWebhookServer({
         certFile: certs.certFile,
         keyFile: certs.keyFile,
@@ -372,6 +381,7 @@ export async function startWave(
         // Core's /metrics serves the webhook's series in this one process.
         metrics: spotMetrics,
         serveMetrics: false,
+        lateAnswers,
       });
       webhookPort = webhook.port;
       closers.push(() => webhook.close());

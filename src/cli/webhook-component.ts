@@ -7,6 +7,7 @@ import { realClock } from "../shared/clock.ts";
 import { LeaderElector } from "../kube/leader.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { BackingVerifier, SourceLimiter } from "../webhook/backing.ts";
+import { LateAnswerRecorder } from "../webhook/late-events.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
 import { PullPolicySource } from "../webhook/policy-source.ts";
@@ -110,6 +111,14 @@ export async function startWebhookComponent(
         await running;
       });
     }
+    // Late answers as one Event per workload per minute, in the pod's namespace (RBAC: events
+    // create); drained on shutdown, after the server stopped answering (closers run in reverse).
+    const lateAnswers = new LateAnswerRecorder({
+      write: (e) => kube.create("Event", e, { namespace: e.metadata.namespace ?? "" }),
+      logger: log,
+      instance: identity,
+    });
+    life.closers.push(lateAnswers.start(clock));
     const server = await startWebhookServer({
       certFile: tls.certFile,
       keyFile: tls.keyFile,
@@ -122,6 +131,7 @@ export async function startWebhookComponent(
       fallback: config.webhookFallback,
       deadlineMs: config.webhookDeadlineMs,
       metrics,
+      lateAnswers,
     });
     life.closers.push(() => server.close());
     log.info("wave webhook started", { port: server.port });

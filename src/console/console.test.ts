@@ -263,6 +263,39 @@ describe("spot placement view", () => {
       [],
     );
   });
+
+  it("shows each workload's late answers over the range, 0 without any, and the cluster's total", () => {
+    const v = buildSpotView({
+      clusterId: "c",
+      state: {
+        nodePools: () => [nodePool("general")],
+        nodes: () => [machine("od", "on-demand")],
+        pods: () => [rsPod("web-1", "od", "on-demand")],
+      },
+      policies: [
+        {
+          workload: { namespace: "shop", kind: "Deployment", name: "web" },
+          threshold: 1,
+          strategy: "Prefer",
+        },
+        {
+          workload: { namespace: "shop", kind: "Deployment", name: "api" },
+          threshold: 1,
+          strategy: "Prefer",
+        },
+      ],
+      prices,
+      now: T0,
+      lateAnswers: [
+        { workload: "shop/Deployment/web", count: 4 },
+        // A workload whose policy is gone: not listed, still in the cluster's total.
+        { workload: "old/Deployment/batch", count: 2 },
+      ],
+    });
+    const by = Object.fromEntries(v.workloads.map((w) => [w.workload.name, w.lateAnswers]));
+    assert.deepEqual(by, { api: 0, web: 4 });
+    assert.equal(v.totals.lateAnswers, 6);
+  });
 });
 
 describe("node detail", () => {

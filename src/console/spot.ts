@@ -1,9 +1,10 @@
 // The Spot placement page (pure): per workload the policy, target vs actual on-demand/spot split,
 // its pods with capacity type and node, what spot saves against all-on-demand, and warnings a
-// user would want before trusting the numbers. Reads core's state as the agent forwards it and
-// the stored policies; the webhook's own counters live on its /metrics, not here.
+// user would want before trusting the numbers. Reads core's state as the agent forwards it, the
+// stored policies, and the repair's actions and the webhook's late answers as stored from the
+// Events the agent forwards (the webhook's Prometheus counters live on its /metrics, not here).
 import type { SpotPodDto, SpotRepairDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
-import type { SpotRepair } from "../core/store/store.ts";
+import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
 import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
 import {
   CAPACITY_TYPE_LABEL,
@@ -36,6 +37,8 @@ export interface SpotViewInput {
   expand?: string | undefined;
   /** The spot repair's actions in [from, to) (store rows, oldest first). */
   repairs?: readonly SpotRepair[];
+  /** The webhook's late answers per workload over [from, to) (store sums). */
+  lateAnswers?: readonly LateAnswerTotal[];
   from?: number;
   to?: number;
 }
@@ -143,7 +146,17 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
 
   const repairs = repairsByWorkload(input.repairs ?? []);
   const workloads: SpotWorkloadDto[] = [];
-  const totals = { pods: 0, onDemand: 0, spot: 0, savedPerHour: 0, fallbacks: 0, repairs: 0 };
+  const late = new Map<string, number>();
+  for (const l of input.lateAnswers ?? []) late.set(l.workload, (late.get(l.workload) ?? 0) + l.count);
+  const totals = {
+    pods: 0,
+    onDemand: 0,
+    spot: 0,
+    savedPerHour: 0,
+    fallbacks: 0,
+    repairs: 0,
+    lateAnswers: [...late.values()].reduce((x, y) => x + y, 0),
+  };
   for (const [key, a] of acc) {
     const actual = { onDemand: 0, spot: 0, pending: 0 };
     let cost = 0;
@@ -246,6 +259,7 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
       warnings,
       items,
       repairs: repairs.get(key) ?? { total: 0, byAction: {}, recent: [] },
+      lateAnswers: late.get(key) ?? 0,
     });
     totals.repairs += repairs.get(key)?.total ?? 0;
     totals.pods += total;

@@ -360,12 +360,18 @@ export interface SpotWorkloadDto {
   items: SpotPodDto[];
   /** The repair's self-heal actions for this workload over the view's [from, to). */
   repairs: { total: number; byAction: Record<string, number>; recent: SpotRepairDto[] };
+  /**
+   * Admissions of this workload the webhook answered after its deadline over [from, to): the pod
+   * was created without Wave's capacity-type affinity (placed by the scheduler alone) until the
+   * next rollout or repair. From the webhook's WaveSpotLateAnswer Events.
+   */
+  lateAnswers: number;
 }
 
 export interface SpotViewDto {
   clusterId: string;
   at: number;
-  /** The range repairs are counted over (epoch ms, [from, to)). */
+  /** The range repairs and late answers are counted over (epoch ms, [from, to)). */
   from: number;
   to: number;
   workloads: SpotWorkloadDto[];
@@ -376,6 +382,8 @@ export interface SpotViewDto {
     savedPerHour: number;
     fallbacks: number;
     repairs: number;
+    /** The cluster's late answers over [from, to), workloads no longer listed included. */
+    lateAnswers: number;
   };
 }
 

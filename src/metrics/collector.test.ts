@@ -218,6 +218,20 @@ describe("dashboard figures in /metrics", () => {
               count: 2,
             },
           },
+          {
+            // The webhook's late answers share the repair's component but are no repair.
+            op: "upsert" as const,
+            kind: "Event" as const,
+            key: "shop/l1",
+            observedAt: 0,
+            object: {
+              metadata: { name: "l1", namespace: "shop", uid: "e2" },
+              involvedObject: { kind: "Deployment", namespace: "shop", name: "web" },
+              reason: "WaveSpotLateAnswer",
+              reportingComponent: "wave-spot-repair",
+              count: 5,
+            },
+          },
         ],
       };
       await deliver(s.hub, batch);

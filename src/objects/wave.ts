@@ -50,6 +50,11 @@ export const PREPULLED_ANNOTATION = "wave.sh/prepulled";
 export const SPOT_REPAIR_EVENT_COMPONENT = "wave-spot-repair";
 /** Reason of the spot repair's Events, beside SPOT_REPAIR_EVENT_COMPONENT. */
 export const SPOT_REPAIR_EVENT_REASON = "WaveSpotRepair";
+/**
+ * Reason of the webhook's late-answer Events (same component): the involved object is the
+ * workload, `count` how many of its admissions were answered after the fallback went out.
+ */
+export const SPOT_LATE_ANSWER_EVENT_REASON = "WaveSpotLateAnswer";
 
 /** The kubelet's mark on a static pod's mirror in the apiserver. */
 export const MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";

@@ -159,6 +159,26 @@ describe("review", () => {
     assert.ok((await series()).includes(`wave_spot_fallbacks_total{${w},reason="deadline"} 1`));
   });
 
+  it("a late answer is recorded for the workload's Event; an in-time answer is not", async () => {
+    const recorded: string[] = [];
+    const lateAnswers = { record: (w: string) => recorded.push(w) };
+    await review(reviewFor("deployment-pod-generatename", 1).request, deps({ lateAnswers }));
+    assert.deepEqual(recorded, [], "answered in time");
+    let release = (): void => undefined;
+    const gate = new Promise<void>((res) => (release = res));
+    // Grants after the fallback went out, whatever the abort signal says (a late answer).
+    const late = { capacity: "spot" } as Awaited<ReturnType<Allocator["allocate"]>>;
+    const slowAlloc: Allocator = { allocate: () => gate.then(() => late) };
+    const slow = deps({ lateAnswers, allocator: slowAlloc, deadlineMs: 800 });
+    const pending = review(reviewFor("deployment-pod-generatename", 2).request, slow);
+    await flushMicrotasks();
+    await slow.clock.advance(800);
+    await pending;
+    release();
+    for (let i = 0; i < 20 && recorded.length === 0; i++) await flushMicrotasks();
+    assert.deepEqual(recorded, ["shop/Deployment/web"]);
+  });
+
   it("spot-preferred fallback adds only a preference and no slot labels", async () => {
     const failing: Allocator = { allocate: () => Promise.reject(new Error("boom")) };
     const r = loadFixture("deployment-pod-generatename");

@@ -91,6 +91,8 @@ export interface ReviewDeps {
   onDemandDeletionCost?: number;
   logger?: Logger;
   metrics?: SpotMetrics;
+  /** Records late answers as aggregated Events on the workload (late-events.ts); never blocks. */
+  lateAnswers?: { record(workload: string): void };
   /** Remote address of the caller (per-source limits). */
   source?: string;
 }
@@ -174,7 +176,9 @@ async function assign(
     // A slot granted after the fallback went out is a late answer (its reservation expires unused).
     allocation.then(
       () => {
-        if (answered) deps.metrics?.lateAnswers.inc({ workload });
+        if (!answered) return;
+        deps.metrics?.lateAnswers.inc({ workload });
+        deps.lateAnswers?.record(workload);
       },
       () => undefined,
     );

@@ -31,6 +31,8 @@ export interface WebhookServerOptions {
   maxBodyBytes?: number;
   /** Spot metrics, served on GET /metrics and fed by admissions. */
   metrics?: SpotMetrics;
+  /** Late answers as aggregated Events on the workload (late-events.ts); recording never blocks. */
+  lateAnswers?: { record(workload: string): void };
   /** Serve GET /metrics (default true); false when core's /metrics already serves the registry. */
   serveMetrics?: boolean;
   /** Called after each certificate reload attempt (tests and metrics). */
@@ -64,6 +66,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     onDemandDeletionCost: opts.onDemandDeletionCost,
     logger: log,
     metrics: opts.metrics,
+    lateAnswers: opts.lateAnswers,
     metricsText:
       opts.metrics && opts.serveMetrics !== false ? () => opts.metrics?.registry.render() ?? "" : undefined,
   };

@@ -186,11 +186,13 @@ export async function checkThrashing(site: Site, page: Page): Promise<ThrashingD
   return flagged;
 }
 
-/** Per workload target, actual and self-heal actions (over the 1 h range) = /spot-placement. */
+/** Per workload target, actual, self-heal actions and late answers (over the 1 h range) = /spot-placement. */
 export async function checkSpot(site: Site, page: Page, name = "spot"): Promise<SpotViewDto> {
   await open(site, page, "spot", site.viewer);
   const sv = await agree("spot rows = API", () => spotAgrees(site, page));
-  site.log(`spot: ${sv.workloads.length} workloads, ${sv.totals.repairs} self-heal actions = API`);
+  site.log(
+    `spot: ${sv.workloads.length} workloads, ${sv.totals.repairs} self-heal actions, ${sv.totals.lateAnswers} late answers = API`,
+  );
   await shot(site, page, name);
   return sv;
 }
@@ -200,6 +202,7 @@ export async function spotAgrees(site: Site, page: Page): Promise<SpotViewDto | 
   const v = await api<SpotViewDto>(site, cl(site, `spot-placement?from=${hourAgo()}`));
   if ((await page.getByTestId("spot-row").count()) !== v.workloads.length) return undefined;
   if ((await text(page, "spot-total-repairs")) !== num(v.totals.repairs)) return undefined;
+  if ((await text(page, "spot-total-late-answers")) !== num(v.totals.lateAnswers)) return undefined;
   for (const x of v.workloads) {
     const row = page
       .getByTestId("spot-row")
@@ -214,6 +217,8 @@ export async function spotAgrees(site: Site, page: Page): Promise<SpotViewDto | 
     )
       return undefined;
     if ((await row.getByTestId("spot-repairs").textContent()) !== num(x.repairs.total)) return undefined;
+    const late = x.lateAnswers > 0 ? num(x.lateAnswers) : "—";
+    if ((await row.getByTestId("spot-late-answers").textContent()) !== late) return undefined;
   }
   return v;
 }

@@ -29,7 +29,7 @@ import { dashboardRoutes } from "../../src/api/routes/dashboard.ts";
 import { DO_NOT_DISRUPT_ANNOTATION } from "../../src/objects/karpenter.ts";
 import { MemoryKube } from "../../src/kube/memory/memory.ts";
 import { KwokPriceProvider } from "../../src/pricing/kwok.ts";
-import { realClock } from "../../src/shared/clock.ts";
+import { FakeClock, flushMicrotasks, realClock } from "../../src/shared/clock.ts";
 import { silentLogger } from "../../src/shared/log.ts";
 import {
   CREATED_AT_ANNOTATION,
@@ -43,6 +43,11 @@ import {
 } from "../../src/objects/wave.ts";
 import { NOTE_ANNOTATION } from "../../src/webhook/constants.ts";
 import { repairEvent } from "../../src/webhook/events.ts";
+import type { Allocator } from "../../src/webhook/allocator.ts";
+import { LateAnswerRecorder } from "../../src/webhook/late-events.ts";
+import { InMemoryPolicySource } from "../../src/webhook/policy-source.ts";
+import { review } from "../../src/webhook/review.ts";
+import { reviewFor } from "../../src/webhook/test-helpers.ts";
 
 const V = { authorization: "Bearer v" };
 const CLUSTER = "pipe";
@@ -343,5 +348,82 @@ describe("agent → wire → core → API", { timeout: 60_000 }, () => {
     await new Promise((r) => setTimeout(r, 200));
     assert.equal((await view(range)).totals.repairs, 2);
     assert.equal((await store.spotRepairs({ clusterId: CLUSTER, from: 0, to: t0 + 60_000 })).length, 2);
+  });
+
+  it("counts the webhook's late answers per workload over the range (review → Event → agent → core → API)", async () => {
+    const web = { namespace: "shop", kind: "Deployment" as const, name: "web" };
+    await store.putPolicy(
+      CLUSTER,
+      "spot",
+      "shop/Deployment/web",
+      { workload: web, threshold: 1, strategy: "Prefer" },
+      Date.now(),
+    );
+    // The webhook as `wave webhook` wires it: its recorder writes Events through its kube client.
+    const lateAnswers = new LateAnswerRecorder({
+      write: (e) => kube.create("Event", e, { namespace: e.metadata.namespace ?? "" }),
+      logger: silentLogger,
+      instance: "wave-webhook-0",
+    });
+    // Three admissions whose ledger answers after the deadline: each pod went out unchanged (the
+    // scheduler places it without Wave's affinity), then its slot was granted: a late answer.
+    const clock = new FakeClock(Date.now());
+    let release = (): void => undefined;
+    const gate = new Promise<void>((res) => (release = res));
+    const slow: Allocator = {
+      allocate: () => gate.then(() => ({ capacity: "spot" }) as Awaited<ReturnType<Allocator["allocate"]>>),
+    };
+    const deps = {
+      policies: new InMemoryPolicySource({
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicySet",
+        policies: [{ workload: web, threshold: 1, strategy: "Prefer" as const }],
+      }),
+      allocator: slow,
+      clock,
+      deadlineMs: 1_000,
+      lateAnswers,
+    };
+    const answers = [1, 2, 3].map((i) => review(reviewFor("deployment-pod-generatename", i).request, deps));
+    await flushMicrotasks();
+    await clock.advance(1_000);
+    const out = await Promise.all(answers);
+    const patches = out.map((a) => Buffer.from(a.response.patch ?? "", "base64").toString("utf8"));
+    assert.ok(
+      patches.every((p) => !p.includes("karpenter.sh/capacity-type")),
+      "answered at the deadline without Wave's affinity",
+    );
+    release();
+    await flushMicrotasks();
+    const t0 = Date.now();
+    const view = async (q: string): Promise<SpotViewDto> =>
+      (
+        await app.inject({ url: `/api/v1/clusters/${CLUSTER}/spot-placement?${q}`, headers: V })
+      ).json<SpotViewDto>();
+    const range = `from=${t0 - 3_600_000}&to=${t0 + 60_000}`;
+    const repairsBefore = (await view(range)).totals.repairs;
+    await lateAnswers.drain(t0);
+    const events = (await kube.list("Event", { namespace: "shop" })).items.filter(
+      (e) => e.reason === "WaveSpotLateAnswer",
+    );
+    assert.deepEqual(
+      events.map((e) => [e.involvedObject.kind, e.involvedObject.name, e.count]),
+      [["Deployment", "web", 3]],
+      "one Event on the workload for the three",
+    );
+
+    const deadline = Date.now() + 20_000;
+    let v = await view(range);
+    while (v.totals.lateAnswers < 3 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      v = await view(range);
+    }
+    assert.equal(v.workloads.find((w) => w.workload.name === "web")?.lateAnswers, 3);
+    assert.equal(v.totals.lateAnswers, 3);
+    assert.equal(v.totals.repairs, repairsBefore, "not counted as repairs");
+    // The range picker: a range that ends before the Event (stamped in whole seconds) counts none.
+    const before = await view(`from=${t0 - 3_600_000}&to=${t0 - 1_000}`);
+    assert.equal(before.workloads.find((w) => w.workload.name === "web")?.lateAnswers, 0);
+    assert.equal(before.totals.lateAnswers, 0);
   });
 });

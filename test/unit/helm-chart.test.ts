@@ -117,6 +117,18 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       }
   });
 
+  it("lets the webhook create Events in the pods' namespaces (repair actions, late answers) and do nothing else with them", () => {
+    const webhook = renderedPermissions(docs).get("wave-webhook") ?? new Set<string>();
+    // Workloads live in any namespace: the repair's Event goes on the pod, the late answers' on
+    // the workload, both in its namespace (src/webhook/events.ts, late-events.ts).
+    assert.ok(webhook.has("cluster||events|create|-"), "events create, cluster-wide");
+    assert.deepEqual(
+      [...webhook].filter((p) => p.includes("|events|")),
+      ["cluster||events|create|-"],
+      "no read, update or delete of Events",
+    );
+  });
+
   it("gives the webhook Lease writes only in a spot ledger namespace of its own (never Wave's leader Leases)", () => {
     const leaseRoles = (d: Obj[]): Obj[] =>
       byKind(d, "Role").filter((r) =>

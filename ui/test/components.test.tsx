@@ -451,6 +451,7 @@ const web: SpotWorkloadDto = {
       },
     ],
   },
+  lateAnswers: 0,
 };
 const spotView: SpotViewDto = {
   clusterId: "prod",
@@ -458,7 +459,7 @@ const spotView: SpotViewDto = {
   from: NOW - 3_600_000,
   to: NOW,
   workloads: [web],
-  totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0, repairs: 3 },
+  totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0, repairs: 3, lateAnswers: 0 },
 };
 
 describe("Spot placement page", () => {
@@ -540,6 +541,53 @@ describe("Spot placement page", () => {
       "⚠ 2 pod(s) pin karpenter.sh/capacity-type in their own spec: Wave leaves them as they are",
       "⚠ 1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)",
     ]);
+  });
+
+  it("shows each workload's late answers: — for none, the count highlighted, what it means on hover", async () => {
+    const late: SpotWorkloadDto = {
+      ...web,
+      workload: { namespace: "shop", kind: "StatefulSet", name: "db" },
+      warnings: [],
+      lateAnswers: 7,
+    };
+    const view: SpotViewDto = {
+      ...spotView,
+      workloads: [{ ...web, warnings: [] }, late],
+      totals: { ...spotView.totals, lateAnswers: 9 },
+    };
+    mockFetch([[/spot-placement/, () => [200, view]]]);
+    const route = {
+      page: "spot" as const,
+      cluster: "prod",
+      range: { kind: "preset" as const, id: "1h" as const },
+      node: undefined,
+      params: {},
+    };
+    render(<Spot ctx={ctxFor({ route })} />);
+    await screen.findAllByTestId("spot-row");
+    const cell = (name: string): HTMLElement => {
+      const r = screen.getAllByTestId("spot-row").find((x) => x.textContent.includes(name));
+      assert.ok(r, `a row for ${name}`);
+      return within(r).getByTestId("spot-late-answers");
+    };
+    assert.equal(cell("web").textContent, "—", "none: a dash, not highlighted");
+    assert.equal(cell("web").classList.contains("warn"), false);
+    assert.equal(cell("db").textContent, "7");
+    assert.equal(cell("db").classList.contains("warn"), true, "non-zero is highlighted");
+    assert.match(cell("db").getAttribute("title") ?? "", /^7 pod\(s\) answered late in range\./);
+    // The header explains it: placed by the scheduler without Wave's affinity, corrected later.
+    const header = screen.getByRole("columnheader", { name: /late answers/ });
+    const why = header.getAttribute("title") ?? "";
+    assert.match(why, /without Wave's capacity-type affinity/);
+    assert.match(why, /scheduler placed it/);
+    assert.match(why, /next rollout or by the repair/);
+    // The cluster's total (workloads no longer listed included), highlighted when non-zero.
+    const total = screen.getByTestId("spot-total-late-answers");
+    assert.equal(total.textContent, "9");
+    assert.ok(total.closest(".card")?.classList.contains("warn"));
+    // Sortable like the other counts.
+    fireEvent.click(within(header).getByRole("button"));
+    assert.match(screen.getAllByTestId("spot-row")[0]?.textContent ?? "", /db/, "most late answers first");
   });
 
   it("shows the repair's self-heal actions per workload over the picked range", async () => {

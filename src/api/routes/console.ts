@@ -215,7 +215,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
         config: viewer,
         schema: {
           summary:
-            "Spot placement per workload: policy, target vs actual on-demand/spot, pods, savings against all-on-demand, warnings, and the repair's self-heal actions over [from, to)",
+            "Spot placement per workload: policy, target vs actual on-demand/spot, pods, savings against all-on-demand, warnings, the repair's self-heal actions and the webhook's late answers over [from, to)",
           params: idParams,
           querystring: {
             type: "object",
@@ -235,9 +235,10 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
         const from = req.query.from ?? to - DAY;
         if (to < from)
           return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
-        const [policies, repairs] = await Promise.all([
+        const [policies, repairs, lateAnswers] = await Promise.all([
           store.listPolicies(c.id, "spot"),
           store.spotRepairs({ clusterId: c.id, from, to, limit: 100_000 }),
+          store.spotLateAnswers({ clusterId: c.id, from, to }),
         ]);
         const set = spotPolicySet(policies.map((r) => r.value));
         return buildSpotView({
@@ -248,6 +249,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
           now,
           expand: req.query.workload,
           repairs,
+          lateAnswers,
           from,
           to,
         });

@@ -2,12 +2,17 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Event } from "../../objects/kube.ts";
 import { repairEvent } from "../../webhook/events.ts";
-import { repairOf, repairsOf } from "./repairs.ts";
+import { lateAnswerEvent } from "../../webhook/late-events.ts";
+import { isRepairEvent, lateAnswerOf, lateAnswersOf, repairOf, repairsOf } from "./repairs.ts";
 
 const pod = { metadata: { name: "web-1", namespace: "shop", uid: "p1" }, spec: { containers: [] } };
 const AT = Date.parse("2026-03-02T12:00:00Z");
 
 describe("spot repairs from Events", () => {
+  it("a late-answer Event (same component) is not a repair action", () => {
+    assert.equal(isRepairEvent(lateAnswerEvent("shop/Deployment/web", 3, AT, "wave-webhook-0")), false);
+  });
+
   it("reads the webhook's own Event: workload, action, pod, why, time", () => {
     const ev = repairEvent({
       pod,
@@ -56,6 +61,47 @@ describe("spot repairs from Events", () => {
         5,
       ).map((r) => r.workload),
       ["shop/Deployment/web"],
+    );
+  });
+
+  it("reads the webhook's late-answer Event: workload, count, time; nothing else is one", () => {
+    const ev = lateAnswerEvent("shop/Deployment/web", 4, AT, "wave-webhook-0");
+    assert.deepEqual(lateAnswerOf("c1", { ...ev, metadata: { ...ev.metadata, uid: "e9" } }, 0), {
+      clusterId: "c1",
+      event: "e9",
+      workload: "shop/Deployment/web",
+      count: 4,
+      at: AT,
+    });
+    // Without the message's prefix: the involved object (the workload) names it.
+    assert.equal(lateAnswerOf("c1", { ...ev, message: "late" }, 0)?.workload, "shop/Deployment/web");
+    // A count Kubernetes left out is one answer.
+    const { count: _, ...uncounted } = ev;
+    assert.equal(lateAnswerOf("c1", uncounted, 0)?.count, 1);
+    // A repair Event, or the reason from another component, is not a late answer.
+    const repair = repairEvent({
+      pod,
+      workload: "shop/Deployment/web",
+      message: "m",
+      type: "Normal",
+      action: "Evict",
+      instance: "i",
+      now: AT,
+    });
+    assert.equal(lateAnswerOf("c1", repair, 0), undefined);
+    const spoof: Event = { ...ev, reportingComponent: "kubelet", source: { component: "kubelet" } };
+    assert.equal(lateAnswerOf("c1", spoof, 0), undefined);
+    assert.deepEqual(
+      lateAnswersOf(
+        "c1",
+        [
+          { kind: "Pod", object: pod },
+          { kind: "Event", object: repair },
+          { kind: "Event", object: ev },
+        ],
+        0,
+      ).map((r) => [r.workload, r.count]),
+      [["shop/Deployment/web", 4]],
     );
   });
 });

@@ -4,7 +4,7 @@ import { lifecyclePhases } from "../store/store.ts";
 import type { Disruption, LifecycleEvent as StoredLifecycle, LifecyclePhase, Store } from "../store/store.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 import { ClusterState } from "../../state/cluster.ts";
-import { repairsOf } from "./repairs.ts";
+import { lateAnswersOf, repairsOf } from "./repairs.ts";
 import type { ClusterInfo, IngestBatch, IngestSink } from "./sink.ts";
 
 const STORED_PHASES: ReadonlySet<string> = new Set(lifecyclePhases);
@@ -125,14 +125,13 @@ export class StoreSink implements IngestSink {
 
   async write(b: IngestBatch): Promise<void> {
     const rows = toStoreRows(b.clusterId, b.lifecycle, b.receivedAt);
-    const repairs = repairsOf(
-      b.clusterId,
-      [...(b.snapshot ?? []), ...b.changes.filter((c) => c.op === "upsert")],
-      b.receivedAt,
-    );
+    const events = [...(b.snapshot ?? []), ...b.changes.filter((c) => c.op === "upsert")];
+    const repairs = repairsOf(b.clusterId, events, b.receivedAt);
+    const lateAnswers = lateAnswersOf(b.clusterId, events, b.receivedAt);
     await this.#store.write({
       ...rows,
       ...(repairs.length > 0 ? { repairs } : {}),
+      ...(lateAnswers.length > 0 ? { lateAnswers } : {}),
       checkpoint: { clusterId: b.clusterId, epoch: b.sessionId, sequence: b.sequence, at: b.receivedAt },
     });
   }

@@ -7,7 +7,14 @@ import type { RetentionPolicy } from "../history/downsample.ts";
 import type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
 import type { MigrateResult } from "./migrations.ts";
 import { StoreInputError } from "./store.ts";
-import type { Disruption, LifecycleEvent, SpotRepair, Store, StoredWarmupEvent } from "./store.ts";
+import type {
+  Disruption,
+  LifecycleEvent,
+  SpotLateAnswer,
+  SpotRepair,
+  Store,
+  StoredWarmupEvent,
+} from "./store.ts";
 
 export interface StoreHarness {
   /** Opens (or re-opens) the same database. */
@@ -117,11 +124,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 7 });
+        assert.deepEqual(second.migrations, { applied: [], version: 8 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -510,6 +517,67 @@ export function storeContract(
           // Retention as for lifecycle rows (a day here).
           await reopened.compact(T0 + DAY + 30 * MIN);
           assert.deepEqual(await reopened.spotRepairs(all), []);
+        } finally {
+          await reopened.close();
+        }
+      }, smallRetention);
+    });
+
+    void it("keeps late answers once per Event with the batch's checkpoint and sums them per workload over a range", async () => {
+      await withStore(async (store, h) => {
+        const r = (e: Partial<SpotLateAnswer> & { event: string; at: number }): SpotLateAnswer => ({
+          clusterId: "c1",
+          workload: "shop/Deployment/web",
+          count: 1,
+          ...e,
+        });
+        const rows = [
+          r({ event: "l1", at: T0, count: 3 }),
+          r({ event: "l2", at: T0 + MIN, count: 2 }),
+          r({ event: "l3", at: T0 + MIN, workload: "shop/StatefulSet/db" }),
+          r({ event: "l4", at: T0 + MIN, clusterId: "c2", count: 7 }),
+        ];
+        const cp = { clusterId: "c1", epoch: "e", sequence: 5, at: T0 };
+        const first = await store.write({ lateAnswers: rows, checkpoint: cp });
+        assert.equal(first.lateAnswers, 4);
+        assert.equal(first.checkpoint?.sequence, 5);
+        // Re-sent (a snapshot after a reconnect): counted once.
+        assert.equal((await store.write({ lateAnswers: rows.slice(0, 2) })).lateAnswers, 0);
+        assert.equal((await store.write({})).lateAnswers, undefined);
+
+        const all = { clusterId: "c1", from: T0, to: T0 + DAY };
+        assert.deepEqual(await store.spotLateAnswers(all), [
+          { workload: "shop/Deployment/web", count: 5 },
+          { workload: "shop/StatefulSet/db", count: 1 },
+        ]);
+        // [from, to): the minute-old Events only.
+        assert.deepEqual(await store.spotLateAnswers({ ...all, from: T0 + 1 }), [
+          { workload: "shop/Deployment/web", count: 2 },
+          { workload: "shop/StatefulSet/db", count: 1 },
+        ]);
+        assert.deepEqual(await store.spotLateAnswers({ ...all, to: T0 + MIN }), [
+          { workload: "shop/Deployment/web", count: 3 },
+        ]);
+        assert.deepEqual(await store.spotLateAnswers({ ...all, clusterId: "c2" }), [
+          { workload: "shop/Deployment/web", count: 7 },
+        ]);
+        // A bad row fails the whole batch, checkpoint included.
+        await assert.rejects(
+          store.write({
+            lateAnswers: [r({ event: "l5", at: T0 }), r({ event: "l6", at: T0, count: 0 })],
+            checkpoint: { ...cp, sequence: 6 },
+          }),
+          StoreInputError,
+        );
+        assert.equal((await store.checkpoint("c1"))?.sequence, 5);
+
+        await store.close();
+        const reopened = (await h.open(smallRetention)).store;
+        try {
+          assert.equal((await reopened.spotLateAnswers(all)).length, 2);
+          // Retention as for lifecycle rows (a day here).
+          await reopened.compact(T0 + DAY + 30 * MIN);
+          assert.deepEqual(await reopened.spotLateAnswers(all), []);
         } finally {
           await reopened.close();
         }

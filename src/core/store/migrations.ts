@@ -333,6 +333,22 @@ CREATE INDEX workload_pods_time ON workload_pods (cluster_id, ts);
 CREATE INDEX workload_pods_retention ON workload_pods (ts);
 `;
 
+// spot_late_answers: the webhook's late answers (WaveSpotLateAnswer Events, one per workload per
+// minute with the count), one row per Event, written in the ingest batch's transaction; the spot
+// page sums them per workload over its range.
+const spotLateAnswers = (time: string): string => `
+CREATE TABLE spot_late_answers (
+  cluster_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  answers INTEGER NOT NULL CHECK (answers > 0),
+  at ${time} NOT NULL,
+  PRIMARY KEY (cluster_id, event)
+);
+CREATE INDEX spot_late_answers_time ON spot_late_answers (cluster_id, at);
+CREATE INDEX spot_late_answers_retention ON spot_late_answers (at);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1 },
   { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
@@ -341,6 +357,7 @@ export const sqliteMigrations: readonly Migration[] = [
   { version: 5, name: "realized savings", sql: savings("INTEGER", "REAL") },
   { version: 6, name: "spot repairs", sql: spotRepairs("INTEGER") },
   { version: 7, name: "workload pod counts", sql: workloadPods("INTEGER") },
+  { version: 8, name: "spot late answers", sql: spotLateAnswers("INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -354,4 +371,5 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 5, name: "realized savings", sql: savings("BIGINT", "DOUBLE PRECISION") },
   { version: 6, name: "spot repairs", sql: spotRepairs("BIGINT") },
   { version: 7, name: "workload pod counts", sql: workloadPods("BIGINT") },
+  { version: 8, name: "spot late answers", sql: spotLateAnswers("BIGINT") },
 ];

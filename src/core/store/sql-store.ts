@@ -31,6 +31,7 @@ import type {
   LifecyclePhase,
   PolicyKind,
   PolicyRecord,
+  LateAnswerTotal,
   RepairQuery,
   SavingsRow,
   SavingsScope,
@@ -145,6 +146,13 @@ const SQL = {
     WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR workload = $4)
     ORDER BY at, event LIMIT $5`,
   deleteRepairs: "DELETE FROM spot_repairs WHERE at < $1",
+  insertLateAnswer: `INSERT INTO spot_late_answers (cluster_id, event, workload, answers, at)
+    VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (cluster_id, event) DO NOTHING`,
+  spotLateAnswers: `SELECT workload, SUM(answers) AS answers FROM spot_late_answers
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3
+    GROUP BY workload ORDER BY workload`,
+  deleteLateAnswers: "DELETE FROM spot_late_answers WHERE at < $1",
   insertSavings: `INSERT INTO savings (cluster_id, scope, name, ts, step_ms, actual_usd, on_demand_usd)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (cluster_id, scope, name, ts) DO NOTHING`,
@@ -270,6 +278,17 @@ export class SqlStore implements Store {
             r.pod,
             r.type,
             r.message,
+            r.at,
+          ]);
+      }
+      if (batch.lateAnswers) {
+        result.lateAnswers = 0;
+        for (const r of batch.lateAnswers)
+          result.lateAnswers += await tx.run(SQL.insertLateAnswer, [
+            r.clusterId,
+            r.event,
+            r.workload,
+            r.count,
             r.at,
           ]);
       }
@@ -465,6 +484,12 @@ export class SqlStore implements Store {
     }));
   }
 
+  async spotLateAnswers(q: TimeRange): Promise<LateAnswerTotal[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.spotLateAnswers, [q.clusterId, q.from, q.to]);
+    return rows.map((r) => ({ workload: text(r.workload), count: num(r.answers) }));
+  }
+
   async warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]> {
     validateRange(q);
     const rows = await this.#db.all(SQL.warmupEvents, [
@@ -616,6 +641,7 @@ export class SqlStore implements Store {
       result.deletedEvents += await tx.run(SQL.deleteDisruptions, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteWarmupEvents, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteRepairs, [eventCutoff]);
+      result.deletedEvents += await tx.run(SQL.deleteLateAnswers, [eventCutoff]);
       // Savings rows are sums, kept as long as the coarsest series tier keeps its points.
       const longest = Math.max(...tiers.map((t) => t.retainMs));
       await tx.run(SQL.deleteSavings, [now - longest]);

@@ -106,6 +106,27 @@ export interface SpotRepair {
   at: number;
 }
 
+/**
+ * Admissions of one workload the webhook answered too late (after its deadline's fallback went
+ * out): one `WaveSpotLateAnswer` Event, the webhook's count over up to a minute (late-events.ts).
+ * Unique per (cluster, event), as repairs are.
+ */
+export interface SpotLateAnswer {
+  clusterId: string;
+  event: string;
+  /** namespace/Kind/name of the workload whose pods were answered late. */
+  workload: string;
+  /** Late answers the Event carries (>= 1). */
+  count: number;
+  at: number;
+}
+
+/** One workload's late answers summed over a range. */
+export interface LateAnswerTotal {
+  workload: string;
+  count: number;
+}
+
 export interface RepairQuery extends EventQuery {
   /** One workload (namespace/Kind/name); default every workload. */
   workload?: string | undefined;
@@ -166,6 +187,7 @@ export interface WriteBatch {
   disruptions?: readonly Disruption[];
   series?: readonly SeriesRow[];
   repairs?: readonly SpotRepair[];
+  lateAnswers?: readonly SpotLateAnswer[];
   /** Committed together with the rows above. */
   checkpoint?: { clusterId: string; epoch: string; sequence: number; at: number };
 }
@@ -177,6 +199,8 @@ export interface WriteResult {
   series: number;
   /** Set when the batch had repairs. */
   repairs?: number;
+  /** Set when the batch had late-answer rows: how many were new. */
+  lateAnswers?: number;
   checkpoint?: IngestCheckpoint;
 }
 
@@ -268,6 +292,8 @@ export interface Store {
 
   /** Spot repairs in [from, to), oldest first. */
   spotRepairs(q: RepairQuery): Promise<SpotRepair[]>;
+  /** Late answers per workload whose Event falls in [from, to), by workload. */
+  spotLateAnswers(q: TimeRange): Promise<LateAnswerTotal[]>;
 
   /** Appends savings rows in one transaction; returns how many were new. Bad input writes nothing. */
   writeSavings(rows: readonly SavingsRow[]): Promise<number>;
@@ -392,6 +418,13 @@ export function validateBatch(b: WriteBatch): void {
     need(type === "Normal" || type === "Warning", `${where}: type must be Normal or Warning`);
     for (const f of ["action", "pod", "message"] as const)
       need(typeof r[f] === "string", `${where}: ${f} must be a string`);
+    need(isTime(r.at), `${where}: at must be an integer epoch ms`);
+  }
+  for (const r of b.lateAnswers ?? []) {
+    const where = `spot late answer ${r.event}`;
+    need(isText(r.clusterId) && isText(r.event), `${where}: ids are required`);
+    need(isText(r.workload), `${where}: workload is required`);
+    need(Number.isSafeInteger(r.count) && r.count > 0, `${where}: count must be an integer > 0`);
     need(isTime(r.at), `${where}: at must be an integer epoch ms`);
   }
   const c = b.checkpoint;

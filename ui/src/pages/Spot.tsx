@@ -19,6 +19,12 @@ import { EditorFooter, usePolicyAction } from "./editor.tsx";
 
 const keyOf = (w: SpotPolicyDto["workload"]): string => `${w.namespace}/${w.kind}/${w.name}`;
 
+/** What a late answer is and what it leaves behind (the column's and the card's explanation). */
+const LATE_ANSWERS_EXPLAINED =
+  "Admissions the webhook answered after its deadline in the selected range (WaveSpotLateAnswer " +
+  "Events). Such a pod was created without Wave's capacity-type affinity, so the scheduler placed " +
+  "it on whatever capacity it found; it is corrected at the workload's next rollout or by the repair.";
+
 function workloadColumns(): Column<SpotWorkloadDto>[] {
   return [
     {
@@ -93,6 +99,27 @@ function workloadColumns(): Column<SpotWorkloadDto>[] {
       numeric: true,
       value: (w) => w.repairs.total,
       render: (w) => <span data-testid="spot-repairs">{num(w.repairs.total)}</span>,
+    },
+    {
+      key: "lateAnswers",
+      label: "late answers",
+      title: LATE_ANSWERS_EXPLAINED,
+      numeric: true,
+      value: (w) => w.lateAnswers,
+      render: (w) =>
+        w.lateAnswers > 0 ? (
+          <span
+            className="tag warn"
+            data-testid="spot-late-answers"
+            title={`${num(w.lateAnswers)} pod(s) answered late in range. ${LATE_ANSWERS_EXPLAINED}`}
+          >
+            {num(w.lateAnswers)}
+          </span>
+        ) : (
+          <span className="muted" data-testid="spot-late-answers" title="no late answers in range">
+            —
+          </span>
+        ),
     },
     {
       key: "cost",
@@ -215,7 +242,14 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 label="fallbacks seen by core"
                 value={num(v.totals.fallbacks)}
                 testid="spot-total-fallbacks"
-                sub="pods assigned spot running on on-demand; the webhook's fallbacks and late answers are on its /metrics"
+                sub="pods assigned spot running on on-demand; the webhook's own fallbacks are on its /metrics"
+              />
+              <Card
+                label="late answers"
+                value={num(v.totals.lateAnswers)}
+                testid="spot-total-late-answers"
+                tone={v.totals.lateAnswers > 0 ? "warn" : ""}
+                sub="pods created without Wave's affinity in range (webhook past its deadline)"
               />
               <Card
                 label="self-heal actions"
