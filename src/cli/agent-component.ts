@@ -133,7 +133,7 @@ export async function startAgentComponent(
         });
     let current: RunningAgent | undefined;
     let warmup: WarmupActor | undefined;
-    const term = async (leading: AbortSignal): Promise<void> => {
+    const lead = async (leading: AbortSignal): Promise<void> => {
       let controlling: Promise<void> | undefined;
       // Ends this term's controller also when the agent stops while the Lease is still held.
       const term = new AbortController();
@@ -218,7 +218,7 @@ export async function startAgentComponent(
       }
     };
     // In process there is no Lease: one term until the process stops.
-    const campaign = elector ? elector.run(life.ac.signal, term) : term(life.ac.signal);
+    const campaign = elector ? elector.run(life.ac.signal, lead) : lead(life.ac.signal);
     life.closers.push(() => campaign);
     return {
       metricsPort: metrics?.port ?? 0,
