@@ -6,13 +6,10 @@
 import type { IngestBatch } from "../core/ingest/sink.ts";
 import type { SavingsRow } from "../core/store/store.ts";
 import type { Event } from "../objects/kube.ts";
+import { SPOT_REPAIR_EVENT_COMPONENT, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
 import type { Counter, Histogram, Registry } from "../shared/metrics.ts";
 import type { WarmupEvent } from "../warmup/stats.ts";
 import { missReasons } from "../warmup/stats.ts";
-
-/** Reason and component the spot placement webhook's repair Events carry. */
-export const SPOT_REPAIR_REASON = "WaveSpotRepair";
-export const SPOT_REPAIR_COMPONENT = "wave-spot-repair";
 
 /** Karpenter's disruption reasons (v1): pre-created at 0 so dashboards and alerts see every pool. */
 export const DISRUPTION_REASONS = ["Underutilized", "Empty", "Drifted", "Expired"] as const;
@@ -202,7 +199,7 @@ export class EventMetrics {
       if (ch.kind !== "Event" || ch.op === "delete") continue;
       const ev = ch.object as Event;
       const component = ev.reportingComponent ?? ev.source?.component ?? "";
-      if (ev.reason !== SPOT_REPAIR_REASON && component !== SPOT_REPAIR_COMPONENT) continue;
+      if (ev.reason !== SPOT_REPAIR_EVENT_REASON && component !== SPOT_REPAIR_EVENT_COMPONENT) continue;
       const uid = `${cluster}\u0000${ev.metadata.uid ?? `${ev.metadata.namespace}/${ev.metadata.name}`}`;
       const count = Math.max(1, ev.count ?? 1);
       const before = this.#eventCounts.get(uid) ?? 0;
