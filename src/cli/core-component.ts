@@ -85,8 +85,9 @@ export async function startCoreComponent(
   const clock = opts.clock ?? realClock;
   const log = logger(config, "core", opts);
   const near = opts.inProcess;
+  // In process, the agent is known by the token start generated for it (no client certificate).
   const { tokens, grpcTls, credentials } = near
-    ? { ...near, grpcTls: { ...near.grpcTls, caFile: undefined } }
+    ? { tokens: near.tokens, grpcTls: { ...near.grpcTls, caFile: undefined }, credentials: near.credentials }
     : configured(config, log);
   return startWith(log, async (life) => {
     if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true });
