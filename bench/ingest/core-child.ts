@@ -1,7 +1,7 @@
 // The core half of the ingest benchmark, in its own process so agent and core each get their own
 // RSS and CPU figures (as in production). Talks to the parent over the IPC channel.
 // WAVE_BENCH_SINK=hub uses production's sink (ClusterHub: SQLite history store + ClusterState,
-// as src/cli/start.ts composes it); the default in-memory sink isolates transport and ingest.
+// as src/cli/core-component.ts composes it); the default in-memory sink isolates transport and ingest.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

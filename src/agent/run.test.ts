@@ -43,4 +43,49 @@ describe("runAgent", { timeout: 30_000 }, () => {
       await server.close();
     }
   });
+
+  it("holds its stream until startWhen resolves, and stops while held", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    await kube.create("Node", { metadata: { name: "n1" } });
+    const sink = new MemorySink();
+    const server = await startIngestServer({
+      core: new IngestCore({ sink }),
+      port: 0,
+      host: "127.0.0.1",
+      tokens: ["t"],
+    });
+    const common = {
+      kube,
+      clock,
+      log: silentLogger,
+      coreUrl: `http://127.0.0.1:${server.port}`,
+      token: "t",
+      agentVersion: "0.1.0",
+    };
+    let release!: () => void;
+    const held = await runAgent({
+      ...common,
+      clusterId: "held",
+      startWhen: new Promise((r) => (release = r)),
+    });
+    // Stopped before it was released: it never streams, and stop does not wait for the release.
+    const never = await runAgent({ ...common, clusterId: "never", startWhen: new Promise(() => undefined) });
+    // Started with them and not held: by the time its objects are in core, the held one's would be.
+    const free = await runAgent({ ...common, clusterId: "free" });
+    try {
+      await never.stop();
+      assert.equal(never.agent.status, "idle");
+      await sink.until((s) => s.objects.get("free")?.has("Node/n1") === true);
+      assert.equal(held.agent.status, "idle");
+      assert.equal(sink.objects.get("held"), undefined);
+      release();
+      await sink.until((s) => s.objects.get("held")?.has("Node/n1") === true);
+      assert.equal(sink.objects.get("never"), undefined);
+    } finally {
+      await held.stop();
+      await free.stop();
+      await server.close();
+    }
+  });
 });

@@ -19,6 +19,13 @@ export interface RunAgentOptions extends Omit<AgentOptions, "source" | "metrics"
   clock?: Clock;
   /** A state the agent's informers also fill (the warmup controller beside it reads it). */
   state?: ClusterState;
+  /** Register the agent's series here (core's /metrics in `wave start`) rather than in a registry of its own. */
+  registry?: Registry;
+  /**
+   * Stream only once this resolves (`wave start`'s simulated cluster: after its prehistory). The
+   * agent exists at once, so warmup events reported meanwhile wait in its outbox.
+   */
+  startWhen?: Promise<void>;
 }
 
 export interface RunningAgent {
@@ -34,8 +41,18 @@ export interface RunningAgent {
 }
 
 export async function runAgent(opts: RunAgentOptions): Promise<RunningAgent> {
-  const { kube, metricsPort, metricsHost, log, clock, state, ...agentOpts } = opts;
-  const registry = new Registry();
+  const {
+    kube,
+    metricsPort,
+    metricsHost,
+    log,
+    clock,
+    state,
+    startWhen,
+    registry: shared,
+    ...agentOpts
+  } = opts;
+  const registry = shared ?? new Registry();
   const ac = new AbortController();
   const source = new InformerSource({
     client: kube,
@@ -59,7 +76,11 @@ export async function runAgent(opts: RunAgentOptions): Promise<RunningAgent> {
           // Healthy while it runs; a disconnected stream shows in metrics, not as a restart loop.
           healthy: () => agent.status !== "stopped",
         });
-  const done = agent.run(ac.signal).catch((err: unknown) => {
+  const aborted = new Promise<void>((r) => ac.signal.addEventListener("abort", () => r(), { once: true }));
+  const running = startWhen
+    ? Promise.race([startWhen, aborted]).then(() => (ac.signal.aborted ? undefined : agent.run(ac.signal)))
+    : agent.run(ac.signal);
+  const done = running.catch((err: unknown) => {
     log.error("agent stopped", { error: err as Error });
     throw err;
   });

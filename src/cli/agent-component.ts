@@ -1,9 +1,12 @@
 // `wave agent`: informers → gRPC (mutual TLS + bearer) → core, and the warmup controller beside
 // it on the state those informers fill (ADR 0014), only while holding its Lease.
-// The environment it gets is the contract in deploy/helm/wave/README.md.
+// The environment it gets is the contract in deploy/helm/wave/README.md. `wave start` builds the
+// same agent beside core in its own process (`inProcess`).
 import { hostname } from "node:os";
 import type { WaveConfig } from "../config/config.ts";
+import type { AgentTls } from "../agent/agent.ts";
 import { runAgent, type RunningAgent } from "../agent/run.ts";
+import type { PriceProvider } from "../pricing/types.ts";
 import { realClock } from "../shared/clock.ts";
 import { startMetricsServer } from "../shared/metrics-server.ts";
 import { Registry } from "../shared/metrics.ts";
@@ -35,8 +38,10 @@ class TermRegistry extends Registry {
 }
 
 export interface RunningAgentComponent extends Running {
+  /** The port of its /metrics (0: in process, its series are on core's). */
   metricsPort: number;
-  elector: LeaderElector;
+  /** Its Lease's elector (none in process). */
+  elector: LeaderElector | undefined;
   /** The agent of the current leadership term, if this replica leads. */
   agent(): RunningAgent | undefined;
   /** The warmup controller of the current leadership term, if this replica leads. */
@@ -46,6 +51,34 @@ export interface RunningAgentComponent extends Running {
 export interface AgentComponentOptions extends ComponentOptions {
   /** Where the last warmup policies are remembered (default: the wave-warmup-policies ConfigMap). */
   policyMemory?: PolicyMemory;
+  /** Beside core in this process (`wave start`) rather than a process of its own. */
+  inProcess?: AgentInProcess;
+}
+
+/**
+ * The agent of `wave start`, beside core in one process: its cluster's only agent, so it holds no
+ * Lease (one term for the process's life) and its series join core's /metrics.
+ */
+export interface AgentInProcess {
+  /** Core's gRPC address, the token core accepts from it and core's CA. */
+  coreUrl: string;
+  token: string;
+  tls: AgentTls;
+  /** Core's registry. */
+  registry: Registry;
+  /** Core's prices (the warmup controller's price cap). */
+  prices: PriceProvider;
+  /** What the agent reports (default: the apiserver's version; Karpenter's unknown). */
+  kubernetesVersion?: string;
+  karpenterVersion?: string;
+  /** The state the informers fill, for a caller that fills it before they do (the simulator's mirror). */
+  state?: ClusterState;
+  /** Stream once this resolves (the simulator: after its prehistory is in core). */
+  streamWhen?: Promise<void>;
+  /** The warmup controller acts once this resolves, if before the informers' first lists. */
+  actWhen?: Promise<void>;
+  /** The least time between two passes of a poked pool (runController). */
+  pokeIntervalMs?: number;
 }
 
 export async function startAgentComponent(
@@ -55,43 +88,59 @@ export async function startAgentComponent(
 ): Promise<RunningAgentComponent> {
   const clock = opts.clock ?? realClock;
   const log = logger(config, "agent", opts);
-  const coreUrl = required(config.coreAddress, "the core address (WAVE_CORE_ADDRESS or --core-address)");
-  const token = required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token)");
-  const tls = config.agentTlsDir === undefined ? undefined : tlsFiles(config.agentTlsDir, "agent TLS");
+  const near = opts.inProcess;
+  const coreUrl =
+    near?.coreUrl ?? required(config.coreAddress, "the core address (WAVE_CORE_ADDRESS or --core-address)");
+  const token =
+    near?.token ?? required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token)");
+  const files = config.agentTlsDir === undefined ? undefined : tlsFiles(config.agentTlsDir, "agent TLS");
+  const tls: AgentTls | undefined =
+    near?.tls ??
+    (files && {
+      certFile: files.certFile,
+      keyFile: files.keyFile,
+      ...(files.caFile ? { caFile: files.caFile } : {}),
+    });
   return startWith(log, async (life) => {
-    const { kube, kubernetesVersion } = await cluster(config, env, log, opts);
-    const registry = new TermRegistry();
-    registry.collectDefaults();
+    const connected = await cluster(config, env, log, opts);
+    const { kube } = connected;
+    const kubernetesVersion = near?.kubernetesVersion ?? connected.kubernetesVersion;
+    const registry = near?.registry ?? new TermRegistry();
+    if (!near) registry.collectDefaults();
     const leaderGauge = registry.gauge({
       name: "wave_agent_leader",
       help: "1 while this replica holds the agent Lease and streams to core",
     });
     // Serves for the process's whole life: a standby must be Ready, or a rolling update
     // (maxUnavailable 0) would wait forever for the new pod while the old one holds the Lease.
-    const metrics = await startMetricsServer(registry, { port: config.metricsPort, host: config.host });
-    life.closers.push(() => metrics.close());
+    const metrics = near
+      ? undefined
+      : await startMetricsServer(registry, { port: config.metricsPort, host: config.host });
+    if (metrics) life.closers.push(() => metrics.close());
     // Warmup's price cap: live prices where the agent's credentials allow, else the table.
-    const prices = startPricing(config, { clock, log, signal: life.ac.signal }).provider;
+    const prices = near?.prices ?? startPricing(config, { clock, log, signal: life.ac.signal }).provider;
     const memory =
       opts.policyMemory ?? new ConfigMapPolicyMemory(kube, config.namespace, WARMUP_POLICIES_CONFIGMAP);
-    const elector = new LeaderElector({
-      client: kube,
-      clock,
-      namespace: config.namespace,
-      name: config.agentLease,
-      identity: config.podName ?? hostname(),
-      log,
-    });
+    const elector = near
+      ? undefined
+      : new LeaderElector({
+          client: kube,
+          clock,
+          namespace: config.namespace,
+          name: config.agentLease,
+          identity: config.podName ?? hostname(),
+          log,
+        });
     let current: RunningAgent | undefined;
     let warmup: WarmupActor | undefined;
-    const campaign = elector.run(life.ac.signal, async (leading) => {
+    const lead = async (leading: AbortSignal): Promise<void> => {
       let controlling: Promise<void> | undefined;
       // Ends this term's controller also when the agent stops while the Lease is still held.
       const term = new AbortController();
       const termSignal = AbortSignal.any([leading, term.signal]);
       try {
         // A fresh state per term: the informers of this term fill it.
-        const state = new ClusterState();
+        const state = near?.state ?? new ClusterState();
         const running: { agent?: RunningAgent } = {};
         const actor = createWarmupActor({
           kube,
@@ -113,32 +162,36 @@ export async function startAgentComponent(
           onWarmupPolicies: (p) => actor.setPolicies(p),
           kube,
           coreUrl,
-          ...(tls
-            ? {
-                tls: {
-                  certFile: tls.certFile,
-                  keyFile: tls.keyFile,
-                  ...(tls.caFile ? { caFile: tls.caFile } : {}),
-                },
-              }
-            : {}),
+          ...(tls ? { tls } : {}),
           token,
           clusterId: config.clusterId,
           kubernetesVersion,
-          karpenterVersion: "",
+          karpenterVersion: near?.karpenterVersion ?? "",
           agentVersion: version(),
           log,
           clock,
+          ...(near ? { registry: near.registry } : {}),
+          ...(near?.streamWhen ? { startWhen: near.streamWhen } : {}),
         });
         running.agent = current;
-        registry.current = current.registry;
+        if (registry instanceof TermRegistry) registry.current = current.registry;
         leaderGauge.set(1);
         const agentRun = current;
         // The controller acts only on a complete picture of the cluster: after the first lists.
-        controlling = Promise.race([agentRun.synced, agentRun.done]).then(() =>
+        controlling = Promise.race([
+          agentRun.synced,
+          agentRun.done,
+          ...(near?.actWhen ? [near.actWhen] : []),
+        ]).then(() =>
           termSignal.aborted || agentRun.agent.status === "stopped"
             ? undefined
-            : runController(actor.controller, { clock, signal: termSignal, log, triggers: actor.triggers }),
+            : runController(actor.controller, {
+                clock,
+                signal: termSignal,
+                log,
+                triggers: actor.triggers,
+                ...(near?.pokeIntervalMs === undefined ? {} : { pokeIntervalMs: near.pokeIntervalMs }),
+              }),
         );
         const lost = new Promise<void>((r) => {
           if (leading.aborted) r();
@@ -163,10 +216,12 @@ export async function startAgentComponent(
         current = undefined;
         leaderGauge.set(0);
       }
-    });
+    };
+    // In process there is no Lease: one term until the process stops.
+    const campaign = elector ? elector.run(life.ac.signal, lead) : lead(life.ac.signal);
     life.closers.push(() => campaign);
     return {
-      metricsPort: metrics.port,
+      metricsPort: metrics?.port ?? 0,
       elector,
       agent: () => current,
       warmup: () => warmup,

@@ -13,13 +13,13 @@ import {
   DO_NOT_DISRUPT_OWNER_VALUE,
   LAST_WARMUP_AT_ANNOTATION,
   LAST_WARMUP_NAMESPACE_ANNOTATION,
+  LEDGER_LABEL,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
   PREPULLED_ANNOTATION,
   PREPULL_LABEL,
   WARMUP_LABEL,
 } from "../objects/wave.ts";
-import { LEDGER_LABEL } from "../webhook/constants.ts";
 import type { CommandContext } from "./commands.ts";
 import { cluster, logger, SPOT_REPAIR_LEASE, WARMUP_LEASE, type ComponentOptions } from "./component.ts";
 

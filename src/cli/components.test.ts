@@ -17,13 +17,13 @@ import {
   DO_NOT_DISRUPT_OWNER_VALUE,
   LAST_WARMUP_AT_ANNOTATION,
   LAST_WARMUP_NAMESPACE_ANNOTATION,
+  LEDGER_LABEL,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
   PREPULL_LABEL,
   WARMUP_LABEL,
 } from "../objects/wave.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../../test/support/pki.ts";
-import { LEDGER_LABEL } from "../webhook/constants.ts";
 import { isWarmupPod } from "../objects/wave.ts";
 import { node, nodePool, pod } from "../warmup/testing/fixtures.ts";
 import { createServer as createHttpServer } from "node:http";

@@ -1,20 +1,26 @@
 // `wave core`: history store, hub, ingest server, API + UI for N clusters. Each cluster's warmup
 // controller runs beside its agent: core sends it the cluster's policies over the agent stream
 // and stores the events it reports (ADR 0014). Core does not talk to any apiserver.
-// The environment it gets is the contract in deploy/helm/wave/README.md.
+// The environment it gets is the contract in deploy/helm/wave/README.md. `wave start` builds the
+// same core for its one process (`inProcess`).
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { serverToken, type WaveConfig } from "../config/config.ts";
 import { CredentialError, loadCredentials, type AgentCredential } from "../core/ingest/auth.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
-import { LeaseOwnership, SoleOwnership } from "../core/hub/ownership.ts";
+import { LeaseOwnership, SoleOwnership, type Ownership } from "../core/hub/ownership.ts";
 import { IngestCore } from "../core/ingest/core.ts";
 import { startIngestServer } from "../core/ingest/server.ts";
 import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
+import type { WarmupRelay } from "../core/warmup/relay.ts";
+import type { NodePoolPatcher } from "../api/routes/console.ts";
+import type { DashboardMetrics } from "../metrics/collector.ts";
 import { startPricing } from "../pricing/setup.ts";
-import { realClock } from "../shared/clock.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import { realClock, type Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import type { CommandContext } from "./commands.ts";
 import { userError } from "./connect.ts";
@@ -32,55 +38,72 @@ import { version } from "./version.ts";
 
 export interface RunningCore extends Running {
   apiPort: number;
+  /** The API's address as it listens. */
+  address: string;
   grpcPort: number;
   hub: ClusterHub;
   store: Store;
+  /** Its /metrics registry, its prices and its dashboard figures (what `wave start` shares). */
+  metrics: Registry;
+  prices: PriceProvider;
+  figures: DashboardMetrics;
+  /** Warmup policies to the agents, their events to the store. */
+  relay: WarmupRelay;
+}
+
+export interface CoreComponentOptions extends ComponentOptions {
+  /** The one core of `wave start`, beside its agent and webhook, rather than a process of its own. */
+  inProcess?: CoreInProcess;
+}
+
+/** What `wave start` gives its core in place of the settings `wave core` requires. */
+export interface CoreInProcess {
+  /** The admin and viewer tokens (generated unless configured). */
+  tokens: { admin: string; viewer: string };
+  /** The agent in this process: core's gRPC TLS pair (generated) and the agent's one credential. */
+  grpcTls: { certFile: string; keyFile: string };
+  credentials: AgentCredential[];
+  /** The SQLite file, when not the data directory's wave.db. */
+  sqlitePath?: string;
+  /** Who owns the clusters (default: as `wave core`, a lease row per cluster on PostgreSQL). */
+  ownership?: Ownership;
+  /** The embedded simulated cluster: prices keep to the table, its entry says so. */
+  simulated?: boolean;
+  /** The history samplers' clock (the simulated cluster's, whose fast-forwarded minutes count). */
+  historyClock?: Clock;
+  /** The simulated cluster's NodePools, which the console may patch. */
+  nodePools?: NodePoolPatcher;
+  /** Besides sending warmup policies down the agent stream: what else follows a policy change. */
+  onPolicyChange?: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
 }
 
 export async function startCoreComponent(
   config: WaveConfig,
   env: NodeJS.ProcessEnv,
-  opts: ComponentOptions = {},
+  opts: CoreComponentOptions = {},
 ): Promise<RunningCore> {
   const clock = opts.clock ?? realClock;
   const log = logger(config, "core", opts);
-  if (!config.agentCredentials) {
-    required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token) or --agent-credentials");
-  }
-  const tokens = {
-    admin: serverToken(
-      required(config.adminToken, "the admin token (WAVE_ADMIN_TOKEN or --admin-token)"),
-      "the admin token",
-    ),
-    viewer: serverToken(
-      required(config.viewerToken, "the viewer token (WAVE_VIEWER_TOKEN or --viewer-token)"),
-      "the viewer token",
-    ),
-  };
-  const grpcTlsDir = required(
-    config.grpcTlsDir,
-    "the gRPC TLS directory (WAVE_GRPC_TLS_DIR or --grpc-tls-dir)",
-  );
-  const grpcTls = tlsFiles(grpcTlsDir, "core gRPC TLS");
-  // Mutual TLS unless explicitly waived: ca.crt beside core's pair verifies agents' certificates.
-  if (!grpcTls.caFile && !config.grpcAllowNoClientCert) {
-    throw userError(
-      `core gRPC TLS: ${grpcTlsDir}/ca.crt is missing, so agents could not be required to present client ` +
-        "certificates; add it, or accept agents on their token alone with --grpc-allow-no-client-cert",
-    );
-  }
-  const mtls = grpcTls.caFile !== undefined;
-  if (!mtls) log.warn("mutual TLS is off: agents are authenticated by their bearer token alone");
-  const credentials = agentCredentials(config, mtls);
+  const near = opts.inProcess;
+  // In process, the agent is known by the token start generated for it (no client certificate).
+  const { tokens, grpcTls, credentials } = near
+    ? { tokens: near.tokens, grpcTls: { ...near.grpcTls, caFile: undefined }, credentials: near.credentials }
+    : configured(config, log);
   return startWith(log, async (life) => {
     if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true });
     const metrics = new Registry();
-    const prices = startPricing(config, { clock, log, signal: life.ac.signal, metrics }).provider;
+    const prices = startPricing(config, {
+      clock,
+      log,
+      signal: life.ac.signal,
+      metrics,
+      ...(near?.simulated ? { simulated: true } : {}),
+    }).provider;
 
     const store = await openStore(
       config.databaseUrl
         ? { backend: "postgres", url: config.databaseUrl }
-        : { backend: "sqlite", path: join(config.dataDir, "wave.db") },
+        : { backend: "sqlite", path: near?.sqlitePath ?? join(config.dataDir, "wave.db") },
       { log },
     );
     life.closers.push(() => store.close());
@@ -89,17 +112,19 @@ export async function startCoreComponent(
     // On PostgreSQL several replicas may serve: each cluster is owned by the replica its agent
     // streams to, and read through it by the others (ADR 0012). SQLite: one replica owns all.
     const replica = config.podName ?? hostname();
-    const ownership = config.databaseUrl
-      ? new LeaseOwnership({
-          store,
-          clock,
-          log,
-          replica,
-          url:
-            config.advertiseUrl ??
-            `http://${config.host === "0.0.0.0" ? hostname() : config.host}:${config.port}`,
-        })
-      : new SoleOwnership(replica);
+    const ownership =
+      near?.ownership ??
+      (config.databaseUrl
+        ? new LeaseOwnership({
+            store,
+            clock,
+            log,
+            replica,
+            url:
+              config.advertiseUrl ??
+              `http://${config.host === "0.0.0.0" ? hostname() : config.host}:${config.port}`,
+          })
+        : new SoleOwnership(replica));
     // Stops after everything opened later (it releases the leases before the store closes).
     const owning = ownership.run(life.ac.signal);
     life.closers.push(() => owning);
@@ -114,7 +139,7 @@ export async function startCoreComponent(
       figures.close();
       return Promise.resolve();
     });
-    hub.ensure(config.clusterId);
+    hub.ensure(config.clusterId, near?.simulated);
     const { relay, totals } = coreWarmup({ store, clusterId: config.clusterId, clock, log, figures });
     const ingest = new IngestCore({
       sink: hub,
@@ -144,7 +169,7 @@ export async function startCoreComponent(
         store,
         hub,
         prices,
-        clock,
+        clock: near?.historyClock ?? clock,
         log,
         signal: life.ac.signal,
         onSavings: (rows) => figures.events.savings(rows),
@@ -163,22 +188,67 @@ export async function startCoreComponent(
       warmupTotals: totals,
       // Spot policies reach the webhooks by their pull; warmup policies go down the cluster's
       // agent stream now (another replica's change arrives with the stream's next poll).
-      onPolicyChange: (kind, clusterId) => {
+      onPolicyChange: async (kind, clusterId) => {
         relay.changed(kind, clusterId);
-        return Promise.resolve();
+        await near?.onPolicyChange?.(kind, clusterId);
       },
+      ...(near?.nodePools ? { nodePools: near.nodePools } : {}),
     });
     life.closers.push(() => api.app.close());
     log.info("wave core started", { api: api.address, grpcPort: ingestServer.port });
     return {
       apiPort: api.port,
+      address: api.address,
       grpcPort: ingestServer.port,
       hub,
       store,
+      metrics,
+      prices,
+      figures,
+      relay,
       failed: life.failed,
       stop: life.stop,
     };
   });
+}
+
+/** `wave core`'s tokens, gRPC TLS and agent credentials, from its configuration (each required). */
+function configured(
+  config: WaveConfig,
+  log: Logger,
+): {
+  tokens: { admin: string; viewer: string };
+  grpcTls: { certFile: string; keyFile: string; caFile: string | undefined };
+  credentials: AgentCredential[];
+} {
+  if (!config.agentCredentials) {
+    required(config.agentToken, "the agent token (WAVE_AGENT_TOKEN or --agent-token) or --agent-credentials");
+  }
+  const tokens = {
+    admin: serverToken(
+      required(config.adminToken, "the admin token (WAVE_ADMIN_TOKEN or --admin-token)"),
+      "the admin token",
+    ),
+    viewer: serverToken(
+      required(config.viewerToken, "the viewer token (WAVE_VIEWER_TOKEN or --viewer-token)"),
+      "the viewer token",
+    ),
+  };
+  const grpcTlsDir = required(
+    config.grpcTlsDir,
+    "the gRPC TLS directory (WAVE_GRPC_TLS_DIR or --grpc-tls-dir)",
+  );
+  const grpcTls = tlsFiles(grpcTlsDir, "core gRPC TLS");
+  // Mutual TLS unless explicitly waived: ca.crt beside core's pair verifies agents' certificates.
+  if (!grpcTls.caFile && !config.grpcAllowNoClientCert) {
+    throw userError(
+      `core gRPC TLS: ${grpcTlsDir}/ca.crt is missing, so agents could not be required to present client ` +
+        "certificates; add it, or accept agents on their token alone with --grpc-allow-no-client-cert",
+    );
+  }
+  const mtls = grpcTls.caFile !== undefined;
+  if (!mtls) log.warn("mutual TLS is off: agents are authenticated by their bearer token alone");
+  return { tokens, grpcTls, credentials: agentCredentials(config, mtls) };
 }
 
 /**

@@ -1,5 +1,5 @@
-// Building blocks shared by the all-in-one `wave start` (start.ts) and `wave core`
-// (core-component.ts): core's history sampler, its /metrics figures and the API + web UI.
+// Core's building blocks (core-component.ts, which `wave start` composes too): its history
+// samplers, its /metrics figures, its side of warmup and the API + web UI.
 // Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -24,6 +24,12 @@ import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
 import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } from "../metrics/collector.ts";
 import { parseResources } from "../karpenter/resources.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+} from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -53,17 +59,17 @@ export function poolSamplesOf(state: ClusterState, prices: PriceProvider): PoolS
   const acc = new Map<string, PoolSample>();
   for (const node of state.nodes()) {
     const labels = node.metadata.labels ?? {};
-    const nodePool = labels["karpenter.sh/nodepool"] ?? "(none)";
-    const capacityType = labels["karpenter.sh/capacity-type"] ?? "on-demand";
+    const nodePool = labels[NODE_POOL_LABEL] ?? "(none)";
+    const capacityType = labels[CAPACITY_TYPE_LABEL] ?? "on-demand";
     const k = `${nodePool}\u0000${capacityType}`;
     const s = acc.get(k) ?? { nodePool, capacityType, nodes: 0, vcpu: 0, memoryBytes: 0, costPerHour: 0 };
     const capacity = parseResources(node.status?.capacity);
     s.nodes += 1;
     s.vcpu += (capacity.cpu ?? 0) / 1000;
     s.memoryBytes += capacity.memory ?? 0;
-    const it = labels["node.kubernetes.io/instance-type"];
+    const it = labels[INSTANCE_TYPE_LABEL];
     const ct = capacityType === "spot" || capacityType === "reserved" ? capacityType : "on-demand";
-    if (it) s.costPerHour += prices.price(it, ct, labels["topology.kubernetes.io/zone"])?.usdPerHour ?? 0;
+    if (it) s.costPerHour += prices.price(it, ct, labels[TOPOLOGY_ZONE_LABEL])?.usdPerHour ?? 0;
     acc.set(k, s);
   }
   return [...acc.values()];

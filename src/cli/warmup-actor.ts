@@ -3,6 +3,7 @@
 // sends over the agent stream (remembered, so it keeps acting on them while core is away), and
 // reports what it did through the same stream.
 import type { KubeClient } from "../kube/port.ts";
+import { INSTANCE_TYPE_LABEL, TOPOLOGY_ZONE_LABEL } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
@@ -67,9 +68,9 @@ export function createWarmupActor(o: {
       typeof what === "string"
         ? prices.price(what, ct)?.usdPerHour
         : prices.price(
-            what.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "",
+            what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "",
             ct,
-            what.metadata.labels?.["topology.kubernetes.io/zone"],
+            what.metadata.labels?.[TOPOLOGY_ZONE_LABEL],
           )?.usdPerHour,
     log: o.log,
     onEvent: o.report,

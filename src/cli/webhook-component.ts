@@ -1,6 +1,7 @@
 // `wave webhook`: spot-placement admission, policies long-polled from core's API, the pod watch
 // the slot ledgers follow, and the leader-elected spot repair (ADR 0006) beside it.
-// The environment it gets is the contract in deploy/helm/wave/README.md.
+// The environment it gets is the contract in deploy/helm/wave/README.md. `wave start` builds the
+// same webhook beside core in its own process (`inProcess`).
 import { hostname } from "node:os";
 import type { WaveConfig } from "../config/config.ts";
 import { realClock } from "../shared/clock.ts";
@@ -8,9 +9,9 @@ import { LeaderElector } from "../kube/leader.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { BackingVerifier, SourceLimiter } from "../webhook/backing.ts";
 import { LateAnswerRecorder } from "../webhook/late-events.ts";
-import { createSpotMetrics } from "../webhook/metrics.ts";
+import { createSpotMetrics, type SpotMetrics } from "../webhook/metrics.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
-import { PullPolicySource } from "../webhook/policy-source.ts";
+import { PullPolicySource, type PolicySource } from "../webhook/policy-source.ts";
 import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import { startWebhookServer } from "../webhook/server.ts";
 import type { CommandContext } from "./commands.ts";
@@ -28,43 +29,71 @@ import {
 import { userError } from "./connect.ts";
 
 export interface RunningWebhook extends Running {
+  /** Its HTTPS port (0: it serves none, the simulated apiserver admits in process). */
   port: number;
-  policies: PullPolicySource;
+  policies: PolicySource;
+  /** What admission and repair act through (the simulated apiserver admits through them). */
+  allocator: SlotAllocator;
+  pods: PodCache;
+  metrics: SpotMetrics;
+}
+
+export interface WebhookComponentOptions extends ComponentOptions {
+  /** Beside core in this process (`wave start`) rather than a process of its own. */
+  inProcess?: WebhookInProcess;
+}
+
+/**
+ * The webhook of `wave start`: its policies are core's (no pull), its series on core's /metrics,
+ * and it runs no spot repair (the simulator steps its own; on a real cluster `wave webhook` does).
+ */
+export interface WebhookInProcess {
+  policies: PolicySource;
+  metrics: SpotMetrics;
+  /** Serve admission over HTTPS with this pair; without it nothing listens (the simulator admits in process). */
+  tls?: { certFile: string; keyFile: string };
 }
 
 export async function startWebhookComponent(
   config: WaveConfig,
   env: NodeJS.ProcessEnv,
-  opts: ComponentOptions = {},
+  opts: WebhookComponentOptions = {},
 ): Promise<RunningWebhook> {
   const clock = opts.clock ?? realClock;
   const log = logger(config, "webhook", opts);
-  const url = required(
-    config.spotPoliciesUrl,
-    "the spot policies URL (WAVE_SPOT_POLICIES_URL or --spot-policies-url)",
-  );
-  if (!/^https?:\/\//.test(url)) throw userError(`the spot policies URL must be http(s)://…, got ${url}`);
-  const viewer = required(config.viewerToken, "the viewer token (WAVE_VIEWER_TOKEN or --viewer-token)");
-  const tls = tlsFiles(
-    required(config.webhookTlsDir, "the webhook TLS directory (WAVE_WEBHOOK_TLS_DIR or --webhook-tls-dir)"),
-    "webhook TLS",
-  );
+  const near = opts.inProcess;
+  const source = near ? { given: near.policies } : { pull: pullSettings(config) };
+  const tls = near
+    ? near.tls
+    : tlsFiles(
+        required(
+          config.webhookTlsDir,
+          "the webhook TLS directory (WAVE_WEBHOOK_TLS_DIR or --webhook-tls-dir)",
+        ),
+        "webhook TLS",
+      );
   return startWith(log, async (life) => {
     const { kube } = await cluster(config, env, log, opts);
-    const metrics = createSpotMetrics();
+    const metrics = near?.metrics ?? createSpotMetrics();
     const identity = config.podName ?? hostname();
     const ledgerNamespace = config.spotLedgerNamespace ?? config.namespace;
-    const policies = PullPolicySource.fromUrl(url, {
-      clock,
-      logger: log,
-      headers: { authorization: `Bearer ${viewer}` },
-      watch: config.spotPolicyWatch,
-      intervalMs: config.spotPolicyIntervalMs,
-      onFetch: (delivery, outcome) => metrics.policyUpdates.inc({ delivery, outcome }),
-    });
-    // Admit unchanged until the first set loads (core may start after us); never block start-up.
-    if (!(await policies.start())) log.warn("no spot policies yet; admitting pods unchanged", { url });
-    life.closers.push(() => policies.stop());
+    let policies: PolicySource;
+    const { pull, given } = source;
+    if (pull) {
+      const pulled = PullPolicySource.fromUrl(pull.url, {
+        clock,
+        logger: log,
+        headers: { authorization: `Bearer ${pull.viewer}` },
+        watch: config.spotPolicyWatch,
+        intervalMs: config.spotPolicyIntervalMs,
+        onFetch: (delivery, outcome) => metrics.policyUpdates.inc({ delivery, outcome }),
+      });
+      // Admit unchanged until the first set loads (core may start after us); never block start-up.
+      if (!(await pulled.start()))
+        log.warn("no spot policies yet; admitting pods unchanged", { url: pull.url });
+      life.closers.push(() => pulled.stop());
+      policies = pulled;
+    } else policies = given;
     // The ledgers follow pods through this watch; until its first list, admissions list instead.
     const pods = new PodCache({ kube, clock, logger: log }).start();
     life.closers.push(() => pods.stop());
@@ -75,9 +104,10 @@ export async function startWebhookComponent(
       logger: log,
       replicaId: identity,
       pods,
-      backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }),
+      // Over HTTPS a forged review must not spend on-demand slots; in process nothing can forge one.
+      ...(tls ? { backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }) } : {}),
     });
-    if (config.spotRepair) {
+    if (config.spotRepair && !near) {
       const nodes = new NodeCapacity(kube, clock, log).start();
       life.closers.push(() => nodes.stop());
       const repair = new SpotRepair({
@@ -113,30 +143,57 @@ export async function startWebhookComponent(
     }
     // Late answers as one Event per workload per minute, in the pod's namespace (RBAC: events
     // create); drained on shutdown, after the server stopped answering (closers run in reverse).
-    const lateAnswers = new LateAnswerRecorder({
-      write: (e) => kube.create("Event", e, { namespace: e.metadata.namespace ?? "" }),
-      logger: log,
-      instance: identity,
-    });
-    life.closers.push(lateAnswers.start(clock));
-    const server = await startWebhookServer({
-      certFile: tls.certFile,
-      keyFile: tls.keyFile,
-      port: config.webhookPort,
-      host: config.host,
+    // Only a serving webhook answers late (in process, the simulator admits without a deadline).
+    const lateAnswers =
+      tls &&
+      new LateAnswerRecorder({
+        write: (e) => kube.create("Event", e, { namespace: e.metadata.namespace ?? "" }),
+        logger: log,
+        instance: identity,
+      });
+    if (lateAnswers) life.closers.push(lateAnswers.start(clock));
+    const server =
+      tls &&
+      lateAnswers &&
+      (await startWebhookServer({
+        certFile: tls.certFile,
+        keyFile: tls.keyFile,
+        port: config.webhookPort,
+        host: config.host,
+        policies,
+        allocator,
+        clock,
+        logger: log,
+        fallback: config.webhookFallback,
+        deadlineMs: config.webhookDeadlineMs,
+        metrics,
+        lateAnswers,
+        // In process, core's /metrics serves the same registry.
+        ...(near ? { serveMetrics: false } : {}),
+      }));
+    if (server) life.closers.push(() => server.close());
+    log.info("wave webhook started", { port: server?.port ?? 0 });
+    return {
+      port: server?.port ?? 0,
       policies,
       allocator,
-      clock,
-      logger: log,
-      fallback: config.webhookFallback,
-      deadlineMs: config.webhookDeadlineMs,
+      pods,
       metrics,
-      lateAnswers,
-    });
-    life.closers.push(() => server.close());
-    log.info("wave webhook started", { port: server.port });
-    return { port: server.port, policies, failed: life.failed, stop: life.stop };
+      failed: life.failed,
+      stop: life.stop,
+    };
   });
+}
+
+/** Where `wave webhook` pulls its spot policies from, and the token it reads them with. */
+function pullSettings(config: WaveConfig): { url: string; viewer: string } {
+  const url = required(
+    config.spotPoliciesUrl,
+    "the spot policies URL (WAVE_SPOT_POLICIES_URL or --spot-policies-url)",
+  );
+  if (!/^https?:\/\//.test(url)) throw userError(`the spot policies URL must be http(s)://…, got ${url}`);
+  const viewer = required(config.viewerToken, "the viewer token (WAVE_VIEWER_TOKEN or --viewer-token)");
+  return { url, viewer };
 }
 
 export async function webhookCommand(ctx: CommandContext): Promise<number> {

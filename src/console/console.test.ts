@@ -4,12 +4,12 @@ import { machineObjects, nodePool, pod } from "../dashboard/testkit.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
 import {
+  ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
   DO_NOT_DISRUPT_OWNER_VALUE,
   LAST_WARMUP_AT_ANNOTATION,
 } from "../objects/wave.ts";
 import { DEFAULT_POLICY } from "../warmup/policy.ts";
-import { ASSIGNMENT_LABEL } from "../webhook/constants.ts";
 import { buildNodeDetail } from "./node.ts";
 import { buildSpotView, poolOffersSpot } from "./spot.ts";
 import { buildWarmupView, startSamples } from "./warmup.ts";

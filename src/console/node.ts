@@ -14,12 +14,12 @@ import {
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import {
-  isPrepullPod,
-  isWarmupPod,
+  ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
   DO_NOT_DISRUPT_OWNER_VALUE,
+  isPrepullPod,
+  isWarmupPod,
 } from "../objects/wave.ts";
-import { ASSIGNMENT_LABEL } from "../webhook/constants.ts";
 
 const ORDER: LifecycleEventDto["phase"][] = [
   "Launched",

@@ -17,8 +17,8 @@ import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
-import { isWavePod } from "../objects/wave.ts";
-import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, ON_DEMAND, SPOT } from "../webhook/constants.ts";
+import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
+import { ON_DEMAND, SPOT } from "../webhook/constants.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy, type WorkloadRef } from "../webhook/policy.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
 

@@ -23,8 +23,6 @@ export const KWOK = {
   providerIDPrefix: "kwok://",
 } as const;
 
-export const OS_LABEL = "kubernetes.io/os";
-export const HOSTNAME_LABEL = "kubernetes.io/hostname";
 /** eks-node-viewer's price label; the KWOK provider sets it to the offering's hourly price. */
 export const NODE_VIEWER_PRICE_LABEL = "eks-node-viewer/instance-price";
 

@@ -7,6 +7,8 @@
 import type { Node, NodeSelectorRequirement, Pod } from "../objects/kube.ts";
 import {
   ARCH_LABEL,
+  HOSTNAME_LABEL,
+  OS_LABEL,
   CAPACITY_TYPE_LABEL,
   INSTANCE_TYPE_LABEL,
   NODE_POOL_LABEL,
@@ -27,8 +29,8 @@ const WELL_KNOWN = new Set<string>([
   TOPOLOGY_REGION_LABEL,
   ARCH_LABEL,
   CAPACITY_TYPE_LABEL,
-  "kubernetes.io/os",
-  "kubernetes.io/hostname",
+  OS_LABEL,
+  HOSTNAME_LABEL,
   "node.kubernetes.io/windows-build",
   "karpenter.k8s.aws/instance-family",
   "karpenter.k8s.aws/instance-size",

@@ -43,6 +43,17 @@ export const WARMUP_UNUSED_STREAK_ANNOTATION = "wave.sh/warmup-unused-streak";
 export const WARMUP_PRIORITY_CLASS_NAME = "wave-warmup";
 /** On a warm Node: hashes of the images whose pre-pull finished (pulled or given up). */
 export const PREPULLED_ANNOTATION = "wave.sh/prepulled";
+/** Spot placement: which capacity type Wave assigned the pod, "on-demand" | "spot". */
+export const ASSIGNMENT_LABEL = "wave.sh/capacity-assignment";
+/** Spot placement: unique token of the pod's slot in its workload's ledger. */
+export const SLOT_LABEL = "wave.sh/spot-slot";
+/** The ledger (one per workload) a slot belongs to; lets reconciliation list the workload's pods. */
+export const LEDGER_LABEL = "wave.sh/spot-ledger";
+/** Opt-out: pods labelled `wave.sh/spot-placement=disabled` are never sent to the webhook. */
+export const OPT_OUT_LABEL = "wave.sh/spot-placement";
+export const OPT_OUT_VALUE = "disabled";
+/** Why Wave left a pod of a managed workload unchanged. */
+export const NOTE_ANNOTATION = "wave.sh/spot-placement-note";
 /**
  * Events of the spot repair (ADR 0006): this reporting component and reason; the message starts
  * with the workload key ("namespace/Kind/name: ..."), the involved object is the pod acted on.

@@ -6,11 +6,11 @@ import {
   ARCH_LABEL,
   CAPACITY_TYPE_LABEL,
   INSTANCE_TYPE_LABEL,
+  OS_LABEL,
   TOPOLOGY_REGION_LABEL,
   TOPOLOGY_ZONE_LABEL,
   type CapacityType,
 } from "../objects/karpenter.ts";
-import { OS_LABEL } from "../karpenter/labels.ts";
 import { KWOK_ZONES, KwokPriceProvider } from "../pricing/kwok.ts";
 
 export interface InstanceType {

@@ -5,12 +5,12 @@ import type { NodePool } from "../objects/karpenter.ts";
 import { CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL } from "../objects/karpenter.ts";
 import type { Deployment, Node, NodeSelectorTerm, Pod } from "../objects/kube.ts";
 import { isKwokInstanceType } from "../pricing/kwok.ts";
-import { ASSIGNMENT_LABEL, DELETION_COST_ANNOTATION, NOTE_ANNOTATION } from "../webhook/constants.ts";
+import { DELETION_COST_ANNOTATION } from "../webhook/constants.ts";
 import { PREFERRED_WEIGHT } from "../webhook/patch.ts";
 import type { SpotPolicy } from "../webhook/policy.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
-import { isWavePod } from "../objects/wave.ts";
+import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
 import type { CatalogName } from "./catalog.ts";
 import {
   candidatePolicy,

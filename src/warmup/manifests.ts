@@ -1,7 +1,7 @@
 // The objects the warmup controller creates, as pure builders.
 import { createHash } from "node:crypto";
 import type { Container, Pod, PodSpec, PriorityClass, Toleration } from "../objects/kube.ts";
-import { NODE_POOL_LABEL, type NodePool } from "../objects/karpenter.ts";
+import { HOSTNAME_LABEL, NODE_POOL_LABEL, type NodePool } from "../objects/karpenter.ts";
 import {
   CREATED_AT_ANNOTATION,
   DEADLINE_ANNOTATION,
@@ -15,8 +15,6 @@ import {
   WARMUP_PRIORITY_CLASS_NAME,
 } from "../objects/wave.ts";
 import { formatResources, withoutZeros, type Resources } from "../karpenter/resources.ts";
-
-const HOSTNAME = "kubernetes.io/hostname";
 
 function withoutKey(m: Record<string, string> | undefined, key: string): Record<string, string> {
   return Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => k !== key));
@@ -134,7 +132,7 @@ export function warmupPod(input: WarmupPodInput): Pod {
     // The largest pod's own node constraints (arch, zone, …) so the warm node suits it; the pool
     // pin wins over whatever pool it named.
     // A hostname pin names one existing node, not a kind of node: never copied.
-    nodeSelector: { ...withoutKey(src.nodeSelector, HOSTNAME), [NODE_POOL_LABEL]: pool },
+    nodeSelector: { ...withoutKey(src.nodeSelector, HOSTNAME_LABEL), [NODE_POOL_LABEL]: pool },
     ...(src.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
       ? {
           affinity: {

@@ -9,9 +9,9 @@ import {
   ledgerLeaseName,
   type AllocationResult,
 } from "./allocator.ts";
-import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import type { SpotPolicy } from "./policy.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
 const NS = "wave";
 const workload = { namespace: "shop", kind: "Deployment", name: "web" } as const;

@@ -4,12 +4,12 @@
 // are batched into one read-modify-write, so contention grows with replicas, not with pods.
 import { randomUUID } from "node:crypto";
 import type { Lease, Pod } from "../objects/kube.ts";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../objects/wave.ts";
+import { LEDGER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SLOT_LABEL } from "../objects/wave.ts";
 import { isConflict, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { BackingVerifier, OwnerRef } from "./backing.ts";
-import { LEDGER_LABEL, ON_DEMAND, SLOT_LABEL as SLOT_LABEL_KEY, SPOT, type Capacity } from "./constants.ts";
+import { ON_DEMAND, SPOT, type Capacity } from "./constants.ts";
 import {
   cloneLedger,
   isLivePod,
@@ -451,7 +451,7 @@ export class SlotAllocator implements Allocator {
     const desired = await this.#backing?.read(owner);
     if (desired === undefined || desired === 0) return desired;
     const owned = (pods: readonly Pod[]): number => {
-      const seen = new Set(pods.map((p) => p.metadata.labels?.[SLOT_LABEL_KEY] ?? ""));
+      const seen = new Set(pods.map((p) => p.metadata.labels?.[SLOT_LABEL] ?? ""));
       let inFlight = 0;
       for (const [token, e] of ledger.entries) if (e.confirmedAt === 0 && !seen.has(token)) inFlight++;
       const live = pods.filter(

@@ -1,20 +1,8 @@
-// Labels and annotations the spot-placement webhook reads and writes on pods.
+// Kubernetes names and capacity values the spot-placement webhook reads and writes on pods (its
+// own wave.sh labels are in src/objects/wave.ts).
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 import type { Pod } from "../objects/kube.ts";
 
-export const CAPACITY_TYPE_KEY = CAPACITY_TYPE_LABEL;
-
-/** Which capacity type Wave assigned the pod: "on-demand" | "spot". */
-export const ASSIGNMENT_LABEL = "wave.sh/capacity-assignment";
-/** Unique token of the pod's slot in its workload's ledger. */
-export const SLOT_LABEL = "wave.sh/spot-slot";
-/** The ledger (one per workload) the slot belongs to; lets reconciliation list the workload's pods. */
-export const LEDGER_LABEL = "wave.sh/spot-ledger";
-/** Opt-out: pods labelled `wave.sh/spot-placement=disabled` are never sent to the webhook. */
-export const OPT_OUT_LABEL = "wave.sh/spot-placement";
-export const OPT_OUT_VALUE = "disabled";
-/** Why Wave left a pod of a managed workload unchanged. */
-export const NOTE_ANNOTATION = "wave.sh/spot-placement-note";
 /** ReplicaSet controller ranks pods by this on scale-down: lower cost goes first. */
 export const DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost";
 /** Deployment controller's label: the ReplicaSet name is `<deployment>-<hash>`. */
@@ -45,7 +33,7 @@ export const requiresSpot = (p: Pod): boolean =>
   ).some((t) =>
     (t.matchExpressions ?? []).some(
       (e) =>
-        e.key === CAPACITY_TYPE_KEY &&
+        e.key === CAPACITY_TYPE_LABEL &&
         e.operator === "In" &&
         (e.values ?? []).length > 0 &&
         (e.values ?? []).every((v) => v === SPOT),

@@ -10,9 +10,6 @@ import {
   SPOT_REPAIR_EVENT_REASON,
 } from "../objects/wave.ts";
 
-export const REPAIR_COMPONENT = SPOT_REPAIR_EVENT_COMPONENT;
-export const REPAIR_REASON = SPOT_REPAIR_EVENT_REASON;
-
 export interface RepairEventInput {
   pod: Pod;
   /** "namespace/Kind/name". */
@@ -45,15 +42,15 @@ export function repairEvent(e: RepairEventInput): Event {
       name,
       ...(e.pod.metadata.uid !== undefined ? { uid: e.pod.metadata.uid } : {}),
     },
-    reason: REPAIR_REASON,
+    reason: SPOT_REPAIR_EVENT_REASON,
     message: `${e.workload}: ${e.message}`,
     type: e.type,
     count: 1,
     firstTimestamp: ts,
     lastTimestamp: ts,
     action: e.action,
-    reportingComponent: REPAIR_COMPONENT,
+    reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
     reportingInstance: e.instance,
-    source: { component: REPAIR_COMPONENT },
+    source: { component: SPOT_REPAIR_EVENT_COMPONENT },
   };
 }

@@ -12,11 +12,11 @@ import { FakeClock } from "../shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator } from "./allocator.ts";
 import { generateDevCerts, type DevCerts } from "./certs.ts";
-import { ASSIGNMENT_LABEL, SLOT_LABEL } from "./constants.ts";
 import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
 import { startWebhookServer, type WebhookServer } from "./server.ts";
 import { httpsRequest, reviewFor } from "./test-helpers.ts";
+import { ASSIGNMENT_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
 const N = 17;
 const policies = new InMemoryPolicySource({

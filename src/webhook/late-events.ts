@@ -7,10 +7,14 @@
 // every window on the injected clock and, when stopped, writes what is left (a shutdown loses
 // no count the apiserver accepts).
 import type { Event } from "../objects/kube.ts";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPOT_LATE_ANSWER_EVENT_REASON } from "../objects/wave.ts";
+import {
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  SPOT_LATE_ANSWER_EVENT_REASON,
+  SPOT_REPAIR_EVENT_COMPONENT,
+} from "../objects/wave.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
-import { REPAIR_COMPONENT } from "./events.ts";
 
 export const LATE_ANSWER_REASON = SPOT_LATE_ANSWER_EVENT_REASON;
 export const LATE_ANSWER_WINDOW_MS = 60_000;
@@ -48,9 +52,9 @@ export function lateAnswerEvent(workload: string, count: number, now: number, in
     firstTimestamp: ts,
     lastTimestamp: ts,
     action: "LateAnswer",
-    reportingComponent: REPAIR_COMPONENT,
+    reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
     reportingInstance: instance,
-    source: { component: REPAIR_COMPONENT },
+    source: { component: SPOT_REPAIR_EVENT_COMPONENT },
   };
 }
 

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Pod } from "../objects/kube.ts";
-import { ASSIGNMENT_LABEL, SLOT_LABEL } from "./constants.ts";
 import {
   counts,
   emptyLedger,
@@ -13,6 +12,7 @@ import {
   wouldAssignSpot,
 } from "./ledger.ts";
 import { onDemandTarget, type SpotPolicy } from "./policy.ts";
+import { ASSIGNMENT_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
 const workload = { namespace: "shop", kind: "Deployment", name: "web" } as const;
 const policy = (threshold: number, percentAboveBase?: number): SpotPolicy => ({

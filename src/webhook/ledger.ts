@@ -4,8 +4,9 @@
 // and reconciled against the live pods that carry the slot token. See docs/adr/0002.
 import { createHash } from "node:crypto";
 import type { Pod } from "../objects/kube.ts";
-import { ASSIGNMENT_LABEL, ON_DEMAND, SLOT_LABEL, SPOT, revisionOf, type Capacity } from "./constants.ts";
+import { ON_DEMAND, SPOT, revisionOf, type Capacity } from "./constants.ts";
 import { onDemandTarget, tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { ASSIGNMENT_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
 export interface LedgerEntry {
   capacity: Capacity;

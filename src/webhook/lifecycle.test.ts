@@ -10,14 +10,7 @@ import { FakeClock } from "../shared/clock.ts";
 import type { AdmissionRequest, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator, type AllocationResult } from "./allocator.ts";
 import { BackingVerifier, SourceLimiter } from "./backing.ts";
-import {
-  ASSIGNMENT_LABEL,
-  CAPACITY_TYPE_KEY,
-  LEDGER_LABEL,
-  POD_TEMPLATE_HASH_LABEL,
-  SLOT_LABEL,
-} from "./constants.ts";
-import { REPAIR_COMPONENT, REPAIR_REASON } from "./events.ts";
+import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics } from "./metrics.ts";
 import { PodCache } from "./pod-cache.ts";
@@ -25,6 +18,14 @@ import { InMemoryPolicySource } from "./policy-source.ts";
 import type { SpotPolicy } from "./policy.ts";
 import { SpotRepair } from "./repair.ts";
 import { review } from "./review.ts";
+import {
+  ASSIGNMENT_LABEL,
+  LEDGER_LABEL,
+  SLOT_LABEL,
+  SPOT_REPAIR_EVENT_COMPONENT,
+  SPOT_REPAIR_EVENT_REASON,
+} from "../objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 const NS = "wave";
 const APP_NS = "shop";
@@ -132,7 +133,9 @@ async function setup() {
                   nodeAffinity: {
                     requiredDuringSchedulingIgnoredDuringExecution: {
                       nodeSelectorTerms: [
-                        { matchExpressions: [{ key: CAPACITY_TYPE_KEY, operator: "In", values: ["spot"] }] },
+                        {
+                          matchExpressions: [{ key: CAPACITY_TYPE_LABEL, operator: "In", values: ["spot"] }],
+                        },
                       ],
                     },
                   },
@@ -621,9 +624,9 @@ describe("spot repair (ADR 0006)", () => {
     const events = (await s.kube.list("Event", { namespace: APP_NS })).items;
     const e = events.find((x) => x.involvedObject.name === evicted);
     assert.ok(e, "an Event on the evicted pod");
-    assert.equal(e.reason, REPAIR_REASON);
-    assert.equal(e.reportingComponent, REPAIR_COMPONENT);
-    assert.equal(e.source?.component, REPAIR_COMPONENT);
+    assert.equal(e.reason, SPOT_REPAIR_EVENT_REASON);
+    assert.equal(e.reportingComponent, SPOT_REPAIR_EVENT_COMPONENT);
+    assert.equal(e.source?.component, SPOT_REPAIR_EVENT_COMPONENT);
     assert.match(e.message ?? "", /^shop\/Deployment\/api: 1 of 6 live pods on-demand, target 3/);
     await s.clock.advance(2_000);
     await repair.tick();
@@ -750,13 +753,13 @@ describe("spot repair (ADR 0006)", () => {
     assert.equal(evictions, at.length, "one Eviction request per attempt");
     assert.ok(repair.actions.every((a) => a.kind === "shortfall" && a.outcome === "blocked"));
     const warnings = (await s.kube.list("Event", { namespace: APP_NS })).items.filter(
-      (e) => e.reason === REPAIR_REASON,
+      (e) => e.reason === SPOT_REPAIR_EVENT_REASON,
     );
     assert.equal(warnings.length, at.length, "one Event per blocked attempt");
     for (const e of warnings) {
       assert.equal(e.type, "Warning");
       assert.equal(e.action, "EvictBlocked");
-      assert.equal(e.reportingComponent, REPAIR_COMPONENT);
+      assert.equal(e.reportingComponent, SPOT_REPAIR_EVENT_COMPONENT);
       assert.match(
         e.message ?? "",
         /^shop\/Deployment\/api: 1 of 6 live pods on-demand, target 3: .* — blocked by a PodDisruptionBudget, will retry$/,

@@ -1,16 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Pod } from "../objects/kube.ts";
-import {
-  ASSIGNMENT_LABEL,
-  CAPACITY_TYPE_KEY,
-  DELETION_COST_ANNOTATION,
-  LEDGER_LABEL,
-  SLOT_LABEL,
-} from "./constants.ts";
+import { DELETION_COST_ANNOTATION } from "./constants.ts";
 import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
 import { fixturePod } from "./test-helpers.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 const lbl = (p: Pod): Record<string, string> => p.metadata.labels ?? {};
 const ann = (p: Pod): Record<string, string> => p.metadata.annotations ?? {};
@@ -18,7 +14,7 @@ const na = (p: Pod) => p.spec.affinity?.nodeAffinity ?? {};
 
 const onDemand = { capacity: "on-demand", slot: "tok1", ledger: "led1" } as const;
 const spot = { capacity: "spot", slot: "tok2", ledger: "led1" } as const;
-const req = (v: string) => ({ key: CAPACITY_TYPE_KEY, operator: "In", values: [v] });
+const req = (v: string) => ({ key: CAPACITY_TYPE_LABEL, operator: "In", values: [v] });
 
 describe("buildPatch on a Deployment pod with generateName only", () => {
   const pod = fixturePod("deployment-pod-generatename");

@@ -3,17 +3,10 @@
 // (the apiserver may reinvoke the webhook — reinvocationPolicy IfNeeded).
 import type { NodeSelectorRequirement, Pod } from "../objects/kube.ts";
 import type { JsonPatchOp } from "./admission.ts";
-import {
-  ASSIGNMENT_LABEL,
-  CAPACITY_TYPE_KEY,
-  DELETION_COST_ANNOTATION,
-  LEDGER_LABEL,
-  NOTE_ANNOTATION,
-  ON_DEMAND,
-  SLOT_LABEL,
-  type Capacity,
-} from "./constants.ts";
+import { DELETION_COST_ANNOTATION, ON_DEMAND, type Capacity } from "./constants.ts";
 import type { Strategy } from "./policy.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL, NOTE_ANNOTATION, SLOT_LABEL } from "../objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 export interface Assignment {
   capacity: Capacity;
@@ -56,13 +49,13 @@ function sameRequirement(a: NodeSelectorRequirement, b: NodeSelectorRequirement)
 
 /** Where the pod already constrains karpenter.sh/capacity-type, if it does. */
 export function capacityConstraintOf(pod: Pod): string | undefined {
-  if (pod.spec.nodeSelector?.[CAPACITY_TYPE_KEY] !== undefined) return "nodeSelector";
+  if (pod.spec.nodeSelector?.[CAPACITY_TYPE_LABEL] !== undefined) return "nodeSelector";
   const na = pod.spec.affinity?.nodeAffinity;
   const terms = na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  if (terms.some((t) => (t.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_KEY)))
+  if (terms.some((t) => (t.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_LABEL)))
     return "required node affinity";
   const prefs = na?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
-  if (prefs.some((p) => (p.preference.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_KEY)))
+  if (prefs.some((p) => (p.preference.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_LABEL)))
     return "preferred node affinity";
   return undefined;
 }
@@ -101,7 +94,7 @@ export function buildPatch(
   addMapEntries(ops, "/metadata/annotations", pod.metadata.annotations, annotations);
 
   const requirement: NodeSelectorRequirement = {
-    key: CAPACITY_TYPE_KEY,
+    key: CAPACITY_TYPE_LABEL,
     operator: "In",
     values: [assignment.capacity],
   };

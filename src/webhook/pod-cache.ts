@@ -7,8 +7,10 @@ import type { Pod } from "../objects/kube.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { CAPACITY_TYPE_KEY, LEDGER_LABEL, requiresSpot, SLOT_LABEL } from "./constants.ts";
+import { requiresSpot } from "./constants.ts";
 import { isLivePod } from "./ledger.ts";
+import { LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 export interface PodView {
   /** Pods of the ledger (terminating ones included: their slots are freed by reconcile). */
@@ -31,7 +33,7 @@ const REQUIRES_SPOT: NonNullable<Pod["spec"]["affinity"]> = {
   nodeAffinity: {
     requiredDuringSchedulingIgnoredDuringExecution: {
       nodeSelectorTerms: [
-        { matchExpressions: [{ key: CAPACITY_TYPE_KEY, operator: "In", values: ["spot"] }] },
+        { matchExpressions: [{ key: CAPACITY_TYPE_LABEL, operator: "In", values: ["spot"] }] },
       ],
     },
   },

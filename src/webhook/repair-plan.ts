@@ -3,9 +3,10 @@
 // workload at a time: evict one pod so that its replacement takes the right slot, or open
 // Prefer's fallback window when spot pods cannot get spot capacity.
 import type { Pod } from "../objects/kube.ts";
-import { ON_DEMAND, SPOT, ASSIGNMENT_LABEL, requiresSpot, revisionOf, type Capacity } from "./constants.ts";
+import { ON_DEMAND, SPOT, requiresSpot, revisionOf, type Capacity } from "./constants.ts";
 import { isLivePod } from "./ledger.ts";
 import { onDemandTarget, type SpotPolicy } from "./policy.ts";
+import { ASSIGNMENT_LABEL } from "../objects/wave.ts";
 
 export interface RepairTiming {
   /** An imbalance must last this long before anything is evicted (admissions in flight settle). */

@@ -10,7 +10,6 @@ import { KubeApiError, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { SlotAllocator } from "./allocator.ts";
-import { ASSIGNMENT_LABEL, CAPACITY_TYPE_KEY } from "./constants.ts";
 import { repairEvent } from "./events.ts";
 import { isLivePod, ledgerId, nextCapacity } from "./ledger.ts";
 import type { SpotMetrics } from "./metrics.ts";
@@ -18,6 +17,8 @@ import type { PodCache } from "./pod-cache.ts";
 import { workloadKey, type SpotPolicy } from "./policy.ts";
 import type { PolicySource } from "./policy-source.ts";
 import { DEFAULT_REPAIR_TIMING, planRepair, type RepairMemory, type RepairTiming } from "./repair-plan.ts";
+import { ASSIGNMENT_LABEL } from "../objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 export interface SpotRepairOptions {
   kube: KubeClient;
@@ -61,7 +62,7 @@ export class NodeCapacity {
 
   of(name: string | undefined): string {
     if (name === undefined || name === "") return "none";
-    return this.#informer.get(name)?.metadata.labels?.[CAPACITY_TYPE_KEY] ?? "unknown";
+    return this.#informer.get(name)?.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? "unknown";
   }
 }
 

@@ -5,12 +5,13 @@ import type { Pod } from "../objects/kube.ts";
 import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator, type Allocator } from "./allocator.ts";
-import { ASSIGNMENT_LABEL, CAPACITY_TYPE_KEY, NOTE_ANNOTATION, SLOT_LABEL } from "./constants.ts";
 import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
 import { createSpotMetrics } from "./metrics.ts";
 import { decide, review, type ReviewDeps } from "./review.ts";
 import { loadFixture, reviewFor } from "./test-helpers.ts";
+import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, SLOT_LABEL } from "../objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 const policies = new InMemoryPolicySource({
   apiVersion: "wave.sh/v1alpha1",
@@ -186,7 +187,7 @@ describe("review", () => {
     assert.equal(
       pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference
         .matchExpressions?.[0]?.key,
-      CAPACITY_TYPE_KEY,
+      CAPACITY_TYPE_LABEL,
     );
     assert.equal(pod.metadata.labels?.[SLOT_LABEL], undefined);
   });

@@ -13,21 +13,14 @@ import {
 } from "./admission.ts";
 import type { Allocator } from "./allocator.ts";
 import type { OwnerRef } from "./backing.ts";
-import {
-  ASSIGNMENT_LABEL,
-  CAPACITY_TYPE_KEY,
-  LEDGER_LABEL,
-  ON_DEMAND,
-  SLOT_LABEL,
-  SPOT,
-  revisionOf,
-  type Capacity,
-} from "./constants.ts";
+import { ON_DEMAND, SPOT, revisionOf, type Capacity } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import { FALLBACK_REASONS, type SpotMetrics } from "./metrics.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 import { resolveWorkload } from "./workload.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 export type Decision =
   /** Not ours to touch: admitted unchanged. */
@@ -73,7 +66,7 @@ export function decide(req: AdmissionRequest, lookup: PolicyLookup): Decision {
     return {
       action: "leave",
       pod,
-      reason: `pod already constrains ${CAPACITY_TYPE_KEY} (${where}); Wave left its placement unchanged and does not count it`,
+      reason: `pod already constrains ${CAPACITY_TYPE_LABEL} (${where}); Wave left its placement unchanged and does not count it`,
     };
   return { action: "assign", pod, policy: found.policy, workload: found.workload };
 }

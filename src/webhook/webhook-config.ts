@@ -1,8 +1,7 @@
 // The MutatingWebhookConfiguration that registers the webhook with the apiserver. Every setting
 // leans toward never getting in the way of pod creation.
 import type { MutatingWebhookConfiguration } from "../objects/kube.ts";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../objects/wave.ts";
-import { OPT_OUT_LABEL, OPT_OUT_VALUE } from "./constants.ts";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, OPT_OUT_LABEL, OPT_OUT_VALUE } from "../objects/wave.ts";
 import { MUTATE_PATH } from "./handler.ts";
 
 export interface WebhookConfigOptions {

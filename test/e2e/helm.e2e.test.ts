@@ -46,13 +46,14 @@ import { CLIENT_EXT, makePki, SERVER_EXT } from "../support/pki.ts";
 import { spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
 import { DO_NOT_DISRUPT_ANNOTATION } from "../../src/objects/karpenter.ts";
 import {
+  ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
   LAST_WARMUP_AT_ANNOTATION,
   LAST_WARMUP_NAMESPACE_ANNOTATION,
+  LEDGER_LABEL,
   WARMUP_LABEL,
   WARMUP_POOL_LABEL,
 } from "../../src/objects/wave.ts";
-import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { documentedPermissions, effectiveIn, minus, parseCanIList } from "../unit/helm-rbac.ts";
 import {

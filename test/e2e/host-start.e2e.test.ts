@@ -15,7 +15,6 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { repoRoot } from "../../hack/rig/lib.ts";
 import { spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
-import { ASSIGNMENT_LABEL } from "../../src/webhook/constants.ts";
 import {
   apply,
   createNamespace,
@@ -29,6 +28,7 @@ import {
   waitFor,
   withRigLogsOnFailure,
 } from "./harness.ts";
+import { ASSIGNMENT_LABEL } from "../../src/objects/wave.ts";
 
 const run = promisify(execFile);
 const suffix = randomBytes(3).toString("hex");

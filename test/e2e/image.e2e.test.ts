@@ -40,7 +40,6 @@ import {
   strings,
   type VolumeSources,
 } from "../support/podman.ts";
-import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/webhook/constants.ts";
 import { chartEnv, coreApi, poolDeployment, protectedWarmup } from "./chart-run.ts";
 import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 import {
@@ -59,6 +58,7 @@ import {
   waitFor,
   withRigLogsOnFailure,
 } from "./harness.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL } from "../../src/objects/wave.ts";
 
 const run = promisify(execFile);
 const HELM = join(repoRoot, ".rig", "bin", "helm");

@@ -134,7 +134,7 @@ interface Core {
 }
 
 /**
- * Core as the composition root wires it (src/cli/start.ts): SQLite store, hub, ingest over TLS
+ * Core as its builder wires it (src/cli/core-component.ts): SQLite store, hub, ingest over TLS
  * with a bearer token, and the history sampler (startHistory) at the store's raw step.
  */
 async function startCore(port: number, certs: DevCerts): Promise<Core> {

@@ -3,9 +3,9 @@
 // own, so only the test's pods land on their nodes and other tests never see them.
 import assert from "node:assert/strict";
 import { apply, get } from "./harness.ts";
+import { CAPACITY_TYPE_LABEL } from "../../src/objects/karpenter.ts";
 
 export const POOL_LABEL = "wave.dev/e2e-pool";
-export const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 
 /** Nodes of 4 vCPUs only (KWOK's instance types): a 3-CPU pod fills one, whatever the prices. */
 export const FOUR_VCPU: Requirement & { operator: "In" } = {
@@ -44,8 +44,8 @@ export async function applyTaintedPool(name: string, opts: TaintedPoolOptions = 
   let requirements = tmpl.spec?.requirements ?? [];
   if (opts.capacityTypes)
     requirements = [
-      ...requirements.filter((r) => r.key !== CAPACITY_TYPE),
-      { key: CAPACITY_TYPE, operator: "In", values: opts.capacityTypes },
+      ...requirements.filter((r) => r.key !== CAPACITY_TYPE_LABEL),
+      { key: CAPACITY_TYPE_LABEL, operator: "In", values: opts.capacityTypes },
     ];
   requirements = [...requirements, ...(opts.requirements ?? [])];
   await apply({

@@ -16,8 +16,8 @@ import {
   type KubeObject,
 } from "./harness.ts";
 import { applyTaintedPool } from "./pools.ts";
+import { CAPACITY_TYPE_LABEL } from "../../src/objects/karpenter.ts";
 
-const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const PROVISION_TIMEOUT_MS = 120_000;
 const CONSOLIDATE_TIMEOUT_MS = 120_000;
 
@@ -106,7 +106,7 @@ test(
       const spotPods = await waitRunning("spot-10", 10);
 
       // 2. One pod that requires on-demand: needs a new node with the on-demand offering.
-      await apply(deployment("on-demand-1", 1, { [CAPACITY_TYPE]: "on-demand" }));
+      await apply(deployment("on-demand-1", 1, { [CAPACITY_TYPE_LABEL]: "on-demand" }));
       const odPods = await waitRunning("on-demand-1", 1);
 
       const nodes = await nodesByName();
@@ -120,7 +120,7 @@ test(
         assert.equal(labels["karpenter.sh/nodepool"], pool, `node ${name} is from this test's NodePool`);
       }
       const spotTypes = new Set(
-        spotPods.map((p) => nodes.get(String(p.spec?.["nodeName"]))?.metadata.labels?.[CAPACITY_TYPE]),
+        spotPods.map((p) => nodes.get(String(p.spec?.["nodeName"]))?.metadata.labels?.[CAPACITY_TYPE_LABEL]),
       );
       assert.deepEqual(
         [...spotTypes],
@@ -129,7 +129,7 @@ test(
       );
       const odNode = nodes.get(String(odPods[0]?.spec?.["nodeName"]));
       assert.equal(
-        odNode?.metadata.labels?.[CAPACITY_TYPE],
+        odNode?.metadata.labels?.[CAPACITY_TYPE_LABEL],
         "on-demand",
         "the on-demand pod runs on on-demand capacity",
       );
@@ -152,7 +152,7 @@ test(
       );
       const claimNames = new Set(claims.map((c) => c.metadata.name));
       process.stderr.write(
-        `# nodeclaims: ${[...claims].map((c) => `${c.metadata.name}(${c.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "?"},${c.metadata.labels?.[CAPACITY_TYPE] ?? "?"})`).join(" ")}\n`,
+        `# nodeclaims: ${[...claims].map((c) => `${c.metadata.name}(${c.metadata.labels?.["node.kubernetes.io/instance-type"] ?? "?"},${c.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? "?"})`).join(" ")}\n`,
       );
 
       // 3. Scale to 0: the nodes become empty and Karpenter consolidates them away.

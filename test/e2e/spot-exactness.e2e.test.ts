@@ -31,13 +31,7 @@ import { after, before, test, type TestContext } from "node:test";
 import { kubectlSync } from "../../hack/rig/lib.ts";
 import { LEDGER_STATE_ANNOTATION, ledgerLeaseName } from "../../src/webhook/allocator.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
-import {
-  ASSIGNMENT_LABEL,
-  DELETION_COST_ANNOTATION,
-  LEDGER_LABEL,
-  NOTE_ANNOTATION,
-  SLOT_LABEL,
-} from "../../src/webhook/constants.ts";
+import { DELETION_COST_ANNOTATION } from "../../src/webhook/constants.ts";
 import { counts, ledgerId, parseLedger, type Ledger } from "../../src/webhook/ledger.ts";
 import { POLICY_SET_API_VERSION, type SpotPolicySet } from "../../src/webhook/policy.ts";
 import { httpsRequest, reviewFor } from "../../src/webhook/test-helpers.ts";
@@ -69,8 +63,9 @@ import {
   type Replica,
   type RoundRobinFront,
 } from "./spot-rig.ts";
+import { ASSIGNMENT_LABEL, LEDGER_LABEL, NOTE_ANNOTATION, SLOT_LABEL } from "../../src/objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../../src/objects/karpenter.ts";
 
-const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const THRESHOLD = 17;
 const REPLICAS = 200;
 const SCALED = 230;
@@ -124,7 +119,7 @@ interface PodAffinity {
 function requiredCapacity(p: KubeObject): string[] {
   const a = p.spec?.["affinity"] as PodAffinity | undefined;
   return (a?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).map(
-    (t) => (t.matchExpressions ?? []).find((r) => r.key === CAPACITY_TYPE)?.values?.join(",") ?? "",
+    (t) => (t.matchExpressions ?? []).find((r) => r.key === CAPACITY_TYPE_LABEL)?.values?.join(",") ?? "",
   );
 }
 
@@ -132,7 +127,7 @@ function preferredCapacity(p: KubeObject): string[] {
   const a = p.spec?.["affinity"] as PodAffinity | undefined;
   return (a?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).flatMap((t) =>
     (t.preference.matchExpressions ?? [])
-      .filter((r) => r.key === CAPACITY_TYPE)
+      .filter((r) => r.key === CAPACITY_TYPE_LABEL)
       .map((r) => `${t.weight}:${r.values?.join(",") ?? ""}`),
   );
 }

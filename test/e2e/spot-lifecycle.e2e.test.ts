@@ -29,8 +29,7 @@ import { kubectlSync } from "../../hack/rig/lib.ts";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
 import type { Pod } from "../../src/objects/kube.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
-import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, revisionOf } from "../../src/webhook/constants.ts";
-import { REPAIR_REASON } from "../../src/webhook/events.ts";
+import { revisionOf } from "../../src/webhook/constants.ts";
 import type { SpotPolicy } from "../../src/webhook/policy.ts";
 import { httpsRequest, reviewFor } from "../../src/webhook/test-helpers.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
@@ -61,8 +60,9 @@ import {
   type Replica,
   type RoundRobinFront,
 } from "./spot-rig.ts";
+import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, SPOT_REPAIR_EVENT_REASON } from "../../src/objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../../src/objects/karpenter.ts";
 
-const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const POOL_LABEL = "wave.dev/e2e-pool";
 const E2E_OWNER = "spot-lifecycle";
 const REPETITIONS = 3;
@@ -290,7 +290,7 @@ function record(s: Step, from: number): void {
 
 async function capacityOfNodes(): Promise<Map<string, string>> {
   const nodes = (await kube.list("Node", {})).items;
-  return new Map(nodes.map((n) => [n.metadata.name ?? "", n.metadata.labels?.[CAPACITY_TYPE] ?? "?"]));
+  return new Map(nodes.map((n) => [n.metadata.name ?? "", n.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? "?"]));
 }
 
 /** Issue 16 on the rig: forged reviews for a real ReplicaSet must not move its next real pod to spot. */
@@ -720,7 +720,9 @@ test(
       await apply(deployment(ns, name, 4, "0", odPool));
       const nodeCapacity = async (): Promise<Map<string, string>> => {
         const nodes = (await kube.list("Node", { labelSelector: `${POOL_LABEL}=${odPool}` })).items;
-        return new Map(nodes.map((n) => [n.metadata.name ?? "", n.metadata.labels?.[CAPACITY_TYPE] ?? ""]));
+        return new Map(
+          nodes.map((n) => [n.metadata.name ?? "", n.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? ""]),
+        );
       };
       // Before the window: the on-demand pod runs, the spot pods wait (none slips onto on-demand).
       await waitFor(
@@ -767,7 +769,7 @@ test(
         "still 1 on-demand by assignment",
       );
       const events = (await kube.list("Event", { namespace: ns })).items.filter(
-        (e) => e.reason === REPAIR_REASON && /fallback|spot preference/.test(e.message ?? ""),
+        (e) => e.reason === SPOT_REPAIR_EVENT_REASON && /fallback|spot preference/.test(e.message ?? ""),
       );
       assert.ok(events.length >= 3, `a repair Event per replaced spot pod (${events.length})`);
       console.log(

@@ -27,12 +27,7 @@ import { realClock } from "../../src/shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "../../src/webhook/admission.ts";
 import { LEDGER_STATE_ANNOTATION, ledgerLeaseName, SlotAllocator } from "../../src/webhook/allocator.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
-import {
-  ASSIGNMENT_LABEL,
-  DELETION_COST_ANNOTATION,
-  NOTE_ANNOTATION,
-  SLOT_LABEL,
-} from "../../src/webhook/constants.ts";
+import { DELETION_COST_ANNOTATION } from "../../src/webhook/constants.ts";
 import { counts, ledgerId, parseLedger } from "../../src/webhook/ledger.ts";
 import { InMemoryPolicySource } from "../../src/webhook/policy-source.ts";
 import type { SpotPolicy } from "../../src/webhook/policy.ts";
@@ -64,8 +59,9 @@ import {
   withStateOnFailure,
 } from "./harness.ts";
 import { applyTaintedPool } from "./pools.ts";
+import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, SLOT_LABEL } from "../../src/objects/wave.ts";
+import { CAPACITY_TYPE_LABEL } from "../../src/objects/karpenter.ts";
 
-const CAPACITY_TYPE = "karpenter.sh/capacity-type";
 const POOL_LABEL = "wave.dev/e2e-pool";
 const THRESHOLD = 3;
 const REPLICAS = 10;
@@ -176,7 +172,11 @@ async function placements(app: string): Promise<Placed[]> {
   return pods.map((pod) => {
     const name = nodeNameOf(pod);
     const node = name === undefined ? undefined : byName.get(name);
-    return { pod, node, capacity: name === undefined ? "pending" : (labelsOf(node)[CAPACITY_TYPE] ?? "?") };
+    return {
+      pod,
+      node,
+      capacity: name === undefined ? "pending" : (labelsOf(node)[CAPACITY_TYPE_LABEL] ?? "?"),
+    };
   });
 }
 
@@ -204,7 +204,7 @@ function describeNodes(placed: Placed[]): string {
   return [...perNode.values()]
     .map(({ node, pods }) => {
       const l = labelsOf(node);
-      return `${node.metadata.name}(${l["node.kubernetes.io/instance-type"] ?? "?"}, ${l[CAPACITY_TYPE] ?? "?"}): ${pods}`;
+      return `${node.metadata.name}(${l["node.kubernetes.io/instance-type"] ?? "?"}, ${l[CAPACITY_TYPE_LABEL] ?? "?"}): ${pods}`;
     })
     .join("; ");
 }
@@ -219,7 +219,7 @@ function requiredCapacity(p: KubeObject): string[] {
   const terms = (affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ??
     []) as { matchExpressions?: Requirement[] }[];
   return terms.map(
-    (t) => (t.matchExpressions ?? []).find((r) => r.key === CAPACITY_TYPE)?.values?.join(",") ?? "",
+    (t) => (t.matchExpressions ?? []).find((r) => r.key === CAPACITY_TYPE_LABEL)?.values?.join(",") ?? "",
   );
 }
 
@@ -236,7 +236,7 @@ function preferredCapacity(p: KubeObject): string[] {
     | undefined;
   return (affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).flatMap((t) =>
     (t.preference.matchExpressions ?? [])
-      .filter((r) => r.key === CAPACITY_TYPE)
+      .filter((r) => r.key === CAPACITY_TYPE_LABEL)
       .map((r) => `${t.weight}:${r.values?.join(",") ?? ""}`),
   );
 }
@@ -540,7 +540,8 @@ test(
       }
       const spotClaims = (await list("nodeclaims.karpenter.sh")).filter(
         (c) =>
-          labelsOf(c)["karpenter.sh/nodepool"] === onDemandPool && labelsOf(c)[CAPACITY_TYPE] !== "on-demand",
+          labelsOf(c)["karpenter.sh/nodepool"] === onDemandPool &&
+          labelsOf(c)[CAPACITY_TYPE_LABEL] !== "on-demand",
       );
       assert.deepEqual(
         spotClaims.map((c) => c.metadata.name),
@@ -704,7 +705,7 @@ test(
       await apply(captureDeployment("api", EXISTING_AFFINITY));
       await apply(
         captureDeployment("checkout", {
-          nodeSelector: { [CAPACITY_TYPE]: "on-demand", "kubernetes.io/os": "linux" },
+          nodeSelector: { [CAPACITY_TYPE_LABEL]: "on-demand", "kubernetes.io/os": "linux" },
         }),
       );
       await apply(
@@ -715,7 +716,7 @@ test(
                 {
                   weight: 50,
                   preference: {
-                    matchExpressions: [{ key: CAPACITY_TYPE, operator: "In", values: ["spot"] }],
+                    matchExpressions: [{ key: CAPACITY_TYPE_LABEL, operator: "In", values: ["spot"] }],
                   },
                 },
               ],

@@ -12,8 +12,9 @@ import { createLogger } from "../../src/shared/log.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { apply, deleteNamespace, kubeconfigPath, list, markE2eWebhookConfig, remove } from "./harness.ts";
-import { CAPACITY_TYPE, POOL_LABEL } from "./pools.ts";
+import { POOL_LABEL } from "./pools.ts";
 import { startReplica, stopChild, type Replica } from "./spot-rig.ts";
+import { CAPACITY_TYPE_LABEL } from "../../src/objects/karpenter.ts";
 
 /** WAVE_E2E_LOG_LEVEL=debug shows what the in-process Wave decided (warmup admissions and all). */
 const E2E_LOG_LEVEL = process.env["WAVE_E2E_LOG_LEVEL"] === "debug" ? "debug" : "error";
@@ -93,7 +94,7 @@ export async function webPlacement(
   for (const p of pods) {
     const status = p.status as { phase?: string } | undefined;
     const spec = p.spec as { nodeName?: string } | undefined;
-    const ct = nodes.get(spec?.nodeName ?? "")?.metadata.labels?.[CAPACITY_TYPE];
+    const ct = nodes.get(spec?.nodeName ?? "")?.metadata.labels?.[CAPACITY_TYPE_LABEL];
     if (status?.phase !== "Running" || ct === undefined) return undefined;
     if (ct === "spot") out.spot++;
     else out.od++;

@@ -37,11 +37,11 @@ import {
   DO_NOT_DISRUPT_NAMESPACE_ANNOTATION,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
   DO_NOT_DISRUPT_OWNER_VALUE,
+  NOTE_ANNOTATION,
   PREPULL_IMAGE_ANNOTATION,
   PREPULL_LABEL,
   WARMUP_POOL_LABEL,
 } from "../../src/objects/wave.ts";
-import { NOTE_ANNOTATION } from "../../src/webhook/constants.ts";
 import { repairEvent } from "../../src/webhook/events.ts";
 import type { Allocator } from "../../src/webhook/allocator.ts";
 import { LateAnswerRecorder } from "../../src/webhook/late-events.ts";
