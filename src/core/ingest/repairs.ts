@@ -52,20 +52,26 @@ export function lateAnswerOf(clusterId: string, ev: Event, fallbackAt: number): 
   return { clusterId, event: eventId(ev), workload, count, at: eventTime(ev, fallbackAt) };
 }
 
-/** The late-answer rows among a batch's Events (a snapshot's and the upserted ones). */
-export function lateAnswersOf(
-  clusterId: string,
+/** The rows `rowOf` makes of a batch's Events (a snapshot's and the upserted ones). */
+function eventRows<T>(
   events: Iterable<{ kind: string; object: unknown }>,
-  fallbackAt: number,
-): SpotLateAnswer[] {
-  const out: SpotLateAnswer[] = [];
+  rowOf: (ev: Event) => T | undefined,
+): T[] {
+  const out: T[] = [];
   for (const o of events) {
     if (o.kind !== "Event") continue;
-    const r = lateAnswerOf(clusterId, o.object as Event, fallbackAt);
+    const r = rowOf(o.object as Event);
     if (r) out.push(r);
   }
   return out;
 }
+
+/** The late-answer rows among a batch's Events. */
+export const lateAnswersOf = (
+  clusterId: string,
+  events: Iterable<{ kind: string; object: unknown }>,
+  fallbackAt: number,
+): SpotLateAnswer[] => eventRows(events, (ev) => lateAnswerOf(clusterId, ev, fallbackAt));
 
 /** One repair row from an Event; undefined for any other Event (or one without a workload). */
 export function repairOf(clusterId: string, ev: Event, fallbackAt: number): SpotRepair | undefined {
@@ -85,17 +91,9 @@ export function repairOf(clusterId: string, ev: Event, fallbackAt: number): Spot
   };
 }
 
-/** The repairs among a batch's Events (a snapshot's and the upserted ones). */
-export function repairsOf(
+/** The repairs among a batch's Events. */
+export const repairsOf = (
   clusterId: string,
   events: Iterable<{ kind: string; object: unknown }>,
   fallbackAt: number,
-): SpotRepair[] {
-  const out: SpotRepair[] = [];
-  for (const o of events) {
-    if (o.kind !== "Event") continue;
-    const r = repairOf(clusterId, o.object as Event, fallbackAt);
-    if (r) out.push(r);
-  }
-  return out;
-}
+): SpotRepair[] => eventRows(events, (ev) => repairOf(clusterId, ev, fallbackAt));
