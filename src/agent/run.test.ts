@@ -8,18 +8,17 @@ import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
 import { runAgent } from "./run.ts";
 
+/** Core's ingest on a loopback port, into `sink`, accepting the token "t". */
+const ingestServer = (sink: MemorySink) =>
+  startIngestServer({ core: new IngestCore({ sink }), port: 0, host: "127.0.0.1", tokens: ["t"] });
+
 describe("runAgent", { timeout: 30_000 }, () => {
   it("streams a cluster from the Kubernetes port to core and serves /metrics", async () => {
     const clock = new FakeClock();
     const kube = new MemoryKube({ clock });
     await kube.create("Node", { metadata: { name: "n1", labels: { "karpenter.sh/nodepool": "default" } } });
     const sink = new MemorySink();
-    const server = await startIngestServer({
-      core: new IngestCore({ sink }),
-      port: 0,
-      host: "127.0.0.1",
-      tokens: ["t"],
-    });
+    const server = await ingestServer(sink);
     const running = await runAgent({
       kube,
       clock,
@@ -49,12 +48,7 @@ describe("runAgent", { timeout: 30_000 }, () => {
     const kube = new MemoryKube({ clock });
     await kube.create("Node", { metadata: { name: "n1" } });
     const sink = new MemorySink();
-    const server = await startIngestServer({
-      core: new IngestCore({ sink }),
-      port: 0,
-      host: "127.0.0.1",
-      tokens: ["t"],
-    });
+    const server = await ingestServer(sink);
     const common = {
       kube,
       clock,

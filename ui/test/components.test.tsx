@@ -462,6 +462,22 @@ const spotView: SpotViewDto = {
   totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0, repairs: 3, lateAnswers: 0 },
 };
 
+/** The Spot placement page's route at a preset range. */
+const spotRoute = (params: Record<string, string>, range: "1h" | "6h" = "1h") => ({
+  page: "spot" as const,
+  cluster: "prod",
+  range: { kind: "preset" as const, id: range },
+  node: undefined,
+  params,
+});
+
+/** The Spot page's table row whose text names `name`. */
+function spotRow(name: string): HTMLElement {
+  const r = screen.getAllByTestId("spot-row").find((x) => x.textContent.includes(name));
+  assert.ok(r, `a row for ${name}`);
+  return r;
+}
+
 describe("Spot placement page", () => {
   it("shows target vs actual per workload and, opened, its pods and warnings", async () => {
     mockFetch([[/spot-placement/, () => [200, spotView]]]);
@@ -512,20 +528,10 @@ describe("Spot placement page", () => {
       totals: { ...spotView.totals, fallbacks: 1 },
     };
     mockFetch([[/spot-placement/, () => [200, view]]]);
-    const route = {
-      page: "spot" as const,
-      cluster: "prod",
-      range: { kind: "preset" as const, id: "1h" as const },
-      node: undefined,
-      params: { workload: "shop/StatefulSet/db" },
-    };
+    const route = spotRoute({ workload: "shop/StatefulSet/db" });
     render(<Spot ctx={ctxFor({ route })} />);
     await screen.findAllByTestId("spot-row");
-    const row = (name: string): HTMLElement => {
-      const r = screen.getAllByTestId("spot-row").find((x) => x.textContent.includes(name));
-      assert.ok(r, `a row for ${name}`);
-      return r;
-    };
+    const row = spotRow;
     // In the table: the warning's kind as a tag (its message on hover) and the fallback count.
     const tag = within(row("db")).getByText("pinned-by-workload");
     assert.match(tag.getAttribute("title") ?? "", /pin karpenter\.sh\/capacity-type in their own spec/);
@@ -556,20 +562,10 @@ describe("Spot placement page", () => {
       totals: { ...spotView.totals, lateAnswers: 9 },
     };
     mockFetch([[/spot-placement/, () => [200, view]]]);
-    const route = {
-      page: "spot" as const,
-      cluster: "prod",
-      range: { kind: "preset" as const, id: "1h" as const },
-      node: undefined,
-      params: {},
-    };
+    const route = spotRoute({});
     render(<Spot ctx={ctxFor({ route })} />);
     await screen.findAllByTestId("spot-row");
-    const cell = (name: string): HTMLElement => {
-      const r = screen.getAllByTestId("spot-row").find((x) => x.textContent.includes(name));
-      assert.ok(r, `a row for ${name}`);
-      return within(r).getByTestId("spot-late-answers");
-    };
+    const cell = (name: string): HTMLElement => within(spotRow(name)).getByTestId("spot-late-answers");
     assert.equal(cell("web").textContent, "—", "none: a dash, not highlighted");
     assert.equal(cell("web").classList.contains("warn"), false);
     assert.equal(cell("db").textContent, "7");
@@ -592,13 +588,7 @@ describe("Spot placement page", () => {
 
   it("shows the repair's self-heal actions per workload over the picked range", async () => {
     const calls = mockFetch([[/spot-placement/, () => [200, spotView]]]);
-    const route = {
-      page: "spot" as const,
-      cluster: "prod",
-      range: { kind: "preset" as const, id: "6h" as const },
-      node: undefined,
-      params: { workload: "shop/Deployment/web" },
-    };
+    const route = spotRoute({ workload: "shop/Deployment/web" }, "6h");
     render(<Spot ctx={ctxFor({ route })} />);
     const row = await screen.findByTestId("spot-row");
     assert.equal(within(row).getByTestId("spot-repairs").textContent, "3");
@@ -673,13 +663,7 @@ describe("Spot placement page", () => {
   });
 
   it("deletes a spot policy as admin: DELETE on the workload's route, then refresh; a viewer is asked for the admin token", async () => {
-    const route = {
-      page: "spot" as const,
-      cluster: "prod",
-      range: { kind: "preset" as const, id: "1h" as const },
-      node: undefined,
-      params: { workload: "shop/Deployment/web" },
-    };
+    const route = spotRoute({ workload: "shop/Deployment/web" });
     let answer: [number, unknown] = [403, { message: "an admin token is required" }];
     const calls = mockFetch([
       [/GET .*spot-placement/, () => [200, spotView]],
