@@ -21,11 +21,11 @@
 //   WAVE_BENCH_NODE_OPTIONS="--flag …"           NODE_OPTIONS for Wave's processes (A/B of V8 flags)
 import { spawn, type ChildProcess } from "node:child_process";
 import { newToken } from "../../src/api/auth.ts";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePorts, repoRoot, runningPid } from "../../hack/rig/lib.ts";
-import { generateDevCerts } from "../../src/webhook/certs.ts";
+import { CLIENT_EXT, SERVER_EXT, makePki } from "../../test/support/pki.ts";
 import {
   apply,
   createNamespace,
@@ -284,18 +284,14 @@ try {
   ]);
   log(`cluster: ${nodes.length} nodes, ${pods.length} pods, ${claims.length} NodeClaims`);
 
-  // Wave as the chart runs it. Core's gRPC dir has no ca.crt (no client-cert check); the agent
-  // trusts core's CA.
-  const certs = await generateDevCerts({ dir: join(dir, "ca"), hosts: ["localhost", "127.0.0.1"] });
+  // Wave as the chart runs it: cert-manager's Certificates, core's with the CA that agents'
+  // client certificates must chain to, the agent's a client certificate with the same CA.
+  makePki(dir, [
+    { dir: "core-tls", cn: "wave-core", ext: SERVER_EXT },
+    { dir: "agent-tls", cn: "wave-agent", ext: CLIENT_EXT },
+  ]);
   const coreTls = join(dir, "core-tls");
   const agentTls = join(dir, "agent-tls");
-  mkdirSync(coreTls);
-  mkdirSync(agentTls);
-  for (const d of [coreTls, agentTls]) {
-    copyFileSync(certs.certFile, join(d, "tls.crt"));
-    copyFileSync(certs.keyFile, join(d, "tls.key"));
-  }
-  copyFileSync(certs.caFile, join(agentTls, "ca.crt"));
   const [grpcPort, apiPort, metricsPort] = await freePorts(3);
   if (grpcPort === undefined || apiPort === undefined || metricsPort === undefined)
     throw new Error("no free ports");
