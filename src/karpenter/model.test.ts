@@ -284,6 +284,18 @@ describe("podRequests", () => {
     pod.spec.resources = { requests: { cpu: "2", "nvidia.com/gpu": "4" } };
     assert.deepEqual(podRequests(pod), { cpu: 2000, memory: 576 * MiB });
   });
+  it("zero requests are left out, the rest kept", () => {
+    const pod: Pod = {
+      metadata: {},
+      spec: {
+        containers: [
+          { name: "a", resources: { requests: { cpu: "0", memory: "64Mi" } } },
+          { name: "b", resources: { requests: { cpu: "0m" } } },
+        ],
+      },
+    };
+    assert.deepEqual(podRequests(pod), { memory: 64 * MiB });
+  });
   it("no requests at all is empty", () => {
     assert.deepEqual(podRequests({ metadata: {}, spec: { containers: [{ name: "c" }] } }), {});
   });

@@ -458,6 +458,33 @@ describe("ClusterState notifications", () => {
     assert.deepEqual(s.podRequests("default", "new"), { cpu: 2000 });
   });
 
+  it("batch coalesces per kind and object, in the order of each object's last change", () => {
+    const s = new ClusterState();
+    const seen = record(s);
+    const named = <T>(o: T, name: string, rv: string): T => ({
+      ...o,
+      metadata: { ...(o as { metadata: object }).metadata, name, resourceVersion: rv },
+    });
+    const node = fixtures.node("initialized");
+    const claim = fixtures.nodeClaim("initialized");
+    s.batch(() => {
+      // A Node and a NodeClaim may share a name: two objects, coalesced apart.
+      s.apply("Node", "add", named(node, "x", "1"));
+      s.apply("NodeClaim", "add", named(claim, "x", "1"));
+      s.apply("Pod", "add", pod("p"));
+      s.apply("Node", "delete", named(node, "x", "1"));
+      s.apply("NodeClaim", "update", named(claim, "x", "2"));
+    });
+    assert.deepEqual(
+      seen.map((c) => [c.kind, c.key, c.type, c.object.metadata.resourceVersion]),
+      [
+        ["Pod", "default/p", "add", "1"],
+        ["NodeClaim", "x", "add", "2"],
+      ],
+    );
+    assert.equal(s.version, 2);
+  });
+
   it("the writer gets each change back, uncoalesced, with the object it replaced", () => {
     const s = new ClusterState();
     const v = (rv: string): Pod => ({

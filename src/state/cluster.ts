@@ -200,6 +200,17 @@ function unlink(index: Map<string, string>, key: string | undefined, owner: stri
   if (key !== undefined && index.get(key) === owner) index.delete(key);
 }
 
+/** Per kind, object key → its slot in a batch's queue. */
+function queueIndex(): Record<StateKind, Map<string, number>> {
+  return {
+    Node: new Map(),
+    NodeClaim: new Map(),
+    NodePool: new Map(),
+    Pod: new Map(),
+    DaemonSet: new Map(),
+  };
+}
+
 export class ClusterState {
   readonly #nodes = new Map<string, NodeEntry>();
   readonly #nodeClaims = new Map<string, NodeClaimEntry>();
@@ -222,7 +233,13 @@ export class ClusterState {
   readonly #opts: ClusterStateOptions;
   #version = 0;
   #batchDepth = 0;
-  #queued = new Map<string, StateChange>();
+  /**
+   * A batch's changes in delivery order; a slot is emptied when a later change to the same object
+   * merges with it (the merged change goes to the end). Indexed per kind by the object's key, the
+   * string the kind's map already holds: no second key per change.
+   */
+  #queued: (StateChange | undefined)[] = [];
+  #queuedAt = queueIndex();
 
   constructor(opts: ClusterStateOptions = {}) {
     this.#opts = opts;
@@ -282,16 +299,17 @@ export class ClusterState {
   ): Extract<StateChange, { kind: K }>[] {
     const changes: Extract<StateChange, { kind: K }>[] = [];
     this.batch(() => {
-      const keep = new Set<string>();
+      // Into an empty kind nothing can be absent: no set of the keys to keep (150k pods' worth
+      // on a first snapshot).
+      const keep = this.#count(kind) === 0 ? undefined : new Set<string>();
       for (const obj of objects) {
         const key = keyOf(kind, obj);
-        keep.add(key);
+        keep?.add(key);
         const c = this.#applyAt(kind, key, "add", obj);
         if (c) changes.push(c);
       }
-      // Every kept key is stored now, so equal sizes mean nothing else is (a snapshot of 150k
-      // pods into a fresh state skips this pass).
-      if (this.#count(kind) === keep.size) return;
+      // Every kept key is stored now, so equal sizes mean nothing else is.
+      if (keep === undefined || this.#count(kind) === keep.size) return;
       for (const key of [...this.#keys(kind)]) {
         if (keep.has(key)) continue;
         const obj = this.#get(kind, key);
@@ -313,9 +331,10 @@ export class ClusterState {
     } finally {
       this.#batchDepth--;
       if (this.#batchDepth === 0) {
-        const queued = [...this.#queued.values()];
-        this.#queued = new Map();
-        for (const change of queued) this.#deliver(change);
+        const queued = this.#queued;
+        this.#queued = [];
+        this.#queuedAt = queueIndex();
+        for (const change of queued) if (change) this.#deliver(change);
       }
     }
   }
@@ -782,13 +801,15 @@ export class ClusterState {
 
   #emit(change: StateChange): void {
     if (this.#batchDepth > 0) {
-      const id = `${change.kind} ${change.key}`;
-      const before = this.#queued.get(id);
-      if (!before) {
-        this.#queued.set(id, change);
+      const at = this.#queuedAt[change.kind];
+      const i = at.get(change.key);
+      if (i === undefined) {
+        at.set(change.key, this.#queued.push(change) - 1);
         return;
       }
-      this.#queued.delete(id);
+      const before = this.#queued[i] as StateChange;
+      this.#queued[i] = undefined;
+      at.delete(change.key);
       if (before.type === "add" && change.type === "delete") return;
       // The first change's `previous` is the state listeners last saw.
       const type: ApplyType =
@@ -799,7 +820,7 @@ export class ClusterState {
             : change.type;
       const merged = { kind: change.kind, type, key: change.key, object: change.object } as StateChange;
       if (before.previous !== undefined) merged.previous = before.previous;
-      this.#queued.set(id, merged);
+      at.set(change.key, this.#queued.push(merged) - 1);
       return;
     }
     this.#deliver(change);
@@ -807,6 +828,7 @@ export class ClusterState {
 
   #deliver(change: StateChange): void {
     this.#version++;
+    if (this.#listeners.size === 0) return;
     for (const l of [...this.#listeners]) {
       if (l.kinds && !l.kinds.has(change.kind)) continue;
       try {
