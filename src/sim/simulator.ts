@@ -182,17 +182,30 @@ export class Simulator {
   async reconcileDeployments(): Promise<void> {
     const { kube } = this.#o;
     const deployments = kube.peek("Deployment");
-    const pods = kube.peek("Pod");
+    // The live pods of each namespace/ReplicaSet, grouped once (not a pass over every pod per
+    // Deployment, twice, every tick).
+    const byReplicaSet = new Map<string, Pod[]>();
+    for (const p of kube.peek("Pod")) {
+      if (p.metadata.deletionTimestamp !== undefined) continue;
+      for (const o of p.metadata.ownerReferences ?? []) {
+        if (o.kind !== "ReplicaSet") continue;
+        const k = `${p.metadata.namespace ?? ""}/${o.name}`;
+        const list = byReplicaSet.get(k);
+        if (list) list.push(p);
+        else byReplicaSet.set(k, [p]);
+      }
+    }
+    const replicaSetsOf = new Map<string, string[]>();
+    for (const k of byReplicaSet.keys()) {
+      const [ns = "", rs = ""] = k.split("/", 2);
+      const list = replicaSetsOf.get(ns);
+      if (list) list.push(rs);
+      else replicaSetsOf.set(ns, [rs]);
+    }
     for (const d of deployments) {
       const ns = d.metadata.namespace ?? "default";
       const rsName = `${d.metadata.name ?? ""}-${templateHash(d)}`;
-      const mine = pods.filter(
-        (p) =>
-          p.metadata.namespace === ns &&
-          p.metadata.deletionTimestamp === undefined &&
-          isActivePod(p) &&
-          p.metadata.ownerReferences?.some((o) => o.kind === "ReplicaSet" && o.name === rsName),
-      );
+      const mine = (byReplicaSet.get(`${ns}/${rsName}`) ?? []).filter(isActivePod);
       const want = d.spec.replicas ?? 1;
       if (mine.length < want) {
         const rs = await this.#ensureReplicaSet(d, rsName);
@@ -210,15 +223,10 @@ export class Simulator {
         for (const p of victims.slice(0, mine.length - want)) await this.#deletePod(p);
       }
       // Pods of an older template (a rollout) are replaced once the new ones exist.
-      const stale = pods.filter(
-        (p) =>
-          p.metadata.namespace === ns &&
-          p.metadata.deletionTimestamp === undefined &&
-          p.metadata.ownerReferences?.some(
-            (o) =>
-              o.kind === "ReplicaSet" && o.name.startsWith(`${d.metadata.name ?? ""}-`) && o.name !== rsName,
-          ),
-      );
+      const prefix = `${d.metadata.name ?? ""}-`;
+      const stale = (replicaSetsOf.get(ns) ?? [])
+        .filter((rs) => rs.startsWith(prefix) && rs !== rsName)
+        .flatMap((rs) => byReplicaSet.get(`${ns}/${rs}`) ?? []);
       for (const p of stale.slice(0, Math.max(1, Math.ceil(want / 4)))) await this.#deletePod(p);
       const ready = mine.filter((p) => p.status?.phase === "Running").length;
       if (d.status?.readyReplicas !== ready || d.status.replicas !== mine.length) {
