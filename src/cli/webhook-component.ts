@@ -144,18 +144,15 @@ export async function startWebhookComponent(
     // Late answers as one Event per workload per minute, in the pod's namespace (RBAC: events
     // create); drained on shutdown, after the server stopped answering (closers run in reverse).
     // Only a serving webhook answers late (in process, the simulator admits without a deadline).
-    const lateAnswers =
-      tls &&
-      new LateAnswerRecorder({
+    let server: Awaited<ReturnType<typeof startWebhookServer>> | undefined;
+    if (tls) {
+      const lateAnswers = new LateAnswerRecorder({
         write: (e) => kube.create("Event", e, { namespace: e.metadata.namespace ?? "" }),
         logger: log,
         instance: identity,
       });
-    if (lateAnswers) life.closers.push(lateAnswers.start(clock));
-    const server =
-      tls &&
-      lateAnswers &&
-      (await startWebhookServer({
+      life.closers.push(lateAnswers.start(clock));
+      server = await startWebhookServer({
         certFile: tls.certFile,
         keyFile: tls.keyFile,
         port: config.webhookPort,
@@ -170,7 +167,8 @@ export async function startWebhookComponent(
         lateAnswers,
         // In process, core's /metrics serves the same registry.
         ...(near ? { serveMetrics: false } : {}),
-      }));
+      });
+    }
     if (server) life.closers.push(() => server.close());
     log.info("wave webhook started", { port: server?.port ?? 0 });
     return {

@@ -144,8 +144,22 @@ export function buildOfferings(
   return out;
 }
 
-/** The labels Karpenter's cloud provider (AWS or KWOK) puts on a node of this offering. */
-export function offeringLabels(o: Offering): Record<string, string> {
+const labelsCache = new WeakMap<Offering, Readonly<Record<string, string>>>();
+
+/**
+ * The labels Karpenter's cloud provider (AWS or KWOK) puts on a node of this offering; made once
+ * per offering (the provisioner asks for every offering per pending pod).
+ */
+export function offeringLabels(o: Offering): Readonly<Record<string, string>> {
+  let labels = labelsCache.get(o);
+  if (labels === undefined) {
+    labels = Object.freeze(labelsOf(o));
+    labelsCache.set(o, labels);
+  }
+  return labels;
+}
+
+function labelsOf(o: Offering): Record<string, string> {
   if (o.type.provider === "kwok") {
     return {
       [INSTANCE_TYPE_LABEL]: o.type.name,

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { FakeClock } from "../shared/clock.ts";
+import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import { LaggingClock, fastForwardStepMs, pinnedClock } from "./clock.ts";
 
 describe("LaggingClock", () => {
@@ -39,6 +39,36 @@ describe("LaggingClock", () => {
     await base.advance(1);
     assert.equal(late, true, "no lag: a plain real-time sleep");
     await caughtUp;
+  });
+
+  it("wakes a sleeper on the jump itself, with no real time passing and no timer left behind", async () => {
+    const base = new FakeClock(1_000_000);
+    const c = new LaggingClock(base, 600_000);
+    let woke = false;
+    const sleeping = c.sleep(60_000).then(() => (woke = true));
+    await flushMicrotasks();
+    assert.equal(base.pending, 1, "one real-time wait");
+    c.catchUp(59_000);
+    await flushMicrotasks();
+    assert.equal(woke, false, "59 s of its 60 s passed");
+    assert.equal(base.pending, 1, "it waits again, once");
+    c.catchUp(1_000);
+    await flushMicrotasks();
+    assert.equal(woke, true);
+    assert.equal(base.pending, 0, "its real-time wait was cancelled");
+    await sleeping;
+  });
+
+  it("rejects with the caller's reason when its signal aborts while it lags", async () => {
+    const base = new FakeClock(1_000_000);
+    const c = new LaggingClock(base, 600_000);
+    const ac = new AbortController();
+    const sleeping = c.sleep(60_000, ac.signal);
+    await flushMicrotasks();
+    const reason = new Error("stop");
+    ac.abort(reason);
+    await assert.rejects(sleeping, (err) => err === reason);
+    assert.equal(base.pending, 0);
   });
 });
 

@@ -3,6 +3,7 @@
 // interruption) and kubelets, each a reconcile pass over what the apiserver holds. Wave reads
 // it through the same KubeClient port it uses for real clusters, so Wave runs unchanged.
 import type { MemoryKube } from "../kube/memory/memory.ts";
+import { copyJson } from "../kube/memory/copy.ts";
 import type { Deployment, Event, Node, Pod, Taint } from "../objects/kube.ts";
 import {
   CAPACITY_TYPE_LABEL,
@@ -181,17 +182,30 @@ export class Simulator {
   async reconcileDeployments(): Promise<void> {
     const { kube } = this.#o;
     const deployments = kube.peek("Deployment");
-    const pods = kube.peek("Pod");
+    // The live pods of each namespace/ReplicaSet, grouped once (not a pass over every pod per
+    // Deployment, twice, every tick).
+    const byReplicaSet = new Map<string, Pod[]>();
+    for (const p of kube.peek("Pod")) {
+      if (p.metadata.deletionTimestamp !== undefined) continue;
+      for (const o of p.metadata.ownerReferences ?? []) {
+        if (o.kind !== "ReplicaSet") continue;
+        const k = `${p.metadata.namespace ?? ""}/${o.name}`;
+        const list = byReplicaSet.get(k);
+        if (list) list.push(p);
+        else byReplicaSet.set(k, [p]);
+      }
+    }
+    const replicaSetsOf = new Map<string, string[]>();
+    for (const k of byReplicaSet.keys()) {
+      const [ns = "", rs = ""] = k.split("/", 2);
+      const list = replicaSetsOf.get(ns);
+      if (list) list.push(rs);
+      else replicaSetsOf.set(ns, [rs]);
+    }
     for (const d of deployments) {
       const ns = d.metadata.namespace ?? "default";
       const rsName = `${d.metadata.name ?? ""}-${templateHash(d)}`;
-      const mine = pods.filter(
-        (p) =>
-          p.metadata.namespace === ns &&
-          p.metadata.deletionTimestamp === undefined &&
-          isActivePod(p) &&
-          p.metadata.ownerReferences?.some((o) => o.kind === "ReplicaSet" && o.name === rsName),
-      );
+      const mine = (byReplicaSet.get(`${ns}/${rsName}`) ?? []).filter(isActivePod);
       const want = d.spec.replicas ?? 1;
       if (mine.length < want) {
         const rs = await this.#ensureReplicaSet(d, rsName);
@@ -209,15 +223,10 @@ export class Simulator {
         for (const p of victims.slice(0, mine.length - want)) await this.#deletePod(p);
       }
       // Pods of an older template (a rollout) are replaced once the new ones exist.
-      const stale = pods.filter(
-        (p) =>
-          p.metadata.namespace === ns &&
-          p.metadata.deletionTimestamp === undefined &&
-          p.metadata.ownerReferences?.some(
-            (o) =>
-              o.kind === "ReplicaSet" && o.name.startsWith(`${d.metadata.name ?? ""}-`) && o.name !== rsName,
-          ),
-      );
+      const prefix = `${d.metadata.name ?? ""}-`;
+      const stale = (replicaSetsOf.get(ns) ?? [])
+        .filter((rs) => rs.startsWith(prefix) && rs !== rsName)
+        .flatMap((rs) => byReplicaSet.get(`${ns}/${rs}`) ?? []);
       for (const p of stale.slice(0, Math.max(1, Math.ceil(want / 4)))) await this.#deletePod(p);
       const ready = mine.filter((p) => p.status?.phase === "Running").length;
       if (d.status?.readyReplicas !== ready || d.status.replicas !== mine.length) {
@@ -277,7 +286,7 @@ export class Simulator {
           { apiVersion: "apps/v1", kind: "ReplicaSet", name: rsName, uid: rsUid, controller: true },
         ],
       },
-      spec: structuredClone(d.spec.template.spec),
+      spec: copyJson(d.spec.template.spec),
       status: { phase: "Pending" },
     };
     if (this.#o.admit) pod = await this.#o.admit(pod);
@@ -384,6 +393,14 @@ export class Simulator {
       p.spec.priority ?? classes.get(p.spec.priorityClassName ?? "") ?? 0;
     const evicted = new Set<string>();
     const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
+    // Preemption looks at each node's pods for every pod nothing fits: group them once.
+    const podsOn = new Map<string, Pod[]>();
+    for (const p of pods) {
+      if (!p.spec.nodeName || !isActivePod(p)) continue;
+      const list = podsOn.get(p.spec.nodeName);
+      if (list) list.push(p);
+      else podsOn.set(p.spec.nodeName, [p]);
+    }
     for (const p of pending) {
       const req = podRequests(p);
       const candidates = nodes
@@ -405,7 +422,7 @@ export class Simulator {
             (room.get(a.metadata.name ?? "")?.cpu ?? 0) - (room.get(b.metadata.name ?? "")?.cpu ?? 0),
         );
       const ns = p.metadata.namespace ?? "default";
-      const node = candidates[0] ?? (await this.#preempt(p, priorityOf, nodes, pods, room, evicted, req));
+      const node = candidates[0] ?? (await this.#preempt(p, priorityOf, nodes, podsOn, room, evicted, req));
       if (!node) {
         if (!p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable")) {
           await kube.patch(
@@ -443,7 +460,7 @@ export class Simulator {
     p: Pod,
     priorityOf: (p: Pod) => number,
     nodes: readonly Node[],
-    pods: readonly Pod[],
+    podsOn: ReadonlyMap<string, readonly Pod[]>,
     room: Map<string, Resources>,
     evicted: Set<string>,
     req: Resources,
@@ -458,10 +475,8 @@ export class Simulator {
         !podMatchesNodeLabels(p, n.metadata.labels ?? {}, name)
       )
         continue;
-      const lower = pods
-        .filter(
-          (q) => q.spec.nodeName === name && isActivePod(q) && !evicted.has(key(q)) && priorityOf(q) < mine,
-        )
+      const lower = (podsOn.get(name) ?? [])
+        .filter((q) => !evicted.has(key(q)) && priorityOf(q) < mine)
         .sort((a, b) => priorityOf(a) - priorityOf(b));
       let trial = r;
       const victims: Pod[] = [];
@@ -963,10 +978,26 @@ function sumOf(pods: readonly Pod[], res: "cpu" | "memory"): number {
   return pods.reduce((s, p) => s + (podRequests(p)[res] ?? 0), 0);
 }
 
+/**
+ * Per stored NodePool version (a write replaces the object, so this never goes stale), whether
+ * each offering satisfies it: the provisioner asks for every offering per pending pod.
+ */
+const allowsCache = new WeakMap<NodePool, WeakMap<Offering, boolean>>();
+
 /** Whether an offering satisfies the NodePool's requirements (its template's node selector). */
 export function poolAllows(pool: NodePool, o: Offering): boolean {
-  const labels = { ...offeringLabels(o), [NODE_POOL_LABEL]: pool.metadata.name ?? "" };
-  return (pool.spec.template.spec.requirements ?? []).every((r) => matchesRequirement(r, labels));
+  let byOffering = allowsCache.get(pool);
+  if (byOffering === undefined) {
+    byOffering = new WeakMap();
+    allowsCache.set(pool, byOffering);
+  }
+  let allowed = byOffering.get(o);
+  if (allowed === undefined) {
+    const labels = { ...offeringLabels(o), [NODE_POOL_LABEL]: pool.metadata.name ?? "" };
+    allowed = (pool.spec.template.spec.requirements ?? []).every((r) => matchesRequirement(r, labels));
+    byOffering.set(o, allowed);
+  }
+  return allowed;
 }
 
 /** The pod's own constraints (selector, required affinity) on an offering's labels. */

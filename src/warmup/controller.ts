@@ -81,6 +81,9 @@ export interface WarmupControllerOptions {
 /** Pending pods are bound to no node: poolOfPod never looks one up for them. */
 const NO_NODES: ReadonlyMap<string, Node> = new Map();
 
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
 type End = WarmupEnd;
 
 /** How soon a warm node whose real pod is only nominated (not yet bound) is looked at again. */
@@ -118,6 +121,7 @@ export class WarmupController {
   readonly #o: Required<Omit<WarmupControllerOptions, "onEvent">> & Pick<WarmupControllerOptions, "onEvent">;
   /** Warmup ends reported during the current pass, per pool (they move its back-off streak). */
   readonly #ends = new Map<string, End[]>();
+  readonly #poolOfCache = new WeakMap<Pod, { pools: readonly NodePool[]; pool: string | undefined }>();
   #priorityClassReady = false;
 
   get #podNamespace(): string {
@@ -245,7 +249,10 @@ export class WarmupController {
       });
     }
     const pulls = own.filter(isPrepullPod);
-    const workload = poolObj === undefined ? [] : this.#workload(pool, poolNodes, podsOn);
+    // Read only by pre-pulls and detection (a pool with warmup off needs neither).
+    let workloadPods: Pod[] | undefined;
+    const workload = (): Pod[] =>
+      (workloadPods ??= poolObj === undefined ? [] : this.#workload(pool, poolNodes, podsOn));
     for (const [name, w] of liveNodes) {
       await this.#protect("Node", w.node, w.deadline, w.created);
       const claim = claimOf(name);
@@ -256,7 +263,7 @@ export class WarmupController {
           w.node,
           pulls.filter((p) => p.spec.nodeName === name),
           podsOn(name),
-          workload,
+          workload(),
           policy,
           now,
         );
@@ -340,7 +347,7 @@ export class WarmupController {
       }
       for (const wp of live) podsByNode.get(wp.spec.nodeName ?? "")?.push(wp);
       const detection = detect(
-        { pool: poolObj, nodes: poolNodes, podsByNode, workload },
+        { pool: poolObj, nodes: poolNodes, podsByNode, workload: workload() },
         live.length,
         policy.maxWarmNodes,
       );
@@ -408,12 +415,23 @@ export class WarmupController {
     const out: Pod[] = [];
     for (const n of poolNodes) for (const p of podsOn(n.metadata.name ?? "")) if (counts(p)) out.push(p);
     const pools = this.#o.view.nodePools();
-    for (const p of this.#o.view.pendingPods())
-      if (counts(p) && poolOfPod(p, pools, NO_NODES) === pool) out.push(p);
+    for (const p of this.#o.view.pendingPods()) if (counts(p) && this.#poolOf(p, pools) === pool) out.push(p);
     return out
       .map((p) => ({ p, key: `${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}` }))
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
       .map((x) => x.p);
+  }
+
+  /**
+   * poolOfPod for a pending pod, once per version of the pod and of the pools (the state replaces
+   * an object on change): each pool's pass asks it of every pending pod.
+   */
+  #poolOf(pod: Pod, pools: readonly NodePool[]): string | undefined {
+    const hit = this.#poolOfCache.get(pod);
+    if (hit !== undefined && sameItems(hit.pools, pools)) return hit.pool;
+    const pool = poolOfPod(pod, pools, NO_NODES);
+    this.#poolOfCache.set(pod, { pools, pool });
+    return pool;
   }
 
   async #createWarmup(

@@ -212,10 +212,8 @@ export class MemoryKube implements KubeClient {
     // In key order, as `list` answers (callers' tie-breaks depend on it).
     const st = this.#state(kind);
     const objects = st.objects;
-    // The sorted keys change only when an object is added or removed, not on every read.
-    st.sortedKeys ??= [...objects.keys()].sort();
     const out: KubeObject[] = [];
-    for (const key of st.sortedKeys) {
+    for (const key of sortedKeys(st)) {
       const o = objects.get(key);
       if (o !== undefined && (namespace === undefined || o.metadata.namespace === namespace)) out.push(o);
     }
@@ -249,7 +247,7 @@ export class MemoryKube implements KubeClient {
         listRv = token.rv;
         after = token.key;
       }
-      const keys = [...st.objects.keys()].sort();
+      const keys = sortedKeys(st);
       const items: KubeObject[] = [];
       let next: string | undefined;
       const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : Infinity;
@@ -295,7 +293,7 @@ export class MemoryKube implements KubeClient {
     // Replay and registration happen in one synchronous step so no event falls between them.
     const from = opts.resourceVersion;
     if (from === "" || from === "0") {
-      for (const key of [...st.objects.keys()].sort()) {
+      for (const key of sortedKeys(st)) {
         const obj = st.objects.get(key);
         if (obj !== undefined && matches(obj)) w.queue.push({ type: "ADDED", object: copyJson(obj) });
       }
@@ -768,6 +766,12 @@ export class MemoryKube implements KubeClient {
       for (const fn of this.#observers) fn(kind, ev.type, ev.object);
     }
   }
+}
+
+/** A kind's keys in order; they change only when an object is added or removed, not on every read. */
+function sortedKeys(st: KindState): readonly string[] {
+  st.sortedKeys ??= [...st.objects.keys()].sort();
+  return st.sortedKeys;
 }
 
 const ns = (namespace: string | undefined): { namespace?: string } =>
