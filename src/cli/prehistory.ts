@@ -32,6 +32,12 @@ import { poolSamplesOf } from "./parts.ts";
 export const PREHISTORY_SESSION = "prehistory";
 /** Simulated time between two writes of the sampled history (a few large transactions). */
 const FLUSH_EVERY_MS = 4 * 3_600_000;
+/**
+ * Changes the steps gather before core stores them in one batch: a store transaction per step was
+ * an eighth of the start-up (one SQLite commit each, ~750 for a day). The state takes every step
+ * at once (the warmup controller and the samples read it); only the rows wait.
+ */
+const WRITE_EVERY_CHANGES = 2_000;
 
 export interface PrehistoryOptions {
   kube: MemoryKube;
@@ -57,8 +63,10 @@ export class Prehistory {
   readonly #o: PrehistoryOptions;
   readonly #stepMs: number;
   readonly #tracker = new LifecycleTracker();
-  /** Changes the cluster made since the last batch, as the agent would have sent them. */
+  /** Changes the cluster made since the last step, as the agent would have sent them. */
   #changes: IngestChange[] = [];
+  /** Changes in core's state whose batch is not stored yet, and their lifecycle steps. */
+  #unstored: { changes: IngestChange[]; lifecycle: LifecycleEvent[] } = { changes: [], lifecycle: [] };
   #sequence = 0;
   #unobserve: (() => void) | undefined;
   /** The minute boundary sampled last (samples are due at each later one). */
@@ -183,10 +191,19 @@ export class Prehistory {
     const changes = this.#changes;
     this.#changes = [];
     const state = this.#o.hub.state(this.#o.clusterId);
-    const lifecycle: LifecycleEvent[] = [];
+    const { lifecycle } = this.#unstored;
     state.batch(() => {
       for (const c of changes) lifecycle.push(...ingestDelta(state, this.#tracker, c));
     });
+    this.#unstored.changes.push(...changes);
+    if (this.#unstored.changes.length >= WRITE_EVERY_CHANGES) await this.#store(at);
+  }
+
+  /** Core stores what its state took since the last batch (as one ingest batch). */
+  async #store(at: number): Promise<void> {
+    const { changes, lifecycle } = this.#unstored;
+    if (changes.length === 0 && lifecycle.length === 0) return;
+    this.#unstored = { changes: [], lifecycle: [] };
     await this.#write({ changes, lifecycle, at });
   }
 
@@ -242,6 +259,7 @@ export class Prehistory {
   async #flush(at: number): Promise<void> {
     const { store } = this.#o;
     this.#flushedAt = at;
+    await this.#store(at);
     if (this.#series.length > 0) await store.write({ series: this.#series });
     if (this.#savings.length > 0) {
       await store.writeSavings(this.#savings);

@@ -76,9 +76,19 @@ const SPOT_INTERRUPTED = { reason: "SpotInterrupted", message: "Spot interruptio
 /** Event reasons of the interruptions above (a replay counts them). */
 export const INTERRUPTION_REASONS: ReadonlySet<string> = new Set(INTERRUPTIONS.map((i) => i.reason));
 
-/** The hash Karpenter stamps on a NodeClaim from its NodePool's template; a change means drift. */
+const poolHashes = new WeakMap<NodePool, string>();
+
+/**
+ * The hash Karpenter stamps on a NodeClaim from its NodePool's template; a change means drift.
+ * Once per stored version of the pool (a write replaces the object; disruption asks every tick).
+ */
 export function nodePoolHash(pool: NodePool): string {
-  return fnv(JSON.stringify(pool.spec.template));
+  let h = poolHashes.get(pool);
+  if (h === undefined) {
+    h = fnv(JSON.stringify(pool.spec.template));
+    poolHashes.set(pool, h);
+  }
+  return h;
 }
 
 /** Allocatable after kubelet/system reservations (EKS's formula, simplified). */
@@ -916,8 +926,16 @@ function safeDuration(text: string): number | null {
   }
 }
 
+const templateHashes = new WeakMap<Deployment, string>();
+
+/** The pod-template-hash of a Deployment's template, once per stored version of it. */
 function templateHash(d: Deployment): string {
-  return fnv(JSON.stringify(d.spec.template));
+  let h = templateHashes.get(d);
+  if (h === undefined) {
+    h = fnv(JSON.stringify(d.spec.template));
+    templateHashes.set(d, h);
+  }
+  return h;
 }
 
 function fnv(text: string): string {
