@@ -1,7 +1,8 @@
 // Simulator fidelity: one scenario (deployments + scale steps on two NodePools of its own) run on
 // the real Karpenter of the rig and on Wave's simulator with the KWOK instance catalog and
 // prices. After each step settles, per-pool NodeClaim counts must agree within ±20 % and every
-// pool must have chosen the same capacity types. Both sides are printed side by side.
+// pool must have chosen the same capacity types (after the scale-down, the ones its pods require:
+// see Step.survivorsVary). Both sides are printed side by side.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Deployment } from "../../src/objects/kube.ts";
@@ -35,6 +36,14 @@ const STEP_TIMEOUT_MS = 100_000;
 interface Step {
   name: string;
   replicas: Record<string, number>;
+  /**
+   * After a scale-down, which nodes of the mixed pool consolidation removes depends on the order
+   * it takes candidates in (Karpenter: disruption cost, then its rounds' timing; the simulator:
+   * node name), so whether a spot node survives differs between runs of the rig itself (both
+   * "on-demand+spot" and "on-demand" seen for this scenario, CI of 4 Dec 2026). There the mixed
+   * pool's counts and the capacity type its pods require (on-demand, for `pinned`) are compared.
+   */
+  survivorsVary?: boolean;
 }
 
 /** What a settled step looks like: per pool, NodeClaims alive and the capacity types used. */
@@ -119,7 +128,7 @@ function deployments(): Deployment[] {
 const STEPS: Step[] = [
   { name: "up", replicas: { web: 8, pinned: 3, api: 6 } },
   { name: "peak", replicas: { web: 20, pinned: 3, api: 12 } },
-  { name: "down", replicas: { web: 4, pinned: 3, api: 3 } },
+  { name: "down", replicas: { web: 4, pinned: 3, api: 3 }, survivorsVary: true },
 ];
 
 const want = (s: Step): number => Object.values(s.replicas).reduce((a, b) => a + b, 0);
@@ -197,7 +206,7 @@ async function runOnSimulator(poolObjs: NodePool[], bootDelayMs: number): Promis
 
 /** Within ±20 % per pool and the same capacity types: what the test asserts. */
 function problemsOf(
-  step: string,
+  step: Step,
   rig: Omit<Snapshot, "settledAfterMs">,
   sim: Omit<Snapshot, "settledAfterMs">,
 ): string[] {
@@ -208,8 +217,16 @@ function problemsOf(
     const rct = (rig.capacity[pool] ?? []).join("+");
     const sct = (sim.capacity[pool] ?? []).join("+");
     const label = pool === flex ? "flex" : "od";
-    if (Math.abs(sc - rc) > 0.2 * rc) out.push(`${step}/${label}: ${sc} simulated vs ${rc} real NodeClaims`);
-    if (sct !== rct) out.push(`${step}/${label}: capacity ${sct} simulated vs ${rct} real`);
+    const name = step.name;
+    if (Math.abs(sc - rc) > 0.2 * rc) out.push(`${name}/${label}: ${sc} simulated vs ${rc} real NodeClaims`);
+    if (step.survivorsVary === true && pool === flex) {
+      for (const [side, cts] of [
+        ["simulated", sim.capacity[pool] ?? []],
+        ["real", rig.capacity[pool] ?? []],
+      ] as const)
+        if (!cts.includes("on-demand"))
+          out.push(`${name}/${label}: no on-demand NodeClaim ${side} (pinned needs one)`);
+    } else if (sct !== rct) out.push(`${name}/${label}: capacity ${sct} simulated vs ${rct} real`);
   }
   return out;
 }
@@ -243,7 +260,7 @@ async function runOnRig(sim: readonly Snapshot[]): Promise<Snapshot[]> {
         seen = `${running.length}/${want(step)} pods Running, ${pending} Pending; NodeClaims ${JSON.stringify(s.claims)}`;
         if (!settler.observe(Date.now(), running.length, step, s)) return undefined;
         settled = { ...s, settledAfterMs: Date.now() - t0 - STABLE_MS };
-        return !expected || problemsOf(step.name, s, expected).length === 0 ? settled : undefined;
+        return !expected || problemsOf(step, s, expected).length === 0 ? settled : undefined;
       },
       { timeoutMs: STEP_TIMEOUT_MS + STABLE_MS, intervalMs: 2_000 },
     ).catch((err: unknown) => {
@@ -301,7 +318,7 @@ test(
         const r = rig[i];
         const s = sim[i];
         if (!r || !s) return;
-        problems.push(...problemsOf(step.name, r, s));
+        problems.push(...problemsOf(step, r, s));
         for (const [label, pool] of [
           ["flex", flex],
           ["od", od],
