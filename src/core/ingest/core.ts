@@ -103,11 +103,18 @@ type Op =
   | { type: "snapshot"; seq: number; objects: WireObject[] }
   | { type: "delta"; seq: number; change: IngestChange; wire: WireObject };
 
+/** Node's errors for a request stream its peer closed or reset before ending it. */
+const PEER_GONE = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "ERR_HTTP2_STREAM_CANCEL"]);
+
 /**
  * Reading the peer's stream failed (bad gRPC framing, undecodable protobuf, oversize message): the
- * peer's fault, so INVALID_ARGUMENT (or its own cancel), never INTERNAL.
+ * peer's fault, so INVALID_ARGUMENT, never INTERNAL. A peer that went away (an agent stopping,
+ * crashing or losing its connection) is CANCELED: nothing it sent was malformed.
  */
 function malformed(err: unknown): ConnectError {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && PEER_GONE.has(code))
+    return violation(Code.Canceled, `the agent closed its stream (${code})`);
   const ce = ConnectError.from(err);
   if (ce.code === Code.Internal || ce.code === Code.Unknown) {
     return violation(Code.InvalidArgument, `malformed message from the agent: ${ce.rawMessage}`);
