@@ -717,7 +717,7 @@ describe("spot repair (ADR 0006)", () => {
     );
   });
 
-  it("a PodDisruptionBudget that allows no eviction: one attempt per cooldown, a Warning Event each, no retry storm", async () => {
+  it("a PodDisruptionBudget that allows no eviction: attempts back off (5 s doubled per refusal), a Warning Event each, no retry storm", async () => {
     const s = await setup();
     await s.scale("h1", 6);
     for (let i = 0; i < 6; i++) await s.admit("h1", policy(1));
@@ -746,10 +746,10 @@ describe("spot repair (ADR 0006)", () => {
       if (repair.actions.length > before) at.push(s.clock.now());
     }
     assert.equal(s.live().length, 6, "the budget held: no pod went");
-    assert.ok(at.length >= 2, `retried after the cooldown (${at.length} attempts)`);
-    assert.ok(at.length <= 12, `at most one attempt per 5 s in 60 s, not one per pass (${at.length})`);
+    // Grace 5 s, then refused attempts 10, 20, 40 s apart: three in a minute, not twelve.
+    assert.equal(at.length, 3, `attempts in 60 s: ${at.map((t) => t - (at[0] ?? 0)).join(", ")} ms after the first`);
     for (let i = 1; i < at.length; i++)
-      assert.ok((at[i] ?? 0) - (at[i - 1] ?? 0) >= 5_000, "attempts at least the cooldown apart");
+      assert.ok((at[i] ?? 0) - (at[i - 1] ?? 0) >= 5_000 * 2 ** i, `attempt ${i + 1} waits ${5 * 2 ** i} s`);
     assert.equal(evictions, at.length, "one Eviction request per attempt");
     assert.ok(repair.actions.every((a) => a.kind === "shortfall" && a.outcome === "blocked"));
     const warnings = (await s.kube.list("Event", { namespace: APP_NS })).items.filter(
@@ -762,7 +762,7 @@ describe("spot repair (ADR 0006)", () => {
       assert.equal(e.reportingComponent, SPOT_REPAIR_EVENT_COMPONENT);
       assert.match(
         e.message ?? "",
-        /^shop\/Deployment\/api: 1 of 6 live pods on-demand, target 3: .* — blocked by a PodDisruptionBudget, will retry$/,
+        /^shop\/Deployment\/api: 1 of 6 live pods on-demand, target 3: .* — blocked by a PodDisruptionBudget, will retry in (10|20|40) s$/,
       );
     }
     assert.equal(
@@ -773,9 +773,10 @@ describe("spot repair (ADR 0006)", () => {
       }),
       at.length,
     );
-    // Once the budget allows a disruption, the next attempt after the cooldown evicts.
+    // Once the budget allows a disruption, the next attempt (after the backed-off wait) evicts,
+    // and the workload's cooldown is 5 s again.
     await s.kube.delete("PodDisruptionBudget", "api", { namespace: APP_NS });
-    for (let t = 0; t < 6 && !repair.actions.some((a) => a.outcome === "evicted"); t++) {
+    for (let t = 0; t < 60 && !repair.actions.some((a) => a.outcome === "evicted"); t++) {
       await s.clock.advance(1_000);
       await repair.tick();
     }

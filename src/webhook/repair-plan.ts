@@ -13,6 +13,12 @@ export interface RepairTiming {
   graceMs: number;
   /** Minimum time between two actions on one workload. */
   cooldownMs: number;
+  /**
+   * Longest wait after evictions a PodDisruptionBudget keeps refusing: each refusal in a row
+   * doubles the cooldown up to this (a budget that allows nothing for hours is not retried, and
+   * warned about, every few seconds).
+   */
+  maxBackoffMs: number;
   /** Prefer: a spot pod unschedulable this long means spot is unavailable: open the fallback. */
   preferFallbackMs: number;
 }
@@ -20,6 +26,7 @@ export interface RepairTiming {
 export const DEFAULT_REPAIR_TIMING: RepairTiming = {
   graceMs: 5_000,
   cooldownMs: 5_000,
+  maxBackoffMs: 300_000,
   preferFallbackMs: 90_000,
 };
 
@@ -27,6 +34,8 @@ export const DEFAULT_REPAIR_TIMING: RepairTiming = {
 export interface RepairMemory {
   imbalanceSince?: number;
   lastActionAt?: number;
+  /** Evictions refused in a row (by a PodDisruptionBudget); 0 after one that went through. */
+  refused?: number;
   /** Prefer's fallback window as the ledger last said (the pre-check reads no ledger). */
   fallbackUntil?: number;
 }
@@ -84,12 +93,19 @@ export function pickVictim(pods: readonly Pod[]): Pod | undefined {
   )[0];
 }
 
+/** The wait after the last action: the cooldown, doubled per eviction refused in a row (capped). */
+export function cooldownOf(memory: RepairMemory, timing: RepairTiming): number {
+  const refused = memory.refused ?? 0;
+  if (refused === 0) return timing.cooldownMs;
+  return Math.min(timing.maxBackoffMs, timing.cooldownMs * 2 ** Math.min(refused, 30));
+}
+
 export function planRepair(input: PlanInput): RepairAction {
   const { policy, pods, memory, now, fallbackUntil } = input;
   const timing = input.timing ?? DEFAULT_REPAIR_TIMING;
   if (policy.repair === false) return { kind: "none", reason: "repair is off for this policy" };
   const live = pods.filter((p) => isLivePod(p) && (assignment(p) === ON_DEMAND || assignment(p) === SPOT));
-  const cooling = memory.lastActionAt !== undefined && now - memory.lastActionAt < timing.cooldownMs;
+  const cooling = memory.lastActionAt !== undefined && now - memory.lastActionAt < cooldownOf(memory, timing);
 
   // Prefer: spot pods that cannot get spot capacity open the fallback window (ADR 0007). While it
   // is open, the spot pods admitted before it (still requiring spot) are replaced one at a time:
@@ -117,6 +133,7 @@ export function planRepair(input: PlanInput): RepairAction {
   const target = onDemandTarget(policy, live.length);
   if (onDemand === target) {
     memory.imbalanceSince = undefined;
+    memory.refused = undefined;
     return { kind: "none", reason: "balanced" };
   }
   memory.imbalanceSince ??= now;

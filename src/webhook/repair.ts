@@ -16,7 +16,13 @@ import type { SpotMetrics } from "./metrics.ts";
 import type { PodCache } from "./pod-cache.ts";
 import { workloadKey, type SpotPolicy } from "./policy.ts";
 import type { PolicySource } from "./policy-source.ts";
-import { DEFAULT_REPAIR_TIMING, planRepair, type RepairMemory, type RepairTiming } from "./repair-plan.ts";
+import {
+  DEFAULT_REPAIR_TIMING,
+  cooldownOf,
+  planRepair,
+  type RepairMemory,
+  type RepairTiming,
+} from "./repair-plan.ts";
 import { ASSIGNMENT_LABEL } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
@@ -174,7 +180,7 @@ export class SpotRepair {
           `spot pod ${podName} unschedulable for ${pending} s and still requiring spot while the ` +
           `on-demand fallback is open (until ${new Date(ledger.fallbackUntil).toISOString()}); ` +
           `evicting it so its replacement can run`;
-      await this.#evict(policy, key, pod, "fallback", why);
+      this.#refusals(memory, await this.#evict(policy, key, pod, "fallback", why));
       return;
     }
     const why =
@@ -183,10 +189,16 @@ export class SpotRepair {
           `pod ${podName} so its replacement takes the free on-demand slot`
         : `${checked.onDemand} of ${checked.live} live pods on-demand, target ${checked.target}: evicting ` +
           `on-demand pod ${podName} so its replacement goes to spot`;
-    await this.#evict(policy, key, pod, checked.direction, why);
+    this.#refusals(memory, await this.#evict(policy, key, pod, checked.direction, why));
   }
 
-  async #evict(policy: SpotPolicy, key: string, pod: Pod, direction: string, why: string): Promise<void> {
+  /** A refused eviction backs the workload off (planRepair's cooldownOf); any other outcome resets. */
+  #refusals(memory: RepairMemory, outcome: string): void {
+    memory.refused = outcome === "blocked" ? (memory.refused ?? 0) + 1 : undefined;
+  }
+
+  /** Evicts `pod` and records it; returns the outcome (evicted, gone, blocked, failed). */
+  async #evict(policy: SpotPolicy, key: string, pod: Pod, direction: string, why: string): Promise<string> {
     const { kube, clock, metrics, identity } = this.#o;
     const name = pod.metadata.name ?? "";
     const namespace = pod.metadata.namespace ?? policy.workload.namespace;
@@ -200,7 +212,9 @@ export class SpotRepair {
       else if (KubeApiError.is(err, 429)) {
         outcome = "blocked";
         type = "Warning";
-        message = `${why} — blocked by a PodDisruptionBudget, will retry`;
+        message = `${why} — blocked by a PodDisruptionBudget, will retry in ${Math.round(
+          cooldownOf({ refused: (this.#memory.get(key)?.refused ?? 0) + 1 }, this.#timing) / 1000,
+        )} s`;
       } else {
         outcome = "failed";
         type = "Warning";
@@ -210,7 +224,7 @@ export class SpotRepair {
     metrics?.repairs.inc({ workload: key, direction, outcome });
     this.actions.push({ workload: key, kind: direction, pod: name, outcome });
     this.#log.info("spot repair", { workload: key, direction, pod: name, outcome });
-    if (outcome === "gone") return;
+    if (outcome === "gone") return outcome;
     try {
       await kube.create(
         "Event",
@@ -228,6 +242,7 @@ export class SpotRepair {
     } catch (err) {
       this.#log.warn("could not record the spot repair event", { workload: key, err });
     }
+    return outcome;
   }
 
   /** Live pods by assignment × node capacity type, into `out`. */
