@@ -2,7 +2,7 @@
 // fast-forwarded through 2 simulated hours (its clock lags real time and catches up), must show in
 // the LAST hour every capability at work — read back through core's API and /metrics, nothing
 // built by hand: the simulator's changes reach core's hub and store through core's own ingest
-// functions in process (src/cli/prehistory.ts), the last 2 minutes through the agent's informers
+// functions in process (src/cli/prehistory.ts), the last 30 seconds through the agent's informers
 // and gRPC.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
