@@ -151,6 +151,9 @@ export async function startWave(
           random: seeded(42),
           historyLimit: 50_000,
           bookmarkIntervalMs: 60_000,
+          // As a real apiserver: a day of the living cluster is ~9,000 Events, which the agent
+          // would otherwise list and stream at every start, and keep for as long as it runs.
+          eventTtlMs: 3_600_000,
         })
       : undefined;
     const { kube, kubernetesVersion } = memory

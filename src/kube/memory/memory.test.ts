@@ -487,3 +487,43 @@ describe("MemoryKube eviction (PodDisruptionBudgets)", () => {
     assert.deepEqual(await names(kube), ["a"]);
   });
 });
+
+describe("MemoryKube Event TTL (kube-apiserver --event-ttl)", () => {
+  const event = (name: string, message: string): KubeObject =>
+    ({ metadata: { name, namespace: "default" }, involvedObject: { kind: "Node", name: "n" }, message }) as KubeObject;
+
+  it("deletes an Event a TTL after its last write, oldest first; watchers see DELETED", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const kube = new MemoryKube({ clock, eventTtlMs: 3_600_000 });
+    await kube.create("Event", event("a", "first"), { namespace: "default" });
+    await clock.advance(600_000);
+    await kube.create("Event", event("b", "second"), { namespace: "default" });
+    await clock.advance(1_200_000);
+    // A write (the recorder's count++) renews the TTL, as the apiserver re-leases it.
+    await kube.patch("Event", "b", { message: "second, again" }, { namespace: "default" });
+    const ac = new AbortController();
+    const w = collect(kube.watch("Event", { resourceVersion: kube.resourceVersion }, ac.signal));
+    await flushMicrotasks();
+    await clock.advance(1_800_000); // a: 60 min old
+    const names = async (): Promise<string[]> =>
+      (await kube.list("Event")).items.map((e) => e.metadata.name ?? "");
+    assert.deepEqual(await names(), ["b"], "a expired at 60 min");
+    assert.deepEqual(kube.peek("Event").map((e) => e.metadata.name), ["b"]);
+    await clock.advance(1_799_000);
+    assert.deepEqual(await names(), ["b"], "b lives 60 min from its last write, not its creation");
+    await clock.advance(1_000);
+    assert.deepEqual(await names(), []);
+    await flushMicrotasks();
+    ac.abort();
+    await w.done;
+    assert.deepEqual(summary(w.events), ["DELETED a", "DELETED b"]);
+  });
+
+  it("keeps Events without a TTL (the default)", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const kube = new MemoryKube({ clock });
+    await kube.create("Event", event("a", "kept"), { namespace: "default" });
+    await clock.advance(48 * 3_600_000);
+    assert.equal((await kube.list("Event")).items.length, 1);
+  });
+});

@@ -53,6 +53,11 @@ export interface MemoryKubeOptions {
   random?: () => number;
   /** BOOKMARK period for watches that allow them (the apiserver: ~60 s). Default 0: only bookmark(). */
   bookmarkIntervalMs?: number;
+  /**
+   * How long an Event lives after its last write, as kube-apiserver's `--event-ttl` (default there:
+   * 1 h): then it is deleted (watchers see DELETED). Default 0: Events are kept.
+   */
+  eventTtlMs?: number;
 }
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -115,6 +120,9 @@ export class MemoryKube implements KubeClient {
   readonly #uid: () => string;
   readonly #random: () => number;
   readonly #bookmarkIntervalMs: number;
+  readonly #eventTtlMs: number;
+  /** Each Event's expiry by key, in write order (a write moves it to the end): oldest first. */
+  readonly #eventExpiry = new Map<string, number>();
   readonly #kinds = new Map<KindName, KindState>();
   readonly #interceptors = new Set<Interceptor>();
   readonly #observers = new Set<Observer>();
@@ -128,6 +136,7 @@ export class MemoryKube implements KubeClient {
     this.#uid = opts.uid ?? randomUUID;
     this.#random = opts.random ?? Math.random;
     this.#bookmarkIntervalMs = opts.bookmarkIntervalMs ?? 0;
+    this.#eventTtlMs = Math.max(0, opts.eventTtlMs ?? 0);
   }
 
   // ---- test and simulator hooks ----
@@ -209,6 +218,7 @@ export class MemoryKube implements KubeClient {
    * Not part of the port: Wave's components read through `list` like on a real cluster.
    */
   peek<K extends KindName>(kind: K, namespace?: string): readonly Readonly<KindTypes[K]>[] {
+    this.#expireEvents();
     // In key order, as `list` answers (callers' tie-breaks depend on it).
     const st = this.#state(kind);
     const objects = st.objects;
@@ -573,7 +583,21 @@ export class MemoryKube implements KubeClient {
       if (r instanceof Error) throw r;
       if (r !== undefined) throw new KubeApiError(r);
     }
+    this.#expireEvents();
     return fn();
+  }
+
+  /** Deletes the Events whose TTL ran out (the apiserver's etcd lease), oldest first. */
+  #expireEvents(): void {
+    if (this.#eventExpiry.size === 0) return;
+    const now = this.#clock.now();
+    const st = this.#state("Event");
+    for (const [key, at] of this.#eventExpiry) {
+      if (at > now) break;
+      this.#eventExpiry.delete(key);
+      const obj = st.objects.get(key);
+      if (obj !== undefined) this.#delete("Event", obj);
+    }
   }
 
   #namespaceFor(kind: KindName, namespace: string | undefined): string | undefined {
@@ -748,6 +772,11 @@ export class MemoryKube implements KubeClient {
   }
 
   #record(st: KindState, ev: StoredEvent): void {
+    if (this.#eventTtlMs > 0 && st.kind === "Event") {
+      const key = keyOf(ev.object.metadata.namespace, ev.object.metadata.name ?? "");
+      this.#eventExpiry.delete(key);
+      if (ev.type !== "DELETED") this.#eventExpiry.set(key, this.#clock.now() + this.#eventTtlMs);
+    }
     st.history.push(ev);
     if (st.history.length - st.start > this.#historyLimit) {
       st.floor = st.history[st.start]?.rv ?? st.floor;
