@@ -766,8 +766,10 @@ export class MemoryKube implements KubeClient {
     }
     st.objects.delete(key);
     st.sortedKeys = undefined;
-    const gone = copyJson(current);
-    gone.metadata.resourceVersion = String(++this.#rv);
+    // The deleted version shares all but its metadata with the stored one: stored objects are
+    // replaced by writes, never changed, and every reader outside gets a copy (a deep copy here
+    // was a third of a day's delete cost).
+    const gone = { ...current, metadata: { ...current.metadata, resourceVersion: String(++this.#rv) } };
     this.#record(st, { rv: this.#rv, type: "DELETED", object: gone, prev: current });
   }
 
