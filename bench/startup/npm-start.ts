@@ -56,7 +56,8 @@ async function once(): Promise<{ urlMs: number; fullMs: number; firstPointAgoH: 
         .catch(() => []);
       const c = clusters.find((x) => x.id === "default");
       if (c && c.catchingUp === null) break;
-      if (child.exitCode !== null || performance.now() - t0 > 300_000) throw new Error("still catching up after 300 s");
+      if (child.exitCode !== null || performance.now() - t0 > 300_000)
+        throw new Error("still catching up after 300 s");
       await new Promise((r) => setTimeout(r, 100));
     }
     for (;;) {

@@ -747,7 +747,11 @@ describe("spot repair (ADR 0006)", () => {
     }
     assert.equal(s.live().length, 6, "the budget held: no pod went");
     // Grace 5 s, then refused attempts 10, 20, 40 s apart: three in a minute, not twelve.
-    assert.equal(at.length, 3, `attempts in 60 s: ${at.map((t) => t - (at[0] ?? 0)).join(", ")} ms after the first`);
+    assert.equal(
+      at.length,
+      3,
+      `attempts in 60 s: ${at.map((t) => t - (at[0] ?? 0)).join(", ")} ms after the first`,
+    );
     for (let i = 1; i < at.length; i++)
       assert.ok((at[i] ?? 0) - (at[i - 1] ?? 0) >= 5_000 * 2 ** i, `attempt ${i + 1} waits ${5 * 2 ** i} s`);
     assert.equal(evictions, at.length, "one Eviction request per attempt");

@@ -18,18 +18,21 @@ async function serveUntil(fail: Error): Promise<{ err: ConnectError | undefined;
   const warnings: string[] = [];
   const log = createLogger({
     level: "warn",
-    write: (line) => warnings.push(String((JSON.parse(line) as { msg: string }).msg)),
+    write: (line) => warnings.push((JSON.parse(line) as { msg: string }).msg),
   });
   const core = new IngestCore({ sink: new MemorySink(), log });
   async function* requests(): AsyncGenerator<AgentMessage> {
     yield create(AgentMessageSchema, {
       body: { case: "hello", value: { clusterId: "alpha", sessionId: "s", agentVersion: "t" } },
     });
+    // The peer's side closes while core waits for its next message.
+    await new Promise((r) => setImmediate(r));
     throw fail;
   }
   let err: ConnectError | undefined;
   try {
-    for await (const _ of core.serve(requests(), new AbortController().signal)) void _;
+    for await (const reply of core.serve(requests(), new AbortController().signal))
+      assert.equal(reply.body?.case, "helloAck");
   } catch (e) {
     err = e as ConnectError;
   }

@@ -490,7 +490,11 @@ describe("MemoryKube eviction (PodDisruptionBudgets)", () => {
 
 describe("MemoryKube Event TTL (kube-apiserver --event-ttl)", () => {
   const event = (name: string, message: string): KubeObject =>
-    ({ metadata: { name, namespace: "default" }, involvedObject: { kind: "Node", name: "n" }, message }) as KubeObject;
+    ({
+      metadata: { name, namespace: "default" },
+      involvedObject: { kind: "Node", name: "n" },
+      message,
+    }) as KubeObject;
 
   it("deletes an Event a TTL after its last write, oldest first; watchers see DELETED", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1));
@@ -508,7 +512,10 @@ describe("MemoryKube Event TTL (kube-apiserver --event-ttl)", () => {
     const names = async (): Promise<string[]> =>
       (await kube.list("Event")).items.map((e) => e.metadata.name ?? "");
     assert.deepEqual(await names(), ["b"], "a expired at 60 min");
-    assert.deepEqual(kube.peek("Event").map((e) => e.metadata.name), ["b"]);
+    assert.deepEqual(
+      kube.peek("Event").map((e) => e.metadata.name),
+      ["b"],
+    );
     await clock.advance(1_799_000);
     assert.deepEqual(await names(), ["b"], "b lives 60 min from its last write, not its creation");
     await clock.advance(1_000);
