@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MemoryKube } from "./memory.ts";
 import { isConflict, isGone, isNotFound, KubeApiError, type WatchEvent } from "../port.ts";
-import type { KubeObject, Node, Pod } from "../../objects/kube.ts";
+import type { Event, KubeObject, Node, Pod } from "../../objects/kube.ts";
 import { FakeClock, flushMicrotasks } from "../../shared/clock.ts";
 
 const node = (name: string, labels: Record<string, string> = {}): Node => ({ metadata: { name, labels } });
@@ -489,12 +489,11 @@ describe("MemoryKube eviction (PodDisruptionBudgets)", () => {
 });
 
 describe("MemoryKube Event TTL (kube-apiserver --event-ttl)", () => {
-  const event = (name: string, message: string): KubeObject =>
-    ({
-      metadata: { name, namespace: "default" },
-      involvedObject: { kind: "Node", name: "n" },
-      message,
-    }) as KubeObject;
+  const event = (name: string, message: string): Event => ({
+    metadata: { name, namespace: "default" },
+    involvedObject: { kind: "Node", name: "n" },
+    message,
+  });
 
   it("deletes an Event a TTL after its last write, oldest first; watchers see DELETED", async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1));
