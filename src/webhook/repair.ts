@@ -180,7 +180,7 @@ export class SpotRepair {
           `spot pod ${podName} unschedulable for ${pending} s and still requiring spot while the ` +
           `on-demand fallback is open (until ${new Date(ledger.fallbackUntil).toISOString()}); ` +
           `evicting it so its replacement can run`;
-      this.#refusals(memory, await this.#evict(policy, key, pod, "fallback", why));
+      await this.#evict(policy, key, memory, pod, "fallback", why);
       return;
     }
     const why =
@@ -189,16 +189,21 @@ export class SpotRepair {
           `pod ${podName} so its replacement takes the free on-demand slot`
         : `${checked.onDemand} of ${checked.live} live pods on-demand, target ${checked.target}: evicting ` +
           `on-demand pod ${podName} so its replacement goes to spot`;
-    this.#refusals(memory, await this.#evict(policy, key, pod, checked.direction, why));
+    await this.#evict(policy, key, memory, pod, checked.direction, why);
   }
 
-  /** A refused eviction backs the workload off (planRepair's cooldownOf); any other outcome resets. */
-  #refusals(memory: RepairMemory, outcome: string): void {
-    memory.refused = outcome === "blocked" ? (memory.refused ?? 0) + 1 : undefined;
-  }
-
-  /** Evicts `pod` and records it; returns the outcome (evicted, gone, blocked, failed). */
-  async #evict(policy: SpotPolicy, key: string, pod: Pod, direction: string, why: string): Promise<string> {
+  /**
+   * Evicts `pod` and records it. A refused eviction backs the workload off (planRepair's
+   * `cooldownOf`: `memory.refused` grows); any other outcome resets it.
+   */
+  async #evict(
+    policy: SpotPolicy,
+    key: string,
+    memory: RepairMemory,
+    pod: Pod,
+    direction: string,
+    why: string,
+  ): Promise<void> {
     const { kube, clock, metrics, identity } = this.#o;
     const name = pod.metadata.name ?? "";
     const namespace = pod.metadata.namespace ?? policy.workload.namespace;
@@ -212,19 +217,19 @@ export class SpotRepair {
       else if (KubeApiError.is(err, 429)) {
         outcome = "blocked";
         type = "Warning";
-        message = `${why} — blocked by a PodDisruptionBudget, will retry in ${Math.round(
-          cooldownOf({ refused: (this.#memory.get(key)?.refused ?? 0) + 1 }, this.#timing) / 1000,
-        )} s`;
+        memory.refused = (memory.refused ?? 0) + 1;
+        message = `${why} — blocked by a PodDisruptionBudget, will retry in ${Math.round(cooldownOf(memory, this.#timing) / 1000)} s`;
       } else {
         outcome = "failed";
         type = "Warning";
         message = `${why} — eviction failed: ${err instanceof Error ? err.message : String(err)}`;
       }
     }
+    if (outcome !== "blocked") memory.refused = undefined;
     metrics?.repairs.inc({ workload: key, direction, outcome });
     this.actions.push({ workload: key, kind: direction, pod: name, outcome });
     this.#log.info("spot repair", { workload: key, direction, pod: name, outcome });
-    if (outcome === "gone") return outcome;
+    if (outcome === "gone") return;
     try {
       await kube.create(
         "Event",
@@ -242,7 +247,6 @@ export class SpotRepair {
     } catch (err) {
       this.#log.warn("could not record the spot repair event", { workload: key, err });
     }
-    return outcome;
   }
 
   /** Live pods by assignment × node capacity type, into `out`. */
