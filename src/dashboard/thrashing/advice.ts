@@ -1,6 +1,6 @@
 // Concrete advice for a thrashing NodePool, chosen from the evidence and the pool's disruption
 // spec. Each item carries a JSON merge patch for the NodePool when one applies.
-import { majorMinor } from "../../karpenter/compat.ts";
+import { KARPENTER_SETTING_SINCE, karpenterAccepts } from "../../karpenter/compat.ts";
 import { parseDuration } from "../../karpenter/duration.ts";
 import type { NodePool } from "../../objects/karpenter.ts";
 import type { ThrashingOptions, ThrashingSignals } from "./detect.ts";
@@ -46,12 +46,6 @@ function goMinutes(ms: number): string {
 export function suggestedConsolidateAfter(signals: ThrashingSignals, o: ThrashingOptions): number {
   const basis = Math.max(o.shortLifetimeMs, 2 * (signals.medianLifetimeMs ?? 0));
   return Math.ceil(basis / (5 * MIN)) * 5 * MIN;
-}
-
-/** consolidationPolicy Balanced is accepted from Karpenter v1.14; an undetected version may have it. */
-export function supportsBalanced(karpenterVersion: string | undefined): boolean {
-  const mm = karpenterVersion ? majorMinor(karpenterVersion) : undefined;
-  return mm === undefined || mm[0] > 1 || (mm[0] === 1 && mm[1] >= 14);
 }
 
 export function adviseFor(
@@ -124,13 +118,16 @@ export function adviseFor(
   }
 
   if (reason === "Underutilized" && policy === "WhenEmptyOrUnderutilized") {
-    if (signals.sameTypeReplacements > 0 && supportsBalanced(o.karpenterVersion)) {
+    if (
+      signals.sameTypeReplacements > 0 &&
+      karpenterAccepts(o.karpenterVersion, "consolidationPolicy: Balanced")
+    ) {
       out.push({
         id: "balanced-policy",
         title: "Use consolidationPolicy: Balanced",
         detail:
           `${String(signals.sameTypeReplacements)} nodes were replaced by the same instance type: the move saved ` +
-          "little (often a spot price change) but cost a drain. Balanced (Karpenter v1.14 and later) " +
+          `little (often a spot price change) but cost a drain. Balanced (Karpenter ${KARPENTER_SETTING_SINCE["consolidationPolicy: Balanced"]} and later) ` +
           "only consolidates when the saving outweighs the disruption.",
         patch: { spec: { disruption: { consolidationPolicy: "Balanced" } } },
       });

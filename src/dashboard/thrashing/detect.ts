@@ -464,6 +464,8 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
 
 export interface DetectAllInput {
   pools: readonly NodePool[];
+  /** Each pool's NodeClaims at `now` (see ThrashingInput.nodes). */
+  nodes?: ReadonlyMap<string, number>;
   events: readonly LifecycleRecord[];
   disruptions?: readonly DisruptionRecord[];
   nodeCounts?: readonly NodeCountPoint[];
@@ -505,6 +507,7 @@ export function detectThrashingAll(input: DetectAllInput): ThrashingReport[] {
         events: events.get(nodePool) ?? [],
         ...(disruptions ? { disruptions: disruptions.get(nodePool) ?? [] } : {}),
         ...(nodeCounts ? { nodeCounts: nodeCounts.get(nodePool) ?? [] } : {}),
+        ...(input.nodes ? { nodes: input.nodes.get(nodePool) ?? 0 } : {}),
         ...(input.warmNodes ? { warmNodes: input.warmNodes } : {}),
         now: input.now,
         ...(input.options ? { options: input.options } : {}),
