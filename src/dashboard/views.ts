@@ -166,6 +166,7 @@ function poolsOf(input: ViewInput, b: Basis): NodePoolDto[] {
       consolidateAfter: pool?.spec.disruption?.consolidateAfter ?? null,
       capacityTypes: capacityTypesOf(pool, agg?.labelledCapacityTypes ?? []),
       thrashing: severity.get(name) ?? "none",
+      thrashingFlagged: isFlagged(severity.get(name) ?? "none"),
       warmNodes: agg?.warmNodes ?? 0,
     });
   }
@@ -366,6 +367,7 @@ export function thrashingDtos(reports: readonly ThrashingReport[]): ThrashingDto
   return reports.map((r) => ({
     nodePool: r.nodePool,
     severity: r.severity,
+    flagged: isFlagged(r.severity),
     score: r.score,
     summary: r.summary,
     evidence: r.evidence.map((e) => {
