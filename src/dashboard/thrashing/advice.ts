@@ -25,10 +25,10 @@ export interface Advice {
 
 const MIN = 60_000;
 
-function dominantReason(signals: ThrashingSignals, planned: Set<string>): string | undefined {
+/** The reason most of the churn cycles had (planned and involuntary removals are never cycles). */
+function dominantReason(signals: ThrashingSignals): string | undefined {
   let best: [string, number] | undefined;
-  for (const [r, n] of Object.entries(signals.reasons)) {
-    if (planned.has(r)) continue;
+  for (const [r, n] of Object.entries(signals.cycleReasons)) {
     if (!best || n > best[1]) best = [r, n];
   }
   return best?.[0];
@@ -54,8 +54,8 @@ export function adviseFor(
   o: ThrashingOptions,
 ): Advice[] {
   const out: Advice[] = [];
-  const planned = new Set(o.plannedReasons);
-  const reason = dominantReason(signals, planned);
+  const reason = dominantReason(signals);
+  const interrupted = signals.reasons["Interrupted"] ?? 0;
   const disruption = pool?.spec.disruption;
   // Karpenter v1 defaults: WhenEmptyOrUnderutilized, consolidateAfter 0s.
   const policy = disruption?.consolidationPolicy ?? "WhenEmptyOrUnderutilized";
@@ -87,12 +87,14 @@ export function adviseFor(
     });
   }
 
-  if (reason === "Interrupted") {
+  // Interruptions are not thrashing, but as many of them as churn cycles make the pool's nodes
+  // come and go twice as often: worth fixing alongside.
+  if (interrupted > 0 && interrupted >= signals.cycles) {
     out.push({
       id: "spot-interruptions",
-      title: "Spot interruptions drive the churn",
+      title: "Spot interruptions add to the churn",
       detail:
-        "Most removals are spot interruptions, not Karpenter's choice. Widen the pool's instance types " +
+        `${String(interrupted)} nodes were removed by spot interruptions in the window, not by Karpenter's choice. Widen the pool's instance types ` +
         "(more families and sizes) and zones so Karpenter can pick deeper spot pools, or allow on-demand " +
         "in karpenter.sh/capacity-type as a fallback.",
     });

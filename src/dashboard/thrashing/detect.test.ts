@@ -452,3 +452,41 @@ describe("thrashing: calibrated against normal churn", () => {
     );
   });
 });
+
+describe("thrashing: advice follows the cycles, not every removal", () => {
+  it("a churning pool with even more spot interruptions: consolidation advice first, interruptions noted", () => {
+    const lives: Life[] = [...awsChurnTrace()];
+    // 20 other nodes of the pool interrupted one after another, each replaced 20 s later.
+    for (let i = 0; i < 20; i++) {
+      lives.push({
+        name: `spot-${String(i)}`,
+        pool: "default",
+        type: "c5.xlarge",
+        launched: T0 - 5 * 3_600_000,
+        disrupted: T0 + i * 80_000,
+        terminated: T0 + i * 80_000 + 30_000,
+        reason: "Interrupted",
+      });
+      lives.push({
+        name: `spot-new-${String(i)}`,
+        pool: "default",
+        type: "c5.xlarge",
+        launched: T0 + i * 80_000 + 20_000,
+      });
+    }
+    const pool = nodePool("default", {
+      disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
+    });
+    const r = detectThrashing({ nodePool: "default", pool, ...history(lives), nodes: 25, now });
+    assert.equal(r.signals.reasons.Interrupted, 20);
+    assert.deepEqual(Object.keys(r.signals.cycleReasons), ["Underutilized"]);
+    assert.ok(isFlagged(r.severity), `${r.severity} ${String(r.score)}: ${r.summary}`);
+    const ids = r.advice.map((a) => a.id);
+    assert.ok(ids.includes("raise-consolidate-after"), ids.join());
+    assert.ok(ids.includes("spot-interruptions"), ids.join());
+    assert.ok(
+      r.evidence.every((e) => e.reason === "Underutilized"),
+      "interrupted nodes are not evidence",
+    );
+  });
+});

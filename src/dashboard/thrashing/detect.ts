@@ -77,12 +77,14 @@ export function isFlagged(severity: Severity): boolean {
  * per node of the pool's average size, full at `full`. Repetition: the longest chain of cycles (a
  * relaunched node churned again …) beyond the first, full at `full` generations. Share: the part
  * of the window's launches that only undid a removal. Repetition and share are scaled by the
- * turnover up to 1 (one cycle per node of the pool).
+ * turnover up to `fullFromTurnover` (half the pool's nodes cycling).
  */
 export const SCORE_WEIGHTS = {
   turnover: { full: 3, max: 50 },
   repetition: { full: 3, max: 30 },
   share: { max: 20 },
+  /** Repetition and share count in full from this turnover on (half the pool cycling), in proportion below it. */
+  fullFromTurnover: 0.5,
 } as const;
 
 export interface ChurnedNodeClaim {
@@ -126,7 +128,10 @@ export interface ThrashingSignals {
   /** Disruptions in the window (all reasons) and those Karpenter chose (not planned or involuntary). */
   disruptions: number;
   voluntaryDisruptions: number;
+  /** Removals in the window by reason (all of them, planned and involuntary included). */
   reasons: Record<string, number>;
+  /** The cycles by reason: what drives the churn (the advice reads these). */
+  cycleReasons: Record<string, number>;
   /** Node count change over the window. */
   netChange: number;
   /** The pool's average node count over the window (at least 1). */
@@ -328,11 +333,11 @@ function scoreOf(turnover: number, maxGeneration: number, relaunchShare: number)
     W.repetition.max,
     (W.repetition.max * Math.max(0, maxGeneration - 1)) / (W.repetition.full - 1),
   );
-  // Repetition and share count in proportion to the turnover (up to one cycle per node): a few
-  // nodes cycling in a large pool weigh as much as their part of it.
+  // Repetition and share count in proportion to the turnover (up to half the pool cycling): a
+  // few nodes cycling in a large pool weigh as much as their part of it.
   return Math.round(
     Math.min(W.turnover.max, (W.turnover.max * turnover) / W.turnover.full) +
-      (repetition + W.share.max * Math.min(1, relaunchShare)) * Math.min(1, turnover),
+      (repetition + W.share.max * Math.min(1, relaunchShare)) * Math.min(1, turnover / W.fullFromTurnover),
   );
 }
 
@@ -437,6 +442,9 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
   const severity = severityOf(score);
   const medianLifetimeMs = median(cycleLifetimes);
 
+  const cycleReasons: Record<string, number> = {};
+  for (const e of evidence)
+    cycleReasons[e.reason ?? "Unknown"] = (cycleReasons[e.reason ?? "Unknown"] ?? 0) + 1;
   const signals: ThrashingSignals = {
     launched,
     removed,
@@ -449,6 +457,7 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
     disruptions: disrupted.size,
     voluntaryDisruptions: voluntary,
     reasons,
+    cycleReasons,
     netChange,
     averageNodes,
     flat,
