@@ -367,25 +367,17 @@ function summaryOf(
   );
 }
 
-export function detectThrashing(input: ThrashingInput): ThrashingReport {
-  const o: ThrashingOptions = { ...DEFAULT_THRASHING_OPTIONS, ...input.options };
-  const w: Window = { from: input.now - o.windowMs, to: input.now + 1 }; // include events at `now`
-  const planned = new Set(o.plannedReasons.map((r) => canonicalReason(r)));
-  const involuntary = new Set(o.involuntaryReasons.map((r) => canonicalReason(r)));
-  const chosen = (reason: string | undefined): boolean => {
-    const r = reason ?? "Unknown";
-    return !planned.has(r) && !involuntary.has(r);
-  };
-  const lives = livesOf(input.events.filter((e) => e.nodePool === input.nodePool));
-  const removedInWindow = lives
-    .filter((l) => {
-      const at = goneAt(l);
-      return at !== undefined && inWindow(at, w);
-    })
-    .sort((a, b) => (goneAt(a) ?? 0) - (goneAt(b) ?? 0));
-  const replacement = relaunches(lives, removedInWindow, w, o);
-
-  // A cycle: Karpenter's own choice, a short life, the capacity launched again.
+/**
+ * The cycles among the window's removals (by time): Karpenter's own choice, a short life, the
+ * capacity launched again — with every removal's reason counted.
+ */
+function cyclesOf(
+  removedInWindow: readonly NodeClaimLife[],
+  replacement: ReadonlyMap<NodeClaimLife, NodeClaimLife>,
+  chosen: (reason: string | undefined) => boolean,
+  o: ThrashingOptions,
+  warmNodes: ReadonlySet<string> | undefined,
+) {
   const generation = new Map<NodeClaimLife, number>();
   const evidence: ChurnedNodeClaim[] = [];
   const cycleLifetimes: number[] = [];
@@ -405,12 +397,67 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
     const g = (generation.get(x) ?? 0) + 1;
     generation.set(y, g);
     cycleLifetimes.push(lifetime);
-    const e = churnedOf(x, lifetime, y, g, input.warmNodes);
+    const e = churnedOf(x, lifetime, y, g, warmNodes);
     if (e.sameTypeReplacement) sameType++;
     evidence.push(e);
   }
   evidence.sort(
     (a, b) => (a.launchedAt ?? 0) - (b.launchedAt ?? 0) || a.nodeClaim.localeCompare(b.nodeClaim),
+  );
+  const cycleReasons: Record<string, number> = {};
+  for (const e of evidence)
+    cycleReasons[e.reason ?? "Unknown"] = (cycleReasons[e.reason ?? "Unknown"] ?? 0) + 1;
+  return { evidence, cycleLifetimes, reasons, cycleReasons, shortLived, sameType };
+}
+
+/** Launches and removals enough to matter, the node count flat: planned and involuntary moves left out. */
+function flatUnderChurn(x: {
+  removedInWindow: readonly NodeClaimLife[];
+  replacement: ReadonlyMap<NodeClaimLife, NodeClaimLife>;
+  chosen: (reason: string | undefined) => boolean;
+  launched: number;
+  netChange: number;
+  averageNodes: number;
+  w: Window;
+  o: ThrashingOptions;
+}): boolean {
+  let notChurn = 0;
+  for (const r of x.removedInWindow) {
+    if (x.chosen(r.reason)) continue;
+    notChurn++;
+    const y = x.replacement.get(r);
+    if (y?.launchedAt !== undefined && inWindow(y.launchedAt, x.w)) notChurn++;
+  }
+  const churn = x.launched + x.removedInWindow.length - notChurn;
+  return (
+    churn >= x.o.minChurnForFlat && Math.abs(x.netChange) <= Math.max(1, x.o.flatTolerance * x.averageNodes)
+  );
+}
+
+export function detectThrashing(input: ThrashingInput): ThrashingReport {
+  const o: ThrashingOptions = { ...DEFAULT_THRASHING_OPTIONS, ...input.options };
+  const w: Window = { from: input.now - o.windowMs, to: input.now + 1 }; // include events at `now`
+  const planned = new Set(o.plannedReasons.map((r) => canonicalReason(r)));
+  const involuntary = new Set(o.involuntaryReasons.map((r) => canonicalReason(r)));
+  const chosen = (reason: string | undefined): boolean => {
+    const r = reason ?? "Unknown";
+    return !planned.has(r) && !involuntary.has(r);
+  };
+  const lives = livesOf(input.events.filter((e) => e.nodePool === input.nodePool));
+  const removedInWindow = lives
+    .filter((l) => {
+      const at = goneAt(l);
+      return at !== undefined && inWindow(at, w);
+    })
+    .sort((a, b) => (goneAt(a) ?? 0) - (goneAt(b) ?? 0));
+  const replacement = relaunches(lives, removedInWindow, w, o);
+
+  const { evidence, cycleLifetimes, reasons, cycleReasons, shortLived, sameType } = cyclesOf(
+    removedInWindow,
+    replacement,
+    chosen,
+    o,
+    input.warmNodes,
   );
 
   const disrupted = disruptionsIn(input, lives, w);
@@ -422,17 +469,16 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
     countsFromLives(lives, w, input.nodes);
   const netChange = counts.end - counts.start;
   const averageNodes = Math.max(1, counts.average);
-  // Planned and involuntary removals and the launches that replaced them are not churn.
-  let notChurn = 0;
-  for (const x of removedInWindow) {
-    if (chosen(x.reason)) continue;
-    notChurn++;
-    const y = replacement.get(x);
-    if (y?.launchedAt !== undefined && inWindow(y.launchedAt, w)) notChurn++;
-  }
-  const churn = launched + removed - notChurn;
-  const flat =
-    churn >= o.minChurnForFlat && Math.abs(netChange) <= Math.max(1, o.flatTolerance * averageNodes);
+  const flat = flatUnderChurn({
+    removedInWindow,
+    replacement,
+    chosen,
+    launched,
+    netChange,
+    averageNodes,
+    w,
+    o,
+  });
   const cycles = evidence.length;
   const maxGeneration = Math.max(0, ...evidence.map((e) => e.generation));
   const turnover = cycles / averageNodes;
@@ -442,9 +488,6 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
   const severity = severityOf(score);
   const medianLifetimeMs = median(cycleLifetimes);
 
-  const cycleReasons: Record<string, number> = {};
-  for (const e of evidence)
-    cycleReasons[e.reason ?? "Unknown"] = (cycleReasons[e.reason ?? "Unknown"] ?? 0) + 1;
   const signals: ThrashingSignals = {
     launched,
     removed,
