@@ -79,6 +79,8 @@ export interface NodePoolDto {
   consolidateAfter: string | null;
   capacityTypes: string[];
   thrashing: ThrashSeverity;
+  /** The pool is flagged as thrashing (its severity medium or high). */
+  thrashingFlagged: boolean;
   warmNodes: number;
 }
 
@@ -153,6 +155,8 @@ export type ThrashSeverity = "none" | "low" | "medium" | "high";
 export interface ThrashingDto {
   nodePool: string;
   severity: ThrashSeverity;
+  /** Thrashing (warning or critical: medium or high); low is churn above the normal, not flagged. */
+  flagged: boolean;
   score: number;
   summary: string;
   evidence: {

@@ -37,8 +37,8 @@ import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
 import { machineIndex, type MachineIndex } from "./machine-index.ts";
 import { NO_POOL } from "./machines.ts";
 import {
-  DEFAULT_THRASHING_OPTIONS,
   detectThrashingAll,
+  isFlagged,
   type ThrashingOptions,
   type ThrashingReport,
 } from "./thrashing/detect.ts";
@@ -110,7 +110,7 @@ function overviewOf(input: ViewInput, b: Basis): OverviewDto {
     allocatable: { ...usage.allocatable },
     disruptionsLastHour: lastHour.total,
     thrashingPools: (input.thrashing ?? [])
-      .filter((r) => r.severity !== "none")
+      .filter((r) => isFlagged(r.severity))
       .map((r) => r.nodePool)
       .sort(),
     warmup: warmupOf(b, input.warmup),
@@ -166,6 +166,7 @@ function poolsOf(input: ViewInput, b: Basis): NodePoolDto[] {
       consolidateAfter: pool?.spec.disruption?.consolidateAfter ?? null,
       capacityTypes: capacityTypesOf(pool, agg?.labelledCapacityTypes ?? []),
       thrashing: severity.get(name) ?? "none",
+      thrashingFlagged: isFlagged(severity.get(name) ?? "none"),
       warmNodes: agg?.warmNodes ?? 0,
     });
   }
@@ -340,12 +341,9 @@ export function disruptionDtos(rows: readonly DisruptionRecord[]): DisruptionDto
     .sort((a, b) => b.at - a.at || a.nodeClaim.localeCompare(b.nodeClaim));
 }
 
-/** How far back history must reach for the detector: its window plus the lives it links across. */
-export function thrashingLookbackMs(options: Partial<ThrashingOptions> = {}): number {
-  const o = { ...DEFAULT_THRASHING_OPTIONS, ...options };
-  return o.windowMs + Math.max(o.shortLifetimeMs, o.replacementWithinMs);
-}
+export { thrashingLookbackMs } from "./thrashing/cluster.ts";
 
+/** The detector over given history (routes and /metrics read a cluster's through ClusterThrashing). */
 export function thrashingReports(input: {
   pools: readonly NodePool[];
   events: readonly LifecycleRecord[];
@@ -369,6 +367,7 @@ export function thrashingDtos(reports: readonly ThrashingReport[]): ThrashingDto
   return reports.map((r) => ({
     nodePool: r.nodePool,
     severity: r.severity,
+    flagged: isFlagged(r.severity),
     score: r.score,
     summary: r.summary,
     evidence: r.evidence.map((e) => {

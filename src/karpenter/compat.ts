@@ -63,3 +63,25 @@ export function karpenterSupport(
   }
   return { ...base, status: "tested", warning: null };
 }
+
+/**
+ * NodePool settings only some Karpenter releases accept, and the first release (major.minor)
+ * that does. `consolidationPolicy: Balanced` came with v1.14.
+ */
+export const KARPENTER_SETTING_SINCE = {
+  "consolidationPolicy: Balanced": "v1.14",
+} as const;
+
+export type KarpenterSetting = keyof typeof KARPENTER_SETTING_SINCE;
+
+/**
+ * Whether a cluster's Karpenter accepts a setting — the one function every advice path asks
+ * (the thrashing report, its fixes list and their apply all come from the same advice). An
+ * undetected or unreadable version may be any release: the setting is offered, and says which
+ * release it needs.
+ */
+export function karpenterAccepts(version: string | null | undefined, setting: KarpenterSetting): boolean {
+  const v = version ? majorMinor(version) : undefined;
+  const since = majorMinor(KARPENTER_SETTING_SINCE[setting]);
+  return v === undefined || since === undefined || cmp(v, since) >= 0;
+}

@@ -3,7 +3,7 @@
 // (figures.ts). The thin I/O shell: reading recent history, policies and the hub.
 import type { ClusterHub } from "../core/hub/hub.ts";
 import type { Store } from "../core/store/store.ts";
-import { thrashingLookbackMs, thrashingReports } from "../dashboard/views.ts";
+import { ClusterThrashing } from "../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Gauge, Registry } from "../shared/metrics.ts";
@@ -35,6 +35,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
     gauges.set(name, registry.gauge({ name, help, labelNames: GAUGE_LABELS[name] }));
   }
   const events = new EventMetrics(registry, { timeSaved: deps.timeSaved });
+  const thrashingOf = ClusterThrashing.of(deps.hub, deps.thrashing);
   const off = deps.hub.onBatch((b) => events.batch(b));
 
   registry.beforeScrape(async () => {
@@ -47,15 +48,8 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
         policies.map((p) => p.workload.namespace),
       );
       for (const p of c.state.nodePools()) if (p.metadata.name) events.pool(c.id, p.metadata.name);
-      const from = now - Math.max(3_600_000, thrashingLookbackMs(deps.thrashing));
-      const { lifecycle, disruptions } = await deps.hub.recentHistory(c.id).rows(from, now + 1);
-      const thrashing = thrashingReports({
-        pools: c.state.nodePools(),
-        events: lifecycle,
-        disruptions,
-        now,
-        ...(deps.thrashing ? { options: deps.thrashing } : {}),
-      });
+      // The same reports as the API's (the Karpenter version and warmup attribution included).
+      const thrashing = await thrashingOf.reports(c, now);
       clusterFigures(
         {
           clusterId: c.id,

@@ -11,7 +11,7 @@ import { onDemandTarget, workloadKey, type SpotPolicy } from "../webhook/policy.
 import { PriceMemo, priceAggregates } from "../dashboard/aggregates.ts";
 import { machineIndex } from "../dashboard/machine-index.ts";
 import { NO_POOL } from "../dashboard/machines.ts";
-import type { ThrashingReport } from "../dashboard/thrashing/detect.ts";
+import { isFlagged, type ThrashingReport } from "../dashboard/thrashing/detect.ts";
 import { workloadIndex, type IndexedPod } from "./workload-index.ts";
 
 export type Labels = Record<string, string>;
@@ -43,7 +43,8 @@ export const GAUGES = {
   wave_priced_nodes: "Nodes by the source of their price (unknown: no price).",
   wave_price_age_seconds: "Age of the oldest price in use, by source.",
   wave_nodepool_thrashing_score: "Thrashing (churn) score of a pool over the detector's window.",
-  wave_nodepool_thrashing: "1 while a pool is flagged as thrashing (severity warning or critical).",
+  wave_nodepool_thrashing:
+    "1 while a pool is flagged as thrashing (severity warning or critical: medium or high; low is not flagged).",
   wave_warmup_warm_nodes: "Nodes Wave holds warm for a pool.",
   wave_warmup_cost_per_hour_dollars: "Cost per hour of the nodes Wave holds warm.",
   wave_spot_placement_pods:
@@ -197,7 +198,7 @@ export function clusterFigures(input: ClusterInput, out: Figures = emptyFigures(
     if (name === "") continue;
     const r = reports.get(name);
     push("wave_nodepool_thrashing_score", { nodepool: name }, r?.score ?? 0);
-    push("wave_nodepool_thrashing", { nodepool: name }, r && r.severity !== "none" ? 1 : 0);
+    push("wave_nodepool_thrashing", { nodepool: name }, r && isFlagged(r.severity) ? 1 : 0);
   }
 
   spotPlacement(input, push);

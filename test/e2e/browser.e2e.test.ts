@@ -468,7 +468,7 @@ test(
       async () => {
         const reports = await api<ThrashingDto[]>(w, "default", "thrashing");
         const name = await text(alert.locator("h2 b"));
-        const r = reports.find((x) => x.nodePool === name && x.severity !== "none");
+        const r = reports.find((x) => x.nodePool === name && x.flagged);
         const rows = await alert.getByTestId("evidence-row").allTextContents();
         return r &&
           rows.length === r.evidence.length &&

@@ -167,7 +167,7 @@ export async function checkDisruptions(site: Site, page: Page): Promise<Disrupti
 export async function checkThrashing(site: Site, page: Page): Promise<ThrashingDto[]> {
   await open(site, page, "thrashing", site.viewer);
   const flagged = await agree("thrashing alerts = API", async () => {
-    const rs = (await api<ThrashingDto[]>(site, cl(site, "thrashing"))).filter((r) => r.severity !== "none");
+    const rs = (await api<ThrashingDto[]>(site, cl(site, "thrashing"))).filter((r) => r.flagged);
     if (rs.length === 0) return (await page.getByTestId("no-thrashing").count()) > 0 ? rs : undefined;
     const alerts = await page.getByTestId("thrashing-alert").all();
     if (alerts.length !== rs.length) return undefined;

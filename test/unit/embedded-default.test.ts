@@ -67,7 +67,7 @@ describe("embedded default (npm start)", () => {
         const ok =
           pools.some((p) => p.nodes > 0) &&
           overview.costPerHour > 0 &&
-          thrashing.some((t) => t.nodePool === "batch" && t.severity !== "none") &&
+          thrashing.some((t) => t.nodePool === "batch" && t.flagged) &&
           s.points.filter((p) => p.nodes > 0).length >= minutes - 3;
         return ok ? { pools, overview, thrashing } : undefined;
       });

@@ -19,6 +19,7 @@ import type {
   ThrashingFixesDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
+import { isFlagged } from "../../src/dashboard/thrashing/detect.ts";
 import { pinnedClock } from "../../src/sim/clock.ts";
 import { LIVING_POOLS, LIVING_WARMUP } from "../../src/sim/living.ts";
 import { createLogger } from "../../src/shared/log.ts";
@@ -69,6 +70,21 @@ async function counters(): Promise<Map<string, number>> {
 }
 
 const grew = (name: string): number => (end.get(name) ?? 0) - (before1h.get(name) ?? 0);
+
+/** A per-pool gauge of this cluster from core's /metrics: nodepool → value. */
+async function gauge(name: string): Promise<Record<string, number>> {
+  const res = await fetch(new URL("metrics", w.url), {
+    headers: { authorization: `Bearer ${w.tokens.viewer}` },
+  });
+  const out: Record<string, number> = {};
+  for (const line of (await res.text()).split("\n")) {
+    const m = /^([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line);
+    if (m?.[1] !== name || !m[2]?.includes(`cluster="${CLUSTER}"`)) continue;
+    const pool = /nodepool="([^"]*)"/.exec(m[2])?.[1];
+    if (pool !== undefined) out[pool] = Number(m[3]);
+  }
+  return out;
+}
 
 // The scenario's demand follows the UTC time of day (the web tier's day curve), so the test pins
 // the cluster's clock: the run ends at a fixed moment whatever the wall clock says. The default
@@ -128,13 +144,21 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
     assert.equal(listedLive.catchingUp, null, "once the agent streams");
     assert.equal(listedLive.connected, true);
   });
-  it("shows a thrashing alert with evidence for the misconfigured pool", async () => {
+  it("flags the misconfigured pool only, with evidence — in the API and in /metrics", async () => {
     const thrashing = await api<ThrashingDto[]>("thrashing");
-    const batch = thrashing.find((t) => t.nodePool === "batch");
-    assert.ok(
-      batch && batch.severity !== "none",
-      `batch flagged: ${JSON.stringify(thrashing.map((t) => [t.nodePool, t.severity]))}`,
+    const seen = JSON.stringify(thrashing.map((t) => [t.nodePool, t.severity, t.score]));
+    assert.deepEqual(
+      thrashing.filter((t) => isFlagged(t.severity)).map((t) => t.nodePool),
+      ["batch"],
+      `batch flagged, the other five pools not: ${seen}`,
     );
+    assert.deepEqual(
+      thrashing.map((t) => t.nodePool).sort(),
+      LIVING_POOLS.map((p) => p.metadata.name ?? "").sort(),
+      "a report for each of the six pools",
+    );
+    const batch = thrashing.find((t) => t.nodePool === "batch");
+    assert.ok(batch);
     assert.ok(batch.evidence.length > 0, "with evidence");
     assert.ok(
       batch.evidence.every((e) => e.createdAt >= now - HOUR),
@@ -143,6 +167,34 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
     assert.ok(
       batch.advice.some((a) => a.startsWith("Raise consolidateAfter")),
       batch.advice.join("\n"),
+    );
+    // Core's /metrics: the gauge WaveNodePoolThrashing alerts on is 1 for batch only.
+    assert.deepEqual(
+      await gauge("wave_nodepool_thrashing"),
+      Object.fromEntries(
+        LIVING_POOLS.map((p) => [p.metadata.name ?? "", p.metadata.name === "batch" ? 1 : 0]),
+      ),
+    );
+    const scores = await gauge("wave_nodepool_thrashing_score");
+    for (const t of thrashing) assert.equal(scores[t.nodePool], t.score, `${t.nodePool}'s score in /metrics`);
+  });
+
+  it("offers as fixes exactly the advice /thrashing gives, for the cluster's Karpenter (v1.8: no Balanced)", async () => {
+    const [thrashing, fixes, cluster] = await Promise.all([
+      api<ThrashingDto[]>("thrashing"),
+      api<ThrashingFixesDto[]>("thrashing/fixes"),
+      listed(),
+    ]);
+    assert.match(cluster?.karpenterVersion ?? "", /^v1\.8/);
+    assert.deepEqual(
+      fixes.map((f) => [f.nodePool, f.severity, f.fixes.map((x) => `${x.title}: ${x.detail}`)]),
+      thrashing.filter((t) => isFlagged(t.severity)).map((t) => [t.nodePool, t.severity, t.advice]),
+    );
+    const all = fixes.flatMap((f) => f.fixes);
+    assert.ok(all.length > 0);
+    assert.ok(
+      all.every((x) => !/Balanced/.test(x.title) && !(x.kubectl ?? "").includes("Balanced")),
+      `Karpenter v1.8 does not accept consolidationPolicy: Balanced: ${JSON.stringify(all.map((x) => x.title))}`,
     );
   });
 

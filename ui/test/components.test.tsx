@@ -1025,6 +1025,7 @@ describe("early requests (boot.ts)", () => {
 const batchReport = (evidence: ThrashingDto["evidence"]): ThrashingDto => ({
   nodePool: "batch",
   severity: "high",
+  flagged: true,
   score: 74,
   summary: "batch: 3 nodes removed young",
   evidence,

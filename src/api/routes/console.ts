@@ -6,8 +6,10 @@ import type { ClusterEntry, ClusterHub } from "../../core/hub/hub.ts";
 import { buildNodeDetail } from "../../console/node.ts";
 import { buildSpotView } from "../../console/spot.ts";
 import { buildWarmupView } from "../../console/warmup.ts";
+import { ClusterThrashing } from "../../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
-import { buildNodeList, thrashingLookbackMs, thrashingReports } from "../../dashboard/views.ts";
+import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../dashboard/thrashing/fixes.ts";
+import { buildNodeList } from "../../dashboard/views.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import type { ApiPlugin } from "../app.ts";
@@ -31,11 +33,7 @@ export interface ConsoleDeps {
   nodePools?: NodePoolPatcher;
 }
 
-/** The one-line command that applies a fix's merge patch to a NodePool. */
-export function kubectlPatch(pool: string, patch: Record<string, unknown>): string {
-  const quoted = `'${JSON.stringify(patch).replaceAll("'", "'\\''")}'`;
-  return `kubectl patch nodepool ${pool} --type merge -p ${quoted}`;
-}
+export { kubectlPatch };
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -70,19 +68,8 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
     return out;
   };
 
-  /** The pools flagged now, with their advice. */
-  const flagged = async (c: ClusterEntry) => {
-    const now = deps.now();
-    const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
-    const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
-    return thrashingReports({
-      pools: c.state.nodePools(),
-      events,
-      disruptions,
-      now,
-      ...(deps.thrashing ? { options: deps.thrashing } : {}),
-    }).filter((r) => r.severity !== "none");
-  };
+  // The same reports (and advice) as GET …/thrashing and /metrics.
+  const thrashing = ClusterThrashing.of(hub, deps.thrashing);
 
   return (app: FastifyInstance) => {
     app.get(
@@ -108,17 +95,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        const canApply = deps.nodePools?.clusterId === c.id;
-        return (await flagged(c)).map((r) => ({
-          nodePool: r.nodePool,
-          severity: r.severity,
-          canApply,
-          fixes: r.advice.map((a) => ({
-            title: a.title,
-            detail: a.detail,
-            kubectl: a.patch ? kubectlPatch(r.nodePool, a.patch) : null,
-          })),
-        }));
+        return thrashingFixDtos(await thrashing.reports(c, deps.now()), deps.nodePools?.clusterId === c.id);
       },
     );
 
@@ -147,8 +124,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
         if (!c) return reply;
         const { nodePool, title } = req.body;
         // The fix as the detector gives it now: never a patch sent by the client.
-        const report = (await flagged(c)).find((r) => r.nodePool === nodePool);
-        const fix = report?.advice.find((a) => a.title === title);
+        const { report, fix } = thrashingFix(await thrashing.reports(c, deps.now()), nodePool, title);
         if (!report || !fix?.patch)
           return reply.code(409).send({
             error: "no_such_fix",

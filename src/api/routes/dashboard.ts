@@ -13,8 +13,6 @@ import {
   lifecycleDtos,
   NODE_SORT_KEYS,
   thrashingDtos,
-  thrashingLookbackMs,
-  thrashingReports,
   type NodeSortKey,
   type ViewInput,
 } from "../../dashboard/views.ts";
@@ -24,6 +22,7 @@ import {
   type KarpenterSupport,
 } from "../../dashboard/karpenter-version.ts";
 import type { Logger } from "../../shared/log.ts";
+import { ClusterThrashing } from "../../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
@@ -153,6 +152,7 @@ const disruptionKey = (d: { nodeClaim: string; reason: string }): string => `${d
 
 export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const { hub } = deps;
+  const thrashingOf = ClusterThrashing.of(hub, deps.thrashing);
   const store = hub.store;
   const clock = deps.clock ?? realClock;
 
@@ -193,24 +193,10 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
 
   /** History every snapshot needs: the last hour of disruptions and the thrashing reports. */
   const viewInput = async (c: ClusterEntry, now: number): Promise<ViewInput> => {
-    const from = now - Math.max(HOUR, thrashingLookbackMs(deps.thrashing));
     // From the hub's memory of recent history (a store query only for ranges older than it holds).
-    const { lifecycle: events, disruptions } = await hub.recentHistory(c.id).rows(from, now + 1);
-    const karpenterVersion = c.info?.karpenterVersion || clusterKarpenterVersion(c.state);
-    // Warm nodes Wave released unused: their removal is Wave's churn, and the report says so.
-    const warmNodes = new Set(
-      (await hub.store.warmupEvents({ clusterId: c.id, from, to: now + 1 }))
-        .filter((e) => e.type === "miss" && e.reason === "ttl" && e.node !== undefined)
-        .map((e) => e.node ?? ""),
-    );
-    const thrashing = thrashingReports({
-      pools: c.state.nodePools(),
-      events,
-      disruptions,
-      warmNodes,
-      now,
-      options: { ...deps.thrashing, ...(karpenterVersion ? { karpenterVersion } : {}) },
-    });
+    const { disruptions } = await hub.recentHistory(c.id).rows(now - HOUR, now + 1);
+    // The same reports as the fixes list and /metrics, computed once per change of the history.
+    const thrashing = await thrashingOf.reports(c, now);
     const warmup = deps.warmupStats?.(c.id);
     return {
       clusterId: c.id,

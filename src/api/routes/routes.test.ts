@@ -445,10 +445,12 @@ describe("dashboard routes", () => {
     assert.ok(t);
     assert.equal(t.nodePool, "default");
     assert.equal(t.severity, "high");
-    assert.equal(t.score, 85);
+    // 3 cycles over the pool's 1.5 nodes on average (its node now and the churning one):
+    // turnover 2 (33.3) + 3 generations (30) + 3 of 4 launches undid a removal (15) = 78.
+    assert.equal(t.score, 78);
     assert.deepEqual(
       t.evidence.map((e) => e.lifetimeSeconds),
-      [180, 180, 180, 180],
+      [180, 180, 180],
     );
     assert.ok(t.advice.length > 0);
   });

@@ -93,6 +93,7 @@ export const nodePoolSchema = obj({
   consolidateAfter: nullable("string"),
   capacityTypes: { type: "array", items: str },
   thrashing: severity,
+  thrashingFlagged: bool,
   warmNodes: int,
 });
 
@@ -139,6 +140,7 @@ export const disruptionSchema = obj({ at: num, nodeClaim: str, nodePool: nullabl
 export const thrashingSchema = obj({
   nodePool: str,
   severity,
+  flagged: bool,
   score: num,
   summary: str,
   evidence: {

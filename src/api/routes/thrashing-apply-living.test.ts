@@ -130,10 +130,7 @@ after(async () => {
 describe("thrashing advice applied on the running embedded cluster", { timeout: 300_000 }, () => {
   it("the batch pool thrashes, Wave's fix goes in through the API, and the churn stops", async (t) => {
     const before = await batchNow();
-    assert.ok(
-      before.report && before.report.severity !== "none",
-      `batch flagged: ${JSON.stringify(before.report)}`,
-    );
+    assert.ok(before.report?.flagged, `batch flagged: ${JSON.stringify(before.report)}`);
     assert.ok(before.launched >= 8, `batch churns: ${before.launched} nodes launched in 30 min`);
 
     const fixes = await api<ThrashingFixesDto[]>("thrashing/fixes");

@@ -1,6 +1,6 @@
 // Concrete advice for a thrashing NodePool, chosen from the evidence and the pool's disruption
 // spec. Each item carries a JSON merge patch for the NodePool when one applies.
-import { majorMinor } from "../../karpenter/compat.ts";
+import { KARPENTER_SETTING_SINCE, karpenterAccepts } from "../../karpenter/compat.ts";
 import { parseDuration } from "../../karpenter/duration.ts";
 import type { NodePool } from "../../objects/karpenter.ts";
 import type { ThrashingOptions, ThrashingSignals } from "./detect.ts";
@@ -25,10 +25,10 @@ export interface Advice {
 
 const MIN = 60_000;
 
-function dominantReason(signals: ThrashingSignals, planned: Set<string>): string | undefined {
+/** The reason most of the churn cycles had (planned and involuntary removals are never cycles). */
+function dominantReason(signals: ThrashingSignals): string | undefined {
   let best: [string, number] | undefined;
-  for (const [r, n] of Object.entries(signals.reasons)) {
-    if (planned.has(r)) continue;
+  for (const [r, n] of Object.entries(signals.cycleReasons)) {
     if (!best || n > best[1]) best = [r, n];
   }
   return best?.[0];
@@ -48,20 +48,14 @@ export function suggestedConsolidateAfter(signals: ThrashingSignals, o: Thrashin
   return Math.ceil(basis / (5 * MIN)) * 5 * MIN;
 }
 
-/** consolidationPolicy Balanced is accepted from Karpenter v1.14; an undetected version may have it. */
-export function supportsBalanced(karpenterVersion: string | undefined): boolean {
-  const mm = karpenterVersion ? majorMinor(karpenterVersion) : undefined;
-  return mm === undefined || mm[0] > 1 || (mm[0] === 1 && mm[1] >= 14);
-}
-
 export function adviseFor(
   signals: ThrashingSignals,
   pool: NodePool | undefined,
   o: ThrashingOptions,
 ): Advice[] {
   const out: Advice[] = [];
-  const planned = new Set(o.plannedReasons);
-  const reason = dominantReason(signals, planned);
+  const reason = dominantReason(signals);
+  const interrupted = signals.reasons["Interrupted"] ?? 0;
   const disruption = pool?.spec.disruption;
   // Karpenter v1 defaults: WhenEmptyOrUnderutilized, consolidateAfter 0s.
   const policy = disruption?.consolidationPolicy ?? "WhenEmptyOrUnderutilized";
@@ -93,12 +87,14 @@ export function adviseFor(
     });
   }
 
-  if (reason === "Interrupted") {
+  // Interruptions are not thrashing, but as many of them as churn cycles make the pool's nodes
+  // come and go twice as often: worth fixing alongside.
+  if (interrupted > 0 && interrupted >= signals.cycles) {
     out.push({
       id: "spot-interruptions",
-      title: "Spot interruptions drive the churn",
+      title: "Spot interruptions add to the churn",
       detail:
-        "Most removals are spot interruptions, not Karpenter's choice. Widen the pool's instance types " +
+        `${String(interrupted)} nodes were removed by spot interruptions in the window, not by Karpenter's choice. Widen the pool's instance types ` +
         "(more families and sizes) and zones so Karpenter can pick deeper spot pools, or allow on-demand " +
         "in karpenter.sh/capacity-type as a fallback.",
     });
@@ -124,13 +120,16 @@ export function adviseFor(
   }
 
   if (reason === "Underutilized" && policy === "WhenEmptyOrUnderutilized") {
-    if (signals.sameTypeReplacements > 0 && supportsBalanced(o.karpenterVersion)) {
+    if (
+      signals.sameTypeReplacements > 0 &&
+      karpenterAccepts(o.karpenterVersion, "consolidationPolicy: Balanced")
+    ) {
       out.push({
         id: "balanced-policy",
         title: "Use consolidationPolicy: Balanced",
         detail:
           `${String(signals.sameTypeReplacements)} nodes were replaced by the same instance type: the move saved ` +
-          "little (often a spot price change) but cost a drain. Balanced (Karpenter v1.14 and later) " +
+          `little (often a spot price change) but cost a drain. Balanced (Karpenter ${KARPENTER_SETTING_SINCE["consolidationPolicy: Balanced"]} and later) ` +
           "only consolidates when the saving outweighs the disruption.",
         patch: { spec: { disruption: { consolidationPolicy: "Balanced" } } },
       });

@@ -22,8 +22,13 @@ export interface ThrashingOptions {
   windowMs: number;
   /** A node removed younger than this is short-lived. */
   shortLifetimeMs: number;
-  /** A launch this close (before or after) to a removal in the same pool is its replacement. */
+  /**
+   * A launch in the same pool this long after a removal (or `relaunchEarlyMs` before it) is its
+   * relaunch: the capacity Karpenter removed was needed again.
+   */
   replacementWithinMs: number;
+  /** How early before a removal's recorded time a launch still counts as its relaunch. */
+  relaunchEarlyMs: number;
   /** Node count is "flat" when |net change| ≤ max(1, flatTolerance × average nodes). */
   flatTolerance: number;
   /** Launches + removals in the window needed before a flat count means anything. */
@@ -31,8 +36,13 @@ export interface ThrashingOptions {
   /** Planned replacements (rolling updates, expiry): reported, never scored as churn. */
   plannedReasons: readonly string[];
   /**
+   * Removals Karpenter did not choose to save money (spot interruptions, repairs, deletions):
+   * reported, never scored — replacing them is provisioning doing its job.
+   */
+  involuntaryReasons: readonly string[];
+  /**
    * The cluster's Karpenter, when detected: advice names only settings that release accepts
-   * (consolidationPolicy Balanced exists from v1.14).
+   * (src/karpenter/compat.ts `karpenterAccepts`).
    */
   karpenterVersion?: string;
 }
@@ -41,9 +51,11 @@ export const DEFAULT_THRASHING_OPTIONS: ThrashingOptions = {
   windowMs: 30 * MIN,
   shortLifetimeMs: 15 * MIN,
   replacementWithinMs: 5 * MIN,
+  relaunchEarlyMs: MIN,
   flatTolerance: 0.2,
   minChurnForFlat: 6,
   plannedReasons: ["Drifted", "Expired"],
+  involuntaryReasons: ["Interrupted", "Unhealthy", "Deleted"],
 };
 
 export type Severity = "none" | "low" | "medium" | "high";
@@ -51,13 +63,28 @@ export type Severity = "none" | "low" | "medium" | "high";
 /** Score thresholds (inclusive lower bounds). */
 export const SEVERITY_THRESHOLDS = { low: 20, medium: 45, high: 70 } as const;
 
-/** Points per signal and the cap of each (they add up to 100). */
+/**
+ * Flagged as thrashing: the severities `wave_nodepool_thrashing` (help: "warning or critical"),
+ * `WaveNodePoolThrashing`, the overview's list and the fixes list go by. Low is churn above the
+ * normal but not thrashing: shown with its score, never alerted on.
+ */
+export function isFlagged(severity: Severity): boolean {
+  return severity === "medium" || severity === "high";
+}
+
+/**
+ * Points of the score (they add up to 100; no points below two cycles). Turnover: churn cycles
+ * per node of the pool's average size, full at `full`. Repetition: the longest chain of cycles (a
+ * relaunched node churned again …) beyond the first, full at `full` generations. Share: the part
+ * of the window's launches that only undid a removal. Repetition and share are scaled by the
+ * turnover up to `fullFromTurnover` (half the pool's nodes cycling).
+ */
 export const SCORE_WEIGHTS = {
-  shortLived: { each: 10, max: 40 },
-  sameTypeReplacement: { each: 8.5, max: 25 },
-  /** Linear up to `full` voluntary disruptions in the window. */
-  disruptions: { full: 15, max: 20 },
-  flatUnderChurn: { max: 15 },
+  turnover: { full: 3, max: 50 },
+  repetition: { full: 3, max: 30 },
+  share: { max: 20 },
+  /** Repetition and share count in full from this turnover on (half the pool cycling), in proportion below it. */
+  fullFromTurnover: 0.5,
 } as const;
 
 export interface ChurnedNodeClaim {
@@ -84,19 +111,35 @@ export interface ChurnedNodeClaim {
 export interface ThrashingSignals {
   launched: number;
   removed: number;
+  /** Removals Karpenter chose (consolidation) of nodes younger than the short lifetime. */
   shortLived: number;
+  /** Removals followed by a launch in the pool within the relaunch window (any reason). */
   replacements: number;
   sameTypeReplacements: number;
-  /** Disruptions in the window (all reasons) and those Karpenter chose (not planned). */
+  /**
+   * Churn cycles: short-lived nodes Karpenter removed by its own choice whose capacity the pool
+   * launched again within the relaunch window — consolidation undone by provisioning.
+   */
+  cycles: number;
+  /** Cycles per node of the pool's average size over the window. */
+  turnover: number;
+  /** Cycles / launches in the window: how much of the pool's provisioning only undid a removal. */
+  relaunchShare: number;
+  /** Disruptions in the window (all reasons) and those Karpenter chose (not planned or involuntary). */
   disruptions: number;
   voluntaryDisruptions: number;
+  /** Removals in the window by reason (all of them, planned and involuntary included). */
   reasons: Record<string, number>;
+  /** The cycles by reason: what drives the churn (the advice reads these). */
+  cycleReasons: Record<string, number>;
   /** Node count change over the window. */
   netChange: number;
-  averageNodes?: number;
+  /** The pool's average node count over the window (at least 1). */
+  averageNodes: number;
   flat: boolean;
-  /** Longest replacement chain (aws#7146 saw 2–3 generations). */
+  /** Longest chain of cycles: a relaunched node churned again … (aws#7146 saw 2–3 generations). */
   maxGeneration: number;
+  /** Median lifetime of the cycles' nodes. */
   medianLifetimeMs?: number;
   /** Churned nodes (evidence) that were Wave's own warm nodes, released unused. */
   warmupCaused: number;
@@ -109,7 +152,7 @@ export interface ThrashingReport {
   /** 0–100. */
   score: number;
   signals: ThrashingSignals;
-  /** The NodeClaims behind the score: short-lived or replaced ones, by launch time. */
+  /** The NodeClaims behind the score: the churn cycles, by launch time. */
   evidence: ChurnedNodeClaim[];
   advice: Advice[];
   summary: string;
@@ -123,6 +166,11 @@ export interface ThrashingInput {
   events: readonly LifecycleRecord[];
   disruptions?: readonly DisruptionRecord[];
   nodeCounts?: readonly NodeCountPoint[];
+  /**
+   * The pool's NodeClaims at `now` (core's state): with the history it gives the pool's size
+   * through the window, nodes launched before the history included.
+   */
+  nodes?: number;
   /** Nodes Wave's warmup held warm and released unused (its TTL passed): their removal is Wave's doing. */
   warmNodes?: ReadonlySet<string>;
   now: number;
@@ -151,6 +199,35 @@ function countsFrom(points: readonly NodeCountPoint[], pool: string, w: Window) 
   return { start: start[1], end: end[1], average: used.reduce((a, [, n]) => a + n, 0) / used.length };
 }
 
+/**
+ * Node count at window start and end, and the average (one sample a minute), from the lives:
+ * walked back from the count now when it is known (nodes older than the history included), else
+ * the lives alive at each instant.
+ */
+function countsFromLives(lives: readonly NodeClaimLife[], w: Window, nodesNow: number | undefined) {
+  const at = (t: number): number => {
+    if (nodesNow !== undefined) {
+      let n = nodesNow;
+      for (const l of lives) {
+        if (l.launchedAt !== undefined && l.launchedAt > t) n--;
+        if (l.terminatedAt !== undefined && l.terminatedAt > t) n++;
+      }
+      return Math.max(0, n);
+    }
+    return lives.filter(
+      (l) => (l.launchedAt ?? -Infinity) <= t && (l.terminatedAt === undefined || l.terminatedAt > t),
+    ).length;
+  };
+  const samples: number[] = [];
+  for (let t = w.from; t < w.to; t += MIN) samples.push(at(t));
+  const end = at(w.to);
+  return {
+    start: samples[0] ?? end,
+    end,
+    average: samples.reduce((a, n) => a + n, 0) / (samples.length || 1),
+  };
+}
+
 function severityOf(score: number): Severity {
   if (score >= SEVERITY_THRESHOLDS.high) return "high";
   if (score >= SEVERITY_THRESHOLDS.medium) return "medium";
@@ -162,100 +239,81 @@ function minutes(ms: number): string {
   return `${(ms / MIN).toFixed(ms < 10 * MIN ? 1 : 0)} min`;
 }
 
-export function detectThrashing(input: ThrashingInput): ThrashingReport {
-  const o: ThrashingOptions = { ...DEFAULT_THRASHING_OPTIONS, ...input.options };
-  const w: Window = { from: input.now - o.windowMs, to: input.now + 1 }; // include events at `now`
-  const planned = new Set(o.plannedReasons.map((r) => canonicalReason(r)));
-  const lives = livesOf(input.events.filter((e) => e.nodePool === input.nodePool));
-
-  // Replacement links: each removal in the window takes the nearest unclaimed launch within
-  // ±replacementWithinMs, preferring the same instance type. Walk removals in time order so
-  // chains (generations) build forward.
-  const removedInWindow = lives
-    .filter((l) => {
-      const at = goneAt(l);
-      return at !== undefined && inWindow(at, w);
-    })
-    .sort((a, b) => (goneAt(a) ?? 0) - (goneAt(b) ?? 0));
+/**
+ * Each removal in the window takes the nearest unclaimed launch from `relaunchEarlyMs` before it
+ * to `replacementWithinMs` after it, preferring the same instance type: Karpenter decides a
+ * removal, then launches what replaces it (a consolidation's replacement, a drifted node's) or,
+ * when demand returns, what provisioning needs again. Removals in time order, so chains build
+ * forward.
+ */
+function relaunches(
+  lives: readonly NodeClaimLife[],
+  removed: readonly NodeClaimLife[],
+  w: Window,
+  o: ThrashingOptions,
+): Map<NodeClaimLife, NodeClaimLife> {
   const launchedNear = lives.filter(
-    (l) => l.launchedAt !== undefined && l.launchedAt >= w.from - o.replacementWithinMs,
+    (l) => l.launchedAt !== undefined && l.launchedAt >= w.from - o.relaunchEarlyMs,
   );
   const taken = new Set<NodeClaimLife>();
-  const replacement = new Map<NodeClaimLife, NodeClaimLife>();
-  const isPlanned = (l: NodeClaimLife): boolean => l.reason !== undefined && planned.has(l.reason);
-  for (const x of removedInWindow) {
+  const out = new Map<NodeClaimLife, NodeClaimLife>();
+  for (const x of removed) {
     const gone = goneAt(x) ?? 0;
-    const candidates = launchedNear
+    const after = (y: NodeClaimLife): number => (y.launchedAt ?? 0) - gone;
+    const y = launchedNear
       .filter(
-        (y) =>
-          y !== x &&
-          !taken.has(y) &&
-          Math.abs((y.launchedAt ?? 0) - gone) <= o.replacementWithinMs &&
-          // a replacement comes after the node it replaces
-          (x.launchedAt === undefined || (y.launchedAt ?? 0) > x.launchedAt),
+        (c) =>
+          c !== x &&
+          !taken.has(c) &&
+          after(c) >= -o.relaunchEarlyMs &&
+          after(c) <= o.replacementWithinMs &&
+          // a relaunch comes after the node it replaces
+          (x.launchedAt === undefined || (c.launchedAt ?? 0) > x.launchedAt),
       )
       .sort((a, b) => {
         const same = Number(b.instanceType === x.instanceType) - Number(a.instanceType === x.instanceType);
-        return same || Math.abs((a.launchedAt ?? 0) - gone) - Math.abs((b.launchedAt ?? 0) - gone);
-      });
-    const y = candidates[0];
+        return same || Math.abs(after(a)) - Math.abs(after(b));
+      })[0];
     if (y) {
       taken.add(y);
-      replacement.set(x, y);
+      out.set(x, y);
     }
   }
-  const generation = new Map<NodeClaimLife, number>();
-  for (const x of removedInWindow) {
-    if (isPlanned(x)) continue;
-    const g = generation.get(x) ?? 0;
-    generation.set(x, g);
-    const y = replacement.get(x);
-    if (y) generation.set(y, Math.max(generation.get(y) ?? 0, g + 1));
-  }
+  return out;
+}
 
-  const evidence: ChurnedNodeClaim[] = [];
-  const shortLifetimes: number[] = [];
-  let shortLived = 0;
-  let sameType = 0;
-  const reasons: Record<string, number> = {};
-  for (const x of removedInWindow) {
-    const gone = goneAt(x) ?? 0;
-    const lifetime = x.launchedAt !== undefined ? gone - x.launchedAt : undefined;
-    const reason = x.reason ?? "Unknown";
-    reasons[reason] = (reasons[reason] ?? 0) + 1;
-    if (isPlanned(x)) continue; // counted in reasons, never as churn
-    const isShort = lifetime !== undefined && lifetime < o.shortLifetimeMs;
-    const y = replacement.get(x);
-    const isSameType = y !== undefined && x.instanceType !== undefined && y.instanceType === x.instanceType;
-    if (isShort) {
-      shortLived++;
-      shortLifetimes.push(lifetime);
-    }
-    if (isSameType) sameType++;
-    if (!isShort && !y) continue;
-    const e: ChurnedNodeClaim = {
-      nodeClaim: x.nodeClaim,
-      reason,
-      shortLived: isShort,
-      sameTypeReplacement: isSameType,
-      generation: generation.get(x) ?? 0,
-      warmup: x.nodeName !== undefined && (input.warmNodes?.has(x.nodeName) ?? false),
-    };
-    if (x.instanceType) e.instanceType = x.instanceType;
-    if (x.capacityType) e.capacityType = x.capacityType;
-    if (x.zone) e.zone = x.zone;
-    if (x.launchedAt !== undefined) e.launchedAt = x.launchedAt;
-    if (x.disruptedAt !== undefined) e.disruptedAt = x.disruptedAt;
-    if (x.terminatedAt !== undefined) e.terminatedAt = x.terminatedAt;
-    if (lifetime !== undefined) e.lifetimeMs = lifetime;
-    if (y) e.replacedBy = y.nodeClaim;
-    evidence.push(e);
-  }
-  evidence.sort(
-    (a, b) => (a.launchedAt ?? 0) - (b.launchedAt ?? 0) || a.nodeClaim.localeCompare(b.nodeClaim),
-  );
+function churnedOf(
+  x: NodeClaimLife,
+  lifetime: number | undefined,
+  y: NodeClaimLife | undefined,
+  generation: number,
+  warmNodes: ReadonlySet<string> | undefined,
+): ChurnedNodeClaim {
+  const e: ChurnedNodeClaim = {
+    nodeClaim: x.nodeClaim,
+    reason: x.reason ?? "Unknown",
+    shortLived: true,
+    sameTypeReplacement: y !== undefined && x.instanceType !== undefined && y.instanceType === x.instanceType,
+    generation,
+    warmup: x.nodeName !== undefined && (warmNodes?.has(x.nodeName) ?? false),
+  };
+  if (x.instanceType) e.instanceType = x.instanceType;
+  if (x.capacityType) e.capacityType = x.capacityType;
+  if (x.zone) e.zone = x.zone;
+  if (x.launchedAt !== undefined) e.launchedAt = x.launchedAt;
+  if (x.disruptedAt !== undefined) e.disruptedAt = x.disruptedAt;
+  if (x.terminatedAt !== undefined) e.terminatedAt = x.terminatedAt;
+  if (lifetime !== undefined) e.lifetimeMs = lifetime;
+  if (y) e.replacedBy = y.nodeClaim;
+  return e;
+}
 
-  // Disruptions: the explicit records, plus lives disrupted in the window that no record covers.
+/** Disruptions in the window: the explicit records, plus lives disrupted in it that no record covers. */
+function disruptionsIn(
+  input: ThrashingInput,
+  lives: readonly NodeClaimLife[],
+  w: Window,
+): Map<string, string> {
   const disrupted = new Map<string, string>();
   for (const d of input.disruptions ?? []) {
     if (d.nodePool === input.nodePool && inWindow(d.at, w))
@@ -266,37 +324,169 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
       disrupted.set(l.nodeClaim, l.reason ?? "Unknown");
     }
   }
-  const voluntary = [...disrupted.values()].filter((r) => !planned.has(r)).length;
+  return disrupted;
+}
 
+function scoreOf(turnover: number, maxGeneration: number, relaunchShare: number): number {
+  const W = SCORE_WEIGHTS;
+  const repetition = Math.min(
+    W.repetition.max,
+    (W.repetition.max * Math.max(0, maxGeneration - 1)) / (W.repetition.full - 1),
+  );
+  // Repetition and share count in proportion to the turnover (up to half the pool cycling): a
+  // few nodes cycling in a large pool weigh as much as their part of it.
+  return Math.round(
+    Math.min(W.turnover.max, (W.turnover.max * turnover) / W.turnover.full) +
+      (repetition + W.share.max * Math.min(1, relaunchShare)) * Math.min(1, turnover / W.fullFromTurnover),
+  );
+}
+
+function summaryOf(
+  nodePool: string,
+  severity: Severity,
+  score: number,
+  s: ThrashingSignals,
+  o: ThrashingOptions,
+) {
+  if (s.cycles === 0)
+    return `${nodePool}: no thrashing in the last ${minutes(o.windowMs)} (${String(s.launched)} launched, ${String(s.removed)} removed)`;
+  const what = severity === "none" ? "normal churn" : `${severity} thrashing`;
+  return (
+    `${nodePool}: ${what} (score ${String(score)}) — ${String(s.cycles)} nodes removed younger than ` +
+    minutes(o.shortLifetimeMs) +
+    (s.medianLifetimeMs !== undefined ? ` (median life ${minutes(s.medianLifetimeMs)})` : "") +
+    ` and launched again within ${minutes(o.replacementWithinMs)}, ${s.turnover.toFixed(1)}× the pool's ` +
+    `${s.averageNodes.toFixed(1)} nodes in ${minutes(o.windowMs)}` +
+    (s.maxGeneration > 1 ? `, ${String(s.maxGeneration)} times over` : "") +
+    (s.sameTypeReplacements > 0
+      ? `, ${String(s.sameTypeReplacements)} replaced by the same instance type`
+      : "") +
+    (s.warmupCaused > 0
+      ? ` — ${String(s.warmupCaused)} of the churned nodes were Wave's own warm nodes, released unused and then consolidated`
+      : "")
+  );
+}
+
+/**
+ * The cycles among the window's removals (by time): Karpenter's own choice, a short life, the
+ * capacity launched again — with every removal's reason counted.
+ */
+function cyclesOf(
+  removedInWindow: readonly NodeClaimLife[],
+  replacement: ReadonlyMap<NodeClaimLife, NodeClaimLife>,
+  chosen: (reason: string | undefined) => boolean,
+  o: ThrashingOptions,
+  warmNodes: ReadonlySet<string> | undefined,
+) {
+  const generation = new Map<NodeClaimLife, number>();
+  const evidence: ChurnedNodeClaim[] = [];
+  const cycleLifetimes: number[] = [];
+  const reasons: Record<string, number> = {};
+  let shortLived = 0;
+  let sameType = 0;
+  for (const x of removedInWindow) {
+    const reason = x.reason ?? "Unknown";
+    reasons[reason] = (reasons[reason] ?? 0) + 1;
+    if (!chosen(x.reason)) continue; // counted in reasons, never as churn
+    const lifetime = x.launchedAt !== undefined ? (goneAt(x) ?? 0) - x.launchedAt : undefined;
+    if (lifetime === undefined || lifetime >= o.shortLifetimeMs) continue;
+    shortLived++;
+    const y = replacement.get(x);
+    if (!y) continue;
+    // generation: 1 for a cycle of a first node, +1 each time its relaunch churns again
+    const g = (generation.get(x) ?? 0) + 1;
+    generation.set(y, g);
+    cycleLifetimes.push(lifetime);
+    const e = churnedOf(x, lifetime, y, g, warmNodes);
+    if (e.sameTypeReplacement) sameType++;
+    evidence.push(e);
+  }
+  evidence.sort(
+    (a, b) => (a.launchedAt ?? 0) - (b.launchedAt ?? 0) || a.nodeClaim.localeCompare(b.nodeClaim),
+  );
+  const cycleReasons: Record<string, number> = {};
+  for (const e of evidence)
+    cycleReasons[e.reason ?? "Unknown"] = (cycleReasons[e.reason ?? "Unknown"] ?? 0) + 1;
+  return { evidence, cycleLifetimes, reasons, cycleReasons, shortLived, sameType };
+}
+
+/** Launches and removals enough to matter, the node count flat: planned and involuntary moves left out. */
+function flatUnderChurn(x: {
+  removedInWindow: readonly NodeClaimLife[];
+  replacement: ReadonlyMap<NodeClaimLife, NodeClaimLife>;
+  chosen: (reason: string | undefined) => boolean;
+  launched: number;
+  netChange: number;
+  averageNodes: number;
+  w: Window;
+  o: ThrashingOptions;
+}): boolean {
+  let notChurn = 0;
+  for (const r of x.removedInWindow) {
+    if (x.chosen(r.reason)) continue;
+    notChurn++;
+    const y = x.replacement.get(r);
+    if (y?.launchedAt !== undefined && inWindow(y.launchedAt, x.w)) notChurn++;
+  }
+  const churn = x.launched + x.removedInWindow.length - notChurn;
+  return (
+    churn >= x.o.minChurnForFlat && Math.abs(x.netChange) <= Math.max(1, x.o.flatTolerance * x.averageNodes)
+  );
+}
+
+export function detectThrashing(input: ThrashingInput): ThrashingReport {
+  const o: ThrashingOptions = { ...DEFAULT_THRASHING_OPTIONS, ...input.options };
+  const w: Window = { from: input.now - o.windowMs, to: input.now + 1 }; // include events at `now`
+  const planned = new Set(o.plannedReasons.map((r) => canonicalReason(r)));
+  const involuntary = new Set(o.involuntaryReasons.map((r) => canonicalReason(r)));
+  const chosen = (reason: string | undefined): boolean => {
+    const r = reason ?? "Unknown";
+    return !planned.has(r) && !involuntary.has(r);
+  };
+  const lives = livesOf(input.events.filter((e) => e.nodePool === input.nodePool));
+  const removedInWindow = lives
+    .filter((l) => {
+      const at = goneAt(l);
+      return at !== undefined && inWindow(at, w);
+    })
+    .sort((a, b) => (goneAt(a) ?? 0) - (goneAt(b) ?? 0));
+  const replacement = relaunches(lives, removedInWindow, w, o);
+
+  const { evidence, cycleLifetimes, reasons, cycleReasons, shortLived, sameType } = cyclesOf(
+    removedInWindow,
+    replacement,
+    chosen,
+    o,
+    input.warmNodes,
+  );
+
+  const disrupted = disruptionsIn(input, lives, w);
+  const voluntary = [...disrupted.values()].filter((r) => chosen(r)).length;
   const launched = lives.filter((l) => l.launchedAt !== undefined && inWindow(l.launchedAt, w)).length;
   const removed = removedInWindow.length;
-  const counts = input.nodeCounts ? countsFrom(input.nodeCounts, input.nodePool, w) : undefined;
-  const netChange = counts ? counts.end - counts.start : launched - removed;
-  const scale = counts ? counts.average : Math.max(launched, removed);
-  // Planned removals and the launches that replaced them are not churn.
-  let plannedMoves = 0;
-  for (const x of removedInWindow) {
-    if (!isPlanned(x)) continue;
-    plannedMoves++;
-    const y = replacement.get(x);
-    if (y?.launchedAt !== undefined && inWindow(y.launchedAt, w)) plannedMoves++;
-  }
-  const churn = launched + removed - plannedMoves;
-  const flat = churn >= o.minChurnForFlat && Math.abs(netChange) <= Math.max(1, o.flatTolerance * scale);
-  const maxGeneration = Math.max(
-    0,
-    ...[...generation.entries()].filter(([l]) => !isPlanned(l)).map(([, g]) => g),
-  );
-
-  const W = SCORE_WEIGHTS;
-  const score = Math.round(
-    Math.min(W.shortLived.max, W.shortLived.each * shortLived) +
-      Math.min(W.sameTypeReplacement.max, W.sameTypeReplacement.each * sameType) +
-      Math.min(W.disruptions.max, (W.disruptions.max * voluntary) / W.disruptions.full) +
-      (flat ? W.flatUnderChurn.max : 0),
-  );
+  const counts =
+    (input.nodeCounts ? countsFrom(input.nodeCounts, input.nodePool, w) : undefined) ??
+    countsFromLives(lives, w, input.nodes);
+  const netChange = counts.end - counts.start;
+  const averageNodes = Math.max(1, counts.average);
+  const flat = flatUnderChurn({
+    removedInWindow,
+    replacement,
+    chosen,
+    launched,
+    netChange,
+    averageNodes,
+    w,
+    o,
+  });
+  const cycles = evidence.length;
+  const maxGeneration = Math.max(0, ...evidence.map((e) => e.generation));
+  const turnover = cycles / averageNodes;
+  const relaunchShare = launched > 0 ? Math.min(1, cycles / launched) : 0;
+  // One cycle is an odd node, not thrashing: churn must repeat.
+  const score = cycles < 2 ? 0 : scoreOf(turnover, maxGeneration, relaunchShare);
   const severity = severityOf(score);
-  const medianLifetimeMs = median(shortLifetimes);
+  const medianLifetimeMs = median(cycleLifetimes);
 
   const signals: ThrashingSignals = {
     launched,
@@ -304,33 +494,30 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
     shortLived,
     replacements: replacement.size,
     sameTypeReplacements: sameType,
+    cycles,
+    turnover,
+    relaunchShare,
     disruptions: disrupted.size,
     voluntaryDisruptions: voluntary,
     reasons,
+    cycleReasons,
     netChange,
+    averageNodes,
     flat,
     maxGeneration,
     warmupCaused: evidence.filter((e) => e.warmup).length,
   };
-  if (counts) signals.averageNodes = counts.average;
   if (medianLifetimeMs !== undefined) signals.medianLifetimeMs = medianLifetimeMs;
 
-  const advice = severity === "none" ? [] : adviseFor(signals, input.pool, o);
-  const summary =
-    severity === "none"
-      ? `${input.nodePool}: no thrashing in the last ${minutes(o.windowMs)} (${String(launched)} launched, ${String(removed)} removed)`
-      : `${input.nodePool}: ${severity} thrashing (score ${String(score)}) — ${String(shortLived)} nodes removed younger than ${minutes(o.shortLifetimeMs)}` +
-        (medianLifetimeMs !== undefined ? ` (median life ${minutes(medianLifetimeMs)})` : "") +
-        `, ${String(sameType)} replaced by the same instance type, ${String(voluntary)} disruptions in ${minutes(o.windowMs)}` +
-        (flat ? ", node count flat" : "") +
-        (signals.warmupCaused > 0
-          ? ` — ${String(signals.warmupCaused)} of the churned nodes were Wave's own warm nodes, released unused and then consolidated`
-          : "");
+  const advice = isFlagged(severity) ? adviseFor(signals, input.pool, o) : [];
+  const summary = summaryOf(input.nodePool, severity, score, signals, o);
   return { nodePool: input.nodePool, window: w, severity, score, signals, evidence, advice, summary };
 }
 
 export interface DetectAllInput {
   pools: readonly NodePool[];
+  /** Each pool's NodeClaims at `now` (see ThrashingInput.nodes). */
+  nodes?: ReadonlyMap<string, number>;
   events: readonly LifecycleRecord[];
   disruptions?: readonly DisruptionRecord[];
   nodeCounts?: readonly NodeCountPoint[];
@@ -372,6 +559,7 @@ export function detectThrashingAll(input: DetectAllInput): ThrashingReport[] {
         events: events.get(nodePool) ?? [],
         ...(disruptions ? { disruptions: disruptions.get(nodePool) ?? [] } : {}),
         ...(nodeCounts ? { nodeCounts: nodeCounts.get(nodePool) ?? [] } : {}),
+        ...(input.nodes ? { nodes: input.nodes.get(nodePool) ?? 0 } : {}),
         ...(input.warmNodes ? { warmNodes: input.warmNodes } : {}),
         now: input.now,
         ...(input.options ? { options: input.options } : {}),

@@ -17,7 +17,7 @@ const poolColumns: Column<NodePoolDto>[] = [
     render: (p) => (
       <>
         {p.name}
-        {p.thrashing !== "none" ? <span className={`tag ${p.thrashing}`}>thrashing</span> : null}
+        {p.thrashingFlagged ? <span className={`tag ${p.thrashing}`}>thrashing</span> : null}
         {p.warmNodes ? <span className="tag warm">{p.warmNodes} warm</span> : null}
       </>
     ),

@@ -126,7 +126,7 @@ export function Thrashing({ ctx }: { ctx: PageCtx }) {
   return (
     <Loadable state={reports} what="thrashing reports">
       {(all) => {
-        const flagged = all.filter((r) => r.severity !== "none");
+        const flagged = all.filter((r) => r.flagged);
         if (flagged.length === 0)
           return (
             <p className="empty" data-testid="no-thrashing">

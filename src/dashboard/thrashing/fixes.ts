@@ -1,0 +1,38 @@
+// The fixes list (`GET …/thrashing/fixes`) and its apply, derived from the same reports and
+// advice as `GET …/thrashing`: one definition of what Wave advises for a thrashing pool.
+import type { ThrashingFixesDto } from "../dto.ts";
+import { isFlagged, type ThrashingReport } from "./detect.ts";
+
+/** The one-line command that applies a fix's merge patch to a NodePool. */
+export function kubectlPatch(pool: string, patch: Record<string, unknown>): string {
+  const quoted = `'${JSON.stringify(patch).replaceAll("'", "'\\''")}'`;
+  return `kubectl patch nodepool ${pool} --type merge -p ${quoted}`;
+}
+
+/**
+ * Each flagged pool's advice as fixes — the advice `/thrashing` shows (its `title: detail`
+ * strings), each with the kubectl patch when it is a spec change.
+ */
+export function thrashingFixDtos(
+  reports: readonly ThrashingReport[],
+  canApply: boolean,
+): ThrashingFixesDto[] {
+  return reports
+    .filter((r) => isFlagged(r.severity))
+    .map((r) => ({
+      nodePool: r.nodePool,
+      severity: r.severity,
+      canApply,
+      fixes: r.advice.map((a) => ({
+        title: a.title,
+        detail: a.detail,
+        kubectl: a.patch ? kubectlPatch(r.nodePool, a.patch) : null,
+      })),
+    }));
+}
+
+/** The fix named `title` of a flagged pool, as the reports give it now (never a client's patch). */
+export function thrashingFix(reports: readonly ThrashingReport[], nodePool: string, title: string) {
+  const report = reports.find((r) => r.nodePool === nodePool && isFlagged(r.severity));
+  return { report, fix: report?.advice.find((a) => a.title === title) };
+}
