@@ -197,9 +197,9 @@ export function coreWarmup(o: {
   return { relay, totals: (clusterId) => warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP) };
 }
 
-/** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
-export async function startApi(o: {
-  config: WaveConfig;
+/** The options of core's API (coreApi, startApi). */
+export interface CoreApiOptions {
+  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps">;
   tokens: { admin: string; viewer: string };
   hub: ClusterHub;
   store: Store;
@@ -211,13 +211,25 @@ export async function startApi(o: {
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
   /** The embedded simulated cluster's NodePools, which the console may patch (thrashing fixes). */
   nodePools?: NodePoolPatcher;
-}): Promise<{ app: FastifyInstance; port: number; address: string }> {
+}
+
+/** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
+export async function startApi(
+  o: CoreApiOptions & { config: Pick<WaveConfig, "host" | "port"> },
+): Promise<{ app: FastifyInstance; port: number; address: string }> {
+  const app = await coreApi(o);
+  const address = await app.listen({ host: o.config.host, port: o.config.port });
+  return { app, port: Number(new URL(address).port), address };
+}
+
+/** Core's API as an app that has not listened yet (tests inject requests into it). */
+export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   const { clock, metrics } = o;
   const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
   // Several core replicas: a cluster another replica owns is read through it (ADR 0012).
   const ownership = o.hub.ownership;
   const rt = ownership instanceof SoleOwnership ? undefined : { ownership };
-  const app = await build({
+  return build({
     tokens: o.tokens,
     replica: ownership.replica,
     ...(rt ? { forward: readThrough(rt) } : {}),
@@ -261,10 +273,11 @@ export async function startApi(o: {
       },
       async (s) => {
         if (existsSync(join(uiDir, "index.html"))) await s.register(fastifyStatic, { root: uiDir });
-        else s.get("/", () => ({ message: "web UI not built: run npm run build:ui" }));
+        else
+          s.get("/", { schema: { hide: true } }, () => ({
+            message: "web UI not built: run npm run build:ui",
+          }));
       },
     ],
   });
-  const address = await app.listen({ host: o.config.host, port: o.config.port });
-  return { app, port: Number(new URL(address).port), address };
 }
