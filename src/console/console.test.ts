@@ -3,6 +3,9 @@ import assert from "node:assert/strict";
 import { machineObjects, nodePool, pod } from "../dashboard/testkit.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
+import { CompositePriceProvider } from "../pricing/composite.ts";
+import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
+import { priceLookup } from "../dashboard/figures/price.ts";
 import {
   ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
@@ -127,6 +130,60 @@ describe("warmup view", () => {
     const v = buildWarmupView({ ...base, state: { ...full, nodePools: () => [cooling] }, policies: on });
     assert.equal(v.pools[0]?.blocker, "cooldown");
     assert.equal(buildWarmupView({ ...base, state: full, policies: on }).pools[0]?.blocker, null);
+  });
+});
+
+describe("warmup view's price of the next warm node", () => {
+  it("prices the node a warmup would launch where the pool's nodes run, so the cost cap sees it", () => {
+    // An AWS cluster priced from the static table: a lookup needs a region, which only a zone gives.
+    const aws = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
+    const onDemand = aws.price("m5.large", "on-demand", "us-east-1a")?.usdPerHour;
+    assert.ok(onDemand !== undefined && onDemand > 0);
+    const n = machineObjects({
+      name: "n1",
+      pool: "general",
+      instanceType: "m5.large",
+      capacityType: "on-demand",
+      zone: "us-east-1a",
+      cpu: "2",
+      memory: "8Gi",
+      created: iso(T0 - 3_600_000),
+    }).node;
+    assert.ok(n);
+    const state = {
+      nodePools: () => [nodePool("general")],
+      nodes: () => [n],
+      pods: () => [pod("hog", "n1", "1900m", "1Gi"), pod("big", undefined, "1500m", "1Gi", "Pending")],
+    };
+    const view = (maxCostPerHour: number | null) =>
+      buildWarmupView({
+        clusterId: "c",
+        state,
+        policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true, maxCostPerHour }]]),
+        defaults: DEFAULT_POLICY,
+        events: [],
+        lifecycle: [],
+        prices: aws,
+        now: T0,
+        from: T0 - 3_600_000,
+        to: T0,
+      }).pools[0];
+    const open = view(null);
+    assert.equal(open?.newNodeInstanceType, "m5.large");
+    assert.equal(open.newNodeCostPerHour, onDemand, "the editor's preview has a price");
+    assert.equal(open.blocker, null);
+    // A cap below one node's price refuses the warmup (it used to count the node as $0).
+    const capped = view(onDemand / 2);
+    assert.equal(capped?.blocker, "cost-cap");
+  });
+
+  it("prices a type about to launch in the cheapest place it may land, else where the cluster runs", () => {
+    const aws = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
+    const east = aws.price("m5.large", "on-demand", "us-east-1a")?.usdPerHour;
+    const lookup = priceLookup(aws, () => [{ zone: "us-east-1b" }]);
+    assert.equal(lookup("m5.large", "on-demand"), east, "the cluster's places when the pool has none");
+    assert.equal(lookup("m5.large", "on-demand", [{ zone: "us-east-1a" }]), east);
+    assert.equal(aws.price("m5.large", "on-demand"), undefined, "no place, no price: why a place is needed");
   });
 });
 

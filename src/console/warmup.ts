@@ -5,16 +5,10 @@
 import { backoffCooldownMs, unusedStreak } from "../warmup/backoff.ts";
 import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
-import {
-  CAPACITY_TYPE_LABEL,
-  INSTANCE_TYPE_LABEL,
-  NODE_POOL_LABEL,
-  TOPOLOGY_ZONE_LABEL,
-  type CapacityType,
-  type NodePool,
-} from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL, type CapacityType, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
+import { machinePrice, placesOf, priceLookup } from "../dashboard/figures/price.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
@@ -73,15 +67,9 @@ export function readyAt(p: Pod): number | undefined {
   return parseTime(c?.lastTransitionTime);
 }
 
-export function priceOfWith(prices: PriceProvider): PriceOf {
-  return (what, ct) =>
-    typeof what === "string"
-      ? prices.price(what, ct)?.usdPerHour
-      : prices.price(
-          what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "",
-          (what.metadata.labels?.[CAPACITY_TYPE_LABEL] as CapacityType | undefined) ?? ct,
-          what.metadata.labels?.[TOPOLOGY_ZONE_LABEL],
-        )?.usdPerHour;
+/** The warmup price lookup over a cluster's state: new nodes priced where its nodes run. */
+export function priceOfWith(prices: PriceProvider, nodes: () => readonly Node[] = () => []): PriceOf {
+  return priceLookup(prices, () => placesOf(nodes()));
 }
 
 /**
@@ -113,7 +101,7 @@ export function startSamples(
 
 export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
   const { state, now, from, to } = input;
-  const priceOf = priceOfWith(input.prices);
+  const priceOf = priceOfWith(input.prices, () => state.nodes());
   const pools = [...state.nodePools()].sort((a, b) =>
     (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
   );
@@ -223,7 +211,7 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
     const newNodeCostPerHour =
       offering?.instanceType === undefined
         ? null
-        : (priceOf(offering.instanceType, offering.capacityType) ?? null);
+        : (priceOf(offering.instanceType, offering.capacityType, offering.places) ?? null);
     if (!poolObj) {
       blocker = "pool-missing";
       blockerDetail = "no NodePool with this name in the cluster";
@@ -308,13 +296,11 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       const l = launchedAt.get(nodeName);
       const price = live
         ? priceOf(live, "on-demand")
-        : l?.instanceType === undefined
-          ? undefined
-          : input.prices.price(
-              l.instanceType,
-              (l.capacityType as CapacityType | undefined) ?? "on-demand",
-              l.zone,
-            )?.usdPerHour;
+        : machinePrice(input.prices, {
+            instanceType: l?.instanceType,
+            capacityType: l?.capacityType as CapacityType | undefined,
+            zone: l?.zone,
+          })?.usdPerHour;
       warmCostUsd += ((price ?? 0) * (b - a)) / 3_600_000;
     }
 
