@@ -148,6 +148,14 @@ export interface DisruptionDto {
   reason: string;
 }
 
+/** Disruptions in a range counted per pool and reason by the store: exact, never a page. */
+export interface DisruptionCountsDto {
+  from: number;
+  to: number;
+  total: number;
+  counts: { nodePool: string; reason: string; count: number }[];
+}
+
 export type ThrashSeverity = "none" | "low" | "medium" | "high";
 
 export interface ThrashingDto {

@@ -1140,9 +1140,9 @@ describe("Node drawer and thrashing", () => {
 
   it("counts disruptions by reason per pool", () => {
     const m = countsByReason([
-      { at: 1, nodeClaim: "a", nodePool: "p", reason: "Empty" },
-      { at: 2, nodeClaim: "b", nodePool: "p", reason: "Drifted" },
-      { at: 3, nodeClaim: "c", nodePool: "q", reason: "Empty" },
+      { nodePool: "p", reason: "Empty", count: 1 },
+      { nodePool: "p", reason: "Drifted", count: 1 },
+      { nodePool: "q", reason: "Empty", count: 1 },
     ]);
     assert.deepEqual(m.reasons, ["Drifted", "Empty"]);
     assert.deepEqual(m.pools[0], { pool: "p", counts: { Empty: 1, Drifted: 1 }, total: 2 });

@@ -28,13 +28,14 @@ import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import type { ApiPlugin } from "../app.ts";
-import type { ClusterDto, WarmupStatsDto } from "../../dashboard/dto.ts";
+import type { ClusterDto, DisruptionCountsDto, WarmupStatsDto } from "../../dashboard/dto.ts";
 import { openSse } from "../sse.ts";
 import { Throttle } from "./live.ts";
 import { askOwner, type ReadThroughOptions } from "./read-through.ts";
 import {
   clusterIdParam,
   clusterSchema,
+  disruptionCountsSchema,
   disruptionSchema,
   errorSchema,
   lifecycleEventSchema,
@@ -458,6 +459,37 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       key: disruptionKey,
       dtos: disruptionDtos,
     });
+
+    // The counts of a range come from a count query, exact however many rows the list pages.
+    app.get<{ Params: IdParams; Querystring: Omit<RangeQuery, "limit"> }>(
+      "/api/v1/clusters/:id/disruptions/counts",
+      {
+        config: viewer,
+        schema: {
+          summary: "Karpenter disruptions in a range counted per pool and reason (exact; the list pages)",
+          params: idParams,
+          querystring: {
+            ...rangeQuery,
+            properties: { from: rangeQuery.properties.from, to: rangeQuery.properties.to, pool: poolName },
+          },
+          response: { 200: disruptionCountsSchema, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const { from, to } = range(req.query, deps.now());
+        if (to < from)
+          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const counts = await store.disruptionCounts({ clusterId: c.id, from, to, nodePool: req.query.pool });
+        return {
+          from,
+          to,
+          total: counts.reduce((n, r) => n + r.count, 0),
+          counts,
+        } satisfies DisruptionCountsDto;
+      },
+    );
 
     app.get<{ Params: IdParams }>(
       "/api/v1/clusters/:id/thrashing",

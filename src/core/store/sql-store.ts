@@ -23,6 +23,7 @@ import type {
   ClusterRecord,
   CompactResult,
   Disruption,
+  DisruptionCount,
   DisruptionSource,
   EventQuery,
   IngestCheckpoint,
@@ -95,6 +96,9 @@ const SQL = {
   disruptions: `SELECT cluster_id, node_claim, node_pool, reason, at, source FROM disruptions
     WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR node_pool = $4)
     ORDER BY at, id LIMIT $5`,
+  disruptionCounts: `SELECT node_pool, reason, COUNT(*) AS n FROM disruptions
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR node_pool = $4)
+    GROUP BY node_pool, reason ORDER BY node_pool, reason`,
   seriesPoints: `SELECT cluster_id, resolution_ms, node_pool, capacity_type, ts, nodes, nodes_max, vcpu,
       memory_bytes, cost_per_hour, samples
     FROM series
@@ -343,6 +347,12 @@ export class SqlStore implements Store {
       at: num(r.at),
       source: text(r.source) as DisruptionSource,
     }));
+  }
+
+  async disruptionCounts(q: TimeRange): Promise<DisruptionCount[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.disruptionCounts, [q.clusterId, q.from, q.to, q.nodePool ?? ""]);
+    return rows.map((r) => ({ nodePool: text(r.node_pool), reason: text(r.reason), count: num(r.n) }));
   }
 
   async series(q: SeriesQuery): Promise<SeriesRow[]> {

@@ -1,9 +1,9 @@
-import type { DisruptionDto, SeriesDto } from "../../../src/dashboard/dto.ts";
+import type { DisruptionCountsDto, SeriesDto } from "../../../src/dashboard/dto.ts";
 import { HistoryChart } from "../Chart.tsx";
 import type { PageCtx } from "../ctx.ts";
 import { bytes, cores, duration, num, pct, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
-import { disruptionsPath, seriesPath } from "../paths.ts";
+import { disruptionCountsPath, seriesPath } from "../paths.ts";
 import { resolveRange } from "../range.ts";
 import { Savings } from "../Savings.tsx";
 import { Card, Loadable } from "../Status.tsx";
@@ -13,10 +13,14 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
   const { live, route, now, base, token, version } = ctx;
   const { from, to } = resolveRange(route.range, now);
   const series = useJson<SeriesDto>(seriesPath(base, route.range, now), token, version, 15000);
-  const disruptions = useJson<DisruptionDto[]>(disruptionsPath(base, route.range, now), token, version, 2000);
+  const disruptions = useJson<DisruptionCountsDto>(
+    disruptionCountsPath(base, route.range, now),
+    token,
+    version,
+    2000,
+  );
   const o = live?.overview;
   if (!o) return <p className="loading">Waiting for the first snapshot from core…</p>;
-  const inRange = disruptions.data?.filter((d) => d.at >= from && d.at < to);
   const priced = Object.entries(o.priceSources)
     .map(([k, v]) => `${num(v)} ${k}`)
     .join(", ");
@@ -48,7 +52,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
         />
         <Card
           label="disruptions in range"
-          value={inRange ? num(inRange.length) : "…"}
+          value={disruptions.data ? num(disruptions.data.total) : "…"}
           testid="overview-disruptions"
           tone={o.thrashingPools.length ? "warn" : ""}
           sub={
