@@ -254,7 +254,8 @@ describe("spot placement view", () => {
     assert.ok(web);
     assert.deepEqual(web.target, { onDemand: 1, spot: 3 });
     assert.deepEqual(web.actual, { onDemand: 2, spot: 1, pending: 1 });
-    assert.equal(web.fallbacks, 1);
+    assert.equal(web.onDemandNow, 1);
+    assert.equal(web.fallbacks, 0, "no Fallback action in range");
     const od = prices.price("c-4x-amd64-linux", "on-demand")?.usdPerHour ?? 0;
     const sp = prices.price("c-4x-amd64-linux", "spot")?.usdPerHour ?? 0;
     assert.ok(
@@ -352,6 +353,122 @@ describe("spot placement view", () => {
     const by = Object.fromEntries(v.workloads.map((w) => [w.workload.name, w.lateAnswers]));
     assert.deepEqual(by, { api: 0, web: 4 });
     assert.equal(v.totals.lateAnswers, 6);
+  });
+});
+
+describe("spot placement view: one count per figure", () => {
+  const rsPod = (name: string, node: string | undefined, assigned?: string, app = "web"): Pod => {
+    const p = pod(name, node, "1", "1Gi");
+    p.metadata.namespace = "shop";
+    p.metadata.labels = {
+      "pod-template-hash": "abc12",
+      ...(assigned ? { [ASSIGNMENT_LABEL]: assigned } : {}),
+    };
+    p.metadata.ownerReferences = [
+      { apiVersion: "apps/v1", kind: "ReplicaSet", name: `${app}-abc12`, uid: "u", controller: true },
+    ];
+    return p;
+  };
+  const capacity = (ct: string) => ({
+    template: {
+      spec: { requirements: [{ key: "karpenter.sh/capacity-type", operator: "In" as const, values: [ct] }] },
+    },
+  });
+  const pools = [nodePool("od", capacity("on-demand")), nodePool("spot", capacity("spot"))];
+  const machine = (name: string, pool: string, ct: "spot" | "on-demand"): Node => {
+    const n = machineObjects({
+      name,
+      pool,
+      instanceType: "c-4x-amd64-linux",
+      capacityType: ct,
+      cpu: "4",
+    }).node;
+    assert.ok(n);
+    return n;
+  };
+  const nodes = [machine("od-1", "od", "on-demand"), machine("sp-1", "spot", "spot")];
+  const require = {
+    workload: { namespace: "shop", kind: "Deployment" as const, name: "web" },
+    threshold: 1,
+    strategy: "Require" as const,
+  };
+  const fallback = (i: number) => ({
+    clusterId: "c",
+    event: `e-${i}`,
+    workload: "shop/Deployment/web",
+    action: "Fallback",
+    pod: `shop/web-${i}`,
+    type: "Normal" as const,
+    message: "spot unavailable",
+    at: T0 - 60_000 + i,
+  });
+
+  it("counts fallbacks from the repair's Fallback actions, the same rows as the self-heal column", () => {
+    const v = buildSpotView({
+      clusterId: "c",
+      state: {
+        nodePools: () => pools,
+        nodes: () => nodes,
+        pods: () => [rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "sp-1", "spot")],
+      },
+      policies: [{ ...require, strategy: "Prefer" }],
+      prices,
+      now: T0,
+      repairs: [...Array.from({ length: 14 }, (_, i) => fallback(i)), { ...fallback(99), action: "Evict" }],
+      from: T0 - 3_600_000,
+      to: T0,
+    });
+    const web = v.workloads[0];
+    assert.equal(web?.repairs.byAction["Fallback"], 14);
+    assert.equal(web.fallbacks, 14);
+    assert.equal(web.onDemandNow, 0, "every moved pod is back on spot");
+    assert.equal(v.totals.fallbacks, 14);
+  });
+
+  it("counts managed pods over the workloads with a policy only", () => {
+    const v = buildSpotView({
+      clusterId: "c",
+      state: {
+        nodePools: () => pools,
+        nodes: () => nodes,
+        pods: () => [
+          rsPod("web-1", "od-1", "on-demand"),
+          rsPod("web-2", "sp-1", "spot"),
+          rsPod("other-1", "od-1", undefined, "other"),
+          rsPod("other-2", "od-1", undefined, "other"),
+        ],
+      },
+      policies: [require],
+      prices,
+      now: T0,
+    });
+    assert.equal(v.workloads.length, 2, "the workload without a policy is listed");
+    assert.deepEqual([v.totals.workloads, v.totals.pods, v.totals.onDemand, v.totals.spot], [1, 2, 1, 1]);
+    const web = v.workloads.find((w) => w.workload.name === "web");
+    assert.equal(v.totals.savedPerHour, web?.savedPerHour);
+  });
+
+  it("does not warn Require without spot while its spot pods run on spot and its base on an on-demand pool", () => {
+    const view = (pods: Pod[]) =>
+      buildSpotView({
+        clusterId: "c",
+        state: { nodePools: () => pools, nodes: () => nodes, pods: () => pods },
+        policies: [require],
+        prices,
+        now: T0,
+      }).workloads[0];
+    const healthy = view([rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "sp-1", "spot")]);
+    assert.deepEqual(healthy?.nodePools, ["od", "spot"]);
+    assert.deepEqual(healthy.warnings, []);
+    // A spot pod stuck on the on-demand-only pool: that one cannot be placed as Require asks.
+    const stuck = view([rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "od-1", "spot")]);
+    assert.deepEqual(
+      stuck?.warnings.map((w) => [w.kind, w.message]),
+      [
+        ["require-without-spot", "Require, but NodePool od offers no spot: its spot pods cannot schedule"],
+        ["fallback", "1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)"],
+      ],
+    );
   });
 });
 

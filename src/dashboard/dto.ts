@@ -356,10 +356,18 @@ export interface SpotWorkloadDto {
   pods: number;
   target: { onDemand: number; spot: number } | null;
   actual: { onDemand: number; spot: number; pending: number };
-  /** Pods the webhook sent to spot that run on on-demand (Prefer's fallback), as core sees them. */
+  /**
+   * Prefer's fallbacks over [from, to): the repair's Fallback actions, the same rows as
+   * `repairs.byAction.Fallback` (the self-heal column).
+   */
   fallbacks: number;
+  /** Pods the webhook sent to spot that run on on-demand now (live state). */
+  onDemandNow: number;
   costPerHour: number;
-  /** The same pods all on on-demand, minus what they cost now. */
+  /**
+   * Scope "workload": the pods' share of their spot nodes' savings against on-demand (each pod's
+   * larger CPU/memory fraction of its node). The Overview's figure is the nodes' whole savings.
+   */
   savedPerHour: number;
   /** Average hourly share of one pod on each capacity type (for the editor's preview). */
   podCostPerHour: { onDemand: number | null; spot: number | null };
@@ -383,12 +391,17 @@ export interface SpotViewDto {
   from: number;
   to: number;
   workloads: SpotWorkloadDto[];
+  /** Over the workloads with a policy (Wave places only their pods); repairs over every listed one. */
   totals: {
+    /** Workloads with a spot policy. */
+    workloads: number;
     pods: number;
     onDemand: number;
     spot: number;
+    /** Scope "workload": Σ of their savedPerHour. */
     savedPerHour: number;
     fallbacks: number;
+    onDemandNow: number;
     repairs: number;
     /** The cluster's late answers over [from, to), workloads no longer listed included. */
     lateAnswers: number;

@@ -414,6 +414,7 @@ const web: SpotWorkloadDto = {
   target: { onDemand: 2, spot: 10 },
   actual: { onDemand: 2, spot: 9, pending: 1 },
   fallbacks: 0,
+  onDemandNow: 0,
   costPerHour: 1.0,
   savedPerHour: 1.2,
   podCostPerHour: { onDemand: 0.2, spot: 0.06 },
@@ -459,7 +460,17 @@ const spotView: SpotViewDto = {
   from: NOW - 3_600_000,
   to: NOW,
   workloads: [web],
-  totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0, repairs: 3, lateAnswers: 0 },
+  totals: {
+    workloads: 1,
+    pods: 12,
+    onDemand: 2,
+    spot: 9,
+    savedPerHour: 1.2,
+    fallbacks: 0,
+    onDemandNow: 0,
+    repairs: 3,
+    lateAnswers: 0,
+  },
 };
 
 /** The Spot placement page's route at a preset range. */
@@ -510,6 +521,7 @@ describe("Spot placement page", () => {
       target: { onDemand: 2, spot: 1 },
       actual: { onDemand: 3, spot: 0, pending: 0 },
       fallbacks: 1,
+      onDemandNow: 1,
       warnings: [
         {
           kind: "pinned-by-workload",

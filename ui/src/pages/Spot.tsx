@@ -87,6 +87,7 @@ function workloadColumns(): Column<SpotWorkloadDto>[] {
     {
       key: "fallbacks",
       label: "fallbacks",
+      title: "Prefer's fallbacks in the selected range: the repair's Fallback actions (self-heal)",
       numeric: true,
       wide: true,
       value: (w) => w.fallbacks,
@@ -218,7 +219,6 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
     <Loadable state={view} what="spot placement">
       {(v) => {
         const open = v.workloads.find((w) => keyOf(w.workload) === selected);
-        const withPolicy = v.workloads.filter((w) => w.policy);
         return (
           <>
             <section className="cards" aria-label="spot placement totals">
@@ -226,7 +226,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 label="managed pods"
                 value={num(v.totals.pods)}
                 testid="spot-total-pods"
-                sub={`${num(withPolicy.length)} workloads with a policy`}
+                sub={`pods of the ${num(v.totals.workloads)} workloads with a policy`}
               />
               <Card
                 label="on-demand / spot"
@@ -234,15 +234,16 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 testid="spot-total-split"
               />
               <Card
-                label="saved vs all on-demand"
+                label="workloads' spot savings"
                 value={`${usd(v.totals.savedPerHour)}/h`}
                 testid="spot-total-saved"
+                sub="scope workloads: their pods' share of their spot nodes' savings vs on-demand (the Overview's is all spot nodes')"
               />
               <Card
-                label="fallbacks seen by core"
+                label="fallbacks in range"
                 value={num(v.totals.fallbacks)}
                 testid="spot-total-fallbacks"
-                sub="pods assigned spot running on on-demand; the webhook's own fallbacks are on its /metrics"
+                sub={`the repair's Fallback actions · ${num(v.totals.onDemandNow)} pod(s) assigned spot on on-demand now`}
               />
               <Card
                 label="late answers"
