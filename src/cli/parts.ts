@@ -35,7 +35,12 @@ import type { ClusterState } from "../state/cluster.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
-import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { coldStartsOf, type RecentLifecycle } from "../dashboard/cold-starts.ts";
+import { savedPerHit, timeSavedSeconds, type ColdStarts } from "../dashboard/figures/time-saved.ts";
+
+/** A cluster's warmup hits, misses and time saved, priced at its measured cold starts. */
+export type WarmupTotalsOf = (clusterId: string, coldStarts: ColdStarts) => WarmupTotals;
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
 import { WarmupRelay } from "../core/warmup/relay.ts";
 
@@ -92,7 +97,6 @@ export function dashboardMetrics(o: {
     prices: o.prices,
     now: () => o.clock.now(),
     spotPolicies: (clusterId) => storedSpotPolicies(o.store, clusterId),
-    timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
   });
 }
 
@@ -174,12 +178,14 @@ export function startHistory(o: {
  */
 export function coreWarmup(o: {
   store: Store;
+  /** Whose recent history measures each pool's cold start (what a hit saved). */
+  hub: RecentLifecycle;
   /** The cluster the old, cluster-less routes mean (core's --cluster-id). */
   clusterId: string;
   clock: Clock;
   log: Logger;
   figures: DashboardMetrics;
-}): { relay: WarmupRelay; totals: (clusterId: string) => WarmupTotals } {
+}): { relay: WarmupRelay; totals: WarmupTotalsOf } {
   // Hits and misses per cluster, folded from the stored events (what every replica shows).
   const stats = new DurableWarmupStats({
     store: o.store,
@@ -191,10 +197,22 @@ export function coreWarmup(o: {
     store: o.store,
     onStored: (clusterId, events) => {
       stats.stored(clusterId);
-      for (const e of events) o.figures.events.warmup(clusterId, e);
+      // Each hit counts what it saved by the one definition (time-saved.ts), measured now.
+      void coldStartsOf(o.hub, clusterId, o.clock.now())
+        .then((cs) => {
+          for (const e of events) o.figures.events.warmup(clusterId, e, savedPerHit(cs, e.pool));
+        })
+        .catch((err: unknown) => o.log.warn("measuring cold starts failed", { cluster: clusterId, err }));
     },
   });
-  return { relay, totals: (clusterId) => warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP) };
+  return {
+    relay,
+    totals: (clusterId, cs) => {
+      const counters = stats.counters(clusterId);
+      const t = warmupTotals(counters);
+      return { ...t, timeSavedSeconds: timeSavedSeconds(counters, cs) };
+    },
+  };
 }
 
 /** The options of core's API (coreApi, startApi). */
@@ -207,7 +225,7 @@ export interface CoreApiOptions {
   clock: Clock;
   log?: Logger;
   metrics: Registry;
-  warmupTotals: (clusterId: string) => WarmupTotals;
+  warmupTotals: WarmupTotalsOf;
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
   /** The embedded simulated cluster's NodePools, which the console may patch (thrashing fixes). */
   nodePools?: NodePoolPatcher;

@@ -6,6 +6,7 @@ import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { priceLookup } from "../dashboard/figures/price.ts";
+import { coldStarts } from "../dashboard/figures/time-saved.ts";
 import {
   ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
@@ -62,8 +63,28 @@ describe("warmup view", () => {
     const s = startSamples(pods, nodes, new Set(["warm-1"]));
     assert.deepEqual(s, { cold: [31, 35], warm: [3] });
 
+    // The pool's node cold starts in the last hour: launch → initialized of 60 s and 70 s.
+    const launch = (uid: string, at: number, initAfterS: number) => [
+      {
+        clusterId: "c",
+        nodeClaim: uid,
+        nodeClaimUid: uid,
+        nodePool: "general",
+        phase: "Launched" as const,
+        at,
+      },
+      {
+        clusterId: "c",
+        nodeClaim: uid,
+        nodeClaimUid: uid,
+        nodePool: "general",
+        phase: "Initialized" as const,
+        at: at + initAfterS * 1000,
+      },
+    ];
     const view = buildWarmupView({
       clusterId: "c",
+      coldStarts: coldStarts([...launch("a", T0 - 600_000, 60), ...launch("b", T0 - 500_000, 70)]),
       state: { nodePools: () => [nodePool("general")], nodes: () => [...nodes.values()], pods: () => pods },
       policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true }]]),
       defaults: DEFAULT_POLICY,
@@ -94,7 +115,10 @@ describe("warmup view", () => {
     assert.ok(g);
     assert.equal(g.coldStartSeconds, 33);
     assert.equal(g.warmStartSeconds, 3);
-    assert.equal(g.timeSavedSeconds, 30);
+    // One hit saved the pool's node cold start (the median of 60 s and 70 s), not 33 − 3 s.
+    assert.equal(g.savedPerHitSeconds, 65);
+    assert.equal(g.savedPerHitSamples, 2);
+    assert.equal(g.timeSavedSeconds, 65);
     assert.deepEqual([g.hits, g.misses, g.created], [1, 1, 1]);
     assert.deepEqual(g.missesByReason, { ttl: 1 });
     // warm-1 was warm from its launch (T0 − 400 s) to the hit (T0 − 100 s): 300 s at its price.
@@ -109,6 +133,7 @@ describe("warmup view", () => {
     const small = pod("small", "n1", "100m", "128Mi");
     const base = {
       clusterId: "c",
+      coldStarts: coldStarts([]),
       defaults: DEFAULT_POLICY,
       events: [],
       lifecycle: [],
@@ -158,6 +183,7 @@ describe("warmup view's price of the next warm node", () => {
     const view = (maxCostPerHour: number | null) =>
       buildWarmupView({
         clusterId: "c",
+        coldStarts: coldStarts([]),
         state,
         policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true, maxCostPerHour }]]),
         defaults: DEFAULT_POLICY,

@@ -9,6 +9,7 @@ import { NODE_POOL_LABEL, type CapacityType, type NodePool } from "../objects/ka
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { machinePrice, placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import { savedPerHit, type ColdStarts } from "../dashboard/figures/time-saved.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
@@ -46,6 +47,8 @@ export interface WarmupViewInput {
   /** Lifecycle rows of [from − a day, to): when each warm node was launched. */
   lifecycle: readonly LifecycleEvent[];
   prices: PriceProvider;
+  /** The cluster's measured cold starts now (dashboard/cold-starts.ts): what a hit saves. */
+  coldStarts: ColdStarts;
   now: number;
   from: number;
   to: number;
@@ -262,7 +265,7 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       if (e.type === "miss")
         missesByReason[e.reason ?? "unknown"] = (missesByReason[e.reason ?? "unknown"] ?? 0) + 1;
 
-    // Measured start times; time saved = Σ over warm hits of (cold median − its own start).
+    // Measured pod start times (shown for reference); time saved is the one definition.
     const poolPods = pods.filter((p) => {
       const n = nodesByName.get(p.spec.nodeName ?? "");
       return n?.metadata.labels?.[NODE_POOL_LABEL] === name;
@@ -273,7 +276,6 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
     });
     const samples = startSamples(inRange, nodesByName, warmedNodes);
     const cold = median(samples.cold);
-    const timeSaved = cold === null ? null : samples.warm.reduce((a, s) => a + Math.max(0, cold - s), 0);
 
     // Warm capacity's cost over the range: each warm node from its launch to its release.
     let warmCostUsd = 0;
@@ -327,7 +329,9 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       coldStartSamples: samples.cold.length,
       warmStartSeconds: median(samples.warm),
       warmStartSamples: samples.warm.length,
-      timeSavedSeconds: timeSaved,
+      timeSavedSeconds: count("hit") * savedPerHit(input.coldStarts, name),
+      savedPerHitSeconds: savedPerHit(input.coldStarts, name),
+      savedPerHitSamples: input.coldStarts.pools.get(name)?.samples ?? 0,
       warmCostUsd,
       warmCostPerHourNow: warmCost(poolNodes.filter(isWaveWarm), priceOf) ?? 0,
       newNodeCostPerHour,

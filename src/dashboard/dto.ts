@@ -302,8 +302,17 @@ export interface WarmupPoolDto {
   /** Median pending→Ready of pods that landed on a node Wave held warm. */
   warmStartSeconds: number | null;
   warmStartSamples: number;
-  /** Σ over measured warm hits of (cold median − that pod's start); null without a cold median. */
-  timeSavedSeconds: number | null;
+  /**
+   * hits × savedPerHitSeconds: the one definition of time saved (dashboard/figures/time-saved.ts),
+   * the same as the Overview's and /metrics'.
+   */
+  timeSavedSeconds: number;
+  /**
+   * What one hit saves: the pool's node cold start, median launch → initialized of its NodeClaims
+   * in the last hour (`savedPerHitSamples` of them; 0: the cluster's median, or nothing measured).
+   */
+  savedPerHitSeconds: number;
+  savedPerHitSamples: number;
   /** What Wave's warm capacity cost over the range (launch → release of each warm node). */
   warmCostUsd: number;
   warmCostPerHourNow: number;

@@ -78,6 +78,8 @@ const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
   warmStartSeconds: 3,
   warmStartSamples: 2,
   timeSavedSeconds: 56,
+  savedPerHitSeconds: 28,
+  savedPerHitSamples: 4,
   warmCostUsd: 0.12,
   warmCostPerHourNow: 0.19,
   newNodeCostPerHour: 0.19,
@@ -318,7 +320,7 @@ describe("Warmup page", () => {
     assert.match(screen.getByTestId("warmup-blocker").textContent, /max warm nodes reached/);
     assert.match(
       screen.getByTestId("pool-start-times").textContent,
-      /cold 31 s \(median of 5\).*warm 3 s.*saved 56 s/,
+      /cold 31 s \(median of 5\).*warm 3 s.*saved 56 s \(2 hits × 28 s, the pool's node cold start \(median of 4 launches, last hour\)\)/,
     );
     const row = screen.getByTestId("warm-node-row");
     assert.match(row.textContent, /n-warm60 s9 min\$0\.190/);

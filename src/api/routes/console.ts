@@ -6,6 +6,7 @@ import type { ClusterEntry, ClusterHub } from "../../core/hub/hub.ts";
 import { buildNodeDetail } from "../../console/node.ts";
 import { buildSpotView } from "../../console/spot.ts";
 import { buildWarmupView } from "../../console/warmup.ts";
+import { coldStartsOf } from "../../dashboard/cold-starts.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import { buildNodeList, thrashingLookbackMs, thrashingReports } from "../../dashboard/views.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
@@ -197,6 +198,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
         return buildWarmupView({
           clusterId: c.id,
           state: c.state,
+          coldStarts: await coldStartsOf(hub, c.id, now),
           policies,
           defaults: DEFAULT_POLICY,
           events,

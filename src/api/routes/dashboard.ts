@@ -29,6 +29,8 @@ import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import type { ApiPlugin } from "../app.ts";
 import type { ClusterDto, DisruptionCountsDto, WarmupStatsDto } from "../../dashboard/dto.ts";
+import { coldStartsOf } from "../../dashboard/cold-starts.ts";
+import type { ColdStarts } from "../../dashboard/figures/time-saved.ts";
 import { openSse } from "../sse.ts";
 import { Throttle } from "./live.ts";
 import { askOwner, type ReadThroughOptions } from "./read-through.ts";
@@ -51,8 +53,11 @@ export interface DashboardDeps {
   hub: ClusterHub;
   prices: PriceProvider;
   now: () => number;
-  /** Hit/miss counters from the warmup controller; warm nodes themselves are read off the state. */
-  warmupStats?: (clusterId: string) => Partial<WarmupStatsDto> | undefined;
+  /**
+   * Hit/miss counters from the warmup controller, time saved priced at the cluster's measured
+   * cold starts (dashboard/figures/time-saved.ts); warm nodes themselves are read off the state.
+   */
+  warmupStats?: (clusterId: string, coldStarts: ColdStarts) => Partial<WarmupStatsDto> | undefined;
   /** Least time between two stream snapshots (default 250 ms); changes in between coalesce. */
   liveThrottleMs?: number;
   /** Timers of the stream throttle (default: real time). */
@@ -212,7 +217,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       now,
       options: { ...deps.thrashing, ...(karpenterVersion ? { karpenterVersion } : {}) },
     });
-    const warmup = deps.warmupStats?.(c.id);
+    const warmup = deps.warmupStats?.(c.id, await coldStartsOf(hub, c.id, now));
     return {
       clusterId: c.id,
       state: c.state,
