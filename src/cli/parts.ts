@@ -23,15 +23,8 @@ import type { PoolSample } from "../core/history/series.ts";
 import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
 import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } from "../metrics/collector.ts";
-import { parseResources } from "../karpenter/resources.ts";
-import {
-  CAPACITY_TYPE_LABEL,
-  INSTANCE_TYPE_LABEL,
-  NODE_POOL_LABEL,
-  TOPOLOGY_ZONE_LABEL,
-} from "../objects/karpenter.ts";
+import { poolSamplesOf } from "../dashboard/views.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import type { ClusterState } from "../state/cluster.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
@@ -46,7 +39,7 @@ import { WarmupRelay } from "../core/warmup/relay.ts";
 
 export { connectCluster, userError } from "./connect.ts";
 
-/** Pool samples (per capacity type) for the history recorder, priced like the dashboard. */
+/** Pool samples (per capacity type) for the history recorder: the overview's figures (views.ts). */
 export function poolSamples(
   hub: ClusterHub,
   clusterId: string,
@@ -57,27 +50,6 @@ export function poolSamples(
   // than repeating the last known state as if it were measured.
   if (!entry?.info || !entry.connected) return undefined;
   return poolSamplesOf(entry.state, prices);
-}
-
-/** A cluster state's pool samples (per capacity type), priced like the dashboard. */
-export function poolSamplesOf(state: ClusterState, prices: PriceProvider): PoolSample[] {
-  const acc = new Map<string, PoolSample>();
-  for (const node of state.nodes()) {
-    const labels = node.metadata.labels ?? {};
-    const nodePool = labels[NODE_POOL_LABEL] ?? "(none)";
-    const capacityType = labels[CAPACITY_TYPE_LABEL] ?? "on-demand";
-    const k = `${nodePool}\u0000${capacityType}`;
-    const s = acc.get(k) ?? { nodePool, capacityType, nodes: 0, vcpu: 0, memoryBytes: 0, costPerHour: 0 };
-    const capacity = parseResources(node.status?.capacity);
-    s.nodes += 1;
-    s.vcpu += (capacity.cpu ?? 0) / 1000;
-    s.memoryBytes += capacity.memory ?? 0;
-    const it = labels[INSTANCE_TYPE_LABEL];
-    const ct = capacityType === "spot" || capacityType === "reserved" ? capacityType : "on-demand";
-    if (it) s.costPerHour += prices.price(it, ct, labels[TOPOLOGY_ZONE_LABEL])?.usdPerHour ?? 0;
-    acc.set(k, s);
-  }
-  return [...acc.values()];
 }
 
 /**

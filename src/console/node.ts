@@ -3,14 +3,9 @@
 import type { LifecycleEventDto, NodeDetailDto, NodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
 import { CPU, MEMORY, podRequests } from "../karpenter/resources.ts";
-import {
-  CAPACITY_TYPE_LABEL,
-  DO_NOT_DISRUPT_ANNOTATION,
-  INSTANCE_TYPE_LABEL,
-  TOPOLOGY_ZONE_LABEL,
-  type CapacityType,
-  type NodeClaim,
-} from "../objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION, type NodeClaim } from "../objects/karpenter.ts";
+import { machinePrice } from "../dashboard/figures/price.ts";
+import { machineOf } from "../dashboard/machines.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import {
@@ -65,9 +60,8 @@ export function buildNodeDetail(input: NodeDetailInput): NodeDetailDto {
     prev = e.at;
   }
 
-  const type = labels[INSTANCE_TYPE_LABEL];
-  const ct = (labels[CAPACITY_TYPE_LABEL] ?? "on-demand") as CapacityType;
-  const q = type === undefined ? undefined : input.prices.price(type, ct, labels[TOPOLOGY_ZONE_LABEL]);
+  // Priced as the overview prices the machine (the NodeClaim joined to its Node).
+  const q = node || nodeClaim ? machinePrice(input.prices, machineOf(nodeClaim, node)) : undefined;
   const dnd = annotations[DO_NOT_DISRUPT_ANNOTATION] === "true";
   const byWave = annotations[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
 

@@ -6,15 +6,11 @@
 import type { SpotPodDto, SpotRepairDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
 import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
 import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
-import {
-  CAPACITY_TYPE_LABEL,
-  INSTANCE_TYPE_LABEL,
-  TOPOLOGY_ZONE_LABEL,
-  type CapacityType,
-  type NodePool,
-} from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
+import { machinePrice } from "../dashboard/figures/price.ts";
+import { machineOf } from "../dashboard/machines.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
@@ -128,11 +124,10 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     const name = n.metadata.name ?? "";
     let hit = priceMemo.get(name);
     if (!hit) {
-      const l = n.metadata.labels ?? {};
-      const type = l[INSTANCE_TYPE_LABEL] ?? "";
-      const ct = (l[CAPACITY_TYPE_LABEL] ?? ON_DEMAND) as CapacityType;
-      const q = prices.price(type, ct, l[TOPOLOGY_ZONE_LABEL]);
-      const od = ct === ON_DEMAND ? q : prices.price(type, "on-demand", l[TOPOLOGY_ZONE_LABEL]);
+      // Priced as the overview prices the machine (figures/price.ts).
+      const m = machineOf(undefined, n);
+      const q = machinePrice(prices, m);
+      const od = (m.capacityType ?? ON_DEMAND) === ON_DEMAND ? q : machinePrice(prices, m, "on-demand");
       hit = { now: q?.usdPerHour ?? null, onDemand: od?.usdPerHour ?? null, source: q?.source ?? "unknown" };
       priceMemo.set(name, hit);
     }

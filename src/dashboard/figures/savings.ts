@@ -15,6 +15,7 @@ import type { PriceProvider } from "../../pricing/types.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 import { resolveWorkload } from "../../webhook/workload.ts";
 import { machineIndex } from "../machine-index.ts";
+import { machinePrice } from "./price.ts";
 
 const HOUR = 3_600_000;
 
@@ -49,8 +50,8 @@ export function savingsRates(state: ClusterState, prices: PriceProvider): Saving
   for (const { machine: m } of machineIndex(state).rows()) {
     if (!m.instanceType) continue;
     const ct = m.capacityType ?? "on-demand";
-    const own = prices.price(m.instanceType, ct, m.zone, m.region);
-    const od = ct === "on-demand" ? own : prices.price(m.instanceType, "on-demand", m.zone, m.region);
+    const own = machinePrice(prices, m);
+    const od = ct === "on-demand" ? own : machinePrice(prices, m, "on-demand");
     if (!own || !od) continue;
     const p = pools.get(m.nodePool) ?? { actualPerHour: 0, onDemandPerHour: 0 };
     p.actualPerHour += own.usdPerHour;
