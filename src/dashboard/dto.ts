@@ -420,6 +420,8 @@ export interface SpotViewDto {
 export interface NodeDetailDto {
   node: NodeDto | null;
   nodeClaim: string | null;
+  /** The NodeClaim is gone (disrupted, terminated): shown from its stored lifecycle. */
+  gone: boolean;
   /** Each step once, with the time since the previous step. */
   timeline: {
     phase: LifecycleEventDto["phase"];

@@ -1050,6 +1050,7 @@ describe("Node drawer and thrashing", () => {
     const d: NodeDetailDto = {
       node: null,
       nodeClaim: "general-abc",
+      gone: false,
       timeline: [
         { phase: "Launched", at: NOW - 60_000, sincePreviousSeconds: null, reason: null },
         { phase: "Registered", at: NOW - 30_000, sincePreviousSeconds: 30, reason: null },

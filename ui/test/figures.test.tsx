@@ -2,8 +2,9 @@
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cleanup, render, screen, within } from "@testing-library/react";
-import type { DisruptionCountsDto, DisruptionDto } from "../../src/dashboard/dto.ts";
+import type { DisruptionCountsDto, DisruptionDto, NodeDetailDto } from "../../src/dashboard/dto.ts";
 import { Disruptions } from "../src/pages/Disruptions.tsx";
+import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
 import { ctxFor, mockFetch, NOW } from "./helpers.tsx";
 
 afterEach(() => {
@@ -47,5 +48,34 @@ describe("Disruptions page counts", () => {
       /newest 1,000 of 1,485 disruptions/,
     );
     assert.ok(calls.some((c) => /\/disruptions\/counts\?from=/.test(c.url)));
+  });
+});
+
+describe("Node drawer of a disrupted NodeClaim", () => {
+  it("shows the NodeClaim core serves from history, says it is gone, and its type from the labels", async () => {
+    const d: NodeDetailDto = {
+      node: null,
+      nodeClaim: "batch-x1",
+      gone: true,
+      timeline: [
+        { phase: "Launched", at: NOW - 600_000, sincePreviousSeconds: null, reason: null },
+        { phase: "Disrupted", at: NOW - 60_000, sincePreviousSeconds: 540, reason: "Underutilized" },
+      ],
+      pods: [],
+      price: { usdPerHour: 0.133, source: "kwok", asOf: "2026-03-01" },
+      labels: {
+        "karpenter.sh/nodepool": "batch",
+        "node.kubernetes.io/instance-type": "c-4x-amd64-linux",
+        "karpenter.sh/capacity-type": "spot",
+      },
+      taints: [],
+      doNotDisruptBy: null,
+      annotations: {},
+    };
+    mockFetch([[/nodes\/batch-x1/, () => [200, d]]]);
+    render(<NodeDrawer ctx={ctxFor()} name="batch-x1" />);
+    assert.match((await screen.findByTestId("drawer-gone")).textContent, /no longer exists/);
+    assert.match(screen.getByTestId("node-drawer").textContent, /batch · c-4x-amd64-linux · spot/);
+    assert.match(screen.getByTestId("drawer-timeline").textContent, /Disrupted/);
   });
 });

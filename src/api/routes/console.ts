@@ -287,8 +287,23 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
           { q: node?.metadata.name ?? name, limit: 50 },
         ).items;
         const row = rows.find((r) => r.name === (node?.metadata.name ?? name) || r.nodeClaim === name);
-        if (!node && !nodeClaim && !row)
-          return reply.code(404).send({ error: "not_found", message: `no node or NodeClaim "${name}"` });
+        if (!node && !nodeClaim && !row) {
+          // A NodeClaim that is gone (the Disruptions page links them): its stored lifecycle.
+          const past = await store.nodeClaimLifecycle(c.id, name);
+          if (past.length === 0)
+            return reply.code(404).send({
+              error: "not_found",
+              message: `no node or NodeClaim "${name}", now or in the stored history`,
+            });
+          return buildNodeDetail({
+            row: undefined,
+            node: undefined,
+            nodeClaim: undefined,
+            pods: [],
+            lifecycle: past,
+            prices: deps.prices,
+          });
+        }
         const claimName = nodeClaim?.metadata.name ?? row?.nodeClaim ?? undefined;
         const created = Date.parse(
           nodeClaim?.metadata.creationTimestamp ?? node?.metadata.creationTimestamp ?? "",

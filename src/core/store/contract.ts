@@ -238,6 +238,38 @@ export function storeContract(
       });
     });
 
+    void it("finds a NodeClaim's whole lifecycle by its name or its node's, the newest of a reused name", async () => {
+      await withStore(async (store) => {
+        const row = (
+          uid: string,
+          phase: LifecycleEvent["phase"],
+          at: number,
+          nodeName?: string,
+        ): LifecycleEvent => ({
+          clusterId: "c1",
+          nodeClaim: "nc-a",
+          nodeClaimUid: uid,
+          nodePool: "general",
+          phase,
+          at,
+          ...(nodeName ? { nodeName } : {}),
+        });
+        const older = [row("u-old", "Launched", T0), row("u-old", "Terminated", T0 + 1000)];
+        const newer = [
+          row("u-new", "Launched", T0 + 5000),
+          row("u-new", "Registered", T0 + 6000, "node-a"),
+          row("u-new", "Terminated", T0 + 9000, "node-a"),
+        ];
+        await store.write({
+          lifecycle: [...older, ...newer, { ...row("u-c2", "Launched", T0 + 9999), clusterId: "c2" }],
+        });
+        const phases = (rows: LifecycleEvent[]) => rows.map((r) => [r.nodeClaimUid, r.phase]);
+        assert.deepEqual(phases(await store.nodeClaimLifecycle("c1", "nc-a")), phases(newer));
+        assert.deepEqual(phases(await store.nodeClaimLifecycle("c1", "node-a")), phases(newer));
+        assert.deepEqual(await store.nodeClaimLifecycle("c1", "nope"), []);
+      });
+    });
+
     void it("counts disruptions per pool and reason exactly, past any page size", async () => {
       await withStore(async (store) => {
         const rows: Disruption[] = [];

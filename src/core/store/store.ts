@@ -286,6 +286,11 @@ export interface Store {
   checkpoint(clusterId: string): Promise<IngestCheckpoint | undefined>;
 
   lifecycle(q: EventQuery): Promise<LifecycleEvent[]>;
+  /**
+   * Every lifecycle row of the newest NodeClaim named `name` or whose Node was `name`, oldest
+   * first (the node drawer of a NodeClaim that is gone); empty when the store has none.
+   */
+  nodeClaimLifecycle(clusterId: string, name: string): Promise<LifecycleEvent[]>;
   disruptions(q: EventQuery): Promise<Disruption[]>;
   /** Disruptions in [from, to) counted per pool and reason, by pool then reason. */
   disruptionCounts(q: TimeRange): Promise<DisruptionCount[]>;
