@@ -7,6 +7,9 @@ import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { priceLookup } from "../dashboard/figures/price.ts";
 import { coldStarts } from "../dashboard/figures/time-saved.ts";
+import { savingsRates } from "../dashboard/figures/savings.ts";
+import { buildOverview } from "../dashboard/views.ts";
+import { ClusterState } from "../state/cluster.ts";
 import {
   ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
@@ -494,6 +497,57 @@ describe("spot placement view: one count per figure", () => {
         ["require-without-spot", "Require, but NodePool od offers no spot: its spot pods cannot schedule"],
         ["fallback", "1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)"],
       ],
+    );
+  });
+});
+
+describe("savings: one definition per scope", () => {
+  it("gives a workload the same $/h saved on the Spot page as the savings history, and nodes more", () => {
+    const s = new ClusterState();
+    s.apply("NodePool", "add", nodePool("general"));
+    const spotNode = machineObjects({
+      name: "sp-1",
+      pool: "general",
+      instanceType: "c-4x-amd64-linux",
+      capacityType: "spot",
+      cpu: "4",
+      memory: "8Gi",
+    });
+    assert.ok(spotNode.node && spotNode.nodeClaim);
+    s.apply("NodeClaim", "add", spotNode.nodeClaim);
+    s.apply("Node", "add", spotNode.node);
+    // A memory-heavy pod: its share is its CPU request's (1 of 4), as the history counts it.
+    const p = pod("web-1", "sp-1", "1", "6Gi");
+    p.metadata.namespace = "shop";
+    p.metadata.labels = { "pod-template-hash": "abc12" };
+    p.metadata.ownerReferences = [
+      { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-abc12", uid: "u", controller: true },
+    ];
+    s.apply("Pod", "add", p);
+    const view = buildSpotView({
+      clusterId: "c",
+      state: s,
+      policies: [
+        {
+          workload: { namespace: "shop", kind: "Deployment", name: "web" },
+          threshold: 0,
+          strategy: "Prefer",
+        },
+      ],
+      prices,
+      now: T0,
+    });
+    const rates = savingsRates(s, prices);
+    const history = rates.workloads.get("shop/Deployment/web");
+    assert.ok(history);
+    const web = view.workloads[0];
+    assert.ok(web);
+    assert.ok(Math.abs(web.savedPerHour - (history.onDemandPerHour - history.actualPerHour)) < 1e-12);
+    const overview = buildOverview({ clusterId: "c", state: s, prices, now: T0 });
+    assert.ok(overview.spotSavingsPerHour > view.totals.savedPerHour, "nodes' savings ⊇ workloads' share");
+    const pool = rates.pools.get("general");
+    assert.ok(
+      pool && Math.abs(overview.spotSavingsPerHour - (pool.onDemandPerHour - pool.actualPerHour)) < 1e-12,
     );
   });
 });

@@ -5,12 +5,13 @@
 // Events the agent forwards (the webhook's Prometheus counters live on its /metrics, not here).
 import type { SpotPodDto, SpotRepairDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
 import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
-import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
+import { CPU, parseResources, podRequests } from "../karpenter/resources.ts";
 import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { machinePrice } from "../dashboard/figures/price.ts";
 import { machineOf } from "../dashboard/machines.ts";
+import { podShareOfNode } from "../dashboard/figures/savings.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
@@ -133,14 +134,12 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     }
     return hit;
   };
-  /** The pod's share of its node: the larger of its CPU and memory fractions of allocatable. */
-  const share = (p: Pod, n: Node): number => {
-    const req = podRequests(p);
-    const alloc = parseResources(n.status?.allocatable ?? n.status?.capacity);
-    const cpu = (alloc[CPU] ?? 0) > 0 ? (req[CPU] ?? 0) / (alloc[CPU] ?? 1) : 0;
-    const mem = (alloc[MEMORY] ?? 0) > 0 ? (req[MEMORY] ?? 0) / (alloc[MEMORY] ?? 1) : 0;
-    return Math.min(1, Math.max(cpu, mem));
-  };
+  /** The pod's share of its node, as the savings history counts it (scope "workloads"). */
+  const share = (p: Pod, n: Node): number =>
+    podShareOfNode(
+      podRequests(p)[CPU] ?? 0,
+      parseResources(n.status?.allocatable ?? n.status?.capacity)[CPU] ?? 0,
+    );
 
   const repairs = repairsByWorkload(input.repairs ?? []);
   const workloads: SpotWorkloadDto[] = [];

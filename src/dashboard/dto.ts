@@ -42,7 +42,10 @@ export interface OverviewDto {
   /** How many nodes were priced from each source. */
   priceSources: Partial<Record<PriceSource, number>>;
   spotRatio: SpotRatioDto;
-  /** What the spot nodes save per hour against the same nodes on-demand. */
+  /**
+   * Scope "nodes": what the spot nodes save per hour against the same nodes on-demand. The Spot
+   * page's savedPerHour is scope "workloads" (their requested share of it), so it is smaller.
+   */
   spotSavingsPerHour: number;
   requested: { cpu: number; memoryBytes: number };
   allocatable: { cpu: number; memoryBytes: number };
@@ -374,8 +377,9 @@ export interface SpotWorkloadDto {
   onDemandNow: number;
   costPerHour: number;
   /**
-   * Scope "workload": the pods' share of their spot nodes' savings against on-demand (each pod's
-   * larger CPU/memory fraction of its node). The Overview's figure is the nodes' whole savings.
+   * Scope "workloads": the pods' share of their spot nodes' savings against on-demand (each pod's
+   * CPU request over its node's allocatable, figures/savings.ts podShareOfNode, as the savings
+   * history counts it). The Overview's spotSavingsPerHour is scope "nodes": the nodes' whole savings.
    */
   savedPerHour: number;
   /** Average hourly share of one pod on each capacity type (for the editor's preview). */
@@ -407,7 +411,7 @@ export interface SpotViewDto {
     pods: number;
     onDemand: number;
     spot: number;
-    /** Scope "workload": Σ of their savedPerHour. */
+    /** Scope "workloads": Σ of their savedPerHour. */
     savedPerHour: number;
     fallbacks: number;
     onDemandNow: number;

@@ -5,7 +5,7 @@ import { bytes, cores, duration, num, pct, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { disruptionCountsPath, seriesPath } from "../paths.ts";
 import { resolveRange } from "../range.ts";
-import { Savings } from "../Savings.tsx";
+import { Savings, SAVINGS_SCOPE } from "../Savings.tsx";
 import { Card, Loadable } from "../Status.tsx";
 
 /** Cluster totals now (live), and what happened over the range. */
@@ -43,7 +43,14 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           label="spot ratio"
           value={pct(o.spotRatio.nodes)}
           testid="overview-spot"
-          sub={`vCPU ${pct(o.spotRatio.vcpu)} · cost ${pct(o.spotRatio.cost)} · saves ${usd(o.spotSavingsPerHour)}/h`}
+          sub={
+            <>
+              vCPU {pct(o.spotRatio.vcpu)} · cost {pct(o.spotRatio.cost)} ·{" "}
+              <span data-testid="overview-spot-saves" title={SAVINGS_SCOPE.nodes}>
+                nodes save {usd(o.spotSavingsPerHour)}/h
+              </span>
+            </>
+          }
         />
         <Card
           label="requested / allocatable"

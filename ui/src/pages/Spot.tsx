@@ -12,6 +12,7 @@ import { dateTime, num, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { rangeQuery } from "../range.ts";
 import { Card, Loadable } from "../Status.tsx";
+import { SAVINGS_SCOPE } from "../Savings.tsx";
 import { Table, type Column } from "../Table.tsx";
 import { spotPreview, spotProblems } from "./policy.ts";
 import { WhatifPanel } from "./Whatif.tsx";
@@ -237,7 +238,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 label="workloads' spot savings"
                 value={`${usd(v.totals.savedPerHour)}/h`}
                 testid="spot-total-saved"
-                sub="scope workloads: their pods' share of their spot nodes' savings vs on-demand (the Overview's is all spot nodes')"
+                sub={`${SAVINGS_SCOPE.workloads}, managed workloads only (the Overview's figure: ${SAVINGS_SCOPE.nodes})`}
               />
               <Card
                 label="fallbacks in range"
