@@ -1,7 +1,7 @@
 // Figures the console shows that must agree with core's: exact counts, labelled scopes.
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cleanup, render, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import type {
   DisruptionCountsDto,
   DisruptionDto,
@@ -15,7 +15,8 @@ import { Overview } from "../src/pages/Overview.tsx";
 import { Spot } from "../src/pages/Spot.tsx";
 import { Disruptions } from "../src/pages/Disruptions.tsx";
 import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
-import { ctxFor, mockFetch, NOW } from "./helpers.tsx";
+import { App } from "../src/App.tsx";
+import { cluster, ctxFor, mockFetch, NOW } from "./helpers.tsx";
 
 afterEach(() => {
   cleanup();
@@ -163,5 +164,82 @@ describe("savings, each labelled with its scope", () => {
     const card = (await screen.findByTestId("spot-total-saved")).closest(".card") ?? document.body;
     assert.match(card.textContent, /\$2\.91\/h/);
     assert.match(card.textContent, /scope workloads.*managed workloads only.*Overview's figure: scope nodes/);
+  });
+});
+
+describe("admin sign-in", () => {
+  /** Core as the console sees it: viewer and admin tokens, the Spot page's data. */
+  function core(): string[] {
+    const used: string[] = [];
+    const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status });
+    globalThis.fetch = (input: string | URL | Request, init?: RequestInit) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      const auth = new Headers(init?.headers).get("authorization") ?? "";
+      const token = auth.replace(/^Bearer /, "");
+      used.push(`${token} ${url}`);
+      if (token !== "v-token" && token !== "a-token")
+        return Promise.resolve(
+          json(401, { error: "unauthorized", message: "a valid bearer token is required" }),
+        );
+      if (url.endsWith("/stream")) return new Promise<Response>(() => undefined);
+      if (url.endsWith("api/v1/whoami"))
+        return Promise.resolve(json(200, { role: token === "a-token" ? "admin" : "viewer" }));
+      if (url.endsWith("api/v1/clusters")) return Promise.resolve(json(200, [cluster]));
+      if (url.includes("/spot-placement"))
+        return Promise.resolve(
+          json(200, {
+            clusterId: "prod",
+            at: NOW,
+            from: NOW - 3_600_000,
+            to: NOW,
+            workloads: [],
+            totals: {
+              workloads: 0,
+              pods: 0,
+              onDemand: 0,
+              spot: 0,
+              savedPerHour: 0,
+              fallbacks: 0,
+              onDemandNow: 0,
+              repairs: 0,
+              lateAnswers: 0,
+            },
+          }),
+        );
+      return Promise.resolve(json(404, { message: `no mock for ${url}` }));
+    };
+    return used;
+  }
+
+  it("keeps the console signed in when the admin token is mistyped, then continues the clicked action", async () => {
+    const used = core();
+    sessionStorage.setItem("wave.token", "v-token");
+    location.hash = "#/spot?cluster=prod";
+    render(<App />);
+    fireEvent.click(await screen.findByRole("button", { name: "New policy (admin)" }));
+    const dialog = screen.getByRole("dialog", { name: "sign in as admin" });
+    // A typo: the console stays, signed in as the viewer; the prompt says why and stays open.
+    fireEvent.change(within(dialog).getByLabelText("token"), { target: { value: "a-tokn" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Sign in" }));
+    assert.match((await within(dialog).findByTestId("token-problem")).textContent, /not accepted/);
+    assert.equal(sessionStorage.getItem("wave.token"), "v-token");
+    assert.ok(screen.getByRole("button", { name: "New policy (admin)" }), "the page is still there");
+    assert.equal(screen.queryByText("Wave's API needs a token to show this cluster."), null);
+    // A viewer's token grants nothing either.
+    fireEvent.change(within(dialog).getByLabelText("token"), { target: { value: "v-token" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Sign in" }));
+    await waitFor(() =>
+      assert.match(within(dialog).getByTestId("token-problem").textContent, /viewer token/),
+    );
+    // The admin token: accepted, and the editor the click asked for opens without a second click.
+    fireEvent.change(within(dialog).getByLabelText("token"), { target: { value: "a-token" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Sign in" }));
+    assert.ok(await screen.findByRole("form", { name: "spot policy" }));
+    assert.equal(screen.queryByRole("dialog", { name: "sign in as admin" }), null);
+    assert.equal(sessionStorage.getItem("wave.token"), "a-token");
+    assert.ok(
+      used.some((u) => u.startsWith("a-tokn ")),
+      "the typo was checked with core",
+    );
   });
 });

@@ -274,7 +274,9 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                   type="button"
                   className="edit"
                   onClick={() =>
-                    ctx.role === "admin" ? setEditing("new") : ctx.askAdmin("create spot policies")
+                    ctx.role === "admin"
+                      ? setEditing("new")
+                      : ctx.askAdmin("create spot policies", () => setEditing("new"))
                   }
                 >
                   {ctx.role === "admin" ? "New policy" : "New policy (admin)"}
@@ -294,7 +296,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                     onClick={() =>
                       ctx.role === "admin"
                         ? setEditing(keyOf(open.workload))
-                        : ctx.askAdmin("edit spot policies")
+                        : ctx.askAdmin("edit spot policies", () => setEditing(keyOf(open.workload)))
                     }
                   >
                     {ctx.role === "admin" ? (open.policy ? "Edit policy" : "Create policy") : "Edit (admin)"}

@@ -158,7 +158,9 @@ function PoolWarmup({
           type="button"
           className="edit"
           onClick={() =>
-            ctx.role === "admin" ? onEdit(!editing) : ctx.askAdmin(`edit the warmup policy of ${p.nodePool}`)
+            ctx.role === "admin"
+              ? onEdit(!editing)
+              : ctx.askAdmin(`edit the warmup policy of ${p.nodePool}`, () => onEdit(true))
           }
         >
           {ctx.role === "admin"
