@@ -7,6 +7,7 @@ import type {
   DisruptionDto,
   LiveDto,
   NodeDetailDto,
+  NodePoolDto,
   OverviewDto,
   SavingsDto,
   SpotViewDto,
@@ -15,6 +16,7 @@ import { Overview } from "../src/pages/Overview.tsx";
 import { Spot } from "../src/pages/Spot.tsx";
 import { Disruptions } from "../src/pages/Disruptions.tsx";
 import { NodeDrawer } from "../src/pages/NodeDrawer.tsx";
+import { NodePools } from "../src/pages/NodePools.tsx";
 import { App } from "../src/App.tsx";
 import { cluster, ctxFor, mockFetch, NOW } from "./helpers.tsx";
 
@@ -241,5 +243,46 @@ describe("admin sign-in", () => {
       used.some((u) => u.startsWith("a-tokn ")),
       "the typo was checked with core",
     );
+  });
+});
+
+describe("NodePools page limits", () => {
+  it("shows each pool's memory limit and its use beside the CPU limit, 'no limit' without one", async () => {
+    const pool = (name: string, over: Partial<NodePoolDto>): NodePoolDto => ({
+      name,
+      nodes: 2,
+      nodesByCapacityType: { spot: 2 },
+      vcpu: 8,
+      memoryBytes: 32 * 2 ** 30,
+      costPerHour: 0.5,
+      costPerMonth: 365,
+      costByCapacityType: { spot: 0.5 },
+      priceSources: { kwok: 2 },
+      oldestPriceAsOf: null,
+      limits: { cpu: null, memoryBytes: null },
+      limitUsage: { cpu: null, memory: null },
+      consolidationPolicy: "WhenEmptyOrUnderutilized",
+      consolidateAfter: "30s",
+      capacityTypes: ["spot"],
+      thrashing: "none",
+      warmNodes: 0,
+      ...over,
+    });
+    const pools = [
+      pool("general", {
+        limits: { cpu: 16, memoryBytes: 64 * 2 ** 30 },
+        limitUsage: { cpu: 0.5, memory: 0.5 },
+      }),
+      pool("batch", {}),
+    ];
+    mockFetch([
+      [/\/series\?/, () => [200, { from: 0, to: 0, step: 60, nodePool: null, points: [], gaps: [] }]],
+    ]);
+    render(<NodePools ctx={ctxFor({ live: { overview: undefined as never, nodePools: pools } })} />);
+    const rows = await screen.findAllByTestId("pool-row");
+    const row = (name: string) => rows.find((r) => r.textContent.startsWith(name)) ?? document.body;
+    assert.ok(screen.getByRole("columnheader", { name: /memory limit/ }));
+    assert.equal(within(row("general")).getByTestId("pool-memory-limit").textContent, "50% of 64 GiB");
+    assert.equal(within(row("batch")).getByTestId("pool-memory-limit").textContent, "no limit");
   });
 });
