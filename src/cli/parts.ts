@@ -28,7 +28,7 @@ import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
-import { warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { warmupCounts, type WarmupTotals } from "../warmup/stats.ts";
 import { coldStartsOf, type RecentLifecycle } from "../dashboard/cold-starts.ts";
 import { savedPerHit, timeSavedSeconds, type ColdStarts } from "../dashboard/figures/time-saved.ts";
 
@@ -181,8 +181,7 @@ export function coreWarmup(o: {
     relay,
     totals: (clusterId, cs) => {
       const counters = stats.counters(clusterId);
-      const t = warmupTotals(counters);
-      return { ...t, timeSavedSeconds: timeSavedSeconds(counters, cs) };
+      return { ...warmupCounts(counters), timeSavedSeconds: timeSavedSeconds(counters, cs) };
     },
   };
 }
