@@ -10,6 +10,18 @@ import { coldStarts } from "../dashboard/figures/time-saved.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
 import { buildOverview } from "../dashboard/views.ts";
 import { ClusterState } from "../state/cluster.ts";
+import { Value } from "@sinclair/typebox/value";
+import type { TSchema } from "@sinclair/typebox";
+import { SpotViewSchema, WarmupViewSchema } from "../dashboard/dto.ts";
+
+/**
+ * The view matches its DTO schema exactly: the route serializes with the schema, so a field the
+ * builder adds and the schema lacks would be dropped from the API without a word.
+ */
+function conforms(schema: TSchema, value: unknown): void {
+  const errors = [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
+  assert.deepEqual(errors, []);
+}
 import {
   ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
@@ -114,6 +126,7 @@ describe("warmup view", () => {
       from: T0 - 3_600_000,
       to: T0,
     });
+    conforms(WarmupViewSchema, view);
     const g = view.pools[0];
     assert.ok(g);
     assert.equal(g.coldStartSeconds, 33);
@@ -279,6 +292,7 @@ describe("spot placement view", () => {
       prices,
       now: T0,
     });
+    conforms(SpotViewSchema, v);
     const web = v.workloads.find((w) => w.workload.name === "web");
     assert.ok(web);
     assert.deepEqual(web.target, { onDemand: 1, spot: 3 });
@@ -447,6 +461,7 @@ describe("spot placement view: one count per figure", () => {
       from: T0 - 3_600_000,
       to: T0,
     });
+    conforms(SpotViewSchema, v);
     const web = v.workloads[0];
     assert.equal(web?.repairs.byAction["Fallback"], 14);
     assert.equal(web.fallbacks, 14);

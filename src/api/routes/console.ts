@@ -14,6 +14,7 @@ import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/pol
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { errorSchema } from "./schemas.ts";
+import { SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
 
 /**
  * Patches NodePools of the one cluster core runs itself: the embedded simulated cluster. On a
@@ -178,7 +179,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
             "Warmup per NodePool: policy, state, warm nodes with pre-pull progress, why not warming, and over [from, to) hits, misses, measured time saved and warm cost",
           params: idParams,
           querystring: { type: "object", properties: rangeProps },
-          response: { 404: errorSchema, 400: errorSchema },
+          response: { 200: WarmupViewSchema, 404: errorSchema, 400: errorSchema },
         },
       },
       async (req, reply) => {
@@ -226,7 +227,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
               ...rangeProps,
             },
           },
-          response: { 404: errorSchema, 400: errorSchema },
+          response: { 200: SpotViewSchema, 404: errorSchema, 400: errorSchema },
         },
       },
       async (req, reply) => {

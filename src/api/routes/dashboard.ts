@@ -28,7 +28,12 @@ import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import type { ApiPlugin } from "../app.ts";
-import type { ClusterDto, DisruptionCountsDto, WarmupStatsDto } from "../../dashboard/dto.ts";
+import {
+  DisruptionCountsSchema,
+  type ClusterDto,
+  type DisruptionCountsDto,
+  type WarmupStatsDto,
+} from "../../dashboard/dto.ts";
 import { coldStartsOf } from "../../dashboard/cold-starts.ts";
 import type { ColdStarts } from "../../dashboard/figures/time-saved.ts";
 import { openSse } from "../sse.ts";
@@ -37,7 +42,6 @@ import { askOwner, type ReadThroughOptions } from "./read-through.ts";
 import {
   clusterIdParam,
   clusterSchema,
-  disruptionCountsSchema,
   disruptionSchema,
   errorSchema,
   lifecycleEventSchema,
@@ -477,7 +481,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
             ...rangeQuery,
             properties: { from: rangeQuery.properties.from, to: rangeQuery.properties.to, pool: poolName },
           },
-          response: { 200: disruptionCountsSchema, ...notFound },
+          response: { 200: DisruptionCountsSchema, ...notFound },
         },
       },
       async (req, reply) => {

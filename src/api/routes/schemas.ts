@@ -136,13 +136,6 @@ export const lifecycleEventSchema = obj({
 
 export const disruptionSchema = obj({ at: num, nodeClaim: str, nodePool: nullable("string"), reason: str });
 
-export const disruptionCountsSchema = obj({
-  from: num,
-  to: num,
-  total: num,
-  counts: { type: "array", items: obj({ nodePool: str, reason: str, count: num }) },
-});
-
 export const thrashingSchema = obj({
   nodePool: str,
   severity,
