@@ -61,7 +61,6 @@ async function main(): Promise<number> {
     prices,
     now: () => Date.now(),
     spotPolicies: () => Promise.resolve(policies),
-    timeSaved: () => 85,
   });
   const server = await startMetricsServer(registry, { port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${server.port}/metrics`;

@@ -86,6 +86,28 @@ const METRICS_PATHS = new Set(["/metrics", "/openapi.json"]);
 
 const newRequestId = (): string => randomBytes(8).toString("hex");
 
+const pascal = (word: string): string =>
+  word
+    .split(/[^A-Za-z0-9]+/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
+
+/**
+ * A route's OpenAPI operationId unless it names one: the method and the path's fixed words
+ * (`GET /api/v1/clusters/:id/thrashing/fixes` → `getClustersThrashingFixes`), plus `By<Param>`
+ * when the path ends in a parameter (`getClustersNodesByName`). Unique because paths are.
+ */
+export function operationIdOf(method: string, url: string): string {
+  const segments = url
+    .replace(/^\/api\/v1/, "")
+    .split("/")
+    .filter(Boolean);
+  const words = segments.filter((s) => !s.startsWith(":")).map(pascal);
+  const last = segments.at(-1);
+  const by = last?.startsWith(":") ? `By${pascal(last.slice(1))}` : "";
+  return method.toLowerCase() + (words.join("") || "Root") + by;
+}
+
 export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   const log = (opts.log ?? silentLogger).child({ component: "api" });
   const clock = opts.clock ?? realClock;
@@ -126,6 +148,13 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
     },
+  });
+
+  app.addHook("onRoute", (route) => {
+    const methods = ([] as string[]).concat(route.method);
+    const method = methods.find((m) => m !== "HEAD") ?? methods[0] ?? "GET";
+    if (route.schema?.hide || route.schema?.operationId) return;
+    route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
   });
 
   app.decorateRequest("role", undefined);

@@ -140,7 +140,7 @@ export async function startCoreComponent(
       return Promise.resolve();
     });
     hub.ensure(config.clusterId, near?.simulated);
-    const { relay, totals } = coreWarmup({ store, clusterId: config.clusterId, clock, log, figures });
+    const { relay, totals } = coreWarmup({ store, hub, clusterId: config.clusterId, clock, log, figures });
     const ingest = new IngestCore({
       sink: hub,
       clock,

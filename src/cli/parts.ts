@@ -23,25 +23,23 @@ import type { PoolSample } from "../core/history/series.ts";
 import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
 import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } from "../metrics/collector.ts";
-import { parseResources } from "../karpenter/resources.ts";
-import {
-  CAPACITY_TYPE_LABEL,
-  INSTANCE_TYPE_LABEL,
-  NODE_POOL_LABEL,
-  TOPOLOGY_ZONE_LABEL,
-} from "../objects/karpenter.ts";
+import { poolSamplesOf } from "../dashboard/views.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import type { ClusterState } from "../state/cluster.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
-import { DEFAULT_STARTUP, warmupTotals, type WarmupTotals } from "../warmup/stats.ts";
+import { warmupCounts, type WarmupTotals } from "../warmup/stats.ts";
+import { coldStartsOf, type RecentLifecycle } from "../dashboard/cold-starts.ts";
+import { savedPerHit, timeSavedSeconds, type ColdStarts } from "../dashboard/figures/time-saved.ts";
+
+/** A cluster's warmup hits, misses and time saved, priced at its measured cold starts. */
+export type WarmupTotalsOf = (clusterId: string, coldStarts: ColdStarts) => WarmupTotals;
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
 import { WarmupRelay } from "../core/warmup/relay.ts";
 
 export { connectCluster, userError } from "./connect.ts";
 
-/** Pool samples (per capacity type) for the history recorder, priced like the dashboard. */
+/** Pool samples (per capacity type) for the history recorder: the overview's figures (views.ts). */
 export function poolSamples(
   hub: ClusterHub,
   clusterId: string,
@@ -52,27 +50,6 @@ export function poolSamples(
   // than repeating the last known state as if it were measured.
   if (!entry?.info || !entry.connected) return undefined;
   return poolSamplesOf(entry.state, prices);
-}
-
-/** A cluster state's pool samples (per capacity type), priced like the dashboard. */
-export function poolSamplesOf(state: ClusterState, prices: PriceProvider): PoolSample[] {
-  const acc = new Map<string, PoolSample>();
-  for (const node of state.nodes()) {
-    const labels = node.metadata.labels ?? {};
-    const nodePool = labels[NODE_POOL_LABEL] ?? "(none)";
-    const capacityType = labels[CAPACITY_TYPE_LABEL] ?? "on-demand";
-    const k = `${nodePool}\u0000${capacityType}`;
-    const s = acc.get(k) ?? { nodePool, capacityType, nodes: 0, vcpu: 0, memoryBytes: 0, costPerHour: 0 };
-    const capacity = parseResources(node.status?.capacity);
-    s.nodes += 1;
-    s.vcpu += (capacity.cpu ?? 0) / 1000;
-    s.memoryBytes += capacity.memory ?? 0;
-    const it = labels[INSTANCE_TYPE_LABEL];
-    const ct = capacityType === "spot" || capacityType === "reserved" ? capacityType : "on-demand";
-    if (it) s.costPerHour += prices.price(it, ct, labels[TOPOLOGY_ZONE_LABEL])?.usdPerHour ?? 0;
-    acc.set(k, s);
-  }
-  return [...acc.values()];
 }
 
 /**
@@ -92,7 +69,6 @@ export function dashboardMetrics(o: {
     prices: o.prices,
     now: () => o.clock.now(),
     spotPolicies: (clusterId) => storedSpotPolicies(o.store, clusterId),
-    timeSaved: () => DEFAULT_STARTUP.coldStartSeconds - DEFAULT_STARTUP.warmStartSeconds,
   });
 }
 
@@ -174,12 +150,14 @@ export function startHistory(o: {
  */
 export function coreWarmup(o: {
   store: Store;
+  /** Whose recent history measures each pool's cold start (what a hit saved). */
+  hub: RecentLifecycle;
   /** The cluster the old, cluster-less routes mean (core's --cluster-id). */
   clusterId: string;
   clock: Clock;
   log: Logger;
   figures: DashboardMetrics;
-}): { relay: WarmupRelay; totals: (clusterId: string) => WarmupTotals } {
+}): { relay: WarmupRelay; totals: WarmupTotalsOf } {
   // Hits and misses per cluster, folded from the stored events (what every replica shows).
   const stats = new DurableWarmupStats({
     store: o.store,
@@ -191,15 +169,26 @@ export function coreWarmup(o: {
     store: o.store,
     onStored: (clusterId, events) => {
       stats.stored(clusterId);
-      for (const e of events) o.figures.events.warmup(clusterId, e);
+      // Each hit counts what it saved by the one definition (time-saved.ts), measured now.
+      void coldStartsOf(o.hub, clusterId, o.clock.now())
+        .then((cs) => {
+          for (const e of events) o.figures.events.warmup(clusterId, e, savedPerHit(cs, e.pool));
+        })
+        .catch((err: unknown) => o.log.warn("measuring cold starts failed", { cluster: clusterId, err }));
     },
   });
-  return { relay, totals: (clusterId) => warmupTotals(stats.counters(clusterId), () => DEFAULT_STARTUP) };
+  return {
+    relay,
+    totals: (clusterId, cs) => {
+      const counters = stats.counters(clusterId);
+      return { ...warmupCounts(counters), timeSavedSeconds: timeSavedSeconds(counters, cs) };
+    },
+  };
 }
 
-/** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
-export async function startApi(o: {
-  config: WaveConfig;
+/** The options of core's API (coreApi, startApi). */
+export interface CoreApiOptions {
+  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps">;
   tokens: { admin: string; viewer: string };
   hub: ClusterHub;
   store: Store;
@@ -207,17 +196,29 @@ export async function startApi(o: {
   clock: Clock;
   log?: Logger;
   metrics: Registry;
-  warmupTotals: (clusterId: string) => WarmupTotals;
+  warmupTotals: WarmupTotalsOf;
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
   /** The embedded simulated cluster's NodePools, which the console may patch (thrashing fixes). */
   nodePools?: NodePoolPatcher;
-}): Promise<{ app: FastifyInstance; port: number; address: string }> {
+}
+
+/** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
+export async function startApi(
+  o: CoreApiOptions & { config: Pick<WaveConfig, "host" | "port"> },
+): Promise<{ app: FastifyInstance; port: number; address: string }> {
+  const app = await coreApi(o);
+  const address = await app.listen({ host: o.config.host, port: o.config.port });
+  return { app, port: Number(new URL(address).port), address };
+}
+
+/** Core's API as an app that has not listened yet (tests inject requests into it). */
+export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   const { clock, metrics } = o;
   const uiDir = new URL("../../ui/dist/", import.meta.url).pathname;
   // Several core replicas: a cluster another replica owns is read through it (ADR 0012).
   const ownership = o.hub.ownership;
   const rt = ownership instanceof SoleOwnership ? undefined : { ownership };
-  const app = await build({
+  return build({
     tokens: o.tokens,
     replica: ownership.replica,
     ...(rt ? { forward: readThrough(rt) } : {}),
@@ -261,10 +262,11 @@ export async function startApi(o: {
       },
       async (s) => {
         if (existsSync(join(uiDir, "index.html"))) await s.register(fastifyStatic, { root: uiDir });
-        else s.get("/", () => ({ message: "web UI not built: run npm run build:ui" }));
+        else
+          s.get("/", { schema: { hide: true } }, () => ({
+            message: "web UI not built: run npm run build:ui",
+          }));
       },
     ],
   });
-  const address = await app.listen({ host: o.config.host, port: o.config.port });
-  return { app, port: Number(new URL(address).port), address };
 }

@@ -26,7 +26,7 @@ import type { LaggingClock } from "../sim/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { WIRE_KINDS, objectKey, type WireKind, type WireObject } from "../wire/wire.ts";
 import { heapBurst } from "./heap.ts";
-import { poolSamplesOf } from "./parts.ts";
+import { poolSamplesOf } from "../dashboard/views.ts";
 
 /** The session id of the in-process feed (the agent's own session follows it). */
 export const PREHISTORY_SESSION = "prehistory";

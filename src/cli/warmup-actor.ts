@@ -3,7 +3,7 @@
 // sends over the agent stream (remembered, so it keeps acting on them while core is away), and
 // reports what it did through the same stream.
 import type { KubeClient } from "../kube/port.ts";
-import { INSTANCE_TYPE_LABEL, TOPOLOGY_ZONE_LABEL } from "../objects/karpenter.ts";
+import { placesOf, priceLookup } from "../dashboard/figures/price.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
@@ -64,14 +64,9 @@ export function createWarmupActor(o: {
     namespace: o.namespace,
     ...(o.podNamespace ? { podNamespace: o.podNamespace } : {}),
     policyOf: policies.get,
-    priceOf: (what, ct) =>
-      typeof what === "string"
-        ? prices.price(what, ct)?.usdPerHour
-        : prices.price(
-            what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "",
-            ct,
-            what.metadata.labels?.[TOPOLOGY_ZONE_LABEL],
-          )?.usdPerHour,
+    // A new node is priced where the pool's nodes run, else where the cluster's do (the lookup
+    // has no region without a place, and the cost cap must not count the node as free).
+    priceOf: priceLookup(prices, () => placesOf(o.view.nodes())),
     log: o.log,
     onEvent: o.report,
   });

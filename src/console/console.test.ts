@@ -3,6 +3,25 @@ import assert from "node:assert/strict";
 import { machineObjects, nodePool, pod } from "../dashboard/testkit.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
+import { CompositePriceProvider } from "../pricing/composite.ts";
+import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
+import { priceLookup } from "../dashboard/figures/price.ts";
+import { coldStarts } from "../dashboard/figures/time-saved.ts";
+import { savingsRates } from "../dashboard/figures/savings.ts";
+import { buildOverview } from "../dashboard/views.ts";
+import { ClusterState } from "../state/cluster.ts";
+import { Value } from "@sinclair/typebox/value";
+import type { TSchema } from "@sinclair/typebox";
+import { SpotViewSchema, WarmupViewSchema } from "../dashboard/dto.ts";
+
+/**
+ * The view matches its DTO schema exactly: the route serializes with the schema, so a field the
+ * builder adds and the schema lacks would be dropped from the API without a word.
+ */
+function conforms(schema: TSchema, value: unknown): void {
+  const errors = [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
+  assert.deepEqual(errors, []);
+}
 import {
   ASSIGNMENT_LABEL,
   DO_NOT_DISRUPT_OWNER_ANNOTATION,
@@ -59,8 +78,28 @@ describe("warmup view", () => {
     const s = startSamples(pods, nodes, new Set(["warm-1"]));
     assert.deepEqual(s, { cold: [31, 35], warm: [3] });
 
+    // The pool's node cold starts in the last hour: launch → initialized of 60 s and 70 s.
+    const launch = (uid: string, at: number, initAfterS: number) => [
+      {
+        clusterId: "c",
+        nodeClaim: uid,
+        nodeClaimUid: uid,
+        nodePool: "general",
+        phase: "Launched" as const,
+        at,
+      },
+      {
+        clusterId: "c",
+        nodeClaim: uid,
+        nodeClaimUid: uid,
+        nodePool: "general",
+        phase: "Initialized" as const,
+        at: at + initAfterS * 1000,
+      },
+    ];
     const view = buildWarmupView({
       clusterId: "c",
+      coldStarts: coldStarts([...launch("a", T0 - 600_000, 60), ...launch("b", T0 - 500_000, 70)]),
       state: { nodePools: () => [nodePool("general")], nodes: () => [...nodes.values()], pods: () => pods },
       policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true }]]),
       defaults: DEFAULT_POLICY,
@@ -87,11 +126,15 @@ describe("warmup view", () => {
       from: T0 - 3_600_000,
       to: T0,
     });
+    conforms(WarmupViewSchema, view);
     const g = view.pools[0];
     assert.ok(g);
     assert.equal(g.coldStartSeconds, 33);
     assert.equal(g.warmStartSeconds, 3);
-    assert.equal(g.timeSavedSeconds, 30);
+    // One hit saved the pool's node cold start (the median of 60 s and 70 s), not 33 − 3 s.
+    assert.equal(g.savedPerHitSeconds, 65);
+    assert.equal(g.savedPerHitSamples, 2);
+    assert.equal(g.timeSavedSeconds, 65);
     assert.deepEqual([g.hits, g.misses, g.created], [1, 1, 1]);
     assert.deepEqual(g.missesByReason, { ttl: 1 });
     // warm-1 was warm from its launch (T0 − 400 s) to the hit (T0 − 100 s): 300 s at its price.
@@ -106,6 +149,7 @@ describe("warmup view", () => {
     const small = pod("small", "n1", "100m", "128Mi");
     const base = {
       clusterId: "c",
+      coldStarts: coldStarts([]),
       defaults: DEFAULT_POLICY,
       events: [],
       lifecycle: [],
@@ -127,6 +171,61 @@ describe("warmup view", () => {
     const v = buildWarmupView({ ...base, state: { ...full, nodePools: () => [cooling] }, policies: on });
     assert.equal(v.pools[0]?.blocker, "cooldown");
     assert.equal(buildWarmupView({ ...base, state: full, policies: on }).pools[0]?.blocker, null);
+  });
+});
+
+describe("warmup view's price of the next warm node", () => {
+  it("prices the node a warmup would launch where the pool's nodes run, so the cost cap sees it", () => {
+    // An AWS cluster priced from the static table: a lookup needs a region, which only a zone gives.
+    const aws = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
+    const onDemand = aws.price("m5.large", "on-demand", "us-east-1a")?.usdPerHour;
+    assert.ok(onDemand !== undefined && onDemand > 0);
+    const n = machineObjects({
+      name: "n1",
+      pool: "general",
+      instanceType: "m5.large",
+      capacityType: "on-demand",
+      zone: "us-east-1a",
+      cpu: "2",
+      memory: "8Gi",
+      created: iso(T0 - 3_600_000),
+    }).node;
+    assert.ok(n);
+    const state = {
+      nodePools: () => [nodePool("general")],
+      nodes: () => [n],
+      pods: () => [pod("hog", "n1", "1900m", "1Gi"), pod("big", undefined, "1500m", "1Gi", "Pending")],
+    };
+    const view = (maxCostPerHour: number | null) =>
+      buildWarmupView({
+        clusterId: "c",
+        coldStarts: coldStarts([]),
+        state,
+        policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true, maxCostPerHour }]]),
+        defaults: DEFAULT_POLICY,
+        events: [],
+        lifecycle: [],
+        prices: aws,
+        now: T0,
+        from: T0 - 3_600_000,
+        to: T0,
+      }).pools[0];
+    const open = view(null);
+    assert.equal(open?.newNodeInstanceType, "m5.large");
+    assert.equal(open.newNodeCostPerHour, onDemand, "the editor's preview has a price");
+    assert.equal(open.blocker, null);
+    // A cap below one node's price refuses the warmup (it used to count the node as $0).
+    const capped = view(onDemand / 2);
+    assert.equal(capped?.blocker, "cost-cap");
+  });
+
+  it("prices a type about to launch in the cheapest place it may land, else where the cluster runs", () => {
+    const aws = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
+    const east = aws.price("m5.large", "on-demand", "us-east-1a")?.usdPerHour;
+    const lookup = priceLookup(aws, () => [{ zone: "us-east-1b" }]);
+    assert.equal(lookup("m5.large", "on-demand"), east, "the cluster's places when the pool has none");
+    assert.equal(lookup("m5.large", "on-demand", [{ zone: "us-east-1a" }]), east);
+    assert.equal(aws.price("m5.large", "on-demand"), undefined, "no place, no price: why a place is needed");
   });
 });
 
@@ -193,11 +292,13 @@ describe("spot placement view", () => {
       prices,
       now: T0,
     });
+    conforms(SpotViewSchema, v);
     const web = v.workloads.find((w) => w.workload.name === "web");
     assert.ok(web);
     assert.deepEqual(web.target, { onDemand: 1, spot: 3 });
     assert.deepEqual(web.actual, { onDemand: 2, spot: 1, pending: 1 });
-    assert.equal(web.fallbacks, 1);
+    assert.equal(web.onDemandNow, 1);
+    assert.equal(web.fallbacks, 0, "no Fallback action in range");
     const od = prices.price("c-4x-amd64-linux", "on-demand")?.usdPerHour ?? 0;
     const sp = prices.price("c-4x-amd64-linux", "spot")?.usdPerHour ?? 0;
     assert.ok(
@@ -295,6 +396,174 @@ describe("spot placement view", () => {
     const by = Object.fromEntries(v.workloads.map((w) => [w.workload.name, w.lateAnswers]));
     assert.deepEqual(by, { api: 0, web: 4 });
     assert.equal(v.totals.lateAnswers, 6);
+  });
+});
+
+describe("spot placement view: one count per figure", () => {
+  const rsPod = (name: string, node: string | undefined, assigned?: string, app = "web"): Pod => {
+    const p = pod(name, node, "1", "1Gi");
+    p.metadata.namespace = "shop";
+    p.metadata.labels = {
+      "pod-template-hash": "abc12",
+      ...(assigned ? { [ASSIGNMENT_LABEL]: assigned } : {}),
+    };
+    p.metadata.ownerReferences = [
+      { apiVersion: "apps/v1", kind: "ReplicaSet", name: `${app}-abc12`, uid: "u", controller: true },
+    ];
+    return p;
+  };
+  const capacity = (ct: string) => ({
+    template: {
+      spec: { requirements: [{ key: "karpenter.sh/capacity-type", operator: "In" as const, values: [ct] }] },
+    },
+  });
+  const pools = [nodePool("od", capacity("on-demand")), nodePool("spot", capacity("spot"))];
+  const machine = (name: string, pool: string, ct: "spot" | "on-demand"): Node => {
+    const n = machineObjects({
+      name,
+      pool,
+      instanceType: "c-4x-amd64-linux",
+      capacityType: ct,
+      cpu: "4",
+    }).node;
+    assert.ok(n);
+    return n;
+  };
+  const nodes = [machine("od-1", "od", "on-demand"), machine("sp-1", "spot", "spot")];
+  const require = {
+    workload: { namespace: "shop", kind: "Deployment" as const, name: "web" },
+    threshold: 1,
+    strategy: "Require" as const,
+  };
+  const fallback = (i: number) => ({
+    clusterId: "c",
+    event: `e-${i}`,
+    workload: "shop/Deployment/web",
+    action: "Fallback",
+    pod: `shop/web-${i}`,
+    type: "Normal" as const,
+    message: "spot unavailable",
+    at: T0 - 60_000 + i,
+  });
+
+  it("counts fallbacks from the repair's Fallback actions, the same rows as the self-heal column", () => {
+    const v = buildSpotView({
+      clusterId: "c",
+      state: {
+        nodePools: () => pools,
+        nodes: () => nodes,
+        pods: () => [rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "sp-1", "spot")],
+      },
+      policies: [{ ...require, strategy: "Prefer" }],
+      prices,
+      now: T0,
+      repairs: [...Array.from({ length: 14 }, (_, i) => fallback(i)), { ...fallback(99), action: "Evict" }],
+      from: T0 - 3_600_000,
+      to: T0,
+    });
+    conforms(SpotViewSchema, v);
+    const web = v.workloads[0];
+    assert.equal(web?.repairs.byAction["Fallback"], 14);
+    assert.equal(web.fallbacks, 14);
+    assert.equal(web.onDemandNow, 0, "every moved pod is back on spot");
+    assert.equal(v.totals.fallbacks, 14);
+  });
+
+  it("counts managed pods over the workloads with a policy only", () => {
+    const v = buildSpotView({
+      clusterId: "c",
+      state: {
+        nodePools: () => pools,
+        nodes: () => nodes,
+        pods: () => [
+          rsPod("web-1", "od-1", "on-demand"),
+          rsPod("web-2", "sp-1", "spot"),
+          rsPod("other-1", "od-1", undefined, "other"),
+          rsPod("other-2", "od-1", undefined, "other"),
+        ],
+      },
+      policies: [require],
+      prices,
+      now: T0,
+    });
+    assert.equal(v.workloads.length, 2, "the workload without a policy is listed");
+    assert.deepEqual([v.totals.workloads, v.totals.pods, v.totals.onDemand, v.totals.spot], [1, 2, 1, 1]);
+    const web = v.workloads.find((w) => w.workload.name === "web");
+    assert.equal(v.totals.savedPerHour, web?.savedPerHour);
+  });
+
+  it("does not warn Require without spot while its spot pods run on spot and its base on an on-demand pool", () => {
+    const view = (pods: Pod[]) =>
+      buildSpotView({
+        clusterId: "c",
+        state: { nodePools: () => pools, nodes: () => nodes, pods: () => pods },
+        policies: [require],
+        prices,
+        now: T0,
+      }).workloads[0];
+    const healthy = view([rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "sp-1", "spot")]);
+    assert.deepEqual(healthy?.nodePools, ["od", "spot"]);
+    assert.deepEqual(healthy.warnings, []);
+    // A spot pod stuck on the on-demand-only pool: that one cannot be placed as Require asks.
+    const stuck = view([rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "od-1", "spot")]);
+    assert.deepEqual(
+      stuck?.warnings.map((w) => [w.kind, w.message]),
+      [
+        ["require-without-spot", "Require, but NodePool od offers no spot: its spot pods cannot schedule"],
+        ["fallback", "1 pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)"],
+      ],
+    );
+  });
+});
+
+describe("savings: one definition per scope", () => {
+  it("gives a workload the same $/h saved on the Spot page as the savings history, and nodes more", () => {
+    const s = new ClusterState();
+    s.apply("NodePool", "add", nodePool("general"));
+    const spotNode = machineObjects({
+      name: "sp-1",
+      pool: "general",
+      instanceType: "c-4x-amd64-linux",
+      capacityType: "spot",
+      cpu: "4",
+      memory: "8Gi",
+    });
+    assert.ok(spotNode.node && spotNode.nodeClaim);
+    s.apply("NodeClaim", "add", spotNode.nodeClaim);
+    s.apply("Node", "add", spotNode.node);
+    // A memory-heavy pod: its share is its CPU request's (1 of 4), as the history counts it.
+    const p = pod("web-1", "sp-1", "1", "6Gi");
+    p.metadata.namespace = "shop";
+    p.metadata.labels = { "pod-template-hash": "abc12" };
+    p.metadata.ownerReferences = [
+      { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-abc12", uid: "u", controller: true },
+    ];
+    s.apply("Pod", "add", p);
+    const view = buildSpotView({
+      clusterId: "c",
+      state: s,
+      policies: [
+        {
+          workload: { namespace: "shop", kind: "Deployment", name: "web" },
+          threshold: 0,
+          strategy: "Prefer",
+        },
+      ],
+      prices,
+      now: T0,
+    });
+    const rates = savingsRates(s, prices);
+    const history = rates.workloads.get("shop/Deployment/web");
+    assert.ok(history);
+    const web = view.workloads[0];
+    assert.ok(web);
+    assert.ok(Math.abs(web.savedPerHour - (history.onDemandPerHour - history.actualPerHour)) < 1e-12);
+    const overview = buildOverview({ clusterId: "c", state: s, prices, now: T0 });
+    assert.ok(overview.spotSavingsPerHour > view.totals.savedPerHour, "nodes' savings ⊇ workloads' share");
+    const pool = rates.pools.get("general");
+    assert.ok(
+      pool && Math.abs(overview.spotSavingsPerHour - (pool.onDemandPerHour - pool.actualPerHour)) < 1e-12,
+    );
   });
 });
 

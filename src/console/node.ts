@@ -7,10 +7,13 @@ import {
   CAPACITY_TYPE_LABEL,
   DO_NOT_DISRUPT_ANNOTATION,
   INSTANCE_TYPE_LABEL,
+  NODE_POOL_LABEL,
   TOPOLOGY_ZONE_LABEL,
-  type CapacityType,
   type NodeClaim,
 } from "../objects/karpenter.ts";
+import { isCapacityType } from "../karpenter/labels.ts";
+import { machinePrice, type Priced } from "../dashboard/figures/price.ts";
+import { machineOf } from "../dashboard/machines.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import {
@@ -39,6 +42,33 @@ export interface NodeDetailInput {
   prices: PriceProvider;
 }
 
+/** What the stored lifecycle of a NodeClaim that is gone says of its machine. */
+function pastMachine(
+  rows: readonly LifecycleEvent[],
+): (Priced & { nodeClaim: string; nodePool: string }) | undefined {
+  const first = rows[0];
+  if (!first) return undefined;
+  const pick = (f: "instanceType" | "capacityType" | "zone" | "nodeName"): string | undefined =>
+    rows.find((r) => r[f] !== undefined)?.[f];
+  const ct = pick("capacityType");
+  return {
+    nodeClaim: first.nodeClaim,
+    nodePool: first.nodePool,
+    instanceType: pick("instanceType"),
+    capacityType: isCapacityType(ct) ? ct : undefined,
+    zone: pick("zone"),
+  };
+}
+
+/** The well-known labels the NodeClaim carried, as far as its lifecycle rows recorded them. */
+function pastLabels(m: { nodePool: string } & Priced): Record<string, string> {
+  const out: Record<string, string> = { [NODE_POOL_LABEL]: m.nodePool };
+  if (m.instanceType) out[INSTANCE_TYPE_LABEL] = m.instanceType;
+  if (m.capacityType) out[CAPACITY_TYPE_LABEL] = m.capacityType;
+  if (m.zone) out[TOPOLOGY_ZONE_LABEL] = m.zone;
+  return out;
+}
+
 export function buildNodeDetail(input: NodeDetailInput): NodeDetailDto {
   const { node, nodeClaim } = input;
   const meta = node?.metadata ?? nodeClaim?.metadata ?? {};
@@ -65,15 +95,21 @@ export function buildNodeDetail(input: NodeDetailInput): NodeDetailDto {
     prev = e.at;
   }
 
-  const type = labels[INSTANCE_TYPE_LABEL];
-  const ct = (labels[CAPACITY_TYPE_LABEL] ?? "on-demand") as CapacityType;
-  const q = type === undefined ? undefined : input.prices.price(type, ct, labels[TOPOLOGY_ZONE_LABEL]);
+  // Priced as the overview prices the machine (the NodeClaim joined to its Node); a NodeClaim that
+  // is gone, as its stored lifecycle describes it.
+  const gone = !node && !nodeClaim;
+  const past = gone ? pastMachine(input.lifecycle) : undefined;
+  const q = gone
+    ? past && machinePrice(input.prices, past)
+    : machinePrice(input.prices, machineOf(nodeClaim, node));
+  if (past) Object.assign(labels, pastLabels(past));
   const dnd = annotations[DO_NOT_DISRUPT_ANNOTATION] === "true";
   const byWave = annotations[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
 
   return {
     node: input.row ?? null,
-    nodeClaim: nodeClaim?.metadata.name ?? input.row?.nodeClaim ?? null,
+    nodeClaim: nodeClaim?.metadata.name ?? input.row?.nodeClaim ?? past?.nodeClaim ?? null,
+    gone,
     timeline,
     pods: input.pods.map((p) => {
       const r = podRequests(p);

@@ -5,22 +5,22 @@
 // Events the agent forwards (the webhook's Prometheus counters live on its /metrics, not here).
 import type { SpotPodDto, SpotRepairDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
 import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
-import { CPU, MEMORY, parseResources, podRequests } from "../karpenter/resources.ts";
-import {
-  CAPACITY_TYPE_LABEL,
-  INSTANCE_TYPE_LABEL,
-  TOPOLOGY_ZONE_LABEL,
-  type CapacityType,
-  type NodePool,
-} from "../objects/karpenter.ts";
+import { CPU, parseResources, podRequests } from "../karpenter/resources.ts";
+import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
+import { machinePrice } from "../dashboard/figures/price.ts";
+import { machineOf } from "../dashboard/machines.ts";
+import { podShareOfNode } from "../dashboard/figures/savings.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
 import { ON_DEMAND, SPOT } from "../webhook/constants.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy, type WorkloadRef } from "../webhook/policy.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
+
+/** The repair's action (its Event's `action`) when it moved a pod to Prefer's on-demand fallback. */
+export const FALLBACK_ACTION = "Fallback";
 
 /** Most pods listed per workload (counts always cover every pod). */
 export const MAX_PODS_LISTED = 500;
@@ -125,24 +125,21 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     const name = n.metadata.name ?? "";
     let hit = priceMemo.get(name);
     if (!hit) {
-      const l = n.metadata.labels ?? {};
-      const type = l[INSTANCE_TYPE_LABEL] ?? "";
-      const ct = (l[CAPACITY_TYPE_LABEL] ?? ON_DEMAND) as CapacityType;
-      const q = prices.price(type, ct, l[TOPOLOGY_ZONE_LABEL]);
-      const od = ct === ON_DEMAND ? q : prices.price(type, "on-demand", l[TOPOLOGY_ZONE_LABEL]);
+      // Priced as the overview prices the machine (figures/price.ts).
+      const m = machineOf(undefined, n);
+      const q = machinePrice(prices, m);
+      const od = (m.capacityType ?? ON_DEMAND) === ON_DEMAND ? q : machinePrice(prices, m, "on-demand");
       hit = { now: q?.usdPerHour ?? null, onDemand: od?.usdPerHour ?? null, source: q?.source ?? "unknown" };
       priceMemo.set(name, hit);
     }
     return hit;
   };
-  /** The pod's share of its node: the larger of its CPU and memory fractions of allocatable. */
-  const share = (p: Pod, n: Node): number => {
-    const req = podRequests(p);
-    const alloc = parseResources(n.status?.allocatable ?? n.status?.capacity);
-    const cpu = (alloc[CPU] ?? 0) > 0 ? (req[CPU] ?? 0) / (alloc[CPU] ?? 1) : 0;
-    const mem = (alloc[MEMORY] ?? 0) > 0 ? (req[MEMORY] ?? 0) / (alloc[MEMORY] ?? 1) : 0;
-    return Math.min(1, Math.max(cpu, mem));
-  };
+  /** The pod's share of its node, as the savings history counts it (scope "workloads"). */
+  const share = (p: Pod, n: Node): number =>
+    podShareOfNode(
+      podRequests(p)[CPU] ?? 0,
+      parseResources(n.status?.allocatable ?? n.status?.capacity)[CPU] ?? 0,
+    );
 
   const repairs = repairsByWorkload(input.repairs ?? []);
   const workloads: SpotWorkloadDto[] = [];
@@ -154,6 +151,8 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     spot: 0,
     savedPerHour: 0,
     fallbacks: 0,
+    onDemandNow: 0,
+    workloads: 0,
     repairs: 0,
     lateAnswers: [...late.values()].reduce((x, y) => x + y, 0),
   };
@@ -161,8 +160,10 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     const actual = { onDemand: 0, spot: 0, pending: 0 };
     let cost = 0;
     let saved = 0;
-    let fallbacks = 0;
+    let onDemandNow = 0;
     let pinned = 0;
+    /** Pools whose spot-assigned pods are not on spot, and which offer no spot. */
+    const noSpot = new Set<string>();
     const perPod: Record<"onDemand" | "spot", number[]> = { onDemand: [], spot: [] };
     const poolNames = new Set<string>();
     const items: SpotPodDto[] = [];
@@ -189,7 +190,13 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
             perPod.onDemand.push(pr.onDemand * s);
           }
         }
-        if (assigned === SPOT && ct !== SPOT) fallbacks++;
+        if (assigned === SPOT && ct !== SPOT) onDemandNow++;
+      }
+      // Require's spot pods can only run in a pool that offers spot: one that waits (or runs
+      // elsewhere) in a pool without spot cannot be placed. Its on-demand pods may use any pool.
+      if (assigned === SPOT && ct !== SPOT && pool !== undefined) {
+        const poolObj = pools.find((x) => x.metadata.name === pool);
+        if (poolObj !== undefined && !poolOffersSpot(poolObj)) noSpot.add(pool);
       }
       if (items.length < MAX_PODS_LISTED && (a.policy !== undefined || input.expand === key))
         items.push({
@@ -215,27 +222,25 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
         kind: "workload-not-found",
         message: `no live pod of ${key} in the cluster: the workload may not exist (check the name and namespace)`,
       });
-    if (policy?.strategy === "Require") {
-      const noSpot = [...poolNames].filter((n) => {
-        const pool = pools.find((p) => p.metadata.name === n);
-        return pool !== undefined && !poolOffersSpot(pool);
+    if (policy?.strategy === "Require" && noSpot.size > 0)
+      warnings.push({
+        kind: "require-without-spot",
+        message: `Require, but NodePool ${[...noSpot].sort().join(", ")} offers no spot: its spot pods cannot schedule`,
       });
-      if (noSpot.length > 0)
-        warnings.push({
-          kind: "require-without-spot",
-          message: `Require, but NodePool ${noSpot.join(", ")} offers no spot: its spot pods cannot schedule`,
-        });
-    }
     if (pinned > 0)
       warnings.push({
         kind: "pinned-by-workload",
         message: `${pinned} pod(s) pin ${CAPACITY_TYPE_LABEL} in their own spec: Wave leaves them as they are`,
       });
-    if (fallbacks > 0)
+    if (onDemandNow > 0)
       warnings.push({
         kind: "fallback",
-        message: `${fallbacks} pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)`,
+        message: `${onDemandNow} pod(s) assigned spot run on on-demand (Prefer's fallback: no spot capacity)`,
       });
+    const workloadRepairs = repairs.get(key) ?? { total: 0, byAction: {}, recent: [] };
+    // One count of fallbacks: the repair's Fallback actions over the range, the same rows the
+    // self-heal column lists (a pod it moved may well be back on spot by now).
+    const fallbacks = workloadRepairs.byAction[FALLBACK_ACTION] ?? 0;
     const avg = (xs: number[]): number | null =>
       xs.length === 0 ? null : xs.reduce((x, y) => x + y, 0) / xs.length;
     workloads.push({
@@ -252,21 +257,27 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
       target,
       actual,
       fallbacks,
+      onDemandNow,
       costPerHour: cost,
       savedPerHour: saved,
       podCostPerHour: { onDemand: avg(perPod.onDemand), spot: avg(perPod.spot) },
       nodePools: [...poolNames].sort(),
       warnings,
       items,
-      repairs: repairs.get(key) ?? { total: 0, byAction: {}, recent: [] },
+      repairs: workloadRepairs,
       lateAnswers: late.get(key) ?? 0,
     });
-    totals.repairs += repairs.get(key)?.total ?? 0;
+    totals.repairs += workloadRepairs.total;
+    // The totals are the managed workloads' (those with a policy): the others are listed for
+    // reference but Wave does not place their pods.
+    if (policy === undefined) continue;
+    totals.workloads++;
     totals.pods += total;
     totals.onDemand += actual.onDemand;
     totals.spot += actual.spot;
     totals.savedPerHour += saved;
     totals.fallbacks += fallbacks;
+    totals.onDemandNow += onDemandNow;
   }
   // Workloads with a policy first, then by key.
   workloads.sort(

@@ -5,16 +5,11 @@
 import { backoffCooldownMs, unusedStreak } from "../warmup/backoff.ts";
 import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
-import {
-  CAPACITY_TYPE_LABEL,
-  INSTANCE_TYPE_LABEL,
-  NODE_POOL_LABEL,
-  TOPOLOGY_ZONE_LABEL,
-  type CapacityType,
-  type NodePool,
-} from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL, type CapacityType, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
+import { machinePrice, placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import { savedPerHit, type ColdStarts } from "../dashboard/figures/time-saved.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
@@ -52,6 +47,8 @@ export interface WarmupViewInput {
   /** Lifecycle rows of [from − a day, to): when each warm node was launched. */
   lifecycle: readonly LifecycleEvent[];
   prices: PriceProvider;
+  /** The cluster's measured cold starts now (dashboard/cold-starts.ts): what a hit saves. */
+  coldStarts: ColdStarts;
   now: number;
   from: number;
   to: number;
@@ -73,15 +70,9 @@ export function readyAt(p: Pod): number | undefined {
   return parseTime(c?.lastTransitionTime);
 }
 
-export function priceOfWith(prices: PriceProvider): PriceOf {
-  return (what, ct) =>
-    typeof what === "string"
-      ? prices.price(what, ct)?.usdPerHour
-      : prices.price(
-          what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "",
-          (what.metadata.labels?.[CAPACITY_TYPE_LABEL] as CapacityType | undefined) ?? ct,
-          what.metadata.labels?.[TOPOLOGY_ZONE_LABEL],
-        )?.usdPerHour;
+/** The warmup price lookup over a cluster's state: new nodes priced where its nodes run. */
+export function priceOfWith(prices: PriceProvider, nodes: () => readonly Node[] = () => []): PriceOf {
+  return priceLookup(prices, () => placesOf(nodes()));
 }
 
 /**
@@ -113,7 +104,7 @@ export function startSamples(
 
 export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
   const { state, now, from, to } = input;
-  const priceOf = priceOfWith(input.prices);
+  const priceOf = priceOfWith(input.prices, () => state.nodes());
   const pools = [...state.nodePools()].sort((a, b) =>
     (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
   );
@@ -223,7 +214,7 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
     const newNodeCostPerHour =
       offering?.instanceType === undefined
         ? null
-        : (priceOf(offering.instanceType, offering.capacityType) ?? null);
+        : (priceOf(offering.instanceType, offering.capacityType, offering.places) ?? null);
     if (!poolObj) {
       blocker = "pool-missing";
       blockerDetail = "no NodePool with this name in the cluster";
@@ -274,7 +265,7 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       if (e.type === "miss")
         missesByReason[e.reason ?? "unknown"] = (missesByReason[e.reason ?? "unknown"] ?? 0) + 1;
 
-    // Measured start times; time saved = Σ over warm hits of (cold median − its own start).
+    // Measured pod start times (shown for reference); time saved is the one definition.
     const poolPods = pods.filter((p) => {
       const n = nodesByName.get(p.spec.nodeName ?? "");
       return n?.metadata.labels?.[NODE_POOL_LABEL] === name;
@@ -285,7 +276,6 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
     });
     const samples = startSamples(inRange, nodesByName, warmedNodes);
     const cold = median(samples.cold);
-    const timeSaved = cold === null ? null : samples.warm.reduce((a, s) => a + Math.max(0, cold - s), 0);
 
     // Warm capacity's cost over the range: each warm node from its launch to its release.
     let warmCostUsd = 0;
@@ -308,13 +298,11 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       const l = launchedAt.get(nodeName);
       const price = live
         ? priceOf(live, "on-demand")
-        : l?.instanceType === undefined
-          ? undefined
-          : input.prices.price(
-              l.instanceType,
-              (l.capacityType as CapacityType | undefined) ?? "on-demand",
-              l.zone,
-            )?.usdPerHour;
+        : machinePrice(input.prices, {
+            instanceType: l?.instanceType,
+            capacityType: l?.capacityType as CapacityType | undefined,
+            zone: l?.zone,
+          })?.usdPerHour;
       warmCostUsd += ((price ?? 0) * (b - a)) / 3_600_000;
     }
 
@@ -341,7 +329,9 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
       coldStartSamples: samples.cold.length,
       warmStartSeconds: median(samples.warm),
       warmStartSamples: samples.warm.length,
-      timeSavedSeconds: timeSaved,
+      timeSavedSeconds: count("hit") * savedPerHit(input.coldStarts, name),
+      savedPerHitSeconds: savedPerHit(input.coldStarts, name),
+      savedPerHitSamples: input.coldStarts.pools.get(name)?.samples ?? 0,
       warmCostUsd,
       warmCostPerHourNow: warmCost(poolNodes.filter(isWaveWarm), priceOf) ?? 0,
       newNodeCostPerHour,

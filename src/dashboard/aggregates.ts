@@ -8,6 +8,7 @@ import { CPU, MEMORY, addInto, type Resources } from "../karpenter/resources.ts"
 import type { CapacityType } from "../objects/karpenter.ts";
 import type { CostSource } from "./figures/cost.ts";
 import type { Machine } from "./machines.ts";
+import { machinePrice } from "./figures/price.ts";
 
 export type Ct = CapacityType;
 
@@ -133,7 +134,7 @@ export class PriceMemo {
   ): PriceQuote | undefined {
     if (!instanceType) return undefined;
     return this.#lookup(`${instanceType}\u0000${ct}\u0000${zone ?? ""}\u0000${region ?? ""}`, () =>
-      this.#prices.price(instanceType, ct, zone, region),
+      machinePrice(this.#prices, { instanceType, capacityType: ct, zone, region }),
     );
   }
 
@@ -141,7 +142,9 @@ export class PriceMemo {
   group(g: PriceGroup, ct: Ct): PriceQuote | undefined {
     if (!g.instanceType) return undefined;
     const type = g.instanceType;
-    return this.#lookup(`${g.key}\u0000${ct}`, () => this.#prices.price(type, ct, g.zone, g.region));
+    return this.#lookup(`${g.key}\u0000${ct}`, () =>
+      machinePrice(this.#prices, { instanceType: type, capacityType: ct, zone: g.zone, region: g.region }),
+    );
   }
 
   #lookup(key: string, price: () => PriceQuote | undefined): PriceQuote | undefined {

@@ -1,11 +1,25 @@
 // The API's response shapes: the contract between core and the web UI (ui/ imports these
 // types). Money is USD; memory is bytes; CPU is cores; times are epoch milliseconds.
 
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import type { KarpenterSupport } from "../karpenter/compat.ts";
 
 export type { KarpenterSupport };
 
 export type PriceSource = "live" | "static" | "estimate" | "kwok" | "unknown";
+
+// DTOs declared as TypeBox schemas: the route serializes with the schema (a field it leaves out
+// would be dropped), its type is Static<> of it, and the OpenAPI document is generated from it.
+// Objects are closed (additionalProperties: false), so a test that checks a builder's output
+// against the schema fails when the builder adds a field the schema lacks (dto.test.ts).
+const Obj = <T extends Record<string, TSchema>>(props: T, description?: string) =>
+  Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Num = Type.Number();
+const Int = Type.Integer();
+const Str = Type.String();
+const Counts = Type.Record(Type.String(), Type.Integer());
+const Lit = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 export interface ClusterDto {
   id: string;
@@ -42,7 +56,10 @@ export interface OverviewDto {
   /** How many nodes were priced from each source. */
   priceSources: Partial<Record<PriceSource, number>>;
   spotRatio: SpotRatioDto;
-  /** What the spot nodes save per hour against the same nodes on-demand. */
+  /**
+   * Scope "nodes": what the spot nodes save per hour against the same nodes on-demand. The Spot
+   * page's savedPerHour is scope "workloads" (their requested share of it), so it is smaller.
+   */
   spotSavingsPerHour: number;
   requested: { cpu: number; memoryBytes: number };
   allocatable: { cpu: number; memoryBytes: number };
@@ -150,6 +167,18 @@ export interface DisruptionDto {
   reason: string;
 }
 
+/** Disruptions in a range counted per pool and reason by the store: exact, never a page. */
+export const DisruptionCountsSchema = Obj(
+  {
+    from: Num,
+    to: Num,
+    total: Int,
+    counts: Type.Array(Obj({ nodePool: Str, reason: Str, count: Int })),
+  },
+  "Disruptions in [from, to) counted per pool and reason (exact; the list pages)",
+);
+export type DisruptionCountsDto = Static<typeof DisruptionCountsSchema>;
+
 export type ThrashSeverity = "none" | "low" | "medium" | "high";
 
 export interface ThrashingDto {
@@ -248,152 +277,216 @@ export interface SavingsDto {
 
 // ---- Console pages (warmup, spot placement, node drawer) ----
 
-export type WarmupPoolState = "idle" | "warming" | "warm" | "protected";
+export const WarmupPoolStateSchema = Lit(["idle", "warming", "warm", "protected"] as const);
+export type WarmupPoolState = Static<typeof WarmupPoolStateSchema>;
 
 /** Why a pool is not starting a warmup now (null when it is, or would be, warming). */
-export type WarmupBlocker =
-  | "disabled"
-  | "no-workload"
-  | "fits-existing-node"
-  | "max-warm-nodes"
-  | "in-flight"
-  | "cooldown"
-  | "pool-limit"
-  | "cost-cap"
-  | "price-unknown"
-  | "pool-missing";
+export const WarmupBlockerSchema = Lit([
+  "disabled",
+  "no-workload",
+  "fits-existing-node",
+  "max-warm-nodes",
+  "in-flight",
+  "cooldown",
+  "pool-limit",
+  "cost-cap",
+  "price-unknown",
+  "pool-missing",
+] as const);
+export type WarmupBlocker = Static<typeof WarmupBlockerSchema>;
 
-export interface WarmNodeDto {
-  name: string;
+/** A warmup policy with every field filled (defaults included). */
+export const WarmupPolicyFieldsSchema = Obj({
+  enabled: Type.Boolean(),
+  maxWarmNodes: Int,
+  ttlSeconds: Int,
+  cooldownSeconds: Int,
+  maxCostPerHour: Nullable(Num),
+  prePull: Type.Boolean(),
+  prePullDeadlineSeconds: Int,
+});
+
+export const WarmNodeSchema = Obj({
+  name: Str,
   /** Seconds since Wave marked it warm. */
-  ageSeconds: number | null;
+  ageSeconds: Nullable(Num),
   /** Seconds until the warmup counts as a miss (negative: overdue, released on the next pass). */
-  ttlLeftSeconds: number | null;
-  costPerHour: number | null;
+  ttlLeftSeconds: Nullable(Num),
+  costPerHour: Nullable(Num),
   /** True while the warmup pod still holds it (no real pod came yet). */
-  waiting: boolean;
-  images: { image: string; status: "pulled" | "pulling" | "failed" | "pending" }[];
-}
+  waiting: Type.Boolean(),
+  images: Type.Array(Obj({ image: Str, status: Lit(["pulled", "pulling", "failed", "pending"] as const) })),
+});
+export type WarmNodeDto = Static<typeof WarmNodeSchema>;
 
-export interface WarmupPoolDto {
-  nodePool: string;
-  policy: WarmupPolicyDto["policy"];
+export const WarmupPoolSchema = Obj({
+  nodePool: Str,
+  policy: WarmupPolicyFieldsSchema,
   /** The policy is stored (false: the defaults apply, warmup off). */
-  configured: boolean;
-  state: WarmupPoolState;
-  blocker: WarmupBlocker | null;
-  blockerDetail: string | null;
-  warmupPods: { name: string; node: string | null; createdAt: number | null }[];
-  warmNodes: WarmNodeDto[];
+  configured: Type.Boolean(),
+  state: WarmupPoolStateSchema,
+  blocker: Nullable(WarmupBlockerSchema),
+  blockerDetail: Nullable(Str),
+  warmupPods: Type.Array(Obj({ name: Str, node: Nullable(Str), createdAt: Nullable(Num) })),
+  warmNodes: Type.Array(WarmNodeSchema),
   /** Over the requested range, from the controller's stored events. */
-  created: number;
-  hits: number;
-  misses: number;
-  missesByReason: Record<string, number>;
-  imagesPulled: number;
-  pullFailures: number;
+  created: Int,
+  hits: Int,
+  misses: Int,
+  missesByReason: Counts,
+  imagesPulled: Int,
+  pullFailures: Int,
   /** Median pending→Ready of pods that waited for a new node; null until one is measured. */
-  coldStartSeconds: number | null;
-  coldStartSamples: number;
+  coldStartSeconds: Nullable(Num),
+  coldStartSamples: Int,
   /** Median pending→Ready of pods that landed on a node Wave held warm. */
-  warmStartSeconds: number | null;
-  warmStartSamples: number;
-  /** Σ over measured warm hits of (cold median − that pod's start); null without a cold median. */
-  timeSavedSeconds: number | null;
+  warmStartSeconds: Nullable(Num),
+  warmStartSamples: Int,
+  /**
+   * hits × savedPerHitSeconds: the one definition of time saved (dashboard/figures/time-saved.ts),
+   * the same as the Overview's and /metrics'.
+   */
+  timeSavedSeconds: Num,
+  /**
+   * What one hit saves: the pool's node cold start, median launch → initialized of its NodeClaims
+   * in the last hour (`savedPerHitSamples` of them; 0: the cluster's median, or nothing measured).
+   */
+  savedPerHitSeconds: Num,
+  savedPerHitSamples: Int,
   /** What Wave's warm capacity cost over the range (launch → release of each warm node). */
-  warmCostUsd: number;
-  warmCostPerHourNow: number;
+  warmCostUsd: Num,
+  warmCostPerHourNow: Num,
   /** Hourly price of the node a warmup would launch now (the editor's preview). */
-  newNodeCostPerHour: number | null;
-  newNodeInstanceType: string | null;
+  newNodeCostPerHour: Nullable(Num),
+  newNodeInstanceType: Nullable(Str),
   /** Warm nodes in a row that expired unused (reset by a hit): each one backs warmup off. */
-  unusedStreak: number;
+  unusedStreak: Int,
   /** The cooldown in force now: the policy's, grown by the back-off. */
-  cooldownSecondsNow: number;
-}
+  cooldownSecondsNow: Num,
+});
+export type WarmupPoolDto = Static<typeof WarmupPoolSchema>;
 
-export interface WarmupViewDto {
-  clusterId: string;
-  at: number;
-  from: number;
-  to: number;
-  pools: WarmupPoolDto[];
-}
+export const WarmupViewSchema = Obj(
+  { clusterId: Str, at: Num, from: Num, to: Num, pools: Type.Array(WarmupPoolSchema) },
+  "Warmup per NodePool: policy, state, warm nodes, why not warming, and over [from, to) hits, misses, time saved and warm cost",
+);
+export type WarmupViewDto = Static<typeof WarmupViewSchema>;
 
-export interface SpotPodDto {
-  namespace: string;
-  name: string;
-  node: string | null;
+export const SpotPodSchema = Obj({
+  namespace: Str,
+  name: Str,
+  node: Nullable(Str),
   /** Capacity type of the node it runs on (null while pending). */
-  capacityType: string | null;
+  capacityType: Nullable(Str),
   /** What Wave's webhook assigned ("on-demand" | "spot"), if it did. */
-  assigned: string | null;
-  phase: string | null;
-  note: string | null;
-  costPerHour: number | null;
-}
+  assigned: Nullable(Str),
+  phase: Nullable(Str),
+  note: Nullable(Str),
+  costPerHour: Nullable(Num),
+});
+export type SpotPodDto = Static<typeof SpotPodSchema>;
 
 /** One self-heal action of the spot repair (a WaveSpotRepair Event, ADR 0006). */
-export interface SpotRepairDto {
-  at: number;
+export const SpotRepairSchema = Obj({
+  at: Num,
   /** Evict, EvictBlocked, Fallback, … ("" when the Event named none). */
-  action: string;
+  action: Str,
   /** namespace/name of the pod acted on. */
-  pod: string;
-  type: "Normal" | "Warning";
-  message: string;
-}
+  pod: Str,
+  type: Lit(["Normal", "Warning"] as const),
+  message: Str,
+});
+export type SpotRepairDto = Static<typeof SpotRepairSchema>;
 
-export type SpotWarning = "workload-not-found" | "require-without-spot" | "pinned-by-workload" | "fallback";
+export const SpotWarningSchema = Lit([
+  "workload-not-found",
+  "require-without-spot",
+  "pinned-by-workload",
+  "fallback",
+] as const);
+export type SpotWarning = Static<typeof SpotWarningSchema>;
 
-export interface SpotWorkloadDto {
-  workload: SpotPolicyDto["workload"];
-  policy: Omit<SpotPolicyDto, "workload"> | null;
-  pods: number;
-  target: { onDemand: number; spot: number } | null;
-  actual: { onDemand: number; spot: number; pending: number };
-  /** Pods the webhook sent to spot that run on on-demand (Prefer's fallback), as core sees them. */
-  fallbacks: number;
-  costPerHour: number;
-  /** The same pods all on on-demand, minus what they cost now. */
-  savedPerHour: number;
+const WorkloadRefSchema = Obj({
+  namespace: Str,
+  kind: Lit(["Deployment", "StatefulSet", "ReplicaSet"] as const),
+  name: Str,
+});
+
+export const SpotWorkloadSchema = Obj({
+  workload: WorkloadRefSchema,
+  policy: Nullable(
+    Obj({
+      threshold: Int,
+      strategy: Lit(["Prefer", "Require"] as const),
+      percentAboveBase: Type.Optional(Int),
+    }),
+  ),
+  pods: Int,
+  target: Nullable(Obj({ onDemand: Int, spot: Int })),
+  actual: Obj({ onDemand: Int, spot: Int, pending: Int }),
+  /**
+   * Prefer's fallbacks over [from, to): the repair's Fallback actions, the same rows as
+   * `repairs.byAction.Fallback` (the self-heal column).
+   */
+  fallbacks: Int,
+  /** Pods the webhook sent to spot that run on on-demand now (live state). */
+  onDemandNow: Int,
+  costPerHour: Num,
+  /**
+   * Scope "workloads": the pods' share of their spot nodes' savings against on-demand (each pod's
+   * CPU request over its node's allocatable, figures/savings.ts podShareOfNode, as the savings
+   * history counts it). The Overview's spotSavingsPerHour is scope "nodes": the nodes' whole savings.
+   */
+  savedPerHour: Num,
   /** Average hourly share of one pod on each capacity type (for the editor's preview). */
-  podCostPerHour: { onDemand: number | null; spot: number | null };
-  nodePools: string[];
-  warnings: { kind: SpotWarning; message: string }[];
-  items: SpotPodDto[];
+  podCostPerHour: Obj({ onDemand: Nullable(Num), spot: Nullable(Num) }),
+  nodePools: Type.Array(Str),
+  warnings: Type.Array(Obj({ kind: SpotWarningSchema, message: Str })),
+  items: Type.Array(SpotPodSchema),
   /** The repair's self-heal actions for this workload over the view's [from, to). */
-  repairs: { total: number; byAction: Record<string, number>; recent: SpotRepairDto[] };
+  repairs: Obj({ total: Int, byAction: Counts, recent: Type.Array(SpotRepairSchema) }),
   /**
    * Admissions of this workload the webhook answered after its deadline over [from, to): the pod
    * was created without Wave's capacity-type affinity (placed by the scheduler alone) until the
    * next rollout or repair. From the webhook's WaveSpotLateAnswer Events.
    */
-  lateAnswers: number;
-}
+  lateAnswers: Int,
+});
+export type SpotWorkloadDto = Static<typeof SpotWorkloadSchema>;
 
-export interface SpotViewDto {
-  clusterId: string;
-  at: number;
-  /** The range repairs and late answers are counted over (epoch ms, [from, to)). */
-  from: number;
-  to: number;
-  workloads: SpotWorkloadDto[];
-  totals: {
-    pods: number;
-    onDemand: number;
-    spot: number;
-    savedPerHour: number;
-    fallbacks: number;
-    repairs: number;
-    /** The cluster's late answers over [from, to), workloads no longer listed included. */
-    lateAnswers: number;
-  };
-}
+export const SpotViewSchema = Obj(
+  {
+    clusterId: Str,
+    at: Num,
+    /** The range repairs and late answers are counted over (epoch ms, [from, to)). */
+    from: Num,
+    to: Num,
+    workloads: Type.Array(SpotWorkloadSchema),
+    /** Over the workloads with a policy (Wave places only their pods); repairs over every listed one. */
+    totals: Obj({
+      /** Workloads with a spot policy. */
+      workloads: Int,
+      pods: Int,
+      onDemand: Int,
+      spot: Int,
+      /** Scope "workloads": Σ of their savedPerHour. */
+      savedPerHour: Num,
+      fallbacks: Int,
+      onDemandNow: Int,
+      repairs: Int,
+      /** The cluster's late answers over [from, to), workloads no longer listed included. */
+      lateAnswers: Int,
+    }),
+  },
+  "Spot placement per workload: policy, target vs actual, pods, savings (scope workloads), warnings, self-heal actions and late answers over [from, to)",
+);
+export type SpotViewDto = Static<typeof SpotViewSchema>;
 
 export interface NodeDetailDto {
   node: NodeDto | null;
   nodeClaim: string | null;
+  /** The NodeClaim is gone (disrupted, terminated): shown from its stored lifecycle. */
+  gone: boolean;
   /** Each step once, with the time since the previous step. */
   timeline: {
     phase: LifecycleEventDto["phase"];

@@ -15,6 +15,7 @@ import {
   buildSeries,
   disruptionDtos,
   lifecycleDtos,
+  poolSamplesOf,
   thrashingDtos,
   thrashingReports,
   type ViewInput,
@@ -326,5 +327,71 @@ describe("dashboard views", () => {
       ],
     );
     assert.equal(a.gaps.length, 1);
+  });
+});
+
+describe("the history chart's samples", () => {
+  it("count, size and price the overview's machines: a launching NodeClaim counts, KWOK nodes' allocatable sizes them", () => {
+    const s = state();
+    // A NodeClaim Karpenter launched whose Node has not registered yet: it already costs money.
+    const launching = machineObjects({
+      name: "launching-1",
+      pool: "default",
+      instanceType: "c-4x-amd64-linux",
+      capacityType: "spot",
+      zone: "test-zone-a",
+      cpu: "4",
+      memory: "8Gi",
+      unregistered: true,
+    });
+    assert.ok(launching.nodeClaim);
+    s.apply("NodeClaim", "add", launching.nodeClaim);
+    // A node whose capacity under-reports (as KWOK's do): sized by the larger allocatable.
+    const under = machineObjects({
+      name: "under-1",
+      pool: "batch",
+      instanceType: "m-2x-amd64-linux",
+      capacityType: "on-demand",
+      cpu: "1",
+      allocatableCpu: "2",
+      memory: "16Gi",
+    });
+    assert.ok(under.node && under.nodeClaim);
+    s.apply("NodeClaim", "add", under.nodeClaim);
+    s.apply("Node", "add", under.node);
+    const prices = new KwokPriceProvider();
+    const overview = buildOverview({ clusterId: "c1", state: s, prices, now: NOW });
+    const pools = buildNodePools({ clusterId: "c1", state: s, prices, now: NOW });
+    const samples = poolSamplesOf(s, prices);
+    const sum = (pick: (x: { nodes: number; costPerHour: number; vcpu: number }) => number) =>
+      samples.reduce((a, x) => a + pick(x), 0);
+    assert.equal(
+      sum((x) => x.nodes),
+      overview.nodes,
+    );
+    assert.equal(overview.nodes, 4);
+    close(
+      sum((x) => x.costPerHour),
+      overview.costPerHour,
+      "cost per hour",
+    );
+    for (const p of pools) {
+      const mine = samples.filter((x) => x.nodePool === p.name);
+      assert.equal(
+        mine.reduce((a, x) => a + x.nodes, 0),
+        p.nodes,
+        p.name,
+      );
+      close(
+        mine.reduce((a, x) => a + x.vcpu, 0),
+        p.vcpu,
+        `${p.name} vCPU`,
+      );
+      close(
+        mine.reduce((a, x) => a + x.costPerHour, 0),
+        p.costPerHour,
+        `${p.name} cost`,
+      );
+    }
   });
 });

@@ -17,7 +17,7 @@ import type {
   ThrashSeverity,
   WarmupStatsDto,
 } from "./dto.ts";
-import type { SeriesRow } from "../core/history/series.ts";
+import type { PoolSample, SeriesRow } from "../core/history/series.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
 import { CPU, MEMORY } from "../karpenter/resources.ts";
 import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
@@ -27,6 +27,7 @@ import type { ClusterState } from "../state/cluster.ts";
 import {
   priceAggregates,
   PriceMemo,
+  sizeOf,
   type ClusterCost,
   type MachineRow,
   type PoolAggregate,
@@ -119,6 +120,30 @@ function overviewOf(input: ViewInput, b: Basis): OverviewDto {
 
 export function buildOverview(input: ViewInput): OverviewDto {
   return overviewOf(input, basisOf(input.state, input.prices));
+}
+
+/**
+ * The history chart's samples, per pool and capacity type: the overview's figures over time. The
+ * same machines (NodeClaims joined to their Nodes, so a launching NodeClaim counts and costs), the
+ * same size (sizeOf) and the same price (each machine's type, capacity type, zone and region).
+ */
+export function poolSamplesOf(state: ClusterState, prices: PriceProvider): PoolSample[] {
+  const memo = new PriceMemo(prices);
+  const acc = new Map<string, PoolSample>();
+  for (const { machine: m } of machineIndex(state).rows()) {
+    const capacityType = m.capacityType ?? "on-demand";
+    const k = `${m.nodePool}\u0000${capacityType}`;
+    let s = acc.get(k);
+    if (!s) {
+      s = { nodePool: m.nodePool, capacityType, nodes: 0, vcpu: 0, memoryBytes: 0, costPerHour: 0 };
+      acc.set(k, s);
+    }
+    s.nodes += 1;
+    s.vcpu += sizeOf(m, CPU) / 1000;
+    s.memoryBytes += sizeOf(m, MEMORY);
+    s.costPerHour += memo.own(m)?.usdPerHour ?? 0;
+  }
+  return [...acc.values()];
 }
 
 /** Capacity types the pool's requirements allow (In), else those its nodes have. */

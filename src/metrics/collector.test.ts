@@ -98,7 +98,6 @@ async function setup(policies: SpotPolicy[] = []) {
     prices,
     now: () => clock.now(),
     spotPolicies: () => Promise.resolve(policies),
-    timeSaved: () => 85,
   });
   return { hub, entry, prices, registry, m, clock, close: () => store.close() };
 }
@@ -258,7 +257,7 @@ describe("dashboard figures in /metrics", () => {
       );
       assert.equal(sample(text, "wave_spot_repair_events_total", { namespace: "shop" }), 2);
       s.m.events.warmup("c1", { type: "miss", pool: "general", at: 0, reason: "ttl" });
-      s.m.events.warmup("c1", { type: "hit", pool: "general", at: 0, node: "a" });
+      s.m.events.warmup("c1", { type: "hit", pool: "general", at: 0, node: "a" }, 85);
       const t2 = await s.registry.render();
       assert.equal(sample(t2, "wave_warmup_misses_total", { nodepool: "general", reason: "ttl" }), 1);
       assert.equal(sample(t2, "wave_warmup_time_saved_seconds_total", { nodepool: "general" }), 85);

@@ -18,8 +18,6 @@ export interface DashboardMetricsDeps {
   /** The stored spot policies (read once per scrape). */
   /** A cluster's spot policies (each cluster has its own, ADR 0012). */
   spotPolicies: (clusterId: string) => Promise<readonly SpotPolicy[]>;
-  /** Seconds a warmup hit saves in a pool (cold start − warm start). */
-  timeSaved: (pool: string) => number;
   thrashing?: Partial<ThrashingOptions>;
 }
 
@@ -34,7 +32,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
   for (const [name, help] of Object.entries(GAUGES) as [GaugeName, string][]) {
     gauges.set(name, registry.gauge({ name, help, labelNames: GAUGE_LABELS[name] }));
   }
-  const events = new EventMetrics(registry, { timeSaved: deps.timeSaved });
+  const events = new EventMetrics(registry);
   const thrashingOf = ClusterThrashing.of(deps.hub, deps.thrashing);
   const off = deps.hub.onBatch((b) => events.batch(b));
 

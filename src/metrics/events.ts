@@ -54,11 +54,7 @@ export class EventMetrics {
   readonly #workloads = new Map<string, Set<string>>();
   readonly #pools = new Map<string, Set<string>>();
   readonly #namespaces = new Map<string, Set<string>>();
-  readonly #timeSaved: (pool: string) => number;
-
-  /** `timeSaved(pool)`: seconds a warmup hit saves in that pool (cold start − warm start). */
-  constructor(r: Registry, opts: { timeSaved: (pool: string) => number }) {
-    this.#timeSaved = opts.timeSaved;
+  constructor(r: Registry) {
     this.#disruptions = r.counter({
       name: "wave_disruptions_total",
       help: "NodeClaims Karpenter disrupted, by pool and reason.",
@@ -97,7 +93,7 @@ export class EventMetrics {
     });
     this.#warmSaved = r.counter({
       name: "wave_warmup_time_saved_seconds_total",
-      help: "Pod start-up time saved by warm nodes (hits × (cold start − warm start)), by pool.",
+      help: "Pod start-up time saved by warm nodes: per hit, the pool's measured cold start (median launch to initialized of its NodeClaims in the last hour), by pool.",
       labelNames: ["cluster", "nodepool"],
     });
     this.#savedPool = r.counter({
@@ -211,8 +207,11 @@ export class EventMetrics {
     }
   }
 
-  /** One warmup controller event of `cluster`. */
-  warmup(cluster: string, e: WarmupEvent): void {
+  /**
+   * One warmup controller event of `cluster`; a hit adds `savedSeconds`, what it saved
+   * (dashboard/figures/time-saved.ts `savedPerHit`).
+   */
+  warmup(cluster: string, e: WarmupEvent, savedSeconds = 0): void {
     const l = { cluster, nodepool: e.pool };
     this.pool(cluster, e.pool);
     switch (e.type) {
@@ -221,7 +220,7 @@ export class EventMetrics {
         break;
       case "hit":
         this.#warmHits.inc(l);
-        this.#warmSaved.inc(l, Math.max(0, this.#timeSaved(e.pool)));
+        this.#warmSaved.inc(l, Math.max(0, savedSeconds));
         break;
       case "miss":
         this.#warmMisses.inc({ ...l, reason: e.reason });

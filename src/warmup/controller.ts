@@ -372,7 +372,7 @@ export class WarmupController {
           newNodeCostPerHour:
             offering.instanceType === undefined
               ? undefined
-              : this.#o.priceOf(offering.instanceType, offering.capacityType),
+              : this.#o.priceOf(offering.instanceType, offering.capacityType, offering.places),
         });
         if (admission.ok) {
           await this.#createWarmup(

@@ -25,12 +25,7 @@ describe("warmup stats", () => {
     const user = node("n3", "a");
     user.metadata.annotations = { [DO_NOT_DISRUPT_ANNOTATION]: "true" };
     const prices: string[] = [];
-    const stats = warmupStats(
-      counters,
-      [warm, user],
-      (_n, ct) => (prices.push(ct), 0.05),
-      () => ({ coldStartSeconds: 120, warmStartSeconds: 10 }),
-    );
+    const stats = warmupStats(counters, [warm, user], (_n, ct) => (prices.push(ct), 0.05));
     assert.deepEqual(stats, [
       {
         pool: "a",
@@ -42,7 +37,6 @@ describe("warmup stats", () => {
         warmNodes: 1,
         warmCostPerHour: 0.05,
         hitRate: 0.5,
-        timeSavedSeconds: 110,
       },
     ]);
     assert.deepEqual(prices, ["spot"]);

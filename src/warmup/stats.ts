@@ -54,22 +54,12 @@ export function reduceCounters(state: WarmupCounters, e: WarmupEvent): WarmupCou
   return { ...state, [e.pool]: c };
 }
 
-/** How long a pod waits for capacity: a cold node launch vs an already-warm node. */
-export interface StartupEstimate {
-  coldStartSeconds: number;
-  warmStartSeconds: number;
-}
-
-export const DEFAULT_STARTUP: StartupEstimate = { coldStartSeconds: 90, warmStartSeconds: 5 };
-
 export interface PoolWarmupStats extends PoolCounters {
   pool: string;
   warmNodes: number;
   /** Undefined when a warm node's price is unknown. */
   warmCostPerHour: number | undefined;
   hitRate: number | undefined;
-  /** hits × (cold start − warm start). */
-  timeSavedSeconds: number;
 }
 
 /** Nodes Wave is currently holding warm (its own do-not-disrupt annotation). */
@@ -87,14 +77,12 @@ export function warmupStats(
   counters: WarmupCounters,
   nodes: readonly Node[],
   priceOf: PriceOf,
-  startup: (pool: string) => StartupEstimate = () => DEFAULT_STARTUP,
 ): PoolWarmupStats[] {
   const warm = warmNodesOf(nodes);
   const pools = new Set([...Object.keys(counters), ...warm.keys()]);
   return [...pools].sort().map((pool) => {
     const c = counters[pool] ?? ZERO;
     const nodesOfPool = warm.get(pool) ?? [];
-    const s = startup(pool);
     const resolved = c.hits + c.misses;
     return {
       pool,
@@ -102,29 +90,26 @@ export function warmupStats(
       warmNodes: nodesOfPool.length,
       warmCostPerHour: warmCost(nodesOfPool, priceOf),
       hitRate: resolved === 0 ? undefined : c.hits / resolved,
-      timeSavedSeconds: c.hits * Math.max(0, s.coldStartSeconds - s.warmStartSeconds),
     };
   });
 }
 
+/**
+ * The cluster-wide counts the dashboard's overview shows; its time saved is priced at the
+ * cluster's measured cold starts (dashboard/figures/time-saved.ts), the one definition.
+ */
 export interface WarmupTotals {
   hits: number;
   misses: number;
-  /** Σ over pools of hits × (cold start − warm start) of the pool. */
   timeSavedSeconds: number;
 }
 
-/** The cluster-wide figures the dashboard's overview shows. */
-export function warmupTotals(
-  counters: WarmupCounters,
-  startup: (pool: string) => StartupEstimate = () => DEFAULT_STARTUP,
-): WarmupTotals {
-  const t: WarmupTotals = { hits: 0, misses: 0, timeSavedSeconds: 0 };
-  for (const [pool, c] of Object.entries(counters)) {
-    const s = startup(pool);
+/** Hits and misses over every pool. */
+export function warmupCounts(counters: WarmupCounters): { hits: number; misses: number } {
+  const t = { hits: 0, misses: 0 };
+  for (const c of Object.values(counters)) {
     t.hits += c.hits;
     t.misses += c.misses;
-    t.timeSavedSeconds += c.hits * Math.max(0, s.coldStartSeconds - s.warmStartSeconds);
   }
   return t;
 }

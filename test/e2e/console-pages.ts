@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import type {
+  DisruptionCountsDto,
   DisruptionDto,
   NodeListDto,
   NodePoolDto,
@@ -159,7 +160,18 @@ export async function checkDisruptions(site: Site, page: Page): Promise<Disrupti
       ? rows
       : undefined;
   });
-  site.log(`disruptions: ${d.length} in the last hour = API`);
+  // The counts are core's exact count (not the list, which stops at 1,000).
+  const counted = await agree("disruption counts = API's count", async () => {
+    // The page asks from the minute an hour ago (ui/src/range.ts rangeQuery): ask the same.
+    const from = Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000;
+    const c = await api<DisruptionCountsDto>(site, cl(site, `disruptions/counts?from=${from}`));
+    const shown = await page
+      .locator("[data-testid=disruption-counts] h2 .count")
+      .textContent({ timeout: 1000 })
+      .catch(() => null);
+    return shown === `(${num(c.total)})` ? c : undefined;
+  });
+  site.log(`disruptions: ${d.length} listed, ${counted.total} counted in the last hour = API`);
   await shot(site, page, "disruptions");
   return d;
 }

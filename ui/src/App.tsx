@@ -41,7 +41,8 @@ export function App() {
   const [clusters, setClusters] = useState<ClusterDto[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [role, setRole] = useState<"viewer" | "admin" | undefined>();
-  const [signIn, setSignIn] = useState<string | undefined>();
+  const [signIn, setSignIn] = useState<{ why: string; then: (() => void) | undefined } | undefined>();
+  const askAdmin = useCallback((why: string, then?: () => void) => setSignIn({ why, then }), []);
   const [route, go] = useRoute();
 
   useEffect(() => {
@@ -70,10 +71,29 @@ export function App() {
     return () => clearInterval(t);
   }, [token]);
 
-  const acceptToken = (t: string): void => {
+  const acceptToken = (t: string): undefined => {
     setToken(t);
     setTok(t);
     setSignIn(undefined);
+    return undefined;
+  };
+  // The admin prompt checks the token before it replaces the one in use: a mistyped token must
+  // not sign the user out of the console, and a viewer's token grants nothing to continue with.
+  const acceptAdmin = async (t: string): Promise<string | undefined> => {
+    let who: "viewer" | "admin";
+    try {
+      who = (await whoAmI(t)).role;
+    } catch (err) {
+      return err instanceof ApiError && err.status === 401
+        ? "That token was not accepted. Check it and try again; you are still signed in as before."
+        : `Could not check the token: ${(err as Error).message}`;
+    }
+    if (who !== "admin") return "That is a viewer token: this needs the admin token.";
+    const then = signIn?.then;
+    acceptToken(t);
+    setRole("admin");
+    then?.();
+    return undefined;
   };
 
   if (error === "token")
@@ -102,13 +122,13 @@ export function App() {
         role={role}
         route={route}
         go={go}
-        askAdmin={setSignIn}
+        askAdmin={askAdmin}
       />
       {signIn !== undefined ? (
         <div className="modal" role="dialog" aria-modal="true" aria-label="sign in as admin">
           <TokenForm
-            onToken={acceptToken}
-            why={`To ${signIn}, sign in with the admin token.`}
+            onToken={acceptAdmin}
+            why={`To ${signIn.why}, sign in with the admin token.`}
             onCancel={() => setSignIn(undefined)}
           />
         </div>
@@ -122,17 +142,23 @@ export function TokenForm({
   why,
   onCancel,
 }: {
-  onToken: (t: string) => void;
+  /** Accepts the token, or answers why not (the form stays, with the message). */
+  onToken: (t: string) => Promise<string | undefined> | undefined;
   why: string;
   onCancel?: () => void;
 }) {
   const [value, setValue] = useState("");
+  const [problem, setProblem] = useState<string | undefined>();
   return (
     <form
       className="token"
       onSubmit={(e) => {
         e.preventDefault();
-        if (value.trim()) onToken(value.trim());
+        if (!value.trim()) return;
+        setProblem(undefined);
+        void Promise.resolve(onToken(value.trim())).then((why: string | undefined) => {
+          if (why !== undefined) setProblem(why);
+        });
       }}
     >
       <h1>Wave</h1>
@@ -148,6 +174,11 @@ export function TokenForm({
         aria-label="token"
         autoFocus
       />
+      {problem ? (
+        <p className="error" role="alert" data-testid="token-problem">
+          {problem}
+        </p>
+      ) : null}
       <div className="buttons">
         <button type="submit">Sign in</button>
         {onCancel ? (

@@ -13,9 +13,21 @@ export function savingsWindow(range: RangeSpec, now: number): { from: number; to
   return { from: to - PRESETS[range.id], to };
 }
 
-function Rows({ lines, testid }: { lines: SavingsLineDto[]; testid: string }) {
+/**
+ * The two scopes of savings, said wherever a figure is shown: nodes (what spot nodes save against
+ * the same nodes on-demand — the Overview's figure) and workloads (each workload's requested
+ * share of its spot nodes' savings — the Spot page's; it sums to less, nodes' unrequested room
+ * being nobody's).
+ */
+export const SAVINGS_SCOPE = {
+  nodes: "scope nodes: every spot node against the same node on-demand",
+  workloads: "scope workloads: each workload's requested share of its spot nodes' savings",
+} as const;
+
+function Rows({ lines, testid, caption }: { lines: SavingsLineDto[]; testid: string; caption: string }) {
   return (
     <table data-testid={testid}>
+      <caption className="muted">{caption}</caption>
       <thead>
         <tr>
           <th>name</th>
@@ -73,9 +85,13 @@ export function Savings(p: {
             {usd(r.total.onDemandUsd)} all on-demand
           </p>
           <div className="two">
-            <Rows lines={r.pools} testid="savings-pools" />
+            <Rows lines={r.pools} testid="savings-pools" caption={`per NodePool — ${SAVINGS_SCOPE.nodes}`} />
             {r.workloads.length ? (
-              <Rows lines={r.workloads.slice(0, 20)} testid="savings-workloads" />
+              <Rows
+                lines={r.workloads.slice(0, 20)}
+                testid="savings-workloads"
+                caption={`per workload — ${SAVINGS_SCOPE.workloads}`}
+              />
             ) : (
               <p className="empty">No workload's savings recorded in this range yet.</p>
             )}

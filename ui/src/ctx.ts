@@ -16,8 +16,12 @@ export interface PageCtx {
   now: number;
   route: Route;
   go: (patch: Partial<Route>) => void;
-  /** Opens the admin sign-in (a write answered 401/403, or the viewer asked to edit). */
-  askAdmin: (why: string) => void;
+  /**
+   * Opens the admin sign-in "to <why>" (a write answered 401/403, or the viewer asked to edit);
+   * once a token is accepted as admin's, `then` continues the action that asked. A wrong token or
+   * a viewer's changes nothing (the prompt says so and stays).
+   */
+  askAdmin: (why: string, then?: () => void) => void;
   /** Reloads the page's data now (after a write: policies do not move the live stream). */
   refresh: () => void;
 }

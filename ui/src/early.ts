@@ -6,7 +6,7 @@
 import { fetchEarly, takeToken } from "./api.ts";
 import {
   clusterBase,
-  disruptionsPath,
+  disruptionCountsPath,
   NODE_FIRST_SORT,
   nodeListPath,
   seriesPath,
@@ -26,7 +26,7 @@ export function startEarly(now: number): void {
   fetchEarly(streamPath(base), token, { accept: "text/event-stream" });
   if (route.page === "overview") {
     fetchEarly(seriesPath(base, route.range, now), token);
-    fetchEarly(disruptionsPath(base, route.range, now), token);
+    fetchEarly(disruptionCountsPath(base, route.range, now), token);
   } else if (route.page === "nodes") {
     fetchEarly(
       nodeListPath(base, { pool: route.params["pool"], sort: NODE_FIRST_SORT, filter: "", offset: 0 }),

@@ -12,9 +12,18 @@ export const streamPath = (base: string): string => `${base}/stream`;
 export const seriesPath = (base: string, range: RangeSpec, now: number): string =>
   `${base}/series?window=${seriesWindow(range, now)}`;
 
-/** The overview's disruptions in range. */
-export const disruptionsPath = (base: string, range: RangeSpec, now: number): string =>
-  `${base}/disruptions?limit=1000&${rangeQuery(range, now)}`;
+const poolQuery = (pool: string | undefined): string => (pool ? `&pool=${encodeURIComponent(pool)}` : "");
+
+/** Most disruptions the Disruptions page lists (newest first); its counts are exact regardless. */
+export const DISRUPTION_LIST_LIMIT = 1000;
+
+/** The newest disruptions in range (a page: the counts come from disruptionCountsPath). */
+export const disruptionsPath = (base: string, range: RangeSpec, now: number, pool?: string): string =>
+  `${base}/disruptions?limit=${DISRUPTION_LIST_LIMIT}&${rangeQuery(range, now)}${poolQuery(pool)}`;
+
+/** Disruptions in range counted per pool and reason by core's store: exact, however many. */
+export const disruptionCountsPath = (base: string, range: RangeSpec, now: number, pool?: string): string =>
+  `${base}/disruptions/counts?${rangeQuery(range, now)}${poolQuery(pool)}`;
 
 export interface Sort {
   key: string;

@@ -78,6 +78,8 @@ const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
   warmStartSeconds: 3,
   warmStartSamples: 2,
   timeSavedSeconds: 56,
+  savedPerHitSeconds: 28,
+  savedPerHitSamples: 4,
   warmCostUsd: 0.12,
   warmCostPerHourNow: 0.19,
   newNodeCostPerHour: 0.19,
@@ -318,7 +320,7 @@ describe("Warmup page", () => {
     assert.match(screen.getByTestId("warmup-blocker").textContent, /max warm nodes reached/);
     assert.match(
       screen.getByTestId("pool-start-times").textContent,
-      /cold 31 s \(median of 5\).*warm 3 s.*saved 56 s/,
+      /cold 31 s \(median of 5\).*warm 3 s.*saved 56 s \(2 hits × 28 s, the pool's node cold start \(median of 4 launches, last hour\)\)/,
     );
     const row = screen.getByTestId("warm-node-row");
     assert.match(row.textContent, /n-warm60 s9 min\$0\.190/);
@@ -414,6 +416,7 @@ const web: SpotWorkloadDto = {
   target: { onDemand: 2, spot: 10 },
   actual: { onDemand: 2, spot: 9, pending: 1 },
   fallbacks: 0,
+  onDemandNow: 0,
   costPerHour: 1.0,
   savedPerHour: 1.2,
   podCostPerHour: { onDemand: 0.2, spot: 0.06 },
@@ -459,7 +462,17 @@ const spotView: SpotViewDto = {
   from: NOW - 3_600_000,
   to: NOW,
   workloads: [web],
-  totals: { pods: 12, onDemand: 2, spot: 9, savedPerHour: 1.2, fallbacks: 0, repairs: 3, lateAnswers: 0 },
+  totals: {
+    workloads: 1,
+    pods: 12,
+    onDemand: 2,
+    spot: 9,
+    savedPerHour: 1.2,
+    fallbacks: 0,
+    onDemandNow: 0,
+    repairs: 3,
+    lateAnswers: 0,
+  },
 };
 
 /** The Spot placement page's route at a preset range. */
@@ -510,6 +523,7 @@ describe("Spot placement page", () => {
       target: { onDemand: 2, spot: 1 },
       actual: { onDemand: 3, spot: 0, pending: 0 },
       fallbacks: 1,
+      onDemandNow: 1,
       warnings: [
         {
           kind: "pinned-by-workload",
@@ -1037,6 +1051,7 @@ describe("Node drawer and thrashing", () => {
     const d: NodeDetailDto = {
       node: null,
       nodeClaim: "general-abc",
+      gone: false,
       timeline: [
         { phase: "Launched", at: NOW - 60_000, sincePreviousSeconds: null, reason: null },
         { phase: "Registered", at: NOW - 30_000, sincePreviousSeconds: 30, reason: null },
@@ -1141,9 +1156,9 @@ describe("Node drawer and thrashing", () => {
 
   it("counts disruptions by reason per pool", () => {
     const m = countsByReason([
-      { at: 1, nodeClaim: "a", nodePool: "p", reason: "Empty" },
-      { at: 2, nodeClaim: "b", nodePool: "p", reason: "Drifted" },
-      { at: 3, nodeClaim: "c", nodePool: "q", reason: "Empty" },
+      { nodePool: "p", reason: "Empty", count: 1 },
+      { nodePool: "p", reason: "Drifted", count: 1 },
+      { nodePool: "q", reason: "Empty", count: 1 },
     ]);
     assert.deepEqual(m.reasons, ["Drifted", "Empty"]);
     assert.deepEqual(m.pools[0], { pool: "p", counts: { Empty: 1, Drifted: 1 }, total: 2 });

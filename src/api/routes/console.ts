@@ -7,6 +7,7 @@ import { buildNodeDetail } from "../../console/node.ts";
 import { buildSpotView } from "../../console/spot.ts";
 import { buildWarmupView } from "../../console/warmup.ts";
 import { ClusterThrashing } from "../../dashboard/thrashing/cluster.ts";
+import { coldStartsOf } from "../../dashboard/cold-starts.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../dashboard/thrashing/fixes.ts";
 import { buildNodeList } from "../../dashboard/views.ts";
@@ -15,6 +16,7 @@ import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/pol
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { errorSchema } from "./schemas.ts";
+import { SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
 
 /**
  * Patches NodePools of the one cluster core runs itself: the embedded simulated cluster. On a
@@ -153,7 +155,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
             "Warmup per NodePool: policy, state, warm nodes with pre-pull progress, why not warming, and over [from, to) hits, misses, measured time saved and warm cost",
           params: idParams,
           querystring: { type: "object", properties: rangeProps },
-          response: { 404: errorSchema, 400: errorSchema },
+          response: { 200: WarmupViewSchema, 404: errorSchema, 400: errorSchema },
         },
       },
       async (req, reply) => {
@@ -173,6 +175,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
         return buildWarmupView({
           clusterId: c.id,
           state: c.state,
+          coldStarts: await coldStartsOf(hub, c.id, now),
           policies,
           defaults: DEFAULT_POLICY,
           events,
@@ -200,7 +203,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
               ...rangeProps,
             },
           },
-          response: { 404: errorSchema, 400: errorSchema },
+          response: { 200: SpotViewSchema, 404: errorSchema, 400: errorSchema },
         },
       },
       async (req, reply) => {
@@ -261,8 +264,23 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
           { q: node?.metadata.name ?? name, limit: 50 },
         ).items;
         const row = rows.find((r) => r.name === (node?.metadata.name ?? name) || r.nodeClaim === name);
-        if (!node && !nodeClaim && !row)
-          return reply.code(404).send({ error: "not_found", message: `no node or NodeClaim "${name}"` });
+        if (!node && !nodeClaim && !row) {
+          // A NodeClaim that is gone (the Disruptions page links them): its stored lifecycle.
+          const past = await store.nodeClaimLifecycle(c.id, name);
+          if (past.length === 0)
+            return reply.code(404).send({
+              error: "not_found",
+              message: `no node or NodeClaim "${name}", now or in the stored history`,
+            });
+          return buildNodeDetail({
+            row: undefined,
+            node: undefined,
+            nodeClaim: undefined,
+            pods: [],
+            lifecycle: past,
+            prices: deps.prices,
+          });
+        }
         const claimName = nodeClaim?.metadata.name ?? row?.nodeClaim ?? undefined;
         const created = Date.parse(
           nodeClaim?.metadata.creationTimestamp ?? node?.metadata.creationTimestamp ?? "",

@@ -27,7 +27,14 @@ import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import type { ApiPlugin } from "../app.ts";
-import type { ClusterDto, WarmupStatsDto } from "../../dashboard/dto.ts";
+import {
+  DisruptionCountsSchema,
+  type ClusterDto,
+  type DisruptionCountsDto,
+  type WarmupStatsDto,
+} from "../../dashboard/dto.ts";
+import { coldStartsOf } from "../../dashboard/cold-starts.ts";
+import type { ColdStarts } from "../../dashboard/figures/time-saved.ts";
 import { openSse } from "../sse.ts";
 import { Throttle } from "./live.ts";
 import { askOwner, type ReadThroughOptions } from "./read-through.ts";
@@ -49,8 +56,11 @@ export interface DashboardDeps {
   hub: ClusterHub;
   prices: PriceProvider;
   now: () => number;
-  /** Hit/miss counters from the warmup controller; warm nodes themselves are read off the state. */
-  warmupStats?: (clusterId: string) => Partial<WarmupStatsDto> | undefined;
+  /**
+   * Hit/miss counters from the warmup controller, time saved priced at the cluster's measured
+   * cold starts (dashboard/figures/time-saved.ts); warm nodes themselves are read off the state.
+   */
+  warmupStats?: (clusterId: string, coldStarts: ColdStarts) => Partial<WarmupStatsDto> | undefined;
   /** Least time between two stream snapshots (default 250 ms); changes in between coalesce. */
   liveThrottleMs?: number;
   /** Timers of the stream throttle (default: real time). */
@@ -197,7 +207,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
     const { disruptions } = await hub.recentHistory(c.id).rows(now - HOUR, now + 1);
     // The same reports as the fixes list and /metrics, computed once per change of the history.
     const thrashing = await thrashingOf.reports(c, now);
-    const warmup = deps.warmupStats?.(c.id);
+    const warmup = deps.warmupStats?.(c.id, await coldStartsOf(hub, c.id, now));
     return {
       clusterId: c.id,
       state: c.state,
@@ -444,6 +454,37 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       key: disruptionKey,
       dtos: disruptionDtos,
     });
+
+    // The counts of a range come from a count query, exact however many rows the list pages.
+    app.get<{ Params: IdParams; Querystring: Omit<RangeQuery, "limit"> }>(
+      "/api/v1/clusters/:id/disruptions/counts",
+      {
+        config: viewer,
+        schema: {
+          summary: "Karpenter disruptions in a range counted per pool and reason (exact; the list pages)",
+          params: idParams,
+          querystring: {
+            ...rangeQuery,
+            properties: { from: rangeQuery.properties.from, to: rangeQuery.properties.to, pool: poolName },
+          },
+          response: { 200: DisruptionCountsSchema, ...notFound },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const { from, to } = range(req.query, deps.now());
+        if (to < from)
+          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const counts = await store.disruptionCounts({ clusterId: c.id, from, to, nodePool: req.query.pool });
+        return {
+          from,
+          to,
+          total: counts.reduce((n, r) => n + r.count, 0),
+          counts,
+        } satisfies DisruptionCountsDto;
+      },
+    );
 
     app.get<{ Params: IdParams }>(
       "/api/v1/clusters/:id/thrashing",

@@ -44,24 +44,32 @@ const admin = { role: "admin" as const };
 const viewer = { role: "viewer" as const };
 
 const clusterParam = { id: { type: "string", pattern: CLUSTER_ID_PATTERN } } as const;
-const clusterParams = { type: "object", required: ["id"], properties: clusterParam } as const;
 
-const spotParams = {
+const spotWorkloadParams = {
   type: "object",
   required: ["kind", "namespace", "name"],
   properties: {
-    ...clusterParam,
     kind: { type: "string", enum: WORKLOAD_KINDS },
     namespace: { type: "string", minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" },
     name: { type: "string", minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" },
   },
 } as const;
 
-const poolParams = {
-  type: "object",
-  required: ["pool"],
-  properties: { ...clusterParam, pool: poolName },
-} as const;
+const poolOnlyParams = { type: "object", required: ["pool"], properties: { pool: poolName } } as const;
+
+type ParamsSchema = { type: "object"; required: readonly string[]; properties: object };
+
+/**
+ * The schema fields every policy route shares: its path's parameters — the cluster's `id` only
+ * where the path has one (the pre-cluster /api/v1/policies routes have none, so their OpenAPI
+ * operations must not declare it) — and `deprecated` on those old routes.
+ */
+function routeSchema(path: string, own: ParamsSchema = { type: "object", required: [], properties: {} }) {
+  if (!path.includes(":id")) return { deprecated: true, ...(own.required.length > 0 ? { params: own } : {}) };
+  return {
+    params: { ...own, required: ["id", ...own.required], properties: { ...clusterParam, ...own.properties } },
+  };
+}
 
 interface ClusterParams {
   /** Absent on the routes from before clusters: the default cluster. */
@@ -175,7 +183,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             summary:
               "A cluster's spot placement policies, as the SpotPolicySet its webhook pulls; with " +
               "watch=true and the revision the caller has, held until the set changes (at most timeoutSeconds)",
-            ...(path.includes(":id") ? { params: clusterParams } : {}),
+            ...routeSchema(path),
             querystring: {
               type: "object",
               additionalProperties: false,
@@ -219,7 +227,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           config: admin,
           schema: {
             summary: "Create or replace a workload's spot policy in a cluster",
-            params: spotParams,
+            ...routeSchema(path, spotWorkloadParams),
             body: {
               type: "object",
               required: ["threshold", "strategy"],
@@ -256,7 +264,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           config: admin,
           schema: {
             summary: "Delete a workload's spot policy in a cluster",
-            params: spotParams,
+            ...routeSchema(path, spotWorkloadParams),
             response: { 204: { type: "null" }, 404: errorSchema },
           },
         },
@@ -281,7 +289,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           schema: {
             summary:
               "A cluster's warmup policies per NodePool (pools without one use the defaults: disabled)",
-            ...(path.includes(":id") ? { params: clusterParams } : {}),
+            ...routeSchema(path),
             response: { 200: { type: "array", items: warmupPolicyRecordSchema } },
           },
         },
@@ -308,7 +316,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           schema: {
             summary:
               "Create or replace a NodePool's warmup policy in a cluster (fields left out take the defaults)",
-            params: poolParams,
+            ...routeSchema(path, poolOnlyParams),
             body: warmupPolicyInputSchema,
             response: { 200: warmupPolicyRecordSchema, 400: errorSchema },
           },
@@ -336,7 +344,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           schema: {
             summary:
               "Delete a NodePool's warmup policy in a cluster (it falls back to the defaults: disabled)",
-            params: poolParams,
+            ...routeSchema(path, poolOnlyParams),
             response: { 204: { type: "null" }, 404: errorSchema },
           },
         },

@@ -19,6 +19,7 @@ import type { WireObject } from "../../wire/wire.ts";
 import { build } from "../app.ts";
 import type {
   ClusterDto,
+  DisruptionCountsDto,
   DisruptionDto,
   LifecycleEventDto,
   LiveDto,
@@ -423,6 +424,41 @@ describe("dashboard routes", () => {
       ["nc-3", "nc-2", "nc-1", "nc-0"],
     );
     const bad = await app.inject({ url: `/api/v1/clusters/c1/events?from=10&to=5`, headers: V });
+    assert.equal(bad.statusCode, 400);
+  });
+
+  it("counts a range's disruptions exactly while the list stops at its limit", async () => {
+    hub.ensure("many", true);
+    const rows = Array.from({ length: 1485 }, (_, i) => ({
+      clusterId: "many",
+      nodeClaim: `m-${i}`,
+      nodePool: i % 4 === 0 ? "batch" : "default",
+      reason: i % 2 === 0 ? "Underutilized" : "Empty",
+      at: NOW - 20 * 3_600_000 + i * 1000,
+      source: "event" as const,
+    }));
+    await store.write({ disruptions: rows });
+    const list = await get<DisruptionDto[]>("/api/v1/clusters/many/disruptions?limit=1000");
+    assert.equal(list.length, 1000, "the list is a page");
+    const counts = await get<DisruptionCountsDto>("/api/v1/clusters/many/disruptions/counts");
+    assert.equal(counts.total, 1485, "the count is exact");
+    assert.deepEqual(
+      counts.counts.map((c) => [c.nodePool, c.reason, c.count]),
+      [
+        ["batch", "Underutilized", rows.filter((r) => r.nodePool === "batch").length],
+        ["default", "Empty", rows.filter((r) => r.reason === "Empty").length],
+        [
+          "default",
+          "Underutilized",
+          rows.filter((r) => r.nodePool === "default" && r.reason === "Underutilized").length,
+        ],
+      ],
+    );
+    const batch = await get<DisruptionCountsDto>(
+      `/api/v1/clusters/many/disruptions/counts?pool=batch&from=${NOW - 20 * 3_600_000}&to=${NOW - 20 * 3_600_000 + 4000}`,
+    );
+    assert.equal(batch.total, 1);
+    const bad = await app.inject({ url: "/api/v1/clusters/many/disruptions/counts?limit=5", headers: V });
     assert.equal(bad.statusCode, 400);
   });
 

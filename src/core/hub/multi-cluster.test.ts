@@ -25,7 +25,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { Registry } from "../../shared/metrics.ts";
 import { DurableWarmupStats } from "../warmup/stats-store.ts";
-import { warmupTotals } from "../../warmup/stats.ts";
+import { warmupCounts } from "../../warmup/stats.ts";
 import { IngestCore } from "../ingest/core.ts";
 import { startIngestServer, type IngestServer } from "../ingest/server.ts";
 import { openStore } from "../store/open.ts";
@@ -121,7 +121,7 @@ before(async () => {
         prices: new KwokPriceProvider(),
         now: () => clock.now(),
         clock,
-        warmupStats: (id) => warmupTotals(stats.counters(id)),
+        warmupStats: (id) => warmupCounts(stats.counters(id)),
       }),
       policyRoutes({ store, defaultClusterId: "east", now: () => clock.now() }),
     ],

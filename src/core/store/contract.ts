@@ -238,6 +238,78 @@ export function storeContract(
       });
     });
 
+    void it("finds a NodeClaim's whole lifecycle by its name or its node's, the newest of a reused name", async () => {
+      await withStore(async (store) => {
+        const row = (
+          uid: string,
+          phase: LifecycleEvent["phase"],
+          at: number,
+          nodeName?: string,
+        ): LifecycleEvent => ({
+          clusterId: "c1",
+          nodeClaim: "nc-a",
+          nodeClaimUid: uid,
+          nodePool: "general",
+          phase,
+          at,
+          ...(nodeName ? { nodeName } : {}),
+        });
+        const older = [row("u-old", "Launched", T0), row("u-old", "Terminated", T0 + 1000)];
+        const newer = [
+          row("u-new", "Launched", T0 + 5000),
+          row("u-new", "Registered", T0 + 6000, "node-a"),
+          row("u-new", "Terminated", T0 + 9000, "node-a"),
+        ];
+        await store.write({
+          lifecycle: [...older, ...newer, { ...row("u-c2", "Launched", T0 + 9999), clusterId: "c2" }],
+        });
+        const phases = (rows: LifecycleEvent[]) => rows.map((r) => [r.nodeClaimUid, r.phase]);
+        assert.deepEqual(phases(await store.nodeClaimLifecycle("c1", "nc-a")), phases(newer));
+        assert.deepEqual(phases(await store.nodeClaimLifecycle("c1", "node-a")), phases(newer));
+        assert.deepEqual(await store.nodeClaimLifecycle("c1", "nope"), []);
+      });
+    });
+
+    void it("counts disruptions per pool and reason exactly, past any page size", async () => {
+      await withStore(async (store) => {
+        const rows: Disruption[] = [];
+        for (let i = 0; i < 1485; i++) {
+          rows.push({
+            clusterId: "c1",
+            nodeClaim: `nc-${i}`,
+            nodePool: i % 3 === 0 ? "batch" : "general",
+            reason: i % 5 === 0 ? "Drifted" : "Underutilized",
+            at: T0 + i * 1000,
+            source: "event",
+          });
+        }
+        const first = rows[0];
+        assert.ok(first);
+        rows.push({ ...first, clusterId: "c2" });
+        await store.write({ disruptions: rows });
+        const all = await store.disruptionCounts({ clusterId: "c1", from: T0, to: T0 + 2 * HOUR });
+        assert.equal(
+          all.reduce((n, c) => n + c.count, 0),
+          1485,
+        );
+        const expect = (pool: string, reason: string): number =>
+          rows.filter((r) => r.clusterId === "c1" && r.nodePool === pool && r.reason === reason).length;
+        assert.deepEqual(all, [
+          { nodePool: "batch", reason: "Drifted", count: expect("batch", "Drifted") },
+          { nodePool: "batch", reason: "Underutilized", count: expect("batch", "Underutilized") },
+          { nodePool: "general", reason: "Drifted", count: expect("general", "Drifted") },
+          { nodePool: "general", reason: "Underutilized", count: expect("general", "Underutilized") },
+        ]);
+        const batch = await store.disruptionCounts({
+          clusterId: "c1",
+          from: T0,
+          to: T0 + 1000,
+          nodePool: "batch",
+        });
+        assert.deepEqual(batch, [{ nodePool: "batch", reason: "Drifted", count: 1 }]);
+      });
+    });
+
     void it("commits rows and checkpoint together; checkpoints only move forward within an epoch", async () => {
       await withStore(async (store, h) => {
         const cp = (sequence: number, epoch = "e1") => ({

@@ -23,6 +23,7 @@ import type {
   ClusterRecord,
   CompactResult,
   Disruption,
+  DisruptionCount,
   DisruptionSource,
   EventQuery,
   IngestCheckpoint,
@@ -95,6 +96,17 @@ const SQL = {
   disruptions: `SELECT cluster_id, node_claim, node_pool, reason, at, source FROM disruptions
     WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR node_pool = $4)
     ORDER BY at, id LIMIT $5`,
+  nodeClaimLifecycle: `SELECT cluster_id, node_claim, node_claim_uid, node_pool, node_name, instance_type,
+      capacity_type, zone, phase, reason, at
+    FROM lifecycle_events
+    WHERE cluster_id = $1 AND node_claim_uid IN (
+      SELECT node_claim_uid FROM lifecycle_events
+      WHERE cluster_id = $1 AND (node_claim = $2 OR node_name = $2)
+      ORDER BY at DESC, id DESC LIMIT 1)
+    ORDER BY at, id`,
+  disruptionCounts: `SELECT node_pool, reason, COUNT(*) AS n FROM disruptions
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR node_pool = $4)
+    GROUP BY node_pool, reason ORDER BY node_pool, reason`,
   seriesPoints: `SELECT cluster_id, resolution_ms, node_pool, capacity_type, ts, nodes, nodes_max, vcpu,
       memory_bytes, cost_per_hour, samples
     FROM series
@@ -199,6 +211,29 @@ const SQL = {
     "UPDATE cluster_leases SET renewed_at = $3, expires_at = $4 WHERE cluster_id = $1 AND holder = $2",
   releaseLease: "UPDATE cluster_leases SET expires_at = $3 WHERE cluster_id = $1 AND holder = $2",
 } as const;
+
+/** A lifecycle_events row as a LifecycleEvent (optional columns left out when NULL). */
+function lifecycleRow(r: SqlRow): LifecycleEvent {
+  const e: LifecycleEvent = {
+    clusterId: text(r.cluster_id),
+    nodeClaim: text(r.node_claim),
+    nodeClaimUid: text(r.node_claim_uid),
+    nodePool: text(r.node_pool),
+    phase: text(r.phase) as LifecyclePhase,
+    at: num(r.at),
+  };
+  for (const [field, col] of [
+    ["nodeName", "node_name"],
+    ["instanceType", "instance_type"],
+    ["capacityType", "capacity_type"],
+    ["zone", "zone"],
+    ["reason", "reason"],
+  ] as const) {
+    const v = optText(r[col]);
+    if (v !== undefined) e[field] = v;
+  }
+  return e;
+}
 
 export class SqlStore implements Store {
   readonly backend: "sqlite" | "postgres";
@@ -309,27 +344,11 @@ export class SqlStore implements Store {
   async lifecycle(q: EventQuery): Promise<LifecycleEvent[]> {
     validateRange(q);
     const rows = await this.#db.all(SQL.lifecycle, [q.clusterId, q.from, q.to, q.nodePool ?? "", limit(q)]);
-    return rows.map((r) => {
-      const e: LifecycleEvent = {
-        clusterId: text(r.cluster_id),
-        nodeClaim: text(r.node_claim),
-        nodeClaimUid: text(r.node_claim_uid),
-        nodePool: text(r.node_pool),
-        phase: text(r.phase) as LifecyclePhase,
-        at: num(r.at),
-      };
-      for (const [field, col] of [
-        ["nodeName", "node_name"],
-        ["instanceType", "instance_type"],
-        ["capacityType", "capacity_type"],
-        ["zone", "zone"],
-        ["reason", "reason"],
-      ] as const) {
-        const v = optText(r[col]);
-        if (v !== undefined) e[field] = v;
-      }
-      return e;
-    });
+    return rows.map(lifecycleRow);
+  }
+
+  async nodeClaimLifecycle(clusterId: string, name: string): Promise<LifecycleEvent[]> {
+    return (await this.#db.all(SQL.nodeClaimLifecycle, [clusterId, name])).map(lifecycleRow);
   }
 
   async disruptions(q: EventQuery): Promise<Disruption[]> {
@@ -343,6 +362,12 @@ export class SqlStore implements Store {
       at: num(r.at),
       source: text(r.source) as DisruptionSource,
     }));
+  }
+
+  async disruptionCounts(q: TimeRange): Promise<DisruptionCount[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.disruptionCounts, [q.clusterId, q.from, q.to, q.nodePool ?? ""]);
+    return rows.map((r) => ({ nodePool: text(r.node_pool), reason: text(r.reason), count: num(r.n) }));
   }
 
   async series(q: SeriesQuery): Promise<SeriesRow[]> {

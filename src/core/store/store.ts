@@ -122,6 +122,13 @@ export interface SpotLateAnswer {
 }
 
 /** One workload's late answers summed over a range. */
+/** How many disruptions a pool had for one reason in a range (an exact count, never a page). */
+export interface DisruptionCount {
+  nodePool: string;
+  reason: string;
+  count: number;
+}
+
 export interface LateAnswerTotal {
   workload: string;
   count: number;
@@ -279,7 +286,14 @@ export interface Store {
   checkpoint(clusterId: string): Promise<IngestCheckpoint | undefined>;
 
   lifecycle(q: EventQuery): Promise<LifecycleEvent[]>;
+  /**
+   * Every lifecycle row of the newest NodeClaim named `name` or whose Node was `name`, oldest
+   * first (the node drawer of a NodeClaim that is gone); empty when the store has none.
+   */
+  nodeClaimLifecycle(clusterId: string, name: string): Promise<LifecycleEvent[]>;
   disruptions(q: EventQuery): Promise<Disruption[]>;
+  /** Disruptions in [from, to) counted per pool and reason, by pool then reason. */
+  disruptionCounts(q: TimeRange): Promise<DisruptionCount[]>;
   /** Points and gaps in [from, to), re-bucketed to `stepMs`; gaps apply to every series. */
   series(q: SeriesQuery): Promise<SeriesRow[]>;
   /** The newest raw bucket of a cluster and its series (to resume a recorder after a restart). */

@@ -3,6 +3,7 @@
 import type { PriceProvider, PriceSource } from "../../pricing/types.ts";
 import { HOURS_PER_MONTH } from "../../pricing/types.ts";
 import { vcpuOf, type Machine } from "../machines.ts";
+import { machinePrice } from "./price.ts";
 
 export type CostSource = PriceSource | "unknown";
 
@@ -36,7 +37,7 @@ export interface CostTotal {
 export function nodeCosts(machines: readonly Machine[], prices: PriceProvider): NodeCost[] {
   return machines.map((m) => {
     const capacityType = m.capacityType ?? "on-demand";
-    const q = m.instanceType ? prices.price(m.instanceType, capacityType, m.zone, m.region) : undefined;
+    const q = machinePrice(prices, m);
     const line: NodeCost = {
       machine: m.name,
       nodePool: m.nodePool,
@@ -163,9 +164,9 @@ export function spotSavings(machines: readonly Machine[], prices: PriceProvider)
   for (const m of machines) {
     if (!m.instanceType) continue;
     const ct = m.capacityType ?? "on-demand";
-    const od = prices.price(m.instanceType, "on-demand", m.zone, m.region);
+    const od = machinePrice(prices, m, "on-demand");
     if (ct !== "spot") {
-      const own = ct === "on-demand" ? od : prices.price(m.instanceType, ct, m.zone, m.region);
+      const own = ct === "on-demand" ? od : machinePrice(prices, m);
       if (!own || !od) continue;
       actual += own.usdPerHour;
       allOd += od.usdPerHour;
@@ -173,7 +174,7 @@ export function spotSavings(machines: readonly Machine[], prices: PriceProvider)
       continue;
     }
     spotNodes++;
-    const spot = prices.price(m.instanceType, "spot", m.zone, m.region);
+    const spot = machinePrice(prices, m);
     if (!spot || !od) {
       unpriced++;
       continue;

@@ -15,6 +15,7 @@ import type { PriceProvider } from "../../pricing/types.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 import { resolveWorkload } from "../../webhook/workload.ts";
 import { machineIndex } from "../machine-index.ts";
+import { machinePrice } from "./price.ts";
 
 const HOUR = 3_600_000;
 
@@ -42,6 +43,15 @@ export interface SavingsRates {
 export const workloadName = (w: { namespace: string; kind: string; name: string }): string =>
   `${w.namespace}/${w.kind}/${w.name}`;
 
+/**
+ * A pod's share of its node, which its workload's savings (scope "workloads") are counted by: its
+ * CPU request over the node's allocatable CPU, at most 1. The Spot page and the savings history
+ * both use it, so a workload's $/h is the same on both.
+ */
+export function podShareOfNode(requestedCpu: number, allocatableCpu: number): number {
+  return allocatableCpu > 0 ? Math.min(1, requestedCpu / allocatableCpu) : 0;
+}
+
 /** The current savings rates of one cluster. Pure over the state's machine index and prices. */
 export function savingsRates(state: ClusterState, prices: PriceProvider): SavingsRates {
   const pools = new Map<string, CostPair>();
@@ -49,8 +59,8 @@ export function savingsRates(state: ClusterState, prices: PriceProvider): Saving
   for (const { machine: m } of machineIndex(state).rows()) {
     if (!m.instanceType) continue;
     const ct = m.capacityType ?? "on-demand";
-    const own = prices.price(m.instanceType, ct, m.zone, m.region);
-    const od = ct === "on-demand" ? own : prices.price(m.instanceType, "on-demand", m.zone, m.region);
+    const own = machinePrice(prices, m);
+    const od = ct === "on-demand" ? own : machinePrice(prices, m, "on-demand");
     if (!own || !od) continue;
     const p = pools.get(m.nodePool) ?? { actualPerHour: 0, onDemandPerHour: 0 };
     p.actualPerHour += own.usdPerHour;
@@ -67,7 +77,7 @@ export function savingsRates(state: ClusterState, prices: PriceProvider): Saving
       const ref = owner.candidates[0];
       if (!ref) continue;
       const cpu = state.podRequests(ns, pod.metadata.name ?? "")?.[CPU] ?? 0;
-      const share = Math.min(1, cpu / allocCpu);
+      const share = podShareOfNode(cpu, allocCpu);
       const key = workloadName(ref);
       let w = workloads.get(key);
       if (!w) {

@@ -296,8 +296,29 @@ describe("admission limits", () => {
       {
         instanceType: "c-2x",
         capacityType: "spot",
+        places: [],
       },
     );
-    assert.deepEqual(likelyOffering(nodePool("g", { requirements: [] }), []), { capacityType: "on-demand" });
+    assert.deepEqual(likelyOffering(nodePool("g", { requirements: [] }), []), {
+      capacityType: "on-demand",
+      places: [],
+    });
+  });
+
+  it("says where the new node may land: the pool's zone requirement, else its nodes' zones", () => {
+    const zoned = (name: string, zone: string) => {
+      const n = node(name, "g", { instanceType: "m5.large" });
+      n.metadata.labels = { ...n.metadata.labels, "topology.kubernetes.io/zone": zone };
+      return n;
+    };
+    const nodes = [zoned("a", "us-east-1a"), zoned("b", "us-east-1b"), zoned("c", "us-east-1a")];
+    assert.deepEqual(likelyOffering(nodePool("g", { requirements: [] }), nodes).places, [
+      { zone: "us-east-1a", region: undefined },
+      { zone: "us-east-1b", region: undefined },
+    ]);
+    const pinned = nodePool("g", {
+      requirements: [{ key: "topology.kubernetes.io/zone", operator: "In", values: ["us-east-1c"] }],
+    });
+    assert.deepEqual(likelyOffering(pinned, nodes).places, [{ zone: "us-east-1c" }]);
   });
 });

@@ -4,15 +4,30 @@ import type { Node } from "../../objects/kube.ts";
 import {
   CAPACITY_TYPE_LABEL,
   INSTANCE_TYPE_LABEL,
+  TOPOLOGY_ZONE_LABEL,
   type CapacityType,
   type NodePool,
 } from "../../objects/karpenter.ts";
 import type { WarmupPolicy } from "../policy.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
+import { regionOf, zoneOf } from "../../karpenter/labels.ts";
 import { backoffCooldownMs, unusedStreak } from "../backoff.ts";
 
-/** Hourly price of a node, or of an instance type in a capacity type; undefined when unknown. */
-export type PriceOf = (what: Node | string, capacityType: CapacityType) => number | undefined;
+/** Where a node could land, as far as its price depends on it. */
+export interface Place {
+  zone?: string | undefined;
+  region?: string | undefined;
+}
+
+/**
+ * Hourly price of a node, or of an instance type in a capacity type launched in one of `places`
+ * (the cheapest; none given: wherever the cluster runs); undefined when unknown.
+ */
+export type PriceOf = (
+  what: Node | string,
+  capacityType: CapacityType,
+  places?: readonly Place[],
+) => number | undefined;
 
 export type Refusal =
   "disabled" | "max-warm-nodes" | "in-flight" | "cooldown" | "pool-limit" | "cost-cap" | "price-unknown";
@@ -60,11 +75,30 @@ export function newNodeEstimate(poolNodes: readonly Node[], largest: Resources):
   return { ...out, ...Object.fromEntries(Object.entries(largest).filter(([k, v]) => v > (out[k] ?? 0))) };
 }
 
-/** The instance type and capacity type a warmup would most likely launch. */
+/**
+ * Where a new node of the pool may land: the zones its requirements allow, else the places of
+ * its nodes (empty when it has neither: the price lookup then uses the cluster's places).
+ */
+export function poolPlaces(pool: NodePool, poolNodes: readonly Node[]): Place[] {
+  const zones = (pool.spec.template.spec.requirements ?? []).find(
+    (r) => r.key === TOPOLOGY_ZONE_LABEL && r.operator === "In",
+  )?.values;
+  if (zones && zones.length > 0) return [...new Set(zones)].sort().map((zone) => ({ zone }));
+  const out = new Map<string, Place>();
+  for (const n of poolNodes) {
+    const zone = zoneOf(n);
+    const region = regionOf(n);
+    if (zone !== undefined || region !== undefined)
+      out.set(`${zone ?? ""}\u0000${region ?? ""}`, { zone, region });
+  }
+  return [...out.values()];
+}
+
+/** The instance type, capacity type and places of the node a warmup would most likely launch. */
 export function likelyOffering(
   pool: NodePool,
   poolNodes: readonly Node[],
-): { instanceType?: string; capacityType: CapacityType } {
+): { instanceType?: string; capacityType: CapacityType; places: Place[] } {
   const counts = new Map<string, number>();
   for (const n of poolNodes) {
     const t = n.metadata.labels?.[INSTANCE_TYPE_LABEL];
@@ -81,7 +115,8 @@ export function likelyOffering(
     : allowed.includes("on-demand")
       ? "on-demand"
       : "reserved";
-  return instanceType === undefined ? { capacityType } : { instanceType, capacityType };
+  const places = poolPlaces(pool, poolNodes);
+  return instanceType === undefined ? { capacityType, places } : { instanceType, capacityType, places };
 }
 
 /** Sum of warm node prices, undefined if any is unknown. */

@@ -1,22 +1,23 @@
-import type { DisruptionDto, LifecycleEventDto } from "../../../src/dashboard/dto.ts";
+import type { DisruptionCountsDto, DisruptionDto, LifecycleEventDto } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
 import { dateTime, num } from "../format.ts";
 import { useJson } from "../hooks.ts";
+import { DISRUPTION_LIST_LIMIT, disruptionCountsPath, disruptionsPath } from "../paths.ts";
 import { rangeQuery, resolveRange } from "../range.ts";
 import { Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
 
-/** Counts by reason (columns) per pool (rows). */
-export function countsByReason(rows: readonly DisruptionDto[]): {
+/** Counts by reason (columns) per pool (rows), from core's exact counts. */
+export function countsByReason(rows: DisruptionCountsDto["counts"]): {
   reasons: string[];
   pools: { pool: string; counts: Record<string, number>; total: number }[];
 } {
   const reasons = [...new Set(rows.map((r) => r.reason))].sort();
   const byPool = new Map<string, Record<string, number>>();
   for (const r of rows) {
-    const pool = r.nodePool ?? "—";
+    const pool = r.nodePool || "—";
     const c = byPool.get(pool) ?? {};
-    c[r.reason] = (c[r.reason] ?? 0) + 1;
+    c[r.reason] = (c[r.reason] ?? 0) + r.count;
     byPool.set(pool, c);
   }
   return {
@@ -49,7 +50,18 @@ export function Disruptions({ ctx }: { ctx: PageCtx }) {
   const pool = route.params["pool"] ?? "";
   const reason = route.params["reason"] ?? "";
   const q = `limit=1000&${rangeQuery(route.range, now)}${pool ? `&pool=${encodeURIComponent(pool)}` : ""}`;
-  const disruptions = useJson<DisruptionDto[]>(`${ctx.base}/disruptions?${q}`, ctx.token, ctx.version, 2000);
+  const disruptions = useJson<DisruptionDto[]>(
+    disruptionsPath(ctx.base, route.range, now, pool || undefined),
+    ctx.token,
+    ctx.version,
+    2000,
+  );
+  const counted = useJson<DisruptionCountsDto>(
+    disruptionCountsPath(ctx.base, route.range, now, pool || undefined),
+    ctx.token,
+    ctx.version,
+    2000,
+  );
   const lifecycle = useJson<LifecycleEventDto[]>(`${ctx.base}/events?${q}`, ctx.token, ctx.version, 2000);
   const { from, to } = resolveRange(route.range, now);
   const pools = (ctx.live?.nodePools ?? []).map((p) => p.name);
@@ -74,7 +86,7 @@ export function Disruptions({ ctx }: { ctx: PageCtx }) {
             aria-label="filter by reason"
           >
             <option value="">all reasons</option>
-            {[...new Set([...(disruptions.data ?? []).map((d) => d.reason), ...(reason ? [reason] : [])])]
+            {[...new Set([...(counted.data?.counts ?? []).map((d) => d.reason), ...(reason ? [reason] : [])])]
               .sort()
               .map((r) => (
                 <option key={r}>{r}</option>
@@ -82,54 +94,72 @@ export function Disruptions({ ctx }: { ctx: PageCtx }) {
           </select>
         </label>
       </section>
+      <Loadable state={counted} what="disruption counts">
+        {(c) => {
+          const m = countsByReason(c.counts.filter((r) => !reason || r.reason === reason));
+          const total = m.pools.reduce((n, p) => n + p.total, 0);
+          return (
+            <section className="panel" data-testid="disruption-counts">
+              <h2>
+                Disruptions by reason per pool <span className="muted count">({num(total)})</span>
+              </h2>
+              {total === 0 ? (
+                <p className="empty">
+                  No disruptions in this range{pool || reason ? " for these filters" : ""}: Karpenter
+                  disrupted no node.
+                </p>
+              ) : (
+                <div className="fit">
+                  <table aria-label="disruptions by reason per pool">
+                    <thead>
+                      <tr>
+                        <th scope="col">pool</th>
+                        {m.reasons.map((r) => (
+                          <th key={r} scope="col" className="num">
+                            {r}
+                          </th>
+                        ))}
+                        <th scope="col" className="num">
+                          total
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {m.pools.map((p) => (
+                        <tr key={p.pool} data-testid="count-row">
+                          <td>{p.pool}</td>
+                          {m.reasons.map((r) => (
+                            <td key={r} className="num">
+                              {num(p.counts[r] ?? 0)}
+                            </td>
+                          ))}
+                          <td className="num">{num(p.total)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+          );
+        }}
+      </Loadable>
       <Loadable state={disruptions} what="disruptions">
         {(all) => {
           const rows = all.filter((d) => d.at >= from && d.at < to && (!reason || d.reason === reason));
-          const m = countsByReason(rows);
+          // The list is the newest page; say so when the range holds more than it shows.
+          const total = counted.data?.counts
+            .filter((r) => !reason || r.reason === reason)
+            .reduce((n, r) => n + r.count, 0);
+          const paged = all.length >= DISRUPTION_LIST_LIMIT && total !== undefined && total > rows.length;
           return (
             <>
-              <section className="panel" data-testid="disruption-counts">
-                <h2>
-                  Disruptions by reason per pool <span className="muted count">({num(rows.length)})</span>
-                </h2>
-                {rows.length === 0 ? (
-                  <p className="empty">
-                    No disruptions in this range{pool || reason ? " for these filters" : ""}: Karpenter
-                    disrupted no node.
-                  </p>
-                ) : (
-                  <div className="fit">
-                    <table aria-label="disruptions by reason per pool">
-                      <thead>
-                        <tr>
-                          <th scope="col">pool</th>
-                          {m.reasons.map((r) => (
-                            <th key={r} scope="col" className="num">
-                              {r}
-                            </th>
-                          ))}
-                          <th scope="col" className="num">
-                            total
-                          </th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {m.pools.map((p) => (
-                          <tr key={p.pool} data-testid="count-row">
-                            <td>{p.pool}</td>
-                            {m.reasons.map((r) => (
-                              <td key={r} className="num">
-                                {num(p.counts[r] ?? 0)}
-                              </td>
-                            ))}
-                            <td className="num">{num(p.total)}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  </div>
-                )}
-              </section>
+              {paged ? (
+                <p className="muted" data-testid="disruption-list-paged">
+                  The list shows the newest {num(rows.length)} of {num(total)} disruptions in this range; the
+                  counts above are complete.
+                </p>
+              ) : null}
               <Table
                 label="Disruptions"
                 testId="disruption-table"

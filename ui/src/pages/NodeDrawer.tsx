@@ -41,13 +41,20 @@ export function NodeDrawer({ ctx, name }: { ctx: PageCtx; name: string }) {
       <Loadable state={d} what={`node ${name}`}>
         {(n) => (
           <>
+            {n.gone ? (
+              <p className="muted" data-testid="drawer-gone">
+                This NodeClaim no longer exists: Karpenter removed it. Shown from the stored history.
+              </p>
+            ) : null}
             <dl className="facts">
               <dt>NodeClaim</dt>
               <dd>{n.nodeClaim ?? "—"}</dd>
               <dt>pool · type</dt>
               <dd>
-                {n.node?.nodePool ?? n.labels["karpenter.sh/nodepool"] ?? "—"} · {n.node?.instanceType ?? "—"}{" "}
-                · {n.node?.capacityType ?? "—"} · {n.node?.zone ?? "—"}
+                {n.node?.nodePool ?? n.labels["karpenter.sh/nodepool"] ?? "—"} ·{" "}
+                {n.node?.instanceType ?? n.labels["node.kubernetes.io/instance-type"] ?? "—"} ·{" "}
+                {n.node?.capacityType ?? n.labels["karpenter.sh/capacity-type"] ?? "—"} ·{" "}
+                {n.node?.zone ?? n.labels["topology.kubernetes.io/zone"] ?? "—"}
               </dd>
               <dt>price</dt>
               <dd data-testid="drawer-price">

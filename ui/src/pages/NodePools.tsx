@@ -78,7 +78,27 @@ const poolColumns: Column<NodePoolDto>[] = [
     key: "cpuLimit",
     label: "cpu limit",
     value: (p) => p.limitUsage.cpu,
-    render: (p) => <Bar fraction={p.limitUsage.cpu} />,
+    render: (p) => (
+      <span
+        data-testid="pool-cpu-limit"
+        title={p.limits.cpu === null ? undefined : `of ${cores(p.limits.cpu)}`}
+      >
+        <Bar fraction={p.limitUsage.cpu} />
+      </span>
+    ),
+  },
+  {
+    key: "memLimit",
+    label: "memory limit",
+    value: (p) => p.limitUsage.memory,
+    render: (p) => (
+      <span data-testid="pool-memory-limit">
+        <Bar fraction={p.limitUsage.memory} />
+        {p.limits.memoryBytes === null ? null : (
+          <span className="muted"> of {bytes(p.limits.memoryBytes)}</span>
+        )}
+      </span>
+    ),
   },
   {
     key: "consolidation",

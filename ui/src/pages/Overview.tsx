@@ -1,11 +1,11 @@
-import type { DisruptionDto, SeriesDto } from "../../../src/dashboard/dto.ts";
+import type { DisruptionCountsDto, SeriesDto } from "../../../src/dashboard/dto.ts";
 import { HistoryChart } from "../Chart.tsx";
 import type { PageCtx } from "../ctx.ts";
 import { bytes, cores, duration, num, pct, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
-import { disruptionsPath, seriesPath } from "../paths.ts";
+import { disruptionCountsPath, seriesPath } from "../paths.ts";
 import { resolveRange } from "../range.ts";
-import { Savings } from "../Savings.tsx";
+import { Savings, SAVINGS_SCOPE } from "../Savings.tsx";
 import { Card, Loadable } from "../Status.tsx";
 
 /** Cluster totals now (live), and what happened over the range. */
@@ -13,10 +13,14 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
   const { live, route, now, base, token, version } = ctx;
   const { from, to } = resolveRange(route.range, now);
   const series = useJson<SeriesDto>(seriesPath(base, route.range, now), token, version, 15000);
-  const disruptions = useJson<DisruptionDto[]>(disruptionsPath(base, route.range, now), token, version, 2000);
+  const disruptions = useJson<DisruptionCountsDto>(
+    disruptionCountsPath(base, route.range, now),
+    token,
+    version,
+    2000,
+  );
   const o = live?.overview;
   if (!o) return <p className="loading">Waiting for the first snapshot from core…</p>;
-  const inRange = disruptions.data?.filter((d) => d.at >= from && d.at < to);
   const priced = Object.entries(o.priceSources)
     .map(([k, v]) => `${num(v)} ${k}`)
     .join(", ");
@@ -39,7 +43,14 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           label="spot ratio"
           value={pct(o.spotRatio.nodes)}
           testid="overview-spot"
-          sub={`vCPU ${pct(o.spotRatio.vcpu)} · cost ${pct(o.spotRatio.cost)} · saves ${usd(o.spotSavingsPerHour)}/h`}
+          sub={
+            <>
+              vCPU {pct(o.spotRatio.vcpu)} · cost {pct(o.spotRatio.cost)} ·{" "}
+              <span data-testid="overview-spot-saves" title={SAVINGS_SCOPE.nodes}>
+                nodes save {usd(o.spotSavingsPerHour)}/h
+              </span>
+            </>
+          }
         />
         <Card
           label="requested / allocatable"
@@ -48,7 +59,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
         />
         <Card
           label="disruptions in range"
-          value={inRange ? num(inRange.length) : "…"}
+          value={disruptions.data ? num(disruptions.data.total) : "…"}
           testid="overview-disruptions"
           tone={o.thrashingPools.length ? "warn" : ""}
           sub={

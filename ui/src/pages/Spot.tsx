@@ -12,6 +12,7 @@ import { dateTime, num, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { rangeQuery } from "../range.ts";
 import { Card, Loadable } from "../Status.tsx";
+import { SAVINGS_SCOPE } from "../Savings.tsx";
 import { Table, type Column } from "../Table.tsx";
 import { spotPreview, spotProblems } from "./policy.ts";
 import { WhatifPanel } from "./Whatif.tsx";
@@ -87,6 +88,7 @@ function workloadColumns(): Column<SpotWorkloadDto>[] {
     {
       key: "fallbacks",
       label: "fallbacks",
+      title: "Prefer's fallbacks in the selected range: the repair's Fallback actions (self-heal)",
       numeric: true,
       wide: true,
       value: (w) => w.fallbacks,
@@ -218,7 +220,6 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
     <Loadable state={view} what="spot placement">
       {(v) => {
         const open = v.workloads.find((w) => keyOf(w.workload) === selected);
-        const withPolicy = v.workloads.filter((w) => w.policy);
         return (
           <>
             <section className="cards" aria-label="spot placement totals">
@@ -226,7 +227,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 label="managed pods"
                 value={num(v.totals.pods)}
                 testid="spot-total-pods"
-                sub={`${num(withPolicy.length)} workloads with a policy`}
+                sub={`pods of the ${num(v.totals.workloads)} workloads with a policy`}
               />
               <Card
                 label="on-demand / spot"
@@ -234,15 +235,16 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                 testid="spot-total-split"
               />
               <Card
-                label="saved vs all on-demand"
+                label="workloads' spot savings"
                 value={`${usd(v.totals.savedPerHour)}/h`}
                 testid="spot-total-saved"
+                sub={`${SAVINGS_SCOPE.workloads}, managed workloads only (the Overview's figure: ${SAVINGS_SCOPE.nodes})`}
               />
               <Card
-                label="fallbacks seen by core"
+                label="fallbacks in range"
                 value={num(v.totals.fallbacks)}
                 testid="spot-total-fallbacks"
-                sub="pods assigned spot running on on-demand; the webhook's own fallbacks are on its /metrics"
+                sub={`the repair's Fallback actions · ${num(v.totals.onDemandNow)} pod(s) assigned spot on on-demand now`}
               />
               <Card
                 label="late answers"
@@ -272,7 +274,9 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                   type="button"
                   className="edit"
                   onClick={() =>
-                    ctx.role === "admin" ? setEditing("new") : ctx.askAdmin("create spot policies")
+                    ctx.role === "admin"
+                      ? setEditing("new")
+                      : ctx.askAdmin("create spot policies", () => setEditing("new"))
                   }
                 >
                   {ctx.role === "admin" ? "New policy" : "New policy (admin)"}
@@ -292,7 +296,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
                     onClick={() =>
                       ctx.role === "admin"
                         ? setEditing(keyOf(open.workload))
-                        : ctx.askAdmin("edit spot policies")
+                        : ctx.askAdmin("edit spot policies", () => setEditing(keyOf(open.workload)))
                     }
                   >
                     {ctx.role === "admin" ? (open.policy ? "Edit policy" : "Create policy") : "Edit (admin)"}

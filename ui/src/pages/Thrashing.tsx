@@ -80,7 +80,9 @@ function Apply({
       <button
         type="button"
         onClick={() =>
-          ctx.role === "admin" ? setState("confirm") : ctx.askAdmin(`apply "${title}" to NodePool ${pool}`)
+          ctx.role === "admin"
+            ? setState("confirm")
+            : ctx.askAdmin(`apply "${title}" to NodePool ${pool}`, () => setState("confirm"))
         }
       >
         {ctx.role === "admin" ? "Apply…" : "Apply (admin)"}

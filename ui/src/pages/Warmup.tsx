@@ -85,7 +85,7 @@ export function Warmup({ ctx }: { ctx: PageCtx }) {
             warm: a.warm + p.warmNodes.length,
             hits: a.hits + p.hits,
             misses: a.misses + p.misses,
-            saved: a.saved + (p.timeSavedSeconds ?? 0),
+            saved: a.saved + p.timeSavedSeconds,
             cost: a.cost + p.warmCostUsd,
           }),
           { warm: 0, hits: 0, misses: 0, saved: 0, cost: 0 },
@@ -158,7 +158,9 @@ function PoolWarmup({
           type="button"
           className="edit"
           onClick={() =>
-            ctx.role === "admin" ? onEdit(!editing) : ctx.askAdmin(`edit the warmup policy of ${p.nodePool}`)
+            ctx.role === "admin"
+              ? onEdit(!editing)
+              : ctx.askAdmin(`edit the warmup policy of ${p.nodePool}`, () => onEdit(true))
           }
         >
           {ctx.role === "admin"
@@ -203,8 +205,16 @@ function PoolWarmup({
           {p.warmStartSeconds === null
             ? "no hit measured yet"
             : `${duration(p.warmStartSeconds)} (median of ${num(p.warmStartSamples)})`}{" "}
-          · saved{" "}
-          {p.timeSavedSeconds === null ? "— (needs a measured cold start)" : duration(p.timeSavedSeconds)}
+          · saved <span data-testid="pool-time-saved">{duration(p.timeSavedSeconds)}</span>{" "}
+          <span className="muted" data-testid="pool-saved-per-hit">
+            ({num(p.hits)} hits ×{" "}
+            {p.savedPerHitSamples > 0
+              ? `${duration(p.savedPerHitSeconds)}, the pool's node cold start (median of ${num(p.savedPerHitSamples)} launches, last hour)`
+              : p.savedPerHitSeconds > 0
+                ? `${duration(p.savedPerHitSeconds)}, the cluster's node cold start (no launch in this pool in the last hour)`
+                : "0 s: no node launch measured in the last hour"}
+            )
+          </span>
         </dd>
       </dl>
       {editing ? <WarmupEditor ctx={ctx} pool={p} onDone={() => onEdit(false)} /> : null}
