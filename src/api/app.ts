@@ -12,7 +12,7 @@ import swagger from "@fastify/swagger";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { FailureLimiter, roleFor, satisfies, type Role, type Tokens } from "./auth.ts";
-import { coerceQuery } from "./query.ts";
+import { coerceQuery, unboundedNumbers } from "./query.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -126,6 +126,18 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
     },
+  });
+
+  // Every numeric query parameter bounded (issue 32: `?to=9007199254740992` was a 500 on three
+  // routes whose schema set no maximum): a route that leaves one open is refused at start.
+  app.addHook("onRoute", (route) => {
+    const open = unboundedNumbers(route.schema?.querystring);
+    if (open.length > 0) {
+      const methods = [route.method].flat().join(",");
+      throw new Error(
+        `${methods} ${route.url}: numeric query parameter(s) ${open.join(", ")} need a minimum and a maximum`,
+      );
+    }
   });
 
   app.decorateRequest("role", undefined);

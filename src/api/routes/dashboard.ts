@@ -36,6 +36,7 @@ import {
   clusterIdParam,
   clusterSchema,
   disruptionSchema,
+  epochMsParam,
   errorSchema,
   lifecycleEventSchema,
   nodeListSchema,
@@ -95,8 +96,9 @@ interface RangeQuery {
   pool?: string;
 }
 
-/** The last instant a JavaScript Date can hold (epoch ms): later ones cannot be stored or shown. */
-export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+export { MAX_EPOCH_MS } from "./schemas.ts";
+/** Largest /nodes offset: far beyond any cluster's node count, and a number every store can take. */
+export const MAX_NODE_OFFSET = 10_000_000;
 /** Most buckets one /series answer may hold when the client picks the step. */
 export const MAX_SERIES_POINTS = 20_000;
 
@@ -105,18 +107,8 @@ const rangeQuery = {
   additionalProperties: false,
   properties: {
     limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
-    from: {
-      type: "integer",
-      minimum: 0,
-      maximum: MAX_EPOCH_MS,
-      description: "epoch ms, inclusive (default: 24 h ago)",
-    },
-    to: {
-      type: "integer",
-      minimum: 0,
-      maximum: MAX_EPOCH_MS,
-      description: "epoch ms, exclusive (default: now)",
-    },
+    from: epochMsParam("epoch ms, inclusive (default: 24 h ago)"),
+    to: epochMsParam("epoch ms, exclusive (default: now)"),
     pool: poolName,
   },
 } as const;
@@ -372,7 +364,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
               sort: { type: "string", enum: NODE_SORT_KEYS },
               desc: { type: "boolean", default: false },
               limit: { type: "integer", minimum: 1, maximum: 5000, default: 500 },
-              offset: { type: "integer", minimum: 0, default: 0 },
+              offset: { type: "integer", minimum: 0, maximum: MAX_NODE_OFFSET, default: 0 },
             },
           },
           response: { 200: nodeListSchema, ...notFound },
