@@ -11,7 +11,7 @@ import Fastify, {
 import swagger from "@fastify/swagger";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { FailureLimiter, roleFor, satisfies, type Role, type Tokens } from "./auth.ts";
+import { FailureLimiter, roleFor, satisfies, tokenFingerprint, type Role, type Tokens } from "./auth.ts";
 import { coerceQuery, unboundedNumbers } from "./query.ts";
 
 declare module "fastify" {
@@ -52,8 +52,12 @@ export interface BuildOptions {
   publicMetrics?: boolean;
   /** Serve the UI's JavaScript source maps (default false: they expose the source). */
   serveSourceMaps?: boolean;
-  /** Failed logins allowed per client address and window before 429 (default 20 per minute). */
-  authFailures?: { max: number; windowMs: number };
+  /**
+   * Failed logins of one token from one client address per window before that token gets 429
+   * (default 20 per minute); the address's wrong tokens all get 429 past `max × addressFactor`
+   * (default 5). Valid tokens are never refused.
+   */
+  authFailures?: { max: number; windowMs: number; addressFactor?: number };
   clock?: Clock;
 }
 
@@ -154,17 +158,20 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       req.routeOptions.config.role ?? (METRICS_PATHS.has(path) && !opts.publicMetrics ? "viewer" : undefined);
     if (need === undefined) return;
     const peer = req.socket.remoteAddress ?? "";
-    if (limiter.blocked(peer)) {
-      log.warn("login throttled", { peer, requestId: req.id });
-      await reply
-        .code(429)
-        .header("retry-after", String(Math.ceil(limiter.retryAfterMs(peer) / 1000)))
-        .send({ error: "too_many_requests", message: "too many failed logins; try again later" });
-      return reply;
-    }
+    // The token is checked first: a valid one always passes, whatever others sent from the same
+    // address (throttling is per address and token fingerprint; see FailureLimiter).
     const role = roleFor(req.headers.authorization, opts.tokens);
     if (role === undefined) {
-      if (req.headers.authorization !== undefined) limiter.failed(peer);
+      const fingerprint = tokenFingerprint(req.headers.authorization);
+      if (req.headers.authorization !== undefined && limiter.blocked(peer, fingerprint)) {
+        log.warn("login throttled", { peer, fingerprint, requestId: req.id });
+        await reply
+          .code(429)
+          .header("retry-after", String(Math.ceil(limiter.retryAfterMs(peer, fingerprint) / 1000)))
+          .send({ error: "too_many_requests", message: "too many failed logins; try again later" });
+        return reply;
+      }
+      if (req.headers.authorization !== undefined) limiter.failed(peer, fingerprint);
       await reply
         .code(401)
         .header("www-authenticate", 'Bearer realm="wave"')
