@@ -30,6 +30,7 @@ import { realClock, type Clock } from "../../shared/clock.ts";
 import type { ApiPlugin } from "../app.ts";
 import type { ClusterDto, WarmupStatsDto } from "../../dashboard/dto.ts";
 import { openSse } from "../sse.ts";
+import { DEFAULT_SSE_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
 import { Throttle } from "./live.ts";
 import { askOwner, type ReadThroughOptions } from "./read-through.ts";
 import {
@@ -66,6 +67,8 @@ export interface DashboardDeps {
   readThrough?: ReadThroughOptions;
   /** Where a Karpenter release outside the tested range is reported (once per cluster and version). */
   log?: Logger;
+  /** Event streams open at once: per token, per address, in total (default DEFAULT_SSE_CAPS). */
+  streamCaps?: StreamCaps;
 }
 
 const HOUR = 3_600_000;
@@ -147,6 +150,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const { hub } = deps;
   const store = hub.store;
   const clock = deps.clock ?? realClock;
+  const streams = new StreamLimits("event streams", deps.streamCaps ?? DEFAULT_SSE_CAPS);
 
   const warned = new Map<string, string>();
   const supportOf = (c: ClusterEntry, version: string | null): KarpenterSupport => {
@@ -524,7 +528,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           summary:
             "Server-sent events: `snapshot` (a LiveDto) now and after every change, at most every 250 ms",
           params: idParams,
-          response: { 404: errorSchema },
+          response: { 404: errorSchema, 429: errorSchema },
         },
       },
       async (req, reply) => {
@@ -532,6 +536,8 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
         if (!c) return reply;
         // HEAD gets the stream's headers and ends (an open stream would never answer it).
         if (req.method === "HEAD") return reply.type("text/event-stream; charset=utf-8").send();
+        const release = await streams.admit(req, reply);
+        if (!release) return reply;
         openSse(req, reply, (stream) => {
           // Snapshots are built asynchronously; a slower older build must not overwrite a newer one.
           let started = 0;
@@ -555,6 +561,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           return () => {
             off();
             throttle.stop();
+            release();
           };
         });
         return reply;
