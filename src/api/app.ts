@@ -59,6 +59,15 @@ export interface BuildOptions {
    */
   authFailures?: { max: number; windowMs: number; addressFactor?: number };
   clock?: Clock;
+  /** Told of every route as it is registered, with the role it needs (the fuzzer's route list). */
+  onRoute?: (route: { method: string; url: string; role: Role | undefined; schema: RouteSchema }) => void;
+}
+
+/** A route's schema parts, as its plugin gave them. */
+export interface RouteSchema {
+  params?: unknown;
+  querystring?: unknown;
+  body?: unknown;
 }
 
 /**
@@ -135,6 +144,13 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   // Every numeric query parameter bounded (issue 32: `?to=9007199254740992` was a 500 on three
   // routes whose schema set no maximum): a route that leaves one open is refused at start.
   app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat())
+      opts.onRoute?.({
+        method,
+        url: route.url,
+        role: route.config?.role,
+        schema: route.schema ?? {},
+      });
     const open = unboundedNumbers(route.schema?.querystring);
     if (open.length > 0) {
       const methods = [route.method].flat().join(",");
