@@ -1,6 +1,7 @@
 // Runs the three fuzz targets and judges the outcome (used by `npm run fuzz` and by the seed run
 // in `npm test`, test/unit/fuzz-seed.test.ts).
 import { fuzzAdmission, fuzzIngest, fuzzPolicyApi, type TargetResult } from "./targets.ts";
+import { fuzzApiRoutes } from "./api-routes.ts";
 
 export interface FuzzReport {
   results: TargetResult[];
@@ -27,6 +28,7 @@ export async function runFuzz(o: {
     results.push(await fuzzPolicyApi(o.inputs, o.seed));
     results.push(await fuzzAdmission(o.inputs, o.seed + 1));
     results.push(await fuzzIngest(o.inputs, o.seed + 2));
+    results.push(await fuzzApiRoutes(o.inputs, o.seed + 3));
   } finally {
     clearInterval(sampler);
     process.off("uncaughtException", onCrash);

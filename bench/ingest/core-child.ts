@@ -33,6 +33,8 @@ const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", token
 
 process.on("message", (m: { type: string }) => {
   if (m.type === "stats") {
+    // With --expose-gc (bench/ingest/amplification.ts): what is still held, not garbage.
+    if ((m as { gc?: boolean }).gc) (globalThis as { gc?: () => void }).gc?.();
     const objects = hub
       ? (() => {
           const c = hub.get("bench")?.state.counts();

@@ -11,8 +11,8 @@ import Fastify, {
 import swagger from "@fastify/swagger";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { FailureLimiter, roleFor, satisfies, type Role, type Tokens } from "./auth.ts";
-import { coerceQuery } from "./query.ts";
+import { FailureLimiter, roleFor, satisfies, tokenFingerprint, type Role, type Tokens } from "./auth.ts";
+import { coerceQuery, unboundedNumbers } from "./query.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -52,9 +52,22 @@ export interface BuildOptions {
   publicMetrics?: boolean;
   /** Serve the UI's JavaScript source maps (default false: they expose the source). */
   serveSourceMaps?: boolean;
-  /** Failed logins allowed per client address and window before 429 (default 20 per minute). */
-  authFailures?: { max: number; windowMs: number };
+  /**
+   * Failed logins of one token from one client address per window before that token gets 429
+   * (default 20 per minute); the address's wrong tokens all get 429 past `max × addressFactor`
+   * (default 5). Valid tokens are never refused.
+   */
+  authFailures?: { max: number; windowMs: number; addressFactor?: number };
   clock?: Clock;
+  /** Told of every route as it is registered, with the role it needs (the fuzzer's route list). */
+  onRoute?: (route: { method: string; url: string; role: Role | undefined; schema: RouteSchema }) => void;
+}
+
+/** A route's schema parts, as its plugin gave them. */
+export interface RouteSchema {
+  params?: unknown;
+  querystring?: unknown;
+  body?: unknown;
 }
 
 /**
@@ -150,11 +163,38 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     },
   });
 
+  // Every numeric query parameter bounded (issue 32: `?to=9007199254740992` was a 500 on three
+  // routes whose schema set no maximum): a route that leaves one open is refused at start.
   app.addHook("onRoute", (route) => {
     const methods = ([] as string[]).concat(route.method);
+    for (const method of methods)
+      opts.onRoute?.({
+        method,
+        url: route.url,
+        role: route.config?.role,
+        schema: route.schema ?? {},
+      });
+    const open = unboundedNumbers(route.schema?.querystring);
+    if (open.length > 0) {
+      throw new Error(
+        `${methods.join(",")} ${route.url}: numeric query parameter(s) ${open.join(", ")} need a minimum and a maximum`,
+      );
+    }
     const method = methods.find((m) => m !== "HEAD") ?? methods[0] ?? "GET";
-    if (route.schema?.hide || route.schema?.operationId) return;
-    route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
+    if (!route.schema?.hide && !route.schema?.operationId)
+      route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
+  });
+    const open = unboundedNumbers(route.schema?.querystring);
+    if (open.length > 0) {
+      const methods = [route.method].flat().join(",");
+      throw new Error(
+        `${methods} ${route.url}: numeric query parameter(s) ${open.join(", ")} need a minimum and a maximum`,
+      );
+    }
+    const methods = ([] as string[]).concat(route.method);
+    const method = methods.find((m) => m !== "HEAD") ?? methods[0] ?? "GET";
+    if (!route.schema?.hide && !route.schema?.operationId)
+      route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
   });
 
   app.decorateRequest("role", undefined);
@@ -171,17 +211,20 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       req.routeOptions.config.role ?? (METRICS_PATHS.has(path) && !opts.publicMetrics ? "viewer" : undefined);
     if (need === undefined) return;
     const peer = req.socket.remoteAddress ?? "";
-    if (limiter.blocked(peer)) {
-      log.warn("login throttled", { peer, requestId: req.id });
-      await reply
-        .code(429)
-        .header("retry-after", String(Math.ceil(limiter.retryAfterMs(peer) / 1000)))
-        .send({ error: "too_many_requests", message: "too many failed logins; try again later" });
-      return reply;
-    }
+    // The token is checked first: a valid one always passes, whatever others sent from the same
+    // address (throttling is per address and token fingerprint; see FailureLimiter).
     const role = roleFor(req.headers.authorization, opts.tokens);
     if (role === undefined) {
-      if (req.headers.authorization !== undefined) limiter.failed(peer);
+      const fingerprint = tokenFingerprint(req.headers.authorization);
+      if (req.headers.authorization !== undefined && limiter.blocked(peer, fingerprint)) {
+        log.warn("login throttled", { peer, fingerprint, requestId: req.id });
+        await reply
+          .code(429)
+          .header("retry-after", String(Math.ceil(limiter.retryAfterMs(peer, fingerprint) / 1000)))
+          .send({ error: "too_many_requests", message: "too many failed logins; try again later" });
+        return reply;
+      }
+      if (req.headers.authorization !== undefined) limiter.failed(peer, fingerprint);
       await reply
         .code(401)
         .header("www-authenticate", 'Bearer realm="wave"')

@@ -35,49 +35,82 @@ export const newToken = (): string => randomBytes(24).toString("hex");
 
 export const satisfies = (have: Role, need: Role): boolean => need === "viewer" || have === "admin";
 
+/** A short, non-reversible name for a presented token (logs and throttle keys never hold the token). */
+export const tokenFingerprint = (header: string | undefined): string =>
+  createHash("sha256")
+    .update(header ?? "")
+    .digest("hex")
+    .slice(0, 16);
+
+interface Window {
+  since: number;
+  count: number;
+}
+
 /**
- * Failed logins per client address in a fixed window: past `max`, the address is refused (429)
- * until its window ends. Bounded: the oldest addresses go first past 10,000.
+ * Failed logins in a fixed window, counted per client address and per (address, token
+ * fingerprint). Only wrong tokens are ever refused: a token that grants a role is checked first
+ * and always passes, so behind an ingress, SNAT or a port-forward (one address for everyone) a
+ * client sending wrong tokens cannot lock the others out (issue 32). A wrong token is refused
+ * (429) once that same token failed `max` times from the address, or once the address failed
+ * `max × addressFactor` times with any tokens. Bounded: the oldest keys go first past 10,000.
  */
 export class FailureLimiter {
   readonly #max: number;
+  readonly #addressMax: number;
   readonly #windowMs: number;
   readonly #clock: { now(): number };
-  readonly #byPeer = new Map<string, { since: number; count: number }>();
+  readonly #byPeer = new Map<string, Window>();
+  readonly #byPeerToken = new Map<string, Window>();
 
-  constructor(opts: { max: number; windowMs: number }, clock: { now(): number }) {
+  constructor(opts: { max: number; windowMs: number; addressFactor?: number }, clock: { now(): number }) {
     this.#max = opts.max;
+    this.#addressMax = opts.max * (opts.addressFactor ?? 5);
     this.#windowMs = opts.windowMs;
     this.#clock = clock;
   }
 
-  #current(peer: string): { since: number; count: number } | undefined {
-    const e = this.#byPeer.get(peer);
+  #current(map: Map<string, Window>, key: string): Window | undefined {
+    const e = map.get(key);
     if (e && this.#clock.now() - e.since >= this.#windowMs) {
-      this.#byPeer.delete(peer);
+      map.delete(key);
       return undefined;
     }
     return e;
   }
 
-  blocked(peer: string): boolean {
-    return (this.#current(peer)?.count ?? 0) >= this.#max;
+  /** The window that refuses this wrong token from this address, if any. */
+  #blocking(peer: string, fingerprint: string): Window | undefined {
+    const pair = this.#current(this.#byPeerToken, `${peer}\u0000${fingerprint}`);
+    if (pair && pair.count >= this.#max) return pair;
+    const addr = this.#current(this.#byPeer, peer);
+    return addr && addr.count >= this.#addressMax ? addr : undefined;
   }
 
-  retryAfterMs(peer: string): number {
-    const e = this.#current(peer);
+  /** Whether a wrong token (by its fingerprint) from `peer` is refused now. */
+  blocked(peer: string, fingerprint: string): boolean {
+    return this.#blocking(peer, fingerprint) !== undefined;
+  }
+
+  retryAfterMs(peer: string, fingerprint: string): number {
+    const e = this.#blocking(peer, fingerprint);
     return e ? Math.max(0, e.since + this.#windowMs - this.#clock.now()) : 0;
   }
 
-  failed(peer: string): void {
-    const e = this.#current(peer);
+  failed(peer: string, fingerprint: string): void {
+    this.#count(this.#byPeer, peer);
+    this.#count(this.#byPeerToken, `${peer}\u0000${fingerprint}`);
+  }
+
+  #count(map: Map<string, Window>, key: string): void {
+    const e = this.#current(map, key);
     if (e) e.count++;
     else {
-      if (this.#byPeer.size >= 10_000) {
-        const oldest = this.#byPeer.keys().next().value;
-        if (oldest !== undefined) this.#byPeer.delete(oldest);
+      if (map.size >= 10_000) {
+        const oldest = map.keys().next().value;
+        if (oldest !== undefined) map.delete(oldest);
       }
-      this.#byPeer.set(peer, { since: this.#clock.now(), count: 1 });
+      map.set(key, { since: this.#clock.now(), count: 1 });
     }
   }
 }

@@ -226,7 +226,7 @@ describe("/metrics and /openapi.json", () => {
 });
 
 describe("failed logins are rate-limited", () => {
-  it("429 after the limit, per address, until the window passes", async () => {
+  it("429 for a wrong token after the limit, per address and token, until the window passes", async () => {
     const a = await api({ authFailures: { max: 3, windowMs: 60_000 } });
     const bad = { authorization: "Bearer guess-guess-guess-guess" };
     for (let i = 0; i < 3; i++)
@@ -234,13 +234,53 @@ describe("failed logins are rate-limited", () => {
     const r = await a.inject({ url: "/api/v1/clusters", headers: bad });
     assert.equal(r.statusCode, 429);
     assert.ok(Number(r.headers["retry-after"]) > 0);
-    // Even the right token waits: the address is what is throttled.
-    assert.equal((await a.inject({ url: "/api/v1/clusters", headers: V })).statusCode, 429);
-    assert.equal(
-      (await a.inject({ url: "/api/v1/clusters", headers: V, remoteAddress: "10.0.0.9" })).statusCode,
-      200,
+    assert.ok(
+      lines.some((l) => l.msg === "login throttled" && typeof l.fingerprint === "string"),
+      "the throttled token is logged by its fingerprint",
     );
     await clock.advance(60_000);
+    assert.equal((await a.inject({ url: "/api/v1/clusters", headers: bad })).statusCode, 401);
+    await a.close();
+  });
+
+  it("after 20 wrong tokens from one address, its valid viewer and admin tokens still pass (issue 32)", async () => {
+    const a = await api();
+    // One address for everyone: an ingress, SNAT or a port-forward.
+    for (let i = 0; i < 20; i++) {
+      const guess = { authorization: `Bearer guess-${i}-0123456789abcdef` };
+      assert.equal((await a.inject({ url: "/api/v1/clusters", headers: guess })).statusCode, 401);
+    }
+    const same = { authorization: "Bearer guess-0-0123456789abcdef" };
+    for (let i = 0; i < 20; i++) await a.inject({ url: "/api/v1/clusters", headers: same });
+    assert.equal((await a.inject({ url: "/api/v1/clusters", headers: same })).statusCode, 429);
+    assert.equal((await a.inject({ url: "/api/v1/clusters", headers: V })).statusCode, 200);
+    assert.equal(
+      (
+        await a.inject({
+          method: "DELETE",
+          url: "/api/v1/policies/warmup/nope",
+          headers: { authorization: A.authorization },
+        })
+      ).statusCode,
+      404,
+      "the admin token passes too",
+    );
+    await a.close();
+  });
+
+  it("an address spraying many different wrong tokens is refused past max × 5, valid tokens still pass", async () => {
+    const a = await api({ authFailures: { max: 2, windowMs: 60_000 } });
+    for (let i = 0; i < 10; i++) {
+      const guess = { authorization: `Bearer spray-${i}-0123456789abcdef` };
+      assert.equal((await a.inject({ url: "/api/v1/clusters", headers: guess })).statusCode, 401);
+    }
+    const fresh = { authorization: "Bearer never-tried-0123456789abcdef" };
+    assert.equal((await a.inject({ url: "/api/v1/clusters", headers: fresh })).statusCode, 429);
+    assert.equal(
+      (await a.inject({ url: "/api/v1/clusters", headers: fresh, remoteAddress: "10.0.0.9" })).statusCode,
+      401,
+      "another address is not affected",
+    );
     assert.equal((await a.inject({ url: "/api/v1/clusters", headers: V })).statusCode, 200);
     await a.close();
   });

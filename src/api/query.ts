@@ -5,6 +5,8 @@ import type { FastifyRequest } from "fastify";
 
 interface PropSchema {
   type?: string | string[];
+  minimum?: number;
+  maximum?: number;
 }
 
 const INTEGER = /^-?(0|[1-9]\d{0,15})$/;
@@ -30,4 +32,19 @@ export function coerceQuery(req: FastifyRequest): void {
     if (typeof t !== "string" || typeof v !== "string") continue;
     q[k] = strictValue(t, v);
   }
+}
+
+/** The numeric properties of a querystring schema without both a minimum and a maximum. */
+export function unboundedNumbers(schema: unknown): string[] {
+  const props = (schema as { properties?: Record<string, PropSchema> } | undefined)?.properties;
+  if (!props) return [];
+  return Object.entries(props)
+    .filter(([, p]) => {
+      const types = [p.type].flat();
+      return (
+        (types.includes("integer") || types.includes("number")) &&
+        (typeof p.minimum !== "number" || typeof p.maximum !== "number")
+      );
+    })
+    .map(([k]) => k);
 }

@@ -3,7 +3,7 @@
 // and stores the events it reports (ADR 0014). Core does not talk to any apiserver.
 // The environment it gets is the contract in deploy/helm/wave/README.md. `wave start` builds the
 // same core for its one process (`inProcess`).
-import { mkdirSync } from "node:fs";
+import { makeDataDir } from "./instance.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { serverToken, type WaveConfig } from "../config/config.ts";
@@ -90,7 +90,7 @@ export async function startCoreComponent(
     ? { tokens: near.tokens, grpcTls: { ...near.grpcTls, caFile: undefined }, credentials: near.credentials }
     : configured(config, log);
   return startWith(log, async (life) => {
-    if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true });
+    if (!config.databaseUrl) makeDataDir(config.dataDir);
     const metrics = new Registry();
     const prices = startPricing(config, {
       clock,

@@ -3,7 +3,7 @@
 // out; `wave spot|warmup …` run with the same data directory read it for core's address and the
 // admin token, so they reach the instance whatever port it bound. A file whose process is gone
 // is ignored (a killed instance leaves it behind).
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface Instance {
@@ -17,6 +17,14 @@ export interface Instance {
   /** Tokens `wave start` generated (absent when configured: the CLI then needs them set too). */
   adminToken?: string;
   viewerToken?: string;
+}
+
+/**
+ * Creates the data directory (and missing parents) 0700: it holds the history, generated tokens
+ * and the dev CA's key (docs/security.md). An existing directory is left as its owner set it.
+ */
+export function makeDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 }
 
 export const instanceFile = (dataDir: string): string => join(dataDir, "instance.json");

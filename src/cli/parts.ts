@@ -6,10 +6,10 @@ import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
 import type { WaveConfig } from "../config/config.ts";
-import { build } from "../api/app.ts";
+import { build, type ApiPlugin } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
-import { readThrough } from "../api/routes/read-through.ts";
+import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
@@ -186,6 +186,57 @@ export function coreWarmup(o: {
   };
 }
 
+/** What the API's routes need (startApi's, and the fuzzer's app built the same way). */
+export interface ApiRoutesDeps {
+  hub: ClusterHub;
+  store: Store;
+  prices: PriceProvider;
+  clock: Clock;
+  log?: Logger;
+  /** The cluster the routes without a cluster in their path act on (core's --cluster-id). */
+  clusterId: string;
+  warmupTotals?: WarmupTotalsOf;
+  onPolicyChange?: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
+  nodePools?: NodePoolPatcher;
+  readThrough?: ReadThroughOptions;
+}
+
+/** Every /api route plugin of core, in the order startApi mounts them. */
+export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
+  const { clock } = o;
+  const onPolicyChange = o.onPolicyChange;
+  return [
+    dashboardRoutes({
+      hub: o.hub,
+      prices: o.prices,
+      now: () => clock.now(),
+      clock,
+      ...(o.warmupTotals ? { warmupStats: o.warmupTotals } : {}),
+      ...(o.log ? { log: o.log } : {}),
+      ...(o.readThrough ? { readThrough: o.readThrough } : {}),
+    }),
+    policyRoutes({
+      store: o.store,
+      defaultClusterId: o.clusterId,
+      now: () => clock.now(),
+      ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
+    }),
+    savingsRoutes({ hub: o.hub, now: () => clock.now() }),
+    consoleRoutes({
+      hub: o.hub,
+      prices: o.prices,
+      now: () => clock.now(),
+      ...(o.nodePools ? { nodePools: o.nodePools } : {}),
+    }),
+    // The simulator loads with the first what-if, not with core.
+    whatifRoutes({
+      hub: o.hub,
+      now: () => clock.now(),
+      run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
+    }),
+  ];
+}
+
 /** The options of core's API (coreApi, startApi). */
 export interface CoreApiOptions {
   config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps">;
@@ -227,33 +278,17 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
     publicMetrics: o.config.publicMetrics,
     serveSourceMaps: o.config.serveSourceMaps,
     plugins: [
-      dashboardRoutes({
+      ...apiRoutes({
         hub: o.hub,
-        prices: o.prices,
-        now: () => clock.now(),
-        clock,
-        warmupStats: o.warmupTotals,
-        log: o.log,
-        ...(rt ? { readThrough: rt } : {}),
-      }),
-      policyRoutes({
         store: o.store,
-        defaultClusterId: o.config.clusterId,
-        now: () => clock.now(),
-        onChange: (kind, _key, clusterId) => o.onPolicyChange(kind, clusterId),
-      }),
-      savingsRoutes({ hub: o.hub, now: () => clock.now() }),
-      consoleRoutes({
-        hub: o.hub,
         prices: o.prices,
-        now: () => clock.now(),
+        clock,
+        ...(o.log ? { log: o.log } : {}),
+        clusterId: o.config.clusterId,
+        warmupTotals: o.warmupTotals,
+        onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
-      }),
-      // The simulator loads with the first what-if, not with core.
-      whatifRoutes({
-        hub: o.hub,
-        now: () => clock.now(),
-        run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
+        ...(rt ? { readThrough: rt } : {}),
       }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {

@@ -2,7 +2,7 @@
 // agent and webhook it runs are the ones startCoreComponent, startAgentComponent and
 // startWebhookComponent return, and stopping Wave stops those.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -14,9 +14,11 @@ import { startWave } from "./start.ts";
 describe("wave start composes the core, agent and webhook builders", { timeout: 180_000 }, () => {
   it("serves the simulated cluster from the core component, streamed by the agent component; stop stops them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "wave-start-composed-"));
+    // A data directory start creates itself (mkdtemp's own is 0700 already).
+    const dataDir = join(dir, "data");
     // Minutes of history: a short prehistory, then the agent streams the rest.
     const w = await startWave(
-      simulatedConfig(dir, "composed"),
+      simulatedConfig(dataDir, "composed"),
       {},
       {
         log: silentLogger,
@@ -25,6 +27,8 @@ describe("wave start composes the core, agent and webhook builders", { timeout: 
     );
     const { core, agent, webhook } = w.components;
     try {
+      // docs/security.md: the data directory (history, tokens, the dev CA's key) is 0700 (issue 32).
+      assert.equal((statSync(dataDir).mode & 0o777).toString(8), "700");
       assert.equal(w.hub, core.hub);
       assert.equal(w.store, core.store);
       assert.equal(w.apiPort, core.apiPort);

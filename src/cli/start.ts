@@ -5,7 +5,7 @@
 // prices, and the cluster. Without a kubeconfig (or with --simulate) the cluster is the embedded
 // simulated Karpenter, whose day of history (prehistory.ts) is fed to core before the agent streams.
 import { newToken } from "../api/auth.ts";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR, serverToken, type WaveConfig } from "../config/config.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
@@ -30,7 +30,7 @@ import { logger, startWith } from "./component.ts";
 import { startCoreComponent, type RunningCore } from "./core-component.ts";
 import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
 import { ensureNamespaces, registerWebhook } from "./host.ts";
-import { removeInstance, writeInstance } from "./instance.ts";
+import { makeDataDir, removeInstance, writeInstance } from "./instance.ts";
 import { connectCluster, poolSamples } from "./parts.ts";
 import { embeddedPrehistory } from "./prehistory.ts";
 import { startWebhookComponent, type RunningWebhook } from "./webhook-component.ts";
@@ -130,7 +130,7 @@ export async function startWave(
   const log = logger(config, undefined, opts);
   // What it opened is closed newest first: the simulated cluster, the agent, the webhook, core.
   return startWith(log, async (life) => {
-    mkdirSync(config.dataDir, { recursive: true });
+    makeDataDir(config.dataDir);
     const simulated = wantsSimulator(config, env);
     const simDb = join(config.dataDir, "wave-sim.db");
     // Without a --data-dir of its own, each simulated run starts from a fresh history rather than

@@ -1,6 +1,7 @@
 // The seed run of `npm run fuzz` (bench/fuzz) inside `npm test`: a few hundred generated inputs per
-// target on loopback — the policy API, the AdmissionReview endpoint and the gRPC ingest — with no
-// crash and no server error. The full run (≥ 10,000 each) is `npm run fuzz`.
+// target on loopback — the policy API, the AdmissionReview endpoint, the gRPC ingest and every API
+// route (its sweep sends 2^53 to each numeric query parameter, and a viewer's token to each admin
+// route) — with no crash, no server error and no admin route open to a viewer. The full run (≥ 10,000 each) is `npm run fuzz`.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { runFuzz } from "../../bench/fuzz/fuzz.ts";

@@ -451,4 +451,73 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       "WavePricingStale",
     ]);
   });
+  // Issue 32: what RBAC cannot narrow, held by admission policies; core without a token; egress
+  // to the API server's own addresses and core's to the pricing endpoints.
+  it("mounts no ServiceAccount token into core, which has no RBAC", () => {
+    const sa = (c: string) => named(docs, "ServiceAccount", `wave-${c}`).automountServiceAccountToken;
+    assert.deepEqual([sa("core"), sa("agent"), sa("webhook")], [false, true, true]);
+    const pod = field(named(docs, "Deployment", "wave-core"), "spec", "template", "spec");
+    assert.equal(field(pod, "automountServiceAccountToken"), false);
+  });
+
+  it("lets the agent change only Wave's annotations, and the webhook evict nowhere in system or Wave namespaces", () => {
+    const vap = (name: string) => named(docs, "ValidatingAdmissionPolicy", name);
+    const agent = vap("wave-agent-annotations-only");
+    assert.deepEqual(
+      objs(field(agent, "spec", "matchConditions")).map((c) => c.expression),
+      ['request.userInfo.username == "system:serviceaccount:wave:wave-agent"'],
+    );
+    const agentRules = JSON.stringify(field(agent, "spec", "validations"));
+    assert.match(agentRules, /k\.startsWith\('wave\.sh\/'\) \|\| k == 'karpenter\.sh\/do-not-disrupt'/);
+    assert.match(agentRules, /object\.metadata\.labels/);
+    const evictions = vap("wave-webhook-evictions");
+    assert.deepEqual(field(evictions, "spec", "matchConstraints", "resourceRules"), [
+      { apiGroups: [""], apiVersions: ["*"], resources: ["pods/eviction"], operations: ["CREATE"] },
+    ]);
+    const denied = String(objs(field(evictions, "spec", "validations"))[0]?.expression);
+    for (const ns of [
+      "kube-system",
+      "kube-public",
+      "kube-node-lease",
+      "wave",
+      "wave-spot-ledgers",
+      "wave-warmup",
+    ])
+      assert.ok(denied.includes(`"${ns}"`), `${ns} not denied: ${denied}`);
+    for (const name of ["wave-agent-annotations-only", "wave-webhook-evictions"])
+      assert.deepEqual(field(named(docs, "ValidatingAdmissionPolicyBinding", name), "spec"), {
+        policyName: name,
+        validationActions: ["Deny"],
+      });
+    // An allow-list of the workloads' namespaces, when given.
+    const only = render(["--set", "admissionPolicies.evictionNamespaces[0]=shop"]);
+    const rules = objs(
+      field(named(only, "ValidatingAdmissionPolicy", "wave-webhook-evictions"), "spec", "validations"),
+    );
+    assert.equal(rules[1]?.expression, 'request.namespace in ["shop"]');
+    // Kubernetes 1.29 has no ValidatingAdmissionPolicy v1: none rendered.
+    const old = render(["--kube-version", "1.29.0"]);
+    assert.deepEqual(byKind(old, "ValidatingAdmissionPolicy"), []);
+  });
+
+  it("sends core's egress to the pricing endpoints, never the API server; the others' to the API server's addresses", () => {
+    const egress = (d: Obj[], c: string) =>
+      objs(field(named(d, "NetworkPolicy", `wave-${c}`), "spec", "egress"));
+    const ports = (rules: Obj[]) => rules.flatMap((r) => objs(r.ports).map((p) => p.port));
+    assert.equal(ports(egress(docs, "core")).includes(6443), false);
+    assert.ok(ports(egress(docs, "core")).includes(443));
+    const pinned = render(["--set", "networkPolicy.kubeApiServer.cidrs[0]=10.0.0.10/32"]);
+    for (const c of ["agent", "webhook"]) {
+      const api = egress(pinned, c).find((r) => ports([r]).includes(6443));
+      assert.deepEqual(field(api, "to"), [{ ipBlock: { cidr: "10.0.0.10/32" } }], c);
+    }
+    const scraped = render([
+      "--set",
+      "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring",
+    ]);
+    const agentIn = objs(field(named(scraped, "NetworkPolicy", "wave-agent"), "spec", "ingress"));
+    assert.deepEqual(field(agentIn[0], "from"), [
+      { namespaceSelector: { matchLabels: { team: "monitoring" } } },
+    ]);
+  });
 });

@@ -15,7 +15,7 @@ import type { PriceProvider } from "../../pricing/types.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
-import { errorSchema } from "./schemas.ts";
+import { epochMsParam, errorSchema } from "./schemas.ts";
 import { SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
 
 /**
@@ -47,8 +47,8 @@ const idParams = {
   properties: { id: { type: "string", minLength: 1 } },
 } as const;
 const rangeProps = {
-  from: { type: "integer", minimum: 0, description: "epoch ms, inclusive (default: 24 h ago)" },
-  to: { type: "integer", minimum: 0, description: "epoch ms, exclusive (default: now)" },
+  from: epochMsParam("epoch ms, inclusive (default: 24 h ago)"),
+  to: epochMsParam("epoch ms, exclusive (default: now)"),
 } as const;
 
 export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {

@@ -36,12 +36,14 @@ import {
 import { coldStartsOf } from "../../dashboard/cold-starts.ts";
 import type { ColdStarts } from "../../dashboard/figures/time-saved.ts";
 import { openSse } from "../sse.ts";
+import { DEFAULT_SSE_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
 import { Throttle } from "./live.ts";
 import { askOwner, type ReadThroughOptions } from "./read-through.ts";
 import {
   clusterIdParam,
   clusterSchema,
   disruptionSchema,
+  epochMsParam,
   errorSchema,
   lifecycleEventSchema,
   nodeListSchema,
@@ -74,6 +76,8 @@ export interface DashboardDeps {
   readThrough?: ReadThroughOptions;
   /** Where a Karpenter release outside the tested range is reported (once per cluster and version). */
   log?: Logger;
+  /** Event streams open at once: per token, per address, in total (default DEFAULT_SSE_CAPS). */
+  streamCaps?: StreamCaps;
 }
 
 const HOUR = 3_600_000;
@@ -104,8 +108,9 @@ interface RangeQuery {
   pool?: string;
 }
 
-/** The last instant a JavaScript Date can hold (epoch ms): later ones cannot be stored or shown. */
-export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+export { MAX_EPOCH_MS } from "./schemas.ts";
+/** Largest /nodes offset: far beyond any cluster's node count, and a number every store can take. */
+export const MAX_NODE_OFFSET = 10_000_000;
 /** Most buckets one /series answer may hold when the client picks the step. */
 export const MAX_SERIES_POINTS = 20_000;
 
@@ -114,18 +119,8 @@ const rangeQuery = {
   additionalProperties: false,
   properties: {
     limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
-    from: {
-      type: "integer",
-      minimum: 0,
-      maximum: MAX_EPOCH_MS,
-      description: "epoch ms, inclusive (default: 24 h ago)",
-    },
-    to: {
-      type: "integer",
-      minimum: 0,
-      maximum: MAX_EPOCH_MS,
-      description: "epoch ms, exclusive (default: now)",
-    },
+    from: epochMsParam("epoch ms, inclusive (default: 24 h ago)"),
+    to: epochMsParam("epoch ms, exclusive (default: now)"),
     pool: poolName,
   },
 } as const;
@@ -165,6 +160,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const thrashingOf = ClusterThrashing.of(hub, deps.thrashing);
   const store = hub.store;
   const clock = deps.clock ?? realClock;
+  const streams = new StreamLimits("event streams", deps.streamCaps ?? DEFAULT_SSE_CAPS);
 
   const warned = new Map<string, string>();
   const supportOf = (c: ClusterEntry, version: string | null): KarpenterSupport => {
@@ -368,7 +364,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
               sort: { type: "string", enum: NODE_SORT_KEYS },
               desc: { type: "boolean", default: false },
               limit: { type: "integer", minimum: 1, maximum: 5000, default: 500 },
-              offset: { type: "integer", minimum: 0, default: 0 },
+              offset: { type: "integer", minimum: 0, maximum: MAX_NODE_OFFSET, default: 0 },
             },
           },
           response: { 200: nodeListSchema, ...notFound },
@@ -559,7 +555,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           summary:
             "Server-sent events: `snapshot` (a LiveDto) now and after every change, at most every 250 ms",
           params: idParams,
-          response: { 404: errorSchema },
+          response: { 404: errorSchema, 429: errorSchema },
         },
       },
       async (req, reply) => {
@@ -567,6 +563,8 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
         if (!c) return reply;
         // HEAD gets the stream's headers and ends (an open stream would never answer it).
         if (req.method === "HEAD") return reply.type("text/event-stream; charset=utf-8").send();
+        const release = await streams.admit(req, reply);
+        if (!release) return reply;
         openSse(req, reply, (stream) => {
           // Snapshots are built asynchronously; a slower older build must not overwrite a newer one.
           let started = 0;
@@ -590,6 +588,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           return () => {
             off();
             throttle.stop();
+            release();
           };
         });
         return reply;

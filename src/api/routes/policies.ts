@@ -15,6 +15,7 @@ import {
   type SpotPolicySet,
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
+import { DEFAULT_WATCH_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
 import type { SpotPolicySetDto, WarmupPolicyDto } from "../../dashboard/dto.ts";
 import {
   errorSchema,
@@ -35,6 +36,8 @@ export interface PolicyDeps {
   /** Called after a policy was stored or deleted (the composition root reloads its consumers). */
   onChange?: (kind: PolicyKind, key: string, clusterId: string) => void | Promise<void>;
   now?: () => number;
+  /** `?watch=true` long polls held at once: per token, per address, in total (default DEFAULT_WATCH_CAPS). */
+  watchCaps?: StreamCaps;
 }
 
 /** The cluster ids agents may use (core's hello check): a lowercase DNS label, at most 63. */
@@ -139,6 +142,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
   // Webhook replicas long-poll their cluster's spot set (`?watch=true&revision=R`): held until
   // that cluster's set changes.
   const spotWaiters = new Map<string, Set<() => void>>();
+  const watches = new StreamLimits("policy watches", deps.watchCaps ?? DEFAULT_WATCH_CAPS);
   const changed = async (kind: PolicyKind, key: string, clusterId: string): Promise<void> => {
     if (kind === "spot") for (const wake of [...(spotWaiters.get(clusterId) ?? [])]) wake();
     await deps.onChange?.(kind, key, clusterId);
@@ -193,7 +197,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
                 timeoutSeconds: { type: "integer", minimum: 1, maximum: 60 },
               },
             },
-            response: { 200: spotPolicySetSchema },
+            response: { 200: spotPolicySetSchema, 429: errorSchema },
           },
         },
         async (req, reply) => {
@@ -201,6 +205,9 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           const set = await currentSpotSet(clusterId, req.log);
           const { watch, revision, timeoutSeconds = 30 } = req.query;
           if (watch !== true || revision === undefined || revision !== set.revision) return set;
+          // Beyond the caps, 429: the webhook then polls plainly until a watch is admitted again.
+          const release = await watches.admit(req, reply);
+          if (!release) return reply;
           const waiters = spotWaiters.get(clusterId) ?? new Set<() => void>();
           spotWaiters.set(clusterId, waiters);
           await new Promise<void>((resolve) => {
@@ -209,6 +216,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
               waiters.delete(done);
               if (waiters.size === 0) spotWaiters.delete(clusterId);
               reply.raw.off("close", done);
+              release();
               resolve();
             };
             const timer = setTimeout(done, timeoutSeconds * 1000);

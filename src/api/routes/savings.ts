@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { ClusterHub } from "../../core/hub/hub.ts";
 import { savingsReport } from "../../dashboard/figures/savings.ts";
 import type { ApiPlugin } from "../app.ts";
-import { errorSchema } from "./schemas.ts";
+import { epochMsParam, errorSchema } from "./schemas.ts";
 
 const DAY = 86_400_000;
 
@@ -49,12 +49,8 @@ export function savingsRoutes(deps: { hub: ClusterHub; now: () => number }): Api
           querystring: {
             type: "object",
             properties: {
-              from: {
-                type: "integer",
-                minimum: 0,
-                description: "epoch ms, inclusive (default: 24 h before to)",
-              },
-              to: { type: "integer", minimum: 0, description: "epoch ms, exclusive (default: now)" },
+              from: epochMsParam("epoch ms, inclusive (default: 24 h before to)"),
+              to: epochMsParam("epoch ms, exclusive (default: now)"),
               pool: { type: "string", minLength: 1 },
             },
           },

@@ -31,6 +31,17 @@ export const clusterIdParam = {
 
 export const errorSchema = obj({ error: str, message: str });
 
+/** The last instant a JavaScript Date can hold (epoch ms): later ones cannot be stored or shown. */
+export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+
+/**
+ * An epoch-ms query parameter. Bounded above as every numeric parameter must be (app.ts refuses
+ * to register a route whose number has no maximum): past a Date's range the store and the
+ * builders fail, which was a 500 (`?to=9007199254740992`, issue 32).
+ */
+export const epochMsParam = (description: string) =>
+  ({ type: "integer", minimum: 0, maximum: MAX_EPOCH_MS, description }) as const;
+
 export const clusterSchema = obj({
   id: str,
   simulated: bool,

@@ -8,6 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Delta_Op, HelloAck_Mode } from "../../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage, CoreMessageSchema, Hello } from "../../gen/wave/v1/ingest_pb.ts";
 import { WireError, decodeObject, objectKey } from "../../wire/wire.ts";
+import { checkDecodeCost, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "../../wire/bounds.ts";
 import type { WireObject } from "../../wire/wire.ts";
 import { realClock } from "../../shared/clock.ts";
 import type { Clock } from "../../shared/clock.ts";
@@ -56,6 +57,16 @@ export interface IngestCoreOptions {
   maxSnapshotBytes?: number;
   /** Time from snapshot_begin to snapshot_end at most (default 10 min); longer ends the stream. */
   maxSnapshotMs?: number;
+  /**
+   * One object's bytes and decoded cost at most (src/wire/bounds.ts; default 3 MiB and 8× its
+   * bytes); past them the stream ends (RESOURCE_EXHAUSTED) before the object is parsed.
+   */
+  decodeLimits?: Partial<DecodeLimits>;
+  /**
+   * Estimated heap of one snapshot's decoded objects at most (default 1 GiB; Kubernetes objects
+   * come to ~3× their bytes, so the 256 MiB byte bound is reached first by a real cluster).
+   */
+  maxSnapshotHeapBytes?: number;
   /** Warmup policies to the agents, their warmup events to the store; without it neither. */
   warmup?: WarmupExchange;
   /**
@@ -174,6 +185,8 @@ export class IngestCore {
   readonly maxBatch: number;
   readonly maxSnapshotBytes: number;
   readonly maxSnapshotMs: number;
+  readonly decodeLimits: DecodeLimits;
+  readonly maxSnapshotHeapBytes: number;
   readonly metrics: IngestMetrics;
   readonly warmup: WarmupExchange | undefined;
   readonly warmupPolicyPollMs: number;
@@ -187,6 +200,8 @@ export class IngestCore {
     this.maxBatch = opts.maxBatch ?? 5_000;
     this.maxSnapshotBytes = opts.maxSnapshotBytes ?? 256 << 20;
     this.maxSnapshotMs = opts.maxSnapshotMs ?? 10 * 60_000;
+    this.decodeLimits = { ...DEFAULT_DECODE_LIMITS, ...opts.decodeLimits };
+    this.maxSnapshotHeapBytes = opts.maxSnapshotHeapBytes ?? 1 << 30;
     this.warmup = opts.warmup;
     this.warmupPolicyPollMs = opts.warmupPolicyPollMs ?? 30_000;
     const r = opts.metrics ?? new Registry();
@@ -264,7 +279,7 @@ class StreamHandler {
   #lastSeq = 0;
   #needSnapshot = true;
   /** The snapshot being received: its objects so far. */
-  #staging: { objects: WireObject[]; bytes: number; timer: AbortController } | undefined;
+  #staging: { objects: WireObject[]; bytes: number; heap: number; timer: AbortController } | undefined;
   readonly #principal: AgentPrincipal | undefined;
   #pending: Op[] = [];
   #writing: Promise<void> | undefined;
@@ -384,7 +399,7 @@ class StreamHandler {
     switch (body.case) {
       case "snapshotBegin":
         if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
-        this.#staging = { objects: [], bytes: 0, timer: new AbortController() };
+        this.#staging = { objects: [], bytes: 0, heap: 0, timer: new AbortController() };
         this.#snapshotDeadline(this.#staging.timer.signal);
         counted("snapshot_begin");
         return;
@@ -399,6 +414,20 @@ class StreamHandler {
             Code.ResourceExhausted,
             `snapshot exceeds ${this.#core.maxSnapshotBytes} bytes of objects; rejected`,
           );
+        }
+        // What decoding will cost, before any of the chunk is parsed (crafted nesting grows ~25×).
+        for (const [i, o] of body.value.objects.entries()) {
+          const cost = checkDecodeCost(o.json, this.#core.decodeLimits);
+          staging.heap += cost.estimate;
+          if (cost.refused !== undefined || staging.heap > this.#core.maxSnapshotHeapBytes) {
+            this.#dropStaging();
+            throw this.#tooBig(
+              Code.ResourceExhausted,
+              cost.refused !== undefined
+                ? `snapshot object ${objects.length + i + 1}: ${cost.refused}; rejected`
+                : `snapshot would take ~${staging.heap} bytes decoded, more than ${this.#core.maxSnapshotHeapBytes}; rejected`,
+            );
+          }
         }
         for (const o of body.value.objects) objects.push(decodeObject(o));
         counted("snapshot_chunk");
@@ -432,6 +461,9 @@ class StreamHandler {
           throw violation(Code.InvalidArgument, `delta: unknown op ${d.op}`);
         }
         if (!d.object) throw violation(Code.InvalidArgument, "delta: object is required");
+        const cost = checkDecodeCost(d.object.json, this.#core.decodeLimits);
+        if (cost.refused !== undefined)
+          throw this.#tooBig(Code.ResourceExhausted, `delta ${seq}: ${cost.refused}; rejected`, "object");
         const wire = decodeObject(d.object);
         const observedAt = Number(d.observedAtMs) || this.#core.clock.now();
         if (!Number.isSafeInteger(observedAt) || observedAt < 0 || observedAt > MAX_EPOCH_MS) {
@@ -534,8 +566,9 @@ class StreamHandler {
     );
   }
 
-  #tooBig(code: Code, message: string): ConnectError {
-    this.#core.log.warn("agent snapshot rejected", { cluster: this.clusterId, error: message });
+  /** A bound was hit: logged with the reason, which the agent gets as the stream's status. */
+  #tooBig(code: Code, message: string, what: "snapshot" | "object" = "snapshot"): ConnectError {
+    this.#core.log.warn(`agent ${what} rejected`, { cluster: this.clusterId, error: message });
     return violation(code, message);
   }
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, type AgentOptions } from "../../agent/agent.ts";
-import { node, nodePool } from "../../agent/fixtures.ts";
+import { node, nodePool, pod, syntheticCluster } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
 import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
 import { FakeClock } from "../../shared/clock.ts";
@@ -250,6 +250,87 @@ describe("snapshots are bounded", { timeout: 60_000 }, () => {
     assert.equal(err?.code, 4, err?.message); // DEADLINE_EXCEEDED
     assert.match(err.message, /snapshot not complete within 60000 ms/);
     assert.ok(logs.some((l) => l.msg === "agent snapshot rejected"));
+  });
+});
+
+/** A Pod whose spec holds `n` empty objects: `[{},{},…]`, ~25× its bytes once parsed. */
+const crafted = (name: string, n: number) => ({
+  kind: kindToProto("Pod"),
+  json: new TextEncoder().encode(
+    `{"metadata":{"name":"${name}","namespace":"x"},"spec":{"x":[${Array(n).fill("{}").join(",")}]}}`,
+  ),
+});
+
+describe("decoding is bounded per object and per byte (issue 32)", { timeout: 60_000 }, () => {
+  it("a crafted [{},{},…] snapshot object is refused before it is parsed, with the reason", async () => {
+    const { server, core, logs, sink } = await startCore();
+    const err = await rawStream(
+      server.port,
+      [
+        hello("cluster-a"),
+        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
+        {
+          sequence: 2n,
+          body: { case: "snapshotChunk", value: { objects: [wire(node(1)), crafted("p", 1000)] } },
+        },
+      ],
+      TOKEN_A,
+    );
+    assert.equal(err?.code, 8, err?.message); // RESOURCE_EXHAUSTED
+    assert.match(
+      err.message,
+      /snapshot object 2: object of 3\d{3} bytes would take ~\d+ bytes decoded \(more than 8× its size/,
+    );
+    assert.ok(logs.some((l) => l.msg === "agent snapshot rejected" && String(l.error).includes("8×")));
+    assert.equal(sink.objects.get("cluster-a"), undefined);
+    assert.equal(core.clusters.get("cluster-a"), undefined);
+  });
+
+  it("a delta larger than any Kubernetes object is refused, logged, and nothing of it is kept", async () => {
+    const { server, logs, sink } = await startCore({ core: { decodeLimits: { maxObjectBytes: 64 * 1024 } } });
+    const p = pod(1, 1);
+    p.object.metadata.annotations = { big: "h".repeat(70_000) };
+    const big = wire(p);
+    const err = await rawStream(
+      server.port,
+      [
+        hello("cluster-a"),
+        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
+        { sequence: 2n, body: { case: "snapshotChunk", value: { objects: [wire(nodePool("default"))] } } },
+        { sequence: 3n, body: { case: "snapshotEnd", value: { objectCount: 1n } } },
+        { sequence: 4n, body: { case: "delta", value: { op: 1, object: big } } },
+      ],
+      TOKEN_A,
+    );
+    assert.equal(err?.code, 8, err?.message);
+    assert.match(err.message, /delta 4: object of 7\d{4} bytes exceeds 65536 bytes/);
+    assert.ok(logs.some((l) => l.msg === "agent object rejected"));
+    assert.equal(sink.objects.get("cluster-a")?.size, 1);
+  });
+
+  it("the whole snapshot's decoded estimate is bounded too", async () => {
+    const { server } = await startCore({ core: { maxSnapshotHeapBytes: 100_000 } });
+    const objects = Array.from({ length: 200 }, (_, i) => wire(node(i)));
+    const err = await rawStream(
+      server.port,
+      [
+        hello("cluster-a"),
+        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
+        { sequence: 2n, body: { case: "snapshotChunk", value: { objects } } },
+      ],
+      TOKEN_A,
+    );
+    assert.equal(err?.code, 8, err?.message);
+    assert.match(err.message, /snapshot would take ~\d+ bytes decoded, more than 100000/);
+  });
+
+  it("real objects pass: a cluster's Nodes, NodeClaims, Pods and NodePools, streamed by the agent", async () => {
+    const { server, sink } = await startCore();
+    const objects = syntheticCluster({ nodes: 20, pods: 300, nodeClaims: 20 });
+    startAgent(`http://127.0.0.1:${server.port}`, "cluster-a", TOKEN_A, {
+      source: new MemorySource(objects),
+    });
+    await sink.until((x) => (x.objects.get("cluster-a")?.size ?? 0) === objects.length);
   });
 });
 
