@@ -88,7 +88,7 @@ export function cloneLedger(l: Ledger): Ledger {
 }
 
 /** Whether an entry of `entry` revision counts toward a pod of revision `revision`. */
-const sameRevision = (entry: string, revision: string | undefined): boolean =>
+export const sameRevision = (entry: string, revision: string | undefined): boolean =>
   revision === undefined || revision === "" || entry === "" || entry === revision;
 
 /** Slots held, of one revision when given (entries of unknown revision count for every one). */
