@@ -184,19 +184,19 @@ export async function fuzzPlacement(n: number, seed: number): Promise<TargetResu
     done += batch;
     await world.settle();
     await check(`after forgeries of round ${round}`);
-    // The real workload lives on: a pod dies and is replaced; now and then a scale or a rollout.
+    // The real workload lives on: a pod dies and is replaced; now and then a scale or a rollout
+    // instead (a pod deleted in the same pass as a scale-down is not replaced: that shortfall is
+    // the repair's, after its 5 s grace — not what this target checks).
     const live = await world.live();
     const victim = live[g.int(live.length)];
-    if (victim) await world.kube.delete("Pod", victim.metadata.name ?? "", { namespace: APP_NS });
-    if (round % 10 === 9) {
-      replicas = 2 + g.int(5);
-      await world.scale(hash, replicas);
-    }
     if (round % 25 === 24) {
       await world.scale(hash, 0);
       hash = `h${++generation}`;
       await world.scale(hash, replicas);
-    }
+    } else if (round % 10 === 9) {
+      replicas = 2 + g.int(5);
+      await world.scale(hash, replicas);
+    } else if (victim) await world.kube.delete("Pod", victim.metadata.name ?? "", { namespace: APP_NS });
     await world.tick(1_000);
     await check(`after the real pods' churn of round ${round}`);
   }

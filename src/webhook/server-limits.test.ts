@@ -14,6 +14,7 @@ import { MemoryKube } from "../kube/memory/memory.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { SlotAllocator } from "./allocator.ts";
 import { generateDevCerts, type DevCerts } from "./certs.ts";
+import { createSpotMetrics } from "./metrics.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
 import { startWebhookServer, type WebhookServer } from "./server.ts";
 import { httpsRequest, loadFixture } from "./test-helpers.ts";
@@ -120,5 +121,62 @@ describe("webhook server limits (issue 32)", { timeout: 30_000 }, () => {
     });
     assert.equal(outcome, "closed");
     for (const h of held) h.socket.destroy();
+  });
+});
+
+describe("the webhook's /metrics needs the viewer token (issue 32)", () => {
+  it("401 without it or with another, 200 with it; public only when no token is configured", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wave-webhook-metrics-"));
+    const certs = await generateDevCerts({ dir, hosts: ["localhost", "127.0.0.1"] });
+    const clock = new FakeClock();
+    const start = (metricsToken?: string): Promise<WebhookServer> =>
+      startWebhookServer({
+        certFile: certs.certFile,
+        keyFile: certs.keyFile,
+        host: "127.0.0.1",
+        policies: new InMemoryPolicySource({
+          apiVersion: "wave.sh/v1alpha1",
+          kind: "SpotPolicySet",
+          policies: [],
+        }),
+        allocator: new SlotAllocator({ kube: new MemoryKube({ clock }), namespace: "wave", clock }),
+        clock,
+        metrics: createSpotMetrics(),
+        ...(metricsToken === undefined ? {} : { metricsToken }),
+      });
+    const scrape = (s: WebhookServer, authorization?: string) =>
+      httpsRequest(new Agent({ ca: certs.caPem }), s.port, "", {
+        path: "/metrics",
+        method: "GET",
+        ...(authorization === undefined ? {} : { headers: { authorization } }),
+      });
+    const guarded = await start("viewer-token-0123456789");
+    try {
+      const none = await scrape(guarded);
+      assert.equal(none.status, 401);
+      assert.doesNotMatch(none.body, /wave_spot/);
+      assert.equal((await scrape(guarded, "Bearer not-the-token")).status, 401);
+      const ok = await scrape(guarded, "Bearer viewer-token-0123456789");
+      assert.equal(ok.status, 200);
+      assert.match(ok.body, /wave_spot_admissions_total/);
+      assert.equal(
+        (
+          await httpsRequest(new Agent({ ca: certs.caPem }), guarded.port, "", {
+            path: "/healthz",
+            method: "GET",
+          })
+        ).status,
+        200,
+        "health stays public (probes)",
+      );
+    } finally {
+      await guarded.close();
+    }
+    const open = await start();
+    try {
+      assert.equal((await scrape(open)).status, 200, "--public-metrics");
+    } finally {
+      await open.close();
+    }
   });
 });

@@ -38,6 +38,8 @@ export interface WebhookServerOptions {
   lateAnswers?: { record(workload: string): void };
   /** Serve GET /metrics (default true); false when core's /metrics already serves the registry. */
   serveMetrics?: boolean;
+  /** GET /metrics needs this bearer token (the viewer token); unset = public (issue 32). */
+  metricsToken?: string;
   /** Called after each certificate reload attempt (tests and metrics). */
   onCertReload?: (ok: boolean, err?: Error) => void;
 }
@@ -111,6 +113,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     lateAnswers: opts.lateAnswers,
     metricsText:
       opts.metrics && opts.serveMetrics !== false ? () => opts.metrics?.registry.render() ?? "" : undefined,
+    metricsToken: opts.metricsToken,
   };
   const limits = { ...DEFAULT_SERVER_LIMITS, ...opts.limits };
   /** Body bytes held beyond each request's free share, over all requests. */
@@ -184,6 +187,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
         handleHttp(req.method, req.url, body, {
           ...deps,
           source: req.socket.remoteAddress ?? "",
+          authorization: req.headers.authorization,
         }).then(
           (r) => send(r.status, r.body, r.contentType),
           (err: unknown) => {

@@ -660,7 +660,11 @@ test(
   async () => {
     const scrape = async (r: Replica): Promise<number> => {
       const agent = new Agent({ keepAlive: false, ca: caPem });
-      const res = await httpsRequest(agent, r.port, "", { path: "/metrics", method: "GET" });
+      const res = await httpsRequest(agent, r.port, "", {
+        path: "/metrics",
+        method: "GET",
+        headers: { authorization: `Bearer ${viewerToken}` },
+      });
       agent.destroy();
       assert.equal(res.status, 200, `GET /metrics on ${r.name}`);
       const lines = res.body.split("\n").filter((l) => l.startsWith("wave_spot_policy_updates_total{"));
