@@ -202,7 +202,8 @@ export class SlotAllocator implements Allocator {
           const results = await this.#flush(batch);
           batch.forEach((p, i) => {
             const r = results[i];
-            if (r) p.resolve(r);
+            if (r instanceof Error) p.reject(r);
+            else if (r) p.resolve(r);
             else p.reject(new Error("internal: no allocation result"));
           });
         } catch (err) {
@@ -258,7 +259,8 @@ export class SlotAllocator implements Allocator {
     return pods;
   }
 
-  async #flush(batch: Pending[]): Promise<AllocationResult[]> {
+  /** One result per request: its allocation, or why it alone has none (a full ledger). */
+  async #flush(batch: Pending[]): Promise<(AllocationResult | Error)[]> {
     this.stats.batches++;
     const last = batch[batch.length - 1];
     if (!last) return [];
@@ -321,8 +323,13 @@ export class SlotAllocator implements Allocator {
       const softSpot = policy.strategy === "Prefer" && next.fallbackUntil > now;
       let r = 0;
       let d = 0;
-      const results = batch.map((p, i): AllocationResult => {
+      const results = batch.map((p, i): AllocationResult | Error => {
         const backed = p.req.dryRun ? true : realReqs[r]?.backed !== false;
+        // A full ledger fails only the requests that needed a slot recorded, not the batch.
+        if (!p.req.dryRun && realReqs[r]?.full === true) {
+          r++;
+          return new LedgerFormatError(`ledger full (${this.#maxEntries} slots)`);
+        }
         return {
           capacity: (p.req.dryRun ? dryCaps[d++] : realCaps[r++]) ?? SPOT,
           slot: tokens[i] ?? "",

@@ -190,6 +190,22 @@ describe("in-flight reservations per owner and revision, capped per revision (is
     assert.equal((await w.ledger()).entries.size, 500);
   });
 
+  it("a full ledger fails only the reviews that need a slot recorded, not the others of their batch", async () => {
+    const w = await start({ threshold: 3, maxEntries: 3 });
+    await w.scale("h1", 3);
+    await w.sync(); // 3 on-demand slots: the ledger is full
+    await w.scale("h1", 4);
+    await w.scale("h2", 1);
+    // In one batch: the new revision's first pod (an on-demand slot to record: none left) and the
+    // old revision's 4th (spot, nothing to record).
+    const [rolled, extra] = await Promise.all([
+      w.answer(w.podReview("h2"), APISERVER),
+      w.answer(w.podReview("h1"), APISERVER),
+    ]);
+    assert.deepEqual([assigned(rolled), assigned(extra)], ["unplaced", "spot"]);
+    assert.match(rolled.response.warnings?.join() ?? "", /ledger full \(3 slots\)/);
+  });
+
   it("a full ledger degrades only its own workload: its next pods go unplaced, another workload is placed", async () => {
     const w = await start({
       threshold: 0,
