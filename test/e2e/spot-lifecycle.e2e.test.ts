@@ -368,6 +368,8 @@ async function forgedWithoutUid(ns: string): Promise<void> {
   let hash = (await pods(ns, VICTIM))[0]?.metadata.labels?.["pod-template-hash"] ?? "";
   const ctl = { stop: false };
   let sent = 0;
+  /** The victim's pods every 2 s while forged reviews arrive. */
+  const seen: Sample[] = [];
   const forge = async (podHash: string): Promise<void> => {
     const review = reviewFor("deployment-pod-generatename", 91_000 + sent++, (x) => {
       const req = x.request as unknown as { namespace: string; dryRun: boolean; object: Pod };
@@ -395,7 +397,9 @@ async function forgedWithoutUid(ns: string): Promise<void> {
       await forge(hash);
       // Follow the rollout: the newest pod's hash is the ReplicaSet being scaled up.
       if (i % 10 === 0) {
-        const newest = (await pods(ns, VICTIM)).sort((a, b) =>
+        const live = await pods(ns, VICTIM);
+        seen.push({ t: Date.now(), ...sampleOf(live) });
+        const newest = live.sort((a, b) =>
           (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
         )[0];
         hash = newest?.metadata.labels?.["pod-template-hash"] ?? hash;
@@ -427,6 +431,17 @@ async function forgedWithoutUid(ns: string): Promise<void> {
         `(${JSON.stringify(Object.fromEntries(answers))}); exactly 3 on-demand after 3 → 6 (${up.toFixed(1)} s), ` +
         `6 → 4 (${down.toFixed(1)} s), rollout (${rolled.toFixed(1)} s after its end); repair evictions ${evictions.length}`,
     );
+    let deficit = 0;
+    let since: number | undefined;
+    for (const x of seen)
+      if (x.onDemand < Math.min(3, x.ready)) deficit = Math.max(deficit, (x.t - (since ??= x.t)) / 1000);
+      else since = undefined;
+    const most = Math.max(...seen.map((x) => x.onDemand));
+    console.log(
+      `# ${ns} forged without uid: ${seen.length} samples, on-demand max ${most}, longest deficit ${deficit} s`,
+    );
+    assert.ok(most <= 6, `${ns}: at most N above N, during the rollout only (max ${most})`);
+    assert.ok(deficit <= DEFICIT_BOUND_S, `${ns}: deficit ${deficit} s ≤ ${DEFICIT_BOUND_S} s`);
     assert.equal(answers.get("on-demand"), undefined, `${ns}: no forged review got an on-demand slot`);
     assert.ok((answers.get("spot") ?? 0) > sent / 2, `${ns}: forged reviews answered (mostly spot)`);
     assert.deepEqual(
