@@ -1,7 +1,8 @@
-// Runs the three fuzz targets and judges the outcome (used by `npm run fuzz` and by the seed run
+// Runs the fuzz targets and judges the outcome (used by `npm run fuzz` and by the seed run
 // in `npm test`, test/unit/fuzz-seed.test.ts).
 import { fuzzAdmission, fuzzIngest, fuzzPolicyApi, type TargetResult } from "./targets.ts";
 import { fuzzApiRoutes } from "./api-routes.ts";
+import { fuzzPlacement } from "./placement.ts";
 
 export interface FuzzReport {
   results: TargetResult[];
@@ -29,6 +30,7 @@ export async function runFuzz(o: {
     results.push(await fuzzAdmission(o.inputs, o.seed + 1));
     results.push(await fuzzIngest(o.inputs, o.seed + 2));
     results.push(await fuzzApiRoutes(o.inputs, o.seed + 3));
+    results.push(await fuzzPlacement(o.inputs, o.seed + 4));
   } finally {
     clearInterval(sampler);
     process.off("uncaughtException", onCrash);
@@ -39,6 +41,7 @@ export async function runFuzz(o: {
     if (r.serverErrors > 0) problems.push(`${r.target}: ${r.serverErrors} server errors`);
     if (r.heapGrowth > o.heapBoundBytes) problems.push(`${r.target}: heap kept ${r.heapGrowth} bytes`);
     if (r.heldStreams) problems.push(`${r.target}: ${r.heldStreams} answered streams still held`);
+    if (r.placementViolations) problems.push(`${r.target}: ${r.placementViolations} placement violations`);
   }
   if (crashes.length > 0) problems.push(`${crashes.length} crashes`);
   return { results, crashes, peakRss, problems, ok: problems.length === 0 };

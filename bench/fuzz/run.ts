@@ -17,6 +17,9 @@ for (const r of report.results) {
     `${r.target.padEnd(16)} ${r.inputs} inputs in ${(r.ms / 1000).toFixed(1)} s: ${r.serverErrors} server errors, ` +
       `heap kept ${(r.heapGrowth / 2 ** 20).toFixed(1)} MiB` +
       (r.heldStreams === undefined ? "" : `, ${r.heldStreams} streams held`) +
+      (r.placementChecks === undefined
+        ? ""
+        : `, ${r.placementViolations ?? 0} placement violations in ${r.placementChecks} checks`) +
       `; ${JSON.stringify(r.statuses)}\n`,
   );
   for (const e of r.examples) process.stdout.write(`  example: ${e}\n`);

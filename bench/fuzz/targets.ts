@@ -57,6 +57,9 @@ export interface TargetResult {
    * peer pinned; must be 0).
    */
   heldStreams?: number;
+  /** Placement target: real pods placed otherwise than without the forgeries (must be 0), and checks made. */
+  placementViolations?: number;
+  placementChecks?: number;
   ms: number;
 }
 

@@ -568,6 +568,15 @@ describe("wave webhook: late answers", { timeout: 30_000 }, () => {
     const webhook = await startWebhookComponent(config, {}, { kube, clock, log: silentLogger });
     const agent = new HttpsAgent({ ca: readFileSync(join(dir, "webhook", "ca.crt")) });
     try {
+      // Its /metrics names the workloads with policies: the viewer token it pulls with (issue 32).
+      const scrape = (headers: Record<string, string> = {}) =>
+        httpsRequest(agent, webhook.port, "", { path: "/metrics", method: "GET", headers }).then(
+          (r) => r.status,
+        );
+      assert.deepEqual(
+        [await scrape(), await scrape({ authorization: "Bearer viewer-token-0123456789" })],
+        [401, 200],
+      );
       const parked = clock.pending;
       const answer = httpsRequest(
         agent,

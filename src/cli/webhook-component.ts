@@ -165,8 +165,10 @@ export async function startWebhookComponent(
         deadlineMs: config.webhookDeadlineMs,
         metrics,
         lateAnswers,
-        // In process, core's /metrics serves the same registry.
+        // In process, core's /metrics serves the same registry. Alone, /metrics names every
+        // workload with a policy: it needs the viewer token unless --public-metrics (issue 32).
         ...(near ? { serveMetrics: false } : {}),
+        ...(!near && !config.publicMetrics && config.viewerToken ? { metricsToken: config.viewerToken } : {}),
       });
     }
     if (server) life.closers.push(() => server.close());

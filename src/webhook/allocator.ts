@@ -20,6 +20,7 @@ import {
   parseLedger,
   reconcile,
   reserve,
+  sameRevision,
   serializeLedger,
   wouldAssignSpot,
   type Ledger,
@@ -27,7 +28,7 @@ import {
   type SlotRequest,
 } from "./ledger.ts";
 import type { PodCache } from "./pod-cache.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
 
 export const LEDGER_STATE_ANNOTATION = "wave.sh/spot-ledger-state";
 export const LEDGER_WORKLOAD_ANNOTATION = "wave.sh/workload";
@@ -88,6 +89,13 @@ export interface SlotAllocatorOptions {
    * extra on-demand pod). Default 500 ms; 0 reads on every batch.
    */
   ledgerCacheMs?: number;
+  /**
+   * Reservations in flight (not yet confirmed by a live pod) per revision; a review beyond it is
+   * unbacked (spot, recorded nowhere). Default 500, the most pods the ReplicaSet controller creates
+   * in one sync (its burstReplicas). Bounds what forged reviews can hold even when an owner's room
+   * cannot be read, so they can never fill a ledger (issue 32).
+   */
+  maxInFlightPerRevision?: number;
   /** Slot token source (tests inject a deterministic one). */
   token?: () => string;
   /**
@@ -113,6 +121,8 @@ interface Queue {
 // 20 hex chars (80 random bits) from randomUUID, which draws from a cached entropy pool.
 const randomToken = (): string => randomUUID().replaceAll("-", "").slice(12, 32);
 
+export const DEFAULT_MAX_IN_FLIGHT_PER_REVISION = 500;
+
 export function ledgerLeaseName(id: string): string {
   return `wave-spot-${id}`;
 }
@@ -128,6 +138,7 @@ export class SlotAllocator implements Allocator {
   readonly #refillCheckMs: number;
   readonly #maxAttempts: number;
   readonly #maxEntries: number;
+  readonly #maxInFlightPerRevision: number;
   readonly #token: () => string;
   readonly #queues = new Map<string, Queue>();
   readonly #ledgerCacheMs: number;
@@ -148,6 +159,7 @@ export class SlotAllocator implements Allocator {
     this.#refillCheckMs = opts.refillCheckMs ?? 1_000;
     this.#maxAttempts = opts.maxAttempts ?? 20;
     this.#maxEntries = opts.maxEntries ?? 5000;
+    this.#maxInFlightPerRevision = opts.maxInFlightPerRevision ?? DEFAULT_MAX_IN_FLIGHT_PER_REVISION;
     this.#token = opts.token ?? randomToken;
     this.#ledgerCacheMs = opts.ledgerCacheMs ?? 500;
     this.#pods = opts.pods;
@@ -190,7 +202,8 @@ export class SlotAllocator implements Allocator {
           const results = await this.#flush(batch);
           batch.forEach((p, i) => {
             const r = results[i];
-            if (r) p.resolve(r);
+            if (r instanceof Error) p.reject(r);
+            else if (r) p.resolve(r);
             else p.reject(new Error("internal: no allocation result"));
           });
         } catch (err) {
@@ -246,7 +259,8 @@ export class SlotAllocator implements Allocator {
     return pods;
   }
 
-  async #flush(batch: Pending[]): Promise<AllocationResult[]> {
+  /** One result per request: its allocation, or why it alone has none (a full ledger). */
+  async #flush(batch: Pending[]): Promise<(AllocationResult | Error)[]> {
     this.stats.batches++;
     const last = batch[batch.length - 1];
     if (!last) return [];
@@ -309,8 +323,13 @@ export class SlotAllocator implements Allocator {
       const softSpot = policy.strategy === "Prefer" && next.fallbackUntil > now;
       let r = 0;
       let d = 0;
-      const results = batch.map((p, i): AllocationResult => {
+      const results = batch.map((p, i): AllocationResult | Error => {
         const backed = p.req.dryRun ? true : realReqs[r]?.backed !== false;
+        // A full ledger fails only the requests that needed a slot recorded, not the batch.
+        if (!p.req.dryRun && realReqs[r]?.full === true) {
+          r++;
+          return new LedgerFormatError(`ledger full (${this.#maxEntries} slots)`);
+        }
         return {
           capacity: (p.req.dryRun ? dryCaps[d++] : realCaps[r++]) ?? SPOT,
           slot: tokens[i] ?? "",
@@ -394,10 +413,15 @@ export class SlotAllocator implements Allocator {
   }
 
   /**
-   * Marks the real requests that would take an on-demand slot but have no pod about to be created
-   * behind them (`backed: false`): per owner, at most (spec.replicas − live pods − reservations in
-   * flight) on-demand slots. Live pods come from the watch; when it says "no room" (it may not have
-   * seen a deletion yet) a consistent list decides.
+   * Marks the real requests that would record a slot (an on-demand one, or a spot one the
+   * policy's percentage counts) but have no pod about to be created behind them (`backed: false`,
+   * answered spot, recorded nowhere; issues 16 and 32). A review is backed only when its pod names
+   * its controller with a uid (a controller ownerReference without one cannot be verified: the
+   * ReplicaSet and StatefulSet controllers always set it), its source is within its budget, the
+   * owner has room — spec.replicas − its live pods − the reservations in flight *of its own
+   * revision* — and that revision holds fewer than `maxInFlightPerRevision` reservations in flight.
+   * Live pods come from the watch; when it says "no room" (it may not have seen a deletion yet) a
+   * consistent list decides.
    */
   async #checkBacking(
     batch: Pending[],
@@ -410,50 +434,68 @@ export class SlotAllocator implements Allocator {
   ): Promise<void> {
     const backing = this.#backing;
     if (!backing || realReqs.length === 0) return;
+    const workload = batch[batch.length - 1]?.req.workload;
+    const total = tracksTotal(policy);
     // Probe in order, one request at a time: a slot refused to an unbacked review goes back to the
     // probe, so the next review that would get it is verified too (reserve() gives it on-demand).
     const probe = cloneLedger(ledger);
     const real = batch.filter((p) => !p.req.dryRun);
     const left = new Map<string, number>();
+    /** Revision (as the room counts it) → reservations in flight, this batch's backed ones included. */
+    const inFlight = new Map<string, number>();
     for (let i = 0; i < real.length; i++) {
       const req = real[i]?.req;
       const slot = realReqs[i];
       if (!req || !slot) continue;
-      if (reserve(probe, policy, [slot], 0)[0] !== ON_DEMAND) continue;
+      const capacity = reserve(probe, policy, [slot], 0)[0];
+      if (capacity !== ON_DEMAND && !total) continue; // an untracked spot pod records nothing
       const owner = req.owner;
-      if (!owner) continue; // resolved without an ownerReference uid: nothing to verify against
-      // Each source is limited on its own budget: one over its limit gets no on-demand slot, and
-      // cannot spend the owner's room for the other reviews of the batch (the apiserver's).
+      const revision = roomRevision(workload, slot.revision ?? "");
+      let flying = inFlight.get(revision);
+      if (flying === undefined) inFlight.set(revision, (flying = countInFlight(ledger, revision)));
+      // Each source is limited on its own budget: one over its limit gets no slot, and cannot
+      // spend the owner's room for the other reviews of the batch (the apiserver's). A review
+      // without an owner uid is charged like any other, then refused.
       const source = req.source ?? "";
       let admitted = sources.get(source);
       if (admitted === undefined) sources.set(source, (admitted = backing.admits(source)));
-      let room = admitted ? left.get(owner.uid) : 0;
-      if (room === undefined) {
-        if (!rooms.has(owner.uid)) rooms.set(owner.uid, await this.#room(owner, id, ledger));
-        room = rooms.get(owner.uid) ?? Infinity;
+      const key = owner ? `${owner.uid}/${revision}` : "";
+      let room = owner && admitted ? left.get(key) : 0;
+      if (room === undefined && owner) {
+        if (!rooms.has(key)) rooms.set(key, await this.#room(owner, id, ledger, revision));
+        room = rooms.get(key) ?? Infinity;
       }
-      if (room > 0) left.set(owner.uid, room - 1);
-      else {
-        if (admitted) left.set(owner.uid, room);
+      // The cap holds even when the apiserver cannot tell the owner's room (room undefined → ∞).
+      if (flying >= this.#maxInFlightPerRevision) room = 0;
+      if (owner && room !== undefined && room > 0) {
+        left.set(key, room - 1);
+        inFlight.set(revision, flying + 1);
+      } else {
+        if (owner && admitted && room !== undefined) left.set(key, room);
         slot.backed = false;
         probe.entries.delete(slot.token);
         this.stats.unbacked++;
-        this.#log.warn("spot review without a pod about to be created: no on-demand slot", {
-          owner: `${owner.namespace}/${owner.kind}/${owner.name}`,
+        this.#log.warn("spot review without a pod about to be created: no slot recorded", {
+          owner: owner ? `${owner.namespace}/${owner.kind}/${owner.name}` : "none with a uid",
+          revision: slot.revision,
           source: req.source,
         });
       }
     }
   }
 
-  /** spec.replicas − the owner's live pods − reservations whose pods are not among the pods yet. */
-  async #room(owner: OwnerRef, id: string, ledger: Ledger): Promise<number | undefined> {
+  /**
+   * spec.replicas − the owner's live pods − reservations of its revision (`revision`, "" = all)
+   * whose pods are not among the pods yet.
+   */
+  async #room(owner: OwnerRef, id: string, ledger: Ledger, revision: string): Promise<number | undefined> {
     const desired = await this.#backing?.read(owner);
     if (desired === undefined || desired === 0) return desired;
     const owned = (pods: readonly Pod[]): number => {
       const seen = new Set(pods.map((p) => p.metadata.labels?.[SLOT_LABEL] ?? ""));
       let inFlight = 0;
-      for (const [token, e] of ledger.entries) if (e.confirmedAt === 0 && !seen.has(token)) inFlight++;
+      for (const [token, e] of ledger.entries)
+        if (e.confirmedAt === 0 && !seen.has(token) && sameRevision(e.revision, revision)) inFlight++;
       const live = pods.filter(
         (p) =>
           isLivePod(p) && (p.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === owner.uid),
@@ -548,6 +590,23 @@ function changedMaterially(before: Ledger, after: Ledger): boolean {
       return true;
   }
   return false;
+}
+
+/**
+ * The revision whose reservations an owner's room counts: a Deployment's ReplicaSet is one
+ * revision (its name ends with the pod-template-hash), so another revision's reservations — a
+ * rollout's other ReplicaSet, or a forged review's made-up hash — never take its room. A
+ * StatefulSet or bare ReplicaSet is the workload's only owner: every reservation counts ("").
+ */
+function roomRevision(workload: WorkloadRef | undefined, revision: string): string {
+  return workload?.kind === "Deployment" ? revision : "";
+}
+
+/** Reservations not yet confirmed by a live pod, of `revision` ("" = all). */
+function countInFlight(l: Ledger, revision: string): number {
+  let n = 0;
+  for (const e of l.entries.values()) if (e.confirmedAt === 0 && sameRevision(e.revision, revision)) n++;
+  return n;
 }
 
 function hasOnDemand(l: Ledger): boolean {

@@ -1,5 +1,6 @@
 // The HTTP contract, independent of sockets: method + path + body in, status + JSON out. Malformed
 // reviews get 400 with a message; nothing a client sends yields a 5xx.
+import { createHash, timingSafeEqual } from "node:crypto";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { CONTENT_TYPE } from "../shared/metrics.ts";
 import { BadReviewError, parseAdmissionReview } from "./admission.ts";
@@ -27,11 +28,20 @@ export async function handleHttp(
     logger?: Logger;
     /** Prometheus text of the webhook's metrics (GET /metrics). */
     metricsText?: () => string | Promise<string>;
+    /**
+     * When set, GET /metrics needs `Authorization: Bearer <this>` (the viewer token): the series
+     * name every workload with a policy (issue 32). Unset = public (`--public-metrics`).
+     */
+    metricsToken?: string;
+    /** The request's Authorization header. */
+    authorization?: string;
   },
 ): Promise<HttpResult> {
   const path = (url ?? "/").split("?")[0];
   if (path === METRICS_PATH && deps.metricsText) {
     if (method !== "GET" && method !== "HEAD") return error(405, "use GET");
+    if (deps.metricsToken !== undefined && !bearerMatches(deps.authorization, deps.metricsToken))
+      return error(401, "GET /metrics needs the viewer token (Authorization: Bearer …)");
     return { status: 200, body: await deps.metricsText(), contentType: CONTENT_TYPE };
   }
   if (path === HEALTH_PATH)
@@ -53,4 +63,12 @@ export async function handleHttp(
     (deps.logger ?? silentLogger).error("unexpected admission failure", { err });
     return error(400, "could not process the AdmissionReview");
   }
+}
+
+/** Whether `header` is `Bearer <token>`, compared in constant time (digests of equal length). */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = /^Bearer (.+)$/i.exec(header ?? "")?.[1];
+  if (given === undefined) return false;
+  const digest = (s: string): Buffer => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(given), digest(token));
 }

@@ -45,6 +45,12 @@ export interface SlotRequest {
    * pod), so it may not take an on-demand slot — a forged or stale review (issue 16).
    */
   backed?: boolean;
+  /**
+   * Set by reserve(): the slot would have to be recorded but the ledger holds `maxEntries` — this
+   * request alone gets no slot (the allocator answers it with the fallback); the others of the
+   * batch are answered as usual.
+   */
+  full?: boolean;
 }
 
 export interface LedgerTiming {
@@ -88,7 +94,7 @@ export function cloneLedger(l: Ledger): Ledger {
 }
 
 /** Whether an entry of `entry` revision counts toward a pod of revision `revision`. */
-const sameRevision = (entry: string, revision: string | undefined): boolean =>
+export const sameRevision = (entry: string, revision: string | undefined): boolean =>
   revision === undefined || revision === "" || entry === "" || entry === revision;
 
 /** Slots held, of one revision when given (entries of unknown revision count for every one). */
@@ -173,7 +179,9 @@ export function parseLedger(text: string): Ledger {
  * A pod of revision R goes on-demand while R's on-demand slots < onDemandTarget(R's total incl.
  * this pod), so dead on-demand pods (dropped by reconcile) are refilled before any new spot pod,
  * and a rollout's new revision gets its own N while the old one still runs. An unbacked request
- * (no real pod about to be created) never takes an on-demand slot and records nothing.
+ * (no real pod about to be created) never takes an on-demand slot and records nothing. A request
+ * that would be recorded in a ledger already holding `maxEntries` is marked `full` (a bare token
+ * throws instead).
  */
 export function reserve(
   ledger: Ledger,
@@ -196,7 +204,11 @@ export function reserve(
     const capacity: Capacity =
       c.onDemand < onDemandTarget(policy, c.onDemand + c.spot + 1) ? ON_DEMAND : SPOT;
     if (capacity === ON_DEMAND || total) {
-      if (ledger.entries.size >= maxEntries) throw new LedgerFormatError(`ledger full (${maxEntries} slots)`);
+      if (ledger.entries.size >= maxEntries) {
+        if (typeof r === "string") throw new LedgerFormatError(`ledger full (${maxEntries} slots)`);
+        r.full = true;
+        return SPOT;
+      }
       ledger.entries.set(token, { capacity, reservedAt: now, confirmedAt: 0, revision });
       // Counts of other revisions cached in `held` may include this slot (revision "" counts for all).
       for (const [rev, other] of held)

@@ -1,7 +1,7 @@
 // Admission: decide() (pure) says what to do with a request, review() carries it out — asking the
 // allocator for a slot within an internal deadline — and always answers "allowed": the webhook
 // changes where a pod runs, never whether it is created.
-import type { Pod } from "../objects/kube.ts";
+import type { OwnerReference, Pod } from "../objects/kube.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import {
@@ -213,12 +213,23 @@ async function assign(
   }
 }
 
-/** The pod's controller with its uid (what the backing check reads), if the pod names one. */
+/**
+ * The pod's controller with its uid (what the backing check reads), if the pod names one. A
+ * controller reference without a uid is returned as nothing: such a review is unbacked (the
+ * ReplicaSet and StatefulSet controllers always set the uid; issue 32).
+ */
 function ownerOf(pod: Pod, namespace: string): OwnerRef | undefined {
-  const o = (pod.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+  const refs: unknown = pod.metadata.ownerReferences;
+  const o = Array.isArray(refs)
+    ? (refs as unknown[]).find(
+        (r): r is OwnerReference =>
+          typeof r === "object" && r !== null && (r as OwnerReference).controller === true,
+      )
+    : undefined;
   if (
     !o ||
     (o.kind !== "ReplicaSet" && o.kind !== "StatefulSet") ||
+    typeof o.name !== "string" ||
     typeof o.uid !== "string" ||
     o.uid === ""
   )

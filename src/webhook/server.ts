@@ -1,5 +1,6 @@
-// The thin HTTPS shell: TLS from files (reloaded on change without a restart), a body size limit,
-// keep-alive, and handleHttp() for everything else.
+// The thin HTTPS shell: TLS from files (reloaded on change without a restart), bounded memory
+// (a body cap, a shared budget for the bytes of bodies still arriving, a connection cap, header,
+// request and handshake timeouts of seconds; issue 32), keep-alive, and handleHttp() for the rest.
 import { watch, type FSWatcher } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
@@ -29,12 +30,16 @@ export interface WebhookServerOptions {
   onDemandDeletionCost?: number;
   /** Request bodies above this are refused with 413. Default 3 MiB (pods can be large). */
   maxBodyBytes?: number;
+  /** Connection, timeout and memory bounds (tests shrink them). */
+  limits?: Partial<ServerLimits>;
   /** Spot metrics, served on GET /metrics and fed by admissions. */
   metrics?: SpotMetrics;
   /** Late answers as aggregated Events on the workload (late-events.ts); recording never blocks. */
   lateAnswers?: { record(workload: string): void };
   /** Serve GET /metrics (default true); false when core's /metrics already serves the registry. */
   serveMetrics?: boolean;
+  /** GET /metrics needs this bearer token (the viewer token); unset = public (issue 32). */
+  metricsToken?: string;
   /** Called after each certificate reload attempt (tests and metrics). */
   onCertReload?: (ok: boolean, err?: Error) => void;
 }
@@ -46,7 +51,46 @@ export interface WebhookServer {
   close(): Promise<void>;
 }
 
+/**
+ * The largest AdmissionReview the apiserver sends: kube-apiserver refuses request bodies over
+ * 3 MiB (its MaxRequestBodyBytes) and etcd objects over 1.5 MiB, and a pod CREATE's review is that
+ * pod plus an envelope of a few hundred bytes.
+ */
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export interface ServerLimits {
+  /** Open connections at most; beyond, new ones are closed at once (the apiserver then ignores us). */
+  maxConnections: number;
+  /** Headers must arrive within this (slow-header senders are cut off with 408). */
+  headersTimeoutMs: number;
+  /** A whole request must arrive within this (slow bodies: 408). The apiserver waits ≤ 3 s. */
+  requestTimeoutMs: number;
+  /** A TLS handshake must finish within this. */
+  handshakeTimeoutMs: number;
+  /**
+   * Bytes of bodies still arriving, summed over every request, beyond each request's first
+   * `freeBytesPerRequest`: a request that would exceed it gets 429 and its connection closed, so
+   * many slow large bodies cannot exhaust memory, and small reviews (a pod is a few KiB) never wait
+   * on big ones.
+   */
+  bodyBudgetBytes: number;
+  freeBytesPerRequest: number;
+}
+
+/**
+ * Worst case held by request bodies: 256 × 32 KiB + 16 MiB = 24 MiB (plus TLS state per
+ * connection), well under the chart's 384 Mi: 120 slow 3 MiB bodies cost +46–48 MiB of RSS
+ * (server-memory.test.ts). The apiserver keeps a few keep-alive connections and sends a review
+ * (a pod: a few KiB) in one piece within its 3 s timeout.
+ */
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  maxConnections: 256,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  handshakeTimeoutMs: 5_000,
+  bodyBudgetBytes: 16 * 1024 * 1024,
+  freeBytesPerRequest: 32 * 1024,
+};
 
 async function readPair(certFile: string, keyFile: string): Promise<{ cert: Buffer; key: Buffer }> {
   const [cert, key] = await Promise.all([readFile(certFile), readFile(keyFile)]);
@@ -69,54 +113,92 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     lateAnswers: opts.lateAnswers,
     metricsText:
       opts.metrics && opts.serveMetrics !== false ? () => opts.metrics?.registry.render() ?? "" : undefined,
+    metricsToken: opts.metricsToken,
   };
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...opts.limits };
+  /** Body bytes held beyond each request's free share, over all requests. */
+  let budgetUsed = 0;
   const initial = await readPair(opts.certFile, opts.keyFile);
-  const server: Server = createServer({ ...initial, keepAliveTimeout: 65_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    const send = (status: number, body: string, contentType = "application/json"): void => {
-      if (res.headersSent) return;
-      res.writeHead(status, {
-        "content-type": contentType,
-        "content-length": Buffer.byteLength(body),
-      });
-      res.end(body);
-    };
-    const declared = Number(req.headers["content-length"] ?? "0");
-    if (declared > maxBody) {
-      refused = true;
-      res.setHeader("connection", "close");
-      send(413, JSON.stringify({ error: `body larger than ${maxBody} bytes` }));
-      req.resume();
-      return;
-    }
-    req.on("data", (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > maxBody) {
+  const server: Server = createServer(
+    {
+      ...initial,
+      keepAliveTimeout: 65_000,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      handshakeTimeout: limits.handshakeTimeoutMs,
+      // How often Node checks the two timeouts above (its default, 30 s, would let them slip).
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let charged = 0;
+      let refused = false;
+      const release = (): void => {
+        budgetUsed -= charged;
+        charged = 0;
+      };
+      res.on("close", release);
+      const send = (status: number, body: string, contentType = "application/json"): void => {
+        if (res.headersSent) return;
+        res.writeHead(status, {
+          "content-type": contentType,
+          "content-length": Buffer.byteLength(body),
+        });
+        res.end(body);
+      };
+      /** Answers at once and drops the connection: no more of this body is read. */
+      const refuse = (status: number, error: string): void => {
         refused = true;
+        chunks.length = 0;
+        release();
         res.setHeader("connection", "close");
-        send(413, JSON.stringify({ error: `body larger than ${maxBody} bytes` }));
+        send(status, JSON.stringify({ error }));
+        res.once("finish", () => req.socket.destroy());
+      };
+      const declared = Number(req.headers["content-length"] ?? "0");
+      if (declared > maxBody) {
+        refuse(413, `body larger than ${maxBody} bytes`);
         return;
       }
-      chunks.push(chunk);
-    });
-    req.on("error", () => res.destroy());
-    req.on("end", () => {
-      if (refused) return;
-      handleHttp(req.method, req.url, Buffer.concat(chunks), {
-        ...deps,
-        source: req.socket.remoteAddress ?? "",
-      }).then(
-        (r) => send(r.status, r.body, r.contentType),
-        (err: unknown) => {
-          log.error("request handler failed", { err });
-          send(400, JSON.stringify({ error: "could not process the request" }));
-        },
-      );
-    });
-  });
+      req.on("data", (chunk: Buffer) => {
+        if (refused) return;
+        size += chunk.length;
+        if (size > maxBody) {
+          refuse(413, `body larger than ${maxBody} bytes`);
+          return;
+        }
+        const owed = Math.max(0, size - limits.freeBytesPerRequest);
+        if (owed > charged) {
+          if (budgetUsed + owed - charged > limits.bodyBudgetBytes) {
+            refuse(429, "too many request bytes in flight; retry");
+            return;
+          }
+          budgetUsed += owed - charged;
+          charged = owed;
+        }
+        chunks.push(chunk);
+      });
+      req.on("error", () => res.destroy());
+      req.on("end", () => {
+        if (refused) return;
+        const body = Buffer.concat(chunks);
+        chunks.length = 0;
+        handleHttp(req.method, req.url, body, {
+          ...deps,
+          source: req.socket.remoteAddress ?? "",
+          authorization: req.headers.authorization,
+        }).then(
+          (r) => send(r.status, r.body, r.contentType),
+          (err: unknown) => {
+            log.error("request handler failed", { err });
+            send(400, JSON.stringify({ error: "could not process the request" }));
+          },
+        );
+      });
+    },
+  );
+  server.maxConnections = limits.maxConnections;
   server.on("tlsClientError", () => undefined); // scanners and aborted handshakes are not our problem
 
   const reloadCerts = async (): Promise<boolean> => {

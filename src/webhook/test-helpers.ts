@@ -56,7 +56,7 @@ export function httpsRequest(
   agent: Agent,
   port: number,
   body: string | Buffer,
-  opts: { path?: string; method?: string } = {},
+  opts: { path?: string; method?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: string; cert?: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -67,7 +67,11 @@ export function httpsRequest(
         servername: "localhost",
         path: opts.path ?? "/mutate",
         method: opts.method ?? "POST",
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          ...opts.headers,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -14,7 +14,10 @@
 //   lower     threshold 5 → 2 → exactly 2, never below 2 (repair evicts on-demand pods one by one)
 //   drain     a spot node with the workload's pods drained (an interruption) → 2 kept
 //   forged    a second Deployment of 2 (threshold 3): three forged AdmissionReviews naming its real
-//             ReplicaSet sent to the webhooks, then a scale to 3 → the real pod still gets on-demand
+//             ReplicaSet sent to the webhooks, then a scale to 3 → the real pod still gets on-demand;
+//             then reviews without an owner uid at 5/s and one with a made-up hash every 10 s
+//             through a scale 3 → 6 → 4 and a rollout → exactly 3 on-demand after each, no
+//             forged review answered on-demand, no repair eviction (issue 32)
 // Throughout, from the samples: on-demand pods never below min(N, ready replicas) for longer than
 // DEFICIT_BOUND_S, and at most N above N during a rollout. Time to exact is printed per step.
 import assert from "node:assert/strict";
@@ -221,11 +224,18 @@ function deployment(ns: string, name: string, size: number, rev = "0", onPool = 
 }
 
 /** Waits until `size` live pods of one revision, all Ready, with exactly `n` on-demand. */
-async function exact(ns: string, size: number, n: number, from: number, what: string): Promise<number> {
+async function exact(
+  ns: string,
+  size: number,
+  n: number,
+  from: number,
+  what: string,
+  app = APP,
+): Promise<number> {
   await waitFor(
     `${ns}: ${what} → ${size} pods Ready, exactly ${n} on-demand`,
     async () => {
-      const s = sampleOf(await pods(ns));
+      const s = sampleOf(await pods(ns, app));
       return s.live === size && s.ready === size && s.revisions === 1 && s.onDemand === n;
     },
     { timeoutMs: 240_000, intervalMs: 1_000 },
@@ -234,8 +244,8 @@ async function exact(ns: string, size: number, n: number, from: number, what: st
 }
 
 /** The one template revision the workload's live pods run (throws while several run). */
-async function onlyRevision(ns: string): Promise<string> {
-  const revisions = [...new Set((await pods(ns)).map(revisionOf))];
+async function onlyRevision(ns: string, app = APP): Promise<string> {
+  const revisions = [...new Set((await pods(ns, app)).map(revisionOf))];
   assert.equal(revisions.length, 1, `${ns}: one revision before the rollout (${revisions.join(", ")})`);
   return revisions[0] ?? "";
 }
@@ -245,11 +255,11 @@ async function onlyRevision(ns: string): Promise<string> {
  * Ready" passes at once when the Deployment controller has not yet made the new ReplicaSet: the
  * step then measured nothing and the next one overlapped this rollout (3 revisions alive).
  */
-async function rolloutDone(ns: string, size: number, from: string): Promise<number> {
+async function rolloutDone(ns: string, size: number, from: string, app = APP): Promise<number> {
   await waitFor(
     `${ns}: the rollout away from revision ${from} to finish`,
     async () => {
-      const live = await pods(ns);
+      const live = await pods(ns, app);
       const s = sampleOf(live);
       return (
         s.live === size && s.ready === size && s.revisions === 1 && live.every((p) => revisionOf(p) !== from)
@@ -342,6 +352,108 @@ async function forged(ns: string): Promise<void> {
     `${ns}: the real pod got the on-demand slot the forged reviews tried to spend`,
   );
   console.log(`# ${ns} forged: 3 forged reviews answered spot; the real 3rd pod got on-demand`);
+  await forgedWithoutUid(ns);
+}
+
+/**
+ * Issue 32 on the rig: a forger sends reviews whose ownerReference has no uid at 5/s (the current
+ * ReplicaSet's name and hash) and one with a made-up pod-template-hash every 10 s, through a
+ * scale-up, a scale-down and a rollout of the victim (threshold 3). The workload holds exactly 3
+ * on-demand after each, no forged review gets an on-demand slot, and the repair evicts nothing.
+ */
+async function forgedWithoutUid(ns: string): Promise<void> {
+  const t0 = Date.now();
+  const agent = new Agent({ keepAlive: true, maxSockets: 2, ca: caPem });
+  const answers = new Map<string, number>();
+  let hash = (await pods(ns, VICTIM))[0]?.metadata.labels?.["pod-template-hash"] ?? "";
+  const ctl = { stop: false };
+  let sent = 0;
+  /** The victim's pods every 2 s while forged reviews arrive. */
+  const seen: Sample[] = [];
+  const forge = async (podHash: string): Promise<void> => {
+    const review = reviewFor("deployment-pod-generatename", 91_000 + sent++, (x) => {
+      const req = x.request as unknown as { namespace: string; dryRun: boolean; object: Pod };
+      req.namespace = ns;
+      req.dryRun = false;
+      const meta = req.object.metadata;
+      meta.namespace = ns;
+      meta.generateName = `${VICTIM}-${podHash}-`;
+      meta.labels = { app: VICTIM, "pod-template-hash": podHash };
+      meta.ownerReferences = [
+        { apiVersion: "apps/v1", kind: "ReplicaSet", name: `${VICTIM}-${podHash}`, controller: true },
+      ] as NonNullable<Pod["metadata"]["ownerReferences"]>;
+    });
+    const res = await httpsRequest(agent, front?.port ?? 0, JSON.stringify(review)).catch(() => undefined);
+    // "unplaced": the replica's deadline passed first (admitted unchanged) — not a slot either.
+    const a = res
+      ? (answerOf(res.body).assigned ?? (res.status === 200 ? "unplaced" : `status ${res.status}`))
+      : "transport error";
+    answers.set(a, (answers.get(a) ?? 0) + 1);
+  };
+  const forger = (async () => {
+    for (let i = 0; !ctl.stop; i++) {
+      const t = Date.now();
+      if (i % 50 === 0) await forge(randomBytes(5).toString("hex").slice(0, 10));
+      await forge(hash);
+      // Follow the rollout: the newest pod's hash is the ReplicaSet being scaled up.
+      if (i % 10 === 0) {
+        const live = await pods(ns, VICTIM);
+        seen.push({ t: Date.now(), ...sampleOf(live) });
+        const newest = live.sort((a, b) =>
+          (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
+        )[0];
+        hash = newest?.metadata.labels?.["pod-template-hash"] ?? hash;
+      }
+      await sleep(Math.max(0, 200 - (Date.now() - t)));
+    }
+  })();
+  try {
+    await kubectl(["scale", "deployment", VICTIM, "--replicas=6", "-n", ns]);
+    const up = await exact(ns, 6, 3, Date.now(), "victim scaled 3 → 6 under forgery", VICTIM);
+    const t1 = Date.now();
+    await kubectl(["scale", "deployment", VICTIM, "--replicas=4", "-n", ns]);
+    const down = await exact(ns, 4, 3, t1, "victim scaled 6 → 4 under forgery", VICTIM);
+    const from = await onlyRevision(ns, VICTIM);
+    await apply(deployment(ns, VICTIM, 4, "forged-rollout"));
+    const end = await rolloutDone(ns, 4, from, VICTIM);
+    const rolled = await exact(ns, 4, 3, end, "victim rolled out under forgery", VICTIM);
+    assert.ok(rolled <= EXACT_WITHIN_S, `${ns}: exact ${rolled.toFixed(1)} s after the rollout's end`);
+    ctl.stop = true;
+    await forger;
+    const evictions = (await kube.list("Event", { namespace: ns })).items.filter(
+      (e) =>
+        e.reason === SPOT_REPAIR_EVENT_REASON &&
+        (e.message ?? "").startsWith(`${ns}/Deployment/${VICTIM}:`) &&
+        Date.parse(e.lastTimestamp ?? e.eventTime ?? "") >= t0 - 1000,
+    );
+    console.log(
+      `# ${ns} forged without uid: ${sent} forged reviews in ${((Date.now() - t0) / 1000).toFixed(0)} s ` +
+        `(${JSON.stringify(Object.fromEntries(answers))}); exactly 3 on-demand after 3 → 6 (${up.toFixed(1)} s), ` +
+        `6 → 4 (${down.toFixed(1)} s), rollout (${rolled.toFixed(1)} s after its end); repair evictions ${evictions.length}`,
+    );
+    let deficit = 0;
+    let since: number | undefined;
+    for (const x of seen)
+      if (x.onDemand < Math.min(3, x.ready)) deficit = Math.max(deficit, (x.t - (since ??= x.t)) / 1000);
+      else since = undefined;
+    const most = Math.max(...seen.map((x) => x.onDemand));
+    console.log(
+      `# ${ns} forged without uid: ${seen.length} samples, on-demand max ${most}, longest deficit ${deficit} s`,
+    );
+    assert.ok(most <= 6, `${ns}: at most N above N, during the rollout only (max ${most})`);
+    assert.ok(deficit <= DEFICIT_BOUND_S, `${ns}: deficit ${deficit} s ≤ ${DEFICIT_BOUND_S} s`);
+    assert.equal(answers.get("on-demand"), undefined, `${ns}: no forged review got an on-demand slot`);
+    assert.ok((answers.get("spot") ?? 0) > sent / 2, `${ns}: forged reviews answered (mostly spot)`);
+    assert.deepEqual(
+      evictions.map((e) => e.message),
+      [],
+      `${ns}: no repair eviction during the forgery`,
+    );
+  } finally {
+    ctl.stop = true;
+    await forger;
+    agent.destroy();
+  }
 }
 
 async function repetition(ns: string): Promise<void> {
@@ -660,7 +772,11 @@ test(
   async () => {
     const scrape = async (r: Replica): Promise<number> => {
       const agent = new Agent({ keepAlive: false, ca: caPem });
-      const res = await httpsRequest(agent, r.port, "", { path: "/metrics", method: "GET" });
+      const res = await httpsRequest(agent, r.port, "", {
+        path: "/metrics",
+        method: "GET",
+        headers: { authorization: `Bearer ${viewerToken}` },
+      });
       agent.destroy();
       assert.equal(res.status, 200, `GET /metrics on ${r.name}`);
       const lines = res.body.split("\n").filter((l) => l.startsWith("wave_spot_policy_updates_total{"));

@@ -395,6 +395,11 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.equal(field(endpoints[0], "authorization", "credentials", "key"), "viewer-token");
     const webhook = endpoints[2];
     assert.equal(webhook?.["scheme"], "https");
+    assert.equal(
+      field(webhook, "authorization", "credentials", "key"),
+      "viewer-token",
+      "the webhook's /metrics needs the viewer token (issue 32)",
+    );
     assert.equal(field(webhook, "tlsConfig", "serverName"), "wave-webhook.wave.svc");
     assert.deepEqual(field(webhook, "tlsConfig", "ca", "secret"), {
       name: "wave-webhook-tls",
