@@ -213,6 +213,8 @@ export interface SpotPolicyDto {
   threshold: number;
   strategy: "Prefer" | "Require";
   percentAboveBase?: number;
+  /** The repair: on (default), off, or "dry-run" (plans and reports its evictions, makes none). */
+  repair?: boolean | "dry-run";
 }
 
 /** GET /api/v1/policies/spot: what the webhook pulls. */

@@ -84,13 +84,18 @@ const unschedulable = (p: Pod): boolean =>
  * then the youngest (least warmed-up); ties by name for determinism.
  */
 export function pickVictim(pods: readonly Pod[]): Pod | undefined {
+  return victimOrder(pods)[0];
+}
+
+/** `pods` in the order the repair would evict them (pickVictim's order). */
+export function victimOrder(pods: readonly Pod[]): Pod[] {
   const rank = (p: Pod): number => (!scheduled(p) ? 0 : !ready(p) ? 1 : 2);
   return [...pods].sort(
     (a, b) =>
       rank(a) - rank(b) ||
       created(b) - created(a) ||
       (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
-  )[0];
+  );
 }
 
 /** The wait after the last action: the cooldown, doubled per eviction refused in a row (capped). */
@@ -104,6 +109,7 @@ export function planRepair(input: PlanInput): RepairAction {
   const { policy, pods, memory, now, fallbackUntil } = input;
   const timing = input.timing ?? DEFAULT_REPAIR_TIMING;
   if (policy.repair === false) return { kind: "none", reason: "repair is off for this policy" };
+  if (policy.repair === "dry-run") return { kind: "none", reason: "dry-run: evictions are reported, not made" };
   const live = pods.filter((p) => isLivePod(p) && (assignment(p) === ON_DEMAND || assignment(p) === SPOT));
   const cooling = memory.lastActionAt !== undefined && now - memory.lastActionAt < cooldownOf(memory, timing);
 
