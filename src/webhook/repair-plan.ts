@@ -109,7 +109,8 @@ export function planRepair(input: PlanInput): RepairAction {
   const { policy, pods, memory, now, fallbackUntil } = input;
   const timing = input.timing ?? DEFAULT_REPAIR_TIMING;
   if (policy.repair === false) return { kind: "none", reason: "repair is off for this policy" };
-  if (policy.repair === "dry-run") return { kind: "none", reason: "dry-run: evictions are reported, not made" };
+  if (policy.repair === "dry-run")
+    return { kind: "none", reason: "dry-run: evictions are reported, not made" };
   const live = pods.filter((p) => isLivePod(p) && (assignment(p) === ON_DEMAND || assignment(p) === SPOT));
   const cooling = memory.lastActionAt !== undefined && now - memory.lastActionAt < cooldownOf(memory, timing);
 
