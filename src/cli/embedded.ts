@@ -17,7 +17,7 @@ import type { SlotAllocator } from "../webhook/allocator.ts";
 import type { SpotMetrics } from "../webhook/metrics.ts";
 import type { PodCache } from "../webhook/pod-cache.ts";
 import type { PolicySource } from "../webhook/policy-source.ts";
-import { SpotRepair } from "../webhook/repair.ts";
+import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import type { Store } from "../core/store/store.ts";
 import type { Prehistory } from "./prehistory.ts";
 
@@ -118,8 +118,11 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
     log,
   });
   // Self-heal beside the webhook (ADR 0006), as `wave webhook` runs it: one pass per step.
+  // Node capacity types, for adoption of pods that ran before their policy (living.ts sets one).
+  const nodes = new NodeCapacity(kube, simClock, log).start(signal);
   const repair = new SpotRepair({
     kube,
+    nodes,
     pods: o.pods,
     policies: o.policies,
     allocator: o.allocator,
