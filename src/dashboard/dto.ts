@@ -331,6 +331,23 @@ export interface SpotPodDto {
   costPerHour: number | null;
 }
 
+/**
+ * The repair's progress on one workload: "adopting: toMove of pods pods to move, next in …", the
+ * evictions done since the policy last changed, and in dry-run the evictions it would make.
+ */
+export interface SpotProgressDto {
+  /** The policy's repair: on, off (never evicts) or dry-run (plans only). */
+  mode: "on" | "off" | "dry-run";
+  /** Pods to move before the pods on on-demand nodes meet the target (|actual − target|). */
+  toMove: number;
+  /** Evictions done since the policy last changed (Evict actions within the view's range). */
+  done: number;
+  /** Dry-run: the evictions it would make (PlanEvict actions since the policy last changed). */
+  planned: number;
+  /** When the repair may evict next (epoch ms); null when nothing is to move or it will not evict. */
+  nextAt: number | null;
+}
+
 /** One self-heal action of the spot repair (a WaveSpotRepair Event, ADR 0006). */
 export interface SpotRepairDto {
   at: number;
@@ -362,6 +379,8 @@ export interface SpotWorkloadDto {
   items: SpotPodDto[];
   /** The repair's self-heal actions for this workload over the view's [from, to). */
   repairs: { total: number; byAction: Record<string, number>; recent: SpotRepairDto[] };
+  /** Moving the workload to its target (adoption of running pods, issue 28); null without a policy. */
+  progress: SpotProgressDto | null;
   /**
    * Admissions of this workload the webhook answered after its deadline over [from, to): the pod
    * was created without Wave's capacity-type affinity (placed by the scheduler alone) until the

@@ -252,6 +252,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
           lateAnswers,
           from,
           to,
+          policySince: new Map(policies.map((r) => [r.key, r.updatedAt])),
         });
       },
     );
