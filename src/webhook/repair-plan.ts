@@ -21,6 +21,13 @@ export interface RepairTiming {
   maxBackoffMs: number;
   /** Prefer: a spot pod unschedulable this long means spot is unavailable: open the fallback. */
   preferFallbackMs: number;
+  /**
+   * A pod younger than this that is not Ready yet is starting (often the last eviction's
+   * replacement, waiting for its node): the next eviction waits for it, so a PodDisruptionBudget
+   * is not asked while it would refuse (each refusal doubles the wait). Older unready pods do not
+   * hold the repair back.
+   */
+  startingMs: number;
 }
 
 export const DEFAULT_REPAIR_TIMING: RepairTiming = {
@@ -28,6 +35,7 @@ export const DEFAULT_REPAIR_TIMING: RepairTiming = {
   cooldownMs: 5_000,
   maxBackoffMs: 300_000,
   preferFallbackMs: 90_000,
+  startingMs: 120_000,
 };
 
 /** What the controller remembers per workload between passes. */
@@ -149,6 +157,8 @@ export function planRepair(input: PlanInput): RepairAction {
   if (cooling) return { kind: "none", reason: "cooling down after the last action" };
   if (pods.some((p) => p.metadata.deletionTimestamp !== undefined))
     return { kind: "none", reason: "a pod is terminating: its replacement is coming" };
+  if (live.some((p) => !ready(p) && now - created(p) < timing.startingMs))
+    return { kind: "none", reason: "a pod is starting: the next eviction waits until it is Ready" };
   const revision = [...revisions][0] ?? "";
   if (onDemand < target) {
     // Evicting only helps if the replacement will get on-demand.
