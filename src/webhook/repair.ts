@@ -51,7 +51,7 @@ export interface SpotRepairOptions {
    * its node's capacity type; without it no pod is adopted).
    */
   nodes?: Pick<NodeCapacity, "of" | "synced">;
-  /** Every policy in dry-run (`WAVE_SPOT_REPAIR=dry-run`): plan and report, label and evict nothing. */
+  /** Every policy in dry-run (`WAVE_SPOT_REPAIR_DRY_RUN`): plan and report, label and evict nothing. */
   dryRun?: boolean;
   /** Adoption's scans of a workload's unlabelled pods: how often (default 30 s), and while some wait for a node (5 s). */
   adoption?: { rescanMs?: number; waitingRescanMs?: number };
@@ -149,7 +149,7 @@ export class SpotRepair {
     this.#token = opts.token ?? randomToken;
   }
 
-  /** Adoption and move progress per workload key (API, UI, tests). */
+  /** Adoption and move progress per workload key, as this replica sees it (tests, debugging; the page's progress is core's spotProgress, from the Events). */
   status(): Map<string, AdoptionStatus> {
     return new Map([...this.#adoption].map(([k, st]) => [k, { ...st.status }]));
   }
