@@ -53,7 +53,10 @@ export interface SpotRepairOptions {
   nodes?: Pick<NodeCapacity, "of" | "synced">;
   /** Every policy in dry-run (`WAVE_SPOT_REPAIR_DRY_RUN`): plan and report, label and evict nothing. */
   dryRun?: boolean;
-  /** Adoption's scans of a workload's unlabelled pods: how often (default 30 s), and while some wait for a node (5 s). */
+  /**
+   * Adoption's scans of a workload's unlabelled pods: how often (default 30 s), and how often while
+   * some wait for a node (5 s).
+   */
   adoption?: { rescanMs?: number; waitingRescanMs?: number };
   /** Slot tokens for adopted pods (tests inject a deterministic one). */
   token?: () => string;
@@ -149,7 +152,10 @@ export class SpotRepair {
     this.#token = opts.token ?? randomToken;
   }
 
-  /** Adoption and move progress per workload key, as this replica sees it (tests, debugging; the page's progress is core's spotProgress, from the Events). */
+  /**
+   * Adoption and move progress per workload key, as this replica sees it (tests, debugging; the
+   * Spot placement page's progress is core's `spotProgress`, from the Events).
+   */
   status(): Map<string, AdoptionStatus> {
     return new Map([...this.#adoption].map(([k, st]) => [k, { ...st.status }]));
   }
