@@ -31,6 +31,8 @@ import { Agent as HttpsAgent } from "node:https";
 import { readFileSync } from "node:fs";
 import type { KubeClient } from "../kube/port.ts";
 import { httpsRequest, reviewFor } from "../webhook/test-helpers.ts";
+import { createSpotMetrics } from "../webhook/metrics.ts";
+import { InMemoryPolicySource } from "../webhook/policy-source.ts";
 import type { CommandContext } from "./commands.ts";
 import {
   cleanup,
@@ -616,5 +618,56 @@ describe("wave webhook: late answers", { timeout: 30_000 }, () => {
       await webhook.stop();
       await new Promise<void>((r) => core.close(() => r()));
     }
+  });
+});
+
+describe("wave start's webhook: the spot repair (issue 28, Build 4)", { timeout: 30_000 }, () => {
+  let dir = "";
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "wave-webhook-repair-"));
+    makePki(dir, [{ dir: "webhook", cn: "localhost", ext: SERVER_EXT }]);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const started = async (tls: boolean): Promise<string[]> => {
+    const kube = new MemoryKube();
+    await kube.create("Namespace", { metadata: { name: NS } });
+    const config = parseConfig(
+      [...["--namespace", NS, "--host", "127.0.0.1", "--webhook-port", "0", "--pod-name", "start-0"]],
+      {},
+    ).config;
+    const webhook = await startWebhookComponent(
+      config,
+      {},
+      {
+        kube,
+        log: silentLogger,
+        inProcess: {
+          policies: new InMemoryPolicySource(),
+          metrics: createSpotMetrics(),
+          ...(tls
+            ? { tls: { certFile: join(dir, "webhook", "tls.crt"), keyFile: join(dir, "webhook", "tls.key") } }
+            : {}),
+        },
+      },
+    );
+    try {
+      for (let i = 0; i < 200; i++) {
+        const leases = (await kube.list("Lease", { namespace: NS })).items;
+        if (leases.length > 0 || !tls) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return (await kube.list("Lease", { namespace: NS })).items.map((l) => l.metadata.name ?? "");
+    } finally {
+      await webhook.stop();
+    }
+  };
+
+  it("on a real cluster (`wave start --kubeconfig`: in process, serving HTTPS) the repair runs, as in `wave webhook`", async () => {
+    assert.deepEqual(await started(true), [SPOT_REPAIR_LEASE], "its leader takes the repair Lease");
+  });
+
+  it("on the simulator it runs none here (the embedded cluster steps its own)", async () => {
+    assert.deepEqual(await started(false), []);
   });
 });

@@ -17,7 +17,8 @@ import type { SlotAllocator } from "../webhook/allocator.ts";
 import type { SpotMetrics } from "../webhook/metrics.ts";
 import type { PodCache } from "../webhook/pod-cache.ts";
 import type { PolicySource } from "../webhook/policy-source.ts";
-import { SpotRepair } from "../webhook/repair.ts";
+import { workloadKey, type SpotPolicy } from "../webhook/policy.ts";
+import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import type { Store } from "../core/store/store.ts";
 import type { Prehistory } from "./prehistory.ts";
 
@@ -62,6 +63,12 @@ export interface EmbeddedClusterOptions {
    */
   live?: () => boolean;
 
+  /**
+   * Stores a spot policy the scenario sets during its day (on a running Deployment: adoption) the
+   * way a user's lands: core's store, then the webhook's set. Without it the scenario sets none.
+   */
+  setSpotPolicy?: (policy: SpotPolicy) => Promise<void>;
+
   /** Largest simulated step while fast-forwarding (coarser = faster start, rougher history). */
   maxStepMs?: number;
   /**
@@ -96,6 +103,23 @@ export async function seedLivingPolicies(store: Store, clusterId: string, now: n
   }
 }
 
+/**
+ * The scenario's policy set during the day, as a user's: stored in core unless the cluster already
+ * has one for that workload (the user's own stays), then loaded into the webhook's set.
+ */
+export async function putScenarioSpotPolicy(
+  store: Store,
+  clusterId: string,
+  policy: SpotPolicy,
+  now: number,
+  reload: () => Promise<void>,
+): Promise<void> {
+  const key = workloadKey(policy.workload);
+  if (await store.getPolicy(clusterId, "spot", key)) return;
+  await store.putPolicy(clusterId, "spot", key, policy, now);
+  await reload();
+}
+
 /** Seeds the scenario and runs the cluster until `signal` aborts. */
 export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
   const { kube, simClock, log, signal } = o;
@@ -118,8 +142,11 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
     log,
   });
   // Self-heal beside the webhook (ADR 0006), as `wave webhook` runs it: one pass per step.
+  // Node capacity types, for adoption of pods that ran before their policy (living.ts sets one).
+  const nodes = new NodeCapacity(kube, simClock, log).start(signal);
   const repair = new SpotRepair({
     kube,
+    nodes,
     pods: o.pods,
     policies: o.policies,
     allocator: o.allocator,
@@ -128,7 +155,7 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
     ...(o.metrics ? { metrics: o.metrics } : {}),
     identity: "embedded",
   });
-  const drive = await seedLivingCluster(kube);
+  const drive = await seedLivingCluster(kube, undefined, o.setSpotPolicy);
   let caught: () => void = () => undefined;
   const caughtUp = new Promise<void>((resolve) => (caught = resolve));
   const step = async (dtMs: number): Promise<void> => {

@@ -35,6 +35,13 @@ describe("policy CLI parsing", () => {
     assert.throws(() => spotBody({}), /--threshold N is required/);
     assert.throws(() => spotBody({ threshold: "-1" }), /whole number/);
     assert.throws(() => spotBody({ threshold: "1", strategy: "maybe" }), /prefer or require/);
+    assert.deepEqual(spotBody({ threshold: "2", repair: "dry-run" }), {
+      threshold: 2,
+      strategy: "Prefer",
+      repair: "dry-run",
+    });
+    assert.equal(spotBody({ threshold: "2", repair: "off" }).repair, false);
+    assert.throws(() => spotBody({ threshold: "1", repair: "maybe" }), /--repair must be on, off or dry-run/);
     assert.deepEqual(warmupBody({ "max-warm-nodes": "2", ttl: "120", "no-pre-pull": true }), {
       enabled: true,
       maxWarmNodes: 2,

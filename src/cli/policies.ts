@@ -49,10 +49,15 @@ export function spotBody(flags: CommandContext["flags"]): Record<string, unknown
   if (strategy !== "prefer" && strategy !== "require")
     throw new UsageError(`--strategy must be prefer or require, got "${strategy}"`);
   const pct = intFlag(flags, "percent-above-base");
+  const repair = flags.repair === undefined ? undefined : String(flags.repair).toLowerCase();
+  const modes: Record<string, boolean | "dry-run"> = { on: true, off: false, "dry-run": "dry-run" };
+  if (repair !== undefined && !(repair in modes))
+    throw new UsageError(`--repair must be on, off or dry-run, got "${repair}"`);
   return {
     threshold,
     strategy: strategy === "prefer" ? "Prefer" : "Require",
     ...(pct === undefined ? {} : { percentAboveBase: pct }),
+    ...(repair === undefined ? {} : { repair: modes[repair] }),
   };
 }
 
@@ -144,12 +149,13 @@ export const policyCommands: Command[] = [
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
     options: {
       ...serverOption,
       threshold: { type: "string" },
       strategy: { type: "string" },
       "percent-above-base": { type: "string" },
+      repair: { type: "string" },
     },
     async run(ctx) {
       const [verb, target] = ctx.positionals;

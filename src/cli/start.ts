@@ -28,7 +28,7 @@ import { startAgentComponent, type RunningAgentComponent } from "./agent-compone
 import type { CommandContext } from "./commands.ts";
 import { logger, startWith } from "./component.ts";
 import { startCoreComponent, type RunningCore } from "./core-component.ts";
-import { runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
+import { putScenarioSpotPolicy, runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
 import { ensureNamespaces, registerWebhook } from "./host.ts";
 import { makeDataDir, removeInstance, writeInstance } from "./instance.ts";
 import { connectCluster, poolSamples } from "./parts.ts";
@@ -319,6 +319,10 @@ export async function startWave(
         allocator: webhook.allocator,
         pods: webhook.pods,
         metrics: webhook.metrics,
+        setSpotPolicy: (policy) =>
+          putScenarioSpotPolicy(core.store, config.clusterId, policy, clusterClock.now(), () =>
+            loadSpotPolicies(core.store, config.clusterId, spotPolicies, log),
+          ),
         log,
         signal: life.ac.signal,
         // Each fast-forward step waits until core holds all of it (which also bounds its lag in

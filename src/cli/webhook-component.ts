@@ -44,8 +44,9 @@ export interface WebhookComponentOptions extends ComponentOptions {
 }
 
 /**
- * The webhook of `wave start`: its policies are core's (no pull), its series on core's /metrics,
- * and it runs no spot repair (the simulator steps its own; on a real cluster `wave webhook` does).
+ * The webhook of `wave start`: its policies are core's (no pull), its series on core's /metrics.
+ * On a real cluster (`tls` given) it runs the spot repair as `wave webhook` does; on the simulator
+ * it runs none here (the embedded cluster steps its own, once per simulated step).
  */
 export interface WebhookInProcess {
   policies: PolicySource;
@@ -107,7 +108,9 @@ export async function startWebhookComponent(
       // Over HTTPS a forged review must not spend on-demand slots; in process nothing can forge one.
       ...(tls ? { backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }) } : {}),
     });
-    if (config.spotRepair && !near) {
+    // The repair (and adoption) wherever Wave admits for a real cluster: the chart's `wave webhook`
+    // and `wave start --kubeconfig` alike (issue 28: the latter used to run without it).
+    if (config.spotRepair && (!near || near.tls)) {
       const nodes = new NodeCapacity(kube, clock, log).start();
       life.closers.push(() => nodes.stop());
       const repair = new SpotRepair({
@@ -120,6 +123,7 @@ export async function startWebhookComponent(
         metrics,
         identity,
         nodes,
+        dryRun: config.spotRepairDryRun,
         timing: { preferFallbackMs: config.spotPreferFallbackMs },
       });
       const elector = new LeaderElector({

@@ -90,6 +90,11 @@ export interface WaveConfig {
   spotPolicyWatch: boolean;
   /** Run the spot repair controller beside the webhook (leader-elected; policies can opt out). */
   spotRepair: boolean;
+  /**
+   * Every policy's repair in dry-run: adoption and the evictions it would make are reported
+   * (PlanEvict Events), nothing is labelled or evicted (a policy's own `repair: "dry-run"` does it for one).
+   */
+  spotRepairDryRun: boolean;
   /** Namespace of the spot slot ledgers and the repair's leader Lease; unset → `namespace`. */
   spotLedgerNamespace: string | undefined;
   /** Prefer: a spot pod unschedulable this long opens the on-demand fallback (ADR 0007). */
@@ -142,6 +147,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   spotPolicyIntervalMs: 10_000,
   spotPolicyWatch: true,
   spotRepair: true,
+  spotRepairDryRun: false,
   spotLedgerNamespace: undefined,
   spotPreferFallbackMs: 90_000,
   registerWebhook: false,
@@ -337,6 +343,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     help: "long-poll core for spot policy changes",
   },
   spotRepair: { kind: "bool", flag: "spot-repair", env: "WAVE_SPOT_REPAIR", help: "run the spot repair" },
+  spotRepairDryRun: {
+    kind: "bool",
+    flag: "spot-repair-dry-run",
+    env: "WAVE_SPOT_REPAIR_DRY_RUN",
+    help: "spot repair plans and reports only (no labels, no evictions)",
+  },
   spotLedgerNamespace: {
     kind: "string",
     flag: "spot-ledger-namespace",

@@ -30,7 +30,8 @@ import {
 } from "../objects/wave.ts";
 import { DEFAULT_POLICY } from "../warmup/policy.ts";
 import { buildNodeDetail } from "./node.ts";
-import { buildSpotView, poolOffersSpot } from "./spot.ts";
+import { buildSpotView, poolOffersSpot, spotProgress } from "./spot.ts";
+import type { SpotRepair } from "../core/store/store.ts";
 import { buildWarmupView, startSamples } from "./warmup.ts";
 
 const T0 = Date.parse("2026-03-02T12:00:00Z");
@@ -396,6 +397,99 @@ describe("spot placement view", () => {
     const by = Object.fromEntries(v.workloads.map((w) => [w.workload.name, w.lateAnswers]));
     assert.deepEqual(by, { api: 0, web: 4 });
     assert.equal(v.totals.lateAnswers, 6);
+  });
+
+  describe("the repair's progress on a running workload (issue 28)", () => {
+    const policy = {
+      workload: { namespace: "shop", kind: "Deployment" as const, name: "web" },
+      threshold: 3,
+      strategy: "Prefer" as const,
+    };
+    const row = (at: number, action: string, message = "m"): SpotRepair => ({
+      clusterId: "c",
+      event: `e${at}`,
+      workload: "shop/Deployment/web",
+      action,
+      pod: "shop/p",
+      type: action === "EvictBlocked" ? "Warning" : "Normal",
+      message,
+      at,
+    });
+    const since = T0 - 60_000;
+
+    it("adopting: what is left to move, the evictions done since the policy changed, and the next in 5 s", () => {
+      const rows = [row(since - 1_000, "Evict"), row(since + 2_000, "Adopt"), row(T0 - 2_000, "Evict")];
+      assert.deepEqual(
+        spotProgress({ policy, actualOnDemand: 1, targetOnDemand: 3, rows, since, now: T0 }),
+        { mode: "on", toMove: 2, done: 1, planned: 0, nextAt: T0 + 3_000 },
+        "the eviction before the policy changed is not counted; the next one a cooldown after the last",
+      );
+      assert.equal(
+        spotProgress({ policy, actualOnDemand: 3, targetOnDemand: 3, rows, since, now: T0 }).nextAt,
+        null,
+        "at its target: nothing next",
+      );
+      assert.equal(
+        spotProgress({ policy, actualOnDemand: 0, targetOnDemand: 3, rows: [], since, now: T0 - 59_000 })
+          .nextAt,
+        since + 5_000,
+        "before any action: the policy change plus the grace",
+      );
+      const blocked = [
+        row(T0 - 1_000, "EvictBlocked", "… — blocked by a PodDisruptionBudget, will retry in 20 s"),
+      ];
+      assert.equal(
+        spotProgress({ policy, actualOnDemand: 0, targetOnDemand: 3, rows: blocked, since, now: T0 }).nextAt,
+        T0 + 19_000,
+        "a refused eviction: the retry it announced",
+      );
+    });
+
+    it("dry-run: the planned evictions, none next; off: none next", () => {
+      const rows = [row(T0 - 5_000, "PlanEvict"), row(T0 - 5_000, "PlanEvict")];
+      assert.deepEqual(
+        spotProgress({
+          policy: { ...policy, repair: "dry-run" },
+          actualOnDemand: 6,
+          targetOnDemand: 3,
+          rows,
+          since,
+          now: T0,
+        }),
+        { mode: "dry-run", toMove: 3, done: 0, planned: 2, nextAt: null },
+      );
+      assert.equal(
+        spotProgress({
+          policy: { ...policy, repair: false },
+          actualOnDemand: 6,
+          targetOnDemand: 3,
+          rows,
+          since,
+          now: T0,
+        }).mode,
+        "off",
+      );
+    });
+
+    it("is part of each policy's workload in the view, from the policy's last change", () => {
+      const v = buildSpotView({
+        clusterId: "c",
+        state: {
+          nodePools: () => [nodePool("general")],
+          nodes: () => [machine("od", "on-demand"), machine("sp", "spot")],
+          pods: () => [rsPod("web-1", "sp"), rsPod("web-2", "sp"), rsPod("web-3", "od", "on-demand")],
+        },
+        policies: [{ ...policy, repair: "dry-run" }],
+        prices,
+        now: T0,
+        repairs: [row(since - 1, "PlanEvict"), row(since + 1, "PlanEvict")],
+        policySince: new Map([["shop/Deployment/web", since]]),
+      });
+      const web = v.workloads.find((w) => w.workload.name === "web");
+      assert.ok(web);
+      assert.equal(web.policy?.repair, "dry-run");
+      assert.deepEqual(web.progress, { mode: "dry-run", toMove: 2, done: 0, planned: 1, nextAt: null });
+    });
   });
 });
 

@@ -3,7 +3,13 @@
 // user would want before trusting the numbers. Reads core's state as the agent forwards it, the
 // stored policies, and the repair's actions and the webhook's late answers as stored from the
 // Events the agent forwards (the webhook's Prometheus counters live on its /metrics, not here).
-import type { SpotPodDto, SpotRepairDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
+import type {
+  SpotPodDto,
+  SpotProgressDto,
+  SpotRepairDto,
+  SpotViewDto,
+  SpotWorkloadDto,
+} from "../dashboard/dto.ts";
 import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
 import { CPU, parseResources, podRequests } from "../karpenter/resources.ts";
 import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
@@ -18,6 +24,7 @@ import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts
 import { ON_DEMAND, SPOT } from "../webhook/constants.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy, type WorkloadRef } from "../webhook/policy.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
+import { DEFAULT_REPAIR_TIMING } from "../webhook/repair-plan.ts";
 
 /** The repair's action (its Event's `action`) when it moved a pod to Prefer's on-demand fallback. */
 export const FALLBACK_ACTION = "Fallback";
@@ -41,6 +48,8 @@ export interface SpotViewInput {
   lateAnswers?: readonly LateAnswerTotal[];
   from?: number;
   to?: number;
+  /** When each policy last changed (workload key → epoch ms): progress counts from there. */
+  policySince?: ReadonlyMap<string, number>;
 }
 
 type Repairs = SpotWorkloadDto["repairs"];
@@ -59,6 +68,40 @@ export function repairsByWorkload(rows: readonly SpotRepair[]): Map<string, Repa
     if (w.recent.length > MAX_REPAIRS_LISTED) w.recent.pop();
   }
   return out;
+}
+
+/**
+ * The repair's progress on a workload with a policy (issue 28): what is left to move, the
+ * evictions done since the policy last changed, and when it may evict next — the last action plus
+ * the repair's cooldown, or the retry a refused eviction announced; before any action, the policy
+ * change plus the repair's grace. Pure; `rows` are the workload's repair rows, oldest first.
+ */
+export function spotProgress(o: {
+  policy: SpotPolicy;
+  actualOnDemand: number;
+  targetOnDemand: number;
+  rows: readonly SpotRepair[];
+  since: number;
+  now: number;
+}): SpotProgressDto {
+  const mode = o.policy.repair === false ? "off" : o.policy.repair === "dry-run" ? "dry-run" : "on";
+  const mine = o.rows.filter((r) => r.at >= o.since);
+  const toMove = Math.abs(o.actualOnDemand - o.targetOnDemand);
+  const done = mine.filter((r) => r.action === "Evict").length;
+  const planned = mine.filter((r) => r.action === "PlanEvict").length;
+  let nextAt: number | null = null;
+  if (mode === "on" && toMove > 0) {
+    const last = mine.findLast(
+      (r) => r.action === "Evict" || r.action === "EvictBlocked" || r.action === "Fallback",
+    );
+    const retry =
+      last?.action === "EvictBlocked" ? /will retry in (\d+) s/.exec(last.message)?.[1] : undefined;
+    const after = last
+      ? last.at + (retry !== undefined ? Number(retry) * 1000 : DEFAULT_REPAIR_TIMING.cooldownMs)
+      : o.since + DEFAULT_REPAIR_TIMING.graceMs;
+    nextAt = Math.max(o.now, after);
+  }
+  return { mode, toMove, done, planned, nextAt };
 }
 
 const isLive = (p: Pod): boolean =>
@@ -142,6 +185,12 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     );
 
   const repairs = repairsByWorkload(input.repairs ?? []);
+  const rowsByWorkload = new Map<string, SpotRepair[]>();
+  for (const r of input.repairs ?? []) {
+    let rows = rowsByWorkload.get(r.workload);
+    if (!rows) rowsByWorkload.set(r.workload, (rows = []));
+    rows.push(r);
+  }
   const workloads: SpotWorkloadDto[] = [];
   const late = new Map<string, number>();
   for (const l of input.lateAnswers ?? []) late.set(l.workload, (late.get(l.workload) ?? 0) + l.count);
@@ -252,6 +301,7 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
               threshold: policy.threshold,
               strategy: policy.strategy,
               ...(policy.percentAboveBase === undefined ? {} : { percentAboveBase: policy.percentAboveBase }),
+              ...(policy.repair === undefined ? {} : { repair: policy.repair }),
             },
       pods: total,
       target,
@@ -265,6 +315,17 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
       warnings,
       items,
       repairs: workloadRepairs,
+      progress:
+        policy === undefined || target === null
+          ? null
+          : spotProgress({
+              policy,
+              actualOnDemand: actual.onDemand,
+              targetOnDemand: target.onDemand,
+              rows: rowsByWorkload.get(key) ?? [],
+              since: input.policySince?.get(key) ?? input.from ?? 0,
+              now: input.now,
+            }),
       lateAnswers: late.get(key) ?? 0,
     });
     totals.repairs += workloadRepairs.total;

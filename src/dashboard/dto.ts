@@ -246,6 +246,8 @@ export interface SpotPolicyDto {
   threshold: number;
   strategy: "Prefer" | "Require";
   percentAboveBase?: number;
+  /** The repair: on (default), off, or "dry-run" (plans and reports its evictions, makes none). */
+  repair?: boolean | "dry-run";
 }
 
 /** GET /api/v1/policies/spot: what the webhook pulls. */
@@ -386,6 +388,24 @@ export const SpotPodSchema = Obj({
 });
 export type SpotPodDto = Static<typeof SpotPodSchema>;
 
+/**
+ * The repair's progress on one workload: "adopting: toMove of pods pods to move, next in …", the
+ * evictions done since the policy last changed, and in dry-run the evictions it would make.
+ */
+export const SpotProgressSchema = Obj({
+  /** The policy's repair: on, off (never evicts) or dry-run (plans only). */
+  mode: Lit(["on", "off", "dry-run"] as const),
+  /** Pods to move before the pods on on-demand nodes meet the target (|actual − target|). */
+  toMove: Int,
+  /** Evictions done since the policy last changed (Evict actions within the view's range). */
+  done: Int,
+  /** Dry-run: the evictions it would make (PlanEvict actions since the policy last changed). */
+  planned: Int,
+  /** When the repair may evict next (epoch ms); null when nothing is to move or it will not evict. */
+  nextAt: Nullable(Num),
+});
+export type SpotProgressDto = Static<typeof SpotProgressSchema>;
+
 /** One self-heal action of the spot repair (a WaveSpotRepair Event, ADR 0006). */
 export const SpotRepairSchema = Obj({
   at: Num,
@@ -419,6 +439,8 @@ export const SpotWorkloadSchema = Obj({
       threshold: Int,
       strategy: Lit(["Prefer", "Require"] as const),
       percentAboveBase: Type.Optional(Int),
+      /** The repair: on (default), off, or "dry-run" (plans and reports its evictions, makes none). */
+      repair: Type.Optional(Type.Union([Type.Boolean(), Type.Literal("dry-run")])),
     }),
   ),
   pods: Int,
@@ -445,6 +467,8 @@ export const SpotWorkloadSchema = Obj({
   items: Type.Array(SpotPodSchema),
   /** The repair's self-heal actions for this workload over the view's [from, to). */
   repairs: Obj({ total: Int, byAction: Counts, recent: Type.Array(SpotRepairSchema) }),
+  /** Moving the workload to its target (adoption of running pods, issue 28); null without a policy. */
+  progress: Nullable(SpotProgressSchema),
   /**
    * Admissions of this workload the webhook answered after its deadline over [from, to): the pod
    * was created without Wave's capacity-type affinity (placed by the scheduler alone) until the

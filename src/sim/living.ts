@@ -215,6 +215,18 @@ export const LIVING_SPOT_POLICIES: readonly SpotPolicy[] = [
   { workload: ref("data", "worker"), threshold: 2, strategy: "Prefer", percentAboveBase: 25 },
 ];
 
+/**
+ * A spot policy set during the day on a Deployment that ran without one (issue 28): data/ingest
+ * runs on the arm64 pool (spot first, so Karpenter puts it on spot) until `adoptAfterMs` after the
+ * cluster starts; then it is given an on-demand baseline of 3. Wave adopts its running pods where
+ * they run and moves 3 of them to on-demand, one eviction at a time.
+ */
+export const LIVING_ADOPTED_POLICY: SpotPolicy = {
+  workload: ref("data", "ingest"),
+  threshold: 3,
+  strategy: "Prefer",
+};
+
 /** Warmup on two pools: a node kept ready for the web tier's next step up, and for the export job's. */
 export const LIVING_WARMUP: Readonly<Record<string, Partial<WarmupPolicy>>> = {
   general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 600, cooldownSeconds: 300, prePull: false },
@@ -247,6 +259,8 @@ export interface LivingTiming {
   exportForMs: number;
   exportStepMs: number;
   exportSteps: number;
+  /** When, after the cluster starts, LIVING_ADOPTED_POLICY is set on the running data/ingest. */
+  adoptAfterMs: number;
 }
 
 export const LIVING_TIMING: LivingTiming = {
@@ -260,6 +274,9 @@ export const LIVING_TIMING: LivingTiming = {
   exportForMs: 12 * MIN,
   exportStepMs: 2 * MIN,
   exportSteps: 6,
+  // An hour and five minutes into the cluster's day: in `npm start`'s generated past, and in the
+  // last hour of the 2-hour living-cluster test, which checks that it converged.
+  adoptAfterMs: 65 * MIN,
 };
 
 /** 0 at 03:00 UTC, 1 at 15:00 UTC: the day's traffic shape. */
@@ -299,6 +316,8 @@ export function livingDemand(nowMs: number, t: LivingTiming = LIVING_TIMING): Re
 export async function seedLivingCluster(
   kube: MemoryKube,
   timing: LivingTiming = LIVING_TIMING,
+  /** Stores a spot policy as a user would (core's store, then the webhook's set). */
+  setSpotPolicy?: (policy: SpotPolicy) => Promise<void>,
 ): Promise<(now: number) => Promise<void>> {
   for (const ns of ["shop", "data", "ml", "batch"])
     await kube.create("Namespace", { metadata: { name: ns } });
@@ -309,7 +328,14 @@ export async function seedLivingCluster(
   let rollout: number | undefined;
   let ami: number | undefined;
   const shop = LIVING_DEPLOYMENTS.filter((d) => d.metadata.namespace === "shop");
+  let startedAt: number | undefined;
+  let adopted = false;
   return async (now: number) => {
+    startedAt ??= now;
+    if (!adopted && setSpotPolicy && now - startedAt >= timing.adoptAfterMs) {
+      adopted = true;
+      await setSpotPolicy(LIVING_ADOPTED_POLICY);
+    }
     for (const [key, replicas] of Object.entries(livingDemand(now, timing))) {
       if (last.get(key) === replicas) continue;
       const [namespace, name] = key.split("/") as [string, string];

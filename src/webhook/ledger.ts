@@ -299,3 +299,26 @@ export function reconcile(
   next.reconciledAt = Math.max(ledger.reconciledAt, listStartedAt);
   return next;
 }
+
+/**
+ * Records the slots of running pods adopted into the ledger (issue 28): each as a slot confirmed
+ * now, of the capacity the pod runs on, so an admission racing the adoption counts them before
+ * the pod watch shows their new labels (and the watch confirms them from then on). Spot slots are
+ * recorded only when the policy tracks the total, as at admission. Mutates `ledger`.
+ */
+export function adoptSlots(
+  ledger: Ledger,
+  policy: SpotPolicy,
+  slots: readonly { token: string; capacity: Capacity; revision: string }[],
+  now: number,
+): void {
+  const total = tracksTotal(policy);
+  for (const s of slots)
+    if (s.capacity === ON_DEMAND || total)
+      ledger.entries.set(s.token, {
+        capacity: s.capacity,
+        reservedAt: now,
+        confirmedAt: now,
+        revision: s.revision,
+      });
+}

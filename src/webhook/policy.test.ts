@@ -67,6 +67,12 @@ describe("parsePolicySet", () => {
         assert.ok(all.includes(p), `missing problem ${p} in\n${all}`);
     }
     assert.throws(() => parsePolicySet(null), /must be a JSON object/);
+    assert.equal(parsePolicySet(set([{ ...web, repair: "dry-run" }])).policies[0]?.repair, "dry-run");
+    assert.equal(parsePolicySet(set([{ ...web, repair: false }])).policies[0]?.repair, false);
+    assert.throws(
+      () => parsePolicySet(set([{ ...web, repair: "maybe" }])),
+      /repair: must be true, false or "dry-run"/,
+    );
     assert.throws(() => parsePolicySet(set("x" as unknown as unknown[])), /policies: must be an array/);
   });
 });

@@ -3,6 +3,8 @@
 // OnDemandPercentageAboveBaseCapacity).
 
 export type Strategy = "Prefer" | "Require";
+/** The repair's mode for a policy: on, off, or planning only (ADR 0006, "Adoption"). */
+export type RepairMode = boolean | "dry-run";
 export type WorkloadKind = "Deployment" | "StatefulSet" | "ReplicaSet";
 export const WORKLOAD_KINDS: readonly WorkloadKind[] = ["Deployment", "StatefulSet", "ReplicaSet"];
 
@@ -22,10 +24,11 @@ export interface SpotPolicy {
   percentAboveBase?: number;
   /**
    * Repair (ADR 0006): when the workload has fewer or more on-demand pods than its target and no
-   * admission will fix it, evict one pod at a time so its replacement takes the right slot.
-   * Default true.
+   * admission will fix it, evict one pod at a time so its replacement takes the right slot — also
+   * for pods that ran before the policy (adoption). Default true. `"dry-run"`: plan only — the
+   * evictions it would make are reported (Events, API), nothing is labelled or evicted.
    */
-  repair?: boolean;
+  repair?: RepairMode;
 }
 
 /** What core serves (and the file/HTTP policy sources read). */
@@ -99,8 +102,8 @@ function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy 
       workload = { namespace: namespace as string, kind: kind as WorkloadKind, name: name as string };
   }
   const { threshold, strategy, percentAboveBase, repair } = v;
-  if (repair !== undefined && typeof repair !== "boolean")
-    problems.push(`${at}.repair: must be true or false`);
+  if (repair !== undefined && typeof repair !== "boolean" && repair !== "dry-run")
+    problems.push(`${at}.repair: must be true, false or "dry-run"`);
   if (typeof threshold !== "number" || !Number.isSafeInteger(threshold) || threshold < 0)
     problems.push(`${at}.threshold: must be an integer ≥ 0`);
   if (strategy !== "Prefer" && strategy !== "Require")
@@ -119,7 +122,7 @@ function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy 
   if (problems.length !== before || !workload) return undefined;
   const policy: SpotPolicy = { workload, threshold: threshold as number, strategy: strategy as Strategy };
   if (percentAboveBase !== undefined) policy.percentAboveBase = percentAboveBase as number;
-  if (repair !== undefined) policy.repair = repair as boolean;
+  if (repair !== undefined) policy.repair = repair as RepairMode;
   return policy;
 }
 

@@ -21,6 +21,13 @@ export interface RepairTiming {
   maxBackoffMs: number;
   /** Prefer: a spot pod unschedulable this long means spot is unavailable: open the fallback. */
   preferFallbackMs: number;
+  /**
+   * A pod younger than this that is not Ready yet is starting (often the last eviction's
+   * replacement, waiting for its node): the next eviction waits for it, so a PodDisruptionBudget
+   * is not asked while it would refuse (each refusal doubles the wait). Older unready pods do not
+   * hold the repair back.
+   */
+  startingMs: number;
 }
 
 export const DEFAULT_REPAIR_TIMING: RepairTiming = {
@@ -28,6 +35,7 @@ export const DEFAULT_REPAIR_TIMING: RepairTiming = {
   cooldownMs: 5_000,
   maxBackoffMs: 300_000,
   preferFallbackMs: 90_000,
+  startingMs: 120_000,
 };
 
 /** What the controller remembers per workload between passes. */
@@ -84,13 +92,18 @@ const unschedulable = (p: Pod): boolean =>
  * then the youngest (least warmed-up); ties by name for determinism.
  */
 export function pickVictim(pods: readonly Pod[]): Pod | undefined {
+  return victimOrder(pods)[0];
+}
+
+/** `pods` in the order the repair would evict them (pickVictim's order). */
+export function victimOrder(pods: readonly Pod[]): Pod[] {
   const rank = (p: Pod): number => (!scheduled(p) ? 0 : !ready(p) ? 1 : 2);
   return [...pods].sort(
     (a, b) =>
       rank(a) - rank(b) ||
       created(b) - created(a) ||
       (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
-  )[0];
+  );
 }
 
 /** The wait after the last action: the cooldown, doubled per eviction refused in a row (capped). */
@@ -104,6 +117,8 @@ export function planRepair(input: PlanInput): RepairAction {
   const { policy, pods, memory, now, fallbackUntil } = input;
   const timing = input.timing ?? DEFAULT_REPAIR_TIMING;
   if (policy.repair === false) return { kind: "none", reason: "repair is off for this policy" };
+  if (policy.repair === "dry-run")
+    return { kind: "none", reason: "dry-run: evictions are reported, not made" };
   const live = pods.filter((p) => isLivePod(p) && (assignment(p) === ON_DEMAND || assignment(p) === SPOT));
   const cooling = memory.lastActionAt !== undefined && now - memory.lastActionAt < cooldownOf(memory, timing);
 
@@ -142,6 +157,8 @@ export function planRepair(input: PlanInput): RepairAction {
   if (cooling) return { kind: "none", reason: "cooling down after the last action" };
   if (pods.some((p) => p.metadata.deletionTimestamp !== undefined))
     return { kind: "none", reason: "a pod is terminating: its replacement is coming" };
+  if (live.some((p) => !ready(p) && now - created(p) < timing.startingMs))
+    return { kind: "none", reason: "a pod is starting: the next eviction waits until it is Ready" };
   const revision = [...revisions][0] ?? "";
   if (onDemand < target) {
     // Evicting only helps if the replacement will get on-demand.

@@ -15,13 +15,14 @@ import type {
   DisruptionDto,
   LifecycleEventDto,
   NodePoolDto,
+  SpotViewDto,
   ThrashingDto,
   ThrashingFixesDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
 import { isFlagged } from "../../src/dashboard/thrashing/detect.ts";
 import { pinnedClock } from "../../src/sim/clock.ts";
-import { LIVING_POOLS, LIVING_WARMUP } from "../../src/sim/living.ts";
+import { LIVING_ADOPTED_POLICY, LIVING_POOLS, LIVING_WARMUP } from "../../src/sim/living.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { backoffCooldownMs } from "../../src/warmup/backoff.ts";
 import { DEFAULT_POLICY } from "../../src/warmup/policy.ts";
@@ -251,6 +252,29 @@ describe("the embedded default cluster, 2 simulated hours", { timeout: 600_000 }
     assert.ok(
       grew("wave_spot_repair_events_total") > 0,
       "a WaveSpotRepair action in the last hour (via /metrics)",
+    );
+  });
+
+  it("spot: a policy set during the day on the running data/ingest is adopted and converges (issue 28)", async () => {
+    const view = await api<SpotViewDto>(`spot-placement?from=${now - HOUR}&to=${now + 1}`);
+    const ingest = view.workloads.find(
+      (x) => x.workload.namespace === "data" && x.workload.name === "ingest",
+    );
+    assert.ok(ingest?.policy, `data/ingest has the policy set during the day: ${JSON.stringify(ingest)}`);
+    assert.equal(ingest.policy.threshold, LIVING_ADOPTED_POLICY.threshold);
+    const seen = JSON.stringify({
+      byAction: ingest.repairs.byAction,
+      recent: ingest.repairs.recent.slice(0, 8).map((r) => [r.action, r.message]),
+    });
+    assert.ok(
+      (ingest.repairs.byAction["Adopt"] ?? 0) >= 1,
+      `its running pods adopted in the last hour: ${seen}`,
+    );
+    assert.ok((ingest.repairs.byAction["Evict"] ?? 0) >= 1, `and moved by evictions: ${seen}`);
+    assert.equal(
+      ingest.actual.onDemand,
+      ingest.target?.onDemand,
+      `on-demand by node capacity type at the target: ${JSON.stringify([ingest.actual, ingest.target])} ${seen}`,
     );
   });
 

@@ -454,6 +454,7 @@ const web: SpotWorkloadDto = {
       },
     ],
   },
+  progress: null,
   lateAnswers: 0,
 };
 const spotView: SpotViewDto = {
@@ -641,6 +642,32 @@ describe("Spot placement page", () => {
     ]);
     render(<Spot ctx={ctxFor({ route })} />);
     assert.ok(await screen.findByText(/No self-heal actions in this range/));
+  });
+
+  it("shows a running workload's adoption per workload: pods to move, the next eviction, the evictions done; dry-run's plan", async () => {
+    const adopting: SpotWorkloadDto = {
+      ...web,
+      warnings: [],
+      progress: { mode: "on", toMove: 2, done: 1, planned: 0, nextAt: NOW + 5_000 },
+    };
+    const preview: SpotWorkloadDto = {
+      ...web,
+      workload: { namespace: "shop", kind: "Deployment", name: "api" },
+      policy: { threshold: 2, strategy: "Require", repair: "dry-run" },
+      warnings: [],
+      progress: { mode: "dry-run", toMove: 4, done: 0, planned: 4, nextAt: null },
+    };
+    mockFetch([[/spot-placement/, () => [200, { ...spotView, workloads: [adopting, preview] }]]]);
+    render(<Spot ctx={ctxFor({ route: spotRoute({}) })} />);
+    await screen.findAllByTestId("spot-row");
+    assert.equal(
+      within(spotRow("web")).getByTestId("spot-progress").textContent,
+      "adopting: 2 of 12 pods to move, next in 5 s · 1 eviction done",
+    );
+    assert.equal(
+      within(spotRow("api")).getByTestId("spot-progress").textContent,
+      "dry-run: 4 of 12 pods would move, 4 evictions planned, none done",
+    );
   });
 
   it("previews a threshold change as pods on-demand and $/h", () => {

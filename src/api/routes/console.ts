@@ -231,6 +231,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
           lateAnswers,
           from,
           to,
+          policySince: new Map(policies.map((r) => [r.key, r.updatedAt])),
         });
       },
     );

@@ -243,7 +243,8 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
                 threshold: { type: "integer", minimum: 0 },
                 strategy: { type: "string", enum: ["Prefer", "Require"] },
                 percentAboveBase: { type: "integer", minimum: 0, maximum: 100 },
-                repair: { type: "boolean" },
+                // true, false, or "dry-run": plan and report the repair's evictions, make none.
+                repair: { anyOf: [{ type: "boolean" }, { type: "string", enum: ["dry-run"] }] },
               },
             },
             response: { 200: spotPolicySchema, 400: errorSchema },

@@ -694,6 +694,23 @@ describe("policy routes", () => {
     assert.equal(set.policies[0]?.threshold, 2);
   });
 
+  it('takes repair: true, false or "dry-run" (plan only, issue 28) and rejects anything else', async () => {
+    const url = "/api/v1/policies/spot/Deployment/shop/preview";
+    const dry = await put(url, { threshold: 2, strategy: "Require", repair: "dry-run" });
+    assert.equal(dry.statusCode, 200, dry.body);
+    assert.equal(dry.json<{ repair?: unknown }>().repair, "dry-run");
+    const served = (await get<SpotPolicySetDto>("/api/v1/policies/spot")).policies;
+    assert.equal(served.find((p) => p.workload.name === "preview")?.repair, "dry-run");
+    assert.equal(
+      (await put(url, { threshold: 2, strategy: "Require", repair: false })).json<{ repair?: unknown }>()
+        .repair,
+      false,
+    );
+    const bad = await put(url, { threshold: 2, strategy: "Require", repair: "later" });
+    assert.equal(bad.statusCode, 400);
+    assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 204);
+  });
+
   it("deletes spot policies", async () => {
     const url = "/api/v1/policies/spot/Deployment/shop/web";
     assert.equal((await app.inject({ method: "DELETE", url, headers: V })).statusCode, 403);

@@ -222,7 +222,7 @@ export const spotPolicySchema = obj(
     threshold: int,
     strategy: { type: "string", enum: ["Prefer", "Require"] },
     percentAboveBase: int,
-    repair: { type: "boolean" },
+    repair: { anyOf: [{ type: "boolean" }, { type: "string", enum: ["dry-run"] }] },
   },
   ["percentAboveBase", "repair"],
 );

@@ -26,7 +26,25 @@ const LATE_ANSWERS_EXPLAINED =
   "Events). Such a pod was created without Wave's capacity-type affinity, so the scheduler placed " +
   "it on whatever capacity it found; it is corrected at the workload's next rollout or by the repair.";
 
-function workloadColumns(): Column<SpotWorkloadDto>[] {
+/**
+ * The repair's progress on a workload given a policy while it runs (issue 28): "adopting: k of n
+ * pods to move, next in 5 s" and the evictions done; in dry-run what it would evict. `at` is the
+ * view's time (the server's now), so "next in" does not drift with the browser's clock.
+ */
+export function progressLine(w: SpotWorkloadDto, at: number): string | null {
+  const p = w.progress;
+  if (!p) return null;
+  const done = `${num(p.done)} eviction${p.done === 1 ? "" : "s"} done`;
+  if (p.mode === "dry-run")
+    return `dry-run: ${num(p.toMove)} of ${num(w.pods)} pods would move, ${num(p.planned)} eviction${p.planned === 1 ? "" : "s"} planned, none done`;
+  if (p.mode === "off")
+    return p.toMove > 0 ? `repair off: ${num(p.toMove)} of ${num(w.pods)} pods off target` : null;
+  if (p.toMove === 0) return p.done > 0 ? `at target · ${done}` : null;
+  const next = p.nextAt === null ? "" : `, next in ${num(Math.max(0, Math.round((p.nextAt - at) / 1000)))} s`;
+  return `adopting: ${num(p.toMove)} of ${num(w.pods)} pods to move${next} · ${done}`;
+}
+
+function workloadColumns(at: number): Column<SpotWorkloadDto>[] {
   return [
     {
       key: "workload",
@@ -48,12 +66,20 @@ function workloadColumns(): Column<SpotWorkloadDto>[] {
       key: "policy",
       label: "policy",
       value: (w) => (w.policy ? `${w.policy.threshold} ${w.policy.strategy}` : null),
-      render: (w) =>
-        w.policy ? (
-          `base ${num(w.policy.threshold)} · ${w.policy.strategy}${w.policy.percentAboveBase ? ` · ${num(w.policy.percentAboveBase)}% above` : ""}`
-        ) : (
-          <span className="muted">none</span>
-        ),
+      render: (w) => {
+        if (!w.policy) return <span className="muted">none</span>;
+        const progress = progressLine(w, at);
+        return (
+          <>
+            {`base ${num(w.policy.threshold)} · ${w.policy.strategy}${w.policy.percentAboveBase ? ` · ${num(w.policy.percentAboveBase)}% above` : ""}`}
+            {progress ? (
+              <div className="muted" data-testid="spot-progress">
+                {progress}
+              </div>
+            ) : null}
+          </>
+        );
+      },
     },
     {
       key: "pods",
@@ -264,7 +290,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
               label="Workloads"
               testId="spot-table"
               rowTestId="spot-row"
-              columns={workloadColumns()}
+              columns={workloadColumns(v.at)}
               rows={v.workloads}
               rowKey={(w) => keyOf(w.workload)}
               empty="No Deployment, StatefulSet or ReplicaSet pods and no spot policy yet."
