@@ -135,6 +135,12 @@ export class Simulator {
   readonly #candidates = new Map<string, number>();
   /** When each pool last had a drifted node replaced. */
   readonly #lastDrift = new Map<string, number>();
+  /**
+   * Every NodeClaim and Node name this simulator has handed out: random names are drawn again
+   * until new (as generateName retries). A day at a high interruption rate launches thousands of
+   * nodes; a name reused while its namesake still exists (or is still draining) was a 500.
+   */
+  readonly #names = new Set<string>();
   #ticks = 0;
 
   constructor(opts: SimulatorOptions) {
@@ -612,11 +618,27 @@ export class Simulator {
     return used >= Number(cpuLimit);
   }
 
+  /** A name never handed out before: random draws first, then a counter (a constant PRNG still ends). */
+  #fresh(draw: () => string): string {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const name = draw();
+      if (!this.#names.has(name)) {
+        this.#names.add(name);
+        return name;
+      }
+    }
+    const base = draw();
+    let n = this.#names.size;
+    while (this.#names.has(`${base}-${n}`)) n++;
+    this.#names.add(`${base}-${n}`);
+    return `${base}-${n}`;
+  }
+
   async #launch(pool: NodePool, pods: Pod[], o: Offering): Promise<void> {
     const { kube, clock, random } = this.#o;
     const now = clock.now();
     const poolName = pool.metadata.name ?? "";
-    const name = `${poolName}-${suffix(random)}`;
+    const name = this.#fresh(() => `${poolName}-${suffix(random)}`);
     const instanceId = `i-0${Math.floor(random() * 16 ** 12)
       .toString(16)
       .padStart(16, "0")}`;
@@ -692,7 +714,10 @@ export class Simulator {
         ]),
       },
     });
-    const nodeName = `ip-10-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}.ec2.internal`;
+    const nodeName = this.#fresh(
+      () =>
+        `ip-10-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}.ec2.internal`,
+    );
     this.#launches.set(name, { offering: o, launchedAt: now, nodeName });
     for (const p of pods)
       await this.#event("Pod", p, "Nominated", "Normal", `Pod should schedule on: nodeclaim/${name}`);
