@@ -1,6 +1,7 @@
 // Runs the three fuzz targets and judges the outcome (used by `npm run fuzz` and by the seed run
 // in `npm test`, test/unit/fuzz-seed.test.ts).
 import { fuzzAdmission, fuzzIngest, fuzzPolicyApi, type TargetResult } from "./targets.ts";
+import { fuzzWhatif } from "./whatif.ts";
 
 export interface FuzzReport {
   results: TargetResult[];
@@ -15,6 +16,8 @@ export async function runFuzz(o: {
   inputs: number;
   seed: number;
   heapBoundBytes: number;
+  /** The what-if body (each valid one is two replays): its own count, 0 to leave it out. */
+  whatifInputs?: number;
 }): Promise<FuzzReport> {
   const crashes: string[] = [];
   const onCrash = (err: unknown): void => void crashes.push(String((err as Error).stack ?? err));
@@ -27,6 +30,7 @@ export async function runFuzz(o: {
     results.push(await fuzzPolicyApi(o.inputs, o.seed));
     results.push(await fuzzAdmission(o.inputs, o.seed + 1));
     results.push(await fuzzIngest(o.inputs, o.seed + 2));
+    if (o.whatifInputs) results.push(await fuzzWhatif(o.whatifInputs, o.seed + 3));
   } finally {
     clearInterval(sampler);
     process.off("uncaughtException", onCrash);
