@@ -56,8 +56,8 @@ const podOf = (app: string, i: number, cpu: string): Pod => ({
   status: { phase: "Pending" },
 });
 
-/** Core's hub and store as the agent and the samplers fill them for a small cluster. */
-export async function whatifFixture(): Promise<{
+/** Core's hub and store as the agent and the samplers fill them for a small cluster, `hours` of history. */
+export async function whatifFixture(hours = 1): Promise<{
   hub: ClusterHub;
   store: Store;
   close: () => Promise<void>;
@@ -87,22 +87,23 @@ export async function whatifFixture(): Promise<{
     changes: [],
     lifecycle: [],
   });
-  // An hour: api steps 2 → 6 → 3 → 6, web 1 → 2.
+  // Each hour: api steps 2 → 6 → 3 → 6, web 1 → 2.
+  const minutes = Math.round(hours * 60);
   await store.writeWorkloadPods(
-    Array.from({ length: 60 }, (_, i) => [
+    Array.from({ length: minutes }, (_, i) => [
       {
         clusterId: "c1",
         workload: "shop/Deployment/api",
-        ts: NOW - (60 - i) * MIN,
+        ts: NOW - (minutes - i) * MIN,
         stepMs: MIN,
-        pods: i < 15 ? 2 : i < 30 ? 6 : i < 45 ? 3 : 6,
+        pods: i % 60 < 15 ? 2 : i % 60 < 30 ? 6 : i % 60 < 45 ? 3 : 6,
       },
       {
         clusterId: "c1",
         workload: "shop/Deployment/web",
-        ts: NOW - (60 - i) * MIN,
+        ts: NOW - (minutes - i) * MIN,
         stepMs: MIN,
-        pods: i < 30 ? 1 : 2,
+        pods: i % 60 < 30 ? 1 : 2,
       },
     ]).flat(),
   );

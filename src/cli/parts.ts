@@ -14,6 +14,7 @@ import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
 import { whatifRoutes } from "../api/routes/whatif.ts";
+import { WhatifPool } from "../sim/whatif-pool.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
@@ -217,6 +218,8 @@ export async function startApi(o: {
   // Several core replicas: a cluster another replica owns is read through it (ADR 0012).
   const ownership = o.hub.ownership;
   const rt = ownership instanceof SoleOwnership ? undefined : { ownership };
+  // What-if replays run in worker threads (started with the first what-if), never on this loop.
+  const whatifs = new WhatifPool();
   const app = await build({
     tokens: o.tokens,
     replica: ownership.replica,
@@ -248,11 +251,11 @@ export async function startApi(o: {
         now: () => clock.now(),
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
       }),
-      // The simulator loads with the first what-if, not with core.
       whatifRoutes({
         hub: o.hub,
         now: () => clock.now(),
-        run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
+        run: (input, job) => whatifs.run(input, job),
+        busy: () => whatifs.busy(),
       }),
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
@@ -265,6 +268,7 @@ export async function startApi(o: {
       },
     ],
   });
+  app.addHook("onClose", () => whatifs.close());
   const address = await app.listen({ host: o.config.host, port: o.config.port });
   return { app, port: Number(new URL(address).port), address };
 }

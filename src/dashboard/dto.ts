@@ -428,6 +428,22 @@ export interface WhoAmIDto {
 }
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
+/**
+ * A what-if's progress, streamed as `event: progress` when the request asks for
+ * `accept: text/event-stream` (then `event: result` with the report, or `event: error`).
+ */
+export interface WhatifProgressDto {
+  /** Waiting for a worker (or for the cluster's running replay), or replaying. */
+  state: "queued" | "running";
+  /** Queued: what-ifs ahead (0 = next). */
+  position: number;
+  /** Share of the replays' simulated time done (0–1). */
+  fraction: number;
+  elapsedMs: number;
+  /** Estimated time left. */
+  etaMs: number | undefined;
+}
+
 export interface WhatifRequestDto {
   /** Spot policies to try, by workload (the body of `PUT …/policies/spot/…` plus the workload). */
   spot?: SpotPolicyDto[];

@@ -334,7 +334,10 @@ export function checkChanges(
 }
 
 /** Replays the cluster's window under its current policy and under the candidate, same seed. */
-export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterWhatifReport> {
+export async function clusterWhatif(
+  input: ClusterWhatifInput,
+  onProgress?: (fraction: number) => void,
+): Promise<ClusterWhatifReport> {
   if (input.nodePools.length === 0) throw new ClusterWhatifError("the cluster has no NodePool to simulate");
   const rec = recordCluster(input);
   const workloads = [...rec.simName.keys()];
@@ -342,8 +345,9 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
   const catalog = catalogOf(input.nodes, input.nodePools);
   const candidate = candidatePolicy(input.current, input.changes);
   const seed = recordedWorkload(rec.workload);
-  const run = (p: ReplayPolicy): Promise<ReplayResult> =>
+  const run = (p: ReplayPolicy, half: 0 | 1): Promise<ReplayResult> =>
     replay({
+      ...(onProgress ? { onProgress: (f: number) => onProgress((half + f) / 2) } : {}),
       workload: seed,
       policy: simPolicy(p, rec.simName),
       durationMs: rec.durationMs,
@@ -358,8 +362,8 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
   let now: ReplayResult;
   let cand: ReplayResult;
   try {
-    now = await run(input.current);
-    cand = await run(candidate);
+    now = await run(input.current, 0);
+    cand = await run(candidate, 1);
   } catch (err) {
     // A NodePool no instance type of the catalog satisfies.
     if (err instanceof WorkloadError) throw new ClusterWhatifError(err.message);

@@ -66,6 +66,8 @@ export interface ReplayOptions {
    * steady cluster take seconds instead of minutes; consolidation acts up to this much later.
    */
   quietStepMs?: number;
+  /** Called every step with the share of simulated time done (0–1): what a progress bar shows. */
+  onProgress?: (fraction: number) => void;
 }
 
 /** The candidate: the current policy with the changes' spot policies and warmup pools replacing theirs. */
@@ -232,8 +234,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     );
   };
 
+  const startAt = clock.now();
   while (clock.now() < end) {
     const now = clock.now();
+    opts.onProgress?.((now - startAt) / (end - startAt));
     await drive(now);
     await sim.tick(stepMs);
     if (warmup && clock.now() >= nextWarmup) {

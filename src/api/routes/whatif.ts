@@ -5,7 +5,8 @@
 // by the composition root as `run`). Viewers may ask: nothing is changed in the cluster.
 import type { FastifyInstance } from "fastify";
 import type { ClusterHub } from "../../core/hub/hub.ts";
-import type { WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
+import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
+import { sseFrame } from "../sse.ts";
 import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import {
   parsePolicySet,
@@ -43,13 +44,45 @@ export interface WhatifInput {
   seed?: number;
 }
 
-export type WhatifRunner = (input: WhatifInput) => Promise<Omit<WhatifReportDto, "clusterId" | "tookMs">>;
+/** One replay job: its cluster (one replay per cluster at a time), cancellation and progress. */
+export interface WhatifJobOptions {
+  key: string;
+  signal: AbortSignal;
+  onProgress?: (p: WhatifProgressDto) => void;
+}
+
+/**
+ * Runs the replays (core: src/sim/whatif-pool.ts, in worker threads). Errors carry the HTTP
+ * status to answer as `statusCode` (400 a candidate the cluster cannot take, 429 with
+ * `retryAfterSeconds` a full queue, 499 cancelled, 503 a worker that died).
+ */
+export type WhatifRunner = (
+  input: WhatifInput,
+  job: WhatifJobOptions,
+) => Promise<Omit<WhatifReportDto, "clusterId" | "tookMs">>;
 
 export interface WhatifDeps {
   hub: ClusterHub;
   run: WhatifRunner;
   now: () => number;
+  /** Seconds to wait when no replay can be queued now (429 before any work); undefined: go ahead. */
+  busy?: () => number | undefined;
 }
+
+interface RunError {
+  statusCode?: number;
+  retryAfterSeconds?: number;
+  message?: string;
+}
+
+const errorName = (status: number): string =>
+  status === 429
+    ? "too_many_requests"
+    : status === 503
+      ? "unavailable"
+      : status >= 500
+        ? "internal"
+        : "bad_request";
 
 /** A body the schema let through but the policies' own validators refuse: 400 with the reason. */
 class BadCandidate extends Error {
@@ -177,8 +210,6 @@ export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
 }
 
 export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
-  // Replays take CPU: one at a time per core, in order of arrival.
-  let queue: Promise<unknown> = Promise.resolve();
   return (app: FastifyInstance) => {
     app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
       "/api/v1/clusters/:id/whatif",
@@ -191,7 +222,13 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
             "spot share, pod start p50/p95, and each workload's placement now, side by side",
           params: { type: "object", required: ["id"], properties: { id: clusterIdParam } },
           body: bodySchema,
-          response: { 200: whatifReportSchema, 400: errorSchema, 404: errorSchema },
+          response: {
+            200: whatifReportSchema,
+            400: errorSchema,
+            404: errorSchema,
+            429: errorSchema,
+            503: errorSchema,
+          },
         },
       },
       async (req, reply) => {
@@ -201,6 +238,16 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
             .code(404)
             .send({ error: "not_found", message: `no cluster with id "${req.params.id}"` });
         const changes = parseCandidate(req.body);
+        // A full queue is refused before any work (the store's day of pods per workload).
+        const retry = deps.busy?.();
+        if (retry !== undefined)
+          return reply
+            .code(429)
+            .header("retry-after", String(retry))
+            .send({
+              error: "too_many_requests",
+              message: `what-if replays are all busy and the queue is full; try again in ${retry} s`,
+            });
         const store = deps.hub.store;
         const now = deps.now();
         const windowMs = Math.round((req.body.windowHours ?? 24) * HOUR);
@@ -230,10 +277,55 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
           ...(req.body.seed === undefined ? {} : { seed: req.body.seed }),
         };
         const started = Date.now();
-        const run = queue.then(() => deps.run(input));
-        queue = run.catch(() => undefined);
-        const report = await run;
-        return { clusterId: c.id, ...report, tookMs: Date.now() - started };
+        const ac = new AbortController();
+        // A client that goes away (closed tab, Cancel, Ctrl-C) cancels its replay: the worker is freed.
+        const gone = (): void => {
+          if (!reply.raw.writableEnded) ac.abort();
+        };
+        reply.raw.on("close", gone);
+        const job = { key: c.id, signal: ac.signal };
+        if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+          try {
+            const report = await deps.run(input, job);
+            return { clusterId: c.id, ...report, tookMs: Date.now() - started };
+          } catch (err) {
+            const e = err as RunError;
+            if (e.statusCode === 429 && e.retryAfterSeconds !== undefined)
+              void reply.header("retry-after", String(e.retryAfterSeconds));
+            throw err;
+          } finally {
+            reply.raw.off("close", gone);
+          }
+        }
+        // Streamed: progress events (a bar with an estimate), then the report or the error.
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache, no-transform",
+          "x-accel-buffering": "no",
+        });
+        const send = (event: string, data: unknown): void => {
+          if (!res.writableEnded && !res.destroyed) res.write(sseFrame(event, data));
+        };
+        try {
+          const report = await deps.run(input, { ...job, onProgress: (p) => send("progress", p) });
+          send("result", { clusterId: c.id, ...report, tookMs: Date.now() - started });
+        } catch (err) {
+          const e = err as RunError;
+          const status =
+            e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
+          if (status >= 500 && status !== 503) req.log.error({ err }, "what-if failed");
+          send("error", {
+            statusCode: status,
+            error: errorName(status),
+            message: status === 500 ? `internal error (request ${req.id})` : (e.message ?? "failed"),
+            ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds }),
+          });
+        } finally {
+          reply.raw.off("close", gone);
+          res.end();
+        }
       },
     );
   };
