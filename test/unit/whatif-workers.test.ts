@@ -12,6 +12,9 @@ import type { WhatifProgressDto, WhatifReportDto } from "../../src/dashboard/dto
 import { WhatifPool } from "../../src/sim/whatif-pool.ts";
 import { percentile } from "../../src/sim/replay.ts";
 import { whatifFixture } from "../../bench/fuzz/whatif.ts";
+import { run } from "../../src/cli/main.ts";
+import { progressLine } from "../../src/cli/whatif.ts";
+import { captureIo } from "../support/io.ts";
 
 const NOW = Date.parse("2026-12-03T12:00:00Z");
 const VIEWER = "viewer-token-0123456789";
@@ -131,6 +134,42 @@ describe("what-if replays in worker threads", { timeout: 240_000 }, () => {
       fractions,
       [...fractions].sort((a, b) => a - b),
       "progress only moves forward",
+    );
+  });
+
+  it("wave whatif draws the progress on stderr and prints the report", async () => {
+    const io = captureIo();
+    const code = await run(
+      [
+        "whatif",
+        "spot",
+        "deployment/shop/api",
+        "--threshold",
+        "2",
+        "--server",
+        url,
+        "--viewer-token",
+        VIEWER,
+        "--cluster-id",
+        "c1",
+        "--spot-interruption-rate",
+        "0",
+        "--json",
+      ],
+      io,
+    );
+    assert.equal(code, 0, io.stderr.join(""));
+    const r = JSON.parse(io.stdout.join("")) as WhatifReportDto;
+    assert.deepEqual(r.candidate.now.workloads["shop/Deployment/api"], { onDemand: 2, spot: 4, pending: 0 });
+    const err = io.stderr.join("");
+    assert.match(err, /^replaying \[[#-]{24}\] \d+ %/m);
+    assert.equal(
+      progressLine({ state: "running", position: 0, fraction: 0.5, elapsedMs: 30_000, etaMs: 75_000 }, 10),
+      "replaying [#####-----] 50 % · about 1 min 15 s left",
+    );
+    assert.equal(
+      progressLine({ state: "queued", position: 2, fraction: 0, elapsedMs: 0, etaMs: 9_000 }),
+      "what-if queued (2 ahead) · about 9 s left",
     );
   });
 
