@@ -257,6 +257,10 @@ export async function startApi(o: {
         run: (input, job) => whatifs.run(input, job),
         busy: () => whatifs.busy(),
       }),
+      // Closing core stops the what-if workers (a running replay answers 503).
+      (s) => {
+        s.addHook("onClose", () => whatifs.close());
+      },
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type(CONTENT_TYPE).send(await metrics.render());
@@ -268,7 +272,6 @@ export async function startApi(o: {
       },
     ],
   });
-  app.addHook("onClose", () => whatifs.close());
   const address = await app.listen({ host: o.config.host, port: o.config.port });
   return { app, port: Number(new URL(address).port), address };
 }
