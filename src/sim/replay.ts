@@ -235,11 +235,14 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   };
 
   const startAt = clock.now();
+  // The time since the last tick: spot interruptions are drawn over it.
+  let elapsed = stepMs;
   while (clock.now() < end) {
     const now = clock.now();
     opts.onProgress?.((now - startAt) / (end - startAt));
+    const before = kube.resourceVersion;
     await drive(now);
-    await sim.tick(stepMs);
+    await sim.tick(elapsed);
     if (warmup && clock.now() >= nextWarmup) {
       if (!warmupStarted) await warmup.start();
       else await warmup.reconcileAll();
@@ -247,12 +250,16 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       nextWarmup = clock.now() + (opts.warmupEveryMs ?? 5000);
     }
     // How far this step goes: one tick, or further while the cluster is steady.
+    // A step that changed nothing jumps to when a controller is next due (a node's boot, a
+    // batch window, a validation) instead of ticking through the wait second by second.
     let dt = stepMs;
-    if (quietStepMs > stepMs && sim.quiet()) {
+    if (quietStepMs > stepMs) {
+      const due = sim.quiet() ? Infinity : kube.resourceVersion === before ? sim.nextDue() : now;
       const nextChange = drive.nextAt?.() ?? Infinity;
-      const limit = Math.min(now + quietStepMs, nextChange, end, warmup ? nextWarmup : Infinity);
+      const limit = Math.min(now + quietStepMs, due, nextChange, end, warmup ? nextWarmup : Infinity);
       dt = Math.max(stepMs, limit - now);
     }
+    elapsed = dt;
     const measuring = now >= measureFrom;
     for (const p of kube.peek("Pod")) if (measuring) observePod(p, created, started, measureFrom);
     for (const c of kube.peek("NodeClaim")) {
@@ -349,8 +356,10 @@ function observePod(
   started: Map<string, number>,
   measureFrom: number,
 ): void {
-  if (isWavePod(p)) return;
   const uid = p.metadata.uid ?? "";
+  // Seen and started: nothing left to learn (most pods, most steps; parsing dates was ~3 %).
+  if (started.has(uid)) return;
+  if (isWavePod(p)) return;
   const c = ms(p.metadata.creationTimestamp);
   // Pods from before the measurement (the settle period's starting pods) are not counted.
   if (c === undefined || c < measureFrom) return;

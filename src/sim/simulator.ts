@@ -170,6 +170,42 @@ export class Simulator {
     return !this.#o.kube.peek("Pod").some((p) => !p.spec.nodeName && isActivePod(p));
   }
 
+  /**
+   * When a controller next has something to do by itself, for a replay whose last tick changed
+   * nothing: a node finishing its boot or its drain, a consolidation decision's validation, the
+   * provisioning batch's window. `now` while a pod waits for provisioning or for its kubelet;
+   * Infinity when nothing is in flight. Spot interruptions are drawn over the elapsed time (the
+   * tick's dtMs), so they need no tick of their own; consolidateAfter expiries are not included
+   * (the replay caps its jumps, as for quiet()).
+   */
+  nextDue(): number {
+    const { kube, clock } = this.#o;
+    const now = clock.now();
+    let due = Infinity;
+    for (const l of this.#launches.values()) due = Math.min(due, l.launchedAt + this.#o.bootDelayMs);
+    for (const since of this.#terminating.values()) due = Math.min(due, since + TERMINATION_DRAIN_MS);
+    for (const since of this.#candidates.values())
+      due = Math.min(due, since + this.#o.consolidationValidationMs);
+    if (this.#batch)
+      due = Math.min(due, this.#batch.last + this.#o.batchIdleMs, this.#batch.start + this.#o.batchMaxMs);
+    let nominated: Set<string> | undefined;
+    for (const p of kube.peek("Pod")) {
+      if (!isActivePod(p)) continue;
+      if (p.spec.nodeName) {
+        if (p.status?.phase === "Pending") return now;
+        continue;
+      }
+      nominated ??= new Set(
+        kube
+          .peek("NodeClaim")
+          .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
+          .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+      );
+      if (!nominated.has(key(p))) return now;
+    }
+    return Math.max(now, due);
+  }
+
   /** Runs every controller once. */
   async tick(dtMs = 1000): Promise<void> {
     this.#ticks++;
