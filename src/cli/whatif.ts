@@ -567,6 +567,25 @@ const points = (a: number, b: number): string => {
 const seconds = (s: { count: number; p50Ms: number; p95Ms: number }, pick: "p50Ms" | "p95Ms"): string =>
   s.count === 0 ? "—" : `${(s[pick] / 1000).toFixed(1)} s`;
 
+const signed = (v: number): string => `${v >= 0 ? "+" : ""}${(v * 100).toFixed(1)} %`;
+
+/** The current policy's replay beside what core recorded over the same window: judge the model first. */
+export function recordedLines(r: WhatifReportDto): string[] {
+  const rec = r.recorded;
+  if (!rec) return ["recorded: core has no series for this window to compare the replay with"];
+  const rows: string[][] = [
+    ["model check (current policy)", "replayed", "recorded", "error"],
+    ["cost/h (average)", usd(r.current.costPerHour), usd(rec.costPerHour), signed(rec.fidelity.costError)],
+    ...Object.entries(rec.pools).map(([pool, p]) => [
+      `NodePool ${pool} nodes (average)`,
+      (r.current.pools?.[pool]?.nodes ?? 0).toFixed(1),
+      p.nodes.toFixed(1),
+      rec.fidelity.poolNodesError[pool] === undefined ? "" : signed(rec.fidelity.poolNodesError[pool]),
+    ]),
+  ];
+  return ["", ...table(rows)];
+}
+
 /** The cluster what-if side by side; the changed workloads' placement now. */
 export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "spot" | "warmup">): string {
   const c = r.current;
@@ -630,6 +649,7 @@ export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "
     "",
     `current:   ${describePolicy(c.policy)}`,
     `candidate: ${describePolicy(k.policy)}`,
+    ...recordedLines(r),
     ...(r.skipped.length > 0
       ? [`not replayed: ${r.skipped.map((s) => `${s.workload} (${s.reason})`).join(", ")}`]
       : []),

@@ -467,6 +467,8 @@ export interface WhatifSideDto {
   /** Spot node-hours / all node-hours (0..1). */
   spotShare: number;
   nodeHours: { spot: number; onDemand: number };
+  /** Per NodePool, averages over the window: nodes and cost rate (compare with `recorded.pools`). */
+  pools?: Record<string, { nodes: number; costPerHour: number }>;
   /** Workload pod creation → Running, ms. */
   podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
   pendingAtEnd: number;
@@ -496,6 +498,17 @@ export interface WhatifReportDto {
   skipped: { workload: string; reason: string }[];
   current: WhatifSideDto;
   candidate: WhatifSideDto;
+  /**
+   * What core recorded over the same window (averages over the time it has points for), and how
+   * far the current policy's replay is from it (relative errors): judge the model before the
+   * candidate. Null without recorded points.
+   */
+  recorded?: {
+    coveredMs: number;
+    costPerHour: number;
+    pools: Record<string, { nodes: number; costPerHour: number }>;
+    fidelity: { costError: number; poolNodesError: Record<string, number> };
+  } | null;
   /** How long the two replays took, ms. */
   tookMs: number;
 }

@@ -58,6 +58,79 @@ export interface ClusterWhatifInput {
   /** Launch → node Ready. */
   bootDelayMs: number;
   seed?: number;
+  /**
+   * What core recorded over the window: per NodePool × capacity type per bucket, the average nodes
+   * and cost rate (core's series points). The report sets the current policy's replay beside it.
+   */
+  recorded?: readonly RecordedPoint[];
+}
+
+/** One point of core's per-pool series (src/core/history/series.ts SeriesPoint), as the replay needs it. */
+export interface RecordedPoint {
+  ts: number;
+  resolutionMs: number;
+  nodePool: string;
+  nodes: number;
+  costPerHour: number;
+}
+
+/** The cluster as core recorded it over the replayed window: averages over the covered time. */
+export interface RecordedWindow {
+  /** Time with recorded points (gaps, when the agent was away, are left out). */
+  coveredMs: number;
+  costPerHour: number;
+  pools: Record<string, { nodes: number; costPerHour: number }>;
+}
+
+/** How far the current policy's replay is from the recorded window (relative errors, 0.05 = 5 %). */
+export interface Fidelity {
+  costError: number;
+  /** Per NodePool with recorded nodes: (replayed − recorded average nodes) / recorded. */
+  poolNodesError: Record<string, number>;
+}
+
+/**
+ * Averages of core's recorded series over [from, to): the cluster's cost rate and each pool's
+ * nodes and cost rate, over the buckets that have points. Undefined without any.
+ */
+export function recordedWindow(
+  points: readonly RecordedPoint[],
+  from: number,
+  to: number,
+): RecordedWindow | undefined {
+  const buckets = new Map<number, number>();
+  const pools = new Map<string, { nodeMs: number; usdMs: number }>();
+  let usdMs = 0;
+  for (const p of points) {
+    if (p.ts < from || p.ts >= to) continue;
+    buckets.set(p.ts, Math.max(buckets.get(p.ts) ?? 0, p.resolutionMs));
+    usdMs += p.costPerHour * p.resolutionMs;
+    const m = pools.get(p.nodePool) ?? { nodeMs: 0, usdMs: 0 };
+    m.nodeMs += p.nodes * p.resolutionMs;
+    m.usdMs += p.costPerHour * p.resolutionMs;
+    pools.set(p.nodePool, m);
+  }
+  let coveredMs = 0;
+  for (const w of buckets.values()) coveredMs += w;
+  if (coveredMs === 0) return undefined;
+  return {
+    coveredMs,
+    costPerHour: usdMs / coveredMs,
+    pools: Object.fromEntries(
+      [...pools]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, m]) => [name, { nodes: m.nodeMs / coveredMs, costPerHour: m.usdMs / coveredMs }]),
+    ),
+  };
+}
+
+/** The current policy's replay against the recorded window. */
+export function fidelityOf(side: Pick<WhatifSide, "costPerHour" | "pools">, rec: RecordedWindow): Fidelity {
+  const rel = (a: number, b: number): number => (b === 0 ? (a === 0 ? 0 : 1) : (a - b) / b);
+  const poolNodesError: Record<string, number> = {};
+  for (const [name, r] of Object.entries(rec.pools))
+    if (r.nodes > 0) poolNodesError[name] = rel(side.pools[name]?.nodes ?? 0, r.nodes);
+  return { costError: rel(side.costPerHour, rec.costPerHour), poolNodesError };
 }
 
 export interface WhatifSide {
@@ -68,6 +141,8 @@ export interface WhatifSide {
   /** Spot node-hours / all node-hours over the window. */
   spotShare: number;
   nodeHours: { spot: number; onDemand: number };
+  /** Per NodePool, averages over the window: nodes and cost rate. */
+  pools: Record<string, { nodes: number; costPerHour: number }>;
   podStart: PodStartStats;
   pendingAtEnd: number;
   spotInterruptions: number;
@@ -97,6 +172,8 @@ export interface ClusterWhatifReport {
   skipped: { workload: string; reason: string }[];
   current: WhatifSide;
   candidate: WhatifSide;
+  /** What core recorded over the window, and how far the current policy's replay is from it. */
+  recorded: (RecordedWindow & { fidelity: Fidelity }) | null;
 }
 
 /** The request cannot be answered as asked (the API answers 400 with the message). */
@@ -301,6 +378,7 @@ function side(policy: ReplayPolicy, r: ReplayResult, simName: Sampled["simName"]
     costPerMonth: r.costPerHour * HOURS_PER_MONTH,
     spotShare: r.spotShare,
     nodeHours: r.nodeHours,
+    pools: r.pools,
     podStart: r.podStart,
     pendingAtEnd: r.pendingAtEnd,
     spotInterruptions: r.spotInterruptions,
@@ -369,6 +447,8 @@ export async function clusterWhatif(
     if (err instanceof WorkloadError) throw new ClusterWhatifError(err.message);
     throw err;
   }
+  const currentSide = side(input.current, now, rec.simName);
+  const recorded = input.recorded ? recordedWindow(input.recorded, rec.from, input.now) : undefined;
   return {
     from: rec.from,
     to: Math.max(input.now, rec.from),
@@ -378,7 +458,8 @@ export async function clusterWhatif(
     spotInterruptionRate: input.spotInterruptionRate,
     workloads,
     skipped: rec.skipped,
-    current: side(input.current, now, rec.simName),
+    current: currentSide,
     candidate: side(candidate, cand, rec.simName),
+    recorded: recorded ? { ...recorded, fidelity: fidelityOf(currentSide, recorded) } : null,
   };
 }

@@ -90,6 +90,8 @@ export interface ReplayResult {
   costPerHour: number;
   /** Node-hours by capacity type. */
   nodeHours: { spot: number; onDemand: number };
+  /** Per NodePool, averages over the run: nodes and cost rate. */
+  pools: Record<string, { nodes: number; costPerHour: number }>;
   nodeClaimsCreated: number;
   /** Pending → Running of workload pods (Wave's own pods excluded). */
   podStart: PodStartStats;
@@ -221,6 +223,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const claimsSeen = new Set<string>();
   let usdMs = 0;
   const nodeMs = { spot: 0, onDemand: 0 };
+  const poolMs = new Map<string, { nodeMs: number; usdMs: number }>();
   let nextWarmup = clock.now();
   let warmupStarted = false;
   const end = measureFrom + opts.durationMs;
@@ -267,6 +270,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       if (c.metadata.deletionTimestamp || !measuring) continue;
       const span = Math.min(dt, end - now);
       usdMs += claimPrice(c) * span;
+      const poolName = c.metadata.labels?.[NODE_POOL_LABEL] ?? "";
+      let pm = poolMs.get(poolName);
+      if (!pm) poolMs.set(poolName, (pm = { nodeMs: 0, usdMs: 0 }));
+      pm.nodeMs += span;
+      pm.usdMs += claimPrice(c) * span;
       if (c.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot") nodeMs.spot += span;
       else nodeMs.onDemand += span;
     }
@@ -300,6 +308,14 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     durationMs: opts.durationMs,
     costPerHour: usdMs / opts.durationMs,
     nodeHours: { spot: nodeMs.spot / hour, onDemand: nodeMs.onDemand / hour },
+    pools: Object.fromEntries(
+      [...poolMs]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, m]) => [
+          name,
+          { nodes: m.nodeMs / opts.durationMs, costPerHour: m.usdMs / opts.durationMs },
+        ]),
+    ),
     nodeClaimsCreated: claimsSeen.size,
     podStart: stats(all),
     podStartByDeployment: Object.fromEntries(

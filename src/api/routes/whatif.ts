@@ -42,6 +42,8 @@ export interface WhatifInput {
   spotInterruptionRate: number;
   bootDelayMs: number;
   seed?: number;
+  /** Core's per-pool series points over the window (the recorded day the current policy is set beside). */
+  recorded?: { ts: number; resolutionMs: number; nodePool: string; nodes: number; costPerHour: number }[];
 }
 
 /** One replay job: its cluster (one replay per cluster at a time), cancellation and progress. */
@@ -117,6 +119,10 @@ const capacity = {
   required: ["spot", "onDemand"],
   properties: { spot: { type: "number" }, onDemand: { type: "number" } },
 } as const;
+const poolAverage = {
+  type: "object",
+  properties: { nodes: { type: "number" }, costPerHour: { type: "number" } },
+} as const;
 const sideSchema = {
   type: "object",
   properties: {
@@ -131,6 +137,7 @@ const sideSchema = {
     costPerMonth: { type: "number" },
     spotShare: { type: "number" },
     nodeHours: capacity,
+    pools: { type: "object", additionalProperties: poolAverage },
     podStart: {
       type: "object",
       properties: {
@@ -177,6 +184,21 @@ export const whatifReportSchema = {
     },
     current: sideSchema,
     candidate: sideSchema,
+    recorded: {
+      type: ["object", "null"],
+      properties: {
+        coveredMs: { type: "integer" },
+        costPerHour: { type: "number" },
+        pools: { type: "object", additionalProperties: poolAverage },
+        fidelity: {
+          type: "object",
+          properties: {
+            costError: { type: "number" },
+            poolNodesError: { type: "object", additionalProperties: { type: "number" } },
+          },
+        },
+      },
+    },
     tookMs: { type: "integer" },
   },
 } as const;
@@ -252,11 +274,22 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
         const now = deps.now();
         const windowMs = Math.round((req.body.windowHours ?? 24) * HOUR);
         const range = { clusterId: c.id, from: now - windowMs, to: now + 1 };
-        const [spotRows, warmupRows, history] = await Promise.all([
+        const [spotRows, warmupRows, history, series] = await Promise.all([
           store.listPolicies(c.id, "spot"),
           store.listPolicies(c.id, "warmup"),
           store.workloadPods(range),
+          store.series(range),
         ]);
+        const recorded: NonNullable<WhatifInput["recorded"]> = [];
+        for (const r of series)
+          if (r.kind === "point")
+            recorded.push({
+              ts: r.ts,
+              resolutionMs: r.resolutionMs,
+              nodePool: r.nodePool,
+              nodes: r.nodes,
+              costPerHour: r.costPerHour,
+            });
         const warmup: Record<string, WarmupPolicy> = {};
         for (const r of warmupRows) {
           const p = parsePolicy(r.value);
@@ -274,6 +307,7 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
           changes,
           spotInterruptionRate: rate,
           bootDelayMs: (req.body.bootDelaySeconds ?? 60) * 1000,
+          recorded,
           ...(req.body.seed === undefined ? {} : { seed: req.body.seed }),
         };
         const started = Date.now();
