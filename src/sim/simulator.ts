@@ -141,6 +141,13 @@ export class Simulator {
    * nodes; a name reused while its namesake still exists (or is still draining) was a 500.
    */
   readonly #names = new Set<string>();
+  /**
+   * Underutilized checks of the last disruption pass, by node: valid while no node and no node's
+   * pod set changed (objects are replaced on write, never changed, so identity says "unchanged").
+   * The check is O(nodes²) a pass and most passes of a long replay move nothing.
+   */
+  readonly #movable = new Map<string, boolean>();
+  #lastNodes: readonly Node[] = [];
   #ticks = 0;
 
   constructor(opts: SimulatorOptions) {
@@ -796,12 +803,26 @@ export class Simulator {
       return now - (since ?? now) >= this.#o.consolidationValidationMs;
     };
 
+    let placementChanged =
+      nodes.length !== this.#lastNodes.length || nodes.some((n, i) => n !== this.#lastNodes[i]);
+    this.#lastNodes = nodes;
+    const mineOf = new Map<string, Pod[]>();
     for (const n of nodes) {
       const name = n.metadata.name ?? "";
       const mine = (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p));
+      mineOf.set(name, mine);
       const signature = mine.map(key).sort().join(",");
       const prev = this.#nodeChanged.get(name);
-      if (!prev || prev.pods !== signature) this.#nodeChanged.set(name, { at: now, pods: signature });
+      if (!prev || prev.pods !== signature) {
+        this.#nodeChanged.set(name, { at: now, pods: signature });
+        placementChanged = true;
+      }
+    }
+    if (placementChanged) this.#movable.clear();
+
+    for (const n of nodes) {
+      const name = n.metadata.name ?? "";
+      const mine = mineOf.get(name) ?? [];
       const since = this.#nodeChanged.get(name)?.at ?? now;
       const claim = claimOf(n);
       if (!claim) continue;
@@ -849,18 +870,23 @@ export class Simulator {
       const trial = new Map<string, Resources>();
       const roomOf = (o: Node): Resources =>
         trial.get(o.metadata.name ?? "") ?? room.get(o.metadata.name ?? "") ?? {};
-      const movable = mine.every((p) => {
-        const req = { ...podRequests(p), pods: 1 };
-        const target = others.find(
-          (o) =>
-            fits(req, roomOf(o)) &&
-            untoleratedTaints(o.spec?.taints, p.spec.tolerations).length === 0 &&
-            podMatchesNodeLabels(p, o.metadata.labels ?? {}, o.metadata.name ?? ""),
-        );
-        if (!target) return false;
-        trial.set(target.metadata.name ?? "", free(roomOf(target), req));
-        return true;
-      });
+      // Reused only while no disruption of this pass changed what the other nodes are.
+      const known = disruptedPools.size === 0 ? this.#movable.get(name) : undefined;
+      const movable =
+        known ??
+        mine.every((p) => {
+          const req = { ...podRequests(p), pods: 1 };
+          const target = others.find(
+            (o) =>
+              fits(req, roomOf(o)) &&
+              untoleratedTaints(o.spec?.taints, p.spec.tolerations).length === 0 &&
+              podMatchesNodeLabels(p, o.metadata.labels ?? {}, o.metadata.name ?? ""),
+          );
+          if (!target) return false;
+          trial.set(target.metadata.name ?? "", free(roomOf(target), req));
+          return true;
+        });
+      if (disruptedPools.size === 0) this.#movable.set(name, movable);
       if (movable && validated(name) && !busy) {
         disruptedPools.add(pool.metadata.name ?? "");
         await this.#disrupt(claim, n, "Underutilized", mine);
