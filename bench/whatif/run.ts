@@ -126,6 +126,18 @@ out(
   `  candidate: $${report.candidate.costPerHour.toFixed(2)}/h, ${report.candidate.nodeClaimsCreated} NodeClaims, ` +
     `p95 start ${(report.candidate.podStart.p95Ms / 1000).toFixed(0)} s`,
 );
+if (report.recorded) {
+  const rec = report.recorded;
+  out(
+    `  model check: replayed $${report.current.costPerHour.toFixed(2)}/h vs recorded $${rec.costPerHour.toFixed(2)}/h ` +
+      `(${(rec.fidelity.costError * 100).toFixed(1)} %; goal within 5 %)`,
+  );
+  for (const [pool, p] of Object.entries(rec.pools))
+    out(
+      `    ${pool}: ${(report.current.pools?.[pool]?.nodes ?? 0).toFixed(1)} nodes replayed vs ${p.nodes.toFixed(1)} recorded ` +
+        `(${((rec.fidelity.poolNodesError[pool] ?? 0) * 100).toFixed(0)} %)`,
+    );
+}
 out(
   `RSS ${(rssBefore / MiB).toFixed(0)} MiB before, peak ${(rssPeak / MiB).toFixed(0)} MiB: ` +
     `+${added.toFixed(0)} MiB while the replays ran (goal ≤ 300)`,
