@@ -451,7 +451,7 @@ export interface WhatifRequestDto {
   warmup?: Record<string, Partial<WarmupPolicyDto["policy"]>>;
   /** History replayed, hours back from now (default and most 24). */
   windowHours?: number;
-  /** Launch → node Ready in the simulator (default 60 s). */
+  /** Launch → node Ready in the simulator (default: the cluster's median recorded boot, else 60 s). */
   bootDelaySeconds?: number;
   /** Per spot node per hour (default: the cluster's own rate over the window). */
   spotInterruptionRate?: number;

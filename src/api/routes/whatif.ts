@@ -296,6 +296,11 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
           if (p.ok) warmup[r.key] = p.policy;
         }
         const rate = req.body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range));
+        // The cluster's own boot time (launch → initialized) unless the body sets one.
+        const bootMs =
+          req.body.bootDelaySeconds === undefined
+            ? (observedBootMs(await store.lifecycle({ ...range, limit: 10_000 })) ?? DEFAULT_BOOT_MS)
+            : req.body.bootDelaySeconds * 1000;
         const input: WhatifInput = {
           nodePools: c.state.nodePools(),
           nodes: c.state.nodes(),
@@ -306,7 +311,7 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
           current: { spot: spotPolicySet(spotRows.map((r) => r.value)).policies, warmup },
           changes,
           spotInterruptionRate: rate,
-          bootDelayMs: (req.body.bootDelaySeconds ?? 60) * 1000,
+          bootDelayMs: bootMs,
           recorded,
           ...(req.body.seed === undefined ? {} : { seed: req.body.seed }),
         };
@@ -363,6 +368,35 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
       },
     );
   };
+}
+
+/** A node's boot when the cluster recorded none: a real EC2 node takes about a minute. */
+const DEFAULT_BOOT_MS = 60_000;
+
+/**
+ * The cluster's median NodeClaim boot (Launched → Initialized, else Registered) over the recorded
+ * lifecycle, whole seconds, at least 1 s; undefined without a claim that has both steps.
+ */
+export function observedBootMs(
+  events: readonly { nodeClaimUid: string; phase: string; at: number }[],
+): number | undefined {
+  const steps = new Map<string, { launched?: number; up?: number; registered?: number }>();
+  for (const e of events) {
+    const s = steps.get(e.nodeClaimUid) ?? {};
+    if (e.phase === "Launched") s.launched = e.at;
+    else if (e.phase === "Initialized") s.up = e.at;
+    else if (e.phase === "Registered") s.registered = e.at;
+    steps.set(e.nodeClaimUid, s);
+  }
+  const boots: number[] = [];
+  for (const s of steps.values()) {
+    const up = s.up ?? s.registered;
+    if (s.launched !== undefined && up !== undefined && up >= s.launched) boots.push(up - s.launched);
+  }
+  if (boots.length === 0) return undefined;
+  boots.sort((a, b) => a - b);
+  const median = boots[Math.floor((boots.length - 1) / 2)] ?? 0;
+  return Math.min(3_600_000, Math.max(1000, Math.round(median / 1000) * 1000));
 }
 
 /** Spot interruptions per spot node-hour over the range, from the store (0 without spot hours). */
