@@ -216,3 +216,42 @@ describe("the recorded window beside the current policy's replay", () => {
     assert.equal(recordedWindow([], 0, 5 * M), undefined);
   });
 });
+
+void describe("a workload with no live pod now", () => {
+  void it("is replayed from the last pod core saw of it (a job between runs), else skipped", () => {
+    const etl = (i: number): Pod => {
+      const p = apiPod(i);
+      return {
+        ...p,
+        metadata: {
+          ...p.metadata,
+          name: `etl-5b6c-${i}`,
+          namespace: "batch",
+          labels: { app: "etl", "pod-template-hash": "5b6c" },
+          ownerReferences: [
+            { apiVersion: "apps/v1", kind: "ReplicaSet", name: "etl-5b6c", uid: "rs-etl", controller: true },
+          ],
+        },
+      };
+    };
+    const history = [
+      { workload: "batch/Deployment/etl", ts: NOW - 30 * MIN, pods: 4 },
+      { workload: "batch/Deployment/etl", ts: NOW - 20 * MIN, pods: 0 },
+    ];
+    const without = recordCluster(input({ history }));
+    assert.deepEqual(
+      without.skipped.map((s) => s.workload),
+      ["batch/Deployment/etl"],
+    );
+    const r = recordCluster(input({ history, templates: [etl(0), apiPod(0)] }));
+    assert.deepEqual(r.skipped, []);
+    const d = r.workload.deployments.find((x) => x.metadata.name === "etl");
+    assert.equal(d?.spec.replicas, 4, "it starts at its recorded count");
+    assert.equal(d.spec.template.metadata?.labels?.app, "etl");
+    assert.deepEqual(
+      r.workload.steps.filter((s) => s.name === "etl").map((s) => [s.atMs / MIN, s.replicas]),
+      [[10, 0]],
+      "and ends at 0: no live pod now",
+    );
+  });
+});

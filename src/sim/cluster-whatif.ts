@@ -47,6 +47,11 @@ export interface ClusterWhatifInput {
   pods: readonly Pod[];
   /** Pods per workload per history bucket, any order. */
   history: readonly PodCountSample[];
+  /**
+   * The last pod core saw of each workload, live or not: the template of a workload without a
+   * live pod now (a job between runs), which would otherwise not be replayed.
+   */
+  templates?: readonly Pod[];
   now: number;
   /** How far back to replay (at most 24 h). */
   windowMs: number;
@@ -270,6 +275,15 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
     const had = template.get(key);
     if (!had || (had.metadata.creationTimestamp ?? "") < (p.metadata.creationTimestamp ?? ""))
       template.set(key, p);
+  }
+  // A workload with no live pod now takes its template from the last pod core saw of it.
+  for (const p of input.templates ?? []) {
+    if (isWavePod(p) || isDaemonSetPod(p)) continue;
+    const r = resolveWorkload(p, p.metadata.namespace ?? "default");
+    const ref = r.managed ? r.candidates[0] : undefined;
+    if (!ref) continue;
+    const key = `${ref.namespace}/${ref.kind}/${ref.name}`;
+    if (!template.has(key)) template.set(key, p);
   }
   const rows = input.history.filter((h) => h.ts >= since && h.ts < input.now).sort((a, b) => a.ts - b.ts);
   const bucketTimes = [...new Set(rows.map((r) => r.ts))].sort((a, b) => a - b);

@@ -7,6 +7,7 @@ import type { FastifyInstance } from "fastify";
 import type { ClusterHub } from "../../core/hub/hub.ts";
 import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
 import { sseFrame } from "../sse.ts";
+import { workloadTemplates } from "../../dashboard/figures/workload-pods.ts";
 import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import {
   parsePolicySet,
@@ -34,6 +35,8 @@ export interface WhatifInput {
   nodePools: ReturnType<State["nodePools"]>;
   nodes: ReturnType<State["nodes"]>;
   pods: ReturnType<State["pods"]>;
+  /** The last pod core saw of each workload (src/dashboard/figures/workload-pods.ts). */
+  templates?: ReturnType<State["pods"]>;
   history: readonly { workload: string; ts: number; pods: number }[];
   now: number;
   windowMs: number;
@@ -232,6 +235,12 @@ export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
 }
 
 export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
+  // Each cluster's last pod per workload is remembered from its first batch on (a workload
+  // between runs when a what-if is asked still has a template).
+  deps.hub.onChange((id) => {
+    const c = deps.hub.get(id);
+    if (c) workloadTemplates(c.state);
+  });
   return (app: FastifyInstance) => {
     app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
       "/api/v1/clusters/:id/whatif",
@@ -306,6 +315,7 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
           nodes: c.state.nodes(),
           pods: c.state.pods(),
           history,
+          templates: workloadTemplates(c.state).pods(),
           now,
           windowMs,
           current: { spot: spotPolicySet(spotRows.map((r) => r.value)).policies, warmup },
