@@ -3,6 +3,7 @@
 import { fuzzAdmission, fuzzIngest, fuzzPolicyApi, type TargetResult } from "./targets.ts";
 import { fuzzApiRoutes } from "./api-routes.ts";
 import { fuzzPlacement } from "./placement.ts";
+import { fuzzWhatif } from "./whatif.ts";
 
 export interface FuzzReport {
   results: TargetResult[];
@@ -17,6 +18,8 @@ export async function runFuzz(o: {
   inputs: number;
   seed: number;
   heapBoundBytes: number;
+  /** The what-if body (each valid one is two replays): its own count, 0 to leave it out. */
+  whatifInputs?: number;
 }): Promise<FuzzReport> {
   const crashes: string[] = [];
   const onCrash = (err: unknown): void => void crashes.push(String((err as Error).stack ?? err));
@@ -31,6 +34,7 @@ export async function runFuzz(o: {
     results.push(await fuzzIngest(o.inputs, o.seed + 2));
     results.push(await fuzzApiRoutes(o.inputs, o.seed + 3));
     results.push(await fuzzPlacement(o.inputs, o.seed + 4));
+    if (o.whatifInputs) results.push(await fuzzWhatif(o.whatifInputs, o.seed + 5));
   } finally {
     clearInterval(sampler);
     process.off("uncaughtException", onCrash);

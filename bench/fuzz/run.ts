@@ -6,12 +6,18 @@ import { parseArgs } from "node:util";
 import { runFuzz } from "./fuzz.ts";
 
 const { values } = parseArgs({
-  options: { inputs: { type: "string" }, seed: { type: "string" }, "heap-mib": { type: "string" } },
+  options: {
+    inputs: { type: "string" },
+    seed: { type: "string" },
+    "heap-mib": { type: "string" },
+    "whatif-inputs": { type: "string" },
+  },
 });
 const inputs = Number(values.inputs ?? 10_000);
 const seed = Number(values.seed ?? 20261203);
 const heapMib = Number(values["heap-mib"] ?? 64);
-const report = await runFuzz({ inputs, seed, heapBoundBytes: heapMib * 2 ** 20 });
+const whatifInputs = Number(values["whatif-inputs"] ?? 1000);
+const report = await runFuzz({ inputs, seed, heapBoundBytes: heapMib * 2 ** 20, whatifInputs });
 for (const r of report.results) {
   process.stdout.write(
     `${r.target.padEnd(16)} ${r.inputs} inputs in ${(r.ms / 1000).toFixed(1)} s: ${r.serverErrors} server errors, ` +

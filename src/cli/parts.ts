@@ -13,7 +13,8 @@ import { readThrough, type ReadThroughOptions } from "../api/routes/read-through
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
-import { whatifRoutes } from "../api/routes/whatif.ts";
+import { whatifRoutes, type WhatifDeps } from "../api/routes/whatif.ts";
+import { WhatifPool } from "../sim/whatif-pool.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
@@ -199,6 +200,8 @@ export interface ApiRoutesDeps {
   onPolicyChange?: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
   nodePools?: NodePoolPatcher;
   readThrough?: ReadThroughOptions;
+  /** Who runs what-if replays (core: its worker pool); default: in this thread, loaded lazily. */
+  whatif?: Pick<WhatifDeps, "run" | "busy">;
 }
 
 /** Every /api route plugin of core, in the order startApi mounts them. */
@@ -232,7 +235,9 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
     whatifRoutes({
       hub: o.hub,
       now: () => clock.now(),
-      run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
+      ...(o.whatif ?? {
+        run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
+      }),
     }),
   ];
 }
@@ -269,6 +274,8 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   // Several core replicas: a cluster another replica owns is read through it (ADR 0012).
   const ownership = o.hub.ownership;
   const rt = ownership instanceof SoleOwnership ? undefined : { ownership };
+  // What-if replays run in worker threads (started with the first what-if), never on this loop.
+  const whatifs = new WhatifPool();
   return build({
     tokens: o.tokens,
     replica: ownership.replica,
@@ -289,7 +296,12 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
         ...(rt ? { readThrough: rt } : {}),
+        whatif: { run: (input, job) => whatifs.run(input, job), busy: () => whatifs.busy() },
       }),
+      // Closing core stops the what-if workers (a running replay answers 503).
+      (s) => {
+        s.addHook("onClose", () => whatifs.close());
+      },
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
           await reply.type(CONTENT_TYPE).send(await metrics.render());

@@ -84,6 +84,25 @@ export function warmupBody(flags: CommandContext["flags"]): Record<string, unkno
   return body;
 }
 
+/** Core's address and the token for `role`: --server, else the `wave start` on this data directory. */
+export function coreTarget(ctx: CommandContext, role: "viewer" | "admin"): { server: string; token: string } {
+  // Without --server: the `wave start` running on this data directory (its address and the
+  // tokens it generated), else the configured port on this machine.
+  const instance = ctx.flags.server === undefined ? readInstance(ctx.config.dataDir) : undefined;
+  const server = String(
+    ctx.flags.server ?? instance?.apiUrl ?? `http://127.0.0.1:${ctx.config.port}`,
+  ).replace(/\/$/, "");
+  const admin = ctx.config.adminToken ?? instance?.adminToken;
+  const token = role === "viewer" ? (ctx.config.viewerToken ?? admin ?? instance?.viewerToken) : admin;
+  if (!token)
+    throw new UsageError(
+      role === "viewer"
+        ? "a token is required: --viewer-token or WAVE_VIEWER_TOKEN"
+        : "an admin token is required: --admin-token or WAVE_ADMIN_TOKEN",
+    );
+  return { server, token };
+}
+
 /**
  * One request to core's API. Reads (GET, and POSTs that change nothing, like what-if) go with the
  * viewer token, changes with the admin token.
@@ -95,21 +114,7 @@ export async function call(
   body?: unknown,
   opts: { role?: "viewer" | "admin"; timeoutMs?: number } = {},
 ): Promise<unknown> {
-  // Without --server: the `wave start` running on this data directory (its address and the
-  // tokens it generated), else the configured port on this machine.
-  const instance = ctx.flags.server === undefined ? readInstance(ctx.config.dataDir) : undefined;
-  const server = String(
-    ctx.flags.server ?? instance?.apiUrl ?? `http://127.0.0.1:${ctx.config.port}`,
-  ).replace(/\/$/, "");
-  const admin = ctx.config.adminToken ?? instance?.adminToken;
-  const role = opts.role ?? (method === "GET" ? "viewer" : "admin");
-  const token = role === "viewer" ? (ctx.config.viewerToken ?? admin ?? instance?.viewerToken) : admin;
-  if (!token)
-    throw new UsageError(
-      role === "viewer"
-        ? "a token is required: --viewer-token or WAVE_VIEWER_TOKEN"
-        : "an admin token is required: --admin-token or WAVE_ADMIN_TOKEN",
-    );
+  const { server, token } = coreTarget(ctx, opts.role ?? (method === "GET" ? "viewer" : "admin"));
   let res: Response;
   try {
     res = await fetch(`${server}${path}`, {

@@ -233,6 +233,7 @@ function result(costPerHour: number, p50: number, p95: number, count: number): R
     durationMs: 3_600_000,
     costPerHour,
     nodeHours: { spot: 3, onDemand: 1 },
+    pools: {},
     nodeClaimsCreated: 5,
     podStart: { count, p50Ms: p50, p95Ms: p95, maxMs: p95 },
     podStartByDeployment: count === 0 ? {} : { "shop/api": { count, p50Ms: p50, p95Ms: p95, maxMs: p95 } },

@@ -18,7 +18,7 @@ import {
   type ReplayPolicy,
   type ReplayResult,
 } from "../sim/replay.ts";
-import type { WhatifReportDto, WhatifRequestDto } from "../dashboard/dto.ts";
+import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../dashboard/dto.ts";
 import { SCENARIO_DEPLOYMENTS, SCENARIO_POOLS, SCENARIO_SPOT_POLICY } from "../sim/scenario.ts";
 import type { Deployment } from "../objects/kube.ts";
 import type { CatalogName } from "../sim/catalog.ts";
@@ -31,7 +31,7 @@ import {
 } from "../sim/workload.ts";
 import type { CommandContext } from "./commands.ts";
 import { UsageError } from "./errors.ts";
-import { call, parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
+import { coreTarget, parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
 
 const MAX_DURATION_MS = 24 * 3_600_000;
 
@@ -441,12 +441,122 @@ async function clusterWhatifCommand(ctx: CommandContext, plan: WhatifPlan): Prom
     seed: plan.seed,
     ...(plan.spotInterruptionRate === undefined ? {} : { spotInterruptionRate: plan.spotInterruptionRate }),
   };
-  const report = (await call(ctx, "POST", `/api/v1/clusters/${encodeURIComponent(clusterId)}/whatif`, body, {
-    role: "viewer",
-    timeoutMs: 300_000,
-  })) as WhatifReportDto;
+  const report = await streamWhatif(ctx, `/api/v1/clusters/${encodeURIComponent(clusterId)}/whatif`, body);
   ctx.io.out((plan.json ? JSON.stringify(report, null, 2) : formatClusterReport(report, plan)) + "\n");
   return 0;
+}
+
+/** "about 1 min 20 s left" */
+function left(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return "";
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return ` · about ${s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`} left`;
+}
+
+/** One line of the what-if's progress: a bar, the share of the replays done and the time left. */
+export function progressLine(p: WhatifProgressDto, width = 24): string {
+  if (p.state === "queued")
+    return `what-if queued${p.position > 0 ? ` (${p.position} ahead)` : " (next)"}${left(p.etaMs)}`;
+  const f = Math.min(1, Math.max(0, p.fraction));
+  const filled = Math.round(f * width);
+  return `replaying [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.floor(f * 100)} %${left(p.etaMs)}`;
+}
+
+/** Server-sent events from a fetch body: [event, data] as each frame completes. */
+export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<[string, unknown]> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let at: number;
+    while ((at = buf.indexOf("\n\n")) >= 0) {
+      const frame = buf.slice(0, at);
+      buf = buf.slice(at + 2);
+      const event = /^event: (.*)$/m.exec(frame)?.[1];
+      const data = frame
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => l.slice(6))
+        .join("\n");
+      if (event && data) yield [event, JSON.parse(data) as unknown];
+    }
+  }
+}
+
+/**
+ * POSTs the what-if asking for its progress as server-sent events, drawing a progress bar on
+ * stderr (redrawn in place on a terminal, a line per 10 % otherwise); Ctrl-C closes the request,
+ * which cancels the replay in core.
+ */
+async function streamWhatif(
+  ctx: CommandContext,
+  path: string,
+  body: WhatifRequestDto,
+): Promise<WhatifReportDto> {
+  const { server, token } = coreTarget(ctx, "viewer");
+  let res: Response;
+  try {
+    res = await fetch(`${server}${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "text/event-stream",
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.any([ctx.io.signal, AbortSignal.timeout(30 * 60_000)]),
+    });
+  } catch (err) {
+    throw new UsageError(`cannot reach Wave core at ${server} (${(err as Error).message}); set --server`);
+  }
+  const type = res.headers.get("content-type") ?? "";
+  if (!res.ok || !type.startsWith("text/event-stream") || !res.body) {
+    const text = await res.text();
+    const json = text ? (JSON.parse(text) as { message?: string }) : undefined;
+    if (res.ok) return json as WhatifReportDto;
+    const retry = res.headers.get("retry-after");
+    throw new UsageError(
+      `core answered ${res.status}: ${json?.message ?? res.statusText}${retry && !json?.message ? ` (retry in ${retry} s)` : ""}`,
+    );
+  }
+  const tty = process.stderr.isTTY;
+  let shown = "";
+  let lastTenth = -1;
+  const clear = (): void => {
+    if (tty && shown) ctx.io.err("\r\x1b[K");
+    shown = "";
+  };
+  try {
+    for await (const [event, data] of sseEvents(res.body)) {
+      if (event === "progress") {
+        const p = data as WhatifProgressDto;
+        const line = progressLine(p);
+        if (tty) {
+          ctx.io.err(`\r\x1b[K${line}`);
+          shown = line;
+        } else {
+          const tenth = p.state === "queued" ? -1 : Math.floor(p.fraction * 10);
+          if (tenth !== lastTenth || (p.state === "queued" && shown !== line)) ctx.io.err(`${line}\n`);
+          lastTenth = tenth;
+          shown = line;
+        }
+      } else if (event === "result") {
+        clear();
+        return data as WhatifReportDto;
+      } else if (event === "error") {
+        clear();
+        const e = data as { statusCode: number; message: string };
+        throw new UsageError(`core answered ${e.statusCode}: ${e.message}`);
+      }
+    }
+  } catch (err) {
+    clear();
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`the what-if stream from ${server} broke off (${(err as Error).message})`);
+  }
+  throw new UsageError(`the what-if stream from ${server} ended without a result`);
 }
 
 const share = (v: number): string => `${(v * 100).toFixed(1)} %`;
@@ -456,6 +566,25 @@ const points = (a: number, b: number): string => {
 };
 const seconds = (s: { count: number; p50Ms: number; p95Ms: number }, pick: "p50Ms" | "p95Ms"): string =>
   s.count === 0 ? "—" : `${(s[pick] / 1000).toFixed(1)} s`;
+
+const signed = (v: number): string => `${v >= 0 ? "+" : ""}${(v * 100).toFixed(1)} %`;
+
+/** The current policy's replay beside what core recorded over the same window: judge the model first. */
+export function recordedLines(r: WhatifReportDto): string[] {
+  const rec = r.recorded;
+  if (!rec) return ["recorded: core has no series for this window to compare the replay with"];
+  const rows: string[][] = [
+    ["model check (current policy)", "replayed", "recorded", "error"],
+    ["cost/h (average)", usd(r.current.costPerHour), usd(rec.costPerHour), signed(rec.fidelity.costError)],
+    ...Object.entries(rec.pools).map(([pool, p]) => [
+      `NodePool ${pool} nodes (average)`,
+      (r.current.pools?.[pool]?.nodes ?? 0).toFixed(1),
+      p.nodes.toFixed(1),
+      rec.fidelity.poolNodesError[pool] === undefined ? "" : signed(rec.fidelity.poolNodesError[pool]),
+    ]),
+  ];
+  return ["", ...table(rows)];
+}
 
 /** The cluster what-if side by side; the changed workloads' placement now. */
 export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "spot" | "warmup">): string {
@@ -520,6 +649,7 @@ export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "
     "",
     `current:   ${describePolicy(c.policy)}`,
     `candidate: ${describePolicy(k.policy)}`,
+    ...recordedLines(r),
     ...(r.skipped.length > 0
       ? [`not replayed: ${r.skipped.map((s) => `${s.workload} (${s.reason})`).join(", ")}`]
       : []),

@@ -549,6 +549,22 @@ export interface WhoAmIDto {
 }
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
+/**
+ * A what-if's progress, streamed as `event: progress` when the request asks for
+ * `accept: text/event-stream` (then `event: result` with the report, or `event: error`).
+ */
+export interface WhatifProgressDto {
+  /** Waiting for a worker (or for the cluster's running replay), or replaying. */
+  state: "queued" | "running";
+  /** Queued: what-ifs ahead (0 = next). */
+  position: number;
+  /** Share of the replays' simulated time done (0–1). */
+  fraction: number;
+  elapsedMs: number;
+  /** Estimated time left. */
+  etaMs: number | undefined;
+}
+
 export interface WhatifRequestDto {
   /** Spot policies to try, by workload (the body of `PUT …/policies/spot/…` plus the workload). */
   spot?: SpotPolicyDto[];
@@ -556,7 +572,7 @@ export interface WhatifRequestDto {
   warmup?: Record<string, Partial<WarmupPolicyDto["policy"]>>;
   /** History replayed, hours back from now (default and most 24). */
   windowHours?: number;
-  /** Launch → node Ready in the simulator (default 60 s). */
+  /** Launch → node Ready in the simulator (default: the cluster's median recorded boot, else 60 s). */
   bootDelaySeconds?: number;
   /** Per spot node per hour (default: the cluster's own rate over the window). */
   spotInterruptionRate?: number;
@@ -572,6 +588,8 @@ export interface WhatifSideDto {
   /** Spot node-hours / all node-hours (0..1). */
   spotShare: number;
   nodeHours: { spot: number; onDemand: number };
+  /** Per NodePool, averages over the window: nodes and cost rate (compare with `recorded.pools`). */
+  pools?: Record<string, { nodes: number; costPerHour: number }>;
   /** Workload pod creation → Running, ms. */
   podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
   pendingAtEnd: number;
@@ -601,6 +619,17 @@ export interface WhatifReportDto {
   skipped: { workload: string; reason: string }[];
   current: WhatifSideDto;
   candidate: WhatifSideDto;
+  /**
+   * What core recorded over the same window (averages over the time it has points for), and how
+   * far the current policy's replay is from it (relative errors): judge the model before the
+   * candidate. Null without recorded points.
+   */
+  recorded?: {
+    coveredMs: number;
+    costPerHour: number;
+    pools: Record<string, { nodes: number; costPerHour: number }>;
+    fidelity: { costError: number; poolNodesError: Record<string, number> };
+  } | null;
   /** How long the two replays took, ms. */
   tookMs: number;
 }

@@ -7,8 +7,10 @@ import {
   ClusterWhatifError,
   catalogOf,
   clusterWhatif,
+  fidelityOf,
   ownTemplate,
   recordCluster,
+  recordedWindow,
   type ClusterWhatifInput,
 } from "./cluster-whatif.ts";
 
@@ -178,6 +180,78 @@ void describe("cluster what-if", () => {
     await assert.rejects(
       clusterWhatif(input({ changes: { spot: [], warmup: { gpu: { ...DEFAULT_POLICY, enabled: true } } } })),
       /no NodePool gpu \(NodePools: flex\)/,
+    );
+  });
+});
+
+describe("the recorded window beside the current policy's replay", () => {
+  const M = 60_000;
+  const pt = (ts: number, nodePool: string, nodes: number, costPerHour: number) => ({
+    ts,
+    resolutionMs: M,
+    nodePool,
+    nodes,
+    costPerHour,
+  });
+  it("averages core's series over the covered minutes, gaps left out, and gives the replay's errors", () => {
+    const points = [
+      // minute 0: two pools (a: on-demand and spot series), minute 1: pool a only, minute 3 after a gap.
+      pt(0, "a", 2, 1),
+      pt(0, "a", 1, 0.5),
+      pt(0, "b", 4, 2),
+      pt(M, "a", 3, 1.5),
+      pt(3 * M, "a", 3, 1.5),
+      pt(9 * M, "a", 100, 100), // outside [from, to)
+    ];
+    const rec = recordedWindow(points, 0, 5 * M);
+    assert.ok(rec);
+    assert.equal(rec.coveredMs, 3 * M);
+    assert.ok(Math.abs(rec.costPerHour - (3.5 + 1.5 + 1.5) / 3) < 1e-12);
+    assert.ok(Math.abs((rec.pools.a?.nodes ?? 0) - 3) < 1e-12);
+    assert.ok(Math.abs((rec.pools.b?.nodes ?? 0) - 4 / 3) < 1e-12);
+    const f = fidelityOf({ costPerHour: 2.6, pools: { a: { nodes: 3.3, costPerHour: 2 } } }, rec);
+    assert.ok(Math.abs(f.costError - (2.6 - 6.5 / 3) / (6.5 / 3)) < 1e-12);
+    assert.ok(Math.abs((f.poolNodesError.a ?? 0) - 0.1) < 1e-12);
+    assert.equal(f.poolNodesError.b, -1, "a pool the replay never launched");
+    assert.equal(recordedWindow([], 0, 5 * M), undefined);
+  });
+});
+
+void describe("a workload with no live pod now", () => {
+  void it("is replayed from the last pod core saw of it (a job between runs), else skipped", () => {
+    const etl = (i: number): Pod => {
+      const p = apiPod(i);
+      return {
+        ...p,
+        metadata: {
+          ...p.metadata,
+          name: `etl-5b6c-${i}`,
+          namespace: "batch",
+          labels: { app: "etl", "pod-template-hash": "5b6c" },
+          ownerReferences: [
+            { apiVersion: "apps/v1", kind: "ReplicaSet", name: "etl-5b6c", uid: "rs-etl", controller: true },
+          ],
+        },
+      };
+    };
+    const history = [
+      { workload: "batch/Deployment/etl", ts: NOW - 30 * MIN, pods: 4 },
+      { workload: "batch/Deployment/etl", ts: NOW - 20 * MIN, pods: 0 },
+    ];
+    const without = recordCluster(input({ history }));
+    assert.deepEqual(
+      without.skipped.map((s) => s.workload),
+      ["batch/Deployment/etl"],
+    );
+    const r = recordCluster(input({ history, templates: [etl(0), apiPod(0)] }));
+    assert.deepEqual(r.skipped, []);
+    const d = r.workload.deployments.find((x) => x.metadata.name === "etl");
+    assert.equal(d?.spec.replicas, 4, "it starts at its recorded count");
+    assert.equal(d.spec.template.metadata?.labels?.app, "etl");
+    assert.deepEqual(
+      r.workload.steps.filter((s) => s.name === "etl").map((s) => [s.atMs / MIN, s.replicas]),
+      [[10, 0]],
+      "and ends at 0: no live pod now",
     );
   });
 });

@@ -47,6 +47,11 @@ export interface ClusterWhatifInput {
   pods: readonly Pod[];
   /** Pods per workload per history bucket, any order. */
   history: readonly PodCountSample[];
+  /**
+   * The last pod core saw of each workload, live or not: the template of a workload without a
+   * live pod now (a job between runs), which would otherwise not be replayed.
+   */
+  templates?: readonly Pod[];
   now: number;
   /** How far back to replay (at most 24 h). */
   windowMs: number;
@@ -58,6 +63,79 @@ export interface ClusterWhatifInput {
   /** Launch → node Ready. */
   bootDelayMs: number;
   seed?: number;
+  /**
+   * What core recorded over the window: per NodePool × capacity type per bucket, the average nodes
+   * and cost rate (core's series points). The report sets the current policy's replay beside it.
+   */
+  recorded?: readonly RecordedPoint[];
+}
+
+/** One point of core's per-pool series (src/core/history/series.ts SeriesPoint), as the replay needs it. */
+export interface RecordedPoint {
+  ts: number;
+  resolutionMs: number;
+  nodePool: string;
+  nodes: number;
+  costPerHour: number;
+}
+
+/** The cluster as core recorded it over the replayed window: averages over the covered time. */
+export interface RecordedWindow {
+  /** Time with recorded points (gaps, when the agent was away, are left out). */
+  coveredMs: number;
+  costPerHour: number;
+  pools: Record<string, { nodes: number; costPerHour: number }>;
+}
+
+/** How far the current policy's replay is from the recorded window (relative errors, 0.05 = 5 %). */
+export interface Fidelity {
+  costError: number;
+  /** Per NodePool with recorded nodes: (replayed − recorded average nodes) / recorded. */
+  poolNodesError: Record<string, number>;
+}
+
+/**
+ * Averages of core's recorded series over [from, to): the cluster's cost rate and each pool's
+ * nodes and cost rate, over the buckets that have points. Undefined without any.
+ */
+export function recordedWindow(
+  points: readonly RecordedPoint[],
+  from: number,
+  to: number,
+): RecordedWindow | undefined {
+  const buckets = new Map<number, number>();
+  const pools = new Map<string, { nodeMs: number; usdMs: number }>();
+  let usdMs = 0;
+  for (const p of points) {
+    if (p.ts < from || p.ts >= to) continue;
+    buckets.set(p.ts, Math.max(buckets.get(p.ts) ?? 0, p.resolutionMs));
+    usdMs += p.costPerHour * p.resolutionMs;
+    const m = pools.get(p.nodePool) ?? { nodeMs: 0, usdMs: 0 };
+    m.nodeMs += p.nodes * p.resolutionMs;
+    m.usdMs += p.costPerHour * p.resolutionMs;
+    pools.set(p.nodePool, m);
+  }
+  let coveredMs = 0;
+  for (const w of buckets.values()) coveredMs += w;
+  if (coveredMs === 0) return undefined;
+  return {
+    coveredMs,
+    costPerHour: usdMs / coveredMs,
+    pools: Object.fromEntries(
+      [...pools]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, m]) => [name, { nodes: m.nodeMs / coveredMs, costPerHour: m.usdMs / coveredMs }]),
+    ),
+  };
+}
+
+/** The current policy's replay against the recorded window. */
+export function fidelityOf(side: Pick<WhatifSide, "costPerHour" | "pools">, rec: RecordedWindow): Fidelity {
+  const rel = (a: number, b: number): number => (b === 0 ? (a === 0 ? 0 : 1) : (a - b) / b);
+  const poolNodesError: Record<string, number> = {};
+  for (const [name, r] of Object.entries(rec.pools))
+    if (r.nodes > 0) poolNodesError[name] = rel(side.pools[name]?.nodes ?? 0, r.nodes);
+  return { costError: rel(side.costPerHour, rec.costPerHour), poolNodesError };
 }
 
 export interface WhatifSide {
@@ -68,6 +146,8 @@ export interface WhatifSide {
   /** Spot node-hours / all node-hours over the window. */
   spotShare: number;
   nodeHours: { spot: number; onDemand: number };
+  /** Per NodePool, averages over the window: nodes and cost rate. */
+  pools: Record<string, { nodes: number; costPerHour: number }>;
   podStart: PodStartStats;
   pendingAtEnd: number;
   spotInterruptions: number;
@@ -97,6 +177,8 @@ export interface ClusterWhatifReport {
   skipped: { workload: string; reason: string }[];
   current: WhatifSide;
   candidate: WhatifSide;
+  /** What core recorded over the window, and how far the current policy's replay is from it. */
+  recorded: (RecordedWindow & { fidelity: Fidelity }) | null;
 }
 
 /** The request cannot be answered as asked (the API answers 400 with the message). */
@@ -193,6 +275,15 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
     const had = template.get(key);
     if (!had || (had.metadata.creationTimestamp ?? "") < (p.metadata.creationTimestamp ?? ""))
       template.set(key, p);
+  }
+  // A workload with no live pod now takes its template from the last pod core saw of it.
+  for (const p of input.templates ?? []) {
+    if (isWavePod(p) || isDaemonSetPod(p)) continue;
+    const r = resolveWorkload(p, p.metadata.namespace ?? "default");
+    const ref = r.managed ? r.candidates[0] : undefined;
+    if (!ref) continue;
+    const key = `${ref.namespace}/${ref.kind}/${ref.name}`;
+    if (!template.has(key)) template.set(key, p);
   }
   const rows = input.history.filter((h) => h.ts >= since && h.ts < input.now).sort((a, b) => a.ts - b.ts);
   const bucketTimes = [...new Set(rows.map((r) => r.ts))].sort((a, b) => a - b);
@@ -301,6 +392,7 @@ function side(policy: ReplayPolicy, r: ReplayResult, simName: Sampled["simName"]
     costPerMonth: r.costPerHour * HOURS_PER_MONTH,
     spotShare: r.spotShare,
     nodeHours: r.nodeHours,
+    pools: r.pools,
     podStart: r.podStart,
     pendingAtEnd: r.pendingAtEnd,
     spotInterruptions: r.spotInterruptions,
@@ -334,7 +426,10 @@ export function checkChanges(
 }
 
 /** Replays the cluster's window under its current policy and under the candidate, same seed. */
-export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterWhatifReport> {
+export async function clusterWhatif(
+  input: ClusterWhatifInput,
+  onProgress?: (fraction: number) => void,
+): Promise<ClusterWhatifReport> {
   if (input.nodePools.length === 0) throw new ClusterWhatifError("the cluster has no NodePool to simulate");
   const rec = recordCluster(input);
   const workloads = [...rec.simName.keys()];
@@ -342,8 +437,9 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
   const catalog = catalogOf(input.nodes, input.nodePools);
   const candidate = candidatePolicy(input.current, input.changes);
   const seed = recordedWorkload(rec.workload);
-  const run = (p: ReplayPolicy): Promise<ReplayResult> =>
+  const run = (p: ReplayPolicy, half: 0 | 1): Promise<ReplayResult> =>
     replay({
+      ...(onProgress ? { onProgress: (f: number) => onProgress((half + f) / 2) } : {}),
       workload: seed,
       policy: simPolicy(p, rec.simName),
       durationMs: rec.durationMs,
@@ -358,13 +454,15 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
   let now: ReplayResult;
   let cand: ReplayResult;
   try {
-    now = await run(input.current);
-    cand = await run(candidate);
+    now = await run(input.current, 0);
+    cand = await run(candidate, 1);
   } catch (err) {
     // A NodePool no instance type of the catalog satisfies.
     if (err instanceof WorkloadError) throw new ClusterWhatifError(err.message);
     throw err;
   }
+  const currentSide = side(input.current, now, rec.simName);
+  const recorded = input.recorded ? recordedWindow(input.recorded, rec.from, input.now) : undefined;
   return {
     from: rec.from,
     to: Math.max(input.now, rec.from),
@@ -374,7 +472,8 @@ export async function clusterWhatif(input: ClusterWhatifInput): Promise<ClusterW
     spotInterruptionRate: input.spotInterruptionRate,
     workloads,
     skipped: rec.skipped,
-    current: side(input.current, now, rec.simName),
+    current: currentSide,
     candidate: side(candidate, cand, rec.simName),
+    recorded: recorded ? { ...recorded, fidelity: fidelityOf(currentSide, recorded) } : null,
   };
 }

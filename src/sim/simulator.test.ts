@@ -213,3 +213,59 @@ describe("simulated Karpenter nomination", () => {
     assert.deepEqual(claims.sort(), ["on-demand", "on-demand", "spot"]);
   });
 });
+
+describe("simulated node names", () => {
+  // A day at a high interruption rate launches thousands of nodes from the same PRNG: names drawn
+  // at random collide. A PRNG that always draws the same value makes every draw collide.
+  it("never hands out a NodeClaim or Node name twice, even when the random draws repeat", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
+    const kube = new MemoryKube({ clock, random: seeded(1) });
+    const sim = new Simulator({
+      kube,
+      clock,
+      random: () => 0.5,
+      offerings: buildKwokOfferings(),
+      bootDelayMs: 1000,
+      spotInterruptionRate: 0,
+    });
+    await kube.create("Namespace", { metadata: { name: "shop" } });
+    await kube.create("NodePool", {
+      apiVersion: "karpenter.sh/v1",
+      kind: "NodePool",
+      metadata: { name: "general" },
+      spec: {
+        template: {
+          spec: { requirements: [{ key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["32"] }] },
+        },
+      },
+    });
+    // Three pods of 20 CPU on 32-CPU types: a node each, launched in one provisioning pass.
+    for (const i of [1, 2, 3])
+      await kube.create(
+        "Pod",
+        {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: `big-${i}`, namespace: "shop" },
+          spec: {
+            containers: [{ name: "c", image: "x", resources: { requests: { cpu: "20", memory: "1Gi" } } }],
+          },
+          status: { phase: "Pending" },
+        },
+        { namespace: "shop" },
+      );
+    for (let s = 0; s < 20; s++) {
+      await sim.tick(1000);
+      await clock.advance(1000);
+    }
+    const claims = (await kube.list("NodeClaim")).items.map((c) => c.metadata.name);
+    const nodes = (await kube.list("Node")).items.map((n) => n.metadata.name);
+    assert.equal(new Set(claims).size, 3, claims.join(", "));
+    assert.equal(new Set(nodes).size, 3, nodes.join(", "));
+    const pods = (await kube.list("Pod", { namespace: "shop" })).items;
+    assert.ok(
+      pods.every((p) => p.status?.phase === "Running"),
+      pods.map((p) => p.status?.phase).join(),
+    );
+  });
+});

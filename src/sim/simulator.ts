@@ -135,6 +135,19 @@ export class Simulator {
   readonly #candidates = new Map<string, number>();
   /** When each pool last had a drifted node replaced. */
   readonly #lastDrift = new Map<string, number>();
+  /**
+   * Every NodeClaim and Node name this simulator has handed out: random names are drawn again
+   * until new (as generateName retries). A day at a high interruption rate launches thousands of
+   * nodes; a name reused while its namesake still exists (or is still draining) was a 500.
+   */
+  readonly #names = new Set<string>();
+  /**
+   * Underutilized checks of the last disruption pass, by node: valid while no node and no node's
+   * pod set changed (objects are replaced on write, never changed, so identity says "unchanged").
+   * The check is O(nodes²) a pass and most passes of a long replay move nothing.
+   */
+  readonly #movable = new Map<string, boolean>();
+  #lastNodes: readonly Node[] = [];
   #ticks = 0;
 
   constructor(opts: SimulatorOptions) {
@@ -162,6 +175,42 @@ export class Simulator {
     if (this.#launches.size > 0 || this.#batch || this.#terminating.size > 0 || this.#candidates.size > 0)
       return false;
     return !this.#o.kube.peek("Pod").some((p) => !p.spec.nodeName && isActivePod(p));
+  }
+
+  /**
+   * When a controller next has something to do by itself, for a replay whose last tick changed
+   * nothing: a node finishing its boot or its drain, a consolidation decision's validation, the
+   * provisioning batch's window. `now` while a pod waits for provisioning or for its kubelet;
+   * Infinity when nothing is in flight. Spot interruptions are drawn over the elapsed time (the
+   * tick's dtMs), so they need no tick of their own; consolidateAfter expiries are not included
+   * (the replay caps its jumps, as for quiet()).
+   */
+  nextDue(): number {
+    const { kube, clock } = this.#o;
+    const now = clock.now();
+    let due = Infinity;
+    for (const l of this.#launches.values()) due = Math.min(due, l.launchedAt + this.#o.bootDelayMs);
+    for (const since of this.#terminating.values()) due = Math.min(due, since + TERMINATION_DRAIN_MS);
+    for (const since of this.#candidates.values())
+      due = Math.min(due, since + this.#o.consolidationValidationMs);
+    if (this.#batch)
+      due = Math.min(due, this.#batch.last + this.#o.batchIdleMs, this.#batch.start + this.#o.batchMaxMs);
+    let nominated: Set<string> | undefined;
+    for (const p of kube.peek("Pod")) {
+      if (!isActivePod(p)) continue;
+      if (p.spec.nodeName) {
+        if (p.status?.phase === "Pending") return now;
+        continue;
+      }
+      nominated ??= new Set(
+        kube
+          .peek("NodeClaim")
+          .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
+          .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+      );
+      if (!nominated.has(key(p))) return now;
+    }
+    return Math.max(now, due);
   }
 
   /** Runs every controller once. */
@@ -612,11 +661,27 @@ export class Simulator {
     return used >= Number(cpuLimit);
   }
 
+  /** A name never handed out before: random draws first, then a counter (a constant PRNG still ends). */
+  #fresh(draw: () => string): string {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const name = draw();
+      if (!this.#names.has(name)) {
+        this.#names.add(name);
+        return name;
+      }
+    }
+    const base = draw();
+    let n = this.#names.size;
+    while (this.#names.has(`${base}-${n}`)) n++;
+    this.#names.add(`${base}-${n}`);
+    return `${base}-${n}`;
+  }
+
   async #launch(pool: NodePool, pods: Pod[], o: Offering): Promise<void> {
     const { kube, clock, random } = this.#o;
     const now = clock.now();
     const poolName = pool.metadata.name ?? "";
-    const name = `${poolName}-${suffix(random)}`;
+    const name = this.#fresh(() => `${poolName}-${suffix(random)}`);
     const instanceId = `i-0${Math.floor(random() * 16 ** 12)
       .toString(16)
       .padStart(16, "0")}`;
@@ -692,7 +757,10 @@ export class Simulator {
         ]),
       },
     });
-    const nodeName = `ip-10-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}.ec2.internal`;
+    const nodeName = this.#fresh(
+      () =>
+        `ip-10-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}.ec2.internal`,
+    );
     this.#launches.set(name, { offering: o, launchedAt: now, nodeName });
     for (const p of pods)
       await this.#event("Pod", p, "Nominated", "Normal", `Pod should schedule on: nodeclaim/${name}`);
@@ -735,12 +803,26 @@ export class Simulator {
       return now - (since ?? now) >= this.#o.consolidationValidationMs;
     };
 
+    let placementChanged =
+      nodes.length !== this.#lastNodes.length || nodes.some((n, i) => n !== this.#lastNodes[i]);
+    this.#lastNodes = nodes;
+    const mineOf = new Map<string, Pod[]>();
     for (const n of nodes) {
       const name = n.metadata.name ?? "";
       const mine = (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p));
+      mineOf.set(name, mine);
       const signature = mine.map(key).sort().join(",");
       const prev = this.#nodeChanged.get(name);
-      if (!prev || prev.pods !== signature) this.#nodeChanged.set(name, { at: now, pods: signature });
+      if (!prev || prev.pods !== signature) {
+        this.#nodeChanged.set(name, { at: now, pods: signature });
+        placementChanged = true;
+      }
+    }
+    if (placementChanged) this.#movable.clear();
+
+    for (const n of nodes) {
+      const name = n.metadata.name ?? "";
+      const mine = mineOf.get(name) ?? [];
       const since = this.#nodeChanged.get(name)?.at ?? now;
       const claim = claimOf(n);
       if (!claim) continue;
@@ -788,18 +870,23 @@ export class Simulator {
       const trial = new Map<string, Resources>();
       const roomOf = (o: Node): Resources =>
         trial.get(o.metadata.name ?? "") ?? room.get(o.metadata.name ?? "") ?? {};
-      const movable = mine.every((p) => {
-        const req = { ...podRequests(p), pods: 1 };
-        const target = others.find(
-          (o) =>
-            fits(req, roomOf(o)) &&
-            untoleratedTaints(o.spec?.taints, p.spec.tolerations).length === 0 &&
-            podMatchesNodeLabels(p, o.metadata.labels ?? {}, o.metadata.name ?? ""),
-        );
-        if (!target) return false;
-        trial.set(target.metadata.name ?? "", free(roomOf(target), req));
-        return true;
-      });
+      // Reused only while no disruption of this pass changed what the other nodes are.
+      const known = disruptedPools.size === 0 ? this.#movable.get(name) : undefined;
+      const movable =
+        known ??
+        mine.every((p) => {
+          const req = { ...podRequests(p), pods: 1 };
+          const target = others.find(
+            (o) =>
+              fits(req, roomOf(o)) &&
+              untoleratedTaints(o.spec?.taints, p.spec.tolerations).length === 0 &&
+              podMatchesNodeLabels(p, o.metadata.labels ?? {}, o.metadata.name ?? ""),
+          );
+          if (!target) return false;
+          trial.set(target.metadata.name ?? "", free(roomOf(target), req));
+          return true;
+        });
+      if (disruptedPools.size === 0) this.#movable.set(name, movable);
       if (movable && validated(name) && !busy) {
         disruptedPools.add(pool.metadata.name ?? "");
         await this.#disrupt(claim, n, "Underutilized", mine);

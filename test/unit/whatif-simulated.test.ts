@@ -107,6 +107,20 @@ describe("wave whatif on the simulated cluster", { timeout: 300_000 }, () => {
       assert.ok(side.spotShare > 0 && side.spotShare < 1, `spot share ${side.spotShare}`);
       assert.ok(side.podStart.count > 0 && side.podStart.p95Ms >= side.podStart.p50Ms);
     }
+    // The model check: the current policy's replay beside what core recorded over the same window.
+    assert.ok(r.recorded, "core's series over the window are set beside the replay");
+    assert.ok(r.recorded.costPerHour > 0 && r.recorded.coveredMs > 0);
+    console.log(
+      `# model check: replayed $${r.current.costPerHour.toFixed(3)}/h vs recorded $${r.recorded.costPerHour.toFixed(3)}/h ` +
+        `(${(r.recorded.fidelity.costError * 100).toFixed(1)} %); nodes per pool: ` +
+        Object.entries(r.recorded.pools)
+          .map(
+            ([p, v]) =>
+              `${p} ${(r.current.pools?.[p]?.nodes ?? 0).toFixed(1)}/${v.nodes.toFixed(1)} ` +
+              `(${((r.recorded?.fidelity.poolNodesError[p] ?? 0) * 100).toFixed(0)} %)`,
+          )
+          .join(", "),
+    );
     console.log(
       `# what-if on the simulated cluster: ${r.historyBuckets} buckets, ${r.workloads.length} workloads, ` +
         `cost/h ${r.current.costPerHour.toFixed(3)} → ${r.candidate.costPerHour.toFixed(3)}, ` +

@@ -5,6 +5,7 @@ import type {
   LiveDto,
   SpotPolicyDto,
   WarmupPolicyDto,
+  WhatifProgressDto,
   WhatifReportDto,
   WhatifRequestDto,
   WhoAmIDto,
@@ -168,12 +169,54 @@ export const applyThrashingFix = (
 ): Promise<{ kubectl: string }> =>
   sendJson<{ kubectl: string }>("POST", `${base}/thrashing/apply`, token, { nodePool, title });
 
-/** Replays the cluster's last 24 h under the candidate (viewer; nothing changes in the cluster). */
-export const runWhatif = (
+/**
+ * Replays the cluster's last 24 h under the candidate (viewer; nothing changes in the cluster),
+ * with its progress as server-sent events; aborting `signal` (Cancel, leaving the page) closes the
+ * request, which stops the replay in core.
+ */
+export async function runWhatif(
   base: string,
   token: string | null,
   body: WhatifRequestDto,
-): Promise<WhatifReportDto> => sendJson<WhatifReportDto>("POST", `${base}/whatif`, token, body);
+  o: { signal?: AbortSignal; onProgress?: (p: WhatifProgressDto) => void } = {},
+): Promise<WhatifReportDto> {
+  const res = await fetch(`${base}/whatif`, {
+    method: "POST",
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      "content-type": "application/json",
+      accept: "text/event-stream",
+    },
+    body: JSON.stringify(body),
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
+  if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    const out = (await res.json().catch(() => ({}))) as WhatifReportDto & { message?: string };
+    if (!res.ok) throw new ApiError(res.status, out.message ?? res.statusText);
+    return out;
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new ApiError(502, "the what-if stream ended without a result");
+    buf += value;
+    let at: number;
+    while ((at = buf.indexOf("\n\n")) >= 0) {
+      const frame = buf.slice(0, at);
+      buf = buf.slice(at + 2);
+      const event = /^event: (.*)$/m.exec(frame)?.[1];
+      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      if (!event || !data) continue;
+      if (event === "progress") o.onProgress?.(JSON.parse(data) as WhatifProgressDto);
+      else if (event === "result") return JSON.parse(data) as WhatifReportDto;
+      else if (event === "error") {
+        const e = JSON.parse(data) as { statusCode: number; message: string };
+        throw new ApiError(e.statusCode, e.message);
+      }
+    }
+  }
+}
 
 /**
  * Follows the server-sent-events stream of a cluster, calling `onData` with every snapshot.

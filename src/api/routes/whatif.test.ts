@@ -16,7 +16,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { clusterWhatif } from "../../sim/cluster-whatif.ts";
 import { build } from "../app.ts";
-import { whatifRoutes } from "./whatif.ts";
+import { observedBootMs, whatifRoutes } from "./whatif.ts";
 import { deliver } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-12-03T12:00:00Z");
@@ -205,5 +205,26 @@ void describe("POST /api/v1/clusters/:id/whatif", () => {
     const anon = await app.inject({ method: "POST", url: "/api/v1/clusters/c1/whatif", payload: {} });
     assert.equal(anon.statusCode, 401);
     assert.equal((await post({ warmup: { flex: {} } }, "nope")).statusCode, 404);
+  });
+});
+
+void describe("the cluster's own boot time", () => {
+  void it("is the median Launched → Initialized (else Registered) of its recorded NodeClaims", () => {
+    const ev = (uid: string, phase: string, at: number) => ({ nodeClaimUid: uid, phase, at });
+    assert.equal(
+      observedBootMs([
+        ev("a", "Launched", 0),
+        ev("a", "Registered", 2_000),
+        ev("a", "Initialized", 3_100),
+        ev("b", "Launched", 10_000),
+        ev("b", "Registered", 14_000),
+        ev("c", "Launched", 20_000),
+        ev("c", "Initialized", 80_000),
+        ev("d", "Initialized", 5_000), // launched before the window: no boot to measure
+      ]),
+      4_000,
+    );
+    assert.equal(observedBootMs([]), undefined);
+    assert.equal(observedBootMs([ev("a", "Launched", 0), ev("a", "Initialized", 10)]), 1000, "at least 1 s");
   });
 });

@@ -5,7 +5,9 @@
 // by the composition root as `run`). Viewers may ask: nothing is changed in the cluster.
 import type { FastifyInstance } from "fastify";
 import type { ClusterHub } from "../../core/hub/hub.ts";
-import type { WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
+import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
+import { sseFrame } from "../sse.ts";
+import { workloadTemplates } from "../../dashboard/figures/workload-pods.ts";
 import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import {
   parsePolicySet,
@@ -33,6 +35,8 @@ export interface WhatifInput {
   nodePools: ReturnType<State["nodePools"]>;
   nodes: ReturnType<State["nodes"]>;
   pods: ReturnType<State["pods"]>;
+  /** The last pod core saw of each workload (src/dashboard/figures/workload-pods.ts). */
+  templates?: ReturnType<State["pods"]>;
   history: readonly { workload: string; ts: number; pods: number }[];
   now: number;
   windowMs: number;
@@ -41,15 +45,49 @@ export interface WhatifInput {
   spotInterruptionRate: number;
   bootDelayMs: number;
   seed?: number;
+  /** Core's per-pool series points over the window (the recorded day the current policy is set beside). */
+  recorded?: { ts: number; resolutionMs: number; nodePool: string; nodes: number; costPerHour: number }[];
 }
 
-export type WhatifRunner = (input: WhatifInput) => Promise<Omit<WhatifReportDto, "clusterId" | "tookMs">>;
+/** One replay job: its cluster (one replay per cluster at a time), cancellation and progress. */
+export interface WhatifJobOptions {
+  key: string;
+  signal: AbortSignal;
+  onProgress?: (p: WhatifProgressDto) => void;
+}
+
+/**
+ * Runs the replays (core: src/sim/whatif-pool.ts, in worker threads). Errors carry the HTTP
+ * status to answer as `statusCode` (400 a candidate the cluster cannot take, 429 with
+ * `retryAfterSeconds` a full queue, 499 cancelled, 503 a worker that died).
+ */
+export type WhatifRunner = (
+  input: WhatifInput,
+  job: WhatifJobOptions,
+) => Promise<Omit<WhatifReportDto, "clusterId" | "tookMs">>;
 
 export interface WhatifDeps {
   hub: ClusterHub;
   run: WhatifRunner;
   now: () => number;
+  /** Seconds to wait when no replay can be queued now (429 before any work); undefined: go ahead. */
+  busy?: () => number | undefined;
 }
+
+interface RunError {
+  statusCode?: number;
+  retryAfterSeconds?: number;
+  message?: string;
+}
+
+const errorName = (status: number): string =>
+  status === 429
+    ? "too_many_requests"
+    : status === 503
+      ? "unavailable"
+      : status >= 500
+        ? "internal"
+        : "bad_request";
 
 /** A body the schema let through but the policies' own validators refuse: 400 with the reason. */
 class BadCandidate extends Error {
@@ -84,6 +122,10 @@ const capacity = {
   required: ["spot", "onDemand"],
   properties: { spot: { type: "number" }, onDemand: { type: "number" } },
 } as const;
+const poolAverage = {
+  type: "object",
+  properties: { nodes: { type: "number" }, costPerHour: { type: "number" } },
+} as const;
 const sideSchema = {
   type: "object",
   properties: {
@@ -98,6 +140,7 @@ const sideSchema = {
     costPerMonth: { type: "number" },
     spotShare: { type: "number" },
     nodeHours: capacity,
+    pools: { type: "object", additionalProperties: poolAverage },
     podStart: {
       type: "object",
       properties: {
@@ -144,6 +187,21 @@ export const whatifReportSchema = {
     },
     current: sideSchema,
     candidate: sideSchema,
+    recorded: {
+      type: ["object", "null"],
+      properties: {
+        coveredMs: { type: "integer" },
+        costPerHour: { type: "number" },
+        pools: { type: "object", additionalProperties: poolAverage },
+        fidelity: {
+          type: "object",
+          properties: {
+            costError: { type: "number" },
+            poolNodesError: { type: "object", additionalProperties: { type: "number" } },
+          },
+        },
+      },
+    },
     tookMs: { type: "integer" },
   },
 } as const;
@@ -177,8 +235,12 @@ export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
 }
 
 export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
-  // Replays take CPU: one at a time per core, in order of arrival.
-  let queue: Promise<unknown> = Promise.resolve();
+  // Each cluster's last pod per workload is remembered from its first batch on (a workload
+  // between runs when a what-if is asked still has a template).
+  deps.hub.onChange((id) => {
+    const c = deps.hub.get(id);
+    if (c) workloadTemplates(c.state);
+  });
   return (app: FastifyInstance) => {
     app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
       "/api/v1/clusters/:id/whatif",
@@ -191,7 +253,13 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
             "spot share, pod start p50/p95, and each workload's placement now, side by side",
           params: { type: "object", required: ["id"], properties: { id: clusterIdParam } },
           body: bodySchema,
-          response: { 200: whatifReportSchema, 400: errorSchema, 404: errorSchema },
+          response: {
+            200: whatifReportSchema,
+            400: errorSchema,
+            404: errorSchema,
+            429: errorSchema,
+            503: errorSchema,
+          },
         },
       },
       async (req, reply) => {
@@ -201,42 +269,144 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
             .code(404)
             .send({ error: "not_found", message: `no cluster with id "${req.params.id}"` });
         const changes = parseCandidate(req.body);
+        // A full queue is refused before any work (the store's day of pods per workload).
+        const retry = deps.busy?.();
+        if (retry !== undefined)
+          return reply
+            .code(429)
+            .header("retry-after", String(retry))
+            .send({
+              error: "too_many_requests",
+              message: `what-if replays are all busy and the queue is full; try again in ${retry} s`,
+            });
         const store = deps.hub.store;
         const now = deps.now();
         const windowMs = Math.round((req.body.windowHours ?? 24) * HOUR);
         const range = { clusterId: c.id, from: now - windowMs, to: now + 1 };
-        const [spotRows, warmupRows, history] = await Promise.all([
+        const [spotRows, warmupRows, history, series] = await Promise.all([
           store.listPolicies(c.id, "spot"),
           store.listPolicies(c.id, "warmup"),
           store.workloadPods(range),
+          store.series(range),
         ]);
+        const recorded: NonNullable<WhatifInput["recorded"]> = [];
+        for (const r of series)
+          if (r.kind === "point")
+            recorded.push({
+              ts: r.ts,
+              resolutionMs: r.resolutionMs,
+              nodePool: r.nodePool,
+              nodes: r.nodes,
+              costPerHour: r.costPerHour,
+            });
         const warmup: Record<string, WarmupPolicy> = {};
         for (const r of warmupRows) {
           const p = parsePolicy(r.value);
           if (p.ok) warmup[r.key] = p.policy;
         }
         const rate = req.body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range));
+        // The cluster's own boot time (launch → initialized) unless the body sets one.
+        const bootMs =
+          req.body.bootDelaySeconds === undefined
+            ? (observedBootMs(await store.lifecycle({ ...range, limit: 10_000 })) ?? DEFAULT_BOOT_MS)
+            : req.body.bootDelaySeconds * 1000;
         const input: WhatifInput = {
           nodePools: c.state.nodePools(),
           nodes: c.state.nodes(),
           pods: c.state.pods(),
           history,
+          templates: workloadTemplates(c.state).pods(),
           now,
           windowMs,
           current: { spot: spotPolicySet(spotRows.map((r) => r.value)).policies, warmup },
           changes,
           spotInterruptionRate: rate,
-          bootDelayMs: (req.body.bootDelaySeconds ?? 60) * 1000,
+          bootDelayMs: bootMs,
+          recorded,
           ...(req.body.seed === undefined ? {} : { seed: req.body.seed }),
         };
         const started = Date.now();
-        const run = queue.then(() => deps.run(input));
-        queue = run.catch(() => undefined);
-        const report = await run;
-        return { clusterId: c.id, ...report, tookMs: Date.now() - started };
+        const ac = new AbortController();
+        // A client that goes away (closed tab, Cancel, Ctrl-C) cancels its replay: the worker is freed.
+        const gone = (): void => {
+          if (!reply.raw.writableEnded) ac.abort();
+        };
+        reply.raw.on("close", gone);
+        const job = { key: c.id, signal: ac.signal };
+        if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+          try {
+            const report = await deps.run(input, job);
+            return { clusterId: c.id, ...report, tookMs: Date.now() - started };
+          } catch (err) {
+            const e = err as RunError;
+            if (e.statusCode === 429 && e.retryAfterSeconds !== undefined)
+              void reply.header("retry-after", String(e.retryAfterSeconds));
+            throw err;
+          } finally {
+            reply.raw.off("close", gone);
+          }
+        }
+        // Streamed: progress events (a bar with an estimate), then the report or the error.
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache, no-transform",
+          "x-accel-buffering": "no",
+        });
+        const send = (event: string, data: unknown): void => {
+          if (!res.writableEnded && !res.destroyed) res.write(sseFrame(event, data));
+        };
+        try {
+          const report = await deps.run(input, { ...job, onProgress: (p) => send("progress", p) });
+          send("result", { clusterId: c.id, ...report, tookMs: Date.now() - started });
+        } catch (err) {
+          const e = err as RunError;
+          const status =
+            e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
+          if (status >= 500 && status !== 503) req.log.error({ err }, "what-if failed");
+          send("error", {
+            statusCode: status,
+            error: errorName(status),
+            message: status === 500 ? `internal error (request ${req.id})` : (e.message ?? "failed"),
+            ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds }),
+          });
+        } finally {
+          reply.raw.off("close", gone);
+          res.end();
+        }
       },
     );
   };
+}
+
+/** A node's boot when the cluster recorded none: a real EC2 node takes about a minute. */
+const DEFAULT_BOOT_MS = 60_000;
+
+/**
+ * The cluster's median NodeClaim boot (Launched → Initialized, else Registered) over the recorded
+ * lifecycle, whole seconds, at least 1 s; undefined without a claim that has both steps.
+ */
+export function observedBootMs(
+  events: readonly { nodeClaimUid: string; phase: string; at: number }[],
+): number | undefined {
+  const steps = new Map<string, { launched?: number; up?: number; registered?: number }>();
+  for (const e of events) {
+    const s = steps.get(e.nodeClaimUid) ?? {};
+    if (e.phase === "Launched") s.launched = e.at;
+    else if (e.phase === "Initialized") s.up = e.at;
+    else if (e.phase === "Registered") s.registered = e.at;
+    steps.set(e.nodeClaimUid, s);
+  }
+  const boots: number[] = [];
+  for (const s of steps.values()) {
+    const up = s.up ?? s.registered;
+    if (s.launched !== undefined && up !== undefined && up >= s.launched) boots.push(up - s.launched);
+  }
+  if (boots.length === 0) return undefined;
+  boots.sort((a, b) => a - b);
+  const median = boots[Math.floor((boots.length - 1) / 2)] ?? 0;
+  return Math.min(3_600_000, Math.max(1000, Math.round(median / 1000) * 1000));
 }
 
 /** Spot interruptions per spot node-hour over the range, from the store (0 without spot hours). */

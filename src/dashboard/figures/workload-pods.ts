@@ -5,6 +5,7 @@ import type { WorkloadPodsRow } from "../../core/store/store.ts";
 import { isDaemonSetPod } from "../../karpenter/room.ts";
 import type { Pod } from "../../objects/kube.ts";
 import { isWavePod } from "../../objects/wave.ts";
+import type { ClusterState } from "../../state/cluster.ts";
 import { resolveWorkload } from "../../webhook/workload.ts";
 import { workloadName } from "./savings.ts";
 
@@ -40,4 +41,46 @@ export function workloadPodsRows(
     stepMs: o.stepMs,
     pods,
   }));
+}
+
+/** Workloads whose last pod core remembers, per cluster (the newest first out when over). */
+const MAX_TEMPLATES = 2000;
+const TEMPLATES = Symbol("workload templates");
+
+/**
+ * The newest live pod core has seen of each workload, kept after the workload's pods are gone: a
+ * job that is between runs when a what-if is asked still has a pod template to replay its
+ * recorded pods with (without it, its pool's cost was left out of the replay).
+ */
+export class WorkloadTemplates {
+  readonly #pods = new Map<string, Pod>();
+
+  constructor(state: ClusterState) {
+    for (const p of state.pods()) this.#see(p);
+    state.on("Pod", (c) => {
+      if (c.type !== "delete") this.#see(c.object);
+    });
+  }
+
+  #see(p: Pod): void {
+    const w = podWorkload(p);
+    if (w === undefined) return;
+    // Map order is the recency order: the least recently seen workload goes first.
+    this.#pods.delete(w);
+    this.#pods.set(w, p);
+    if (this.#pods.size > MAX_TEMPLATES) {
+      const oldest = this.#pods.keys().next().value;
+      if (oldest !== undefined) this.#pods.delete(oldest);
+    }
+  }
+
+  /** The remembered pod of each workload (namespace/Kind/name). */
+  pods(): Pod[] {
+    return [...this.#pods.values()];
+  }
+}
+
+/** The cluster state's template memory, made (and subscribed) on first use. */
+export function workloadTemplates(state: ClusterState): WorkloadTemplates {
+  return state.derived(TEMPLATES, () => new WorkloadTemplates(state));
 }

@@ -2,8 +2,8 @@
 // simulator under the current policies and under the draft (POST …/whatif, viewer role), and the
 // result is shown side by side — cost/h, cost/month, spot share, pod start p50/p95, and where the
 // edited workload's pods would run now.
-import { useState } from "react";
-import type { WhatifReportDto, WhatifRequestDto } from "../../../src/dashboard/dto.ts";
+import { useEffect, useRef, useState } from "react";
+import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../../src/dashboard/dto.ts";
 import { runWhatif } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { usd } from "../format.ts";
@@ -11,6 +11,39 @@ import { usd } from "../format.ts";
 const pct = (v: number): string => `${(v * 100).toFixed(0)} %`;
 const sec = (s: WhatifReportDto["current"]["podStart"], pick: "p50Ms" | "p95Ms"): string =>
   s.count === 0 ? "—" : `${(s[pick] / 1000).toFixed(1)} s`;
+
+/** "about 1 min 20 s left" */
+function left(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return "";
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return ` · about ${s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`} left`;
+}
+
+/** The replay's progress bar with its estimate, and Cancel (which stops the replay in core). */
+export function WhatifProgress({
+  progress,
+  onCancel,
+}: {
+  progress: WhatifProgressDto | undefined;
+  onCancel: () => void;
+}) {
+  const f = progress?.state === "running" ? Math.min(1, Math.max(0, progress.fraction)) : 0;
+  const label =
+    progress === undefined
+      ? "Starting the replay…"
+      : progress.state === "queued"
+        ? `Waiting for a replay slot${progress.position > 0 ? ` (${progress.position} ahead)` : ""}${left(progress.etaMs)}`
+        : `Replaying the last 24 h · ${Math.floor(f * 100)} %${left(progress.etaMs)}`;
+  return (
+    <div className="whatif-progress">
+      <progress max={100} value={Math.floor(f * 100)} aria-label="what-if progress" />
+      <span>{label}</span>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
 
 export function WhatifPanel({
   ctx,
@@ -28,16 +61,33 @@ export function WhatifPanel({
   const [busy, setBusy] = useState(false);
   const [report, setReport] = useState<WhatifReportDto | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const [progress, setProgress] = useState<WhatifProgressDto | undefined>();
+  const running = useRef<AbortController | undefined>(undefined);
+  // Leaving the editor closes the request: core stops the replay.
+  useEffect(() => () => running.current?.abort(), []);
   const go = async (): Promise<void> => {
+    const ac = new AbortController();
+    running.current = ac;
     setBusy(true);
     setError(undefined);
+    setProgress(undefined);
     try {
-      setReport(await runWhatif(ctx.base, ctx.token, candidate));
+      setReport(
+        await runWhatif(ctx.base, ctx.token, candidate, { signal: ac.signal, onProgress: setProgress }),
+      );
     } catch (err) {
-      setError((err as Error).message);
+      if (!ac.signal.aborted) setError((err as Error).message);
     } finally {
-      setBusy(false);
+      if (running.current === ac) {
+        running.current = undefined;
+        setBusy(false);
+      }
     }
+  };
+  const cancel = (): void => {
+    running.current?.abort();
+    running.current = undefined;
+    setBusy(false);
   };
   const rows = (r: WhatifReportDto): [string, string, string][] => {
     const c = r.current;
@@ -61,6 +111,7 @@ export function WhatifPanel({
       <button type="button" disabled={busy || disabled} onClick={() => void go()}>
         {busy ? "Replaying the last 24 h…" : "What if? (replay the last 24 h)"}
       </button>
+      {busy ? <WhatifProgress progress={progress} onCancel={cancel} /> : null}
       {error ? (
         <p className="error" role="alert">
           {error}

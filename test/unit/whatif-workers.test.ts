@@ -1,0 +1,239 @@
+// What-if replays in worker threads (issue 29), through core's real route on loopback over a small
+// cluster in core's hub and store (bench/fuzz/whatif.ts's fixture): progress streamed as server-sent
+// events, the body that was a 500 answered, a client that goes away frees its worker within 1 s,
+// and 20 concurrent what-ifs from a viewer meet a bounded queue (429 + Retry-After) while /healthz
+// stays fast.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { FastifyInstance } from "fastify";
+import { build } from "../../src/api/app.ts";
+import { whatifRoutes } from "../../src/api/routes/whatif.ts";
+import type { WhatifProgressDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
+import { WhatifPool } from "../../src/sim/whatif-pool.ts";
+import { percentile } from "../../src/sim/replay.ts";
+import { whatifFixture } from "../../bench/fuzz/whatif.ts";
+import { run } from "../../src/cli/main.ts";
+import { progressLine } from "../../src/cli/whatif.ts";
+import { captureIo } from "../support/io.ts";
+
+const NOW = Date.parse("2026-12-03T12:00:00Z");
+const VIEWER = "viewer-token-0123456789";
+const API = { kind: "Deployment", namespace: "shop", name: "api" };
+/** The body that answered 500 (random node names collided), on this cluster's workload. */
+const STORMY = {
+  spot: [{ workload: API, threshold: 2, strategy: "Prefer" }],
+  spotInterruptionRate: 60,
+  bootDelaySeconds: 1,
+  seed: 1,
+};
+const QUICK = { spot: [{ workload: API, threshold: 2, strategy: "Prefer" }], spotInterruptionRate: 0 };
+
+let fx: Awaited<ReturnType<typeof whatifFixture>>;
+let pool: WhatifPool;
+let app: FastifyInstance;
+let url: string;
+
+before(async () => {
+  // A day of history: a stormy replay takes a second or two, long enough to cancel one mid-way.
+  fx = await whatifFixture(24);
+  pool = new WhatifPool({ size: 1, maxQueued: 4 });
+  app = await build({
+    tokens: { admin: "admin-token-0123456789", viewer: VIEWER },
+    plugins: [
+      whatifRoutes({
+        hub: fx.hub,
+        now: () => NOW,
+        run: (input, job) => pool.run(input, job),
+        busy: () => pool.busy(),
+      }),
+    ],
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+});
+
+after(async () => {
+  await app.close();
+  await pool.close();
+  await fx.close();
+});
+
+const post = (body: unknown, o: { stream?: boolean; signal?: AbortSignal } = {}): Promise<Response> =>
+  fetch(`${url}/api/v1/clusters/c1/whatif`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${VIEWER}`,
+      "content-type": "application/json",
+      ...(o.stream ? { accept: "text/event-stream" } : {}),
+    },
+    body: JSON.stringify(body),
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
+
+/** Server-sent events as they arrive: [event, data]. */
+async function* events(res: Response): AsyncGenerator<[string, unknown]> {
+  const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
+  assert.ok(reader);
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let at: number;
+    while ((at = buf.indexOf("\n\n")) >= 0) {
+      const frame = buf.slice(0, at);
+      buf = buf.slice(at + 2);
+      const event = /^event: (.*)$/m.exec(frame)?.[1];
+      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      if (event && data) yield [event, JSON.parse(data) as unknown];
+    }
+  }
+}
+
+async function until(cond: () => boolean, ms: number): Promise<number> {
+  const t0 = performance.now();
+  while (!cond()) {
+    if (performance.now() - t0 > ms) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return performance.now() - t0;
+}
+
+describe("what-if replays in worker threads", { timeout: 240_000 }, () => {
+  it("answers the body that was a 500 (interruption rate 60, 1 s boots, seed 1) with a result", async () => {
+    const res = await post(STORMY);
+    assert.equal(res.status, 200, await res.clone().text());
+    const r = (await res.json()) as WhatifReportDto;
+    assert.equal(r.spotInterruptionRate, 60);
+    assert.equal(r.bootDelayMs, 1000);
+    assert.ok(r.current.spotInterruptions > 0, `interruptions ${r.current.spotInterruptions}`);
+    assert.ok(r.current.nodeClaimsCreated > 2, `NodeClaims ${r.current.nodeClaimsCreated}`);
+  });
+
+  it("streams progress with an estimate, then the report", async () => {
+    const res = await post(QUICK, { stream: true });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
+    const progress: WhatifProgressDto[] = [];
+    let report: WhatifReportDto | undefined;
+    for await (const [event, data] of events(res)) {
+      if (event === "progress") progress.push(data as WhatifProgressDto);
+      if (event === "result") report = data as WhatifReportDto;
+    }
+    assert.ok(report, "the report came");
+    assert.deepEqual(report.candidate.now.workloads["shop/Deployment/api"], {
+      onDemand: 2,
+      spot: 4,
+      pending: 0,
+    });
+    const running = progress.filter((p) => p.state === "running");
+    assert.ok(running.length >= 1, JSON.stringify(progress));
+    assert.ok(running.every((p) => p.fraction >= 0 && p.fraction <= 1 && p.etaMs !== undefined));
+    const fractions = running.map((p) => p.fraction);
+    assert.deepEqual(
+      fractions,
+      [...fractions].sort((a, b) => a - b),
+      "progress only moves forward",
+    );
+  });
+
+  it("wave whatif draws the progress on stderr and prints the report", async () => {
+    const io = captureIo();
+    const code = await run(
+      [
+        "whatif",
+        "spot",
+        "deployment/shop/api",
+        "--threshold",
+        "2",
+        "--server",
+        url,
+        "--viewer-token",
+        VIEWER,
+        "--cluster-id",
+        "c1",
+        "--spot-interruption-rate",
+        "0",
+        "--json",
+      ],
+      io,
+    );
+    assert.equal(code, 0, io.stderr.join(""));
+    const r = JSON.parse(io.stdout.join("")) as WhatifReportDto;
+    assert.deepEqual(r.candidate.now.workloads["shop/Deployment/api"], { onDemand: 2, spot: 4, pending: 0 });
+    const err = io.stderr.join("");
+    assert.match(err, /^replaying \[[#-]{24}\] \d+ %/m);
+    assert.equal(
+      progressLine({ state: "running", position: 0, fraction: 0.5, elapsedMs: 30_000, etaMs: 75_000 }, 10),
+      "replaying [#####-----] 50 % · about 1 min 15 s left",
+    );
+    assert.equal(
+      progressLine({ state: "queued", position: 2, fraction: 0, elapsedMs: 0, etaMs: 9_000 }),
+      "what-if queued (2 ahead) · about 9 s left",
+    );
+  });
+
+  it("frees the worker within 1 s of the client going away", async () => {
+    const ac = new AbortController();
+    const res = await post({ ...STORMY, seed: 2 }, { stream: true, signal: ac.signal });
+    // Wait until the replay is under way in its worker.
+    for await (const [event, data] of events(res)) {
+      if (event === "progress" && (data as WhatifProgressDto).state === "running") break;
+    }
+    assert.equal(pool.stats().running, 1);
+    assert.equal(pool.stats().threads, 1);
+    ac.abort();
+    const took = await until(() => pool.stats().threads === 0, 5000);
+    assert.equal(pool.stats().threads, 0, "the worker thread exited");
+    assert.equal(pool.stats().running, 0);
+    assert.ok(took < 1000, `worker freed ${took.toFixed(0)} ms after the disconnect`);
+    console.log(`# disconnected client: worker thread exited ${took.toFixed(0)} ms later`);
+    // The pool starts a fresh worker for the next one.
+    assert.equal((await post(QUICK)).status, 200);
+  });
+
+  it("20 concurrent what-ifs: the queue bound answers 429 with Retry-After, /healthz stays fast", async () => {
+    const rssBefore = process.memoryUsage().rss;
+    let rssPeak = rssBefore;
+    const healthz: number[] = [];
+    const polling = { on: true };
+    const poller = (async () => {
+      while (polling.on) {
+        const t0 = performance.now();
+        const r = await fetch(`${url}/healthz`);
+        await r.text();
+        healthz.push(performance.now() - t0);
+        rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await post({ ...STORMY, seed: 100 + i });
+        return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.text() };
+      }),
+    );
+    polling.on = false;
+    await poller;
+    const by = (s: number) => answers.filter((a) => a.status === s);
+    // One replay per cluster at a time, four waiting: five answered, fifteen refused (one more
+    // may get in if a replay ends before the last request arrives).
+    assert.equal(by(200).length + by(429).length, 20, JSON.stringify(answers.map((a) => a.status)));
+    assert.ok(by(429).length >= 13, JSON.stringify(answers.map((a) => a.status)));
+    for (const a of by(429)) {
+      assert.ok(Number(a.retryAfter) >= 1, `Retry-After ${a.retryAfter}`);
+      assert.match(a.body, /queue is full; try again in \d+ s/);
+    }
+    const sorted = [...healthz].sort((a, b) => a - b);
+    const p99 = percentile(sorted, 99);
+    const added = (rssPeak - rssBefore) / 2 ** 20;
+    console.log(
+      `# 20 concurrent what-ifs: 200 ×${by(200).length}, 429 ×${by(429).length}; /healthz ${sorted.length} probes, ` +
+        `p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms; ` +
+        `RSS ${(rssBefore / 2 ** 20).toFixed(0)} → peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB (+${added.toFixed(0)})`,
+    );
+    assert.ok(sorted.length >= 20, `${sorted.length} probes`);
+    assert.ok(p99 < 50, `/healthz p99 ${p99.toFixed(1)} ms`);
+    assert.ok(added < 600, `RSS added ${added.toFixed(0)} MiB`);
+  });
+});
