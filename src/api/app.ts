@@ -184,18 +184,6 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     if (!route.schema?.hide && !route.schema?.operationId)
       route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
   });
-    const open = unboundedNumbers(route.schema?.querystring);
-    if (open.length > 0) {
-      const methods = [route.method].flat().join(",");
-      throw new Error(
-        `${methods} ${route.url}: numeric query parameter(s) ${open.join(", ")} need a minimum and a maximum`,
-      );
-    }
-    const methods = ([] as string[]).concat(route.method);
-    const method = methods.find((m) => m !== "HEAD") ?? methods[0] ?? "GET";
-    if (!route.schema?.hide && !route.schema?.operationId)
-      route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
-  });
 
   app.decorateRequest("role", undefined);
   app.addHook("onRequest", async (req, reply) => {
