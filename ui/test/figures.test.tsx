@@ -265,6 +265,7 @@ describe("NodePools page limits", () => {
       consolidateAfter: "30s",
       capacityTypes: ["spot"],
       thrashing: "none",
+      thrashingFlagged: false,
       warmNodes: 0,
       ...over,
     });
