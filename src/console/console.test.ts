@@ -12,7 +12,7 @@ import { buildOverview } from "../dashboard/views.ts";
 import { ClusterState } from "../state/cluster.ts";
 import { Value } from "@sinclair/typebox/value";
 import type { TSchema } from "@sinclair/typebox";
-import { SpotViewSchema, WarmupViewSchema } from "../dashboard/dto.ts";
+import { NodeDetailSchema, SpotViewSchema, WarmupViewSchema } from "../dashboard/dto.ts";
 
 /**
  * The view matches its DTO schema exactly: the route serializes with the schema, so a field the
@@ -693,6 +693,7 @@ describe("node detail", () => {
         ["Initialized", 10],
       ],
     );
+    conforms(NodeDetailSchema, d);
     assert.equal(d.doNotDisruptBy, "wave-warmup");
     assert.equal(d.price.source, "kwok");
   });

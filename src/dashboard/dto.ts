@@ -101,26 +101,30 @@ export interface NodePoolDto {
   warmNodes: number;
 }
 
-export interface NodeDto {
-  name: string;
-  nodePool: string | null;
-  nodeClaim: string | null;
-  instanceType: string | null;
-  capacityType: string | null;
-  zone: string | null;
-  ready: boolean;
-  createdAt: number | null;
-  cpu: { allocatable: number; requested: number };
-  memoryBytes: { allocatable: number; requested: number };
-  pods: number;
-  costPerHour: number;
+export const PriceSourceSchema = Lit(["live", "static", "estimate", "kwok", "unknown"] as const);
+const Usage = Obj({ allocatable: Num, requested: Num });
+
+export const NodeSchema = Obj({
+  name: Str,
+  nodePool: Nullable(Str),
+  nodeClaim: Nullable(Str),
+  instanceType: Nullable(Str),
+  capacityType: Nullable(Str),
+  zone: Nullable(Str),
+  ready: Type.Boolean(),
+  createdAt: Nullable(Num),
+  cpu: Usage,
+  memoryBytes: Usage,
+  pods: Int,
+  costPerHour: Num,
   /** Where the node's price came from: live (AWS), static (shipped table), estimate, kwok, unknown. */
-  priceSource: PriceSource;
+  priceSource: PriceSourceSchema,
   /** When that price was fetched or dated (ISO 8601); null when unpriced. */
-  priceAsOf: string | null;
-  doNotDisrupt: boolean;
-  warm: boolean;
-}
+  priceAsOf: Nullable(Str),
+  doNotDisrupt: Type.Boolean(),
+  warm: Type.Boolean(),
+});
+export type NodeDto = Static<typeof NodeSchema>;
 
 /**
  * GET /nodes?sort=: cpu and memory sort by allocatable, cpuUse and memoryUse by requested over
@@ -506,33 +510,49 @@ export const SpotViewSchema = Obj(
 );
 export type SpotViewDto = Static<typeof SpotViewSchema>;
 
-export interface NodeDetailDto {
-  node: NodeDto | null;
-  nodeClaim: string | null;
-  /** The NodeClaim is gone (disrupted, terminated): shown from its stored lifecycle. */
-  gone: boolean;
-  /** Each step once, with the time since the previous step. */
-  timeline: {
-    phase: LifecycleEventDto["phase"];
-    at: number;
-    sincePreviousSeconds: number | null;
-    reason: string | null;
-  }[];
-  pods: {
-    namespace: string;
-    name: string;
-    phase: string | null;
-    cpu: number;
-    memoryBytes: number;
-    wave: string | null;
-  }[];
-  price: { usdPerHour: number | null; source: PriceSource; asOf: string | null };
-  labels: Record<string, string>;
-  taints: { key: string; value: string | null; effect: string }[];
-  /** Who set karpenter.sh/do-not-disrupt: null (not set), "wave-warmup" or "user". */
-  doNotDisruptBy: string | null;
-  annotations: Record<string, string>;
-}
+export const LifecyclePhaseSchema = Lit([
+  "Launched",
+  "Registered",
+  "Initialized",
+  "Disrupted",
+  "Terminated",
+] as const);
+
+export const NodeDetailSchema = Obj(
+  {
+    node: Nullable(NodeSchema),
+    nodeClaim: Nullable(Str),
+    /** The NodeClaim is gone (disrupted, terminated): shown from its stored lifecycle. */
+    gone: Type.Boolean(),
+    /** Each step once, with the time since the previous step. */
+    timeline: Type.Array(
+      Obj({
+        phase: LifecyclePhaseSchema,
+        at: Num,
+        sincePreviousSeconds: Nullable(Num),
+        reason: Nullable(Str),
+      }),
+    ),
+    pods: Type.Array(
+      Obj({
+        namespace: Str,
+        name: Str,
+        phase: Nullable(Str),
+        cpu: Num,
+        memoryBytes: Num,
+        wave: Nullable(Str),
+      }),
+    ),
+    price: Obj({ usdPerHour: Nullable(Num), source: PriceSourceSchema, asOf: Nullable(Str) }),
+    labels: Type.Record(Type.String(), Type.String()),
+    taints: Type.Array(Obj({ key: Str, value: Nullable(Str), effect: Str })),
+    /** Who set karpenter.sh/do-not-disrupt: null (not set), "wave-warmup" or "user". */
+    doNotDisruptBy: Nullable(Str),
+    annotations: Type.Record(Type.String(), Type.String()),
+  },
+  "One node or NodeClaim (also one that is gone, from its stored lifecycle): timeline, pods, price, labels, taints, who set do-not-disrupt",
+);
+export type NodeDetailDto = Static<typeof NodeDetailSchema>;
 
 /** GET /clusters/{id}/thrashing/fixes: each thrashing pool's fixes, ready to paste. */
 export interface ThrashingFixesDto {

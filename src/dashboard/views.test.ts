@@ -7,6 +7,8 @@ import { ClusterState } from "../state/cluster.ts";
 import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../objects/wave.ts";
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
 import { machineObjects, pod } from "./testkit.ts";
+import { Value } from "@sinclair/typebox/value";
+import { NodeSchema } from "./dto.ts";
 import {
   buildLive,
   buildNodeList,
@@ -393,5 +395,17 @@ describe("the history chart's samples", () => {
         `${p.name} cost`,
       );
     }
+  });
+});
+
+describe("the node table's rows and their schema", () => {
+  it("match NodeSchema exactly (the route serializes with it: a field it lacks would be dropped)", () => {
+    const rows = buildNodeList(input()).items;
+    assert.ok(rows.length > 0);
+    for (const r of rows)
+      assert.deepEqual(
+        [...Value.Errors(NodeSchema, r)].map((e) => `${e.path}: ${e.message}`),
+        [],
+      );
   });
 });

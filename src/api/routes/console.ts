@@ -16,7 +16,7 @@ import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/pol
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { epochMsParam, errorSchema } from "./schemas.ts";
-import { SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
+import { NodeDetailSchema, SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
 
 /**
  * Patches NodePools of the one cluster core runs itself: the embedded simulated cluster. On a
@@ -248,7 +248,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
             required: ["id", "name"],
             properties: { id: { type: "string", minLength: 1 }, name: { type: "string", minLength: 1 } },
           },
-          response: { 404: errorSchema },
+          response: { 200: NodeDetailSchema, 404: errorSchema },
         },
       },
       async (req, reply) => {

@@ -1,6 +1,8 @@
 // JSON schemas of the DTOs in src/dashboard/dto.ts: Fastify serializes responses with them (fields not
 // listed here are dropped, so keep them in step with dto.ts) and they document the OpenAPI spec.
 
+import { NodeSchema } from "../../dashboard/dto.ts";
+
 const num = { type: "number" } as const;
 const int = { type: "integer" } as const;
 const str = { type: "string" } as const;
@@ -108,26 +110,8 @@ export const nodePoolSchema = obj({
   warmNodes: int,
 });
 
-const usage = obj({ allocatable: num, requested: num });
-
-export const nodeSchema = obj({
-  name: str,
-  nodePool: nullable("string"),
-  nodeClaim: nullable("string"),
-  instanceType: nullable("string"),
-  capacityType: nullable("string"),
-  zone: nullable("string"),
-  ready: bool,
-  createdAt: nullable("number"),
-  cpu: usage,
-  memoryBytes: usage,
-  pods: int,
-  costPerHour: num,
-  priceSource: { type: "string", enum: ["live", "static", "estimate", "kwok", "unknown"] },
-  priceAsOf: nullable("string"),
-  doNotDisrupt: bool,
-  warm: bool,
-});
+/** NodeDto, declared once as a TypeBox schema in dto.ts. */
+export const nodeSchema = NodeSchema;
 
 export const nodeListSchema = obj({
   total: int,

@@ -16,9 +16,9 @@ export interface ColdStarts {
   cluster: { seconds: number; samples: number } | null;
 }
 
-/** The lifecycle rows the cold starts are measured from: [now − window, now]. */
+/** The lifecycle rows the cold starts are measured from: [the minute of now − window, now]. */
 export function coldStartRange(now: number): { from: number; to: number } {
-  return { from: now - COLD_START_WINDOW_MS, to: now + 1 };
+  return { from: Math.floor(now / 60_000) * 60_000 - COLD_START_WINDOW_MS, to: now + 1 };
 }
 
 const median = (xs: number[]): number => {
