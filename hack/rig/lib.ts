@@ -1,7 +1,7 @@
 // Shared helpers for the local Kubernetes + Karpenter rig (hack/rig/cluster.ts) and the e2e
 // harness (test/e2e/harness.ts). Node built-ins only.
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -153,11 +153,19 @@ export function pidRunsBinary(pid: number, binary: string): boolean {
     return false;
   }
   exe = exe.replace(/ \(deleted\)$/, "");
-  if (exe === join(binDir, binary)) return true;
+  const want = join(binDir, binary);
+  // .rig may be a symlink (a git worktree sharing one rig): the kernel reports the resolved path.
+  let real = want;
+  try {
+    real = realpathSync(want);
+  } catch {
+    // not built yet: compare the path as given
+  }
+  if (exe === want || exe === real) return true;
   // Fall back to argv[0] (e.g. when /proc/<pid>/exe is unreadable or the path went through a symlink).
   try {
     const argv0 = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] ?? "";
-    return resolve(argv0) === join(binDir, binary);
+    return resolve(argv0) === want || resolve(argv0) === real;
   } catch {
     return false;
   }
