@@ -79,7 +79,7 @@ export interface ServerLimits {
 
 /**
  * Worst case held by request bodies: 256 × 32 KiB + 16 MiB = 24 MiB (plus TLS state per
- * connection), well under the chart's 384 Mi: 120 slow 3 MiB bodies cost +46–48 MiB of RSS
+ * connection), well under the chart's 384 Mi: 120 slow 3 MiB bodies cost +41–50 MiB of RSS
  * (server-memory.test.ts). The apiserver keeps a few keep-alive connections and sends a review
  * (a pod: a few KiB) in one piece within its 3 s timeout.
  */

@@ -83,6 +83,11 @@ const EXACT_WITHIN_S = 60;
  * here, still well above the few seconds a pod waits for its spot node on the rig).
  */
 const PREFER_FALLBACK_MS = 40_000;
+/**
+ * How long the forged step holds after each of its changes, forging all along: longer than the
+ * 15 s reservation TTL, so a forger that re-takes an expiring slot would be seen.
+ */
+const HOLD_MS = 20_000;
 
 const kube = clientFromKubeconfig(kubeconfigPath);
 let waveNs = "";
@@ -368,7 +373,7 @@ async function forgedWithoutUid(ns: string): Promise<void> {
   let hash = (await pods(ns, VICTIM))[0]?.metadata.labels?.["pod-template-hash"] ?? "";
   const ctl = { stop: false };
   let sent = 0;
-  /** The victim's pods every 2 s while forged reviews arrive. */
+  /** The victim's pods every second while forged reviews arrive. */
   const seen: Sample[] = [];
   const forge = async (podHash: string): Promise<void> => {
     const review = reviewFor("deployment-pod-generatename", 91_000 + sent++, (x) => {
@@ -396,7 +401,7 @@ async function forgedWithoutUid(ns: string): Promise<void> {
       if (i % 50 === 0) await forge(randomBytes(5).toString("hex").slice(0, 10));
       await forge(hash);
       // Follow the rollout: the newest pod's hash is the ReplicaSet being scaled up.
-      if (i % 10 === 0) {
+      if (i % 5 === 0) {
         const live = await pods(ns, VICTIM);
         seen.push({ t: Date.now(), ...sampleOf(live) });
         const newest = live.sort((a, b) =>
@@ -408,17 +413,31 @@ async function forgedWithoutUid(ns: string): Promise<void> {
     }
   })();
   try {
+    /** Stable spells (one revision, all Ready) after each step: exactly 3 at every sample. */
+    const holds: [number, number][] = [];
+    const hold = async (): Promise<void> => {
+      const from = Date.now();
+      await sleep(HOLD_MS);
+      holds.push([from, Date.now()]);
+    };
     await kubectl(["scale", "deployment", VICTIM, "--replicas=6", "-n", ns]);
     const up = await exact(ns, 6, 3, Date.now(), "victim scaled 3 → 6 under forgery", VICTIM);
+    await hold();
     const t1 = Date.now();
     await kubectl(["scale", "deployment", VICTIM, "--replicas=4", "-n", ns]);
     const down = await exact(ns, 4, 3, t1, "victim scaled 6 → 4 under forgery", VICTIM);
+    await hold();
     const from = await onlyRevision(ns, VICTIM);
     await apply(deployment(ns, VICTIM, 4, "forged-rollout"));
     const end = await rolloutDone(ns, 4, from, VICTIM);
     const rolled = await exact(ns, 4, 3, end, "victim rolled out under forgery", VICTIM);
     assert.ok(rolled <= EXACT_WITHIN_S, `${ns}: exact ${rolled.toFixed(1)} s after the rollout's end`);
+    await hold();
     ctl.stop = true;
+    const off = seen.filter(
+      (x) => holds.some(([a, b]) => x.t >= a && x.t <= b) && x.revisions === 1 && x.onDemand !== 3,
+    );
+    assert.deepEqual(off, [], `${ns}: exactly 3 on-demand at every sample while the forgery held`);
     await forger;
     const evictions = (await kube.list("Event", { namespace: ns })).items.filter(
       (e) =>
