@@ -469,6 +469,10 @@ export interface WhatifSideDto {
   nodeHours: { spot: number; onDemand: number };
   /** Per NodePool, averages over the window: nodes and cost rate (compare with `recorded.pools`). */
   pools?: Record<string, { nodes: number; costPerHour: number }>;
+  /** The window in about 96 buckets (t: epoch ms): cost rate and workload pods by capacity type. */
+  timeline?: { t: number; costPerHour: number; onDemandPods: number; spotPods: number }[];
+  /** Pod starts per latency bucket: ≤ 5 s, 15 s, 30 s, 1 min, 2 min, 5 min, longer. */
+  podStartHistogram?: number[];
   /** Workload pod creation → Running, ms. */
   podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
   pendingAtEnd: number;

@@ -148,6 +148,10 @@ export interface WhatifSide {
   nodeHours: { spot: number; onDemand: number };
   /** Per NodePool, averages over the window: nodes and cost rate. */
   pools: Record<string, { nodes: number; costPerHour: number }>;
+  /** The window in about 96 buckets: cost rate and workload pods by capacity type (the charts). */
+  timeline: ReplayResult["timeline"];
+  /** Pod starts per latency bucket (replay.ts START_BUCKETS_MS, then longer). */
+  podStartHistogram: number[];
   podStart: PodStartStats;
   pendingAtEnd: number;
   spotInterruptions: number;
@@ -393,6 +397,8 @@ function side(policy: ReplayPolicy, r: ReplayResult, simName: Sampled["simName"]
     spotShare: r.spotShare,
     nodeHours: r.nodeHours,
     pools: r.pools,
+    timeline: r.timeline,
+    podStartHistogram: r.podStartHistogram,
     podStart: r.podStart,
     pendingAtEnd: r.pendingAtEnd,
     spotInterruptions: r.spotInterruptions,
