@@ -502,6 +502,8 @@ export interface WhatifReportDto {
   skipped: { workload: string; reason: string }[];
   current: WhatifSideDto;
   candidate: WhatifSideDto;
+  /** Why a result may look wrong (e.g. warmup enabled yet a worse p95 start, and what the replay shows of why). */
+  notes?: string[];
   /**
    * What core recorded over the same window (averages over the time it has points for), and how
    * far the current policy's replay is from it (relative errors): judge the model before the

@@ -142,6 +142,7 @@ describe("the What-if page", () => {
     ...report,
     current: { ...side(0.5), timeline: timeline(0, 6, 0.5), podStartHistogram: [10, 2, 0, 0, 1, 0, 0] },
     candidate: { ...side(0.62), timeline: timeline(3, 3, 0.6), podStartHistogram: [11, 2, 0, 0, 0, 0, 0] },
+    notes: ["warmup on general: the replay's p95 pod start is worse (61 s → 75 s), not better"],
     recorded: {
       coveredMs: 24 * HOUR,
       costPerHour: 0.52,
@@ -214,6 +215,7 @@ describe("the What-if page", () => {
         },
       ],
     });
+    assert.match(screen.getByRole("note").textContent, /p95 pod start is worse \(61 s → 75 s\)/);
     assert.match(screen.getByTestId("whatif-model-check").textContent, /\$0\.500.*\$0\.520.*-3\.9 %/);
     const cost = screen.getByRole("img", { name: "cost/h over the window" });
     assert.equal(cost.querySelectorAll("polyline").length, 2, "current and candidate");

@@ -200,6 +200,7 @@ export const whatifReportSchema = {
     },
     current: sideSchema,
     candidate: sideSchema,
+    notes: { type: "array", items: { type: "string" } },
     recorded: {
       type: ["object", "null"],
       properties: {

@@ -122,6 +122,11 @@ function Result({ r }: { r: WhatifReportDto }) {
           ? `Model check: the current policy replayed at ${usd(c.costPerHour)}/h against ${usd(rec.costPerHour)}/h recorded over the same window (${signed(rec.fidelity.costError)}).`
           : "Model check: core has no recorded series for this window."}
       </p>
+      {(r.notes ?? []).map((n) => (
+        <p key={n} className="note" role="note">
+          {n}
+        </p>
+      ))}
       <div className="whatif-charts">
         <Lines
           label="cost/h over the window"
