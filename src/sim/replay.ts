@@ -213,6 +213,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       : {}),
     bootDelayMs: opts.bootDelayMs ?? 60_000,
     spotInterruptionRate: opts.spotInterruptionRate ?? 0.02,
+    // Both sides of a comparison interrupt the same launches at the same moments.
+    interruptionSeed: (opts.seed ?? 7) + 2,
   });
   const warmupPolicies = Object.entries(opts.policy.warmup);
   // Image pulls are not simulated, so a pre-pull pod would never finish: warm nodes without it.
