@@ -234,6 +234,8 @@ function result(costPerHour: number, p50: number, p95: number, count: number): R
     costPerHour,
     nodeHours: { spot: 3, onDemand: 1 },
     pools: {},
+    timeline: [],
+    podStartHistogram: [],
     nodeClaimsCreated: 5,
     podStart: { count, p50Ms: p50, p95Ms: p95, maxMs: p95 },
     podStartByDeployment: count === 0 ? {} : { "shop/api": { count, p50Ms: p50, p95Ms: p95, maxMs: p95 } },

@@ -650,6 +650,7 @@ export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "
     `current:   ${describePolicy(c.policy)}`,
     `candidate: ${describePolicy(k.policy)}`,
     ...recordedLines(r),
+    ...(r.notes ?? []).map((n) => `note: ${n}`),
     ...(r.skipped.length > 0
       ? [`not replayed: ${r.skipped.map((s) => `${s.workload} (${s.reason})`).join(", ")}`]
       : []),

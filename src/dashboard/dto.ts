@@ -610,6 +610,10 @@ export interface WhatifSideDto {
   nodeHours: { spot: number; onDemand: number };
   /** Per NodePool, averages over the window: nodes and cost rate (compare with `recorded.pools`). */
   pools?: Record<string, { nodes: number; costPerHour: number }>;
+  /** The window in about 96 buckets (t: epoch ms): cost rate and workload pods by capacity type. */
+  timeline?: { t: number; costPerHour: number; onDemandPods: number; spotPods: number }[];
+  /** Pod starts per latency bucket: ≤ 5 s, 15 s, 30 s, 1 min, 2 min, 5 min, longer. */
+  podStartHistogram?: number[];
   /** Workload pod creation → Running, ms. */
   podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
   pendingAtEnd: number;
@@ -639,6 +643,8 @@ export interface WhatifReportDto {
   skipped: { workload: string; reason: string }[];
   current: WhatifSideDto;
   candidate: WhatifSideDto;
+  /** Why a result may look wrong (e.g. warmup enabled yet a worse p95 start, and what the replay shows of why). */
+  notes?: string[];
   /**
    * What core recorded over the same window (averages over the time it has points for), and how
    * far the current policy's replay is from it (relative errors): judge the model before the

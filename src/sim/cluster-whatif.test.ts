@@ -11,6 +11,7 @@ import {
   ownTemplate,
   recordCluster,
   recordedWindow,
+  warmupNotes,
   type ClusterWhatifInput,
 } from "./cluster-whatif.ts";
 
@@ -253,5 +254,34 @@ void describe("a workload with no live pod now", () => {
       [[10, 0]],
       "and ends at 0: no live pod now",
     );
+  });
+});
+
+void describe("a warmup candidate that starts pods slower", () => {
+  void it("says so, with the workloads that got slower and the preemptions", () => {
+    const stats = (p95Ms: number) => ({ count: 10, p50Ms: 1000, p95Ms, maxMs: p95Ms });
+    const now = {
+      podStart: stats(184_000),
+      podStartByDeployment: { "shop/api": stats(49_000), "data/ingest": stats(6_000) },
+      preemptions: 40,
+    };
+    const cand = {
+      podStart: stats(301_000),
+      podStartByDeployment: { "shop/api": stats(225_000), "data/ingest": stats(6_000) },
+      preemptions: 48,
+    };
+    const names = new Map([
+      ["shop/Deployment/api", { namespace: "shop", name: "api" }],
+      ["data/Deployment/ingest", { namespace: "data", name: "ingest" }],
+    ]);
+    const warm = { spot: [], warmup: { arm64: { ...DEFAULT_POLICY, enabled: true } } };
+    const [note, ...rest] = warmupNotes(warm, now, cand, names);
+    assert.equal(rest.length, 0);
+    assert.match(
+      note ?? "",
+      /^warmup on arm64: the replay's p95 pod start is worse \(184 s → 301 s\), not better; slower: shop\/Deployment\/api 49 s → 225 s; warm pods preempted by workload pods 40 → 48\./,
+    );
+    assert.deepEqual(warmupNotes(warm, cand, now, names), [], "a better p95 needs no note");
+    assert.deepEqual(warmupNotes({ spot: [], warmup: {} }, now, cand, names), [], "nor a spot candidate");
   });
 });

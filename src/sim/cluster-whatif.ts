@@ -148,6 +148,10 @@ export interface WhatifSide {
   nodeHours: { spot: number; onDemand: number };
   /** Per NodePool, averages over the window: nodes and cost rate. */
   pools: Record<string, { nodes: number; costPerHour: number }>;
+  /** The window in about 96 buckets: cost rate and workload pods by capacity type (the charts). */
+  timeline: ReplayResult["timeline"];
+  /** Pod starts per latency bucket (replay.ts START_BUCKETS_MS, then longer). */
+  podStartHistogram: number[];
   podStart: PodStartStats;
   pendingAtEnd: number;
   spotInterruptions: number;
@@ -177,6 +181,11 @@ export interface ClusterWhatifReport {
   skipped: { workload: string; reason: string }[];
   current: WhatifSide;
   candidate: WhatifSide;
+  /**
+   * Why a result looks wrong where it might: e.g. a candidate that enables warmup yet starts pods
+   * slower (which workloads got slower, how often warm pods were preempted).
+   */
+  notes: string[];
   /** What core recorded over the window, and how far the current policy's replay is from it. */
   recorded: (RecordedWindow & { fidelity: Fidelity }) | null;
 }
@@ -393,12 +402,50 @@ function side(policy: ReplayPolicy, r: ReplayResult, simName: Sampled["simName"]
     spotShare: r.spotShare,
     nodeHours: r.nodeHours,
     pools: r.pools,
+    timeline: r.timeline,
+    podStartHistogram: r.podStartHistogram,
     podStart: r.podStart,
     pendingAtEnd: r.pendingAtEnd,
     spotInterruptions: r.spotInterruptions,
     nodeClaimsCreated: r.nodeClaimsCreated,
     now: { costPerHour: r.end.costPerHour, nodes: r.end.nodes, pools: r.end.pools, workloads },
   };
+}
+
+/**
+ * A candidate that enables warmup but makes the p95 pod start worse says so, with what the replay
+ * shows of why: the workloads whose p95 grew most and how often warm pods were preempted.
+ */
+export function warmupNotes(
+  changes: ReplayPolicy,
+  now: Pick<ReplayResult, "podStart" | "podStartByDeployment" | "preemptions">,
+  cand: Pick<ReplayResult, "podStart" | "podStartByDeployment" | "preemptions">,
+  simName: ReadonlyMap<string, { namespace: string; name: string }>,
+): string[] {
+  const warmed = Object.entries(changes.warmup)
+    .filter(([, p]) => p.enabled)
+    .map(([pool]) => pool);
+  if (warmed.length === 0 || cand.podStart.p95Ms <= now.podStart.p95Ms) return [];
+  const s = (ms: number): string => `${Math.round(ms / 1000)} s`;
+  const slower: { workload: string; a: number; b: number }[] = [];
+  for (const [key, sim] of simName) {
+    const a = now.podStartByDeployment[`${sim.namespace}/${sim.name}`]?.p95Ms ?? 0;
+    const b = cand.podStartByDeployment[`${sim.namespace}/${sim.name}`]?.p95Ms ?? 0;
+    if (b > a) slower.push({ workload: key, a, b });
+  }
+  slower.sort((x, y) => y.b - y.a - (x.b - x.a));
+  return [
+    `warmup on ${warmed.join(", ")}: the replay's p95 pod start is worse (${s(now.podStart.p95Ms)} → ` +
+      `${s(cand.podStart.p95Ms)}), not better; slower: ` +
+      (slower.length > 0
+        ? slower
+            .slice(0, 3)
+            .map((x) => `${x.workload} ${s(x.a)} → ${s(x.b)}`)
+            .join(", ")
+        : "no single workload") +
+      `; warm pods preempted by workload pods ${now.preemptions} → ${cand.preemptions}. ` +
+      "Warm nodes take room and launches the other pools' pods would have had; judge before applying.",
+  ];
 }
 
 /**
@@ -462,6 +509,7 @@ export async function clusterWhatif(
     throw err;
   }
   const currentSide = side(input.current, now, rec.simName);
+  const notes = warmupNotes(input.changes, now, cand, rec.simName);
   const recorded = input.recorded ? recordedWindow(input.recorded, rec.from, input.now) : undefined;
   return {
     from: rec.from,
@@ -474,6 +522,7 @@ export async function clusterWhatif(
     skipped: rec.skipped,
     current: currentSide,
     candidate: side(candidate, cand, rec.simName),
+    notes,
     recorded: recorded ? { ...recorded, fidelity: fidelityOf(currentSide, recorded) } : null,
   };
 }

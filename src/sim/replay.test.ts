@@ -105,6 +105,12 @@ describe("replay", () => {
     assert.equal(r.podStartByDeployment["shop/burst"]?.count, 1);
     assert.equal(r.spotInterruptions, 0);
     assert.equal(r.preemptions, 0);
+    // The charts' buckets (a minute each over 10 min) add up to the run's figures.
+    assert.equal(r.timeline.length, 10);
+    const usd = r.timeline.reduce((a, b) => a + b.costPerHour * MINUTE, 0);
+    assert.ok(Math.abs(usd / (10 * MINUTE) - r.costPerHour) < 1e-9, `${usd} vs ${r.costPerHour}`);
+    assert.ok(r.timeline.some((b) => b.spotPods === 4) && r.timeline.every((b) => b.onDemandPods === 0));
+    assert.deepEqual(r.podStartHistogram, [0, 0, 0, 0, 4, 0, 0], "every start between 60 and 120 s");
   });
 
   it("applies a spot policy through Wave's admission: the base runs on-demand", async () => {

@@ -92,6 +92,10 @@ export interface ReplayResult {
   nodeHours: { spot: number; onDemand: number };
   /** Per NodePool, averages over the run: nodes and cost rate. */
   pools: Record<string, { nodes: number; costPerHour: number }>;
+  /** The run in buckets (about 96): cost rate and workload pods by capacity type — the charts. */
+  timeline: TimelineBucket[];
+  /** Pod starts by latency: counts per bucket of START_BUCKETS_MS (the last: beyond it). */
+  podStartHistogram: number[];
   nodeClaimsCreated: number;
   /** Pending → Running of workload pods (Wave's own pods excluded). */
   podStart: PodStartStats;
@@ -112,6 +116,29 @@ export interface ReplayResult {
     pools: Record<string, { costPerHour: number; nodes: number }>;
     byDeployment: Record<string, EndPlacement>;
   };
+}
+
+export interface TimelineBucket {
+  /** Bucket start, epoch ms (simulated clock). */
+  t: number;
+  /** Average cost rate over the bucket, USD per hour. */
+  costPerHour: number;
+  /** Workload pods running on on-demand and on spot nodes at the bucket's start. */
+  onDemandPods: number;
+  spotPods: number;
+}
+
+/** Upper bounds of the pod-start histogram's buckets (a last bucket counts the rest). */
+export const START_BUCKETS_MS = [5_000, 15_000, 30_000, 60_000, 120_000, 300_000] as const;
+
+/** Counts per START_BUCKETS_MS bucket, plus one for longer starts. */
+export function startHistogram(latencies: readonly number[]): number[] {
+  const out = new Array<number>(START_BUCKETS_MS.length + 1).fill(0);
+  for (const l of latencies) {
+    const i = START_BUCKETS_MS.findIndex((b) => l <= b);
+    out[i < 0 ? START_BUCKETS_MS.length : i] = (out[i < 0 ? START_BUCKETS_MS.length : i] ?? 0) + 1;
+  }
+  return out;
 }
 
 export interface PodStartStats {
@@ -186,6 +213,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       : {}),
     bootDelayMs: opts.bootDelayMs ?? 60_000,
     spotInterruptionRate: opts.spotInterruptionRate ?? 0.02,
+    // Both sides of a comparison interrupt the same launches at the same moments.
+    interruptionSeed: (opts.seed ?? 7) + 2,
   });
   const warmupPolicies = Object.entries(opts.policy.warmup);
   // Image pulls are not simulated, so a pre-pull pod would never finish: warm nodes without it.
@@ -237,6 +266,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     );
   };
 
+  // The charts' buckets: about 96 over the run, at least a minute each.
+  const bucketMs = Math.max(60_000, Math.ceil(opts.durationMs / 96 / 60_000) * 60_000);
+  const timeline: TimelineBucket[] = [];
+  const bucketUsd: number[] = [];
   const startAt = clock.now();
   // The time since the last tick: spot interruptions are drawn over it.
   let elapsed = stepMs;
@@ -264,12 +297,21 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     }
     elapsed = dt;
     const measuring = now >= measureFrom;
+    // Each bucket boundary crossed: where the workload's pods run now.
+    while (
+      measuring &&
+      measureFrom + timeline.length * bucketMs <= now &&
+      timeline.length * bucketMs < opts.durationMs
+    ) {
+      timeline.push({ t: measureFrom + timeline.length * bucketMs, costPerHour: 0, ...podsByCapacity(kube) });
+    }
     for (const p of kube.peek("Pod")) if (measuring) observePod(p, created, started, measureFrom);
     for (const c of kube.peek("NodeClaim")) {
       if (measuring) claimsSeen.add(c.metadata.name ?? "");
       if (c.metadata.deletionTimestamp || !measuring) continue;
       const span = Math.min(dt, end - now);
       usdMs += claimPrice(c) * span;
+      spread(bucketUsd, claimPrice(c), now - measureFrom, span, bucketMs);
       const poolName = c.metadata.labels?.[NODE_POOL_LABEL] ?? "";
       let pm = poolMs.get(poolName);
       if (!pm) poolMs.set(poolName, (pm = { nodeMs: 0, usdMs: 0 }));
@@ -308,6 +350,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     durationMs: opts.durationMs,
     costPerHour: usdMs / opts.durationMs,
     nodeHours: { spot: nodeMs.spot / hour, onDemand: nodeMs.onDemand / hour },
+    timeline: timeline.map((b, i) => ({
+      ...b,
+      costPerHour: (bucketUsd[i] ?? 0) / Math.min(bucketMs, opts.durationMs - i * bucketMs),
+    })),
+    podStartHistogram: startHistogram(all),
     pools: Object.fromEntries(
       [...poolMs]
         .sort(([a], [b]) => a.localeCompare(b))
@@ -327,6 +374,35 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     spotShare: nodeMs.spot + nodeMs.onDemand > 0 ? nodeMs.spot / (nodeMs.spot + nodeMs.onDemand) : 0,
     end: endState,
   };
+}
+
+/** Adds price × time over [from, from + span) (ms since the measurement began) to the buckets it covers. */
+function spread(buckets: number[], price: number, from: number, span: number, bucketMs: number): void {
+  let at = from;
+  const end = from + span;
+  while (at < end) {
+    const i = Math.floor(at / bucketMs);
+    const upTo = Math.min(end, (i + 1) * bucketMs);
+    while (buckets.length <= i) buckets.push(0);
+    buckets[i] = (buckets[i] ?? 0) + price * (upTo - at);
+    at = upTo;
+  }
+}
+
+/** Workload pods (Wave's own excluded) bound to on-demand and to spot nodes. */
+function podsByCapacity(kube: MemoryKube): { onDemandPods: number; spotPods: number } {
+  const capacityOf = new Map(
+    kube.peek("Node").map((n) => [n.metadata.name ?? "", n.metadata.labels?.[CAPACITY_TYPE_LABEL]]),
+  );
+  let onDemandPods = 0;
+  let spotPods = 0;
+  for (const p of kube.peek("Pod")) {
+    if (!p.spec.nodeName || p.metadata.deletionTimestamp || isWavePod(p)) continue;
+    const ct = capacityOf.get(p.spec.nodeName);
+    if (ct === "spot") spotPods++;
+    else if (ct !== undefined) onDemandPods++;
+  }
+  return { onDemandPods, spotPods };
 }
 
 /** What the cluster looks like when the run ends (what the dashboard would show then). */

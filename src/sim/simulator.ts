@@ -25,7 +25,7 @@ import { isActivePod, isDaemonSetPod } from "../karpenter/room.ts";
 import { parseResources, podRequests as computeRequests, type Resources } from "../karpenter/resources.ts";
 import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../karpenter/scheduling.ts";
 import { offeringLabels, type Offering } from "./catalog.ts";
-import { suffix } from "../shared/random.ts";
+import { seeded, suffix } from "../shared/random.ts";
 
 export interface SimulatorOptions {
   kube: MemoryKube;
@@ -47,6 +47,14 @@ export interface SimulatorOptions {
   consolidationValidationMs?: number;
   /** Drift replacements per pool at most one per this period (Karpenter's budgets pace drift). */
   driftIntervalMs?: number;
+  /**
+   * Common random numbers for what-if comparisons: each spot node's interruption time is drawn at
+   * its launch from this seed and the launch's pool, time and order, not from the shared stream —
+   * two replays that launch the same node at the same moment see it interrupted at the same
+   * moment, whatever else (a warm node, a pod's name) drew from the stream in between. Without
+   * it, interruptions are drawn per tick from `random`.
+   */
+  interruptionSeed?: number;
   log?: Logger;
 }
 
@@ -124,7 +132,8 @@ const fits = (req: Resources, room: Resources): boolean =>
 
 export class Simulator {
   readonly name = "simulator";
-  readonly #o: Required<Omit<SimulatorOptions, "admit">> & Pick<SimulatorOptions, "admit">;
+  readonly #o: Required<Omit<SimulatorOptions, "admit" | "interruptionSeed">> &
+    Pick<SimulatorOptions, "admit" | "interruptionSeed">;
   readonly #launches = new Map<string, Launch>();
   /** Pending-pod batch, as Karpenter's provisioner batches (idle / max windows). */
   #batch: { start: number; last: number; size: number } | undefined;
@@ -148,6 +157,9 @@ export class Simulator {
    */
   readonly #movable = new Map<string, boolean>();
   #lastNodes: readonly Node[] = [];
+  /** With interruptionSeed: each spot NodeClaim's interruption time and kind, drawn at launch. */
+  readonly #interruptAt = new Map<string, { at: number; pick: number }>();
+  #launchOrdinal = { at: NaN, n: 0 };
   #ticks = 0;
 
   constructor(opts: SimulatorOptions) {
@@ -762,6 +774,13 @@ export class Simulator {
         `ip-10-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}.ec2.internal`,
     );
     this.#launches.set(name, { offering: o, launchedAt: now, nodeName });
+    if (this.#o.interruptionSeed !== undefined && o.capacityType === "spot") {
+      if (this.#launchOrdinal.at !== now) this.#launchOrdinal = { at: now, n: 0 };
+      const draw = seeded(fnv1a(`${this.#o.interruptionSeed}|${poolName}|${now}|${this.#launchOrdinal.n++}`));
+      const rate = this.#o.spotInterruptionRate;
+      const at = rate > 0 ? now - (Math.log(1 - draw()) / rate) * 3_600_000 : Infinity;
+      this.#interruptAt.set(name, { at, pick: draw() });
+    }
     for (const p of pods)
       await this.#event("Pod", p, "Nominated", "Normal", `Pod should schedule on: nodeclaim/${name}`);
     this.#o.log.debug("launched nodeclaim", {
@@ -827,11 +846,15 @@ export class Simulator {
       const claim = claimOf(n);
       if (!claim) continue;
 
-      if (
+      const drawn = this.#interruptAt.get(claim.metadata.name ?? "");
+      const interrupted =
         n.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot" &&
-        random() < (this.#o.spotInterruptionRate * dtMs) / 3_600_000
-      ) {
-        const pick = random();
+        (this.#o.interruptionSeed === undefined
+          ? random() < (this.#o.spotInterruptionRate * dtMs) / 3_600_000
+          : drawn !== undefined && now >= drawn.at);
+      if (interrupted) {
+        const pick = drawn?.pick ?? random();
+        this.#interruptAt.delete(claim.metadata.name ?? "");
         let acc = 0;
         const kind = INTERRUPTIONS.find((i) => (acc += i.share) > pick) ?? SPOT_INTERRUPTED;
         await this.#event("Node", n, kind.reason, "Warning", kind.message);
@@ -1002,6 +1025,13 @@ function podRequests(p: Pod): Readonly<Resources> {
     requestsCache.set(p, r);
   }
   return r;
+}
+
+/** A 32-bit FNV-1a hash: a seed from a launch's identity. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
 }
 
 /** A NodePool with a malformed consolidateAfter is never consolidated (Karpenter rejects it). */

@@ -14,6 +14,7 @@ import { Nodes } from "./pages/Nodes.tsx";
 import { Overview } from "./pages/Overview.tsx";
 import { Spot } from "./pages/Spot.tsx";
 import { Thrashing } from "./pages/Thrashing.tsx";
+import { WhatifPage } from "./pages/WhatifPage.tsx";
 import { Warmup } from "./pages/Warmup.tsx";
 import { PRESETS, resolveRange, type RangeSpec } from "./range.ts";
 import { formatRoute, PAGES, parseRoute, type Route } from "./route.ts";
@@ -316,6 +317,7 @@ function Console(props: {
     spot: Spot,
     disruptions: Disruptions,
     thrashing: Thrashing,
+    whatif: WhatifPage,
   }[route.page];
   return (
     <div className="app">

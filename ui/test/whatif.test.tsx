@@ -4,9 +4,11 @@
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { WhatifReportDto } from "../../src/dashboard/dto.ts";
+import { within } from "@testing-library/react";
+import type { SpotViewDto, WarmupViewDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
 import { WhatifPanel } from "../src/pages/Whatif.tsx";
-import { NOW, ctxFor } from "./helpers.tsx";
+import { WhatifPage } from "../src/pages/WhatifPage.tsx";
+import { NOW, ctxFor, mockFetch } from "./helpers.tsx";
 
 afterEach(cleanup);
 
@@ -124,5 +126,137 @@ describe("What-if progress", () => {
     render(<WhatifPanel ctx={ctxFor()} candidate={candidate} />);
     fireEvent.click(screen.getByRole("button", { name: /What if/ }));
     assert.match((await screen.findByRole("alert")).textContent, /queue is full; try again in 40 s/);
+  });
+});
+
+describe("the What-if page", () => {
+  const HOUR = 3_600_000;
+  const timeline = (od: number, spot: number, cost: number) =>
+    Array.from({ length: 4 }, (_, i) => ({
+      t: NOW - 24 * HOUR + i * 6 * HOUR,
+      costPerHour: cost + i / 10,
+      onDemandPods: od,
+      spotPods: spot,
+    }));
+  const full: WhatifReportDto = {
+    ...report,
+    current: { ...side(0.5), timeline: timeline(0, 6, 0.5), podStartHistogram: [10, 2, 0, 0, 1, 0, 0] },
+    candidate: { ...side(0.62), timeline: timeline(3, 3, 0.6), podStartHistogram: [11, 2, 0, 0, 0, 0, 0] },
+    notes: ["warmup on general: the replay's p95 pod start is worse (61 s → 75 s), not better"],
+    recorded: {
+      coveredMs: 24 * HOUR,
+      costPerHour: 0.52,
+      pools: { general: { nodes: 3, costPerHour: 0.52 } },
+      fidelity: { costError: -0.0385, poolNodesError: { general: 0 } },
+    },
+  };
+  const spotView = {
+    clusterId: "prod",
+    at: NOW,
+    from: NOW - HOUR,
+    to: NOW,
+    workloads: [
+      {
+        workload: { kind: "Deployment", namespace: "shop", name: "api" },
+        policy: { threshold: 1, strategy: "Prefer" },
+        pods: 6,
+        target: null,
+        actual: { onDemand: 1, spot: 5, pending: 0 },
+        fallbacks: 0,
+        costPerHour: 0.5,
+      },
+    ],
+  } as unknown as SpotViewDto;
+  const warmView = {
+    clusterId: "prod",
+    at: NOW,
+    from: NOW - HOUR,
+    to: NOW,
+    pools: [
+      {
+        nodePool: "general",
+        policy: {
+          enabled: false,
+          maxWarmNodes: 0,
+          ttlSeconds: 600,
+          cooldownSeconds: 300,
+          maxCostPerHour: null,
+          prePull: true,
+          prePullDeadlineSeconds: 300,
+        },
+        configured: false,
+      },
+    ],
+  } as unknown as WarmupViewDto;
+
+  it("replays a workload's candidate, shows both sides as charts with the model check, and applies it (admin)", async () => {
+    const calls = mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [/GET .*\/warmup/, () => [200, warmView]],
+      [/POST .*clusters\/prod\/whatif$/, () => [200, full]],
+      [/PUT .*policies\/spot\/Deployment\/shop\/api$/, (c) => [200, c.body]],
+    ]);
+    render(<WhatifPage ctx={ctxFor({ role: "admin" })} />);
+    const form = screen.getByRole("form", { name: "what-if candidate" });
+    await within(form).findByRole("option", { name: "shop/Deployment/api" });
+    fireEvent.change(within(form).getByLabelText("workload or NodePool"), {
+      target: { value: "workload:shop/Deployment/api" },
+    });
+    assert.equal(within(form).getByLabelText<HTMLInputElement>("on-demand base (threshold)").value, "1");
+    fireEvent.change(within(form).getByLabelText("on-demand base (threshold)"), { target: { value: "3" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Replay the last 24 h" }));
+    await screen.findByTestId("whatif-result");
+    assert.deepEqual(calls.find((c) => c.method === "POST")?.body, {
+      spot: [
+        {
+          workload: { kind: "Deployment", namespace: "shop", name: "api" },
+          threshold: 3,
+          strategy: "Prefer",
+        },
+      ],
+    });
+    assert.match(screen.getByRole("note").textContent, /p95 pod start is worse \(61 s → 75 s\)/);
+    assert.match(screen.getByTestId("whatif-model-check").textContent, /\$0\.500.*\$0\.520.*-3\.9 %/);
+    const cost = screen.getByRole("img", { name: "cost/h over the window" });
+    assert.equal(cost.querySelectorAll("polyline").length, 2, "current and candidate");
+    assert.match(cost.textContent, /candidate: \$0\.600, \$0\.700/);
+    const pods = screen.getByRole("img", { name: "pods on-demand / spot" });
+    assert.equal(pods.querySelectorAll("polyline").length, 4);
+    const hist = screen.getByRole("table", { name: "pod start latency" });
+    assert.deepEqual(
+      Array.from(within(hist).getByRole("rowheader", { name: "≤ 2 min" }).parentElement?.children ?? []).map(
+        (c) => c.textContent.trim(),
+      ),
+      ["≤ 2 min", "1", "0"],
+    );
+    fireEvent.click(within(form).getByRole("button", { name: "Apply the candidate" }));
+    await screen.findByText(/spot policy for shop\/Deployment\/api saved/);
+    const put = calls.find((c) => c.method === "PUT");
+    assert.deepEqual(put?.body, { threshold: 3, strategy: "Prefer" });
+  });
+
+  it("a viewer's Apply asks for an admin, and a pool's candidate is a warmup policy", async () => {
+    const calls = mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [/GET .*\/warmup/, () => [200, warmView]],
+      [/POST .*whatif$/, () => [200, full]],
+    ]);
+    const ctx = ctxFor({ role: "viewer" });
+    render(<WhatifPage ctx={ctx} />);
+    const form = screen.getByRole("form", { name: "what-if candidate" });
+    await within(form).findByRole("option", { name: "general" });
+    fireEvent.change(within(form).getByLabelText("workload or NodePool"), {
+      target: { value: "pool:general" },
+    });
+    fireEvent.change(within(form).getByLabelText("warm nodes"), { target: { value: "2" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Replay the last 24 h" }));
+    await screen.findByTestId("whatif-result");
+    const body = calls.find((c) => c.method === "POST")?.body as {
+      warmup: Record<string, { enabled: boolean; maxWarmNodes: number }>;
+    };
+    assert.deepEqual([body.warmup["general"]?.enabled, body.warmup["general"]?.maxWarmNodes], [true, 2]);
+    fireEvent.click(within(form).getByRole("button", { name: "Apply the candidate (admin)" }));
+    assert.deepEqual(ctx.asked, ["apply a what-if candidate"]);
+    assert.equal(calls.filter((c) => c.method === "PUT").length, 0);
   });
 });

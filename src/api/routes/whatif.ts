@@ -141,6 +141,19 @@ const sideSchema = {
     spotShare: { type: "number" },
     nodeHours: capacity,
     pools: { type: "object", additionalProperties: poolAverage },
+    timeline: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          t: { type: "integer" },
+          costPerHour: { type: "number" },
+          onDemandPods: { type: "integer" },
+          spotPods: { type: "integer" },
+        },
+      },
+    },
+    podStartHistogram: { type: "array", items: { type: "integer" } },
     podStart: {
       type: "object",
       properties: {
@@ -187,6 +200,7 @@ export const whatifReportSchema = {
     },
     current: sideSchema,
     candidate: sideSchema,
+    notes: { type: "array", items: { type: "string" } },
     recorded: {
       type: ["object", "null"],
       properties: {
