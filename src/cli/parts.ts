@@ -14,7 +14,7 @@ import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
 import { whatifRoutes, type WhatifDeps } from "../api/routes/whatif.ts";
-import { WhatifPool } from "../sim/whatif-pool.ts";
+import type { WhatifPool } from "../sim/whatif-pool.ts";
 import type { ClusterHub } from "../core/hub/hub.ts";
 import { runClusterSampler } from "../core/history/sampler.ts";
 import { runSavingsSampler } from "../dashboard/savings-sampler.ts";
@@ -274,8 +274,12 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   // Several core replicas: a cluster another replica owns is read through it (ADR 0012).
   const ownership = o.hub.ownership;
   const rt = ownership instanceof SoleOwnership ? undefined : { ownership };
-  // What-if replays run in worker threads (started with the first what-if), never on this loop.
-  const whatifs = new WhatifPool();
+  // What-if replays run in worker threads, never on this loop; the pool (and src/sim with it) loads
+  // with the first what-if, so a core nobody asks for one never loads the simulator.
+  let whatifs: WhatifPool | undefined;
+  let loading: Promise<WhatifPool> | undefined;
+  const pool = (): Promise<WhatifPool> =>
+    (loading ??= import("../sim/whatif-pool.ts").then((m) => (whatifs = new m.WhatifPool())));
   return build({
     tokens: o.tokens,
     replica: ownership.replica,
@@ -296,11 +300,11 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
         ...(rt ? { readThrough: rt } : {}),
-        whatif: { run: (input, job) => whatifs.run(input, job), busy: () => whatifs.busy() },
+        whatif: { run: async (input, job) => (await pool()).run(input, job), busy: () => whatifs?.busy() },
       }),
       // Closing core stops the what-if workers (a running replay answers 503).
       (s) => {
-        s.addHook("onClose", () => whatifs.close());
+        s.addHook("onClose", async () => whatifs?.close());
       },
       (s) => {
         s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
