@@ -1,7 +1,7 @@
 // Shared helpers for the local Kubernetes + Karpenter rig (hack/rig/cluster.ts) and the e2e
 // harness (test/e2e/harness.ts). Node built-ins only.
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -154,6 +154,12 @@ export function pidRunsBinary(pid: number, binary: string): boolean {
   }
   exe = exe.replace(/ \(deleted\)$/, "");
   if (exe === join(binDir, binary)) return true;
+  // A worktree whose .rig is a symlink to the checkout that built and started the rig.
+  try {
+    if (exe === realpathSync(join(binDir, binary))) return true;
+  } catch {
+    // not built here
+  }
   // Fall back to argv[0] (e.g. when /proc/<pid>/exe is unreadable or the path went through a symlink).
   try {
     const argv0 = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] ?? "";
