@@ -324,6 +324,18 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
       (e) => e.reason === SPOT_REPAIR_EVENT_REASON && e.action === "PlanEvict",
     );
     assert.equal(planned.length, 4, "one Event per planned eviction, reported once");
+    const onWorkload = (await s.kube.list("Event", { namespace: APP_NS })).items.filter(
+      (e) => e.reason === "WaveSpotRepairPlan",
+    );
+    assert.deepEqual(
+      onWorkload.map((e) => [e.involvedObject.kind, e.involvedObject.name]),
+      [["Deployment", "web"]],
+      "and one summary on the workload itself (kubectl describe)",
+    );
+    assert.match(
+      onWorkload[0]?.message ?? "",
+      /^shop\/Deployment\/web: dry-run: would evict 4 pod\(s\), one at a time: /,
+    );
     assert.match(
       planned[0]?.message ?? "",
       /^shop\/Deployment\/web: dry-run: would evict on-demand pod web-h1-\d+ \(1 of 4\).*6 of 6 live pods on-demand, target 2; nothing evicted$/,

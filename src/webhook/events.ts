@@ -54,3 +54,36 @@ export function repairEvent(e: RepairEventInput): Event {
     source: { component: SPOT_REPAIR_EVENT_COMPONENT },
   };
 }
+
+/**
+ * Reason of the dry-run plan's summary on the workload itself (`kubectl describe deployment`
+ * shows it). Not forwarded to core: the plan's per-pod `PlanEvict` Events (reason WaveSpotRepair)
+ * are what the Spot placement page counts.
+ */
+export const SPOT_REPAIR_PLAN_REASON = "WaveSpotRepairPlan";
+
+/** The dry-run plan, summed up in one Event on the workload ("namespace/Kind/name"). */
+export function planEvent(workload: string, message: string, instance: string, now: number): Event {
+  const [namespace = "", kind = "", name = ""] = workload.split("/");
+  const ts = new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: {
+      name: `${name}.${now.toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`.slice(0, 253),
+      namespace,
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+    },
+    involvedObject: { apiVersion: "apps/v1", kind, namespace, name },
+    reason: SPOT_REPAIR_PLAN_REASON,
+    message: `${workload}: ${message}`,
+    type: "Normal",
+    count: 1,
+    firstTimestamp: ts,
+    lastTimestamp: ts,
+    action: "Plan",
+    reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
+    reportingInstance: instance,
+    source: { component: SPOT_REPAIR_EVENT_COMPONENT },
+  };
+}

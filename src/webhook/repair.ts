@@ -15,7 +15,7 @@ import { KubeApiError, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { SlotAllocator } from "./allocator.ts";
-import { repairEvent } from "./events.ts";
+import { planEvent, repairEvent } from "./events.ts";
 import { adoptSlots, isLivePod, ledgerId, nextCapacity } from "./ledger.ts";
 import { adoptionPatch, asAdopted, governedBy, planAdoption, plannedMoves } from "./adopt-plan.ts";
 import { ON_DEMAND, revisionOf } from "./constants.ts";
@@ -476,6 +476,19 @@ export class SpotRepair {
     if (!st || st.reported === signature) return;
     st.reported = signature;
     const n = moves.pods.length;
+    // One line on the workload itself (kubectl describe), then one Event per planned eviction.
+    const summary =
+      n === 0
+        ? `dry-run: nothing to move (${moves.onDemand} of ${moves.live} live pods on-demand, target ${moves.target})`
+        : `dry-run: would evict ${n} pod(s), one at a time: ${moves.pods.map((p) => p.metadata.name ?? "").join(", ")} ` +
+          `(${moves.onDemand} of ${moves.live} live pods on-demand, target ${moves.target}); nothing evicted`;
+    try {
+      await this.#o.kube.create("Event", planEvent(key, summary, this.#o.identity, this.#o.clock.now()), {
+        namespace: key.split("/")[0] ?? "",
+      });
+    } catch (err) {
+      this.#log.warn("could not record the dry-run plan", { workload: key, err });
+    }
     for (const [i, pod] of moves.pods.entries()) {
       const from = moves.direction === "excess" ? "on-demand" : "spot";
       const to = moves.direction === "excess" ? "spot" : "on-demand";

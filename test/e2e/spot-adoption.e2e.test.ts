@@ -16,8 +16,9 @@
 //   (c) 6 pods running on on-demand, then Require threshold 2 → exactly 2 on on-demand nodes,
 //       never fewer than 2 while moving
 //   (d) converged at threshold 2, then the policy deleted → 0 evictions, the same pods
-//   (e) repair: dry-run, threshold 2 on 6 pods on spot → the planned evictions as PlanEvict Events
-//       (start: and in the API's spot-placement view), 0 evictions, no pod labelled
+//   (e) repair: dry-run, Require threshold 2 on 6 pods on on-demand → the planned evictions as
+//       PlanEvict Events on the pods and a summary on the Deployment (start: and in the API's
+//       spot-placement view), 0 evictions, no pod labelled
 // Time to exact is printed per repetition.
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
@@ -163,7 +164,13 @@ function deployment(ns: string, size: number, pool: string, onePerNode = false):
                 affinity: {
                   podAntiAffinity: {
                     requiredDuringSchedulingIgnoredDuringExecution: [
-                      { labelSelector: { matchLabels: { app: APP } }, topologyKey: "kubernetes.io/hostname" },
+                      // Every namespace: the three repetitions share the pool, and a pod on another
+                      // repetition's node would skip the new node (and its capacity type).
+                      {
+                        labelSelector: { matchLabels: { app: APP } },
+                        namespaceSelector: {},
+                        topologyKey: "kubernetes.io/hostname",
+                      },
                     ],
                   },
                 },
@@ -454,12 +461,12 @@ const scenarioB = {
   name: "b: already at its target",
   /** While the staged pool offers on-demand only. */
   prepare: async (ns: string, pools: Pools): Promise<void> => {
-    await apply(deployment(ns, 3, pools.staged, true));
+    await apply(deployment(ns, 3, pools.single, true));
     await runningAll(ns, 3, "(b) 3 on on-demand");
   },
   /** Once it offers spot too: 3 more pods, each on a new node — spot, the cheaper. */
   prepareMixed: async (ns: string, pools: Pools): Promise<void> => {
-    await apply(deployment(ns, 6, pools.staged, true));
+    await apply(deployment(ns, 6, pools.single, true));
     const s = await runningAll(ns, 6, "(b) scaled to 6");
     assert.equal(
       s.onDemand,
@@ -580,6 +587,15 @@ const scenarioE = {
       { timeoutMs: 60_000 },
     );
     const plannedIn = (Date.now() - t0) / 1000;
+    const summary = await waitFor(
+      `${ns}: (e) the plan summed up on the Deployment (kubectl describe)`,
+      async () =>
+        (await kube.list("Event", { namespace: ns, fieldSelector: "reason=WaveSpotRepairPlan" })).items.find(
+          (e) => e.involvedObject.kind === "Deployment" && e.involvedObject.name === APP,
+        ),
+      { timeoutMs: 30_000 },
+    );
+    assert.match(summary.message ?? "", /dry-run: would evict 4 pod\(s\), one at a time: .*nothing evicted$/);
     assert.equal(planned.length, before.onDemand - 2, `${ns}: (e) one Event per planned eviction`);
     assert.ok(
       planned.every((e) => /dry-run: would evict on-demand pod .* nothing evicted$/.test(e.message ?? "")),
@@ -617,6 +633,8 @@ interface Pools {
   mixed: string;
   /** on-demand only until every workload on it runs, then spot + on-demand. */
   staged: string;
+  /** As staged, for (b) alone: one pod per node, so its scale-up needs new nodes (spot, the cheaper). */
+  single: string;
 }
 
 /** Pools that keep their nodes (no consolidation moves pods under the test). */
@@ -632,13 +650,19 @@ async function runMode(make: (namespaces: string[]) => Promise<Mode>, label: str
       cases.push({ s, ns });
     }
   const suffix = randomBytes(3).toString("hex");
-  const pools: Pools = { mixed: `adm-${label}-${suffix}`, staged: `ads-${label}-${suffix}` };
-  poolNames.push(pools.mixed, pools.staged);
+  const pools: Pools = {
+    mixed: `adm-${label}-${suffix}`,
+    staged: `ads-${label}-${suffix}`,
+    single: `adb-${label}-${suffix}`,
+  };
+  poolNames.push(pools.mixed, pools.staged, pools.single);
   await applyTaintedPool(pools.mixed, { capacityTypes: ["spot", "on-demand"], disruption: keep });
   await applyTaintedPool(pools.staged, { capacityTypes: ["on-demand"], disruption: keep });
+  await applyTaintedPool(pools.single, { capacityTypes: ["on-demand"], disruption: keep });
   // Wave is installed into a cluster whose workloads already run.
   await Promise.all(cases.map(({ s, ns }) => s.prepare(ns, pools)));
   await applyTaintedPool(pools.staged, { capacityTypes: ["spot", "on-demand"], disruption: keep });
+  await applyTaintedPool(pools.single, { capacityTypes: ["spot", "on-demand"], disruption: keep });
   await Promise.all(
     cases.filter((c) => c.s === scenarioB).map(({ ns }) => scenarioB.prepareMixed(ns, pools)),
   );
