@@ -3,7 +3,9 @@
 // webhook can never block pod creation, pods run hardened, and the storage switch works.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { documentedPermissions, ruleKeys } from "./helm-rbac.ts";
@@ -524,5 +526,45 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.deepEqual(field(agentIn[0], "from"), [
       { namespaceSelector: { matchLabels: { team: "monitoring" } } },
     ]);
+  });
+});
+
+// Issue 33: the chart as production installs use it (umbrella charts, GitOps, EKS, Karpenter).
+describe("helm chart deploy/helm/wave: production conventions", { skip }, () => {
+  it("renders as a subchart of an umbrella chart (Helm adds `global` to its values)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "wave-umbrella-"));
+    try {
+      mkdirSync(join(dir, "charts"));
+      cpSync(chart, join(dir, "charts", "wave"), { recursive: true });
+      writeFileSync(
+        join(dir, "Chart.yaml"),
+        "apiVersion: v2\nname: platform\nversion: 1.0.0\ndependencies:\n  - name: wave\n    version: 0.1.0\n",
+      );
+      writeFileSync(
+        join(dir, "values.yaml"),
+        "global:\n  imageRegistry: registry.example\nwave:\n  clusterId: prod\n",
+      );
+      const out = execFileSync(
+        helm,
+        [
+          "template",
+          "platform",
+          dir,
+          "--namespace",
+          "wave",
+          ...KUBE,
+          ...APIS.flatMap((a) => ["--api-versions", a]),
+        ],
+        { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+      );
+      const docs = parseAllDocuments(out)
+        .map((d) => d.toJSON() as unknown)
+        .filter(isObj);
+      const core = named(docs, "Deployment", "platform-wave-core");
+      const env = objs(field(objs(field(core, "spec", "template", "spec", "containers"))[0], "env"));
+      assert.equal(env.find((e) => e.name === "WAVE_CLUSTER_ID")?.value, "prod");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
