@@ -270,7 +270,7 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
         scope: "Namespaced",
       },
     ]);
-    assert.equal(field(named(docs, "PodDisruptionBudget", "wave-webhook"), "spec", "minAvailable"), 1);
+    assert.deepEqual(field(named(docs, "PodDisruptionBudget", "wave-webhook"), "spec", "maxUnavailable"), 1);
     assert.equal(field(named(docs, "Deployment", "wave-webhook"), "spec", "replicas"), 2);
   });
 
@@ -531,6 +531,8 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
 
 // Issue 33: the chart as production installs use it (umbrella charts, GitOps, EKS, Karpenter).
 describe("helm chart deploy/helm/wave: production conventions", { skip }, () => {
+  const docs = skip ? [] : render();
+
   it("renders as a subchart of an umbrella chart (Helm adds `global` to its values)", () => {
     const dir = mkdtempSync(join(tmpdir(), "wave-umbrella-"));
     try {
@@ -566,5 +568,54 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("renders no PodDisruptionBudget at one replica (its node could never be drained), maxUnavailable 1 and a spread above", () => {
+    const pdbs = (d: Obj[]) =>
+      byKind(d, "PodDisruptionBudget").map((p) => [field(p, "metadata", "name"), field(p, "spec")]);
+    const spread = (d: Obj[], c: string) =>
+      objs(
+        field(named(d, "Deployment", `wave-${c}`), "spec", "template", "spec", "topologySpreadConstraints"),
+      );
+    // Defaults: two webhook replicas, one core on SQLite.
+    assert.deepEqual(pdbs(docs), [
+      [
+        "wave-webhook",
+        {
+          maxUnavailable: 1,
+          selector: {
+            matchLabels: {
+              "app.kubernetes.io/name": "wave",
+              "app.kubernetes.io/instance": "wave",
+              "app.kubernetes.io/component": "webhook",
+            },
+          },
+        },
+      ],
+    ]);
+    assert.deepEqual(spread(docs, "core"), []);
+    assert.equal(spread(docs, "webhook").length, 2);
+    const one = render(["--set", "webhook.replicas=1"]);
+    assert.deepEqual(pdbs(one), [], "no PDB at one webhook replica");
+    assert.deepEqual(spread(one, "webhook"), []);
+    const ha = render(["-f", `${chart}/ci/postgres-values.yaml`, "--set", "core.replicas=3"]);
+    assert.deepEqual(
+      pdbs(ha).map(([name, spec]) => [name, field(spec, "maxUnavailable")]),
+      [
+        ["wave-core", 1],
+        ["wave-webhook", 1],
+      ],
+    );
+    assert.deepEqual(
+      spread(ha, "core").map((s) => [
+        s.topologyKey,
+        s.whenUnsatisfiable,
+        field(s, "labelSelector", "matchLabels", "app.kubernetes.io/component"),
+      ]),
+      [
+        ["topology.kubernetes.io/zone", "ScheduleAnyway", "core"],
+        ["kubernetes.io/hostname", "DoNotSchedule", "core"],
+      ],
+    );
   });
 });

@@ -129,3 +129,37 @@ imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
+
+{{/*
+A PodDisruptionBudget for a component with more than one replica. At one replica a PDB would
+forbid every eviction (minAvailable 1) and its node could never be drained or consolidated by
+Karpenter; without one the pod is simply rescheduled. Call with (dict "c" .Values.core "component"
+"core" "ctx" $).
+*/}}
+{{- define "wave.pdb" -}}
+{{- if gt (int .c.replicas) 1 }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "wave.fullname" .ctx }}-{{ .component }}
+  namespace: {{ .ctx.Release.Namespace }}
+  labels:
+    {{- include "wave.labels" (dict "ctx" .ctx "component" .component) | nindent 4 }}
+spec:
+  maxUnavailable: {{ .c.pdb.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "wave.selectorLabels" (dict "ctx" .ctx "component" .component) | nindent 6 }}
+{{- end }}
+{{- end }}
+
+{{/* A component's topologySpreadConstraints, each selecting its own pods; only with > 1 replica. */}}
+{{- define "wave.topologySpread" -}}
+{{- if and (gt (int .c.replicas) 1) .c.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- range .c.topologySpreadConstraints }}
+  - {{ toYaml (merge (dict "labelSelector" (dict "matchLabels" (include "wave.selectorLabels" (dict "ctx" $.ctx "component" $.component) | fromYaml))) .) | nindent 4 | trim }}
+  {{- end }}
+{{- end }}
+{{- end }}
