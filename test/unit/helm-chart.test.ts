@@ -618,4 +618,28 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
       ],
     );
   });
+
+  it("serves the webhook on the node's network when asked (the control plane cannot reach pod IPs)", () => {
+    const pod = (d: Obj[]) => field(named(d, "Deployment", "wave-webhook"), "spec", "template", "spec");
+    const container = (d: Obj[]) => objs(field(pod(d), "containers"))[0];
+    const port = (d: Obj[]) => objs(field(container(d), "ports"))[0]?.containerPort;
+    const envPort = (d: Obj[]) =>
+      objs(field(container(d), "env")).find((e) => e.name === "WAVE_WEBHOOK_PORT")?.value;
+    assert.equal(field(pod(docs), "hostNetwork"), undefined);
+    assert.equal(port(docs), 8443);
+    const host = render(["--set", "webhook.hostNetwork=true"]);
+    assert.equal(field(pod(host), "hostNetwork"), true);
+    assert.equal(field(pod(host), "dnsPolicy"), "ClusterFirstWithHostNet");
+    assert.equal(port(host), 10260, "a port free on the node, not the pods' 8443");
+    assert.equal(envPort(host), "10260");
+    // The API server still calls the Service's port, which targets the container's by name.
+    const svc = objs(field(named(host, "Service", "wave-webhook"), "spec", "ports"))[0];
+    assert.deepEqual([svc?.port, svc?.targetPort], [8443, "https"]);
+    const cfg = objs(named(host, "MutatingWebhookConfiguration", "wave-webhook").webhooks)[0];
+    assert.equal(field(cfg, "clientConfig", "service", "port"), 8443);
+    const np = objs(field(named(host, "NetworkPolicy", "wave-webhook"), "spec", "ingress"));
+    assert.equal(objs(np[0]?.ports)[0]?.port, 10260);
+    const other = render(["--set", "webhook.hostNetwork=true", "--set", "webhook.hostNetworkPort=9443"]);
+    assert.equal(port(other), 9443);
+  });
 });

@@ -163,3 +163,12 @@ topologySpreadConstraints:
   {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The port the webhook's container listens on: webhook.port, or on the node's network
+(webhook.hostNetwork) webhook.hostNetworkPort, which must be free on every node. The Service and
+the MutatingWebhookConfiguration keep webhook.port.
+*/}}
+{{- define "wave.webhookContainerPort" -}}
+{{- if .Values.webhook.hostNetwork }}{{ .Values.webhook.hostNetworkPort }}{{ else }}{{ .Values.webhook.port }}{{ end }}
+{{- end }}
