@@ -642,4 +642,73 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
     const other = render(["--set", "webhook.hostNetwork=true", "--set", "webhook.hostNetworkPort=9443"]);
     assert.equal(port(other), 9443);
   });
+
+  it("takes each component's ServiceAccount (create, name, annotations), pod labels, annotations and priority class from values", () => {
+    const pod = (d: Obj[], c: string) => field(named(d, "Deployment", `wave-${c}`), "spec", "template");
+    const set = render([
+      "--set",
+      "webhook.serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/w",
+      "--set",
+      "agent.serviceAccount.create=false",
+      "--set",
+      "agent.serviceAccount.name=platform-agent",
+      "--set",
+      "core.serviceAccount.name=pricing",
+      ...["agent", "core", "webhook"].flatMap((c) => [
+        "--set",
+        `${c}.podLabels.team=platform`,
+        "--set",
+        `${c}.podAnnotations.owner=${c}`,
+        "--set",
+        `${c}.priorityClassName=system-cluster-critical`,
+      ]),
+    ]);
+    assert.deepEqual(
+      byKind(set, "ServiceAccount")
+        .map((s) => field(s, "metadata", "name"))
+        .sort(),
+      ["pricing", "wave-cleanup", "wave-webhook"],
+      "no ServiceAccount made for the agent's own",
+    );
+    assert.deepEqual(field(named(set, "ServiceAccount", "wave-webhook"), "metadata", "annotations"), {
+      "eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/w",
+    });
+    assert.equal(field(named(set, "ServiceAccount", "pricing"), "automountServiceAccountToken"), false);
+    for (const [c, sa] of [
+      ["agent", "platform-agent"],
+      ["core", "pricing"],
+      ["webhook", "wave-webhook"],
+    ] as const) {
+      const p = pod(set, c);
+      assert.equal(field(p, "spec", "serviceAccountName"), sa, c);
+      assert.equal(field(p, "metadata", "labels", "team"), "platform", c);
+      assert.equal(field(p, "metadata", "annotations", "owner"), c, c);
+      assert.equal(field(p, "spec", "priorityClassName"), "system-cluster-critical", c);
+      // Extra pod labels never enter the selector (immutable on upgrade).
+      assert.equal(
+        field(named(set, "Deployment", `wave-${c}`), "spec", "selector", "matchLabels", "team"),
+        undefined,
+      );
+    }
+    // The agent's permissions and admission policy follow its ServiceAccount.
+    const subjects = [...byKind(set, "ClusterRoleBinding"), ...byKind(set, "RoleBinding")]
+      .filter((b) => String(field(b, "metadata", "name")).startsWith("wave-agent"))
+      .flatMap((b) => objs(b.subjects).map((s) => s.name));
+    assert.ok(subjects.length >= 3, JSON.stringify(subjects));
+    assert.deepEqual([...new Set(subjects)], ["platform-agent"]);
+    assert.deepEqual(
+      objs(
+        field(
+          named(set, "ValidatingAdmissionPolicy", "wave-agent-annotations-only"),
+          "spec",
+          "matchConditions",
+        ),
+      ).map((m) => m.expression),
+      ['request.userInfo.username == "system:serviceaccount:wave:platform-agent"'],
+    );
+    assert.throws(
+      () => render(["--set", "webhook.serviceAccount.create=false"]),
+      /webhook\.serviceAccount\.name is required/,
+    );
+  });
 });

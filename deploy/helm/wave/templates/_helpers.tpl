@@ -172,3 +172,16 @@ the MutatingWebhookConfiguration keep webhook.port.
 {{- define "wave.webhookContainerPort" -}}
 {{- if .Values.webhook.hostNetwork }}{{ .Values.webhook.hostNetworkPort }}{{ else }}{{ .Values.webhook.port }}{{ end }}
 {{- end }}
+
+{{/*
+A component's ServiceAccount: <release>-<component> made by the chart, or serviceAccount.name
+(with create=false, one you made, e.g. by eksctl for IRSA). Call with (dict "ctx" $ "component" "core").
+*/}}
+{{- define "wave.serviceAccountName" -}}
+{{- $sa := (index .ctx.Values .component).serviceAccount }}
+{{- if $sa.create }}
+{{- default (printf "%s-%s" (include "wave.fullname" .ctx) .component) $sa.name }}
+{{- else }}
+{{- required (printf "%s.serviceAccount.name is required when %s.serviceAccount.create=false" .component .component) $sa.name }}
+{{- end }}
+{{- end }}
