@@ -711,4 +711,38 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
       /webhook\.serviceAccount\.name is required/,
     );
   });
+
+  it("keeps Wave's own pods off Karpenter's spot nodes by default; preferred, off or replaced by a component's nodeAffinity", () => {
+    const nodeAffinity = (d: Obj[], c: string) =>
+      field(named(d, "Deployment", `wave-${c}`), "spec", "template", "spec", "affinity", "nodeAffinity");
+    const notSpot = {
+      matchExpressions: [{ key: "karpenter.sh/capacity-type", operator: "NotIn", values: ["spot"] }],
+    };
+    for (const c of ["agent", "core", "webhook"])
+      assert.deepEqual(
+        nodeAffinity(docs, c),
+        { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [notSpot] } },
+        c,
+      );
+    const preferred = render(["--set", "avoidSpotNodes=preferred"]);
+    assert.deepEqual(nodeAffinity(preferred, "core"), {
+      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: notSpot }],
+    });
+    const none = render(["--set", "avoidSpotNodes=none"]);
+    assert.equal(nodeAffinity(none, "webhook"), undefined);
+    const own = render([
+      "--set",
+      "agent.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=role",
+      "--set",
+      "agent.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
+    ]);
+    assert.deepEqual(nodeAffinity(own, "agent"), {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "Exists" }] }],
+      },
+    });
+    assert.deepEqual(nodeAffinity(own, "core"), {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [notSpot] },
+    });
+  });
 });

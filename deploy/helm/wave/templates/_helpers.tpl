@@ -117,7 +117,18 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .c.affinity }}
+{{- /* avoidSpotNodes: Wave's own pods off spot nodes, unless the component's affinity has a nodeAffinity. */}}
+{{- $affinity := deepCopy (default (dict) .c.affinity) }}
+{{- $avoid := .ctx.Values.avoidSpotNodes }}
+{{- if and (ne $avoid "none") (not (hasKey $affinity "nodeAffinity")) }}
+{{- $notSpot := dict "matchExpressions" (list (dict "key" "karpenter.sh/capacity-type" "operator" "NotIn" "values" (list "spot"))) }}
+{{- if eq $avoid "required" }}
+{{- $_ := set $affinity "nodeAffinity" (dict "requiredDuringSchedulingIgnoredDuringExecution" (dict "nodeSelectorTerms" (list $notSpot))) }}
+{{- else }}
+{{- $_ := set $affinity "nodeAffinity" (dict "preferredDuringSchedulingIgnoredDuringExecution" (list (dict "weight" 100 "preference" $notSpot))) }}
+{{- end }}
+{{- end }}
+{{- with $affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
