@@ -745,4 +745,43 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
       requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [notSpot] },
     });
   });
+
+  it("renders byte-identical twice with auth.existingSecret (the GitOps path), which every token reference names", () => {
+    const args = [
+      "template",
+      "wave",
+      chart,
+      "--namespace",
+      "wave",
+      ...KUBE,
+      ...APIS.flatMap((a) => ["--api-versions", a]),
+      "--api-versions",
+      "monitoring.coreos.com/v1/ServiceMonitor",
+      "--set",
+      "auth.existingSecret=wave-gitops-tokens",
+      "--set",
+      "serviceMonitor.enabled=true",
+    ];
+    const once = (): string =>
+      execFileSync(helm, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const first = once();
+    assert.equal(once(), first, "a second render differs: Argo CD would see drift on every sync");
+    const docs = parseAllDocuments(first)
+      .map((d) => d.toJSON() as unknown)
+      .filter(isObj);
+    assert.deepEqual(byKind(docs, "Secret"), [], "no generated Secret");
+    const refs = [...first.matchAll(/secretKeyRef:\s+name: (\S+)\s+key: (\S+-token)/g)].map((m) => m[1]);
+    assert.ok(refs.length >= 4, `token references: ${refs.length}`);
+    assert.deepEqual([...new Set(refs)], ["wave-gitops-tokens"]);
+    const sm = named(docs, "ServiceMonitor", "wave");
+    assert.equal(
+      field(objs(field(sm, "spec", "endpoints"))[0], "authorization", "credentials", "name"),
+      "wave-gitops-tokens",
+    );
+    // Without it the chart generates tokens, which only a cluster-aware `helm upgrade` keeps:
+    // `helm template` (Argo CD) makes new ones on every render.
+    const generated = (): string =>
+      execFileSync(helm, args.slice(0, -4), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    assert.notEqual(generated(), generated());
+  });
 });
