@@ -437,6 +437,8 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       "prometheusRule.enabled=true",
       "--set",
       "prometheusRule.labels.release=kps",
+      "--set",
+      "alerts.runbookBaseUrl=https://docs.example/wave/metrics.md",
     ]);
     const cm = named(on, "ConfigMap", "wave-grafana-dashboard");
     assert.equal(field(cm, "metadata", "labels", "grafana_dashboard"), "1");
@@ -456,7 +458,19 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       "WaveWebhookFallbacks",
       "WaveAgentDisconnected",
       "WavePricingStale",
+      "WaveTargetDown",
+      "WaveTargetMissing",
     ]);
+    for (const r of objs(field(rule, "spec", "groups")).flatMap((g) => objs(g["rules"])))
+      assert.equal(
+        field(r, "annotations", "runbook_url"),
+        `https://docs.example/wave/metrics.md#${String(r["alert"]).toLowerCase()}`,
+      );
+    // A relative runbook link is dead in Alertmanager: no PrometheusRule without the base URL.
+    assert.throws(
+      () => render(["--set", "prometheusRule.enabled=true"]),
+      /alerts\.runbookBaseUrl is required/,
+    );
   });
   // Issue 32: what RBAC cannot narrow, held by admission policies; core without a token; egress
   // to the API server's own addresses and core's to the pricing endpoints.
