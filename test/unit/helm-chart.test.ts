@@ -798,4 +798,39 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
       execFileSync(helm, args.slice(0, -4), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     assert.notEqual(generated(), generated());
   });
+
+  it("passes helm lint --strict with the default values and with every option of issue 33 set (global included)", () => {
+    const lint = (args: string[]): string =>
+      execFileSync(helm, ["lint", "--strict", chart, ...KUBE, "--set", "checks.crds=false", ...args], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    assert.match(lint([]), /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    const all = lint([
+      "-f",
+      `${chart}/ci/postgres-values.yaml`,
+      "--set",
+      "global.imageRegistry=registry.example",
+      "--set",
+      "core.replicas=2",
+      "--set",
+      "webhook.hostNetwork=true",
+      "--set",
+      "avoidSpotNodes=preferred",
+      "--set",
+      "auth.existingSecret=wave-gitops-tokens",
+      "--set",
+      "agent.serviceAccount.create=false",
+      "--set",
+      "agent.serviceAccount.name=platform-agent",
+      "--set",
+      "prometheusRule.enabled=true",
+      "--set",
+      "alerts.runbookBaseUrl=https://docs.example/wave/metrics.md",
+      "--set",
+      "alerts.rules.WavePricingStale.threshold=3600",
+    ]);
+    assert.match(all, /0 chart\(s\) failed/);
+    assert.doesNotMatch(all, /\[(WARNING|ERROR)\]/);
+  });
 });
