@@ -3,7 +3,9 @@
 // webhook can never block pod creation, pods run hardened, and the storage switch works.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { documentedPermissions, ruleKeys } from "./helm-rbac.ts";
@@ -268,7 +270,7 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
         scope: "Namespaced",
       },
     ]);
-    assert.equal(field(named(docs, "PodDisruptionBudget", "wave-webhook"), "spec", "minAvailable"), 1);
+    assert.deepEqual(field(named(docs, "PodDisruptionBudget", "wave-webhook"), "spec", "maxUnavailable"), 1);
     assert.equal(field(named(docs, "Deployment", "wave-webhook"), "spec", "replicas"), 2);
   });
 
@@ -435,6 +437,8 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       "prometheusRule.enabled=true",
       "--set",
       "prometheusRule.labels.release=kps",
+      "--set",
+      "alerts.runbookBaseUrl=https://docs.example/wave/metrics.md",
     ]);
     const cm = named(on, "ConfigMap", "wave-grafana-dashboard");
     assert.equal(field(cm, "metadata", "labels", "grafana_dashboard"), "1");
@@ -454,7 +458,19 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       "WaveWebhookFallbacks",
       "WaveAgentDisconnected",
       "WavePricingStale",
+      "WaveTargetDown",
+      "WaveTargetMissing",
     ]);
+    for (const r of objs(field(rule, "spec", "groups")).flatMap((g) => objs(g["rules"])))
+      assert.equal(
+        field(r, "annotations", "runbook_url"),
+        `https://docs.example/wave/metrics.md#${String(r["alert"]).toLowerCase()}`,
+      );
+    // A relative runbook link is dead in Alertmanager: no PrometheusRule without the base URL.
+    assert.throws(
+      () => render(["--set", "prometheusRule.enabled=true"]),
+      /alerts\.runbookBaseUrl is required/,
+    );
   });
   // Issue 32: what RBAC cannot narrow, held by admission policies; core without a token; egress
   // to the API server's own addresses and core's to the pricing endpoints.
@@ -524,5 +540,297 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.deepEqual(field(agentIn[0], "from"), [
       { namespaceSelector: { matchLabels: { team: "monitoring" } } },
     ]);
+  });
+});
+
+// Issue 33: the chart as production installs use it (umbrella charts, GitOps, EKS, Karpenter).
+describe("helm chart deploy/helm/wave: production conventions", { skip }, () => {
+  const docs = skip ? [] : render();
+
+  it("renders as a subchart of an umbrella chart (Helm adds `global` to its values)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "wave-umbrella-"));
+    try {
+      mkdirSync(join(dir, "charts"));
+      cpSync(chart, join(dir, "charts", "wave"), { recursive: true });
+      writeFileSync(
+        join(dir, "Chart.yaml"),
+        "apiVersion: v2\nname: platform\nversion: 1.0.0\ndependencies:\n  - name: wave\n    version: 0.1.0\n",
+      );
+      writeFileSync(
+        join(dir, "values.yaml"),
+        "global:\n  imageRegistry: registry.example\nwave:\n  clusterId: prod\n",
+      );
+      const out = execFileSync(
+        helm,
+        [
+          "template",
+          "platform",
+          dir,
+          "--namespace",
+          "wave",
+          ...KUBE,
+          ...APIS.flatMap((a) => ["--api-versions", a]),
+        ],
+        { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+      );
+      const docs = parseAllDocuments(out)
+        .map((d) => d.toJSON() as unknown)
+        .filter(isObj);
+      const core = named(docs, "Deployment", "platform-wave-core");
+      const env = objs(field(objs(field(core, "spec", "template", "spec", "containers"))[0], "env"));
+      assert.equal(env.find((e) => e.name === "WAVE_CLUSTER_ID")?.value, "prod");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("renders no PodDisruptionBudget at one replica (its node could never be drained), maxUnavailable 1 and a spread above", () => {
+    const pdbs = (d: Obj[]) =>
+      byKind(d, "PodDisruptionBudget").map((p) => [field(p, "metadata", "name"), field(p, "spec")]);
+    const spread = (d: Obj[], c: string) =>
+      objs(
+        field(named(d, "Deployment", `wave-${c}`), "spec", "template", "spec", "topologySpreadConstraints"),
+      );
+    // Defaults: two webhook replicas, one core on SQLite.
+    assert.deepEqual(pdbs(docs), [
+      [
+        "wave-webhook",
+        {
+          maxUnavailable: 1,
+          selector: {
+            matchLabels: {
+              "app.kubernetes.io/name": "wave",
+              "app.kubernetes.io/instance": "wave",
+              "app.kubernetes.io/component": "webhook",
+            },
+          },
+        },
+      ],
+    ]);
+    assert.deepEqual(spread(docs, "core"), []);
+    assert.equal(spread(docs, "webhook").length, 2);
+    const one = render(["--set", "webhook.replicas=1"]);
+    assert.deepEqual(pdbs(one), [], "no PDB at one webhook replica");
+    assert.deepEqual(spread(one, "webhook"), []);
+    const ha = render(["-f", `${chart}/ci/postgres-values.yaml`, "--set", "core.replicas=3"]);
+    assert.deepEqual(
+      pdbs(ha).map(([name, spec]) => [name, field(spec, "maxUnavailable")]),
+      [
+        ["wave-core", 1],
+        ["wave-webhook", 1],
+      ],
+    );
+    assert.deepEqual(
+      spread(ha, "core").map((s) => [
+        s.topologyKey,
+        s.whenUnsatisfiable,
+        field(s, "labelSelector", "matchLabels", "app.kubernetes.io/component"),
+      ]),
+      [
+        ["topology.kubernetes.io/zone", "ScheduleAnyway", "core"],
+        ["kubernetes.io/hostname", "DoNotSchedule", "core"],
+      ],
+    );
+  });
+
+  it("serves the webhook on the node's network when asked (the control plane cannot reach pod IPs)", () => {
+    const pod = (d: Obj[]) => field(named(d, "Deployment", "wave-webhook"), "spec", "template", "spec");
+    const container = (d: Obj[]) => objs(field(pod(d), "containers"))[0];
+    const port = (d: Obj[]) => objs(field(container(d), "ports"))[0]?.containerPort;
+    const envPort = (d: Obj[]) =>
+      objs(field(container(d), "env")).find((e) => e.name === "WAVE_WEBHOOK_PORT")?.value;
+    assert.equal(field(pod(docs), "hostNetwork"), undefined);
+    assert.equal(port(docs), 8443);
+    const host = render(["--set", "webhook.hostNetwork=true"]);
+    assert.equal(field(pod(host), "hostNetwork"), true);
+    assert.equal(field(pod(host), "dnsPolicy"), "ClusterFirstWithHostNet");
+    assert.equal(port(host), 10260, "a port free on the node, not the pods' 8443");
+    assert.equal(envPort(host), "10260");
+    // The API server still calls the Service's port, which targets the container's by name.
+    const svc = objs(field(named(host, "Service", "wave-webhook"), "spec", "ports"))[0];
+    assert.deepEqual([svc?.port, svc?.targetPort], [8443, "https"]);
+    const cfg = objs(named(host, "MutatingWebhookConfiguration", "wave-webhook").webhooks)[0];
+    assert.equal(field(cfg, "clientConfig", "service", "port"), 8443);
+    const np = objs(field(named(host, "NetworkPolicy", "wave-webhook"), "spec", "ingress"));
+    assert.equal(objs(np[0]?.ports)[0]?.port, 10260);
+    const other = render(["--set", "webhook.hostNetwork=true", "--set", "webhook.hostNetworkPort=9443"]);
+    assert.equal(port(other), 9443);
+  });
+
+  it("takes each component's ServiceAccount (create, name, annotations), pod labels, annotations and priority class from values", () => {
+    const pod = (d: Obj[], c: string) => field(named(d, "Deployment", `wave-${c}`), "spec", "template");
+    const set = render([
+      "--set",
+      "webhook.serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/w",
+      "--set",
+      "agent.serviceAccount.create=false",
+      "--set",
+      "agent.serviceAccount.name=platform-agent",
+      "--set",
+      "core.serviceAccount.name=pricing",
+      ...["agent", "core", "webhook"].flatMap((c) => [
+        "--set",
+        `${c}.podLabels.team=platform`,
+        "--set",
+        `${c}.podAnnotations.owner=${c}`,
+        "--set",
+        `${c}.priorityClassName=system-cluster-critical`,
+      ]),
+    ]);
+    assert.deepEqual(
+      byKind(set, "ServiceAccount")
+        .map((s) => field(s, "metadata", "name"))
+        .sort(),
+      ["pricing", "wave-cleanup", "wave-webhook"],
+      "no ServiceAccount made for the agent's own",
+    );
+    assert.deepEqual(field(named(set, "ServiceAccount", "wave-webhook"), "metadata", "annotations"), {
+      "eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/w",
+    });
+    assert.equal(field(named(set, "ServiceAccount", "pricing"), "automountServiceAccountToken"), false);
+    for (const [c, sa] of [
+      ["agent", "platform-agent"],
+      ["core", "pricing"],
+      ["webhook", "wave-webhook"],
+    ] as const) {
+      const p = pod(set, c);
+      assert.equal(field(p, "spec", "serviceAccountName"), sa, c);
+      assert.equal(field(p, "metadata", "labels", "team"), "platform", c);
+      assert.equal(field(p, "metadata", "annotations", "owner"), c, c);
+      assert.equal(field(p, "spec", "priorityClassName"), "system-cluster-critical", c);
+      // Extra pod labels never enter the selector (immutable on upgrade).
+      assert.equal(
+        field(named(set, "Deployment", `wave-${c}`), "spec", "selector", "matchLabels", "team"),
+        undefined,
+      );
+    }
+    // The agent's permissions and admission policy follow its ServiceAccount.
+    const subjects = [...byKind(set, "ClusterRoleBinding"), ...byKind(set, "RoleBinding")]
+      .filter((b) => String(field(b, "metadata", "name")).startsWith("wave-agent"))
+      .flatMap((b) => objs(b.subjects).map((s) => s.name));
+    assert.ok(subjects.length >= 3, JSON.stringify(subjects));
+    assert.deepEqual([...new Set(subjects)], ["platform-agent"]);
+    assert.deepEqual(
+      objs(
+        field(
+          named(set, "ValidatingAdmissionPolicy", "wave-agent-annotations-only"),
+          "spec",
+          "matchConditions",
+        ),
+      ).map((m) => m.expression),
+      ['request.userInfo.username == "system:serviceaccount:wave:platform-agent"'],
+    );
+    assert.throws(
+      () => render(["--set", "webhook.serviceAccount.create=false"]),
+      /webhook\.serviceAccount\.name is required/,
+    );
+  });
+
+  it("keeps Wave's own pods off Karpenter's spot nodes by default; preferred, off or replaced by a component's nodeAffinity", () => {
+    const nodeAffinity = (d: Obj[], c: string) =>
+      field(named(d, "Deployment", `wave-${c}`), "spec", "template", "spec", "affinity", "nodeAffinity");
+    const notSpot = {
+      matchExpressions: [{ key: "karpenter.sh/capacity-type", operator: "NotIn", values: ["spot"] }],
+    };
+    for (const c of ["agent", "core", "webhook"])
+      assert.deepEqual(
+        nodeAffinity(docs, c),
+        { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [notSpot] } },
+        c,
+      );
+    const preferred = render(["--set", "avoidSpotNodes=preferred"]);
+    assert.deepEqual(nodeAffinity(preferred, "core"), {
+      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: notSpot }],
+    });
+    const none = render(["--set", "avoidSpotNodes=none"]);
+    assert.equal(nodeAffinity(none, "webhook"), undefined);
+    const own = render([
+      "--set",
+      "agent.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=role",
+      "--set",
+      "agent.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
+    ]);
+    assert.deepEqual(nodeAffinity(own, "agent"), {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "Exists" }] }],
+      },
+    });
+    assert.deepEqual(nodeAffinity(own, "core"), {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [notSpot] },
+    });
+  });
+
+  it("renders byte-identical twice with auth.existingSecret (the GitOps path), which every token reference names", () => {
+    const args = [
+      "template",
+      "wave",
+      chart,
+      "--namespace",
+      "wave",
+      ...KUBE,
+      ...APIS.flatMap((a) => ["--api-versions", a]),
+      "--api-versions",
+      "monitoring.coreos.com/v1/ServiceMonitor",
+      "--set",
+      "auth.existingSecret=wave-gitops-tokens",
+      "--set",
+      "serviceMonitor.enabled=true",
+    ];
+    const once = (): string =>
+      execFileSync(helm, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const first = once();
+    assert.equal(once(), first, "a second render differs: Argo CD would see drift on every sync");
+    const docs = parseAllDocuments(first)
+      .map((d) => d.toJSON() as unknown)
+      .filter(isObj);
+    assert.deepEqual(byKind(docs, "Secret"), [], "no generated Secret");
+    const refs = [...first.matchAll(/secretKeyRef:\s+name: (\S+)\s+key: (\S+-token)/g)].map((m) => m[1]);
+    assert.ok(refs.length >= 4, `token references: ${refs.length}`);
+    assert.deepEqual([...new Set(refs)], ["wave-gitops-tokens"]);
+    const sm = named(docs, "ServiceMonitor", "wave");
+    assert.equal(
+      field(objs(field(sm, "spec", "endpoints"))[0], "authorization", "credentials", "name"),
+      "wave-gitops-tokens",
+    );
+    // Without it the chart generates tokens, which only a cluster-aware `helm upgrade` keeps:
+    // `helm template` (Argo CD) makes new ones on every render.
+    const generated = (): string =>
+      execFileSync(helm, args.slice(0, -4), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    assert.notEqual(generated(), generated());
+  });
+
+  it("passes helm lint --strict with the default values and with every option of issue 33 set (global included)", () => {
+    const lint = (args: string[]): string =>
+      execFileSync(helm, ["lint", "--strict", chart, ...KUBE, "--set", "checks.crds=false", ...args], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    assert.match(lint([]), /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    const all = lint([
+      "-f",
+      `${chart}/ci/postgres-values.yaml`,
+      "--set",
+      "global.imageRegistry=registry.example",
+      "--set",
+      "core.replicas=2",
+      "--set",
+      "webhook.hostNetwork=true",
+      "--set",
+      "avoidSpotNodes=preferred",
+      "--set",
+      "auth.existingSecret=wave-gitops-tokens",
+      "--set",
+      "agent.serviceAccount.create=false",
+      "--set",
+      "agent.serviceAccount.name=platform-agent",
+      "--set",
+      "prometheusRule.enabled=true",
+      "--set",
+      "alerts.runbookBaseUrl=https://docs.example/wave/metrics.md",
+      "--set",
+      "alerts.rules.WavePricingStale.threshold=3600",
+    ]);
+    assert.match(all, /0 chart\(s\) failed/);
+    assert.doesNotMatch(all, /\[(WARNING|ERROR)\]/);
   });
 });

@@ -117,7 +117,18 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .c.affinity }}
+{{- /* avoidSpotNodes: Wave's own pods off spot nodes, unless the component's affinity has a nodeAffinity. */}}
+{{- $affinity := deepCopy (default (dict) .c.affinity) }}
+{{- $avoid := .ctx.Values.avoidSpotNodes }}
+{{- if and (ne $avoid "none") (not (hasKey $affinity "nodeAffinity")) }}
+{{- $notSpot := dict "matchExpressions" (list (dict "key" "karpenter.sh/capacity-type" "operator" "NotIn" "values" (list "spot"))) }}
+{{- if eq $avoid "required" }}
+{{- $_ := set $affinity "nodeAffinity" (dict "requiredDuringSchedulingIgnoredDuringExecution" (dict "nodeSelectorTerms" (list $notSpot))) }}
+{{- else }}
+{{- $_ := set $affinity "nodeAffinity" (dict "preferredDuringSchedulingIgnoredDuringExecution" (list (dict "weight" 100 "preference" $notSpot))) }}
+{{- end }}
+{{- end }}
+{{- with $affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -127,5 +138,61 @@ priorityClassName: {{ . }}
 {{- with .ctx.Values.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+A PodDisruptionBudget for a component with more than one replica. At one replica a PDB would
+forbid every eviction (minAvailable 1) and its node could never be drained or consolidated by
+Karpenter; without one the pod is simply rescheduled. Call with (dict "c" .Values.core "component"
+"core" "ctx" $).
+*/}}
+{{- define "wave.pdb" -}}
+{{- if gt (int .c.replicas) 1 }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "wave.fullname" .ctx }}-{{ .component }}
+  namespace: {{ .ctx.Release.Namespace }}
+  labels:
+    {{- include "wave.labels" (dict "ctx" .ctx "component" .component) | nindent 4 }}
+spec:
+  maxUnavailable: {{ .c.pdb.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "wave.selectorLabels" (dict "ctx" .ctx "component" .component) | nindent 6 }}
+{{- end }}
+{{- end }}
+
+{{/* A component's topologySpreadConstraints, each selecting its own pods; only with > 1 replica. */}}
+{{- define "wave.topologySpread" -}}
+{{- if and (gt (int .c.replicas) 1) .c.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- range .c.topologySpreadConstraints }}
+  - {{ toYaml (merge (dict "labelSelector" (dict "matchLabels" (include "wave.selectorLabels" (dict "ctx" $.ctx "component" $.component) | fromYaml))) .) | nindent 4 | trim }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The port the webhook's container listens on: webhook.port, or on the node's network
+(webhook.hostNetwork) webhook.hostNetworkPort, which must be free on every node. The Service and
+the MutatingWebhookConfiguration keep webhook.port.
+*/}}
+{{- define "wave.webhookContainerPort" -}}
+{{- if .Values.webhook.hostNetwork }}{{ .Values.webhook.hostNetworkPort }}{{ else }}{{ .Values.webhook.port }}{{ end }}
+{{- end }}
+
+{{/*
+A component's ServiceAccount: <release>-<component> made by the chart, or serviceAccount.name
+(with create=false, one you made, e.g. by eksctl for IRSA). Call with (dict "ctx" $ "component" "core").
+*/}}
+{{- define "wave.serviceAccountName" -}}
+{{- $sa := (index .ctx.Values .component).serviceAccount }}
+{{- if $sa.create }}
+{{- default (printf "%s-%s" (include "wave.fullname" .ctx) .component) $sa.name }}
+{{- else }}
+{{- required (printf "%s.serviceAccount.name is required when %s.serviceAccount.create=false" .component .component) $sa.name }}
 {{- end }}
 {{- end }}
