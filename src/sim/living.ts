@@ -270,7 +270,11 @@ export const LIVING_TIMING: LivingTiming = {
   reportsForMs: 8 * MIN,
   rolloutEveryMs: 20 * MIN,
   amiEveryMs: 90 * MIN,
-  exportEveryMs: 20 * MIN,
+  // Every 30 min: the 18-minute pause is longer than consolidateAfter (5m) plus the thrashing
+  // detector's relaunch window (5 min), so a run's nodes are scaled to zero, not churned: every
+  // 20 min (an 8-minute pause) relaunched them 3 min after Karpenter removed them — a real,
+  // mild thrash, while the scenario means `batch` to be the one misconfigured pool.
+  exportEveryMs: 30 * MIN,
   exportForMs: 12 * MIN,
   exportStepMs: 2 * MIN,
   exportSteps: 6,
