@@ -2,6 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { ConfigError } from "../config/config.ts";
+import { RefusedError, UnreachableError, UsageError, coreAnswerError, exitCode } from "./errors.ts";
 import { run, type Io } from "./main.ts";
 
 const bin = fileURLToPath(new URL("../../bin/wave.ts", import.meta.url));
@@ -27,6 +29,32 @@ describe("wave CLI", () => {
     const io2 = capture();
     assert.equal(await run(["version"], io2), 0);
     assert.match(io2.stdout.join(""), /^wave \d+\.\d+\.\d+ \(node v/);
+  });
+
+  it("documents its exit codes in --help", async () => {
+    const io = capture();
+    assert.equal(await run(["--help"], io), 0);
+    const text = io.stdout.join("");
+    for (const line of [
+      /^ {2}0 {2}ok$/m,
+      /^ {2}1 {2}error/m,
+      /^ {2}2 {2}usage/m,
+      /^ {2}3 {2}core unreachable/m,
+    ])
+      assert.match(text, line);
+    assert.match(text, /^ {2}4 {2}refused or not found \(core answered 401, 403, 404 or 409/m);
+  });
+
+  it("maps every failure to one exit code", () => {
+    assert.equal(exitCode(new UsageError("x")), 2);
+    assert.equal(exitCode(new ConfigError("x")), 2);
+    assert.equal(exitCode(new UnreachableError("x")), 3);
+    assert.equal(exitCode(new RefusedError("x")), 4);
+    assert.equal(exitCode(new Error("x")), 1);
+    for (const s of [401, 403, 404, 409]) assert.equal(exitCode(coreAnswerError(s, "no")), 4, String(s));
+    assert.equal(exitCode(coreAnswerError(400, "bad")), 2);
+    assert.equal(exitCode(coreAnswerError(500, "boom")), 1);
+    assert.equal(exitCode(coreAnswerError(503, "busy")), 1);
   });
 
   it("rejects an unknown command with exit 2 and one line", async () => {

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The `wave` command line. Parses the command, hands the rest to the config parser, and turns
-// every expected failure into one line on stderr with exit code 2 (a stack only with --verbose).
-import { ConfigError, configHelp, parseConfig } from "../config/config.ts";
+// every failure into one line on stderr and the exit code of errors.ts's exitCode() (a stack only
+// with --verbose).
+import { configHelp, parseConfig } from "../config/config.ts";
 import { commands, type Command } from "./commands.ts";
-import { UsageError } from "./errors.ts";
+import { UsageError, exitCode, exitCodesHelp } from "./errors.ts";
 import { tuneHeapForService } from "./heap.ts";
 import { version } from "./version.ts";
 
@@ -30,6 +31,8 @@ function help(list: readonly Command[]): string {
     "",
     "Flags (every command):",
     configHelp(),
+    "",
+    exitCodesHelp,
   ].join("\n");
 }
 
@@ -57,16 +60,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
     if (command.service === true) tuneHeapForService();
     return await command.run({ config, positionals, flags, io });
   } catch (err) {
-    const expected = err instanceof ConfigError || err instanceof UsageError || isUserFacing(err);
     io.err(`wave: ${(err as Error).message}\n`);
     if (verbose && err instanceof Error && err.stack) io.err(err.stack + "\n");
-    return expected ? 2 : 1;
+    return exitCode(err);
   }
-}
-
-/** Errors the components mark as the user's to fix (an unreachable apiserver, say). */
-function isUserFacing(err: unknown): boolean {
-  return err instanceof Error && (err as Error & { userFacing?: boolean }).userFacing === true;
 }
 
 /** Process entry: wires signals and stdio, sets the exit code. */

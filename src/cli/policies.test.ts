@@ -117,7 +117,7 @@ describe("wave spot / wave warmup against core's API", () => {
           ],
           denied,
         ),
-        2,
+        4,
       );
       assert.match(denied.stderr.join(""), /core answered 403/);
       const del = io();
@@ -126,7 +126,7 @@ describe("wave spot / wave warmup against core's API", () => {
       const refused = io();
       assert.equal(
         await run(["spot", "list", "--server", "http://127.0.0.1:1", "--admin-token", "adm"], refused),
-        2,
+        3,
       );
       assert.match(refused.stderr.join(""), /cannot reach Wave core at http:\/\/127.0.0.1:1/);
     } finally {

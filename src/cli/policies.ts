@@ -3,7 +3,7 @@
 import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./commands.ts";
 import { DEFAULTS } from "../config/config.ts";
-import { UsageError } from "./errors.ts";
+import { UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 
 const KINDS: Record<string, "Deployment" | "StatefulSet" | "ReplicaSet"> = {
   deployment: "Deployment",
@@ -127,13 +127,20 @@ export async function call(
       signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
     });
   } catch (err) {
-    throw new UsageError(`cannot reach Wave core at ${server} (${(err as Error).message}); set --server`);
+    throw new UnreachableError(
+      `cannot reach Wave core at ${server} (${(err as Error).message}); set --server`,
+    );
   }
   const text = await res.text();
-  const json = text ? (JSON.parse(text) as unknown) : undefined;
+  let json: unknown;
+  try {
+    json = text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    throw coreAnswerError(res.status, `not JSON (${text.slice(0, 80)})`);
+  }
   if (!res.ok) {
     const message = (json as { message?: string } | undefined)?.message ?? res.statusText;
-    throw new UsageError(`core answered ${res.status}: ${message}`);
+    throw coreAnswerError(res.status, message);
   }
   return json;
 }
