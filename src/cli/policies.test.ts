@@ -123,6 +123,13 @@ describe("wave spot / wave warmup against core's API", () => {
       const del = io();
       assert.equal(await run(["spot", "delete", "deployment/shop/api", ...args], del), 0);
       assert.equal((await store.listPolicies("default", "spot")).length, 0);
+      // A negative number reaches validation: one clear line, exit 2, nothing sent.
+      const negative = io();
+      assert.equal(
+        await run(["spot", "set", "deployment/shop/api", "--threshold", "-1", ...args], negative),
+        2,
+      );
+      assert.deepEqual(negative.stderr, ['wave: --threshold expects a whole number (0 or more), got "-1"\n']);
       const refused = io();
       assert.equal(
         await run(["spot", "list", "--server", "http://127.0.0.1:1", "--admin-token", "adm"], refused),

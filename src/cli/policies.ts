@@ -36,7 +36,7 @@ function intFlag(flags: CommandContext["flags"], name: string): number | undefin
   const v = flags[name];
   if (v === undefined) return undefined;
   if (typeof v !== "string" || !/^\d+$/.test(v))
-    throw new UsageError(`--${name} expects a whole number, got "${String(v)}"`);
+    throw new UsageError(`--${name} expects a whole number (0 or more), got "${String(v)}"`);
   return Number(v);
 }
 

@@ -510,6 +510,27 @@ export interface ParsedArgs {
 /** A command's own flags, parsed alongside the shared ones. */
 export type ExtraOptions = Record<string, { type: "string" | "boolean" }>;
 
+/** A negative number: the value of the option before it, never an option itself. */
+const NEGATIVE = /^-(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * `--threshold -1` → `--threshold=-1`: node's parseArgs calls a value starting with a dash
+ * "ambiguous"; joined, a negative number reaches the flag's own validation and its message.
+ */
+export function joinNegatives(argv: readonly string[], options: ExtraOptions): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const next = argv[i + 1];
+    const name = arg.startsWith("--") && !arg.includes("=") ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === "string" && next !== undefined && NEGATIVE.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 /**
  * Parses flags (after the command name), the environment and an optional --config file.
  * Pure apart from reading the config file and checking the kubeconfig is readable.
@@ -523,7 +544,7 @@ export function parseConfig(
   for (const k of KEYS) options[FIELDS[k].flag] = { type: FIELDS[k].kind === "bool" ? "boolean" : "string" };
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args: joinNegatives(argv, options), options, strict: true, allowPositionals: true });
   } catch (err) {
     // node's messages are already one clear line ("Unknown option '--x'...").
     throw new ConfigError((err as Error).message.split("\n")[0] ?? "bad arguments");
