@@ -16,6 +16,8 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM. */
   signal: AbortSignal;
+  /** stdout is a terminal: list commands then print tables (output.ts). */
+  tty?: boolean;
 }
 
 function help(list: readonly Command[]): string {
@@ -75,6 +77,7 @@ export async function main(): Promise<void> {
     err: (t) => process.stderr.write(t),
     env: process.env,
     signal: ac.signal,
+    tty: process.stdout.isTTY,
   });
   process.exitCode = code;
 }

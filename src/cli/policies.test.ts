@@ -7,6 +7,7 @@ import { build } from "../api/app.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
 import { openStore } from "../core/store/open.ts";
 import { silentLogger } from "../shared/log.ts";
+import { parse as parseYaml } from "yaml";
 import { run } from "./main.ts";
 import { parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
 import { captureIo as io } from "../../test/support/io.ts";
@@ -80,12 +81,37 @@ describe("wave spot / wave warmup against core's API", () => {
         listed.policies.map((p) => [p.workload.name, p.threshold]),
         [["api", 3]],
       );
+      // -o: a table (columns as data), YAML; without -o a table only in a terminal.
+      const tableOut = io();
+      assert.equal(await run(["spot", "list", "-o", "table", ...args], tableOut), 0);
+      assert.deepEqual(tableOut.stdout.join("").split("\n"), [
+        "WORKLOAD             THRESHOLD  STRATEGY  ABOVE-BASE-%  REPAIR",
+        "deployment/shop/api  3          Prefer    0             on",
+        "",
+      ]);
+      const inTerminal = { ...io(), tty: true };
+      assert.equal(await run(["spot", "list", ...args], inTerminal), 0);
+      assert.equal(inTerminal.stdout.join(""), tableOut.stdout.join(""));
+      const yamlOut = io();
+      assert.equal(await run(["spot", "list", "--output", "yaml", ...args], yamlOut), 0);
+      assert.deepEqual((parseYaml(yamlOut.stdout.join("")) as typeof listed).policies, listed.policies);
+      const badFormat = io();
+      assert.equal(await run(["spot", "list", "-o", "xml", ...args], badFormat), 2);
+      assert.deepEqual(badFormat.stderr, ['wave: -o/--output must be table, json or yaml, got "xml"\n']);
       const warm = io();
       assert.equal(
         await run(["warmup", "set", "general", "--max-warm-nodes", "2", ...args], warm),
         0,
         warm.stderr.join(""),
       );
+      const warmList = io();
+      assert.equal(await run(["warmup", "list", "-o", "table", ...args], warmList), 0);
+      const [header, row] = warmList.stdout.join("").split("\n");
+      assert.match(
+        header ?? "",
+        /^NODEPOOL +ENABLED +MAX-WARM +TTL +COOLDOWN +MAX-\$\/H +PRE-PULL +UPDATED$/,
+      );
+      assert.match(row ?? "", /^general +true +2 +600s +300s +- +true +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       // --cluster-id: that cluster's policies; without it, core's own (defaultClusterId).
       const east = io();
       assert.equal(

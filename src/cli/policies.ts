@@ -3,6 +3,7 @@
 import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./commands.ts";
 import { DEFAULTS } from "../config/config.ts";
+import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
 import { UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 
 const KINDS: Record<string, "Deployment" | "StatefulSet" | "ReplicaSet"> = {
@@ -145,7 +146,65 @@ export async function call(
   return json;
 }
 
-const serverOption = { server: { type: "string" as const } };
+const serverOption = { server: { type: "string" as const }, ...outputOption };
+
+interface SpotRow {
+  workload: { kind: string; namespace: string; name: string };
+  threshold: number;
+  strategy: string;
+  percentAboveBase?: number;
+  repair?: boolean | "dry-run";
+}
+
+const spotColumns: Column<SpotRow>[] = [
+  {
+    header: "WORKLOAD",
+    value: (p) => `${p.workload.kind.toLowerCase()}/${p.workload.namespace}/${p.workload.name}`,
+  },
+  { header: "THRESHOLD", value: (p) => String(p.threshold) },
+  { header: "STRATEGY", value: (p) => p.strategy },
+  { header: "ABOVE-BASE-%", value: (p) => String(p.percentAboveBase ?? 0) },
+  {
+    header: "REPAIR",
+    value: (p) => (p.repair === "dry-run" ? "dry-run" : p.repair === false ? "off" : "on"),
+  },
+];
+
+interface WarmupRow {
+  nodePool: string;
+  policy: {
+    enabled: boolean;
+    maxWarmNodes: number;
+    ttlSeconds: number;
+    cooldownSeconds: number;
+    maxCostPerHour: number | null;
+    prePull: boolean;
+  };
+  updatedAt?: number;
+}
+
+const warmupColumns: Column<WarmupRow>[] = [
+  { header: "NODEPOOL", value: (r) => r.nodePool },
+  { header: "ENABLED", value: (r) => String(r.policy.enabled) },
+  { header: "MAX-WARM", value: (r) => String(r.policy.maxWarmNodes) },
+  { header: "TTL", value: (r) => `${r.policy.ttlSeconds}s` },
+  { header: "COOLDOWN", value: (r) => `${r.policy.cooldownSeconds}s` },
+  {
+    header: "MAX-$/H",
+    value: (r) => (r.policy.maxCostPerHour === null ? "-" : String(r.policy.maxCostPerHour)),
+  },
+  { header: "PRE-PULL", value: (r) => String(r.policy.prePull) },
+  {
+    header: "UPDATED",
+    value: (r) => (r.updatedAt === undefined ? "-" : new Date(r.updatedAt).toISOString().slice(0, 19) + "Z"),
+  },
+];
+
+/** What `set`/`delete` print: the answer as JSON/YAML, or one line in a table's place. */
+function printChange(ctx: CommandContext, answer: unknown, line: string): void {
+  const format = outputFormat(ctx.flags, ctx.io.tty === true);
+  ctx.io.out(render(format, answer, () => line));
+}
 
 /**
  * The cluster's policies on core's API: --cluster-id (WAVE_CLUSTER_ID) names the cluster; without
@@ -161,7 +220,9 @@ export const policyCommands: Command[] = [
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
+      outputHelp +
+      "\n",
     options: {
       ...serverOption,
       threshold: { type: "string" },
@@ -172,7 +233,9 @@ export const policyCommands: Command[] = [
     async run(ctx) {
       const [verb, target] = ctx.positionals;
       if (verb === "list") {
-        ctx.io.out(JSON.stringify(await call(ctx, "GET", policiesPath(ctx, "spot")), null, 2) + "\n");
+        const format = outputFormat(ctx.flags, ctx.io.tty === true);
+        const set = (await call(ctx, "GET", policiesPath(ctx, "spot"))) as { policies: SpotRow[] };
+        ctx.io.out(render(format, set, () => table(spotColumns, set.policies)));
         return 0;
       }
       if (verb !== "set" && verb !== "delete")
@@ -182,9 +245,13 @@ export const policyCommands: Command[] = [
         ctx,
         `spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`,
       );
-      const out =
-        verb === "set" ? await call(ctx, "PUT", path, spotBody(ctx.flags)) : await call(ctx, "DELETE", path);
-      ctx.io.out(JSON.stringify(out ?? { deleted: true }, null, 2) + "\n");
+      if (verb === "set") {
+        const set = (await call(ctx, "PUT", path, spotBody(ctx.flags))) as SpotRow;
+        printChange(ctx, set, table(spotColumns, [set]));
+      } else {
+        await call(ctx, "DELETE", path);
+        printChange(ctx, { deleted: true }, `deleted the spot policy of ${target ?? ""}`);
+      }
       return 0;
     },
   },
@@ -193,7 +260,9 @@ export const policyCommands: Command[] = [
     summary:
       "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
     usage:
-      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
+      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
+      outputHelp +
+      "\n",
     options: {
       ...serverOption,
       disable: { type: "boolean" },
@@ -206,18 +275,22 @@ export const policyCommands: Command[] = [
     async run(ctx) {
       const [verb, pool] = ctx.positionals;
       if (verb === "list") {
-        ctx.io.out(JSON.stringify(await call(ctx, "GET", policiesPath(ctx, "warmup")), null, 2) + "\n");
+        const format = outputFormat(ctx.flags, ctx.io.tty === true);
+        const rows = (await call(ctx, "GET", policiesPath(ctx, "warmup"))) as WarmupRow[];
+        ctx.io.out(render(format, rows, () => table(warmupColumns, rows)));
         return 0;
       }
       if (verb !== "set" && verb !== "delete")
         throw new UsageError('wave warmup: expected "list", "set" or "delete"');
       if (!pool) throw new UsageError("wave warmup: name the NodePool");
       const path = policiesPath(ctx, `warmup/${encodeURIComponent(pool)}`);
-      const out =
-        verb === "set"
-          ? await call(ctx, "PUT", path, warmupBody(ctx.flags))
-          : await call(ctx, "DELETE", path);
-      ctx.io.out(JSON.stringify(out ?? { deleted: true }, null, 2) + "\n");
+      if (verb === "set") {
+        const set = (await call(ctx, "PUT", path, warmupBody(ctx.flags))) as WarmupRow;
+        printChange(ctx, set, table(warmupColumns, [set]));
+      } else {
+        await call(ctx, "DELETE", path);
+        printChange(ctx, { deleted: true }, `deleted the warmup policy of NodePool ${pool}`);
+      }
       return 0;
     },
   },

@@ -508,7 +508,7 @@ export interface ParsedArgs {
 }
 
 /** A command's own flags, parsed alongside the shared ones. */
-export type ExtraOptions = Record<string, { type: "string" | "boolean" }>;
+export type ExtraOptions = Record<string, { type: "string" | "boolean"; short?: string }>;
 
 /** A negative number: the value of the option before it, never an option itself. */
 const NEGATIVE = /^-(\d+(\.\d*)?|\.\d+)$/;
@@ -540,7 +540,7 @@ export function parseConfig(
   env: NodeJS.ProcessEnv = process.env,
   extra: ExtraOptions = {},
 ): ParsedArgs {
-  const options: Record<string, { type: "string" | "boolean" }> = { ...extra, config: { type: "string" } };
+  const options: ExtraOptions = { ...extra, config: { type: "string" } };
   for (const k of KEYS) options[FIELDS[k].flag] = { type: FIELDS[k].kind === "bool" ? "boolean" : "string" };
   let parsed: ReturnType<typeof parseArgs>;
   try {
