@@ -14,6 +14,8 @@ export class UnreachableError extends Error {
 /** Core answered but refused, or the thing named does not exist: exit code 4. */
 export class RefusedError extends Error {
   override name = "RefusedError";
+  /** Core's HTTP status, when core said so. */
+  status?: number;
 }
 
 /** Core answered with a failure of its own (5xx): exit code 1. */
@@ -30,7 +32,7 @@ const REFUSED_STATUSES = new Set([401, 403, 404, 409]);
 /** The error for a non-2xx answer from core: 401/403/404/409 → refused (4), 400 → usage (2), else 1. */
 export function coreAnswerError(status: number, message: string): Error {
   const text = `core answered ${status}: ${message}`;
-  if (REFUSED_STATUSES.has(status)) return new RefusedError(text);
+  if (REFUSED_STATUSES.has(status)) return Object.assign(new RefusedError(text), { status });
   if (status === 400) return new UsageError(text);
   return new CoreError(text);
 }

@@ -4,7 +4,7 @@ import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./commands.ts";
 import { DEFAULTS } from "../config/config.ts";
 import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
-import { UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
+import { RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 
 const KINDS: Record<string, "Deployment" | "StatefulSet" | "ReplicaSet"> = {
   deployment: "Deployment",
@@ -115,6 +115,17 @@ export async function call(
   body?: unknown,
   opts: { role?: "viewer" | "admin"; timeoutMs?: number } = {},
 ): Promise<unknown> {
+  return (await request(ctx, method, path, body, opts)).json;
+}
+
+/** `call` with the answer's headers. */
+async function request(
+  ctx: CommandContext,
+  method: "GET" | "PUT" | "DELETE" | "POST",
+  path: string,
+  body?: unknown,
+  opts: { role?: "viewer" | "admin"; timeoutMs?: number } = {},
+): Promise<{ json: unknown; headers: Headers }> {
   const { server, token } = coreTarget(ctx, opts.role ?? (method === "GET" ? "viewer" : "admin"));
   let res: Response;
   try {
@@ -143,7 +154,68 @@ export async function call(
     const message = (json as { message?: string } | undefined)?.message ?? res.statusText;
     throw coreAnswerError(res.status, message);
   }
-  return json;
+  return { json, headers: res.headers };
+}
+
+/**
+ * Core's id of the cluster the policies are for: --cluster-id, else core's own, which its
+ * pre-cluster route names in its successor link (`</api/v1/clusters/ID/policies/…>`).
+ */
+async function clusterIdOf(ctx: CommandContext): Promise<string> {
+  if (ctx.config.clusterId !== DEFAULTS.clusterId) return ctx.config.clusterId;
+  const { headers } = await request(ctx, "GET", "/api/v1/policies/warmup");
+  const m = /<\/api\/v1\/clusters\/([^/>]+)\//.exec(headers.get("link") ?? "");
+  return m?.[1] ? decodeURIComponent(m[1]) : ctx.config.clusterId;
+}
+
+/**
+ * Refuses (exit 4) a policy for a workload or NodePool core does not see in the cluster — a typo
+ * would otherwise be stored and never apply. With --force: a warning on stderr, and on.
+ */
+async function checkKnown(
+  ctx: CommandContext,
+  what: string,
+  known: (clusterId: string) => Promise<boolean>,
+): Promise<void> {
+  const clusterId = await clusterIdOf(ctx);
+  let ok: boolean;
+  try {
+    ok = await known(clusterId);
+  } catch (err) {
+    // 404: core has no state of that cluster (no agent yet), so nothing of it is known.
+    if (!(err instanceof RefusedError && err.status === 404)) throw err;
+    ok = false;
+  }
+  if (ok) return;
+  const message = `${what} in cluster ${clusterId}`;
+  if (ctx.flags.force === true) {
+    ctx.io.err(`wave: warning: ${message}; setting its policy anyway (--force)\n`);
+    return;
+  }
+  throw new RefusedError(`${message} (a typo? --force sets it anyway)`);
+}
+
+const clusterPath = (id: string, rest: string): string =>
+  `/api/v1/clusters/${encodeURIComponent(id)}/${rest}`;
+
+/** A workload core sees pods of (its spot placement view lists each workload with live pods). */
+async function workloadKnown(ctx: CommandContext, ref: WorkloadRef, clusterId: string): Promise<boolean> {
+  const view = (await call(ctx, "GET", clusterPath(clusterId, "spot-placement"))) as {
+    workloads: { workload: WorkloadRef; pods: number }[];
+  };
+  return view.workloads.some(
+    (w) =>
+      w.pods > 0 &&
+      w.workload.kind === ref.kind &&
+      w.workload.namespace === ref.namespace &&
+      w.workload.name === ref.name,
+  );
+}
+
+/** A NodePool of the cluster as core sees it. */
+async function poolKnown(ctx: CommandContext, pool: string, clusterId: string): Promise<boolean> {
+  const pools = (await call(ctx, "GET", clusterPath(clusterId, "nodepools"))) as { name: string }[];
+  return pools.some((p) => p.name === pool);
 }
 
 const serverOption = { server: { type: "string" as const }, ...outputOption };
@@ -220,7 +292,7 @@ export const policyCommands: Command[] = [
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n                [--force]  (set it though core sees no pod of the workload)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
       outputHelp +
       "\n",
     options: {
@@ -229,6 +301,7 @@ export const policyCommands: Command[] = [
       strategy: { type: "string" },
       "percent-above-base": { type: "string" },
       repair: { type: "string" },
+      force: { type: "boolean" },
     },
     async run(ctx) {
       const [verb, target] = ctx.positionals;
@@ -246,7 +319,9 @@ export const policyCommands: Command[] = [
         `spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`,
       );
       if (verb === "set") {
-        const set = (await call(ctx, "PUT", path, spotBody(ctx.flags))) as SpotRow;
+        const body = spotBody(ctx.flags);
+        await checkKnown(ctx, `core sees no pod of ${target ?? ""}`, (id) => workloadKnown(ctx, ref, id));
+        const set = (await call(ctx, "PUT", path, body)) as SpotRow;
         printChange(ctx, set, table(spotColumns, [set]));
       } else {
         await call(ctx, "DELETE", path);
@@ -260,7 +335,7 @@ export const policyCommands: Command[] = [
     summary:
       "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
     usage:
-      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
+      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n                  [--force]  (set it though core sees no such NodePool in the cluster)\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
       outputHelp +
       "\n",
     options: {
@@ -271,6 +346,7 @@ export const policyCommands: Command[] = [
       cooldown: { type: "string" },
       "max-cost-per-hour": { type: "string" },
       "no-pre-pull": { type: "boolean" },
+      force: { type: "boolean" },
     },
     async run(ctx) {
       const [verb, pool] = ctx.positionals;
@@ -285,7 +361,9 @@ export const policyCommands: Command[] = [
       if (!pool) throw new UsageError("wave warmup: name the NodePool");
       const path = policiesPath(ctx, `warmup/${encodeURIComponent(pool)}`);
       if (verb === "set") {
-        const set = (await call(ctx, "PUT", path, warmupBody(ctx.flags))) as WarmupRow;
+        const body = warmupBody(ctx.flags);
+        await checkKnown(ctx, `no NodePool ${pool}`, (id) => poolKnown(ctx, pool, id));
+        const set = (await call(ctx, "PUT", path, body)) as WarmupRow;
         printChange(ctx, set, table(warmupColumns, [set]));
       } else {
         await call(ctx, "DELETE", path);
