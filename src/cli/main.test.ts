@@ -57,6 +57,42 @@ describe("wave CLI", () => {
     assert.equal(exitCode(coreAnswerError(503, "busy")), 1);
   });
 
+  it("each command's --help shows its own flags only, --cluster-id once", async () => {
+    const help = async (...argv: string[]): Promise<string> => {
+      const io = capture();
+      assert.equal(await run([...argv, "--help"], io), 0);
+      return io.stdout.join("");
+    };
+    const count = (text: string, flag: string): number => text.split(`--${flag} `).length - 1;
+    const all = await help("start");
+    assert.ok(count(all, "grpc-tls-dir") === 1 && count(all, "pricing-source") === 1);
+    for (const name of ["spot", "warmup", "whatif"]) {
+      const text = await help(name);
+      assert.equal(count(text, "cluster-id"), 1, `${name}: --cluster-id once`);
+      assert.equal(count(text, "admin-token"), 1, name);
+      for (const other of [
+        "grpc-tls-dir",
+        "pricing-source",
+        "webhook-fallback",
+        "agent-token",
+        "database-url",
+      ])
+        assert.equal(count(text, other), 0, `${name} --help lists --${other}`);
+      assert.ok(text.split("\n").length < 45, `${name} --help: ${text.split("\n").length} lines`);
+    }
+    const agent = await help("agent");
+    assert.equal(count(agent, "core-address"), 2); // its usage line and its row
+    for (const other of ["admin-token", "webhook-fallback", "pricing-source", "grpc-tls-dir"])
+      assert.equal(count(agent, other), 0, `agent --help lists --${other}`);
+    const webhook = await help("webhook");
+    assert.equal(count(webhook, "webhook-fallback"), 1);
+    for (const other of ["admin-token", "agent-token", "core-address", "pricing-source"])
+      assert.equal(count(webhook, other), 0, `webhook --help lists --${other}`);
+    const cleanup = await help("cleanup");
+    assert.equal(count(cleanup, "wait-for-pods"), 2); // its usage line and its row
+    assert.equal(count(cleanup, "admin-token"), 0);
+  });
+
   it("rejects an unknown command with exit 2 and one line", async () => {
     const io = capture();
     assert.equal(await run(["frobnicate"], io), 2);

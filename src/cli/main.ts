@@ -54,7 +54,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const command = commands.find((c) => c.name === name);
     if (!command) throw new UsageError(`unknown command "${name}" (see wave --help)`);
     if (rest.includes("--help")) {
-      io.out(`wave ${command.name} — ${command.summary}\n\n${command.usage ?? ""}${configHelp()}\n`);
+      io.out(
+        `wave ${command.name} — ${command.summary}\n\n${command.usage ?? ""}${configHelp(command.globals)}\n`,
+      );
       return 0;
     }
     const { config, positionals, flags } = parseConfig(rest, io.env, command.options);

@@ -218,6 +218,12 @@ async function poolKnown(ctx: CommandContext, pool: string, clusterId: string): 
   return pools.some((p) => p.name === pool);
 }
 
+/**
+ * The shared flags of the commands that call core's API (their --help): the tokens and where a
+ * local `wave start` is found; --cluster-id their usage explains (which cluster's policies).
+ */
+export const clientGlobals = ["admin-token", "viewer-token", "data-dir", "port", "log-level", "verbose"];
+
 const serverOption = { server: { type: "string" as const }, ...outputOption };
 
 interface SpotRow {
@@ -295,6 +301,7 @@ export const policyCommands: Command[] = [
       "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n                [--force]  (set it though core sees no pod of the workload)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
       outputHelp +
       "\n",
+    globals: clientGlobals,
     options: {
       ...serverOption,
       threshold: { type: "string" },
@@ -338,6 +345,7 @@ export const policyCommands: Command[] = [
       "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n                  [--force]  (set it though core sees no such NodePool in the cluster)\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
       outputHelp +
       "\n",
+    globals: clientGlobals,
     options: {
       ...serverOption,
       disable: { type: "boolean" },

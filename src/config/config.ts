@@ -378,8 +378,10 @@ const REGION = /^[a-z]{2}(?:-gov)?-[a-z]+-\d+$/;
 
 const KEYS = Object.keys(FIELDS) as Key[];
 
-export function configHelp(): string {
-  const rows = KEYS.map((k) => {
+/** The shared flags' help lines: all of them, or only `flags` (a command's own, by flag name). */
+export function configHelp(flags?: readonly string[]): string {
+  const keys = flags === undefined ? KEYS : KEYS.filter((k) => flags.includes(FIELDS[k].flag));
+  const rows = keys.map((k) => {
     const f = FIELDS[k];
     const arg = f.kind === "bool" ? "" : " <value>";
     return `  --${(f.flag + arg).padEnd(26)} ${f.help} [env ${f.env}]`;
