@@ -7,7 +7,7 @@ import type { Io } from "./main.ts";
 import { clientGlobals, policyCommands } from "./policies.ts";
 
 /** Every command: logging and stacks. */
-const logGlobals = ["log-level", "verbose"] as const;
+const logGlobals = ["log-level", "log-format", "verbose"] as const;
 /** Commands that talk to the apiserver. */
 const kubeGlobals = ["kubeconfig", "context", "namespace"] as const;
 
@@ -17,6 +17,8 @@ export interface CommandContext {
   /** The command's own flags (declared in `options`). */
   flags: Record<string, string | boolean | undefined>;
   io: Io;
+  /** The settings (WaveConfig keys) given by file, environment or flag rather than defaulted. */
+  given?: ReadonlySet<string>;
 }
 
 export interface Command {

@@ -59,10 +59,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
       );
       return 0;
     }
-    const { config, positionals, flags } = parseConfig(rest, io.env, command.options);
+    const { config, positionals, flags, given } = parseConfig(rest, io.env, command.options);
     // Before the command's modules load and its first allocation burst (heap.ts).
     if (command.service === true) tuneHeapForService();
-    return await command.run({ config, positionals, flags, io });
+    return await command.run({ config, positionals, flags, io, given });
   } catch (err) {
     io.err(`wave: ${(err as Error).message}\n`);
     if (verbose && err instanceof Error && err.stack) io.err(err.stack + "\n");

@@ -46,6 +46,17 @@ describe("parseConfig", () => {
     assert.throws(() => parseConfig(["--threshold", "--disable"], {}, extra), /argument is ambiguous/);
   });
 
+  it("parses --log-format and records which settings were given", () => {
+    assert.equal(parseConfig([]).config.logFormat, undefined);
+    const { config, given } = parseConfig(["--log-format", "pretty"], { WAVE_LOG_LEVEL: "warn" });
+    assert.equal(config.logFormat, "pretty");
+    assert.deepEqual([...given].sort(), ["logFormat", "logLevel"]);
+    assert.throws(
+      () => parseConfig(["--log-format", "xml"]),
+      /--log-format: expected json or pretty, got "xml"/,
+    );
+  });
+
   it("keeps positionals and booleans", () => {
     const { config, positionals } = parseConfig(["deployment/x", "--simulate", "--verbose"], {});
     assert.deepEqual(positionals, ["deployment/x"]);

@@ -30,6 +30,8 @@ export interface WaveConfig {
   /** postgres://… to use PostgreSQL; otherwise SQLite under dataDir. */
   databaseUrl: string | undefined;
   logLevel: LogLevel;
+  /** json or pretty (one readable line); unset → pretty in a terminal, JSON otherwise. */
+  logFormat: "json" | "pretty" | undefined;
   verbose: boolean;
   /** Bearer tokens for the API. */
   adminToken: string | undefined;
@@ -119,6 +121,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   dataDir: DEFAULT_DATA_DIR,
   databaseUrl: undefined,
   logLevel: "info",
+  logFormat: undefined,
   verbose: false,
   adminToken: undefined,
   viewerToken: undefined,
@@ -159,6 +162,7 @@ type Kind =
   | "port"
   | "bool"
   | "level"
+  | "logFormat"
   | "fallback"
   | "deadline"
   | "pricingSource"
@@ -195,6 +199,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
   dataDir: { kind: "string", flag: "data-dir", env: "WAVE_DATA_DIR", help: "directory for the SQLite store" },
   databaseUrl: { kind: "string", flag: "database-url", env: "WAVE_DATABASE_URL", help: "PostgreSQL URL" },
   logLevel: { kind: "level", flag: "log-level", env: "WAVE_LOG_LEVEL", help: "debug|info|warn|error" },
+  logFormat: {
+    kind: "logFormat",
+    flag: "log-format",
+    env: "WAVE_LOG_FORMAT",
+    help: "json|pretty (default: pretty in a terminal, json otherwise)",
+  },
   verbose: { kind: "bool", flag: "verbose", env: "WAVE_VERBOSE", help: "stack traces on errors" },
   adminToken: {
     kind: "string",
@@ -407,6 +417,9 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     case "level":
       if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
       throw new ConfigError(`${where}: expected debug, info, warn or error, got ${JSON.stringify(raw)}`);
+    case "logFormat":
+      if (raw === "json" || raw === "pretty") return raw;
+      throw new ConfigError(`${where}: expected json or pretty, got ${JSON.stringify(raw)}`);
     case "fallback":
       if (raw === "unchanged" || raw === "spot-preferred") return raw;
       throw new ConfigError(`${where}: expected unchanged or spot-preferred, got ${JSON.stringify(raw)}`);
@@ -507,6 +520,8 @@ export interface ParsedArgs {
   positionals: string[];
   /** Values of the command's own flags (`extra` below). */
   flags: Record<string, string | boolean | undefined>;
+  /** The settings given by file, environment or flag (the rest are defaults). */
+  given: ReadonlySet<string>;
 }
 
 /** A command's own flags, parsed alongside the shared ones. */
@@ -553,15 +568,26 @@ export function parseConfig(
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const out: Record<string, unknown> = { ...DEFAULTS };
+  const given = new Set<string>();
   const file = typeof values.config === "string" ? values.config : env.WAVE_CONFIG;
-  if (file) for (const [k, v] of Object.entries(readFile(file))) out[k] = coerce(k as Key, v, "config file");
+  if (file)
+    for (const [k, v] of Object.entries(readFile(file))) {
+      out[k] = coerce(k as Key, v, "config file");
+      given.add(k);
+    }
   for (const k of KEYS) {
     const v = env[FIELDS[k].env];
-    if (v !== undefined && v !== "") out[k] = coerce(k, v, "env");
+    if (v !== undefined && v !== "") {
+      out[k] = coerce(k, v, "env");
+      given.add(k);
+    }
   }
   for (const k of KEYS) {
     const v = values[FIELDS[k].flag];
-    if (v !== undefined) out[k] = coerce(k, v, "flag");
+    if (v !== undefined) {
+      out[k] = coerce(k, v, "flag");
+      given.add(k);
+    }
   }
   const config = out as unknown as WaveConfig;
   if (config.kubeconfig !== undefined) {
@@ -587,5 +613,5 @@ export function parseConfig(
     throw new ConfigError("agent identity: expected one certificate CN or SAN (no spaces or commas)");
   const flags: ParsedArgs["flags"] = {};
   for (const k of Object.keys(extra)) flags[k] = values[k];
-  return { config: Object.freeze(config), positionals: parsed.positionals, flags };
+  return { config: Object.freeze(config), positionals: parsed.positionals, flags, given };
 }
