@@ -177,6 +177,7 @@ async function checkKnown(
   what: string,
   known: (clusterId: string) => Promise<boolean>,
 ): Promise<void> {
+  coreTarget(ctx, "admin"); // a change needs the admin token: say so before any read
   const clusterId = await clusterIdOf(ctx);
   let ok: boolean;
   try {
