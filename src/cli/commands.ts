@@ -87,6 +87,18 @@ const whatif: Command = {
   run: async (ctx) => (await import("./whatif.ts")).whatifCommand(ctx),
 };
 
+const completion: Command = {
+  name: "completion",
+  summary: "print a shell completion script (source <(wave completion bash), or zsh)",
+  usage: "Usage: wave completion bash|zsh\n\n",
+  globals: [],
+  run: async (ctx) => {
+    const { completionScript } = await import("./completion.ts");
+    ctx.io.out(completionScript(ctx.positionals[0], commands));
+    return 0;
+  },
+};
+
 export const commands: readonly Command[] = [
   {
     name: "start",
@@ -162,4 +174,5 @@ export const commands: readonly Command[] = [
     globals: [...kubeGlobals, ...logGlobals, "agent-lease", "warmup-namespace", "spot-ledger-namespace"],
     run: async (ctx) => (await import("./cleanup.ts")).cleanupCommand(ctx),
   },
+  completion,
 ];

@@ -1,6 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError } from "../config/config.ts";
 import { RefusedError, UnreachableError, UsageError, coreAnswerError, exitCode } from "./errors.ts";
@@ -91,6 +94,32 @@ describe("wave CLI", () => {
     const cleanup = await help("cleanup");
     assert.equal(count(cleanup, "wait-for-pods"), 2); // its usage line and its row
     assert.equal(count(cleanup, "admin-token"), 0);
+  });
+
+  it("prints a bash completion that completes commands, verbs and each command's flags", async () => {
+    const io = capture();
+    assert.equal(await run(["completion", "bash"], io), 0);
+    const script = join(mkdtempSync(join(tmpdir(), "wave-completion-")), "wave.bash");
+    writeFileSync(script, io.stdout.join(""));
+    const complete = (...words: string[]): string[] => {
+      const r = spawnSync(
+        "bash",
+        [
+          "-c",
+          `source '${script}'; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _wave; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: "utf8" },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout.split("\n").filter((l) => l !== "");
+    };
+    assert.deepEqual(complete("wave", "sp"), ["spot"]);
+    assert.deepEqual(complete("wave", "warmup", "l"), ["list"]);
+    assert.deepEqual(complete("wave", "spot", "set", "x", "--thr"), ["--threshold"]);
+    assert.deepEqual(complete("wave", "spot", "--cluster"), ["--cluster-id"]);
+    assert.deepEqual(complete("wave", "spot", "--grpc"), [], "spot completes only its own flags");
+    const fish = capture();
+    assert.equal(await run(["completion", "fish"], fish), 2);
   });
 
   it("rejects an unknown command with exit 2 and one line", async () => {

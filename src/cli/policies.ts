@@ -223,7 +223,15 @@ async function poolKnown(ctx: CommandContext, pool: string, clusterId: string): 
  * The shared flags of the commands that call core's API (their --help): the tokens and where a
  * local `wave start` is found; --cluster-id their usage explains (which cluster's policies).
  */
-export const clientGlobals = ["admin-token", "viewer-token", "data-dir", "port", "log-level", "verbose"];
+export const clientGlobals = [
+  "admin-token",
+  "viewer-token",
+  "data-dir",
+  "port",
+  "log-level",
+  "log-format",
+  "verbose",
+];
 
 const serverOption = { server: { type: "string" as const }, ...outputOption };
 

@@ -388,6 +388,12 @@ const REGION = /^[a-z]{2}(?:-gov)?-[a-z]+-\d+$/;
 
 const KEYS = Object.keys(FIELDS) as Key[];
 
+/** The shared flags' names (no dashes): all of them, or those of `flags` that exist. */
+export function configFlags(flags?: readonly string[]): string[] {
+  const all = ["config", ...KEYS.map((k) => FIELDS[k].flag)];
+  return flags === undefined ? all : all.filter((f) => f === "config" || flags.includes(f));
+}
+
 /** The shared flags' help lines: all of them, or only `flags` (a command's own, by flag name). */
 export function configHelp(flags?: readonly string[]): string {
   const keys = flags === undefined ? KEYS : KEYS.filter((k) => flags.includes(FIELDS[k].flag));
