@@ -4,7 +4,12 @@
 // memory per process; bench/pipeline/README.md), and `wave --help` loads none of them.
 import type { ExtraOptions, WaveConfig } from "../config/config.ts";
 import type { Io } from "./main.ts";
-import { policyCommands } from "./policies.ts";
+import { clientGlobals, policyCommands } from "./policies.ts";
+
+/** Every command: logging and stacks. */
+const logGlobals = ["log-level", "log-format", "verbose"] as const;
+/** Commands that talk to the apiserver. */
+const kubeGlobals = ["kubeconfig", "context", "namespace"] as const;
 
 export interface CommandContext {
   config: WaveConfig;
@@ -12,6 +17,8 @@ export interface CommandContext {
   /** The command's own flags (declared in `options`). */
   flags: Record<string, string | boolean | undefined>;
   io: Io;
+  /** The settings (WaveConfig keys) given by file, environment or flag rather than defaulted. */
+  given?: ReadonlySet<string>;
 }
 
 export interface Command {
@@ -19,6 +26,11 @@ export interface Command {
   summary: string;
   usage?: string;
   options?: ExtraOptions;
+  /**
+   * The shared flags (config.ts) this command reads, for its --help; unset → all of them (the
+   * servers that read most: start, core). A flag its usage explains itself is left out here.
+   */
+  globals?: readonly string[];
   /** A long-running process: its heap is tuned for a small resident size (heap.ts). */
   service?: boolean;
   run(ctx: CommandContext): Promise<number>;
@@ -71,7 +83,20 @@ const whatif: Command = {
     seed: { type: "string" },
     json: { type: "boolean" },
   },
+  globals: clientGlobals,
   run: async (ctx) => (await import("./whatif.ts")).whatifCommand(ctx),
+};
+
+const completion: Command = {
+  name: "completion",
+  summary: "print a shell completion script (source <(wave completion bash), or zsh)",
+  usage: "Usage: wave completion bash|zsh\n\n",
+  globals: [],
+  run: async (ctx) => {
+    const { completionScript } = await import("./completion.ts");
+    ctx.io.out(completionScript(ctx.positionals[0], commands));
+    return 0;
+  },
 };
 
 export const commands: readonly Command[] = [
@@ -91,6 +116,19 @@ export const commands: readonly Command[] = [
     summary: "stream cluster state to core (in-cluster; leader-elected)",
     usage:
       "Usage: wave agent --core-address https://HOST:PORT --agent-token T [--agent-tls-dir DIR] [flags]\n\n",
+    globals: [
+      ...kubeGlobals,
+      ...logGlobals,
+      "cluster-id",
+      "host",
+      "pod-name",
+      "agent-token",
+      "agent-lease",
+      "core-address",
+      "agent-tls-dir",
+      "metrics-port",
+      "warmup-namespace",
+    ],
     run: async (ctx) => (await import("./agent-component.ts")).agentCommand(ctx),
   },
   {
@@ -105,6 +143,25 @@ export const commands: readonly Command[] = [
     service: true,
     summary: "spot-placement admission webhook (policies pulled from core)",
     usage: "Usage: wave webhook --spot-policies-url URL --viewer-token V --webhook-tls-dir DIR [flags]\n\n",
+    globals: [
+      ...kubeGlobals,
+      ...logGlobals,
+      "host",
+      "pod-name",
+      "viewer-token",
+      "spot-policies-url",
+      "webhook-tls-dir",
+      "webhook-port",
+      "webhook-fallback",
+      "webhook-deadline-ms",
+      "public-metrics",
+      "spot-policy-interval-ms",
+      "spot-policy-watch",
+      "spot-repair",
+      "spot-repair-dry-run",
+      "spot-ledger-namespace",
+      "spot-prefer-fallback-ms",
+    ],
     run: async (ctx) => (await import("./webhook-component.ts")).webhookCommand(ctx),
   },
   {
@@ -114,6 +171,8 @@ export const commands: readonly Command[] = [
       "Usage: wave cleanup [--wait-for-pods SELECTOR] [--namespace NS]\n\n" +
       "  --wait-for-pods <selector>   first wait until no pod in the namespace matches\n\n",
     options: { "wait-for-pods": { type: "string" } },
+    globals: [...kubeGlobals, ...logGlobals, "agent-lease", "warmup-namespace", "spot-ledger-namespace"],
     run: async (ctx) => (await import("./cleanup.ts")).cleanupCommand(ctx),
   },
+  completion,
 ];

@@ -81,13 +81,18 @@ export function required<T>(value: T | undefined, what: string): T {
 }
 
 /**
- * The one logger default of every Wave process: the caller's, or JSON at the configured level
+ * The one logger default of every Wave process: the caller's, or pino at the configured level and
+ * format (--log-format; pretty in a terminal, JSON otherwise),
  * tagged with the component (`wave start`, which runs them all, leaves the tag out).
  */
 export function logger(config: WaveConfig, component: string | undefined, opts: ComponentOptions): Logger {
   return (
     opts.log ??
-    createLogger({ level: config.logLevel, base: { app: "wave", ...(component ? { component } : {}) } })
+    createLogger({
+      level: config.logLevel,
+      ...(config.logFormat ? { format: config.logFormat } : {}),
+      base: { app: "wave", ...(component ? { component } : {}) },
+    })
   );
 }
 

@@ -64,7 +64,8 @@ describe("wave spot finds the running instance", () => {
       signal: new AbortController().signal,
     };
     try {
-      const args = ["spot", "set", "deployment/shop/api", "--threshold", "2", "--data-dir", d];
+      // --force: this core serves policies only, no view of the cluster's workloads.
+      const args = ["spot", "set", "deployment/shop/api", "--threshold", "2", "--force", "--data-dir", d];
       assert.equal(await run(args, io), 2, "no instance: the default port is refused");
       assert.match(err.join(""), /admin token is required|cannot reach/);
       writeInstance(d, { ...instance, apiUrl: server });

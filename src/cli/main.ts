@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The `wave` command line. Parses the command, hands the rest to the config parser, and turns
-// every expected failure into one line on stderr with exit code 2 (a stack only with --verbose).
-import { ConfigError, configHelp, parseConfig } from "../config/config.ts";
+// every failure into one line on stderr and the exit code of errors.ts's exitCode() (a stack only
+// with --verbose).
+import { configHelp, parseConfig } from "../config/config.ts";
 import { commands, type Command } from "./commands.ts";
-import { UsageError } from "./errors.ts";
+import { UsageError, exitCode, exitCodesHelp } from "./errors.ts";
 import { tuneHeapForService } from "./heap.ts";
 import { version } from "./version.ts";
 
@@ -15,6 +16,8 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM. */
   signal: AbortSignal;
+  /** stdout is a terminal: list commands then print tables (output.ts). */
+  tty?: boolean;
 }
 
 function help(list: readonly Command[]): string {
@@ -30,6 +33,8 @@ function help(list: readonly Command[]): string {
     "",
     "Flags (every command):",
     configHelp(),
+    "",
+    exitCodesHelp,
   ].join("\n");
 }
 
@@ -49,24 +54,20 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const command = commands.find((c) => c.name === name);
     if (!command) throw new UsageError(`unknown command "${name}" (see wave --help)`);
     if (rest.includes("--help")) {
-      io.out(`wave ${command.name} — ${command.summary}\n\n${command.usage ?? ""}${configHelp()}\n`);
+      io.out(
+        `wave ${command.name} — ${command.summary}\n\n${command.usage ?? ""}${configHelp(command.globals)}\n`,
+      );
       return 0;
     }
-    const { config, positionals, flags } = parseConfig(rest, io.env, command.options);
+    const { config, positionals, flags, given } = parseConfig(rest, io.env, command.options);
     // Before the command's modules load and its first allocation burst (heap.ts).
     if (command.service === true) tuneHeapForService();
-    return await command.run({ config, positionals, flags, io });
+    return await command.run({ config, positionals, flags, io, given });
   } catch (err) {
-    const expected = err instanceof ConfigError || err instanceof UsageError || isUserFacing(err);
     io.err(`wave: ${(err as Error).message}\n`);
     if (verbose && err instanceof Error && err.stack) io.err(err.stack + "\n");
-    return expected ? 2 : 1;
+    return exitCode(err);
   }
-}
-
-/** Errors the components mark as the user's to fix (an unreachable apiserver, say). */
-function isUserFacing(err: unknown): boolean {
-  return err instanceof Error && (err as Error & { userFacing?: boolean }).userFacing === true;
 }
 
 /** Process entry: wires signals and stdio, sets the exit code. */
@@ -78,6 +79,7 @@ export async function main(): Promise<void> {
     err: (t) => process.stderr.write(t),
     env: process.env,
     signal: ac.signal,
+    tty: process.stdout.isTTY,
   });
   process.exitCode = code;
 }

@@ -3,7 +3,8 @@
 import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./commands.ts";
 import { DEFAULTS } from "../config/config.ts";
-import { UsageError } from "./errors.ts";
+import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
+import { RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 
 const KINDS: Record<string, "Deployment" | "StatefulSet" | "ReplicaSet"> = {
   deployment: "Deployment",
@@ -36,7 +37,7 @@ function intFlag(flags: CommandContext["flags"], name: string): number | undefin
   const v = flags[name];
   if (v === undefined) return undefined;
   if (typeof v !== "string" || !/^\d+$/.test(v))
-    throw new UsageError(`--${name} expects a whole number, got "${String(v)}"`);
+    throw new UsageError(`--${name} expects a whole number (0 or more), got "${String(v)}"`);
   return Number(v);
 }
 
@@ -114,6 +115,17 @@ export async function call(
   body?: unknown,
   opts: { role?: "viewer" | "admin"; timeoutMs?: number } = {},
 ): Promise<unknown> {
+  return (await request(ctx, method, path, body, opts)).json;
+}
+
+/** `call` with the answer's headers. */
+async function request(
+  ctx: CommandContext,
+  method: "GET" | "PUT" | "DELETE" | "POST",
+  path: string,
+  body?: unknown,
+  opts: { role?: "viewer" | "admin"; timeoutMs?: number } = {},
+): Promise<{ json: unknown; headers: Headers }> {
   const { server, token } = coreTarget(ctx, opts.role ?? (method === "GET" ? "viewer" : "admin"));
   let res: Response;
   try {
@@ -127,18 +139,159 @@ export async function call(
       signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
     });
   } catch (err) {
-    throw new UsageError(`cannot reach Wave core at ${server} (${(err as Error).message}); set --server`);
+    throw new UnreachableError(
+      `cannot reach Wave core at ${server} (${(err as Error).message}); set --server`,
+    );
   }
   const text = await res.text();
-  const json = text ? (JSON.parse(text) as unknown) : undefined;
+  let json: unknown;
+  try {
+    json = text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    throw coreAnswerError(res.status, `not JSON (${text.slice(0, 80)})`);
+  }
   if (!res.ok) {
     const message = (json as { message?: string } | undefined)?.message ?? res.statusText;
-    throw new UsageError(`core answered ${res.status}: ${message}`);
+    throw coreAnswerError(res.status, message);
   }
-  return json;
+  return { json, headers: res.headers };
 }
 
-const serverOption = { server: { type: "string" as const } };
+/**
+ * Core's id of the cluster the policies are for: --cluster-id, else core's own, which its
+ * pre-cluster route names in its successor link (`</api/v1/clusters/ID/policies/…>`).
+ */
+async function clusterIdOf(ctx: CommandContext): Promise<string> {
+  if (ctx.config.clusterId !== DEFAULTS.clusterId) return ctx.config.clusterId;
+  const { headers } = await request(ctx, "GET", "/api/v1/policies/warmup");
+  const m = /<\/api\/v1\/clusters\/([^/>]+)\//.exec(headers.get("link") ?? "");
+  return m?.[1] ? decodeURIComponent(m[1]) : ctx.config.clusterId;
+}
+
+/**
+ * Refuses (exit 4) a policy for a workload or NodePool core does not see in the cluster — a typo
+ * would otherwise be stored and never apply. With --force: a warning on stderr, and on.
+ */
+async function checkKnown(
+  ctx: CommandContext,
+  what: string,
+  known: (clusterId: string) => Promise<boolean>,
+): Promise<void> {
+  coreTarget(ctx, "admin"); // a change needs the admin token: say so before any read
+  const clusterId = await clusterIdOf(ctx);
+  let ok: boolean;
+  try {
+    ok = await known(clusterId);
+  } catch (err) {
+    // 404: core has no state of that cluster (no agent yet), so nothing of it is known.
+    if (!(err instanceof RefusedError && err.status === 404)) throw err;
+    ok = false;
+  }
+  if (ok) return;
+  const message = `${what} in cluster ${clusterId}`;
+  if (ctx.flags.force === true) {
+    ctx.io.err(`wave: warning: ${message}; setting its policy anyway (--force)\n`);
+    return;
+  }
+  throw new RefusedError(`${message} (a typo? --force sets it anyway)`);
+}
+
+const clusterPath = (id: string, rest: string): string =>
+  `/api/v1/clusters/${encodeURIComponent(id)}/${rest}`;
+
+/** A workload core sees pods of (its spot placement view lists each workload with live pods). */
+async function workloadKnown(ctx: CommandContext, ref: WorkloadRef, clusterId: string): Promise<boolean> {
+  const view = (await call(ctx, "GET", clusterPath(clusterId, "spot-placement"))) as {
+    workloads: { workload: WorkloadRef; pods: number }[];
+  };
+  return view.workloads.some(
+    (w) =>
+      w.pods > 0 &&
+      w.workload.kind === ref.kind &&
+      w.workload.namespace === ref.namespace &&
+      w.workload.name === ref.name,
+  );
+}
+
+/** A NodePool of the cluster as core sees it. */
+async function poolKnown(ctx: CommandContext, pool: string, clusterId: string): Promise<boolean> {
+  const pools = (await call(ctx, "GET", clusterPath(clusterId, "nodepools"))) as { name: string }[];
+  return pools.some((p) => p.name === pool);
+}
+
+/**
+ * The shared flags of the commands that call core's API (their --help): the tokens and where a
+ * local `wave start` is found; --cluster-id their usage explains (which cluster's policies).
+ */
+export const clientGlobals = [
+  "admin-token",
+  "viewer-token",
+  "data-dir",
+  "port",
+  "log-level",
+  "log-format",
+  "verbose",
+];
+
+const serverOption = { server: { type: "string" as const }, ...outputOption };
+
+interface SpotRow {
+  workload: { kind: string; namespace: string; name: string };
+  threshold: number;
+  strategy: string;
+  percentAboveBase?: number;
+  repair?: boolean | "dry-run";
+}
+
+const spotColumns: Column<SpotRow>[] = [
+  {
+    header: "WORKLOAD",
+    value: (p) => `${p.workload.kind.toLowerCase()}/${p.workload.namespace}/${p.workload.name}`,
+  },
+  { header: "THRESHOLD", value: (p) => String(p.threshold) },
+  { header: "STRATEGY", value: (p) => p.strategy },
+  { header: "ABOVE-BASE-%", value: (p) => String(p.percentAboveBase ?? 0) },
+  {
+    header: "REPAIR",
+    value: (p) => (p.repair === "dry-run" ? "dry-run" : p.repair === false ? "off" : "on"),
+  },
+];
+
+interface WarmupRow {
+  nodePool: string;
+  policy: {
+    enabled: boolean;
+    maxWarmNodes: number;
+    ttlSeconds: number;
+    cooldownSeconds: number;
+    maxCostPerHour: number | null;
+    prePull: boolean;
+  };
+  updatedAt?: number;
+}
+
+const warmupColumns: Column<WarmupRow>[] = [
+  { header: "NODEPOOL", value: (r) => r.nodePool },
+  { header: "ENABLED", value: (r) => String(r.policy.enabled) },
+  { header: "MAX-WARM", value: (r) => String(r.policy.maxWarmNodes) },
+  { header: "TTL", value: (r) => `${r.policy.ttlSeconds}s` },
+  { header: "COOLDOWN", value: (r) => `${r.policy.cooldownSeconds}s` },
+  {
+    header: "MAX-$/H",
+    value: (r) => (r.policy.maxCostPerHour === null ? "-" : String(r.policy.maxCostPerHour)),
+  },
+  { header: "PRE-PULL", value: (r) => String(r.policy.prePull) },
+  {
+    header: "UPDATED",
+    value: (r) => (r.updatedAt === undefined ? "-" : new Date(r.updatedAt).toISOString().slice(0, 19) + "Z"),
+  },
+];
+
+/** What `set`/`delete` print: the answer as JSON/YAML, or one line in a table's place. */
+function printChange(ctx: CommandContext, answer: unknown, line: string): void {
+  const format = outputFormat(ctx.flags, ctx.io.tty === true);
+  ctx.io.out(render(format, answer, () => line));
+}
 
 /**
  * The cluster's policies on core's API: --cluster-id (WAVE_CLUSTER_ID) names the cluster; without
@@ -154,18 +307,24 @@ export const policyCommands: Command[] = [
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n                [--force]  (set it though core sees no pod of the workload)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
+      outputHelp +
+      "\n",
+    globals: clientGlobals,
     options: {
       ...serverOption,
       threshold: { type: "string" },
       strategy: { type: "string" },
       "percent-above-base": { type: "string" },
       repair: { type: "string" },
+      force: { type: "boolean" },
     },
     async run(ctx) {
       const [verb, target] = ctx.positionals;
       if (verb === "list") {
-        ctx.io.out(JSON.stringify(await call(ctx, "GET", policiesPath(ctx, "spot")), null, 2) + "\n");
+        const format = outputFormat(ctx.flags, ctx.io.tty === true);
+        const set = (await call(ctx, "GET", policiesPath(ctx, "spot"))) as { policies: SpotRow[] };
+        ctx.io.out(render(format, set, () => table(spotColumns, set.policies)));
         return 0;
       }
       if (verb !== "set" && verb !== "delete")
@@ -175,9 +334,15 @@ export const policyCommands: Command[] = [
         ctx,
         `spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`,
       );
-      const out =
-        verb === "set" ? await call(ctx, "PUT", path, spotBody(ctx.flags)) : await call(ctx, "DELETE", path);
-      ctx.io.out(JSON.stringify(out ?? { deleted: true }, null, 2) + "\n");
+      if (verb === "set") {
+        const body = spotBody(ctx.flags);
+        await checkKnown(ctx, `core sees no pod of ${target ?? ""}`, (id) => workloadKnown(ctx, ref, id));
+        const set = (await call(ctx, "PUT", path, body)) as SpotRow;
+        printChange(ctx, set, table(spotColumns, [set]));
+      } else {
+        await call(ctx, "DELETE", path);
+        printChange(ctx, { deleted: true }, `deleted the spot policy of ${target ?? ""}`);
+      }
       return 0;
     },
   },
@@ -186,7 +351,10 @@ export const policyCommands: Command[] = [
     summary:
       "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
     usage:
-      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n\n",
+      "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n                  [--force]  (set it though core sees no such NodePool in the cluster)\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
+      outputHelp +
+      "\n",
+    globals: clientGlobals,
     options: {
       ...serverOption,
       disable: { type: "boolean" },
@@ -195,22 +363,29 @@ export const policyCommands: Command[] = [
       cooldown: { type: "string" },
       "max-cost-per-hour": { type: "string" },
       "no-pre-pull": { type: "boolean" },
+      force: { type: "boolean" },
     },
     async run(ctx) {
       const [verb, pool] = ctx.positionals;
       if (verb === "list") {
-        ctx.io.out(JSON.stringify(await call(ctx, "GET", policiesPath(ctx, "warmup")), null, 2) + "\n");
+        const format = outputFormat(ctx.flags, ctx.io.tty === true);
+        const rows = (await call(ctx, "GET", policiesPath(ctx, "warmup"))) as WarmupRow[];
+        ctx.io.out(render(format, rows, () => table(warmupColumns, rows)));
         return 0;
       }
       if (verb !== "set" && verb !== "delete")
         throw new UsageError('wave warmup: expected "list", "set" or "delete"');
       if (!pool) throw new UsageError("wave warmup: name the NodePool");
       const path = policiesPath(ctx, `warmup/${encodeURIComponent(pool)}`);
-      const out =
-        verb === "set"
-          ? await call(ctx, "PUT", path, warmupBody(ctx.flags))
-          : await call(ctx, "DELETE", path);
-      ctx.io.out(JSON.stringify(out ?? { deleted: true }, null, 2) + "\n");
+      if (verb === "set") {
+        const body = warmupBody(ctx.flags);
+        await checkKnown(ctx, `no NodePool ${pool}`, (id) => poolKnown(ctx, pool, id));
+        const set = (await call(ctx, "PUT", path, body)) as WarmupRow;
+        printChange(ctx, set, table(warmupColumns, [set]));
+      } else {
+        await call(ctx, "DELETE", path);
+        printChange(ctx, { deleted: true }, `deleted the warmup policy of NodePool ${pool}`);
+      }
       return 0;
     },
   },

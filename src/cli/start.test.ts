@@ -9,7 +9,9 @@ import { describe, it } from "node:test";
 import { LIVING_SPOT_POLICIES } from "../sim/living.ts";
 import { silentLogger } from "../shared/log.ts";
 import { simulatedConfig } from "../../test/support/wave.ts";
-import { startWave } from "./start.ts";
+import type { ClusterEntry } from "../core/hub/hub.ts";
+import type { CommandContext } from "./commands.ts";
+import { quietInTerminal, startWave, statusLine } from "./start.ts";
 
 describe("wave start composes the core, agent and webhook builders", { timeout: 180_000 }, () => {
   it("serves the simulated cluster from the core component, streamed by the agent component; stop stops them", async () => {
@@ -76,5 +78,33 @@ describe("wave start composes the core, agent and webhook builders", { timeout: 
     assert.equal(agent.agent(), undefined);
     assert.equal(agent.warmup(), undefined);
     await assert.rejects(fetch(`http://127.0.0.1:${core.apiPort}/api/v1/clusters`));
+  });
+});
+
+describe("wave start in a terminal", () => {
+  it("is quiet unless a log level was asked for, and says it is alive in one status line", () => {
+    const ctx = (tty: boolean, given: string[] = []): CommandContext =>
+      ({ io: { tty }, given: new Set(given) }) as unknown as CommandContext;
+    assert.equal(quietInTerminal(ctx(true)), true);
+    assert.equal(quietInTerminal(ctx(true, ["logLevel"])), false);
+    assert.equal(quietInTerminal(ctx(false)), false);
+    const entry = {
+      id: "default",
+      connected: true,
+      state: {
+        nodes: () => [1, 2, 3],
+        pods: () => Array.from({ length: 40 }, (_, i) => i),
+        nodePools: () => [1, 2],
+      },
+    } as unknown as ClusterEntry;
+    assert.equal(
+      statusLine(Date.parse("2026-03-02T12:01:00Z"), [entry], 0),
+      "[12:01:00] cluster default: 3 nodes, 40 pods, 2 NodePools, streaming",
+    );
+    assert.equal(
+      statusLine(0, [{ ...entry, connected: false }], 30 * 60_000),
+      "[00:00:00] cluster default: 3 nodes, 40 pods, 2 NodePools, agent disconnected; simulated history 30 min behind",
+    );
+    assert.equal(statusLine(0, [], 0), "[00:00:00] no cluster yet");
   });
 });

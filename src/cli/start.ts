@@ -8,7 +8,7 @@ import { newToken } from "../api/auth.ts";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR, serverToken, type WaveConfig } from "../config/config.ts";
-import type { ClusterHub } from "../core/hub/hub.ts";
+import type { ClusterEntry, ClusterHub } from "../core/hub/hub.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import type { Store } from "../core/store/store.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
@@ -391,8 +391,33 @@ export function banner(wave: Started, config: WaveConfig, generated: boolean): s
   return lines;
 }
 
+/** How often `wave start` in a terminal prints its status line. */
+export const STATUS_EVERY_MS = 60_000;
+
+/** The status line `wave start` prints in a terminal: `[12:01:00] cluster default: 14 nodes …`. */
+export function statusLine(now: number, clusters: readonly ClusterEntry[], lagMs: number): string {
+  const parts = clusters.map((c) => {
+    const nodes = c.state.nodes().length;
+    const pods = c.state.pods().length;
+    const pools = c.state.nodePools().length;
+    const link = c.connected ? "streaming" : "agent disconnected";
+    return `cluster ${c.id}: ${nodes} nodes, ${pods} pods, ${pools} NodePools, ${link}`;
+  });
+  const behind = lagMs >= 1000 ? `; simulated history ${Math.round(lagMs / 60_000)} min behind` : "";
+  return `[${new Date(now).toISOString().slice(11, 19)}] ${parts.join("; ") || "no cluster yet"}${behind}`;
+}
+
+/**
+ * `wave start` in a terminal is quiet: its components log warnings and errors only (unless
+ * --log-level or WAVE_LOG_LEVEL says otherwise) and a status line a minute says it is alive.
+ */
+export function quietInTerminal(ctx: CommandContext): boolean {
+  return ctx.io.tty === true && ctx.given?.has("logLevel") !== true;
+}
+
 export async function startCommand(ctx: CommandContext): Promise<number> {
-  const wave = await startWave(ctx.config, ctx.io.env);
+  const quiet = quietInTerminal(ctx);
+  const wave = await startWave(quiet ? { ...ctx.config, logLevel: "warn" } : ctx.config, ctx.io.env);
   const generated = ctx.config.viewerToken === undefined;
   const host = ctx.config.host === "0.0.0.0" ? "127.0.0.1" : ctx.config.host;
   writeInstance(ctx.config.dataDir, {
@@ -405,10 +430,19 @@ export async function startCommand(ctx: CommandContext): Promise<number> {
     ...(generated ? { viewerToken: wave.tokens.viewer } : {}),
   });
   ctx.io.out(banner(wave, ctx.config, generated).join("\n"));
+  if (quiet)
+    ctx.io.out("Logging warnings and errors only (--log-level info for more); a status line a minute:\n");
+  const status = quiet
+    ? setInterval(
+        () => ctx.io.out(statusLine(Date.now(), wave.hub.clusters(), wave.simulatedLagMs()) + "\n"),
+        STATUS_EVERY_MS,
+      )
+    : undefined;
   await new Promise<void>((resolve) => {
     if (ctx.io.signal.aborted) resolve();
     ctx.io.signal.addEventListener("abort", () => resolve(), { once: true });
   });
+  clearInterval(status);
   ctx.io.out("Stopping Wave…\n");
   removeInstance(ctx.config.dataDir, process.pid);
   await wave.stop();

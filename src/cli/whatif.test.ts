@@ -383,7 +383,7 @@ describe("wave whatif", () => {
     assert.equal(r.current.result.podStart.count, 5);
   });
 
-  it("turns bad input into one line and exit code 2", async () => {
+  it("turns bad input into one line and exit code 2 (3 when core is unreachable)", async () => {
     const bad = join(dir, "bad.json");
     await writeFile(bad, "{ nope");
     const cases: [string[], string][] = [
@@ -404,7 +404,8 @@ describe("wave whatif", () => {
     ];
     for (const [argv, part] of cases) {
       const io = capture();
-      assert.equal(await run(["whatif", ...argv], io), 2, argv.join(" "));
+      const unreachable = argv.includes("http://127.0.0.1:9");
+      assert.equal(await run(["whatif", ...argv], io), unreachable ? 3 : 2, argv.join(" "));
       assert.equal(io.stderr.length, 1);
       assert.ok(io.stderr[0]?.includes(part), `${io.stderr[0] ?? ""} mentions ${part}`);
     }

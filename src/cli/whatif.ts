@@ -30,7 +30,7 @@ import {
   type WorkloadSeed,
 } from "../sim/workload.ts";
 import type { CommandContext } from "./commands.ts";
-import { UsageError } from "./errors.ts";
+import { CoreError, RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 import { coreTarget, parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
 
 const MAX_DURATION_MS = 24 * 3_600_000;
@@ -509,7 +509,9 @@ async function streamWhatif(
       signal: AbortSignal.any([ctx.io.signal, AbortSignal.timeout(30 * 60_000)]),
     });
   } catch (err) {
-    throw new UsageError(`cannot reach Wave core at ${server} (${(err as Error).message}); set --server`);
+    throw new UnreachableError(
+      `cannot reach Wave core at ${server} (${(err as Error).message}); set --server`,
+    );
   }
   const type = res.headers.get("content-type") ?? "";
   if (!res.ok || !type.startsWith("text/event-stream") || !res.body) {
@@ -517,8 +519,9 @@ async function streamWhatif(
     const json = text ? (JSON.parse(text) as { message?: string }) : undefined;
     if (res.ok) return json as WhatifReportDto;
     const retry = res.headers.get("retry-after");
-    throw new UsageError(
-      `core answered ${res.status}: ${json?.message ?? res.statusText}${retry && !json?.message ? ` (retry in ${retry} s)` : ""}`,
+    throw coreAnswerError(
+      res.status,
+      `${json?.message ?? res.statusText}${retry && !json?.message ? ` (retry in ${retry} s)` : ""}`,
     );
   }
   const tty = process.stderr.isTTY;
@@ -548,12 +551,12 @@ async function streamWhatif(
       } else if (event === "error") {
         clear();
         const e = data as { statusCode: number; message: string };
-        throw new UsageError(`core answered ${e.statusCode}: ${e.message}`);
+        throw coreAnswerError(e.statusCode, e.message);
       }
     }
   } catch (err) {
     clear();
-    if (err instanceof UsageError) throw err;
+    if (err instanceof UsageError || err instanceof RefusedError || err instanceof CoreError) throw err;
     throw new UsageError(`the what-if stream from ${server} broke off (${(err as Error).message})`);
   }
   throw new UsageError(`the what-if stream from ${server} ended without a result`);

@@ -30,6 +30,33 @@ describe("parseConfig", () => {
     assert.equal(config.logLevel, "warn");
   });
 
+  it("takes a negative number as the value of the flag before it", () => {
+    const extra = { threshold: { type: "string" as const }, disable: { type: "boolean" as const } };
+    const { flags, positionals } = parseConfig(["set", "x", "--threshold", "-1", "--disable"], {}, extra);
+    assert.equal(flags.threshold, "-1");
+    assert.equal(flags.disable, true);
+    assert.deepEqual(positionals, ["set", "x"]);
+    assert.equal(parseConfig(["--threshold", "-0.5"], {}, extra).flags.threshold, "-0.5");
+    // A shared flag's validation speaks, not parseArgs' "ambiguous".
+    assert.throws(
+      () => parseConfig(["--port", "-1"], {}),
+      /--port: expected a port number 0-65535, got "-1"/,
+    );
+    // Only numbers: an option after a string flag is still an option (and a missing value).
+    assert.throws(() => parseConfig(["--threshold", "--disable"], {}, extra), /argument is ambiguous/);
+  });
+
+  it("parses --log-format and records which settings were given", () => {
+    assert.equal(parseConfig([]).config.logFormat, undefined);
+    const { config, given } = parseConfig(["--log-format", "pretty"], { WAVE_LOG_LEVEL: "warn" });
+    assert.equal(config.logFormat, "pretty");
+    assert.deepEqual([...given].sort(), ["logFormat", "logLevel"]);
+    assert.throws(
+      () => parseConfig(["--log-format", "xml"]),
+      /--log-format: expected json or pretty, got "xml"/,
+    );
+  });
+
   it("keeps positionals and booleans", () => {
     const { config, positionals } = parseConfig(["deployment/x", "--simulate", "--verbose"], {});
     assert.deepEqual(positionals, ["deployment/x"]);

@@ -30,6 +30,8 @@ export interface WaveConfig {
   /** postgres://… to use PostgreSQL; otherwise SQLite under dataDir. */
   databaseUrl: string | undefined;
   logLevel: LogLevel;
+  /** json or pretty (one readable line); unset → pretty in a terminal, JSON otherwise. */
+  logFormat: "json" | "pretty" | undefined;
   verbose: boolean;
   /** Bearer tokens for the API. */
   adminToken: string | undefined;
@@ -119,6 +121,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   dataDir: DEFAULT_DATA_DIR,
   databaseUrl: undefined,
   logLevel: "info",
+  logFormat: undefined,
   verbose: false,
   adminToken: undefined,
   viewerToken: undefined,
@@ -159,6 +162,7 @@ type Kind =
   | "port"
   | "bool"
   | "level"
+  | "logFormat"
   | "fallback"
   | "deadline"
   | "pricingSource"
@@ -195,6 +199,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
   dataDir: { kind: "string", flag: "data-dir", env: "WAVE_DATA_DIR", help: "directory for the SQLite store" },
   databaseUrl: { kind: "string", flag: "database-url", env: "WAVE_DATABASE_URL", help: "PostgreSQL URL" },
   logLevel: { kind: "level", flag: "log-level", env: "WAVE_LOG_LEVEL", help: "debug|info|warn|error" },
+  logFormat: {
+    kind: "logFormat",
+    flag: "log-format",
+    env: "WAVE_LOG_FORMAT",
+    help: "json|pretty (default: pretty in a terminal, json otherwise)",
+  },
   verbose: { kind: "bool", flag: "verbose", env: "WAVE_VERBOSE", help: "stack traces on errors" },
   adminToken: {
     kind: "string",
@@ -378,8 +388,16 @@ const REGION = /^[a-z]{2}(?:-gov)?-[a-z]+-\d+$/;
 
 const KEYS = Object.keys(FIELDS) as Key[];
 
-export function configHelp(): string {
-  const rows = KEYS.map((k) => {
+/** The shared flags' names (no dashes): all of them, or those of `flags` that exist. */
+export function configFlags(flags?: readonly string[]): string[] {
+  const all = ["config", ...KEYS.map((k) => FIELDS[k].flag)];
+  return flags === undefined ? all : all.filter((f) => f === "config" || flags.includes(f));
+}
+
+/** The shared flags' help lines: all of them, or only `flags` (a command's own, by flag name). */
+export function configHelp(flags?: readonly string[]): string {
+  const keys = flags === undefined ? KEYS : KEYS.filter((k) => flags.includes(FIELDS[k].flag));
+  const rows = keys.map((k) => {
     const f = FIELDS[k];
     const arg = f.kind === "bool" ? "" : " <value>";
     return `  --${(f.flag + arg).padEnd(26)} ${f.help} [env ${f.env}]`;
@@ -405,6 +423,9 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     case "level":
       if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
       throw new ConfigError(`${where}: expected debug, info, warn or error, got ${JSON.stringify(raw)}`);
+    case "logFormat":
+      if (raw === "json" || raw === "pretty") return raw;
+      throw new ConfigError(`${where}: expected json or pretty, got ${JSON.stringify(raw)}`);
     case "fallback":
       if (raw === "unchanged" || raw === "spot-preferred") return raw;
       throw new ConfigError(`${where}: expected unchanged or spot-preferred, got ${JSON.stringify(raw)}`);
@@ -505,10 +526,33 @@ export interface ParsedArgs {
   positionals: string[];
   /** Values of the command's own flags (`extra` below). */
   flags: Record<string, string | boolean | undefined>;
+  /** The settings given by file, environment or flag (the rest are defaults). */
+  given: ReadonlySet<string>;
 }
 
 /** A command's own flags, parsed alongside the shared ones. */
-export type ExtraOptions = Record<string, { type: "string" | "boolean" }>;
+export type ExtraOptions = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+/** A negative number: the value of the option before it, never an option itself. */
+const NEGATIVE = /^-(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * `--threshold -1` → `--threshold=-1`: node's parseArgs calls a value starting with a dash
+ * "ambiguous"; joined, a negative number reaches the flag's own validation and its message.
+ */
+export function joinNegatives(argv: readonly string[], options: ExtraOptions): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const next = argv[i + 1];
+    const name = arg.startsWith("--") && !arg.includes("=") ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === "string" && next !== undefined && NEGATIVE.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
 
 /**
  * Parses flags (after the command name), the environment and an optional --config file.
@@ -519,26 +563,37 @@ export function parseConfig(
   env: NodeJS.ProcessEnv = process.env,
   extra: ExtraOptions = {},
 ): ParsedArgs {
-  const options: Record<string, { type: "string" | "boolean" }> = { ...extra, config: { type: "string" } };
+  const options: ExtraOptions = { ...extra, config: { type: "string" } };
   for (const k of KEYS) options[FIELDS[k].flag] = { type: FIELDS[k].kind === "bool" ? "boolean" : "string" };
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args: joinNegatives(argv, options), options, strict: true, allowPositionals: true });
   } catch (err) {
     // node's messages are already one clear line ("Unknown option '--x'...").
     throw new ConfigError((err as Error).message.split("\n")[0] ?? "bad arguments");
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const out: Record<string, unknown> = { ...DEFAULTS };
+  const given = new Set<string>();
   const file = typeof values.config === "string" ? values.config : env.WAVE_CONFIG;
-  if (file) for (const [k, v] of Object.entries(readFile(file))) out[k] = coerce(k as Key, v, "config file");
+  if (file)
+    for (const [k, v] of Object.entries(readFile(file))) {
+      out[k] = coerce(k as Key, v, "config file");
+      given.add(k);
+    }
   for (const k of KEYS) {
     const v = env[FIELDS[k].env];
-    if (v !== undefined && v !== "") out[k] = coerce(k, v, "env");
+    if (v !== undefined && v !== "") {
+      out[k] = coerce(k, v, "env");
+      given.add(k);
+    }
   }
   for (const k of KEYS) {
     const v = values[FIELDS[k].flag];
-    if (v !== undefined) out[k] = coerce(k, v, "flag");
+    if (v !== undefined) {
+      out[k] = coerce(k, v, "flag");
+      given.add(k);
+    }
   }
   const config = out as unknown as WaveConfig;
   if (config.kubeconfig !== undefined) {
@@ -564,5 +619,5 @@ export function parseConfig(
     throw new ConfigError("agent identity: expected one certificate CN or SAN (no spaces or commas)");
   const flags: ParsedArgs["flags"] = {};
   for (const k of Object.keys(extra)) flags[k] = values[k];
-  return { config: Object.freeze(config), positionals: parsed.positionals, flags };
+  return { config: Object.freeze(config), positionals: parsed.positionals, flags, given };
 }

@@ -1,7 +1,9 @@
-// A tiny structured logger: JSON lines to stderr, levels, and redaction of secrets.
+// Wave's structured logger: pino behind a small interface (levels, child fields), secrets
+// redacted. JSON lines for log collectors; in a terminal one readable line per entry.
+import { pino, type DestinationStream } from "pino";
 
 export type Level = "debug" | "info" | "warn" | "error";
-const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+export type LogFormat = "json" | "pretty";
 
 const SECRET_KEYS = /token|password|secret|authorization|key$|cert$/i;
 
@@ -15,9 +17,12 @@ export interface Logger {
 
 export interface LoggerOptions {
   level?: Level;
+  /** Where each line goes (default: stderr). */
   write?: (line: string) => void;
   base?: Record<string, unknown>;
   now?: () => number;
+  /** Default: pretty when writing to a terminal's stderr, JSON otherwise. */
+  format?: LogFormat;
 }
 
 /** Replaces values of secret-looking keys so tokens never reach logs. */
@@ -31,25 +36,72 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
+/** The default format: a person reads a terminal, a collector reads everything else. */
+export function defaultLogFormat(tty: boolean = process.stderr.isTTY): LogFormat {
+  return tty ? "pretty" : "json";
+}
+
+const LEVEL_WIDTH = 5;
+
+/**
+ * One JSON entry as a terminal line: `12:00:00 INFO  core  message  key=value …`
+ * (time in UTC, the component when there is one, then the other fields).
+ */
+export function prettyLine(json: string): string {
+  const entry = JSON.parse(json) as Record<string, unknown>;
+  const { time, level, msg, app: _app, component, ...rest } = entry;
+  const clock = typeof time === "string" ? time.slice(11, 19) : "";
+  const fields = Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`)
+    .join(" ");
+  return [
+    clock,
+    String(level).toUpperCase().padEnd(LEVEL_WIDTH),
+    ...(typeof component === "string" ? [component] : []),
+    String(msg),
+    ...(fields ? [fields] : []),
+  ].join("  ");
+}
+
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const min = order[opts.level ?? "info"];
   const write = opts.write ?? ((line: string) => process.stderr.write(line + "\n"));
+  // A caller's own writer (a test's capture) gets JSON unless it asks; stderr follows the terminal.
+  const format = opts.format ?? (opts.write ? "json" : defaultLogFormat());
   const now = opts.now ?? Date.now;
-  const base = opts.base ?? {};
-  const emit = (level: Level, msg: string, fields?: Record<string, unknown>): void => {
-    if (order[level] < min) return;
-    write(
-      JSON.stringify({ time: new Date(now()).toISOString(), level, msg, ...redact({ ...base, ...fields }) }),
-    );
+  const stream: DestinationStream = {
+    write: (chunk: string) => {
+      const line = chunk.endsWith("\n") ? chunk.slice(0, -1) : chunk;
+      write(format === "pretty" ? prettyLine(line) : line);
+    },
   };
+  const root = pino(
+    {
+      level: opts.level ?? "info",
+      base: redact(opts.base ?? {}),
+      messageKey: "msg",
+      timestamp: () => `,"time":"${new Date(now()).toISOString()}"`,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    stream,
+  );
+  return wrap(root);
+}
+
+function wrap(p: pino.Logger): Logger {
+  const emit =
+    (level: Level) =>
+    (msg: string, fields?: Record<string, unknown>): void => {
+      if (fields) p[level](redact(fields), msg);
+      else p[level](msg);
+    };
   return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
-    child: (fields) => createLogger({ ...opts, base: { ...base, ...fields } }),
+    debug: emit("debug"),
+    info: emit("info"),
+    warn: emit("warn"),
+    error: emit("error"),
+    child: (fields) => wrap(p.child(redact(fields))),
   };
 }
 
 /** A logger that drops everything (tests). */
-export const silentLogger: Logger = createLogger({ write: () => undefined });
+export const silentLogger: Logger = createLogger({ write: () => undefined, format: "json", level: "error" });

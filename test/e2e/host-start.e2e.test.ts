@@ -138,7 +138,11 @@ test(
         const health = await fetch(`${api[1]}healthz`);
         assert.equal(health.status, 200);
 
-        // The CLI finds the instance: no --server, no token.
+        // The CLI finds the instance: no --server, no token. The policy comes before its Deployment:
+        // refused (exit 4, core sees no pod of it) unless --force.
+        const early = await cli(["spot", "set", `deployment/${appNs}/spotty`, "--threshold", "1"]);
+        assert.equal(early.code, 4, early.out);
+        assert.match(early.out, /core sees no pod of deployment\/.*\/spotty .*--force sets it anyway/);
         const spot = await cli([
           "spot",
           "set",
@@ -147,6 +151,7 @@ test(
           "1",
           "--strategy",
           "prefer",
+          "--force",
         ]);
         assert.equal(spot.code, 0, spot.out);
         const warm = await cli(["warmup", "set", "default", "--max-warm-nodes", "1", "--disable"]);
