@@ -122,7 +122,8 @@ test(
 
       // All spot: threshold 0, set as a user would.
       await wave_(
-        ["spot", "set", `deployment/${ns}/web`, "--threshold", "0", "--strategy", "prefer"],
+        // --force: the Deployment comes after its policy, so core sees no pod of it yet.
+        ["spot", "set", `deployment/${ns}/web`, "--threshold", "0", "--strategy", "prefer", "--force"],
         "admin",
       );
       await waitForWebhookPlacement(ns, "web", "the apiserver to call Wave's webhook with threshold 0");
