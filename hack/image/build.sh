@@ -4,6 +4,7 @@
 #   WAVE_IMAGE_BASE  the Dockerfile's BASE; unset: the default `node:24-slim` when it is present
 #                    or can be pulled, otherwise one made from Debian packages (hack/image/base.sh)
 #   WAVE_IMAGE_BUILD_FLAGS  extra `podman build` flags (hack/image/reproducible.sh: --no-cache)
+#   WAVE_IMAGE_SOURCE  the org.opencontainers.image.source label (default: git's origin remote URL)
 # Runs with runc and explicit ulimits (crun and podman's default ulimits fail on some kernels'
 # cgroup setups) and host networking (the build stages run `npm ci`). Layers are cached by podman:
 # a rerun with unchanged inputs rebuilds nothing.
@@ -34,10 +35,16 @@ secret=""
 
 # One timestamp for every layer's files and the image's dates: same inputs, same layers.
 epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
+# OCI labels (org.opencontainers.image.*): the same commit gives the same labels.
+revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+created="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)"
+source_url="${WAVE_IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null || true)}"
 start="$(date +%s)"
 podman --runtime runc build \
   --network host --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
   --build-arg "BASE=$base" --timestamp "$epoch" $secret ${WAVE_IMAGE_BUILD_FLAGS:-} \
+  --build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
+  --build-arg "CREATED=$created" --build-arg "SOURCE=$source_url" \
   --tag "$image" --tag "${image%:*}:latest" .
 secs=$(($(date +%s) - start))
 bytes="$(podman image inspect --format '{{.Size}}' "$image")"
