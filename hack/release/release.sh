@@ -9,6 +9,8 @@
 # (binfmt_misc with qemu-aarch64 registered); otherwise it is skipped with the reason.
 #   --dry-run   print the plan (version, artifacts, architectures) and check the versions; build nothing
 #   WAVE_RELEASE_DIR  output root (default dist/release)
+#   WAVE_RELEASE_ALLOW_DIRTY=1  release from a work tree with uncommitted changes (refused otherwise:
+#                     the image's revision label would name a commit that is not what was built)
 set -eu
 cd "$(dirname "$0")/../.."
 
@@ -62,6 +64,12 @@ echo "release: platforms $(for a in $archs; do printf 'linux/%s ' "$a"; done)"
 [ -z "$arm64_note" ] || echo "release: $arm64_note"
 if [ "$dry_run" = true ]; then
   exit 0
+fi
+
+# The image's revision label is HEAD's commit: refuse to label uncommitted changes with it.
+if [ -n "$(git status --porcelain 2>/dev/null)" ] && [ "${WAVE_RELEASE_ALLOW_DIRTY:-}" != 1 ]; then
+  echo "release: the work tree has uncommitted changes (git status); commit them or set WAVE_RELEASE_ALLOW_DIRTY=1" >&2
+  exit 1
 fi
 
 helm="${HELM:-}"
