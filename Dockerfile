@@ -48,19 +48,11 @@ COPY --from=ui /src/ui/dist ./ui/dist
 RUN mkdir -p /var/lib/wave && chown 65532:65532 /var/lib/wave
 USER 65532:65532
 EXPOSE 8080 8081 8443
-# OCI labels (hack/image/build.sh passes version from package.json, revision from git, created from
-# SOURCE_DATE_EPOCH, source from WAVE_IMAGE_SOURCE or git's origin remote). Declared last so a new
-# commit changes only the image's metadata, no layer.
-ARG VERSION=unknown
-ARG REVISION=unknown
-ARG CREATED=1970-01-01T00:00:00Z
-ARG SOURCE=""
+# OCI labels. The per-build ones (version, revision, created, source) are `podman build --label`s
+# from hack/image/build.sh, not ARGs here: buildah's layer cache keys a LABEL by its text before ARG
+# expansion, so a cached build kept the previous commit's revision and date.
 LABEL org.opencontainers.image.title="wave" \
       org.opencontainers.image.description="Wave: a dashboard, node warmup and spot placement add-on for Kubernetes clusters that run Karpenter" \
-      org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.created="${CREATED}" \
-      org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.vendor="Wave"
 ENTRYPOINT ["node", "bin/wave.ts"]

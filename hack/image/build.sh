@@ -35,7 +35,8 @@ secret=""
 
 # One timestamp for every layer's files and the image's dates: same inputs, same layers.
 epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
-# OCI labels (org.opencontainers.image.*): the same commit gives the same labels.
+# OCI labels (org.opencontainers.image.*) of this build, the static ones are in the Dockerfile: as
+# --label, not build args (buildah's cache ignores build-arg values in a LABEL step).
 revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 created="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)"
 source_url="${WAVE_IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null || true)}"
@@ -43,8 +44,10 @@ start="$(date +%s)"
 podman --runtime runc build \
   --network host --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
   --build-arg "BASE=$base" --timestamp "$epoch" $secret ${WAVE_IMAGE_BUILD_FLAGS:-} \
-  --build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
-  --build-arg "CREATED=$created" --build-arg "SOURCE=$source_url" \
+  --label "org.opencontainers.image.version=$version" \
+  --label "org.opencontainers.image.revision=$revision" \
+  --label "org.opencontainers.image.created=$created" \
+  --label "org.opencontainers.image.source=$source_url" \
   --tag "$image" --tag "${image%:*}:latest" .
 secs=$(($(date +%s) - start))
 bytes="$(podman image inspect --format '{{.Size}}' "$image")"
