@@ -1,8 +1,9 @@
 #!/bin/sh
 # `npm run release`: Wave's release artifacts in dist/release/<version>/ (version: package.json's):
 #   wave-<version>.tgz                    the Helm chart (`helm package`, version = appVersion)
-#   wave-<version>-linux-<arch>.tar.gz    the image (`podman save`, docker-archive, gzip);
-#                                         load with `podman load -i` / `docker load -i`
+#   wave-<version>-linux-<arch>.tar.gz    the image (`podman save`, docker-archive, gzip -n); load
+#                                         with `docker load -i` or `gunzip -c … | podman load`
+#                                         (podman 4.3's `load -i` reads no gzip)
 #   wave-<version>.cdx.json               CycloneDX SBOM of the production dependencies
 #   SHA256SUMS                            `sha256sum -c SHA256SUMS` checks all of the above
 # linux/arm64 is built beside the host's architecture only when the kernel runs arm64 binaries
