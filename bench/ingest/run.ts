@@ -8,6 +8,10 @@
 //                        [--sink memory|hub]   (hub: production's sink, SQLite store + ClusterState)
 //                        [--heap service|node] (service: V8 tuned as `wave agent|core` run it,
 //                                               src/cli/heap.ts; node: Node's defaults)
+//                        [--deadline-seconds 120]  (the sync, and the drain after the steady
+//                                               phase, must end within it)
+//                        [--max-snapshot-bytes N]  (core's snapshot bound; default core's own)
+// Exits 1 with the reason when core rejects the sync (a bound) or a deadline passes: never hangs.
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
@@ -34,8 +38,15 @@ const { values: args } = parseArgs({
     "chunk-kb": { type: "string", default: "1024" },
     sink: { type: "string", default: "memory" },
     heap: { type: "string", default: "service" },
+    "deadline-seconds": { type: "string", default: "120" },
+    "max-snapshot-bytes": { type: "string" },
   },
 });
+const deadlineMs = Number(args["deadline-seconds"]) * 1000;
+if (!(deadlineMs > 0)) throw new Error(`--deadline-seconds must be a positive number`);
+const maxSnapshotBytes = args["max-snapshot-bytes"];
+if (maxSnapshotBytes !== undefined && !(Number(maxSnapshotBytes) > 0))
+  throw new Error(`--max-snapshot-bytes must be a positive number`);
 if (args.heap !== "service" && args.heap !== "node") throw new Error(`--heap must be service or node`);
 // Before the synthetic cluster is built: the agent's heap as `wave agent` tunes it.
 if (args.heap === "service") tuneHeapForService();
@@ -64,7 +75,13 @@ console.log(
 // ---- core in its own process ----
 const token = randomUUID();
 const child = fork(new URL("./core-child.ts", import.meta.url), [], {
-  env: { ...process.env, WAVE_BENCH_TOKEN: token, WAVE_BENCH_SINK: args.sink, WAVE_BENCH_HEAP: args.heap },
+  env: {
+    ...process.env,
+    WAVE_BENCH_TOKEN: token,
+    WAVE_BENCH_SINK: args.sink,
+    WAVE_BENCH_HEAP: args.heap,
+    ...(maxSnapshotBytes !== undefined ? { WAVE_BENCH_MAX_SNAPSHOT_BYTES: maxSnapshotBytes } : {}),
+  },
   stdio: ["ignore", "inherit", "inherit", "ipc"],
   execArgv: process.env["WAVE_BENCH_PROF"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : [],
 });
@@ -95,16 +112,68 @@ const agent = new Agent({
   outbox: { chunkMaxBytes: Number(args["chunk-kb"]) * 1024 },
 });
 const ac = new AbortController();
+
+/** The run cannot finish: says why on stderr, stops core and exits 1 (instead of waiting forever). */
+function fail(reason: string): never {
+  console.error(`FAIL: ${reason}`);
+  ac.abort();
+  child.kill();
+  process.exit(1);
+}
+child.once("exit", (code) => {
+  if (!ac.signal.aborted) fail(`core exited with ${code} during the run`);
+});
+
+/** `p`, unless core rejects what the agent sends or `ms` passes first: then the run fails. */
+async function guarded<T>(p: Promise<T>, what: string, ms = deadlineMs): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(`${what}: not done within the ${deadlineMs / 1000} s deadline (--deadline-seconds)`),
+        ),
+      ms,
+    );
+  });
+  const rejected = agent
+    .until((a) => a.rejection !== undefined)
+    .then((): never => {
+      throw new Error(`${what}: core rejected it: ${agent.rejection}`);
+    });
+  try {
+    return await Promise.race([p, late, rejected]);
+  } catch (err) {
+    return fail((err as Error).message);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 // CPU seconds each side spends on the sync: steadier than wall time on a shared, loaded host.
 const core00 = await coreStats();
 const agentCpu00 = process.cpuUsage();
 const started = performance.now();
 const running = agent.run(ac.signal);
-await agent.until((a) => a.status !== "idle");
+const syncDeadline = started + deadlineMs;
+const left = (): number => Math.max(1, syncDeadline - performance.now());
+await guarded(
+  agent.until((a) => a.status !== "idle"),
+  "source open",
+  left(),
+);
 const loadedMs = performance.now() - started;
-await agent.until((a) => a.status === "streaming");
+await guarded(
+  agent.until((a) => a.status === "streaming"),
+  "hello",
+  left(),
+);
 const helloMs = performance.now() - started;
-await agent.until((a) => a.status === "streaming" && a.outbox.lastAcked > 0 && a.outbox.buffered === 0);
+await guarded(
+  agent.until((a) => a.status === "streaming" && a.outbox.lastAcked > 0 && a.outbox.buffered === 0),
+  "initial sync",
+  left(),
+);
 const syncMs = performance.now() - started;
 const agentSyncCpu = process.cpuUsage(agentCpu00);
 const afterSync = await coreStats();
@@ -144,7 +213,10 @@ for (let elapsed = 0; elapsed < seconds * 1000; elapsed += tick) {
   await new Promise((r) => setTimeout(r, tick));
   maxLagMs = Math.max(maxLagMs, agent.outbox.lag());
 }
-await agent.until((a) => a.outbox.buffered === 0);
+await guarded(
+  agent.until((a) => a.outbox.buffered === 0),
+  "steady-state drain",
+);
 const wallMs = performance.now() - t0;
 const agentCpu = process.cpuUsage(agentCpu0);
 const core1 = await coreStats();

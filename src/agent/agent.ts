@@ -50,6 +50,12 @@ export interface AgentOptions {
   /** Where the agent registers its metrics (wave_agent_*). */
   metrics?: Registry;
   backoff?: BackoffOptions;
+  /**
+   * Waits after core refused what the agent sent at a bound (RESOURCE_EXHAUSTED, or a snapshot cut
+   * at its duration bound): resending the same snapshot soon would be refused again, so these
+   * grow to minutes (default 5 s doubling to 5 min) and do not start over until core accepts.
+   */
+  rejectedBackoff?: BackoffOptions;
   outbox?: Omit<OutboxOptions, "now">;
   /** HTTP/2 keepalive: detects a core that vanished without closing the connection. */
   pingIntervalMs?: number;
@@ -71,6 +77,9 @@ export class Agent {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #backoff: Backoff;
+  readonly #rejectedBackoff: Backoff;
+  /** Why core last refused what we sent, until it acknowledges something on a later stream. */
+  #rejection: string | undefined;
   readonly #nodeOptions: SecureClientSessionOptions;
   readonly #reconnects: Counter;
   #reconnectCount = 0;
@@ -86,6 +95,7 @@ export class Agent {
     this.#clock = opts.clock ?? realClock;
     this.#log = (opts.log ?? silentLogger).child({ component: "agent", cluster: opts.clusterId });
     this.#backoff = new Backoff(opts.backoff ?? { initialMs: 500, maxMs: 30_000 });
+    this.#rejectedBackoff = new Backoff(opts.rejectedBackoff ?? { initialMs: 5_000, maxMs: 300_000 });
     this.outbox = new Outbox({ ...opts.outbox, now: () => this.#clock.now() });
     this.warmup = new WarmupOutbox({ onWork: () => this.outbox.poke() });
     this.#nodeOptions = tlsOptions(opts.tls);
@@ -157,6 +167,11 @@ export class Agent {
     });
   }
 
+  /** Core's reason for refusing what the agent sent, while it refuses it (undefined otherwise). */
+  get rejection(): string | undefined {
+    return this.#rejection;
+  }
+
   get status(): AgentStatus {
     return this.#status;
   }
@@ -184,6 +199,15 @@ export class Agent {
     this.#notify();
   }
 
+  /** Core refused what we sent (a bound): said once as an error per reason, not every retry. */
+  #rejected(ce: ConnectError): void {
+    const fields = { code: Code[ce.code], error: ce.rawMessage, attempt: this.#rejectedBackoff.attempt + 1 };
+    if (ce.rawMessage !== this.#rejection)
+      this.#log.error("core rejected what the agent sent; backing off until it accepts", fields);
+    else this.#log.debug("core rejected what the agent sent again", fields);
+    this.#rejection = ce.rawMessage;
+  }
+
   #wasHealthy(): boolean {
     return this.#helloAcked;
   }
@@ -201,6 +225,7 @@ export class Agent {
       while (!stopped()) {
         this.#setStatus("connecting");
         this.#helloAcked = false;
+        let rejected = false;
         try {
           await this.#connectOnce(signal);
           if (!stopped()) this.#log.warn("core closed the stream");
@@ -208,7 +233,9 @@ export class Agent {
           if (stopped()) break;
           const ce = ConnectError.from(err);
           this.#errors.inc({ code: Code[ce.code] });
-          this.#log.warn("stream to core failed", { code: Code[ce.code], error: ce.rawMessage });
+          rejected = ce.code === Code.ResourceExhausted || ce.code === Code.DeadlineExceeded;
+          if (rejected) this.#rejected(ce);
+          else this.#log.warn("stream to core failed", { code: Code[ce.code], error: ce.rawMessage });
           // Core rejected what we sent: what it holds may not match us, so start over.
           if (ce.code === Code.InvalidArgument || ce.code === Code.FailedPrecondition)
             this.outbox.forceResync();
@@ -217,7 +244,8 @@ export class Agent {
         // A stream that got as far as the HelloAck was healthy: start the backoff over.
         if (this.#wasHealthy()) this.#backoff.reset();
         this.#setStatus("backoff");
-        const delay = this.#backoff.next();
+        // Refused at a bound: a HelloAck says nothing about whether core will take the snapshot.
+        const delay = rejected ? this.#rejectedBackoff.next() : this.#backoff.next();
         try {
           await this.#clock.sleep(delay, signal);
         } catch {
@@ -299,6 +327,12 @@ export class Agent {
           ready();
         } else if (m.body.case === "ack") {
           this.outbox.ack(Number(m.body.value.sequence));
+          if (this.#rejection !== undefined) {
+            // Core took something again: the refusal is over.
+            this.#log.info("core accepts what the agent sends again", { after: this.#rejection });
+            this.#rejection = undefined;
+            this.#rejectedBackoff.reset();
+          }
           this.#lastAckAt = this.#clock.now();
           this.#acks.inc();
           this.#notify();

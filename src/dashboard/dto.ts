@@ -36,6 +36,12 @@ export interface ClusterDto {
   /** The detected Karpenter against the releases Wave is tested with (src/karpenter/compat.ts). */
   karpenterSupport: KarpenterSupport;
   agentVersion: string | null;
+  /**
+   * Core refused the agent's last snapshot or object at a bound (the stream ended, the agent backs
+   * off and retries): when, which bound (e.g. "snapshot_bytes") and the message with the figures.
+   * Null once a snapshot is accepted.
+   */
+  rejected: { at: number; bound: string; message: string } | null;
 }
 
 export interface SpotRatioDto {

@@ -1249,6 +1249,60 @@ describe("agent stream in the header", () => {
     assert.equal(screen.queryByTestId("catching-up"), null);
     assert.equal(connectionSuffix(cluster), "");
   });
+  it("shows a cluster whose snapshot core refused at a bound: a badge with the reason, also while reconnected", () => {
+    const rejected = {
+      at: NOW - 60_000,
+      bound: "snapshot_bytes",
+      message: "snapshot exceeds 268435456 bytes of objects; rejected",
+    };
+    render(<Connection cluster={{ ...cluster, connected: false, rejected }} now={NOW} />);
+    const badge = screen.getByTestId("agent-rejected");
+    assert.equal(
+      badge.textContent,
+      "snapshot rejected: snapshot exceeds 268435456 bytes of objects; rejected",
+    );
+    assert.equal(badge.getAttribute("role"), "alert");
+    assert.match(badge.getAttribute("title") ?? "", /60s ago.*backs off and retries/);
+    assert.equal(screen.queryByTestId("agent-disconnected"), null);
+    assert.equal(connectionSuffix({ connected: false, catchingUp: null, rejected }), " (rejected)");
+    cleanup();
+    // The agent is back on a stream (HelloAck) but its snapshot is not accepted yet: still rejected.
+    const objectBound = {
+      at: NOW,
+      bound: "object_bytes",
+      message: "delta 4: object of 4000000 bytes exceeds 3145728 bytes",
+    };
+    render(<Connection cluster={{ ...cluster, rejected: objectBound }} now={NOW} />);
+    assert.match(
+      screen.getByTestId("agent-rejected").textContent,
+      /^object rejected: delta 4: object of 4000000 bytes/,
+    );
+  });
+
+  it("lists the refused cluster as rejected in the header's picker, with the badge", async () => {
+    const rejected = {
+      at: NOW,
+      bound: "snapshot_bytes",
+      message: "snapshot exceeds 65536 bytes of objects; rejected",
+    };
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200 });
+    globalThis.fetch = (input: string | URL | Request) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      if (url.endsWith("api/v1/clusters"))
+        return Promise.resolve(json([{ ...cluster, connected: false, rejected }]));
+      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.includes("/stream")) return new Promise<Response>(() => undefined);
+      const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
+      return Promise.resolve(json(list));
+    };
+    location.hash = "#/nodes?cluster=prod";
+    render(<App />);
+    const badge = await screen.findByTestId("agent-rejected");
+    assert.equal(badge.textContent, "snapshot rejected: snapshot exceeds 65536 bytes of objects; rejected");
+    const picker = screen.getByRole("combobox", { name: "cluster" });
+    assert.equal(within(picker).getByRole("option").textContent, "prod (rejected)");
+  });
+
   it("bounds the progress", () => {
     assert.equal(catchUpPercent({ from: 10, at: 5, until: 20 }), 0);
     assert.equal(catchUpPercent({ from: 10, at: 25, until: 20 }), 100);

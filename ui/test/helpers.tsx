@@ -15,6 +15,7 @@ export const cluster: ClusterDto = {
   karpenterVersion: "v1.8.2",
   karpenterSupport: { status: "tested", oldestTested: "v1.6.4", newestTested: "v1.15.0", warning: null },
   agentVersion: "0.1.0",
+  rejected: null,
 };
 
 export function ctxFor(

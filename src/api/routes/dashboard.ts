@@ -194,6 +194,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       karpenterVersion,
       karpenterSupport: supportOf(c, karpenterVersion),
       agentVersion: c.info?.agentVersion || null,
+      rejected: c.rejected && { ...c.rejected },
     };
   };
 

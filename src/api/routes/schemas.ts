@@ -59,6 +59,7 @@ export const clusterSchema = obj({
     warning: nullable("string"),
   }),
   agentVersion: nullable("string"),
+  rejected: { ...obj({ at: num, bound: str, message: str }), type: ["object", "null"] },
 });
 
 export const warmupStatsSchema = obj({

@@ -1,7 +1,7 @@
 // Core's per-cluster live state. The hub is the ingest sink: it keeps each cluster's ClusterState
 // (the one model every reader shares; ingest applies every batch to it) and writes each batch's
 // lifecycle rows and checkpoint to the history store before core acknowledges it.
-import type { IngestBatch, IngestSink, ClusterInfo } from "../ingest/sink.ts";
+import type { IngestBatch, IngestSink, ClusterInfo, IngestRejection } from "../ingest/sink.ts";
 import { StoreSink, toStoreRows } from "../ingest/store-sink.ts";
 import type { Store } from "../store/store.ts";
 import { ClusterState } from "../../state/cluster.ts";
@@ -28,6 +28,8 @@ export interface ClusterEntry {
    * streams: not connected, yet not disconnected either.
    */
   catchingUp: CatchingUp | null;
+  /** Core refused the agent's last snapshot or object at a bound; cleared by an accepted snapshot. */
+  rejected: IngestRejection | null;
 }
 
 /** History generated from `from`, written up to `at`; the live stream takes over near `until`. */
@@ -144,6 +146,7 @@ export class ClusterHub implements IngestSink {
         lastSeen: null,
         simulated,
         catchingUp: null,
+        rejected: null,
       };
       this.#clusters.set(id, c);
     }
@@ -197,9 +200,15 @@ export class ClusterHub implements IngestSink {
   clusterForgotten(clusterId: string): void {
     const c = this.#clusters.get(clusterId);
     // Only an id nothing else knows: not pinned, and no batch ever arrived for it.
-    if (!c || this.#pinned.has(clusterId) || c.lastSeen !== c.info?.connectedAt) return;
+    // A refused one stays listed with why (its agent retries; the refusal must not be silent).
+    if (!c || c.rejected || this.#pinned.has(clusterId) || c.lastSeen !== c.info?.connectedAt) return;
     this.#clusters.delete(clusterId);
     this.#recent.delete(clusterId);
+    this.notify(clusterId);
+  }
+
+  clusterRejected(clusterId: string, rejection: IngestRejection): void {
+    this.#entry(clusterId).rejected = rejection;
     this.notify(clusterId);
   }
 
@@ -211,6 +220,7 @@ export class ClusterHub implements IngestSink {
     await this.#durable.write(batch);
     const c = this.#entry(batch.clusterId);
     c.lastSeen = this.#clock.now();
+    if (batch.snapshot) c.rejected = null;
     // The stored rows, into the dashboard's memory of recent history (once it keeps one).
     const recent = this.#recent.get(batch.clusterId);
     if (recent && batch.lifecycle.length > 0)

@@ -22,7 +22,7 @@ import type { ClusterState } from "../../state/cluster.ts";
 import type { AgentPrincipal } from "./auth.ts";
 import { ingestDelta, ingestSnapshot } from "./apply.ts";
 import { AsyncQueue } from "./queue.ts";
-import type { IngestChange, IngestSink } from "./sink.ts";
+import type { IngestChange, IngestSink, RejectionBound } from "./sink.ts";
 import { eventFromProto, policiesToProto, type WirePolicy, type WireWarmupEvent } from "../../wire/warmup.ts";
 import type { WarmupEvents } from "../../gen/wave/v1/ingest_pb.ts";
 
@@ -169,6 +169,7 @@ function violation(code: Code, message: string): ConnectError {
 export interface IngestMetrics {
   messages: Counter;
   rejected: Counter;
+  refused: Counter;
   streams: Gauge;
   lastSeq: Gauge;
   write: Histogram;
@@ -215,6 +216,11 @@ export class IngestCore {
         name: "wave_ingest_rejected_streams_total",
         help: "Streams ended with an error status, by gRPC code.",
         labelNames: ["code"],
+      }),
+      refused: r.counter({
+        name: "wave_ingest_rejected_total",
+        help: "Snapshots and objects refused at a bound (the stream ends), by cluster and bound.",
+        labelNames: ["cluster", "reason"],
       }),
       streams: r.gauge({ name: "wave_ingest_streams", help: "Open agent streams." }),
       lastSeq: r.gauge({
@@ -413,6 +419,7 @@ class StreamHandler {
           throw this.#tooBig(
             Code.ResourceExhausted,
             `snapshot exceeds ${this.#core.maxSnapshotBytes} bytes of objects; rejected`,
+            "snapshot_bytes",
           );
         }
         // What decoding will cost, before any of the chunk is parsed (crafted nesting grows ~25×).
@@ -426,6 +433,7 @@ class StreamHandler {
               cost.refused !== undefined
                 ? `snapshot object ${objects.length + i + 1}: ${cost.refused}; rejected`
                 : `snapshot would take ~${staging.heap} bytes decoded, more than ${this.#core.maxSnapshotHeapBytes}; rejected`,
+              cost.refused !== undefined ? this.#objectBound(o.json) : "snapshot_decoded",
             );
           }
         }
@@ -463,7 +471,12 @@ class StreamHandler {
         if (!d.object) throw violation(Code.InvalidArgument, "delta: object is required");
         const cost = checkDecodeCost(d.object.json, this.#core.decodeLimits);
         if (cost.refused !== undefined)
-          throw this.#tooBig(Code.ResourceExhausted, `delta ${seq}: ${cost.refused}; rejected`, "object");
+          throw this.#tooBig(
+            Code.ResourceExhausted,
+            `delta ${seq}: ${cost.refused}; rejected`,
+            this.#objectBound(d.object.json),
+            "object",
+          );
         const wire = decodeObject(d.object);
         const observedAt = Number(d.observedAtMs) || this.#core.clock.now();
         if (!Number.isSafeInteger(observedAt) || observedAt < 0 || observedAt > MAX_EPOCH_MS) {
@@ -560,16 +573,32 @@ class StreamHandler {
           this.#tooBig(
             Code.DeadlineExceeded,
             `snapshot not complete within ${this.#core.maxSnapshotMs} ms; rejected`,
+            "snapshot_duration",
           ),
         ),
       () => undefined,
     );
   }
 
-  /** A bound was hit: logged with the reason, which the agent gets as the stream's status. */
-  #tooBig(code: Code, message: string, what: "snapshot" | "object" = "snapshot"): ConnectError {
-    this.#core.log.warn(`agent ${what} rejected`, { cluster: this.clusterId, error: message });
+  /**
+   * A bound was hit: logged with the reason, which the agent gets as the stream's status, counted,
+   * and told to the sink so the cluster is listed as rejected (issue 30: never silently refused).
+   */
+  #tooBig(
+    code: Code,
+    message: string,
+    bound: RejectionBound,
+    what: "snapshot" | "object" = "snapshot",
+  ): ConnectError {
+    this.#core.log.warn(`agent ${what} rejected`, { cluster: this.clusterId, bound, error: message });
+    this.#core.metrics.refused.inc({ cluster: this.clusterId, reason: bound });
+    this.#core.sink.clusterRejected?.(this.clusterId, { at: this.#core.clock.now(), bound, message });
     return violation(code, message);
+  }
+
+  /** Which of an object's bounds `json` is past (checkDecodeCost tests its size first). */
+  #objectBound(json: Uint8Array): RejectionBound {
+    return json.length > this.#core.decodeLimits.maxObjectBytes ? "object_bytes" : "object_decoded";
   }
 
   async #hello(h: Hello): Promise<void> {

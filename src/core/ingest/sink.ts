@@ -16,6 +16,19 @@ export interface ClusterInfo {
   connectedAt: number;
 }
 
+/** Which bound a refused stream hit (the `reason` label of wave_ingest_rejected_total). */
+export type RejectionBound =
+  "snapshot_bytes" | "snapshot_decoded" | "snapshot_duration" | "object_bytes" | "object_decoded";
+
+/** Core refused a cluster's snapshot or object: when, which bound, and the figures (one line). */
+export interface IngestRejection {
+  /** Unix ms. */
+  at: number;
+  bound: RejectionBound;
+  /** What the agent is told, e.g. "snapshot exceeds 268435456 bytes of objects; rejected". */
+  message: string;
+}
+
 export interface IngestChange {
   op: "upsert" | "delete";
   kind: WireKind;
@@ -63,6 +76,11 @@ export interface IngestSink {
    */
   clusterForgotten?(clusterId: string): void;
   /**
+   * Core refused what the cluster's agent sent (a bound was hit; the stream ends). Listed as
+   * rejected until a later snapshot is accepted, so a refusal is never silent.
+   */
+  clusterRejected?(clusterId: string, rejection: IngestRejection): void;
+  /**
    * Stores the batch durably (all or nothing); rejects if it could not. Its objects are already
    * in `state`: the sink stores what history needs (lifecycle steps, the checkpoint).
    */
@@ -89,6 +107,8 @@ export class MemorySink implements IngestSink {
   readonly #lifecycleIds = new Set<string>();
   /** cluster → highest sequence written. */
   readonly sequences = new Map<string, number>();
+  /** cluster → the last rejection core reported. */
+  readonly rejections = new Map<string, IngestRejection>();
   batches = 0;
   /** While set, writes wait for it (simulates a slow or stuck store). */
   gate: Promise<void> | undefined;
@@ -115,6 +135,10 @@ export class MemorySink implements IngestSink {
   clusterForgotten(clusterId: string): void {
     this.clusters.delete(clusterId);
     this.states.delete(clusterId);
+  }
+
+  clusterRejected(clusterId: string, rejection: IngestRejection): void {
+    this.rejections.set(clusterId, rejection);
   }
 
   async write(b: IngestBatch): Promise<void> {
