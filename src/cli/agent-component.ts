@@ -16,7 +16,7 @@ import { ClusterState } from "../state/cluster.ts";
 import { runController } from "../warmup/run.ts";
 import { ConfigMapPolicyMemory, type PolicyMemory } from "../warmup/policy-set.ts";
 import { createWarmupActor, toWire, WARMUP_POLICIES_CONFIGMAP, type WarmupActor } from "./warmup-actor.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./types.ts";
 import {
   cluster,
   logger,

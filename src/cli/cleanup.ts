@@ -20,7 +20,7 @@ import {
   PREPULL_LABEL,
   WARMUP_LABEL,
 } from "../objects/wave.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./types.ts";
 import { cluster, logger, SPOT_REPAIR_LEASE, WARMUP_LEASE, type ComponentOptions } from "./component.ts";
 
 export interface CleanupOptions {

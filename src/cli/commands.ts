@@ -2,39 +2,15 @@
 // Each command's implementation is imported when it runs, not here: `wave agent` then loads the
 // agent's dependencies only, not core's API, store and simulator (≈ 100 MiB less resident
 // memory per process; bench/pipeline/README.md), and `wave --help` loads none of them.
-import type { ExtraOptions, WaveConfig } from "../config/config.ts";
-import type { Io } from "./main.ts";
 import { clientGlobals, policyCommands } from "./policies.ts";
+import type { Command } from "./types.ts";
+
+export type { Command, CommandContext } from "./types.ts";
 
 /** Every command: logging and stacks. */
 const logGlobals = ["log-level", "log-format", "verbose"] as const;
 /** Commands that talk to the apiserver. */
 const kubeGlobals = ["kubeconfig", "context", "namespace"] as const;
-
-export interface CommandContext {
-  config: WaveConfig;
-  positionals: string[];
-  /** The command's own flags (declared in `options`). */
-  flags: Record<string, string | boolean | undefined>;
-  io: Io;
-  /** The settings (WaveConfig keys) given by file, environment or flag rather than defaulted. */
-  given?: ReadonlySet<string>;
-}
-
-export interface Command {
-  name: string;
-  summary: string;
-  usage?: string;
-  options?: ExtraOptions;
-  /**
-   * The shared flags (config.ts) this command reads, for its --help; unset → all of them (the
-   * servers that read most: start, core). A flag its usage explains itself is left out here.
-   */
-  globals?: readonly string[];
-  /** A long-running process: its heap is tuned for a small resident size (heap.ts). */
-  service?: boolean;
-  run(ctx: CommandContext): Promise<number>;
-}
 
 const whatif: Command = {
   name: "whatif",

@@ -1,7 +1,7 @@
 // `wave completion bash|zsh`: a shell completion script generated from the command table, so a
 // command or flag added there completes without editing the script.
 import { configFlags } from "../config/config.ts";
-import type { Command } from "./commands.ts";
+import type { Command } from "./types.ts";
 import { UsageError } from "./errors.ts";
 
 /** The verbs a command takes as its first word. */

@@ -8,7 +8,7 @@ import type { WaveConfig } from "../config/config.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import { createLogger, type Logger } from "../shared/log.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./types.ts";
 import { connectCluster, userError } from "./connect.ts";
 
 const SHUTDOWN_STEP_MS = 5000;

@@ -22,7 +22,7 @@ import type { PriceProvider } from "../pricing/types.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./types.ts";
 import { userError } from "./connect.ts";
 import {
   logger,

@@ -6,19 +6,11 @@ import { configHelp, parseConfig } from "../config/config.ts";
 import { commands, type Command } from "./commands.ts";
 import { UsageError, exitCode, exitCodesHelp } from "./errors.ts";
 import { tuneHeapForService } from "./heap.ts";
+import type { Io } from "./types.ts";
 import { version } from "./version.ts";
 
 export { UsageError, version };
-
-export interface Io {
-  out: (text: string) => void;
-  err: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-  /** Aborted on SIGINT/SIGTERM. */
-  signal: AbortSignal;
-  /** stdout is a terminal: list commands then print tables (output.ts). */
-  tty?: boolean;
-}
+export type { Io } from "./types.ts";
 
 function help(list: readonly Command[]): string {
   return [

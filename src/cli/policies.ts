@@ -1,7 +1,7 @@
 // `wave spot …` and `wave warmup …`: set policies through core's API (admin token), so users
 // never edit their workloads' YAML. Argument parsing is pure; the HTTP shell is thin.
 import { readInstance } from "./instance.ts";
-import type { Command, CommandContext } from "./commands.ts";
+import type { Command, CommandContext } from "./types.ts";
 import { DEFAULTS } from "../config/config.ts";
 import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
 import { RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";

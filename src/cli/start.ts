@@ -25,7 +25,7 @@ import { createSpotMetrics } from "../webhook/metrics.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
 import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { startAgentComponent, type RunningAgentComponent } from "./agent-component.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./types.ts";
 import { logger, startWith } from "./component.ts";
 import { startCoreComponent, type RunningCore } from "./core-component.ts";
 import { putScenarioSpotPolicy, runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";

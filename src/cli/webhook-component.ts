@@ -14,7 +14,7 @@ import { PodCache } from "../webhook/pod-cache.ts";
 import { PullPolicySource, type PolicySource } from "../webhook/policy-source.ts";
 import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import { startWebhookServer } from "../webhook/server.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./types.ts";
 import {
   cluster,
   logger,

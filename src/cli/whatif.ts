@@ -29,7 +29,7 @@ import {
   recordedWorkload,
   type WorkloadSeed,
 } from "../sim/workload.ts";
-import type { CommandContext } from "./commands.ts";
+import type { CommandContext } from "./types.ts";
 import { CoreError, RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 import { coreTarget, parseWorkloadRef, spotBody, warmupBody } from "./policies.ts";
 

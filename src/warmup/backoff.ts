@@ -7,7 +7,7 @@
 import type { NodePool } from "../objects/karpenter.ts";
 import { WARMUP_UNUSED_STREAK_ANNOTATION } from "../objects/wave.ts";
 import type { WarmupPolicy } from "./policy.ts";
-import type { MissReason } from "./stats.ts";
+import type { MissReason } from "./miss-reason.ts";
 
 /** The longest cooldown back-off reaches. */
 export const MAX_BACKOFF_MS = 4 * 3_600_000;

@@ -6,14 +6,9 @@ import { NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import type { PriceOf } from "./fit/limits.ts";
 import { warmCost } from "./fit/limits.ts";
 import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../objects/wave.ts";
+import type { MissReason } from "./miss-reason.ts";
 
-/**
- * ttl: nobody came in time; node-gone: the warm node disappeared; disabled / pool-deleted: policy
- * or pool went away; invalid: Wave's annotations were unreadable; lost: the warmup pod vanished
- * (deleted by someone) with no real pod on the node.
- */
-export const missReasons = ["ttl", "node-gone", "disabled", "pool-deleted", "invalid", "lost"] as const;
-export type MissReason = (typeof missReasons)[number];
+export { missReasons, type MissReason } from "./miss-reason.ts";
 
 export type WarmupEvent =
   | { type: "created"; pool: string; at: number; pod: string }

@@ -2,6 +2,8 @@
 // folders of src/ (core/* counts per subfolder) must be one the "Layers" table allows, every
 // folder must have a row, and the table itself must have no cycle. Test code (*.test.ts,
 // *.test-helper.ts) is left out: an end-to-end test may drive the agent and core together.
+// Files must not import each other in a circle either (`import type` counts: a type-only circle
+// still couples the files), so every import between two files runs one way.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -34,6 +36,75 @@ export function areaOf(file: string): string | undefined {
 }
 
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g;
+
+/** The non-test TypeScript files under `roots`, relative to `root`. */
+function sourceFiles(root: string, roots: string[]): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const rel = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== "node_modules" && e.name !== "dist") walk(rel);
+        continue;
+      }
+      if (!/\.tsx?$/.test(e.name) || /\.test(-helper)?\.ts$/.test(e.name)) continue;
+      out.push(rel);
+    }
+  };
+  for (const r of roots) walk(r);
+  return out;
+}
+
+/** The file-level import graph of the non-test TypeScript under `roots`: file → files it imports. */
+export function importGraph(root: string, roots: string[]): Map<string, Set<string>> {
+  const files = sourceFiles(root, roots);
+  const known = new Set(files);
+  const graph = new Map<string, Set<string>>();
+  for (const rel of files) {
+    const to = new Set<string>();
+    for (const m of readFileSync(join(root, rel), "utf8").matchAll(IMPORT)) {
+      const target = normalize(join(dirname(rel), m[1] ?? ""));
+      if (known.has(target)) to.add(target);
+    }
+    graph.set(rel, to);
+  }
+  return graph;
+}
+
+/** The strongly connected components of more than one node (or a self-import), by Tarjan. */
+export function importCycles(graph: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const out: string[][] = [];
+  let next = 0;
+  const connect = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const scc: string[] = [];
+    let w: string | undefined;
+    do {
+      w = stack.pop();
+      if (w === undefined) break;
+      onStack.delete(w);
+      scc.push(w);
+    } while (w !== v);
+    if (scc.length > 1 || (graph.get(v)?.has(v) ?? false)) out.push(scc.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) connect(v);
+  return out.sort((a, b) => (a[0] ?? "").localeCompare(b[0] ?? ""));
+}
 
 /** Every cross-area relative import of the non-test TypeScript under `roots`. */
 export function crossImports(
@@ -112,6 +183,26 @@ describe("architecture: import directions", () => {
 
   it("the allowed imports form no cycle", () => {
     assert.equal(findCycle(rules), undefined);
+  });
+
+  it("no files import each other in a circle (type-only imports included)", () => {
+    assert.deepEqual(
+      importCycles(importGraph(repo, ["src", "ui/src"])).map((c) => `import circle: ${c.join(", ")}`),
+      [],
+    );
+  });
+
+  it("fails on an import circle between files", () => {
+    // A synthetic graph: a → b → c → a is one circle, d → d another, e → a none.
+    const g = new Map([
+      ["a.ts", new Set(["b.ts"])],
+      ["b.ts", new Set(["c.ts"])],
+      ["c.ts", new Set(["a.ts"])],
+      ["d.ts", new Set(["d.ts"])],
+      ["e.ts", new Set(["a.ts"])],
+    ]);
+    assert.deepEqual(importCycles(g), [["a.ts", "b.ts", "c.ts"], ["d.ts"]]);
+    assert.deepEqual(importCycles(new Map([["a.ts", new Set(["b.ts"])]])), []);
   });
 
   it("fails on an import that runs the wrong way", () => {

@@ -3,7 +3,7 @@
 import { KARPENTER_SETTING_SINCE, karpenterAccepts } from "../../karpenter/compat.ts";
 import { parseDuration } from "../../karpenter/duration.ts";
 import type { NodePool } from "../../objects/karpenter.ts";
-import type { ThrashingOptions, ThrashingSignals } from "./detect.ts";
+import type { ThrashingOptions, ThrashingSignals } from "./types.ts";
 
 export type AdviceId =
   | "raise-consolidate-after"
