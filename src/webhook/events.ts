@@ -64,26 +64,54 @@ export const SPOT_REPAIR_PLAN_REASON = "WaveSpotRepairPlan";
 
 /** The dry-run plan, summed up in one Event on the workload ("namespace/Kind/name"). */
 export function planEvent(workload: string, message: string, instance: string, now: number): Event {
-  const [namespace = "", kind = "", name = ""] = workload.split("/");
-  const ts = new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return workloadEvent({
+    workload,
+    reason: SPOT_REPAIR_PLAN_REASON,
+    message,
+    count: 1,
+    action: "Plan",
+    instance,
+    now,
+  });
+}
+
+export interface WorkloadEventInput {
+  /** "namespace/Kind/name"; the message is prefixed with it. */
+  workload: string;
+  reason: string;
+  message: string;
+  count: number;
+  action: string;
+  /** This replica (pod name). */
+  instance: string;
+  now: number;
+  /** Unique part of the Event name after the timestamp; random when absent. */
+  nameSuffix?: string;
+}
+
+/** A Normal Event of this component on a workload (plan summaries, late answers). */
+export function workloadEvent(e: WorkloadEventInput): Event {
+  const [namespace = "", kind = "", name = ""] = e.workload.split("/");
+  const ts = new Date(e.now).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const suffix = e.nameSuffix ?? Math.floor(Math.random() * 0xffff).toString(16);
   return {
     apiVersion: "v1",
     kind: "Event",
     metadata: {
-      name: `${name}.${now.toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`.slice(0, 253),
+      name: `${name}.${e.now.toString(16)}${suffix}`.slice(0, 253),
       namespace,
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
     },
     involvedObject: { apiVersion: "apps/v1", kind, namespace, name },
-    reason: SPOT_REPAIR_PLAN_REASON,
-    message: `${workload}: ${message}`,
+    reason: e.reason,
+    message: `${e.workload}: ${e.message}`,
     type: "Normal",
-    count: 1,
+    count: e.count,
     firstTimestamp: ts,
     lastTimestamp: ts,
-    action: "Plan",
+    action: e.action,
     reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
-    reportingInstance: instance,
+    reportingInstance: e.instance,
     source: { component: SPOT_REPAIR_EVENT_COMPONENT },
   };
 }

@@ -7,14 +7,10 @@
 // every window on the injected clock and, when stopped, writes what is left (a shutdown loses
 // no count the apiserver accepts).
 import type { Event } from "../objects/kube.ts";
-import {
-  MANAGED_BY_LABEL,
-  MANAGED_BY_VALUE,
-  SPOT_LATE_ANSWER_EVENT_REASON,
-  SPOT_REPAIR_EVENT_COMPONENT,
-} from "../objects/wave.ts";
+import { SPOT_LATE_ANSWER_EVENT_REASON } from "../objects/wave.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
+import { workloadEvent } from "./events.ts";
 
 export const LATE_ANSWER_REASON = SPOT_LATE_ANSWER_EVENT_REASON;
 export const LATE_ANSWER_WINDOW_MS = 60_000;
@@ -32,30 +28,19 @@ function nameHash(s: string): string {
 
 /** "namespace/Kind/name" → the Event on that workload, carrying `count` late answers. */
 export function lateAnswerEvent(workload: string, count: number, now: number, instance: string): Event {
-  const [namespace = "", kind = "", name = ""] = workload.split("/");
-  const ts = new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
-  return {
-    apiVersion: "v1",
-    kind: "Event",
-    metadata: {
-      // Kind and replica in the name too: two replicas (or a Deployment and a StatefulSet of one
-      // name) flushing in the same millisecond must not collide and lose a count.
-      name: `${name}.${now.toString(16)}${nameHash(`${kind}/${instance}`)}`.slice(0, 253),
-      namespace,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-    },
-    involvedObject: { apiVersion: "apps/v1", kind, namespace, name },
+  const kind = workload.split("/")[1] ?? "";
+  return workloadEvent({
+    workload,
     reason: LATE_ANSWER_REASON,
-    message: `${workload}: ${count} late answer(s): slots granted after the on-demand fallback went out`,
-    type: "Normal",
+    message: `${count} late answer(s): slots granted after the on-demand fallback went out`,
     count,
-    firstTimestamp: ts,
-    lastTimestamp: ts,
     action: "LateAnswer",
-    reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
-    reportingInstance: instance,
-    source: { component: SPOT_REPAIR_EVENT_COMPONENT },
-  };
+    instance,
+    now,
+    // Kind and replica in the name too: two replicas (or a Deployment and a StatefulSet of one
+    // name) flushing in the same millisecond must not collide and lose a count.
+    nameSuffix: nameHash(`${kind}/${instance}`),
+  });
 }
 
 export class LateAnswerRecorder {
