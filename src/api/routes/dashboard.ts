@@ -255,6 +255,22 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
     return { from: q.from ?? to - DAY, to };
   };
 
+  /** The cluster and the range of a ranged request, or undefined once its 404 or 400 is sent. */
+  const clusterRange = async (
+    id: string,
+    q: Omit<RangeQuery, "limit">,
+    reply: FastifyReply,
+  ): Promise<{ c: ClusterEntry; from: number; to: number } | undefined> => {
+    const c = await clusterOr404(id, reply);
+    if (!c) return undefined;
+    const { from, to } = range(q, deps.now());
+    if (to < from) {
+      await reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+      return undefined;
+    }
+    return { c, from, to };
+  };
+
   return (app: FastifyInstance) => {
     app.get(
       "/api/v1/clusters",
@@ -420,11 +436,9 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           },
         },
         async (req, reply) => {
-          const c = await clusterOr404(req.params.id, reply);
-          if (!c) return reply;
-          const { from, to } = range(req.query, deps.now());
-          if (to < from)
-            return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+          const r = await clusterRange(req.params.id, req.query, reply);
+          if (!r) return reply;
+          const { c, from, to } = r;
           const rows = await newestRows<T>(
             (f, limit) => o.fetch({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
             from,
@@ -468,11 +482,9 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
         },
       },
       async (req, reply) => {
-        const c = await clusterOr404(req.params.id, reply);
-        if (!c) return reply;
-        const { from, to } = range(req.query, deps.now());
-        if (to < from)
-          return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
+        const r = await clusterRange(req.params.id, req.query, reply);
+        if (!r) return reply;
+        const { c, from, to } = r;
         const counts = await store.disruptionCounts({ clusterId: c.id, from, to, nodePool: req.query.pool });
         return {
           from,
