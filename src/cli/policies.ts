@@ -3,6 +3,7 @@
 import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./types.ts";
 import { DEFAULTS } from "../config/config.ts";
+import type { WarmupPolicy } from "../warmup/policy.ts";
 import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
 import { RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 
@@ -259,14 +260,8 @@ const spotColumns: Column<SpotRow>[] = [
 
 interface WarmupRow {
   nodePool: string;
-  policy: {
-    enabled: boolean;
-    maxWarmNodes: number;
-    ttlSeconds: number;
-    cooldownSeconds: number;
-    maxCostPerHour: number | null;
-    prePull: boolean;
-  };
+  /** The stored policy's fields the table shows. */
+  policy: Omit<WarmupPolicy, "prePullDeadlineSeconds">;
   updatedAt?: number;
 }
 
