@@ -45,36 +45,25 @@ export function WhatifProgress({
   );
 }
 
-export function WhatifPanel({
-  ctx,
-  candidate,
-  workload,
-  disabled,
-}: {
-  ctx: PageCtx;
-  /** The draft, as the what-if body's spot or warmup part. */
-  candidate: WhatifRequestDto;
-  /** namespace/Kind/name of the edited workload: its pods' placement is shown. */
-  workload?: string;
-  disabled?: boolean;
-}) {
+/**
+ * One what-if replay at a time: busy, progress, the report or the error, and Cancel. Leaving the
+ * page closes the request, and so does Cancel: core stops the replay.
+ */
+export function useWhatifRun(ctx: PageCtx) {
   const [busy, setBusy] = useState(false);
   const [report, setReport] = useState<WhatifReportDto | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [progress, setProgress] = useState<WhatifProgressDto | undefined>();
   const running = useRef<AbortController | undefined>(undefined);
-  // Leaving the editor closes the request: core stops the replay.
   useEffect(() => () => running.current?.abort(), []);
-  const go = async (): Promise<void> => {
+  const run = async (body: WhatifRequestDto): Promise<void> => {
     const ac = new AbortController();
     running.current = ac;
     setBusy(true);
     setError(undefined);
     setProgress(undefined);
     try {
-      setReport(
-        await runWhatif(ctx.base, ctx.token, candidate, { signal: ac.signal, onProgress: setProgress }),
-      );
+      setReport(await runWhatif(ctx.base, ctx.token, body, { signal: ac.signal, onProgress: setProgress }));
     } catch (err) {
       if (!ac.signal.aborted) setError((err as Error).message);
     } finally {
@@ -89,6 +78,24 @@ export function WhatifPanel({
     running.current = undefined;
     setBusy(false);
   };
+  return { busy, report, setReport, error, setError, progress, run, cancel };
+}
+
+export function WhatifPanel({
+  ctx,
+  candidate,
+  workload,
+  disabled,
+}: {
+  ctx: PageCtx;
+  /** The draft, as the what-if body's spot or warmup part. */
+  candidate: WhatifRequestDto;
+  /** namespace/Kind/name of the edited workload: its pods' placement is shown. */
+  workload?: string;
+  disabled?: boolean;
+}) {
+  const { busy, report, error, progress, run, cancel } = useWhatifRun(ctx);
+  const go = (): Promise<void> => run(candidate);
   const rows = (r: WhatifReportDto): [string, string, string][] => {
     const c = r.current;
     const k = r.candidate;

@@ -3,20 +3,19 @@
 // its progress and Cancel), and see both side by side — the model check against what core
 // recorded, cost/h over the day, pods on-demand/spot, the start-latency distribution — then apply
 // the candidate (admins; the policy routes the editors use).
-import { useEffect, useRef, useState } from "react";
+import { useState } from "react";
 import type {
   SpotPolicyDto,
   SpotViewDto,
   WarmupViewDto,
-  WhatifProgressDto,
   WhatifReportDto,
   WhatifRequestDto,
 } from "../../../src/dashboard/dto.ts";
-import { runWhatif, saveSpotPolicy, saveWarmupPolicy } from "../api.ts";
+import { saveSpotPolicy, saveWarmupPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
-import { WhatifProgress } from "./Whatif.tsx";
+import { WhatifProgress, useWhatifRun } from "./Whatif.tsx";
 
 type Side = WhatifReportDto["current"];
 const CURRENT = "#2563eb";
@@ -182,13 +181,8 @@ export function WhatifPage({ ctx }: { ctx: PageCtx }) {
   const [strategy, setStrategy] = useState<"Prefer" | "Require">("Prefer");
   const [maxWarmNodes, setMaxWarmNodes] = useState(1);
   const [ttlSeconds, setTtlSeconds] = useState(600);
-  const [progress, setProgress] = useState<WhatifProgressDto | undefined>();
-  const [busy, setBusy] = useState(false);
-  const [report, setReport] = useState<WhatifReportDto | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { busy, report, setReport, error, setError, progress, run, cancel } = useWhatifRun(ctx);
   const [applied, setApplied] = useState<string | undefined>();
-  const running = useRef<AbortController | undefined>(undefined);
-  useEffect(() => () => running.current?.abort(), []);
 
   const [kind, name] = target.split(":", 2) as [string, string | undefined];
   const workload = kind === "workload" ? workloads.find((w) => workloadKey(w.workload) === name) : undefined;
@@ -218,27 +212,8 @@ export function WhatifPage({ ctx }: { ctx: PageCtx }) {
   const go = async (): Promise<void> => {
     const body = candidate();
     if (!body) return;
-    const ac = new AbortController();
-    running.current = ac;
-    setBusy(true);
-    setError(undefined);
     setApplied(undefined);
-    setProgress(undefined);
-    try {
-      setReport(await runWhatif(ctx.base, ctx.token, body, { signal: ac.signal, onProgress: setProgress }));
-    } catch (err) {
-      if (!ac.signal.aborted) setError((err as Error).message);
-    } finally {
-      if (running.current === ac) {
-        running.current = undefined;
-        setBusy(false);
-      }
-    }
-  };
-  const cancel = (): void => {
-    running.current?.abort();
-    running.current = undefined;
-    setBusy(false);
+    await run(body);
   };
   const apply = async (): Promise<void> => {
     if (ctx.role !== "admin") {
