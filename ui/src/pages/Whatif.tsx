@@ -45,6 +45,30 @@ export function WhatifProgress({
   );
 }
 
+/** A running replay's progress (with Cancel), then the error if it failed. */
+export function WhatifRunStatus({
+  busy,
+  progress,
+  error,
+  onCancel,
+}: {
+  busy: boolean;
+  progress: WhatifProgressDto | undefined;
+  error: string | undefined;
+  onCancel: () => void;
+}) {
+  return (
+    <>
+      {busy ? <WhatifProgress progress={progress} onCancel={onCancel} /> : null}
+      {error ? (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
 /**
  * One what-if replay at a time: busy, progress, the report or the error, and Cancel. Leaving the
  * page closes the request, and so does Cancel: core stops the replay.
@@ -118,12 +142,7 @@ export function WhatifPanel({
       <button type="button" disabled={busy || disabled} onClick={() => void go()}>
         {busy ? "Replaying the last 24 h…" : "What if? (replay the last 24 h)"}
       </button>
-      {busy ? <WhatifProgress progress={progress} onCancel={cancel} /> : null}
-      {error ? (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <WhatifRunStatus busy={busy} progress={progress} error={error} onCancel={cancel} />
       {report ? (
         <table aria-label="what-if result">
           <caption>

@@ -15,7 +15,7 @@ import { saveSpotPolicy, saveWarmupPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
-import { WhatifProgress, useWhatifRun } from "./Whatif.tsx";
+import { WhatifRunStatus, useWhatifRun } from "./Whatif.tsx";
 
 type Side = WhatifReportDto["current"];
 const CURRENT = "#2563eb";
@@ -318,12 +318,7 @@ export function WhatifPage({ ctx }: { ctx: PageCtx }) {
           </button>
         ) : null}
       </form>
-      {busy ? <WhatifProgress progress={progress} onCancel={cancel} /> : null}
-      {error ? (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <WhatifRunStatus busy={busy} progress={progress} error={error} onCancel={cancel} />
       {applied ? <p role="status">{applied}</p> : null}
       {report ? <Result r={report} /> : null}
     </section>
