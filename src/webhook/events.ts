@@ -23,6 +23,18 @@ export interface RepairEventInput {
   now: number;
 }
 
+/** When, what and which replica of this component: the same on every Event it writes. */
+function stamp(ts: string, action: string, instance: string) {
+  return {
+    firstTimestamp: ts,
+    lastTimestamp: ts,
+    action,
+    reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
+    reportingInstance: instance,
+    source: { component: SPOT_REPAIR_EVENT_COMPONENT },
+  };
+}
+
 export function repairEvent(e: RepairEventInput): Event {
   const ts = new Date(e.now).toISOString().replace(/\.\d{3}Z$/, "Z");
   const name = e.pod.metadata.name ?? "pod";
@@ -46,12 +58,7 @@ export function repairEvent(e: RepairEventInput): Event {
     message: `${e.workload}: ${e.message}`,
     type: e.type,
     count: 1,
-    firstTimestamp: ts,
-    lastTimestamp: ts,
-    action: e.action,
-    reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
-    reportingInstance: e.instance,
-    source: { component: SPOT_REPAIR_EVENT_COMPONENT },
+    ...stamp(ts, e.action, e.instance),
   };
 }
 
@@ -107,11 +114,6 @@ export function workloadEvent(e: WorkloadEventInput): Event {
     message: `${e.workload}: ${e.message}`,
     type: "Normal",
     count: e.count,
-    firstTimestamp: ts,
-    lastTimestamp: ts,
-    action: e.action,
-    reportingComponent: SPOT_REPAIR_EVENT_COMPONENT,
-    reportingInstance: e.instance,
-    source: { component: SPOT_REPAIR_EVENT_COMPONENT },
+    ...stamp(ts, e.action, e.instance),
   };
 }
