@@ -1,0 +1,103 @@
+// Wave's policy custom resources (issue 31): the shapes of SpotPolicy (namespaced, targets a
+// workload in its namespace) and WarmupPolicy (cluster-scoped, targets a NodePool) as the
+// apiserver stores them. The CRD manifests in deploy/helm/wave-crds/ are the schema; this file is
+// the one TypeScript view of it every component reads (webhook informer, agent, core, CLI).
+import type { ObjectMeta } from "./kube.ts";
+
+export const POLICY_GROUP = "wave.sh";
+export const POLICY_VERSION = "v1alpha1";
+export const POLICY_API_VERSION = `${POLICY_GROUP}/${POLICY_VERSION}`;
+
+export const SPOT_POLICY_KIND = "SpotPolicy";
+export const SPOT_POLICY_PLURAL = "spotpolicies";
+export const WARMUP_POLICY_KIND = "WarmupPolicy";
+export const WARMUP_POLICY_PLURAL = "warmuppolicies";
+
+/** Server-side apply field manager of every edit made through Wave's console, API or CLI. */
+export const CONSOLE_FIELD_MANAGER = "wave-console";
+/** Field manager of the status Wave's controllers write. */
+export const STATUS_FIELD_MANAGER = "wave-status";
+/** On a policy CR: who last changed it through Wave (subject, e.g. an OIDC email or "token:admin"). */
+export const CHANGED_BY_ANNOTATION = "wave.sh/changed-by";
+/** Beside it: RFC 3339 time and where from ("ui", "api", "cli", "migration"). */
+export const CHANGED_AT_ANNOTATION = "wave.sh/changed-at";
+export const CHANGED_VIA_ANNOTATION = "wave.sh/changed-via";
+/** On a CR created by the one-time migration of policies stored in core. */
+export const MIGRATED_FROM_ANNOTATION = "wave.sh/migrated-from";
+
+export type SpotStrategy = "Prefer" | "Require";
+export type SpotRepairMode = "On" | "Off" | "DryRun";
+export type SpotTargetKind = "Deployment" | "StatefulSet" | "ReplicaSet";
+
+export interface PolicyCondition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface SpotPolicySpec {
+  targetRef: { kind: SpotTargetKind; name: string };
+  /** The first `threshold` pods run on-demand (Pod Spot Threshold, the ASG base). */
+  threshold: number;
+  /** Share 0–100 of the pods above the threshold that also run on-demand. Default 0. */
+  percentAboveBase?: number;
+  strategy: SpotStrategy;
+  /** Default On. */
+  repair?: SpotRepairMode;
+  /** Prefer only: how long spot stays a preference before on-demand is the fallback (ADR 0007). */
+  fallbackWindowSeconds?: number;
+}
+
+export interface SpotPolicyStatus {
+  observedGeneration?: number;
+  /** Pods the policy wants on-demand / spot, and how many run there now. */
+  targetOnDemand?: number;
+  targetSpot?: number;
+  onDemand?: number;
+  spot?: number;
+  conditions?: PolicyCondition[];
+  lastRepair?: { time: string; pod: string; action: string };
+}
+
+export interface SpotPolicyResource {
+  apiVersion: typeof POLICY_API_VERSION;
+  kind: typeof SPOT_POLICY_KIND;
+  metadata: ObjectMeta;
+  spec: SpotPolicySpec;
+  status?: SpotPolicyStatus;
+}
+
+export interface WarmupPolicySpec {
+  /** The NodePool this policy warms. */
+  nodePool: string;
+  enabled: boolean;
+  maxWarmNodes?: number;
+  ttlSeconds?: number;
+  cooldownSeconds?: number;
+  /** Decimal string in USD ("0.50"); absent = no cap. */
+  maxCostPerHour?: string;
+  prePull?: boolean;
+  prePullDeadlineSeconds?: number;
+}
+
+export interface WarmupPolicyStatus {
+  observedGeneration?: number;
+  /** idle | warming | warm | blocked | disabled */
+  state?: string;
+  blocker?: string;
+  warmNodes?: number;
+  hits?: number;
+  misses?: number;
+  conditions?: PolicyCondition[];
+}
+
+export interface WarmupPolicyResource {
+  apiVersion: typeof POLICY_API_VERSION;
+  kind: typeof WARMUP_POLICY_KIND;
+  metadata: ObjectMeta;
+  spec: WarmupPolicySpec;
+  status?: WarmupPolicyStatus;
+}
