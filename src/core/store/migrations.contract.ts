@@ -2,13 +2,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { SqlDriver } from "./driver.ts";
-import { migrate } from "./migrations.ts";
+import { assertExpand, migrate } from "./migrations.ts";
 import type { Migration } from "./migrations.ts";
+import { migrate23cd1c2 } from "./testdata/migrate-23cd1c2.ts";
 
 const v1: Migration = {
   version: 1,
   name: "notes",
   sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
+  kind: "contract",
 };
 const v2: Migration = {
   version: 2,
@@ -20,10 +22,30 @@ const broken: Migration = {
   name: "half broken",
   sql: "CREATE TABLE tags (id INTEGER PRIMARY KEY); CREATE TABLE tags (id INTEGER PRIMARY KEY);",
 };
+// A release's expand and, a release later, its contract (docs/upgrade.md).
+const v3: Migration = {
+  version: 3,
+  name: "notes.lang",
+  sql: "ALTER TABLE notes ADD COLUMN lang TEXT NOT NULL DEFAULT 'en'; CREATE TABLE labels (note INTEGER NOT NULL, label TEXT NOT NULL);",
+};
+const v4: Migration = {
+  version: 4,
+  name: "notes.author dropped",
+  sql: "DROP INDEX notes_author; ALTER TABLE notes DROP COLUMN author;",
+  kind: "contract",
+};
+/** An expand a release after this one might add to the real list (a table of its own). */
+const nextExpand = (version: number): Migration => ({
+  version,
+  name: "a future expand",
+  sql: "CREATE TABLE future_expand (id INTEGER PRIMARY KEY, note TEXT); CREATE INDEX future_expand_note ON future_expand (note);",
+});
 
 export function migrationContract(
   name: string,
   makeDriver: () => Promise<{ driver: SqlDriver; dispose: () => Promise<void> }>,
+  /** The backend's real list (sqliteMigrations, postgresMigrations). */
+  release: readonly Migration[],
   opts: { skip?: string | undefined } = {},
 ): void {
   void describe(`migrations: ${name}`, { skip: opts.skip ?? false }, () => {
@@ -38,15 +60,96 @@ export function migrationContract(
         await assert.rejects(migrate(driver, [v1, v2, broken], 4), /migration 3 \(half broken\) failed/);
         // Nothing of version 3 is left: not its first table, not its row in schema_migrations.
         await assert.rejects(driver.all("SELECT id FROM tags"));
-        const versions = await driver.all("SELECT version FROM schema_migrations ORDER BY version");
+        const versions = await driver.all(
+          "SELECT version FROM schema_migrations UNION ALL SELECT version FROM schema_expansions ORDER BY version",
+        );
         assert.deepEqual(
           versions.map((r) => Number(r.version)),
           [1, 2],
         );
         assert.equal((await driver.all("SELECT author FROM notes"))[0]?.author, "ann");
 
-        await assert.rejects(migrate(driver, [v1], 5), /newer than this build knows/);
+        // v2 is an expand: a build that knows only v1 still starts (contracts: the test below).
+        assert.deepEqual(await migrate(driver, [v1], 5), { applied: [], version: 1, ahead: [2] });
         await assert.rejects(migrate(driver, [v2], 5), /expected version 1/);
+      } finally {
+        await driver.close();
+        await dispose();
+      }
+    });
+
+    void it("expand: a build that knows fewer migrations runs on the newer schema; contract: it refuses", async () => {
+      const { driver, dispose } = await makeDriver();
+      try {
+        await migrate(driver, [v1, v2], 1);
+        await driver.run("INSERT INTO notes (id, body, author) VALUES (1, 'x', 'ann')");
+        assert.deepEqual(await migrate(driver, [v1, v2, v3], 2), { applied: [3], version: 3 });
+        const ledger = async (t: string): Promise<number[]> =>
+          (await driver.all(`SELECT version FROM ${t} ORDER BY version`)).map((r) => Number(r.version));
+        assert.deepEqual(await ledger("schema_migrations"), [1]);
+        assert.deepEqual(await ledger("schema_expansions"), [2, 3]);
+
+        // Rolled back to the build of [v1, v2]: it starts, sees v3 as ahead, and its writes work.
+        assert.deepEqual(await migrate(driver, [v1, v2], 3), { applied: [], version: 2, ahead: [3] });
+        await driver.run("INSERT INTO notes (id, body, author) VALUES (2, 'y', 'bob')");
+        assert.deepEqual(
+          (await driver.all("SELECT id, lang FROM notes ORDER BY id")).map((r) => [Number(r.id), r.lang]),
+          [
+            [1, "en"],
+            [2, "en"],
+          ],
+        );
+
+        // The contract, a release later: the build of [v1..v3] still starts before it, not after.
+        assert.deepEqual(await migrate(driver, [v1, v2, v3, v4], 4), { applied: [4], version: 4 });
+        await assert.rejects(
+          migrate(driver, [v1, v2, v3], 5),
+          /schema version 4 is newer than this build knows \(3\)/,
+        );
+      } finally {
+        await driver.close();
+        await dispose();
+      }
+    });
+
+    void it("an expand that is not additive is refused before anything runs", async () => {
+      for (const sql of [
+        "DROP TABLE notes",
+        "ALTER TABLE notes RENAME COLUMN body TO text",
+        "ALTER TABLE notes ADD COLUMN lang TEXT NOT NULL",
+        "CREATE UNIQUE INDEX notes_body ON notes (body)",
+        "DELETE FROM notes",
+      ])
+        assert.throws(() => assertExpand({ version: 9, name: "x", sql }), /is an expand but/, sql);
+      assert.doesNotThrow(() => assertExpand(v3));
+      assert.doesNotThrow(() => assertExpand(nextExpand(9)));
+      const { driver, dispose } = await makeDriver();
+      try {
+        await assert.rejects(
+          migrate(driver, [v1, { ...v4, version: 2, kind: "expand" }], 1),
+          /is an expand but/,
+        );
+        await assert.rejects(driver.all("SELECT version FROM schema_migrations"));
+      } finally {
+        await driver.close();
+        await dispose();
+      }
+    });
+
+    void it("the previous release (23cd1c2's runner and list) starts on the schema this build and the next expand leave", async () => {
+      const { driver, dispose } = await makeDriver();
+      try {
+        const previous = release.slice(0, 8); // 23cd1c2's list: versions 1–8, unchanged since
+        await migrate23cd1c2(driver, previous, 1);
+        const upgraded = await migrate(driver, [...release, nextExpand(release.length + 1)], 2);
+        assert.deepEqual(upgraded.applied, [...release.slice(8).map((m) => m.version), release.length + 1]);
+        // `helm rollback`: the previous core's own runner accepts the schema and applies nothing.
+        assert.deepEqual(await migrate23cd1c2(driver, previous, 3), { applied: [], version: 8 });
+        // and rolled forward again, nothing is applied twice.
+        assert.deepEqual(await migrate(driver, [...release, nextExpand(release.length + 1)], 4), {
+          applied: [],
+          version: release.length + 1,
+        });
       } finally {
         await driver.close();
         await dispose();

@@ -1,7 +1,15 @@
 // Versioned schema migrations. Each backend has its own numbered list (column types differ, the
-// semantics do not). All pending migrations apply in ONE transaction together with their rows in
-// schema_migrations, so a crash mid-way leaves the previous version intact, and re-running is a
-// no-op. PostgreSQL takes an advisory lock first, so replicas starting together apply them once.
+// semantics do not). All pending migrations apply in ONE transaction together with their ledger
+// rows, so a crash mid-way leaves the previous version intact, and re-running is a no-op.
+// PostgreSQL takes an advisory lock first, so replicas starting together apply them once.
+//
+// Expand/contract (docs/upgrade.md): a schema change ships as an EXPAND (additive: new tables,
+// nullable or defaulted columns, plain indexes; the previous release keeps working on it) and, in a
+// later release, a CONTRACT (drops, renames, type changes: what the previous release may still
+// need). The two go to two ledgers: contracts to schema_migrations, whose highest version is what a
+// build must know to start (the rule every release so far applies, 23cd1c2 included), expands to
+// schema_expansions, which a build that does not know them ignores. So `helm rollback` across a
+// release that only expanded the schema finds a database the older core accepts.
 import type { SqlDriver } from "./driver.ts";
 import { num } from "./driver.ts";
 
@@ -9,15 +17,52 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /**
+   * "expand" (the default): additive only, checked by assertExpand; an older build runs on the
+   * schema it leaves. "contract": may remove or change what an older build uses; a build that does
+   * not know it refuses to start. Versions 1–8 predate the policy and are all "contract".
+   */
+  kind?: "expand" | "contract";
 }
 
 export interface MigrateResult {
   applied: number[];
   version: number;
+  /** Expand migrations of a newer build found in the database (after a rollback); absent if none. */
+  ahead?: number[];
 }
 
 /** Any fixed number: the key of PostgreSQL's advisory lock for migrations. */
 const PG_MIGRATION_LOCK = 0x77617665; // "wave"
+
+// What an expand must not do, each with why the previous release would break on it.
+const NOT_EXPAND: readonly [RegExp, string][] = [
+  [/\bDROP\b/i, "DROP removes what the previous release reads"],
+  [/\bRENAME\b/i, "RENAME removes the old name the previous release uses"],
+  [
+    /\bALTER\s+COLUMN\b|\bMODIFY\b/i,
+    "changing a column's type or constraints breaks the previous release's writes",
+  ],
+  [/\bTRUNCATE\b|\bDELETE\s+FROM\b/i, "deleting rows loses data a rollback still needs"],
+  [/\bCREATE\s+UNIQUE\s+INDEX\b/i, "a new unique index can refuse the previous release's inserts"],
+];
+
+/**
+ * Throws if an expand migration's SQL is not purely additive (see NOT_EXPAND; a new column must be
+ * nullable or have a DEFAULT, or the previous release's INSERTs fail).
+ */
+export function assertExpand(m: Migration): void {
+  for (const [re, why] of NOT_EXPAND)
+    if (re.test(m.sql))
+      throw new Error(
+        `migration ${m.version} (${m.name}) is an expand but matches ${re.source}: ${why}; make it a contract in a later release`,
+      );
+  for (const stmt of m.sql.split(";"))
+    if (/\bADD\s+(COLUMN\b)?/i.test(stmt) && /\bNOT\s+NULL\b/i.test(stmt) && !/\bDEFAULT\b/i.test(stmt))
+      throw new Error(
+        `migration ${m.version} (${m.name}) is an expand but adds a NOT NULL column without a DEFAULT: the previous release's INSERTs would fail`,
+      );
+}
 
 /**
  * Applies pending migrations. `setup` runs first inside the same locked transaction (PostgreSQL:
@@ -32,25 +77,28 @@ export async function migrate(
   migrations.forEach((m, i) => {
     if (m.version !== i + 1)
       throw new Error(`migration ${m.name}: expected version ${i + 1}, got ${m.version}`);
+    if ((m.kind ?? "expand") === "expand") assertExpand(m);
   });
   return driver.transaction(async (tx) => {
     if (driver.dialect === "postgres") await tx.all(`SELECT pg_advisory_xact_lock(${PG_MIGRATION_LOCK})`);
     if (setup) await tx.exec(setup);
-    await tx.exec(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (
-         version INTEGER PRIMARY KEY,
-         name TEXT NOT NULL,
-         applied_at BIGINT NOT NULL
-       )`,
-    );
-    const rows = await tx.all("SELECT version FROM schema_migrations ORDER BY version");
-    const done = new Set(rows.map((r) => num(r.version)));
-    const newest = Math.max(0, ...done);
+    for (const ledger of ["schema_migrations", "schema_expansions"])
+      await tx.exec(
+        `CREATE TABLE IF NOT EXISTS ${ledger} (
+           version INTEGER PRIMARY KEY,
+           name TEXT NOT NULL,
+           applied_at BIGINT NOT NULL
+         )`,
+      );
+    const contracts = (await tx.all("SELECT version FROM schema_migrations")).map((r) => num(r.version));
+    const expands = (await tx.all("SELECT version FROM schema_expansions")).map((r) => num(r.version));
+    const newest = Math.max(0, ...contracts);
     if (newest > migrations.length) {
       throw new Error(
         `database schema version ${newest} is newer than this build knows (${migrations.length}): refusing to run an older Wave against it`,
       );
     }
+    const done = new Set([...contracts, ...expands]);
     const applied: number[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;
@@ -61,14 +109,16 @@ export async function migrate(
           cause: err,
         });
       }
-      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+      const ledger = m.kind === "contract" ? "schema_migrations" : "schema_expansions";
+      await tx.run(`INSERT INTO ${ledger} (version, name, applied_at) VALUES ($1, $2, $3)`, [
         m.version,
         m.name,
         now,
       ]);
       applied.push(m.version);
     }
-    return { applied, version: migrations.length };
+    const ahead = expands.filter((v) => v > migrations.length).sort((a, b) => a - b);
+    return { applied, version: migrations.length, ...(ahead.length > 0 ? { ahead } : {}) };
   });
 }
 
@@ -350,26 +400,32 @@ CREATE INDEX spot_late_answers_retention ON spot_late_answers (at);
 `;
 
 export const sqliteMigrations: readonly Migration[] = [
-  { version: 1, name: "initial schema", sql: sqlite1 },
-  { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
-  { version: 3, name: "policies per cluster", sql: clusterPolicies("INTEGER") },
-  { version: 4, name: "cluster leases", sql: clusterLeases("INTEGER") },
-  { version: 5, name: "realized savings", sql: savings("INTEGER", "REAL") },
-  { version: 6, name: "spot repairs", sql: spotRepairs("INTEGER") },
-  { version: 7, name: "workload pod counts", sql: workloadPods("INTEGER") },
-  { version: 8, name: "spot late answers", sql: spotLateAnswers("INTEGER") },
+  { version: 1, name: "initial schema", sql: sqlite1, kind: "contract" },
+  {
+    version: 2,
+    name: "warmup events",
+    sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER"),
+    kind: "contract",
+  },
+  { version: 3, name: "policies per cluster", sql: clusterPolicies("INTEGER"), kind: "contract" },
+  { version: 4, name: "cluster leases", sql: clusterLeases("INTEGER"), kind: "contract" },
+  { version: 5, name: "realized savings", sql: savings("INTEGER", "REAL"), kind: "contract" },
+  { version: 6, name: "spot repairs", sql: spotRepairs("INTEGER"), kind: "contract" },
+  { version: 7, name: "workload pod counts", sql: workloadPods("INTEGER"), kind: "contract" },
+  { version: 8, name: "spot late answers", sql: spotLateAnswers("INTEGER"), kind: "contract" },
 ];
 export const postgresMigrations: readonly Migration[] = [
-  { version: 1, name: "initial schema", sql: postgres1 },
+  { version: 1, name: "initial schema", sql: postgres1, kind: "contract" },
   {
     version: 2,
     name: "warmup events",
     sql: warmupEvents("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
+    kind: "contract",
   },
-  { version: 3, name: "policies per cluster", sql: clusterPolicies("BIGINT") },
-  { version: 4, name: "cluster leases", sql: clusterLeases("BIGINT") },
-  { version: 5, name: "realized savings", sql: savings("BIGINT", "DOUBLE PRECISION") },
-  { version: 6, name: "spot repairs", sql: spotRepairs("BIGINT") },
-  { version: 7, name: "workload pod counts", sql: workloadPods("BIGINT") },
-  { version: 8, name: "spot late answers", sql: spotLateAnswers("BIGINT") },
+  { version: 3, name: "policies per cluster", sql: clusterPolicies("BIGINT"), kind: "contract" },
+  { version: 4, name: "cluster leases", sql: clusterLeases("BIGINT"), kind: "contract" },
+  { version: 5, name: "realized savings", sql: savings("BIGINT", "DOUBLE PRECISION"), kind: "contract" },
+  { version: 6, name: "spot repairs", sql: spotRepairs("BIGINT"), kind: "contract" },
+  { version: 7, name: "workload pod counts", sql: workloadPods("BIGINT"), kind: "contract" },
+  { version: 8, name: "spot late answers", sql: spotLateAnswers("BIGINT"), kind: "contract" },
 ];

@@ -27,6 +27,8 @@ export async function openStore(
     ...(config.backend === "sqlite" ? { path: config.path } : {}),
     schemaVersion: migrations.version,
     migrationsApplied: migrations.applied,
+    // After a rollback: a newer build's expand migrations, which this build leaves alone.
+    ...(migrations.ahead ? { schemaAhead: migrations.ahead } : {}),
   });
   return store;
 }

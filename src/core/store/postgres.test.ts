@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { storeContract } from "./contract.ts";
 import { migrationContract } from "./migrations.contract.ts";
+import { postgresMigrations } from "./migrations.ts";
 import { openPostgresStore, PostgresDriver } from "./postgres.ts";
 
 const scripts = join(import.meta.dirname, "../../../hack/postgres");
@@ -81,6 +82,7 @@ migrationContract(
     await withAdmin((c) => c.query(`CREATE SCHEMA ${schema}`));
     return { driver: new PostgresDriver({ url: url ?? "", schema }), dispose: () => dropSchema(schema) };
   },
+  postgresMigrations,
   { skip },
 );
 

@@ -23,8 +23,10 @@ storeContract("sqlite", () => {
   });
 });
 
-migrationContract("sqlite", () =>
-  Promise.resolve({ driver: new SqliteDriver({ path: ":memory:" }), dispose: () => Promise.resolve() }),
+migrationContract(
+  "sqlite",
+  () => Promise.resolve({ driver: new SqliteDriver({ path: ":memory:" }), dispose: () => Promise.resolve() }),
+  sqliteMigrations,
 );
 
 void describe("openSqliteStore", () => {
