@@ -10,6 +10,10 @@ import { Worker } from "node:worker_threads";
 import type { ClusterWhatifInput, ClusterWhatifReport } from "./cluster-whatif.ts";
 import type { FromWorker, ToWorker } from "./whatif-worker.ts";
 
+// The worker's file beside this one: .ts from the sources, .js in the npm package (hack/pack: Node
+// does not strip types under node_modules, so the package is compiled).
+const WORKER_FILE = import.meta.url.endsWith(".ts") ? "./whatif-worker.ts" : "./whatif-worker.js";
+
 export interface WhatifProgress {
   /** Waiting for a worker (or for the cluster's running replay), or replaying. */
   state: "queued" | "running";
@@ -196,7 +200,7 @@ export class WhatifPool {
   #freeSlot(): Slot | undefined {
     for (const s of this.#slots) if (!s.job) return s;
     if (this.#slots.size >= this.size) return undefined;
-    const worker = new Worker(new URL("./whatif-worker.ts", import.meta.url), {
+    const worker = new Worker(new URL(WORKER_FILE, import.meta.url), {
       resourceLimits: { maxOldGenerationSizeMb: this.#heapMiB, maxYoungGenerationSizeMb: 32 },
     });
     worker.unref();
