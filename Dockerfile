@@ -82,5 +82,5 @@ LABEL org.opencontainers.image.title="wave" \
       org.opencontainers.image.description="Wave: a dashboard, node warmup and spot placement add-on for Kubernetes clusters that run Karpenter" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.vendor="Wave"
-ENTRYPOINT ["/usr/local/bin/node", "bin/wave.ts"]
+ENTRYPOINT ["node", "bin/wave.ts"]
 CMD ["--help"]
