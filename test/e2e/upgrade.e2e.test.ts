@@ -274,11 +274,17 @@ async function runDeployed(
       {},
     );
   await start("core", { WAVE_PORT: String(apiPort), WAVE_GRPC_PORT: String(grpcPort) });
-  await waitFor(
-    `${label}: core's /healthz`,
-    async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`)).ok,
-    { timeoutMs: 90_000, intervalMs: 500 },
-  );
+  try {
+    await waitFor(
+      `${label}: core's /healthz`,
+      async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`)).ok,
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+  } catch (err) {
+    // e.g. an older core refusing the schema: its last lines say why.
+    const tail = (await logsOf(`${release}-core`)).trim().split("\n").slice(-5).join("\n");
+    throw new Error(`${(err as Error).message}\ncore's log:\n${tail}`, { cause: err });
+  }
   await start("webhook", {
     WAVE_WEBHOOK_PORT: String(webhookPort),
     WAVE_SPOT_POLICIES_URL: withPort(envOf("webhook")["WAVE_SPOT_POLICIES_URL"] ?? "", apiPort),
@@ -456,6 +462,11 @@ test(
           `${label}: history kept: before ${JSON.stringify(history)} now ${JSON.stringify(pts)}`,
         );
       };
+      /** core's "history store open" line of a revision (schema version, migrations applied), for the log. */
+      const storeOpened = (label: string, logs: string): void => {
+        for (const line of logs.split("\n").filter((l) => l.includes("history store open")))
+          process.stderr.write(`[${label}] ${line.trim()}\n`);
+      };
       const stopped = async (label: string) => {
         const codes = await stopAll();
         for (const [c, code] of Object.entries(codes))
@@ -487,6 +498,7 @@ test(
         },
         { timeoutMs: 120_000, intervalMs: 2000 },
       );
+      storeOpened("rev1", Object.values(await r.logs()).join("\n"));
       await stopped("rev1");
 
       // 2. upgrade to this build --------------------------------------------------------------------
@@ -495,6 +507,7 @@ test(
       await intact(r, node, history, "rev2 (upgraded)");
       const rev2Logs = Object.values(await r.logs()).join("\n");
       assert.match(rev2Logs, /history store open/, "core opened its store");
+      storeOpened("rev2", rev2Logs);
       await stopped("rev2");
 
       // 3. helm rollback to 23cd1c2 -----------------------------------------------------------------
@@ -502,6 +515,7 @@ test(
       r = await runDeployed("rev3", OLD_IMAGE, certDirs, dataDir);
       await intact(r, node, history, "rev3 (rolled back)");
       const rev3Logs = Object.values(await r.logs()).join("\n");
+      storeOpened("rev3", rev3Logs);
       assert.doesNotMatch(rev3Logs, /newer than this build knows/);
       await stopped("rev3");
 
