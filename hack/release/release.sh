@@ -1,6 +1,8 @@
 #!/bin/sh
 # `npm run release`: Wave's release artifacts in dist/release/<version>/ (version: package.json's):
 #   wave-<version>.tgz                    the Helm chart (`helm package`, version = appVersion)
+#   wave-<version>-npm.tgz                `wave` as an npm package of compiled JavaScript
+#                                         (hack/pack/pack.sh): `npm i -g ./wave-<version>-npm.tgz`
 #   wave-<version>-linux-<arch>.tar.gz    the image (`podman save`, docker-archive, gzip -n); load
 #                                         with `docker load -i` or `gunzip -c … | podman load`
 #                                         (podman 4.3's `load -i` reads no gzip)
@@ -54,7 +56,7 @@ fi
 
 root="${WAVE_RELEASE_DIR:-dist/release}"
 out="$root/$version"
-artifacts="wave-$version.tgz"
+artifacts="wave-$version.tgz wave-$version-npm.tgz"
 for a in $archs; do artifacts="$artifacts wave-$version-linux-$a.tar.gz"; done
 artifacts="$artifacts wave-$version.cdx.json SHA256SUMS"
 
@@ -81,6 +83,8 @@ rm -rf "$out"
 mkdir -p "$out"
 
 "$helm" package deploy/helm/wave --version "$version" --app-version "$version" --destination "$out" >/dev/null
+npm_tgz="$(sh hack/pack/pack.sh | tail -n 1)"
+cp "$npm_tgz" "$out/wave-$version-npm.tgz"
 
 for a in $archs; do
   image="localhost/wave:$version"

@@ -34,6 +34,7 @@ describe("npm run release", () => {
     assert.ok(platforms.length >= 1 && platforms.every((p) => /^linux\/(amd64|arm64)$/.test(p)), out);
     assert.deepEqual(artifacts, [
       `wave-${version}.tgz`,
+      `wave-${version}-npm.tgz`,
       ...platforms.map((p) => `wave-${version}-${p.replace("/", "-")}.tar.gz`),
       `wave-${version}.cdx.json`,
       "SHA256SUMS",
