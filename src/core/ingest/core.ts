@@ -122,8 +122,13 @@ type Op =
   | { type: "end"; seq: number }
   | { type: "delta"; seq: number; change: IngestChange; wire: WireObject };
 
-/** Objects an op holds (what backpressure counts: a chunk holds up to a thousand). */
-const weight = (op: Op): number => (op.type === "chunk" ? Math.max(1, op.objects.length) : 1);
+/**
+ * Objects an op holds (what backpressure and batch size count: a chunk holds up to a thousand). A
+ * begin weighs nothing (it is written with its first chunk); an end weighs one, so begin/end pairs
+ * still count.
+ */
+const weight = (op: Op): number =>
+  op.type === "chunk" ? Math.max(1, op.objects.length) : op.type === "begin" ? 0 : 1;
 
 /** Node's errors for a request stream its peer closed or reset before ending it. */
 const PEER_GONE = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "ERR_HTTP2_STREAM_CANCEL"]);

@@ -138,4 +138,50 @@ describe("a snapshot applied as it streams", { timeout: 20_000 }, () => {
     assert.equal(ack.body.value.mode, HelloAck_Mode.SNAPSHOT);
     await again.close();
   });
+
+  it("backpressure counts objects: core stops reading while chunks' objects wait for the sink", async () => {
+    const sink = new MemorySink();
+    let open!: () => void;
+    sink.gate = new Promise<void>((r) => (open = r));
+    const core = new IngestCore({ sink, clock: new FakeClock(T0), maxPendingDeltas: 250, maxBatch: 100 });
+    const input = new AsyncQueue<AgentMessage>();
+    let pulled = 0;
+    const counted: AsyncIterable<AgentMessage> = {
+      async *[Symbol.asyncIterator]() {
+        for await (const m of input) {
+          pulled++;
+          yield m;
+        }
+      },
+    };
+    const out = core.serve(counted, new AbortController().signal)[Symbol.asyncIterator]();
+    // The generator runs (and reads) once its first answer is asked for: the HelloAck.
+    const helloAck = out.next();
+    const msgs: Msg[] = [hello("s1"), begin(1)];
+    for (let i = 0; i < 10; i++)
+      msgs.push(
+        chunk(
+          2 + i,
+          Array.from({ length: 100 }, (_, j) => node(i * 100 + j)),
+        ),
+      );
+    msgs.push(end(12, 1000));
+    for (const m of msgs) input.push(create(AgentMessageSchema, m));
+    // Let core read as far as it will while the sink holds its first write.
+    const first = await helloAck;
+    assert.equal(first.done ? undefined : first.value.body?.case, "helloAck");
+    for (let i = 0; i < 200; i++) await new Promise((r) => setImmediate(r));
+    // The first write (begin + one chunk) is held; reading stops once 250 objects wait behind it.
+    assert.ok(pulled <= 6, `core read ${pulled} of ${msgs.length} messages while the sink was stuck`);
+    sink.gate = undefined;
+    open();
+    for (;;) {
+      const r = await out.next();
+      if (r.done) throw new Error("core ended the stream");
+      if (r.value.body?.case === "ack" && Number(r.value.body.value.sequence) === 12) break;
+    }
+    assert.equal(sink.state("c").counts().nodes, 1000);
+    input.close();
+    while (!(await out.next()).done);
+  });
 });
