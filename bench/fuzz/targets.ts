@@ -515,7 +515,7 @@ const CLIENT_SESSION_MEMORY_MB = 64;
 
 export async function fuzzIngest(n: number, seed: number): Promise<TargetResult> {
   const g = gen(seeded(seed));
-  const core = new IngestCore({ sink: new MemorySink(), maxSnapshotBytes: 256 * 1024 });
+  const core = new IngestCore({ sink: new MemorySink(), maxSnapshotObjects: 200 });
   const server = await startIngestServer({
     core,
     host: LOOPBACK,

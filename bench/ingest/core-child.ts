@@ -28,9 +28,9 @@ const hub = dir
     )
   : undefined;
 const sink: IngestSink = hub ?? memory;
-// --max-snapshot-bytes of run.ts: a small bound shows the run failing with core's reason.
-const maxSnapshotBytes = Number(process.env["WAVE_BENCH_MAX_SNAPSHOT_BYTES"]) || undefined;
-const core = new IngestCore({ sink, ...(maxSnapshotBytes ? { maxSnapshotBytes } : {}) });
+// --max-snapshot-objects of run.ts: a small bound shows the run failing with core's reason.
+const maxSnapshotObjects = Number(process.env["WAVE_BENCH_MAX_SNAPSHOT_OBJECTS"]) || undefined;
+const core = new IngestCore({ sink, ...(maxSnapshotObjects ? { maxSnapshotObjects } : {}) });
 const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: [token] });
 
 process.on("message", (m: { type: string }) => {

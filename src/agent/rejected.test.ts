@@ -30,7 +30,7 @@ afterEach(async () => {
 describe("the agent when core refuses its snapshot", { timeout: 30_000 }, () => {
   it("logs the reason once as an error and backs off growing to the cap; acceptance starts over", async () => {
     const sink = new MemorySink();
-    const core = new IngestCore({ sink, coreVersion: "test", maxSnapshotBytes: 4 * 1024 });
+    const core = new IngestCore({ sink, coreVersion: "test", maxSnapshotObjects: 10 });
     const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: ["t"] });
     cleanups.push(() => server.close());
 
@@ -64,14 +64,14 @@ describe("the agent when core refuses its snapshot", { timeout: 30_000 }, () => 
     // dropped connection, and never started over by the HelloAck each attempt gets).
     for (let i = 0; i < 6; i++) {
       await agent.until((a) => a.status === "backoff" && clock.pending > 0);
-      assert.equal(agent.rejection, "snapshot exceeds 4096 bytes of objects; rejected");
+      assert.equal(agent.rejection, "snapshot exceeds 10 objects; rejected");
       await clock.advance(clock.sleeps.at(-1) ?? 0);
     }
     assert.deepEqual(clock.sleeps.slice(0, 6), [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
     const errors = logs.filter((l) => l.level === "error");
     assert.equal(errors.length, 1, JSON.stringify(errors));
     assert.equal(errors[0]?.msg, "core rejected what the agent sent; backing off until it accepts");
-    assert.equal(errors[0].error, "snapshot exceeds 4096 bytes of objects; rejected");
+    assert.equal(errors[0].error, "snapshot exceeds 10 objects; rejected");
 
     // The cluster shrinks below the bound: core accepts, and the refusal is over.
     source.push({ type: "replace", objects: [nodePool("default")] });

@@ -14,6 +14,7 @@ import { SeriesRecorder } from "../core/history/recorder.ts";
 import type { PoolSample, SeriesRow } from "../core/history/series.ts";
 import { ingestDelta, ingestSnapshot } from "../core/ingest/apply.ts";
 import type { IngestBatch, IngestChange } from "../core/ingest/sink.ts";
+import { snapshotCompletes } from "../core/ingest/sink.ts";
 import type { SavingsRow, Store, WorkloadPodsRow } from "../core/store/store.ts";
 import { LifecycleTracker, type LifecycleEvent } from "../core/lifecycle/derive.ts";
 import { savingsRates, savingsRows, type SavingsRates } from "../dashboard/figures/savings.ts";
@@ -159,7 +160,8 @@ export class Prehistory {
     this.#unobserve = undefined;
     this.#restoreHeap();
     this.#offBatch = this.#o.hub.onBatch((b) => {
-      if (b.clusterId !== this.#o.clusterId || !b.snapshot || b.sessionId === PREHISTORY_SESSION) return;
+      if (b.clusterId !== this.#o.clusterId || !snapshotCompletes(b) || b.sessionId === PREHISTORY_SESSION)
+        return;
       this.#streaming = true;
       this.#caughtUp();
       this.#offBatch?.();

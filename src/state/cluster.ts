@@ -143,6 +143,11 @@ const PHASES: readonly NodeClaimPhase[] = [
   "Terminating",
 ];
 
+/** The key the state stores an object of `kind` under ("namespace/name" for Pods, else the name). */
+export function stateKey(kind: StateKind, obj: { metadata: { name?: string; namespace?: string } }): string {
+  return keyOf(kind, obj);
+}
+
 function keyOf(kind: StateKind, obj: { metadata: { name?: string; namespace?: string } }): string {
   const name = obj.metadata.name;
   if (!name) throw new Error(`${kind} without metadata.name cannot be stored`);
@@ -309,7 +314,23 @@ export class ClusterState {
         if (c) changes.push(c);
       }
       // Every kept key is stored now, so equal sizes mean nothing else is.
-      if (keep === undefined || this.#count(kind) === keep.size) return;
+      if (keep !== undefined && this.#count(kind) !== keep.size) changes.push(...this.retainOnly(kind, keep));
+    });
+    return changes;
+  }
+
+  /** Objects of `kind` held now. */
+  count(kind: StateKind): number {
+    return this.#count(kind);
+  }
+
+  /**
+   * Deletes every object of `kind` whose key (stateKey) is not in `keep`: the end of a relist
+   * applied object by object (core's streamed snapshot). Returns the deletions.
+   */
+  retainOnly<K extends StateKind>(kind: K, keep: ReadonlySet<string>): Extract<StateChange, { kind: K }>[] {
+    const changes: Extract<StateChange, { kind: K }>[] = [];
+    this.batch(() => {
       for (const key of [...this.#keys(kind)]) {
         if (keep.has(key)) continue;
         const obj = this.#get(kind, key);

@@ -2,6 +2,7 @@
 // (the one model every reader shares; ingest applies every batch to it) and writes each batch's
 // lifecycle rows and checkpoint to the history store before core acknowledges it.
 import type { IngestBatch, IngestSink, ClusterInfo, IngestRejection } from "../ingest/sink.ts";
+import { snapshotCompletes } from "../ingest/sink.ts";
 import { StoreSink, toStoreRows } from "../ingest/store-sink.ts";
 import type { Store } from "../store/store.ts";
 import { ClusterState } from "../../state/cluster.ts";
@@ -220,7 +221,7 @@ export class ClusterHub implements IngestSink {
     await this.#durable.write(batch);
     const c = this.#entry(batch.clusterId);
     c.lastSeen = this.#clock.now();
-    if (batch.snapshot) c.rejected = null;
+    if (snapshotCompletes(batch)) c.rejected = null;
     // The stored rows, into the dashboard's memory of recent history (once it keeps one).
     const recent = this.#recent.get(batch.clusterId);
     if (recent && batch.lifecycle.length > 0)

@@ -3,8 +3,15 @@
 // state reports for each write is what lifecycle derivation compares (the previous object).
 import type { KindTypes } from "../../kube/kinds.ts";
 import type { NodeClaim } from "../../objects/karpenter.ts";
+import type { Event } from "../../objects/kube.ts";
 import type { LifecycleEvent, LifecycleTracker } from "../lifecycle/derive.ts";
-import { STATE_KINDS, type ClusterState, type StateChange, type StateKind } from "../../state/cluster.ts";
+import {
+  STATE_KINDS,
+  stateKey,
+  type ClusterState,
+  type StateChange,
+  type StateKind,
+} from "../../state/cluster.ts";
 import type { WireObject } from "../../wire/wire.ts";
 import type { IngestChange } from "./sink.ts";
 
@@ -88,4 +95,73 @@ export function ingestDelta(
   }
   if (w.kind === "Event" && change.op === "upsert") return tracker.event(w.object, claimIn(state));
   return [];
+}
+
+/**
+ * A snapshot applied to the state as its chunks arrive (core's ingest, ADR 0020): each object is
+ * added or updated at once, and when the snapshot ends every kept kind is replaced (relist
+ * semantics: what the snapshot did not carry is deleted). What it holds until then grows with the
+ * object count only: the keys seen of each kind that had objects when it began (into an empty kind
+ * nothing can be absent), the NodeClaims' uids when asked for, and its Events (Karpenter's only,
+ * after the agent's trim), whose steps need the complete state to find their claim.
+ */
+export class StreamedSnapshot {
+  readonly #state: ClusterState;
+  readonly #tracker: LifecycleTracker;
+  readonly #seen = new Map<StateKind, Set<string>>();
+  #events: Event[] = [];
+  /** NodeClaim name → uid of every claim the snapshot carried (when asked for). */
+  readonly claimUids: Map<string, string | undefined> | undefined;
+  /** Objects applied so far. */
+  objects = 0;
+
+  constructor(state: ClusterState, tracker: LifecycleTracker, opts: { claimUids?: boolean } = {}) {
+    this.#state = state;
+    this.#tracker = tracker;
+    for (const k of STATE_KINDS) if (state.count(k) > 0) this.#seen.set(k, new Set());
+    this.claimUids = opts.claimUids ? new Map() : undefined;
+  }
+
+  /** Applies one chunk; returns the lifecycle steps of the claims it added or changed. */
+  add(objects: readonly WireObject[], observedAtMs: number): LifecycleEvent[] {
+    const at = new Date(observedAtMs).toISOString();
+    const steps: LifecycleEvent[] = [];
+    const state = this.#state;
+    state.batch(() => {
+      for (const o of objects) {
+        this.objects++;
+        if (o.kind === "Event") {
+          this.#events.push(o.object);
+          continue;
+        }
+        if (o.kind === "NodeClaim") this.claimUids?.set(o.object.metadata.name ?? "", o.object.metadata.uid);
+        if (!isStateKind(o.kind)) continue;
+        this.#seen.get(o.kind)?.add(stateKey(o.kind, o.object));
+        const c = state.apply(o.kind, "add", o.object);
+        if (c?.kind === "NodeClaim" && c.type !== "delete")
+          steps.push(...this.#tracker.nodeClaim(c.previous, c.object, { observedAt: at }));
+      }
+    });
+    return steps;
+  }
+
+  /** The snapshot is complete: deletes what it did not carry; the steps of those claims and of its Events. */
+  end(observedAtMs: number): LifecycleEvent[] {
+    const at = new Date(observedAtMs).toISOString();
+    const steps: LifecycleEvent[] = [];
+    const state = this.#state;
+    state.batch(() => {
+      for (const [kind, keep] of this.#seen) {
+        for (const c of state.retainOnly(kind, keep)) {
+          if (c.kind === "NodeClaim")
+            steps.push(...this.#tracker.nodeClaim(c.object, c.object, { observedAt: at, deleted: true }));
+        }
+      }
+    });
+    this.#seen.clear();
+    const claimFor = claimIn(state);
+    for (const e of this.#events) steps.push(...this.#tracker.event(e, claimFor));
+    this.#events = [];
+    return steps;
+  }
 }

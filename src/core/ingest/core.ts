@@ -20,7 +20,7 @@ import { LifecycleTracker } from "../lifecycle/derive.ts";
 import type { LifecycleEvent, OpenNodeClaim } from "../lifecycle/derive.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 import type { AgentPrincipal } from "./auth.ts";
-import { ingestDelta, ingestSnapshot } from "./apply.ts";
+import { ingestDelta, StreamedSnapshot } from "./apply.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { IngestChange, IngestSink, RejectionBound } from "./sink.ts";
 import { eventFromProto, policiesToProto, type WirePolicy, type WireWarmupEvent } from "../../wire/warmup.ts";
@@ -53,8 +53,12 @@ export interface IngestCoreOptions {
   maxPendingDeltas?: number;
   /** Deltas per sink write at most (larger backlogs are split). */
   maxBatch?: number;
-  /** Bytes of object JSON one snapshot may hold (default 256 MiB); more ends the stream. */
-  maxSnapshotBytes?: number;
+  /**
+   * Objects one snapshot may carry (default 2,000,000: 3× a 20k-node / 600k-pod cluster); more ends
+   * the stream. A snapshot is applied as it streams (ADR 0020): what core keeps until its end grows
+   * with this count (the keys it saw), never with the snapshot's bytes.
+   */
+  maxSnapshotObjects?: number;
   /** Time from snapshot_begin to snapshot_end at most (default 10 min); longer ends the stream. */
   maxSnapshotMs?: number;
   /**
@@ -63,10 +67,10 @@ export interface IngestCoreOptions {
    */
   decodeLimits?: Partial<DecodeLimits>;
   /**
-   * Estimated heap of one snapshot's decoded objects at most (default 1 GiB; Kubernetes objects
-   * come to ~3× their bytes, so the 256 MiB byte bound is reached first by a real cluster).
+   * Estimated heap of one chunk's decoded objects at most (default 128 MiB; the agent cuts 1 MiB
+   * chunks, ~3 MiB decoded): what decoding one message may cost, before any of it is parsed.
    */
-  maxSnapshotHeapBytes?: number;
+  maxChunkHeapBytes?: number;
   /** Warmup policies to the agents, their warmup events to the store; without it neither. */
   warmup?: WarmupExchange;
   /**
@@ -94,6 +98,8 @@ export class ClusterSession {
   durable = 0;
   /** A complete snapshot has been written in this session: deltas can apply. */
   hasBase = false;
+  /** The snapshot being applied as it streams (its end deletes what it did not carry). */
+  snapshot: StreamedSnapshot | undefined;
   /** The stream currently feeding this cluster. */
   stream: { abort: (reason: Error) => void; done: Promise<void> } | undefined;
   /** The credential whose stream feeds (or last fed) the cluster; another may not take it over. */
@@ -111,8 +117,18 @@ export class ClusterSession {
 }
 
 type Op =
-  | { type: "snapshot"; seq: number; objects: WireObject[] }
+  | { type: "begin"; seq: number }
+  | { type: "chunk"; seq: number; objects: WireObject[] }
+  | { type: "end"; seq: number }
   | { type: "delta"; seq: number; change: IngestChange; wire: WireObject };
+
+/**
+ * Objects an op holds (what backpressure and batch size count: a chunk holds up to a thousand). A
+ * begin weighs nothing (it is written with its first chunk); an end weighs one, so begin/end pairs
+ * still count.
+ */
+const weight = (op: Op): number =>
+  op.type === "chunk" ? Math.max(1, op.objects.length) : op.type === "begin" ? 0 : 1;
 
 /** Node's errors for a request stream its peer closed or reset before ending it. */
 const PEER_GONE = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ECONNRESET", "ERR_HTTP2_STREAM_CANCEL"]);
@@ -184,10 +200,10 @@ export class IngestCore {
   readonly coreVersion: string;
   readonly maxPending: number;
   readonly maxBatch: number;
-  readonly maxSnapshotBytes: number;
+  readonly maxSnapshotObjects: number;
   readonly maxSnapshotMs: number;
   readonly decodeLimits: DecodeLimits;
-  readonly maxSnapshotHeapBytes: number;
+  readonly maxChunkHeapBytes: number;
   readonly metrics: IngestMetrics;
   readonly warmup: WarmupExchange | undefined;
   readonly warmupPolicyPollMs: number;
@@ -199,10 +215,10 @@ export class IngestCore {
     this.coreVersion = opts.coreVersion ?? "";
     this.maxPending = opts.maxPendingDeltas ?? 20_000;
     this.maxBatch = opts.maxBatch ?? 5_000;
-    this.maxSnapshotBytes = opts.maxSnapshotBytes ?? 256 << 20;
+    this.maxSnapshotObjects = opts.maxSnapshotObjects ?? 2_000_000;
     this.maxSnapshotMs = opts.maxSnapshotMs ?? 10 * 60_000;
     this.decodeLimits = { ...DEFAULT_DECODE_LIMITS, ...opts.decodeLimits };
-    this.maxSnapshotHeapBytes = opts.maxSnapshotHeapBytes ?? 1 << 30;
+    this.maxChunkHeapBytes = opts.maxChunkHeapBytes ?? 128 << 20;
     this.warmup = opts.warmup;
     this.warmupPolicyPollMs = opts.warmupPolicyPollMs ?? 30_000;
     const r = opts.metrics ?? new Registry();
@@ -284,10 +300,12 @@ class StreamHandler {
   /** Last sequence received on this stream. */
   #lastSeq = 0;
   #needSnapshot = true;
-  /** The snapshot being received: its objects so far. */
-  #staging: { objects: WireObject[]; bytes: number; heap: number; timer: AbortController } | undefined;
+  /** The snapshot being received: how many objects so far (they are applied as they arrive). */
+  #staging: { objects: number; timer: AbortController } | undefined;
   readonly #principal: AgentPrincipal | undefined;
   #pending: Op[] = [];
+  /** Objects held by #pending (backpressure bounds this, not the op count). */
+  #pendingObjects = 0;
   #writing: Promise<void> | undefined;
   #drained: (() => void)[] = [];
   #failed: ConnectError | undefined;
@@ -318,7 +336,7 @@ class StreamHandler {
     this.#dropStaging();
   }
 
-  /** Frees a snapshot in progress (its memory is what a bad peer could grow). */
+  /** Stops the snapshot deadline of a snapshot in progress. */
   #dropStaging(): void {
     this.#staging?.timer.abort();
     this.#staging = undefined;
@@ -405,56 +423,59 @@ class StreamHandler {
     switch (body.case) {
       case "snapshotBegin":
         if (this.#staging) throw violation(Code.FailedPrecondition, "snapshot_begin inside a snapshot");
-        this.#staging = { objects: [], bytes: 0, heap: 0, timer: new AbortController() };
+        this.#staging = { objects: 0, timer: new AbortController() };
+        // From here the state is partial until the snapshot's end: a reconnect needs a new one.
+        session.hasBase = false;
         this.#snapshotDeadline(this.#staging.timer.signal);
         counted("snapshot_begin");
+        await this.#enqueue({ type: "begin", seq });
         return;
       case "snapshotChunk": {
         if (!this.#staging) throw violation(Code.FailedPrecondition, "snapshot_chunk outside a snapshot");
         const staging = this.#staging;
-        const { objects } = staging;
-        for (const o of body.value.objects) staging.bytes += o.json.length;
-        if (staging.bytes > this.#core.maxSnapshotBytes) {
-          this.#dropStaging();
+        const chunk = body.value.objects;
+        if (staging.objects + chunk.length > this.#core.maxSnapshotObjects) {
           throw this.#tooBig(
             Code.ResourceExhausted,
-            `snapshot exceeds ${this.#core.maxSnapshotBytes} bytes of objects; rejected`,
-            "snapshot_bytes",
+            `snapshot exceeds ${this.#core.maxSnapshotObjects} objects; rejected`,
+            "snapshot_objects",
           );
         }
         // What decoding will cost, before any of the chunk is parsed (crafted nesting grows ~25×).
-        for (const [i, o] of body.value.objects.entries()) {
+        let heap = 0;
+        for (const [i, o] of chunk.entries()) {
           const cost = checkDecodeCost(o.json, this.#core.decodeLimits);
-          staging.heap += cost.estimate;
-          if (cost.refused !== undefined || staging.heap > this.#core.maxSnapshotHeapBytes) {
-            this.#dropStaging();
+          heap += cost.estimate;
+          if (cost.refused !== undefined || heap > this.#core.maxChunkHeapBytes) {
             throw this.#tooBig(
               Code.ResourceExhausted,
               cost.refused !== undefined
-                ? `snapshot object ${objects.length + i + 1}: ${cost.refused}; rejected`
-                : `snapshot would take ~${staging.heap} bytes decoded, more than ${this.#core.maxSnapshotHeapBytes}; rejected`,
-              cost.refused !== undefined ? this.#objectBound(o.json) : "snapshot_decoded",
+                ? `snapshot object ${staging.objects + i + 1}: ${cost.refused}; rejected`
+                : `snapshot chunk would take ~${heap} bytes decoded, more than ${this.#core.maxChunkHeapBytes}; rejected`,
+              cost.refused !== undefined ? this.#objectBound(o.json) : "chunk_decoded",
             );
           }
         }
-        for (const o of body.value.objects) objects.push(decodeObject(o));
+        const objects = chunk.map((o) => decodeObject(o));
+        staging.objects += objects.length;
         counted("snapshot_chunk");
+        await this.#enqueue({ type: "chunk", seq, objects });
         return;
       }
       case "snapshotEnd": {
         const staged = this.#staging;
         if (!staged) throw violation(Code.FailedPrecondition, "snapshot_end outside a snapshot");
         const count = Number(body.value.objectCount);
-        if (count !== staged.objects.length) {
+        if (count !== staged.objects) {
           throw violation(
             Code.InvalidArgument,
-            `snapshot_end: object_count ${count} but ${staged.objects.length} objects were sent`,
+            `snapshot_end: object_count ${count} but ${staged.objects} objects were sent`,
           );
         }
         this.#dropStaging();
         this.#needSnapshot = false;
         counted("snapshot_end");
-        await this.#enqueue({ type: "snapshot", seq, objects: staged.objects });
+        await this.#enqueue({ type: "end", seq });
         return;
       }
       case "delta": {
@@ -704,9 +725,12 @@ class StreamHandler {
 
   async #enqueue(op: Op): Promise<void> {
     this.#pending.push(op);
-    if (!this.#writing) this.#writing = this.#writeLoop();
+    this.#pendingObjects += weight(op);
+    // A begin alone stores nothing: it goes with the snapshot's first chunk (or its end).
+    if (!this.#writing && op.type !== "begin") this.#writing = this.#writeLoop();
     // Backpressure: stop reading (HTTP/2 flow control then slows the agent) while the sink lags.
-    while (!this.#failed && this.#pending.length >= this.#core.maxPending) {
+    // Counted in objects: memory held by a stream is bounded however its snapshot is chunked.
+    while (!this.#failed && this.#pendingObjects >= this.#core.maxPending) {
       await new Promise<void>((r) => this.#drained.push(r));
     }
   }
@@ -724,16 +748,16 @@ class StreamHandler {
   async #writeLoop(): Promise<void> {
     try {
       while (this.#pending.length > 0 && !this.#failed) {
-        const first = this.#pending[0];
-        let ops: Op[];
-        if (first?.type === "snapshot") {
-          // A snapshot and the deltas right behind it go in one batch.
-          const n = this.#pending.findIndex((o, i) => i > 0 && o.type === "snapshot");
-          ops = this.#pending.splice(0, Math.min(n < 0 ? this.#pending.length : n, this.#core.maxBatch + 1));
-        } else {
-          const n = this.#pending.findIndex((o) => o.type === "snapshot");
-          ops = this.#pending.splice(0, Math.min(n < 0 ? this.#pending.length : n, this.#core.maxBatch));
+        // Up to maxBatch objects per write (at least one op); a snapshot's begin opens a batch.
+        let n = 0;
+        let objects = 0;
+        for (const op of this.#pending) {
+          if (n > 0 && (op.type === "begin" || objects + weight(op) > this.#core.maxBatch)) break;
+          objects += weight(op);
+          n++;
         }
+        const ops = this.#pending.splice(0, n);
+        this.#pendingObjects -= objects;
         this.#wakeDrained();
         await this.#write(ops);
       }
@@ -759,6 +783,8 @@ class StreamHandler {
     const now = core.clock.now();
     const changes: IngestChange[] = [];
     let snapshot: WireObject[] | undefined;
+    // Set inside the batch callback (a closure: flags in an object, not narrowed lets).
+    const part = { first: false, last: false };
     // The state moves forward once, here, before the batch is durable; the steps derived from
     // what it reports are owed to the store until a write holding them resolves, so a failed
     // write loses none (the resync that follows finds nothing new for them) and a later one
@@ -766,12 +792,26 @@ class StreamHandler {
     const state = core.sink.state(s.clusterId);
     state.batch(() => {
       for (const op of ops) {
-        if (op.type === "snapshot") {
-          snapshot = op.objects;
-          this.#applySnapshot(s, state, op.objects, now);
-        } else {
-          changes.push(op.change);
-          this.#applyDelta(s, state, op);
+        switch (op.type) {
+          case "begin":
+            part.first = true;
+            snapshot = [];
+            s.snapshot = new StreamedSnapshot(state, s.lifecycle, { claimUids: s.recovered !== undefined });
+            break;
+          case "chunk":
+            if (!s.snapshot) throw new Error("snapshot chunk without its begin");
+            snapshot ??= [];
+            for (const o of op.objects) snapshot.push(o);
+            s.owed.push(...s.snapshot.add(op.objects, now));
+            break;
+          case "end":
+            snapshot ??= [];
+            part.last = true;
+            this.#endSnapshot(s, state, now);
+            break;
+          case "delta":
+            changes.push(op.change);
+            this.#applyDelta(s, state, op);
         }
       }
     });
@@ -784,37 +824,38 @@ class StreamHandler {
       receivedAt: now,
       changes,
       lifecycle,
-      ...(snapshot ? { snapshot } : {}),
+      ...(snapshot ? { snapshot, snapshotPart: part } : {}),
     };
     await core.sink.write(batch);
     s.owed.splice(0, lifecycle.length);
     core.metrics.write.observe((performance.now() - started) / 1000);
     for (const e of lifecycle) core.metrics.lifecycle.inc({ type: e.type });
-    if (snapshot) s.hasBase = true;
+    if (part.last) s.hasBase = true;
     s.durable = last.seq;
     core.metrics.lastSeq.set(last.seq, { cluster: s.clusterId });
     this.#out.push({ body: { case: "ack", value: { sequence: BigInt(last.seq) } } });
   }
 
-  #applySnapshot(s: ClusterSession, state: ClusterState, objects: readonly WireObject[], now: number): void {
+  /** The streamed snapshot ended: what it did not carry goes, its claims' and Events' steps are owed. */
+  #endSnapshot(s: ClusterSession, state: ClusterState, now: number): void {
+    const snap = s.snapshot;
+    if (!snap) throw new Error("snapshot end without its begin");
+    s.snapshot = undefined;
     const at = new Date(now).toISOString();
     // Claims the store held alive when this core started, deleted while it was down: neither in
     // the state (whose own deletions the snapshot reports) nor, by uid, in the snapshot.
     const vanished: OpenNodeClaim[] = [];
-    if (s.recovered) {
-      const incoming = new Map<string, string | undefined>();
-      for (const o of objects) {
-        if (o.kind === "NodeClaim") incoming.set(o.object.metadata.name ?? "", o.object.metadata.uid);
-      }
+    const incoming = snap.claimUids;
+    const steps = snap.end(now);
+    if (s.recovered && incoming) {
       for (const [name, c] of s.recovered) {
         if (state.nodeClaim(name) === undefined && incoming.get(name) !== c.uid) vanished.push(c);
       }
       s.recovered = undefined;
     }
     // The vanished claims' steps after the snapshot's (they end after what the snapshot shows).
-    const owed = s.owed;
-    owed.push(...ingestSnapshot(state, s.lifecycle, objects, now));
-    for (const c of vanished) owed.push(...s.lifecycle.vanished(c, at));
+    s.owed.push(...steps);
+    for (const c of vanished) s.owed.push(...s.lifecycle.vanished(c, at));
   }
 
   #applyDelta(s: ClusterSession, state: ClusterState, op: Extract<Op, { type: "delta" }>): void {

@@ -70,7 +70,8 @@ interface StreamResult {
 
 /**
  * One agent stream: hello and `msgs`, with the sink's writes held until core has read them all
- * (so a snapshot is one batch and the deltas behind it the next); ends once the last sequence is
+ * (so a snapshot's begin and first chunk are one batch, applied as it streams, and its end with the
+ * deltas behind it the next); ends once the last sequence is
  * acked or core ends the stream.
  */
 async function stream(core: IngestCore, sink: MemorySink, msgs: AgentMessage[]): Promise<StreamResult> {
@@ -124,7 +125,7 @@ async function cleanRun(): Promise<LifecycleEvent[]> {
   const sink = new RecordingSink();
   const r = await stream(new IngestCore({ sink }), sink, [...snapshot(1, first), ...deltas]);
   assert.equal(r.error, undefined);
-  assert.deepEqual(r.acks, [3, 6]);
+  assert.deepEqual(r.acks, [2, 6]);
   return sink.stored;
 }
 
@@ -141,17 +142,17 @@ describe("ingest durability: the state moves before the write, the steps wait fo
     sink.failWhen = (b) => b.sequence === 6;
     const broken = await stream(core, sink, [...snapshot(1, first), ...deltas]);
     assert.equal(broken.error?.code, Code.Unavailable);
-    assert.deepEqual(broken.acks, [3], "the failed batch is not acked");
-    assert.equal(sink.sequences.get("alpha"), 3);
+    assert.deepEqual(broken.acks, [2], "the failed batch is not acked");
+    assert.equal(sink.sequences.get("alpha"), 2);
     // The state moved forward once (the delete is in it); the steps it reported are owed.
     assert.equal(sink.state("alpha").nodeClaim("claim-1"), undefined);
     assert.ok((core.clusters.get("alpha")?.owed.length ?? 0) > 0);
 
-    // The agent reconnects; core wants a snapshot (what the store holds past 3 is unknown).
+    // The agent reconnects; core wants a snapshot (its last one never completed).
     const again = await stream(core, sink, snapshot(7, resync));
     assert.equal(again.error, undefined);
     assert.equal(again.mode, HelloAck_Mode.SNAPSHOT);
-    assert.deepEqual(again.acks, [9]);
+    assert.deepEqual(again.acks, [8, 9]);
     assert.deepEqual(ids(sink.stored), ids(reference), "each step stored once, none lost");
     assert.equal(core.clusters.get("alpha")?.owed.length, 0);
   });
@@ -167,7 +168,7 @@ describe("ingest durability: the state moves before the write, the steps wait fo
 
     const again = await stream(core, sink, [...snapshot(1, first), ...deltas]);
     assert.equal(again.error, undefined);
-    assert.deepEqual(again.acks, [3, 6]);
+    assert.deepEqual(again.acks, [2, 6]);
     assert.deepEqual(ids(sink.stored), ids(await cleanRun()));
   });
 });

@@ -221,18 +221,18 @@ describe("client-certificate identity", { timeout: 60_000 }, () => {
 });
 
 describe("snapshots are bounded", { timeout: 60_000 }, () => {
-  it("one larger than the byte bound is rejected, logged and freed", async () => {
-    const { server, core, logs, sink } = await startCore({ core: { maxSnapshotBytes: 64 * 1024 } });
+  it("one with more objects than the bound is rejected and logged; no base is left to resume from", async () => {
+    const { server, core, logs } = await startCore({ core: { maxSnapshotObjects: 1000 } });
     const big = Array.from({ length: 200 }, (_, i) => wire(node(i)));
     const msgs: Msg[] = [hello("cluster-a"), { sequence: 1n, body: { case: "snapshotBegin", value: {} } }];
     for (let i = 0; i < 20; i++)
       msgs.push({ sequence: BigInt(2 + i), body: { case: "snapshotChunk", value: { objects: big } } });
     const err = await rawStream(server.port, msgs, TOKEN_A);
     assert.equal(err?.code, 8, err?.message); // RESOURCE_EXHAUSTED
-    assert.match(err.message, /snapshot exceeds 65536 bytes/);
+    assert.match(err.message, /snapshot exceeds 1000 objects/);
     assert.ok(logs.some((l) => l.msg === "agent snapshot rejected"));
-    assert.equal(sink.objects.get("cluster-a"), undefined);
-    assert.equal(core.clusters.get("cluster-a"), undefined);
+    // Its first chunks were applied as they streamed; the cluster has no complete snapshot.
+    assert.equal(core.clusters.get("cluster-a")?.hasBase ?? false, false);
   });
 
   it("one that never ends is cut at the duration bound", async () => {
@@ -308,8 +308,8 @@ describe("decoding is bounded per object and per byte (issue 32)", { timeout: 60
     assert.equal(sink.objects.get("cluster-a")?.size, 1);
   });
 
-  it("the whole snapshot's decoded estimate is bounded too", async () => {
-    const { server } = await startCore({ core: { maxSnapshotHeapBytes: 100_000 } });
+  it("one chunk's decoded estimate is bounded too", async () => {
+    const { server } = await startCore({ core: { maxChunkHeapBytes: 100_000 } });
     const objects = Array.from({ length: 200 }, (_, i) => wire(node(i)));
     const err = await rawStream(
       server.port,
@@ -321,7 +321,7 @@ describe("decoding is bounded per object and per byte (issue 32)", { timeout: 60
       TOKEN_A,
     );
     assert.equal(err?.code, 8, err?.message);
-    assert.match(err.message, /snapshot would take ~\d+ bytes decoded, more than 100000/);
+    assert.match(err.message, /snapshot chunk would take ~\d+ bytes decoded, more than 100000/);
   });
 
   it("real objects pass: a cluster's Nodes, NodeClaims, Pods and NodePools, streamed by the agent", async () => {

@@ -191,6 +191,8 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     const source = new MemorySource([nodePool("default"), node(1)]);
     const { agent, clock } = startAgent(server.port, source);
     await sink.until((s) => objectsOf(s, "alpha").size === 2);
+    // Chunks are stored (and acked) as they stream: wait for the snapshot's end too.
+    await agent.until((a) => a.outbox.buffered === 0);
     const batchesBefore = sink.batches;
 
     // Hold the store so deltas stay unacknowledged, then cut the stream.
@@ -218,6 +220,7 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     const source = new MemorySource([nodePool("default"), nodeClaim(1), node(1)]);
     const { agent, clock } = startAgent(port, source);
     await first.sink.until((s) => objectsOf(s, "alpha").size === 3);
+    await agent.until((a) => a.outbox.buffered === 0);
 
     // Core stops storing; changes pile up unacknowledged; core dies.
     first.sink.gate = new Promise<void>(() => undefined);

@@ -49,7 +49,7 @@ before(async () => {
     clock,
     metrics,
     coreVersion: "test",
-    maxSnapshotBytes: 64 * 1024,
+    maxSnapshotObjects: 300,
     decodeLimits: { maxObjectBytes: 32 * 1024 },
   });
   server = await startIngestServer({ core: ingest, port: 0, host: "127.0.0.1", tokens: ["t"] });
@@ -72,7 +72,7 @@ async function listed(id: string): Promise<ClusterDto | undefined> {
 }
 
 describe("a refused cluster is listed as rejected and counted", { timeout: 30_000 }, () => {
-  it("a snapshot over the byte bound: the API lists why, /metrics counts it; an accepted one clears it", async () => {
+  it("a snapshot over the object bound: the API lists why, /metrics counts it; an accepted one clears it", async () => {
     const big = Array.from({ length: 100 }, (_, i) => wire(node(i)));
     const msgs: Msg[] = [hello("big"), { sequence: 1n, body: { case: "snapshotBegin", value: {} } }];
     for (let i = 0; i < 5; i++)
@@ -83,20 +83,20 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
     const c = await listed("big");
     assert.ok(c, "the refused cluster is listed");
     assert.equal(c.connected, false);
-    assert.equal(c.rejected?.bound, "snapshot_bytes");
+    assert.equal(c.rejected?.bound, "snapshot_objects");
     assert.equal(c.rejected.at, T0);
-    assert.match(c.rejected.message, /^snapshot exceeds 65536 bytes of objects; rejected$/);
+    assert.match(c.rejected.message, /^snapshot exceeds 300 objects; rejected$/);
     assert.deepEqual(
       (await app.inject({ url: "/api/v1/clusters/big", headers: V })).json<ClusterDto>().rejected,
       {
         at: T0,
-        bound: "snapshot_bytes",
+        bound: "snapshot_objects",
         message: c.rejected.message,
       },
     );
     assert.match(
       await metrics.render(),
-      /^wave_ingest_rejected_total\{cluster="big",reason="snapshot_bytes"\} 1$/m,
+      /^wave_ingest_rejected_total\{cluster="big",reason="snapshot_objects"\} 1$/m,
     );
 
     // The agent comes back with a snapshot within the bound: no longer rejected.

@@ -18,14 +18,14 @@ export interface ClusterInfo {
 
 /** Which bound a refused stream hit (the `reason` label of wave_ingest_rejected_total). */
 export type RejectionBound =
-  "snapshot_bytes" | "snapshot_decoded" | "snapshot_duration" | "object_bytes" | "object_decoded";
+  "snapshot_objects" | "chunk_decoded" | "snapshot_duration" | "object_bytes" | "object_decoded";
 
 /** Core refused a cluster's snapshot or object: when, which bound, and the figures (one line). */
 export interface IngestRejection {
   /** Unix ms. */
   at: number;
   bound: RejectionBound;
-  /** What the agent is told, e.g. "snapshot exceeds 268435456 bytes of objects; rejected". */
+  /** What the agent is told, e.g. "snapshot exceeds 2000000 objects; rejected". */
   message: string;
 }
 
@@ -47,8 +47,16 @@ export interface IngestBatch {
   sequence: number;
   /** Unix ms. */
   receivedAt: number;
-  /** A full snapshot: these objects are the cluster's complete state, applied before `changes`. */
+  /**
+   * Objects of a snapshot, applied before `changes`. Core streams a snapshot over several batches
+   * (ADR 0020; `snapshotPart` says which); without `snapshotPart` these are the whole snapshot.
+   */
   snapshot?: readonly WireObject[];
+  /**
+   * Which part of a streamed snapshot `snapshot` is: `first` opens it (the cluster's objects are
+   * being replaced), `last` completes it (what it did not carry is gone from the state).
+   */
+  snapshotPart?: { first: boolean; last: boolean };
   changes: readonly IngestChange[];
   /**
    * Lifecycle steps derived from this batch. Ids are stable: a step seen again after a core
@@ -56,6 +64,14 @@ export interface IngestBatch {
    */
   lifecycle: readonly LifecycleEvent[];
 }
+
+/** The batch opens a snapshot: the cluster's objects are being replaced from here. */
+export const snapshotStarts = (b: IngestBatch): boolean =>
+  b.snapshot !== undefined && (b.snapshotPart?.first ?? true);
+
+/** The batch completes a snapshot: the state is the cluster's complete state again. */
+export const snapshotCompletes = (b: IngestBatch): boolean =>
+  b.snapshot !== undefined && (b.snapshotPart?.last ?? true);
 
 export interface IngestSink {
   /**
@@ -149,7 +165,7 @@ export class MemorySink implements IngestSink {
       throw err;
     }
     let objs = this.objects.get(b.clusterId);
-    if (!objs || b.snapshot) {
+    if (!objs || snapshotStarts(b)) {
       objs = new Map();
       this.objects.set(b.clusterId, objs);
     }
