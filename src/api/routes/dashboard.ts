@@ -4,10 +4,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ClusterEntry, ClusterHub } from "../../core/hub/hub.ts";
 import type { Disruption, LifecycleEvent } from "../../core/store/store.ts";
 import {
-  buildLive,
   buildNodeList,
-  buildNodePools,
-  buildOverview,
   buildSeries,
   disruptionDtos,
   lifecycleDtos,
@@ -22,7 +19,7 @@ import {
   type KarpenterSupport,
 } from "../../dashboard/karpenter-version.ts";
 import type { Logger } from "../../shared/log.ts";
-import { ClusterThrashing } from "../../dashboard/thrashing/cluster.ts";
+import { Views } from "../../views/cluster-views.ts";
 import type { ThrashingOptions } from "../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
@@ -33,7 +30,6 @@ import {
   type DisruptionCountsDto,
   type WarmupStatsDto,
 } from "../../dashboard/dto.ts";
-import { coldStartsOf } from "../../dashboard/cold-starts.ts";
 import type { ColdStarts } from "../../dashboard/figures/time-saved.ts";
 import { openSse } from "../sse.ts";
 import { DEFAULT_SSE_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
@@ -78,6 +74,8 @@ export interface DashboardDeps {
   log?: Logger;
   /** Event streams open at once: per token, per address, in total (default DEFAULT_SSE_CAPS). */
   streamCaps?: StreamCaps;
+  /** The clusters' view models (shared with /metrics); built from these deps when absent. */
+  views?: Views;
 }
 
 const HOUR = 3_600_000;
@@ -157,7 +155,17 @@ const disruptionKey = (d: { nodeClaim: string; reason: string }): string => `${d
 
 export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
   const { hub } = deps;
-  const thrashingOf = ClusterThrashing.of(hub, deps.thrashing);
+  // Each cluster's figures come from its one view model (views/cluster-views.ts), shared with
+  // /metrics when core's composition passes the same `views`.
+  const views =
+    deps.views ??
+    new Views({
+      hub,
+      prices: deps.prices,
+      thrashing: deps.thrashing,
+      warmupStats: deps.warmupStats,
+      reuseMs: deps.liveThrottleMs,
+    });
   const store = hub.store;
   const clock = deps.clock ?? realClock;
   const streams = new StreamLimits("event streams", deps.streamCaps ?? DEFAULT_SSE_CAPS);
@@ -196,48 +204,6 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       agentVersion: c.info?.agentVersion || null,
       rejected: c.rejected && { ...c.rejected },
     };
-  };
-
-  /** History every snapshot needs: the last hour of disruptions and the thrashing reports. */
-  const viewInput = async (c: ClusterEntry, now: number): Promise<ViewInput> => {
-    // From the hub's memory of recent history (a store query only for ranges older than it holds).
-    const { disruptions } = await hub.recentHistory(c.id).rows(now - HOUR, now + 1);
-    // The same reports as the fixes list and /metrics, computed once per change of the history.
-    const thrashing = await thrashingOf.reports(c, now);
-    const warmup = deps.warmupStats?.(c.id, await coldStartsOf(hub, c.id, now));
-    return {
-      clusterId: c.id,
-      state: c.state,
-      prices: deps.prices,
-      now,
-      disruptions,
-      thrashing,
-      ...(warmup ? { warmup } : {}),
-    };
-  };
-
-  /**
-   * The stream's snapshot as JSON, built once per state version and history revision and shared
-   * by every stream client of the cluster for up to one throttle interval (its `at` and
-   * time-windowed counts are at most that old).
-   */
-  const throttleMs = deps.liveThrottleMs ?? 250;
-  const liveCache = new Map<string, { key: string; at: number; json: Promise<string> }>();
-  const liveJson = (c: ClusterEntry): Promise<string> => {
-    const now = deps.now();
-    const key = `${c.state.version}/${hub.recentHistory(c.id).revision}`;
-    const hit = liveCache.get(c.id);
-    if (hit?.key === key && now - hit.at < throttleMs) return hit.json;
-    const entry = {
-      key,
-      at: now,
-      json: viewInput(c, now).then((input) => JSON.stringify(buildLive(input))),
-    };
-    liveCache.set(c.id, entry);
-    entry.json.catch(() => {
-      if (liveCache.get(c.id) === entry) liveCache.delete(c.id);
-    });
-    return entry.json;
   };
 
   type Body = ReturnType<FastifyReply["serialize"]>;
@@ -332,7 +298,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        return buildOverview(await viewInput(c, deps.now()));
+        return views.of(c).overview(deps.now());
       },
     );
 
@@ -349,7 +315,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        return buildNodePools(await viewInput(c, deps.now()));
+        return views.of(c).nodePools(deps.now());
       },
     );
 
@@ -508,7 +474,7 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
       async (req, reply) => {
         const c = await clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        return thrashingDtos((await viewInput(c, deps.now())).thrashing ?? []);
+        return thrashingDtos(await views.of(c).thrashing(deps.now()));
       },
     );
 
@@ -584,14 +550,17 @@ export function dashboardRoutes(deps: DashboardDeps): ApiPlugin {
           let sent = 0;
           const push = (): void => {
             const seq = ++started;
-            liveJson(c).then(
-              (json) => {
-                if (seq < sent || stream.closed) return;
-                sent = seq;
-                stream.sendJson("snapshot", json);
-              },
-              (err: unknown) => req.log.error({ err }, "live snapshot failed"),
-            );
+            views
+              .of(c)
+              .liveJson(deps.now())
+              .then(
+                (json) => {
+                  if (seq < sent || stream.closed) return;
+                  sent = seq;
+                  stream.sendJson("snapshot", json);
+                },
+                (err: unknown) => req.log.error({ err }, "live snapshot failed"),
+              );
           };
           const throttle = new Throttle(clock, deps.liveThrottleMs ?? 250, push);
           const off = hub.onChange((id) => {
