@@ -8,7 +8,8 @@ import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
 import { machineObjects, pod } from "./testkit.ts";
 import { Value } from "@sinclair/typebox/value";
-import { NodeSchema } from "./dto.ts";
+import { LiveSchema, NodeSchema, NodePoolSchema, OverviewSchema, ThrashingSchema } from "./dto.ts";
+import type { TSchema } from "@sinclair/typebox";
 import {
   buildLive,
   buildNodeList,
@@ -407,5 +408,30 @@ describe("the node table's rows and their schema", () => {
         [...Value.Errors(NodeSchema, r)].map((e) => `${e.path}: ${e.message}`),
         [],
       );
+  });
+});
+
+describe("every figure DTO against its one schema", () => {
+  const errors = (schema: TSchema, v: unknown): string[] =>
+    [...Value.Errors(schema, v)].map((e) => `${e.path}: ${e.message}`);
+
+  it("overview, pools, the live snapshot and thrashing match their closed TypeBox schemas", () => {
+    const s = state();
+    const h = churn();
+    const reports = thrashingReports({ pools: s.nodePools(), ...h, now: NOW });
+    const i = input({ state: s, thrashing: reports, disruptions: h.disruptions });
+    assert.deepEqual(errors(OverviewSchema, buildOverview(i)), []);
+    const pools = buildNodePools(i);
+    assert.ok(pools.length > 0);
+    for (const p of pools) assert.deepEqual(errors(NodePoolSchema, p), []);
+    assert.deepEqual(errors(LiveSchema, buildLive(i)), []);
+    const dtos = thrashingDtos(reports);
+    assert.ok(dtos.some((d) => d.evidence.length > 0));
+    for (const d of dtos) assert.deepEqual(errors(ThrashingSchema, d), []);
+  });
+
+  it("a field the schema lacks is caught (the route would drop it)", () => {
+    const o = { ...buildOverview(input()), extra: 1 };
+    assert.deepEqual(errors(OverviewSchema, o), ["/extra: Unexpected property"]);
   });
 });
