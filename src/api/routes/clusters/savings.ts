@@ -1,10 +1,10 @@
 // Realized savings over a range: per NodePool and per workload, $ as run against the same
 // capacity all on-demand, summed from the recorded history (src/dashboard/figures/savings.ts).
 import type { FastifyInstance } from "fastify";
-import type { ClusterHub } from "../../core/hub/hub.ts";
-import { savingsReport } from "../../dashboard/figures/savings.ts";
-import type { ApiPlugin } from "../app.ts";
-import { epochMsParam, errorSchema } from "./schemas.ts";
+import type { ClusterHub } from "../../../core/hub/hub.ts";
+import { savingsReport } from "../../../dashboard/figures/savings.ts";
+import type { ApiPlugin } from "../../app.ts";
+import { epochMsParam, errorSchema } from "../schemas.ts";
 
 const DAY = 86_400_000;
 
