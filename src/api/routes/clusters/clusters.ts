@@ -10,10 +10,10 @@ import {
 } from "../../../dashboard/karpenter-version.ts";
 import { askOwner } from "../read-through.ts";
 import { clusterSchema } from "../schemas.ts";
-import { idParams, notFound, viewer, type ClusterRoutes, type IdParams } from "./common.ts";
+import { clusterGet, viewer, type ClusterRoutes } from "./common.ts";
 
-export function clustersRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => void {
-  const { deps, hub, store } = ctx;
+/** A cluster's DTO; a Karpenter outside the tested range is logged once per cluster and version. */
+function clusterDtos(deps: ClusterRoutes["deps"]): (c: ClusterEntry) => ClusterDto {
   const warned = new Map<string, string>();
   const supportOf = (c: ClusterEntry, version: string | null): KarpenterSupport => {
     const support = karpenterSupport(version);
@@ -50,6 +50,12 @@ export function clustersRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => vo
     };
   };
 
+  return clusterDto;
+}
+
+export function clustersRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => void {
+  const { hub, store } = ctx;
+  const clusterDto = clusterDtos(ctx.deps);
   return (app) => {
     app.get(
       "/api/v1/clusters",
@@ -81,21 +87,11 @@ export function clustersRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => vo
       },
     );
 
-    app.get<{ Params: IdParams }>(
-      "/api/v1/clusters/:id",
-      {
-        config: viewer,
-        schema: {
-          summary: "One cluster, with its agent's connection state",
-          params: idParams,
-          response: { 200: clusterSchema, ...notFound },
-        },
-      },
-      async (req, reply) => {
-        const c = await ctx.clusterOr404(req.params.id, reply);
-        if (!c) return reply;
-        return clusterDto(c);
-      },
-    );
+    clusterGet(app, ctx, {
+      path: "/api/v1/clusters/:id",
+      summary: "One cluster, with its agent's connection state",
+      response: clusterSchema,
+      read: (c) => clusterDto(c),
+    });
   };
 }

@@ -1,6 +1,6 @@
 // What every per-cluster route plugin shares (api/routes/clusters/<resource>.ts): the cluster's
 // view model, the 404 for an unknown cluster, the range of a ranged request, the parameter schemas.
-import type { FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ClusterEntry, ClusterHub } from "../../../core/hub/hub.ts";
 import type { Store } from "../../../core/store/store.ts";
 import type { Views } from "../../../views/cluster-views.ts";
@@ -118,4 +118,27 @@ export function clusterRoutes(deps: DashboardDeps, views: Views): ClusterRoutes 
       return { c, from, to };
     },
   };
+}
+
+/**
+ * GET `path` of one cluster: 404 for a cluster core does not know, else what `read` answers for it
+ * now, serialized with `response`.
+ */
+export function clusterGet(
+  app: FastifyInstance,
+  ctx: ClusterRoutes,
+  o: { path: string; summary: string; response: object; read: (c: ClusterEntry, now: number) => unknown },
+): void {
+  app.get<{ Params: IdParams }>(
+    o.path,
+    {
+      config: viewer,
+      schema: { summary: o.summary, params: idParams, response: { 200: o.response, ...notFound } },
+    },
+    async (req, reply) => {
+      const c = await ctx.clusterOr404(req.params.id, reply);
+      if (!c) return reply;
+      return o.read(c, ctx.deps.now());
+    },
+  );
 }

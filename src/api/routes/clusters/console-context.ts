@@ -1,14 +1,14 @@
 // What the console's per-cluster route plugins share (warmup, spot placement, node drawer, thrashing
 // fixes): the cluster (404 when this core does not hold it), a range (400 when to < from), the
 // stored warmup policies and the thrashing reports every advice path reads.
-import type { FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ClusterEntry, ClusterHub } from "../../../core/hub/hub.ts";
 import type { Store } from "../../../core/store/store.ts";
 import { ClusterThrashing } from "../../../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../../pricing/types.ts";
 import { parsePolicy, type WarmupPolicy } from "../../../warmup/policy.ts";
-import { epochMsParam } from "../schemas.ts";
+import { epochMsParam, errorSchema } from "../schemas.ts";
 
 /**
  * Patches NodePools of the one cluster core runs itself: the embedded simulated cluster. On a
@@ -86,4 +86,49 @@ export function consoleContext(deps: ConsoleDeps): ConsoleRoutes {
       return out;
     },
   };
+}
+
+/**
+ * A console page of one cluster over [from, to) (default: the day before now): 404 for a cluster
+ * this core does not hold, 400 when to < from, else what `read` answers, serialized with `response`.
+ */
+/** A console page's query: its range, and (the Spot page) the workload to expand. */
+export interface PageQuery {
+  from?: number;
+  to?: number;
+  workload?: string;
+}
+
+export function rangedPage(
+  app: FastifyInstance,
+  ctx: ConsoleRoutes,
+  o: {
+    path: string;
+    summary: string;
+    /** Query parameters besides from and to. */
+    query?: Record<string, object>;
+    response: object;
+    read: (c: ClusterEntry, r: { from: number; to: number; now: number }, query: PageQuery) => unknown;
+  },
+): void {
+  app.get<{ Params: { id: string }; Querystring: PageQuery }>(
+    o.path,
+    {
+      config: viewer,
+      schema: {
+        summary: o.summary,
+        params: idParams,
+        querystring: { type: "object", properties: { ...o.query, ...rangeProps } },
+        response: { 200: o.response, 404: errorSchema, 400: errorSchema },
+      },
+    },
+    async (req, reply) => {
+      const c = await ctx.clusterOr404(req.params.id, reply);
+      if (!c) return reply;
+      const now = ctx.deps.now();
+      const r = await ctx.rangeOr400(req.query, now, reply);
+      if (!r) return reply;
+      return o.read(c, { ...r, now }, req.query);
+    },
+  );
 }

@@ -48,50 +48,91 @@ const lifecycleKey = (e: { nodeClaim: string; phase: string; at: number }): stri
   `${e.nodeClaim}\u0000${e.phase}`;
 const disruptionKey = (d: { nodeClaim: string; reason: string }): string => `${d.nodeClaim}\u0000${d.reason}`;
 
+/** Lifecycle events and disruptions: the same newest-first page over a range of store rows. */
+function rowsRoute<T extends { at: number }>(
+  app: FastifyInstance,
+  ctx: ClusterRoutes,
+  o: {
+    path: string;
+    summary: string;
+    schema: object;
+    fetch: (q: {
+      clusterId: string;
+      from: number;
+      to: number;
+      nodePool?: string;
+      limit: number;
+    }) => Promise<T[]>;
+    key: (row: T) => string;
+    dtos: (rows: T[]) => unknown;
+  },
+): void {
+  app.get<{ Params: IdParams; Querystring: RangeQuery }>(
+    o.path,
+    {
+      config: viewer,
+      schema: {
+        summary: o.summary,
+        params: idParams,
+        querystring: rangeQuery,
+        response: { 200: { type: "array", items: o.schema }, ...notFound },
+      },
+    },
+    async (req, reply) => {
+      const r = await ctx.clusterRange(req.params.id, req.query, reply);
+      if (!r) return reply;
+      const { c, from, to } = r;
+      const rows = await newestRows<T>(
+        (f, limit) => o.fetch({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
+        from,
+        req.query.limit ?? 100,
+        o.key,
+      );
+      return o.dtos(rows);
+    },
+  );
+}
+
+/** The counts of a range come from a count query, exact however many rows the list pages. */
+function countsRoute(app: FastifyInstance, ctx: ClusterRoutes): void {
+  app.get<{ Params: IdParams; Querystring: Omit<RangeQuery, "limit"> }>(
+    "/api/v1/clusters/:id/disruptions/counts",
+    {
+      config: viewer,
+      schema: {
+        summary: "Karpenter disruptions in a range counted per pool and reason (exact; the list pages)",
+        params: idParams,
+        querystring: {
+          ...rangeQuery,
+          properties: { from: rangeQuery.properties.from, to: rangeQuery.properties.to, pool: poolName },
+        },
+        response: { 200: DisruptionCountsSchema, ...notFound },
+      },
+    },
+    async (req, reply) => {
+      const r = await ctx.clusterRange(req.params.id, req.query, reply);
+      if (!r) return reply;
+      const { c, from, to } = r;
+      const counts = await ctx.store.disruptionCounts({
+        clusterId: c.id,
+        from,
+        to,
+        nodePool: req.query.pool,
+      });
+      return {
+        from,
+        to,
+        total: counts.reduce((n, r) => n + r.count, 0),
+        counts,
+      } satisfies DisruptionCountsDto;
+    },
+  );
+}
+
 export function historyRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => void {
   const { store } = ctx;
   return (app) => {
-    // Lifecycle events and disruptions: the same newest-first page over a range of store rows.
-    const rowsRoute = <T extends { at: number }>(o: {
-      path: string;
-      summary: string;
-      schema: object;
-      fetch: (q: {
-        clusterId: string;
-        from: number;
-        to: number;
-        nodePool?: string;
-        limit: number;
-      }) => Promise<T[]>;
-      key: (row: T) => string;
-      dtos: (rows: T[]) => unknown;
-    }): void => {
-      app.get<{ Params: IdParams; Querystring: RangeQuery }>(
-        o.path,
-        {
-          config: viewer,
-          schema: {
-            summary: o.summary,
-            params: idParams,
-            querystring: rangeQuery,
-            response: { 200: { type: "array", items: o.schema }, ...notFound },
-          },
-        },
-        async (req, reply) => {
-          const r = await ctx.clusterRange(req.params.id, req.query, reply);
-          if (!r) return reply;
-          const { c, from, to } = r;
-          const rows = await newestRows<T>(
-            (f, limit) => o.fetch({ clusterId: c.id, from: f, to, nodePool: req.query.pool, limit }),
-            from,
-            req.query.limit ?? 100,
-            o.key,
-          );
-          return o.dtos(rows);
-        },
-      );
-    };
-    rowsRoute<LifecycleEvent>({
+    rowsRoute<LifecycleEvent>(app, ctx, {
       path: "/api/v1/clusters/:id/events",
       summary: "NodeClaim lifecycle events, newest first",
       schema: lifecycleEventSchema,
@@ -99,7 +140,7 @@ export function historyRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => voi
       key: lifecycleKey,
       dtos: lifecycleDtos,
     });
-    rowsRoute<Disruption>({
+    rowsRoute<Disruption>(app, ctx, {
       path: "/api/v1/clusters/:id/disruptions",
       summary: "Karpenter disruptions, newest first",
       schema: disruptionSchema,
@@ -108,33 +149,6 @@ export function historyRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => voi
       dtos: disruptionDtos,
     });
 
-    // The counts of a range come from a count query, exact however many rows the list pages.
-    app.get<{ Params: IdParams; Querystring: Omit<RangeQuery, "limit"> }>(
-      "/api/v1/clusters/:id/disruptions/counts",
-      {
-        config: viewer,
-        schema: {
-          summary: "Karpenter disruptions in a range counted per pool and reason (exact; the list pages)",
-          params: idParams,
-          querystring: {
-            ...rangeQuery,
-            properties: { from: rangeQuery.properties.from, to: rangeQuery.properties.to, pool: poolName },
-          },
-          response: { 200: DisruptionCountsSchema, ...notFound },
-        },
-      },
-      async (req, reply) => {
-        const r = await ctx.clusterRange(req.params.id, req.query, reply);
-        if (!r) return reply;
-        const { c, from, to } = r;
-        const counts = await store.disruptionCounts({ clusterId: c.id, from, to, nodePool: req.query.pool });
-        return {
-          from,
-          to,
-          total: counts.reduce((n, r) => n + r.count, 0),
-          counts,
-        } satisfies DisruptionCountsDto;
-      },
-    );
+    countsRoute(app, ctx);
   };
 }

@@ -1,25 +1,14 @@
 // GET /api/v1/clusters/{id}/overview: the cluster's totals, from its view model.
 import type { FastifyInstance } from "fastify";
 import { overviewSchema } from "../schemas.ts";
-import { idParams, notFound, viewer, type ClusterRoutes, type IdParams } from "./common.ts";
+import { clusterGet, type ClusterRoutes } from "./common.ts";
 
 export function overviewRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => void {
-  return (app) => {
-    app.get<{ Params: IdParams }>(
-      "/api/v1/clusters/:id/overview",
-      {
-        config: viewer,
-        schema: {
-          summary: "Cluster totals",
-          params: idParams,
-          response: { 200: overviewSchema, ...notFound },
-        },
-      },
-      async (req, reply) => {
-        const c = await ctx.clusterOr404(req.params.id, reply);
-        if (!c) return reply;
-        return ctx.views.of(c).overview(ctx.deps.now());
-      },
-    );
-  };
+  return (app) =>
+    clusterGet(app, ctx, {
+      path: "/api/v1/clusters/:id/overview",
+      summary: "Cluster totals",
+      response: overviewSchema,
+      read: (c, now) => ctx.views.of(c).overview(now),
+    });
 }

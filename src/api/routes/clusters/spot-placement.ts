@@ -4,36 +4,19 @@ import type { FastifyInstance } from "fastify";
 import { buildSpotView } from "../../../console/spot.ts";
 import { SpotViewSchema } from "../../../dashboard/dto.ts";
 import { spotPolicySet } from "../policies.ts";
-import { errorSchema } from "../schemas.ts";
-import { idParams, rangeProps, viewer, type ConsoleRoutes } from "./console-context.ts";
+import { rangedPage, type ConsoleRoutes } from "./console-context.ts";
 
 export function spotPlacementRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
-  return (app) => {
-    app.get<{ Params: { id: string }; Querystring: { workload?: string; from?: number; to?: number } }>(
-      "/api/v1/clusters/:id/spot-placement",
-      {
-        config: viewer,
-        schema: {
-          summary:
-            "Spot placement per workload: policy, target vs actual on-demand/spot, pods, savings against all-on-demand, warnings, the repair's self-heal actions and the webhook's late answers over [from, to)",
-          params: idParams,
-          querystring: {
-            type: "object",
-            properties: {
-              workload: { type: "string", maxLength: 600, description: "namespace/Kind/name: list its pods" },
-              ...rangeProps,
-            },
-          },
-          response: { 200: SpotViewSchema, 404: errorSchema, 400: errorSchema },
-        },
+  return (app) =>
+    rangedPage(app, ctx, {
+      path: "/api/v1/clusters/:id/spot-placement",
+      summary:
+        "Spot placement per workload: policy, target vs actual on-demand/spot, pods, savings against all-on-demand, warnings, the repair's self-heal actions and the webhook's late answers over [from, to)",
+      query: {
+        workload: { type: "string", maxLength: 600, description: "namespace/Kind/name: list its pods" },
       },
-      async (req, reply) => {
-        const c = await ctx.clusterOr404(req.params.id, reply);
-        if (!c) return reply;
-        const now = ctx.deps.now();
-        const r = await ctx.rangeOr400(req.query, now, reply);
-        if (!r) return reply;
-        const { from, to } = r;
+      response: SpotViewSchema,
+      read: async (c, { from, to, now }, query) => {
         const [policies, repairs, lateAnswers] = await Promise.all([
           ctx.store.listPolicies(c.id, "spot"),
           ctx.store.spotRepairs({ clusterId: c.id, from, to, limit: 100_000 }),
@@ -46,7 +29,7 @@ export function spotPlacementRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
           policies: set.policies,
           prices: ctx.deps.prices,
           now,
-          expand: req.query.workload,
+          expand: query.workload,
           repairs,
           lateAnswers,
           from,
@@ -54,6 +37,5 @@ export function spotPlacementRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
           policySince: new Map(policies.map((r) => [r.key, r.updatedAt])),
         });
       },
-    );
-  };
+    });
 }

@@ -5,30 +5,16 @@ import { buildWarmupView } from "../../../console/warmup.ts";
 import { coldStartsOf } from "../../../dashboard/cold-starts.ts";
 import { WarmupViewSchema } from "../../../dashboard/dto.ts";
 import { DEFAULT_POLICY } from "../../../warmup/policy.ts";
-import { errorSchema } from "../schemas.ts";
-import { DAY, idParams, rangeProps, viewer, type ConsoleRoutes } from "./console-context.ts";
+import { DAY, rangedPage, type ConsoleRoutes } from "./console-context.ts";
 
 export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
-  return (app) => {
-    app.get<{ Params: { id: string }; Querystring: { from?: number; to?: number } }>(
-      "/api/v1/clusters/:id/warmup",
-      {
-        config: viewer,
-        schema: {
-          summary:
-            "Warmup per NodePool: policy, state, warm nodes with pre-pull progress, why not warming, and over [from, to) hits, misses, measured time saved and warm cost",
-          params: idParams,
-          querystring: { type: "object", properties: rangeProps },
-          response: { 200: WarmupViewSchema, 404: errorSchema, 400: errorSchema },
-        },
-      },
-      async (req, reply) => {
-        const c = await ctx.clusterOr404(req.params.id, reply);
-        if (!c) return reply;
-        const now = ctx.deps.now();
-        const r = await ctx.rangeOr400(req.query, now, reply);
-        if (!r) return reply;
-        const { from, to } = r;
+  return (app) =>
+    rangedPage(app, ctx, {
+      path: "/api/v1/clusters/:id/warmup",
+      summary:
+        "Warmup per NodePool: policy, state, warm nodes with pre-pull progress, why not warming, and over [from, to) hits, misses, measured time saved and warm cost",
+      response: WarmupViewSchema,
+      read: async (c, { from, to, now }) => {
         const [policies, events, lifecycle] = await Promise.all([
           ctx.warmupPolicies(c.id),
           ctx.store.warmupEvents({ clusterId: c.id, from, to }),
@@ -49,6 +35,5 @@ export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void
           to,
         });
       },
-    );
-  };
+    });
 }
