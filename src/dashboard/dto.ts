@@ -294,23 +294,28 @@ export interface SpotPolicySetDto {
 }
 
 /** Realized savings of one NodePool or workload (namespace/Kind/name) over a range, in USD. */
-export interface SavingsLineDto {
-  name: string;
-  actualUsd: number;
-  onDemandUsd: number;
-  savedUsd: number;
+export const SavingsLineSchema = Obj({
+  name: Str,
+  actualUsd: Num,
+  onDemandUsd: Num,
+  savedUsd: Num,
   /** savedUsd / onDemandUsd (0..1). */
-  savedShare: number;
-}
+  savedShare: Num,
+});
+export type SavingsLineDto = Static<typeof SavingsLineSchema>;
 
 /** GET /api/v1/clusters/:id/savings: summed from recorded history over [from, to). */
-export interface SavingsDto {
-  from: number;
-  to: number;
-  total: SavingsLineDto;
-  pools: SavingsLineDto[];
-  workloads: SavingsLineDto[];
-}
+export const SavingsSchema = Obj(
+  {
+    from: Int,
+    to: Int,
+    total: SavingsLineSchema,
+    pools: Type.Array(SavingsLineSchema),
+    workloads: Type.Array(SavingsLineSchema),
+  },
+  "Realized savings over [from, to) per NodePool and per workload, against the same capacity all on-demand",
+);
+export type SavingsDto = Static<typeof SavingsSchema>;
 
 // ---- Console pages (warmup, spot placement, node drawer) ----
 
@@ -586,18 +591,18 @@ export const NodeDetailSchema = Obj(
 export type NodeDetailDto = Static<typeof NodeDetailSchema>;
 
 /** GET /clusters/{id}/thrashing/fixes: each thrashing pool's fixes, ready to paste. */
-export interface ThrashingFixesDto {
-  nodePool: string;
-  severity: ThrashSeverity;
+export const ThrashingFixesSchema = Obj({
+  nodePool: Str,
+  severity: ThrashSeveritySchema,
   /** Core can apply a fix itself (POST …/thrashing/apply): the embedded simulated cluster only. */
-  canApply: boolean;
-  fixes: { title: string; detail: string; kubectl: string | null }[];
-}
+  canApply: Type.Boolean(),
+  fixes: Type.Array(Obj({ title: Str, detail: Str, kubectl: Nullable(Str) })),
+});
+export type ThrashingFixesDto = Static<typeof ThrashingFixesSchema>;
 
 /** GET /whoami. */
-export interface WhoAmIDto {
-  role: "viewer" | "admin";
-}
+export const WhoAmISchema = Obj({ role: Lit(["viewer", "admin"] as const) });
+export type WhoAmIDto = Static<typeof WhoAmISchema>;
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
 /**

@@ -1,6 +1,8 @@
 // GET …/thrashing/fixes and POST …/thrashing/apply: each thrashing pool's fixes with their kubectl
 // patch, applied by Wave only on its embedded simulated cluster.
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import { ThrashingFixesSchema } from "../../../dashboard/dto.ts";
 import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../../dashboard/thrashing/fixes.ts";
 import { errorSchema } from "../schemas.ts";
 import { admin, idParams, viewer, type ConsoleRoutes } from "./console-context.ts";
@@ -15,7 +17,7 @@ export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance)
           summary:
             "Per thrashing NodePool, each fix with its kubectl patch command (when the fix is a spec change)",
           params: idParams,
-          response: { 404: errorSchema },
+          response: { 200: Type.Array(ThrashingFixesSchema), 404: errorSchema },
         },
       },
       async (req, reply) => {
