@@ -2,6 +2,7 @@
 // about the transport): strict query validation, no coercion of policy bodies, 5xx logged with a
 // request id, security headers, no public source maps, login throttling, name validation, request
 // deadline, HEAD on the event stream, and /metrics + /openapi.json behind a token unless chosen.
+import { connectTestCluster } from "../core/hub/testing.ts";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -57,14 +58,7 @@ before(async () => {
   store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
   clock = new FakeClock(NOW);
   hub = new ClusterHub(store, clock);
-  await hub.clusterConnected({
-    clusterId: "c1",
-    kubernetesVersion: "v1.34.1",
-    karpenterVersion: "v1.8.2",
-    agentVersion: "0.1.0",
-    sessionId: "s1",
-    connectedAt: NOW,
-  });
+  await connectTestCluster(hub, NOW);
   app = await api();
 });
 

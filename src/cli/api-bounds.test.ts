@@ -2,6 +2,7 @@
 // 500 on /savings, /warmup and /spot-placement). The app is built from the same route plugins as
 // `wave core` (apiRoutes), and the parameters are found in its OpenAPI document, so a route added
 // later is covered without editing this test.
+import { connectTestCluster } from "../core/hub/testing.ts";
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
@@ -25,14 +26,7 @@ before(async () => {
   store = await openStore({ backend: "sqlite", path: ":memory:" }, { log: silentLogger });
   const clock = new FakeClock(Date.parse("2026-03-02T12:00:00Z"));
   const hub = new ClusterHub(store, clock);
-  await hub.clusterConnected({
-    clusterId: "c1",
-    kubernetesVersion: "v1.34.1",
-    karpenterVersion: "v1.8.2",
-    agentVersion: "0.1.0",
-    sessionId: "s1",
-    connectedAt: clock.now(),
-  });
+  await connectTestCluster(hub, clock.now());
   app = await build({
     tokens,
     clock,

@@ -10,7 +10,7 @@ import { build, type ApiPlugin } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
 import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
-import { savingsRoutes } from "../api/routes/savings.ts";
+import { savingsRoutes } from "../api/routes/clusters/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
 import { whatifRoutes, type WhatifDeps } from "../api/routes/whatif.ts";

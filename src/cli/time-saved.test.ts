@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { nodePool } from "../agent/fixtures.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
-import { deliver } from "../core/hub/testing.ts";
+import { connectTestCluster, deliver } from "../core/hub/testing.ts";
 import { openStore } from "../core/store/open.ts";
 import type { LifecycleEvent, Store } from "../core/store/store.ts";
 import type { OverviewDto, WarmupViewDto } from "../dashboard/dto.ts";
@@ -43,14 +43,7 @@ before(async () => {
     { log: silentLogger, now: () => clock.now() },
   );
   const hub = new ClusterHub(store, clock);
-  await hub.clusterConnected({
-    clusterId: "c1",
-    kubernetesVersion: "v1.34.1",
-    karpenterVersion: "v1.8.2",
-    agentVersion: "test",
-    sessionId: "s1",
-    connectedAt: NOW - 60_000,
-  });
+  await connectTestCluster(hub, NOW - 60_000, { agentVersion: "test" });
   await deliver(hub, {
     clusterId: "c1",
     sessionId: "s1",

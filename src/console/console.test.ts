@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { machineObjects, nodePool, pod } from "../dashboard/testkit.ts";
+import { addMachine, machineObjects, nodePool, pod } from "../dashboard/testkit.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
@@ -614,7 +614,7 @@ describe("savings: one definition per scope", () => {
   it("gives a workload the same $/h saved on the Spot page as the savings history, and nodes more", () => {
     const s = new ClusterState();
     s.apply("NodePool", "add", nodePool("general"));
-    const spotNode = machineObjects({
+    const spotNode = addMachine(s, {
       name: "sp-1",
       pool: "general",
       instanceType: "c-4x-amd64-linux",
@@ -623,8 +623,6 @@ describe("savings: one definition per scope", () => {
       memory: "8Gi",
     });
     assert.ok(spotNode.node && spotNode.nodeClaim);
-    s.apply("NodeClaim", "add", spotNode.nodeClaim);
-    s.apply("Node", "add", spotNode.node);
     // A memory-heavy pod: its share is its CPU request's (1 of 4), as the history counts it.
     const p = pod("web-1", "sp-1", "1", "6Gi");
     p.metadata.namespace = "shop";

@@ -5,7 +5,7 @@
 // ignores duplicates), so a store outage loses nothing until `maxPendingRows` is exceeded.
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
-import { alignDown } from "../core/history/downsample.ts";
+import { alignDown, sleepToNextStep } from "../core/history/downsample.ts";
 
 export interface BucketSamplerOptions<R> {
   /** What the rows are, for log lines ("savings", "workload pods"). */
@@ -31,12 +31,7 @@ export async function runBucketSampler<R>(o: BucketSamplerOptions<R>): Promise<v
   let pending: R[] = [];
   let lastTs: number | undefined;
   while (!signal.aborted) {
-    const now = clock.now();
-    try {
-      await clock.sleep(alignDown(now, stepMs) + stepMs - now, signal);
-    } catch {
-      break; // aborted
-    }
+    if (!(await sleepToNextStep(clock, stepMs, signal))) break;
     // The bucket that just ended.
     const ts = alignDown(clock.now(), stepMs) - stepMs;
     if (lastTs !== undefined && ts <= lastTs) continue;

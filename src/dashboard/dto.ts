@@ -21,91 +21,120 @@ const Str = Type.String();
 const Counts = Type.Record(Type.String(), Type.Integer());
 const Lit = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
-export interface ClusterDto {
-  id: string;
-  simulated: boolean;
-  connected: boolean;
-  lastSeen: number | null;
-  /**
-   * The embedded simulated cluster generating its past day at start: history from `from` is
-   * written up to `at`; its agent streams from about `until` (epoch ms). Null otherwise.
-   */
-  catchingUp: { from: number; at: number; until: number } | null;
-  kubernetesVersion: string | null;
-  karpenterVersion: string | null;
-  /** The detected Karpenter against the releases Wave is tested with (src/karpenter/compat.ts). */
-  karpenterSupport: KarpenterSupport;
-  agentVersion: string | null;
-  /**
-   * Core refused the agent's last snapshot or object at a bound (the stream ended, the agent backs
-   * off and retries): when, which bound (e.g. "snapshot_bytes") and the message with the figures.
-   * Null once a snapshot is accepted.
-   */
-  rejected: { at: number; bound: string; message: string } | null;
-}
+export const KarpenterSupportSchema = Obj({
+  /** tested: within the tested minors; older/newer: outside them; unknown: version not detected. */
+  status: Lit(["tested", "older", "newer", "unknown"] as const),
+  oldestTested: Str,
+  newestTested: Str,
+  /** What to show the user when status is not "tested" (null when it is). */
+  warning: Nullable(Str),
+});
 
-export interface SpotRatioDto {
-  /** Fractions 0..1 of spot among nodes, vCPU and cost. */
-  nodes: number;
-  vcpu: number;
-  cost: number;
-}
+export const ClusterSchema = Obj(
+  {
+    id: Str,
+    simulated: Type.Boolean(),
+    connected: Type.Boolean(),
+    lastSeen: Nullable(Num),
+    /**
+     * The embedded simulated cluster generating its past day at start: history from `from` is
+     * written up to `at`; its agent streams from about `until` (epoch ms). Null otherwise.
+     */
+    catchingUp: Nullable(Obj({ from: Num, at: Num, until: Num })),
+    kubernetesVersion: Nullable(Str),
+    karpenterVersion: Nullable(Str),
+    /** The detected Karpenter against the releases Wave is tested with (src/karpenter/compat.ts). */
+    karpenterSupport: KarpenterSupportSchema,
+    agentVersion: Nullable(Str),
+    /**
+     * Core refused the agent's last snapshot or object at a bound (the stream ended, the agent backs
+     * off and retries): when, which bound (e.g. "snapshot_bytes") and the message with the figures.
+     * Null once a snapshot is accepted.
+     */
+    rejected: Nullable(Obj({ at: Num, bound: Str, message: Str })),
+  },
+  "A cluster core knows, with its agent's connection state",
+);
+export type ClusterDto = Static<typeof ClusterSchema>;
 
-export interface OverviewDto {
-  clusterId: string;
-  at: number;
-  nodes: number;
-  nodePools: number;
-  pendingPods: number;
-  costPerHour: number;
-  costPerMonth: number;
-  /** How many nodes were priced from each source. */
-  priceSources: Partial<Record<PriceSource, number>>;
-  spotRatio: SpotRatioDto;
-  /**
-   * Scope "nodes": what the spot nodes save per hour against the same nodes on-demand. The Spot
-   * page's savedPerHour is scope "workloads" (their requested share of it), so it is smaller.
-   */
-  spotSavingsPerHour: number;
-  requested: { cpu: number; memoryBytes: number };
-  allocatable: { cpu: number; memoryBytes: number };
-  disruptionsLastHour: number;
-  thrashingPools: string[];
-  warmup: WarmupStatsDto;
-}
+/** Fractions 0..1 of spot among nodes, vCPU and cost. */
+export const SpotRatioSchema = Obj({ nodes: Num, vcpu: Num, cost: Num });
+export type SpotRatioDto = Static<typeof SpotRatioSchema>;
 
-export interface WarmupStatsDto {
-  warmNodes: number;
-  costPerHour: number;
-  hits: number;
-  misses: number;
-  timeSavedSeconds: number;
-}
+export const WarmupStatsSchema = Obj({
+  warmNodes: Int,
+  costPerHour: Num,
+  hits: Int,
+  misses: Int,
+  timeSavedSeconds: Num,
+});
+export type WarmupStatsDto = Static<typeof WarmupStatsSchema>;
 
-export interface NodePoolDto {
-  name: string;
-  nodes: number;
-  nodesByCapacityType: Partial<Record<"spot" | "on-demand" | "reserved", number>>;
-  vcpu: number;
-  memoryBytes: number;
-  costPerHour: number;
-  costPerMonth: number;
-  costByCapacityType: Partial<Record<"spot" | "on-demand" | "reserved", number>>;
-  /** How many of the pool's nodes were priced from each source (live, static, estimate, …). */
-  priceSources: Partial<Record<PriceSource, number>>;
-  /** The oldest price date used (ISO 8601): how stale the pool's cost may be; null if none. */
-  oldestPriceAsOf: string | null;
-  /** spec.limits and current usage (cores / bytes); fraction is usage/limit. */
-  limits: { cpu: number | null; memoryBytes: number | null };
-  limitUsage: { cpu: number | null; memory: number | null };
-  consolidationPolicy: string | null;
-  consolidateAfter: string | null;
-  capacityTypes: string[];
-  thrashing: ThrashSeverity;
-  /** The pool is flagged as thrashing (its severity medium or high). */
-  thrashingFlagged: boolean;
-  warmNodes: number;
-}
+/** Counts (or dollars) per key: an open object of numbers, typed by the keys it may hold. */
+const PerKey = <K extends string>(of: TSchema = Type.Number()) =>
+  Type.Unsafe<Partial<Record<K, number>>>(Type.Record(Type.String(), of));
+const CpuMemory = Obj({ cpu: Num, memoryBytes: Num });
+
+export const OverviewSchema = Obj(
+  {
+    clusterId: Str,
+    at: Num,
+    nodes: Int,
+    nodePools: Int,
+    pendingPods: Int,
+    costPerHour: Num,
+    costPerMonth: Num,
+    /** How many nodes were priced from each source. */
+    priceSources: PerKey<PriceSource>(Int),
+    spotRatio: SpotRatioSchema,
+    /**
+     * Scope "nodes": what the spot nodes save per hour against the same nodes on-demand. The Spot
+     * page's savedPerHour is scope "workloads" (their requested share of it), so it is smaller.
+     */
+    spotSavingsPerHour: Num,
+    requested: CpuMemory,
+    allocatable: CpuMemory,
+    disruptionsLastHour: Int,
+    thrashingPools: Type.Array(Str),
+    warmup: WarmupStatsSchema,
+  },
+  "Cluster totals",
+);
+export type OverviewDto = Static<typeof OverviewSchema>;
+
+export const ThrashSeveritySchema = Lit(["none", "low", "medium", "high"] as const);
+export type ThrashSeverity = Static<typeof ThrashSeveritySchema>;
+
+type CapacityTypeKey = "spot" | "on-demand" | "reserved";
+
+export const NodePoolSchema = Obj(
+  {
+    name: Str,
+    nodes: Int,
+    nodesByCapacityType: PerKey<CapacityTypeKey>(Int),
+    vcpu: Num,
+    memoryBytes: Num,
+    costPerHour: Num,
+    costPerMonth: Num,
+    costByCapacityType: PerKey<CapacityTypeKey>(),
+    /** How many of the pool's nodes were priced from each source (live, static, estimate, …). */
+    priceSources: PerKey<PriceSource>(Int),
+    /** The oldest price date used (ISO 8601): how stale the pool's cost may be; null if none. */
+    oldestPriceAsOf: Nullable(Str),
+    /** spec.limits and current usage (cores / bytes); fraction is usage/limit. */
+    limits: Obj({ cpu: Nullable(Num), memoryBytes: Nullable(Num) }),
+    limitUsage: Obj({ cpu: Nullable(Num), memory: Nullable(Num) }),
+    consolidationPolicy: Nullable(Str),
+    consolidateAfter: Nullable(Str),
+    capacityTypes: Type.Array(Str),
+    thrashing: ThrashSeveritySchema,
+    /** The pool is flagged as thrashing (its severity medium or high). */
+    thrashingFlagged: Type.Boolean(),
+    warmNodes: Int,
+  },
+  "A NodePool's nodes, cost, limits and thrashing",
+);
+export type NodePoolDto = Static<typeof NodePoolSchema>;
 
 export const PriceSourceSchema = Lit(["live", "static", "estimate", "kwok", "unknown"] as const);
 const Usage = Obj({ allocatable: Num, requested: Num });
@@ -151,31 +180,29 @@ export type NodeSortKey =
   | "memoryUse"
   | "priceSource";
 
-export interface NodeListDto {
+export const NodeListSchema = Obj({
   /** Rows matching every filter (`items` is the page of them asked for). */
-  total: number;
+  total: Int,
   /** Rows matching pool and capacityType, before the text filter `q` (the table's "x of y"). */
-  totalBeforeQuery: number;
-  items: NodeDto[];
-}
+  totalBeforeQuery: Int,
+  items: Type.Array(NodeSchema),
+});
+export type NodeListDto = Static<typeof NodeListSchema>;
 
-export interface LifecycleEventDto {
-  at: number;
-  nodeClaim: string;
-  nodePool: string | null;
-  nodeName: string | null;
-  instanceType: string | null;
-  capacityType: string | null;
-  phase: "Launched" | "Registered" | "Initialized" | "Disrupted" | "Terminated";
-  reason: string | null;
-}
+export const LifecycleEventSchema = Obj({
+  at: Num,
+  nodeClaim: Str,
+  nodePool: Nullable(Str),
+  nodeName: Nullable(Str),
+  instanceType: Nullable(Str),
+  capacityType: Nullable(Str),
+  phase: Lit(["Launched", "Registered", "Initialized", "Disrupted", "Terminated"] as const),
+  reason: Nullable(Str),
+});
+export type LifecycleEventDto = Static<typeof LifecycleEventSchema>;
 
-export interface DisruptionDto {
-  at: number;
-  nodeClaim: string;
-  nodePool: string | null;
-  reason: string;
-}
+export const DisruptionSchema = Obj({ at: Num, nodeClaim: Str, nodePool: Nullable(Str), reason: Str });
+export type DisruptionDto = Static<typeof DisruptionSchema>;
 
 /** Disruptions in a range counted per pool and reason by the store: exact, never a page. */
 export const DisruptionCountsSchema = Obj(
@@ -189,51 +216,49 @@ export const DisruptionCountsSchema = Obj(
 );
 export type DisruptionCountsDto = Static<typeof DisruptionCountsSchema>;
 
-export type ThrashSeverity = "none" | "low" | "medium" | "high";
+export const ThrashingSchema = Obj(
+  {
+    nodePool: Str,
+    severity: ThrashSeveritySchema,
+    /** Thrashing (warning or critical: medium or high); low is churn above the normal, not flagged. */
+    flagged: Type.Boolean(),
+    score: Num,
+    summary: Str,
+    evidence: Type.Array(
+      Obj({
+        nodeClaim: Str,
+        instanceType: Nullable(Str),
+        createdAt: Num,
+        terminatedAt: Nullable(Num),
+        lifetimeSeconds: Nullable(Num),
+        reason: Nullable(Str),
+        /** "warmup": a warm node Wave launched and released unused — Wave's own churn. */
+        cause: Nullable(Lit(["warmup"] as const)),
+      }),
+    ),
+    advice: Type.Array(Str),
+  },
+  "A NodePool's thrashing (churn) report over the detector's window",
+);
+export type ThrashingDto = Static<typeof ThrashingSchema>;
 
-export interface ThrashingDto {
-  nodePool: string;
-  severity: ThrashSeverity;
-  /** Thrashing (warning or critical: medium or high); low is churn above the normal, not flagged. */
-  flagged: boolean;
-  score: number;
-  summary: string;
-  evidence: {
-    nodeClaim: string;
-    instanceType: string | null;
-    createdAt: number;
-    terminatedAt: number | null;
-    lifetimeSeconds: number | null;
-    reason: string | null;
-    /** "warmup": a warm node Wave launched and released unused — Wave's own churn. */
-    cause: "warmup" | null;
-  }[];
-  advice: string[];
-}
+export const SeriesPointSchema = Obj({ t: Num, nodes: Num, spotNodes: Num, vcpu: Num, costPerHour: Num });
+export type SeriesPointDto = Static<typeof SeriesPointSchema>;
 
-export interface SeriesPointDto {
-  t: number;
-  nodes: number;
-  spotNodes: number;
-  vcpu: number;
-  costPerHour: number;
-}
-
-export interface SeriesDto {
-  from: number;
-  to: number;
-  step: number;
-  nodePool: string | null;
-  points: SeriesPointDto[];
+export const SeriesSchema = Obj({
+  from: Num,
+  to: Num,
+  step: Num,
+  nodePool: Nullable(Str),
+  points: Type.Array(SeriesPointSchema),
   /** Periods with no data (agent down): shown as gaps, never interpolated. */
-  gaps: { from: number; to: number }[];
-}
+  gaps: Type.Array(Obj({ from: Num, to: Num })),
+});
+export type SeriesDto = Static<typeof SeriesSchema>;
 
 /** What the SSE stream sends on every change (`event: snapshot`). */
-export interface LiveDto {
-  overview: OverviewDto;
-  nodePools: NodePoolDto[];
-}
+export const LiveSchema = Obj({ overview: OverviewSchema, nodePools: Type.Array(NodePoolSchema) });
+export type LiveDto = Static<typeof LiveSchema>;
 
 /** A NodePool's warmup policy as stored (every field filled, defaults included). */
 export interface WarmupPolicyDto {
@@ -269,23 +294,28 @@ export interface SpotPolicySetDto {
 }
 
 /** Realized savings of one NodePool or workload (namespace/Kind/name) over a range, in USD. */
-export interface SavingsLineDto {
-  name: string;
-  actualUsd: number;
-  onDemandUsd: number;
-  savedUsd: number;
+export const SavingsLineSchema = Obj({
+  name: Str,
+  actualUsd: Num,
+  onDemandUsd: Num,
+  savedUsd: Num,
   /** savedUsd / onDemandUsd (0..1). */
-  savedShare: number;
-}
+  savedShare: Num,
+});
+export type SavingsLineDto = Static<typeof SavingsLineSchema>;
 
 /** GET /api/v1/clusters/:id/savings: summed from recorded history over [from, to). */
-export interface SavingsDto {
-  from: number;
-  to: number;
-  total: SavingsLineDto;
-  pools: SavingsLineDto[];
-  workloads: SavingsLineDto[];
-}
+export const SavingsSchema = Obj(
+  {
+    from: Int,
+    to: Int,
+    total: SavingsLineSchema,
+    pools: Type.Array(SavingsLineSchema),
+    workloads: Type.Array(SavingsLineSchema),
+  },
+  "Realized savings over [from, to) per NodePool and per workload, against the same capacity all on-demand",
+);
+export type SavingsDto = Static<typeof SavingsSchema>;
 
 // ---- Console pages (warmup, spot placement, node drawer) ----
 
@@ -561,18 +591,18 @@ export const NodeDetailSchema = Obj(
 export type NodeDetailDto = Static<typeof NodeDetailSchema>;
 
 /** GET /clusters/{id}/thrashing/fixes: each thrashing pool's fixes, ready to paste. */
-export interface ThrashingFixesDto {
-  nodePool: string;
-  severity: ThrashSeverity;
+export const ThrashingFixesSchema = Obj({
+  nodePool: Str,
+  severity: ThrashSeveritySchema,
   /** Core can apply a fix itself (POST …/thrashing/apply): the embedded simulated cluster only. */
-  canApply: boolean;
-  fixes: { title: string; detail: string; kubectl: string | null }[];
-}
+  canApply: Type.Boolean(),
+  fixes: Type.Array(Obj({ title: Str, detail: Str, kubectl: Nullable(Str) })),
+});
+export type ThrashingFixesDto = Static<typeof ThrashingFixesSchema>;
 
 /** GET /whoami. */
-export interface WhoAmIDto {
-  role: "viewer" | "admin";
-}
+export const WhoAmISchema = Obj({ role: Lit(["viewer", "admin"] as const) });
+export type WhoAmIDto = Static<typeof WhoAmISchema>;
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
 /**

@@ -39,7 +39,12 @@ const byCollatedName = (a: MachineRow, b: MachineRow): number =>
   collator.compare(a.machine.name, b.machine.name) || compareMachines(a.machine, b.machine);
 const byMachine = (a: MachineRow, b: MachineRow): number => compareMachines(a.machine, b.machine);
 
-function insertSorted(arr: MachineRow[], row: MachineRow, cmp: (a: MachineRow, b: MachineRow) => number) {
+/** Where `row` stands (or would stand) in `arr`, sorted by `cmp`: the first place not before it. */
+function lowerBound(
+  arr: MachineRow[],
+  row: MachineRow,
+  cmp: (a: MachineRow, b: MachineRow) => number,
+): number {
   let lo = 0;
   let hi = arr.length;
   while (lo < hi) {
@@ -47,17 +52,15 @@ function insertSorted(arr: MachineRow[], row: MachineRow, cmp: (a: MachineRow, b
     if (cmp(arr[mid] as MachineRow, row) < 0) lo = mid + 1;
     else hi = mid;
   }
-  arr.splice(lo, 0, row);
+  return lo;
+}
+
+function insertSorted(arr: MachineRow[], row: MachineRow, cmp: (a: MachineRow, b: MachineRow) => number) {
+  arr.splice(lowerBound(arr, row, cmp), 0, row);
 }
 
 function removeSorted(arr: MachineRow[], row: MachineRow, cmp: (a: MachineRow, b: MachineRow) => number) {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (cmp(arr[mid] as MachineRow, row) < 0) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = lowerBound(arr, row, cmp);
   if (arr[lo] === row) arr.splice(lo, 1);
   else throw new Error(`machine index out of order at ${row.machine.name}`);
 }

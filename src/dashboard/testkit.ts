@@ -105,3 +105,14 @@ export function nodePool(
     ...(status ? { status } : {}),
   };
 }
+
+/** Adds one machine (its NodeClaim and, when registered, its Node) to `state`, as informers would. */
+export function addMachine(
+  state: { apply(kind: "NodeClaim" | "Node", type: "add", obj: NodeClaim | Node): void },
+  spec: MachineSpec,
+): { nodeClaim?: NodeClaim; node?: Node } {
+  const m = machineObjects(spec);
+  if (m.nodeClaim) state.apply("NodeClaim", "add", m.nodeClaim);
+  if (m.node) state.apply("Node", "add", m.node);
+  return m;
+}

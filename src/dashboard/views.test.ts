@@ -6,9 +6,10 @@ import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { ClusterState } from "../state/cluster.ts";
 import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../objects/wave.ts";
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
-import { machineObjects, pod } from "./testkit.ts";
+import { addMachine, machineObjects, pod } from "./testkit.ts";
 import { Value } from "@sinclair/typebox/value";
-import { NodeSchema } from "./dto.ts";
+import { LiveSchema, NodeSchema, NodePoolSchema, OverviewSchema, ThrashingSchema } from "./dto.ts";
+import type { TSchema } from "@sinclair/typebox";
 import {
   buildLive,
   buildNodeList,
@@ -129,7 +130,7 @@ describe("dashboard views", () => {
     const at = (extra: Partial<ViewInput> = {}): ViewInput => ({ ...input(extra), state: s });
     assert.equal(buildOverview(at()).nodes, 2);
     assert.equal(buildNodeList(at()).total, 2, "same version: same machines");
-    const more = machineObjects({
+    const more = addMachine(s, {
       name: "late-1",
       pool: "default",
       instanceType: "c-4x-amd64-linux",
@@ -140,8 +141,6 @@ describe("dashboard views", () => {
       created: "2026-03-02T11:30:00Z",
     });
     assert.ok(more.node && more.nodeClaim);
-    s.apply("NodeClaim", "add", more.nodeClaim);
-    s.apply("Node", "add", more.node);
     s.apply("Pod", "add", pod("late-pod", "late-1", "1", "1Gi"));
     const o = buildOverview(at());
     assert.equal(o.nodes, 3);
@@ -349,7 +348,7 @@ describe("the history chart's samples", () => {
     assert.ok(launching.nodeClaim);
     s.apply("NodeClaim", "add", launching.nodeClaim);
     // A node whose capacity under-reports (as KWOK's do): sized by the larger allocatable.
-    const under = machineObjects({
+    const under = addMachine(s, {
       name: "under-1",
       pool: "batch",
       instanceType: "m-2x-amd64-linux",
@@ -359,8 +358,6 @@ describe("the history chart's samples", () => {
       memory: "16Gi",
     });
     assert.ok(under.node && under.nodeClaim);
-    s.apply("NodeClaim", "add", under.nodeClaim);
-    s.apply("Node", "add", under.node);
     const prices = new KwokPriceProvider();
     const overview = buildOverview({ clusterId: "c1", state: s, prices, now: NOW });
     const pools = buildNodePools({ clusterId: "c1", state: s, prices, now: NOW });
@@ -407,5 +404,30 @@ describe("the node table's rows and their schema", () => {
         [...Value.Errors(NodeSchema, r)].map((e) => `${e.path}: ${e.message}`),
         [],
       );
+  });
+});
+
+describe("every figure DTO against its one schema", () => {
+  const errors = (schema: TSchema, v: unknown): string[] =>
+    [...Value.Errors(schema, v)].map((e) => `${e.path}: ${e.message}`);
+
+  it("overview, pools, the live snapshot and thrashing match their closed TypeBox schemas", () => {
+    const s = state();
+    const h = churn();
+    const reports = thrashingReports({ pools: s.nodePools(), ...h, now: NOW });
+    const i = input({ state: s, thrashing: reports, disruptions: h.disruptions });
+    assert.deepEqual(errors(OverviewSchema, buildOverview(i)), []);
+    const pools = buildNodePools(i);
+    assert.ok(pools.length > 0);
+    for (const p of pools) assert.deepEqual(errors(NodePoolSchema, p), []);
+    assert.deepEqual(errors(LiveSchema, buildLive(i)), []);
+    const dtos = thrashingDtos(reports);
+    assert.ok(dtos.some((d) => d.evidence.length > 0));
+    for (const d of dtos) assert.deepEqual(errors(ThrashingSchema, d), []);
+  });
+
+  it("a field the schema lacks is caught (the route would drop it)", () => {
+    const o = { ...buildOverview(input()), extra: 1 };
+    assert.deepEqual(errors(OverviewSchema, o), ["/extra: Unexpected property"]);
   });
 });

@@ -65,6 +65,8 @@ export interface ViewInput {
   thrashing?: readonly ThrashingReport[];
   /** Hits, misses and time saved from the warmup controller; warm nodes are read off the state. */
   warmup?: Partial<WarmupStatsDto>;
+  /** The state's machines priced once (basisOf), shared with /metrics; computed here when absent. */
+  basis?: Basis;
 }
 
 /**
@@ -72,17 +74,22 @@ export interface ViewInput {
  * current as objects change, see machine-index.ts) and its pools priced once for this call.
  * Prices are applied per call (they refresh on their own schedule).
  */
-interface Basis {
+export interface Basis {
   index: MachineIndex;
   pools: ReadonlyMap<string, PoolAggregate>;
   cost: ClusterCost;
+  /** The prices this basis was priced with (per instance group), for figures priced per group. */
+  memo: PriceMemo;
 }
 
-function basisOf(state: ClusterState, prices: PriceProvider): Basis {
+export function basisOf(state: ClusterState, prices: PriceProvider): Basis {
   const index = machineIndex(state);
   const pools = index.pools();
-  return { index, pools, cost: priceAggregates(pools.values(), new PriceMemo(prices)) };
+  const memo = new PriceMemo(prices);
+  return { index, pools, cost: priceAggregates(pools.values(), memo), memo };
 }
+
+const basisFor = (input: ViewInput): Basis => input.basis ?? basisOf(input.state, input.prices);
 
 function warmupOf(b: Basis, input: Partial<WarmupStatsDto> | undefined): WarmupStatsDto {
   return { ...ZERO_WARMUP, warmNodes: b.cost.warmNodes, costPerHour: b.cost.warmCostPerHour, ...input };
@@ -119,7 +126,7 @@ function overviewOf(input: ViewInput, b: Basis): OverviewDto {
 }
 
 export function buildOverview(input: ViewInput): OverviewDto {
-  return overviewOf(input, basisOf(input.state, input.prices));
+  return overviewOf(input, basisFor(input));
 }
 
 /**
@@ -199,12 +206,12 @@ function poolsOf(input: ViewInput, b: Basis): NodePoolDto[] {
 }
 
 export function buildNodePools(input: ViewInput): NodePoolDto[] {
-  return poolsOf(input, basisOf(input.state, input.prices));
+  return poolsOf(input, basisFor(input));
 }
 
 /** The SSE payload: overview and pools from one pass over the state. */
 export function buildLive(input: ViewInput): LiveDto {
-  const b = basisOf(input.state, input.prices);
+  const b = basisFor(input);
   return { overview: overviewOf(input, b), nodePools: poolsOf(input, b) };
 }
 

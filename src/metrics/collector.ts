@@ -3,10 +3,10 @@
 // (figures.ts). The thin I/O shell: reading recent history, policies and the hub.
 import type { ClusterHub } from "../core/hub/hub.ts";
 import type { Store } from "../core/store/store.ts";
-import { ClusterThrashing } from "../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Gauge, Registry } from "../shared/metrics.ts";
+import { Views } from "../views/cluster-views.ts";
 import { parsePolicySet, POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { EventMetrics } from "./events.ts";
 import { clusterFigures, emptyFigures, GAUGE_LABELS, GAUGES, type GaugeName } from "./figures.ts";
@@ -19,6 +19,8 @@ export interface DashboardMetricsDeps {
   /** A cluster's spot policies (each cluster has its own, ADR 0012). */
   spotPolicies: (clusterId: string) => Promise<readonly SpotPolicy[]>;
   thrashing?: Partial<ThrashingOptions>;
+  /** The clusters' view models (shared with the API); built from these deps when absent. */
+  views?: Views;
 }
 
 export interface DashboardMetrics {
@@ -33,7 +35,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
     gauges.set(name, registry.gauge({ name, help, labelNames: GAUGE_LABELS[name] }));
   }
   const events = new EventMetrics(registry);
-  const thrashingOf = ClusterThrashing.of(deps.hub, deps.thrashing);
+  const views = deps.views ?? new Views({ hub: deps.hub, prices: deps.prices, thrashing: deps.thrashing });
   const off = deps.hub.onBatch((b) => events.batch(b));
 
   registry.beforeScrape(async () => {
@@ -46,8 +48,10 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
         policies.map((p) => p.workload.namespace),
       );
       for (const p of c.state.nodePools()) if (p.metadata.name) events.pool(c.id, p.metadata.name);
-      // The same reports as the API's (the Karpenter version and warmup attribution included).
-      const thrashing = await thrashingOf.reports(c, now);
+      // The same reports and priced machines as the API's (views/cluster-views.ts): the
+      // Karpenter version and warmup attribution included.
+      const cv = views.of(c);
+      const thrashing = await cv.thrashing(now);
       clusterFigures(
         {
           clusterId: c.id,
@@ -58,6 +62,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
           lastSeen: c.lastSeen,
           thrashing,
           spotPolicies: policies,
+          basis: cv.basis(now),
         },
         figures,
       );

@@ -8,8 +8,7 @@ import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { onDemandTarget, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
-import { PriceMemo, priceAggregates } from "../dashboard/aggregates.ts";
-import { machineIndex } from "../dashboard/machine-index.ts";
+import { basisOf, type Basis } from "../dashboard/views.ts";
 import { NO_POOL } from "../dashboard/machines.ts";
 import { isFlagged, type ThrashingReport } from "../dashboard/thrashing/detect.ts";
 import { workloadIndex, type IndexedPod } from "./workload-index.ts";
@@ -84,6 +83,8 @@ export interface ClusterInput {
   lastSeen: number | null;
   thrashing: readonly ThrashingReport[];
   spotPolicies: readonly SpotPolicy[];
+  /** The state's machines priced once per state change (views' basis); computed here when absent. */
+  basis?: Basis | undefined;
 }
 
 /** `(none)` (machines no pool owns) is exported as the empty pool name, as Karpenter would. */
@@ -103,10 +104,8 @@ export function clusterFigures(input: ClusterInput, out: Figures = emptyFigures(
   if (input.lastSeen !== null) push("wave_cluster_last_seen_timestamp_seconds", {}, input.lastSeen / 1000);
   push("wave_pending_pods", {}, state.counts().pendingPods);
 
-  const index = machineIndex(state);
-  const pools = index.pools();
-  const memo = new PriceMemo(input.prices);
-  const cost = priceAggregates(pools.values(), memo);
+  // The same priced machines as the API's overview and pools (views/cluster-views.ts), when given.
+  const { index, pools, memo, cost } = input.basis ?? basisOf(state, input.prices);
 
   // Nodes by pool × capacity type × instance type × zone: the price groups, merged over region.
   const nodes = new Map<string, { labels: Labels; value: number }>();

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { fixtures } from "../../../test/fixtures/karpenter/load.ts";
 import { ClusterHub } from "../../core/hub/hub.ts";
-import { deliver } from "../../core/hub/testing.ts";
+import { connectTestCluster, deliver } from "../../core/hub/testing.ts";
 import { openStore } from "../../core/store/open.ts";
 import type { Store } from "../../core/store/store.ts";
 import type { NodeDetailDto } from "../../dashboard/dto.ts";
@@ -26,14 +26,7 @@ before(async () => {
   const clock = new FakeClock(NOW);
   store = await openStore({ backend: "sqlite", path: ":memory:" }, { log: silentLogger });
   const hub = new ClusterHub(store, clock);
-  await hub.clusterConnected({
-    clusterId: "c1",
-    kubernetesVersion: "v1.34.1",
-    karpenterVersion: "v1.8.2",
-    agentVersion: "test",
-    sessionId: "s1",
-    connectedAt: NOW - 5000,
-  });
+  await connectTestCluster(hub, NOW - 5000, { agentVersion: "test" });
   await deliver(hub, {
     clusterId: "c1",
     sessionId: "s1",

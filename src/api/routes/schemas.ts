@@ -1,14 +1,27 @@
-// JSON schemas of the DTOs in src/dashboard/dto.ts: Fastify serializes responses with them (fields not
-// listed here are dropped, so keep them in step with dto.ts) and they document the OpenAPI spec.
+// The routes' JSON schemas. Response DTOs are declared once as TypeBox schemas in
+// src/dashboard/dto.ts (their types are Static<> of them, the UI imports those types); Fastify
+// serializes with them and the OpenAPI document is generated from them. Here: parameters, errors
+// and the policy bodies.
 
-import { NodeSchema } from "../../dashboard/dto.ts";
+import {
+  ClusterSchema,
+  DisruptionSchema,
+  LifecycleEventSchema,
+  LiveSchema,
+  NodeListSchema,
+  NodePoolSchema,
+  NodeSchema,
+  OverviewSchema,
+  SeriesSchema,
+  ThrashingSchema,
+  WarmupStatsSchema,
+} from "../../dashboard/dto.ts";
 
 const num = { type: "number" } as const;
 const int = { type: "integer" } as const;
 const str = { type: "string" } as const;
 const bool = { type: "boolean" } as const;
 const nullable = (type: "string" | "number" | "integer") => ({ type: [type, "null"] }) as const;
-const counts = { type: "object", additionalProperties: num } as const;
 
 const obj = (properties: Record<string, unknown>, optional: readonly string[] = []) => ({
   type: "object",
@@ -44,132 +57,18 @@ export const MAX_EPOCH_MS = 8_640_000_000_000_000;
 export const epochMsParam = (description: string) =>
   ({ type: "integer", minimum: 0, maximum: MAX_EPOCH_MS, description }) as const;
 
-export const clusterSchema = obj({
-  id: str,
-  simulated: bool,
-  connected: bool,
-  lastSeen: nullable("number"),
-  catchingUp: { ...obj({ from: num, at: num, until: num }), type: ["object", "null"] },
-  kubernetesVersion: nullable("string"),
-  karpenterVersion: nullable("string"),
-  karpenterSupport: obj({
-    status: { type: "string", enum: ["tested", "older", "newer", "unknown"] },
-    oldestTested: str,
-    newestTested: str,
-    warning: nullable("string"),
-  }),
-  agentVersion: nullable("string"),
-  rejected: { ...obj({ at: num, bound: str, message: str }), type: ["object", "null"] },
-});
-
-export const warmupStatsSchema = obj({
-  warmNodes: int,
-  costPerHour: num,
-  hits: int,
-  misses: int,
-  timeSavedSeconds: num,
-});
-
-export const overviewSchema = obj({
-  clusterId: str,
-  at: num,
-  nodes: int,
-  nodePools: int,
-  pendingPods: int,
-  costPerHour: num,
-  costPerMonth: num,
-  priceSources: counts,
-  spotRatio: obj({ nodes: num, vcpu: num, cost: num }),
-  spotSavingsPerHour: num,
-  requested: obj({ cpu: num, memoryBytes: num }),
-  allocatable: obj({ cpu: num, memoryBytes: num }),
-  disruptionsLastHour: int,
-  thrashingPools: { type: "array", items: str },
-  warmup: warmupStatsSchema,
-});
-
-const severity = { type: "string", enum: ["none", "low", "medium", "high"] } as const;
-
-export const nodePoolSchema = obj({
-  name: str,
-  nodes: int,
-  nodesByCapacityType: counts,
-  vcpu: num,
-  memoryBytes: num,
-  costPerHour: num,
-  costPerMonth: num,
-  costByCapacityType: counts,
-  priceSources: counts,
-  oldestPriceAsOf: nullable("string"),
-  limits: obj({ cpu: nullable("number"), memoryBytes: nullable("number") }),
-  limitUsage: obj({ cpu: nullable("number"), memory: nullable("number") }),
-  consolidationPolicy: nullable("string"),
-  consolidateAfter: nullable("string"),
-  capacityTypes: { type: "array", items: str },
-  thrashing: severity,
-  thrashingFlagged: bool,
-  warmNodes: int,
-});
-
-/** NodeDto, declared once as a TypeBox schema in dto.ts. */
+// The response DTOs, declared once in dto.ts (names kept for the routes).
+export const clusterSchema = ClusterSchema;
+export const warmupStatsSchema = WarmupStatsSchema;
+export const overviewSchema = OverviewSchema;
+export const nodePoolSchema = NodePoolSchema;
 export const nodeSchema = NodeSchema;
-
-export const nodeListSchema = obj({
-  total: int,
-  totalBeforeQuery: int,
-  items: { type: "array", items: nodeSchema },
-});
-
-export const lifecycleEventSchema = obj({
-  at: num,
-  nodeClaim: str,
-  nodePool: nullable("string"),
-  nodeName: nullable("string"),
-  instanceType: nullable("string"),
-  capacityType: nullable("string"),
-  phase: { type: "string", enum: ["Launched", "Registered", "Initialized", "Disrupted", "Terminated"] },
-  reason: nullable("string"),
-});
-
-export const disruptionSchema = obj({ at: num, nodeClaim: str, nodePool: nullable("string"), reason: str });
-
-export const thrashingSchema = obj({
-  nodePool: str,
-  severity,
-  flagged: bool,
-  score: num,
-  summary: str,
-  evidence: {
-    type: "array",
-    items: obj({
-      nodeClaim: str,
-      instanceType: nullable("string"),
-      createdAt: num,
-      terminatedAt: nullable("number"),
-      lifetimeSeconds: nullable("number"),
-      reason: nullable("string"),
-      cause: nullable("string"),
-    }),
-  },
-  advice: { type: "array", items: str },
-});
-
-export const seriesSchema = obj({
-  from: num,
-  to: num,
-  step: num,
-  nodePool: nullable("string"),
-  points: {
-    type: "array",
-    items: obj({ t: num, nodes: num, spotNodes: num, vcpu: num, costPerHour: num }),
-  },
-  gaps: { type: "array", items: obj({ from: num, to: num }) },
-});
-
-export const liveSchema = obj({
-  overview: overviewSchema,
-  nodePools: { type: "array", items: nodePoolSchema },
-});
+export const nodeListSchema = NodeListSchema;
+export const lifecycleEventSchema = LifecycleEventSchema;
+export const disruptionSchema = DisruptionSchema;
+export const thrashingSchema = ThrashingSchema;
+export const seriesSchema = SeriesSchema;
+export const liveSchema = LiveSchema;
 
 export const warmupPolicySchema = obj({
   enabled: bool,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { fixtures } from "../../../test/fixtures/karpenter/load.ts";
 import { ClusterHub } from "../../core/hub/hub.ts";
-import { deliver } from "../../core/hub/testing.ts";
+import { connectTestCluster, deliver } from "../../core/hub/testing.ts";
 import { openStore } from "../../core/store/open.ts";
 import type { LifecycleEvent, Store, StoredWarmupEvent } from "../../core/store/store.ts";
 import type { ThrashingDto, ThrashingFixesDto } from "../../dashboard/dto.ts";
@@ -76,14 +76,7 @@ before(async () => {
   const clock = new FakeClock(NOW);
   const hub = new ClusterHub(store, clock);
   for (const [id, karpenterVersion] of Object.entries(VERSIONS)) {
-    await hub.clusterConnected({
-      clusterId: id,
-      kubernetesVersion: "v1.34.1",
-      karpenterVersion,
-      agentVersion: "0.1.0",
-      sessionId: `s-${id}`,
-      connectedAt: NOW - 5000,
-    });
+    await connectTestCluster(hub, NOW - 5000, { clusterId: id, karpenterVersion, sessionId: `s-${id}` });
     const pool = fixtures.nodePool();
     pool.spec.disruption = { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "0s" };
     await deliver(hub, {

@@ -17,7 +17,7 @@ import { silentLogger } from "../../shared/log.ts";
 import { clusterWhatif } from "../../sim/cluster-whatif.ts";
 import { build } from "../app.ts";
 import { observedBootMs, whatifRoutes } from "./whatif.ts";
-import { deliver } from "../../core/hub/testing.ts";
+import { connectTestCluster, deliver } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-12-03T12:00:00Z");
 const MIN = 60_000;
@@ -62,14 +62,7 @@ before(async () => {
   store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
   const clock = new FakeClock(NOW);
   const hub = new ClusterHub(store, clock);
-  await hub.clusterConnected({
-    clusterId: "c1",
-    kubernetesVersion: "v1.34.1",
-    karpenterVersion: "v1.8.2",
-    agentVersion: "0.1.0",
-    sessionId: "s1",
-    connectedAt: NOW - 3_600_000,
-  });
+  await connectTestCluster(hub, NOW - 3_600_000);
   await deliver(hub, {
     clusterId: "c1",
     sessionId: "s1",

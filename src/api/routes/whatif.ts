@@ -3,7 +3,7 @@
 // the last 24 h of pods per workload and its spot interruption rate — and the simulator replays
 // that window under the current and the candidate policy (src/sim/cluster-whatif.ts, injected
 // by the composition root as `run`). Viewers may ask: nothing is changed in the cluster.
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ClusterHub } from "../../core/hub/hub.ts";
 import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
 import { sseFrame } from "../sse.ts";
@@ -17,14 +17,10 @@ import {
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
-import {
-  clusterIdParam,
-  errorSchema,
-  poolName,
-  spotPolicySchema,
-  warmupPolicyInputSchema,
-  warmupPolicySchema,
-} from "./schemas.ts";
+import { clusterIdParam, errorSchema } from "./schemas.ts";
+import { bodySchema, whatifReportSchema } from "./whatif-schemas.ts";
+
+export { whatifReportSchema };
 
 const HOUR = 3_600_000;
 
@@ -93,132 +89,6 @@ const errorName = (status: number): string =>
 class BadCandidate extends Error {
   statusCode = 400;
 }
-
-const bodySchema = {
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    spot: { type: "array", maxItems: 100, items: { type: "object" } },
-    warmup: {
-      type: "object",
-      maxProperties: 100,
-      propertyNames: poolName,
-      additionalProperties: warmupPolicyInputSchema,
-    },
-    windowHours: { type: "number", exclusiveMinimum: 0, maximum: 24 },
-    bootDelaySeconds: { type: "integer", minimum: 1, maximum: 3600 },
-    spotInterruptionRate: { type: "number", minimum: 0, maximum: 60 },
-    seed: { type: "integer", minimum: 0, maximum: 999_999_999 },
-  },
-} as const;
-
-const placement = {
-  type: "object",
-  required: ["onDemand", "spot", "pending"],
-  properties: { onDemand: { type: "integer" }, spot: { type: "integer" }, pending: { type: "integer" } },
-} as const;
-const capacity = {
-  type: "object",
-  required: ["spot", "onDemand"],
-  properties: { spot: { type: "number" }, onDemand: { type: "number" } },
-} as const;
-const poolAverage = {
-  type: "object",
-  properties: { nodes: { type: "number" }, costPerHour: { type: "number" } },
-} as const;
-const sideSchema = {
-  type: "object",
-  properties: {
-    policy: {
-      type: "object",
-      properties: {
-        spot: { type: "array", items: spotPolicySchema },
-        warmup: { type: "object", additionalProperties: warmupPolicySchema },
-      },
-    },
-    costPerHour: { type: "number" },
-    costPerMonth: { type: "number" },
-    spotShare: { type: "number" },
-    nodeHours: capacity,
-    pools: { type: "object", additionalProperties: poolAverage },
-    timeline: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: {
-          t: { type: "integer" },
-          costPerHour: { type: "number" },
-          onDemandPods: { type: "integer" },
-          spotPods: { type: "integer" },
-        },
-      },
-    },
-    podStartHistogram: { type: "array", items: { type: "integer" } },
-    podStart: {
-      type: "object",
-      properties: {
-        count: { type: "integer" },
-        p50Ms: { type: "number" },
-        p95Ms: { type: "number" },
-        maxMs: { type: "number" },
-      },
-    },
-    pendingAtEnd: { type: "integer" },
-    spotInterruptions: { type: "integer" },
-    nodeClaimsCreated: { type: "integer" },
-    now: {
-      type: "object",
-      properties: {
-        costPerHour: { type: "number" },
-        nodes: capacity,
-        pools: {
-          type: "object",
-          additionalProperties: {
-            type: "object",
-            properties: { costPerHour: { type: "number" }, nodes: { type: "integer" } },
-          },
-        },
-        workloads: { type: "object", additionalProperties: placement },
-      },
-    },
-  },
-} as const;
-export const whatifReportSchema = {
-  type: "object",
-  properties: {
-    clusterId: { type: "string" },
-    from: { type: "integer" },
-    to: { type: "integer" },
-    historyBuckets: { type: "integer" },
-    catalog: { type: "string" },
-    bootDelayMs: { type: "integer" },
-    spotInterruptionRate: { type: "number" },
-    workloads: { type: "array", items: { type: "string" } },
-    skipped: {
-      type: "array",
-      items: { type: "object", properties: { workload: { type: "string" }, reason: { type: "string" } } },
-    },
-    current: sideSchema,
-    candidate: sideSchema,
-    notes: { type: "array", items: { type: "string" } },
-    recorded: {
-      type: ["object", "null"],
-      properties: {
-        coveredMs: { type: "integer" },
-        costPerHour: { type: "number" },
-        pools: { type: "object", additionalProperties: poolAverage },
-        fidelity: {
-          type: "object",
-          properties: {
-            costError: { type: "number" },
-            poolNodesError: { type: "object", additionalProperties: { type: "number" } },
-          },
-        },
-      },
-    },
-    tookMs: { type: "integer" },
-  },
-} as const;
 
 /** The body's candidate, validated by the same rules as the policy routes (and `wave spot|warmup set`). */
 export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
@@ -293,52 +163,7 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
               error: "too_many_requests",
               message: `what-if replays are all busy and the queue is full; try again in ${retry} s`,
             });
-        const store = deps.hub.store;
-        const now = deps.now();
-        const windowMs = Math.round((req.body.windowHours ?? 24) * HOUR);
-        const range = { clusterId: c.id, from: now - windowMs, to: now + 1 };
-        const [spotRows, warmupRows, history, series] = await Promise.all([
-          store.listPolicies(c.id, "spot"),
-          store.listPolicies(c.id, "warmup"),
-          store.workloadPods(range),
-          store.series(range),
-        ]);
-        const recorded: NonNullable<WhatifInput["recorded"]> = [];
-        for (const r of series)
-          if (r.kind === "point")
-            recorded.push({
-              ts: r.ts,
-              resolutionMs: r.resolutionMs,
-              nodePool: r.nodePool,
-              nodes: r.nodes,
-              costPerHour: r.costPerHour,
-            });
-        const warmup: Record<string, WarmupPolicy> = {};
-        for (const r of warmupRows) {
-          const p = parsePolicy(r.value);
-          if (p.ok) warmup[r.key] = p.policy;
-        }
-        const rate = req.body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range));
-        // The cluster's own boot time (launch → initialized) unless the body sets one.
-        const bootMs =
-          req.body.bootDelaySeconds === undefined
-            ? (observedBootMs(await store.lifecycle({ ...range, limit: 10_000 })) ?? DEFAULT_BOOT_MS)
-            : req.body.bootDelaySeconds * 1000;
-        const input: WhatifInput = {
-          nodePools: c.state.nodePools(),
-          nodes: c.state.nodes(),
-          pods: c.state.pods(),
-          history,
-          templates: workloadTemplates(c.state).pods(),
-          now,
-          windowMs,
-          current: { spot: spotPolicySet(spotRows.map((r) => r.value)).policies, warmup },
-          changes,
-          spotInterruptionRate: rate,
-          bootDelayMs: bootMs,
-          recorded,
-          ...(req.body.seed === undefined ? {} : { seed: req.body.seed }),
-        };
+        const input = await whatifInput(deps, c, req.body, changes);
         const started = Date.now();
         const ac = new AbortController();
         // A client that goes away (closed tab, Cancel, Ctrl-C) cancels its replay: the worker is freed.
@@ -361,36 +186,113 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
           }
         }
         // Streamed: progress events (a bar with an estimate), then the report or the error.
-        reply.hijack();
-        const res = reply.raw;
-        res.writeHead(200, {
-          "content-type": "text/event-stream; charset=utf-8",
-          "cache-control": "no-cache, no-transform",
-          "x-accel-buffering": "no",
+        await streamWhatif(req, reply, {
+          run: (onProgress) => deps.run(input, { ...job, onProgress }),
+          clusterId: c.id,
+          started,
+          gone,
         });
-        const send = (event: string, data: unknown): void => {
-          if (!res.writableEnded && !res.destroyed) res.write(sseFrame(event, data));
-        };
-        try {
-          const report = await deps.run(input, { ...job, onProgress: (p) => send("progress", p) });
-          send("result", { clusterId: c.id, ...report, tookMs: Date.now() - started });
-        } catch (err) {
-          const e = err as RunError;
-          const status =
-            e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
-          if (status >= 500 && status !== 503) req.log.error({ err }, "what-if failed");
-          send("error", {
-            statusCode: status,
-            error: errorName(status),
-            message: status === 500 ? `internal error (request ${req.id})` : (e.message ?? "failed"),
-            ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds }),
-          });
-        } finally {
-          reply.raw.off("close", gone);
-          res.end();
-        }
+        return reply;
       },
     );
+  };
+}
+
+/** The answer as server-sent events: `progress` while the replay runs, then `result` or `error`. */
+async function streamWhatif(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  o: {
+    run: (
+      onProgress: (p: WhatifProgressDto) => void,
+    ) => Promise<Omit<WhatifReportDto, "clusterId" | "tookMs">>;
+    clusterId: string;
+    started: number;
+    gone: () => void;
+  },
+): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-transform",
+    "x-accel-buffering": "no",
+  });
+  const send = (event: string, data: unknown): void => {
+    if (!res.writableEnded && !res.destroyed) res.write(sseFrame(event, data));
+  };
+  try {
+    const report = await o.run((p) => send("progress", p));
+    send("result", { clusterId: o.clusterId, ...report, tookMs: Date.now() - o.started });
+  } catch (err) {
+    const e = err as RunError;
+    const status =
+      e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
+    if (status >= 500 && status !== 503) req.log.error({ err }, "what-if failed");
+    send("error", {
+      statusCode: status,
+      error: errorName(status),
+      message: status === 500 ? `internal error (request ${req.id})` : (e.message ?? "failed"),
+      ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds }),
+    });
+  } finally {
+    reply.raw.off("close", o.gone);
+    res.end();
+  }
+}
+
+/** What the simulator needs of the cluster: its state, policies, recorded history and pods. */
+async function whatifInput(
+  deps: WhatifDeps,
+  c: NonNullable<ReturnType<ClusterHub["get"]>>,
+  body: WhatifRequestDto,
+  changes: WhatifInput["changes"],
+): Promise<WhatifInput> {
+  const store = deps.hub.store;
+  const now = deps.now();
+  const windowMs = Math.round((body.windowHours ?? 24) * HOUR);
+  const range = { clusterId: c.id, from: now - windowMs, to: now + 1 };
+  const [spotRows, warmupRows, history, series] = await Promise.all([
+    store.listPolicies(c.id, "spot"),
+    store.listPolicies(c.id, "warmup"),
+    store.workloadPods(range),
+    store.series(range),
+  ]);
+  const recorded: NonNullable<WhatifInput["recorded"]> = [];
+  for (const r of series)
+    if (r.kind === "point")
+      recorded.push({
+        ts: r.ts,
+        resolutionMs: r.resolutionMs,
+        nodePool: r.nodePool,
+        nodes: r.nodes,
+        costPerHour: r.costPerHour,
+      });
+  const warmup: Record<string, WarmupPolicy> = {};
+  for (const r of warmupRows) {
+    const p = parsePolicy(r.value);
+    if (p.ok) warmup[r.key] = p.policy;
+  }
+  const rate = body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range));
+  // The cluster's own boot time (launch → initialized) unless the body sets one.
+  const bootMs =
+    body.bootDelaySeconds === undefined
+      ? (observedBootMs(await store.lifecycle({ ...range, limit: 10_000 })) ?? DEFAULT_BOOT_MS)
+      : body.bootDelaySeconds * 1000;
+  return {
+    nodePools: c.state.nodePools(),
+    nodes: c.state.nodes(),
+    pods: c.state.pods(),
+    history,
+    templates: workloadTemplates(c.state).pods(),
+    now,
+    windowMs,
+    current: { spot: spotPolicySet(spotRows.map((r) => r.value)).policies, warmup },
+    changes,
+    spotInterruptionRate: rate,
+    bootDelayMs: bootMs,
+    recorded,
+    ...(body.seed === undefined ? {} : { seed: body.seed }),
   };
 }
 

@@ -82,6 +82,21 @@ export function alignDown(t: number, stepMs: number): number {
   return Math.floor(t / stepMs) * stepMs;
 }
 
+/** Sleeps until the next multiple of `stepMs` on `clock`; false once `signal` aborts. */
+export async function sleepToNextStep(
+  clock: { now(): number; sleep(ms: number, signal?: AbortSignal): Promise<void> },
+  stepMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const now = clock.now();
+  try {
+    await clock.sleep(alignDown(now, stepMs) + stepMs - now, signal);
+    return true;
+  } catch {
+    return false; // aborted
+  }
+}
+
 /**
  * Re-buckets rows to `stepMs` (rows coarser than that keep their own width). Returns points and
  * merged gaps, ordered by time.

@@ -5,7 +5,7 @@
 // until `maxPendingRows` is exceeded.
 import type { Clock } from "../../shared/clock.ts";
 import type { Logger } from "../../shared/log.ts";
-import { alignDown } from "./downsample.ts";
+import { sleepToNextStep } from "./downsample.ts";
 import { SeriesRecorder } from "./recorder.ts";
 import type { PoolSample, SeriesRow } from "./series.ts";
 
@@ -49,12 +49,7 @@ export async function runClusterSampler(opts: ClusterSamplerOptions): Promise<vo
     return r;
   };
   while (!signal.aborted) {
-    const now = clock.now();
-    try {
-      await clock.sleep(alignDown(now, stepMs) + stepMs - now, signal);
-    } catch {
-      break; // aborted
-    }
+    if (!(await sleepToNextStep(clock, stepMs, signal))) break;
     const ids = new Set(opts.clusters());
     for (const id of recorders.keys()) if (!ids.has(id)) recorders.delete(id);
     for (const id of ids) {

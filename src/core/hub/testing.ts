@@ -3,6 +3,7 @@
 import { applyChange, applySnapshot } from "../ingest/apply.ts";
 import type { IngestBatch } from "../ingest/sink.ts";
 import type { ClusterHub } from "./hub.ts";
+import type { ClusterInfo } from "../ingest/sink.ts";
 
 export async function deliver(hub: ClusterHub, batch: IngestBatch): Promise<void> {
   const state = hub.state(batch.clusterId);
@@ -11,4 +12,24 @@ export async function deliver(hub: ClusterHub, batch: IngestBatch): Promise<void
     for (const c of batch.changes) applyChange(state, c);
   });
   await hub.write(batch);
+}
+
+/**
+ * Cluster c1 (or `o.clusterId`) connected at `connectedAt` as an agent's hello reports it:
+ * Kubernetes v1.34.1, Karpenter v1.8.2, session s1 unless `o` says otherwise.
+ */
+export function connectTestCluster(
+  hub: ClusterHub,
+  connectedAt: number,
+  o: Partial<Omit<ClusterInfo, "connectedAt">> = {},
+): Promise<void> {
+  return hub.clusterConnected({
+    clusterId: "c1",
+    kubernetesVersion: "v1.34.1",
+    karpenterVersion: "v1.8.2",
+    agentVersion: "0.1.0",
+    sessionId: "s1",
+    ...o,
+    connectedAt,
+  });
 }

@@ -1,36 +1,16 @@
 // Realized savings over a range: per NodePool and per workload, $ as run against the same
 // capacity all on-demand, summed from the recorded history (src/dashboard/figures/savings.ts).
 import type { FastifyInstance } from "fastify";
-import type { ClusterHub } from "../../core/hub/hub.ts";
-import { savingsReport } from "../../dashboard/figures/savings.ts";
-import type { ApiPlugin } from "../app.ts";
-import { epochMsParam, errorSchema } from "./schemas.ts";
+import type { ClusterHub } from "../../../core/hub/hub.ts";
+import { SavingsSchema } from "../../../dashboard/dto.ts";
+import { savingsReport } from "../../../dashboard/figures/savings.ts";
+import type { ApiPlugin } from "../../app.ts";
+import { epochMsParam, errorSchema } from "../schemas.ts";
 
 const DAY = 86_400_000;
 
-const line = {
-  type: "object",
-  required: ["name", "actualUsd", "onDemandUsd", "savedUsd", "savedShare"],
-  properties: {
-    name: { type: "string" },
-    actualUsd: { type: "number" },
-    onDemandUsd: { type: "number" },
-    savedUsd: { type: "number" },
-    savedShare: { type: "number" },
-  },
-} as const;
-
-export const savingsSchema = {
-  type: "object",
-  required: ["from", "to", "total", "pools", "workloads"],
-  properties: {
-    from: { type: "integer" },
-    to: { type: "integer" },
-    total: line,
-    pools: { type: "array", items: line },
-    workloads: { type: "array", items: line },
-  },
-} as const;
+/** The response's schema: SavingsDto, declared once in dto.ts. */
+export const savingsSchema = SavingsSchema;
 
 export function savingsRoutes(deps: { hub: ClusterHub; now: () => number }): ApiPlugin {
   return (app: FastifyInstance) => {

@@ -1,0 +1,78 @@
+// GET …/thrashing/fixes and POST …/thrashing/apply: each thrashing pool's fixes with their kubectl
+// patch, applied by Wave only on its embedded simulated cluster.
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { ThrashingFixesSchema } from "../../../dashboard/dto.ts";
+import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../../dashboard/thrashing/fixes.ts";
+import { errorSchema } from "../schemas.ts";
+import { admin, idParams, viewer, type ConsoleRoutes } from "./console-context.ts";
+
+export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
+  return (app) => {
+    app.get<{ Params: { id: string } }>(
+      "/api/v1/clusters/:id/thrashing/fixes",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Per thrashing NodePool, each fix with its kubectl patch command (when the fix is a spec change)",
+          params: idParams,
+          response: { 200: Type.Array(ThrashingFixesSchema), 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await ctx.clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        return thrashingFixDtos(
+          await ctx.thrashing.reports(c, ctx.deps.now()),
+          ctx.deps.nodePools?.clusterId === c.id,
+        );
+      },
+    );
+
+    app.post<{ Params: { id: string }; Body: { nodePool: string; title: string } }>(
+      "/api/v1/clusters/:id/thrashing/apply",
+      {
+        config: admin,
+        schema: {
+          summary:
+            "Applies one of a thrashing NodePool's fixes (its merge patch) — on Wave's embedded simulated cluster only; a real cluster answers 409 with the kubectl patch to run",
+          params: idParams,
+          body: {
+            type: "object",
+            required: ["nodePool", "title"],
+            additionalProperties: false,
+            properties: {
+              nodePool: { type: "string", minLength: 1, maxLength: 253 },
+              title: { type: "string", minLength: 1, maxLength: 500 },
+            },
+          },
+          response: { 404: errorSchema, 409: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await ctx.clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const { nodePool, title } = req.body;
+        // The fix as the detector gives it now: never a patch sent by the client.
+        const { report, fix } = thrashingFix(await ctx.thrashing.reports(c, ctx.deps.now()), nodePool, title);
+        if (!report || !fix?.patch)
+          return reply.code(409).send({
+            error: "no_such_fix",
+            message: report
+              ? `NodePool ${nodePool} has no fix "${title}" with a patch now`
+              : `NodePool ${nodePool} is not thrashing now`,
+          });
+        const kubectl = kubectlPatch(nodePool, fix.patch);
+        if (ctx.deps.nodePools?.clusterId !== c.id)
+          return reply.code(409).send({
+            error: "not_applicable",
+            message: `Wave changes NodePools only on its embedded simulated cluster; on this cluster run: ${kubectl}`,
+          });
+        await ctx.deps.nodePools.patch(nodePool, fix.patch);
+        req.log.info({ cluster: c.id, nodePool, fix: title }, "thrashing fix applied");
+        return { nodePool, title, patch: fix.patch, kubectl };
+      },
+    );
+  };
+}

@@ -1,0 +1,39 @@
+// GET /api/v1/clusters/{id}/warmup: the Warmup page (src/console/warmup.ts over the state, the
+// stored policies and events, and the measured cold starts).
+import type { FastifyInstance } from "fastify";
+import { buildWarmupView } from "../../../console/warmup.ts";
+import { coldStartsOf } from "../../../dashboard/cold-starts.ts";
+import { WarmupViewSchema } from "../../../dashboard/dto.ts";
+import { DEFAULT_POLICY } from "../../../warmup/policy.ts";
+import { DAY, rangedPage, type ConsoleRoutes } from "./console-context.ts";
+
+export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
+  return (app) =>
+    rangedPage(app, ctx, {
+      path: "/api/v1/clusters/:id/warmup",
+      summary:
+        "Warmup per NodePool: policy, state, warm nodes with pre-pull progress, why not warming, and over [from, to) hits, misses, measured time saved and warm cost",
+      response: WarmupViewSchema,
+      read: async (c, { from, to, now }) => {
+        const [policies, events, lifecycle] = await Promise.all([
+          ctx.warmupPolicies(c.id),
+          ctx.store.warmupEvents({ clusterId: c.id, from, to }),
+          // A warm node released in the range may have launched before it.
+          ctx.store.lifecycle({ clusterId: c.id, from: from - DAY, to }),
+        ]);
+        return buildWarmupView({
+          clusterId: c.id,
+          state: c.state,
+          coldStarts: await coldStartsOf(ctx.hub, c.id, now),
+          policies,
+          defaults: DEFAULT_POLICY,
+          events,
+          lifecycle,
+          prices: ctx.deps.prices,
+          now,
+          from,
+          to,
+        });
+      },
+    });
+}
