@@ -17,6 +17,7 @@ import {
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
 import { requireChange } from "../identity.ts";
+import type { AuditSink } from "../audit.ts";
 import { DEFAULT_WATCH_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
 import type { SpotPolicySetDto, WarmupPolicyDto } from "../../dashboard/dto.ts";
 import {
@@ -38,6 +39,8 @@ export interface PolicyDeps {
   /** Called after a policy was stored or deleted (the composition root reloads its consumers). */
   onChange?: (kind: PolicyKind, key: string, clusterId: string) => void | Promise<void>;
   now?: () => number;
+  /** Records each change with the caller's identity (the audit list). */
+  audit?: AuditSink;
   /** `?watch=true` long polls held at once: per token, per address, in total (default DEFAULT_WATCH_CAPS). */
   watchCaps?: StreamCaps;
 }
@@ -265,8 +268,16 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           }
           const key = workloadKey(policy.workload);
           const cluster = clusterOf(req.params);
+          const before = await store.getPolicy(cluster, "spot", key);
           await store.putPolicy(cluster, "spot", key, policy, now());
           await changed("spot", key, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "spot-policy.put",
+            object: `SpotPolicy ${key}`,
+            before: before?.value ?? null,
+            after: policy,
+          });
           return policy;
         },
       );
@@ -286,12 +297,20 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           if (!(await requireChange(req, reply, req.params.namespace))) return reply;
           const key = workloadKey(req.params);
           const cluster = clusterOf(req.params);
+          const before = await store.getPolicy(cluster, "spot", key);
           if (!(await store.deletePolicy(cluster, "spot", key))) {
             return reply
               .code(404)
               .send({ error: "not_found", message: `no spot policy for ${key} in cluster ${cluster}` });
           }
           await changed("spot", key, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "spot-policy.delete",
+            object: `SpotPolicy ${key}`,
+            before: before?.value ?? null,
+            after: null,
+          });
           return reply.code(204).send();
         },
       );
@@ -345,8 +364,16 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           }
           const policy: WarmupPolicy = parsed.policy;
           const cluster = clusterOf(req.params);
+          const before = await store.getPolicy(cluster, "warmup", req.params.pool);
           const rec = await store.putPolicy(cluster, "warmup", req.params.pool, policy, now());
           await changed("warmup", req.params.pool, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "warmup-policy.put",
+            object: `WarmupPolicy ${req.params.pool}`,
+            before: before?.value ?? null,
+            after: policy,
+          });
           return { nodePool: rec.key, policy, updatedAt: rec.updatedAt } satisfies WarmupPolicyDto;
         },
       );
@@ -366,6 +393,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
         async (req, reply) => {
           const pool = req.params.pool;
           const cluster = clusterOf(req.params);
+          const before = await store.getPolicy(cluster, "warmup", pool);
           if (!(await store.deletePolicy(cluster, "warmup", pool))) {
             return reply.code(404).send({
               error: "not_found",
@@ -373,6 +401,13 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             });
           }
           await changed("warmup", pool, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "warmup-policy.delete",
+            object: `WarmupPolicy ${pool}`,
+            before: before?.value ?? null,
+            after: null,
+          });
           return reply.code(204).send();
         },
       );
