@@ -7,6 +7,7 @@ import { OidcAuth } from "../api/oidc.ts";
 import { proxyAuthenticator } from "../api/proxy-auth.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
+import type { AuthInfoDto } from "../dashboard/dto.ts";
 
 export type IdentityConfig = Pick<
   WaveConfig,
@@ -24,12 +25,6 @@ export type IdentityConfig = Pick<
   | "authProxyTrusted"
   | "authProxySecret"
 >;
-
-/** What the console learns before anyone signs in (GET /auth/info, public). */
-export interface AuthInfoDto {
-  oidc: { provider: string; loginPath: string } | null;
-  proxy: boolean;
-}
 
 export interface ConsoleIdentity {
   authenticators: Authenticator[];
