@@ -291,7 +291,12 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   const pool = (): Promise<WhatifPool> =>
     (loading ??= import("../sim/whatif-pool.ts").then((m) => (whatifs = new m.WhatifPool())));
   // Console sign-in (OIDC, auth proxy) besides the static tokens, when configured (docs/auth.md).
-  const identity = consoleIdentity({ ...DEFAULTS, ...definedOf(o.config) }, clock, o.log);
+  // Sessions in the store and cookies signed with a key derived from the admin token: every
+  // replica knows every sign-in, and a restart keeps them.
+  const identity = consoleIdentity({ ...DEFAULTS, ...definedOf(o.config) }, clock, o.log, {
+    sessions: o.store,
+    sharedSecret: o.tokens.admin,
+  });
   return build({
     tokens: o.tokens,
     authenticators: identity.authenticators,

@@ -125,11 +125,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 9 });
+        assert.deepEqual(second.migrations, { applied: [], version: 10 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -691,6 +691,33 @@ export function storeContract(
         await store.close();
         const { store: reopened } = await h.open();
         assert.equal((await reopened.listAudit({ clusterId: "c1", limit: 10 })).length, 2);
+        await reopened.close();
+      });
+    });
+
+    void it("keeps console sessions by the hash of their id until they expire, across a reopen (every replica sees them)", async () => {
+      await withStore(async (store, h) => {
+        const hash = (c: string): string => c.repeat(64);
+        const s1 = {
+          idHash: hash("a"),
+          subject: "ann@example.com",
+          name: "Ann",
+          groups: ["wave-admins"],
+          expiresAt: T0 + HOUR,
+          idToken: "eyJ.x.y",
+        };
+        await store.putSession(s1, T0);
+        await store.putSession({ ...s1, idHash: hash("b"), expiresAt: T0 + MIN, idToken: null }, T0);
+        assert.deepEqual(await store.getSession(hash("a"), T0), s1);
+        assert.equal((await store.getSession(hash("b"), T0))?.idToken, null);
+        assert.equal(await store.getSession(hash("b"), T0 + MIN), undefined, "expired");
+        assert.equal(await store.getSession(hash("c"), T0), undefined);
+        await assert.rejects(store.putSession({ ...s1, idHash: "raw-session-id" }, T0), StoreInputError);
+        await store.close();
+        const { store: reopened } = await h.open();
+        assert.equal((await reopened.getSession(hash("a"), T0 + 1))?.subject, "ann@example.com");
+        await reopened.deleteSession(hash("a"));
+        assert.equal(await reopened.getSession(hash("a"), T0 + 1), undefined);
         await reopened.close();
       });
     });

@@ -36,6 +36,7 @@ import type {
   AuditEntry,
   AuditQuery,
   AuditRecord,
+  ConsoleSession,
   LateAnswerTotal,
   RepairQuery,
   SavingsRow,
@@ -195,6 +196,14 @@ const SQL = {
   listPolicies:
     "SELECT cluster_id, kind, key, value, updated_at FROM policies WHERE cluster_id = $1 AND kind = $2 ORDER BY key",
   deletePolicy: "DELETE FROM policies WHERE cluster_id = $1 AND kind = $2 AND key = $3",
+  putSession: `INSERT INTO console_sessions (id_hash, subject, name, groups, expires_at, id_token)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (id_hash) DO UPDATE SET subject = excluded.subject, name = excluded.name,
+      groups = excluded.groups, expires_at = excluded.expires_at, id_token = excluded.id_token`,
+  getSession: `SELECT id_hash, subject, name, groups, expires_at, id_token FROM console_sessions
+    WHERE id_hash = $1 AND expires_at > $2`,
+  deleteSession: "DELETE FROM console_sessions WHERE id_hash = $1",
+  deleteExpiredSessions: "DELETE FROM console_sessions WHERE expires_at <= $1",
   appendAudit: `INSERT INTO audit_log
       (cluster_id, at, subject, groups, source, via, address, action, object, before_summary, after_summary)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
@@ -572,6 +581,41 @@ export class SqlStore implements Store {
 
   async deletePolicy(clusterId: string, kind: PolicyKind, key: string): Promise<boolean> {
     return (await this.#db.run(SQL.deletePolicy, [clusterId, kind, key])) > 0;
+  }
+
+  async putSession(session: ConsoleSession, now: number): Promise<void> {
+    if (!/^[0-9a-f]{64}$/.test(session.idHash))
+      throw new StoreInputError("session idHash: a SHA-256 hex digest is required");
+    if (session.subject === "" || !Number.isSafeInteger(session.expiresAt))
+      throw new StoreInputError("session: subject and expiresAt are required");
+    await this.#db.transaction(async (tx) => {
+      await tx.run(SQL.deleteExpiredSessions, [now]);
+      await tx.run(SQL.putSession, [
+        session.idHash,
+        session.subject,
+        session.name,
+        JSON.stringify(session.groups),
+        session.expiresAt,
+        session.idToken,
+      ]);
+    });
+  }
+
+  async getSession(idHash: string, now: number): Promise<ConsoleSession | undefined> {
+    const r = (await this.#db.all(SQL.getSession, [idHash, now]))[0];
+    if (!r) return undefined;
+    return {
+      idHash: text(r.id_hash),
+      subject: text(r.subject),
+      name: text(r.name),
+      groups: JSON.parse(text(r.groups)) as string[],
+      expiresAt: num(r.expires_at),
+      idToken: r.id_token === null || r.id_token === undefined ? null : text(r.id_token),
+    };
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.#db.run(SQL.deleteSession, [idHash]);
   }
 
   async appendAudit(entry: AuditEntry): Promise<AuditRecord> {

@@ -278,6 +278,20 @@ export function validateAudit(e: AuditEntry): void {
     if (v !== null) text(k, v, AUDIT_TEXT_MAX, true);
 }
 
+/**
+ * A console sign-in (OIDC), kept in the store so every core replica knows it. `idHash` is the
+ * SHA-256 of the session id the browser's cookie carries: the store never holds a usable cookie.
+ */
+export interface ConsoleSession {
+  idHash: string;
+  subject: string;
+  name: string;
+  groups: string[];
+  expiresAt: number;
+  /** The provider's ID token (the id_token_hint of its sign-out), if any. */
+  idToken: string | null;
+}
+
 export interface AuditQuery {
   clusterId: string;
   /** Newest first; entries with id < before (paging). */
@@ -391,6 +405,12 @@ export interface Store {
   getPolicy(clusterId: string, kind: PolicyKind, key: string): Promise<PolicyRecord | undefined>;
   listPolicies(clusterId: string, kind: PolicyKind): Promise<PolicyRecord[]>;
   deletePolicy(clusterId: string, kind: PolicyKind, key: string): Promise<boolean>;
+  /** Stores a console session (replacing one with the same idHash); expired ones are dropped. */
+  putSession(session: ConsoleSession, now: number): Promise<void>;
+  /** The session with this idHash while it has not expired at `now`. */
+  getSession(idHash: string, now: number): Promise<ConsoleSession | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+
   /** Records one change made through Wave (validated; bad input writes nothing). */
   appendAudit(entry: AuditEntry): Promise<AuditRecord>;
   /** A cluster's audit entries, newest first. */
