@@ -60,7 +60,7 @@ describe("InformerSource", () => {
     const clock = new FakeClock();
     const kube = new MemoryKube({ clock });
     const bulky = {
-      managedFields: [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }],
+      managedFields: [{ manager: "kubelet", operation: "Update" as const, fieldsV1: { "f:status": {} } }],
       annotations: { "kubectl.kubernetes.io/last-applied-configuration": "x".repeat(500) },
     };
     const n = fresh(node(1)) as Node;
