@@ -365,7 +365,11 @@ export class SpotRepair {
       const pending = Math.round(checked.pendingMs / 1000);
       let why: string;
       if (checked.opening) {
-        const until = now + (this.#o.fallbackWindowMs ?? 600_000);
+        const window =
+          policy.fallbackWindowSeconds === undefined
+            ? (this.#o.fallbackWindowMs ?? 600_000)
+            : policy.fallbackWindowSeconds * 1000;
+        const until = now + window;
         await allocator.update(policy.workload, policy, (l) => {
           l.fallbackUntil = until;
         });

@@ -464,7 +464,11 @@ export class MemoryKube implements KubeClient {
       }
       let next: unknown;
       try {
-        next = type === "json" ? jsonPatch(current, patch) : mergePatch(current, patch);
+        if (opts.subresource === "status") {
+          // The status subresource: only the patch's status counts, the rest stays.
+          const status = (patch as { status?: unknown }).status;
+          next = status === undefined ? copyJson(current) : mergePatch(current, { status });
+        } else next = type === "json" ? jsonPatch(current, patch) : mergePatch(current, patch);
       } catch (err) {
         if (err instanceof PatchError) throw invalid(kind, name, err.message);
         throw err;
