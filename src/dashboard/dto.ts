@@ -571,7 +571,13 @@ export interface ThrashingFixesDto {
 
 /** GET /whoami. */
 export interface WhoAmIDto {
-  role: "viewer" | "admin";
+  role: "viewer" | "namespace-editor" | "admin";
+  /** "token:viewer", "token:admin", an OIDC subject (email when the provider gives one), a proxy user. */
+  subject: string;
+  groups: string[];
+  /** namespace-editor: the namespaces whose spot policies the caller may change. */
+  namespaces?: string[];
+  source: "token" | "oidc" | "proxy";
 }
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */

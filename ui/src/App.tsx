@@ -41,7 +41,7 @@ export function App() {
   const [token, setTok] = useState<string | null>(() => takeToken());
   const [clusters, setClusters] = useState<ClusterDto[] | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [role, setRole] = useState<"viewer" | "admin" | undefined>();
+  const [role, setRole] = useState<"viewer" | "namespace-editor" | "admin" | undefined>();
   const [signIn, setSignIn] = useState<{ why: string; then: (() => void) | undefined } | undefined>();
   const askAdmin = useCallback((why: string, then?: () => void) => setSignIn({ why, then }), []);
   const [route, go] = useRoute();
@@ -81,7 +81,7 @@ export function App() {
   // The admin prompt checks the token before it replaces the one in use: a mistyped token must
   // not sign the user out of the console, and a viewer's token grants nothing to continue with.
   const acceptAdmin = async (t: string): Promise<string | undefined> => {
-    let who: "viewer" | "admin";
+    let who: "viewer" | "namespace-editor" | "admin";
     try {
       who = (await whoAmI(t)).role;
     } catch (err) {
@@ -258,7 +258,7 @@ function Console(props: {
   cluster: ClusterDto | undefined;
   clusters: ClusterDto[] | undefined;
   token: string | null;
-  role: "viewer" | "admin" | undefined;
+  role: "viewer" | "namespace-editor" | "admin" | undefined;
   route: Route;
   go: (patch: Partial<Route>) => void;
   askAdmin: (why: string) => void;

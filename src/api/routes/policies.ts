@@ -1,4 +1,5 @@
-// Spot placement and warmup policies: viewers read them, admins write them. Bodies are checked
+// Spot placement and warmup policies: viewers read them, admins write them, namespace editors
+// write the spot policies of their namespaces (identity.ts). Bodies are checked
 // by the same validators the webhook and the warmup controller use, so nothing the API accepts
 // can be rejected later; stored spot policies are served as the SpotPolicySet the webhook pulls.
 import { createHash } from "node:crypto";
@@ -15,6 +16,7 @@ import {
   type SpotPolicySet,
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
+import { requireChange } from "../identity.ts";
 import { DEFAULT_WATCH_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
 import type { SpotPolicySetDto, WarmupPolicyDto } from "../../dashboard/dto.ts";
 import {
@@ -45,6 +47,8 @@ export const CLUSTER_ID_PATTERN = "^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$";
 
 const admin = { role: "admin" as const };
 const viewer = { role: "viewer" as const };
+// Spot policies live in a workload's namespace: namespace editors change them there (requireChange).
+const namespaceEditor = { role: "namespace-editor" as const };
 
 const clusterParam = { id: { type: "string", pattern: CLUSTER_ID_PATTERN } } as const;
 
@@ -232,7 +236,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
       app.put<{ Params: SpotParams }>(
         path,
         {
-          config: admin,
+          config: namespaceEditor,
           schema: {
             summary: "Create or replace a workload's spot policy in a cluster",
             ...routeSchema(path, spotWorkloadParams),
@@ -251,6 +255,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           },
         },
         async (req, reply) => {
+          if (!(await requireChange(req, reply, req.params.namespace))) return reply;
           let policy: SpotPolicy;
           try {
             policy = spotPolicyFrom(req.params, req.body);
@@ -270,7 +275,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
       app.delete<{ Params: SpotParams }>(
         path,
         {
-          config: admin,
+          config: namespaceEditor,
           schema: {
             summary: "Delete a workload's spot policy in a cluster",
             ...routeSchema(path, spotWorkloadParams),
@@ -278,6 +283,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           },
         },
         async (req, reply) => {
+          if (!(await requireChange(req, reply, req.params.namespace))) return reply;
           const key = workloadKey(req.params);
           const cluster = clusterOf(req.params);
           if (!(await store.deletePolicy(cluster, "spot", key))) {

@@ -10,6 +10,7 @@ import { StoreInputError } from "./store.ts";
 import type {
   Disruption,
   LifecycleEvent,
+  AuditEntry,
   SpotLateAnswer,
   SpotRepair,
   Store,
@@ -124,11 +125,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 8 });
+        assert.deepEqual(second.migrations, { applied: [], version: 9 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -654,6 +655,44 @@ export function storeContract(
           await reopened.close();
         }
       }, smallRetention);
+    });
+
+    void it("keeps the audit of changes made through Wave per cluster, newest first, paged, and refuses bad entries", async () => {
+      await withStore(async (store, h) => {
+        const e = (at: number, over: Partial<AuditEntry> = {}): AuditEntry => ({
+          clusterId: "c1",
+          at,
+          subject: "ann@example.com",
+          groups: ["wave-admins"],
+          source: "oidc",
+          via: "ui",
+          address: "10.0.0.7",
+          action: "spot-policy.put",
+          object: "SpotPolicy shop/Deployment/web",
+          before: null,
+          after: '{"threshold":2}',
+          ...over,
+        });
+        const a = await store.appendAudit(e(T0));
+        const b = await store.appendAudit(
+          e(T0 + MIN, { before: '{"threshold":2}', after: null, via: "cli" }),
+        );
+        await store.appendAudit(e(T0 + MIN, { clusterId: "c2", subject: "token:admin", groups: [] }));
+        assert.ok(b.id > a.id);
+        assert.deepEqual(await store.listAudit({ clusterId: "c1", limit: 10 }), [b, a]);
+        assert.deepEqual(await store.listAudit({ clusterId: "c1", limit: 1 }), [b]);
+        assert.deepEqual(await store.listAudit({ clusterId: "c1", limit: 10, before: b.id }), [a]);
+        assert.deepEqual(
+          (await store.listAudit({ clusterId: "c2", limit: 10 })).map((r) => [r.subject, r.groups]),
+          [["token:admin", []]],
+        );
+        await assert.rejects(store.appendAudit(e(T0, { subject: "" })), StoreInputError);
+        await assert.rejects(store.appendAudit(e(T0, { after: "x".repeat(5000) })), StoreInputError);
+        await store.close();
+        const { store: reopened } = await h.open();
+        assert.equal((await reopened.listAudit({ clusterId: "c1", limit: 10 })).length, 2);
+        await reopened.close();
+      });
     });
 
     void it("appends warmup events once each, answers by cluster, range and pool, and retains them like lifecycle rows", async () => {

@@ -349,6 +349,25 @@ CREATE INDEX spot_late_answers_time ON spot_late_answers (cluster_id, at);
 CREATE INDEX spot_late_answers_retention ON spot_late_answers (at);
 `;
 
+// audit_log: every change made through Wave (issue 31), append-only; groups as a JSON array.
+const auditLog = (id: string, time: string): string => `
+CREATE TABLE audit_log (
+  id ${id},
+  cluster_id TEXT NOT NULL,
+  at ${time} NOT NULL,
+  subject TEXT NOT NULL,
+  groups TEXT NOT NULL,
+  source TEXT NOT NULL,
+  via TEXT NOT NULL,
+  address TEXT NOT NULL,
+  action TEXT NOT NULL,
+  object TEXT NOT NULL,
+  before_summary TEXT,
+  after_summary TEXT
+);
+CREATE INDEX audit_log_cluster ON audit_log (cluster_id, id);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1 },
   { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
@@ -358,6 +377,7 @@ export const sqliteMigrations: readonly Migration[] = [
   { version: 6, name: "spot repairs", sql: spotRepairs("INTEGER") },
   { version: 7, name: "workload pod counts", sql: workloadPods("INTEGER") },
   { version: 8, name: "spot late answers", sql: spotLateAnswers("INTEGER") },
+  { version: 9, name: "audit log", sql: auditLog("INTEGER PRIMARY KEY", "INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -372,4 +392,9 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 6, name: "spot repairs", sql: spotRepairs("BIGINT") },
   { version: 7, name: "workload pod counts", sql: workloadPods("BIGINT") },
   { version: 8, name: "spot late answers", sql: spotLateAnswers("BIGINT") },
+  {
+    version: 9,
+    name: "audit log",
+    sql: auditLog("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
+  },
 ];

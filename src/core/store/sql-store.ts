@@ -12,6 +12,7 @@ import {
   validateHello,
   validateLease,
   validatePolicy,
+  validateAudit,
   validateRange,
   validateSavings,
   validateWorkloadPods,
@@ -32,6 +33,9 @@ import type {
   LifecyclePhase,
   PolicyKind,
   PolicyRecord,
+  AuditEntry,
+  AuditQuery,
+  AuditRecord,
   LateAnswerTotal,
   RepairQuery,
   SavingsRow,
@@ -191,6 +195,13 @@ const SQL = {
   listPolicies:
     "SELECT cluster_id, kind, key, value, updated_at FROM policies WHERE cluster_id = $1 AND kind = $2 ORDER BY key",
   deletePolicy: "DELETE FROM policies WHERE cluster_id = $1 AND kind = $2 AND key = $3",
+  appendAudit: `INSERT INTO audit_log
+      (cluster_id, at, subject, groups, source, via, address, action, object, before_summary, after_summary)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+  // $2: entries older than this id (paging); a huge number for the newest page.
+  listAudit: `SELECT id, cluster_id, at, subject, groups, source, via, address, action, object,
+      before_summary, after_summary
+    FROM audit_log WHERE cluster_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
   adoptPolicies: `UPDATE policies SET cluster_id = $1 WHERE cluster_id = '' AND NOT EXISTS
     (SELECT 1 FROM policies mine WHERE mine.cluster_id = $1 AND mine.kind = policies.kind AND mine.key = policies.key)`,
   dropUnscopedPolicies: "DELETE FROM policies WHERE cluster_id = ''",
@@ -561,6 +572,48 @@ export class SqlStore implements Store {
 
   async deletePolicy(clusterId: string, kind: PolicyKind, key: string): Promise<boolean> {
     return (await this.#db.run(SQL.deletePolicy, [clusterId, kind, key])) > 0;
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
+    validateAudit(entry);
+    const row = one(
+      await this.#db.all(SQL.appendAudit, [
+        entry.clusterId,
+        entry.at,
+        entry.subject,
+        JSON.stringify(entry.groups),
+        entry.source,
+        entry.via,
+        entry.address,
+        entry.action,
+        entry.object,
+        entry.before,
+        entry.after,
+      ]),
+    );
+    return { id: num(row.id), ...entry, groups: [...entry.groups] };
+  }
+
+  async listAudit(q: AuditQuery): Promise<AuditRecord[]> {
+    const rows = await this.#db.all(SQL.listAudit, [
+      q.clusterId,
+      q.before ?? Number.MAX_SAFE_INTEGER,
+      Math.max(1, Math.min(q.limit, 1000)),
+    ]);
+    return rows.map((r) => ({
+      id: num(r.id),
+      clusterId: text(r.cluster_id),
+      at: num(r.at),
+      subject: text(r.subject),
+      groups: JSON.parse(text(r.groups)) as string[],
+      source: text(r.source),
+      via: text(r.via),
+      address: text(r.address),
+      action: text(r.action),
+      object: text(r.object),
+      before: r.before_summary === null || r.before_summary === undefined ? null : text(r.before_summary),
+      after: r.after_summary === null || r.after_summary === undefined ? null : text(r.after_summary),
+    }));
   }
 
   async adoptPolicies(clusterId: string): Promise<number> {
