@@ -453,7 +453,8 @@ export class MemoryKube implements KubeClient {
         const obj = this.#apply(kind, undefined, applied, name, opts);
         return this.#create(kind, obj, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K];
       }
-      if (type === "apply") {
+      // An apply to the status subresource only writes status (below), which apply does not own.
+      if (type === "apply" && opts.subresource !== "status") {
         const applied = copyJson(patch) as KubeObject;
         const meta = (applied as { metadata?: unknown }).metadata;
         const wanted =
