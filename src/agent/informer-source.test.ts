@@ -123,10 +123,12 @@ describe("InformerSource: the policy custom resources", () => {
     const ac = new AbortController();
     try {
       const { objects, changes } = await new InformerSource({ client: kube, clock }).open(ac.signal);
-      const cr = objects.find((o) => o.kind === "SpotPolicy")?.object as SpotPolicyResource | undefined;
-      assert.equal(cr?.spec.threshold, 2);
+      const found = objects.find((o) => o.kind === "SpotPolicy");
+      assert.ok(found);
+      const cr = found.object;
+      assert.equal(cr.spec.threshold, 2);
       assert.deepEqual(
-        cr?.metadata.managedFields?.map((m) => [m.manager, m.operation, m.fieldsV1]),
+        cr.metadata.managedFields?.map((m) => [m.manager, m.operation, m.fieldsV1]),
         [["argocd-controller", "Apply", undefined]],
       );
       const it = changes[Symbol.asyncIterator]();
