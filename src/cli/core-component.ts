@@ -33,7 +33,7 @@ import {
   type ComponentOptions,
   type Running,
 } from "./component.ts";
-import { coreWarmup, dashboardMetrics, startApi, startHistory } from "./parts.ts";
+import { coreWarmup, dashboardMetrics, policyCrAccess, startApi, startHistory } from "./parts.ts";
 import { version } from "./version.ts";
 
 export interface RunningCore extends Running {
@@ -193,6 +193,7 @@ export async function startCoreComponent(
         await near?.onPolicyChange?.(kind, clusterId);
       },
       ...(near?.nodePools ? { nodePools: near.nodePools } : {}),
+      policyCrs: policyCrAccess(hub, ingest.edits),
     });
     life.closers.push(() => api.app.close());
     log.info("wave core started", { api: api.address, grpcPort: ingestServer.port });

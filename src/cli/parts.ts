@@ -1,6 +1,7 @@
 // Core's building blocks (core-component.ts, which `wave start` composes too): its history
 // samplers, its /metrics figures, its side of warmup and the API + web UI.
 // Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
+import type { PolicyEdits } from "../core/ingest/policy-edits.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
@@ -8,7 +9,7 @@ import type { FastifyInstance } from "fastify";
 import type { WaveConfig } from "../config/config.ts";
 import { build, type ApiPlugin } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
-import { policyRoutes } from "../api/routes/policies.ts";
+import { policyRoutes, type PolicyDeps } from "../api/routes/policies.ts";
 import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
@@ -202,6 +203,8 @@ export interface ApiRoutesDeps {
   readThrough?: ReadThroughOptions;
   /** Who runs what-if replays (core: its worker pool); default: in this thread, loaded lazily. */
   whatif?: Pick<WhatifDeps, "run" | "busy">;
+  /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
+  policyCrs?: PolicyCrAccess;
 }
 
 /** Every /api route plugin of core, in the order startApi mounts them. */
@@ -223,6 +226,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       defaultClusterId: o.clusterId,
       now: () => clock.now(),
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
+      ...(o.policyCrs ? { crs: o.policyCrs } : {}),
     }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
     consoleRoutes({
@@ -256,6 +260,19 @@ export interface CoreApiOptions {
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
   /** The embedded simulated cluster's NodePools, which the console may patch (thrashing fixes). */
   nodePools?: NodePoolPatcher;
+  /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
+  policyCrs?: PolicyCrAccess;
+}
+
+/** The policy CRs core holds (streamed by each cluster's agent) and edits down those streams. */
+type PolicyCrAccess = NonNullable<PolicyDeps["crs"]>;
+
+export function policyCrAccess(hub: ClusterHub, edits: PolicyEdits): PolicyCrAccess {
+  return {
+    spot: (id) => (hub.get(id) ? hub.state(id).spotPolicies() : undefined),
+    warmup: (id) => (hub.get(id) ? hub.state(id).warmupPolicies() : undefined),
+    edit: (id, e) => edits.edit(id, e),
+  };
 }
 
 /** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
@@ -299,6 +316,7 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         warmupTotals: o.warmupTotals,
         onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
+        ...(o.policyCrs ? { policyCrs: o.policyCrs } : {}),
         ...(rt ? { readThrough: rt } : {}),
         whatif: { run: async (input, job) => (await pool()).run(input, job), busy: () => whatifs?.busy() },
       }),

@@ -3,7 +3,7 @@
 // by the same validators the webhook and the warmup controller use, so nothing the API accepts
 // can be rejected later; stored spot policies are served as the SpotPolicySet the webhook pulls.
 import { createHash } from "node:crypto";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PolicyKind, Store } from "../../core/store/store.ts";
 import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import {
@@ -16,7 +16,20 @@ import {
   type SpotPolicySet,
 } from "../../webhook/policy.ts";
 import type { ApiPlugin } from "../app.ts";
-import { requireChange } from "../identity.ts";
+import { clientOf, requireChange } from "../identity.ts";
+import {
+  editRefusal,
+  spotPoliciesOf,
+  spotPolicyName,
+  spotPolicyResource,
+  unavailable,
+  warmupPoliciesOf,
+  warmupPolicyName,
+  warmupPolicyResource,
+  type ChangeStamp,
+  type EditAnswer,
+  type PolicyCrAccess,
+} from "../../console/policy-crs.ts";
 import { DEFAULT_WATCH_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
 import type { SpotPolicySetDto, WarmupPolicyDto } from "../../dashboard/dto.ts";
 import {
@@ -40,6 +53,12 @@ export interface PolicyDeps {
   now?: () => number;
   /** `?watch=true` long polls held at once: per token, per address, in total (default DEFAULT_WATCH_CAPS). */
   watchCaps?: StreamCaps;
+  /**
+   * The policy custom resources (issue 31, ADR 0018): with it, policies are read from the CRs the
+   * cluster's agent streams and every edit is server-side applied by that agent; the store's
+   * policies are then only the migration's input. Without it (tests of the store path), the store.
+   */
+  crs?: PolicyCrAccess;
 }
 
 /** The cluster ids agents may use (core's hello check): a lowercase DNS label, at most 63. */
@@ -60,6 +79,13 @@ const spotWorkloadParams = {
     namespace: { type: "string", minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" },
     name: { type: "string", minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" },
   },
+} as const;
+
+// force=true: the edit takes over fields another field manager owns (server-side apply's force).
+const forceQuery = {
+  type: "object",
+  additionalProperties: false,
+  properties: { force: { type: "boolean" } },
 } as const;
 
 const poolOnlyParams = { type: "object", required: ["pool"], properties: { pool: poolName } } as const;
@@ -154,11 +180,45 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
   const currentSpotSet = async (
     clusterId: string,
     log: { warn: (o: object, m: string) => void },
-  ): Promise<SpotPolicySetDto> =>
-    spotPolicySet(
+  ): Promise<SpotPolicySetDto> => {
+    const crs = deps.crs?.spot(clusterId);
+    if (crs) {
+      const { policies, problems } = spotPoliciesOf(crs);
+      for (const p of problems)
+        log.warn({ policy: p.name, errors: p.errors }, "skipping an invalid SpotPolicy");
+      return spotPolicySet(policies);
+    }
+    return spotPolicySet(
       (await store.listPolicies(clusterId, "spot")).map((r) => r.value),
       (err) => log.warn({ err }, "skipping an invalid stored spot policy"),
     );
+  };
+  const stampOf = (req: FastifyRequest): ChangeStamp => ({
+    subject: req.identity?.subject ?? "unknown",
+    via: clientOf(req),
+    at: now(),
+  });
+  // One edit down the cluster's agent stream; false after answering the refusal.
+  const sendEdit = async (
+    reply: FastifyReply,
+    crs: PolicyCrAccess,
+    cluster: string,
+    edit: Parameters<PolicyCrAccess["edit"]>[1],
+  ): Promise<EditAnswer | undefined> => {
+    let answer: EditAnswer;
+    try {
+      answer = await crs.edit(cluster, edit);
+    } catch (err) {
+      const u = unavailable(err);
+      if (!u) throw err;
+      await reply.code(u.status).send({ error: u.error, message: u.message });
+      return undefined;
+    }
+    if (answer.outcome === "applied") return answer;
+    const r = editRefusal(answer);
+    await reply.code(r.status).send({ error: r.error, message: r.message, conflicts: answer.conflicts });
+    return undefined;
+  };
 
   return (app: FastifyInstance) => {
     // Every route twice: under /api/v1/clusters/{id}/policies (the cluster's own policies), and
@@ -233,13 +293,16 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
       );
 
     for (const path of both("/spot/:kind/:namespace/:name"))
-      app.put<{ Params: SpotParams }>(
+      app.put<{ Params: SpotParams; Querystring: { force?: boolean } }>(
         path,
         {
           config: namespaceEditor,
           schema: {
-            summary: "Create or replace a workload's spot policy in a cluster",
+            summary:
+              "Create or replace a workload's spot policy in a cluster (its SpotPolicy, server-side " +
+              "applied by the cluster's agent; 409 when a field is managed elsewhere, unless force=true)",
             ...routeSchema(path, spotWorkloadParams),
+            querystring: forceQuery,
             body: {
               type: "object",
               required: ["threshold", "strategy"],
@@ -251,7 +314,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
                 repair: { anyOf: [{ type: "boolean" }, { type: "string", enum: ["dry-run"] }] },
               },
             },
-            response: { 200: spotPolicySchema, 400: errorSchema },
+            response: { 200: spotPolicySchema, 400: errorSchema, 409: errorSchema },
           },
         },
         async (req, reply) => {
@@ -265,6 +328,20 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           }
           const key = workloadKey(policy.workload);
           const cluster = clusterOf(req.params);
+          if (deps.crs) {
+            const name = spotPolicyName(policy.workload, deps.crs.spot(cluster) ?? []);
+            const done = await sendEdit(reply, deps.crs, cluster, {
+              kind: "SpotPolicy",
+              namespace: policy.workload.namespace,
+              name,
+              op: "apply",
+              object: spotPolicyResource(policy, name, stampOf(req)),
+              force: req.query.force === true,
+            });
+            if (!done) return reply;
+            await changed("spot", key, cluster);
+            return policy;
+          }
           await store.putPolicy(cluster, "spot", key, policy, now());
           await changed("spot", key, cluster);
           return policy;
@@ -286,6 +363,28 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           if (!(await requireChange(req, reply, req.params.namespace))) return reply;
           const key = workloadKey(req.params);
           const cluster = clusterOf(req.params);
+          if (deps.crs) {
+            const cr = (deps.crs.spot(cluster) ?? []).find(
+              (c) =>
+                c.metadata.namespace === req.params.namespace &&
+                c.spec.targetRef.kind === req.params.kind &&
+                c.spec.targetRef.name === req.params.name,
+            );
+            if (!cr?.metadata.name)
+              return reply
+                .code(404)
+                .send({ error: "not_found", message: `no SpotPolicy for ${key} in cluster ${cluster}` });
+            const done = await sendEdit(reply, deps.crs, cluster, {
+              kind: "SpotPolicy",
+              namespace: req.params.namespace,
+              name: cr.metadata.name,
+              op: "delete",
+              force: false,
+            });
+            if (!done) return reply;
+            await changed("spot", key, cluster);
+            return reply.code(204).send();
+          }
           if (!(await store.deletePolicy(cluster, "spot", key))) {
             return reply
               .code(404)
@@ -310,6 +409,13 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
         },
         async (req) => {
           const out: WarmupPolicyDto[] = [];
+          const crs = deps.crs?.warmup(clusterOf(req.params));
+          if (crs) {
+            const { policies, problems } = warmupPoliciesOf(crs);
+            for (const p of problems)
+              req.log.warn({ policy: p.name, errors: p.errors }, "skipping an invalid WarmupPolicy");
+            return policies.map((p) => ({ nodePool: p.nodePool, policy: p.policy, updatedAt: p.updatedAt }));
+          }
           for (const r of await store.listPolicies(clusterOf(req.params), "warmup")) {
             const parsed = parsePolicy(r.value);
             if (parsed.ok) out.push({ nodePool: r.key, policy: parsed.policy, updatedAt: r.updatedAt });
@@ -324,16 +430,19 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
       );
 
     for (const path of both("/warmup/:pool"))
-      app.put<{ Params: ClusterParams & { pool: string } }>(
+      app.put<{ Params: ClusterParams & { pool: string }; Querystring: { force?: boolean } }>(
         path,
         {
           config: admin,
           schema: {
             summary:
-              "Create or replace a NodePool's warmup policy in a cluster (fields left out take the defaults)",
+              "Create or replace a NodePool's warmup policy in a cluster (fields left out take the " +
+              "defaults; its WarmupPolicy, server-side applied by the cluster's agent; 409 when a " +
+              "field is managed elsewhere, unless force=true)",
             ...routeSchema(path, poolOnlyParams),
+            querystring: forceQuery,
             body: warmupPolicyInputSchema,
-            response: { 200: warmupPolicyRecordSchema, 400: errorSchema },
+            response: { 200: warmupPolicyRecordSchema, 400: errorSchema, 409: errorSchema },
           },
         },
         async (req, reply) => {
@@ -345,6 +454,22 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           }
           const policy: WarmupPolicy = parsed.policy;
           const cluster = clusterOf(req.params);
+          if (deps.crs) {
+            const pool = req.params.pool;
+            const name = warmupPolicyName(pool, deps.crs.warmup(cluster) ?? []);
+            const stamp = stampOf(req);
+            const done = await sendEdit(reply, deps.crs, cluster, {
+              kind: "WarmupPolicy",
+              namespace: "",
+              name,
+              op: "apply",
+              object: warmupPolicyResource(pool, policy, name, stamp),
+              force: req.query.force === true,
+            });
+            if (!done) return reply;
+            await changed("warmup", pool, cluster);
+            return { nodePool: pool, policy, updatedAt: stamp.at } satisfies WarmupPolicyDto;
+          }
           const rec = await store.putPolicy(cluster, "warmup", req.params.pool, policy, now());
           await changed("warmup", req.params.pool, cluster);
           return { nodePool: rec.key, policy, updatedAt: rec.updatedAt } satisfies WarmupPolicyDto;
@@ -366,6 +491,24 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
         async (req, reply) => {
           const pool = req.params.pool;
           const cluster = clusterOf(req.params);
+          if (deps.crs) {
+            const cr = (deps.crs.warmup(cluster) ?? []).find((c) => c.spec.nodePool === pool);
+            if (!cr?.metadata.name)
+              return reply.code(404).send({
+                error: "not_found",
+                message: `no WarmupPolicy for pool ${pool} in cluster ${cluster}`,
+              });
+            const done = await sendEdit(reply, deps.crs, cluster, {
+              kind: "WarmupPolicy",
+              namespace: "",
+              name: cr.metadata.name,
+              op: "delete",
+              force: false,
+            });
+            if (!done) return reply;
+            await changed("warmup", pool, cluster);
+            return reply.code(204).send();
+          }
           if (!(await store.deletePolicy(cluster, "warmup", pool))) {
             return reply.code(404).send({
               error: "not_found",
