@@ -1,6 +1,7 @@
 // Core's building blocks (core-component.ts, which `wave start` composes too): its history
 // samplers, its /metrics figures, its side of warmup and the API + web UI.
 // Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
+import { migrateStoredPolicies, policyRevisionOf } from "../console/policy-migration.ts";
 import type { PolicyEdits } from "../core/ingest/policy-edits.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -338,4 +339,60 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
       },
     ],
   });
+}
+
+/**
+ * Core's side of the policy CRs beyond the API (issue 31, ADR 0018): each CR version a cluster's
+ * agent streams is kept in the store (its history), and when a cluster's agent stream can take
+ * edits its stored policies become CRs once (the migration). Returns the stopper.
+ */
+export function startPolicySync(o: {
+  store: Store;
+  hub: ClusterHub;
+  edits: PolicyEdits;
+  crs: PolicyCrAccess;
+  clock: Clock;
+  log: Logger;
+}): () => Promise<void> {
+  const { store, log } = o;
+  const keep = (clusterId: string, kind: string, object: unknown, at: number, deleted: boolean): void => {
+    const r = policyRevisionOf(clusterId, kind, object, at, deleted);
+    if (r)
+      void store
+        .recordPolicyRevision(r)
+        .catch((err: unknown) => log.warn("storing a policy revision failed", { cluster: clusterId, err }));
+  };
+  const offBatch = o.hub.onBatch((b) => {
+    for (const w of b.snapshot ?? []) keep(b.clusterId, w.kind, w.object, b.receivedAt, false);
+    for (const c of b.changes) keep(b.clusterId, c.kind, c.object, b.receivedAt, c.op === "delete");
+  });
+  const running = new Map<string, Promise<void>>();
+  const offAttach = o.edits.onAttach((clusterId) => {
+    if (running.has(clusterId)) return;
+    const run = migrateStoredPolicies({ store, clusterId, crs: o.crs, now: () => o.clock.now() })
+      .then((r) => {
+        if (r.status === "migrated")
+          log.info("stored policies became CRs", {
+            cluster: clusterId,
+            created: r.created,
+            existed: r.existed,
+            skipped: r.skipped.length,
+          });
+        for (const s of r.skipped)
+          log.warn("a stored policy no longer validates: not migrated", { cluster: clusterId, ...s });
+      })
+      .catch((err: unknown) =>
+        log.warn("migrating stored policies to CRs failed; retried on the agent's next connection", {
+          cluster: clusterId,
+          err,
+        }),
+      )
+      .finally(() => running.delete(clusterId));
+    running.set(clusterId, run);
+  });
+  return async () => {
+    offBatch();
+    offAttach();
+    await Promise.all(running.values());
+  };
 }

@@ -395,6 +395,60 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
         },
       );
 
+    app.get<{
+      Params: { id: string };
+      Querystring: { kind: "SpotPolicy" | "WarmupPolicy"; name: string; limit?: number };
+    }>(
+      "/api/v1/clusters/:id/policies/history",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "A policy CR's versions as core saw them streamed, newest first: spec, the field manager " +
+            "of the change and who made it through Wave",
+          params: { type: "object", required: ["id"], properties: clusterParam },
+          querystring: {
+            type: "object",
+            additionalProperties: false,
+            required: ["kind", "name"],
+            properties: {
+              kind: { type: "string", enum: ["SpotPolicy", "WarmupPolicy"] },
+              // namespace/name for a SpotPolicy, name for a WarmupPolicy
+              name: { type: "string", minLength: 1, maxLength: 317 },
+              limit: { type: "integer", minimum: 1, maximum: 1000 },
+            },
+          },
+          response: {
+            200: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  resourceVersion: { type: "string" },
+                  at: { type: "number" },
+                  deleted: { type: "boolean" },
+                  manager: { type: "string" },
+                  changedBy: { type: "string" },
+                  spec: {},
+                },
+              },
+            },
+          },
+        },
+      },
+      async (req) =>
+        (
+          await store.policyRevisions(req.params.id, req.query.kind, req.query.name, req.query.limit ?? 100)
+        ).map((r) => ({
+          resourceVersion: r.resourceVersion,
+          at: r.at,
+          deleted: r.deleted,
+          manager: r.manager,
+          changedBy: r.changedBy,
+          spec: r.spec,
+        })),
+    );
+
     for (const path of both("/warmup"))
       app.get<{ Params: ClusterParams }>(
         path,

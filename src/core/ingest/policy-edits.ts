@@ -38,10 +38,19 @@ export class PolicyEdits {
     this.#timeoutMs = opts.timeoutMs ?? 20_000;
   }
 
+  readonly #onAttach = new Set<(clusterId: string) => void>();
+
+  /** Calls `fn` each time a cluster's agent stream can take edits (the migration runs then). */
+  onAttach(fn: (clusterId: string) => void): () => void {
+    this.#onAttach.add(fn);
+    return () => this.#onAttach.delete(fn);
+  }
+
   /** A stream took over `clusterId`; returns its detach, which fails the edits still waiting on it. */
   attach(clusterId: string, send: (e: WirePolicyEdit) => void): () => void {
     const token = {};
     this.#streams.set(clusterId, { token, send });
+    for (const fn of this.#onAttach) fn(clusterId);
     return () => {
       if (this.#streams.get(clusterId)?.token === token) this.#streams.delete(clusterId);
       for (const [id, p] of this.#pending) {
