@@ -13,6 +13,7 @@ import { LateAnswerRecorder } from "../webhook/late-events.ts";
 import { createSpotMetrics, type SpotMetrics } from "../webhook/metrics.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
 import { CrdPolicySource } from "../webhook/crd-policy-source.ts";
+import { SpotStatusWriter } from "../webhook/policy-status.ts";
 import { PullPolicySource, type PolicySource } from "../webhook/policy-source.ts";
 import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import { startWebhookServer } from "../webhook/server.ts";
@@ -157,8 +158,21 @@ export async function startWebhookComponent(
         log,
       });
       const stop = new AbortController();
+      // With the SpotPolicy resources as the source, the repair's leader writes their status.
+      const statuses =
+        policies instanceof CrdPolicySource
+          ? new SpotStatusWriter({
+              kube,
+              index: policies.index,
+              seen: () => repair.status(),
+              clock,
+              logger: log,
+            })
+          : undefined;
       const running = elector
-        .run(stop.signal, (leading) => repair.run(leading))
+        .run(stop.signal, async (leading) => {
+          await Promise.all([repair.run(leading), statuses?.run(leading)]);
+        })
         .catch((err: unknown) => {
           log.error("spot repair stopped", { err });
         });
