@@ -84,6 +84,8 @@ export interface AdoptionStatus {
   onDemand: number;
   target: number;
   live: number;
+  /** The last eviction the repair made or tried for this workload (the SpotPolicy's status). */
+  lastRepair?: { at: number; pod: string; action: string };
 }
 
 interface AdoptionState {
@@ -436,6 +438,7 @@ export class SpotRepair {
     }
     metrics?.repairs.inc({ workload: key, direction, outcome });
     this.actions.push({ workload: key, kind: direction, pod: name, outcome });
+    if (st) st.status.lastRepair = { at: this.#o.clock.now(), pod: name, action: `${direction}: ${outcome}` };
     this.#log.info("spot repair", { workload: key, direction, pod: name, outcome });
     if (outcome === "gone") return;
     await this.#event(
