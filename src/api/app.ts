@@ -12,7 +12,7 @@ import swagger from "@fastify/swagger";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { FailureLimiter, roleFor, tokenFingerprint, type Tokens } from "./auth.ts";
-import { satisfies, tokenIdentity, type Identity, type Role } from "./identity.ts";
+import { AuthRefused, satisfies, tokenIdentity, type Identity, type Role } from "./identity.ts";
 import { coerceQuery, unboundedNumbers } from "./query.ts";
 
 declare module "fastify" {
@@ -205,13 +205,18 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorateRequest("identity", undefined);
   app.decorateRequest("role", undefined);
   const authenticators = opts.authenticators ?? [];
-  const identify = async (req: FastifyRequest): Promise<Identity | undefined> => {
+  const identify = async (req: FastifyRequest): Promise<Identity | AuthRefused | undefined> => {
     const role = roleFor(req.headers.authorization, opts.tokens);
     if (role !== undefined) return tokenIdentity(role);
     const clusterId = (req.params as { id?: unknown } | undefined)?.id;
     for (const a of authenticators) {
-      const id = await a(req, typeof clusterId === "string" ? clusterId : undefined);
-      if (id) return id;
+      try {
+        const id = await a(req, typeof clusterId === "string" ? clusterId : undefined);
+        if (id) return id;
+      } catch (err) {
+        if (err instanceof AuthRefused) return err;
+        throw err;
+      }
     }
     return undefined;
   };
@@ -231,6 +236,10 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     // The token is checked first: a valid one always passes, whatever others sent from the same
     // address (throttling is per address and token fingerprint; see FailureLimiter).
     const identity = await identify(req);
+    if (identity instanceof AuthRefused) {
+      await reply.code(403).send({ error: "forbidden", message: identity.message });
+      return reply;
+    }
     if (identity === undefined) {
       const fingerprint = tokenFingerprint(req.headers.authorization);
       if (req.headers.authorization !== undefined && limiter.blocked(peer, fingerprint)) {

@@ -21,6 +21,14 @@ export interface Identity {
   source: IdentitySource;
 }
 
+/**
+ * Thrown by an authenticator for a caller it recognises who has no role here (signed in, but no
+ * group of theirs maps to a role in this cluster): 403 with this message rather than 401.
+ */
+export class AuthRefused extends Error {
+  override name = "AuthRefused";
+}
+
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, "namespace-editor": 1, admin: 2 };
 
 /** Whether a role is at least `need` (admin ⊇ namespace-editor ⊇ viewer). */

@@ -7,12 +7,15 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
-import type { WaveConfig } from "../config/config.ts";
+import { DEFAULTS, type WaveConfig } from "../config/config.ts";
 import { build, type ApiPlugin } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { policyRoutes, type PolicyDeps } from "../api/routes/policies.ts";
 import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
+import { auditRoutes } from "../api/routes/audit.ts";
+import { storeAudit } from "../api/audit.ts";
+import { consoleIdentity, type IdentityConfig } from "./identity.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
 import { whatifRoutes, type WhatifDeps } from "../api/routes/whatif.ts";
@@ -212,6 +215,7 @@ export interface ApiRoutesDeps {
 export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
   const { clock } = o;
   const onPolicyChange = o.onPolicyChange;
+  const audit = storeAudit(o.store, () => clock.now());
   return [
     dashboardRoutes({
       hub: o.hub,
@@ -226,14 +230,17 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       store: o.store,
       defaultClusterId: o.clusterId,
       now: () => clock.now(),
+      audit,
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
       ...(o.policyCrs ? { crs: o.policyCrs } : {}),
     }),
+    auditRoutes({ store: o.store }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
     consoleRoutes({
       hub: o.hub,
       prices: o.prices,
       now: () => clock.now(),
+      audit,
       ...(o.nodePools ? { nodePools: o.nodePools } : {}),
     }),
     // The simulator loads with the first what-if, not with core.
@@ -249,7 +256,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
 
 /** The options of core's API (coreApi, startApi). */
 export interface CoreApiOptions {
-  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps">;
+  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps"> & Partial<IdentityConfig>;
   tokens: { admin: string; viewer: string };
   hub: ClusterHub;
   store: Store;
@@ -285,6 +292,9 @@ export async function startApi(
   return { app, port: Number(new URL(address).port), address };
 }
 
+const definedOf = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
 /** Core's API as an app that has not listened yet (tests inject requests into it). */
 export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   const { clock, metrics } = o;
@@ -298,8 +308,11 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   let loading: Promise<WhatifPool> | undefined;
   const pool = (): Promise<WhatifPool> =>
     (loading ??= import("../sim/whatif-pool.ts").then((m) => (whatifs = new m.WhatifPool())));
+  // Console sign-in (OIDC, auth proxy) besides the static tokens, when configured (docs/auth.md).
+  const identity = consoleIdentity({ ...DEFAULTS, ...definedOf(o.config) }, clock, o.log);
   return build({
     tokens: o.tokens,
+    authenticators: identity.authenticators,
     replica: ownership.replica,
     ...(rt ? { forward: readThrough(rt) } : {}),
     log: o.log,
@@ -307,6 +320,7 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
     publicMetrics: o.config.publicMetrics,
     serveSourceMaps: o.config.serveSourceMaps,
     plugins: [
+      ...identity.plugins,
       ...apiRoutes({
         hub: o.hub,
         store: o.store,

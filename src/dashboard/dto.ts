@@ -580,6 +580,37 @@ export interface WhoAmIDto {
   source: "token" | "oidc" | "proxy";
 }
 
+/** GET /auth/info (public): how one signs in to this core's console. */
+export interface AuthInfoDto {
+  /** OIDC configured: the button "Sign in with <provider>" goes to loginPath. */
+  oidc: { provider: string; loginPath: string } | null;
+  /** An auth proxy in front of core signs users in. */
+  proxy: boolean;
+}
+
+/** One change made through Wave (GET /api/v1/clusters/{id}/audit). */
+export interface AuditEntryDto {
+  id: number;
+  /** epoch ms */
+  at: number;
+  subject: string;
+  groups: string[];
+  /** How the caller signed in: token, oidc or proxy. */
+  source: string;
+  /** ui, api or cli */
+  via: string;
+  address: string;
+  action: string;
+  object: string;
+  /** JSON summaries; null: the object did not exist before / no longer exists. */
+  before: string | null;
+  after: string | null;
+}
+
+export interface AuditListDto {
+  entries: AuditEntryDto[];
+}
+
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
 /**
  * A what-if's progress, streamed as `event: progress` when the request asks for

@@ -343,6 +343,86 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.equal(set.WAVE_PRICING_SOURCE, "aws");
   });
 
+  it("configures OIDC sign-in and the auth proxy: secrets only as mounted files from existing Secrets, roles in the config file", () => {
+    const container = (d: Obj): Obj => objs(field(d, "spec", "template", "spec", "containers"))[0] ?? {};
+    const envOf = (d: Obj): Obj[] => objs(field(container(d), "env"));
+    const plain = named(docs, "Deployment", "wave-core");
+    assert.ok(
+      !envOf(plain).some(
+        (e) => String(e.name).startsWith("WAVE_OIDC_") || String(e.name).startsWith("WAVE_AUTH_PROXY"),
+      ),
+    );
+    const on = render([
+      "--set",
+      "auth.oidc.enabled=true",
+      "--set",
+      "auth.oidc.issuerUrl=https://idp.example.com/realms/wave",
+      "--set",
+      "auth.oidc.clientId=wave",
+      "--set",
+      "auth.oidc.redirectUrl=https://wave.example.com/auth/callback",
+      "--set",
+      "auth.oidc.existingSecret=wave-oidc",
+      "--set",
+      "auth.proxy.trustedAddresses[0]=127.0.0.1",
+      "--set",
+      "auth.proxy.existingSecret=wave-proxy",
+      "--set",
+      "auth.roles.clusters.*.admin[0]=wave-admins",
+    ]);
+    const core = named(on, "Deployment", "wave-core");
+    const env = Object.fromEntries(envOf(core).map((e) => [String(e.name), e]));
+    assert.equal(field(env.WAVE_OIDC_ISSUER_URL, "value"), "https://idp.example.com/realms/wave");
+    assert.equal(field(env.WAVE_OIDC_CLIENT_ID, "value"), "wave");
+    assert.equal(field(env.WAVE_OIDC_REDIRECT_URL, "value"), "https://wave.example.com/auth/callback");
+    assert.equal(field(env.WAVE_OIDC_CLIENT_SECRET_FILE, "value"), "/etc/wave/oidc/client-secret");
+    assert.equal(field(env.WAVE_AUTH_PROXY_TRUSTED, "value"), "127.0.0.1");
+    assert.equal(field(env.WAVE_AUTH_PROXY_SECRET_FILE, "value"), "/etc/wave/auth-proxy/proxy-secret");
+    assert.ok(
+      !("WAVE_OIDC_CLIENT_SECRET" in env) && !("WAVE_AUTH_PROXY_SECRET" in env),
+      "no secret in the env",
+    );
+    const volumes = objs(field(core, "spec", "template", "spec", "volumes"));
+    assert.deepEqual(
+      volumes
+        .filter((v) => ["oidc-client-secret", "auth-proxy-secret"].includes(String(v.name)))
+        .map((v) => v.secret),
+      [
+        { secretName: "wave-oidc", items: [{ key: "client-secret", path: "client-secret" }] },
+        { secretName: "wave-proxy", items: [{ key: "proxy-secret", path: "proxy-secret" }] },
+      ],
+    );
+    const config = parseAllDocuments(
+      String(field(named(on, "ConfigMap", "wave-config"), "data", "config.yaml")),
+    )[0]?.toJSON() as Obj;
+    assert.deepEqual(config.authRoles, { clusters: { "*": { admin: ["wave-admins"] } } });
+    // What Wave itself parses: the same keys `wave core` reads (unknown keys would stop it).
+    const fails = (args: string[]): string => {
+      try {
+        execFileSync(
+          helm,
+          ["template", "wave", chart, ...KUBE, ...APIS.flatMap((a) => ["--api-versions", a]), ...args],
+          {
+            encoding: "utf8",
+            stdio: "pipe",
+          },
+        );
+      } catch (err) {
+        return String((err as { stderr?: unknown }).stderr);
+      }
+      assert.fail(`helm template ${args.join(" ")} succeeded`);
+    };
+    assert.match(
+      fails(["--set", "auth.oidc.enabled=true", "--set", "auth.roles.clusters.*.admin[0]=a"]),
+      /auth.oidc.issuerUrl is required/,
+    );
+    assert.match(
+      fails(["--set", "auth.proxy.trustedAddresses[0]=127.0.0.1"]),
+      /auth.roles is required with auth.oidc.enabled or auth.proxy/,
+    );
+    assert.match(fails(["--set", "auth.oidc.clientSecret=x"]), /clientSecret/);
+  });
+
   it("fails clearly when Karpenter's API is missing, and on SQLite with several core replicas", () => {
     const fails = (args: string[]): string => {
       try {

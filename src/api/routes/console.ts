@@ -14,6 +14,7 @@ import { buildNodeList } from "../../dashboard/views.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
 import type { ApiPlugin } from "../app.ts";
+import type { AuditSink } from "../audit.ts";
 import { spotPolicySet } from "./policies.ts";
 import { epochMsParam, errorSchema } from "./schemas.ts";
 import { NodeDetailSchema, SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
@@ -33,6 +34,17 @@ export interface ConsoleDeps {
   now: () => number;
   thrashing?: Partial<ThrashingOptions>;
   nodePools?: NodePoolPatcher;
+  /** Records each change with the caller's identity (the audit list). */
+  audit?: AuditSink;
+}
+
+/** The fields a merge patch touches, as they are in `current` (the audit's "before"). */
+export function patchedFields(current: unknown, patch: unknown): unknown {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return current ?? null;
+  const cur = typeof current === "object" && current !== null ? (current as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(patch)) out[k] = patchedFields(cur[k], v);
+  return out;
 }
 
 export { kubectlPatch };
@@ -149,7 +161,15 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
             error: "not_applicable",
             message: `Wave changes NodePools only on its embedded simulated cluster; on this cluster run: ${kubectl}`,
           });
+        const before = patchedFields(c.state.nodePool(nodePool), fix.patch);
         await deps.nodePools.patch(nodePool, fix.patch);
+        await deps.audit?.(req, {
+          clusterId: c.id,
+          action: "thrashing.apply",
+          object: `NodePool ${nodePool}: ${title}`,
+          before,
+          after: fix.patch,
+        });
         req.log.info({ cluster: c.id, nodePool, fix: title }, "thrashing fix applied");
         return { nodePool, title, patch: fix.patch, kubectl };
       },

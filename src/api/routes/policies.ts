@@ -30,6 +30,7 @@ import {
   type EditAnswer,
   type PolicyCrAccess,
 } from "../../console/policy-crs.ts";
+import type { AuditSink } from "../audit.ts";
 import { DEFAULT_WATCH_CAPS, StreamLimits, type StreamCaps } from "../streams.ts";
 import type { SpotPolicySetDto, WarmupPolicyDto } from "../../dashboard/dto.ts";
 import {
@@ -51,6 +52,8 @@ export interface PolicyDeps {
   /** Called after a policy was stored or deleted (the composition root reloads its consumers). */
   onChange?: (kind: PolicyKind, key: string, clusterId: string) => void | Promise<void>;
   now?: () => number;
+  /** Records each change with the caller's identity (the audit list). */
+  audit?: AuditSink;
   /** `?watch=true` long polls held at once: per token, per address, in total (default DEFAULT_WATCH_CAPS). */
   watchCaps?: StreamCaps;
   /**
@@ -116,6 +119,19 @@ interface SpotParams extends ClusterParams {
 }
 
 class BadPolicy extends Error {}
+
+/** A CR's spec as core holds it before an edit (the audit's "before"), null when there is none. */
+function crSpec(
+  crs: readonly { metadata: { name?: string; namespace?: string }; spec: unknown }[] | undefined,
+  name: string,
+  namespace?: string,
+): unknown {
+  return (
+    crs?.find(
+      (c) => c.metadata.name === name && (namespace === undefined || c.metadata.namespace === namespace),
+    )?.spec ?? null
+  );
+}
 
 /** One workload's policy from a PUT body, checked by the webhook's own validator. */
 export function spotPolicyFrom(params: SpotParams, body: unknown): SpotPolicy {
@@ -330,6 +346,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           const cluster = clusterOf(req.params);
           if (deps.crs) {
             const name = spotPolicyName(policy.workload, deps.crs.spot(cluster) ?? []);
+            const prior = crSpec(deps.crs.spot(cluster), name, policy.workload.namespace);
             const done = await sendEdit(reply, deps.crs, cluster, {
               kind: "SpotPolicy",
               namespace: policy.workload.namespace,
@@ -340,10 +357,25 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             });
             if (!done) return reply;
             await changed("spot", key, cluster);
+            await deps.audit?.(req, {
+              clusterId: cluster,
+              action: "spot-policy.put",
+              object: `SpotPolicy ${key}`,
+              before: prior,
+              after: policy,
+            });
             return policy;
           }
+          const before = await store.getPolicy(cluster, "spot", key);
           await store.putPolicy(cluster, "spot", key, policy, now());
           await changed("spot", key, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "spot-policy.put",
+            object: `SpotPolicy ${key}`,
+            before: before?.value ?? null,
+            after: policy,
+          });
           return policy;
         },
       );
@@ -383,14 +415,29 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             });
             if (!done) return reply;
             await changed("spot", key, cluster);
+            await deps.audit?.(req, {
+              clusterId: cluster,
+              action: "spot-policy.delete",
+              object: `SpotPolicy ${key}`,
+              before: cr.spec,
+              after: null,
+            });
             return reply.code(204).send();
           }
+          const before = await store.getPolicy(cluster, "spot", key);
           if (!(await store.deletePolicy(cluster, "spot", key))) {
             return reply
               .code(404)
               .send({ error: "not_found", message: `no spot policy for ${key} in cluster ${cluster}` });
           }
           await changed("spot", key, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "spot-policy.delete",
+            object: `SpotPolicy ${key}`,
+            before: before?.value ?? null,
+            after: null,
+          });
           return reply.code(204).send();
         },
       );
@@ -511,6 +558,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           if (deps.crs) {
             const pool = req.params.pool;
             const name = warmupPolicyName(pool, deps.crs.warmup(cluster) ?? []);
+            const prior = crSpec(deps.crs.warmup(cluster), name);
             const stamp = stampOf(req);
             const done = await sendEdit(reply, deps.crs, cluster, {
               kind: "WarmupPolicy",
@@ -522,10 +570,25 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             });
             if (!done) return reply;
             await changed("warmup", pool, cluster);
+            await deps.audit?.(req, {
+              clusterId: cluster,
+              action: "warmup-policy.put",
+              object: `WarmupPolicy ${pool}`,
+              before: prior,
+              after: policy,
+            });
             return { nodePool: pool, policy, updatedAt: stamp.at } satisfies WarmupPolicyDto;
           }
+          const before = await store.getPolicy(cluster, "warmup", req.params.pool);
           const rec = await store.putPolicy(cluster, "warmup", req.params.pool, policy, now());
           await changed("warmup", req.params.pool, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "warmup-policy.put",
+            object: `WarmupPolicy ${req.params.pool}`,
+            before: before?.value ?? null,
+            after: policy,
+          });
           return { nodePool: rec.key, policy, updatedAt: rec.updatedAt } satisfies WarmupPolicyDto;
         },
       );
@@ -561,8 +624,16 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             });
             if (!done) return reply;
             await changed("warmup", pool, cluster);
+            await deps.audit?.(req, {
+              clusterId: cluster,
+              action: "warmup-policy.delete",
+              object: `WarmupPolicy ${pool}`,
+              before: cr.spec,
+              after: null,
+            });
             return reply.code(204).send();
           }
+          const before = await store.getPolicy(cluster, "warmup", pool);
           if (!(await store.deletePolicy(cluster, "warmup", pool))) {
             return reply.code(404).send({
               error: "not_found",
@@ -570,6 +641,13 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             });
           }
           await changed("warmup", pool, cluster);
+          await deps.audit?.(req, {
+            clusterId: cluster,
+            action: "warmup-policy.delete",
+            object: `WarmupPolicy ${pool}`,
+            before: before?.value ?? null,
+            after: null,
+          });
           return reply.code(204).send();
         },
       );
