@@ -1,6 +1,8 @@
 // Core's building blocks (core-component.ts, which `wave start` composes too): its history
 // samplers, its /metrics figures, its side of warmup and the API + web UI.
 // Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
+import { migrateStoredPolicies, policyRevisionOf } from "../console/policy-migration.ts";
+import type { PolicyEdits } from "../core/ingest/policy-edits.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
@@ -8,7 +10,7 @@ import type { FastifyInstance } from "fastify";
 import { DEFAULTS, type WaveConfig } from "../config/config.ts";
 import { build, type ApiPlugin } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
-import { policyRoutes } from "../api/routes/policies.ts";
+import { policyRoutes, type PolicyDeps } from "../api/routes/policies.ts";
 import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { auditRoutes } from "../api/routes/audit.ts";
@@ -205,6 +207,8 @@ export interface ApiRoutesDeps {
   readThrough?: ReadThroughOptions;
   /** Who runs what-if replays (core: its worker pool); default: in this thread, loaded lazily. */
   whatif?: Pick<WhatifDeps, "run" | "busy">;
+  /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
+  policyCrs?: PolicyCrAccess;
 }
 
 /** Every /api route plugin of core, in the order startApi mounts them. */
@@ -228,6 +232,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       now: () => clock.now(),
       audit,
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
+      ...(o.policyCrs ? { crs: o.policyCrs } : {}),
     }),
     auditRoutes({ store: o.store }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
@@ -263,6 +268,19 @@ export interface CoreApiOptions {
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
   /** The embedded simulated cluster's NodePools, which the console may patch (thrashing fixes). */
   nodePools?: NodePoolPatcher;
+  /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
+  policyCrs?: PolicyCrAccess;
+}
+
+/** The policy CRs core holds (streamed by each cluster's agent) and edits down those streams. */
+type PolicyCrAccess = NonNullable<PolicyDeps["crs"]>;
+
+export function policyCrAccess(hub: ClusterHub, edits: PolicyEdits): PolicyCrAccess {
+  return {
+    spot: (id) => (hub.get(id) ? hub.state(id).spotPolicies() : undefined),
+    warmup: (id) => (hub.get(id) ? hub.state(id).warmupPolicies() : undefined),
+    edit: (id, e) => edits.edit(id, e),
+  };
 }
 
 /** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
@@ -318,6 +336,7 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         warmupTotals: o.warmupTotals,
         onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
+        ...(o.policyCrs ? { policyCrs: o.policyCrs } : {}),
         ...(rt ? { readThrough: rt } : {}),
         whatif: { run: async (input, job) => (await pool()).run(input, job), busy: () => whatifs?.busy() },
       }),
@@ -339,4 +358,60 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
       },
     ],
   });
+}
+
+/**
+ * Core's side of the policy CRs beyond the API (issue 31, ADR 0018): each CR version a cluster's
+ * agent streams is kept in the store (its history), and when a cluster's agent stream can take
+ * edits its stored policies become CRs once (the migration). Returns the stopper.
+ */
+export function startPolicySync(o: {
+  store: Store;
+  hub: ClusterHub;
+  edits: PolicyEdits;
+  crs: PolicyCrAccess;
+  clock: Clock;
+  log: Logger;
+}): () => Promise<void> {
+  const { store, log } = o;
+  const keep = (clusterId: string, kind: string, object: unknown, at: number, deleted: boolean): void => {
+    const r = policyRevisionOf(clusterId, kind, object, at, deleted);
+    if (r)
+      void store
+        .recordPolicyRevision(r)
+        .catch((err: unknown) => log.warn("storing a policy revision failed", { cluster: clusterId, err }));
+  };
+  const offBatch = o.hub.onBatch((b) => {
+    for (const w of b.snapshot ?? []) keep(b.clusterId, w.kind, w.object, b.receivedAt, false);
+    for (const c of b.changes) keep(b.clusterId, c.kind, c.object, b.receivedAt, c.op === "delete");
+  });
+  const running = new Map<string, Promise<void>>();
+  const offAttach = o.edits.onAttach((clusterId) => {
+    if (running.has(clusterId)) return;
+    const run = migrateStoredPolicies({ store, clusterId, crs: o.crs, now: () => o.clock.now() })
+      .then((r) => {
+        if (r.status === "migrated")
+          log.info("stored policies became CRs", {
+            cluster: clusterId,
+            created: r.created,
+            existed: r.existed,
+            skipped: r.skipped.length,
+          });
+        for (const s of r.skipped)
+          log.warn("a stored policy no longer validates: not migrated", { cluster: clusterId, ...s });
+      })
+      .catch((err: unknown) =>
+        log.warn("migrating stored policies to CRs failed; retried on the agent's next connection", {
+          cluster: clusterId,
+          err,
+        }),
+      )
+      .finally(() => running.delete(clusterId));
+    running.set(clusterId, run);
+  });
+  return async () => {
+    offBatch();
+    offAttach();
+    await Promise.all(running.values());
+  };
 }

@@ -53,6 +53,12 @@ export interface WaveConfig {
   grpcTlsDir: string | undefined;
   /** Where `wave webhook` pulls its SpotPolicySet (core's API, read with the viewer token). */
   spotPoliciesUrl: string | undefined;
+  /**
+   * Where `wave webhook` reads its spot policies: "crd" — the SpotPolicy resources, through its
+   * own informer (issue 31); "core" — pulled from `spotPoliciesUrl`. Unset: core when a URL is
+   * given, else the CRDs.
+   */
+  spotPolicySource: "crd" | "core" | undefined;
   /** The webhook's serving certificate directory (tls.crt, tls.key). */
   webhookTlsDir: string | undefined;
   /** What the webhook does when no spot decision can be made in time. */
@@ -171,6 +177,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   metricsPort: 9090,
   grpcTlsDir: undefined,
   spotPoliciesUrl: undefined,
+  spotPolicySource: undefined,
   webhookTlsDir: undefined,
   webhookFallback: "unchanged",
   webhookDeadlineMs: 1000,
@@ -218,6 +225,7 @@ type Kind =
   | "fallback"
   | "deadline"
   | "pricingSource"
+  | "policySource"
   | "regions"
   | "duration"
   | "ms"
@@ -311,6 +319,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     flag: "spot-policies-url",
     env: "WAVE_SPOT_POLICIES_URL",
     help: "URL the webhook pulls spot policies from",
+  },
+  spotPolicySource: {
+    kind: "policySource",
+    flag: "spot-policy-source",
+    env: "WAVE_SPOT_POLICY_SOURCE",
+    help: "crd|core: where the webhook reads spot policies",
   },
   webhookTlsDir: {
     kind: "string",
@@ -577,6 +591,9 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
         throw new ConfigError(`${where}: expected milliseconds 50-2500, got ${JSON.stringify(raw)}`);
       return n;
     }
+    case "policySource":
+      if (raw === "crd" || raw === "core") return raw;
+      throw new ConfigError(`${where}: expected crd or core, got ${JSON.stringify(raw)}`);
     case "pricingSource":
       if (raw === "auto" || raw === "aws" || raw === "static") return raw;
       throw new ConfigError(`${where}: expected auto, aws or static, got ${JSON.stringify(raw)}`);

@@ -914,3 +914,200 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
     assert.doesNotMatch(all, /\[(WARNING|ERROR)\]/);
   });
 });
+
+// Wave's own CRDs (issue 31), shipped as Karpenter ships its own: a chart of their own
+// (deploy/helm/wave-crds, upgraded by `helm upgrade`, kept on uninstall) and a copy in the wave
+// chart's crds/ folder (installed once by `helm install`). One source: wave-crds/templates.
+describe("helm charts: Wave's CRDs (deploy/helm/wave-crds, deploy/helm/wave/crds)", { skip }, () => {
+  const crdChart = `${root}deploy/helm/wave-crds`;
+  const FILES = ["wave.sh_spotpolicies.yaml", "wave.sh_warmuppolicies.yaml"];
+
+  it("the wave chart's crds/ folder is a byte-identical copy of wave-crds/templates (npm run crds:sync)", () => {
+    const listed = (dir: string): string[] =>
+      execFileSync("ls", [dir], { encoding: "utf8" })
+        .split("\n")
+        .filter((f) => f.endsWith(".yaml"))
+        .sort();
+    assert.deepEqual(listed(`${crdChart}/templates`), FILES);
+    assert.deepEqual(listed(`${chart}/crds`), FILES);
+    for (const f of FILES)
+      assert.equal(
+        readFileSync(`${chart}/crds/${f}`, "utf8"),
+        readFileSync(`${crdChart}/templates/${f}`, "utf8"),
+        `deploy/helm/wave/crds/${f} drifted from deploy/helm/wave-crds/templates/${f}: run npm run crds:sync`,
+      );
+  });
+
+  const crds = (): Obj[] =>
+    parseAllDocuments(
+      execFileSync(helm, ["template", "wave-crds", crdChart, ...KUBE], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    )
+      .map((d) => d.toJSON() as unknown)
+      .filter(isObj);
+
+  it("the wave-crds chart renders both CRDs, kept on uninstall, with a status subresource", () => {
+    const docs = crds();
+    assert.deepEqual(docs.map((d) => `${String(d.kind)} ${String(field(d, "metadata", "name"))}`).sort(), [
+      "CustomResourceDefinition spotpolicies.wave.sh",
+      "CustomResourceDefinition warmuppolicies.wave.sh",
+    ]);
+    for (const d of docs) {
+      assert.equal(field(d, "metadata", "annotations", "helm.sh/resource-policy"), "keep");
+      const [v] = objs(field(d, "spec", "versions"));
+      assert.equal(v?.name, "v1alpha1");
+      assert.deepEqual(field(v, "subresources", "status"), {});
+    }
+    const lint = execFileSync(helm, ["lint", "--strict", crdChart, ...KUBE], { encoding: "utf8" });
+    assert.match(lint, /0 chart\(s\) failed/);
+  });
+
+  it("names, scopes and fields agree with src/objects/policy-crds.ts", async () => {
+    const c = await import("../../src/objects/policy-crds.ts");
+    const docs = crds();
+    const crd = (plural: string): Obj => {
+      const found = docs.find((d) => field(d, "metadata", "name") === `${plural}.${c.POLICY_GROUP}`);
+      assert.ok(found, plural);
+      return found;
+    };
+    const spot = crd(c.SPOT_POLICY_PLURAL);
+    const warm = crd(c.WARMUP_POLICY_PLURAL);
+    assert.equal(field(spot, "spec", "names", "kind"), c.SPOT_POLICY_KIND);
+    assert.equal(field(spot, "spec", "scope"), "Namespaced");
+    assert.equal(field(warm, "spec", "names", "kind"), c.WARMUP_POLICY_KIND);
+    assert.equal(field(warm, "spec", "scope"), "Cluster");
+    const props = (d: Obj, ...path: string[]): string[] =>
+      Object.keys(
+        field(
+          objs(field(d, "spec", "versions"))[0],
+          "schema",
+          "openAPIV3Schema",
+          "properties",
+          ...path,
+        ) as Obj,
+      ).sort();
+    // Every field of the TypeScript shapes (Required<> makes the compiler list them all).
+    const spotSpec: Required<import("../../src/objects/policy-crds.ts").SpotPolicySpec> = {
+      targetRef: { kind: "Deployment", name: "web" },
+      threshold: 0,
+      percentAboveBase: 0,
+      strategy: "Prefer",
+      repair: "On",
+      fallbackWindowSeconds: 60,
+    };
+    const spotStatus: Required<import("../../src/objects/policy-crds.ts").SpotPolicyStatus> = {
+      observedGeneration: 1,
+      targetOnDemand: 0,
+      targetSpot: 0,
+      onDemand: 0,
+      spot: 0,
+      conditions: [],
+      lastRepair: { time: "", pod: "", action: "" },
+    };
+    const warmSpec: Required<import("../../src/objects/policy-crds.ts").WarmupPolicySpec> = {
+      nodePool: "p",
+      enabled: true,
+      maxWarmNodes: 1,
+      ttlSeconds: 30,
+      cooldownSeconds: 0,
+      maxCostPerHour: "1",
+      prePull: true,
+      prePullDeadlineSeconds: 10,
+    };
+    const warmStatus: Required<import("../../src/objects/policy-crds.ts").WarmupPolicyStatus> = {
+      observedGeneration: 1,
+      state: "idle",
+      blocker: "",
+      warmNodes: 0,
+      hits: 0,
+      misses: 0,
+      conditions: [],
+    };
+    assert.deepEqual(props(spot, "spec", "properties"), Object.keys(spotSpec).sort());
+    assert.deepEqual(props(spot, "status", "properties"), Object.keys(spotStatus).sort());
+    assert.deepEqual(props(warm, "spec", "properties"), Object.keys(warmSpec).sort());
+    assert.deepEqual(props(warm, "status", "properties"), Object.keys(warmStatus).sort());
+  });
+
+  it("prints target, on-demand, spot and ready for `kubectl get spotpolicies -A`", () => {
+    const spot = crds().find((d) => field(d, "metadata", "name") === "spotpolicies.wave.sh");
+    const cols = objs(field(objs(field(spot, "spec", "versions"))[0], "additionalPrinterColumns"))
+      .filter((c) => c.priority === undefined)
+      .map((c) => `${String(c.name)}=${String(c.jsonPath)}`);
+    assert.deepEqual(cols, [
+      "Target=.spec.targetRef.name",
+      "On-Demand=.status.onDemand",
+      "Spot=.status.spot",
+      "Want-OD=.status.targetOnDemand",
+      "Want-Spot=.status.targetSpot",
+      'Ready=.status.conditions[?(@.type=="Ready")].status',
+      "Age=.metadata.creationTimestamp",
+    ]);
+  });
+
+  it("`helm install` of the wave chart carries the CRDs (--include-crds)", () => {
+    const out = execFileSync(
+      helm,
+      [
+        "template",
+        "wave",
+        chart,
+        "--namespace",
+        "wave",
+        "--include-crds",
+        ...KUBE,
+        ...APIS.flatMap((a) => ["--api-versions", a]),
+      ],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    );
+    assert.match(out, /name: spotpolicies\.wave\.sh/);
+    assert.match(out, /name: warmuppolicies\.wave\.sh/);
+  });
+
+  it("aggregates wave-policy-view into view/edit/admin and wave-policy-edit into edit/admin; off when asked", () => {
+    const docs = render();
+    const view = named(docs, "ClusterRole", "wave-policy-view");
+    const edit = named(docs, "ClusterRole", "wave-policy-edit");
+    const aggregated = (r: Obj): string[] =>
+      Object.entries((field(r, "metadata", "labels") ?? {}) as Obj)
+        .filter(([k, v]) => k.startsWith("rbac.authorization.k8s.io/aggregate-to-") && v === "true")
+        .map(([k]) => k.replace("rbac.authorization.k8s.io/aggregate-to-", ""))
+        .sort();
+    assert.deepEqual(aggregated(view), ["admin", "edit", "view"]);
+    assert.deepEqual(aggregated(edit), ["admin", "edit"]);
+    assert.deepEqual(ruleKeys("cluster", objs(view.rules)).sort(), [
+      "cluster|wave.sh|spotpolicies/status|get|-",
+      "cluster|wave.sh|spotpolicies/status|list|-",
+      "cluster|wave.sh|spotpolicies/status|watch|-",
+      "cluster|wave.sh|spotpolicies|get|-",
+      "cluster|wave.sh|spotpolicies|list|-",
+      "cluster|wave.sh|spotpolicies|watch|-",
+      "cluster|wave.sh|warmuppolicies/status|get|-",
+      "cluster|wave.sh|warmuppolicies/status|list|-",
+      "cluster|wave.sh|warmuppolicies/status|watch|-",
+      "cluster|wave.sh|warmuppolicies|get|-",
+      "cluster|wave.sh|warmuppolicies|list|-",
+      "cluster|wave.sh|warmuppolicies|watch|-",
+    ]);
+    // Editors write the spec of SpotPolicies only: never a status, never a WarmupPolicy.
+    assert.deepEqual(ruleKeys("cluster", objs(edit.rules)).sort(), [
+      "cluster|wave.sh|spotpolicies|create|-",
+      "cluster|wave.sh|spotpolicies|deletecollection|-",
+      "cluster|wave.sh|spotpolicies|delete|-",
+      "cluster|wave.sh|spotpolicies|patch|-",
+      "cluster|wave.sh|spotpolicies|update|-",
+    ]);
+    // Nothing binds them: aggregation is how users get them.
+    for (const b of [...byKind(docs, "ClusterRoleBinding"), ...byKind(docs, "RoleBinding")])
+      assert.doesNotMatch(String(field(b, "roleRef", "name")), /^wave-policy-/);
+    const off = render(["--set", "policyRoles.aggregate=false"]);
+    assert.equal(
+      byKind(off, "ClusterRole").filter((r) =>
+        String(field(r, "metadata", "name")).startsWith("wave-policy-"),
+      ).length,
+      0,
+    );
+  });
+});

@@ -125,11 +125,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 10 });
+        assert.deepEqual(second.migrations, { applied: [], version: 11 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -940,6 +940,43 @@ export function storeContract(
         assert.equal(await store.deletePolicy("c2", "spot", "web/api"), true);
         assert.ok(await store.getPolicy("c1", "spot", "web/api"), "deleting c2's left c1's");
         assert.equal(await store.adoptPolicies("c1"), 0, "nothing without a cluster to adopt");
+      });
+    });
+
+    void it("keeps policy CR revisions once per resourceVersion, newest first, and one migration mark per cluster", async () => {
+      await withStore(async (store) => {
+        const rev = (rv: string, at: number, threshold: number) => ({
+          clusterId: "c1",
+          kind: "SpotPolicy" as const,
+          name: "shop/web",
+          resourceVersion: rv,
+          at,
+          deleted: false,
+          manager: "wave-console",
+          changedBy: "token:admin",
+          spec: { threshold },
+        });
+        assert.equal(await store.recordPolicyRevision(rev("5", T0, 1)), true);
+        assert.equal(await store.recordPolicyRevision(rev("5", T0 + 9, 1)), false, "the same version again");
+        await store.recordPolicyRevision({ ...rev("8", T0 + 1000, 2), deleted: true, manager: "kubectl" });
+        await store.recordPolicyRevision({ ...rev("9", T0 + 2000, 3), clusterId: "c2" });
+        assert.deepEqual(
+          (await store.policyRevisions("c1", "SpotPolicy", "shop/web")).map((r) => [
+            r.resourceVersion,
+            r.deleted,
+            r.manager,
+            (r.spec as { threshold: number }).threshold,
+          ]),
+          [
+            ["8", true, "kubectl", 2],
+            ["5", false, "wave-console", 1],
+          ],
+        );
+        assert.equal(await store.policyMigration("c1"), undefined);
+        const mark = { clusterId: "c1", at: T0, created: 3, existed: 1 };
+        assert.equal(await store.markPolicyMigration(mark), true);
+        assert.equal(await store.markPolicyMigration({ ...mark, created: 0 }), false, "marked once");
+        assert.deepEqual(await store.policyMigration("c1"), mark);
       });
     });
 

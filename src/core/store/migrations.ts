@@ -368,6 +368,30 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_cluster ON audit_log (cluster_id, id);
 `;
 
+// Issue 31: the policy CRs are the source of truth. Core keeps each CR version it is streamed
+// (history), and marks per cluster that its stored policies became CRs (the one-time migration).
+const policyCrs = (time: string): string => `
+CREATE TABLE policy_revisions (
+  cluster_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  resource_version TEXT NOT NULL,
+  at ${time} NOT NULL,
+  deleted INTEGER NOT NULL,
+  manager TEXT NOT NULL,
+  changed_by TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  PRIMARY KEY (cluster_id, kind, name, resource_version)
+);
+CREATE INDEX policy_revisions_at ON policy_revisions (cluster_id, kind, name, at);
+CREATE TABLE policy_cr_migrations (
+  cluster_id TEXT PRIMARY KEY,
+  at ${time} NOT NULL,
+  created INTEGER NOT NULL,
+  existed INTEGER NOT NULL
+);
+`;
+
 // console_sessions: OIDC sign-ins, shared by core replicas; id_hash is the SHA-256 of the
 // cookie's session id (a leaked table holds no usable cookie).
 const consoleSessions = (time: string): string => `
@@ -392,7 +416,8 @@ export const sqliteMigrations: readonly Migration[] = [
   { version: 7, name: "workload pod counts", sql: workloadPods("INTEGER") },
   { version: 8, name: "spot late answers", sql: spotLateAnswers("INTEGER") },
   { version: 9, name: "audit log", sql: auditLog("INTEGER PRIMARY KEY", "INTEGER") },
-  { version: 10, name: "console sessions", sql: consoleSessions("INTEGER") },
+  { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs("INTEGER") },
+  { version: 11, name: "console sessions", sql: consoleSessions("INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -412,5 +437,6 @@ export const postgresMigrations: readonly Migration[] = [
     name: "audit log",
     sql: auditLog("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
   },
-  { version: 10, name: "console sessions", sql: consoleSessions("BIGINT") },
+  { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs("BIGINT") },
+  { version: 11, name: "console sessions", sql: consoleSessions("BIGINT") },
 ];

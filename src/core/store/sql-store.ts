@@ -32,7 +32,10 @@ import type {
   LifecycleEvent,
   LifecyclePhase,
   PolicyKind,
+  PolicyCrKind,
+  PolicyMigrationMark,
   PolicyRecord,
+  PolicyRevision,
   AuditEntry,
   AuditQuery,
   AuditRecord,
@@ -214,6 +217,16 @@ const SQL = {
   adoptPolicies: `UPDATE policies SET cluster_id = $1 WHERE cluster_id = '' AND NOT EXISTS
     (SELECT 1 FROM policies mine WHERE mine.cluster_id = $1 AND mine.kind = policies.kind AND mine.key = policies.key)`,
   dropUnscopedPolicies: "DELETE FROM policies WHERE cluster_id = ''",
+  recordPolicyRevision: `INSERT INTO policy_revisions
+      (cluster_id, kind, name, resource_version, at, deleted, manager, changed_by, spec)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    ON CONFLICT (cluster_id, kind, name, resource_version) DO NOTHING`,
+  policyRevisions: `SELECT cluster_id, kind, name, resource_version, at, deleted, manager, changed_by, spec
+    FROM policy_revisions WHERE cluster_id = $1 AND kind = $2 AND name = $3
+    ORDER BY at DESC, resource_version DESC LIMIT $4`,
+  policyMigration: "SELECT cluster_id, at, created, existed FROM policy_cr_migrations WHERE cluster_id = $1",
+  markPolicyMigration: `INSERT INTO policy_cr_migrations (cluster_id, at, created, existed) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (cluster_id) DO NOTHING`,
   // Take: a free, expired or (force) any lease. A new holder gets a new generation.
   acquireLease: `INSERT INTO cluster_leases (cluster_id, holder, url, generation, acquired_at, renewed_at, expires_at)
     VALUES ($1, $2, $3, 1, $4, $4, $5)
@@ -658,6 +671,61 @@ export class SqlStore implements Store {
       before: r.before_summary === null || r.before_summary === undefined ? null : text(r.before_summary),
       after: r.after_summary === null || r.after_summary === undefined ? null : text(r.after_summary),
     }));
+  }
+
+  async recordPolicyRevision(r: PolicyRevision): Promise<boolean> {
+    if (r.clusterId === "" || r.name === "" || r.resourceVersion === "")
+      throw new StoreInputError("policy revision: clusterId, name and resourceVersion are required");
+    if (!(["SpotPolicy", "WarmupPolicy"] as readonly string[]).includes(r.kind))
+      throw new StoreInputError(`policy revision: unknown kind ${r.kind}`);
+    const n = await this.#db.run(SQL.recordPolicyRevision, [
+      r.clusterId,
+      r.kind,
+      r.name,
+      r.resourceVersion,
+      r.at,
+      r.deleted ? 1 : 0,
+      r.manager,
+      r.changedBy,
+      JSON.stringify(r.spec ?? null),
+    ]);
+    return n > 0;
+  }
+
+  async policyRevisions(
+    clusterId: string,
+    kind: PolicyCrKind,
+    name: string,
+    limit = 100,
+  ): Promise<PolicyRevision[]> {
+    const rows = await this.#db.all(SQL.policyRevisions, [
+      clusterId,
+      kind,
+      name,
+      Math.max(1, Math.min(limit, 1000)),
+    ]);
+    return rows.map((r) => ({
+      clusterId: text(r.cluster_id),
+      kind: text(r.kind) as PolicyCrKind,
+      name: text(r.name),
+      resourceVersion: text(r.resource_version),
+      at: num(r.at),
+      deleted: num(r.deleted) === 1,
+      manager: text(r.manager),
+      changedBy: text(r.changed_by),
+      spec: JSON.parse(text(r.spec)) as unknown,
+    }));
+  }
+
+  async policyMigration(clusterId: string): Promise<PolicyMigrationMark | undefined> {
+    const r = (await this.#db.all(SQL.policyMigration, [clusterId]))[0];
+    return r
+      ? { clusterId: text(r.cluster_id), at: num(r.at), created: num(r.created), existed: num(r.existed) }
+      : undefined;
+  }
+
+  async markPolicyMigration(m: PolicyMigrationMark): Promise<boolean> {
+    return (await this.#db.run(SQL.markPolicyMigration, [m.clusterId, m.at, m.created, m.existed])) > 0;
   }
 
   async adoptPolicies(clusterId: string): Promise<number> {

@@ -228,6 +228,33 @@ export interface PolicyRecord {
  * action on an object, before/after summaries), when, and from where (client address; ui, api or
  * cli). Append-only; never pruned by retention (an audit that forgets is no audit).
  */
+export type PolicyCrKind = "SpotPolicy" | "WarmupPolicy";
+
+/** One version of a policy custom resource as core saw it streamed. */
+export interface PolicyRevision {
+  clusterId: string;
+  kind: PolicyCrKind;
+  /** "namespace/name" (SpotPolicy) or "name" (WarmupPolicy). */
+  name: string;
+  resourceVersion: string;
+  /** Epoch ms core received it. */
+  at: number;
+  deleted: boolean;
+  /** The field manager of its last change (managedFields' newest entry), "" unknown. */
+  manager: string;
+  /** Its wave.sh/changed-by annotation (changes made through Wave), "" otherwise. */
+  changedBy: string;
+  spec: unknown;
+}
+
+export interface PolicyMigrationMark {
+  clusterId: string;
+  at: number;
+  /** CRs the migration created, and stored policies whose CR existed already (left as they were). */
+  created: number;
+  existed: number;
+}
+
 export interface AuditEntry {
   clusterId: string;
   at: number;
@@ -421,6 +448,23 @@ export interface Store {
    * acted on then; a policy the cluster already has wins. Returns how many were adopted.
    */
   adoptPolicies(clusterId: string): Promise<number>;
+
+  /**
+   * Keeps one version of a policy CR (issue 31: the CRs are the source of truth, core keeps their
+   * history). Idempotent per resourceVersion; returns whether it was new.
+   */
+  recordPolicyRevision(r: PolicyRevision): Promise<boolean>;
+  /** A policy CR's versions, newest first (at most `limit`, default 100). */
+  policyRevisions(
+    clusterId: string,
+    kind: PolicyCrKind,
+    name: string,
+    limit?: number,
+  ): Promise<PolicyRevision[]>;
+  /** When the cluster's stored policies became CRs (the one-time migration), if they did. */
+  policyMigration(clusterId: string): Promise<PolicyMigrationMark | undefined>;
+  /** Marks the migration done; false when it was marked already (another replica, a re-run). */
+  markPolicyMigration(m: PolicyMigrationMark): Promise<boolean>;
 
   /**
    * Takes a cluster's lease for `holder`: when it is free or expired, or always with `force` (the
