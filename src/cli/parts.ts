@@ -14,6 +14,7 @@ import { policyRoutes, type PolicyDeps } from "../api/routes/policies.ts";
 import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { auditRoutes } from "../api/routes/audit.ts";
+import { CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER } from "../objects/policy-crds.ts";
 import { storeAudit } from "../api/audit.ts";
 import { consoleIdentity, type IdentityConfig } from "./identity.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
@@ -234,7 +235,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
       ...(o.policyCrs ? { crs: o.policyCrs } : {}),
     }),
-    auditRoutes({ store: o.store }),
+    auditRoutes({ store: o.store, waveManagers: [CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER] }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
     consoleRoutes({
       hub: o.hub,

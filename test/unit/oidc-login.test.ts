@@ -477,6 +477,29 @@ describe("OIDC sign-in against a real OpenID provider (issue 31)", () => {
     assert.equal((await fetch(`${waveUrl}/api/v1/whoami`, { headers: { cookie } })).status, 401);
   });
 
+  it("lists changes made outside Wave with their field manager beside the audit", async () => {
+    // A SpotPolicy version Argo CD wrote, as the agent streams it to core (crdsync records it).
+    await store.recordPolicyRevision({
+      clusterId: "prod",
+      kind: "SpotPolicy",
+      name: "team-a/api",
+      resourceVersion: "42",
+      at: Date.now(),
+      deleted: false,
+      manager: "argocd-controller",
+      changedBy: "",
+      spec: { targetRef: { kind: "Deployment", name: "api" }, threshold: 1, strategy: "Prefer" },
+    });
+    const r = await fetch(`${waveUrl}/api/v1/clusters/prod/audit`, {
+      headers: { authorization: "Bearer viewer-token-0123456789" },
+    });
+    const body = (await r.json()) as { elsewhere: { name: string; manager: string }[] };
+    assert.deepEqual(
+      body.elsewhere.map((e) => [e.name, e.manager]),
+      [["team-a/api", "argocd-controller"]],
+    );
+  });
+
   it("keeps the static tokens working beside OIDC", async () => {
     const r = await fetch(`${waveUrl}/api/v1/whoami`, {
       headers: { authorization: "Bearer admin-token-0123456789" },

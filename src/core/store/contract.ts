@@ -972,6 +972,28 @@ export function storeContract(
             ["5", false, "wave-console", 1],
           ],
         );
+        // The changes made outside Wave: another field manager than Wave's own two.
+        await store.recordPolicyRevision({ ...rev("10", T0 + 3000, 4), manager: "wave-status" });
+        await store.recordPolicyRevision({
+          ...rev("11", T0 + 4000, 5),
+          name: "shop/db",
+          manager: "argocd-controller",
+        });
+        assert.deepEqual(
+          (await store.foreignPolicyRevisions("c1", ["wave-console", "wave-status"])).map((r) => [
+            r.name,
+            r.resourceVersion,
+            r.manager,
+          ]),
+          [
+            ["shop/db", "11", "argocd-controller"],
+            ["shop/web", "8", "kubectl"],
+          ],
+        );
+        assert.equal(
+          (await store.foreignPolicyRevisions("c1", ["wave-console", "wave-status"], 1)).length,
+          1,
+        );
         assert.equal(await store.policyMigration("c1"), undefined);
         const mark = { clusterId: "c1", at: T0, created: 3, existed: 1 };
         assert.equal(await store.markPolicyMigration(mark), true);

@@ -224,6 +224,10 @@ const SQL = {
   policyRevisions: `SELECT cluster_id, kind, name, resource_version, at, deleted, manager, changed_by, spec
     FROM policy_revisions WHERE cluster_id = $1 AND kind = $2 AND name = $3
     ORDER BY at DESC, resource_version DESC LIMIT $4`,
+  // $2, $3: the managers to leave out (Wave's own).
+  foreignPolicyRevisions: `SELECT cluster_id, kind, name, resource_version, at, deleted, manager, changed_by, spec
+    FROM policy_revisions WHERE cluster_id = $1 AND manager <> '' AND manager <> $2 AND manager <> $3
+    ORDER BY at DESC, resource_version DESC LIMIT $4`,
   policyMigration: "SELECT cluster_id, at, created, existed FROM policy_cr_migrations WHERE cluster_id = $1",
   markPolicyMigration: `INSERT INTO policy_cr_migrations (cluster_id, at, created, existed) VALUES ($1, $2, $3, $4)
     ON CONFLICT (cluster_id) DO NOTHING`,
@@ -267,6 +271,18 @@ function lifecycleRow(r: SqlRow): LifecycleEvent {
   }
   return e;
 }
+
+const toRevision = (r: SqlRow): PolicyRevision => ({
+  clusterId: text(r.cluster_id),
+  kind: text(r.kind) as PolicyCrKind,
+  name: text(r.name),
+  resourceVersion: text(r.resource_version),
+  at: num(r.at),
+  deleted: num(r.deleted) === 1,
+  manager: text(r.manager),
+  changedBy: text(r.changed_by),
+  spec: JSON.parse(text(r.spec)) as unknown,
+});
 
 export class SqlStore implements Store {
   readonly backend: "sqlite" | "postgres";
@@ -704,17 +720,21 @@ export class SqlStore implements Store {
       name,
       Math.max(1, Math.min(limit, 1000)),
     ]);
-    return rows.map((r) => ({
-      clusterId: text(r.cluster_id),
-      kind: text(r.kind) as PolicyCrKind,
-      name: text(r.name),
-      resourceVersion: text(r.resource_version),
-      at: num(r.at),
-      deleted: num(r.deleted) === 1,
-      manager: text(r.manager),
-      changedBy: text(r.changed_by),
-      spec: JSON.parse(text(r.spec)) as unknown,
-    }));
+    return rows.map(toRevision);
+  }
+
+  async foreignPolicyRevisions(
+    clusterId: string,
+    waveManagers: readonly [string, string],
+    limit = 100,
+  ): Promise<PolicyRevision[]> {
+    const rows = await this.#db.all(SQL.foreignPolicyRevisions, [
+      clusterId,
+      waveManagers[0],
+      waveManagers[1],
+      Math.max(1, Math.min(limit, 1000)),
+    ]);
+    return rows.map(toRevision);
   }
 
   async policyMigration(clusterId: string): Promise<PolicyMigrationMark | undefined> {

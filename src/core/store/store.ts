@@ -223,11 +223,6 @@ export interface PolicyRecord {
   updatedAt: number;
 }
 
-/**
- * One change made through Wave (issue 31): who (subject, groups, how they signed in), what (the
- * action on an object, before/after summaries), when, and from where (client address; ui, api or
- * cli). Append-only; never pruned by retention (an audit that forgets is no audit).
- */
 export type PolicyCrKind = "SpotPolicy" | "WarmupPolicy";
 
 /** One version of a policy custom resource as core saw it streamed. */
@@ -255,6 +250,11 @@ export interface PolicyMigrationMark {
   existed: number;
 }
 
+/**
+ * One change made through Wave (issue 31): who (subject, groups, how they signed in), what (the
+ * action on an object, before/after summaries), when, and from where (client address; ui, api or
+ * cli). Append-only; never pruned by retention (an audit that forgets is no audit).
+ */
 export interface AuditEntry {
   clusterId: string;
   at: number;
@@ -459,6 +459,15 @@ export interface Store {
     clusterId: string,
     kind: PolicyCrKind,
     name: string,
+    limit?: number,
+  ): Promise<PolicyRevision[]>;
+  /**
+   * A cluster's policy CR versions changed by another field manager than Wave's own two (kubectl,
+   * Argo CD, Flux: the changes made outside Wave), newest first.
+   */
+  foreignPolicyRevisions(
+    clusterId: string,
+    waveManagers: readonly [string, string],
     limit?: number,
   ): Promise<PolicyRevision[]>;
   /** When the cluster's stored policies became CRs (the one-time migration), if they did. */
