@@ -29,6 +29,9 @@ for values in "" "$chart/ci/postgres-values.yaml"; do
   echo "   $(grep -c '^kind:' "$out/manifest.yaml") objects"
 done
 
+echo "== helm lint deploy/helm/wave-crds (Wave's CRDs, their own chart)"
+"$helm" lint --strict "$root/deploy/helm/wave-crds" --kube-version 1.33.0
+
 echo "== without Karpenter's API the install must fail with a clear message"
 if "$helm" template wave "$chart" --namespace wave --kube-version 1.33.0 --api-versions cert-manager.io/v1/Certificate > /dev/null 2> "$out/err"; then
   echo "expected a failure without karpenter.sh/v1" >&2

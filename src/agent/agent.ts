@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AgentMessageSchema, HelloAck_Mode, Ingest } from "../gen/wave/v1/ingest_pb.ts";
-import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
+import type { AgentMessage, PolicyEdit } from "../gen/wave/v1/ingest_pb.ts";
 import { Backoff } from "../shared/backoff.ts";
 import type { BackoffOptions } from "../shared/backoff.ts";
 import { realClock } from "../shared/clock.ts";
@@ -23,6 +23,12 @@ import { trim } from "./trim.ts";
 import type { WireObject } from "../wire/wire.ts";
 import { eventToProto, policiesFromProto, type WirePolicy } from "../wire/warmup.ts";
 import { WarmupOutbox } from "./warmup-outbox.ts";
+import {
+  editFromProto,
+  resultToProto,
+  type WirePolicyEdit,
+  type WirePolicyEditResult,
+} from "../wire/policy-edit.ts";
 
 export interface AgentTls {
   /** CA bundle that signed core's certificate (PEM file). */
@@ -64,6 +70,11 @@ export interface AgentOptions {
    * change): the complete set, for the warmup controller beside this agent (ADR 0014).
    */
   onWarmupPolicies?: (policies: WirePolicy[]) => void;
+  /**
+   * Applies a policy edit core sent (a SpotPolicy/WarmupPolicy change made through Wave, ADR
+   * 0018) and answers it; without it every edit is answered as failed.
+   */
+  onPolicyEdit?: (edit: WirePolicyEdit) => Promise<WirePolicyEditResult>;
 }
 
 export type AgentStatus = "idle" | "connecting" | "streaming" | "backoff" | "stopped";
@@ -311,8 +322,13 @@ export class Agent {
     let ready!: () => void;
     const helloAcked = new Promise<void>((r) => (ready = r));
     const headers = this.#o.token ? { authorization: `Bearer ${this.#o.token}` } : undefined;
+    // Answers to policy edits, sent on the stream the edit came on (core waits on that stream).
+    const results: WirePolicyEditResult[] = [];
     try {
-      const responses = client.stream(this.#requests(ac.signal, helloAcked), { signal: ac.signal, headers });
+      const responses = client.stream(this.#requests(ac.signal, helloAcked, results), {
+        signal: ac.signal,
+        headers,
+      });
       for await (const m of responses) {
         if (m.body.case === "helloAck") {
           const mode = m.body.value.mode;
@@ -343,6 +359,8 @@ export class Agent {
           this.#o.onWarmupPolicies?.(policies);
         } else if (m.body.case === "warmupEventsAck") {
           this.warmup.ack(Number(m.body.value.batch));
+        } else if (m.body.case === "policyEdit") {
+          void this.#policyEdit(m.body.value, results);
         }
       }
     } finally {
@@ -353,7 +371,33 @@ export class Agent {
     }
   }
 
-  async *#requests(signal: AbortSignal, helloAcked: Promise<void>): AsyncGenerator<AgentMessage> {
+  /** Applies one edit from core and queues its answer; never throws. */
+  async #policyEdit(msg: PolicyEdit, results: WirePolicyEditResult[]): Promise<void> {
+    let result: WirePolicyEditResult;
+    try {
+      const edit = editFromProto(msg);
+      result = this.#o.onPolicyEdit
+        ? await this.#o.onPolicyEdit(edit)
+        : {
+            id: edit.id,
+            outcome: "failed",
+            message: "this agent does not apply policy edits",
+            conflicts: [],
+          };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.#log.warn("policy edit failed", { id: Number(msg.id), error: message });
+      result = { id: Number(msg.id), outcome: "failed", message, conflicts: [] };
+    }
+    results.push(result);
+    this.outbox.poke();
+  }
+
+  async *#requests(
+    signal: AbortSignal,
+    helloAcked: Promise<void>,
+    results: WirePolicyEditResult[] = [],
+  ): AsyncGenerator<AgentMessage> {
     const o = this.#o;
     yield create(AgentMessageSchema, {
       body: {
@@ -374,6 +418,14 @@ export class Agent {
     // Every warmup batch core has not acknowledged goes again on a new stream.
     let warmupCursor = 0;
     while (!signal.aborted) {
+      const r = results.shift();
+      if (r) {
+        yield create(AgentMessageSchema, {
+          sequence: 0n,
+          body: { case: "policyEditResult", value: resultToProto(r) },
+        });
+        continue;
+      }
       const w = this.warmup.next(warmupCursor);
       if (w) {
         warmupCursor = w.batch;

@@ -8,6 +8,7 @@ import { InformerSource } from "./informer-source.ts";
 import { trim } from "./trim.ts";
 import type { SourceChange } from "./source.ts";
 import type { WireObject } from "../wire/wire.ts";
+import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
 /** A fixture object as a client would create it (no server-set fields). */
 function fresh(o: WireObject): unknown {
@@ -60,7 +61,7 @@ describe("InformerSource", () => {
     const clock = new FakeClock();
     const kube = new MemoryKube({ clock });
     const bulky = {
-      managedFields: [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }],
+      managedFields: [{ manager: "kubelet", operation: "Update" as const, fieldsV1: { "f:status": {} } }],
       annotations: { "kubectl.kubernetes.io/last-applied-configuration": "x".repeat(500) },
     };
     const n = fresh(node(1)) as Node;
@@ -91,6 +92,78 @@ describe("InformerSource", () => {
       const c = (await it.next()).value as SourceChange;
       assert.equal(c.type, "upsert");
       assert.deepEqual(c.object, trim({ kind: "Node", object: await kube.get("Node", "node-1") }));
+    } finally {
+      ac.abort();
+    }
+  });
+});
+
+describe("InformerSource: the policy custom resources", () => {
+  const spot: SpotPolicyResource = {
+    apiVersion: "wave.sh/v1alpha1",
+    kind: "SpotPolicy",
+    metadata: { name: "web", namespace: "shop" },
+    spec: { targetRef: { kind: "Deployment", name: "web" }, threshold: 2, strategy: "Prefer" },
+  };
+  const warm: WarmupPolicyResource = {
+    apiVersion: "wave.sh/v1alpha1",
+    kind: "WarmupPolicy",
+    metadata: { name: "general" },
+    spec: { nodePool: "general", enabled: true },
+  };
+
+  it("streams SpotPolicies and WarmupPolicies with who manages them, not their field sets", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    await kube.patch("SpotPolicy", "web", spot, {
+      namespace: "shop",
+      type: "apply",
+      fieldManager: "argocd-controller",
+    });
+    const ac = new AbortController();
+    try {
+      const { objects, changes } = await new InformerSource({ client: kube, clock }).open(ac.signal);
+      const found = objects.find((o) => o.kind === "SpotPolicy");
+      assert.ok(found);
+      const cr = found.object;
+      assert.equal(cr.spec.threshold, 2);
+      assert.deepEqual(
+        cr.metadata.managedFields?.map((m) => [m.manager, m.operation, m.fieldsV1]),
+        [["argocd-controller", "Apply", undefined]],
+      );
+      const it = changes[Symbol.asyncIterator]();
+      await kube.patch("WarmupPolicy", "general", warm, { type: "apply", fieldManager: "wave-console" });
+      assert.deepEqual(changed((await it.next()).value as SourceChange), {
+        type: "upsert",
+        kind: "WarmupPolicy",
+        name: "general",
+      });
+    } finally {
+      ac.abort();
+    }
+  });
+
+  it("a cluster without the CRDs still gets its snapshot (the policy informers keep retrying)", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    await kube.create("Node", fresh(node(1)) as Node);
+    kube.inject((req) =>
+      req.kind === "SpotPolicy" || req.kind === "WarmupPolicy"
+        ? {
+            kind: "Status",
+            code: 404,
+            reason: "NotFound",
+            message: "the server could not find the requested resource",
+          }
+        : undefined,
+    );
+    const ac = new AbortController();
+    try {
+      const { objects } = await new InformerSource({ client: kube, clock }).open(ac.signal);
+      assert.deepEqual(
+        objects.map((o) => o.kind),
+        ["Node"],
+      );
     } finally {
       ac.abort();
     }

@@ -10,7 +10,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
 import { trim } from "./trim.ts";
-import { WIRE_KINDS } from "../wire/wire.ts";
+import { WIRE_KINDS, WIRE_POLICY_KINDS } from "../wire/wire.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { FOLLOWED_KINDS } from "../state/follow.ts";
 import type { WireKind, WireObject } from "../wire/wire.ts";
@@ -77,14 +77,16 @@ export class InformerSource implements AgentSource {
         const k = kind as (typeof FOLLOWED_KINDS)[number];
         inf.on("add", (obj) => state.apply(k, "add", obj as never));
         inf.on("update", (obj, old) => {
-          if (obj !== old) state.apply(k, "update", obj);
+          if (obj !== old) state.apply(k, "update", obj as never);
         });
         inf.on("delete", (obj) => state.apply(k, "delete", obj as never));
       }
       this.informers.push(inf);
     }
     for (const inf of this.informers) inf.start(signal);
-    await Promise.all(this.informers.map((i) => i.synced));
+    // The policy CRs do not hold up the snapshot: while their CRDs are missing their informers
+    // retry with backoff, and once listed their objects reach core as changes.
+    await Promise.all(this.informers.filter((i) => !WIRE_POLICY_KINDS.includes(i.kind)).map((i) => i.synced));
     this.#synced();
     // Listeners run synchronously inside the informers, so right here the caches and the queue
     // agree: the caches are the snapshot and everything queued so far is already in them.

@@ -1,5 +1,6 @@
 // Composition for the agent process: informers → Agent → core, plus /metrics and /healthz.
 // The CLI (`wave agent`) builds the options from configuration and calls this.
+import { applyPolicyEdit } from "./policy-apply.ts";
 import type { KubeClient } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
@@ -61,6 +62,8 @@ export async function runAgent(opts: RunAgentOptions): Promise<RunningAgent> {
     ...(state ? { state } : {}),
   });
   const agent = new Agent({
+    // Policy edits from core are server-side applied with the agent's own client (ADR 0018).
+    onPolicyEdit: (e) => applyPolicyEdit(kube, e),
     ...agentOpts,
     source,
     metrics: registry,

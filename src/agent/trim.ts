@@ -15,6 +15,7 @@ import { DO_NOT_DISRUPT_ANNOTATION } from "../objects/karpenter.ts";
 import { MIRROR_POD_ANNOTATION } from "../objects/wave.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { WireObject } from "../wire/wire.ts";
+import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
 /**
  * Annotations Wave acts on; every other annotation (often large) is dropped. Wave's own
@@ -258,5 +259,28 @@ export function trim(obj: WireObject): WireObject | undefined {
       const ev = trimEvent(obj.object);
       return ev ? { kind: "Event", object: ev } : undefined;
     }
+    case "SpotPolicy":
+      return { kind: "SpotPolicy", object: trimPolicy(obj.object) };
+    case "WarmupPolicy":
+      return { kind: "WarmupPolicy", object: trimPolicy(obj.object) };
   }
+}
+
+/**
+ * A policy CR keeps its spec and status whole (small, and what core shows), Wave's annotations
+ * (who changed it through Wave) and who manages it: each field manager with its operation and
+ * time, without the field sets (core shows "changed by <manager>"; conflicts are the agent's).
+ */
+export function trimPolicy<T extends SpotPolicyResource | WarmupPolicyResource>(cr: T): T {
+  const meta: ObjectMeta = trimMeta(cr.metadata, { labels: true });
+  if (cr.metadata.generation !== undefined) meta.generation = cr.metadata.generation;
+  if (cr.metadata.creationTimestamp !== undefined) meta.creationTimestamp = cr.metadata.creationTimestamp;
+  const managers = cr.metadata.managedFields?.map(({ manager, operation, time, subresource }) => ({
+    manager,
+    operation,
+    ...(time === undefined ? {} : { time }),
+    ...(subresource === undefined ? {} : { subresource }),
+  }));
+  if (managers && managers.length > 0) meta.managedFields = managers;
+  return { ...cr, metadata: meta };
 }

@@ -11,7 +11,8 @@ import Fastify, {
 import swagger from "@fastify/swagger";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { FailureLimiter, roleFor, satisfies, tokenFingerprint, type Role, type Tokens } from "./auth.ts";
+import { FailureLimiter, roleFor, tokenFingerprint, type Tokens } from "./auth.ts";
+import { AuthRefused, satisfies, tokenIdentity, type Identity, type Role } from "./identity.ts";
 import { coerceQuery, unboundedNumbers } from "./query.ts";
 
 declare module "fastify" {
@@ -20,9 +21,23 @@ declare module "fastify" {
     role?: Role;
   }
   interface FastifyRequest {
+    /** Who sent this authenticated request, with their role in its cluster (identity.ts). */
+    identity: Identity | undefined;
+    /** identity.role, kept for the routes written before identities. */
     role: Role | undefined;
   }
 }
+
+/**
+ * One more way to authenticate a request besides the static tokens (OIDC session or bearer
+ * token, auth-proxy headers). Resolves the caller's identity in the request's cluster (`clusterId`:
+ * the path's `:id`, undefined on routes without one), or undefined when the request carries no
+ * credential of this kind or one that does not verify (then 401).
+ */
+export type Authenticator = (
+  req: FastifyRequest,
+  clusterId: string | undefined,
+) => Promise<Identity | undefined> | Identity | undefined;
 
 export interface ApiPlugin {
   (app: FastifyInstance): Promise<void> | void;
@@ -30,6 +45,8 @@ export interface ApiPlugin {
 
 export interface BuildOptions {
   tokens: Tokens;
+  /** Tried in order after the static tokens (identity.ts; the OIDC and proxy modes). */
+  authenticators?: Authenticator[];
   plugins: ApiPlugin[];
   logger?: FastifyServerOptions["logger"];
   /** Where failed requests (every 5xx, with its request id) and throttled logins are logged. */
@@ -185,7 +202,24 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
   });
 
+  app.decorateRequest("identity", undefined);
   app.decorateRequest("role", undefined);
+  const authenticators = opts.authenticators ?? [];
+  const identify = async (req: FastifyRequest): Promise<Identity | AuthRefused | undefined> => {
+    const role = roleFor(req.headers.authorization, opts.tokens);
+    if (role !== undefined) return tokenIdentity(role);
+    const clusterId = (req.params as { id?: unknown } | undefined)?.id;
+    for (const a of authenticators) {
+      try {
+        const id = await a(req, typeof clusterId === "string" ? clusterId : undefined);
+        if (id) return id;
+      } catch (err) {
+        if (err instanceof AuthRefused) return err;
+        throw err;
+      }
+    }
+    return undefined;
+  };
   app.addHook("onRequest", async (req, reply) => {
     // On the raw response too, so hijacked replies (the event stream) carry them.
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(k, v);
@@ -201,8 +235,12 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     const peer = req.socket.remoteAddress ?? "";
     // The token is checked first: a valid one always passes, whatever others sent from the same
     // address (throttling is per address and token fingerprint; see FailureLimiter).
-    const role = roleFor(req.headers.authorization, opts.tokens);
-    if (role === undefined) {
+    const identity = await identify(req);
+    if (identity instanceof AuthRefused) {
+      await reply.code(403).send({ error: "forbidden", message: identity.message });
+      return reply;
+    }
+    if (identity === undefined) {
       const fingerprint = tokenFingerprint(req.headers.authorization);
       if (req.headers.authorization !== undefined && limiter.blocked(peer, fingerprint)) {
         log.warn("login throttled", { peer, fingerprint, requestId: req.id });
@@ -216,14 +254,18 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       await reply
         .code(401)
         .header("www-authenticate", 'Bearer realm="wave"')
-        .send({ error: "unauthorized", message: "a valid bearer token is required" });
+        .send({ error: "unauthorized", message: "a valid bearer token or sign-in is required" });
       return reply;
     }
-    if (!satisfies(role, need)) {
-      await reply.code(403).send({ error: "forbidden", message: `this needs the ${need} role` });
+    if (!satisfies(identity.role, need)) {
+      await reply.code(403).send({
+        error: "forbidden",
+        message: `${identity.subject} has the ${identity.role} role: this needs the ${need} role`,
+      });
       return reply;
     }
-    req.role = role;
+    req.identity = identity;
+    req.role = identity.role;
   });
   app.addHook("preValidation", (req, _reply, done) => {
     coerceQuery(req);

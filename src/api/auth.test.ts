@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { newToken, roleFor, satisfies } from "./auth.ts";
+import { newToken, roleFor } from "./auth.ts";
+import { satisfies } from "./identity.ts";
 import { parseConfig, serverToken } from "../config/config.ts";
 
 describe("roleFor", () => {
@@ -17,6 +18,9 @@ describe("roleFor", () => {
     assert.ok(satisfies("admin", "viewer"));
     assert.ok(satisfies("admin", "admin"));
     assert.ok(!satisfies("viewer", "admin"));
+    assert.ok(satisfies("namespace-editor", "viewer"));
+    assert.ok(!satisfies("namespace-editor", "admin"));
+    assert.ok(!satisfies("viewer", "namespace-editor"));
   });
 });
 

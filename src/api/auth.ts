@@ -2,7 +2,8 @@
 // Tokens are compared in constant time and never logged.
 import { timingSafeEqual, createHash, randomBytes } from "node:crypto";
 
-export type Role = "viewer" | "admin";
+/** The roles a static token grants (OIDC and proxy identities may also be namespace editors). */
+export type TokenRole = "viewer" | "admin";
 
 export interface Tokens {
   admin?: string | undefined;
@@ -17,7 +18,7 @@ function same(a: string, b: string): boolean {
 }
 
 /** The role a request's Authorization header grants, or undefined when it grants none. */
-export function roleFor(header: string | undefined, tokens: Tokens): Role | undefined {
+export function roleFor(header: string | undefined, tokens: Tokens): TokenRole | undefined {
   if (header === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m?.[1]) return undefined;
@@ -32,8 +33,6 @@ export function roleFor(header: string | undefined, tokens: Tokens): Role | unde
  * read as a flag by `--viewer-token T` (the CI flake of 2026-12-04).
  */
 export const newToken = (): string => randomBytes(24).toString("hex");
-
-export const satisfies = (have: Role, need: Role): boolean => need === "viewer" || have === "admin";
 
 /** A short, non-reversible name for a presented token (logs and throttle keys never hold the token). */
 export const tokenFingerprint = (header: string | undefined): string =>

@@ -13,6 +13,7 @@ import { Registry } from "../shared/metrics.ts";
 import { LeaderElector } from "../kube/leader.ts";
 import { startPricing } from "../pricing/setup.ts";
 import { ClusterState } from "../state/cluster.ts";
+import { followPolicies } from "../state/follow.ts";
 import { runController } from "../warmup/run.ts";
 import { ConfigMapPolicyMemory, type PolicyMemory } from "../warmup/policy-set.ts";
 import { createWarmupActor, toWire, WARMUP_POLICIES_CONFIGMAP, type WarmupActor } from "./warmup-actor.ts";
@@ -135,6 +136,7 @@ export async function startAgentComponent(
     let warmup: WarmupActor | undefined;
     const lead = async (leading: AbortSignal): Promise<void> => {
       let controlling: Promise<void> | undefined;
+      let statusing: Promise<void> | undefined;
       // Ends this term's controller also when the agent stops while the Lease is still held.
       const term = new AbortController();
       const termSignal = AbortSignal.any([leading, term.signal]);
@@ -142,6 +144,11 @@ export async function startAgentComponent(
         // A fresh state per term: the informers of this term fill it.
         const state = near?.state ?? new ClusterState();
         const running: { agent?: RunningAgent } = {};
+        // Wave's policy resources into this term's state (issue 31): warmup takes the
+        // WarmupPolicies from there. In process (`wave start`) the policies stay core's (ADR 0015).
+        const crs = near
+          ? undefined
+          : followPolicies({ client: kube, state, signal: termSignal, clock, log });
         const actor = createWarmupActor({
           kube,
           view: state,
@@ -153,6 +160,7 @@ export async function startAgentComponent(
           podNamespace: config.warmupNamespace,
           memory,
           report: (e) => running.agent?.agent.warmup.push(toWire(e)),
+          ...(crs ? { resources: { state, synced: crs.WarmupPolicy.synced } } : {}),
         });
         warmup = actor;
         // What core sent last, in case it is away now; its own set replaces this when it comes.
@@ -193,6 +201,7 @@ export async function startAgentComponent(
                 ...(near?.pokeIntervalMs === undefined ? {} : { pokeIntervalMs: near.pokeIntervalMs }),
               }),
         );
+        statusing = actor.statuses?.run(termSignal);
         const lost = new Promise<void>((r) => {
           if (leading.aborted) r();
           leading.addEventListener("abort", () => r(), { once: true });
@@ -211,6 +220,7 @@ export async function startAgentComponent(
         term.abort();
         await current?.stop();
         await controlling?.catch(() => undefined);
+        await statusing?.catch(() => undefined);
         await warmup?.policies.saved();
         warmup = undefined;
         current = undefined;

@@ -338,7 +338,12 @@ describe("wave agent|core|webhook: what they need before they start", () => {
       ),
       /WAVE_VIEWER_TOKEN or --viewer-token/,
     );
-    await assert.rejects(startWebhookComponent(config([]), {}, { kube }), /WAVE_SPOT_POLICIES_URL/);
+    // SpotPolicies come from the CRDs by default (issue 31): no core URL or token needed for them.
+    await assert.rejects(startWebhookComponent(config([]), {}, { kube }), /WAVE_WEBHOOK_TLS_DIR/);
+    await assert.rejects(
+      startWebhookComponent(config(["--spot-policy-source", "core"]), {}, { kube }),
+      /WAVE_SPOT_POLICIES_URL/,
+    );
   });
 
   it("refuses a TLS directory without the certificate, and a non-http policies URL", async () => {

@@ -33,7 +33,14 @@ import {
   type ComponentOptions,
   type Running,
 } from "./component.ts";
-import { coreWarmup, dashboardMetrics, startApi, startHistory } from "./parts.ts";
+import {
+  coreWarmup,
+  dashboardMetrics,
+  policyCrAccess,
+  startApi,
+  startHistory,
+  startPolicySync,
+} from "./parts.ts";
 import { version } from "./version.ts";
 
 export interface RunningCore extends Running {
@@ -149,6 +156,7 @@ export async function startCoreComponent(
       coreVersion: version(),
       warmup: relay,
     });
+    const policyCrs = policyCrAccess(hub, ingest.edits);
     const ingestServer = await startIngestServer({
       core: ingest,
       host: config.host,
@@ -193,8 +201,10 @@ export async function startCoreComponent(
         await near?.onPolicyChange?.(kind, clusterId);
       },
       ...(near?.nodePools ? { nodePools: near.nodePools } : {}),
+      policyCrs,
     });
     life.closers.push(() => api.app.close());
+    life.closers.push(startPolicySync({ store, hub, edits: ingest.edits, crs: policyCrs, clock, log }));
     log.info("wave core started", { api: api.address, grpcPort: ingestServer.port });
     return {
       apiPort: api.port,

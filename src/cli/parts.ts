@@ -1,16 +1,22 @@
 // Core's building blocks (core-component.ts, which `wave start` composes too): its history
 // samplers, its /metrics figures, its side of warmup and the API + web UI.
 // Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
+import { migrateStoredPolicies, policyRevisionOf } from "../console/policy-migration.ts";
+import type { PolicyEdits } from "../core/ingest/policy-edits.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
-import type { WaveConfig } from "../config/config.ts";
+import { DEFAULTS, type WaveConfig } from "../config/config.ts";
 import { build, type ApiPlugin } from "../api/app.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
-import { policyRoutes } from "../api/routes/policies.ts";
+import { policyRoutes, type PolicyDeps } from "../api/routes/policies.ts";
 import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/clusters/savings.ts";
+import { auditRoutes } from "../api/routes/audit.ts";
+import { CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER } from "../objects/policy-crds.ts";
+import { storeAudit } from "../api/audit.ts";
+import { consoleIdentity, type IdentityConfig } from "./identity.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
 import { whatifRoutes, type WhatifDeps } from "../api/routes/whatif.ts";
@@ -202,12 +208,15 @@ export interface ApiRoutesDeps {
   readThrough?: ReadThroughOptions;
   /** Who runs what-if replays (core: its worker pool); default: in this thread, loaded lazily. */
   whatif?: Pick<WhatifDeps, "run" | "busy">;
+  /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
+  policyCrs?: PolicyCrAccess;
 }
 
 /** Every /api route plugin of core, in the order startApi mounts them. */
 export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
   const { clock } = o;
   const onPolicyChange = o.onPolicyChange;
+  const audit = storeAudit(o.store, () => clock.now());
   return [
     dashboardRoutes({
       hub: o.hub,
@@ -222,13 +231,17 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       store: o.store,
       defaultClusterId: o.clusterId,
       now: () => clock.now(),
+      audit,
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
+      ...(o.policyCrs ? { crs: o.policyCrs } : {}),
     }),
+    auditRoutes({ store: o.store, waveManagers: [CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER] }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
     consoleRoutes({
       hub: o.hub,
       prices: o.prices,
       now: () => clock.now(),
+      audit,
       ...(o.nodePools ? { nodePools: o.nodePools } : {}),
     }),
     // The simulator loads with the first what-if, not with core.
@@ -244,7 +257,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
 
 /** The options of core's API (coreApi, startApi). */
 export interface CoreApiOptions {
-  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps">;
+  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps"> & Partial<IdentityConfig>;
   tokens: { admin: string; viewer: string };
   hub: ClusterHub;
   store: Store;
@@ -256,6 +269,19 @@ export interface CoreApiOptions {
   onPolicyChange: (kind: "spot" | "warmup", clusterId: string) => Promise<void>;
   /** The embedded simulated cluster's NodePools, which the console may patch (thrashing fixes). */
   nodePools?: NodePoolPatcher;
+  /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
+  policyCrs?: PolicyCrAccess;
+}
+
+/** The policy CRs core holds (streamed by each cluster's agent) and edits down those streams. */
+type PolicyCrAccess = NonNullable<PolicyDeps["crs"]>;
+
+export function policyCrAccess(hub: ClusterHub, edits: PolicyEdits): PolicyCrAccess {
+  return {
+    spot: (id) => (hub.get(id) ? hub.state(id).spotPolicies() : undefined),
+    warmup: (id) => (hub.get(id) ? hub.state(id).warmupPolicies() : undefined),
+    edit: (id, e) => edits.edit(id, e),
+  };
 }
 
 /** Core's API (dashboard, policies, /metrics) and the built web UI, listening on config.port. */
@@ -266,6 +292,9 @@ export async function startApi(
   const address = await app.listen({ host: o.config.host, port: o.config.port });
   return { app, port: Number(new URL(address).port), address };
 }
+
+const definedOf = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** Core's API as an app that has not listened yet (tests inject requests into it). */
 export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
@@ -280,8 +309,16 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   let loading: Promise<WhatifPool> | undefined;
   const pool = (): Promise<WhatifPool> =>
     (loading ??= import("../sim/whatif-pool.ts").then((m) => (whatifs = new m.WhatifPool())));
+  // Console sign-in (OIDC, auth proxy) besides the static tokens, when configured (docs/auth.md).
+  // Sessions in the store and cookies signed with a key derived from the admin token: every
+  // replica knows every sign-in, and a restart keeps them.
+  const identity = consoleIdentity({ ...DEFAULTS, ...definedOf(o.config) }, clock, o.log, {
+    sessions: o.store,
+    sharedSecret: o.tokens.admin,
+  });
   return build({
     tokens: o.tokens,
+    authenticators: identity.authenticators,
     replica: ownership.replica,
     ...(rt ? { forward: readThrough(rt) } : {}),
     log: o.log,
@@ -289,6 +326,7 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
     publicMetrics: o.config.publicMetrics,
     serveSourceMaps: o.config.serveSourceMaps,
     plugins: [
+      ...identity.plugins,
       ...apiRoutes({
         hub: o.hub,
         store: o.store,
@@ -299,6 +337,7 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         warmupTotals: o.warmupTotals,
         onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
+        ...(o.policyCrs ? { policyCrs: o.policyCrs } : {}),
         ...(rt ? { readThrough: rt } : {}),
         whatif: { run: async (input, job) => (await pool()).run(input, job), busy: () => whatifs?.busy() },
       }),
@@ -320,4 +359,60 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
       },
     ],
   });
+}
+
+/**
+ * Core's side of the policy CRs beyond the API (issue 31, ADR 0018): each CR version a cluster's
+ * agent streams is kept in the store (its history), and when a cluster's agent stream can take
+ * edits its stored policies become CRs once (the migration). Returns the stopper.
+ */
+export function startPolicySync(o: {
+  store: Store;
+  hub: ClusterHub;
+  edits: PolicyEdits;
+  crs: PolicyCrAccess;
+  clock: Clock;
+  log: Logger;
+}): () => Promise<void> {
+  const { store, log } = o;
+  const keep = (clusterId: string, kind: string, object: unknown, at: number, deleted: boolean): void => {
+    const r = policyRevisionOf(clusterId, kind, object, at, deleted);
+    if (r)
+      void store
+        .recordPolicyRevision(r)
+        .catch((err: unknown) => log.warn("storing a policy revision failed", { cluster: clusterId, err }));
+  };
+  const offBatch = o.hub.onBatch((b) => {
+    for (const w of b.snapshot ?? []) keep(b.clusterId, w.kind, w.object, b.receivedAt, false);
+    for (const c of b.changes) keep(b.clusterId, c.kind, c.object, b.receivedAt, c.op === "delete");
+  });
+  const running = new Map<string, Promise<void>>();
+  const offAttach = o.edits.onAttach((clusterId) => {
+    if (running.has(clusterId)) return;
+    const run = migrateStoredPolicies({ store, clusterId, crs: o.crs, now: () => o.clock.now() })
+      .then((r) => {
+        if (r.status === "migrated")
+          log.info("stored policies became CRs", {
+            cluster: clusterId,
+            created: r.created,
+            existed: r.existed,
+            skipped: r.skipped.length,
+          });
+        for (const s of r.skipped)
+          log.warn("a stored policy no longer validates: not migrated", { cluster: clusterId, ...s });
+      })
+      .catch((err: unknown) =>
+        log.warn("migrating stored policies to CRs failed; retried on the agent's next connection", {
+          cluster: clusterId,
+          err,
+        }),
+      )
+      .finally(() => running.delete(clusterId));
+    running.set(clusterId, run);
+  });
+  return async () => {
+    offBatch();
+    offAttach();
+    await Promise.all(running.values());
+  };
 }

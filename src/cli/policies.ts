@@ -134,6 +134,8 @@ async function request(
       method,
       headers: {
         authorization: `Bearer ${token}`,
+        // The audit records changes made from the CLI as such.
+        "x-wave-client": "cli",
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

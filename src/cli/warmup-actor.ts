@@ -1,7 +1,9 @@
 // The warmup controller as it runs beside a cluster's agent (ADR 0014), in `wave agent` and in
-// `wave start`: it reads the state the agent's informers fill, takes its policies from what core
-// sends over the agent stream (remembered, so it keeps acting on them while core is away), and
-// reports what it did through the same stream.
+// `wave start`: it reads the state the agent's informers fill, takes its policies from the
+// WarmupPolicy resources in that state (issue 31; `wave agent`) or from what core sends over the
+// agent stream (`wave start`, and a cluster without the CRD) — remembered either way, so it keeps
+// acting on the last known good set — reports what it did through the stream, and writes each
+// WarmupPolicy's status.
 import type { KubeClient } from "../kube/port.ts";
 import { placesOf, priceLookup } from "../dashboard/figures/price.ts";
 import type { PriceProvider } from "../pricing/types.ts";
@@ -9,6 +11,8 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { PolicySet, type PolicyMemory } from "../warmup/policy-set.ts";
+import { WarmupStatusWriter } from "../warmup/policy-status.ts";
+import type { ClusterState } from "../state/cluster.ts";
 import type { WarmupEvent } from "../warmup/stats.ts";
 import { warmupTriggers } from "../warmup/triggers.ts";
 import type { WarmupView } from "../warmup/view.ts";
@@ -22,8 +26,10 @@ export interface WarmupActor {
   policies: PolicySet;
   /** For runController: state changes and policy changes reconcile a pool before its requeue. */
   triggers: (poke: (pool: string) => void) => () => void;
-  /** Core sent the cluster's set (Agent's onWarmupPolicies). */
+  /** Core sent the cluster's set (Agent's onWarmupPolicies); ignored once the resources decide. */
   setPolicies(next: readonly { pool: string; value: unknown }[]): void;
+  /** Writes the WarmupPolicies' status (with `resources` only). */
+  statuses: WarmupStatusWriter | undefined;
 }
 
 /** A warmup event as the agent stream carries it. */
@@ -54,9 +60,24 @@ export function createWarmupActor(o: {
   memory: PolicyMemory;
   /** Every event the controller reports (to the agent's warmup outbox). */
   report: (e: WarmupEvent) => void;
+  /**
+   * The WarmupPolicy resources: the state the agent's informers fill, and when their first list
+   * is in (never, while the CRD is missing: core's set and the remembered one stay in force).
+   */
+  resources?: { state: ClusterState; synced: Promise<unknown> };
 }): WarmupActor {
   const { prices } = o;
   const policies = new PolicySet({ memory: o.memory, log: o.log });
+  const statuses = o.resources
+    ? new WarmupStatusWriter({
+        kube: o.kube,
+        resources: () => o.resources?.state.warmupPolicies() ?? [],
+        outcome: (pool) => controller.outcome(pool),
+        poolExists: (pool) => o.view.nodePool(pool) !== undefined,
+        clock: o.clock,
+        log: o.log,
+      })
+    : undefined;
   const controller = new WarmupController({
     client: o.kube,
     view: o.view,
@@ -68,11 +89,28 @@ export function createWarmupActor(o: {
     // has no region without a place, and the cost cap must not count the node as free).
     priceOf: priceLookup(prices, () => placesOf(o.view.nodes())),
     log: o.log,
-    onEvent: o.report,
+    onEvent: (e) => {
+      o.report(e);
+      statuses?.record(e);
+    },
   });
   const pokes = new Set<(pool: string) => void>();
   const stateTriggers = warmupTriggers(o.view);
+  if (o.resources) {
+    const { state, synced } = o.resources;
+    const apply = (): void => {
+      for (const pool of policies.fromResources(state.warmupPolicies())) for (const poke of pokes) poke(pool);
+    };
+    synced.then(
+      () => {
+        apply();
+        state.on("WarmupPolicy", apply);
+      },
+      () => undefined,
+    );
+  }
   return {
+    statuses,
     controller,
     policies,
     triggers: (poke) => {

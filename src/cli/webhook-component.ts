@@ -1,5 +1,6 @@
-// `wave webhook`: spot-placement admission, policies long-polled from core's API, the pod watch
-// the slot ledgers follow, and the leader-elected spot repair (ADR 0006) beside it.
+// `wave webhook`: spot-placement admission, policies from the SpotPolicy resources through its own
+// informer (issue 31; or, with --spot-policy-source core, long-polled from core's API), the pod
+// watch the slot ledgers follow, and the leader-elected spot repair (ADR 0006) beside it.
 // The environment it gets is the contract in deploy/helm/wave/README.md. `wave start` builds the
 // same webhook beside core in its own process (`inProcess`).
 import { hostname } from "node:os";
@@ -11,6 +12,8 @@ import { BackingVerifier, SourceLimiter } from "../webhook/backing.ts";
 import { LateAnswerRecorder } from "../webhook/late-events.ts";
 import { createSpotMetrics, type SpotMetrics } from "../webhook/metrics.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
+import { CrdPolicySource } from "../webhook/crd-policy-source.ts";
+import { SpotStatusWriter } from "../webhook/policy-status.ts";
 import { PullPolicySource, type PolicySource } from "../webhook/policy-source.ts";
 import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import { startWebhookServer } from "../webhook/server.ts";
@@ -63,7 +66,12 @@ export async function startWebhookComponent(
   const clock = opts.clock ?? realClock;
   const log = logger(config, "webhook", opts);
   const near = opts.inProcess;
-  const source = near ? { given: near.policies } : { pull: pullSettings(config) };
+  type Source = { given: PolicySource } | { pull: { url: string; viewer: string } } | { crd: true };
+  const source: Source = near
+    ? { given: near.policies }
+    : policySourceOf(config) === "core"
+      ? { pull: pullSettings(config) }
+      : { crd: true };
   const tls = near
     ? near.tls
     : tlsFiles(
@@ -79,8 +87,23 @@ export async function startWebhookComponent(
     const identity = config.podName ?? hostname();
     const ledgerNamespace = config.spotLedgerNamespace ?? config.namespace;
     let policies: PolicySource;
-    const { pull, given } = source;
-    if (pull) {
+    if ("crd" in source) {
+      // The cluster's SpotPolicies, through this replica's own informer: no decision waits on
+      // core, and with core stopped the webhook keeps deciding from what it holds.
+      const crds = new CrdPolicySource({
+        kube,
+        clock,
+        logger: log,
+        onChange: () => metrics.policyUpdates.inc({ delivery: "watch", outcome: "changed" }),
+      });
+      if (!(await crds.start()))
+        log.warn(
+          "SpotPolicies not listed yet (is the wave-crds chart installed?); admitting pods unchanged until they are",
+        );
+      life.closers.push(() => crds.stop());
+      policies = crds;
+    } else if ("pull" in source) {
+      const { pull } = source;
       const pulled = PullPolicySource.fromUrl(pull.url, {
         clock,
         logger: log,
@@ -94,7 +117,7 @@ export async function startWebhookComponent(
         log.warn("no spot policies yet; admitting pods unchanged", { url: pull.url });
       life.closers.push(() => pulled.stop());
       policies = pulled;
-    } else policies = given;
+    } else policies = source.given;
     // The ledgers follow pods through this watch; until its first list, admissions list instead.
     const pods = new PodCache({ kube, clock, logger: log }).start();
     life.closers.push(() => pods.stop());
@@ -135,8 +158,21 @@ export async function startWebhookComponent(
         log,
       });
       const stop = new AbortController();
+      // With the SpotPolicy resources as the source, the repair's leader writes their status.
+      const statuses =
+        policies instanceof CrdPolicySource
+          ? new SpotStatusWriter({
+              kube,
+              index: policies.index,
+              seen: () => repair.status(),
+              clock,
+              logger: log,
+            })
+          : undefined;
       const running = elector
-        .run(stop.signal, (leading) => repair.run(leading))
+        .run(stop.signal, async (leading) => {
+          await Promise.all([repair.run(leading), statuses?.run(leading)]);
+        })
         .catch((err: unknown) => {
           log.error("spot repair stopped", { err });
         });
@@ -187,6 +223,11 @@ export async function startWebhookComponent(
       stop: life.stop,
     };
   });
+}
+
+/** Where `wave webhook` reads its spot policies: as configured, else core when given its URL. */
+export function policySourceOf(config: WaveConfig): "crd" | "core" {
+  return config.spotPolicySource ?? (config.spotPoliciesUrl === undefined ? "crd" : "core");
 }
 
 /** Where `wave webhook` pulls its spot policies from, and the token it reads them with. */

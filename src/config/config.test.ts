@@ -138,3 +138,68 @@ describe("parseConfig", () => {
     );
   });
 });
+
+describe("console identity settings (docs/auth.md)", () => {
+  const roles = file(
+    "roles.yaml",
+    'clusters:\n  "*":\n    admin: [ops]\n    viewer: [dev]\n    namespaceEditors:\n      - group: team-a\n        namespaces: [a, b]\n',
+  );
+  const oidcEnv = {
+    WAVE_OIDC_ISSUER_URL: "https://idp.example.com/realms/wave",
+    WAVE_OIDC_CLIENT_ID: "wave",
+    WAVE_OIDC_REDIRECT_URL: "https://wave.example.com/auth/callback",
+    WAVE_AUTH_ROLES: roles,
+  };
+
+  it("parses OIDC, the role mapping and the client secret from its file", () => {
+    const secret = file("secret", "s3cret-from-a-file\n");
+    const { config } = parseConfig([], { ...oidcEnv, WAVE_OIDC_CLIENT_SECRET_FILE: secret });
+    assert.equal(config.oidcClientSecret, "s3cret-from-a-file");
+    assert.deepEqual(config.oidcScopes, ["openid", "profile", "email"]);
+    assert.equal(config.oidcGroupsClaim, "groups");
+    assert.equal(config.sessionTtlMs, 8 * 3_600_000);
+    assert.deepEqual(config.authRoles?.clusters["*"]?.namespaceEditors, [
+      { group: "team-a", namespaces: ["a", "b"] },
+    ]);
+    const inline = parseConfig(
+      ["--config", file("wave.yaml", "authRoles:\n  clusters:\n    prod:\n      admin: [sre]\n")],
+      { ...oidcEnv, WAVE_AUTH_ROLES: "" },
+    );
+    assert.deepEqual(inline.config.authRoles?.clusters.prod?.admin, ["sre"]);
+  });
+
+  it("refuses settings that do not hang together, in one line", () => {
+    const bad: [Record<string, string>, RegExp][] = [
+      [{ ...oidcEnv, WAVE_OIDC_CLIENT_ID: "" }, /--oidc-client-id .* is required/],
+      [{ ...oidcEnv, WAVE_OIDC_REDIRECT_URL: "" }, /--oidc-redirect-url .* is required/],
+      [{ ...oidcEnv, WAVE_AUTH_ROLES: "" }, /needs --auth-roles/],
+      [{ WAVE_OIDC_CLIENT_ID: "wave" }, /--oidc-issuer-url .* is required/],
+      [{ ...oidcEnv, WAVE_OIDC_SCOPES: "email,openid" }, /must begin with "openid"/],
+      [{ ...oidcEnv, WAVE_OIDC_ISSUER_URL: "idp.example.com" }, /expected an http\(s\) URL/],
+      [{ WAVE_AUTH_PROXY_TRUSTED: "10.0.0.0/8" }, /needs --auth-roles/],
+      [{ WAVE_AUTH_PROXY_TRUSTED: "10.0.0.0/33", WAVE_AUTH_ROLES: roles }, /IP addresses or CIDRs/],
+      [{ WAVE_AUTH_PROXY_SECRET: "short", WAVE_AUTH_ROLES: roles }, /at least 16 characters/],
+      [
+        { ...oidcEnv, WAVE_AUTH_ROLES: file("r1.yaml", "clusters:\n  x:\n    owner: [a]\n") },
+        /unknown key "owner"/,
+      ],
+      [
+        {
+          ...oidcEnv,
+          WAVE_AUTH_ROLES: file("r2.yaml", "clusters:\n  x:\n    namespaceEditors: [{ group: g }]\n"),
+        },
+        /namespaceEditors\[0\]\.namespaces: expected a non-empty list/,
+      ],
+      [
+        { ...oidcEnv, WAVE_OIDC_CLIENT_SECRET_FILE: join(tmp, "missing") },
+        /OIDC client secret file .*: cannot read it/,
+      ],
+    ];
+    for (const [env, re] of bad)
+      assert.throws(
+        () => parseConfig([], env),
+        (err: unknown) => err instanceof ConfigError && re.test(err.message) && !err.message.includes("\n"),
+        JSON.stringify(env),
+      );
+  });
+});

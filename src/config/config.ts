@@ -53,6 +53,12 @@ export interface WaveConfig {
   grpcTlsDir: string | undefined;
   /** Where `wave webhook` pulls its SpotPolicySet (core's API, read with the viewer token). */
   spotPoliciesUrl: string | undefined;
+  /**
+   * Where `wave webhook` reads its spot policies: "crd" — the SpotPolicy resources, through its
+   * own informer (issue 31); "core" — pulled from `spotPoliciesUrl`. Unset: core when a URL is
+   * given, else the CRDs.
+   */
+  spotPolicySource: "crd" | "core" | undefined;
   /** The webhook's serving certificate directory (tls.crt, tls.key). */
   webhookTlsDir: string | undefined;
   /** What the webhook does when no spot decision can be made in time. */
@@ -103,6 +109,44 @@ export interface WaveConfig {
   spotPreferFallbackMs: number;
   /** `wave start` on a cluster: register its webhook (a MutatingWebhookConfiguration) while it runs. */
   registerWebhook: boolean;
+  // ---- console identity (docs/auth.md): OIDC sign-in, auth proxy, group → role per cluster ----
+  /** The OpenID provider's issuer URL; set → "Sign in with <provider>" in the console. */
+  oidcIssuerUrl: string | undefined;
+  oidcClientId: string | undefined;
+  /** The client secret (env or file only in deployments; unset → a public client with PKCE). */
+  oidcClientSecret: string | undefined;
+  /** A file holding the client secret (the chart mounts its existingSecret there). */
+  oidcClientSecretFile: string | undefined;
+  /** Where the provider sends the browser back: https://wave.example.com/auth/callback. */
+  oidcRedirectUrl: string | undefined;
+  oidcScopes: readonly string[];
+  /** The ID token / access token claim holding the user's groups. */
+  oidcGroupsClaim: string;
+  /** The audience a bearer token must carry to be accepted on the API; unset → the client id. */
+  oidcAudience: string | undefined;
+  /** The provider's name on the sign-in button; unset → the issuer's host. */
+  oidcProviderName: string | undefined;
+  /** How long a console sign-in lasts. */
+  sessionTtlMs: number;
+  /** Group → role per cluster (a YAML/JSON file, or the mapping itself in the config file). */
+  authRoles: RoleMapping | undefined;
+  /** Auth-proxy mode: addresses/CIDRs whose X-Forwarded-User / X-Auth-Request-User headers are trusted. */
+  authProxyTrusted: readonly string[];
+  /** Auth-proxy mode: a shared secret the proxy sends in X-Wave-Proxy-Secret (any address). */
+  authProxySecret: string | undefined;
+  authProxySecretFile: string | undefined;
+}
+
+/** One cluster's group → role rules ("*": every cluster without its own entry). */
+export interface ClusterRoles {
+  admin: readonly string[];
+  viewer: readonly string[];
+  namespaceEditors: readonly { group: string; namespaces: readonly string[] }[];
+}
+
+/** Read by src/api/roles.ts (roleInCluster), which declares the same shape (config imports nothing). */
+export interface RoleMapping {
+  clusters: Readonly<Record<string, ClusterRoles>>;
 }
 
 /** Where state goes without --data-dir (the simulated cluster's history is fresh each run there). */
@@ -133,6 +177,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   metricsPort: 9090,
   grpcTlsDir: undefined,
   spotPoliciesUrl: undefined,
+  spotPolicySource: undefined,
   webhookTlsDir: undefined,
   webhookFallback: "unchanged",
   webhookDeadlineMs: 1000,
@@ -154,6 +199,20 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   spotLedgerNamespace: undefined,
   spotPreferFallbackMs: 90_000,
   registerWebhook: false,
+  oidcIssuerUrl: undefined,
+  oidcClientId: undefined,
+  oidcClientSecret: undefined,
+  oidcClientSecretFile: undefined,
+  oidcRedirectUrl: undefined,
+  oidcScopes: Object.freeze(["openid", "profile", "email"]),
+  oidcGroupsClaim: "groups",
+  oidcAudience: undefined,
+  oidcProviderName: undefined,
+  sessionTtlMs: 8 * 3_600_000,
+  authRoles: undefined,
+  authProxyTrusted: Object.freeze([]),
+  authProxySecret: undefined,
+  authProxySecretFile: undefined,
 });
 
 type Key = keyof WaveConfig;
@@ -166,9 +225,14 @@ type Kind =
   | "fallback"
   | "deadline"
   | "pricingSource"
+  | "policySource"
   | "regions"
   | "duration"
-  | "ms";
+  | "ms"
+  | "url"
+  | "list"
+  | "cidrs"
+  | "roles";
 
 /** One table drives flags, env names, file keys and validation, so they cannot drift apart. */
 const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string }> = {
@@ -255,6 +319,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     flag: "spot-policies-url",
     env: "WAVE_SPOT_POLICIES_URL",
     help: "URL the webhook pulls spot policies from",
+  },
+  spotPolicySource: {
+    kind: "policySource",
+    flag: "spot-policy-source",
+    env: "WAVE_SPOT_POLICY_SOURCE",
+    help: "crd|core: where the webhook reads spot policies",
   },
   webhookTlsDir: {
     kind: "string",
@@ -377,6 +447,90 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     env: "WAVE_REGISTER_WEBHOOK",
     help: "wave start: register the webhook with the cluster",
   },
+  oidcIssuerUrl: {
+    kind: "url",
+    flag: "oidc-issuer-url",
+    env: "WAVE_OIDC_ISSUER_URL",
+    help: "OpenID provider issuer URL (console sign-in)",
+  },
+  oidcClientId: {
+    kind: "string",
+    flag: "oidc-client-id",
+    env: "WAVE_OIDC_CLIENT_ID",
+    help: "OIDC client id",
+  },
+  oidcClientSecret: {
+    kind: "string",
+    flag: "oidc-client-secret",
+    env: "WAVE_OIDC_CLIENT_SECRET",
+    help: "OIDC client secret (prefer the env or a file)",
+  },
+  oidcClientSecretFile: {
+    kind: "string",
+    flag: "oidc-client-secret-file",
+    env: "WAVE_OIDC_CLIENT_SECRET_FILE",
+    help: "file holding the OIDC client secret",
+  },
+  oidcRedirectUrl: {
+    kind: "url",
+    flag: "oidc-redirect-url",
+    env: "WAVE_OIDC_REDIRECT_URL",
+    help: "OIDC redirect URL (https://HOST/auth/callback)",
+  },
+  oidcScopes: {
+    kind: "list",
+    flag: "oidc-scopes",
+    env: "WAVE_OIDC_SCOPES",
+    help: "OIDC scopes, comma-separated (openid first)",
+  },
+  oidcGroupsClaim: {
+    kind: "string",
+    flag: "oidc-groups-claim",
+    env: "WAVE_OIDC_GROUPS_CLAIM",
+    help: "claim holding the user's groups",
+  },
+  oidcAudience: {
+    kind: "string",
+    flag: "oidc-audience",
+    env: "WAVE_OIDC_AUDIENCE",
+    help: "audience API bearer tokens must carry (default: client id)",
+  },
+  oidcProviderName: {
+    kind: "string",
+    flag: "oidc-provider-name",
+    env: "WAVE_OIDC_PROVIDER_NAME",
+    help: 'name on the "Sign in with" button',
+  },
+  sessionTtlMs: {
+    kind: "duration",
+    flag: "session-ttl",
+    env: "WAVE_SESSION_TTL",
+    help: "console sign-in lifetime (5m-7d, e.g. 8h)",
+  },
+  authRoles: {
+    kind: "roles",
+    flag: "auth-roles",
+    env: "WAVE_AUTH_ROLES",
+    help: "YAML file: group → role per cluster",
+  },
+  authProxyTrusted: {
+    kind: "cidrs",
+    flag: "auth-proxy-trusted",
+    env: "WAVE_AUTH_PROXY_TRUSTED",
+    help: "auth proxy addresses/CIDRs whose user headers are trusted",
+  },
+  authProxySecret: {
+    kind: "string",
+    flag: "auth-proxy-secret",
+    env: "WAVE_AUTH_PROXY_SECRET",
+    help: "shared secret the auth proxy sends (X-Wave-Proxy-Secret)",
+  },
+  authProxySecretFile: {
+    kind: "string",
+    flag: "auth-proxy-secret-file",
+    env: "WAVE_AUTH_PROXY_SECRET_FILE",
+    help: "file holding the auth proxy's shared secret",
+  },
 };
 
 const DURATION = /^(\d+)(s|m|h|d)$/;
@@ -437,6 +591,9 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
         throw new ConfigError(`${where}: expected milliseconds 50-2500, got ${JSON.stringify(raw)}`);
       return n;
     }
+    case "policySource":
+      if (raw === "crd" || raw === "core") return raw;
+      throw new ConfigError(`${where}: expected crd or core, got ${JSON.stringify(raw)}`);
     case "pricingSource":
       if (raw === "auto" || raw === "aws" || raw === "static") return raw;
       throw new ConfigError(`${where}: expected auto, aws or static, got ${JSON.stringify(raw)}`);
@@ -472,6 +629,40 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
         throw new ConfigError(`${where}: expected milliseconds 100-86400000, got ${JSON.stringify(raw)}`);
       return n;
     }
+    case "url": {
+      let u: URL | undefined;
+      try {
+        u = typeof raw === "string" ? new URL(raw) : undefined;
+      } catch {
+        u = undefined;
+      }
+      if (!u || (u.protocol !== "https:" && u.protocol !== "http:"))
+        throw new ConfigError(`${where}: expected an http(s) URL, got ${JSON.stringify(raw)}`);
+      return u.href;
+    }
+    case "list":
+    case "cidrs": {
+      const list = Array.isArray(raw)
+        ? (raw as unknown[])
+        : typeof raw === "string"
+          ? raw
+              .split(",")
+              .map((x) => x.trim())
+              .filter((x) => x !== "")
+          : undefined;
+      const bad = list?.find((x) => typeof x !== "string" || x === "" || /\s/.test(x));
+      if (!list || bad !== undefined)
+        throw new ConfigError(`${where}: expected a comma-separated list, got ${JSON.stringify(bad ?? raw)}`);
+      if (f.kind === "cidrs")
+        for (const c of list as string[])
+          if (!isCidr(c))
+            throw new ConfigError(
+              `${where}: expected IP addresses or CIDRs like 10.0.0.0/8, got ${JSON.stringify(c)}`,
+            );
+      return Object.freeze([...new Set(list as string[])]);
+    }
+    case "roles":
+      return parseRoleMapping(typeof raw === "string" ? readYaml(raw, "auth roles file") : raw, where);
     case "port": {
       const n =
         typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
@@ -480,6 +671,87 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
       return n;
     }
   }
+}
+
+function isCidr(c: string): boolean {
+  const [addr, bits, extra] = c.split("/");
+  if (extra !== undefined || addr === undefined) return false;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(addr);
+  const max = v4 ? 32 : /^[0-9a-f:]+$/i.test(addr) && addr.includes(":") ? 128 : -1;
+  if (max < 0 || (v4 && v4.slice(1).some((o) => Number(o) > 255))) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+}
+
+function readYaml(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(
+      `${what} ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
+  }
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(
+      `${what} ${path}: not valid YAML/JSON (${(err as Error).message.split("\n")[0] ?? ""})`,
+    );
+  }
+}
+
+const GROUP_LIST = (v: unknown, where: string): string[] => {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || v.some((g) => typeof g !== "string" || g === ""))
+    throw new ConfigError(`${where}: expected a list of group names`);
+  return v as string[];
+};
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * The group → role mapping (docs/auth.md):
+ * `clusters: { "*": { admin: [g], viewer: [g], namespaceEditors: [{ group, namespaces: [ns] }] }, prod: {…} }`.
+ * A cluster with its own entry uses only that entry; the others use "*".
+ */
+export function parseRoleMapping(doc: unknown, where = "auth roles"): RoleMapping {
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+    throw new ConfigError(`${where}: expected a mapping with "clusters"`);
+  const extra = Object.keys(doc).filter((k) => k !== "clusters");
+  if (extra.length > 0) throw new ConfigError(`${where}: unknown key "${extra[0]}"`);
+  const clusters = (doc as { clusters?: unknown }).clusters;
+  if (typeof clusters !== "object" || clusters === null || Array.isArray(clusters))
+    throw new ConfigError(`${where}: "clusters" must map cluster ids (or "*") to roles`);
+  const out: Record<string, ClusterRoles> = {};
+  for (const [id, rules] of Object.entries(clusters)) {
+    const at = `${where}: clusters.${id}`;
+    if (typeof rules !== "object" || rules === null || Array.isArray(rules))
+      throw new ConfigError(`${at}: expected admin, viewer and/or namespaceEditors`);
+    const r = rules as Record<string, unknown>;
+    const unknown = Object.keys(r).find((k) => !["admin", "viewer", "namespaceEditors"].includes(k));
+    if (unknown !== undefined) throw new ConfigError(`${at}: unknown key "${unknown}"`);
+    const editors = r.namespaceEditors ?? [];
+    if (!Array.isArray(editors)) throw new ConfigError(`${at}.namespaceEditors: expected a list`);
+    out[id] = Object.freeze({
+      admin: Object.freeze(GROUP_LIST(r.admin, `${at}.admin`)),
+      viewer: Object.freeze(GROUP_LIST(r.viewer, `${at}.viewer`)),
+      namespaceEditors: Object.freeze(
+        editors.map((e: unknown, i) => {
+          const ea = `${at}.namespaceEditors[${i}]`;
+          const g = (e as { group?: unknown } | null)?.group;
+          const ns = (e as { namespaces?: unknown } | null)?.namespaces;
+          if (typeof g !== "string" || g === "") throw new ConfigError(`${ea}.group: expected a group name`);
+          if (
+            !Array.isArray(ns) ||
+            ns.length === 0 ||
+            ns.some((n) => typeof n !== "string" || !NAMESPACE.test(n))
+          )
+            throw new ConfigError(`${ea}.namespaces: expected a non-empty list of namespace names`);
+          return Object.freeze({ group: g, namespaces: Object.freeze([...(ns as string[])]) });
+        }),
+      ),
+    });
+  }
+  return Object.freeze({ clusters: Object.freeze(out) });
 }
 
 function readFile(path: string): Record<string, unknown> {
@@ -519,6 +791,47 @@ export function serverToken(token: string, what: string): string {
   if (token.length < MIN_TOKEN_LENGTH || /\s/.test(token))
     throw new ConfigError(`${what}: must be at least ${MIN_TOKEN_LENGTH} characters without spaces`);
   return token;
+}
+
+function secretFile(path: string, what: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8").trim();
+  } catch (err) {
+    throw new ConfigError(
+      `${what} file ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
+  }
+  if (text === "") throw new ConfigError(`${what} file ${path}: empty`);
+  return text;
+}
+
+/** The console identity settings hang together (docs/auth.md); secrets read from their files here. */
+function checkIdentity(c: Record<string, unknown>): void {
+  const cfg = c as unknown as WaveConfig;
+  if (cfg.oidcClientSecretFile !== undefined)
+    c.oidcClientSecret = secretFile(cfg.oidcClientSecretFile, "OIDC client secret");
+  if (cfg.authProxySecretFile !== undefined)
+    c.authProxySecret = secretFile(cfg.authProxySecretFile, "auth proxy secret");
+  if (cfg.oidcIssuerUrl !== undefined) {
+    if (cfg.oidcClientId === undefined)
+      throw new ConfigError("OIDC: --oidc-client-id (WAVE_OIDC_CLIENT_ID) is required with an issuer URL");
+    if (cfg.oidcRedirectUrl === undefined)
+      throw new ConfigError(
+        "OIDC: --oidc-redirect-url (WAVE_OIDC_REDIRECT_URL) is required with an issuer URL, e.g. https://wave.example.com/auth/callback",
+      );
+    if (cfg.oidcScopes[0] !== "openid") throw new ConfigError('OIDC: the scopes must begin with "openid"');
+  } else if (cfg.oidcClientId !== undefined || cfg.oidcRedirectUrl !== undefined)
+    throw new ConfigError(
+      "OIDC: --oidc-issuer-url (WAVE_OIDC_ISSUER_URL) is required with a client id or redirect URL",
+    );
+  const proxy = cfg.authProxyTrusted.length > 0 || cfg.authProxySecret !== undefined;
+  if (proxy && cfg.authProxySecret !== undefined && cfg.authProxySecret.length < MIN_TOKEN_LENGTH)
+    throw new ConfigError(`auth proxy secret: must be at least ${MIN_TOKEN_LENGTH} characters`);
+  if ((cfg.oidcIssuerUrl !== undefined || proxy) && cfg.authRoles === undefined)
+    throw new ConfigError(
+      "console sign-in (OIDC or auth proxy) needs --auth-roles (WAVE_AUTH_ROLES): which groups are viewers, namespace editors and admins",
+    );
 }
 
 export interface ParsedArgs {
@@ -617,6 +930,7 @@ export function parseConfig(
     throw new ConfigError("admin and viewer tokens must differ");
   if (config.agentIdentity.length > 253 || /[\s,]/.test(config.agentIdentity))
     throw new ConfigError("agent identity: expected one certificate CN or SAN (no spaces or commas)");
+  checkIdentity(out);
   const flags: ParsedArgs["flags"] = {};
   for (const k of Object.keys(extra)) flags[k] = values[k];
   return { config: Object.freeze(config), positionals: parsed.positionals, flags, given };

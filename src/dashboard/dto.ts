@@ -601,8 +601,60 @@ export const ThrashingFixesSchema = Obj({
 export type ThrashingFixesDto = Static<typeof ThrashingFixesSchema>;
 
 /** GET /whoami. */
-export const WhoAmISchema = Obj({ role: Lit(["viewer", "admin"] as const) });
+export const WhoAmISchema = Obj({
+  role: Lit(["viewer", "namespace-editor", "admin"] as const),
+  /** "token:viewer", "token:admin", an OIDC subject (email when the provider gives one), a proxy user. */
+  subject: Str,
+  groups: Type.Array(Str),
+  /** namespace-editor: the namespaces whose spot policies the caller may change. */
+  namespaces: Type.Optional(Type.Array(Str)),
+  source: Lit(["token", "oidc", "proxy"] as const),
+});
 export type WhoAmIDto = Static<typeof WhoAmISchema>;
+
+/** GET /auth/info (public): how one signs in to this core's console. */
+export interface AuthInfoDto {
+  /** OIDC configured: the button "Sign in with <provider>" goes to loginPath. */
+  oidc: { provider: string; loginPath: string } | null;
+  /** An auth proxy in front of core signs users in. */
+  proxy: boolean;
+}
+
+/** One change made through Wave (GET /api/v1/clusters/{id}/audit). */
+export interface AuditEntryDto {
+  id: number;
+  /** epoch ms */
+  at: number;
+  subject: string;
+  groups: string[];
+  /** How the caller signed in: token, oidc or proxy. */
+  source: string;
+  /** ui, api or cli */
+  via: string;
+  address: string;
+  action: string;
+  object: string;
+  /** JSON summaries; null: the object did not exist before / no longer exists. */
+  before: string | null;
+  after: string | null;
+}
+
+/** A policy CR version another field manager wrote (a change made outside Wave). */
+export interface ForeignChangeDto {
+  at: number;
+  kind: string;
+  name: string;
+  /** kubectl, argocd-controller, kustomize-controller, … */
+  manager: string;
+  deleted: boolean;
+  spec: string | null;
+}
+
+export interface AuditListDto {
+  entries: AuditEntryDto[];
+  /** Changes made elsewhere, by their field manager. */
+  elsewhere: ForeignChangeDto[];
+}
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
 /**

@@ -15,6 +15,16 @@ import type {
   StatefulSet,
 } from "../objects/kube.ts";
 import type { EC2NodeClass, KWOKNodeClass, NodeClaim, NodePool } from "../objects/karpenter.ts";
+import {
+  POLICY_GROUP,
+  POLICY_VERSION,
+  SPOT_POLICY_KIND,
+  SPOT_POLICY_PLURAL,
+  WARMUP_POLICY_KIND,
+  WARMUP_POLICY_PLURAL,
+  type SpotPolicyResource,
+  type WarmupPolicyResource,
+} from "../objects/policy-crds.ts";
 
 export interface ResourceKind {
   group: string; // "" for the core group
@@ -90,6 +100,21 @@ export const KINDS = {
     namespaced: false,
   },
   Lease: { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true },
+  // Wave's own policy resources (issue 31; the CRDs in deploy/helm/wave-crds).
+  SpotPolicy: {
+    group: POLICY_GROUP,
+    version: POLICY_VERSION,
+    kind: SPOT_POLICY_KIND,
+    plural: SPOT_POLICY_PLURAL,
+    namespaced: true,
+  },
+  WarmupPolicy: {
+    group: POLICY_GROUP,
+    version: POLICY_VERSION,
+    kind: WARMUP_POLICY_KIND,
+    plural: WARMUP_POLICY_PLURAL,
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceKind>;
 
 export type KindName = keyof typeof KINDS;
@@ -113,6 +138,8 @@ export interface KindTypes {
   MutatingWebhookConfiguration: MutatingWebhookConfiguration;
   Lease: Lease;
   ConfigMap: ConfigMap;
+  SpotPolicy: SpotPolicyResource;
+  WarmupPolicy: WarmupPolicyResource;
 }
 
 export function apiVersionOf(kind: ResourceKind): string {

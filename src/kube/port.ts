@@ -46,6 +46,11 @@ export interface PatchOptions {
   fieldManager?: string;
   force?: boolean;
   dryRun?: boolean;
+  /**
+   * "status": the object's status subresource (…/status). Only `status` of the patch counts;
+   * spec and metadata stay as they are, so a status writer never bumps metadata.generation.
+   */
+  subresource?: "status";
 }
 
 export interface WriteOptions {

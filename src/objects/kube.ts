@@ -24,6 +24,23 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
+  /** Server-side apply's record of which manager owns which field (fieldsType FieldsV1). */
+  managedFields?: ManagedFieldsEntry[];
+}
+
+/** A nested set of field paths, as the apiserver writes it: {"f:spec":{"f:threshold":{}}}. */
+export interface FieldsV1 {
+  [key: string]: FieldsV1;
+}
+
+export interface ManagedFieldsEntry {
+  manager: string;
+  operation: "Apply" | "Update";
+  apiVersion?: string;
+  time?: string;
+  fieldsType?: "FieldsV1";
+  fieldsV1?: FieldsV1;
+  subresource?: string;
 }
 
 export interface KubeObject {
@@ -257,4 +274,6 @@ export interface Status {
   reason?: string;
   code?: number;
   metadata?: { resourceVersion?: string };
+  /** Server-side apply conflicts: one cause per field, type FieldManagerConflict. */
+  details?: { name?: string; kind?: string; causes?: { type?: string; message?: string; field?: string }[] };
 }

@@ -1,5 +1,6 @@
 // The cluster state: one in-memory model of Nodes, NodeClaims, NodePools, Pods and DaemonSets
-// (the analogue of Karpenter's state.Cluster). The informer layer writes it through `apply`;
+// (the analogue of Karpenter's state.Cluster), plus Wave's policy resources (SpotPolicy,
+// WarmupPolicy: issue 31), kept as they are for the readers that turn them into policies. The informer layer writes it through `apply`;
 // everyone else reads. Every write is O(size of the object): indexes keep per-node requests,
 // pool membership, providerID links and pending pods current, so nothing scans all objects.
 import type { KindTypes } from "../kube/kinds.ts";
@@ -26,8 +27,17 @@ import {
   type Resources,
 } from "../karpenter/resources.ts";
 import type { CapacityType, NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
-export const STATE_KINDS = ["Node", "NodeClaim", "NodePool", "Pod", "DaemonSet"] as const;
+export const STATE_KINDS = [
+  "Node",
+  "NodeClaim",
+  "NodePool",
+  "Pod",
+  "DaemonSet",
+  "SpotPolicy",
+  "WarmupPolicy",
+] as const;
 export type StateKind = (typeof STATE_KINDS)[number];
 export type ApplyType = "add" | "update" | "delete";
 
@@ -151,7 +161,7 @@ export function stateKey(kind: StateKind, obj: { metadata: { name?: string; name
 function keyOf(kind: StateKind, obj: { metadata: { name?: string; namespace?: string } }): string {
   const name = obj.metadata.name;
   if (!name) throw new Error(`${kind} without metadata.name cannot be stored`);
-  if (kind === "Pod" || kind === "DaemonSet") {
+  if (kind === "Pod" || kind === "DaemonSet" || kind === "SpotPolicy") {
     const ns = obj.metadata.namespace;
     if (!ns) throw new Error(`${kind} ${name} without metadata.namespace cannot be stored`);
     return `${ns}/${name}`;
@@ -213,6 +223,8 @@ function queueIndex(): Record<StateKind, Map<string, number>> {
     NodePool: new Map(),
     Pod: new Map(),
     DaemonSet: new Map(),
+    SpotPolicy: new Map(),
+    WarmupPolicy: new Map(),
   };
 }
 
@@ -222,6 +234,8 @@ export class ClusterState {
   readonly #nodePools = new Map<string, NodePool>();
   readonly #pods = new Map<string, PodEntry>();
   readonly #daemonSets = new Map<string, DaemonSetInfo>();
+  readonly #spotPolicies = new Map<string, SpotPolicyResource>();
+  readonly #warmupPolicies = new Map<string, WarmupPolicyResource>();
 
   readonly #nodeAgg = new Map<string, NodeAgg>();
   readonly #pending = new Set<string>();
@@ -431,6 +445,20 @@ export class ClusterState {
   daemonSets(): DaemonSetInfo[] {
     return Array.from(this.#daemonSets.values(), (d) => ({ ...d, requests: { ...d.requests } }));
   }
+  spotPolicy(namespace: string, name: string): SpotPolicyResource | undefined {
+    return this.#spotPolicies.get(`${namespace}/${name}`);
+  }
+  /** Every SpotPolicy, or those of one namespace. */
+  spotPolicies(namespace?: string): SpotPolicyResource[] {
+    const all = [...this.#spotPolicies.values()];
+    return namespace === undefined ? all : all.filter((p) => p.metadata.namespace === namespace);
+  }
+  warmupPolicy(name: string): WarmupPolicyResource | undefined {
+    return this.#warmupPolicies.get(name);
+  }
+  warmupPolicies(): WarmupPolicyResource[] {
+    return [...this.#warmupPolicies.values()];
+  }
 
   counts(): { nodes: number; nodeClaims: number; nodePools: number; pods: number; pendingPods: number } {
     return {
@@ -614,6 +642,10 @@ export class ClusterState {
         return this.#pods.get(key)?.pod as KindTypes[K] | undefined;
       case "DaemonSet":
         return this.#daemonSets.get(key)?.daemonSet as KindTypes[K] | undefined;
+      case "SpotPolicy":
+        return this.#spotPolicies.get(key) as KindTypes[K] | undefined;
+      case "WarmupPolicy":
+        return this.#warmupPolicies.get(key) as KindTypes[K] | undefined;
     }
     throw new Error(`cluster state does not track kind ${String(kind)}`);
   }
@@ -630,6 +662,10 @@ export class ClusterState {
         return this.#pods.size;
       case "DaemonSet":
         return this.#daemonSets.size;
+      case "SpotPolicy":
+        return this.#spotPolicies.size;
+      case "WarmupPolicy":
+        return this.#warmupPolicies.size;
     }
   }
 
@@ -645,6 +681,10 @@ export class ClusterState {
         return this.#pods.keys();
       case "DaemonSet":
         return this.#daemonSets.keys();
+      case "SpotPolicy":
+        return this.#spotPolicies.keys();
+      case "WarmupPolicy":
+        return this.#warmupPolicies.keys();
     }
   }
 
@@ -673,6 +713,12 @@ export class ClusterState {
         });
         return;
       }
+      case "SpotPolicy":
+        this.#spotPolicies.set(key, obj as SpotPolicyResource);
+        return;
+      case "WarmupPolicy":
+        this.#warmupPolicies.set(key, obj as WarmupPolicyResource);
+        return;
     }
   }
 
@@ -697,6 +743,12 @@ export class ClusterState {
         return;
       case "DaemonSet":
         this.#daemonSets.delete(key);
+        return;
+      case "SpotPolicy":
+        this.#spotPolicies.delete(key);
+        return;
+      case "WarmupPolicy":
+        this.#warmupPolicies.delete(key);
         return;
     }
   }

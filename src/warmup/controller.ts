@@ -60,6 +60,15 @@ export interface ReconcileResult {
   requeueAfter: number;
 }
 
+/** What a pool's last pass found (a WarmupPolicy's status: src/warmup/policy-status.ts). */
+export interface PoolOutcome {
+  state: "idle" | "warming" | "warm" | "blocked" | "disabled";
+  /** Why no warmup could start (admission's refusal, or the NodePool missing). */
+  blocker?: string;
+  /** Warm nodes held for the pool now. */
+  warmNodes: number;
+}
+
 export interface WarmupControllerOptions {
   client: KubeClient;
   view: WarmupView;
@@ -123,6 +132,12 @@ export class WarmupController {
   readonly #ends = new Map<string, End[]>();
   readonly #poolOfCache = new WeakMap<Pod, { pools: readonly NodePool[]; pool: string | undefined }>();
   #priorityClassReady = false;
+  readonly #outcomes = new Map<string, PoolOutcome>();
+
+  /** What the pool's last pass found (undefined before its first). */
+  outcome(pool: string): PoolOutcome | undefined {
+    return this.#outcomes.get(pool);
+  }
 
   get #podNamespace(): string {
     return this.#o.podNamespace;
@@ -334,6 +349,7 @@ export class WarmupController {
 
     // 5. Detection and admission of a new warmup.
     let retryAfter: number | undefined;
+    let blocker: string | undefined;
     if (poolObj !== undefined && policy?.enabled === true) {
       // Warmup pods as they are now (the consistent list, minus those ended above), not as
       // the possibly stale state has them.
@@ -386,6 +402,9 @@ export class WarmupController {
           active = true;
         } else {
           log.debug("warmup not admitted", { pool, reason: admission.reason, detail: admission.detail });
+          // In flight and cooldown are the normal rhythm, not a blocker.
+          if (admission.reason !== "in-flight" && admission.reason !== "cooldown")
+            blocker = `${admission.reason}: ${admission.detail}`;
           retryAfter = admission.retryAfterMs;
         }
       } else
@@ -398,6 +417,20 @@ export class WarmupController {
             : {}),
         });
     } else if (poolObj !== undefined) log.debug("warmup off for the pool", { pool });
+    const warming = live.some((p) => p.spec.nodeName === undefined || p.spec.nodeName === "");
+    this.#outcomes.set(
+      pool,
+      poolObj === undefined
+        ? { state: "blocked", blocker: `NodePool ${pool} not found`, warmNodes: liveNodes.size }
+        : policy?.enabled !== true
+          ? { state: "disabled", warmNodes: liveNodes.size }
+          : blocker !== undefined
+            ? { state: "blocked", blocker, warmNodes: liveNodes.size }
+            : {
+                state: warming ? "warming" : liveNodes.size > 0 ? "warm" : "idle",
+                warmNodes: liveNodes.size,
+              },
+    );
 
     let requeue = active ? this.#o.activeRequeueMs : this.#o.idleRequeueMs;
     for (const t of wake) requeue = Math.min(requeue, t - now);

@@ -1,10 +1,14 @@
-// The warmup policies of the controller that runs beside a cluster's agent (ADR 0014): the set
-// core last sent over the agent stream, remembered in a ConfigMap so an agent that restarts (or a
-// standby that takes the Lease) while core is away still acts on them.
+// The warmup policies of the controller that runs beside a cluster's agent (ADR 0014): the
+// WarmupPolicy resources of the cluster once the agent's informer has listed them (issue 31), and
+// until then — or on a cluster without the CRD — the set core last sent over the agent stream.
+// Either way remembered in a ConfigMap, so an agent that restarts (or a standby that takes the
+// Lease) while the apiserver or core is away still acts on the last known good set.
 import type { KubeClient } from "../kube/port.ts";
 import { isConflict, isNotFound } from "../kube/port.ts";
 import type { Logger } from "../shared/log.ts";
+import type { WarmupPolicyResource } from "../objects/policy-crds.ts";
 import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "./policy.ts";
+import { warmupPoliciesFromResources } from "./policy-crd.ts";
 
 /** Where the last set is remembered between processes. */
 export interface PolicyMemory {
@@ -85,6 +89,8 @@ export class PolicySet {
   readonly #log: Logger;
   #policies = new Map<string, WarmupPolicy>();
   #saving: Promise<void> = Promise.resolve();
+  /** The WarmupPolicy resources decide (their informer listed them): core's set is ignored. */
+  #fromResources = false;
 
   constructor(o: { memory: PolicyMemory; log: Logger }) {
     this.#memory = o.memory;
@@ -106,7 +112,7 @@ export class PolicySet {
   async restore(): Promise<void> {
     try {
       const saved = await this.#memory.load();
-      if (saved === undefined || this.#policies.size > 0) return;
+      if (saved === undefined || this.#policies.size > 0 || this.#fromResources) return;
       this.#policies = this.#parse(Object.entries(saved).map(([pool, value]) => ({ pool, value })));
       this.#log.info("warmup policies restored from the last set core sent", { pools: this.pools() });
     } catch (err) {
@@ -124,7 +130,30 @@ export class PolicySet {
    * Remembered when it changed; saves never overlap and a failed one is logged, not fatal.
    */
   replace(next: readonly { pool: string; value: unknown }[]): string[] {
-    const parsed = this.#parse(next);
+    if (this.#fromResources) {
+      this.#log.debug("core's warmup policies ignored: the WarmupPolicy resources decide");
+      return [];
+    }
+    return this.#install(this.#parse(next));
+  }
+
+  /**
+   * The cluster's WarmupPolicy resources, complete (from the agent's state): from now on they
+   * decide. An invalid one keeps its pool's last valid policy. Returns the pools that changed.
+   */
+  fromResources(crs: readonly WarmupPolicyResource[]): string[] {
+    this.#fromResources = true;
+    const { policies, problems } = warmupPoliciesFromResources(crs, this.#policies);
+    for (const p of problems) this.#log.warn("WarmupPolicy not applied as written", p);
+    return this.#install(policies);
+  }
+
+  /** Whether the WarmupPolicy resources decide (else core's set, or the remembered one). */
+  get resourcesDecide(): boolean {
+    return this.#fromResources;
+  }
+
+  #install(parsed: Map<string, WarmupPolicy>): string[] {
     const changed = [...new Set([...parsed.keys(), ...this.#policies.keys()])].filter(
       (pool) => JSON.stringify(parsed.get(pool)) !== JSON.stringify(this.#policies.get(pool)),
     );

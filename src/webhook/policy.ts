@@ -29,7 +29,15 @@ export interface SpotPolicy {
    * evictions it would make are reported (Events, API), nothing is labelled or evicted.
    */
   repair?: RepairMode;
+  /**
+   * Prefer only: how long the on-demand fallback stays open once spot capacity looks unavailable
+   * (ADR 0007); absent = the webhook's default (10 min).
+   */
+  fallbackWindowSeconds?: number;
 }
+
+/** Bounds of `fallbackWindowSeconds` (the CRD's CEL rules say the same). */
+export const FALLBACK_WINDOW_RANGE = [60, 86_400] as const;
 
 /** What core serves (and the file/HTTP policy sources read). */
 export interface SpotPolicySet {
@@ -81,7 +89,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Validates one policy; pushes problems prefixed with `at`. */
-function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy | undefined {
+export function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy | undefined {
   if (!isRecord(v)) {
     problems.push(`${at}: must be an object`);
     return undefined;
@@ -101,7 +109,7 @@ function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy 
     if (problems.length === before)
       workload = { namespace: namespace as string, kind: kind as WorkloadKind, name: name as string };
   }
-  const { threshold, strategy, percentAboveBase, repair } = v;
+  const { threshold, strategy, percentAboveBase, repair, fallbackWindowSeconds } = v;
   if (repair !== undefined && typeof repair !== "boolean" && repair !== "dry-run")
     problems.push(`${at}.repair: must be true, false or "dry-run"`);
   if (typeof threshold !== "number" || !Number.isSafeInteger(threshold) || threshold < 0)
@@ -116,13 +124,30 @@ function validatePolicy(v: unknown, at: string, problems: string[]): SpotPolicy 
       percentAboveBase > 100)
   )
     problems.push(`${at}.percentAboveBase: must be an integer 0–100`);
+  if (fallbackWindowSeconds !== undefined) {
+    const [min, max] = FALLBACK_WINDOW_RANGE;
+    if (
+      typeof fallbackWindowSeconds !== "number" ||
+      !Number.isInteger(fallbackWindowSeconds) ||
+      fallbackWindowSeconds < min ||
+      fallbackWindowSeconds > max
+    )
+      problems.push(`${at}.fallbackWindowSeconds: must be an integer ${min}–${max}`);
+    else if (strategy === "Require")
+      problems.push(`${at}.fallbackWindowSeconds: only a Prefer policy has a fallback window`);
+  }
   for (const k of Object.keys(v))
-    if (!["workload", "threshold", "strategy", "percentAboveBase", "repair"].includes(k))
+    if (
+      !["workload", "threshold", "strategy", "percentAboveBase", "repair", "fallbackWindowSeconds"].includes(
+        k,
+      )
+    )
       problems.push(`${at}.${k}: unknown field`);
   if (problems.length !== before || !workload) return undefined;
   const policy: SpotPolicy = { workload, threshold: threshold as number, strategy: strategy as Strategy };
   if (percentAboveBase !== undefined) policy.percentAboveBase = percentAboveBase as number;
   if (repair !== undefined) policy.repair = repair as RepairMode;
+  if (fallbackWindowSeconds !== undefined) policy.fallbackWindowSeconds = fallbackWindowSeconds as number;
   return policy;
 }
 

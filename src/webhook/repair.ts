@@ -84,6 +84,8 @@ export interface AdoptionStatus {
   onDemand: number;
   target: number;
   live: number;
+  /** The last eviction the repair made or tried for this workload (the SpotPolicy's status). */
+  lastRepair?: { at: number; pod: string; action: string };
 }
 
 interface AdoptionState {
@@ -365,7 +367,11 @@ export class SpotRepair {
       const pending = Math.round(checked.pendingMs / 1000);
       let why: string;
       if (checked.opening) {
-        const until = now + (this.#o.fallbackWindowMs ?? 600_000);
+        const window =
+          policy.fallbackWindowSeconds === undefined
+            ? (this.#o.fallbackWindowMs ?? 600_000)
+            : policy.fallbackWindowSeconds * 1000;
+        const until = now + window;
         await allocator.update(policy.workload, policy, (l) => {
           l.fallbackUntil = until;
         });
@@ -432,6 +438,7 @@ export class SpotRepair {
     }
     metrics?.repairs.inc({ workload: key, direction, outcome });
     this.actions.push({ workload: key, kind: direction, pod: name, outcome });
+    if (st) st.status.lastRepair = { at: this.#o.clock.now(), pod: name, action: `${direction}: ${outcome}` };
     this.#log.info("spot repair", { workload: key, direction, pod: name, outcome });
     if (outcome === "gone") return;
     await this.#event(

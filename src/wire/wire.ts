@@ -11,17 +11,30 @@ import {
 import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
 import type { Event, KubeObject, Node, Pod } from "../objects/kube.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
-export type WireKind = "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event";
+export type WireKind = "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event" | "SpotPolicy" | "WarmupPolicy";
 
 export type WireObject =
   | { kind: "Node"; object: Node }
   | { kind: "Pod"; object: Pod }
   | { kind: "NodePool"; object: NodePool }
   | { kind: "NodeClaim"; object: NodeClaim }
-  | { kind: "Event"; object: Event };
+  | { kind: "Event"; object: Event }
+  | { kind: "SpotPolicy"; object: SpotPolicyResource }
+  | { kind: "WarmupPolicy"; object: WarmupPolicyResource };
 
-export const WIRE_KINDS: readonly WireKind[] = ["Node", "Pod", "NodePool", "NodeClaim", "Event"];
+export const WIRE_KINDS: readonly WireKind[] = [
+  "Node",
+  "Pod",
+  "NodePool",
+  "NodeClaim",
+  "Event",
+  "SpotPolicy",
+  "WarmupPolicy",
+];
+/** The policy custom resources: the agent streams them without waiting for their CRDs. */
+export const WIRE_POLICY_KINDS: readonly WireKind[] = ["SpotPolicy", "WarmupPolicy"];
 
 const TO_PROTO: Record<WireKind, ObjectKind> = {
   Node: ObjectKind.NODE,
@@ -29,6 +42,8 @@ const TO_PROTO: Record<WireKind, ObjectKind> = {
   NodePool: ObjectKind.NODE_POOL,
   NodeClaim: ObjectKind.NODE_CLAIM,
   Event: ObjectKind.EVENT,
+  SpotPolicy: ObjectKind.SPOT_POLICY,
+  WarmupPolicy: ObjectKind.WARMUP_POLICY,
 };
 
 const FROM_PROTO = new Map<number, WireKind>(
@@ -41,6 +56,8 @@ const NAMESPACED: Record<WireKind, boolean> = {
   NodePool: false,
   NodeClaim: false,
   Event: true,
+  SpotPolicy: true,
+  WarmupPolicy: false,
 };
 
 /** A protocol violation in one object: core answers INVALID_ARGUMENT with this message. */

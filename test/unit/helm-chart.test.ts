@@ -343,6 +343,86 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.equal(set.WAVE_PRICING_SOURCE, "aws");
   });
 
+  it("configures OIDC sign-in and the auth proxy: secrets only as mounted files from existing Secrets, roles in the config file", () => {
+    const container = (d: Obj): Obj => objs(field(d, "spec", "template", "spec", "containers"))[0] ?? {};
+    const envOf = (d: Obj): Obj[] => objs(field(container(d), "env"));
+    const plain = named(docs, "Deployment", "wave-core");
+    assert.ok(
+      !envOf(plain).some(
+        (e) => String(e.name).startsWith("WAVE_OIDC_") || String(e.name).startsWith("WAVE_AUTH_PROXY"),
+      ),
+    );
+    const on = render([
+      "--set",
+      "auth.oidc.enabled=true",
+      "--set",
+      "auth.oidc.issuerUrl=https://idp.example.com/realms/wave",
+      "--set",
+      "auth.oidc.clientId=wave",
+      "--set",
+      "auth.oidc.redirectUrl=https://wave.example.com/auth/callback",
+      "--set",
+      "auth.oidc.existingSecret=wave-oidc",
+      "--set",
+      "auth.proxy.trustedAddresses[0]=127.0.0.1",
+      "--set",
+      "auth.proxy.existingSecret=wave-proxy",
+      "--set",
+      "auth.roles.clusters.*.admin[0]=wave-admins",
+    ]);
+    const core = named(on, "Deployment", "wave-core");
+    const env = Object.fromEntries(envOf(core).map((e) => [String(e.name), e]));
+    assert.equal(field(env.WAVE_OIDC_ISSUER_URL, "value"), "https://idp.example.com/realms/wave");
+    assert.equal(field(env.WAVE_OIDC_CLIENT_ID, "value"), "wave");
+    assert.equal(field(env.WAVE_OIDC_REDIRECT_URL, "value"), "https://wave.example.com/auth/callback");
+    assert.equal(field(env.WAVE_OIDC_CLIENT_SECRET_FILE, "value"), "/etc/wave/oidc/client-secret");
+    assert.equal(field(env.WAVE_AUTH_PROXY_TRUSTED, "value"), "127.0.0.1");
+    assert.equal(field(env.WAVE_AUTH_PROXY_SECRET_FILE, "value"), "/etc/wave/auth-proxy/proxy-secret");
+    assert.ok(
+      !("WAVE_OIDC_CLIENT_SECRET" in env) && !("WAVE_AUTH_PROXY_SECRET" in env),
+      "no secret in the env",
+    );
+    const volumes = objs(field(core, "spec", "template", "spec", "volumes"));
+    assert.deepEqual(
+      volumes
+        .filter((v) => ["oidc-client-secret", "auth-proxy-secret"].includes(String(v.name)))
+        .map((v) => v.secret),
+      [
+        { secretName: "wave-oidc", items: [{ key: "client-secret", path: "client-secret" }] },
+        { secretName: "wave-proxy", items: [{ key: "proxy-secret", path: "proxy-secret" }] },
+      ],
+    );
+    const config = parseAllDocuments(
+      String(field(named(on, "ConfigMap", "wave-config"), "data", "config.yaml")),
+    )[0]?.toJSON() as Obj;
+    assert.deepEqual(config.authRoles, { clusters: { "*": { admin: ["wave-admins"] } } });
+    // What Wave itself parses: the same keys `wave core` reads (unknown keys would stop it).
+    const fails = (args: string[]): string => {
+      try {
+        execFileSync(
+          helm,
+          ["template", "wave", chart, ...KUBE, ...APIS.flatMap((a) => ["--api-versions", a]), ...args],
+          {
+            encoding: "utf8",
+            stdio: "pipe",
+          },
+        );
+      } catch (err) {
+        return String((err as { stderr?: unknown }).stderr);
+      }
+      assert.fail(`helm template ${args.join(" ")} succeeded`);
+    };
+    assert.match(
+      fails(["--set", "auth.oidc.enabled=true", "--set", "auth.roles.clusters.*.admin[0]=a"]),
+      /auth.oidc.issuerUrl is required/,
+    );
+    assert.match(
+      fails(["--set", "auth.proxy.trustedAddresses[0]=127.0.0.1"]),
+      /auth.roles is required with auth.oidc.enabled or auth.proxy/,
+    );
+    assert.match(fails(["--set", "auth.oidc.clientSecret=x"]), /clientSecret/);
+  });
+
   it("fails clearly when Karpenter's API is missing, and on SQLite with several core replicas", () => {
     const fails = (args: string[]): string => {
       try {
@@ -832,5 +912,202 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
     ]);
     assert.match(all, /0 chart\(s\) failed/);
     assert.doesNotMatch(all, /\[(WARNING|ERROR)\]/);
+  });
+});
+
+// Wave's own CRDs (issue 31), shipped as Karpenter ships its own: a chart of their own
+// (deploy/helm/wave-crds, upgraded by `helm upgrade`, kept on uninstall) and a copy in the wave
+// chart's crds/ folder (installed once by `helm install`). One source: wave-crds/templates.
+describe("helm charts: Wave's CRDs (deploy/helm/wave-crds, deploy/helm/wave/crds)", { skip }, () => {
+  const crdChart = `${root}deploy/helm/wave-crds`;
+  const FILES = ["wave.sh_spotpolicies.yaml", "wave.sh_warmuppolicies.yaml"];
+
+  it("the wave chart's crds/ folder is a byte-identical copy of wave-crds/templates (npm run crds:sync)", () => {
+    const listed = (dir: string): string[] =>
+      execFileSync("ls", [dir], { encoding: "utf8" })
+        .split("\n")
+        .filter((f) => f.endsWith(".yaml"))
+        .sort();
+    assert.deepEqual(listed(`${crdChart}/templates`), FILES);
+    assert.deepEqual(listed(`${chart}/crds`), FILES);
+    for (const f of FILES)
+      assert.equal(
+        readFileSync(`${chart}/crds/${f}`, "utf8"),
+        readFileSync(`${crdChart}/templates/${f}`, "utf8"),
+        `deploy/helm/wave/crds/${f} drifted from deploy/helm/wave-crds/templates/${f}: run npm run crds:sync`,
+      );
+  });
+
+  const crds = (): Obj[] =>
+    parseAllDocuments(
+      execFileSync(helm, ["template", "wave-crds", crdChart, ...KUBE], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    )
+      .map((d) => d.toJSON() as unknown)
+      .filter(isObj);
+
+  it("the wave-crds chart renders both CRDs, kept on uninstall, with a status subresource", () => {
+    const docs = crds();
+    assert.deepEqual(docs.map((d) => `${String(d.kind)} ${String(field(d, "metadata", "name"))}`).sort(), [
+      "CustomResourceDefinition spotpolicies.wave.sh",
+      "CustomResourceDefinition warmuppolicies.wave.sh",
+    ]);
+    for (const d of docs) {
+      assert.equal(field(d, "metadata", "annotations", "helm.sh/resource-policy"), "keep");
+      const [v] = objs(field(d, "spec", "versions"));
+      assert.equal(v?.name, "v1alpha1");
+      assert.deepEqual(field(v, "subresources", "status"), {});
+    }
+    const lint = execFileSync(helm, ["lint", "--strict", crdChart, ...KUBE], { encoding: "utf8" });
+    assert.match(lint, /0 chart\(s\) failed/);
+  });
+
+  it("names, scopes and fields agree with src/objects/policy-crds.ts", async () => {
+    const c = await import("../../src/objects/policy-crds.ts");
+    const docs = crds();
+    const crd = (plural: string): Obj => {
+      const found = docs.find((d) => field(d, "metadata", "name") === `${plural}.${c.POLICY_GROUP}`);
+      assert.ok(found, plural);
+      return found;
+    };
+    const spot = crd(c.SPOT_POLICY_PLURAL);
+    const warm = crd(c.WARMUP_POLICY_PLURAL);
+    assert.equal(field(spot, "spec", "names", "kind"), c.SPOT_POLICY_KIND);
+    assert.equal(field(spot, "spec", "scope"), "Namespaced");
+    assert.equal(field(warm, "spec", "names", "kind"), c.WARMUP_POLICY_KIND);
+    assert.equal(field(warm, "spec", "scope"), "Cluster");
+    const props = (d: Obj, ...path: string[]): string[] =>
+      Object.keys(
+        field(
+          objs(field(d, "spec", "versions"))[0],
+          "schema",
+          "openAPIV3Schema",
+          "properties",
+          ...path,
+        ) as Obj,
+      ).sort();
+    // Every field of the TypeScript shapes (Required<> makes the compiler list them all).
+    const spotSpec: Required<import("../../src/objects/policy-crds.ts").SpotPolicySpec> = {
+      targetRef: { kind: "Deployment", name: "web" },
+      threshold: 0,
+      percentAboveBase: 0,
+      strategy: "Prefer",
+      repair: "On",
+      fallbackWindowSeconds: 60,
+    };
+    const spotStatus: Required<import("../../src/objects/policy-crds.ts").SpotPolicyStatus> = {
+      observedGeneration: 1,
+      targetOnDemand: 0,
+      targetSpot: 0,
+      onDemand: 0,
+      spot: 0,
+      conditions: [],
+      lastRepair: { time: "", pod: "", action: "" },
+    };
+    const warmSpec: Required<import("../../src/objects/policy-crds.ts").WarmupPolicySpec> = {
+      nodePool: "p",
+      enabled: true,
+      maxWarmNodes: 1,
+      ttlSeconds: 30,
+      cooldownSeconds: 0,
+      maxCostPerHour: "1",
+      prePull: true,
+      prePullDeadlineSeconds: 10,
+    };
+    const warmStatus: Required<import("../../src/objects/policy-crds.ts").WarmupPolicyStatus> = {
+      observedGeneration: 1,
+      state: "idle",
+      blocker: "",
+      warmNodes: 0,
+      hits: 0,
+      misses: 0,
+      conditions: [],
+    };
+    assert.deepEqual(props(spot, "spec", "properties"), Object.keys(spotSpec).sort());
+    assert.deepEqual(props(spot, "status", "properties"), Object.keys(spotStatus).sort());
+    assert.deepEqual(props(warm, "spec", "properties"), Object.keys(warmSpec).sort());
+    assert.deepEqual(props(warm, "status", "properties"), Object.keys(warmStatus).sort());
+  });
+
+  it("prints target, on-demand, spot and ready for `kubectl get spotpolicies -A`", () => {
+    const spot = crds().find((d) => field(d, "metadata", "name") === "spotpolicies.wave.sh");
+    const cols = objs(field(objs(field(spot, "spec", "versions"))[0], "additionalPrinterColumns"))
+      .filter((c) => c.priority === undefined)
+      .map((c) => `${String(c.name)}=${String(c.jsonPath)}`);
+    assert.deepEqual(cols, [
+      "Target=.spec.targetRef.name",
+      "On-Demand=.status.onDemand",
+      "Spot=.status.spot",
+      "Want-OD=.status.targetOnDemand",
+      "Want-Spot=.status.targetSpot",
+      'Ready=.status.conditions[?(@.type=="Ready")].status',
+      "Age=.metadata.creationTimestamp",
+    ]);
+  });
+
+  it("`helm install` of the wave chart carries the CRDs (--include-crds)", () => {
+    const out = execFileSync(
+      helm,
+      [
+        "template",
+        "wave",
+        chart,
+        "--namespace",
+        "wave",
+        "--include-crds",
+        ...KUBE,
+        ...APIS.flatMap((a) => ["--api-versions", a]),
+      ],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    );
+    assert.match(out, /name: spotpolicies\.wave\.sh/);
+    assert.match(out, /name: warmuppolicies\.wave\.sh/);
+  });
+
+  it("aggregates wave-policy-view into view/edit/admin and wave-policy-edit into edit/admin; off when asked", () => {
+    const docs = render();
+    const view = named(docs, "ClusterRole", "wave-policy-view");
+    const edit = named(docs, "ClusterRole", "wave-policy-edit");
+    const aggregated = (r: Obj): string[] =>
+      Object.entries((field(r, "metadata", "labels") ?? {}) as Obj)
+        .filter(([k, v]) => k.startsWith("rbac.authorization.k8s.io/aggregate-to-") && v === "true")
+        .map(([k]) => k.replace("rbac.authorization.k8s.io/aggregate-to-", ""))
+        .sort();
+    assert.deepEqual(aggregated(view), ["admin", "edit", "view"]);
+    assert.deepEqual(aggregated(edit), ["admin", "edit"]);
+    assert.deepEqual(ruleKeys("cluster", objs(view.rules)).sort(), [
+      "cluster|wave.sh|spotpolicies/status|get|-",
+      "cluster|wave.sh|spotpolicies/status|list|-",
+      "cluster|wave.sh|spotpolicies/status|watch|-",
+      "cluster|wave.sh|spotpolicies|get|-",
+      "cluster|wave.sh|spotpolicies|list|-",
+      "cluster|wave.sh|spotpolicies|watch|-",
+      "cluster|wave.sh|warmuppolicies/status|get|-",
+      "cluster|wave.sh|warmuppolicies/status|list|-",
+      "cluster|wave.sh|warmuppolicies/status|watch|-",
+      "cluster|wave.sh|warmuppolicies|get|-",
+      "cluster|wave.sh|warmuppolicies|list|-",
+      "cluster|wave.sh|warmuppolicies|watch|-",
+    ]);
+    // Editors write the spec of SpotPolicies only: never a status, never a WarmupPolicy.
+    assert.deepEqual(ruleKeys("cluster", objs(edit.rules)).sort(), [
+      "cluster|wave.sh|spotpolicies|create|-",
+      "cluster|wave.sh|spotpolicies|deletecollection|-",
+      "cluster|wave.sh|spotpolicies|delete|-",
+      "cluster|wave.sh|spotpolicies|patch|-",
+      "cluster|wave.sh|spotpolicies|update|-",
+    ]);
+    // Nothing binds them: aggregation is how users get them.
+    for (const b of [...byKind(docs, "ClusterRoleBinding"), ...byKind(docs, "RoleBinding")])
+      assert.doesNotMatch(String(field(b, "roleRef", "name")), /^wave-policy-/);
+    const off = render(["--set", "policyRoles.aggregate=false"]);
+    assert.equal(
+      byKind(off, "ClusterRole").filter((r) =>
+        String(field(r, "metadata", "name")).startsWith("wave-policy-"),
+      ).length,
+      0,
+    );
   });
 });

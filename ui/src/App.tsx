@@ -1,9 +1,10 @@
 // The console's shell: token, clusters, role, the route in the URL, navigation, the cluster
 // switcher, the time-range picker and the live stream every page follows.
 import { useCallback, useEffect, useMemo, useState } from "react";
-import type { ClusterDto, LiveDto } from "../../src/dashboard/dto.ts";
+import type { AuthInfoDto, ClusterDto, LiveDto, WhoAmIDto } from "../../src/dashboard/dto.ts";
 import { Versions } from "./Versions.tsx";
-import { ApiError, followLive, listClusters, setToken, takeToken, whoAmI } from "./api.ts";
+import { ApiError, authInfo, followLive, listClusters, setToken, signOut, takeToken, whoAmI } from "./api.ts";
+import { Audit } from "./pages/Audit.tsx";
 import type { PageCtx } from "./ctx.ts";
 import { Connection, connectionSuffix } from "./Connection.tsx";
 import { clusterBase } from "./paths.ts";
@@ -41,10 +42,18 @@ export function App() {
   const [token, setTok] = useState<string | null>(() => takeToken());
   const [clusters, setClusters] = useState<ClusterDto[] | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [role, setRole] = useState<"viewer" | "admin" | undefined>();
+  const [role, setRole] = useState<"viewer" | "namespace-editor" | "admin" | undefined>();
+  const [who, setWho] = useState<WhoAmIDto | undefined>();
+  const [info, setInfo] = useState<AuthInfoDto | undefined>();
+
   const [signIn, setSignIn] = useState<{ why: string; then: (() => void) | undefined } | undefined>();
   const askAdmin = useCallback((why: string, then?: () => void) => setSignIn({ why, then }), []);
   const [route, go] = useRoute();
+  // Asked only once the API wants a sign-in: how (a provider's button, or tokens only).
+  const needsSignIn = error === "token";
+  useEffect(() => {
+    if (needsSignIn) authInfo().then(setInfo, () => setInfo(undefined));
+  }, [needsSignIn]);
 
   useEffect(() => {
     // Polled: clusters that connect later appear, and an agent's connection state stays current.
@@ -65,8 +74,14 @@ export function App() {
     };
     load();
     whoAmI(token).then(
-      (w) => setRole(w.role),
-      () => setRole(undefined),
+      (w) => {
+        setRole(w.role);
+        setWho(w);
+      },
+      () => {
+        setRole(undefined);
+        setWho(undefined);
+      },
     );
     const t = setInterval(load, CLUSTERS_POLL_MS);
     return () => clearInterval(t);
@@ -81,7 +96,7 @@ export function App() {
   // The admin prompt checks the token before it replaces the one in use: a mistyped token must
   // not sign the user out of the console, and a viewer's token grants nothing to continue with.
   const acceptAdmin = async (t: string): Promise<string | undefined> => {
-    let who: "viewer" | "admin";
+    let who: "viewer" | "namespace-editor" | "admin";
     try {
       who = (await whoAmI(t)).role;
     } catch (err) {
@@ -98,7 +113,26 @@ export function App() {
   };
 
   if (error === "token")
-    return <TokenForm onToken={acceptToken} why="Wave's API needs a token to show this cluster." />;
+    return (
+      <>
+        {info?.oidc ? (
+          <div className="token" data-testid="oidc-sign-in">
+            <h1>Wave</h1>
+            <a className="button signin" href={info.oidc.loginPath}>
+              Sign in with {info.oidc.provider}
+            </a>
+          </div>
+        ) : null}
+        <TokenForm
+          onToken={acceptToken}
+          why={
+            info?.oidc
+              ? "Or sign in with a Wave API token."
+              : "Wave's API needs a token to show this cluster."
+          }
+        />
+      </>
+    );
   if (error)
     return (
       <p className="error" role="alert">
@@ -121,6 +155,7 @@ export function App() {
         clusters={clusters}
         token={token}
         role={role}
+        who={who}
         route={route}
         go={go}
         askAdmin={askAdmin}
@@ -258,7 +293,9 @@ function Console(props: {
   cluster: ClusterDto | undefined;
   clusters: ClusterDto[] | undefined;
   token: string | null;
-  role: "viewer" | "admin" | undefined;
+  role: "viewer" | "namespace-editor" | "admin" | undefined;
+  /** Who is signed in (subject, groups, role, how). */
+  who?: WhoAmIDto | undefined;
   route: Route;
   go: (patch: Partial<Route>) => void;
   askAdmin: (why: string) => void;
@@ -318,6 +355,7 @@ function Console(props: {
     disruptions: Disruptions,
     thrashing: Thrashing,
     whatif: WhatifPage,
+    audit: Audit,
   }[route.page];
   return (
     <div className="app">
@@ -342,9 +380,22 @@ function Console(props: {
         <span className={`link ${link}`} data-testid="link-state">
           {link === "live" ? "● live" : "○ reconnecting"}
         </span>
+        {props.who && props.who.source !== "token" ? (
+          <span className="who" data-testid="who" title={props.who.groups.join(", ")}>
+            {props.who.subject}
+          </span>
+        ) : null}
         {props.role === "admin" ? (
           <span className="tag admin" data-testid="role">
             admin
+          </span>
+        ) : props.role === "namespace-editor" ? (
+          <span className="tag editor" data-testid="role">
+            namespace editor: {(props.who?.namespaces ?? []).join(", ")}
+          </span>
+        ) : props.who && props.who.source !== "token" ? (
+          <span className="tag" data-testid="role">
+            viewer
           </span>
         ) : (
           <button
@@ -356,6 +407,11 @@ function Console(props: {
             viewer · sign in as admin
           </button>
         )}
+        {props.who?.source === "oidc" ? (
+          <button type="button" className="signout" data-testid="sign-out" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        ) : null}
       </header>
       <nav aria-label="pages">
         {PAGES.map((p) => (

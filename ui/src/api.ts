@@ -1,6 +1,7 @@
 // Talking to core: JSON over fetch with the bearer token, and the live stream read with fetch
 // (EventSource cannot send an Authorization header).
 import type {
+  AuthInfoDto,
   ClusterDto,
   LiveDto,
   SpotPolicyDto,
@@ -114,6 +115,8 @@ export async function sendJson<T>(
     method,
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      // Says the change comes from the console (the audit's "via"; a signed-in browser needs it).
+      "x-wave-client": "ui",
       ...(body ? { "content-type": "application/json" } : {}),
     },
     ...(body ? { body: JSON.stringify(body) } : {}),
@@ -128,6 +131,21 @@ export const listClusters = (token: string | null): Promise<ClusterDto[]> =>
 
 export const whoAmI = (token: string | null): Promise<WhoAmIDto> =>
   getJson<WhoAmIDto>("api/v1/whoami", token);
+
+/** How one signs in here (public): OIDC's provider, an auth proxy, or tokens only. */
+export const authInfo = (): Promise<AuthInfoDto> => getJson<AuthInfoDto>("auth/info", null);
+
+/**
+ * Ends the console sign-in (the server forgets the session) and, when the provider has one, goes
+ * on to its sign-out page.
+ */
+export async function signOut(): Promise<void> {
+  sessionStorage.removeItem(TOKEN_KEY);
+  const out = await sendJson<{ endSessionUrl: string | null }>("POST", "auth/logout", null).catch(() => ({
+    endSessionUrl: null,
+  }));
+  location.assign(out.endSessionUrl ?? location.pathname);
+}
 
 // Policy writes (admin). One place for their paths: each cluster's policies live under its own
 // base (api/v1/clusters/<id>), keyed by workload and pool — a policy never reaches another cluster.
@@ -184,6 +202,7 @@ export async function runWhatif(
     method: "POST",
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      "x-wave-client": "ui",
       "content-type": "application/json",
       accept: "text/event-stream",
     },

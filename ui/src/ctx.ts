@@ -9,7 +9,7 @@ export interface PageCtx {
   /** api/v1/clusters/<id> */
   base: string;
   token: string | null;
-  role: "viewer" | "admin" | undefined;
+  role: "viewer" | "namespace-editor" | "admin" | undefined;
   /** Bumped on every live snapshot: pages reload their data (throttled) when it moves. */
   version: number;
   live: LiveDto | undefined;

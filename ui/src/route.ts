@@ -11,6 +11,7 @@ export const PAGES = [
   { id: "disruptions", label: "Disruptions & lifecycle" },
   { id: "thrashing", label: "Thrashing" },
   { id: "whatif", label: "What if?" },
+  { id: "audit", label: "Audit" },
 ] as const;
 export type PageId = (typeof PAGES)[number]["id"];
 

@@ -330,7 +330,7 @@ describe("Warmup page", () => {
 
   it("lets a viewer see everything but asks for the admin token to edit", async () => {
     const calls = mockFetch([[/warmup\?/, () => [200, warmupView([pool()])]]]);
-    const ctx = ctxFor({ role: "viewer" });
+    const ctx = ctxFor({ role: "viewer", subject: "token:viewer", groups: [], source: "token" });
     render(<Warmup ctx={ctx} />);
     fireEvent.click(await screen.findByRole("button", { name: "Edit (admin)" }));
     assert.deepEqual(ctx.asked, ["edit the warmup policy of general"]);
@@ -868,7 +868,10 @@ describe("Realized savings on the overview", () => {
     const asked: { from: number; to: number }[] = [];
     const calls = mockFetch([
       [/api\/v1\/clusters$/, () => [200, [cluster]]],
-      [/api\/v1\/whoami$/, () => [200, { role: "viewer" }]],
+      [
+        /api\/v1\/whoami$/,
+        () => [200, { role: "viewer", subject: "token:viewer", groups: [], source: "token" }],
+      ],
       [
         /\/savings\?/,
         (c) => {
@@ -951,7 +954,10 @@ describe("console shell", () => {
         return new Promise<Response>((resolve) => {
           answerClusters = () => resolve(json([cluster]));
         });
-      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.endsWith("api/v1/whoami"))
+        return Promise.resolve(
+          json({ role: "viewer", subject: "token:viewer", groups: [], source: "token" }),
+        );
       if (url.includes("/stream")) return new Promise<Response>(() => undefined);
       const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
       return Promise.resolve(json(list));
@@ -977,7 +983,10 @@ describe("console shell", () => {
     };
     const calls = mockFetch([
       [/api\/v1\/clusters$/, () => [200, [cluster, staging]]],
-      [/api\/v1\/whoami$/, () => [200, { role: "viewer" }]],
+      [
+        /api\/v1\/whoami$/,
+        () => [200, { role: "viewer", subject: "token:viewer", groups: [], source: "token" }],
+      ],
       [
         /api\/v1\/clusters\/[^/]+\/nodes\?/,
         (c) => {
@@ -1038,7 +1047,10 @@ describe("early requests (boot.ts)", () => {
       const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
       asked.push({ url, auth: new Headers(init?.headers).get("authorization") });
       if (url.endsWith("api/v1/clusters")) return Promise.resolve(json([cluster]));
-      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.endsWith("api/v1/whoami"))
+        return Promise.resolve(
+          json({ role: "viewer", subject: "token:viewer", groups: [], source: "token" }),
+        );
       if (url.endsWith("/stream")) return new Promise<Response>(() => undefined);
       const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
       return Promise.resolve(json(list));
@@ -1290,7 +1302,10 @@ describe("agent stream in the header", () => {
       const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
       if (url.endsWith("api/v1/clusters"))
         return Promise.resolve(json([{ ...cluster, connected: false, rejected }]));
-      if (url.endsWith("api/v1/whoami")) return Promise.resolve(json({ role: "viewer" }));
+      if (url.endsWith("api/v1/whoami"))
+        return Promise.resolve(
+          json({ role: "viewer", subject: "token:viewer", groups: [], source: "token" }),
+        );
       if (url.includes("/stream")) return new Promise<Response>(() => undefined);
       const list: NodeListDto = { total: 1, totalBeforeQuery: 1, items: [nodeDto("n-1")] };
       return Promise.resolve(json(list));

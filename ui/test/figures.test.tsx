@@ -185,7 +185,14 @@ describe("admin sign-in", () => {
         );
       if (url.endsWith("/stream")) return new Promise<Response>(() => undefined);
       if (url.endsWith("api/v1/whoami"))
-        return Promise.resolve(json(200, { role: token === "a-token" ? "admin" : "viewer" }));
+        return Promise.resolve(
+          json(200, {
+            role: token === "a-token" ? "admin" : "viewer",
+            subject: token === "a-token" ? "token:admin" : "token:viewer",
+            groups: [],
+            source: "token",
+          }),
+        );
       if (url.endsWith("api/v1/clusters")) return Promise.resolve(json(200, [cluster]));
       if (url.includes("/spot-placement"))
         return Promise.resolve(

@@ -23,9 +23,18 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
       "/api/v1/whoami",
       {
         config: viewer,
-        schema: { summary: "The caller's role (the UI shows editing only to admins)" },
+        schema: {
+          summary:
+            "Who the caller is: subject, groups, role (in the default cluster) and, for namespace editors, their namespaces; the UI shows editing by role",
+        },
       },
-      (req) => ({ role: req.role }),
+      (req) => ({
+        role: req.identity?.role ?? "viewer",
+        subject: req.identity?.subject ?? "",
+        groups: req.identity?.groups ?? [],
+        ...(req.identity?.namespaces ? { namespaces: req.identity.namespaces } : {}),
+        source: req.identity?.source ?? "token",
+      }),
     );
 
     for (const p of plugins) p(app);

@@ -8,6 +8,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Delta_Op, HelloAck_Mode } from "../../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage, CoreMessageSchema, Hello } from "../../gen/wave/v1/ingest_pb.ts";
 import { WireError, decodeObject, objectKey } from "../../wire/wire.ts";
+import { editToProto, resultFromProto } from "../../wire/policy-edit.ts";
+import { PolicyEdits } from "./policy-edits.ts";
 import { checkDecodeCost, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "../../wire/bounds.ts";
 import type { WireObject } from "../../wire/wire.ts";
 import { realClock } from "../../shared/clock.ts";
@@ -78,6 +80,8 @@ export interface IngestCoreOptions {
    * replica's API may have changed them, which `watch` does not hear. Sent only when changed.
    */
   warmupPolicyPollMs?: number;
+  /** How long an API request waits for the agent's answer to a policy edit (default 20 s). */
+  policyEditTimeoutMs?: number;
 }
 
 /** The last instant a JavaScript Date can hold (epoch ms). */
@@ -207,6 +211,8 @@ export class IngestCore {
   readonly metrics: IngestMetrics;
   readonly warmup: WarmupExchange | undefined;
   readonly warmupPolicyPollMs: number;
+  /** Policy edits down the agents' streams (ADR 0018). */
+  readonly edits: PolicyEdits;
 
   constructor(opts: IngestCoreOptions) {
     this.sink = opts.sink;
@@ -221,6 +227,10 @@ export class IngestCore {
     this.maxChunkHeapBytes = opts.maxChunkHeapBytes ?? 128 << 20;
     this.warmup = opts.warmup;
     this.warmupPolicyPollMs = opts.warmupPolicyPollMs ?? 30_000;
+    this.edits = new PolicyEdits({
+      clock: this.clock,
+      ...(opts.policyEditTimeoutMs ? { timeoutMs: opts.policyEditTimeoutMs } : {}),
+    });
     const r = opts.metrics ?? new Registry();
     this.metrics = {
       messages: r.counter({
@@ -311,6 +321,8 @@ class StreamHandler {
   #failed: ConnectError | undefined;
   #done!: () => void;
   readonly #finished = new Promise<void>((r) => (this.#done = r));
+  /** Detaches this stream from core's policy edits (it fails the edits still waiting on it). */
+  #detachEdits: (() => void) | undefined;
 
   constructor(
     core: IngestCore,
@@ -370,6 +382,7 @@ class StreamHandler {
       // Let the write in flight finish so the session's durable sequence is final.
       await this.#writing?.catch(() => undefined);
       this.#dropStaging();
+      this.#detachEdits?.();
       const s = this.#session;
       if (s?.stream?.done === this.#finished) {
         // This stream was the cluster's live feed and nothing replaced it: core's view of the
@@ -401,6 +414,10 @@ class StreamHandler {
     // Beside the object sequence (ingest.proto): no sequence of its own to check.
     if (body.case === "warmupEvents") {
       await this.#warmupEvents(this.#session.clusterId, body.value);
+      return;
+    }
+    if (body.case === "policyEditResult") {
+      this.#core.edits.settle(this.#session.clusterId, resultFromProto(body.value));
       return;
     }
     const seq = Number(m.sequence);
@@ -705,6 +722,10 @@ class StreamHandler {
       },
     });
     void this.#feedWarmupPolicies(h.clusterId);
+    this.#detachEdits?.();
+    this.#detachEdits = core.edits.attach(h.clusterId, (e) =>
+      this.#out.push({ body: { case: "policyEdit", value: editToProto(e) } }),
+    );
   }
 
   /** What the sink remembers alive of a cluster this process has not seen yet (never throws). */

@@ -10,6 +10,7 @@ import { StoreInputError } from "./store.ts";
 import type {
   Disruption,
   LifecycleEvent,
+  AuditEntry,
   SpotLateAnswer,
   SpotRepair,
   Store,
@@ -124,11 +125,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 8 });
+        assert.deepEqual(second.migrations, { applied: [], version: 11 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -656,6 +657,71 @@ export function storeContract(
       }, smallRetention);
     });
 
+    void it("keeps the audit of changes made through Wave per cluster, newest first, paged, and refuses bad entries", async () => {
+      await withStore(async (store, h) => {
+        const e = (at: number, over: Partial<AuditEntry> = {}): AuditEntry => ({
+          clusterId: "c1",
+          at,
+          subject: "ann@example.com",
+          groups: ["wave-admins"],
+          source: "oidc",
+          via: "ui",
+          address: "10.0.0.7",
+          action: "spot-policy.put",
+          object: "SpotPolicy shop/Deployment/web",
+          before: null,
+          after: '{"threshold":2}',
+          ...over,
+        });
+        const a = await store.appendAudit(e(T0));
+        const b = await store.appendAudit(
+          e(T0 + MIN, { before: '{"threshold":2}', after: null, via: "cli" }),
+        );
+        await store.appendAudit(e(T0 + MIN, { clusterId: "c2", subject: "token:admin", groups: [] }));
+        assert.ok(b.id > a.id);
+        assert.deepEqual(await store.listAudit({ clusterId: "c1", limit: 10 }), [b, a]);
+        assert.deepEqual(await store.listAudit({ clusterId: "c1", limit: 1 }), [b]);
+        assert.deepEqual(await store.listAudit({ clusterId: "c1", limit: 10, before: b.id }), [a]);
+        assert.deepEqual(
+          (await store.listAudit({ clusterId: "c2", limit: 10 })).map((r) => [r.subject, r.groups]),
+          [["token:admin", []]],
+        );
+        await assert.rejects(store.appendAudit(e(T0, { subject: "" })), StoreInputError);
+        await assert.rejects(store.appendAudit(e(T0, { after: "x".repeat(5000) })), StoreInputError);
+        await store.close();
+        const { store: reopened } = await h.open();
+        assert.equal((await reopened.listAudit({ clusterId: "c1", limit: 10 })).length, 2);
+        await reopened.close();
+      });
+    });
+
+    void it("keeps console sessions by the hash of their id until they expire, across a reopen (every replica sees them)", async () => {
+      await withStore(async (store, h) => {
+        const hash = (c: string): string => c.repeat(64);
+        const s1 = {
+          idHash: hash("a"),
+          subject: "ann@example.com",
+          name: "Ann",
+          groups: ["wave-admins"],
+          expiresAt: T0 + HOUR,
+          idToken: "eyJ.x.y",
+        };
+        await store.putSession(s1, T0);
+        await store.putSession({ ...s1, idHash: hash("b"), expiresAt: T0 + MIN, idToken: null }, T0);
+        assert.deepEqual(await store.getSession(hash("a"), T0), s1);
+        assert.equal((await store.getSession(hash("b"), T0))?.idToken, null);
+        assert.equal(await store.getSession(hash("b"), T0 + MIN), undefined, "expired");
+        assert.equal(await store.getSession(hash("c"), T0), undefined);
+        await assert.rejects(store.putSession({ ...s1, idHash: "raw-session-id" }, T0), StoreInputError);
+        await store.close();
+        const { store: reopened } = await h.open();
+        assert.equal((await reopened.getSession(hash("a"), T0 + 1))?.subject, "ann@example.com");
+        await reopened.deleteSession(hash("a"));
+        assert.equal(await reopened.getSession(hash("a"), T0 + 1), undefined);
+        await reopened.close();
+      });
+    });
+
     void it("appends warmup events once each, answers by cluster, range and pool, and retains them like lifecycle rows", async () => {
       await withStore(async (store, h) => {
         const w = (e: Omit<StoredWarmupEvent, "clusterId">, clusterId = "c1"): StoredWarmupEvent => ({
@@ -874,6 +940,65 @@ export function storeContract(
         assert.equal(await store.deletePolicy("c2", "spot", "web/api"), true);
         assert.ok(await store.getPolicy("c1", "spot", "web/api"), "deleting c2's left c1's");
         assert.equal(await store.adoptPolicies("c1"), 0, "nothing without a cluster to adopt");
+      });
+    });
+
+    void it("keeps policy CR revisions once per resourceVersion, newest first, and one migration mark per cluster", async () => {
+      await withStore(async (store) => {
+        const rev = (rv: string, at: number, threshold: number) => ({
+          clusterId: "c1",
+          kind: "SpotPolicy" as const,
+          name: "shop/web",
+          resourceVersion: rv,
+          at,
+          deleted: false,
+          manager: "wave-console",
+          changedBy: "token:admin",
+          spec: { threshold },
+        });
+        assert.equal(await store.recordPolicyRevision(rev("5", T0, 1)), true);
+        assert.equal(await store.recordPolicyRevision(rev("5", T0 + 9, 1)), false, "the same version again");
+        await store.recordPolicyRevision({ ...rev("8", T0 + 1000, 2), deleted: true, manager: "kubectl" });
+        await store.recordPolicyRevision({ ...rev("9", T0 + 2000, 3), clusterId: "c2" });
+        assert.deepEqual(
+          (await store.policyRevisions("c1", "SpotPolicy", "shop/web")).map((r) => [
+            r.resourceVersion,
+            r.deleted,
+            r.manager,
+            (r.spec as { threshold: number }).threshold,
+          ]),
+          [
+            ["8", true, "kubectl", 2],
+            ["5", false, "wave-console", 1],
+          ],
+        );
+        // The changes made outside Wave: another field manager than Wave's own two.
+        await store.recordPolicyRevision({ ...rev("10", T0 + 3000, 4), manager: "wave-status" });
+        await store.recordPolicyRevision({
+          ...rev("11", T0 + 4000, 5),
+          name: "shop/db",
+          manager: "argocd-controller",
+        });
+        assert.deepEqual(
+          (await store.foreignPolicyRevisions("c1", ["wave-console", "wave-status"])).map((r) => [
+            r.name,
+            r.resourceVersion,
+            r.manager,
+          ]),
+          [
+            ["shop/db", "11", "argocd-controller"],
+            ["shop/web", "8", "kubectl"],
+          ],
+        );
+        assert.equal(
+          (await store.foreignPolicyRevisions("c1", ["wave-console", "wave-status"], 1)).length,
+          1,
+        );
+        assert.equal(await store.policyMigration("c1"), undefined);
+        const mark = { clusterId: "c1", at: T0, created: 3, existed: 1 };
+        assert.equal(await store.markPolicyMigration(mark), true);
+        assert.equal(await store.markPolicyMigration({ ...mark, created: 0 }), false, "marked once");
+        assert.deepEqual(await store.policyMigration("c1"), mark);
       });
     });
 

@@ -399,6 +399,63 @@ CREATE INDEX spot_late_answers_time ON spot_late_answers (cluster_id, at);
 CREATE INDEX spot_late_answers_retention ON spot_late_answers (at);
 `;
 
+// audit_log: every change made through Wave (issue 31), append-only; groups as a JSON array.
+const auditLog = (id: string, time: string): string => `
+CREATE TABLE audit_log (
+  id ${id},
+  cluster_id TEXT NOT NULL,
+  at ${time} NOT NULL,
+  subject TEXT NOT NULL,
+  groups TEXT NOT NULL,
+  source TEXT NOT NULL,
+  via TEXT NOT NULL,
+  address TEXT NOT NULL,
+  action TEXT NOT NULL,
+  object TEXT NOT NULL,
+  before_summary TEXT,
+  after_summary TEXT
+);
+CREATE INDEX audit_log_cluster ON audit_log (cluster_id, id);
+`;
+
+// Issue 31: the policy CRs are the source of truth. Core keeps each CR version it is streamed
+// (history), and marks per cluster that its stored policies became CRs (the one-time migration).
+const policyCrs = (time: string): string => `
+CREATE TABLE policy_revisions (
+  cluster_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  resource_version TEXT NOT NULL,
+  at ${time} NOT NULL,
+  deleted INTEGER NOT NULL,
+  manager TEXT NOT NULL,
+  changed_by TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  PRIMARY KEY (cluster_id, kind, name, resource_version)
+);
+CREATE INDEX policy_revisions_at ON policy_revisions (cluster_id, kind, name, at);
+CREATE TABLE policy_cr_migrations (
+  cluster_id TEXT PRIMARY KEY,
+  at ${time} NOT NULL,
+  created INTEGER NOT NULL,
+  existed INTEGER NOT NULL
+);
+`;
+
+// console_sessions: OIDC sign-ins, shared by core replicas; id_hash is the SHA-256 of the
+// cookie's session id (a leaked table holds no usable cookie).
+const consoleSessions = (time: string): string => `
+CREATE TABLE console_sessions (
+  id_hash TEXT PRIMARY KEY,
+  subject TEXT NOT NULL,
+  name TEXT NOT NULL,
+  groups TEXT NOT NULL,
+  expires_at ${time} NOT NULL,
+  id_token TEXT
+);
+CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1, kind: "contract" },
   {
@@ -413,6 +470,9 @@ export const sqliteMigrations: readonly Migration[] = [
   { version: 6, name: "spot repairs", sql: spotRepairs("INTEGER"), kind: "contract" },
   { version: 7, name: "workload pod counts", sql: workloadPods("INTEGER"), kind: "contract" },
   { version: 8, name: "spot late answers", sql: spotLateAnswers("INTEGER"), kind: "contract" },
+  { version: 9, name: "audit log", sql: auditLog("INTEGER PRIMARY KEY", "INTEGER") },
+  { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs("INTEGER") },
+  { version: 11, name: "console sessions", sql: consoleSessions("INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1, kind: "contract" },
@@ -428,4 +488,11 @@ export const postgresMigrations: readonly Migration[] = [
   { version: 6, name: "spot repairs", sql: spotRepairs("BIGINT"), kind: "contract" },
   { version: 7, name: "workload pod counts", sql: workloadPods("BIGINT"), kind: "contract" },
   { version: 8, name: "spot late answers", sql: spotLateAnswers("BIGINT"), kind: "contract" },
+  {
+    version: 9,
+    name: "audit log",
+    sql: auditLog("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
+  },
+  { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs("BIGINT") },
+  { version: 11, name: "console sessions", sql: consoleSessions("BIGINT") },
 ];

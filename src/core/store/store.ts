@@ -223,6 +223,109 @@ export interface PolicyRecord {
   updatedAt: number;
 }
 
+export type PolicyCrKind = "SpotPolicy" | "WarmupPolicy";
+
+/** One version of a policy custom resource as core saw it streamed. */
+export interface PolicyRevision {
+  clusterId: string;
+  kind: PolicyCrKind;
+  /** "namespace/name" (SpotPolicy) or "name" (WarmupPolicy). */
+  name: string;
+  resourceVersion: string;
+  /** Epoch ms core received it. */
+  at: number;
+  deleted: boolean;
+  /** The field manager of its last change (managedFields' newest entry), "" unknown. */
+  manager: string;
+  /** Its wave.sh/changed-by annotation (changes made through Wave), "" otherwise. */
+  changedBy: string;
+  spec: unknown;
+}
+
+export interface PolicyMigrationMark {
+  clusterId: string;
+  at: number;
+  /** CRs the migration created, and stored policies whose CR existed already (left as they were). */
+  created: number;
+  existed: number;
+}
+
+/**
+ * One change made through Wave (issue 31): who (subject, groups, how they signed in), what (the
+ * action on an object, before/after summaries), when, and from where (client address; ui, api or
+ * cli). Append-only; never pruned by retention (an audit that forgets is no audit).
+ */
+export interface AuditEntry {
+  clusterId: string;
+  at: number;
+  subject: string;
+  groups: string[];
+  /** How the caller signed in: token, oidc or proxy. */
+  source: string;
+  /** The client: ui, api or cli. */
+  via: string;
+  /** The caller's address as core saw it. */
+  address: string;
+  /** e.g. "spot-policy.put", "spot-policy.delete", "warmup-policy.put", "thrashing.apply". */
+  action: string;
+  /** The object changed, e.g. "SpotPolicy team-a/Deployment/web", "NodePool default". */
+  object: string;
+  /** Short summaries (JSON of the changed fields), null where there was nothing (create, delete). */
+  before: string | null;
+  after: string | null;
+}
+
+export interface AuditRecord extends AuditEntry {
+  id: number;
+}
+
+export const AUDIT_TEXT_MAX = 4096;
+
+/** Checks an audit entry before it is stored; throws StoreInputError. */
+export function validateAudit(e: AuditEntry): void {
+  const text = (name: string, v: unknown, max = 512, empty = false): void => {
+    if (typeof v !== "string" || (!empty && v === "") || v.length > max)
+      throw new StoreInputError(`audit ${name}: a string of 1..${max} characters is required`);
+  };
+  text("clusterId", e.clusterId);
+  if (!Number.isSafeInteger(e.at) || e.at < 0) throw new StoreInputError("audit at: epoch ms required");
+  text("subject", e.subject);
+  if (!Array.isArray(e.groups) || e.groups.length > 256)
+    throw new StoreInputError("audit groups: at most 256");
+  for (const g of e.groups) text("group", g);
+  text("source", e.source, 16);
+  text("via", e.via, 16);
+  text("address", e.address, 64, true);
+  text("action", e.action, 64);
+  text("object", e.object);
+  for (const [k, v] of [
+    ["before", e.before],
+    ["after", e.after],
+  ] as const)
+    if (v !== null) text(k, v, AUDIT_TEXT_MAX, true);
+}
+
+/**
+ * A console sign-in (OIDC), kept in the store so every core replica knows it. `idHash` is the
+ * SHA-256 of the session id the browser's cookie carries: the store never holds a usable cookie.
+ */
+export interface ConsoleSession {
+  idHash: string;
+  subject: string;
+  name: string;
+  groups: string[];
+  expiresAt: number;
+  /** The provider's ID token (the id_token_hint of its sign-out), if any. */
+  idToken: string | null;
+}
+
+export interface AuditQuery {
+  clusterId: string;
+  /** Newest first; entries with id < before (paging). */
+  before?: number;
+  limit: number;
+}
+
 /**
  * Which core replica owns a cluster's live state (ADR 0012): the one its agent streams to. Others
  * read through `url` while `expiresAt` is ahead; `generation` grows at every change of holder.
@@ -329,11 +432,48 @@ export interface Store {
   getPolicy(clusterId: string, kind: PolicyKind, key: string): Promise<PolicyRecord | undefined>;
   listPolicies(clusterId: string, kind: PolicyKind): Promise<PolicyRecord[]>;
   deletePolicy(clusterId: string, kind: PolicyKind, key: string): Promise<boolean>;
+  /** Stores a console session (replacing one with the same idHash); expired ones are dropped. */
+  putSession(session: ConsoleSession, now: number): Promise<void>;
+  /** The session with this idHash while it has not expired at `now`. */
+  getSession(idHash: string, now: number): Promise<ConsoleSession | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+
+  /** Records one change made through Wave (validated; bad input writes nothing). */
+  appendAudit(entry: AuditEntry): Promise<AuditRecord>;
+  /** A cluster's audit entries, newest first. */
+  listAudit(q: AuditQuery): Promise<AuditRecord[]>;
+
   /**
    * Gives policies stored before they had a cluster (schema 3) to `clusterId`, the cluster core
    * acted on then; a policy the cluster already has wins. Returns how many were adopted.
    */
   adoptPolicies(clusterId: string): Promise<number>;
+
+  /**
+   * Keeps one version of a policy CR (issue 31: the CRs are the source of truth, core keeps their
+   * history). Idempotent per resourceVersion; returns whether it was new.
+   */
+  recordPolicyRevision(r: PolicyRevision): Promise<boolean>;
+  /** A policy CR's versions, newest first (at most `limit`, default 100). */
+  policyRevisions(
+    clusterId: string,
+    kind: PolicyCrKind,
+    name: string,
+    limit?: number,
+  ): Promise<PolicyRevision[]>;
+  /**
+   * A cluster's policy CR versions changed by another field manager than Wave's own two (kubectl,
+   * Argo CD, Flux: the changes made outside Wave), newest first.
+   */
+  foreignPolicyRevisions(
+    clusterId: string,
+    waveManagers: readonly [string, string],
+    limit?: number,
+  ): Promise<PolicyRevision[]>;
+  /** When the cluster's stored policies became CRs (the one-time migration), if they did. */
+  policyMigration(clusterId: string): Promise<PolicyMigrationMark | undefined>;
+  /** Marks the migration done; false when it was marked already (another replica, a re-run). */
+  markPolicyMigration(m: PolicyMigrationMark): Promise<boolean>;
 
   /**
    * Takes a cluster's lease for `holder`: when it is free or expired, or always with `force` (the

@@ -197,6 +197,7 @@ export class ClientNodeKube implements KubeClient {
     }
     const path =
       resourcePath(kind, ns, name) +
+      (opts.subresource === undefined ? "" : `/${opts.subresource}`) +
       queryString({
         fieldManager: opts.fieldManager,
         force: type === "apply" && opts.force === true ? "true" : undefined,

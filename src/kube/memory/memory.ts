@@ -6,7 +6,8 @@
 // Deliberate simplifications (documented so nobody relies on them): no garbage collection of
 // dependents (propagationPolicy is accepted and ignored), pods are deleted at once (no kubelet
 // grace period), no subresources but pods' eviction (PodDisruptionBudgets checked), no admission,
-// no defaulting; "strategic" and "apply" patches are merged like RFC 7386 merge patches.
+// no defaulting; "strategic" patches are merged like RFC 7386 merge patches. "apply" is server-side
+// apply with managedFields per manager, conflicts and force (ssa.ts).
 import { randomUUID } from "node:crypto";
 import { KINDS, apiVersionOf, type KindName, type KindTypes } from "../kinds.ts";
 import {
@@ -23,7 +24,17 @@ import {
 import type { KubeObject, Pod, PodDisruptionBudget, Status } from "../../objects/kube.ts";
 import { SelectorError, fieldMatcher, labelMatcher, labelSelectorMatcher } from "../selectors.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
-import { alreadyExists, badRequest, conflict, gone, invalid, notFound, statusError } from "./errors.ts";
+import {
+  alreadyExists,
+  badRequest,
+  conflict,
+  gone,
+  invalid,
+  notFound,
+  resourceName,
+  statusError,
+} from "./errors.ts";
+import { recordUpdate, serverSideApply } from "./ssa.ts";
 import { PatchError, jsonPatch, mergePatch } from "./patch.ts";
 import { copyJson, sameJson } from "./copy.ts";
 
@@ -374,7 +385,15 @@ export class MemoryKube implements KubeClient {
     const nsName = this.#namespaceFor(kind, opts.namespace ?? meta?.namespace);
     return this.#run(
       { op: "create", kind, ...ns(nsName), ...(meta?.name ? { name: meta.name } : {}) },
-      () => this.#create(kind, obj, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K],
+      () => {
+        let input: unknown = obj;
+        if (opts.fieldManager && meta !== undefined && typeof meta === "object") {
+          const withOwner = copyJson(obj) as KubeObject;
+          this.#recordUpdate(undefined, withOwner, opts.fieldManager);
+          input = withOwner;
+        }
+        return this.#create(kind, input, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K];
+      },
     );
   }
 
@@ -398,7 +417,12 @@ export class MemoryKube implements KubeClient {
             `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${current.metadata.uid ?? ""}`,
           );
         }
-        return this.#update(kind, current, copyJson(obj), opts.dryRun ?? false) as KindTypes[K];
+        const next = copyJson(obj) as KubeObject;
+        // managedFields left out of an update are kept, as on the apiserver.
+        if (next.metadata.managedFields === undefined && current.metadata.managedFields !== undefined)
+          next.metadata.managedFields = copyJson(current.metadata.managedFields);
+        this.#recordUpdate(current, next, opts.fieldManager);
+        return this.#update(kind, current, next, opts.dryRun ?? false) as KindTypes[K];
       },
     );
   }
@@ -424,13 +448,28 @@ export class MemoryKube implements KubeClient {
       if (current === undefined) {
         if (type !== "apply") throw notFound(kind, name);
         // Server-side apply creates what does not exist.
-        const obj = copyJson(patch) as KubeObject;
-        obj.metadata = { ...obj.metadata, name };
+        const applied = copyJson(patch) as KubeObject;
+        applied.metadata = { ...applied.metadata, name };
+        const obj = this.#apply(kind, undefined, applied, name, opts);
         return this.#create(kind, obj, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K];
+      }
+      // An apply to the status subresource only writes status (below), which apply does not own.
+      if (type === "apply" && opts.subresource !== "status") {
+        const applied = copyJson(patch) as KubeObject;
+        const meta = (applied as { metadata?: unknown }).metadata;
+        const wanted =
+          meta !== null && typeof meta === "object" ? applied.metadata.resourceVersion : undefined;
+        if (wanted !== undefined && wanted !== current.metadata.resourceVersion) throw conflict(kind, name);
+        const next = this.#apply(kind, current, applied, name, opts);
+        return this.#update(kind, current, next, opts.dryRun ?? false) as KindTypes[K];
       }
       let next: unknown;
       try {
-        next = type === "json" ? jsonPatch(current, patch) : mergePatch(current, patch);
+        if (opts.subresource === "status") {
+          // The status subresource: only the patch's status counts, the rest stays.
+          const status = (patch as { status?: unknown }).status;
+          next = status === undefined ? copyJson(current) : mergePatch(current, { status });
+        } else next = type === "json" ? jsonPatch(current, patch) : mergePatch(current, patch);
       } catch (err) {
         if (err instanceof PatchError) throw invalid(kind, name, err.message);
         throw err;
@@ -444,7 +483,7 @@ export class MemoryKube implements KubeClient {
       // A resourceVersion inside the patch is a precondition, as on the apiserver.
       const wanted = obj.metadata.resourceVersion;
       if (wanted !== undefined && wanted !== current.metadata.resourceVersion) throw conflict(kind, name);
-      // Without managed-field tracking there are no apply conflicts, so `force` changes nothing.
+      this.#recordUpdate(current, obj, opts.fieldManager);
       return this.#update(kind, current, obj, opts.dryRun ?? false) as KindTypes[K];
     });
   }
@@ -690,6 +729,39 @@ export class MemoryKube implements KubeClient {
   }
 
   // Replaces `current` with `next` (immutable metadata kept), honouring finalizer rules.
+  // Server-side apply (ssa.ts): the merged object with its managedFields, or a 409 of conflicts.
+  #apply(
+    kind: KindName,
+    current: KubeObject | undefined,
+    applied: KubeObject,
+    name: string,
+    opts: PatchOptions,
+  ): KubeObject {
+    const k = KINDS[kind];
+    return serverSideApply({
+      current,
+      applied: {
+        ...applied,
+        apiVersion: applied.apiVersion ?? apiVersionOf(k),
+        kind: applied.kind ?? k.kind,
+      },
+      manager: opts.fieldManager ?? "",
+      force: opts.force ?? false,
+      time: rfc3339(this.#clock.now()),
+      resource: resourceName(kind),
+      name,
+    });
+  }
+
+  // A write given a fieldManager owns the fields it changed (operation Update); without one the
+  // in-memory apiserver records nothing (the real one names the client after its user agent).
+  #recordUpdate(current: KubeObject | undefined, next: KubeObject, fieldManager: string | undefined): void {
+    if (fieldManager === undefined || fieldManager === "") return;
+    const entries = recordUpdate(current, next, fieldManager, rfc3339(this.#clock.now()));
+    if (entries === undefined) delete next.metadata.managedFields;
+    else next.metadata.managedFields = entries;
+  }
+
   #update(kind: KindName, current: KubeObject, next: KubeObject, dryRun: boolean): KubeObject {
     const k = KINDS[kind];
     const cm = current.metadata;

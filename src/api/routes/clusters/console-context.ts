@@ -8,6 +8,7 @@ import { ClusterThrashing } from "../../../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../../pricing/types.ts";
 import { parsePolicy, type WarmupPolicy } from "../../../warmup/policy.ts";
+import type { AuditSink } from "../../audit.ts";
 import { epochMsParam, errorSchema } from "../schemas.ts";
 
 /**
@@ -25,6 +26,17 @@ export interface ConsoleDeps {
   now: () => number;
   thrashing?: Partial<ThrashingOptions>;
   nodePools?: NodePoolPatcher;
+  /** Records each change with the caller's identity (the audit list). */
+  audit?: AuditSink;
+}
+
+/** The fields a merge patch touches, as they are in `current` (the audit's "before"). */
+export function patchedFields(current: unknown, patch: unknown): unknown {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return current ?? null;
+  const cur = typeof current === "object" && current !== null ? (current as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(patch)) out[k] = patchedFields(cur[k], v);
+  return out;
 }
 
 export const HOUR = 3_600_000;

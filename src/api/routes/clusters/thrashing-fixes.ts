@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { ThrashingFixesSchema } from "../../../dashboard/dto.ts";
 import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../../dashboard/thrashing/fixes.ts";
 import { errorSchema } from "../schemas.ts";
-import { admin, idParams, viewer, type ConsoleRoutes } from "./console-context.ts";
+import { admin, idParams, patchedFields, viewer, type ConsoleRoutes } from "./console-context.ts";
 
 export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
   return (app) => {
@@ -69,7 +69,15 @@ export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance)
             error: "not_applicable",
             message: `Wave changes NodePools only on its embedded simulated cluster; on this cluster run: ${kubectl}`,
           });
+        const before = patchedFields(c.state.nodePool(nodePool), fix.patch);
         await ctx.deps.nodePools.patch(nodePool, fix.patch);
+        await ctx.deps.audit?.(req, {
+          clusterId: c.id,
+          action: "thrashing.apply",
+          object: `NodePool ${nodePool}: ${title}`,
+          before,
+          after: fix.patch,
+        });
         req.log.info({ cluster: c.id, nodePool, fix: title }, "thrashing fix applied");
         return { nodePool, title, patch: fix.patch, kubectl };
       },

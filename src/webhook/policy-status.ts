@@ -1,0 +1,257 @@
+// The status Wave writes on each SpotPolicy (issue 31): target vs actual on-demand/spot and the
+// conditions Ready / WorkloadFound / PinnedByWorkload / Adopting, from what the spot repair
+// computes anyway (repair.ts `status()`, adopt-plan.ts `plannedMoves`). `spotPolicyStatus` is
+// pure; `SpotStatusWriter` patches the status subresource, only when it changed, as the
+// repair's leader (one writer per cluster).
+import type { KubeClient } from "../kube/port.ts";
+import { isNotFound } from "../kube/port.ts";
+import {
+  STATUS_FIELD_MANAGER,
+  type PolicyCondition,
+  type SpotPolicyResource,
+  type SpotPolicyStatus,
+} from "../objects/policy-crds.ts";
+import type { Clock } from "../shared/clock.ts";
+import { silentLogger, type Logger } from "../shared/log.ts";
+import type { PolicyProblem, SpotPolicyIndex } from "./crd-policy-source.ts";
+import { resourceKey, spotPolicyFromResource } from "./policy-crd.ts";
+import { workloadKey } from "./policy.ts";
+import type { AdoptionStatus } from "./repair.ts";
+
+const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+type Cond = Omit<PolicyCondition, "lastTransitionTime" | "observedGeneration">;
+
+/** Conditions with their transition times kept where the status did not change. */
+function stamped(
+  wanted: readonly Cond[],
+  previous: readonly PolicyCondition[] | undefined,
+  now: number,
+  generation: number | undefined,
+): PolicyCondition[] {
+  return wanted.map((c) => {
+    const before = previous?.find((p) => p.type === c.type);
+    const at = before && before.status === c.status ? before.lastTransitionTime : rfc3339(now);
+    return {
+      ...c,
+      lastTransitionTime: at,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+    };
+  });
+}
+
+const kindName = (cr: SpotPolicyResource): string => `${cr.spec.targetRef.kind} ${cr.spec.targetRef.name}`;
+
+/**
+ * The status of one SpotPolicy: from the repair's view of its workload (`seen`; undefined when
+ * the repair has not looked at it yet) and the index's verdict on the CR (`problem`).
+ */
+export function spotPolicyStatus(
+  cr: SpotPolicyResource,
+  seen: AdoptionStatus | undefined,
+  problem: PolicyProblem | undefined,
+  now: number,
+): SpotPolicyStatus {
+  const generation = cr.metadata.generation;
+  const previous = cr.status?.conditions;
+  const out: SpotPolicyStatus = {};
+  if (generation !== undefined) out.observedGeneration = generation;
+  if (problem && !problem.keptPrevious) {
+    const duplicate = problem.errors.some((e) => e.includes("already has SpotPolicy"));
+    out.conditions = stamped(
+      [
+        {
+          type: "Ready",
+          status: "False",
+          reason: duplicate ? "Superseded" : "InvalidSpec",
+          message: problem.errors.join("; "),
+        },
+      ],
+      previous,
+      now,
+      generation,
+    );
+    return out;
+  }
+  if (seen === undefined) {
+    out.conditions = stamped(
+      [
+        {
+          type: "Ready",
+          status: "Unknown",
+          reason: "Pending",
+          message: "the spot repair has not looked at it yet",
+        },
+      ],
+      previous,
+      now,
+      generation,
+    );
+    return out;
+  }
+  out.targetOnDemand = seen.target;
+  out.targetSpot = seen.live - seen.target;
+  out.onDemand = seen.onDemand;
+  out.spot = seen.live - seen.onDemand;
+  const found = seen.live + seen.pinned + seen.outside + seen.waiting > 0;
+  const atTarget = seen.direction === "none" && seen.onDemand === seen.target;
+  const moving = seen.mode === "on" && seen.toMove > seen.moved;
+  const conds: Cond[] = [
+    problem
+      ? {
+          type: "Ready",
+          status: "False",
+          reason: "InvalidSpec",
+          message: `the last valid version stays in force: ${problem.errors.join("; ")}`,
+        }
+      : atTarget
+        ? {
+            type: "Ready",
+            status: "True",
+            reason: "AtTarget",
+            message: `${seen.onDemand} of ${seen.live} pods on-demand, as the policy wants`,
+          }
+        : {
+            type: "Ready",
+            status: "False",
+            reason: seen.mode === "on" ? "Converging" : seen.mode === "dry-run" ? "DryRun" : "RepairOff",
+            message: `${seen.onDemand} of ${seen.live} pods on-demand, target ${seen.target}`,
+          },
+    found
+      ? { type: "WorkloadFound", status: "True", reason: "PodsFound", message: `${kindName(cr)} has pods` }
+      : {
+          type: "WorkloadFound",
+          status: "False",
+          reason: "NoPods",
+          message: `no pod of ${kindName(cr)} in namespace ${cr.metadata.namespace ?? ""}`,
+        },
+    seen.pinned > 0
+      ? {
+          type: "PinnedByWorkload",
+          status: "True",
+          reason: "CapacityTypeInPodSpec",
+          message: `${seen.pinned} pod(s) pin karpenter.sh/capacity-type in their own spec: left alone`,
+        }
+      : {
+          type: "PinnedByWorkload",
+          status: "False",
+          reason: "NotPinned",
+          message: "no pod pins a capacity type",
+        },
+    moving || seen.waiting > 0
+      ? {
+          type: "Adopting",
+          status: "True",
+          reason: seen.waiting > 0 ? "WaitingForNodes" : "Moving",
+          message:
+            `${seen.moved} of ${Math.max(seen.toMove, seen.moved)} moved` +
+            (seen.waiting > 0 ? `, ${seen.waiting} pod(s) wait for a node` : ""),
+        }
+      : { type: "Adopting", status: "False", reason: "Done", message: `${seen.adopted} pod(s) adopted` },
+  ];
+  out.conditions = stamped(conds, previous, now, generation);
+  if (seen.lastRepair)
+    out.lastRepair = {
+      time: rfc3339(seen.lastRepair.at),
+      pod: seen.lastRepair.pod,
+      action: seen.lastRepair.action,
+    };
+  else if (cr.status?.lastRepair) out.lastRepair = cr.status.lastRepair;
+  return out;
+}
+
+/**
+ * A merge patch that makes the status exactly `next`: fields the current status has and `next`
+ * lacks are removed (null), or they would stay and the status never match.
+ */
+export function statusPatch(current: object | undefined, next: object): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...next };
+  for (const k of Object.keys(current ?? {})) if (!(k in next)) out[k] = null;
+  return out;
+}
+
+/** Whether writing `next` would change what the CR shows (key order aside). */
+export function statusChanged(current: unknown, next: unknown): boolean {
+  return canonical(current ?? {}) !== canonical(next);
+}
+
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x !== null && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
+        )
+      : x,
+  );
+}
+
+export interface SpotStatusWriterOptions {
+  kube: KubeClient;
+  index: SpotPolicyIndex;
+  /** The repair's view per workload key (SpotRepair.status()). */
+  seen: () => ReadonlyMap<string, AdoptionStatus>;
+  clock: Clock;
+  logger?: Logger;
+}
+
+export class SpotStatusWriter {
+  readonly #o: SpotStatusWriterOptions;
+  readonly #log: Logger;
+  /** Status writes made (tests, debugging). */
+  writes = 0;
+
+  constructor(o: SpotStatusWriterOptions) {
+    this.#o = o;
+    this.#log = (o.logger ?? silentLogger).child({ component: "spot-policy-status" });
+  }
+
+  /** One pass: each SpotPolicy whose status would change gets one merge patch of it. */
+  async sync(): Promise<void> {
+    const { index, kube, clock } = this.#o;
+    const seen = this.#o.seen();
+    const now = clock.now();
+    for (const cr of index.resources()) {
+      const key = resourceKey(cr);
+      const converted = spotPolicyFromResource(cr);
+      const problem = index.problem(key);
+      // The workload this CR decides for (its own spec, or the last valid one in force).
+      const workload = converted.ok ? converted.policy.workload : undefined;
+      const decides = workload !== undefined && index.resourceFor(workload) === key;
+      const status = spotPolicyStatus(
+        cr,
+        decides ? seen.get(workloadKey(workload)) : undefined,
+        problem,
+        now,
+      );
+      if (!statusChanged(cr.status, status)) continue;
+      try {
+        await kube.patch(
+          "SpotPolicy",
+          cr.metadata.name ?? "",
+          { status: statusPatch(cr.status, status) },
+          {
+            namespace: cr.metadata.namespace ?? "",
+            type: "merge",
+            subresource: "status",
+            fieldManager: STATUS_FIELD_MANAGER,
+          },
+        );
+        this.writes++;
+      } catch (err) {
+        if (!isNotFound(err)) this.#log.warn("could not write a SpotPolicy's status", { policy: key, err });
+      }
+    }
+  }
+
+  /** Syncs every `intervalMs` until `signal` aborts (the repair's leader only). */
+  async run(signal: AbortSignal, intervalMs = 5_000): Promise<void> {
+    while (!signal.aborted) {
+      await this.sync();
+      try {
+        await this.#o.clock.sleep(intervalMs, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+}
