@@ -330,7 +330,7 @@ describe("Warmup page", () => {
 
   it("lets a viewer see everything but asks for the admin token to edit", async () => {
     const calls = mockFetch([[/warmup\?/, () => [200, warmupView([pool()])]]]);
-    const ctx = ctxFor({ role: "viewer", subject: "token:viewer", groups: [], source: "token" });
+    const ctx = ctxFor({ role: "viewer" });
     render(<Warmup ctx={ctx} />);
     fireEvent.click(await screen.findByRole("button", { name: "Edit (admin)" }));
     assert.deepEqual(ctx.asked, ["edit the warmup policy of general"]);
