@@ -54,6 +54,12 @@ export interface AgentComponentOptions extends ComponentOptions {
   policyMemory?: PolicyMemory;
   /** Beside core in this process (`wave start`) rather than a process of its own. */
   inProcess?: AgentInProcess;
+  /**
+   * Where warmup takes its policies: the WarmupPolicy resources once listed (default; a cluster
+   * without the CRD never lists them, so core's set stays in force there) or core's set only.
+   * In process it is always core's (ADR 0015).
+   */
+  warmupPoliciesFrom?: "resources" | "core";
 }
 
 /**
@@ -146,9 +152,10 @@ export async function startAgentComponent(
         const running: { agent?: RunningAgent } = {};
         // Wave's policy resources into this term's state (issue 31): warmup takes the
         // WarmupPolicies from there. In process (`wave start`) the policies stay core's (ADR 0015).
-        const crs = near
-          ? undefined
-          : followPolicies({ client: kube, state, signal: termSignal, clock, log });
+        const crs =
+          near || opts.warmupPoliciesFrom === "core"
+            ? undefined
+            : followPolicies({ client: kube, state, signal: termSignal, clock, log });
         const actor = createWarmupActor({
           kube,
           view: state,
