@@ -16,7 +16,13 @@ import { ClusterState } from "../state/cluster.ts";
 import { followPolicies } from "../state/follow.ts";
 import { runController } from "../warmup/run.ts";
 import { ConfigMapPolicyMemory, type PolicyMemory } from "../warmup/policy-set.ts";
-import { createWarmupActor, toWire, WARMUP_POLICIES_CONFIGMAP, type WarmupActor } from "./warmup-actor.ts";
+import {
+  createWarmupActor,
+  policyResources,
+  toWire,
+  WARMUP_POLICIES_CONFIGMAP,
+  type WarmupActor,
+} from "./warmup-actor.ts";
 import type { CommandContext } from "./types.ts";
 import {
   cluster,
@@ -167,7 +173,7 @@ export async function startAgentComponent(
           podNamespace: config.warmupNamespace,
           memory,
           report: (e) => running.agent?.agent.warmup.push(toWire(e)),
-          ...(crs ? { resources: { state, synced: crs.WarmupPolicy.synced } } : {}),
+          ...(crs ? { resources: policyResources(state, crs.WarmupPolicy.synced) } : {}),
         });
         warmup = actor;
         // What core sent last, in case it is away now; its own set replaces this when it comes.
