@@ -112,11 +112,11 @@ function deployment(replicas: number): object {
   };
 }
 
-const spotPolicy = (namespace: string, name: string, threshold: number): object => ({
+const spotPolicy = (namespace: string, name: string, threshold: number, target = APP): object => ({
   apiVersion: "wave.sh/v1alpha1",
   kind: "SpotPolicy",
   metadata: { name, namespace },
-  spec: { targetRef: { kind: "Deployment", name: APP }, threshold, strategy: "Prefer" },
+  spec: { targetRef: { kind: "Deployment", name: target }, threshold, strategy: "Prefer" },
 });
 
 before(async () => {
@@ -171,7 +171,7 @@ test("a user bound to wave-policy-edit in namespace A creates a SpotPolicy there
     async () => {
       const r = await kubectlRaw(
         ["--as", user, "create", "-f", "-"],
-        JSON.stringify(spotPolicy(ns, "by-alice", 1)),
+        JSON.stringify(spotPolicy(ns, "by-alice", 1, "api")),
       );
       return r.code === 0 ? r.stdout : undefined;
     },
@@ -180,16 +180,27 @@ test("a user bound to wave-policy-edit in namespace A creates a SpotPolicy there
   assert.match(inA, /spotpolicy\.wave\.sh\/by-alice created/);
   const inB = await kubectlRaw(
     ["--as", user, "create", "-f", "-"],
-    JSON.stringify(spotPolicy(b, "by-alice", 1)),
+    JSON.stringify(spotPolicy(b, "by-alice", 1, "api")),
   );
   assert.notEqual(inB.code, 0);
   assert.match(inB.stderr, /forbidden/i);
   assert.match(inB.stderr, /cannot create resource "spotpolicies"/);
   // Editors write the spec, never Wave's status.
-  const status = await kubectlRaw(["--as", user, "auth", "can-i", "patch", "spotpolicies/status", "-n", ns]);
+  const status = await kubectlRaw([
+    "--as",
+    user,
+    "auth",
+    "can-i",
+    "patch",
+    "spotpolicies",
+    "--subresource=status",
+    "-n",
+    ns,
+  ]);
   assert.equal(status.stdout.trim(), "no");
   console.log(`# impersonated ${user}: A → ${inA.trim()}; B → ${inB.stderr.trim()}`);
-  await kubectl(["delete", "spotpolicy", "by-alice", "-n", ns]);
+  const del = await kubectlRaw(["--as", user, "delete", "spotpolicy", "by-alice", "-n", ns]);
+  assert.equal(del.code, 0, del.stderr);
 });
 
 test("a SpotPolicy on a running Deployment converges, its status shows target = actual; the webhook decides without core", async () => {
