@@ -204,13 +204,15 @@ test("a user bound to wave-policy-edit in namespace A creates a SpotPolicy there
 });
 
 test("a SpotPolicy on a running Deployment converges, its status shows target = actual; the webhook decides without core", async () => {
-  await applyTaintedPool(spotPool, {
-    capacityTypes: ["spot", "on-demand"],
-    disruption: { consolidateAfter: "Never" },
-  });
-  // The workload runs before Wave and its policy.
+  // The workload runs before Wave and its policy, all of it on on-demand nodes; then the pool
+  // offers spot too, so the policy (2 on-demand) has 2 pods to move.
+  const keep = { consolidateAfter: "Never" };
+  await applyTaintedPool(spotPool, { capacityTypes: ["on-demand"], disruption: keep });
   await apply(deployment(4));
-  await waitFor("4 pods Running", async () => (await split()).running === 4, { timeoutMs: 180_000 });
+  await waitFor("4 pods Running on on-demand nodes", async () => (await split()).onDemand === 4, {
+    timeoutMs: 180_000,
+  });
+  await applyTaintedPool(spotPool, { capacityTypes: ["spot", "on-demand"], disruption: keep });
   const tlsDir = mkdtempSync(join(tmpdir(), "wave-crd-e2e-"));
   cleanups.push(async () => {
     await Promise.resolve();
@@ -273,9 +275,13 @@ test("a SpotPolicy on a running Deployment converges, its status shows target = 
         },
         { timeoutMs: 300_000, intervalMs: 2_000 },
       );
+      const evictions = (await kube.list("Event", { namespace: ns })).items.filter(
+        (e) => e.reason === "WaveSpotRepair" && /evicting/.test(e.message ?? ""),
+      ).length;
       console.log(
-        `# converged in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(converged.s)}`,
+        `# converged in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${evictions} eviction Event(s): ${JSON.stringify(converged.s)}`,
       );
+      console.log(`# status ${JSON.stringify(converged.st)}`);
 
       // New pods are decided at admission from the informer (no core anywhere): scale to 6.
       await kubectl(["scale", "deployment", APP, "-n", ns, "--replicas=6"]);
