@@ -159,7 +159,9 @@ export async function startAgentComponent(
         // Wave's policy resources into this term's state (issue 31): warmup takes the
         // WarmupPolicies from there. In process (`wave start`) the policies stay core's (ADR 0015).
         const crs =
-          near || opts.warmupPoliciesFrom === "core"
+          near ||
+          (opts.warmupPoliciesFrom ?? (config.warmupPolicySource === "core" ? "core" : "resources")) ===
+            "core"
             ? undefined
             : followPolicies({ client: kube, state, signal: termSignal, clock, log });
         const actor = createWarmupActor({
