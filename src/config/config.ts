@@ -59,6 +59,12 @@ export interface WaveConfig {
    * given, else the CRDs.
    */
   spotPolicySource: "crd" | "core" | undefined;
+  /**
+   * Where the warmup controller beside `wave agent` takes its policies: "crd" — the WarmupPolicy
+   * resources once their informer has listed them (issue 31; until then, or without the CRD,
+   * core's set); "core" — core's set over the agent stream only. Unset: crd.
+   */
+  warmupPolicySource: "crd" | "core" | undefined;
   /** The webhook's serving certificate directory (tls.crt, tls.key). */
   webhookTlsDir: string | undefined;
   /** What the webhook does when no spot decision can be made in time. */
@@ -178,6 +184,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   grpcTlsDir: undefined,
   spotPoliciesUrl: undefined,
   spotPolicySource: undefined,
+  warmupPolicySource: undefined,
   webhookTlsDir: undefined,
   webhookFallback: "unchanged",
   webhookDeadlineMs: 1000,
@@ -325,6 +332,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     flag: "spot-policy-source",
     env: "WAVE_SPOT_POLICY_SOURCE",
     help: "crd|core: where the webhook reads spot policies",
+  },
+  warmupPolicySource: {
+    kind: "policySource",
+    flag: "warmup-policy-source",
+    env: "WAVE_WARMUP_POLICY_SOURCE",
+    help: "crd|core: where warmup reads its policies",
   },
   webhookTlsDir: {
     kind: "string",

@@ -625,6 +625,8 @@ test(
             WAVE_WEBHOOK_PORT: String(webhookPort),
             WAVE_WEBHOOK_TLS_DIR: join(work, "webhook"),
             WAVE_SPOT_POLICIES_URL: `http://127.0.0.1:${apiPort}/api/v1/policies/spot`,
+            // This test sets its policies through core's API (the SpotPolicy path: policy-crds.e2e).
+            WAVE_SPOT_POLICY_SOURCE: "core",
           }),
           kc.webhook,
         );
@@ -646,6 +648,8 @@ test(
             WAVE_CORE_ADDRESS: `https://127.0.0.1:${grpcPort}`,
             WAVE_AGENT_TLS_DIR: join(work, "agent"),
             WAVE_METRICS_PORT: String(metricsPort),
+            // Warmup policies set through core's API here (WarmupPolicy resources: policy-crds.e2e).
+            WAVE_WARMUP_POLICY_SOURCE: "core",
           }),
           kc.agent,
         );

@@ -425,6 +425,8 @@ test(
           await runOf("webhook", {
             WAVE_WEBHOOK_PORT: String(webhookPort),
             WAVE_SPOT_POLICIES_URL: withPort(whPolicies, apiPort),
+            // Policies set through core's API here (the SpotPolicy path: policy-crds.e2e).
+            WAVE_SPOT_POLICY_SOURCE: "core",
           }),
         );
         const coreAddress = envOf(podSpecOf("agent"), "x", {})["WAVE_CORE_ADDRESS"] ?? "";
@@ -433,6 +435,7 @@ test(
           await runOf("agent", {
             WAVE_CORE_ADDRESS: withPort(coreAddress, grpcPort),
             WAVE_METRICS_PORT: String(metricsPort),
+            WAVE_WARMUP_POLICY_SOURCE: "core",
           }),
         );
 
