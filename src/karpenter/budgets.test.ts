@@ -1,3 +1,5 @@
+// The asserts narrow as they go (assert.equal asserts its actual); optional chains keep each line readable alone.
+/* eslint-disable @typescript-eslint/no-unnecessary-condition */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { bindingBudget, budgetsNow, cronFires, parseCron, selectorMatches } from "./budgets.ts";
