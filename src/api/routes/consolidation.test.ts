@@ -223,17 +223,20 @@ describe("consolidation routes", () => {
   it("explains pending pods per NodePool with their wait", async () => {
     const v = await get<PendingViewDto>("/api/v1/clusters/c1/pending");
     assert.equal(v.pods.length, 1);
-    assert.equal(v.pods[0]?.waitingSeconds, 120);
+    const [stuck] = v.pods;
+    assert.ok(stuck);
+    assert.equal(stuck.waitingSeconds, 120);
     assert.deepEqual(
-      v.pods[0]?.reasons.map((r) => [r.nodePool, r.kind, r.key]),
+      stuck.reasons.map((r) => [r.nodePool, r.kind, r.key]),
       [["general", "requirement", "example.com/rack"]],
     );
   });
 
   it("gives the node drawer its disruption section", async () => {
     const d = await get<NodeDetailDto>("/api/v1/clusters/c1/nodes/a");
-    assert.equal(d.disruption?.disruptable, false);
-    assert.equal(d.disruption?.blockers[0]?.reason, "do-not-disrupt-pod");
+    assert.ok(d.disruption);
+    assert.equal(d.disruption.disruptable, false);
+    assert.equal(d.disruption.blockers[0]?.reason, "do-not-disrupt-pod");
   });
 
   it("answers 404 for an unknown cluster", async () => {
