@@ -86,7 +86,7 @@ export function clusterExplanations(
   const events = deps.hub.karpenterEvents(c.id).events(now);
   return {
     consolidation: consolidationView(c.id, explainInputOf(c, events, deps.prices, now)),
-    pending: pendingView(c.id, { pods: c.state.pendingPods(), events, now }),
+    pending: pendingView(c.id, { pods: c.state.pendingPods(), events, now, pools: c.state.nodePools() }),
   };
 }
 

@@ -315,6 +315,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
           pods: c.state.pendingPods(),
           events: hub.karpenterEvents(c.id).events(now),
           now,
+          pools: c.state.nodePools(),
         });
       },
     );

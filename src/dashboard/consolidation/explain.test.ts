@@ -277,6 +277,47 @@ describe("consolidation explainer", () => {
 });
 
 describe("pending pods", () => {
+  it("names the pools of Karpenter v1.15's unnamed parts, and reads a pool at its limit", () => {
+    const tainted = (name: string, extra: Partial<NodePool["spec"]> = {}): NodePool =>
+      nodePool(name, {
+        template: {
+          metadata: { labels: { "e2e/pool": name } },
+          spec: { taints: [{ key: "e2e/pool", value: name, effect: "NoSchedule" }] },
+        },
+        ...extra,
+      });
+    const pools = [
+      nodePool("default"),
+      tainted("other"),
+      tainted("rack"),
+      tainted("limited", { limits: { cpu: "1" } }),
+    ];
+    const p = pod("p", undefined, "1500m", "64Mi", "Pending");
+    p.metadata.creationTimestamp = "2026-06-01T09:59:00Z";
+    const msg =
+      `Failed to schedule pod, did not tolerate taint (taint=e2e/pool=other:NoSchedule); ` +
+      `incompatible requirements, label "e2e/pool" does not have known values; ` +
+      `incompatible requirements, label "example.com/rack" does not have known values; ` +
+      `no instance type has enough resources, requirements=karpenter.sh/nodepool In [limited], e2e/pool In [limited], resources={"cpu":"1500m"}`;
+    const failed: Event = {
+      metadata: { name: "p.1", namespace: "default" },
+      involvedObject: { kind: "Pod", namespace: "default", name: "p" },
+      reason: "FailedScheduling",
+      message: msg,
+      lastTimestamp: "2026-06-01T09:59:30Z",
+    };
+    const v = pendingView("c", { pods: [p], events: [failed], now: NOW, pools });
+    assert.deepEqual(
+      v.pods[0]?.reasons.map((r) => [r.nodePool, r.kind, r.key]),
+      [
+        ["other", "taint", "e2e/pool=other:NoSchedule"],
+        ["default", "requirement", "e2e/pool"],
+        ["rack", "requirement", "example.com/rack"],
+        ["limited", "limit", null],
+      ],
+    );
+  });
+
   it("reads Karpenter's FailedScheduling per NodePool, with the wait and a later nomination", () => {
     const p = pod("stuck", undefined, "1", "1Gi", "Pending");
     p.metadata.creationTimestamp = "2026-06-01T09:55:00Z";

@@ -8,6 +8,9 @@ import type {
   PendingViewDto,
 } from "../dto.ts";
 import type { Event, Pod } from "../../objects/kube.ts";
+import type { NodePool } from "../../objects/karpenter.ts";
+import { nodePoolRequirements, wouldExceedLimits } from "../../karpenter/requirements.ts";
+import { parseResources, podRequests } from "../../karpenter/resources.ts";
 import { eventTime, parsePodEvent, type PendingReason } from "../../karpenter/events/parse.ts";
 import { explainNodes, eventsByObject, type ExplainInput } from "./explain.ts";
 import { clusterKarpenterVersion } from "../karpenter-version.ts";
@@ -101,6 +104,58 @@ export interface PendingInput {
   pods: readonly Pod[];
   events: readonly Event[];
   now: number;
+  /** The cluster's NodePools: name the pool of a part Karpenter did not name (v1.15), spot limits. */
+  pools?: readonly NodePool[];
+}
+
+const taintText = (t: { key: string; value?: string; effect: string }): string[] =>
+  t.value ? [`${t.key}=${t.value}:${t.effect}`] : [`${t.key}:${t.effect}`, `${t.key}=:${t.effect}`];
+
+/**
+ * Names the NodePool of each part Karpenter left unnamed (its v1.15 messages give one part per
+ * pool without the name): a taint part belongs to the one pool with that taint; a requirement
+ * part "label K does not have known values" to the one pool left that offers no K (pools named by
+ * other parts taken out first, repeated while that settles more). A resources part of a pool
+ * whose spec.limits the pod would exceed reads as "limit" (Karpenter drops the instance types
+ * beyond the limits, then finds none).
+ */
+export function attributePools(
+  reasons: readonly PendingReason[],
+  pools: readonly NodePool[],
+  pod: Pod,
+): PendingReason[] {
+  const out = reasons.map((r) => ({ ...r }));
+  const taken = new Set(out.flatMap((r) => (r.nodePool ? [r.nodePool] : [])));
+  const offers = (pool: NodePool, key: string): boolean =>
+    nodePoolRequirements(pool).some((q) => q.key === key);
+  for (let progress = true; progress;) {
+    progress = false;
+    for (const r of out) {
+      if (r.nodePool || !r.key) continue;
+      const key = r.key;
+      const left = pools.filter((p) => !taken.has(p.metadata.name ?? ""));
+      const candidates =
+        r.kind === "taint"
+          ? left.filter((p) => (p.spec.template.spec.taints ?? []).some((t) => taintText(t).includes(key)))
+          : r.kind === "requirement" && /does not have known values/.test(r.detail)
+            ? left.filter((p) => !offers(p, key))
+            : [];
+      const only = candidates.length === 1 ? candidates[0]?.metadata.name : undefined;
+      if (only) {
+        r.nodePool = only;
+        taken.add(only);
+        progress = true;
+      }
+    }
+  }
+  const req = podRequests(pod);
+  for (const r of out) {
+    if (r.kind !== "resources" || !r.nodePool) continue;
+    const pool = pools.find((p) => p.metadata.name === r.nodePool);
+    if (pool?.spec.limits && wouldExceedLimits(pool.spec.limits, parseResources(pool.status?.resources), req))
+      r.kind = "limit";
+  }
+  return out;
 }
 
 export function pendingView(clusterId: string, input: PendingInput): PendingViewDto {
@@ -116,7 +171,8 @@ export function pendingView(clusterId: string, input: PendingInput): PendingView
     const evs = byObject.get(`Pod/${ns}/${name}`) ?? [];
     const failed = evs.find((e) => e.reason === "FailedScheduling");
     const nominated = evs.find((e) => e.reason === "Nominated");
-    const reasons = failed ? parsePodEvent(failed).reasons : [];
+    const parsed = failed ? parsePodEvent(failed).reasons : [];
+    const reasons = input.pools ? attributePools(parsed, input.pools, p) : parsed;
     // A nomination after the last failure: a node is on its way.
     const nominatedTo =
       nominated && (!failed || eventTime(nominated) >= eventTime(failed))

@@ -116,6 +116,8 @@ function parsePart(part: string): PendingReason {
     /incompatible with nodepool\s+"([^"]+)"/i.exec(part)?.[1] ??
     /exceed limits for nodepool:?\s*"?([^",\s]+)"?/i.exec(part)?.[1] ??
     /nodepool\s+"([^"]+)"/i.exec(part)?.[1] ??
+    // v1.15 names no pool per part; a resources part carries it among its requirements.
+    /karpenter\.sh\/nodepool In \[([^\]\s]+)\]/.exec(part)?.[1] ??
     null;
   const out = (kind: PendingReasonKind, key: string | null = null): PendingReason => ({
     nodePool: pool,
@@ -123,7 +125,7 @@ function parsePart(part: string): PendingReason {
     key,
     detail: part,
   });
-  const taint = /did not tolerate(?: taint)?[=:\s]*([^,;]+?)(?:,|$)/i.exec(part);
+  const taint = /did not tolerate(?: taint)?[=:\s]*\(?(?:taint=)?([^,;()]+?)\)?(?:,|$)/i.exec(part);
   if (taint) return out("taint", (taint[1] ?? "").trim() || null);
   if (/exceed limits/i.test(part)) return out("limit");
   const key =
