@@ -296,7 +296,8 @@ describe("pending pods", () => {
     p.metadata.creationTimestamp = "2026-06-01T09:59:00Z";
     const msg =
       `Failed to schedule pod, did not tolerate taint (taint=e2e/pool=other:NoSchedule); ` +
-      `incompatible requirements, label "e2e/pool" does not have known values; ` +
+      `incompatible requirements, label "example.com/rack" does not have known values; ` +
+      // The default pool lacks both labels; Karpenter names either: two parts alike, two pools.
       `incompatible requirements, label "example.com/rack" does not have known values; ` +
       `no instance type has enough resources, requirements=karpenter.sh/nodepool In [limited], e2e/pool In [limited], resources={"cpu":"1500m"}`;
     const failed: Event = {
@@ -311,7 +312,7 @@ describe("pending pods", () => {
       v.pods[0]?.reasons.map((r) => [r.nodePool, r.kind, r.key]),
       [
         ["other", "taint", "e2e/pool=other:NoSchedule"],
-        ["default", "requirement", "e2e/pool"],
+        ["default", "requirement", "example.com/rack"],
         ["rack", "requirement", "example.com/rack"],
         ["limited", "limit", null],
       ],

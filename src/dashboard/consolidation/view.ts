@@ -115,7 +115,8 @@ const taintText = (t: { key: string; value?: string; effect: string }): string[]
  * Names the NodePool of each part Karpenter left unnamed (its v1.15 messages give one part per
  * pool without the name): a taint part belongs to the one pool with that taint; a requirement
  * part "label K does not have known values" to the one pool left that offers no K (pools named by
- * other parts taken out first, repeated while that settles more). A resources part of a pool
+ * other parts taken out first, repeated while that settles more; n identical parts and n such
+ * pools are matched in order, their text being the same). A resources part of a pool
  * whose spec.limits the pod would exceed reads as "limit" (Karpenter drops the instance types
  * beyond the limits, then finds none).
  */
@@ -140,12 +141,16 @@ export function attributePools(
           : r.kind === "requirement" && /does not have known values/.test(r.detail)
             ? left.filter((p) => !offers(p, key))
             : [];
-      const only = candidates.length === 1 ? candidates[0]?.metadata.name : undefined;
-      if (only) {
-        r.nodePool = only;
-        taken.add(only);
-        progress = true;
-      }
+      // Parts with the very same text are interchangeable: as many pools as such parts settle them.
+      const same = out.filter((o) => !o.nodePool && o.kind === r.kind && o.detail === r.detail);
+      if (candidates.length === 0 || candidates.length !== same.length) continue;
+      same.forEach((o, i) => {
+        const name = candidates[i]?.metadata.name;
+        if (!name) return;
+        o.nodePool = name;
+        taken.add(name);
+      });
+      progress = true;
     }
   }
   const req = podRequests(pod);
