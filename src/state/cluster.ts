@@ -4,7 +4,7 @@
 // everyone else reads. Every write is O(size of the object): indexes keep per-node requests,
 // pool membership, providerID links and pending pods current, so nothing scans all objects.
 import type { KindTypes } from "../kube/kinds.ts";
-import type { DaemonSet, Node, Pod } from "../objects/kube.ts";
+import type { DaemonSet, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import { capacityTypeOf, nodePoolOf } from "../karpenter/labels.ts";
 import {
   nodeClaimPhase,
@@ -37,6 +37,7 @@ export const STATE_KINDS = [
   "DaemonSet",
   "SpotPolicy",
   "WarmupPolicy",
+  "PodDisruptionBudget",
 ] as const;
 export type StateKind = (typeof STATE_KINDS)[number];
 export type ApplyType = "add" | "update" | "delete";
@@ -161,7 +162,7 @@ export function stateKey(kind: StateKind, obj: { metadata: { name?: string; name
 function keyOf(kind: StateKind, obj: { metadata: { name?: string; namespace?: string } }): string {
   const name = obj.metadata.name;
   if (!name) throw new Error(`${kind} without metadata.name cannot be stored`);
-  if (kind === "Pod" || kind === "DaemonSet" || kind === "SpotPolicy") {
+  if (kind === "Pod" || kind === "DaemonSet" || kind === "SpotPolicy" || kind === "PodDisruptionBudget") {
     const ns = obj.metadata.namespace;
     if (!ns) throw new Error(`${kind} ${name} without metadata.namespace cannot be stored`);
     return `${ns}/${name}`;
@@ -225,6 +226,7 @@ function queueIndex(): Record<StateKind, Map<string, number>> {
     DaemonSet: new Map(),
     SpotPolicy: new Map(),
     WarmupPolicy: new Map(),
+    PodDisruptionBudget: new Map(),
   };
 }
 
@@ -236,6 +238,7 @@ export class ClusterState {
   readonly #daemonSets = new Map<string, DaemonSetInfo>();
   readonly #spotPolicies = new Map<string, SpotPolicyResource>();
   readonly #warmupPolicies = new Map<string, WarmupPolicyResource>();
+  readonly #pdbs = new Map<string, PodDisruptionBudget>();
 
   readonly #nodeAgg = new Map<string, NodeAgg>();
   readonly #pending = new Set<string>();
@@ -442,6 +445,10 @@ export class ClusterState {
   pods(): Pod[] {
     return Array.from(this.#pods.values(), (e) => e.pod);
   }
+  /** PodDisruptionBudgets (the agent streams them: consolidation blockers, docs/consolidation.md). */
+  podDisruptionBudgets(): PodDisruptionBudget[] {
+    return [...this.#pdbs.values()];
+  }
   daemonSets(): DaemonSetInfo[] {
     return Array.from(this.#daemonSets.values(), (d) => ({ ...d, requests: { ...d.requests } }));
   }
@@ -646,6 +653,8 @@ export class ClusterState {
         return this.#spotPolicies.get(key) as KindTypes[K] | undefined;
       case "WarmupPolicy":
         return this.#warmupPolicies.get(key) as KindTypes[K] | undefined;
+      case "PodDisruptionBudget":
+        return this.#pdbs.get(key) as KindTypes[K] | undefined;
     }
     throw new Error(`cluster state does not track kind ${String(kind)}`);
   }
@@ -666,6 +675,8 @@ export class ClusterState {
         return this.#spotPolicies.size;
       case "WarmupPolicy":
         return this.#warmupPolicies.size;
+      case "PodDisruptionBudget":
+        return this.#pdbs.size;
     }
   }
 
@@ -685,6 +696,8 @@ export class ClusterState {
         return this.#spotPolicies.keys();
       case "WarmupPolicy":
         return this.#warmupPolicies.keys();
+      case "PodDisruptionBudget":
+        return this.#pdbs.keys();
     }
   }
 
@@ -718,6 +731,8 @@ export class ClusterState {
         return;
       case "WarmupPolicy":
         this.#warmupPolicies.set(key, obj as WarmupPolicyResource);
+      case "PodDisruptionBudget":
+        this.#pdbs.set(key, obj as PodDisruptionBudget);
         return;
     }
   }
@@ -749,6 +764,8 @@ export class ClusterState {
         return;
       case "WarmupPolicy":
         this.#warmupPolicies.delete(key);
+      case "PodDisruptionBudget":
+        this.#pdbs.delete(key);
         return;
     }
   }

@@ -9,11 +9,19 @@ import {
   SnapshotChunkSchema,
 } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
-import type { Event, KubeObject, Node, Pod } from "../objects/kube.ts";
+import type { Event, KubeObject, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
-export type WireKind = "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event" | "SpotPolicy" | "WarmupPolicy";
+export type WireKind =
+  | "Node"
+  | "Pod"
+  | "NodePool"
+  | "NodeClaim"
+  | "Event"
+  | "SpotPolicy"
+  | "WarmupPolicy"
+  | "PodDisruptionBudget";
 
 export type WireObject =
   | { kind: "Node"; object: Node }
@@ -22,7 +30,8 @@ export type WireObject =
   | { kind: "NodeClaim"; object: NodeClaim }
   | { kind: "Event"; object: Event }
   | { kind: "SpotPolicy"; object: SpotPolicyResource }
-  | { kind: "WarmupPolicy"; object: WarmupPolicyResource };
+  | { kind: "WarmupPolicy"; object: WarmupPolicyResource }
+  | { kind: "PodDisruptionBudget"; object: PodDisruptionBudget };
 
 export const WIRE_KINDS: readonly WireKind[] = [
   "Node",
@@ -32,6 +41,7 @@ export const WIRE_KINDS: readonly WireKind[] = [
   "Event",
   "SpotPolicy",
   "WarmupPolicy",
+  "PodDisruptionBudget",
 ];
 /** The policy custom resources: the agent streams them without waiting for their CRDs. */
 export const WIRE_POLICY_KINDS: readonly WireKind[] = ["SpotPolicy", "WarmupPolicy"];
@@ -44,6 +54,7 @@ const TO_PROTO: Record<WireKind, ObjectKind> = {
   Event: ObjectKind.EVENT,
   SpotPolicy: ObjectKind.SPOT_POLICY,
   WarmupPolicy: ObjectKind.WARMUP_POLICY,
+  PodDisruptionBudget: ObjectKind.POD_DISRUPTION_BUDGET,
 };
 
 const FROM_PROTO = new Map<number, WireKind>(
@@ -58,6 +69,7 @@ const NAMESPACED: Record<WireKind, boolean> = {
   Event: true,
   SpotPolicy: true,
   WarmupPolicy: false,
+  PodDisruptionBudget: true,
 };
 
 /** A protocol violation in one object: core answers INVALID_ARGUMENT with this message. */

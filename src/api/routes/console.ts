@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { kubectlPatch } from "../../dashboard/thrashing/fixes.ts";
 import type { ApiPlugin } from "../app.ts";
 import { consoleContext, type ConsoleDeps } from "./clusters/console-context.ts";
+import { consolidationRoutes } from "./clusters/consolidation.ts";
 import { nodeRoutes } from "./clusters/node.ts";
 import { spotPlacementRoutes } from "./clusters/spot-placement.ts";
 import { thrashingFixesRoutes } from "./clusters/thrashing-fixes.ts";
@@ -17,7 +18,13 @@ const viewer = { role: "viewer" as const };
 
 export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
   const ctx = consoleContext(deps);
-  const plugins = [thrashingFixesRoutes, warmupRoutes, spotPlacementRoutes, nodeRoutes].map((p) => p(ctx));
+  const plugins = [
+    thrashingFixesRoutes,
+    warmupRoutes,
+    spotPlacementRoutes,
+    nodeRoutes,
+    consolidationRoutes,
+  ].map((p) => p(ctx));
   return (app: FastifyInstance) => {
     app.get(
       "/api/v1/whoami",

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildNodeDetail } from "../../../console/node.ts";
 import { NodeDetailSchema } from "../../../dashboard/dto.ts";
+import { explainInputOf, nodeDisruption } from "../../../dashboard/consolidation/view.ts";
 import { buildNodeList } from "../../../dashboard/views.ts";
 import { errorSchema } from "../schemas.ts";
 import { HOUR, viewer, type ConsoleRoutes } from "./console-context.ts";
@@ -53,6 +54,7 @@ export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
             pods: [],
             lifecycle: past,
             prices: ctx.deps.prices,
+            disruption: null,
           });
         }
         const claimName = nodeClaim?.metadata.name ?? row?.nodeClaim ?? undefined;
@@ -76,6 +78,12 @@ export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
           pods: node ? s.podsOnNode(node.metadata.name ?? "", { includeTerminal: false }) : [],
           lifecycle,
           prices: ctx.deps.prices,
+          disruption: node
+            ? nodeDisruption(
+                explainInputOf(c, ctx.hub.karpenterEvents(c.id).events(now), ctx.deps.prices, now),
+                node.metadata.name ?? "",
+              )
+            : null,
         });
       },
     );
