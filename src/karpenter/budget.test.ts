@@ -39,7 +39,10 @@ describe("NodePool disruption budgets (Karpenter v1 semantics)", () => {
   it("allowed disruptions: minimum of active budgets for the reason, percentages rounded up", () => {
     assert.equal(budgetNodes("10%", 3), 1);
     assert.equal(budgetNodes("50%", 5), 3);
-    const p = pool([{ nodes: "10%" }, { nodes: "0", schedule: "0 9 * * *", duration: "2h", reasons: ["Empty"] }]);
+    const p = pool([
+      { nodes: "10%" },
+      { nodes: "0", schedule: "0 9 * * *", duration: "2h", reasons: ["Empty"] },
+    ]);
     assert.equal(allowedDisruptions(p, 4, "Empty", at(8)).allowed, 1);
     const blocked = allowedDisruptions(p, 4, "Empty", at(9, 30));
     assert.equal(blocked.allowed, 0);

@@ -39,7 +39,8 @@ function field(text: string, lo: number, hi: number, names: readonly string[] = 
   const num = (s: string): number => {
     const i = names.indexOf(s.toLowerCase());
     const n = i >= 0 ? i + nameBase : /^\d+$/.test(s) ? Number(s) : NaN;
-    if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`cron value ${JSON.stringify(s)} out of ${lo}-${hi}`);
+    if (!Number.isInteger(n) || n < lo || n > hi)
+      throw new Error(`cron value ${JSON.stringify(s)} out of ${lo}-${hi}`);
     return n;
   };
   const values = new Set<number>();
@@ -131,7 +132,8 @@ const hitMemo = new Map<string, number | undefined>();
 export function nextHit(schedule: string, fromMs: number, horizonMs = 8 * 24 * 60 * MIN): number | undefined {
   const c = cronOf(schedule);
   if (!c) return undefined;
-  for (let t = Math.floor(fromMs / MIN) * MIN + MIN; t <= fromMs + horizonMs; t += MIN) if (cronMatches(c, t)) return t;
+  for (let t = Math.floor(fromMs / MIN) * MIN + MIN; t <= fromMs + horizonMs; t += MIN)
+    if (cronMatches(c, t)) return t;
   return undefined;
 }
 
