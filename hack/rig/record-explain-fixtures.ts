@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   await apply(pod("untolerated", pools.tainted));
   const deadline = Date.now() + 300_000;
   let phase = 0;
-  let events: Obj[] = [];
+  let events: Obj[];
   for (;;) {
     const pods = (
       await getJson<{ items: (Obj & { spec: { nodeName?: string } })[] }>(["get", "pods", "-n", NS])
@@ -162,7 +162,8 @@ async function main(): Promise<void> {
     const all = (await getJson<{ items: Obj[] }>(["get", "events", "-A"])).items;
     events = all.filter((e) => {
       const src =
-        (e["reportingComponent"] as string | undefined) || (e["source"] as { component?: string })?.component;
+        (e["reportingComponent"] as string | undefined) ||
+        (e["source"] as { component?: string } | undefined)?.component;
       const io = e["involvedObject"] as { name?: string; namespace?: string };
       const poolNames = Object.values(pools);
       return (
@@ -209,7 +210,7 @@ async function main(): Promise<void> {
   );
   spawnSync(join(repoRoot, "node_modules", ".bin", "prettier"), ["--write", out], { stdio: "ignore" });
   process.stderr.write(
-    `[record] ${out}: ${clean.length} Karpenter events (${[...new Set(clean.map((e) => String(e["reason"])))].join(", ")})\n`,
+    `[record] ${out}: ${clean.length} Karpenter events (${[...new Set(events.map((e) => String(e["reason"])))].join(", ")})\n`,
   );
   await kubectl(["delete", "namespace", NS, "--wait=false"]);
   for (const p of Object.values(pools)) await kubectl(["delete", "nodepool", p, "--wait=false"]);
