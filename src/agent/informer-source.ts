@@ -77,7 +77,7 @@ export class InformerSource implements AgentSource {
         const k = kind as (typeof FOLLOWED_KINDS)[number];
         inf.on("add", (obj) => state.apply(k, "add", obj as never));
         inf.on("update", (obj, old) => {
-          if (obj !== old) state.apply(k, "update", obj);
+          if (obj !== old) state.apply(k, "update", obj as never);
         });
         inf.on("delete", (obj) => state.apply(k, "delete", obj as never));
       }

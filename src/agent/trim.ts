@@ -9,6 +9,7 @@ import type {
   ObjectMeta,
   Node,
   Pod,
+  PodDisruptionBudget,
   Toleration,
 } from "../objects/kube.ts";
 import { DO_NOT_DISRUPT_ANNOTATION } from "../objects/karpenter.ts";
@@ -201,10 +202,34 @@ export function trimNodeClaim(nc: NodeClaim): NodeClaim {
     if (st.nodeName !== undefined) status.nodeName = st.nodeName;
     if (st.capacity) status.capacity = { ...st.capacity };
     if (st.allocatable) status.allocatable = { ...st.allocatable };
+    // Consolidation's clock: consolidateAfter counts from the node's last pod event.
+    if (st.lastPodEventTime !== undefined) status.lastPodEventTime = st.lastPodEventTime;
     // Every condition is kept, with its message (DisruptionReason may carry the reason there):
     // lifecycle derivation reads their transitions.
     const conditions = trimConditions(st.conditions, undefined, true);
     if (conditions) status.conditions = conditions;
+    out.status = status;
+  }
+  return out;
+}
+
+/**
+ * A PodDisruptionBudget as consolidation reads it (docs/consolidation.md): its selector, its
+ * minAvailable/maxUnavailable (the fix patches them) and how many disruptions it allows now.
+ */
+export function trimPodDisruptionBudget(pdb: PodDisruptionBudget): PodDisruptionBudget {
+  const spec: PodDisruptionBudget["spec"] = {};
+  if (pdb.spec.selector !== undefined) spec.selector = pdb.spec.selector;
+  if (pdb.spec.minAvailable !== undefined) spec.minAvailable = pdb.spec.minAvailable;
+  if (pdb.spec.maxUnavailable !== undefined) spec.maxUnavailable = pdb.spec.maxUnavailable;
+  const out: PodDisruptionBudget = { metadata: trimMeta(pdb.metadata, { labels: false }), spec };
+  const st = pdb.status;
+  if (st) {
+    const status: NonNullable<PodDisruptionBudget["status"]> = {};
+    if (st.disruptionsAllowed !== undefined) status.disruptionsAllowed = st.disruptionsAllowed;
+    if (st.currentHealthy !== undefined) status.currentHealthy = st.currentHealthy;
+    if (st.desiredHealthy !== undefined) status.desiredHealthy = st.desiredHealthy;
+    if (st.expectedPods !== undefined) status.expectedPods = st.expectedPods;
     out.status = status;
   }
   return out;
@@ -258,5 +283,7 @@ export function trim(obj: WireObject): WireObject | undefined {
       const ev = trimEvent(obj.object);
       return ev ? { kind: "Event", object: ev } : undefined;
     }
+    case "PodDisruptionBudget":
+      return { kind: "PodDisruptionBudget", object: trimPodDisruptionBudget(obj.object) };
   }
 }

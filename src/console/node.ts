@@ -1,6 +1,6 @@
 // The node drawer (pure): one node or NodeClaim with its lifecycle timeline (durations between
 // steps), pods, price and its source, labels, taints and who set do-not-disrupt.
-import type { LifecycleEventDto, NodeDetailDto, NodeDto } from "../dashboard/dto.ts";
+import type { LifecycleEventDto, NodeDetailDto, NodeDisruptionDto, NodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent } from "../core/store/store.ts";
 import { CPU, MEMORY, podRequests } from "../karpenter/resources.ts";
 import {
@@ -40,6 +40,8 @@ export interface NodeDetailInput {
   /** Lifecycle rows of this NodeClaim (any order). */
   lifecycle: readonly LifecycleEvent[];
   prices: PriceProvider;
+  /** Can Karpenter disrupt it (src/dashboard/consolidation): null when gone or no Karpenter node. */
+  disruption?: NodeDisruptionDto | null;
 }
 
 /** What the stored lifecycle of a NodeClaim that is gone says of its machine. */
@@ -135,5 +137,6 @@ export function buildNodeDetail(input: NodeDetailInput): NodeDetailDto {
     })),
     doNotDisruptBy: !dnd ? null : byWave ? "wave-warmup" : "user",
     annotations,
+    disruption: input.disruption ?? null,
   };
 }

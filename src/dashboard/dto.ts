@@ -516,6 +516,170 @@ export const SpotViewSchema = Obj(
 );
 export type SpotViewDto = Static<typeof SpotViewSchema>;
 
+// ---- Why Karpenter does not consolidate a node, why a pod is pending (issue 34) ----
+
+/**
+ * Why Karpenter will not disrupt a node (docs/consolidation.md has each one's meaning):
+ * - do-not-disrupt-pod: a pod on it carries karpenter.sh/do-not-disrupt;
+ * - do-not-disrupt-node: the Node or NodeClaim carries it (set by a user);
+ * - wave-warm-node: Wave's warmup holds the node warm (its own do-not-disrupt mark);
+ * - pdb: a PodDisruptionBudget of a pod on it allows 0 disruptions now;
+ * - budget: the NodePool's disruption budget allows no more disruptions now;
+ * - when-empty: the pool's consolidationPolicy is WhenEmpty and the node has pods;
+ * - consolidation-disabled: the pool's consolidateAfter is Never;
+ * - consolidate-after: consolidateAfter has not elapsed since the last pod event;
+ * - not-initialized: the node (NodeClaim) is not initialized yet;
+ * - pods-fit-nowhere: Karpenter says a pod on it would schedule nowhere else;
+ * - no-controller: a pod on it has no controller (evicted, nothing recreates it; not a blocker);
+ * - karpenter: another reason Karpenter gave in its Event (message kept).
+ */
+export const BlockerReasonSchema = Lit([
+  "do-not-disrupt-pod",
+  "do-not-disrupt-node",
+  "wave-warm-node",
+  "pdb",
+  "budget",
+  "when-empty",
+  "consolidation-disabled",
+  "consolidate-after",
+  "not-initialized",
+  "pods-fit-nowhere",
+  "no-controller",
+  "karpenter",
+] as const);
+export type BlockerReason = Static<typeof BlockerReasonSchema>;
+
+export const ObjectRefSchema = Obj({ kind: Str, namespace: Nullable(Str), name: Str });
+export type ObjectRefDto = Static<typeof ObjectRefSchema>;
+
+/** The change that lifts a blocker: a merge patch on `target` and the kubectl line that applies it. */
+export const BlockerFixSchema = Obj({
+  title: Str,
+  detail: Str,
+  target: Nullable(ObjectRefSchema),
+  /** JSON merge patch for `target`; null when the fix is no spec change (e.g. wait). */
+  patch: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  kubectl: Nullable(Str),
+});
+export type BlockerFixDto = Static<typeof BlockerFixSchema>;
+
+export const BlockerSchema = Obj({
+  reason: BlockerReasonSchema,
+  /** False for a caution that does not stop Karpenter (no-controller). */
+  blocking: Type.Boolean(),
+  message: Str,
+  /** The object that causes it (the pod, the PDB, the NodePool, the node). */
+  object: ObjectRefSchema,
+  /** Pods involved ("namespace/name"): the PDB's pods on the node, the pod that fits nowhere. */
+  pods: Type.Array(Str),
+  /** When it lifts by itself (epoch ms): a budget window's end, consolidateAfter elapsing; else null. */
+  until: Nullable(Num),
+  /** Seen in the cluster's objects ("state") or only in Karpenter's Event ("event"). */
+  source: Lit(["state", "event"] as const),
+  fix: Nullable(BlockerFixSchema),
+});
+export type BlockerDto = Static<typeof BlockerSchema>;
+
+/** One of Karpenter's Events about a node, its NodeClaim or its pool, kept beyond the hour. */
+export const KarpenterEventSchema = Obj({
+  at: Num,
+  reason: Str,
+  message: Str,
+  count: Int,
+  object: ObjectRefSchema,
+});
+export type KarpenterEventDto = Static<typeof KarpenterEventSchema>;
+
+export const NodeDisruptionSchema = Obj(
+  {
+    node: Str,
+    nodeClaim: Nullable(Str),
+    nodePool: Nullable(Str),
+    /** No blocking blocker: Karpenter may disrupt it (when it finds it worth it). */
+    disruptable: Type.Boolean(),
+    /** No pods but DaemonSet pods and Wave's warmup pods. */
+    empty: Type.Boolean(),
+    costPerHour: Nullable(Num),
+    /** What consolidating it would save per hour now: all of its price (empty, or its pods fit on the other nodes) or its price minus the cheapest replacement's; 0 when not under-used. */
+    savingsPerHour: Num,
+    /** How it would be consolidated: "delete" (empty or its pods fit elsewhere), "replace", or null. */
+    action: Nullable(Lit(["delete", "replace"] as const)),
+    replacement: Nullable(Obj({ instanceType: Str, capacityType: Str, usdPerHour: Num })),
+    blockers: Type.Array(BlockerSchema),
+    events: Type.Array(KarpenterEventSchema),
+  },
+  "Whether Karpenter can disrupt a node, each blocker with its object and fix, and what consolidating it would save",
+);
+export type NodeDisruptionDto = Static<typeof NodeDisruptionSchema>;
+
+const BlockedSum = { blockedNodes: Int, blockedCostPerHour: Num };
+export const ConsolidationViewSchema = Obj(
+  {
+    clusterId: Str,
+    at: Num,
+    karpenterVersion: Nullable(Str),
+    nodes: Int,
+    /** Nodes with at least one blocking blocker and their savings (each node counted once). */
+    ...BlockedSum,
+    /** Per NodePool (each node once). */
+    byPool: Type.Array(Obj({ nodePool: Str, nodes: Int, ...BlockedSum })),
+    /** Per reason: a node blocked for two reasons counts under both. */
+    byReason: Type.Array(Obj({ reason: BlockerReasonSchema, ...BlockedSum })),
+    /** Per NodePool and reason (the /metrics series). */
+    byPoolReason: Type.Array(Obj({ nodePool: Str, reason: BlockerReasonSchema, ...BlockedSum })),
+    /** Every Karpenter node, blocked ones first, by savings. */
+    items: Type.Array(NodeDisruptionSchema),
+  },
+  "Why Karpenter does not consolidate nodes: blocked nodes by pool and reason with what consolidation would save",
+);
+export type ConsolidationViewDto = Static<typeof ConsolidationViewSchema>;
+
+export const PendingReasonKindSchema = Lit([
+  "requirement",
+  "taint",
+  "limit",
+  "resources",
+  "no-nodepool",
+  "other",
+] as const);
+
+export const PendingPodSchema = Obj({
+  namespace: Str,
+  name: Str,
+  /** Pending since (epoch ms): its creation. */
+  since: Num,
+  waitingSeconds: Num,
+  /** Karpenter's last FailedScheduling, read per NodePool; empty when Karpenter said nothing yet. */
+  reasons: Type.Array(
+    Obj({
+      nodePool: Nullable(Str),
+      kind: PendingReasonKindSchema,
+      /** The conflicting requirement key, or the taint not tolerated. */
+      key: Nullable(Str),
+      /** One readable line. */
+      text: Str,
+      /** The part of Karpenter's message it was read from. */
+      detail: Str,
+    }),
+  ),
+  /** Karpenter nominated it to this NodeClaim or node (a node is on its way). */
+  nominatedTo: Nullable(Str),
+  lastEvent: Nullable(Obj({ at: Num, reason: Str, message: Str })),
+});
+export type PendingPodDto = Static<typeof PendingPodSchema>;
+
+export const PendingViewSchema = Obj(
+  {
+    clusterId: Str,
+    at: Num,
+    pods: Type.Array(PendingPodSchema),
+    /** Pods per NodePool and reason kind. */
+    byPoolReason: Type.Array(Obj({ nodePool: Nullable(Str), kind: PendingReasonKindSchema, pods: Int })),
+  },
+  "Pending pods with Karpenter's reasons per NodePool and how long each has waited",
+);
+export type PendingViewDto = Static<typeof PendingViewSchema>;
+
 export const LifecyclePhaseSchema = Lit([
   "Launched",
   "Registered",
@@ -555,6 +719,8 @@ export const NodeDetailSchema = Obj(
     /** Who set karpenter.sh/do-not-disrupt: null (not set), "wave-warmup" or "user". */
     doNotDisruptBy: Nullable(Str),
     annotations: Type.Record(Type.String(), Type.String()),
+    /** Can Karpenter disrupt it, and if not why (null for a NodeClaim that is gone). */
+    disruption: Nullable(NodeDisruptionSchema),
   },
   "One node or NodeClaim (also one that is gone, from its stored lifecycle): timeline, pods, price, labels, taints, who set do-not-disrupt",
 );

@@ -3,7 +3,7 @@
 // everyone else reads. Every write is O(size of the object): indexes keep per-node requests,
 // pool membership, providerID links and pending pods current, so nothing scans all objects.
 import type { KindTypes } from "../kube/kinds.ts";
-import type { DaemonSet, Node, Pod } from "../objects/kube.ts";
+import type { DaemonSet, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import { capacityTypeOf, nodePoolOf } from "../karpenter/labels.ts";
 import {
   nodeClaimPhase,
@@ -27,7 +27,14 @@ import {
 } from "../karpenter/resources.ts";
 import type { CapacityType, NodeClaim, NodePool } from "../objects/karpenter.ts";
 
-export const STATE_KINDS = ["Node", "NodeClaim", "NodePool", "Pod", "DaemonSet"] as const;
+export const STATE_KINDS = [
+  "Node",
+  "NodeClaim",
+  "NodePool",
+  "Pod",
+  "DaemonSet",
+  "PodDisruptionBudget",
+] as const;
 export type StateKind = (typeof STATE_KINDS)[number];
 export type ApplyType = "add" | "update" | "delete";
 
@@ -146,7 +153,7 @@ const PHASES: readonly NodeClaimPhase[] = [
 function keyOf(kind: StateKind, obj: { metadata: { name?: string; namespace?: string } }): string {
   const name = obj.metadata.name;
   if (!name) throw new Error(`${kind} without metadata.name cannot be stored`);
-  if (kind === "Pod" || kind === "DaemonSet") {
+  if (kind === "Pod" || kind === "DaemonSet" || kind === "PodDisruptionBudget") {
     const ns = obj.metadata.namespace;
     if (!ns) throw new Error(`${kind} ${name} without metadata.namespace cannot be stored`);
     return `${ns}/${name}`;
@@ -208,6 +215,7 @@ function queueIndex(): Record<StateKind, Map<string, number>> {
     NodePool: new Map(),
     Pod: new Map(),
     DaemonSet: new Map(),
+    PodDisruptionBudget: new Map(),
   };
 }
 
@@ -217,6 +225,7 @@ export class ClusterState {
   readonly #nodePools = new Map<string, NodePool>();
   readonly #pods = new Map<string, PodEntry>();
   readonly #daemonSets = new Map<string, DaemonSetInfo>();
+  readonly #pdbs = new Map<string, PodDisruptionBudget>();
 
   readonly #nodeAgg = new Map<string, NodeAgg>();
   readonly #pending = new Set<string>();
@@ -407,6 +416,10 @@ export class ClusterState {
   pods(): Pod[] {
     return Array.from(this.#pods.values(), (e) => e.pod);
   }
+  /** PodDisruptionBudgets (the agent streams them: consolidation blockers, docs/consolidation.md). */
+  podDisruptionBudgets(): PodDisruptionBudget[] {
+    return [...this.#pdbs.values()];
+  }
   daemonSets(): DaemonSetInfo[] {
     return Array.from(this.#daemonSets.values(), (d) => ({ ...d, requests: { ...d.requests } }));
   }
@@ -593,6 +606,8 @@ export class ClusterState {
         return this.#pods.get(key)?.pod as KindTypes[K] | undefined;
       case "DaemonSet":
         return this.#daemonSets.get(key)?.daemonSet as KindTypes[K] | undefined;
+      case "PodDisruptionBudget":
+        return this.#pdbs.get(key) as KindTypes[K] | undefined;
     }
     throw new Error(`cluster state does not track kind ${String(kind)}`);
   }
@@ -609,6 +624,8 @@ export class ClusterState {
         return this.#pods.size;
       case "DaemonSet":
         return this.#daemonSets.size;
+      case "PodDisruptionBudget":
+        return this.#pdbs.size;
     }
   }
 
@@ -624,6 +641,8 @@ export class ClusterState {
         return this.#pods.keys();
       case "DaemonSet":
         return this.#daemonSets.keys();
+      case "PodDisruptionBudget":
+        return this.#pdbs.keys();
     }
   }
 
@@ -652,6 +671,9 @@ export class ClusterState {
         });
         return;
       }
+      case "PodDisruptionBudget":
+        this.#pdbs.set(key, obj as PodDisruptionBudget);
+        return;
     }
   }
 
@@ -676,6 +698,9 @@ export class ClusterState {
         return;
       case "DaemonSet":
         this.#daemonSets.delete(key);
+        return;
+      case "PodDisruptionBudget":
+        this.#pdbs.delete(key);
         return;
     }
   }

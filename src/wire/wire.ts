@@ -9,19 +9,27 @@ import {
   SnapshotChunkSchema,
 } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
-import type { Event, KubeObject, Node, Pod } from "../objects/kube.ts";
+import type { Event, KubeObject, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 
-export type WireKind = "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event";
+export type WireKind = "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event" | "PodDisruptionBudget";
 
 export type WireObject =
   | { kind: "Node"; object: Node }
   | { kind: "Pod"; object: Pod }
   | { kind: "NodePool"; object: NodePool }
   | { kind: "NodeClaim"; object: NodeClaim }
-  | { kind: "Event"; object: Event };
+  | { kind: "Event"; object: Event }
+  | { kind: "PodDisruptionBudget"; object: PodDisruptionBudget };
 
-export const WIRE_KINDS: readonly WireKind[] = ["Node", "Pod", "NodePool", "NodeClaim", "Event"];
+export const WIRE_KINDS: readonly WireKind[] = [
+  "Node",
+  "Pod",
+  "NodePool",
+  "NodeClaim",
+  "Event",
+  "PodDisruptionBudget",
+];
 
 const TO_PROTO: Record<WireKind, ObjectKind> = {
   Node: ObjectKind.NODE,
@@ -29,6 +37,7 @@ const TO_PROTO: Record<WireKind, ObjectKind> = {
   NodePool: ObjectKind.NODE_POOL,
   NodeClaim: ObjectKind.NODE_CLAIM,
   Event: ObjectKind.EVENT,
+  PodDisruptionBudget: ObjectKind.POD_DISRUPTION_BUDGET,
 };
 
 const FROM_PROTO = new Map<number, WireKind>(
@@ -41,6 +50,7 @@ const NAMESPACED: Record<WireKind, boolean> = {
   NodePool: false,
   NodeClaim: false,
   Event: true,
+  PodDisruptionBudget: true,
 };
 
 /** A protocol violation in one object: core answers INVALID_ARGUMENT with this message. */

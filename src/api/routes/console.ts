@@ -16,7 +16,19 @@ import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/pol
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { epochMsParam, errorSchema } from "./schemas.ts";
-import { NodeDetailSchema, SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
+import {
+  ConsolidationViewSchema,
+  NodeDetailSchema,
+  PendingViewSchema,
+  SpotViewSchema,
+  WarmupViewSchema,
+} from "../../dashboard/dto.ts";
+import {
+  consolidationView,
+  explainInputOf,
+  nodeDisruption,
+  pendingView,
+} from "../../dashboard/consolidation/view.ts";
 
 /**
  * Patches NodePools of the one cluster core runs itself: the embedded simulated cluster. On a
@@ -236,6 +248,77 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
       },
     );
 
+    app.get<{ Params: { id: string }; Querystring: { nodePool?: string; reason?: string } }>(
+      "/api/v1/clusters/:id/consolidation",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Why Karpenter does not consolidate nodes: per node each blocker with its object and fix, what consolidation would save ($/h), summed per NodePool and reason",
+          params: idParams,
+          querystring: {
+            type: "object",
+            properties: {
+              nodePool: {
+                type: "string",
+                minLength: 1,
+                maxLength: 253,
+                description: "only this NodePool's nodes",
+              },
+              reason: {
+                type: "string",
+                minLength: 1,
+                maxLength: 64,
+                description: "only nodes with a blocker of this reason",
+              },
+            },
+          },
+          response: { 200: ConsolidationViewSchema, 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const now = deps.now();
+        const view = consolidationView(
+          c.id,
+          explainInputOf(c, hub.karpenterEvents(c.id).events(now), deps.prices, now),
+        );
+        const { nodePool, reason } = req.query;
+        // The filters narrow the node list; the sums stay the cluster's.
+        if (nodePool !== undefined || reason !== undefined)
+          view.items = view.items.filter(
+            (n) =>
+              (nodePool === undefined || n.nodePool === nodePool) &&
+              (reason === undefined || n.blockers.some((b) => b.reason === reason)),
+          );
+        return view;
+      },
+    );
+
+    app.get<{ Params: { id: string } }>(
+      "/api/v1/clusters/:id/pending",
+      {
+        config: viewer,
+        schema: {
+          summary:
+            "Pending pods: why Karpenter launched no node for each (its FailedScheduling Events read per NodePool) and how long it has waited",
+          params: idParams,
+          response: { 200: PendingViewSchema, 404: errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const c = await clusterOr404(req.params.id, reply);
+        if (!c) return reply;
+        const now = deps.now();
+        return pendingView(c.id, {
+          pods: c.state.pendingPods(),
+          events: hub.karpenterEvents(c.id).events(now),
+          now,
+        });
+      },
+    );
+
     app.get<{ Params: { id: string; name: string } }>(
       "/api/v1/clusters/:id/nodes/:name",
       {
@@ -280,6 +363,7 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
             pods: [],
             lifecycle: past,
             prices: deps.prices,
+            disruption: null,
           });
         }
         const claimName = nodeClaim?.metadata.name ?? row?.nodeClaim ?? undefined;
@@ -303,6 +387,12 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
           pods: node ? s.podsOnNode(node.metadata.name ?? "", { includeTerminal: false }) : [],
           lifecycle,
           prices: deps.prices,
+          disruption: node
+            ? nodeDisruption(
+                explainInputOf(c, hub.karpenterEvents(c.id).events(now), deps.prices, now),
+                node.metadata.name ?? "",
+              )
+            : null,
         });
       },
     );

@@ -4,10 +4,12 @@
 import type { IngestBatch, IngestSink, ClusterInfo, IngestRejection } from "../ingest/sink.ts";
 import { StoreSink, toStoreRows } from "../ingest/store-sink.ts";
 import type { Store } from "../store/store.ts";
+import type { Event } from "../../objects/kube.ts";
 import { ClusterState } from "../../state/cluster.ts";
 import type { Clock } from "../../shared/clock.ts";
 import type { OpenNodeClaim } from "../lifecycle/derive.ts";
 import { RecentHistory } from "./recent.ts";
+import { KarpenterEventLog } from "./karpenter-events.ts";
 import { SoleOwnership, type Ownership } from "./ownership.ts";
 
 export interface ClusterEntry {
@@ -62,6 +64,7 @@ export class ClusterHub implements IngestSink {
   readonly #batchListeners = new Set<(batch: IngestBatch) => void>();
   readonly #recent = new Map<string, RecentHistory>();
   readonly #recentMs: number;
+  readonly #karpenterEvents = new Map<string, KarpenterEventLog>();
   readonly ownership: Ownership;
   /** Clusters named by the composition root: listed even before (or without) an agent. */
   readonly #pinned = new Set<string>();
@@ -112,6 +115,16 @@ export class ClusterHub implements IngestSink {
       this.#recent.set(clusterId, r);
     }
     return r;
+  }
+
+  /** The cluster's Karpenter Events, kept beyond their hour (in memory, bounded). */
+  karpenterEvents(clusterId: string): KarpenterEventLog {
+    let log = this.#karpenterEvents.get(clusterId);
+    if (!log) {
+      log = new KarpenterEventLog();
+      this.#karpenterEvents.set(clusterId, log);
+    }
+    return log;
   }
 
   get store(): Store {
@@ -221,6 +234,12 @@ export class ClusterHub implements IngestSink {
     const c = this.#entry(batch.clusterId);
     c.lastSeen = this.#clock.now();
     if (batch.snapshot) c.rejected = null;
+    // Karpenter's Events, kept past their TTL: a snapshot's and each upsert (deletes ignored).
+    const log = this.karpenterEvents(batch.clusterId);
+    const now = this.#clock.now();
+    for (const o of batch.snapshot ?? []) if (o.kind === "Event") log.add(o.object, now);
+    for (const ch of batch.changes)
+      if (ch.kind === "Event" && ch.op === "upsert") log.add(ch.object as Event, now);
     // The stored rows, into the dashboard's memory of recent history (once it keeps one).
     const recent = this.#recent.get(batch.clusterId);
     if (recent && batch.lifecycle.length > 0)

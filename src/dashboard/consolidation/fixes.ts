@@ -1,0 +1,127 @@
+// The change that lifts each blocker, as a JSON merge patch on the object that causes it and the
+// kubectl line that applies it. Valid for the cluster's Karpenter (v1 API, every tested release):
+// a budget's `reasons` came with v1.0 (older than Wave's range); Balanced only from v1.14, so the
+// WhenEmpty fix offers WhenEmptyOrUnderutilized, which every release accepts.
+import type { BlockerDto, BlockerFixDto } from "../dto.ts";
+import type { Node } from "../../objects/kube.ts";
+import type { NodePool } from "../../objects/karpenter.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../../objects/karpenter.ts";
+import { karpenterAccepts } from "../../karpenter/compat.ts";
+
+/** One argument for a shell: single-quoted. */
+const sh = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
+
+/** `kubectl patch` of one object with a JSON merge patch. */
+export function kubectlMergePatch(
+  target: { kind: string; namespace: string | null; name: string },
+  patch: Record<string, unknown>,
+): string {
+  const ns = target.namespace ? ` -n ${target.namespace}` : "";
+  return `kubectl patch ${target.kind.toLowerCase()} ${target.name}${ns} --type merge -p ${sh(JSON.stringify(patch))}`;
+}
+
+export interface FixContext {
+  pool: NodePool | undefined;
+  node: Node | undefined;
+  version: string | undefined;
+}
+
+const removeDoNotDisrupt = { metadata: { annotations: { [DO_NOT_DISRUPT_ANNOTATION]: null } } };
+
+/** The fix for one blocker, or null when there is nothing to change (wait, or Karpenter's doing). */
+export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null {
+  const fix = (
+    title: string,
+    detail: string,
+    patch: Record<string, unknown> | null,
+    target = b.object,
+  ): BlockerFixDto => ({
+    title,
+    detail,
+    target,
+    patch,
+    kubectl: patch ? kubectlMergePatch(target, patch) : null,
+  });
+  const d = ctx.pool?.spec.disruption ?? {};
+  switch (b.reason) {
+    case "do-not-disrupt-pod":
+      return fix(
+        "Remove karpenter.sh/do-not-disrupt from the pod",
+        "The pod keeps its node until it ends. Remove the annotation from the pod (and from its workload's pod template, or the next pod carries it again).",
+        removeDoNotDisrupt,
+      );
+    case "do-not-disrupt-node":
+      return fix(
+        `Remove karpenter.sh/do-not-disrupt from the ${b.object.kind}`,
+        "Karpenter then treats the node as any other.",
+        removeDoNotDisrupt,
+      );
+    case "wave-warm-node":
+      return fix(
+        "Lower the pool's warmup policy",
+        "Wave's warmup keeps this node warm for the pool's next pods and releases it when its policy's idle time ends; lower the policy's warm nodes or idle time on the Warmup page.",
+        null,
+      );
+    case "pdb":
+      // maxUnavailable 1 lets one pod go at a time; minAvailable is cleared (a PDB sets one of them).
+      return fix(
+        "Let the PodDisruptionBudget allow one disruption",
+        "It allows 0 now (e.g. minAvailable equal to the replicas, or maxUnavailable 0): allow one, or run more replicas so minAvailable leaves room.",
+        { spec: { minAvailable: null, maxUnavailable: 1 } },
+      );
+    case "budget": {
+      const budgets = d.budgets && d.budgets.length > 0 ? d.budgets : [{ nodes: "10%" }];
+      const opened = budgets.map((x) =>
+        x.nodes.trim() === "0" || x.nodes.trim() === "0%" ? { ...x, nodes: "1" } : x,
+      );
+      return fix(
+        "Allow at least one node in the NodePool's disruption budget",
+        b.until
+          ? "The budget opens by itself when its window ends; to consolidate sooner, allow one node in it."
+          : "The budget allows no disruption now; allow one node (or a percentage).",
+        { spec: { disruption: { budgets: opened } } },
+      );
+    }
+    case "when-empty": {
+      const balanced = karpenterAccepts(ctx.version, "consolidationPolicy: Balanced");
+      return fix(
+        "Consolidate under-used nodes too (WhenEmptyOrUnderutilized)",
+        `WhenEmpty consolidates only empty nodes.${balanced ? " Karpenter ≥ v1.14 also offers Balanced (consolidates only when the savings outweigh the disruption)." : ""}`,
+        {
+          spec: {
+            disruption: {
+              consolidationPolicy: "WhenEmptyOrUnderutilized",
+              consolidateAfter:
+                d.consolidateAfter && d.consolidateAfter !== "Never" ? d.consolidateAfter : "1m",
+            },
+          },
+        },
+      );
+    }
+    case "consolidation-disabled":
+      return fix("Set a consolidateAfter", "consolidateAfter: Never disables consolidation for the pool.", {
+        spec: { disruption: { consolidateAfter: "1m" } },
+      });
+    case "consolidate-after":
+      return fix(
+        "Shorten consolidateAfter",
+        "Karpenter waits consolidateAfter after the node's last pod event; it lifts by itself when that time has passed.",
+        { spec: { disruption: { consolidateAfter: "1m" } } },
+      );
+    case "no-controller":
+      return fix(
+        "Run the pod under a controller",
+        "A bare pod is evicted by consolidation and nothing recreates it: run it as a Deployment, StatefulSet or Job.",
+        null,
+      );
+    case "pods-fit-nowhere":
+      return fix(
+        "Give the pod somewhere else to go",
+        "No other node or NodePool can take this pod (see its requirement): relax its node selector or affinity, or let a NodePool offer it.",
+        null,
+      );
+    case "not-initialized":
+    case "karpenter":
+      return null;
+  }
+}

@@ -1,0 +1,167 @@
+// The Consolidation view and the pending pods view (GET …/consolidation, …/pending; /metrics reads
+// the same sums): per node from explain.ts, summed per pool and per reason.
+import type {
+  BlockerReason,
+  ConsolidationViewDto,
+  NodeDisruptionDto,
+  PendingPodDto,
+  PendingViewDto,
+} from "../dto.ts";
+import type { Event, Pod } from "../../objects/kube.ts";
+import { eventTime, parsePodEvent, type PendingReason } from "../../karpenter/events/parse.ts";
+import { explainNodes, eventsByObject, type ExplainInput } from "./explain.ts";
+import { clusterKarpenterVersion } from "../karpenter-version.ts";
+
+/** A node is blocked when a blocker stops Karpenter; what it costs is what consolidation would save. */
+export const isBlocked = (n: NodeDisruptionDto): boolean => !n.disruptable;
+
+export function consolidationView(clusterId: string, input: ExplainInput): ConsolidationViewDto {
+  const items = explainNodes(input);
+  const byPool = new Map<string, { nodes: number; blockedNodes: number; blockedCostPerHour: number }>();
+  const byReason = new Map<BlockerReason, { blockedNodes: number; blockedCostPerHour: number }>();
+  const byPoolReason = new Map<
+    string,
+    { nodePool: string; reason: BlockerReason; blockedNodes: number; blockedCostPerHour: number }
+  >();
+  let blockedNodes = 0;
+  let blockedCost = 0;
+  for (const n of items) {
+    const pool = n.nodePool ?? "";
+    const p = byPool.get(pool) ?? { nodes: 0, blockedNodes: 0, blockedCostPerHour: 0 };
+    p.nodes++;
+    byPool.set(pool, p);
+    if (!isBlocked(n)) continue;
+    blockedNodes++;
+    blockedCost += n.savingsPerHour;
+    p.blockedNodes++;
+    p.blockedCostPerHour += n.savingsPerHour;
+    for (const reason of new Set(n.blockers.filter((b) => b.blocking).map((b) => b.reason))) {
+      const r = byReason.get(reason) ?? { blockedNodes: 0, blockedCostPerHour: 0 };
+      r.blockedNodes++;
+      r.blockedCostPerHour += n.savingsPerHour;
+      byReason.set(reason, r);
+      const k = `${pool}\u0000${reason}`;
+      const pr = byPoolReason.get(k) ?? { nodePool: pool, reason, blockedNodes: 0, blockedCostPerHour: 0 };
+      pr.blockedNodes++;
+      pr.blockedCostPerHour += n.savingsPerHour;
+      byPoolReason.set(k, pr);
+    }
+  }
+  items.sort(
+    (a, b) =>
+      Number(isBlocked(b)) - Number(isBlocked(a)) ||
+      b.savingsPerHour - a.savingsPerHour ||
+      (a.node < b.node ? -1 : a.node > b.node ? 1 : 0),
+  );
+  return {
+    clusterId,
+    at: input.now,
+    karpenterVersion: input.karpenterVersion ?? null,
+    nodes: items.length,
+    blockedNodes,
+    blockedCostPerHour: blockedCost,
+    byPool: [...byPool]
+      .map(([nodePool, v]) => ({ nodePool, ...v }))
+      .sort((a, b) => b.blockedCostPerHour - a.blockedCostPerHour || a.nodePool.localeCompare(b.nodePool)),
+    byReason: [...byReason]
+      .map(([reason, v]) => ({ reason, ...v }))
+      .sort((a, b) => b.blockedCostPerHour - a.blockedCostPerHour || a.reason.localeCompare(b.reason)),
+    byPoolReason: [...byPoolReason.values()].sort(
+      (a, b) => a.nodePool.localeCompare(b.nodePool) || a.reason.localeCompare(b.reason),
+    ),
+    items,
+  };
+}
+
+/** One node's section of the node drawer (null when it is no Karpenter node or is being deleted). */
+export function nodeDisruption(input: ExplainInput, nodeName: string): NodeDisruptionDto | null {
+  return explainNodes(input).find((n) => n.node === nodeName) ?? null;
+}
+
+/** A readable line per reason kind. */
+export function pendingText(r: PendingReason): string {
+  const pool = r.nodePool ? `NodePool ${r.nodePool}` : "no NodePool";
+  switch (r.kind) {
+    case "requirement":
+      return `${pool}: its requirements conflict with the pod's${r.key ? ` on ${r.key}` : ""}`;
+    case "taint":
+      return `${pool}: the pod does not tolerate its taint${r.key ? ` ${r.key}` : ""}`;
+    case "limit":
+      return `${pool}: at its limits (every instance type would exceed spec.limits)`;
+    case "resources":
+      return `${pool}: no instance type has enough resources for the pod (with the DaemonSets)`;
+    case "no-nodepool":
+      return "no NodePool exists or is ready";
+    case "other":
+      return `${pool}: ${r.detail}`;
+  }
+}
+
+export interface PendingInput {
+  pods: readonly Pod[];
+  events: readonly Event[];
+  now: number;
+}
+
+export function pendingView(clusterId: string, input: PendingInput): PendingViewDto {
+  const byObject = eventsByObject(input.events);
+  const pods: PendingPodDto[] = [];
+  const counts = new Map<
+    string,
+    { nodePool: string | null; kind: PendingPodDto["reasons"][number]["kind"]; pods: number }
+  >();
+  for (const p of input.pods) {
+    const ns = p.metadata.namespace ?? "";
+    const name = p.metadata.name ?? "";
+    const evs = byObject.get(`Pod/${ns}/${name}`) ?? [];
+    const failed = evs.find((e) => e.reason === "FailedScheduling");
+    const nominated = evs.find((e) => e.reason === "Nominated");
+    const reasons = failed ? parsePodEvent(failed).reasons : [];
+    // A nomination after the last failure: a node is on its way.
+    const nominatedTo =
+      nominated && (!failed || eventTime(nominated) >= eventTime(failed))
+        ? (parsePodEvent(nominated).nominatedTo ?? null)
+        : null;
+    const since = Date.parse(p.metadata.creationTimestamp ?? "") || input.now;
+    const last = evs[0];
+    pods.push({
+      namespace: ns,
+      name,
+      since,
+      waitingSeconds: Math.max(0, (input.now - since) / 1000),
+      reasons: reasons.map((r) => ({ ...r, text: pendingText(r) })),
+      nominatedTo,
+      lastEvent: last
+        ? { at: eventTime(last), reason: last.reason ?? "", message: last.message ?? "" }
+        : null,
+    });
+    for (const r of new Map(reasons.map((r) => [`${r.nodePool ?? ""}\u0000${r.kind}`, r])).values()) {
+      const k = `${r.nodePool ?? ""}\u0000${r.kind}`;
+      const c = counts.get(k) ?? { nodePool: r.nodePool, kind: r.kind, pods: 0 };
+      c.pods++;
+      counts.set(k, c);
+    }
+  }
+  pods.sort(
+    (a, b) => a.since - b.since || `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`),
+  );
+  return {
+    clusterId,
+    at: input.now,
+    pods,
+    byPoolReason: [...counts.values()].sort(
+      (a, b) => b.pods - a.pods || (a.nodePool ?? "").localeCompare(b.nodePool ?? ""),
+    ),
+  };
+}
+
+/** The explainer's input for a cluster as core holds it (the API and /metrics both build it here). */
+export function explainInputOf(
+  cluster: { state: ExplainInput["state"]; info?: { karpenterVersion: string } | undefined },
+  events: readonly Event[],
+  prices: ExplainInput["prices"],
+  now: number,
+): ExplainInput {
+  const v = cluster.info?.karpenterVersion || clusterKarpenterVersion(cluster.state);
+  return { state: cluster.state, prices, events, karpenterVersion: v || undefined, now };
+}
