@@ -26,7 +26,7 @@ import { parseResources, podRequests as computeRequests, type Resources } from "
 import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../karpenter/scheduling.ts";
 import { offeringLabels, type Offering } from "./catalog.ts";
 import { seeded, suffix } from "../shared/random.ts";
-import { allowedDisruptions, type DisruptionReason } from "../karpenter/budget.ts";
+import { bindingBudget, budgetsNow } from "../karpenter/budgets.ts";
 import { pdbStatus } from "../kube/pdb.ts";
 import { labelSelectorMatcher } from "../kube/selectors.ts";
 
@@ -71,6 +71,7 @@ interface Launch {
 }
 
 type DisruptReason = "Empty" | "Underutilized" | "Drifted" | "Interrupted";
+type DisruptionReason = Exclude<DisruptReason, "Interrupted">;
 
 /**
  * The interruption messages Karpenter's AWS provider acts on (from EventBridge via SQS), with how
@@ -170,6 +171,8 @@ export class Simulator {
    * still stored (count + 1). Per dedupe key: when last published, and the stored Event's name.
    */
   readonly #published = new Map<string, { at: number; name: string; namespace: string; count: number }>();
+  /** Budgets change at most once a minute: allowed disruptions per pool version, reason and size. */
+  #budgetMemo = { minute: NaN, allowed: new WeakMap<NodePool, Map<string, number>>() };
 
   constructor(opts: SimulatorOptions) {
     this.#o = {
@@ -847,8 +850,7 @@ export class Simulator {
     // A NodePool budget at 0 for the reason blocks the disruption; Karpenter says so on the
     // NodePool (1 min dedupe) when a disruption method found a candidate there.
     const budgetBlocks = async (pool: NodePool, reason: DisruptionReason): Promise<boolean> => {
-      const { allowed } = allowedDisruptions(pool, nodesPerPool.get(poolName0(pool)) ?? 0, reason, now);
-      if (allowed > 0) return false;
+      if (this.#allowedAt(pool, reason, nodesPerPool.get(poolName0(pool)) ?? 0, now) > 0) return false;
       await this.#event(
         "NodePool",
         pool,
@@ -1113,6 +1115,24 @@ export class Simulator {
         count: 1,
       });
     }
+  }
+
+  /** Nodes of the pool Karpenter may disrupt now for the reason (its budgets; Infinity: none binds). */
+  #allowedAt(pool: NodePool, reason: DisruptionReason, poolNodes: number, now: number): number {
+    const minute = Math.floor(now / 60_000);
+    if (this.#budgetMemo.minute !== minute) this.#budgetMemo = { minute, allowed: new WeakMap() };
+    let byKey = this.#budgetMemo.allowed.get(pool);
+    if (!byKey) {
+      byKey = new Map();
+      this.#budgetMemo.allowed.set(pool, byKey);
+    }
+    const k = `${reason}|${poolNodes}`;
+    let allowed = byKey.get(k);
+    if (allowed === undefined) {
+      allowed = bindingBudget(budgetsNow(pool, reason, poolNodes, now))?.allowed ?? Infinity;
+      byKey.set(k, allowed);
+    }
+    return allowed;
   }
 
   // ---- kube-controller-manager's disruption controller: PodDisruptionBudget status ----
