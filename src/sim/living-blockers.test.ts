@@ -11,6 +11,7 @@ import { seeded } from "../shared/random.ts";
 import { buildCatalog, buildOfferings } from "./catalog.ts";
 import { seedLivingCluster } from "./living.ts";
 import { Simulator } from "./simulator.ts";
+import { parseDisruptionMessage, parsePodEvent } from "../karpenter/events/parse.ts";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -102,6 +103,28 @@ describe("the living cluster's day shows every blocker (issue 34)", () => {
       /incompatible requirements, key kubernetes\.io\/arch, kubernetes\.io\/arch In \[arm64\] not in kubernetes\.io\/arch In \[amd64\]/,
     );
     assert.equal(msg.split("; ").length, 6, "one part per NodePool");
+
+    // Read by the explain parser as it reads the real Karpenter's (src/karpenter/events/fixtures).
+    assert.equal(parseDisruptionMessage(pdb[0]?.message ?? "").reason, "pdb");
+    assert.equal(parseDisruptionMessage(dnd[0]?.message ?? "").reason, "do-not-disrupt");
+    assert.deepEqual(
+      [parseDisruptionMessage(budget[0]?.message ?? "")].map((p) => [p.reason, p.disruptionReason]),
+      [["budget", "Empty"]],
+    );
+    assert.deepEqual(
+      [parseDisruptionMessage(whenEmpty[0]?.message ?? "")].map((p) => [p.reason, p.nodePool]),
+      [["when-empty", "gpu"]],
+    );
+    const reasons = parsePodEvent(pending[0] ?? { reason: "", message: "" }).reasons;
+    assert.deepEqual(reasons.map((r) => r.kind).sort(), [
+      "requirement",
+      "requirement",
+      "taint",
+      "taint",
+      "taint",
+      "taint",
+    ]);
+    assert.ok(reasons.some((r) => r.kind === "requirement" && r.key === "kubernetes.io/arch"));
 
     // Honoured: nodes holding the ledger (PDB 0) or a migration (do-not-disrupt) were never
     // consolidated, and no GPU node was disrupted inside the budget's window.
