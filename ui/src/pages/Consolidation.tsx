@@ -192,11 +192,6 @@ export function Consolidation({ ctx }: { ctx: PageCtx }) {
               </label>
             </section>
             <section className="panel" data-testid="consolidation-sums">
-              <h2>Blocked per NodePool and reason</h2>
-              <p className="muted">
-                What consolidation would save per hour on the nodes Karpenter may not disrupt; a node blocked
-                for two reasons counts under both.
-              </p>
               <Table
                 label="Blocked per NodePool and reason"
                 columns={poolReasonColumns}
@@ -209,6 +204,10 @@ export function Consolidation({ ctx }: { ctx: PageCtx }) {
                 rowTestId="pool-reason-row"
                 onRow={(r) => ctx.go({ params: { ...route.params, pool: r.nodePool, reason: r.reason } })}
               />
+              <p className="muted">
+                What consolidation would save per hour on the nodes Karpenter may not disrupt; a node blocked
+                for two reasons counts under both. Pick a row to filter by it.
+              </p>
             </section>
             <section className="panel">
               <Table
