@@ -50,7 +50,7 @@ describe("alert rules (promtool, as the chart renders them)", { skip }, () => {
     try {
       writeFileSync(join(dir, "rules.yaml"), stringify(rules));
       const out = execFileSync(promtool, ["check", "rules", join(dir, "rules.yaml")], { encoding: "utf8" });
-      assert.match(out, /SUCCESS: 9 rules found/);
+      assert.match(out, /SUCCESS: 10 rules found/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -88,7 +88,7 @@ describe("alert rules (promtool, as the chart renders them)", { skip }, () => {
       "webhook.enabled=false",
     ]);
     const by = new Map(tuned.groups.flatMap((g) => g.rules).map((r) => [r.alert, r]));
-    assert.equal(by.size, 8);
+    assert.equal(by.size, 9);
     assert.ok(!by.has("WaveTargetDown"));
     const stale = by.get("WavePricingStale");
     assert.ok(stale);

@@ -1,7 +1,8 @@
 // Core's dashboard exposition: registers the figures' gauges and the event-fed counters on a
 // registry and, once per scrape, recomputes every cluster's gauges from the hub's live state
 // (figures.ts). The thin I/O shell: reading recent history, policies and the hub.
-import type { ClusterHub } from "../core/hub/hub.ts";
+import type { ClusterEntry, ClusterHub } from "../core/hub/hub.ts";
+import type { ConsolidationViewDto, PendingViewDto } from "../dashboard/dto.ts";
 import type { Store } from "../core/store/store.ts";
 import { ClusterThrashing } from "../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../dashboard/thrashing/detect.ts";
@@ -9,6 +10,7 @@ import type { PriceProvider } from "../pricing/types.ts";
 import type { Gauge, Registry } from "../shared/metrics.ts";
 import { parsePolicySet, POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
 import { EventMetrics } from "./events.ts";
+import { consolidationView, explainInputOf, pendingView } from "../dashboard/consolidation/view.ts";
 import { clusterFigures, emptyFigures, GAUGE_LABELS, GAUGES, type GaugeName } from "./figures.ts";
 
 export interface DashboardMetricsDeps {
@@ -58,6 +60,8 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
           lastSeen: c.lastSeen,
           thrashing,
           spotPolicies: policies,
+          // The same views as GET …/consolidation and …/pending.
+          ...clusterExplanations(deps, c, now),
         },
         figures,
       );
@@ -71,6 +75,19 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
     }
   });
   return { events, close: off };
+}
+
+/** A cluster's consolidation and pending views, as the API computes them. */
+export function clusterExplanations(
+  deps: Pick<DashboardMetricsDeps, "hub" | "prices">,
+  c: ClusterEntry,
+  now: number,
+): { consolidation: ConsolidationViewDto; pending: PendingViewDto } {
+  const events = deps.hub.karpenterEvents(c.id).events(now);
+  return {
+    consolidation: consolidationView(c.id, explainInputOf(c, events, deps.prices, now)),
+    pending: pendingView(c.id, { pods: c.state.pendingPods(), events, now }),
+  };
 }
 
 /** The stored spot policies that still validate (a stored row that no longer does is skipped). */

@@ -13,6 +13,7 @@ import { machineIndex } from "../dashboard/machine-index.ts";
 import { NO_POOL } from "../dashboard/machines.ts";
 import { isFlagged, type ThrashingReport } from "../dashboard/thrashing/detect.ts";
 import { workloadIndex, type IndexedPod } from "./workload-index.ts";
+import type { ConsolidationViewDto, PendingViewDto } from "../dashboard/dto.ts";
 
 export type Labels = Record<string, string>;
 export interface Sample {
@@ -51,6 +52,16 @@ export const GAUGES = {
     "Live pods of a workload with a spot policy, by the capacity type of their node (pending: unbound).",
   wave_spot_placement_target_on_demand_pods:
     "How many of the workload's live pods its spot policy wants on on-demand.",
+  wave_nodepool_consolidation_blocked_nodes:
+    "Nodes of a pool Karpenter may not disrupt now (a blocker stops it; docs/consolidation.md), each once.",
+  wave_nodepool_consolidation_blocked_cost_per_hour_dollars:
+    "What consolidating a pool's blocked nodes would save per hour (a node's price, or its price minus a replacement's).",
+  wave_consolidation_blocked_nodes:
+    "Blocked nodes by pool and reason (a node blocked for two reasons counts under both).",
+  wave_consolidation_blocked_cost_per_hour_dollars:
+    "What consolidating the blocked nodes would save per hour, by pool and reason (a node under two reasons counts under both).",
+  wave_pending_pods_by_reason:
+    "Pending pods by the NodePool and reason Karpenter's last FailedScheduling gave (requirement, taint, limit, resources, …).",
 } as const;
 export type GaugeName = keyof typeof GAUGES;
 
@@ -73,6 +84,11 @@ export const GAUGE_LABELS: Record<GaugeName, readonly string[]> = {
   wave_warmup_cost_per_hour_dollars: ["cluster", "nodepool"],
   wave_spot_placement_pods: ["cluster", "namespace", "workload_kind", "workload", "capacity_type"],
   wave_spot_placement_target_on_demand_pods: ["cluster", "namespace", "workload_kind", "workload"],
+  wave_nodepool_consolidation_blocked_nodes: ["cluster", "nodepool"],
+  wave_nodepool_consolidation_blocked_cost_per_hour_dollars: ["cluster", "nodepool"],
+  wave_consolidation_blocked_nodes: ["cluster", "nodepool", "reason"],
+  wave_consolidation_blocked_cost_per_hour_dollars: ["cluster", "nodepool", "reason"],
+  wave_pending_pods_by_reason: ["cluster", "nodepool", "reason"],
 };
 
 export interface ClusterInput {
@@ -84,6 +100,9 @@ export interface ClusterInput {
   lastSeen: number | null;
   thrashing: readonly ThrashingReport[];
   spotPolicies: readonly SpotPolicy[];
+  /** The cluster's consolidation view and pending pods (the API's, src/dashboard/consolidation). */
+  consolidation?: ConsolidationViewDto;
+  pending?: PendingViewDto;
 }
 
 /** `(none)` (machines no pool owns) is exported as the empty pool name, as Karpenter would. */
@@ -202,6 +221,26 @@ export function clusterFigures(input: ClusterInput, out: Figures = emptyFigures(
   }
 
   spotPlacement(input, push);
+
+  // Consolidation blockers: the API's own sums (GET …/consolidation), so both show one figure.
+  const cv = input.consolidation;
+  if (cv) {
+    for (const p of cv.byPool) {
+      push("wave_nodepool_consolidation_blocked_nodes", { nodepool: p.nodePool }, p.blockedNodes);
+      push(
+        "wave_nodepool_consolidation_blocked_cost_per_hour_dollars",
+        { nodepool: p.nodePool },
+        p.blockedCostPerHour,
+      );
+    }
+    for (const r of cv.byPoolReason) {
+      const l = { nodepool: r.nodePool, reason: r.reason };
+      push("wave_consolidation_blocked_nodes", l, r.blockedNodes);
+      push("wave_consolidation_blocked_cost_per_hour_dollars", l, r.blockedCostPerHour);
+    }
+  }
+  for (const r of input.pending?.byPoolReason ?? [])
+    push("wave_pending_pods_by_reason", { nodepool: r.nodePool ?? "", reason: r.kind }, r.pods);
   return out;
 }
 

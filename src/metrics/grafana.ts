@@ -250,6 +250,35 @@ export const ROWS: readonly RowSpec[] = [
     ],
   },
   {
+    title: "Consolidation blockers",
+    panels: [
+      {
+        title: "Blocked consolidation cost by pool and reason",
+        description:
+          "What consolidating the nodes Karpenter may not disrupt would save per hour, by pool and blocker (a node under two reasons counts under both; docs/consolidation.md).",
+        kind: "timeseries",
+        unit: "currencyUSD",
+        width: 12,
+        queries: [
+          {
+            expr: `sum by (nodepool, reason) (wave_consolidation_blocked_cost_per_hour_dollars{${CP}})`,
+            legend: "{{nodepool}} {{reason}}",
+          },
+        ],
+      },
+      {
+        title: "Blocked nodes by reason",
+        description: "Nodes Karpenter may not disrupt now, per blocker.",
+        kind: "timeseries",
+        unit: "none",
+        width: 12,
+        queries: [
+          { expr: `sum by (reason) (wave_consolidation_blocked_nodes{${CP}})`, legend: "{{reason}}" },
+        ],
+      },
+    ],
+  },
+  {
     title: "Warmup",
     panels: [
       {

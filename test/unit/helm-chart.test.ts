@@ -457,6 +457,7 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       "WaveWarmupExpiriesRising",
       "WaveWebhookFallbacks",
       "WaveAgentDisconnected",
+      "WaveConsolidationBlockedCost",
       "WavePricingStale",
       "WaveTargetDown",
       "WaveTargetMissing",
