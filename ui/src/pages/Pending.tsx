@@ -2,7 +2,7 @@
 // read per NodePool), with how long each has waited. On the overview.
 import type { PendingPodDto, PendingViewDto } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
-import { duration, num } from "../format.ts";
+import { duration } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
@@ -52,13 +52,10 @@ export function PendingPods({ ctx }: { ctx: PageCtx }) {
   const view = useJson<PendingViewDto>(`${ctx.base}/pending`, ctx.token, ctx.version, 5000);
   return (
     <section className="panel" data-testid="pending-pods">
-      <h2>
-        Pending pods {view.data ? <span className="muted count">({num(view.data.pods.length)})</span> : null}
-      </h2>
       <Loadable state={view} what="pending pods">
         {(v) => (
           <Table
-            label="Pending pods and Karpenter's reasons"
+            label="Pending pods: why Karpenter launched no node"
             columns={columns}
             rows={v.pods}
             rowKey={(p) => `${p.namespace}/${p.name}`}
