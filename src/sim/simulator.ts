@@ -835,13 +835,17 @@ export class Simulator {
       else podsOn.set(p.spec.nodeName, [p]);
     }
     const room = this.#roomByNode(nodes, pods);
-    const pdbs = kube.peek("PodDisruptionBudget");
+    const pdbs = kube
+      .peek("PodDisruptionBudget")
+      .map((b) => ({ b, match: labelSelectorMatcher(b.spec.selector) }));
     const pdbsOf = (p: Pod): PodDisruptionBudget[] =>
-      pdbs.filter(
-        (b) =>
-          b.metadata.namespace === p.metadata.namespace &&
-          labelSelectorMatcher(b.spec.selector)(p.metadata.labels),
-      );
+      pdbs.length === 0
+        ? []
+        : pdbs
+            .filter(
+              ({ b, match }) => b.metadata.namespace === p.metadata.namespace && match(p.metadata.labels),
+            )
+            .map(({ b }) => b);
     const nodesPerPool = new Map<string, number>();
     for (const n of nodes) {
       const pn = n.metadata.labels?.[NODE_POOL_LABEL] ?? "";
