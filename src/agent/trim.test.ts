@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Event } from "../objects/kube.ts";
+import type { Event, PodDisruptionBudget } from "../objects/kube.ts";
 import { node, nodeClaim, pod } from "./fixtures.ts";
 import { podRequests } from "../karpenter/resources.ts";
 import { trim, trimEvent, trimNode, trimNodeClaim, trimPod } from "./trim.ts";
@@ -110,6 +110,35 @@ describe("trim", () => {
     assert.equal(t.status.nodeName, "node-4");
     assert.deepEqual(t.metadata.finalizers, ["karpenter.sh/termination"]);
     assert.equal(t.metadata.annotations, undefined);
+  });
+
+  it("forwards PodDisruptionBudgets with what consolidation reads, and a NodeClaim's lastPodEventTime", () => {
+    const pdb: PodDisruptionBudget = {
+      metadata: {
+        name: "db",
+        namespace: "shop",
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": "x".repeat(500) },
+        resourceVersion: "7",
+      },
+      spec: {
+        selector: { matchLabels: { app: "db" } },
+        minAvailable: 2,
+        unhealthyPodEvictionPolicy: "AlwaysAllow",
+      },
+      status: { disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2 },
+    };
+    const t = trim({ kind: "PodDisruptionBudget", object: pdb });
+    assert.deepEqual(t, {
+      kind: "PodDisruptionBudget",
+      object: {
+        metadata: { name: "db", namespace: "shop", resourceVersion: "7" },
+        spec: { selector: { matchLabels: { app: "db" } }, minAvailable: 2 },
+        status: { disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2 },
+      },
+    });
+    const nc = nodeClaim(1).object as NodeClaim;
+    nc.status = { ...nc.status, lastPodEventTime: "2026-06-01T10:00:00Z" };
+    assert.equal(trimNodeClaim(nc).status?.lastPodEventTime, "2026-06-01T10:00:00Z");
   });
 
   it("forwards only Karpenter-related events", () => {

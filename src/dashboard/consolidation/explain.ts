@@ -23,6 +23,10 @@ import { nodePoolOf } from "../../karpenter/labels.ts";
 import { machinePrice } from "../figures/price.ts";
 import { machineOf } from "../machines.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
+import { parseKwokInstanceType } from "../../pricing/kwok.ts";
+
+/** The sizes (vCPU) of the KWOK provider's generated instance types. */
+const KWOK_SIZES = [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256];
 import { blockerFix } from "./fixes.ts";
 
 export interface ExplainInput {
@@ -142,7 +146,11 @@ interface Catalog {
   usdPerHour: number;
 }
 
-/** The machines the cluster runs now, priced: the replacements consolidation could pick among. */
+/**
+ * The machines the cluster runs now, priced: the replacements consolidation could pick among (on
+ * KWOK, every size of their families too). Karpenter may know cheaper types than these (its whole
+ * catalog), so a replacement's savings here is a lower bound.
+ */
 function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[] {
   const seen = new Map<string, Catalog>();
   for (const nc of state.nodeClaims()) {
@@ -162,6 +170,28 @@ function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[] {
       memory: m.allocatable[MEMORY] ?? 0,
       usdPerHour: q.usdPerHour,
     });
+    // A KWOK cluster's catalog is known by name: the same family's other sizes.
+    const kwok = parseKwokInstanceType(m.instanceType);
+    if (!kwok) continue;
+    for (const n of KWOK_SIZES) {
+      const name = `${kwok.family}-${n}x-${kwok.arch}-${kwok.os}`;
+      const sk = `${name}/${ct}/${m.zone ?? ""}`;
+      const sq = seen.has(sk)
+        ? undefined
+        : machinePrice(prices, { instanceType: name, capacityType: ct, zone: m.zone, region: m.region });
+      if (!sq) continue;
+      const t = parseKwokInstanceType(name);
+      if (!t) continue;
+      seen.set(sk, {
+        instanceType: name,
+        capacityType: ct,
+        zone: m.zone,
+        region: m.region,
+        cpu: t.vcpu * 1000,
+        memory: t.memoryBytes,
+        usdPerHour: sq.usdPerHour,
+      });
+    }
   }
   return [...seen.values()].sort((a, b) => a.usdPerHour - b.usdPerHour);
 }
