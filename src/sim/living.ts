@@ -5,7 +5,7 @@
 // for hours, not minutes.
 // Pure demand curves (`livingDemand`) are separate from the driver that applies them.
 import type { MemoryKube } from "../kube/memory/memory.ts";
-import type { Deployment, PodSpec } from "../objects/kube.ts";
+import type { Deployment, PodDisruptionBudget, PodSpec } from "../objects/kube.ts";
 import type { NodePool } from "../objects/karpenter.ts";
 import type { SpotPolicy } from "../webhook/policy.ts";
 import type { WarmupPolicy } from "../warmup/policy.ts";
@@ -37,6 +37,7 @@ function pool(
     policy?: "WhenEmpty" | "WhenEmptyOrUnderutilized";
     limits?: Record<string, string>;
     weight?: number;
+    budgets?: NonNullable<NodePool["spec"]["disruption"]>["budgets"];
   },
 ): NodePool {
   return {
@@ -55,7 +56,7 @@ function pool(
       disruption: {
         consolidationPolicy: o.policy ?? "WhenEmptyOrUnderutilized",
         consolidateAfter: o.consolidateAfter,
-        budgets: [{ nodes: "10%" }],
+        budgets: o.budgets ?? [{ nodes: "10%" }],
       },
       ...(o.limits ? { limits: o.limits } : {}),
       ...(o.weight !== undefined ? { weight: o.weight } : {}),
@@ -99,6 +100,10 @@ export const LIVING_POOLS: readonly NodePool[] = [
     consolidateAfter: "5m",
     policy: "WhenEmpty",
     limits: { cpu: "96" },
+    // The ML team freezes the pool while its morning model refresh runs (09:00–11:00 UTC): no
+    // disruption then, so the scoring runs' empty GPU nodes stay until the window ends (issue 34's
+    // "budget with a schedule" blocker, with its cost).
+    budgets: [{ nodes: "10%" }, { nodes: "0", schedule: "0 9 * * *", duration: "2h" }],
   }),
   // Graviton, spot first; tainted so only arm64-built workloads land here.
   pool("arm64", {
@@ -136,9 +141,15 @@ export const LIVING_POOLS: readonly NodePool[] = [
 function deployment(
   ns: string,
   name: string,
-  spec: Omit<PodSpec, "containers"> & { cpu: string; memory: string; image: string; gpu?: number },
+  spec: Omit<PodSpec, "containers"> & {
+    cpu: string;
+    memory: string;
+    image: string;
+    gpu?: number;
+    annotations?: Record<string, string>;
+  },
 ): Deployment {
-  const { cpu, memory, image, gpu, ...podSpec } = spec;
+  const { cpu, memory, image, gpu, annotations, ...podSpec } = spec;
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -147,7 +158,7 @@ function deployment(
       replicas: 0,
       selector: { matchLabels: { app: name } },
       template: {
-        metadata: { labels: { app: name } },
+        metadata: { labels: { app: name }, ...(annotations ? { annotations } : {}) },
         spec: {
           ...podSpec,
           containers: [
@@ -197,6 +208,24 @@ export const LIVING_DEPLOYMENTS: readonly Deployment[] = [
     tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
     nodeSelector: { "karpenter.sh/nodepool": "gpu" },
   }),
+  // Issue 34's blockers, each the way a team really leaves one behind:
+  // a ledger whose PDB allows no disruption (minAvailable = replicas) on the general pool,
+  deployment("payments", "ledger", { cpu: "500m", memory: "1Gi", image: "ghcr.io/acme/ledger:7.0.2" }),
+  // a schema migration that must not be interrupted (karpenter.sh/do-not-disrupt), 40 min every 3 h,
+  deployment("data", "migrate", {
+    cpu: "1",
+    memory: "2Gi",
+    image: "ghcr.io/acme/migrate:1.4.0",
+    annotations: { "karpenter.sh/do-not-disrupt": "true" },
+  }),
+  // and an arm64 indexer whose manifest forgot the arm64 pool's toleration: no NodePool can take
+  // it (arm64's taint, amd64 elsewhere), 30 min every 4 h.
+  deployment("data", "indexer", {
+    cpu: "1",
+    memory: "2Gi",
+    image: "ghcr.io/acme/indexer:0.7.0",
+    nodeSelector: { "kubernetes.io/arch": "arm64" },
+  }),
   deployment("batch", "etl", {
     cpu: "3",
     memory: "4Gi",
@@ -204,6 +233,16 @@ export const LIVING_DEPLOYMENTS: readonly Deployment[] = [
     nodeSelector: { "karpenter.sh/nodepool": "batch" },
     tolerations: [{ key: "wave.sh/workload", operator: "Equal", value: "batch", effect: "NoSchedule" }],
   }),
+];
+
+/** PodDisruptionBudgets: the ledger's allows none (minAvailable equals its replicas). */
+export const LIVING_PDBS: readonly PodDisruptionBudget[] = [
+  {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: { name: "ledger", namespace: "payments" },
+    spec: { minAvailable: 2, selector: { matchLabels: { app: "ledger" } } },
+  },
 ];
 
 const ref = (namespace: string, name: string) => ({ kind: "Deployment" as const, namespace, name });
@@ -313,6 +352,9 @@ export function livingDemand(nowMs: number, t: LivingTiming = LIVING_TIMING): Re
     "data/reports": reportsOn ? 20 : 0,
     "ml/inference": scale(2, 5) + scoring,
     "batch/etl": etlOn ? 6 : 0,
+    "payments/ledger": 2,
+    "data/migrate": nowMs % (3 * HOUR) < 40 * MIN ? 1 : 0,
+    "data/indexer": nowMs % (4 * HOUR) < 30 * MIN ? 1 : 0,
   };
 }
 
@@ -323,9 +365,13 @@ export async function seedLivingCluster(
   /** Stores a spot policy as a user would (core's store, then the webhook's set). */
   setSpotPolicy?: (policy: SpotPolicy) => Promise<void>,
 ): Promise<(now: number) => Promise<void>> {
-  for (const ns of ["shop", "data", "ml", "batch"])
+  for (const ns of ["shop", "data", "ml", "batch", "payments"])
     await kube.create("Namespace", { metadata: { name: ns } });
   for (const p of LIVING_POOLS) await kube.create("NodePool", structuredClone(p));
+  for (const b of LIVING_PDBS)
+    await kube.create("PodDisruptionBudget", structuredClone(b), {
+      namespace: b.metadata.namespace ?? "default",
+    });
   for (const d of LIVING_DEPLOYMENTS)
     await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
   const last = new Map<string, number>();

@@ -4,7 +4,7 @@
 // it through the same KubeClient port it uses for real clusters, so Wave runs unchanged.
 import type { MemoryKube } from "../kube/memory/memory.ts";
 import { copyJson } from "../kube/memory/copy.ts";
-import type { Deployment, Event, Node, Pod, Taint } from "../objects/kube.ts";
+import type { Deployment, Event, Node, Pod, PodDisruptionBudget, Taint } from "../objects/kube.ts";
 import {
   CAPACITY_TYPE_LABEL,
   DISRUPTED_TAINT,
@@ -26,6 +26,9 @@ import { parseResources, podRequests as computeRequests, type Resources } from "
 import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../karpenter/scheduling.ts";
 import { offeringLabels, type Offering } from "./catalog.ts";
 import { seeded, suffix } from "../shared/random.ts";
+import { bindingBudget, budgetsNow } from "../karpenter/budgets.ts";
+import { pdbStatus } from "../kube/pdb.ts";
+import { labelSelectorMatcher } from "../kube/selectors.ts";
 
 export interface SimulatorOptions {
   kube: MemoryKube;
@@ -68,6 +71,7 @@ interface Launch {
 }
 
 type DisruptReason = "Empty" | "Underutilized" | "Drifted" | "Interrupted";
+type DisruptionReason = Exclude<DisruptReason, "Interrupted">;
 
 /**
  * The interruption messages Karpenter's AWS provider acts on (from EventBridge via SQS), with how
@@ -161,6 +165,14 @@ export class Simulator {
   readonly #interruptAt = new Map<string, { at: number; pick: number }>();
   #launchOrdinal = { at: NaN, n: 0 };
   #ticks = 0;
+  /**
+   * Karpenter's event recorder drops an Event it published about the same object with the same
+   * values within the event's dedupe timeout; after it, client-go's correlator adds to the Event
+   * still stored (count + 1). Per dedupe key: when last published, and the stored Event's name.
+   */
+  readonly #published = new Map<string, { at: number; name: string; namespace: string; count: number }>();
+  /** Budgets change at most once a minute: allowed disruptions per pool version, reason and size. */
+  #budgetMemo = { minute: NaN, allowed: new WeakMap<NodePool, Map<string, number>>() };
 
   constructor(opts: SimulatorOptions) {
     this.#o = {
@@ -232,6 +244,7 @@ export class Simulator {
     await this.reconcileKubelets();
     await this.reconcileScheduler();
     await this.reconcileProvisioner();
+    await this.reconcileDisruptionBudgets();
     await this.reconcileDisruption(dtMs);
     await this.reconcileTermination();
   }
@@ -637,12 +650,22 @@ export class Simulator {
         (p) => podFitsPool(pod, p) && !this.#overLimits(p, claims) && optionsIn(p).length > 0,
       );
       if (!pool) {
+        // Karpenter's words: one error per NodePool, joined as its multierr does (v1.6–v1.15).
+        const why = pools.map((p) =>
+          this.#overLimits(p, claims) && podFitsPool(pod, p)
+            ? `all available instance types exceed limits for nodepool (NodePool=${p.metadata.name ?? ""})`
+            : poolRejection(pod, p, req),
+        );
         await this.#event(
           "Pod",
           pod,
           "FailedScheduling",
           "Warning",
-          "no NodePool can fit the pod (requirements, taints, instance types or limits)",
+          `Failed to schedule pod, ${why.join("; ")}`,
+          {
+            dedupeMs: 5 * 60_000,
+            dedupeKey: `FailedScheduling/${key(pod)}`,
+          },
         );
         continue;
       }
@@ -812,6 +835,36 @@ export class Simulator {
       else podsOn.set(p.spec.nodeName, [p]);
     }
     const room = this.#roomByNode(nodes, pods);
+    const pdbs = kube
+      .peek("PodDisruptionBudget")
+      .map((b) => ({ b, match: labelSelectorMatcher(b.spec.selector) }));
+    const pdbsOf = (p: Pod): PodDisruptionBudget[] =>
+      pdbs.length === 0
+        ? []
+        : pdbs
+            .filter(
+              ({ b, match }) => b.metadata.namespace === p.metadata.namespace && match(p.metadata.labels),
+            )
+            .map(({ b }) => b);
+    const nodesPerPool = new Map<string, number>();
+    for (const n of nodes) {
+      const pn = n.metadata.labels?.[NODE_POOL_LABEL] ?? "";
+      nodesPerPool.set(pn, (nodesPerPool.get(pn) ?? 0) + 1);
+    }
+    // A NodePool budget at 0 for the reason blocks the disruption; Karpenter says so on the
+    // NodePool (1 min dedupe) when a disruption method found a candidate there.
+    const budgetBlocks = async (pool: NodePool, reason: DisruptionReason): Promise<boolean> => {
+      if (this.#allowedAt(pool, reason, nodesPerPool.get(poolName0(pool)) ?? 0, now) > 0) return false;
+      await this.#event(
+        "NodePool",
+        pool,
+        "DisruptionBlocked",
+        "Normal",
+        `No allowed disruptions for disruption reason ${reason} due to blocking budget`,
+        { dedupeMs: 60_000 },
+      );
+      return true;
+    };
     const disruptedPools = new Set<string>();
     const stillCandidates = new Set<string>();
     // A candidate is disrupted only once it has stayed one for the validation period.
@@ -865,11 +918,35 @@ export class Simulator {
       if (!pool) continue;
       // One disruption per pool per pass; other candidates keep their validation clock.
       const busy = disruptedPools.has(pool.metadata.name ?? "");
-      if (blocked(n, claim, mine)) continue;
+      const blockedBy = blockedMessage(n, claim, mine, pdbsOf);
+      if (blockedBy) {
+        // NewCandidate's DisruptionBlocked, on the Node and its NodeClaim (2 min dedupe).
+        await this.#event("Node", n, "DisruptionBlocked", "Normal", blockedBy, { dedupeMs: 2 * 60_000 });
+        await this.#event("NodeClaim", claim, "DisruptionBlocked", "Normal", blockedBy, {
+          dedupeMs: 2 * 60_000,
+        });
+        continue;
+      }
+      const policy = pool.spec.disruption?.consolidationPolicy ?? "WhenEmptyOrUnderutilized";
+      const unconsolidatable =
+        pool.spec.disruption?.consolidateAfter === "Never"
+          ? `NodePool "${poolName0(pool)}" has consolidation disabled`
+          : policy === "WhenEmpty" && mine.length > 0
+            ? `NodePool "${poolName0(pool)}" has consolidation policy WhenEmpty, but node is not empty`
+            : undefined;
+      if (unconsolidatable) {
+        await this.#event("Node", n, "Unconsolidatable", "Normal", unconsolidatable, {
+          dedupeMs: 15 * 60_000,
+        });
+        await this.#event("NodeClaim", claim, "Unconsolidatable", "Normal", unconsolidatable, {
+          dedupeMs: 15 * 60_000,
+        });
+      }
       // Drift: the pool's template changed since launch; replaced one at a time, paced.
       const poolName = pool.metadata.name ?? "";
       const stamped = claim.metadata.annotations?.["karpenter.sh/nodepool-hash"];
       if (stamped !== undefined && stamped !== hashes.get(poolName)) {
+        if (await budgetBlocks(pool, "Drifted")) continue;
         if (busy || now - (this.#lastDrift.get(poolName) ?? -Infinity) < this.#o.driftIntervalMs) continue;
         this.#lastDrift.set(poolName, now);
         disruptedPools.add(poolName);
@@ -879,12 +956,14 @@ export class Simulator {
       const after = safeDuration(pool.spec.disruption?.consolidateAfter ?? "0s");
       if (after === null || now - since < after) continue;
       if (mine.length === 0) {
+        if (await budgetBlocks(pool, "Empty")) continue;
         if (!validated(name) || busy) continue;
         disruptedPools.add(pool.metadata.name ?? "");
         await this.#disrupt(claim, n, "Empty", mine);
         continue;
       }
-      if ((pool.spec.disruption?.consolidationPolicy ?? "WhenEmptyOrUnderutilized") === "WhenEmpty") continue;
+      if (policy === "WhenEmpty") continue;
+      if (await budgetBlocks(pool, "Underutilized")) continue;
       // Underutilized: every pod fits on the other nodes' free room.
       const others = nodes.filter(
         (o) => o !== n && !disruptedPools.has(o.metadata.labels?.[NODE_POOL_LABEL] ?? "~"),
@@ -983,8 +1062,31 @@ export class Simulator {
     reason: string,
     type: "Normal" | "Warning",
     message: string,
+    dedupe?: { dedupeMs: number; dedupeKey?: string },
   ): Promise<void> {
-    const now = iso(this.#o.clock.now());
+    const nowMs = this.#o.clock.now();
+    const now = iso(nowMs);
+    let dedupeKey: string | undefined;
+    if (dedupe) {
+      dedupeKey = dedupe.dedupeKey ?? `${kind}/${obj.metadata.name ?? ""}/${reason}/${message}`;
+      const last = this.#published.get(dedupeKey);
+      if (last && nowMs - last.at < dedupe.dedupeMs) return;
+      if (last) {
+        // The correlator: the same Event again adds to the stored one (gone after the TTL: a new one).
+        const stored = await this.#o.kube
+          .patch(
+            "Event",
+            last.name,
+            { count: last.count + 1, lastTimestamp: now, message },
+            { namespace: last.namespace },
+          )
+          .catch(() => undefined);
+        if (stored) {
+          this.#published.set(dedupeKey, { ...last, at: nowMs, count: last.count + 1 });
+          return;
+        }
+      }
+    }
     const ev: Event = {
       apiVersion: "v1",
       kind: "Event",
@@ -1007,7 +1109,69 @@ export class Simulator {
       source: { component: "karpenter" },
       reportingComponent: "karpenter",
     };
-    await this.#o.kube.create("Event", ev, { namespace: ev.metadata.namespace ?? EVENT_NS });
+    const created = await this.#o.kube.create("Event", ev, { namespace: ev.metadata.namespace ?? EVENT_NS });
+    if (dedupeKey !== undefined) {
+      if (this.#published.size > 20_000) this.#published.clear();
+      this.#published.set(dedupeKey, {
+        at: nowMs,
+        name: created.metadata.name ?? "",
+        namespace: created.metadata.namespace ?? EVENT_NS,
+        count: 1,
+      });
+    }
+  }
+
+  /** Nodes of the pool Karpenter may disrupt now for the reason (its budgets; Infinity: none binds). */
+  #allowedAt(pool: NodePool, reason: DisruptionReason, poolNodes: number, now: number): number {
+    const minute = Math.floor(now / 60_000);
+    if (this.#budgetMemo.minute !== minute) this.#budgetMemo = { minute, allowed: new WeakMap() };
+    let byKey = this.#budgetMemo.allowed.get(pool);
+    if (!byKey) {
+      byKey = new Map();
+      this.#budgetMemo.allowed.set(pool, byKey);
+    }
+    const k = `${reason}|${poolNodes}`;
+    let allowed = byKey.get(k);
+    if (allowed === undefined) {
+      allowed = bindingBudget(budgetsNow(pool, reason, poolNodes, now))?.allowed ?? Infinity;
+      byKey.set(k, allowed);
+    }
+    return allowed;
+  }
+
+  // ---- kube-controller-manager's disruption controller: PodDisruptionBudget status ----
+
+  async reconcileDisruptionBudgets(): Promise<void> {
+    const { kube } = this.#o;
+    const budgets = kube.peek("PodDisruptionBudget");
+    if (budgets.length === 0) return;
+    const pods = kube.peek("Pod");
+    for (const b of budgets) {
+      const ns = b.metadata.namespace ?? "default";
+      const match = labelSelectorMatcher(b.spec.selector);
+      const mine = pods.filter(
+        (p) =>
+          p.metadata.namespace === ns &&
+          p.metadata.deletionTimestamp === undefined &&
+          isActivePod(p) &&
+          match(p.metadata.labels),
+      );
+      const status = pdbStatus(b, mine, (o) => {
+        const rs = kube
+          .peek("ReplicaSet")
+          .find((r) => r.metadata.namespace === ns && r.metadata.name === o.name);
+        return rs ? (rs.spec.replicas ?? 1) : undefined;
+      });
+      const cur = b.status;
+      if (
+        cur?.disruptionsAllowed === status.disruptionsAllowed &&
+        cur.currentHealthy === status.currentHealthy &&
+        cur.desiredHealthy === status.desiredHealthy &&
+        cur.expectedPods === status.expectedPods
+      )
+        continue;
+      await kube.patch("PodDisruptionBudget", b.metadata.name ?? "", { status }, { namespace: ns });
+    }
   }
 }
 
@@ -1198,8 +1362,82 @@ function cheapest(options: readonly Offering[], random: () => number): Offering 
   return best[Math.floor(random() * best.length)] ?? (options[0] as Offering);
 }
 
-function blocked(n: Node, claim: NodeClaim, pods: readonly Pod[]): boolean {
-  const dnd = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
-    o.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === "true";
-  return dnd(n) || dnd(claim) || pods.some(dnd);
+const poolName0 = (p: NodePool): string => p.metadata.name ?? "";
+
+const doNotDisrupt = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
+  o.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === "true";
+
+/**
+ * Why Karpenter (v1.8–v1.15) would not make the node a disruption candidate, as its
+ * DisruptionBlocked Event says it (ValidateNodeDisruptable, then ValidatePodsDisruptable):
+ * a do-not-disrupt Node or NodeClaim, a do-not-disrupt pod, a PDB allowing no disruption.
+ */
+export function blockedMessage(
+  n: Node,
+  claim: NodeClaim,
+  pods: readonly Pod[],
+  pdbsOf: (p: Pod) => readonly PodDisruptionBudget[],
+): string | undefined {
+  if (doNotDisrupt(n) || doNotDisrupt(claim))
+    return `Disruption is blocked through the "${DO_NOT_DISRUPT_ANNOTATION}" annotation`;
+  const pinned = pods.find(doNotDisrupt);
+  if (pinned) return `Pod has "${DO_NOT_DISRUPT_ANNOTATION}" annotation (Pod=${key(pinned)})`;
+  for (const p of pods) {
+    const budgets = pdbsOf(p);
+    const keys = budgets.map((b) => `${b.metadata.namespace ?? ""}/${b.metadata.name ?? ""}`);
+    if (budgets.length > 1)
+      return `Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[${keys.join(" ")}])`;
+    if (budgets[0] && (budgets[0].status?.disruptionsAllowed ?? 0) === 0)
+      return `Pdb prevents pod evictions (PodDisruptionBudget=[${keys[0] ?? ""}])`;
+  }
+  return undefined;
+}
+
+const WELL_KNOWN_PREFIXES = ["kubernetes.io/", "karpenter.sh/", "karpenter.k8s.aws/", "karpenter.kwok.sh/"];
+const wellKnown = (k: string): boolean =>
+  WELL_KNOWN_PREFIXES.some((p) => k.startsWith(p) || k.includes(`.${p}`)) ||
+  k.startsWith("topology.kubernetes.io/");
+
+/**
+ * The part of Karpenter's FailedScheduling message for one NodePool that cannot take the pod, in
+ * its words: the taints it does not tolerate, a requirement key that conflicts or that the pool
+ * does not define, or no instance type with the resources.
+ */
+export function poolRejection(pod: Pod, pool: NodePool, req: Resources): string {
+  const untolerated = untoleratedTaints(pool.spec.template.spec.taints, pod.spec.tolerations);
+  if (untolerated.length > 0)
+    return untolerated
+      .map((t) => `did not tolerate taint (taint=${t.key}${t.value ? `=${t.value}` : ""}:${t.effect})`)
+      .join("; ");
+  const labels: Record<string, string> = {
+    ...pool.spec.template.metadata?.labels,
+    [NODE_POOL_LABEL]: poolName0(pool),
+  };
+  const reqs = pool.spec.template.spec.requirements ?? [];
+  const wanted: [string, string[]][] = Object.entries(pod.spec.nodeSelector ?? {}).map(([k, v]) => [k, [v]]);
+  for (const t of pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+    ?.nodeSelectorTerms ?? [])
+    for (const e of t.matchExpressions ?? []) if (e.operator === "In") wanted.push([e.key, e.values ?? []]);
+  for (const [k, values] of wanted) {
+    const have =
+      k in labels ? [labels[k] ?? ""] : reqs.find((r) => r.key === k && r.operator === "In")?.values;
+    if (have) {
+      if (!values.some((v) => have.includes(v)))
+        return `incompatible requirements, key ${k}, ${k} In [${values.join(" ")}] not in ${k} In [${have.join(" ")}]`;
+    } else if (!wellKnown(k)) return `incompatible requirements, label "${k}" does not have known values`;
+  }
+  {
+    const requirements = reqs.map((r) => `${r.key} ${r.operator} [${(r.values ?? []).join(" ")}]`).join(", ");
+    const resources = JSON.stringify(
+      Object.fromEntries(
+        Object.entries(req).map(([k, v]) => [
+          k,
+          k === "cpu" ? `${v}m` : k === "memory" ? `${Math.ceil(v / 2 ** 20)}Mi` : String(v),
+        ]),
+      ),
+    );
+    // Karpenter's instance-type filter words it by which criteria failed; the simulator's catalog
+    // check is one: requirements and resources together.
+    return `no instance type met the scheduling requirements or had enough resources, requirements=${requirements}, resources=${resources}`;
+  }
 }

@@ -731,6 +731,7 @@ export class ClusterState {
         return;
       case "WarmupPolicy":
         this.#warmupPolicies.set(key, obj as WarmupPolicyResource);
+        return;
       case "PodDisruptionBudget":
         this.#pdbs.set(key, obj as PodDisruptionBudget);
         return;
@@ -764,6 +765,7 @@ export class ClusterState {
         return;
       case "WarmupPolicy":
         this.#warmupPolicies.delete(key);
+        return;
       case "PodDisruptionBudget":
         this.#pdbs.delete(key);
         return;

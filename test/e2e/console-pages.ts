@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import type {
+  ConsolidationViewDto,
   DisruptionCountsDto,
   DisruptionDto,
   NodeListDto,
@@ -258,6 +259,37 @@ export async function warmupAgrees(site: Site, page: Page): Promise<WarmupViewDt
   return v;
 }
 
+/**
+ * The Consolidation page (issue 34): the blocked-node count, the blocked $/h and the table's rows
+ * = /consolidation; then the first blocked node's drawer answers "Can Karpenter disrupt it?".
+ */
+export async function checkConsolidation(site: Site, page: Page): Promise<ConsolidationViewDto> {
+  await open(site, page, "consolidation", site.viewer);
+  const v = await agree("consolidation = API", async () => {
+    const x = await api<ConsolidationViewDto>(site, cl(site, "consolidation"));
+    if ((await text(page, "consolidation-blocked")) !== num(x.blockedNodes)) return undefined;
+    if ((await text(page, "consolidation-cost")) !== usd(x.blockedCostPerHour)) return undefined;
+    const blocked = x.items.filter((n) => !n.disruptable);
+    if ((await page.getByTestId("blocked-row").count()) !== blocked.length) return undefined;
+    return x;
+  });
+  site.log(
+    `consolidation: ${v.blockedNodes} of ${v.nodes} nodes blocked, ${usd(v.blockedCostPerHour)}/h = API (${v.byReason
+      .map((r) => `${r.reason} ${r.blockedNodes}`)
+      .join(", ")})`,
+  );
+  await shot(site, page, "consolidation");
+  if (v.blockedNodes > 0) {
+    await page.getByTestId("blocked-row").first().click();
+    const drawer = page.getByTestId("node-drawer");
+    await drawer.getByTestId("drawer-disruption").getByTestId("blocker").first().waitFor({ timeout: 20_000 });
+    assert.match(await text(page, "drawer-disruptable"), /^no · \d+ blocker/);
+    await shot(site, page, "consolidation-drawer");
+    await page.keyboard.press("Escape");
+  }
+  return v;
+}
+
 /** Every page, one after the other, in a fresh 1440 px page: each shows the API's figures. */
 /** Every page's checks in turn; answers the overview the page showed. */
 export async function checkEveryPage(site: Site, browser: Browser): Promise<OverviewDto> {
@@ -270,6 +302,7 @@ export async function checkEveryPage(site: Site, browser: Browser): Promise<Over
   await checkThrashing(site, page);
   await checkSpot(site, page);
   await checkWarmup(site, page);
+  await checkConsolidation(site, page);
   await page.close();
   return overview;
 }

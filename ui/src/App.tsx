@@ -15,6 +15,7 @@ import { Nodes } from "./pages/Nodes.tsx";
 import { Overview } from "./pages/Overview.tsx";
 import { Spot } from "./pages/Spot.tsx";
 import { Thrashing } from "./pages/Thrashing.tsx";
+import { Consolidation } from "./pages/Consolidation.tsx";
 import { WhatifPage } from "./pages/WhatifPage.tsx";
 import { Warmup } from "./pages/Warmup.tsx";
 import { PRESETS, resolveRange, type RangeSpec } from "./range.ts";
@@ -354,6 +355,7 @@ function Console(props: {
     spot: Spot,
     disruptions: Disruptions,
     thrashing: Thrashing,
+    consolidation: Consolidation,
     whatif: WhatifPage,
     audit: Audit,
   }[route.page];

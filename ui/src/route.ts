@@ -10,6 +10,7 @@ export const PAGES = [
   { id: "spot", label: "Spot placement" },
   { id: "disruptions", label: "Disruptions & lifecycle" },
   { id: "thrashing", label: "Thrashing" },
+  { id: "consolidation", label: "Consolidation" },
   { id: "whatif", label: "What if?" },
   { id: "audit", label: "Audit" },
 ] as const;

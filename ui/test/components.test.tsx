@@ -1103,6 +1103,7 @@ describe("Node drawer and thrashing", () => {
       taints: [{ key: "dedicated", value: "gpu", effect: "NoSchedule" }],
       doNotDisruptBy: "wave-warmup",
       annotations: {},
+      disruption: null,
     };
     mockFetch([[/nodes\/n1/, () => [200, d]]]);
     render(<NodeDrawer ctx={ctxFor()} name="n1" />);

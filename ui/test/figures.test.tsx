@@ -84,6 +84,7 @@ describe("Node drawer of a disrupted NodeClaim", () => {
       taints: [],
       doNotDisruptBy: null,
       annotations: {},
+      disruption: null,
     };
     mockFetch([[/nodes\/batch-x1/, () => [200, d]]]);
     render(<NodeDrawer ctx={ctxFor()} name="batch-x1" />);

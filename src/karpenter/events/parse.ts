@@ -81,8 +81,10 @@ export function parseDisruptionMessage(message: string): DisruptionEventParse {
   } else if (/nominated/i.test(m)) out.reason = "nominated";
   else if (/(?:isn't|is not|not) initialized/i.test(m)) out.reason = "not-initialized";
   else if (/already being disrupted/i.test(m)) out.reason = "being-disrupted";
+  // v1.6–v1.8 word WhenEmpty on a non-empty node "has non-empty consolidation disabled" (fixtures).
+  else if (/WhenEmpty, but node is not empty|policy WhenEmpty|non-empty consolidation disabled/.test(m))
+    out.reason = "when-empty";
   else if (/consolidation disabled/i.test(m)) out.reason = "consolidation-disabled";
-  else if (/WhenEmpty, but node is not empty|policy WhenEmpty/.test(m)) out.reason = "when-empty";
   else if (/SpotToSpotConsolidation/.test(m)) out.reason = "spot-to-spot";
   return out;
 }
@@ -114,6 +116,8 @@ export function parseSchedulingMessage(message: string): PendingReason[] {
 function parsePart(part: string): PendingReason {
   const pool =
     /incompatible with nodepool\s+"([^"]+)"/i.exec(part)?.[1] ??
+    // v1.6–v1.15: "… exceed limits for nodepool (NodePool=name)" (serrors values).
+    /exceed limits for nodepool \(NodePool=([^)]+)\)/i.exec(part)?.[1] ??
     /exceed limits for nodepool:?\s*"?([^",\s]+)"?/i.exec(part)?.[1] ??
     /nodepool\s+"([^"]+)"/i.exec(part)?.[1] ??
     // v1.15 names no pool per part; a resources part carries it among its requirements.
@@ -125,7 +129,10 @@ function parsePart(part: string): PendingReason {
     key,
     detail: part,
   });
-  const taint = /did not tolerate(?: taint)?[=:\s]*\(?(?:taint=)?([^,;()]+?)\)?(?:,|$)/i.exec(part);
+  // "did not tolerate taint (taint=key=value:Effect)" (v1.6–v1.15) or older "… taint=…".
+  const taint =
+    /did not tolerate taint \(taint=([^)]+)\)/i.exec(part) ??
+    /did not tolerate(?: taint)?[=:\s]*([^,;]+?)(?:,|$)/i.exec(part);
   if (taint) return out("taint", (taint[1] ?? "").trim() || null);
   if (/exceed limits/i.test(part)) return out("limit");
   const key =

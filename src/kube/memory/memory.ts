@@ -36,6 +36,7 @@ import {
 } from "./errors.ts";
 import { recordUpdate, serverSideApply } from "./ssa.ts";
 import { PatchError, jsonPatch, mergePatch } from "./patch.ts";
+import { pdbStatus, podHealthy } from "../pdb.ts";
 import { copyJson, sameJson } from "./copy.ts";
 
 export type MemoryOp = "list" | "watch" | "get" | "create" | "replace" | "patch" | "delete";
@@ -552,35 +553,12 @@ export class MemoryKube implements KubeClient {
         !["Succeeded", "Failed"].includes((p as Pod).status?.phase ?? "") &&
         match(p.metadata.labels),
     ) as Pod[];
-    const healthy = (p: Pod): boolean =>
-      (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
-    // Expected pods: the pods themselves for an integer minAvailable, else the scale of their
-    // controllers (a pod being replaced still counts), as the disruption controller reckons it.
-    let expected = pods.length;
-    if (typeof pdb.spec.minAvailable !== "number") {
-      const scales = new Map<string, number>();
-      let bare = 0;
-      for (const p of pods) {
-        const o = (p.metadata.ownerReferences ?? []).find((r) => r.controller === true);
-        const owner =
-          o && (o.kind === "ReplicaSet" || o.kind === "StatefulSet")
-            ? (this.#state(o.kind).objects.get(keyOf(ns, o.name)) as
-                { spec?: { replicas?: number } } | undefined)
-            : undefined;
-        if (o && owner) scales.set(o.uid, owner.spec?.replicas ?? 1);
-        else bare++;
-      }
-      expected = bare + [...scales.values()].reduce((a, b) => a + b, 0);
-    }
-    const scaled = (v: number | string): number =>
-      typeof v === "number" ? v : Math.ceil((Number.parseInt(v, 10) / 100) * expected);
-    const desiredHealthy =
-      pdb.spec.minAvailable !== undefined
-        ? scaled(pdb.spec.minAvailable)
-        : pdb.spec.maxUnavailable !== undefined
-          ? Math.max(0, expected - scaled(pdb.spec.maxUnavailable))
-          : 0;
-    const currentHealthy = pods.filter(healthy).length;
+    const { desiredHealthy, currentHealthy } = pdbStatus(pdb, pods, (o) => {
+      const owner = this.#state(o.kind as "ReplicaSet" | "StatefulSet").objects.get(keyOf(ns, o.name)) as
+        { spec?: { replicas?: number } } | undefined;
+      return owner ? (owner.spec?.replicas ?? 1) : undefined;
+    });
+    const healthy = podHealthy;
     // An unhealthy pod may go while the budget itself is met (IfHealthyBudget) or always.
     const allowed = healthy(pod)
       ? currentHealthy - desiredHealthy >= 1

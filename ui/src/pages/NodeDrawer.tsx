@@ -4,6 +4,59 @@ import type { PageCtx } from "../ctx.ts";
 import { bytes, cores, dateTime, duration, usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
+import { BlockerItem } from "./blockers.tsx";
+
+/** Can Karpenter disrupt the node, and if not why: each blocker with its object and fix. */
+function DisruptionSection({ d }: { d: NonNullable<NodeDetailDto["disruption"]> }) {
+  const blocking = d.blockers.filter((b) => b.blocking);
+  return (
+    <section className="disruption" data-testid="drawer-disruption" aria-label="can Karpenter disrupt it">
+      <h3>Can Karpenter disrupt it?</h3>
+      <p data-testid="drawer-disruptable">
+        {d.disruptable ? (
+          <span className="tag ok">yes</span>
+        ) : (
+          <span className="tag bad">
+            no · {blocking.length} blocker{blocking.length === 1 ? "" : "s"}
+          </span>
+        )}{" "}
+        {d.savingsPerHour > 0 ? (
+          <span>
+            consolidating it would save <b>{usd(d.savingsPerHour)}/h</b>
+            {d.action === "replace" && d.replacement
+              ? ` (replace with ${d.replacement.instanceType} at ${usd(d.replacement.usdPerHour)}/h)`
+              : d.empty
+                ? " (empty: delete)"
+                : " (its pods fit elsewhere: delete)"}
+          </span>
+        ) : (
+          <span className="muted">not under-used: consolidation would save nothing now</span>
+        )}
+      </p>
+      {d.blockers.length ? (
+        <ul className="blockers">
+          {d.blockers.map((b) => (
+            <BlockerItem key={`${b.reason}/${b.object.kind}/${b.object.name}`} b={b} />
+          ))}
+        </ul>
+      ) : null}
+      {d.events.length ? (
+        <details>
+          <summary>Karpenter's Events ({d.events.length})</summary>
+          <ul className="events" data-testid="drawer-karpenter-events">
+            {d.events.slice(0, 10).map((e) => (
+              <li key={`${e.at}/${e.reason}/${e.object.kind}/${e.message}`}>
+                {dateTime(e.at)} <b>{e.reason}</b> <span className="muted">({e.object.kind})</span>{" "}
+                {e.message}
+                {e.count > 1 ? <span className="muted"> ×{e.count}</span> : null}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </section>
+  );
+}
 
 /** A node or NodeClaim: lifecycle with durations, pods, price and source, labels, taints. */
 export function NodeDrawer({ ctx, name }: { ctx: PageCtx; name: string }) {
@@ -80,6 +133,7 @@ export function NodeDrawer({ ctx, name }: { ctx: PageCtx; name: string }) {
                 </>
               ) : null}
             </dl>
+            {n.disruption ? <DisruptionSection d={n.disruption} /> : null}
             <h3>Lifecycle</h3>
             {n.timeline.length === 0 ? (
               <p className="empty">

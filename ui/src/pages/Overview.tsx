@@ -7,6 +7,7 @@ import { disruptionCountsPath, seriesPath } from "../paths.ts";
 import { resolveRange } from "../range.ts";
 import { Savings, SAVINGS_SCOPE } from "../Savings.tsx";
 import { Card, Loadable } from "../Status.tsx";
+import { PendingPods } from "./Pending.tsx";
 
 /** Cluster totals now (live), and what happened over the range. */
 export function Overview({ ctx }: { ctx: PageCtx }) {
@@ -93,6 +94,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           }
         </Loadable>
       </section>
+      <PendingPods ctx={ctx} />
       <Savings base={base} token={token} version={version} range={route.range} now={now} />
     </>
   );

@@ -6,6 +6,7 @@ import { dateTime, duration, num } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
+import { Copy } from "../Copy.tsx";
 
 type Evidence = ThrashingDto["evidence"][number];
 
@@ -34,23 +35,6 @@ const evidenceColumns: Column<Evidence>[] = [
     render: (e) => (e.cause === "warmup" ? "Wave warmup (unused)" : "—"),
   },
 ];
-
-function Copy({ text }: { text: string }) {
-  const [done, setDone] = useState(false);
-  return (
-    <button
-      type="button"
-      onClick={() => {
-        void navigator.clipboard.writeText(text).then(
-          () => setDone(true),
-          () => setDone(false),
-        );
-      }}
-    >
-      {done ? "Copied" : "Copy"}
-    </button>
-  );
-}
 
 /**
  * On the embedded simulated cluster Wave can apply a fix itself (admin, after a confirmation
