@@ -1,15 +1,7 @@
 // `wave spot …` and `wave warmup …`: set policies through core's API (admin token), so users
 // never edit their workloads' YAML. Argument parsing is pure; the HTTP shell is thin.
 import { userInfo } from "node:os";
-import { applyPolicyEdit } from "../agent/policy-apply.ts";
-import { spotPolicyFrom } from "../api/routes/policies.ts";
-import {
-  editRefusal,
-  spotPolicyName,
-  spotPolicyResource,
-  type SpotPolicyResource,
-} from "../console/policy-crs.ts";
-import { clientFromKubeconfig } from "../kube/clientnode/kubeconfig.ts";
+import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./types.ts";
 import { DEFAULTS } from "../config/config.ts";
@@ -425,13 +417,21 @@ async function applySpotDirect(
   body: Record<string, unknown>,
   force: boolean,
 ): Promise<SpotPolicyResource> {
+  // Loaded only here: `wave --help` and the other commands load no component (main.test.ts).
+  const [{ applyPolicyEdit }, { spotPolicyFrom }, { editRefusal, spotPolicyName, spotPolicyResource }, kc] =
+    await Promise.all([
+      import("../agent/policy-apply.ts"),
+      import("../api/routes/policies.ts"),
+      import("../console/policy-crs.ts"),
+      import("../kube/clientnode/kubeconfig.ts"),
+    ]);
   let policy;
   try {
     policy = spotPolicyFrom(ref, body);
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const kube = clientFromKubeconfig(kubeconfig);
+  const kube = kc.clientFromKubeconfig(kubeconfig);
   const existing = (await kube.list("SpotPolicy", { namespace: ref.namespace })).items;
   const name = spotPolicyName(ref, existing);
   const object = spotPolicyResource(policy, name, {
