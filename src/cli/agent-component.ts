@@ -16,7 +16,13 @@ import { ClusterState } from "../state/cluster.ts";
 import { followPolicies } from "../state/follow.ts";
 import { runController } from "../warmup/run.ts";
 import { ConfigMapPolicyMemory, type PolicyMemory } from "../warmup/policy-set.ts";
-import { createWarmupActor, toWire, WARMUP_POLICIES_CONFIGMAP, type WarmupActor } from "./warmup-actor.ts";
+import {
+  createWarmupActor,
+  policyResources,
+  toWire,
+  WARMUP_POLICIES_CONFIGMAP,
+  type WarmupActor,
+} from "./warmup-actor.ts";
 import type { CommandContext } from "./types.ts";
 import {
   cluster,
@@ -54,6 +60,12 @@ export interface AgentComponentOptions extends ComponentOptions {
   policyMemory?: PolicyMemory;
   /** Beside core in this process (`wave start`) rather than a process of its own. */
   inProcess?: AgentInProcess;
+  /**
+   * Where warmup takes its policies: the WarmupPolicy resources once listed (default; a cluster
+   * without the CRD never lists them, so core's set stays in force there) or core's set only.
+   * In process it is always core's (ADR 0015).
+   */
+  warmupPoliciesFrom?: "resources" | "core";
 }
 
 /**
@@ -146,9 +158,10 @@ export async function startAgentComponent(
         const running: { agent?: RunningAgent } = {};
         // Wave's policy resources into this term's state (issue 31): warmup takes the
         // WarmupPolicies from there. In process (`wave start`) the policies stay core's (ADR 0015).
-        const crs = near
-          ? undefined
-          : followPolicies({ client: kube, state, signal: termSignal, clock, log });
+        const crs =
+          near || opts.warmupPoliciesFrom === "core"
+            ? undefined
+            : followPolicies({ client: kube, state, signal: termSignal, clock, log });
         const actor = createWarmupActor({
           kube,
           view: state,
@@ -160,7 +173,7 @@ export async function startAgentComponent(
           podNamespace: config.warmupNamespace,
           memory,
           report: (e) => running.agent?.agent.warmup.push(toWire(e)),
-          ...(crs ? { resources: { state, synced: crs.WarmupPolicy.synced } } : {}),
+          ...(crs ? { resources: policyResources(state, crs.WarmupPolicy.synced) } : {}),
         });
         warmup = actor;
         // What core sent last, in case it is away now; its own set replaces this when it comes.

@@ -447,7 +447,16 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
         ],
         {},
       ).config;
-      const agent = await startAgentComponent(agentConfig, {}, { kube, log: silentLogger });
+      // Core's set over the stream (the WarmupPolicy resources: src/warmup/policy-resources.test.ts).
+      const agent = await startAgentComponent(
+        agentConfig,
+        {},
+        {
+          kube,
+          log: silentLogger,
+          warmupPoliciesFrom: "core",
+        },
+      );
       let agentStopped = false;
       try {
         const deadline = Date.now() + 30_000;
@@ -500,7 +509,15 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
         await core.stop();
         await agent.stop();
         agentStopped = true;
-        const again = await startAgentComponent(agentConfig, {}, { kube, log: silentLogger });
+        const again = await startAgentComponent(
+          agentConfig,
+          {},
+          {
+            kube,
+            log: silentLogger,
+            warmupPoliciesFrom: "core",
+          },
+        );
         try {
           while (again.warmup()?.policies.get("general").enabled !== true) {
             assert.ok(Date.now() < deadline + 20_000, "the remembered policy within 20 s more");

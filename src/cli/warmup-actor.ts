@@ -13,6 +13,7 @@ import { WarmupController } from "../warmup/controller.ts";
 import { PolicySet, type PolicyMemory } from "../warmup/policy-set.ts";
 import { WarmupStatusWriter } from "../warmup/policy-status.ts";
 import type { ClusterState } from "../state/cluster.ts";
+import type { WarmupPolicyResource } from "../objects/policy-crds.ts";
 import type { WarmupEvent } from "../warmup/stats.ts";
 import { warmupTriggers } from "../warmup/triggers.ts";
 import type { WarmupView } from "../warmup/view.ts";
@@ -46,6 +47,18 @@ export function toWire(e: WarmupEvent): WireWarmupEvent {
   }
 }
 
+/** The WarmupPolicy resources of a state its informers fill (createWarmupActor's `resources`). */
+export function policyResources(
+  state: ClusterState,
+  synced: Promise<unknown>,
+): NonNullable<Parameters<typeof createWarmupActor>[0]["resources"]> {
+  return {
+    list: () => state.warmupPolicies(),
+    onChange: (fn) => state.on("WarmupPolicy", () => fn()),
+    synced,
+  };
+}
+
 /** Not started: run `controller` with runController while leading, after `policies.restore()`. */
 export function createWarmupActor(o: {
   kube: KubeClient;
@@ -64,14 +77,20 @@ export function createWarmupActor(o: {
    * The WarmupPolicy resources: the state the agent's informers fill, and when their first list
    * is in (never, while the CRD is missing: core's set and the remembered one stay in force).
    */
-  resources?: { state: ClusterState; synced: Promise<unknown> };
+  resources?: {
+    /** The WarmupPolicies as the state holds them now. */
+    list: () => readonly WarmupPolicyResource[];
+    /** Calls `fn` after each change of them; returns the unsubscriber. */
+    onChange: (fn: () => void) => () => void;
+    synced: Promise<unknown>;
+  };
 }): WarmupActor {
   const { prices } = o;
   const policies = new PolicySet({ memory: o.memory, log: o.log });
   const statuses = o.resources
     ? new WarmupStatusWriter({
         kube: o.kube,
-        resources: () => o.resources?.state.warmupPolicies() ?? [],
+        resources: () => o.resources?.list() ?? [],
         outcome: (pool) => controller.outcome(pool),
         poolExists: (pool) => o.view.nodePool(pool) !== undefined,
         clock: o.clock,
@@ -97,14 +116,14 @@ export function createWarmupActor(o: {
   const pokes = new Set<(pool: string) => void>();
   const stateTriggers = warmupTriggers(o.view);
   if (o.resources) {
-    const { state, synced } = o.resources;
+    const { list, onChange, synced } = o.resources;
     const apply = (): void => {
-      for (const pool of policies.fromResources(state.warmupPolicies())) for (const poke of pokes) poke(pool);
+      for (const pool of policies.fromResources(list())) for (const poke of pokes) poke(pool);
     };
     synced.then(
       () => {
         apply();
-        state.on("WarmupPolicy", apply);
+        onChange(apply);
       },
       () => undefined,
     );

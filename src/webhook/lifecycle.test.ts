@@ -717,6 +717,39 @@ describe("spot repair (ADR 0006)", () => {
     );
   });
 
+  it("a policy's own fallbackWindowSeconds (a SpotPolicy's spec) sets how long the window stays open", async () => {
+    const s = await setup();
+    await s.scale("h1", 2);
+    const p = { ...policy(1), fallbackWindowSeconds: 120 };
+    for (let i = 0; i < 2; i++) await s.admit("h1", p, "10.0.0.1", true);
+    const [stuck] = s.live().filter((x) => x.metadata.labels?.[ASSIGNMENT_LABEL] === "spot");
+    assert.ok(stuck);
+    await s.kube.patch(
+      "Pod",
+      stuck.metadata.name ?? "",
+      { status: { conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }] } },
+      { namespace: APP_NS, type: "merge" },
+    );
+    await until(
+      "the pod watch to see the spot pod Unschedulable",
+      () => s.live().some((x) => x.status?.conditions?.some((c) => c.reason === "Unschedulable") === true),
+      s.clock,
+    );
+    const repair = repairOf(s, p);
+    await s.clock.advance(91_000);
+    await repair.tick();
+    assert.deepEqual(
+      repair.actions.map((a) => a.kind),
+      ["fallback"],
+    );
+    const ledger = await s.allocator.update(workload, p);
+    assert.equal(
+      ledger.fallbackUntil - s.clock.now(),
+      120_000,
+      "the policy's window, not the default 10 min",
+    );
+  });
+
   it("a PodDisruptionBudget that allows no eviction: attempts back off (5 s doubled per refusal), a Warning Event each, no retry storm", async () => {
     const s = await setup();
     await s.scale("h1", 6);
