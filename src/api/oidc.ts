@@ -2,9 +2,10 @@
 // a server-side session behind a signed HttpOnly SameSite cookie, and bearer ID/access tokens
 // (JWTs for Wave's audience) on the API. The user's groups map to a role per cluster (roles.ts).
 // Routes: GET /auth/login → the provider; GET /auth/callback ← the provider; POST /auth/logout.
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import * as client from "openid-client";
+import type { ConsoleSession, Store } from "../core/store/store.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Authenticator } from "./app.ts";
@@ -30,6 +31,16 @@ export interface OidcOptions {
   sessionTtlMs: number;
   clock: Clock;
   log?: Logger;
+  /**
+   * Where sessions live: core's store, so every replica knows every sign-in and a restart keeps
+   * them; default in this process's memory.
+   */
+  sessions?: SessionStore;
+  /**
+   * The key that signs the cookies; replicas must share it (core derives it from the admin
+   * token); default random per process.
+   */
+  cookieKey?: Buffer;
   /** Allow an http:// issuer (tests, a provider on localhost); never in a deployment. */
   allowHttp?: boolean;
 }
@@ -38,51 +49,43 @@ export const SESSION_COOKIE = "wave_session";
 const LOGIN_COOKIE = "wave_login";
 const LOGIN_TTL_MS = 10 * 60_000;
 const MAX_SESSIONS = 10_000;
-const MAX_PENDING = 1_000;
 const JWKS_REFRESH_MS = 60_000;
 
-export interface Session {
-  subject: string;
-  name: string;
-  groups: string[];
-  expiresAt: number;
-  idToken: string | undefined;
+export type SessionStore = Pick<Store, "putSession" | "getSession" | "deleteSession">;
+
+/** Sessions in this process's memory (tests, and a core without a store). */
+export function memorySessions(max = MAX_SESSIONS): SessionStore {
+  const m = new Map<string, ConsoleSession>();
+  return {
+    putSession(s, now) {
+      for (const [k, v] of m) if (v.expiresAt <= now) m.delete(k);
+      const oldest = m.keys().next().value;
+      if (m.size >= max && oldest !== undefined) m.delete(oldest);
+      m.set(s.idHash, { ...s, groups: [...s.groups] });
+      return Promise.resolve();
+    },
+    getSession(idHash, now) {
+      const s = m.get(idHash);
+      return Promise.resolve(s && s.expiresAt > now ? s : undefined);
+    },
+    deleteSession(idHash) {
+      m.delete(idHash);
+      return Promise.resolve();
+    },
+  };
 }
 
+const hashId = (id: string): string => createHash("sha256").update(id).digest("hex");
+
+/**
+ * A sign-in under way, in its own signed HttpOnly cookie (no server state: the callback may reach
+ * another core replica than the login did).
+ */
 interface Pending {
+  state: string;
   verifier: string;
   nonce: string;
   expiresAt: number;
-}
-
-/** Bounded maps with expiry (oldest out first); entries past their time are gone on read. */
-class Expiring<V extends { expiresAt: number }> {
-  readonly #m = new Map<string, V>();
-  readonly #max: number;
-  readonly #now: () => number;
-  constructor(max: number, now: () => number) {
-    this.#max = max;
-    this.#now = now;
-  }
-  get(k: string): V | undefined {
-    const v = this.#m.get(k);
-    if (v && v.expiresAt <= this.#now()) {
-      this.#m.delete(k);
-      return undefined;
-    }
-    return v;
-  }
-  set(k: string, v: V): void {
-    if (this.#m.size >= this.#max) {
-      for (const [key, e] of this.#m) if (e.expiresAt <= this.#now()) this.#m.delete(key);
-      const oldest = this.#m.keys().next().value;
-      if (this.#m.size >= this.#max && oldest !== undefined) this.#m.delete(oldest);
-    }
-    this.#m.set(k, v);
-  }
-  delete(k: string): void {
-    this.#m.delete(k);
-  }
 }
 
 /** The value of one cookie in a Cookie header. */
@@ -92,6 +95,19 @@ export function cookieValue(header: string | undefined, name: string): string | 
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
+}
+
+/** A login cookie's sign-in, while it has not expired. */
+function pendingOf(value: string, now: number): Pending | undefined {
+  try {
+    const p = JSON.parse(Buffer.from(value, "base64url").toString("utf8")) as Partial<Pending>;
+    if (typeof p.state !== "string" || typeof p.verifier !== "string" || typeof p.nonce !== "string")
+      return undefined;
+    if (typeof p.expiresAt !== "number" || p.expiresAt <= now) return undefined;
+    return { state: p.state, verifier: p.verifier, nonce: p.nonce, expiresAt: p.expiresAt };
+  } catch {
+    return undefined;
+  }
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -114,9 +130,8 @@ export const subjectOf = (claims: Record<string, unknown>): string =>
 
 export class OidcAuth {
   readonly #o: OidcOptions;
-  readonly #key = randomBytes(32);
-  readonly #sessions: Expiring<Session>;
-  readonly #pending: Expiring<Pending>;
+  readonly #key: Buffer;
+  readonly #sessions: SessionStore;
   readonly #secure: boolean;
   readonly #cookiePath: string;
   #config: Promise<client.Configuration> | undefined;
@@ -124,9 +139,8 @@ export class OidcAuth {
 
   constructor(o: OidcOptions) {
     this.#o = o;
-    const now = (): number => o.clock.now();
-    this.#sessions = new Expiring(MAX_SESSIONS, now);
-    this.#pending = new Expiring(MAX_PENDING, now);
+    this.#sessions = o.sessions ?? memorySessions();
+    this.#key = o.cookieKey ?? randomBytes(32);
     const redirect = new URL(o.redirectUrl);
     this.#secure = redirect.protocol === "https:";
     // The console lives at the redirect URL's parent (…/auth/callback → …/).
@@ -186,9 +200,9 @@ export class OidcAuth {
   }
 
   /** The session a request's cookie names, if it is alive. */
-  session(req: FastifyRequest): Session | undefined {
+  async session(req: FastifyRequest): Promise<ConsoleSession | undefined> {
     const id = this.#unsign(cookieValue(req.headers.cookie, SESSION_COOKIE));
-    return id === undefined ? undefined : this.#sessions.get(id);
+    return id === undefined ? undefined : this.#sessions.getSession(hashId(id), this.#o.clock.now());
   }
 
   #identity(subject: string, groups: string[], clusterId: string | undefined): Identity {
@@ -245,7 +259,7 @@ export class OidcAuth {
       }
       return this.#identity(subjectOf(claims), groupsOf(claims, this.#o.groupsClaim), clusterId);
     }
-    const s = this.session(req);
+    const s = await this.session(req);
     if (!s) return undefined;
     // A signed-in browser changes things only from the console itself: cross-site forms cannot
     // set this header, and the API allows no cross-origin requests (CSRF).
@@ -260,7 +274,8 @@ export class OidcAuth {
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
-    this.#pending.set(state, { verifier, nonce, expiresAt: this.#o.clock.now() + LOGIN_TTL_MS });
+    const pending: Pending = { state, verifier, nonce, expiresAt: this.#o.clock.now() + LOGIN_TTL_MS };
+    const value = Buffer.from(JSON.stringify(pending)).toString("base64url");
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: this.#o.redirectUrl,
       scope: this.#o.scopes.join(" "),
@@ -270,22 +285,21 @@ export class OidcAuth {
       nonce,
     });
     return reply
-      .header("set-cookie", this.#cookie(LOGIN_COOKIE, this.#sign(state), LOGIN_TTL_MS))
+      .header("set-cookie", this.#cookie(LOGIN_COOKIE, this.#sign(value), LOGIN_TTL_MS))
       .header("cache-control", "no-store")
       .redirect(url.href, 302);
   }
 
   /** GET /auth/callback: the code for tokens (PKCE, state and nonce checked), then a session. */
   async callback(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const state = this.#unsign(cookieValue(req.headers.cookie, LOGIN_COOKIE));
-    const pending = state === undefined ? undefined : this.#pending.get(state);
+    const signed = this.#unsign(cookieValue(req.headers.cookie, LOGIN_COOKIE));
+    const pending = signed === undefined ? undefined : pendingOf(signed, this.#o.clock.now());
     const clear = this.#cookie(LOGIN_COOKIE, "", 0);
-    if (state === undefined || !pending)
+    if (!pending)
       return reply.code(400).header("set-cookie", clear).send({
         error: "bad_request",
         message: "sign-in expired or started in another browser: sign in again",
       });
-    this.#pending.delete(state);
     const config = await this.#discover();
     const current = new URL(this.#o.redirectUrl);
     current.search = new URL(req.url, "http://x").search;
@@ -293,7 +307,7 @@ export class OidcAuth {
     try {
       tokens = await client.authorizationCodeGrant(config, current, {
         pkceCodeVerifier: pending.verifier,
-        expectedState: state,
+        expectedState: pending.state,
         expectedNonce: pending.nonce,
         idTokenExpected: true,
       });
@@ -320,13 +334,17 @@ export class OidcAuth {
     }
     const id = randomBytes(24).toString("base64url");
     const subject = subjectOf(claims);
-    this.#sessions.set(id, {
-      subject,
-      name: str(claims.name) ?? subject,
-      groups,
-      expiresAt: this.#o.clock.now() + this.#o.sessionTtlMs,
-      idToken: tokens.id_token,
-    });
+    await this.#sessions.putSession(
+      {
+        idHash: hashId(id),
+        subject,
+        name: str(claims.name) ?? subject,
+        groups,
+        expiresAt: this.#o.clock.now() + this.#o.sessionTtlMs,
+        idToken: tokens.id_token ?? null,
+      },
+      this.#o.clock.now(),
+    );
     this.#o.log?.info("signed in", { subject, groups: groups.join(",") });
     return reply
       .header("set-cookie", [clear, this.#cookie(SESSION_COOKIE, this.#sign(id), this.#o.sessionTtlMs)])
@@ -337,8 +355,8 @@ export class OidcAuth {
   /** POST /auth/logout: the session ends here; the answer names the provider's end-session URL. */
   async logout(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const id = this.#unsign(cookieValue(req.headers.cookie, SESSION_COOKIE));
-    const s = id === undefined ? undefined : this.#sessions.get(id);
-    if (id !== undefined) this.#sessions.delete(id);
+    const s = await this.session(req);
+    if (id !== undefined) await this.#sessions.deleteSession(hashId(id));
     let endSession: string | null = null;
     try {
       const config = await this.#discover();

@@ -3,7 +3,8 @@
 import type { FastifyInstance } from "fastify";
 import type { WaveConfig } from "../config/config.ts";
 import type { ApiPlugin, Authenticator } from "../api/app.ts";
-import { OidcAuth } from "../api/oidc.ts";
+import { createHmac } from "node:crypto";
+import { OidcAuth, type SessionStore } from "../api/oidc.ts";
 import { proxyAuthenticator } from "../api/proxy-auth.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
@@ -36,7 +37,13 @@ export function consoleIdentity(
   config: IdentityConfig,
   clock: Clock,
   log?: Logger,
-  opts: { allowHttpIssuer?: boolean } = {},
+  opts: {
+    allowHttpIssuer?: boolean;
+    /** Core's store: sessions every replica sees. */
+    sessions?: SessionStore;
+    /** A secret every replica shares (the admin token): the cookies' signing key is derived from it. */
+    sharedSecret?: string;
+  } = {},
 ): ConsoleIdentity {
   const roles = config.authRoles;
   const authenticators: Authenticator[] = [];
@@ -55,6 +62,10 @@ export function consoleIdentity(
       roles,
       defaultClusterId: config.clusterId,
       sessionTtlMs: config.sessionTtlMs,
+      ...(opts.sessions ? { sessions: opts.sessions } : {}),
+      ...(opts.sharedSecret !== undefined
+        ? { cookieKey: createHmac("sha256", opts.sharedSecret).update("wave console cookies").digest() }
+        : {}),
       clock,
       ...(log ? { log: log.child({ component: "oidc" }) } : {}),
       // Plain HTTP only to a provider on this machine (a local test provider); never across a network.

@@ -14,6 +14,7 @@ import { policyRoutes, type PolicyDeps } from "../api/routes/policies.ts";
 import { readThrough, type ReadThroughOptions } from "../api/routes/read-through.ts";
 import { savingsRoutes } from "../api/routes/savings.ts";
 import { auditRoutes } from "../api/routes/audit.ts";
+import { CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER } from "../objects/policy-crds.ts";
 import { storeAudit } from "../api/audit.ts";
 import { consoleIdentity, type IdentityConfig } from "./identity.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
@@ -234,7 +235,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
       ...(o.policyCrs ? { crs: o.policyCrs } : {}),
     }),
-    auditRoutes({ store: o.store }),
+    auditRoutes({ store: o.store, waveManagers: [CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER] }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
     consoleRoutes({
       hub: o.hub,
@@ -309,7 +310,12 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   const pool = (): Promise<WhatifPool> =>
     (loading ??= import("../sim/whatif-pool.ts").then((m) => (whatifs = new m.WhatifPool())));
   // Console sign-in (OIDC, auth proxy) besides the static tokens, when configured (docs/auth.md).
-  const identity = consoleIdentity({ ...DEFAULTS, ...definedOf(o.config) }, clock, o.log);
+  // Sessions in the store and cookies signed with a key derived from the admin token: every
+  // replica knows every sign-in, and a restart keeps them.
+  const identity = consoleIdentity({ ...DEFAULTS, ...definedOf(o.config) }, clock, o.log, {
+    sessions: o.store,
+    sharedSecret: o.tokens.admin,
+  });
   return build({
     tokens: o.tokens,
     authenticators: identity.authenticators,

@@ -607,8 +607,21 @@ export interface AuditEntryDto {
   after: string | null;
 }
 
+/** A policy CR version another field manager wrote (a change made outside Wave). */
+export interface ForeignChangeDto {
+  at: number;
+  kind: string;
+  name: string;
+  /** kubectl, argocd-controller, kustomize-controller, … */
+  manager: string;
+  deleted: boolean;
+  spec: string | null;
+}
+
 export interface AuditListDto {
   entries: AuditEntryDto[];
+  /** Changes made elsewhere, by their field manager. */
+  elsewhere: ForeignChangeDto[];
 }
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */

@@ -71,6 +71,9 @@ let providerServer: Server;
 let issuer: string;
 let wave: FastifyInstance;
 let waveUrl: string;
+/** A second core replica: same store, same tokens, same configuration. */
+let replica: FastifyInstance;
+let replicaUrl: string;
 let store: Store;
 let dir: string;
 
@@ -154,10 +157,23 @@ before(async () => {
     onPolicyChange: () => Promise.resolve(),
   });
   await wave.listen({ host: "127.0.0.1", port: wavePort });
+  replica = await coreApi({
+    config,
+    tokens: { admin: "admin-token-0123456789", viewer: "viewer-token-0123456789" },
+    hub,
+    store,
+    prices: new KwokPriceProvider(),
+    clock: realClock,
+    metrics: new Registry(),
+    warmupTotals: () => ({ hits: 0, misses: 0, timeSavedSeconds: 0 }),
+    onPolicyChange: () => Promise.resolve(),
+  });
+  replicaUrl = await replica.listen({ host: "127.0.0.1", port: 0 });
 });
 
 after(async () => {
   await wave.close();
+  await replica.close();
   providerServer.closeAllConnections();
   await new Promise((r) => providerServer.close(r));
   await store.close();
@@ -182,7 +198,7 @@ function formOf(html: string, login: string): { action: string; body: URLSearchP
  * A browser signing in as `user`: Wave's /auth/login, the provider's login and consent forms,
  * back to Wave's callback, until Wave sends the console. Returns the jar and the hops taken.
  */
-async function signIn(user: string): Promise<{ jar: Jar; hops: string[] }> {
+async function signIn(user: string, callbackAt = waveUrl): Promise<{ jar: Jar; hops: string[] }> {
   const jar = new Jar();
   const hops: string[] = [];
   let url = `${waveUrl}/auth/login`;
@@ -199,8 +215,9 @@ async function signIn(user: string): Promise<{ jar: Jar; hops: string[] }> {
     if (res.status >= 300 && res.status < 400 && location) {
       await res.arrayBuffer();
       const next = new URL(location, url).href;
-      if (next === `${waveUrl}/`) return { jar, hops };
-      url = next;
+      if (next === `${waveUrl}/` || next === `${callbackAt}/`) return { jar, hops };
+      // The provider sends the browser to the redirect URL; behind a Service it may reach any replica.
+      url = next.startsWith(`${waveUrl}/auth/callback`) ? next.replace(waveUrl, callbackAt) : next;
       init = {};
       continue;
     }
@@ -443,6 +460,43 @@ describe("OIDC sign-in against a real OpenID provider (issue 31)", () => {
     assert.equal(
       (await fetch(`${waveUrl}/api/v1/whoami`, { headers: { authorization: `Bearer ${forged}` } })).status,
       401,
+    );
+  });
+
+  it("works across core replicas: login on one, callback on another, the session on both", async () => {
+    const { jar, hops } = await signIn("alice", replicaUrl);
+    assert.ok(hops.includes(`GET ${replicaUrl}/auth/callback`), hops.join(" → "));
+    for (const base of [waveUrl, replicaUrl]) {
+      const r = await fetch(`${base}/api/v1/whoami`, asUi(jar));
+      assert.equal(r.status, 200, base);
+      assert.equal(((await r.json()) as { subject: string }).subject, "alice@example.com");
+    }
+    // Signed out on one replica: gone on the other too.
+    const cookie = jar.header(waveUrl);
+    assert.equal((await fetch(`${replicaUrl}/auth/logout`, asUi(jar, "POST"))).status, 200);
+    assert.equal((await fetch(`${waveUrl}/api/v1/whoami`, { headers: { cookie } })).status, 401);
+  });
+
+  it("lists changes made outside Wave with their field manager beside the audit", async () => {
+    // A SpotPolicy version Argo CD wrote, as the agent streams it to core (crdsync records it).
+    await store.recordPolicyRevision({
+      clusterId: "prod",
+      kind: "SpotPolicy",
+      name: "team-a/api",
+      resourceVersion: "42",
+      at: Date.now(),
+      deleted: false,
+      manager: "argocd-controller",
+      changedBy: "",
+      spec: { targetRef: { kind: "Deployment", name: "api" }, threshold: 1, strategy: "Prefer" },
+    });
+    const r = await fetch(`${waveUrl}/api/v1/clusters/prod/audit`, {
+      headers: { authorization: "Bearer viewer-token-0123456789" },
+    });
+    const body = (await r.json()) as { elsewhere: { name: string; manager: string }[] };
+    assert.deepEqual(
+      body.elsewhere.map((e) => [e.name, e.manager]),
+      [["team-a/api", "argocd-controller"]],
     );
   });
 

@@ -2,7 +2,7 @@
 // signed in and their role, sign out, and the audit list.
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cleanup, render, screen } from "@testing-library/react";
+import { cleanup, render, screen, within } from "@testing-library/react";
 import type { AuditEntryDto } from "../../src/dashboard/dto.ts";
 import { App } from "../src/App.tsx";
 import { Audit } from "../src/pages/Audit.tsx";
@@ -53,7 +53,7 @@ describe("console sign-in", () => {
         ],
       ],
       [/api\/v1\/clusters$/, () => [200, [cluster]]],
-      [/\/audit/, () => [200, { entries: [] }]],
+      [/\/audit/, () => [200, { entries: [], elsewhere: [] }]],
       [/./, () => [200, {}]],
     ]);
     location.hash = "#/audit?cluster=prod";
@@ -65,7 +65,7 @@ describe("console sign-in", () => {
 });
 
 describe("audit page", () => {
-  it("lists who changed what, when and from where", async () => {
+  it("lists who changed what, when and from where, and changes made elsewhere by field manager", async () => {
     const entry: AuditEntryDto = {
       id: 7,
       at: NOW,
@@ -79,7 +79,15 @@ describe("audit page", () => {
       before: null,
       after: '{"threshold":2}',
     };
-    const calls = mockFetch([[/\/audit/, () => [200, { entries: [entry] }]]]);
+    const elsewhere = {
+      at: NOW - 60_000,
+      kind: "SpotPolicy",
+      name: "shop/db",
+      manager: "argocd-controller",
+      deleted: false,
+      spec: '{"threshold":1}',
+    };
+    const calls = mockFetch([[/\/audit/, () => [200, { entries: [entry], elsewhere: [elsewhere] }]]]);
     render(<Audit ctx={ctxFor()} />);
     const row = await screen.findByTestId("audit-row");
     assert.match(row.textContent, /2026-03-02 12:00:00 UTC/);
@@ -88,5 +96,9 @@ describe("audit page", () => {
     assert.match(row.textContent, /SpotPolicy shop\/Deployment\/web/);
     assert.match(row.textContent, /— → \{"threshold":2\}/);
     assert.equal(calls[0]?.url, "api/v1/clusters/prod/audit?limit=200");
+    // Changes made elsewhere show their field manager.
+    const foreign = screen.getByTestId("foreign-row");
+    assert.equal(within(foreign).getByTestId("foreign-manager").textContent, "argocd-controller");
+    assert.match(foreign.textContent, /SpotPolicy shop\/db/);
   });
 });

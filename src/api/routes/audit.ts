@@ -1,12 +1,35 @@
 // GET /api/v1/clusters/{id}/audit: the changes made through Wave in a cluster, newest first — who
-// (subject, groups, how they signed in), what (action, object, before/after), when, from where.
+// (subject, groups, how they signed in), what (action, object, before/after), when, from where —
+// and the policy CR versions other field managers wrote (changes made outside Wave).
 import type { FastifyInstance } from "fastify";
 import type { Store } from "../../core/store/store.ts";
 import type { ApiPlugin } from "../app.ts";
+import { summary } from "../audit.ts";
 
 export interface AuditDeps {
   store: Store;
+  /**
+   * Wave's own field managers on the policy CRs (console edits, status): a CR version any other
+   * manager wrote is a change made outside Wave, listed with its manager.
+   */
+  waveManagers: readonly [string, string];
 }
+
+const elsewhereSchema = {
+  type: "object",
+  required: ["at", "kind", "name", "manager", "deleted", "spec"],
+  properties: {
+    at: { type: "integer", description: "epoch ms core received this version" },
+    kind: { type: "string" },
+    name: { type: "string" },
+    manager: {
+      type: "string",
+      description: "the field manager of the change (kubectl, argocd-controller, …)",
+    },
+    deleted: { type: "boolean" },
+    spec: { type: ["string", "null"] },
+  },
+} as const;
 
 const entrySchema = {
   type: "object",
@@ -68,8 +91,11 @@ export function auditRoutes(deps: AuditDeps): ApiPlugin {
           response: {
             200: {
               type: "object",
-              required: ["entries"],
-              properties: { entries: { type: "array", items: entrySchema } },
+              required: ["entries", "elsewhere"],
+              properties: {
+                entries: { type: "array", items: entrySchema },
+                elsewhere: { type: "array", items: elsewhereSchema },
+              },
             },
           },
         },
@@ -80,7 +106,22 @@ export function auditRoutes(deps: AuditDeps): ApiPlugin {
           limit: req.query.limit ?? 100,
           ...(req.query.before !== undefined ? { before: req.query.before } : {}),
         });
-        return { entries: rows.map(({ clusterId: _c, ...r }) => r) };
+        const foreign = await deps.store.foreignPolicyRevisions(
+          req.params.id,
+          deps.waveManagers,
+          req.query.limit ?? 100,
+        );
+        return {
+          entries: rows.map(({ clusterId: _c, ...r }) => r),
+          elsewhere: foreign.map((r) => ({
+            at: r.at,
+            kind: r.kind,
+            name: r.name,
+            manager: r.manager,
+            deleted: r.deleted,
+            spec: r.deleted ? null : summary(r.spec),
+          })),
+        };
       },
     );
   };

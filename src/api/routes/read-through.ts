@@ -51,6 +51,11 @@ export async function askOwner(
           ? { authorization: req.headers.authorization }
           : {}),
         ...(typeof req.headers.accept === "string" ? { accept: req.headers.accept } : {}),
+        // A console sign-in: its session is in the shared store, its cookie key shared (docs/auth.md).
+        ...(typeof req.headers.cookie === "string" ? { cookie: req.headers.cookie } : {}),
+        ...(typeof req.headers["x-wave-client"] === "string"
+          ? { "x-wave-client": req.headers["x-wave-client"] }
+          : {}),
         ...(hasBody ? { "content-type": "application/json" } : {}),
         [FORWARDED_HEADER]: o.ownership.replica,
       },

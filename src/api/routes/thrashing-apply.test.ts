@@ -17,6 +17,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { build } from "../app.ts";
 import { consoleRoutes } from "./console.ts";
+import { storeAudit } from "../audit.ts";
 import { deliver } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-03-02T12:00:00Z");
@@ -63,6 +64,7 @@ before(async () => {
     plugins: [
       consoleRoutes({
         ...deps,
+        audit: storeAudit(store, () => clock.now()),
         nodePools: {
           clusterId: "c1",
           patch: (pool, patch) => {
@@ -111,6 +113,14 @@ describe("applying a thrashing fix", () => {
     assert.equal(body.kubectl, fix.kubectl);
     assert.deepEqual(patched, [["default", body.patch]]);
     assert.match(JSON.stringify(body.patch), /"spec":\{"disruption"/);
+    // The audit names who applied which fix, the pool's fields before and the patch after.
+    const entry = (await store.listAudit({ clusterId: "c1", limit: 10 }))[0];
+    assert.ok(entry, "audited");
+    assert.equal(entry.subject, "token:admin");
+    assert.equal(entry.action, "thrashing.apply");
+    assert.equal(entry.object, `NodePool default: ${fix.title}`);
+    assert.equal(entry.after, JSON.stringify(body.patch));
+    assert.match(entry.before ?? "", /^\{"spec":\{"disruption"/);
   });
 
   it("refuses viewers, unknown fixes and bodies that are not {nodePool, title}", async () => {

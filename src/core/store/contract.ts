@@ -125,11 +125,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 10 });
+        assert.deepEqual(second.migrations, { applied: [], version: 11 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -695,6 +695,33 @@ export function storeContract(
       });
     });
 
+    void it("keeps console sessions by the hash of their id until they expire, across a reopen (every replica sees them)", async () => {
+      await withStore(async (store, h) => {
+        const hash = (c: string): string => c.repeat(64);
+        const s1 = {
+          idHash: hash("a"),
+          subject: "ann@example.com",
+          name: "Ann",
+          groups: ["wave-admins"],
+          expiresAt: T0 + HOUR,
+          idToken: "eyJ.x.y",
+        };
+        await store.putSession(s1, T0);
+        await store.putSession({ ...s1, idHash: hash("b"), expiresAt: T0 + MIN, idToken: null }, T0);
+        assert.deepEqual(await store.getSession(hash("a"), T0), s1);
+        assert.equal((await store.getSession(hash("b"), T0))?.idToken, null);
+        assert.equal(await store.getSession(hash("b"), T0 + MIN), undefined, "expired");
+        assert.equal(await store.getSession(hash("c"), T0), undefined);
+        await assert.rejects(store.putSession({ ...s1, idHash: "raw-session-id" }, T0), StoreInputError);
+        await store.close();
+        const { store: reopened } = await h.open();
+        assert.equal((await reopened.getSession(hash("a"), T0 + 1))?.subject, "ann@example.com");
+        await reopened.deleteSession(hash("a"));
+        assert.equal(await reopened.getSession(hash("a"), T0 + 1), undefined);
+        await reopened.close();
+      });
+    });
+
     void it("appends warmup events once each, answers by cluster, range and pool, and retains them like lifecycle rows", async () => {
       await withStore(async (store, h) => {
         const w = (e: Omit<StoredWarmupEvent, "clusterId">, clusterId = "c1"): StoredWarmupEvent => ({
@@ -944,6 +971,28 @@ export function storeContract(
             ["8", true, "kubectl", 2],
             ["5", false, "wave-console", 1],
           ],
+        );
+        // The changes made outside Wave: another field manager than Wave's own two.
+        await store.recordPolicyRevision({ ...rev("10", T0 + 3000, 4), manager: "wave-status" });
+        await store.recordPolicyRevision({
+          ...rev("11", T0 + 4000, 5),
+          name: "shop/db",
+          manager: "argocd-controller",
+        });
+        assert.deepEqual(
+          (await store.foreignPolicyRevisions("c1", ["wave-console", "wave-status"])).map((r) => [
+            r.name,
+            r.resourceVersion,
+            r.manager,
+          ]),
+          [
+            ["shop/db", "11", "argocd-controller"],
+            ["shop/web", "8", "kubectl"],
+          ],
+        );
+        assert.equal(
+          (await store.foreignPolicyRevisions("c1", ["wave-console", "wave-status"], 1)).length,
+          1,
         );
         assert.equal(await store.policyMigration("c1"), undefined);
         const mark = { clusterId: "c1", at: T0, created: 3, existed: 1 };

@@ -392,6 +392,20 @@ CREATE TABLE policy_cr_migrations (
 );
 `;
 
+// console_sessions: OIDC sign-ins, shared by core replicas; id_hash is the SHA-256 of the
+// cookie's session id (a leaked table holds no usable cookie).
+const consoleSessions = (time: string): string => `
+CREATE TABLE console_sessions (
+  id_hash TEXT PRIMARY KEY,
+  subject TEXT NOT NULL,
+  name TEXT NOT NULL,
+  groups TEXT NOT NULL,
+  expires_at ${time} NOT NULL,
+  id_token TEXT
+);
+CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
+`;
+
 export const sqliteMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: sqlite1 },
   { version: 2, name: "warmup events", sql: warmupEvents("INTEGER PRIMARY KEY", "INTEGER") },
@@ -403,6 +417,7 @@ export const sqliteMigrations: readonly Migration[] = [
   { version: 8, name: "spot late answers", sql: spotLateAnswers("INTEGER") },
   { version: 9, name: "audit log", sql: auditLog("INTEGER PRIMARY KEY", "INTEGER") },
   { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs("INTEGER") },
+  { version: 11, name: "console sessions", sql: consoleSessions("INTEGER") },
 ];
 export const postgresMigrations: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: postgres1 },
@@ -423,4 +438,5 @@ export const postgresMigrations: readonly Migration[] = [
     sql: auditLog("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
   },
   { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs("BIGINT") },
+  { version: 11, name: "console sessions", sql: consoleSessions("BIGINT") },
 ];

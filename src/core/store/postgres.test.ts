@@ -92,10 +92,10 @@ void describe("PostgreSQL store", { skip: skip ?? false }, () => {
         [1, 2, 3, 4].map(() => openPostgresStore({ url: url ?? "", schema, maxConnections: 2 })),
       );
       const applied = opened.map((o) => o.migrations.applied.length).sort();
-      assert.deepEqual(applied, [0, 0, 0, 10]);
+      assert.deepEqual(applied, [0, 0, 0, 11]);
       await Promise.all(opened.map((o) => o.store.close()));
       const rows = await withAdmin((c) => c.query(`SELECT version FROM ${schema}.schema_migrations`));
-      assert.equal(rows.rowCount, 10);
+      assert.equal(rows.rowCount, 11);
     } finally {
       await dropSchema(schema);
     }

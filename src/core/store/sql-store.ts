@@ -39,6 +39,7 @@ import type {
   AuditEntry,
   AuditQuery,
   AuditRecord,
+  ConsoleSession,
   LateAnswerTotal,
   RepairQuery,
   SavingsRow,
@@ -198,6 +199,14 @@ const SQL = {
   listPolicies:
     "SELECT cluster_id, kind, key, value, updated_at FROM policies WHERE cluster_id = $1 AND kind = $2 ORDER BY key",
   deletePolicy: "DELETE FROM policies WHERE cluster_id = $1 AND kind = $2 AND key = $3",
+  putSession: `INSERT INTO console_sessions (id_hash, subject, name, groups, expires_at, id_token)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (id_hash) DO UPDATE SET subject = excluded.subject, name = excluded.name,
+      groups = excluded.groups, expires_at = excluded.expires_at, id_token = excluded.id_token`,
+  getSession: `SELECT id_hash, subject, name, groups, expires_at, id_token FROM console_sessions
+    WHERE id_hash = $1 AND expires_at > $2`,
+  deleteSession: "DELETE FROM console_sessions WHERE id_hash = $1",
+  deleteExpiredSessions: "DELETE FROM console_sessions WHERE expires_at <= $1",
   appendAudit: `INSERT INTO audit_log
       (cluster_id, at, subject, groups, source, via, address, action, object, before_summary, after_summary)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
@@ -214,6 +223,10 @@ const SQL = {
     ON CONFLICT (cluster_id, kind, name, resource_version) DO NOTHING`,
   policyRevisions: `SELECT cluster_id, kind, name, resource_version, at, deleted, manager, changed_by, spec
     FROM policy_revisions WHERE cluster_id = $1 AND kind = $2 AND name = $3
+    ORDER BY at DESC, resource_version DESC LIMIT $4`,
+  // $2, $3: the managers to leave out (Wave's own).
+  foreignPolicyRevisions: `SELECT cluster_id, kind, name, resource_version, at, deleted, manager, changed_by, spec
+    FROM policy_revisions WHERE cluster_id = $1 AND manager <> '' AND manager <> $2 AND manager <> $3
     ORDER BY at DESC, resource_version DESC LIMIT $4`,
   policyMigration: "SELECT cluster_id, at, created, existed FROM policy_cr_migrations WHERE cluster_id = $1",
   markPolicyMigration: `INSERT INTO policy_cr_migrations (cluster_id, at, created, existed) VALUES ($1, $2, $3, $4)
@@ -258,6 +271,18 @@ function lifecycleRow(r: SqlRow): LifecycleEvent {
   }
   return e;
 }
+
+const toRevision = (r: SqlRow): PolicyRevision => ({
+  clusterId: text(r.cluster_id),
+  kind: text(r.kind) as PolicyCrKind,
+  name: text(r.name),
+  resourceVersion: text(r.resource_version),
+  at: num(r.at),
+  deleted: num(r.deleted) === 1,
+  manager: text(r.manager),
+  changedBy: text(r.changed_by),
+  spec: JSON.parse(text(r.spec)) as unknown,
+});
 
 export class SqlStore implements Store {
   readonly backend: "sqlite" | "postgres";
@@ -587,6 +612,41 @@ export class SqlStore implements Store {
     return (await this.#db.run(SQL.deletePolicy, [clusterId, kind, key])) > 0;
   }
 
+  async putSession(session: ConsoleSession, now: number): Promise<void> {
+    if (!/^[0-9a-f]{64}$/.test(session.idHash))
+      throw new StoreInputError("session idHash: a SHA-256 hex digest is required");
+    if (session.subject === "" || !Number.isSafeInteger(session.expiresAt))
+      throw new StoreInputError("session: subject and expiresAt are required");
+    await this.#db.transaction(async (tx) => {
+      await tx.run(SQL.deleteExpiredSessions, [now]);
+      await tx.run(SQL.putSession, [
+        session.idHash,
+        session.subject,
+        session.name,
+        JSON.stringify(session.groups),
+        session.expiresAt,
+        session.idToken,
+      ]);
+    });
+  }
+
+  async getSession(idHash: string, now: number): Promise<ConsoleSession | undefined> {
+    const r = (await this.#db.all(SQL.getSession, [idHash, now]))[0];
+    if (!r) return undefined;
+    return {
+      idHash: text(r.id_hash),
+      subject: text(r.subject),
+      name: text(r.name),
+      groups: JSON.parse(text(r.groups)) as string[],
+      expiresAt: num(r.expires_at),
+      idToken: r.id_token === null || r.id_token === undefined ? null : text(r.id_token),
+    };
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.#db.run(SQL.deleteSession, [idHash]);
+  }
+
   async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
     validateAudit(entry);
     const row = one(
@@ -660,17 +720,21 @@ export class SqlStore implements Store {
       name,
       Math.max(1, Math.min(limit, 1000)),
     ]);
-    return rows.map((r) => ({
-      clusterId: text(r.cluster_id),
-      kind: text(r.kind) as PolicyCrKind,
-      name: text(r.name),
-      resourceVersion: text(r.resource_version),
-      at: num(r.at),
-      deleted: num(r.deleted) === 1,
-      manager: text(r.manager),
-      changedBy: text(r.changed_by),
-      spec: JSON.parse(text(r.spec)) as unknown,
-    }));
+    return rows.map(toRevision);
+  }
+
+  async foreignPolicyRevisions(
+    clusterId: string,
+    waveManagers: readonly [string, string],
+    limit = 100,
+  ): Promise<PolicyRevision[]> {
+    const rows = await this.#db.all(SQL.foreignPolicyRevisions, [
+      clusterId,
+      waveManagers[0],
+      waveManagers[1],
+      Math.max(1, Math.min(limit, 1000)),
+    ]);
+    return rows.map(toRevision);
   }
 
   async policyMigration(clusterId: string): Promise<PolicyMigrationMark | undefined> {

@@ -223,11 +223,6 @@ export interface PolicyRecord {
   updatedAt: number;
 }
 
-/**
- * One change made through Wave (issue 31): who (subject, groups, how they signed in), what (the
- * action on an object, before/after summaries), when, and from where (client address; ui, api or
- * cli). Append-only; never pruned by retention (an audit that forgets is no audit).
- */
 export type PolicyCrKind = "SpotPolicy" | "WarmupPolicy";
 
 /** One version of a policy custom resource as core saw it streamed. */
@@ -255,6 +250,11 @@ export interface PolicyMigrationMark {
   existed: number;
 }
 
+/**
+ * One change made through Wave (issue 31): who (subject, groups, how they signed in), what (the
+ * action on an object, before/after summaries), when, and from where (client address; ui, api or
+ * cli). Append-only; never pruned by retention (an audit that forgets is no audit).
+ */
 export interface AuditEntry {
   clusterId: string;
   at: number;
@@ -303,6 +303,20 @@ export function validateAudit(e: AuditEntry): void {
     ["after", e.after],
   ] as const)
     if (v !== null) text(k, v, AUDIT_TEXT_MAX, true);
+}
+
+/**
+ * A console sign-in (OIDC), kept in the store so every core replica knows it. `idHash` is the
+ * SHA-256 of the session id the browser's cookie carries: the store never holds a usable cookie.
+ */
+export interface ConsoleSession {
+  idHash: string;
+  subject: string;
+  name: string;
+  groups: string[];
+  expiresAt: number;
+  /** The provider's ID token (the id_token_hint of its sign-out), if any. */
+  idToken: string | null;
 }
 
 export interface AuditQuery {
@@ -418,6 +432,12 @@ export interface Store {
   getPolicy(clusterId: string, kind: PolicyKind, key: string): Promise<PolicyRecord | undefined>;
   listPolicies(clusterId: string, kind: PolicyKind): Promise<PolicyRecord[]>;
   deletePolicy(clusterId: string, kind: PolicyKind, key: string): Promise<boolean>;
+  /** Stores a console session (replacing one with the same idHash); expired ones are dropped. */
+  putSession(session: ConsoleSession, now: number): Promise<void>;
+  /** The session with this idHash while it has not expired at `now`. */
+  getSession(idHash: string, now: number): Promise<ConsoleSession | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+
   /** Records one change made through Wave (validated; bad input writes nothing). */
   appendAudit(entry: AuditEntry): Promise<AuditRecord>;
   /** A cluster's audit entries, newest first. */
@@ -439,6 +459,15 @@ export interface Store {
     clusterId: string,
     kind: PolicyCrKind,
     name: string,
+    limit?: number,
+  ): Promise<PolicyRevision[]>;
+  /**
+   * A cluster's policy CR versions changed by another field manager than Wave's own two (kubectl,
+   * Argo CD, Flux: the changes made outside Wave), newest first.
+   */
+  foreignPolicyRevisions(
+    clusterId: string,
+    waveManagers: readonly [string, string],
     limit?: number,
   ): Promise<PolicyRevision[]>;
   /** When the cluster's stored policies became CRs (the one-time migration), if they did. */

@@ -1,7 +1,8 @@
 // Audit: every change made through Wave in this cluster, newest first — who (subject, groups, how
 // they signed in), what (action, object, before → after), when and from where (address; ui, api
-// or cli). Changes made outside Wave (kubectl, Argo CD, Flux) are not in it.
-import type { AuditEntryDto, AuditListDto } from "../../../src/dashboard/dto.ts";
+// or cli) — and beside it the policy resources' versions other field managers wrote (kubectl,
+// Argo CD, Flux: changes made outside Wave), with their manager.
+import type { AuditEntryDto, AuditListDto, ForeignChangeDto } from "../../../src/dashboard/dto.ts";
 import type { PageCtx } from "../ctx.ts";
 import { useJson } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
@@ -46,6 +47,27 @@ const columns: Column<AuditEntryDto>[] = [
   },
 ];
 
+const foreignColumns: Column<ForeignChangeDto>[] = [
+  { key: "at", label: "when", value: (e) => e.at, render: (e) => when(e.at) },
+  {
+    key: "manager",
+    label: "field manager",
+    value: (e) => e.manager,
+    render: (e) => <span data-testid="foreign-manager">{e.manager}</span>,
+  },
+  {
+    key: "object",
+    label: "object",
+    value: (e) => `${e.kind} ${e.name}`,
+    render: (e) => `${e.kind} ${e.name}`,
+  },
+  {
+    key: "spec",
+    label: "spec",
+    render: (e) => <code className="audit-change">{e.deleted ? "(deleted)" : (e.spec ?? "—")}</code>,
+  },
+];
+
 export function Audit({ ctx }: { ctx: PageCtx }) {
   const list = useJson<AuditListDto>(`${ctx.base}/audit?limit=200`, ctx.token, ctx.version, 5000);
   return (
@@ -61,10 +83,15 @@ export function Audit({ ctx }: { ctx: PageCtx }) {
             initialSort={{ key: "at", desc: true }}
             rowTestId="audit-row"
           />
-          <p className="muted">
-            Only changes made through Wave (console, API, CLI) are listed. Changes made with kubectl, Argo CD
-            or Flux are not: the policy resource's field managers name who owns each field.
-          </p>
+          <Table
+            label="Changes made elsewhere (kubectl, Argo CD, Flux), by field manager"
+            columns={foreignColumns}
+            rows={l.elsewhere}
+            rowKey={(e) => `${e.kind}/${e.name}/${e.at}/${e.manager}`}
+            empty="No policy resource was changed outside Wave."
+            initialSort={{ key: "at", desc: true }}
+            rowTestId="foreign-row"
+          />
         </section>
       )}
     </Loadable>
