@@ -16,6 +16,7 @@ import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../../warmup/pol
 import type { ApiPlugin } from "../app.ts";
 import type { AuditSink } from "../audit.ts";
 import { spotPolicySet } from "./policies.ts";
+import { spotPoliciesSince, warmupPoliciesOf } from "../../console/policy-crs.ts";
 import { epochMsParam, errorSchema } from "./schemas.ts";
 import { NodeDetailSchema, SpotViewSchema, WarmupViewSchema } from "../../dashboard/dto.ts";
 
@@ -36,6 +37,11 @@ export interface ConsoleDeps {
   nodePools?: NodePoolPatcher;
   /** Records each change with the caller's identity (the audit list). */
   audit?: AuditSink;
+  /**
+   * Where the warmup and spot pages take the cluster's policies from: "crs", the SpotPolicy and
+   * WarmupPolicy CRs its agent streams (core, issue 31, ADR 0018); "store" (default), core's store.
+   */
+  policySource?: "store" | "crs";
 }
 
 /** The fields a merge patch touches, as they are in `current` (the audit's "before"). */
@@ -73,8 +79,14 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
     return c;
   };
 
+  const fromCrs = deps.policySource === "crs";
   const warmupPolicies = async (clusterId: string): Promise<Map<string, WarmupPolicy>> => {
     const out = new Map<string, WarmupPolicy>();
+    if (fromCrs) {
+      for (const p of warmupPoliciesOf(hub.state(clusterId).warmupPolicies()).policies)
+        out.set(p.nodePool, p.policy);
+      return out;
+    }
     for (const r of await store.listPolicies(clusterId, "warmup")) {
       const parsed = parsePolicy(r.value);
       if (parsed.ok) out.set(r.key, parsed.policy);
@@ -243,11 +255,15 @@ export function consoleRoutes(deps: ConsoleDeps): ApiPlugin {
         const from = req.query.from ?? to - DAY;
         if (to < from)
           return reply.code(400).send({ error: "bad_request", message: "to must not be before from" });
-        const [policies, repairs, lateAnswers] = await Promise.all([
-          store.listPolicies(c.id, "spot"),
+        const [stored, repairs, lateAnswers] = await Promise.all([
+          fromCrs ? Promise.resolve([]) : store.listPolicies(c.id, "spot"),
           store.spotRepairs({ clusterId: c.id, from, to, limit: 100_000 }),
           store.spotLateAnswers({ clusterId: c.id, from, to }),
         ]);
+        // From the CRs: each policy's "since" is its last change through Wave, else its creation.
+        const policies = fromCrs
+          ? spotPoliciesSince(c.state.spotPolicies())
+          : stored.map((r) => ({ key: r.key, value: r.value, updatedAt: r.updatedAt }));
         const set = spotPolicySet(policies.map((r) => r.value));
         return buildSpotView({
           clusterId: c.id,
