@@ -447,16 +447,9 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
         ],
         {},
       ).config;
-      // Core's set over the stream (the WarmupPolicy resources: src/warmup/policy-resources.test.ts).
-      const agent = await startAgentComponent(
-        agentConfig,
-        {},
-        {
-          kube,
-          log: silentLogger,
-          warmupPoliciesFrom: "core",
-        },
-      );
+      // The API's edit becomes the WarmupPolicy (applied by this agent, ADR 0018), which the
+      // agent's warmup reads from its state (src/warmup/policy-resources.test.ts).
+      const agent = await startAgentComponent(agentConfig, {}, { kube, log: silentLogger });
       let agentStopped = false;
       try {
         const deadline = Date.now() + 30_000;
@@ -480,7 +473,7 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
         // No policy yet: warmup is off.
         assert.equal((await kube.list("Pod", { namespace: NS })).items.filter(isWarmupPod).length, 0);
 
-        // A policy set through core's API reaches the agent's warmup controller over the stream…
+        // A policy set through core's API reaches the agent's warmup controller (the CR it applies)…
         const api = `http://127.0.0.1:${core.apiPort}/api/v1/clusters/unit`;
         const putPolicy = await fetch(`${api}/policies/warmup/general`, {
           method: "PUT",
@@ -505,19 +498,11 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
           await new Promise((r) => setTimeout(r, 50));
         }
 
-        // Core goes away, and the agent restarts meanwhile: its warmup keeps core's last policies.
+        // Core goes away, and the agent restarts meanwhile: its warmup keeps the policy (the CR).
         await core.stop();
         await agent.stop();
         agentStopped = true;
-        const again = await startAgentComponent(
-          agentConfig,
-          {},
-          {
-            kube,
-            log: silentLogger,
-            warmupPoliciesFrom: "core",
-          },
-        );
+        const again = await startAgentComponent(agentConfig, {}, { kube, log: silentLogger });
         try {
           while (again.warmup()?.policies.get("general").enabled !== true) {
             assert.ok(Date.now() < deadline + 20_000, "the remembered policy within 20 s more");

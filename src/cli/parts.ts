@@ -243,6 +243,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       now: () => clock.now(),
       audit,
       ...(o.nodePools ? { nodePools: o.nodePools } : {}),
+      ...(o.policyCrs ? { policySource: "crs" as const } : {}),
     }),
     // The simulator loads with the first what-if, not with core.
     whatifRoutes({

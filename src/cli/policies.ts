@@ -1,5 +1,7 @@
 // `wave spot …` and `wave warmup …`: set policies through core's API (admin token), so users
 // never edit their workloads' YAML. Argument parsing is pure; the HTTP shell is thin.
+import { userInfo } from "node:os";
+import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./types.ts";
 import { DEFAULTS } from "../config/config.ts";
@@ -304,7 +306,7 @@ export const policyCommands: Command[] = [
     name: "spot",
     summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
     usage:
-      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n                [--force]  (set it though core sees no pod of the workload)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
+      "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n                [--force]  (set it though core sees no pod of the workload)\n                [--kubeconfig FILE]  (no --server: apply the SpotPolicy CR to that cluster directly;\n                 --force then takes fields other field managers own)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
       outputHelp +
       "\n",
     globals: clientGlobals,
@@ -315,6 +317,7 @@ export const policyCommands: Command[] = [
       "percent-above-base": { type: "string" },
       repair: { type: "string" },
       force: { type: "boolean" },
+      kubeconfig: { type: "string" },
     },
     async run(ctx) {
       const [verb, target] = ctx.positionals;
@@ -331,6 +334,21 @@ export const policyCommands: Command[] = [
         ctx,
         `spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`,
       );
+      if (verb === "set" && typeof ctx.flags.kubeconfig === "string" && ctx.flags.server === undefined) {
+        // No core: the SpotPolicy is server-side applied straight to the cluster (ADR 0018).
+        const out = await applySpotDirect(
+          ctx.flags.kubeconfig,
+          ref,
+          spotBody(ctx.flags),
+          ctx.flags.force === true,
+        );
+        printChange(
+          ctx,
+          out,
+          `applied SpotPolicy ${ref.namespace}/${out.metadata.name ?? ""} (field manager wave-console)`,
+        );
+        return 0;
+      }
       if (verb === "set") {
         const body = spotBody(ctx.flags);
         await checkKnown(ctx, `core sees no pod of ${target ?? ""}`, (id) => workloadKnown(ctx, ref, id));
@@ -387,3 +405,52 @@ export const policyCommands: Command[] = [
     },
   },
 ];
+
+/**
+ * `wave spot set … --kubeconfig FILE` without a server: the SpotPolicy CR server-side applied to
+ * the cluster directly, with the same field manager (wave-console), stamp and conflict answer as
+ * an edit through core.
+ */
+async function applySpotDirect(
+  kubeconfig: string,
+  ref: WorkloadRef,
+  body: Record<string, unknown>,
+  force: boolean,
+): Promise<SpotPolicyResource> {
+  // Loaded only here: `wave --help` and the other commands load no component (main.test.ts).
+  const [{ applyPolicyEdit }, { spotPolicyFrom }, { editRefusal, spotPolicyName, spotPolicyResource }, kc] =
+    await Promise.all([
+      import("../agent/policy-apply.ts"),
+      import("../api/routes/policies.ts"),
+      import("../console/policy-crs.ts"),
+      import("../kube/clientnode/kubeconfig.ts"),
+    ]);
+  let policy;
+  try {
+    policy = spotPolicyFrom(ref, body);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const kube = kc.clientFromKubeconfig(kubeconfig);
+  const existing = (await kube.list("SpotPolicy", { namespace: ref.namespace })).items;
+  const name = spotPolicyName(ref, existing);
+  const object = spotPolicyResource(policy, name, {
+    subject: `cli:${userInfo().username}`,
+    via: "cli",
+    at: Date.now(),
+  });
+  const r = await applyPolicyEdit(kube, {
+    id: 0,
+    kind: "SpotPolicy",
+    namespace: ref.namespace,
+    name,
+    op: "apply",
+    object,
+    force,
+  });
+  if (r.outcome === "applied") return r.object as SpotPolicyResource;
+  const refusal = editRefusal(r);
+  const err = new RefusedError(refusal.message);
+  err.status = refusal.status;
+  throw err;
+}

@@ -12,6 +12,8 @@ import type { FastifyInstance } from "fastify";
 import { runAgent, type RunningAgent } from "../agent/run.ts";
 import { build } from "../api/app.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
+import { consoleRoutes } from "../api/routes/console.ts";
+import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
 import { IngestCore } from "../core/ingest/core.ts";
 import { startIngestServer } from "../core/ingest/server.ts";
@@ -55,7 +57,10 @@ before(async () => {
   });
   app = await build({
     tokens,
-    plugins: [policyRoutes({ store, defaultClusterId: "c1", crs: policyCrAccess(hub, ingest.edits) })],
+    plugins: [
+      policyRoutes({ store, defaultClusterId: "c1", crs: policyCrAccess(hub, ingest.edits) }),
+      consoleRoutes({ hub, prices: new KwokPriceProvider(), now: () => Date.now(), policySource: "crs" }),
+    ],
   });
   await within(
     10_000,
@@ -156,6 +161,23 @@ describe("policy API over the SpotPolicy CRs", () => {
     const after = await kube.get("SpotPolicy", "api", "shop");
     assert.equal(after.spec.threshold, 5);
     assert.ok(after.metadata.managedFields?.some((m) => m.manager === "wave-console"));
+  });
+
+  it("the console's spot page reads the policies from the CRs", async () => {
+    await inCore((c) => c.metadata.name === "api" && c.spec.threshold === 5);
+    const res = await app.inject({ method: "GET", url: "/api/v1/clusters/c1/spot-placement", headers: A });
+    assert.equal(res.statusCode, 200, res.body);
+    const view = res.json<{ workloads: { workload: { name: string }; policy?: { threshold: number } }[] }>();
+    assert.deepEqual(
+      view.workloads
+        .filter((w) => w.policy)
+        .map((w) => [w.workload.name, w.policy?.threshold])
+        .sort(),
+      [
+        ["api", 5],
+        ["web", 2],
+      ],
+    );
   });
 
   it("the old route still writes the CR, and says it is deprecated", async () => {

@@ -117,6 +117,26 @@ export function spotPoliciesOf(crs: readonly SpotPolicyResource[]): {
   return { policies, problems };
 }
 
+/** The cluster's SpotPolicies as the console's spot page reads them: by workload key, with since when. */
+export function spotPoliciesSince(
+  crs: readonly SpotPolicyResource[],
+): { key: string; value: SpotPolicy; updatedAt: number }[] {
+  const byName = new Map(
+    crs.map((cr) => [
+      `${cr.metadata.namespace ?? ""}/${cr.spec.targetRef.kind}/${cr.spec.targetRef.name}`,
+      cr,
+    ]),
+  );
+  return spotPoliciesOf(crs).policies.map((p) => {
+    const key = workloadKey(p.workload);
+    const cr = byName.get(key);
+    const at = Date.parse(
+      cr?.metadata.annotations?.[CHANGED_AT_ANNOTATION] ?? cr?.metadata.creationTimestamp ?? "",
+    );
+    return { key, value: p, updatedAt: Number.isFinite(at) ? at : 0 };
+  });
+}
+
 export interface WarmupFromCr {
   nodePool: string;
   policy: WarmupPolicy;

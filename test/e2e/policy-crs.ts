@@ -1,8 +1,7 @@
-// E2E helpers for the policy CRs (issue 31): the CRDs installed from the chart when missing
-// (idempotent: CRDs that exist are left to whoever installed them), and a core + agent in this
+// E2E helpers for the policy CRs (issue 31): the CRDs (crd's installer), and a core + agent in this
 // process against the rig — the agent with a real client, so its edits are server-side applied by
 // the rig's apiserver.
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -18,22 +17,11 @@ import type { Store } from "../../src/core/store/store.ts";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
 import { realClock } from "../../src/shared/clock.ts";
 import { silentLogger } from "../../src/shared/log.ts";
-import { get, kubeconfigPath, kubectl, waitFor } from "./harness.ts";
+import { kubeconfigPath, waitFor } from "./harness.ts";
+import { installWaveCrds } from "./wave-crds.ts";
 
-const CRD_DIR = new URL("../../deploy/helm/wave-crds/templates/", import.meta.url).pathname;
-
-/** Installs Wave's CRDs from the chart unless they exist, and waits until they are served. */
-export async function ensurePolicyCrds(): Promise<void> {
-  for (const file of (await readdir(CRD_DIR)).filter((f) => f.endsWith(".yaml"))) {
-    const name = file.replace(/^wave\.sh_/, "").replace(/\.yaml$/, "") + ".wave.sh";
-    if ((await get("crd", name)) === undefined) await kubectl(["create", "-f", join(CRD_DIR, file)]);
-  }
-  for (const name of ["spotpolicies.wave.sh", "warmuppolicies.wave.sh"])
-    await waitFor(`CRD ${name} established`, async () => {
-      const crd = await get("crd", name);
-      return crd?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false;
-    });
-}
+/** Wave's CRDs on the rig: crd's installer (test/e2e/wave-crds.ts), the one source of them. */
+export const ensurePolicyCrds = installWaveCrds;
 
 export const ADMIN_TOKEN = "e2e-admin-token";
 

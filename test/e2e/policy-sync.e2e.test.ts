@@ -6,11 +6,13 @@
 // in this process (the shared components are not touched).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
 import type { SpotPolicyResource } from "../../src/objects/policy-crds.ts";
 import { createNamespace, deleteNamespace, kubeconfigPath, requireRig, waitFor } from "./harness.ts";
 import { ADMIN_TOKEN, ensurePolicyCrds, startCoreAndAgent } from "./policy-crs.ts";
 
+const REPO = new URL("../../", import.meta.url).pathname;
 const A = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
 const kube = clientFromKubeconfig(kubeconfigPath);
 let ns = "";
@@ -106,5 +108,39 @@ describe("policy edits become SpotPolicy CRs on the rig", () => {
     const after = await kube.get("SpotPolicy", "api", ns);
     assert.equal(after.spec.threshold, 5);
     assert.ok(managers(after).includes("wave-console/Apply"), managers(after).join(", "));
+  });
+
+  it("wave spot set --kubeconfig without a server applies the CR directly; a field Git owns is refused", async () => {
+    const wave = (...args: string[]) =>
+      spawnSync(process.execPath, ["bin/wave.ts", "spot", "set", ...args, "--kubeconfig", kubeconfigPath], {
+        cwd: REPO,
+        encoding: "utf8",
+        env: { ...process.env, WAVE_DATA_DIR: "/nonexistent-wave-data" },
+      });
+    const ok = wave(`deployment/${ns}/cli`, "--threshold", "3", "--strategy", "require");
+    assert.equal(ok.status, 0, ok.stderr + ok.stdout);
+    const cr = await kube.get("SpotPolicy", "cli", ns);
+    assert.deepEqual([cr.spec.threshold, cr.spec.strategy], [3, "Require"]);
+    assert.deepEqual(managers(cr), ["wave-console/Apply"]);
+    assert.equal(cr.metadata.annotations?.["wave.sh/changed-via"], "cli");
+
+    await kube.patch(
+      "SpotPolicy",
+      "cli",
+      {
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicy",
+        metadata: { name: "cli", namespace: ns },
+        spec: { threshold: 4 },
+      },
+      { namespace: ns, type: "apply", fieldManager: "flux-kustomize-controller", force: true },
+    );
+    const refused = wave(`deployment/${ns}/cli`, "--threshold", "6", "--strategy", "require");
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /managed by flux-kustomize-controller: change it in Git/);
+    assert.equal((await kube.get("SpotPolicy", "cli", ns)).spec.threshold, 4);
+    const forced = wave(`deployment/${ns}/cli`, "--threshold", "6", "--strategy", "require", "--force");
+    assert.equal(forced.status, 0, forced.stderr);
+    assert.equal((await kube.get("SpotPolicy", "cli", ns)).spec.threshold, 6);
   });
 });

@@ -154,12 +154,16 @@ const spotPath = (base: string, w: SpotPolicyDto["workload"]): string =>
 const warmupPath = (base: string, pool: string): string =>
   `${base}/policies/warmup/${encodeURIComponent(pool)}`;
 
+// force: take over fields another field manager owns (after a 409 "managed by …: change it in Git").
+const forced = (force: boolean): string => (force ? "?force=true" : "");
+
 export const saveSpotPolicy = (
   base: string,
   token: string | null,
   p: SpotPolicyDto,
+  force = false,
 ): Promise<SpotPolicyDto> =>
-  sendJson<SpotPolicyDto>("PUT", spotPath(base, p.workload), token, {
+  sendJson<SpotPolicyDto>("PUT", spotPath(base, p.workload) + forced(force), token, {
     threshold: p.threshold,
     strategy: p.strategy,
     ...(p.percentAboveBase === undefined ? {} : { percentAboveBase: p.percentAboveBase }),
@@ -174,7 +178,9 @@ export const saveWarmupPolicy = (
   token: string | null,
   pool: string,
   policy: WarmupPolicyDto["policy"],
-): Promise<WarmupPolicyDto> => sendJson<WarmupPolicyDto>("PUT", warmupPath(base, pool), token, policy);
+  force = false,
+): Promise<WarmupPolicyDto> =>
+  sendJson<WarmupPolicyDto>("PUT", warmupPath(base, pool) + forced(force), token, policy);
 export const deleteWarmupPolicy = (base: string, token: string | null, pool: string): Promise<unknown> =>
   sendJson("DELETE", warmupPath(base, pool), token);
 

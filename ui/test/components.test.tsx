@@ -703,6 +703,39 @@ describe("Spot placement page", () => {
     assert.deepEqual(calls.find((c) => c.method === "PUT")?.body, { threshold: 4, strategy: "Require" });
   });
 
+  it("a field managed elsewhere: shows core's 409 'managed by argocd-controller: change it in Git', and forcing re-sends with force=true", async () => {
+    const calls = mockFetch([
+      [/GET .*spot-placement/, () => [200, spotView]],
+      [/PUT .*policies\/spot\/Deployment\/shop\/api\?force=true/, (c) => [200, c.body]],
+      [
+        /PUT .*policies\/spot\/Deployment\/shop\/api/,
+        () => [
+          409,
+          {
+            error: "conflict",
+            message:
+              ".spec.threshold managed by argocd-controller: change it in Git (or force the edit to take the field over)",
+          },
+        ],
+      ],
+    ]);
+    const refreshed: number[] = [];
+    render(<Spot ctx={ctxFor({ role: "admin", refresh: () => refreshed.push(1) })} />);
+    fireEvent.click(await screen.findByRole("button", { name: "New policy" }));
+    const form = screen.getByRole("form", { name: "spot policy" });
+    fireEvent.change(within(form).getByLabelText("namespace"), { target: { value: "shop" } });
+    fireEvent.change(within(form).getByLabelText("name"), { target: { value: "api" } });
+    fireEvent.change(within(form).getByLabelText("on-demand base (threshold)"), { target: { value: "4" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Save" }));
+    const alert = await within(form).findByRole("alert");
+    assert.match(alert.textContent, /\.spec\.threshold managed by argocd-controller: change it in Git/);
+    assert.equal(refreshed.length, 0, "nothing changed: no refresh, the editor stays open");
+    fireEvent.click(within(form).getByRole("button", { name: "Force (take the field over)" }));
+    await waitFor(() => assert.equal(refreshed.length, 1));
+    const puts = calls.filter((c) => c.method === "PUT").map((c) => c.url.replace(/^.*policies/, ""));
+    assert.deepEqual(puts, ["/spot/Deployment/shop/api", "/spot/Deployment/shop/api?force=true"]);
+  });
+
   it("deletes a spot policy as admin: DELETE on the workload's route, then refresh; a viewer is asked for the admin token", async () => {
     const route = spotRoute({ workload: "shop/Deployment/web" });
     let answer: [number, unknown] = [403, { message: "an admin token is required" }];

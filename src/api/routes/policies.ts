@@ -444,7 +444,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
 
     app.get<{
       Params: { id: string };
-      Querystring: { kind: "SpotPolicy" | "WarmupPolicy"; name: string; limit?: number };
+      Querystring: { kind?: "SpotPolicy" | "WarmupPolicy"; name?: string; limit?: number };
     }>(
       "/api/v1/clusters/:id/policies/history",
       {
@@ -457,7 +457,6 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           querystring: {
             type: "object",
             additionalProperties: false,
-            required: ["kind", "name"],
             properties: {
               kind: { type: "string", enum: ["SpotPolicy", "WarmupPolicy"] },
               // namespace/name for a SpotPolicy, name for a WarmupPolicy
@@ -466,6 +465,7 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
             },
           },
           response: {
+            400: errorSchema,
             200: {
               type: "array",
               items: {
@@ -483,17 +483,23 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
           },
         },
       },
-      async (req) =>
-        (
-          await store.policyRevisions(req.params.id, req.query.kind, req.query.name, req.query.limit ?? 100)
-        ).map((r) => ({
+      async (req, reply) => {
+        const { kind, name } = req.query;
+        if (kind === undefined || name === undefined)
+          return reply.code(400).send({
+            error: "bad_request",
+            message:
+              "kind (SpotPolicy or WarmupPolicy) and name (namespace/name of a SpotPolicy) are required",
+          });
+        return (await store.policyRevisions(req.params.id, kind, name, req.query.limit ?? 100)).map((r) => ({
           resourceVersion: r.resourceVersion,
           at: r.at,
           deleted: r.deleted,
           manager: r.manager,
           changedBy: r.changedBy,
           spec: r.spec,
-        })),
+        }));
+      },
     );
 
     for (const path of both("/warmup"))

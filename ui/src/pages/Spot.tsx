@@ -392,13 +392,18 @@ function SpotEditor({
       onSubmit={(e) => {
         e.preventDefault();
         if (Object.keys(problems).length === 0)
-          void act(() =>
-            saveSpotPolicy(ctx.base, ctx.token, {
-              workload: target,
-              threshold,
-              strategy,
-              ...(pctAbove ? { percentAboveBase: pctAbove } : {}),
-            }),
+          void act((force) =>
+            saveSpotPolicy(
+              ctx.base,
+              ctx.token,
+              {
+                workload: target,
+                threshold,
+                strategy,
+                ...(pctAbove ? { percentAboveBase: pctAbove } : {}),
+              },
+              force,
+            ),
           );
       }}
     >

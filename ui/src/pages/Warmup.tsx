@@ -269,7 +269,7 @@ function WarmupEditor({ ctx, pool, onDone }: { ctx: PageCtx; pool: WarmupPoolDto
       onSubmit={(e) => {
         e.preventDefault();
         if (Object.keys(problems).length === 0)
-          void act(() => saveWarmupPolicy(ctx.base, ctx.token, pool.nodePool, draft));
+          void act((force) => saveWarmupPolicy(ctx.base, ctx.token, pool.nodePool, draft, force));
       }}
     >
       <label className="check">

@@ -8,32 +8,50 @@ export interface PolicyAction {
   busy: boolean;
   error: string | undefined;
   /**
-   * Runs a save or delete; on success refreshes the page and closes the editor. On 401/403 the
-   * admin prompt names the verb: "To delete spot policies, sign in…".
+   * A save refused because a field is managed elsewhere (409: "managed by argocd-controller:
+   * change it in Git"): the footer then offers to force it, which re-runs it with force.
    */
-  act: (fn: () => Promise<unknown>, verb?: "save" | "delete") => Promise<void>;
+  conflict: (() => Promise<void>) | undefined;
+  /**
+   * Runs a save or delete (`force` true only when the user forces it after a conflict); on
+   * success refreshes the page and closes the editor. On 401/403 the admin prompt names the verb:
+   * "To delete spot policies, sign in…".
+   */
+  act: (fn: (force: boolean) => Promise<unknown>, verb?: "save" | "delete", force?: boolean) => Promise<void>;
 }
 
 /** `what`: the policies edited ("spot policies"). */
 export function usePolicyAction(ctx: PageCtx, what: string, onDone: () => void): PolicyAction {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const act = async (fn: () => Promise<unknown>, verb: "save" | "delete" = "save"): Promise<void> => {
+  const [conflict, setConflict] = useState<(() => Promise<void>) | undefined>();
+  const act = async (
+    fn: (force: boolean) => Promise<unknown>,
+    verb: "save" | "delete" = "save",
+    force = false,
+  ): Promise<void> => {
     setBusy(true);
     setError(undefined);
+    setConflict(undefined);
     try {
-      await fn();
+      await fn(force);
       ctx.refresh();
       onDone();
     } catch (err) {
       if (err instanceof ApiError && (err.status === 401 || err.status === 403))
         ctx.askAdmin(`${verb} ${what}`);
-      else setError((err as Error).message);
+      else {
+        setError((err as Error).message);
+        // Nothing changed; forcing takes the fields over from their manager (Git's next sync
+        // will then conflict with the console instead).
+        if (err instanceof ApiError && err.status === 409 && verb === "save")
+          setConflict(() => () => act(fn, verb, true));
+      }
     } finally {
       setBusy(false);
     }
   };
-  return { busy, error, act };
+  return { busy, error, conflict, act };
 }
 
 export function EditorFooter(p: {
@@ -43,7 +61,7 @@ export function EditorFooter(p: {
   onDelete?: () => Promise<unknown>;
   onDone: () => void;
 }) {
-  const { busy, error, act } = p.action;
+  const { busy, error, act, conflict } = p.action;
   const onDelete = p.onDelete;
   return (
     <>
@@ -56,6 +74,11 @@ export function EditorFooter(p: {
         <button type="submit" disabled={busy || p.invalid}>
           Save
         </button>
+        {conflict ? (
+          <button type="button" className="danger" disabled={busy} onClick={() => void conflict()}>
+            Force (take the field over)
+          </button>
+        ) : null}
         {onDelete ? (
           <button
             type="button"

@@ -7,6 +7,7 @@ import type { Store } from "../../../core/store/store.ts";
 import { ClusterThrashing } from "../../../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../../pricing/types.ts";
+import { warmupPoliciesOf } from "../../../console/policy-crs.ts";
 import { parsePolicy, type WarmupPolicy } from "../../../warmup/policy.ts";
 import type { AuditSink } from "../../audit.ts";
 import { epochMsParam, errorSchema } from "../schemas.ts";
@@ -28,6 +29,11 @@ export interface ConsoleDeps {
   nodePools?: NodePoolPatcher;
   /** Records each change with the caller's identity (the audit list). */
   audit?: AuditSink;
+  /**
+   * Where the warmup and spot pages take the cluster's policies from: "crs", the SpotPolicy and
+   * WarmupPolicy CRs its agent streams (core, issue 31, ADR 0018); "store" (default), core's store.
+   */
+  policySource?: "store" | "crs";
 }
 
 /** The fields a merge patch touches, as they are in `current` (the audit's "before"). */
@@ -91,6 +97,11 @@ export function consoleContext(deps: ConsoleDeps): ConsoleRoutes {
     },
     warmupPolicies: async (clusterId) => {
       const out = new Map<string, WarmupPolicy>();
+      if (deps.policySource === "crs") {
+        for (const p of warmupPoliciesOf(hub.state(clusterId).warmupPolicies()).policies)
+          out.set(p.nodePool, p.policy);
+        return out;
+      }
       for (const r of await store.listPolicies(clusterId, "warmup")) {
         const parsed = parsePolicy(r.value);
         if (parsed.ok) out.set(r.key, parsed.policy);
