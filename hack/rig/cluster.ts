@@ -40,6 +40,7 @@ import {
   readPid,
   readState,
   readVersions,
+  repoRoot,
   requestedKarpenter,
   rigDir,
   rigHealthy,
@@ -852,6 +853,19 @@ async function startAll(pair: RigPair): Promise<RigState> {
     } catch (e) {
       throw new StepError("apply CRDs", `${f}: ${(e as Error).message}`);
     }
+  }
+  // Wave's own CRDs (SpotPolicy, WarmupPolicy), as its chart installs them: core keeps policies
+  // as these resources, so every e2e that sets a policy needs them (issue 31).
+  try {
+    await kubectl([
+      "apply",
+      "--server-side",
+      "--force-conflicts",
+      "-f",
+      join(repoRoot, "deploy/helm/wave/crds"),
+    ]);
+  } catch (e) {
+    throw new StepError("apply Wave CRDs", (e as Error).message);
   }
   await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
   await applyDefaults();
