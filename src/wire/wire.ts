@@ -14,14 +14,7 @@ import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
 export type WireKind =
-  | "Node"
-  | "Pod"
-  | "NodePool"
-  | "NodeClaim"
-  | "Event"
-  | "SpotPolicy"
-  | "WarmupPolicy"
-  | "PodDisruptionBudget";
+  "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event" | "SpotPolicy" | "WarmupPolicy" | "PodDisruptionBudget";
 
 export type WireObject =
   | { kind: "Node"; object: Node }
