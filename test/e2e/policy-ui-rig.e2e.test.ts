@@ -189,6 +189,8 @@ test(
       assert.equal(await auditRow.count(), 1, "one change audited");
       assert.equal(((await auditRow.getByTestId("audit-who").textContent()) ?? "").trim(), "token:admin");
       const auditText = (await auditRow.textContent()) ?? "";
+      assert.match(auditText, /spot-policy\.put/, auditText);
+      assert.match(auditText, /"threshold":2,"strategy":"Require","percentAboveBase":25/, auditText);
       assert.match(auditText, /ui · /, auditText);
       log(`audit: ${auditText}`);
       await shot(site, page, "audit");
@@ -233,6 +235,18 @@ test(
       assert.equal(unchanged.spec.threshold, 1);
       assert.deepEqual(managers(unchanged), managers(owned));
       log(`CR unchanged: resourceVersion ${unchanged.metadata.resourceVersion}, threshold 1`);
+
+      // The audit: still the one change made through Wave (the refused edit changed nothing);
+      // Argo CD's write listed among the changes made elsewhere, by its field manager.
+      await open(site, page, "audit", wave.tokens.admin);
+      const foreign = page.getByTestId("foreign-row").filter({ hasText: app });
+      await agree("the audit lists Argo CD's change by its manager", async () =>
+        (await foreign.getByTestId("foreign-manager").allTextContents()).includes("argocd-controller")
+          ? true
+          : undefined,
+      );
+      assert.equal(await auditRow.count(), 1, "the refused edit is not audited as a change");
+      await shot(site, page, "audit-elsewhere");
       await page.close();
     }),
 );
