@@ -66,7 +66,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
           spotPolicies: policies,
           basis: cv.basis(now),
           // The same views as GET …/consolidation and …/pending.
-          ...clusterExplanations(deps, c, now),
+          ...clusterExplanations({ hub: deps.hub, prices: cv.prices(now) }, c, now),
         },
         figures,
       );

@@ -57,7 +57,21 @@ const fresh = <T>(
  * Each state's priced machines, shared by every `Views` over it (the API's and the metrics'), so
  * one state version is joined and priced once whoever asks first.
  */
-const priced = new WeakMap<ClusterState, Computed<Basis> & { prices: PriceProvider }>();
+const priced = new WeakMap<ClusterState, Computed<Basis> & { prices: PriceProvider; memo: PriceProvider }>();
+
+/** A provider that looks each (type, capacity, zone, region) up once: one state version's prices. */
+function memoPrices(p: PriceProvider): PriceProvider {
+  const seen = new Map<string, ReturnType<PriceProvider["price"]>>();
+  return {
+    price: (type, capacity, zone, region) => {
+      const k = `${type}|${capacity}|${zone ?? ""}|${region ?? ""}`;
+      if (seen.has(k)) return seen.get(k);
+      const q = p.price(type, capacity, zone, region);
+      seen.set(k, q);
+      return q;
+    },
+  };
+}
 
 /** The figures of one cluster, each computed once per change and read by every route, SSE and /metrics. */
 export class ClusterViews {
@@ -93,9 +107,19 @@ export class ClusterViews {
     const key = String(state.version);
     const hit = priced.get(state);
     if (hit?.prices === prices && fresh(hit, key, now, BASIS_REUSE_MS)) return hit.value;
-    const value = basisOf(state, prices);
-    priced.set(state, { prices, key, at: now, value });
+    const memo = memoPrices(prices);
+    const value = basisOf(state, memo);
+    priced.set(state, { prices, key, at: now, value, memo });
     return value;
+  }
+
+  /**
+   * The prices of the current state version, looked up once each: the consolidation explainer
+   * reads the same quotes the basis priced (src/dashboard/consolidation), not a second lookup.
+   */
+  prices(now: number): PriceProvider {
+    this.basis(now);
+    return priced.get(this.#entry.state)?.memo ?? this.#views.deps.prices;
   }
 
   /** Every pool's thrashing report at `now` (the same reports the fixes list reads). */

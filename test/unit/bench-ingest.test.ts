@@ -5,7 +5,8 @@ import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
-const RUN = fileURLToPath(new URL("../../bench/ingest/run.ts", import.meta.url));
+// One size (bench/ingest/size.ts, what `npm run bench:ingest` runs per size in its own process).
+const RUN = fileURLToPath(new URL("../../bench/ingest/size.ts", import.meta.url));
 const SMALL = ["--nodes", "50", "--pods", "200", "--claims", "10", "--seconds", "1", "--heap", "node"];
 
 function bench(...extra: string[]): { status: number | null; stderr: string } {
@@ -15,12 +16,9 @@ function bench(...extra: string[]): { status: number | null; stderr: string } {
 
 describe("bench:ingest fails instead of hanging", { timeout: 120_000 }, () => {
   it("exits 1 with core's reason when the sync is rejected at a bound", () => {
-    const r = bench("--max-snapshot-bytes", "20000");
+    const r = bench("--max-snapshot-objects", "100");
     assert.equal(r.status, 1, r.stderr);
-    assert.match(
-      r.stderr,
-      /^FAIL: initial sync: core rejected it: snapshot exceeds 20000 bytes of objects; rejected$/m,
-    );
+    assert.match(r.stderr, /^FAIL: initial sync: core rejected it: snapshot exceeds 100 objects; rejected$/m);
   });
 
   it("exits 1 when the sync passes --deadline-seconds", () => {
