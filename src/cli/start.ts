@@ -29,6 +29,7 @@ import type { CommandContext } from "./types.ts";
 import { logger, startWith } from "./component.ts";
 import { startCoreComponent, type RunningCore } from "./core-component.ts";
 import { putScenarioSpotPolicy, runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
+import { spotPoliciesOf, spotPolicyName, spotPolicyResource } from "../console/policy-crs.ts";
 import { ensureNamespaces, registerWebhook } from "./host.ts";
 import { makeDataDir, removeInstance, writeInstance } from "./instance.ts";
 import { connectCluster, poolSamples } from "./parts.ts";
@@ -73,15 +74,32 @@ export function wantsSimulator(config: WaveConfig, env: NodeJS.ProcessEnv): bool
   return config.simulate || (config.kubeconfig === undefined && env.KUBERNETES_SERVICE_HOST === undefined);
 }
 
-/** The spot policy set the webhook serves, from the policies stored in core. */
+/**
+ * The spot policy set the webhook serves: the cluster's SpotPolicy resources as core holds them
+ * (streamed by the agent, issue 31) once its stored policies became resources (the one-time
+ * migration), before that the policies stored in core. Set only when it changed.
+ */
 async function loadSpotPolicies(
-  store: Store,
+  core: Pick<RunningCore, "store" | "hub">,
   clusterId: string,
   source: InMemoryPolicySource,
   log: Logger,
+  last: { json: string; migrated: boolean },
 ): Promise<void> {
-  const records = await store.listPolicies(clusterId, "spot");
-  const policies = records.map((r) => r.value as SpotPolicy);
+  // The migration happens once; after it, no store read per applied batch.
+  last.migrated ||=
+    core.hub.get(clusterId) !== undefined && (await core.store.policyMigration(clusterId)) !== undefined;
+  let policies: SpotPolicy[];
+  if (last.migrated) {
+    const crs = spotPoliciesOf(core.hub.state(clusterId).spotPolicies());
+    for (const p of crs.problems)
+      log.warn("skipping an invalid SpotPolicy", { policy: p.name, errors: p.errors });
+    policies = crs.policies;
+  } else {
+    policies = (await core.store.listPolicies(clusterId, "spot")).map((r) => r.value as SpotPolicy);
+  }
+  const json = JSON.stringify(policies);
+  if (json === last.json) return;
   try {
     source.set({
       apiVersion: POLICY_SET_API_VERSION,
@@ -89,9 +107,30 @@ async function loadSpotPolicies(
       revision: String(Date.now()),
       policies,
     });
+    last.json = json;
   } catch (err) {
-    log.error("stored spot policies are invalid; keeping the previous set", { err });
+    log.error("spot policies are invalid; keeping the previous set", { err });
   }
+}
+
+/**
+ * The living scenario's user applies a SpotPolicy to a running workload (the in-memory
+ * apiserver's resource, as `kubectl apply` would), unless the workload already has one.
+ */
+async function applyScenarioSpotPolicy(memory: MemoryKube, policy: SpotPolicy, now: number): Promise<void> {
+  const existing = memory.peek("SpotPolicy", policy.workload.namespace);
+  if (
+    existing.some(
+      (cr) =>
+        cr.spec.targetRef.kind === policy.workload.kind && cr.spec.targetRef.name === policy.workload.name,
+    )
+  )
+    return;
+  const name = spotPolicyName(policy.workload, existing);
+  await memory.create(
+    "SpotPolicy",
+    spotPolicyResource(policy, name, { subject: "scenario", via: "api", at: now }),
+  );
 }
 
 /** Core's gRPC TLS pair (and the webhook's): the data directory's, else generated there. */
@@ -182,6 +221,9 @@ export async function startWave(
     };
     // The spot policies this process's webhook serves: its own cluster's, read from core's store.
     const spotPolicies = new InMemoryPolicySource();
+    const lastSpot = { json: "", migrated: false };
+    const reloadSpot = (): Promise<void> =>
+      loadSpotPolicies(core, config.clusterId, spotPolicies, log, lastSpot);
     const core: RunningCore = await startCoreComponent(config, env, {
       clock,
       log,
@@ -197,8 +239,7 @@ export async function startWave(
         // The simulated cluster's minutes, fast-forwarded ones included, so history starts full.
         historyClock: clusterClock,
         onPolicyChange: async (kind, clusterId) => {
-          if (kind === "spot" && clusterId === config.clusterId)
-            await loadSpotPolicies(core.store, config.clusterId, spotPolicies, log);
+          if (kind === "spot" && clusterId === config.clusterId) await reloadSpot();
         },
         // Only the embedded simulated cluster: on a real one the console shows the kubectl patch.
         ...(memory
@@ -215,7 +256,18 @@ export async function startWave(
     });
     life.closers.push(() => core.stop());
     if (memory) await seedLivingPolicies(core.store, config.clusterId, clock.now());
-    await loadSpotPolicies(core.store, config.clusterId, spotPolicies, log);
+    await reloadSpot();
+    // The cluster's SpotPolicy resources reach core through the agent's stream: each change to
+    // them (an edit through Wave, kubectl, GitOps) reloads the webhook's set.
+    let reloading = Promise.resolve();
+    life.closers.push(
+      core.hub.onChange((clusterId) => {
+        if (clusterId === config.clusterId)
+          reloading = reloading
+            .then(reloadSpot)
+            .catch((err: unknown) => log.error("spot policies reload failed", { err }));
+      }),
+    );
 
     // ---- the webhook: over HTTPS on a real cluster; on the simulator, admission in process ----
     const webhook = await startWebhookComponent(config, env, {
@@ -319,10 +371,14 @@ export async function startWave(
         allocator: webhook.allocator,
         pods: webhook.pods,
         metrics: webhook.metrics,
-        setSpotPolicy: (policy) =>
-          putScenarioSpotPolicy(core.store, config.clusterId, policy, clusterClock.now(), () =>
-            loadSpotPolicies(core.store, config.clusterId, spotPolicies, log),
-          ),
+        setSpotPolicy: async (policy) => {
+          // Once the stored policies became resources, the scenario's user applies one; before,
+          // it is stored in core (and becomes a resource with the others).
+          if (await core.store.policyMigration(config.clusterId))
+            await applyScenarioSpotPolicy(memory, policy, clusterClock.now());
+          else
+            await putScenarioSpotPolicy(core.store, config.clusterId, policy, clusterClock.now(), reloadSpot);
+        },
         log,
         signal: life.ac.signal,
         // Each fast-forward step waits until core holds all of it (which also bounds its lag in
