@@ -15,6 +15,7 @@ import { startIngestServer } from "../core/ingest/server.ts";
 import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
 import type { WarmupRelay } from "../core/warmup/relay.ts";
+import { warmupPoliciesOf } from "../console/policy-crs.ts";
 import type { NodePoolPatcher } from "../api/routes/console.ts";
 import type { DashboardMetrics } from "../metrics/collector.ts";
 import { startPricing } from "../pricing/setup.ts";
@@ -147,7 +148,27 @@ export async function startCoreComponent(
       return Promise.resolve();
     });
     hub.ensure(config.clusterId, near?.simulated);
-    const { relay, totals } = coreWarmup({ store, hub, clusterId: config.clusterId, clock, log, figures });
+    // Warmup policies reach agents from the WarmupPolicy resources core holds (issue 31) once the
+    // cluster's stored policies became resources; each change to them re-sends the set.
+    const { relay, totals } = coreWarmup({
+      store,
+      hub,
+      clusterId: config.clusterId,
+      clock,
+      log,
+      figures,
+      resources: async (id) =>
+        hub.get(id) && (await store.policyMigration(id))
+          ? warmupPoliciesOf(hub.state(id).warmupPolicies()).policies.map((p) => ({
+              pool: p.nodePool,
+              value: p.policy,
+            }))
+          : undefined,
+    });
+    hub.onBatch((b) => {
+      const touches = (o: { kind: string }): boolean => o.kind === "WarmupPolicy";
+      if (b.changes.some(touches) || (b.snapshot ?? []).some(touches)) relay.changed("warmup", b.clusterId);
+    });
     const ingest = new IngestCore({
       sink: hub,
       clock,

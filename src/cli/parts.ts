@@ -42,7 +42,7 @@ import { savedPerHit, timeSavedSeconds, type ColdStarts } from "../dashboard/fig
 /** A cluster's warmup hits, misses and time saved, priced at its measured cold starts. */
 export type WarmupTotalsOf = (clusterId: string, coldStarts: ColdStarts) => WarmupTotals;
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
-import { WarmupRelay } from "../core/warmup/relay.ts";
+import { WarmupRelay, type PolicyRow } from "../core/warmup/relay.ts";
 
 export { connectCluster, userError } from "./connect.ts";
 
@@ -164,6 +164,8 @@ export function coreWarmup(o: {
   clock: Clock;
   log: Logger;
   figures: DashboardMetrics;
+  /** The cluster's WarmupPolicy resources as the stream's policies, once they are the truth. */
+  resources?: (clusterId: string) => Promise<PolicyRow[] | undefined>;
 }): { relay: WarmupRelay; totals: WarmupTotalsOf } {
   // Hits and misses per cluster, folded from the stored events (what every replica shows).
   const stats = new DurableWarmupStats({
@@ -174,6 +176,7 @@ export function coreWarmup(o: {
   });
   const relay = new WarmupRelay({
     store: o.store,
+    ...(o.resources ? { resources: o.resources } : {}),
     onStored: (clusterId, events) => {
       stats.stored(clusterId);
       // Each hit counts what it saved by the one definition (time-saved.ts), measured now.

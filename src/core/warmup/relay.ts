@@ -8,22 +8,37 @@ import { fromStored } from "./stats-store.ts";
 /** A warmup event as the agent reports it: a stored event without its cluster (the stream's). */
 export type ReportedWarmupEvent = Omit<StoredWarmupEvent, "clusterId">;
 
+/** One pool's warmup policy as the agent stream carries it. */
+export interface PolicyRow {
+  pool: string;
+  value: unknown;
+}
+
 export class WarmupRelay {
   readonly #store: Pick<Store, "listPolicies" | "writeWarmupEvents">;
   readonly #listeners = new Set<(clusterId: string) => void>();
   readonly #onStored: (clusterId: string, events: readonly WarmupEvent[]) => void;
+  readonly #resources: ((clusterId: string) => Promise<PolicyRow[] | undefined>) | undefined;
 
   constructor(o: {
     store: Pick<Store, "listPolicies" | "writeWarmupEvents">;
+    /**
+     * The cluster's WarmupPolicy resources as policies (issue 31), once its stored policies became
+     * resources; undefined before: the store's are sent.
+     */
+    resources?: (clusterId: string) => Promise<PolicyRow[] | undefined>;
     /** After events were stored (the dashboard's cache, Prometheus's counters). */
     onStored?: (clusterId: string, events: readonly WarmupEvent[]) => void;
   }) {
     this.#store = o.store;
     this.#onStored = o.onStored ?? (() => undefined);
+    this.#resources = o.resources;
   }
 
   /** Only this cluster's policies: a policy set for another cluster never reaches its agent. */
-  async policies(clusterId: string): Promise<{ pool: string; value: unknown }[]> {
+  async policies(clusterId: string): Promise<PolicyRow[]> {
+    const fromResources = await this.#resources?.(clusterId);
+    if (fromResources) return fromResources;
     return (await this.#store.listPolicies(clusterId, "warmup")).map((r) => ({
       pool: r.key,
       value: r.value,
