@@ -1,13 +1,18 @@
 // The agent's side of a policy edit (ADR 0018): server-side apply of a SpotPolicy or WarmupPolicy
 // with field manager wave-console — forced only when the user forced it — and the outcome for
 // core: applied (with the resource as stored), or the fields other managers own.
-import { CONSOLE_FIELD_MANAGER } from "../objects/policy-crds.ts";
+import { CONSOLE_FIELD_MANAGER, INSTANCE_ANNOTATION } from "../objects/policy-crds.ts";
 import type { KubeObject } from "../objects/kube.ts";
 import { applyConflicts } from "../kube/managed-fields.ts";
 import { KubeApiError, isNotFound, type KubeClient } from "../kube/port.ts";
 import type { WirePolicyEdit, WirePolicyEditResult } from "../wire/policy-edit.ts";
 
-export async function applyPolicyEdit(kube: KubeClient, edit: WirePolicyEdit): Promise<WirePolicyEditResult> {
+/** `instance`: this install's namespace, stamped on the WarmupPolicies it applies (INSTANCE_ANNOTATION). */
+export async function applyPolicyEdit(
+  kube: KubeClient,
+  edit: WirePolicyEdit,
+  instance?: string,
+): Promise<WirePolicyEditResult> {
   const { id, kind, name } = edit;
   const namespace = kind === "SpotPolicy" ? edit.namespace : undefined;
   const ns = namespace === undefined ? {} : { namespace };
@@ -21,7 +26,17 @@ export async function applyPolicyEdit(kube: KubeClient, edit: WirePolicyEdit): P
       await kube.delete(kind, name, ns);
       return answer({ outcome: "applied", message: `${kind} ${name} deleted` });
     }
-    const obj = edit.object as KubeObject;
+    const given = edit.object as KubeObject;
+    const obj: KubeObject =
+      kind === "WarmupPolicy" && instance !== undefined
+        ? {
+            ...given,
+            metadata: {
+              ...given.metadata,
+              annotations: { ...given.metadata.annotations, [INSTANCE_ANNOTATION]: instance },
+            },
+          }
+        : given;
     if (edit.op === "create") {
       // The migration: an existing resource is never overwritten.
       try {

@@ -13,6 +13,8 @@ import type { ClusterState } from "../state/cluster.ts";
 
 export interface RunAgentOptions extends Omit<AgentOptions, "source" | "metrics" | "log" | "clock"> {
   kube: KubeClient;
+  /** This install's namespace: stamped on the WarmupPolicies the agent applies for core. */
+  instance?: string;
   /** Port for /metrics and /healthz (0 = any free port; undefined = no server). */
   metricsPort?: number;
   metricsHost?: string;
@@ -63,7 +65,7 @@ export async function runAgent(opts: RunAgentOptions): Promise<RunningAgent> {
   });
   const agent = new Agent({
     // Policy edits from core are server-side applied with the agent's own client (ADR 0018).
-    onPolicyEdit: (e) => applyPolicyEdit(kube, e),
+    onPolicyEdit: (e) => applyPolicyEdit(kube, e, opts.instance),
     ...agentOpts,
     source,
     metrics: registry,

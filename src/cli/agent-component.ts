@@ -175,12 +175,13 @@ export async function startAgentComponent(
           podNamespace: config.warmupNamespace,
           memory,
           report: (e) => running.agent?.agent.warmup.push(toWire(e)),
-          ...(crs ? { resources: policyResources(state, crs.WarmupPolicy.synced) } : {}),
+          ...(crs ? { resources: policyResources(state, crs.WarmupPolicy.synced, config.namespace) } : {}),
         });
         warmup = actor;
         // What core sent last, in case it is away now; its own set replaces this when it comes.
         await actor.policies.restore();
         current = await runAgent({
+          instance: config.namespace,
           state,
           onWarmupPolicies: (p) => actor.setPolicies(p),
           kube,

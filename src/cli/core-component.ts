@@ -16,6 +16,7 @@ import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
 import type { WarmupRelay } from "../core/warmup/relay.ts";
 import { warmupPoliciesOf } from "../console/policy-crs.ts";
+import { ownWarmupPolicy } from "../objects/policy-crds.ts";
 import type { NodePoolPatcher } from "../api/routes/console.ts";
 import type { DashboardMetrics } from "../metrics/collector.ts";
 import { startPricing } from "../pricing/setup.ts";
@@ -159,7 +160,12 @@ export async function startCoreComponent(
       figures,
       resources: async (id) =>
         hub.get(id) && (await store.policyMigration(id))
-          ? warmupPoliciesOf(hub.state(id).warmupPolicies()).policies.map((p) => ({
+          ? warmupPoliciesOf(
+              hub
+                .state(id)
+                .warmupPolicies()
+                .filter((cr) => ownWarmupPolicy(cr, config.namespace)),
+            ).policies.map((p) => ({
               pool: p.nodePool,
               value: p.policy,
             }))

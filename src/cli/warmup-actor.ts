@@ -13,7 +13,7 @@ import { WarmupController } from "../warmup/controller.ts";
 import { PolicySet, type PolicyMemory } from "../warmup/policy-set.ts";
 import { WarmupStatusWriter } from "../warmup/policy-status.ts";
 import type { ClusterState } from "../state/cluster.ts";
-import type { WarmupPolicyResource } from "../objects/policy-crds.ts";
+import { ownWarmupPolicy, type WarmupPolicyResource } from "../objects/policy-crds.ts";
 import type { WarmupEvent } from "../warmup/stats.ts";
 import { warmupTriggers } from "../warmup/triggers.ts";
 import type { WarmupView } from "../warmup/view.ts";
@@ -51,9 +51,11 @@ export function toWire(e: WarmupEvent): WireWarmupEvent {
 export function policyResources(
   state: ClusterState,
   synced: Promise<unknown>,
+  /** This install's namespace: WarmupPolicies another install applied are not its own. */
+  namespace: string,
 ): NonNullable<Parameters<typeof createWarmupActor>[0]["resources"]> {
   return {
-    list: () => state.warmupPolicies(),
+    list: () => state.warmupPolicies().filter((cr) => ownWarmupPolicy(cr, namespace)),
     onChange: (fn) => state.on("WarmupPolicy", () => fn()),
     synced,
   };

@@ -22,6 +22,23 @@ export const CHANGED_BY_ANNOTATION = "wave.sh/changed-by";
 /** Beside it: RFC 3339 time and where from ("ui", "api", "cli", "migration"). */
 export const CHANGED_AT_ANNOTATION = "wave.sh/changed-at";
 export const CHANGED_VIA_ANNOTATION = "wave.sh/changed-via";
+/**
+ * On a WarmupPolicy written through Wave: the namespace of the Wave install whose agent applied it.
+ * That install's warmup acts on it; a WarmupPolicy without it (GitOps, kubectl) is every install's.
+ * WarmupPolicies are cluster-scoped, so two installs on one cluster (or the e2e rig's tests) would
+ * otherwise both warm each other's pools.
+ */
+export const INSTANCE_ANNOTATION = "wave.sh/instance";
+
+/** Whether the install in `namespace` acts on this WarmupPolicy (see INSTANCE_ANNOTATION). */
+export function ownWarmupPolicy(
+  cr: { metadata: { annotations?: Record<string, string> } },
+  namespace: string,
+): boolean {
+  const owner = cr.metadata.annotations?.[INSTANCE_ANNOTATION];
+  return owner === undefined || owner === namespace;
+}
+
 /** On a CR created by the one-time migration of policies stored in core. */
 export const MIGRATED_FROM_ANNOTATION = "wave.sh/migrated-from";
 

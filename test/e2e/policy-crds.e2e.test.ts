@@ -348,7 +348,7 @@ test("a WarmupPolicy → a warm node in its NodePool, and its status says so", a
   const stop = new AbortController();
   const state = await followCluster({ client: kube, signal: stop.signal, clock: realClock });
   const crs = followPolicies({ client: kube, state, signal: stop.signal, clock: realClock });
-  const resources = policyResources(state, crs.WarmupPolicy.synced);
+  const resources = policyResources(state, crs.WarmupPolicy.synced, waveNs);
   const noPrices: PriceProvider = { price: () => undefined };
   const actor = createWarmupActor({
     kube,
