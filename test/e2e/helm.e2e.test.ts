@@ -603,11 +603,6 @@ test(
         await coreUp();
         const admin = tokens["admin-token"];
         const viewer = tokens["viewer-token"];
-        const spot = await api(apiPort, "PUT", `/api/v1/policies/spot/Deployment/${appNs}/spotty`, admin, {
-          threshold: 1,
-          strategy: "Prefer",
-        });
-        assert.equal(spot.status, 200, JSON.stringify(spot.json));
         const policy = {
           enabled: true,
           maxWarmNodes: 1,
@@ -653,6 +648,20 @@ test(
           }),
           kc.agent,
         );
+        // Policies are SpotPolicy resources the agent applies for core (issue 31): set once it is
+        // connected (503 until then).
+        const spot = await waitFor(
+          "the spot policy set through core once the agent is connected",
+          async () => {
+            const r = await api(apiPort, "PUT", `/api/v1/policies/spot/Deployment/${appNs}/spotty`, admin, {
+              threshold: 1,
+              strategy: "Prefer",
+            });
+            return r.status === 503 ? undefined : r;
+          },
+          { timeoutMs: 60_000, intervalMs: 1_000 },
+        );
+        assert.equal(spot.status, 200, JSON.stringify(spot.json));
 
         // The webhook admits this test's workload namespace only (the rig is shared).
         const whConfig = buildWebhookConfiguration({

@@ -116,10 +116,14 @@ export function parseCanIList(table: string): Set<string> {
       for (const u of urls) for (const v of verbs) out.add(`url|${u}|${v}`);
       continue;
     }
-    // "leases.coordination.k8s.io" → group coordination.k8s.io; "nodes" → the core group "".
-    const dot = resource.indexOf(".");
-    const res = dot < 0 ? resource : resource.slice(0, dot);
-    const group = dot < 0 ? "" : resource.slice(dot + 1);
+    // "leases.coordination.k8s.io" → group coordination.k8s.io; "nodes" → the core group "";
+    // a subresource comes last: "warmuppolicies.wave.sh/status" → wave.sh, warmuppolicies/status.
+    const slash = resource.indexOf("/");
+    const sub = slash < 0 ? "" : resource.slice(slash);
+    const qualified = slash < 0 ? resource : resource.slice(0, slash);
+    const dot = qualified.indexOf(".");
+    const res = (dot < 0 ? qualified : qualified.slice(0, dot)) + sub;
+    const group = dot < 0 ? "" : qualified.slice(dot + 1);
     for (const v of verbs) for (const n of names.length ? names : ["-"]) out.add(`${group}|${res}|${v}|${n}`);
   }
   return out;
