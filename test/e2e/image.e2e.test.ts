@@ -403,21 +403,6 @@ test(
         assert.equal(uidLine, String(UID), "core's process runs as uid 65532");
         const admin = tokens["admin-token"];
         const viewer = tokens["viewer-token"];
-        assert.equal(
-          (
-            await api(
-              apiPort,
-              "PUT",
-              `/api/v1/clusters/${clusterId}/policies/spot/Deployment/${appNs}/spotty`,
-              admin,
-              {
-                threshold: 1,
-                strategy: "Prefer",
-              },
-            )
-          ).status,
-          200,
-        );
         // webhook and agent ---------------------------------------------------------------------
         const whPolicies = envOf(podSpecOf("webhook"), "x", {})["WAVE_SPOT_POLICIES_URL"] ?? "";
         const webhook = await startContainer(
@@ -438,6 +423,23 @@ test(
             WAVE_WARMUP_POLICY_SOURCE: "core",
           }),
         );
+        // Policies are SpotPolicy resources the agent applies for core (issue 31): set once it is
+        // connected (503 until then).
+        const spot = await waitFor(
+          "the spot policy set through core once the agent is connected",
+          async () => {
+            const r = await api(
+              apiPort,
+              "PUT",
+              `/api/v1/clusters/${clusterId}/policies/spot/Deployment/${appNs}/spotty`,
+              admin,
+              { threshold: 1, strategy: "Prefer" },
+            );
+            return r.status === 503 ? undefined : r;
+          },
+          { timeoutMs: 60_000, intervalMs: 1_000 },
+        );
+        assert.equal(spot.status, 200, JSON.stringify(spot.json));
 
         // The chart's MutatingWebhookConfiguration, with what cert-manager's cainjector adds (the
         // CA) and the two rig differences (URL instead of Service; only this test's namespace).
