@@ -43,6 +43,7 @@ import { savedPerHit, timeSavedSeconds, type ColdStarts } from "../dashboard/fig
 export type WarmupTotalsOf = (clusterId: string, coldStarts: ColdStarts) => WarmupTotals;
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
 import { WarmupRelay, type PolicyRow } from "../core/warmup/relay.ts";
+import { spotPoliciesOf } from "../console/policy-crs.ts";
 
 export { connectCluster, userError } from "./connect.ts";
 
@@ -75,7 +76,12 @@ export function dashboardMetrics(o: {
     hub: o.hub,
     prices: o.prices,
     now: () => o.clock.now(),
-    spotPolicies: (clusterId) => storedSpotPolicies(o.store, clusterId),
+    // The policies the API shows (routes/policies.ts): a cluster's SpotPolicy resources once core
+    // holds it (issue 31), else those stored in core.
+    spotPolicies: async (clusterId) =>
+      o.hub.get(clusterId)
+        ? spotPoliciesOf(o.hub.state(clusterId).spotPolicies()).policies
+        : storedSpotPolicies(o.store, clusterId),
   });
 }
 
