@@ -28,6 +28,12 @@ export const BESIDE = [
 
 const RESTARTS_APISERVER = "test/e2e/apiserver-restart.e2e.test.ts";
 
+/**
+ * Files that compare cluster-wide figures with a recomputation from the apiserver: last in the
+ * main lane, when the second lane (whose tests launch and remove nodes) has long ended.
+ */
+export const LAST = ["test/e2e/crosscheck.e2e.test.ts"];
+
 /** argv without `--karpenter vX` / `--karpenter=vX` (that picks the rig's pair, not a test arg). */
 function testArgs(argv: string[]): string[] {
   const out: string[] = [];
@@ -55,7 +61,8 @@ async function main(): Promise<number> {
         ? files
         : all
             .filter((f) => !beside.includes(f))
-            .sort((a, b) => Number(b === RESTARTS_APISERVER) - Number(a === RESTARTS_APISERVER));
+            .sort((a, b) => Number(b === RESTARTS_APISERVER) - Number(a === RESTARTS_APISERVER))
+            .sort((a, b) => Number(LAST.includes(a)) - Number(LAST.includes(b)));
     const lane = (list: string[], out: "inherit" | "buffer"): Promise<number> => {
       const args = ["--test", "--test-reporter=spec", "--test-concurrency=1", ...options, ...list];
       process.stderr.write(`[e2e] node ${args.join(" ")}\n`);
