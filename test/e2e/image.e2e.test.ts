@@ -437,7 +437,9 @@ test(
             );
             return r.status === 503 ? undefined : r;
           },
-          { timeoutMs: 60_000, intervalMs: 1_000 },
+          // The agent connects after its informers listed and its stream opened (a retry after a
+          // refused stream backs off): minutes under load, seconds alone.
+          { timeoutMs: 180_000, intervalMs: 1_000 },
         );
         assert.equal(spot.status, 200, JSON.stringify(spot.json));
 
