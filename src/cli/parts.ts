@@ -288,6 +288,11 @@ type PolicyCrAccess = NonNullable<PolicyDeps["crs"]>;
 
 export function policyCrAccess(hub: ClusterHub, edits: PolicyEdits): PolicyCrAccess {
   return {
+    onSpotChange: (fn) =>
+      hub.onBatch((b) => {
+        const spot = (o: { kind: string }): boolean => o.kind === "SpotPolicy";
+        if (b.changes.some(spot) || (b.snapshot ?? []).some(spot)) fn(b.clusterId);
+      }),
     spot: (id) => (hub.get(id) ? hub.state(id).spotPolicies() : undefined),
     warmup: (id) => (hub.get(id) ? hub.state(id).warmupPolicies() : undefined),
     edit: (id, e) => edits.edit(id, e),

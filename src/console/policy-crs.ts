@@ -205,6 +205,11 @@ export type { SpotPolicyResource, WarmupPolicyResource };
 
 /** Core's policy edits, as the API routes use them (cli/parts.ts wires core/ingest's PolicyEdits). */
 export interface PolicyCrAccess {
+  /**
+   * Calls `fn` when a cluster's SpotPolicy resources change in core's state (an edit through Wave
+   * once its resource streamed back, or one made with kubectl/GitOps): the long-polls wake then.
+   */
+  onSpotChange?(fn: (clusterId: string) => void): () => void;
   /** The cluster's CRs as core holds them (streamed by its agent); undefined: core has no state of it. */
   spot(clusterId: string): readonly SpotPolicyResource[] | undefined;
   warmup(clusterId: string): readonly WarmupPolicyResource[] | undefined;

@@ -188,6 +188,11 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
   // Webhook replicas long-poll their cluster's spot set (`?watch=true&revision=R`): held until
   // that cluster's set changes.
   const spotWaiters = new Map<string, Set<() => void>>();
+  // A SpotPolicy resource that changed in core's state wakes the cluster's watches (the webhooks'
+  // long-polls) — also when it was changed outside Wave, and after an edit's resource streamed back.
+  deps.crs?.onSpotChange?.((clusterId) => {
+    for (const wake of [...(spotWaiters.get(clusterId) ?? [])]) wake();
+  });
   const watches = new StreamLimits("policy watches", deps.watchCaps ?? DEFAULT_WATCH_CAPS);
   const changed = async (kind: PolicyKind, key: string, clusterId: string): Promise<void> => {
     if (kind === "spot") for (const wake of [...(spotWaiters.get(clusterId) ?? [])]) wake();
