@@ -410,8 +410,8 @@ test(
           await runOf("webhook", {
             WAVE_WEBHOOK_PORT: String(webhookPort),
             WAVE_SPOT_POLICIES_URL: withPort(whPolicies, apiPort),
-            // Policies set through core's API here (the SpotPolicy path: policy-crds.e2e).
-            WAVE_SPOT_POLICY_SOURCE: "core",
+            // The chart's default: the webhook reads the SpotPolicy resources through its own
+            // informer (the policy set through core's API is one, applied by the agent).
           }),
         );
         const coreAddress = envOf(podSpecOf("agent"), "x", {})["WAVE_CORE_ADDRESS"] ?? "";
