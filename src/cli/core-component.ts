@@ -3,6 +3,7 @@
 // and stores the events it reports (ADR 0014). Core does not talk to any apiserver.
 // The environment it gets is the contract in deploy/helm/wave/README.md. `wave start` builds the
 // same core for its one process (`inProcess`).
+import { batchTouches } from "../core/ingest/sink.ts";
 import { makeDataDir } from "./instance.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -172,8 +173,7 @@ export async function startCoreComponent(
           : undefined,
     });
     hub.onBatch((b) => {
-      const touches = (o: { kind: string }): boolean => o.kind === "WarmupPolicy";
-      if (b.changes.some(touches) || (b.snapshot ?? []).some(touches)) relay.changed("warmup", b.clusterId);
+      if (batchTouches(b, "WarmupPolicy")) relay.changed("warmup", b.clusterId);
     });
     const ingest = new IngestCore({
       sink: hub,

@@ -1,6 +1,7 @@
 // Core's building blocks (core-component.ts, which `wave start` composes too): its history
 // samplers, its /metrics figures, its side of warmup and the API + web UI.
 // Connecting to the apiserver is in connect.ts (re-exported here), which the agent uses alone.
+import { batchTouches } from "../core/ingest/sink.ts";
 import { migrateStoredPolicies, policyRevisionOf } from "../console/policy-migration.ts";
 import type { PolicyEdits } from "../core/ingest/policy-edits.ts";
 import { existsSync } from "node:fs";
@@ -290,8 +291,7 @@ export function policyCrAccess(hub: ClusterHub, edits: PolicyEdits): PolicyCrAcc
   return {
     onSpotChange: (fn) =>
       hub.onBatch((b) => {
-        const spot = (o: { kind: string }): boolean => o.kind === "SpotPolicy";
-        if (b.changes.some(spot) || (b.snapshot ?? []).some(spot)) fn(b.clusterId);
+        if (batchTouches(b, "SpotPolicy")) fn(b.clusterId);
       }),
     spot: (id) => (hub.get(id) ? hub.state(id).spotPolicies() : undefined),
     warmup: (id) => (hub.get(id) ? hub.state(id).warmupPolicies() : undefined),

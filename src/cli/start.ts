@@ -4,6 +4,7 @@
 // — given what one process shares: generated tokens and TLS material, core's /metrics registry and
 // prices, and the cluster. Without a kubeconfig (or with --simulate) the cluster is the embedded
 // simulated Karpenter, whose day of history (prehistory.ts) is fed to core before the agent streams.
+import { batchTouches } from "../core/ingest/sink.ts";
 import { newToken } from "../api/auth.ts";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -261,8 +262,8 @@ export async function startWave(
     // them (an edit through Wave, kubectl, GitOps) reloads the webhook's set.
     let reloading = Promise.resolve();
     life.closers.push(
-      core.hub.onChange((clusterId) => {
-        if (clusterId === config.clusterId)
+      core.hub.onBatch((b) => {
+        if (b.clusterId === config.clusterId && batchTouches(b, "SpotPolicy"))
           reloading = reloading
             .then(reloadSpot)
             .catch((err: unknown) => log.error("spot policies reload failed", { err }));

@@ -70,6 +70,10 @@ export const snapshotStarts = (b: IngestBatch): boolean =>
   b.snapshot !== undefined && (b.snapshotPart?.first ?? true);
 
 /** The batch completes a snapshot: the state is the cluster's complete state again. */
+/** Whether a batch carries any object of `kind` (a change, or a part of a snapshot). */
+export const batchTouches = (b: IngestBatch, kind: string): boolean =>
+  b.changes.some((c) => c.kind === kind) || (b.snapshot ?? []).some((o) => o.kind === kind);
+
 export const snapshotCompletes = (b: IngestBatch): boolean =>
   b.snapshot !== undefined && (b.snapshotPart?.last ?? true);
 
