@@ -126,6 +126,8 @@ export function condition(obj: KubeObject | undefined, type: string): string | u
 export interface WaitOptions {
   timeoutMs?: number;
   intervalMs?: number;
+  /** What the last poll saw, for the timeout's message when the result alone says nothing. */
+  describe?: () => string;
 }
 
 /**
@@ -135,7 +137,7 @@ export interface WaitOptions {
 export async function waitFor<T>(
   description: string,
   check: () => Promise<T | undefined | false>,
-  { timeoutMs = 60_000, intervalMs = 1_000 }: WaitOptions = {},
+  { timeoutMs = 60_000, intervalMs = 1_000, describe }: WaitOptions = {},
 ): Promise<T> {
   const started = Date.now();
   const deadline = started + timeoutMs;
@@ -144,7 +146,7 @@ export async function waitFor<T>(
     try {
       const v = await check();
       if (v !== undefined && v !== false) return v;
-      last = `last result: ${String(v)}`;
+      last = `last result: ${describe ? describe() : String(v)}`;
     } catch (e) {
       last = `last error: ${e instanceof Error ? e.message : String(e)}`;
     }

@@ -506,15 +506,20 @@ test(
           },
           { timeoutMs: 90_000 },
         );
-        const rigNodes = (await list("nodes")).length;
+        // Other lanes launch and delete nodes meanwhile: the rig's count is read on every poll, and
+        // a poll counts only when it did not change across core's answer.
+        let lastSeen = "";
         const overview = await waitFor(
           "core's overview counts every node of the rig",
           async () => {
+            const before = (await list("nodes")).length;
             const o = (await api(apiPort, "GET", `/api/v1/clusters/${clusterId}/overview`, viewer))
               .json as Obj;
-            return o.nodes === rigNodes && Number(o.costPerHour) > 0 ? o : undefined;
+            const after = (await list("nodes")).length;
+            lastSeen = `rig ${before}→${after}, core ${String(o.nodes)}`;
+            return before === after && o.nodes === after && Number(o.costPerHour) > 0 ? o : undefined;
           },
-          { timeoutMs: 60_000 },
+          { timeoutMs: 90_000, intervalMs: 1_000, describe: () => lastSeen },
         );
         process.stderr.write(
           `[pipeline] ${String(overview.nodes)} nodes, $${Number(overview.costPerHour).toFixed(3)}/h; ${bigNode} $${Number(shown.costPerHour).toFixed(3)}/h (${String(shown.priceSource)})\n`,
