@@ -2,29 +2,47 @@
 // stored lifecycle).
 import type { FastifyInstance } from "fastify";
 import { buildNodeDetail } from "../../../console/node.ts";
-import { NodeDetailSchema } from "../../../dashboard/dto.ts";
+import { NodeDetailSchema, type NodeDetailDto } from "../../../dashboard/dto.ts";
 import { explainInputOf, nodeDisruption } from "../../../dashboard/consolidation/view.ts";
 import { buildNodeList } from "../../../dashboard/views.ts";
 import { errorSchema } from "../schemas.ts";
 import { HOUR, viewer, type ConsoleRoutes } from "./console-context.ts";
 
+const schema = {
+  summary:
+    "One node (or NodeClaim): lifecycle timeline with durations, pods, price and source, labels, taints, who set do-not-disrupt",
+  params: {
+    type: "object",
+    required: ["id", "name"],
+    properties: { id: { type: "string", minLength: 1 }, name: { type: "string", minLength: 1 } },
+  },
+  response: { 200: NodeDetailSchema, 404: errorSchema },
+} as const;
+
+/** A NodeClaim that is gone (the Disruptions page links them): from its stored lifecycle; undefined if none. */
+async function goneNodeClaim(
+  ctx: ConsoleRoutes,
+  clusterId: string,
+  name: string,
+): Promise<NodeDetailDto | undefined> {
+  const past = await ctx.store.nodeClaimLifecycle(clusterId, name);
+  if (past.length === 0) return undefined;
+  return buildNodeDetail({
+    row: undefined,
+    node: undefined,
+    nodeClaim: undefined,
+    pods: [],
+    lifecycle: past,
+    prices: ctx.deps.prices,
+    disruption: null,
+  });
+}
+
 export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
   return (app) => {
     app.get<{ Params: { id: string; name: string } }>(
       "/api/v1/clusters/:id/nodes/:name",
-      {
-        config: viewer,
-        schema: {
-          summary:
-            "One node (or NodeClaim): lifecycle timeline with durations, pods, price and source, labels, taints, who set do-not-disrupt",
-          params: {
-            type: "object",
-            required: ["id", "name"],
-            properties: { id: { type: "string", minLength: 1 }, name: { type: "string", minLength: 1 } },
-          },
-          response: { 200: NodeDetailSchema, 404: errorSchema },
-        },
-      },
+      { config: viewer, schema },
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
@@ -40,22 +58,16 @@ export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
         ).items;
         const row = rows.find((r) => r.name === (node?.metadata.name ?? name) || r.nodeClaim === name);
         if (!node && !nodeClaim && !row) {
-          // A NodeClaim that is gone (the Disruptions page links them): its stored lifecycle.
-          const past = await ctx.store.nodeClaimLifecycle(c.id, name);
-          if (past.length === 0)
-            return reply.code(404).send({
-              error: "not_found",
-              message: `no node or NodeClaim "${name}", now or in the stored history`,
-            });
-          return buildNodeDetail({
-            row: undefined,
-            node: undefined,
-            nodeClaim: undefined,
-            pods: [],
-            lifecycle: past,
-            prices: ctx.deps.prices,
-            disruption: null,
-          });
+          const gone = await goneNodeClaim(ctx, c.id, name);
+          return (
+            gone ??
+            reply
+              .code(404)
+              .send({
+                error: "not_found",
+                message: `no node or NodeClaim "${name}", now or in the stored history`,
+              })
+          );
         }
         const claimName = nodeClaim?.metadata.name ?? row?.nodeClaim ?? undefined;
         const created = Date.parse(
