@@ -138,12 +138,10 @@ export function operationIdOf(method: string, url: string): string {
   return method.toLowerCase() + (words.join("") || "Root") + by;
 }
 
-export async function build(opts: BuildOptions): Promise<FastifyInstance> {
-  const log = (opts.log ?? silentLogger).child({ component: "api" });
-  const clock = opts.clock ?? realClock;
-  const limiter = new FailureLimiter(opts.authFailures ?? { max: 20, windowMs: 60_000 }, clock);
+/** Fastify with Wave's request ids, timeouts and strict (non-coercing) validation. */
+function createApp(opts: BuildOptions): FastifyInstance {
   const requestTimeout = opts.requestTimeoutMs ?? 30_000;
-  const app = Fastify({
+  return Fastify({
     logger: opts.logger ?? false,
     bodyLimit: opts.bodyLimit ?? 256 * 1024,
     // Workload names may be 253 characters (Fastify's default of 100 answered them 414): the
@@ -166,22 +164,14 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     // cap". Query strings are converted by coerceQuery (strict decimal) before validation.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
+}
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: "3.1.0",
-      info: {
-        title: "Wave API",
-        version: "v1",
-        description: "Karpenter dashboard, warmup and spot placement",
-      },
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-      security: [{ bearer: [] }],
-    },
-  });
-
-  // Every numeric query parameter bounded (issue 32: `?to=9007199254740992` was a 500 on three
-  // routes whose schema set no maximum): a route that leaves one open is refused at start.
+/**
+ * Checks and names each route as it is registered: every numeric query parameter bounded (issue
+ * 32: `?to=9007199254740992` was a 500 on three routes whose schema set no maximum; a route that
+ * leaves one open is refused at start) and an operationId for the OpenAPI document.
+ */
+function checkRoutes(app: FastifyInstance, opts: BuildOptions): void {
   app.addHook("onRoute", (route) => {
     const methods = ([] as string[]).concat(route.method);
     for (const method of methods)
@@ -201,7 +191,11 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     if (!route.schema?.hide && !route.schema?.operationId)
       route.schema = { ...route.schema, operationId: operationIdOf(method, route.url) };
   });
+}
 
+/** Who sent each request (static token, then the authenticators) and whether their role suffices. */
+function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clock: Clock): void {
+  const limiter = new FailureLimiter(opts.authFailures ?? { max: 20, windowMs: 60_000 }, clock);
   app.decorateRequest("identity", undefined);
   app.decorateRequest("role", undefined);
   const authenticators = opts.authenticators ?? [];
@@ -267,24 +261,10 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
     req.identity = identity;
     req.role = identity.role;
   });
-  app.addHook("preValidation", (req, _reply, done) => {
-    coerceQuery(req);
-    done();
-  });
+}
 
-  const forward = opts.forward;
-  if (forward) {
-    app.addHook("preHandler", async (req, reply) => {
-      if (req.routeOptions.config.role !== undefined && (await forward(req, reply))) return reply;
-    });
-  }
-  const replica = opts.replica;
-  if (replica !== undefined) {
-    app.addHook("onSend", async (_req, reply) => {
-      reply.header("x-wave-replica", replica);
-    });
-  }
-
+/** One JSON error shape for every failure; every 5xx logged with its request id. */
+function handleErrors(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler(
     async (err: Error & { statusCode?: number; validation?: unknown; code?: string }, req, reply) => {
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
@@ -323,6 +303,45 @@ export async function build(opts: BuildOptions): Promise<FastifyInstance> {
       .code(404)
       .send({ error: "not_found", message: `no route ${req.method} ${req.url.split("?")[0] ?? ""}` });
   });
+}
+
+export async function build(opts: BuildOptions): Promise<FastifyInstance> {
+  const log = (opts.log ?? silentLogger).child({ component: "api" });
+  const app = createApp(opts);
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Wave API",
+        version: "v1",
+        description: "Karpenter dashboard, warmup and spot placement",
+      },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  checkRoutes(app, opts);
+  authenticate(app, opts, log, opts.clock ?? realClock);
+  app.addHook("preValidation", (req, _reply, done) => {
+    coerceQuery(req);
+    done();
+  });
+
+  const forward = opts.forward;
+  if (forward) {
+    app.addHook("preHandler", async (req, reply) => {
+      if (req.routeOptions.config.role !== undefined && (await forward(req, reply))) return reply;
+    });
+  }
+  const replica = opts.replica;
+  if (replica !== undefined) {
+    app.addHook("onSend", async (_req, reply) => {
+      reply.header("x-wave-replica", replica);
+    });
+  }
+
+  handleErrors(app, log);
 
   app.get("/healthz", { schema: { hide: true } }, () => ({ ok: true }));
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
