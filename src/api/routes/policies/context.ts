@@ -1,0 +1,217 @@
+// What the policy routes share: their dependencies, parameter schemas, and one context per
+// policyRoutes() — the cluster a route acts on, the spot set's long-poll waiters, an edit sent
+// down the cluster's agent stream, and the record every change leaves (consumers woken, audit).
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { PolicyKind, Store } from "../../../core/store/store.ts";
+import { WORKLOAD_KINDS, type SpotPolicy } from "../../../webhook/policy.ts";
+import { clientOf } from "../../identity.ts";
+import {
+  editRefusal,
+  spotPoliciesOf,
+  unavailable,
+  type ChangeStamp,
+  type EditAnswer,
+  type PolicyCrAccess,
+} from "../../../console/policy-crs.ts";
+import type { AuditSink } from "../../audit.ts";
+import { DEFAULT_WATCH_CAPS, StreamLimits, type StreamCaps } from "../../streams.ts";
+import type { SpotPolicySetDto } from "../../../dashboard/dto.ts";
+import { poolName } from "../schemas.ts";
+import { spotPolicySet } from "./spot-set.ts";
+
+export interface PolicyDeps {
+  store: Store;
+  /**
+   * The cluster the routes without a cluster in their path (/api/v1/policies/…, from before
+   * policies had a cluster) act on: core's own --cluster-id.
+   */
+  defaultClusterId: string;
+  /** Called after a policy was stored or deleted (the composition root reloads its consumers). */
+  onChange?: (kind: PolicyKind, key: string, clusterId: string) => void | Promise<void>;
+  now?: () => number;
+  /** Records each change with the caller's identity (the audit list). */
+  audit?: AuditSink;
+  /** `?watch=true` long polls held at once: per token, per address, in total (default DEFAULT_WATCH_CAPS). */
+  watchCaps?: StreamCaps;
+  /**
+   * The policy custom resources (issue 31, ADR 0018): with it, policies are read from the CRs the
+   * cluster's agent streams and every edit is server-side applied by that agent; the store's
+   * policies are then only the migration's input. Without it (tests of the store path), the store.
+   */
+  crs?: PolicyCrAccess;
+}
+
+/** The cluster ids agents may use (core's hello check): a lowercase DNS label, at most 63. */
+export const CLUSTER_ID_PATTERN = "^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$";
+
+export const admin = { role: "admin" as const };
+export const viewer = { role: "viewer" as const };
+// Spot policies live in a workload's namespace: namespace editors change them there (requireChange).
+export const namespaceEditor = { role: "namespace-editor" as const };
+
+export const clusterParam = { id: { type: "string", pattern: CLUSTER_ID_PATTERN } } as const;
+
+export const spotWorkloadParams = {
+  type: "object",
+  required: ["kind", "namespace", "name"],
+  properties: {
+    kind: { type: "string", enum: WORKLOAD_KINDS },
+    namespace: { type: "string", minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" },
+    name: { type: "string", minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" },
+  },
+} as const;
+
+// force=true: the edit takes over fields another field manager owns (server-side apply's force).
+export const forceQuery = {
+  type: "object",
+  additionalProperties: false,
+  properties: { force: { type: "boolean" } },
+} as const;
+
+export const poolOnlyParams = { type: "object", required: ["pool"], properties: { pool: poolName } } as const;
+
+type ParamsSchema = { type: "object"; required: readonly string[]; properties: object };
+
+/**
+ * The schema fields every policy route shares: its path's parameters — the cluster's `id` only
+ * where the path has one (the pre-cluster /api/v1/policies routes have none, so their OpenAPI
+ * operations must not declare it) — and `deprecated` on those old routes.
+ */
+export function routeSchema(
+  path: string,
+  own: ParamsSchema = { type: "object", required: [], properties: {} },
+) {
+  if (!path.includes(":id")) return { deprecated: true, ...(own.required.length > 0 ? { params: own } : {}) };
+  return {
+    params: { ...own, required: ["id", ...own.required], properties: { ...clusterParam, ...own.properties } },
+  };
+}
+
+/**
+ * Every route twice: under /api/v1/clusters/{id}/policies (the cluster's own policies), and at its
+ * pre-cluster path /api/v1/policies, which acts on the default cluster and says so.
+ */
+export const both = (path: string): string[] => [
+  `/api/v1/clusters/:id/policies${path}`,
+  `/api/v1/policies${path}`,
+];
+
+export interface ClusterParams {
+  /** Absent on the routes from before clusters: the default cluster. */
+  id?: string;
+}
+
+export interface SpotParams extends ClusterParams {
+  kind: SpotPolicy["workload"]["kind"];
+  namespace: string;
+  name: string;
+}
+
+/** A CR's spec as core holds it before an edit (the audit's "before"), null when there is none. */
+export function crSpec(
+  crs: readonly { metadata: { name?: string; namespace?: string }; spec: unknown }[] | undefined,
+  name: string,
+  namespace?: string,
+): unknown {
+  return (
+    crs?.find(
+      (c) => c.metadata.name === name && (namespace === undefined || c.metadata.namespace === namespace),
+    )?.spec ?? null
+  );
+}
+
+type Log = { warn: (o: object, m: string) => void };
+
+/** One change made through a policy route, as it is recorded. */
+export interface PolicyChange {
+  kind: PolicyKind;
+  verb: "put" | "delete";
+  cluster: string;
+  /** The workload key (spot) or the NodePool (warmup). */
+  key: string;
+  before: unknown;
+  after: unknown;
+}
+
+export class PolicyContext {
+  readonly store: Store;
+  readonly crs: PolicyCrAccess | undefined;
+  readonly now: () => number;
+  /** The set's long-poll waiters per cluster (`?watch=true&revision=R`), woken when its set changes. */
+  readonly spotWaiters = new Map<string, Set<() => void>>();
+  readonly watches: StreamLimits;
+  private readonly deps: PolicyDeps;
+
+  constructor(deps: PolicyDeps) {
+    this.deps = deps;
+    this.store = deps.store;
+    this.crs = deps.crs;
+    this.now = deps.now ?? (() => Date.now());
+    this.watches = new StreamLimits("policy watches", deps.watchCaps ?? DEFAULT_WATCH_CAPS);
+    // A SpotPolicy resource that changed in core's state wakes the cluster's watches (the webhooks'
+    // long-polls) — also when it was changed outside Wave, and after an edit's resource streamed back.
+    deps.crs?.onSpotChange?.((clusterId) => this.wake(clusterId));
+  }
+
+  clusterOf(params: ClusterParams): string {
+    return params.id ?? this.deps.defaultClusterId;
+  }
+
+  private wake(clusterId: string): void {
+    for (const wake of [...(this.spotWaiters.get(clusterId) ?? [])]) wake();
+  }
+
+  /** The cluster's spot set: from its SpotPolicy resources, or the store without them. */
+  async spotSet(clusterId: string, log: Log): Promise<SpotPolicySetDto> {
+    const crs = this.crs?.spot(clusterId);
+    if (crs) {
+      const { policies, problems } = spotPoliciesOf(crs);
+      for (const p of problems)
+        log.warn({ policy: p.name, errors: p.errors }, "skipping an invalid SpotPolicy");
+      return spotPolicySet(policies);
+    }
+    return spotPolicySet(
+      (await this.store.listPolicies(clusterId, "spot")).map((r) => r.value),
+      (err) => log.warn({ err }, "skipping an invalid stored spot policy"),
+    );
+  }
+
+  stampOf(req: FastifyRequest): ChangeStamp {
+    return { subject: req.identity?.subject ?? "unknown", via: clientOf(req), at: this.now() };
+  }
+
+  /** One edit down the cluster's agent stream; undefined after answering the refusal. */
+  async sendEdit(
+    reply: FastifyReply,
+    crs: PolicyCrAccess,
+    cluster: string,
+    edit: Parameters<PolicyCrAccess["edit"]>[1],
+  ): Promise<EditAnswer | undefined> {
+    let answer: EditAnswer;
+    try {
+      answer = await crs.edit(cluster, edit);
+    } catch (err) {
+      const u = unavailable(err);
+      if (!u) throw err;
+      await reply.code(u.status).send({ error: u.error, message: u.message });
+      return undefined;
+    }
+    if (answer.outcome === "applied") return answer;
+    const r = editRefusal(answer);
+    await reply.code(r.status).send({ error: r.error, message: r.message, conflicts: answer.conflicts });
+    return undefined;
+  }
+
+  /** After a change: the spot set's watches and the consumers woken, then the change audited. */
+  async changed(req: FastifyRequest, c: PolicyChange): Promise<void> {
+    if (c.kind === "spot") this.wake(c.cluster);
+    await this.deps.onChange?.(c.kind, c.key, c.cluster);
+    await this.deps.audit?.(req, {
+      clusterId: c.cluster,
+      action: `${c.kind}-policy.${c.verb}`,
+      object: `${c.kind === "spot" ? "SpotPolicy" : "WarmupPolicy"} ${c.key}`,
+      before: c.before,
+      after: c.after,
+    });
+  }
+}
