@@ -5,7 +5,7 @@
 // One plugin per resource: policies/spot.ts, policies/warmup.ts, policies/history.ts.
 import type { FastifyInstance } from "fastify";
 import type { ApiPlugin } from "../app.ts";
-import { PolicyContext, type PolicyDeps } from "./policies/context.ts";
+import { PolicyContext, register, type PolicyDeps } from "./policies/context.ts";
 import { policyHistoryRoutes } from "./policies/history.ts";
 import { spotPolicyRoutes } from "./policies/spot.ts";
 import { warmupPolicyRoutes } from "./policies/warmup.ts";
@@ -28,8 +28,8 @@ export function policyRoutes(deps: PolicyDeps): ApiPlugin {
         reply.header("link", `<${successor}>; rel="successor-version"`);
       }
     });
-    spotPolicyRoutes(ctx, app);
+    register(app, spotPolicyRoutes(ctx));
     policyHistoryRoutes(ctx, app);
-    warmupPolicyRoutes(ctx, app);
+    register(app, warmupPolicyRoutes(ctx));
   };
 }

@@ -1,7 +1,13 @@
 // What the policy routes share: their dependencies, parameter schemas, and one context per
 // policyRoutes() — the cluster a route acts on, the spot set's long-poll waiters, an edit sent
 // down the cluster's agent stream, and the record every change leaves (consumers woken, audit).
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RouteGenericInterface,
+  RouteHandlerMethod,
+} from "fastify";
 import type { PolicyKind, Store } from "../../../core/store/store.ts";
 import { WORKLOAD_KINDS, type SpotPolicy } from "../../../webhook/policy.ts";
 import { clientOf } from "../../identity.ts";
@@ -16,7 +22,8 @@ import {
 import type { AuditSink } from "../../audit.ts";
 import { DEFAULT_WATCH_CAPS, StreamLimits, type StreamCaps } from "../../streams.ts";
 import type { SpotPolicySetDto } from "../../../dashboard/dto.ts";
-import { poolName } from "../schemas.ts";
+import { errorSchema, poolName } from "../schemas.ts";
+import type { Role } from "../../identity.ts";
 import { spotPolicySet } from "./spot-set.ts";
 
 export interface PolicyDeps {
@@ -96,6 +103,49 @@ export const both = (path: string): string[] => [
   `/api/v1/policies${path}`,
 ];
 
+/** One policy route: registered at both of its paths (`both`), with the parameters each path has. */
+export interface PolicyRoute {
+  method: "GET" | "PUT" | "DELETE";
+  path: string;
+  config: { role: Role };
+  /** The path's own parameters (the cluster's `id` is added where the path has one). */
+  params?: ParamsSchema;
+  schema: { summary: string } & Record<string, unknown>;
+  handler: RouteHandlerMethod;
+}
+
+/** A handler that reads its request as `RG` declares (what Fastify's route generics assert). */
+export const handle = <RG extends RouteGenericInterface>(
+  fn: (req: FastifyRequest<RG>, reply: FastifyReply) => Promise<unknown>,
+): RouteHandlerMethod => fn as unknown as RouteHandlerMethod;
+
+export function register(app: FastifyInstance, routes: readonly PolicyRoute[]): void {
+  for (const r of routes) {
+    const { summary, ...rest } = r.schema;
+    for (const url of both(r.path))
+      app.route({
+        method: r.method,
+        url,
+        config: r.config,
+        schema: { summary, ...routeSchema(url, r.params), ...rest },
+        handler: r.handler,
+      });
+  }
+}
+
+/** A policy PUT: ?force, the body checked, and 409 when a field is managed elsewhere. */
+export const putSchema = (summary: string, body: object, record: object) => ({
+  summary,
+  querystring: forceQuery,
+  body,
+  response: { 200: record, 400: errorSchema, 409: errorSchema },
+});
+
+export const deleteSchema = (summary: string) => ({
+  summary,
+  response: { 204: { type: "null" }, 404: errorSchema },
+});
+
 export interface ClusterParams {
   /** Absent on the routes from before clusters: the default cluster. */
   id?: string;
@@ -118,6 +168,23 @@ export function crSpec(
       (c) => c.metadata.name === name && (namespace === undefined || c.metadata.namespace === namespace),
     )?.spec ?? null
   );
+}
+
+/** The custom resource of each policy kind. */
+const RESOURCE = { spot: "SpotPolicy", warmup: "WarmupPolicy" } as const satisfies Record<PolicyKind, string>;
+
+/** The CR a put applies: its name and namespace ("" cluster-scoped), the object, and its spec before. */
+export interface CrTarget {
+  name: string;
+  namespace: string;
+  object: unknown;
+  before: unknown;
+}
+
+/** A CR as core holds it. */
+export interface HeldCr {
+  metadata: { name?: string; namespace?: string };
+  spec: unknown;
 }
 
 type Log = { warn: (o: object, m: string) => void };
@@ -202,6 +269,89 @@ export class PolicyContext {
     return undefined;
   }
 
+  /**
+   * Puts one policy: its CR (`cr` names it and builds it, stamped with the caller) server-side
+   * applied by the cluster's agent, or without the CRs the stored row. The time it took effect;
+   * undefined once a refusal was answered.
+   */
+  async put(
+    req: FastifyRequest<{ Querystring: { force?: boolean } }>,
+    reply: FastifyReply,
+    p: {
+      kind: PolicyKind;
+      cluster: string;
+      key: string;
+      value: unknown;
+      cr: (stamp: ChangeStamp) => CrTarget;
+    },
+  ): Promise<number | undefined> {
+    let before: unknown;
+    let at: number;
+    if (this.crs) {
+      const stamp = this.stampOf(req);
+      const cr = p.cr(stamp);
+      before = cr.before;
+      const edit = { kind: RESOURCE[p.kind], namespace: cr.namespace, name: cr.name, op: "apply" as const };
+      if (
+        !(await this.sendEdit(reply, this.crs, p.cluster, {
+          ...edit,
+          object: cr.object,
+          force: req.query.force === true,
+        }))
+      )
+        return undefined;
+      at = stamp.at;
+    } else {
+      before = (await this.store.getPolicy(p.cluster, p.kind, p.key))?.value ?? null;
+      at = (await this.store.putPolicy(p.cluster, p.kind, p.key, p.value, this.now())).updatedAt;
+    }
+    await this.changed(req, {
+      kind: p.kind,
+      verb: "put",
+      cluster: p.cluster,
+      key: p.key,
+      before,
+      after: p.value,
+    });
+    return at;
+  }
+
+  /**
+   * Deletes one policy: `cr`, the CR core holds (undefined: none), through the cluster's agent, or
+   * without the CRs the stored row; 404 when there is none. `what` names it in that answer.
+   */
+  async remove(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    p: { kind: PolicyKind; cluster: string; key: string; what: string; cr: HeldCr | undefined },
+  ): Promise<unknown> {
+    const missing = (name: string) =>
+      reply
+        .code(404)
+        .send({ error: "not_found", message: `no ${name} for ${p.what} in cluster ${p.cluster}` });
+    let before: unknown;
+    if (this.crs) {
+      const name = p.cr?.metadata.name;
+      if (p.cr === undefined || !name) return missing(RESOURCE[p.kind]);
+      const edit = { kind: RESOURCE[p.kind], namespace: p.cr.metadata.namespace ?? "", name };
+      if (!(await this.sendEdit(reply, this.crs, p.cluster, { ...edit, op: "delete", force: false })))
+        return reply;
+      before = p.cr.spec;
+    } else {
+      before = (await this.store.getPolicy(p.cluster, p.kind, p.key))?.value ?? null;
+      if (!(await this.store.deletePolicy(p.cluster, p.kind, p.key))) return missing(`${p.kind} policy`);
+    }
+    await this.changed(req, {
+      kind: p.kind,
+      verb: "delete",
+      cluster: p.cluster,
+      key: p.key,
+      before,
+      after: null,
+    });
+    return reply.code(204).send();
+  }
+
   /** After a change: the spot set's watches and the consumers woken, then the change audited. */
   async changed(req: FastifyRequest, c: PolicyChange): Promise<void> {
     if (c.kind === "spot") this.wake(c.cluster);
@@ -209,7 +359,7 @@ export class PolicyContext {
     await this.deps.audit?.(req, {
       clusterId: c.cluster,
       action: `${c.kind}-policy.${c.verb}`,
-      object: `${c.kind === "spot" ? "SpotPolicy" : "WarmupPolicy"} ${c.key}`,
+      object: `${RESOURCE[c.kind]} ${c.key}`,
       before: c.before,
       after: c.after,
     });

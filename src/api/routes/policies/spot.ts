@@ -1,21 +1,22 @@
 // A cluster's spot placement policies: the SpotPolicySet its webhook pulls (long-polled with
 // ?watch=true), and one workload's policy put or deleted — as its SpotPolicy through the
 // cluster's agent, or in the store without the CRs.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { workloadKey, type SpotPolicy } from "../../../webhook/policy.ts";
 import { requireChange } from "../../identity.ts";
 import { spotPolicyName, spotPolicyResource } from "../../../console/policy-crs.ts";
 import { errorSchema, spotPolicySchema, spotPolicySetSchema } from "../schemas.ts";
 import {
-  both,
   crSpec,
-  forceQuery,
+  deleteSchema,
+  handle,
   namespaceEditor,
-  routeSchema,
+  putSchema,
   spotWorkloadParams,
   viewer,
   type ClusterParams,
   type PolicyContext,
+  type PolicyRoute,
   type SpotParams,
 } from "./context.ts";
 import { BadPolicy, spotPolicyFrom } from "./spot-set.ts";
@@ -46,10 +47,9 @@ type WatchRoute = {
   Params: ClusterParams;
   Querystring: { watch?: boolean; revision?: string; timeoutSeconds?: number };
 };
-type WatchRequest = FastifyRequest<WatchRoute>;
 
 /** The set now; with ?watch=true and the current revision, held until it changes (or the timeout). */
-async function getSpotSet(ctx: PolicyContext, req: WatchRequest, reply: FastifyReply): Promise<unknown> {
+async function getSpotSet(ctx: PolicyContext, req: FastifyRequest<WatchRoute>, reply: FastifyReply) {
   const clusterId = ctx.clusterOf(req.params);
   const set = await ctx.spotSet(clusterId, req.log);
   const { watch, revision, timeoutSeconds = 30 } = req.query;
@@ -77,9 +77,8 @@ async function getSpotSet(ctx: PolicyContext, req: WatchRequest, reply: FastifyR
 }
 
 type PutRoute = { Params: SpotParams; Querystring: { force?: boolean } };
-type PutRequest = FastifyRequest<PutRoute>;
 
-async function putSpotPolicy(ctx: PolicyContext, req: PutRequest, reply: FastifyReply): Promise<unknown> {
+async function putSpotPolicy(ctx: PolicyContext, req: FastifyRequest<PutRoute>, reply: FastifyReply) {
   if (!(await requireChange(req, reply, req.params.namespace))) return reply;
   let policy: SpotPolicy;
   try {
@@ -88,116 +87,79 @@ async function putSpotPolicy(ctx: PolicyContext, req: PutRequest, reply: Fastify
     if (!(err instanceof BadPolicy)) throw err;
     return reply.code(400).send({ error: "bad_request", message: err.message });
   }
-  const key = workloadKey(policy.workload);
   const cluster = ctx.clusterOf(req.params);
-  let before: unknown;
-  if (ctx.crs) {
-    const name = spotPolicyName(policy.workload, ctx.crs.spot(cluster) ?? []);
-    before = crSpec(ctx.crs.spot(cluster), name, policy.workload.namespace);
-    const done = await ctx.sendEdit(reply, ctx.crs, cluster, {
-      kind: "SpotPolicy",
-      namespace: policy.workload.namespace,
-      name,
-      op: "apply",
-      object: spotPolicyResource(policy, name, ctx.stampOf(req)),
-      force: req.query.force === true,
-    });
-    if (!done) return reply;
-  } else {
-    before = (await ctx.store.getPolicy(cluster, "spot", key))?.value ?? null;
-    await ctx.store.putPolicy(cluster, "spot", key, policy, ctx.now());
-  }
-  await ctx.changed(req, { kind: "spot", verb: "put", cluster, key, before, after: policy });
-  return policy;
+  const at = await ctx.put(req, reply, {
+    kind: "spot",
+    cluster,
+    key: workloadKey(policy.workload),
+    value: policy,
+    cr: (stamp) => {
+      const held = ctx.crs?.spot(cluster) ?? [];
+      const name = spotPolicyName(policy.workload, held);
+      const namespace = policy.workload.namespace;
+      return {
+        name,
+        namespace,
+        object: spotPolicyResource(policy, name, stamp),
+        before: crSpec(held, name, namespace),
+      };
+    },
+  });
+  return at === undefined ? reply : policy;
 }
 
 async function deleteSpotPolicy(
   ctx: PolicyContext,
   req: FastifyRequest<{ Params: SpotParams }>,
   reply: FastifyReply,
-): Promise<unknown> {
+) {
   if (!(await requireChange(req, reply, req.params.namespace))) return reply;
-  const key = workloadKey(req.params);
+  const { namespace, kind, name } = req.params;
   const cluster = ctx.clusterOf(req.params);
-  let before: unknown;
-  if (ctx.crs) {
-    const cr = (ctx.crs.spot(cluster) ?? []).find(
+  const cr = ctx.crs
+    ?.spot(cluster)
+    ?.find(
       (c) =>
-        c.metadata.namespace === req.params.namespace &&
-        c.spec.targetRef.kind === req.params.kind &&
-        c.spec.targetRef.name === req.params.name,
+        c.metadata.namespace === namespace &&
+        c.spec.targetRef.kind === kind &&
+        c.spec.targetRef.name === name,
     );
-    if (!cr?.metadata.name)
-      return reply
-        .code(404)
-        .send({ error: "not_found", message: `no SpotPolicy for ${key} in cluster ${cluster}` });
-    const done = await ctx.sendEdit(reply, ctx.crs, cluster, {
-      kind: "SpotPolicy",
-      namespace: req.params.namespace,
-      name: cr.metadata.name,
-      op: "delete",
-      force: false,
-    });
-    if (!done) return reply;
-    before = cr.spec;
-  } else {
-    before = (await ctx.store.getPolicy(cluster, "spot", key))?.value ?? null;
-    if (!(await ctx.store.deletePolicy(cluster, "spot", key)))
-      return reply
-        .code(404)
-        .send({ error: "not_found", message: `no spot policy for ${key} in cluster ${cluster}` });
-  }
-  await ctx.changed(req, { kind: "spot", verb: "delete", cluster, key, before, after: null });
-  return reply.code(204).send();
+  const key = workloadKey(req.params);
+  return ctx.remove(req, reply, { kind: "spot", cluster, key, what: key, cr });
 }
 
-export function spotPolicyRoutes(ctx: PolicyContext, app: FastifyInstance): void {
-  for (const path of both("/spot"))
-    app.get<WatchRoute>(
-      path,
-      {
-        config: viewer,
-        schema: {
-          summary:
-            "A cluster's spot placement policies, as the SpotPolicySet its webhook pulls; with " +
-            "watch=true and the revision the caller has, held until the set changes (at most timeoutSeconds)",
-          ...routeSchema(path),
-          querystring: watchQuery,
-          response: { 200: spotPolicySetSchema, 429: errorSchema },
-        },
-      },
-      (req, reply) => getSpotSet(ctx, req, reply),
-    );
+const ITEM = "/spot/:kind/:namespace/:name";
 
-  for (const path of both("/spot/:kind/:namespace/:name"))
-    app.put<PutRoute>(
-      path,
-      {
-        config: namespaceEditor,
-        schema: {
-          summary:
-            "Create or replace a workload's spot policy in a cluster (its SpotPolicy, server-side " +
-            "applied by the cluster's agent; 409 when a field is managed elsewhere, unless force=true)",
-          ...routeSchema(path, spotWorkloadParams),
-          querystring: forceQuery,
-          body: spotBody,
-          response: { 200: spotPolicySchema, 400: errorSchema, 409: errorSchema },
-        },
-      },
-      (req, reply) => putSpotPolicy(ctx, req, reply),
-    );
-
-  for (const path of both("/spot/:kind/:namespace/:name"))
-    app.delete<{ Params: SpotParams }>(
-      path,
-      {
-        config: namespaceEditor,
-        schema: {
-          summary: "Delete a workload's spot policy in a cluster",
-          ...routeSchema(path, spotWorkloadParams),
-          response: { 204: { type: "null" }, 404: errorSchema },
-        },
-      },
-      (req, reply) => deleteSpotPolicy(ctx, req, reply),
-    );
+export function spotPolicyRoutes(ctx: PolicyContext): PolicyRoute[] {
+  const writer = { path: ITEM, config: namespaceEditor, params: spotWorkloadParams };
+  const summary =
+    "A cluster's spot placement policies, as the SpotPolicySet its webhook pulls; with watch=true and " +
+    "the revision the caller has, held until the set changes (at most timeoutSeconds)";
+  const put = putSchema(
+    "Create or replace a workload's spot policy in a cluster (its SpotPolicy, server-side applied by " +
+      "the cluster's agent; 409 when a field is managed elsewhere, unless force=true)",
+    spotBody,
+    spotPolicySchema,
+  );
+  return [
+    {
+      method: "GET",
+      path: "/spot",
+      config: viewer,
+      schema: { summary, querystring: watchQuery, response: { 200: spotPolicySetSchema, 429: errorSchema } },
+      handler: handle<WatchRoute>((req, reply) => getSpotSet(ctx, req, reply)),
+    },
+    {
+      method: "PUT",
+      ...writer,
+      schema: put,
+      handler: handle<PutRoute>((req, reply) => putSpotPolicy(ctx, req, reply)),
+    },
+    {
+      method: "DELETE",
+      ...writer,
+      schema: deleteSchema("Delete a workload's spot policy in a cluster"),
+      handler: handle<{ Params: SpotParams }>((req, reply) => deleteSpotPolicy(ctx, req, reply)),
+    },
+  ];
 }
