@@ -9,7 +9,7 @@ import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
 import { poolSamples, startHistory } from "./parts.ts";
-import { deliver } from "../core/hub/testing.ts";
+import { deliverSnapshot } from "../core/hub/testing.ts";
 
 const CLUSTER = "alpha";
 const STEP = 60_000;
@@ -33,15 +33,7 @@ describe("core history over the hub", () => {
     const prices = new KwokPriceProvider();
     assert.equal(poolSamples(hub, CLUSTER, prices), undefined, "no agent yet");
     await hub.clusterConnected(info(clock, "s1"));
-    await deliver(hub, {
-      clusterId: CLUSTER,
-      sessionId: "s1",
-      sequence: 1,
-      receivedAt: clock.now(),
-      snapshot: [nodePool("default"), node(1), node(2)],
-      changes: [],
-      lifecycle: [],
-    });
+    await deliverSnapshot(hub, clock.now(), [nodePool("default"), node(1), node(2)], { clusterId: CLUSTER });
     assert.equal(
       poolSamples(hub, CLUSTER, prices)?.reduce((n, s) => n + s.nodes, 0),
       2,
@@ -75,15 +67,7 @@ describe("core history over the hub", () => {
     );
     const hub = new ClusterHub(store, clock);
     await hub.clusterConnected(info(clock, "s1"));
-    await deliver(hub, {
-      clusterId: CLUSTER,
-      sessionId: "s1",
-      sequence: 1,
-      receivedAt: clock.now(),
-      snapshot: [nodePool("default"), node(1), node(2)],
-      changes: [],
-      lifecycle: [],
-    });
+    await deliverSnapshot(hub, clock.now(), [nodePool("default"), node(1), node(2)], { clusterId: CLUSTER });
     const ac = new AbortController();
     const stop = await startHistory({
       store,

@@ -12,7 +12,7 @@ import { fixtures } from "../../test/fixtures/karpenter/load.ts";
 import { consoleRoutes } from "../api/routes/console.ts";
 import { dashboardRoutes } from "../api/routes/dashboard.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
-import { deliver } from "../core/hub/testing.ts";
+import { deliverSnapshot } from "../core/hub/testing.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { run } from "./main.ts";
@@ -84,18 +84,15 @@ describe("wave spot / wave warmup against core's API", () => {
     pod.metadata.ownerReferences = [
       { apiVersion: "apps/v1", kind: "ReplicaSet", name: "api-7c9f8d6b5", uid: "rs-1", controller: true },
     ];
-    await deliver(hub, {
-      clusterId: "default",
-      sessionId: "s1",
-      sequence: 1,
-      receivedAt: NOW,
-      snapshot: [
+    await deliverSnapshot(
+      hub,
+      NOW,
+      [
         { kind: "NodePool", object: pool },
         { kind: "Pod", object: pod },
       ],
-      changes: [],
-      lifecycle: [],
-    });
+      { clusterId: "default" },
+    );
     const prices = new KwokPriceProvider();
     const app = await build({
       tokens: { admin: "adm", viewer: "view" },

@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { nodePool } from "../agent/fixtures.ts";
 import { ClusterHub } from "../core/hub/hub.ts";
-import { connectTestCluster, deliver } from "../core/hub/testing.ts";
+import { connectTestCluster, deliverSnapshot } from "../core/hub/testing.ts";
 import { openStore } from "../core/store/open.ts";
 import type { LifecycleEvent, Store } from "../core/store/store.ts";
 import type { OverviewDto, WarmupViewDto } from "../dashboard/dto.ts";
@@ -44,15 +44,7 @@ before(async () => {
   );
   const hub = new ClusterHub(store, clock);
   await connectTestCluster(hub, NOW - 60_000, { agentVersion: "test" });
-  await deliver(hub, {
-    clusterId: "c1",
-    sessionId: "s1",
-    sequence: 1,
-    receivedAt: NOW,
-    snapshot: [nodePool("general"), nodePool("batch")],
-    changes: [],
-    lifecycle: [],
-  });
+  await deliverSnapshot(hub, NOW, [nodePool("general"), nodePool("batch")]);
   // general's nodes took 60, 70 and 80 s to come up in the last hour; batch's 40 s; one older
   // launch (2 h ago, 500 s) is outside the measured window.
   await store.write({

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { ClusterHub } from "../../core/hub/hub.ts";
-import { deliver } from "../../core/hub/testing.ts";
+import { deliver, deliverSnapshot } from "../../core/hub/testing.ts";
 import { openStore } from "../../core/store/open.ts";
 import type { Store } from "../../core/store/store.ts";
 import type { ConsolidationViewDto, NodeDetailDto, PendingViewDto } from "../../dashboard/dto.ts";
@@ -99,15 +99,7 @@ before(async () => {
     { kind: "Event", object: blocked },
     { kind: "Event", object: failed },
   ];
-  await deliver(hub, {
-    clusterId: "c1",
-    sessionId: "s1",
-    sequence: 1,
-    receivedAt: NOW,
-    snapshot,
-    changes: [],
-    lifecycle: [],
-  });
+  await deliverSnapshot(hub, NOW, snapshot);
   // The apiserver's TTL deletes the Events: core keeps them.
   await deliver(hub, {
     clusterId: "c1",

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { fixtures } from "../../../test/fixtures/karpenter/load.ts";
 import { ClusterHub } from "../../core/hub/hub.ts";
-import { connectTestCluster, deliver } from "../../core/hub/testing.ts";
+import { connectTestCluster, deliverSnapshot } from "../../core/hub/testing.ts";
 import { openStore } from "../../core/store/open.ts";
 import type { Store } from "../../core/store/store.ts";
 import type { NodeDetailDto } from "../../dashboard/dto.ts";
@@ -27,15 +27,7 @@ before(async () => {
   store = await openStore({ backend: "sqlite", path: ":memory:" }, { log: silentLogger });
   const hub = new ClusterHub(store, clock);
   await connectTestCluster(hub, NOW - 5000, { agentVersion: "test" });
-  await deliver(hub, {
-    clusterId: "c1",
-    sessionId: "s1",
-    sequence: 1,
-    receivedAt: NOW,
-    snapshot: [{ kind: "NodePool", object: fixtures.nodePool() }],
-    changes: [],
-    lifecycle: [],
-  });
+  await deliverSnapshot(hub, NOW, [{ kind: "NodePool", object: fixtures.nodePool() }]);
   // A spot NodeClaim, launched, registered as node "n-gone", consolidated and terminated.
   const base = {
     clusterId: "c1",

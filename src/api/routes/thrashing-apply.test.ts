@@ -18,7 +18,7 @@ import { silentLogger } from "../../shared/log.ts";
 import { build } from "../app.ts";
 import { consoleRoutes } from "./console.ts";
 import { storeAudit } from "../audit.ts";
-import { deliver } from "../../core/hub/testing.ts";
+import { deliverSnapshot } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-03-02T12:00:00Z");
 const tokens = { admin: "a-token", viewer: "v-token" };
@@ -37,15 +37,7 @@ before(async () => {
   store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
   const clock = new FakeClock(NOW);
   const hub = new ClusterHub(store, clock);
-  await deliver(hub, {
-    clusterId: "c1",
-    sessionId: "s1",
-    sequence: 1,
-    receivedAt: NOW,
-    snapshot: [{ kind: "NodePool", object: fixtures.nodePool() }],
-    changes: [],
-    lifecycle: [],
-  });
+  await deliverSnapshot(hub, NOW, [{ kind: "NodePool", object: fixtures.nodePool() }]);
   // Six NodeClaims of pool "default", each removed Empty 2 minutes after launch: thrashing.
   const lifecycle = [];
   const disruptions = [];

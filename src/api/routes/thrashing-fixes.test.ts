@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { fixtures } from "../../../test/fixtures/karpenter/load.ts";
 import { ClusterHub } from "../../core/hub/hub.ts";
-import { connectTestCluster, deliver } from "../../core/hub/testing.ts";
+import { connectTestCluster, deliverSnapshot } from "../../core/hub/testing.ts";
 import { openStore } from "../../core/store/open.ts";
 import type { LifecycleEvent, Store, StoredWarmupEvent } from "../../core/store/store.ts";
 import type { ThrashingDto, ThrashingFixesDto } from "../../dashboard/dto.ts";
@@ -79,14 +79,9 @@ before(async () => {
     await connectTestCluster(hub, NOW - 5000, { clusterId: id, karpenterVersion, sessionId: `s-${id}` });
     const pool = fixtures.nodePool();
     pool.spec.disruption = { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "0s" };
-    await deliver(hub, {
+    await deliverSnapshot(hub, NOW, [{ kind: "NodePool", object: pool }], {
       clusterId: id,
       sessionId: `s-${id}`,
-      sequence: 1,
-      receivedAt: NOW,
-      snapshot: [{ kind: "NodePool", object: pool }],
-      changes: [],
-      lifecycle: [],
     });
     const { lifecycle, warmup } = churn(id);
     await store.write({ lifecycle });

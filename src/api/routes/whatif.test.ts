@@ -17,7 +17,7 @@ import { silentLogger } from "../../shared/log.ts";
 import { clusterWhatif } from "../../sim/cluster-whatif.ts";
 import { build } from "../app.ts";
 import { observedBootMs, whatifRoutes } from "./whatif.ts";
-import { connectTestCluster, deliver } from "../../core/hub/testing.ts";
+import { connectTestCluster, deliverSnapshot } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-12-03T12:00:00Z");
 const MIN = 60_000;
@@ -63,18 +63,10 @@ before(async () => {
   const clock = new FakeClock(NOW);
   const hub = new ClusterHub(store, clock);
   await connectTestCluster(hub, NOW - 3_600_000);
-  await deliver(hub, {
-    clusterId: "c1",
-    sessionId: "s1",
-    sequence: 1,
-    receivedAt: NOW,
-    snapshot: [
-      { kind: "NodePool", object: pool },
-      ...Array.from({ length: 6 }, (_, i) => ({ kind: "Pod" as const, object: apiPod(i) })),
-    ],
-    changes: [],
-    lifecycle: [],
-  });
+  await deliverSnapshot(hub, NOW, [
+    { kind: "NodePool", object: pool },
+    ...Array.from({ length: 6 }, (_, i) => ({ kind: "Pod" as const, object: apiPod(i) })),
+  ]);
   // The last 20 minutes: 2 pods, then 6 from 10 minutes ago.
   await store.writeWorkloadPods(
     Array.from({ length: 20 }, (_, i) => ({

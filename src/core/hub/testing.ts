@@ -33,3 +33,24 @@ export function connectTestCluster(
     connectedAt,
   });
 }
+
+/**
+ * A session's first batch: `snapshot` as the cluster's whole state, received at `receivedAt`
+ * (cluster c1, session s1 unless `o` says otherwise).
+ */
+export function deliverSnapshot(
+  hub: ClusterHub,
+  receivedAt: number,
+  snapshot: NonNullable<IngestBatch["snapshot"]>,
+  o: { clusterId?: string; sessionId?: string } = {},
+): Promise<void> {
+  return deliver(hub, {
+    clusterId: o.clusterId ?? "c1",
+    sessionId: o.sessionId ?? "s1",
+    sequence: 1,
+    receivedAt,
+    snapshot,
+    changes: [],
+    lifecycle: [],
+  });
+}
