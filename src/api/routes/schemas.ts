@@ -17,10 +17,10 @@ import {
   WarmupStatsSchema,
 } from "../../dashboard/dto.ts";
 
-const num = { type: "number" } as const;
-const int = { type: "integer" } as const;
-const str = { type: "string" } as const;
-const bool = { type: "boolean" } as const;
+export const num = { type: "number" } as const;
+export const int = { type: "integer" } as const;
+export const str = { type: "string" } as const;
+export const bool = { type: "boolean" } as const;
 const nullable = (type: "string" | "number" | "integer") => ({ type: [type, "null"] }) as const;
 
 const obj = (properties: Record<string, unknown>, optional: readonly string[] = []) => ({

@@ -1,5 +1,16 @@
 // The what-if route's JSON schemas: the candidate it takes and the report it answers.
-import { poolName, spotPolicySchema, warmupPolicyInputSchema, warmupPolicySchema } from "./schemas.ts";
+import {
+  int,
+  num,
+  poolName,
+  spotPolicySchema,
+  str,
+  warmupPolicyInputSchema,
+  warmupPolicySchema,
+} from "./schemas.ts";
+
+const array = <T>(items: T) => ({ type: "array", items }) as const;
+const record = <T>(additionalProperties: T) => ({ type: "object", additionalProperties }) as const;
 
 export const bodySchema = {
   type: "object",
@@ -22,70 +33,42 @@ export const bodySchema = {
 const placement = {
   type: "object",
   required: ["onDemand", "spot", "pending"],
-  properties: { onDemand: { type: "integer" }, spot: { type: "integer" }, pending: { type: "integer" } },
+  properties: { onDemand: int, spot: int, pending: int },
 } as const;
 const capacity = {
   type: "object",
   required: ["spot", "onDemand"],
-  properties: { spot: { type: "number" }, onDemand: { type: "number" } },
+  properties: { spot: num, onDemand: num },
 } as const;
-const poolAverage = {
-  type: "object",
-  properties: { nodes: { type: "number" }, costPerHour: { type: "number" } },
-} as const;
+const poolAverage = { type: "object", properties: { nodes: num, costPerHour: num } } as const;
 const sideSchema = {
   type: "object",
   properties: {
     policy: {
       type: "object",
-      properties: {
-        spot: { type: "array", items: spotPolicySchema },
-        warmup: { type: "object", additionalProperties: warmupPolicySchema },
-      },
+      properties: { spot: array(spotPolicySchema), warmup: record(warmupPolicySchema) },
     },
-    costPerHour: { type: "number" },
-    costPerMonth: { type: "number" },
-    spotShare: { type: "number" },
+    costPerHour: num,
+    costPerMonth: num,
+    spotShare: num,
     nodeHours: capacity,
-    pools: { type: "object", additionalProperties: poolAverage },
-    timeline: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: {
-          t: { type: "integer" },
-          costPerHour: { type: "number" },
-          onDemandPods: { type: "integer" },
-          spotPods: { type: "integer" },
-        },
-      },
-    },
-    podStartHistogram: { type: "array", items: { type: "integer" } },
-    podStart: {
+    pools: record(poolAverage),
+    timeline: array({
       type: "object",
-      properties: {
-        count: { type: "integer" },
-        p50Ms: { type: "number" },
-        p95Ms: { type: "number" },
-        maxMs: { type: "number" },
-      },
-    },
-    pendingAtEnd: { type: "integer" },
-    spotInterruptions: { type: "integer" },
-    nodeClaimsCreated: { type: "integer" },
+      properties: { t: int, costPerHour: num, onDemandPods: int, spotPods: int },
+    }),
+    podStartHistogram: array(int),
+    podStart: { type: "object", properties: { count: int, p50Ms: num, p95Ms: num, maxMs: num } },
+    pendingAtEnd: int,
+    spotInterruptions: int,
+    nodeClaimsCreated: int,
     now: {
       type: "object",
       properties: {
-        costPerHour: { type: "number" },
+        costPerHour: num,
         nodes: capacity,
-        pools: {
-          type: "object",
-          additionalProperties: {
-            type: "object",
-            properties: { costPerHour: { type: "number" }, nodes: { type: "integer" } },
-          },
-        },
-        workloads: { type: "object", additionalProperties: placement },
+        pools: record({ type: "object", properties: { costPerHour: num, nodes: int } }),
+        workloads: record(placement),
       },
     },
   },
@@ -93,36 +76,27 @@ const sideSchema = {
 export const whatifReportSchema = {
   type: "object",
   properties: {
-    clusterId: { type: "string" },
-    from: { type: "integer" },
-    to: { type: "integer" },
-    historyBuckets: { type: "integer" },
-    catalog: { type: "string" },
-    bootDelayMs: { type: "integer" },
-    spotInterruptionRate: { type: "number" },
-    workloads: { type: "array", items: { type: "string" } },
-    skipped: {
-      type: "array",
-      items: { type: "object", properties: { workload: { type: "string" }, reason: { type: "string" } } },
-    },
+    clusterId: str,
+    from: int,
+    to: int,
+    historyBuckets: int,
+    catalog: str,
+    bootDelayMs: int,
+    spotInterruptionRate: num,
+    workloads: array(str),
+    skipped: array({ type: "object", properties: { workload: str, reason: str } }),
     current: sideSchema,
     candidate: sideSchema,
-    notes: { type: "array", items: { type: "string" } },
+    notes: array(str),
     recorded: {
       type: ["object", "null"],
       properties: {
-        coveredMs: { type: "integer" },
-        costPerHour: { type: "number" },
-        pools: { type: "object", additionalProperties: poolAverage },
-        fidelity: {
-          type: "object",
-          properties: {
-            costError: { type: "number" },
-            poolNodesError: { type: "object", additionalProperties: { type: "number" } },
-          },
-        },
+        coveredMs: int,
+        costPerHour: num,
+        pools: record(poolAverage),
+        fidelity: { type: "object", properties: { costError: num, poolNodesError: record(num) } },
       },
     },
-    tookMs: { type: "integer" },
+    tookMs: int,
   },
 } as const;

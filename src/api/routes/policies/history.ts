@@ -1,18 +1,11 @@
 // GET /api/v1/clusters/{id}/policies/history: a policy CR's versions as core saw them streamed.
 import type { FastifyInstance } from "fastify";
-import { errorSchema } from "../schemas.ts";
+import { bool, errorSchema, num, str } from "../schemas.ts";
 import { clusterParam, viewer, type PolicyContext } from "./context.ts";
 
 const revisionSchema = {
   type: "object",
-  properties: {
-    resourceVersion: { type: "string" },
-    at: { type: "number" },
-    deleted: { type: "boolean" },
-    manager: { type: "string" },
-    changedBy: { type: "string" },
-    spec: {},
-  },
+  properties: { resourceVersion: str, at: num, deleted: bool, manager: str, changedBy: str, spec: {} },
 } as const;
 
 export function policyHistoryRoutes(ctx: PolicyContext, app: FastifyInstance): void {
