@@ -230,31 +230,35 @@ describe("warmup view's price of the next warm node", () => {
   });
 });
 
-describe("spot placement view", () => {
-  const rsPod = (name: string, node: string | undefined, assigned?: string): Pod => {
-    const p = pod(name, node, "1", "1Gi");
-    p.metadata.namespace = "shop";
-    p.metadata.labels = {
-      "pod-template-hash": "abc12",
-      ...(assigned ? { [ASSIGNMENT_LABEL]: assigned } : {}),
-    };
-    p.metadata.ownerReferences = [
-      { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-abc12", uid: "u", controller: true },
-    ];
-    return p;
+/** A pod of the ReplicaSet `${app}-abc12` in namespace shop, on `node`, as Wave's webhook `assigned` it. */
+function rsPod(name: string, node: string | undefined, assigned?: string, app = "web"): Pod {
+  const p = pod(name, node, "1", "1Gi");
+  p.metadata.namespace = "shop";
+  p.metadata.labels = {
+    "pod-template-hash": "abc12",
+    ...(assigned ? { [ASSIGNMENT_LABEL]: assigned } : {}),
   };
-  const machine = (name: string, ct: "spot" | "on-demand"): Node => {
-    const n = machineObjects({
-      name,
-      pool: "general",
-      instanceType: "c-4x-amd64-linux",
-      capacityType: ct,
-      cpu: "4",
-    }).node;
-    assert.ok(n);
-    return n;
-  };
+  p.metadata.ownerReferences = [
+    { apiVersion: "apps/v1", kind: "ReplicaSet", name: `${app}-abc12`, uid: "u", controller: true },
+  ];
+  return p;
+}
 
+/** A 4-CPU node of `pool` on capacity type `ct`. */
+function machine(name: string, ct: "spot" | "on-demand", pool = "general"): Node {
+  const n = machineObjects({ name, pool, instanceType: "c-4x-amd64-linux", capacityType: ct, cpu: "4" }).node;
+  assert.ok(n);
+  return n;
+}
+
+/** A spot policy of the Deployment shop/`name`. */
+const spotPolicy = (name: string, threshold: number, strategy: "Prefer" | "Require") => ({
+  workload: { namespace: "shop", kind: "Deployment" as const, name },
+  threshold,
+  strategy,
+});
+
+describe("spot placement view", () => {
   it("counts target vs actual, savings against on-demand, fallbacks and warnings", () => {
     const pools = [
       nodePool("general", {
@@ -278,18 +282,7 @@ describe("spot placement view", () => {
         nodes: () => [machine("od", "on-demand"), machine("sp", "spot")],
         pods: () => pods,
       },
-      policies: [
-        {
-          workload: { namespace: "shop", kind: "Deployment", name: "web" },
-          threshold: 1,
-          strategy: "Require",
-        },
-        {
-          workload: { namespace: "shop", kind: "Deployment", name: "gone" },
-          threshold: 2,
-          strategy: "Prefer",
-        },
-      ],
+      policies: [spotPolicy("web", 1, "Require"), spotPolicy("gone", 2, "Prefer")],
       prices,
       now: T0,
     });
@@ -343,13 +336,7 @@ describe("spot placement view", () => {
           nodes: () => [machine("od", "on-demand"), machine("sp", "spot")],
           pods: () => pods,
         },
-        policies: [
-          {
-            workload: { namespace: "shop", kind: "Deployment", name: "web" },
-            threshold: 1,
-            strategy: "Prefer",
-          },
-        ],
+        policies: [spotPolicy("web", 1, "Prefer")],
         prices,
         now: T0,
       }).workloads.find((w) => w.workload.name === "web");
@@ -374,18 +361,7 @@ describe("spot placement view", () => {
         nodes: () => [machine("od", "on-demand")],
         pods: () => [rsPod("web-1", "od", "on-demand")],
       },
-      policies: [
-        {
-          workload: { namespace: "shop", kind: "Deployment", name: "web" },
-          threshold: 1,
-          strategy: "Prefer",
-        },
-        {
-          workload: { namespace: "shop", kind: "Deployment", name: "api" },
-          threshold: 1,
-          strategy: "Prefer",
-        },
-      ],
+      policies: [spotPolicy("web", 1, "Prefer"), spotPolicy("api", 1, "Prefer")],
       prices,
       now: T0,
       lateAnswers: [
@@ -494,41 +470,26 @@ describe("spot placement view", () => {
 });
 
 describe("spot placement view: one count per figure", () => {
-  const rsPod = (name: string, node: string | undefined, assigned?: string, app = "web"): Pod => {
-    const p = pod(name, node, "1", "1Gi");
-    p.metadata.namespace = "shop";
-    p.metadata.labels = {
-      "pod-template-hash": "abc12",
-      ...(assigned ? { [ASSIGNMENT_LABEL]: assigned } : {}),
-    };
-    p.metadata.ownerReferences = [
-      { apiVersion: "apps/v1", kind: "ReplicaSet", name: `${app}-abc12`, uid: "u", controller: true },
-    ];
-    return p;
-  };
   const capacity = (ct: string) => ({
     template: {
       spec: { requirements: [{ key: "karpenter.sh/capacity-type", operator: "In" as const, values: [ct] }] },
     },
   });
   const pools = [nodePool("od", capacity("on-demand")), nodePool("spot", capacity("spot"))];
-  const machine = (name: string, pool: string, ct: "spot" | "on-demand"): Node => {
-    const n = machineObjects({
-      name,
-      pool,
-      instanceType: "c-4x-amd64-linux",
-      capacityType: ct,
-      cpu: "4",
-    }).node;
-    assert.ok(n);
-    return n;
-  };
-  const nodes = [machine("od-1", "od", "on-demand"), machine("sp-1", "spot", "spot")];
-  const require = {
-    workload: { namespace: "shop", kind: "Deployment" as const, name: "web" },
-    threshold: 1,
-    strategy: "Require" as const,
-  };
+  const nodes = [machine("od-1", "on-demand", "od"), machine("sp-1", "spot", "spot")];
+  /** The spot view of the pools `od` and `spot`, one node each, with `pods`, at T0. */
+  const inCluster = (
+    pods: Pod[],
+    input: Omit<Parameters<typeof buildSpotView>[0], "clusterId" | "state" | "prices" | "now">,
+  ) =>
+    buildSpotView({
+      clusterId: "c",
+      state: { nodePools: () => pools, nodes: () => nodes, pods: () => pods },
+      prices,
+      now: T0,
+      ...input,
+    });
+  const require = spotPolicy("web", 1, "Require");
   const fallback = (i: number) => ({
     clusterId: "c",
     event: `e-${i}`,
@@ -541,16 +502,8 @@ describe("spot placement view: one count per figure", () => {
   });
 
   it("counts fallbacks from the repair's Fallback actions, the same rows as the self-heal column", () => {
-    const v = buildSpotView({
-      clusterId: "c",
-      state: {
-        nodePools: () => pools,
-        nodes: () => nodes,
-        pods: () => [rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "sp-1", "spot")],
-      },
+    const v = inCluster([rsPod("web-1", "od-1", "on-demand"), rsPod("web-2", "sp-1", "spot")], {
       policies: [{ ...require, strategy: "Prefer" }],
-      prices,
-      now: T0,
       repairs: [...Array.from({ length: 14 }, (_, i) => fallback(i)), { ...fallback(99), action: "Evict" }],
       from: T0 - 3_600_000,
       to: T0,
@@ -564,22 +517,17 @@ describe("spot placement view: one count per figure", () => {
   });
 
   it("counts managed pods over the workloads with a policy only", () => {
-    const v = buildSpotView({
-      clusterId: "c",
-      state: {
-        nodePools: () => pools,
-        nodes: () => nodes,
-        pods: () => [
-          rsPod("web-1", "od-1", "on-demand"),
-          rsPod("web-2", "sp-1", "spot"),
-          rsPod("other-1", "od-1", undefined, "other"),
-          rsPod("other-2", "od-1", undefined, "other"),
-        ],
+    const v = inCluster(
+      [
+        rsPod("web-1", "od-1", "on-demand"),
+        rsPod("web-2", "sp-1", "spot"),
+        rsPod("other-1", "od-1", undefined, "other"),
+        rsPod("other-2", "od-1", undefined, "other"),
+      ],
+      {
+        policies: [require],
       },
-      policies: [require],
-      prices,
-      now: T0,
-    });
+    );
     assert.equal(v.workloads.length, 2, "the workload without a policy is listed");
     assert.deepEqual([v.totals.workloads, v.totals.pods, v.totals.onDemand, v.totals.spot], [1, 2, 1, 1]);
     const web = v.workloads.find((w) => w.workload.name === "web");
@@ -634,13 +582,7 @@ describe("savings: one definition per scope", () => {
     const view = buildSpotView({
       clusterId: "c",
       state: s,
-      policies: [
-        {
-          workload: { namespace: "shop", kind: "Deployment", name: "web" },
-          threshold: 0,
-          strategy: "Prefer",
-        },
-      ],
+      policies: [spotPolicy("web", 0, "Prefer")],
       prices,
       now: T0,
     });
