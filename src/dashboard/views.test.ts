@@ -35,6 +35,15 @@ const C4X_SPOT = 0.7 * C4X_OD;
 const M2X_OD = 0.025 * 2 + (0.001 * 16 * GIB) / 1e9;
 const NOW = Date.parse("2026-03-02T12:00:00Z");
 const KWOK_NODE = "festive-hopper-2913848191";
+/** A spot c-4x of pool default, as the KWOK fixture's node (give it a name). */
+const C4X_SPOT_MACHINE = {
+  pool: "default",
+  instanceType: "c-4x-amd64-linux",
+  capacityType: "spot",
+  zone: "test-zone-a",
+  cpu: "4",
+  memory: "8Gi",
+} as const;
 
 /** The KWOK fixtures (a spot c-4x in pool default) plus an on-demand m-2x Wave holds warm. */
 function state(): ClusterState {
@@ -130,16 +139,7 @@ describe("dashboard views", () => {
     const at = (extra: Partial<ViewInput> = {}): ViewInput => ({ ...input(extra), state: s });
     assert.equal(buildOverview(at()).nodes, 2);
     assert.equal(buildNodeList(at()).total, 2, "same version: same machines");
-    const more = addMachine(s, {
-      name: "late-1",
-      pool: "default",
-      instanceType: "c-4x-amd64-linux",
-      capacityType: "spot",
-      zone: "test-zone-a",
-      cpu: "4",
-      memory: "8Gi",
-      created: "2026-03-02T11:30:00Z",
-    });
+    const more = addMachine(s, { ...C4X_SPOT_MACHINE, name: "late-1", created: "2026-03-02T11:30:00Z" });
     assert.ok(more.node && more.nodeClaim);
     s.apply("Pod", "add", pod("late-pod", "late-1", "1", "1Gi"));
     const o = buildOverview(at());
@@ -335,16 +335,7 @@ describe("the history chart's samples", () => {
   it("count, size and price the overview's machines: a launching NodeClaim counts, KWOK nodes' allocatable sizes them", () => {
     const s = state();
     // A NodeClaim Karpenter launched whose Node has not registered yet: it already costs money.
-    const launching = machineObjects({
-      name: "launching-1",
-      pool: "default",
-      instanceType: "c-4x-amd64-linux",
-      capacityType: "spot",
-      zone: "test-zone-a",
-      cpu: "4",
-      memory: "8Gi",
-      unregistered: true,
-    });
+    const launching = machineObjects({ ...C4X_SPOT_MACHINE, name: "launching-1", unregistered: true });
     assert.ok(launching.nodeClaim);
     s.apply("NodeClaim", "add", launching.nodeClaim);
     // A node whose capacity under-reports (as KWOK's do): sized by the larger allocatable.
