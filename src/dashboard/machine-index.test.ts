@@ -57,6 +57,14 @@ function generator(seed: number) {
       [DO_NOT_DISRUPT_OWNER_ANNOTATION]: DO_NOT_DISRUPT_OWNER_VALUE,
     };
   };
+  /** Random labels, a fresh resourceVersion and a creation time (in that order of draws). */
+  const metadata = (name: string, ann: Record<string, string> | undefined) => ({
+    name,
+    labels: labels(),
+    resourceVersion: String(++rv),
+    creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, int(600))).toISOString(),
+    ...(ann ? { annotations: ann } : {}),
+  });
   const resources = () => ({
     cpu: `${1 + int(16)}${random() < 0.3 ? "500m" : ""}`.replace(/(\d+)500m/, "$1500m"),
     memory: `${1 + int(64)}Gi`,
@@ -66,13 +74,7 @@ function generator(seed: number) {
     const capacity = resources();
     const ann = annotations();
     return {
-      metadata: {
-        name: `n${i}`,
-        labels: labels(),
-        resourceVersion: String(++rv),
-        creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, int(600))).toISOString(),
-        ...(ann ? { annotations: ann } : {}),
-      },
+      metadata: metadata(`n${i}`, ann),
       spec: random() < 0.8 ? { providerID: pidOf(i) } : {},
       status: {
         capacity,
@@ -85,13 +87,7 @@ function generator(seed: number) {
     const ann = annotations();
     const r = random();
     return {
-      metadata: {
-        name: `c${i}`,
-        labels: labels(),
-        resourceVersion: String(++rv),
-        creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, int(600))).toISOString(),
-        ...(ann ? { annotations: ann } : {}),
-      },
+      metadata: metadata(`c${i}`, ann),
       spec: {},
       status: {
         capacity: resources(),
