@@ -18,6 +18,26 @@ interface Life {
   capacityType?: string;
 }
 
+/** A node's life in `pool`: launched, and with `end` disrupted for its reason and gone `after` ms later. */
+function life(
+  name: string,
+  pool: string,
+  type: string,
+  launched: number,
+  end?: { at: number; after: number; reason: string },
+): Life {
+  if (!end) return { name, pool, type, launched };
+  return {
+    name,
+    pool,
+    type,
+    launched,
+    disrupted: end.at,
+    terminated: end.at + end.after,
+    reason: end.reason,
+  };
+}
+
 function history(lives: Life[]): { events: LifecycleRecord[]; disruptions: DisruptionRecord[] } {
   const events: LifecycleRecord[] = [];
   const disruptions: DisruptionRecord[] = [];
@@ -59,13 +79,15 @@ function awsChurnTrace(): Life[] {
       const launched = T0 + g * 9 * MIN + i * 30_000;
       const disrupted = launched + (6 + i * 0.5) * MIN;
       const alive = disrupted > T0 + 30 * MIN;
-      lives.push({
-        name: `default-g${String(g + 1)}-${String(i)}`,
-        pool: "default",
-        type: types[i]!,
-        launched,
-        ...(alive ? {} : { disrupted, terminated: disrupted + MIN, reason: "Underutilized" }),
-      });
+      lives.push(
+        life(
+          `default-g${String(g + 1)}-${String(i)}`,
+          "default",
+          types[i]!,
+          launched,
+          alive ? undefined : { at: disrupted, after: MIN, reason: "Underutilized" },
+        ),
+      );
     }
   }
   return lives;
@@ -78,13 +100,15 @@ function sameTypeTrace(): Life[] {
     const launched = T0 + k * 9 * MIN;
     const disrupted = launched + 8 * MIN;
     const alive = disrupted > T0 + 30 * MIN;
-    lives.push({
-      name: `gpu-${String(k + 1)}`,
-      pool: "gpu",
-      type: "g5.2xlarge",
-      launched,
-      ...(alive ? {} : { disrupted, terminated: disrupted + 2 * MIN, reason: "Underutilized" }),
-    });
+    lives.push(
+      life(
+        `gpu-${String(k + 1)}`,
+        "gpu",
+        "g5.2xlarge",
+        launched,
+        alive ? undefined : { at: disrupted, after: 2 * MIN, reason: "Underutilized" },
+      ),
+    );
   }
   return lives;
 }
@@ -93,12 +117,7 @@ function sameTypeTrace(): Life[] {
 function calmTrace(): Life[] {
   const lives: Life[] = [];
   for (let i = 0; i < 10; i++)
-    lives.push({
-      name: `calm-${String(i)}`,
-      pool: "calm",
-      type: "m6i.xlarge",
-      launched: T0 - 6 * 3_600_000 + i * MIN,
-    });
+    lives.push(life(`calm-${String(i)}`, "calm", "m6i.xlarge", T0 - 6 * 3_600_000 + i * MIN));
   lives[0]!.disrupted = T0 + 10 * MIN;
   lives[0]!.terminated = T0 + 11 * MIN;
   lives[0]!.reason = "Underutilized";
@@ -108,12 +127,7 @@ function calmTrace(): Life[] {
     lives[i]!.disrupted = T0 + (15 + i) * MIN;
     lives[i]!.terminated = T0 + (17 + i) * MIN;
     lives[i]!.reason = "Drifted";
-    lives.push({
-      name: `calm-drift-${String(i)}`,
-      pool: "calm",
-      type: "m6i.xlarge",
-      launched: T0 + (15 + i) * MIN,
-    });
+    lives.push(life(`calm-drift-${String(i)}`, "calm", "m6i.xlarge", T0 + (15 + i) * MIN));
   }
   return lives;
 }
@@ -357,13 +371,15 @@ describe("thrashing: calibrated against normal churn", () => {
         const launched = T0 + k * 8 * MIN + s * 10_000;
         const disrupted = launched + 6 * MIN;
         const alive = k >= n / slots;
-        lives.push({
-          name: `${pool}-${String(s)}-${String(k)}`,
-          pool,
-          type: "m5.large",
-          launched,
-          ...(alive ? {} : { disrupted, terminated: disrupted + 30_000, reason: "Empty" }),
-        });
+        lives.push(
+          life(
+            `${pool}-${String(s)}-${String(k)}`,
+            pool,
+            "m5.large",
+            launched,
+            alive ? undefined : { at: disrupted, after: 30_000, reason: "Empty" },
+          ),
+        );
       }
     return lives;
   }
@@ -384,26 +400,22 @@ describe("thrashing: calibrated against normal churn", () => {
   it("a diurnal scale-down is not thrashing: nodes go one by one and nothing is launched again", () => {
     const lives: Life[] = [];
     for (let i = 0; i < 20; i++)
-      lives.push({
-        name: `day-${String(i)}`,
-        pool: "day",
-        type: "m6i.xlarge",
-        launched: T0 - 8 * 3_600_000,
-        disrupted: T0 + i * 90_000,
-        terminated: T0 + i * 90_000 + MIN,
-        reason: i % 3 ? "Underutilized" : "Empty",
-      });
+      lives.push(
+        life(`day-${String(i)}`, "day", "m6i.xlarge", T0 - 8 * 3_600_000, {
+          at: T0 + i * 90_000,
+          after: MIN,
+          reason: i % 3 ? "Underutilized" : "Empty",
+        }),
+      );
     // The evening ripple: three nodes launched for a bump and consolidated nine minutes later.
     for (let i = 0; i < 3; i++)
-      lives.push({
-        name: `ripple-${String(i)}`,
-        pool: "day",
-        type: "m6i.large",
-        launched: T0 + 5 * MIN,
-        disrupted: T0 + 14 * MIN + i * 20_000,
-        terminated: T0 + 15 * MIN,
-        reason: "Underutilized",
-      });
+      lives.push(
+        life(`ripple-${String(i)}`, "day", "m6i.large", T0 + 5 * MIN, {
+          at: T0 + 14 * MIN + i * 20_000,
+          after: T0 + 15 * MIN - (T0 + 14 * MIN + i * 20_000),
+          reason: "Underutilized",
+        }),
+      );
     const r = detectThrashing({ nodePool: "day", ...history(lives), nodes: 10, now });
     assert.equal(r.severity, "none", `${String(r.score)}: ${r.summary}`);
     assert.equal(r.signals.shortLived, 3, "the ripple's nodes were short-lived");
@@ -414,15 +426,13 @@ describe("thrashing: calibrated against normal churn", () => {
     const lives: Life[] = [];
     for (let i = 0; i < 8; i++) {
       const gone = T0 + i * 3 * MIN;
-      lives.push({
-        name: `old-${String(i)}`,
-        pool: "roll",
-        type: "m6i.xlarge",
-        launched: T0 - 30 * 24 * 3_600_000,
-        disrupted: gone,
-        terminated: gone + 2 * MIN,
-        reason: i % 2 ? "Expired" : "Drifted",
-      });
+      lives.push(
+        life(`old-${String(i)}`, "roll", "m6i.xlarge", T0 - 30 * 24 * 3_600_000, {
+          at: gone,
+          after: 2 * MIN,
+          reason: i % 2 ? "Expired" : "Drifted",
+        }),
+      );
       lives.push({ name: `new-${String(i)}`, pool: "roll", type: "m6i.xlarge", launched: gone + 10_000 });
     }
     const r = detectThrashing({ nodePool: "roll", ...history(lives), nodes: 8, now });
@@ -458,21 +468,14 @@ describe("thrashing: advice follows the cycles, not every removal", () => {
     const lives: Life[] = [...awsChurnTrace()];
     // 20 other nodes of the pool interrupted one after another, each replaced 20 s later.
     for (let i = 0; i < 20; i++) {
-      lives.push({
-        name: `spot-${String(i)}`,
-        pool: "default",
-        type: "c5.xlarge",
-        launched: T0 - 5 * 3_600_000,
-        disrupted: T0 + i * 80_000,
-        terminated: T0 + i * 80_000 + 30_000,
-        reason: "Interrupted",
-      });
-      lives.push({
-        name: `spot-new-${String(i)}`,
-        pool: "default",
-        type: "c5.xlarge",
-        launched: T0 + i * 80_000 + 20_000,
-      });
+      lives.push(
+        life(`spot-${String(i)}`, "default", "c5.xlarge", T0 - 5 * 3_600_000, {
+          at: T0 + i * 80_000,
+          after: 30_000,
+          reason: "Interrupted",
+        }),
+      );
+      lives.push(life(`spot-new-${String(i)}`, "default", "c5.xlarge", T0 + i * 80_000 + 20_000));
     }
     const pool = nodePool("default", {
       disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
