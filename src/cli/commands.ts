@@ -2,7 +2,7 @@
 // Each command's implementation is imported when it runs, not here: `wave agent` then loads the
 // agent's dependencies only, not core's API, store and simulator (≈ 100 MiB less resident
 // memory per process; bench/pipeline/README.md), and `wave --help` loads none of them.
-import { clientGlobals, policyCommands } from "./policies.ts";
+import { clientGlobals, policyCommands, spotPolicyFlags, warmupPolicyFlags } from "./policies.ts";
 import type { Command } from "./types.ts";
 
 export type { Command, CommandContext } from "./types.ts";
@@ -40,15 +40,8 @@ const whatif: Command = {
     "Global flags:\n",
   options: {
     server: { type: "string" },
-    threshold: { type: "string" },
-    strategy: { type: "string" },
-    "percent-above-base": { type: "string" },
-    disable: { type: "boolean" },
-    "max-warm-nodes": { type: "string" },
-    ttl: { type: "string" },
-    cooldown: { type: "string" },
-    "max-cost-per-hour": { type: "string" },
-    "no-pre-pull": { type: "boolean" },
+    ...spotPolicyFlags,
+    ...warmupPolicyFlags,
     window: { type: "string" },
     scenario: { type: "boolean" },
     duration: { type: "string" },

@@ -240,6 +240,23 @@ export const clientGlobals = [
 
 const serverOption = { server: { type: "string" as const }, ...outputOption };
 
+/** The flags spotBody reads: `wave spot set` and `wave whatif` take them. */
+export const spotPolicyFlags = {
+  threshold: { type: "string" },
+  strategy: { type: "string" },
+  "percent-above-base": { type: "string" },
+} as const;
+
+/** The flags warmupBody reads: `wave warmup set` and `wave whatif` take them. */
+export const warmupPolicyFlags = {
+  disable: { type: "boolean" },
+  "max-warm-nodes": { type: "string" },
+  ttl: { type: "string" },
+  cooldown: { type: "string" },
+  "max-cost-per-hour": { type: "string" },
+  "no-pre-pull": { type: "boolean" },
+} as const;
+
 interface SpotRow {
   workload: { kind: string; namespace: string; name: string };
   threshold: number;
@@ -312,9 +329,7 @@ export const policyCommands: Command[] = [
     globals: clientGlobals,
     options: {
       ...serverOption,
-      threshold: { type: "string" },
-      strategy: { type: "string" },
-      "percent-above-base": { type: "string" },
+      ...spotPolicyFlags,
       repair: { type: "string" },
       force: { type: "boolean" },
       kubeconfig: { type: "string" },
@@ -372,12 +387,7 @@ export const policyCommands: Command[] = [
     globals: clientGlobals,
     options: {
       ...serverOption,
-      disable: { type: "boolean" },
-      "max-warm-nodes": { type: "string" },
-      ttl: { type: "string" },
-      cooldown: { type: "string" },
-      "max-cost-per-hour": { type: "string" },
-      "no-pre-pull": { type: "boolean" },
+      ...warmupPolicyFlags,
       force: { type: "boolean" },
     },
     async run(ctx) {
