@@ -227,11 +227,11 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
   const { clock } = o;
   const onPolicyChange = o.onPolicyChange;
   const audit = storeAudit(o.store, () => clock.now());
+  // What the read routes (dashboard, console) are built over.
+  const reads = { hub: o.hub, prices: o.prices, now: () => clock.now() };
   return [
     dashboardRoutes({
-      hub: o.hub,
-      prices: o.prices,
-      now: () => clock.now(),
+      ...reads,
       clock,
       ...(o.warmupTotals ? { warmupStats: o.warmupTotals } : {}),
       ...(o.log ? { log: o.log } : {}),
@@ -248,9 +248,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
     auditRoutes({ store: o.store, waveManagers: [CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER] }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
     consoleRoutes({
-      hub: o.hub,
-      prices: o.prices,
-      now: () => clock.now(),
+      ...reads,
       audit,
       ...(o.nodePools ? { nodePools: o.nodePools } : {}),
       ...(o.policyCrs ? { policySource: "crs" as const } : {}),
