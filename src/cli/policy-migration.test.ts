@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { runAgent, type RunningAgent } from "../agent/run.ts";
+import type { RunningAgent } from "../agent/run.ts";
 import { build } from "../api/app.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
 import { migrateStoredPolicies } from "../console/policy-migration.ts";
@@ -20,10 +20,10 @@ import { openStore } from "../core/store/open.ts";
 import type { Store } from "../core/store/store.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import { realClock } from "../shared/clock.ts";
+import { AGENT_TOKEN, applyFromGit, deploymentSpec, startTestAgent } from "./policy-crs.test-helper.ts";
 import { silentLogger } from "../shared/log.ts";
 import { policyCrAccess, startPolicySync } from "./parts.ts";
 
-const AGENT_TOKEN = "agent-token";
 const A = { authorization: "Bearer a-token" };
 
 let dir: string;
@@ -49,37 +49,17 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), "wave-policy-migration-"));
   store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
   // What an older core stored through its API.
-  await store.putPolicy(
-    "c1",
-    "spot",
-    "shop/Deployment/web",
-    {
-      workload: { namespace: "shop", kind: "Deployment", name: "web" },
-      threshold: 2,
-      strategy: "Prefer",
-      percentAboveBase: 25,
-    },
-    1,
-  );
-  await store.putPolicy(
-    "c1",
-    "spot",
-    "shop/StatefulSet/db",
-    {
-      workload: { namespace: "shop", kind: "StatefulSet", name: "db" },
-      threshold: 3,
-      strategy: "Require",
-      repair: false,
-    },
-    1,
-  );
-  await store.putPolicy(
-    "c1",
-    "spot",
-    "shop/Deployment/gitops",
-    { workload: { namespace: "shop", kind: "Deployment", name: "gitops" }, threshold: 9, strategy: "Prefer" },
-    1,
-  );
+  const storeSpot = (kind: "Deployment" | "StatefulSet", name: string, fields: object) =>
+    store.putPolicy(
+      "c1",
+      "spot",
+      `shop/${kind}/${name}`,
+      { workload: { namespace: "shop", kind, name }, ...fields },
+      1,
+    );
+  await storeSpot("Deployment", "web", { threshold: 2, strategy: "Prefer", percentAboveBase: 25 });
+  await storeSpot("StatefulSet", "db", { threshold: 3, strategy: "Require", repair: false });
+  await storeSpot("Deployment", "gitops", { threshold: 9, strategy: "Prefer" });
   await store.putPolicy(
     "c1",
     "warmup",
@@ -89,32 +69,14 @@ before(async () => {
   );
   kube = new MemoryKube();
   // Already a CR in the cluster (from Git): the migration must leave it as it is.
-  await kube.patch(
-    "SpotPolicy",
-    "gitops",
-    {
-      apiVersion: "wave.sh/v1alpha1",
-      kind: "SpotPolicy",
-      metadata: { name: "gitops", namespace: "shop" },
-      spec: { targetRef: { kind: "Deployment", name: "gitops" }, threshold: 1, strategy: "Require" },
-    },
-    { namespace: "shop", type: "apply", fieldManager: "argocd-controller" },
-  );
+  await applyFromGit(kube, "gitops");
   hub = new ClusterHub(store, realClock);
   const ingest = new IngestCore({ sink: hub, coreVersion: "test" });
   crs = policyCrAccess(hub, ingest.edits);
   stops.push(startPolicySync({ store, hub, edits: ingest.edits, crs, clock: realClock, log: silentLogger }));
   const server = await startIngestServer({ core: ingest, port: 0, host: "127.0.0.1", tokens: [AGENT_TOKEN] });
   stops.push(() => server.close());
-  agent = await runAgent({
-    kube,
-    coreUrl: `http://127.0.0.1:${server.port}`,
-    token: AGENT_TOKEN,
-    clusterId: "c1",
-    agentVersion: "0.1.0",
-    log: silentLogger,
-    backoff: { initialMs: 100, maxMs: 200, jitter: "none" },
-  });
+  agent = await startTestAgent(kube, server.port);
   stops.push(() => agent.stop());
   app = await build({
     tokens: { admin: "a-token", viewer: "v-token" },
@@ -137,13 +99,10 @@ describe("migration of stored policies to CRs", () => {
     assert.equal(mark.existed, 1);
 
     const web = await kube.get("SpotPolicy", "web", "shop");
-    assert.deepEqual(web.spec, {
-      targetRef: { kind: "Deployment", name: "web" },
-      threshold: 2,
-      strategy: "Prefer",
-      percentAboveBase: 25,
-      repair: "On",
-    });
+    assert.deepEqual(
+      web.spec,
+      deploymentSpec("web", { threshold: 2, strategy: "Prefer", percentAboveBase: 25 }),
+    );
     assert.equal(web.metadata.annotations?.["wave.sh/migrated-from"], "core:c1/spot/shop/Deployment/web");
     assert.equal(web.metadata.annotations["wave.sh/changed-via"], "migration");
     const db = await kube.get("SpotPolicy", "db", "shop");

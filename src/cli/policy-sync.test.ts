@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { runAgent, type RunningAgent } from "../agent/run.ts";
+import type { RunningAgent } from "../agent/run.ts";
 import { build } from "../api/app.ts";
 import { policyRoutes } from "../api/routes/policies.ts";
 import { consoleRoutes } from "../api/routes/console.ts";
@@ -23,12 +23,12 @@ import type { Store } from "../core/store/store.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { realClock } from "../shared/clock.ts";
+import { AGENT_TOKEN, applyFromGit, deploymentSpec, startTestAgent } from "./policy-crs.test-helper.ts";
 import { silentLogger } from "../shared/log.ts";
 import { policyCrAccess } from "./parts.ts";
 
 const tokens = { admin: "a-token", viewer: "v-token" };
 const A = { authorization: "Bearer a-token", "content-type": "application/json" };
-const AGENT_TOKEN = "agent-token";
 
 let dir: string;
 let store: Store;
@@ -46,15 +46,7 @@ before(async () => {
   const server = await startIngestServer({ core: ingest, port: 0, host: "127.0.0.1", tokens: [AGENT_TOKEN] });
   closeServer = () => server.close();
   kube = new MemoryKube();
-  agent = await runAgent({
-    kube,
-    coreUrl: `http://127.0.0.1:${server.port}`,
-    token: AGENT_TOKEN,
-    clusterId: "c1",
-    agentVersion: "0.1.0",
-    log: silentLogger,
-    backoff: { initialMs: 100, maxMs: 200, jitter: "none" },
-  });
+  agent = await startTestAgent(kube, server.port);
   app = await build({
     tokens,
     plugins: [
@@ -98,13 +90,10 @@ describe("policy API over the SpotPolicy CRs", () => {
     });
     assert.equal(res.statusCode, 200, res.body);
     const cr = await kube.get("SpotPolicy", "web", "shop");
-    assert.deepEqual(cr.spec, {
-      targetRef: { kind: "Deployment", name: "web" },
-      threshold: 2,
-      strategy: "Prefer",
-      percentAboveBase: 10,
-      repair: "On",
-    });
+    assert.deepEqual(
+      cr.spec,
+      deploymentSpec("web", { threshold: 2, strategy: "Prefer", percentAboveBase: 10 }),
+    );
     assert.deepEqual(
       cr.metadata.managedFields?.map((m) => `${m.manager}/${m.operation}`),
       ["wave-console/Apply"],
@@ -124,17 +113,7 @@ describe("policy API over the SpotPolicy CRs", () => {
   });
 
   it("a field another manager owns: 409 'managed by argocd-controller: change it in Git', nothing changes; force takes it", async () => {
-    await kube.patch(
-      "SpotPolicy",
-      "api",
-      {
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicy",
-        metadata: { name: "api", namespace: "shop" },
-        spec: { targetRef: { kind: "Deployment", name: "api" }, threshold: 1, strategy: "Require" },
-      },
-      { namespace: "shop", type: "apply", fieldManager: "argocd-controller" },
-    );
+    await applyFromGit(kube, "api");
     await inCore((c) => c.metadata.name === "api");
     const before = await kube.get("SpotPolicy", "api", "shop");
     const url = "/api/v1/clusters/c1/policies/spot/Deployment/shop/api";
