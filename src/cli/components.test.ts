@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { parseConfig } from "../config/config.ts";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { KindName } from "../kube/kinds.ts";
@@ -23,7 +22,9 @@ import {
   PREPULL_LABEL,
   WARMUP_LABEL,
 } from "../objects/wave.ts";
-import { CLIENT_EXT, makePki, SERVER_EXT } from "../../test/support/pki.ts";
+import { makePki, SERVER_EXT } from "../../test/support/pki.ts";
+import { suiteDir } from "../../test/support/suite-dir.ts";
+import { config, CORE_AGENT_PKI, TOKEN_FLAGS } from "./config.test-helper.ts";
 import { isWarmupPod } from "../objects/wave.ts";
 import { node, nodePool, pod } from "../warmup/testing/fixtures.ts";
 import { createServer as createHttpServer } from "node:http";
@@ -311,14 +312,12 @@ describe("wave cleanup against a cluster", () => {
 });
 
 describe("wave agent|core|webhook: what they need before they start", () => {
-  const config = (args: string[]) => parseConfig(args, {}).config;
   const kube = kubeWith();
   let dir = "";
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "wave-components-"));
+  suiteDir("wave-components-", (d) => {
+    dir = d;
     mkdirSync(join(dir, "empty"));
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("names the missing setting with its environment variable and flag", async () => {
     await assert.rejects(
@@ -347,14 +346,7 @@ describe("wave agent|core|webhook: what they need before they start", () => {
   });
 
   it("refuses a TLS directory without the certificate, and a non-http policies URL", async () => {
-    const tokens = [
-      "--agent-token",
-      "a".repeat(20),
-      "--admin-token",
-      "b".repeat(20),
-      "--viewer-token",
-      "c".repeat(20),
-    ];
+    const tokens = TOKEN_FLAGS;
     await assert.rejects(
       startCoreComponent(config([...tokens, "--grpc-tls-dir", join(dir, "empty")]), {}, { kube }),
       (err: Error & { userFacing?: boolean }) =>
@@ -389,14 +381,10 @@ describe("wave agent|core|webhook: what they need before they start", () => {
 
 describe("wave core + wave agent in process (mutual TLS, leader Leases)", { timeout: 60_000 }, () => {
   let dir = "";
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "wave-components-tls-"));
-    makePki(dir, [
-      { dir: "grpc", cn: "grpc", ext: SERVER_EXT },
-      { dir: "agent", cn: "wave-agent", ext: CLIENT_EXT },
-    ]);
+  suiteDir("wave-components-tls-", (d) => {
+    dir = d;
+    makePki(dir, CORE_AGENT_PKI);
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("streams the cluster to core; warmup beside the agent takes core's policies, reports to core, and keeps them while core is away", async () => {
     const kube = new MemoryKube();
@@ -523,11 +511,10 @@ describe("wave core + wave agent in process (mutual TLS, leader Leases)", { time
 
 describe("wave webhook: late answers", { timeout: 30_000 }, () => {
   let dir = "";
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "wave-webhook-late-"));
+  suiteDir("wave-webhook-late-", (d) => {
+    dir = d;
     makePki(dir, [{ dir: "webhook", cn: "localhost", ext: SERVER_EXT }]);
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("records a late answer as an Event on the workload through its kube client, written at shutdown", async () => {
     const memory = new MemoryKube();
@@ -630,11 +617,10 @@ describe("wave webhook: late answers", { timeout: 30_000 }, () => {
 
 describe("wave start's webhook: the spot repair (issue 28, Build 4)", { timeout: 30_000 }, () => {
   let dir = "";
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "wave-webhook-repair-"));
+  suiteDir("wave-webhook-repair-", (d) => {
+    dir = d;
     makePki(dir, [{ dir: "webhook", cn: "localhost", ext: SERVER_EXT }]);
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   const started = async (tls: boolean): Promise<string[]> => {
     const kube = new MemoryKube();

@@ -2,39 +2,27 @@
 // warning), the client-certificate identity bound into the default agent credential, and tokens
 // a server accepts at least 16 characters long.
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { parseConfig } from "../config/config.ts";
+import { describe, it } from "node:test";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { createLogger } from "../shared/log.ts";
-import { CLIENT_EXT, makePki, SERVER_EXT } from "../../test/support/pki.ts";
+import { makePki } from "../../test/support/pki.ts";
+import { suiteDir } from "../../test/support/suite-dir.ts";
+import { config, CORE_AGENT_PKI, TOKEN_FLAGS } from "./config.test-helper.ts";
 import { agentCredentials, startCoreComponent } from "./core-component.ts";
 
-const tokens = [
-  "--agent-token",
-  "a".repeat(20),
-  "--admin-token",
-  "b".repeat(20),
-  "--viewer-token",
-  "c".repeat(20),
-];
-const config = (args: string[]) => parseConfig(args, {}).config;
+const tokens = TOKEN_FLAGS;
 
 describe("wave core: security defaults", { timeout: 60_000 }, () => {
   let dir = "";
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "wave-core-sec-"));
-    makePki(dir, [
-      { dir: "grpc", cn: "grpc", ext: SERVER_EXT },
-      { dir: "agent", cn: "wave-agent", ext: CLIENT_EXT },
-    ]);
+  suiteDir("wave-core-sec-", (d) => {
+    dir = d;
+    makePki(dir, CORE_AGENT_PKI);
     // A serving pair without ca.crt: no way to verify agents' certificates.
     mkdirSync(join(dir, "no-ca"));
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("refuses to start without mutual TLS unless --grpc-allow-no-client-cert, and then warns", async () => {
     cpSync(join(dir, "grpc", "tls.crt"), join(dir, "no-ca", "tls.crt"));
