@@ -11,7 +11,7 @@ import type { Logger } from "../shared/log.ts";
 import type { Authenticator } from "./app.ts";
 import { AuthRefused, type Identity } from "./identity.ts";
 import { JwtError, looksLikeJwt, verifyJwt, type Jwk } from "./jwt.ts";
-import { roleInCluster, type RoleMapping } from "./roles.ts";
+import { groupIdentity, type RoleMapping } from "./roles.ts";
 
 export interface OidcOptions {
   issuerUrl: string;
@@ -207,18 +207,12 @@ export class OidcAuth {
 
   #identity(subject: string, groups: string[], clusterId: string | undefined): Identity {
     const cluster = clusterId ?? this.#o.defaultClusterId;
-    const r = roleInCluster(this.#o.roles, cluster, groups);
-    if (!r)
-      throw new AuthRefused(
-        `${subject} is signed in, but none of their groups (${groups.join(", ") || "none"}) has a role in cluster ${cluster}`,
-      );
-    return {
-      subject,
-      groups,
-      role: r.role,
-      ...(r.namespaces ? { namespaces: r.namespaces } : {}),
-      source: "oidc",
-    };
+    return groupIdentity(
+      this.#o.roles,
+      cluster,
+      { subject, groups, source: "oidc" },
+      `${subject} is signed in, but`,
+    );
   }
 
   async #keys(refresh: boolean): Promise<Jwk[]> {

@@ -7,8 +7,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { FastifyRequest } from "fastify";
 import type { Authenticator } from "./app.ts";
-import { AuthRefused } from "./identity.ts";
-import { roleInCluster, type RoleMapping } from "./roles.ts";
+import { groupIdentity, type RoleMapping } from "./roles.ts";
 
 export interface ProxyOptions {
   /** Addresses or CIDRs of the proxy. */
@@ -67,17 +66,6 @@ export function proxyAuthenticator(o: ProxyOptions): Authenticator {
       .map((g) => g.trim())
       .filter((g) => g !== "");
     const cluster = clusterId ?? o.defaultClusterId;
-    const r = roleInCluster(o.roles, cluster, groups);
-    if (!r)
-      throw new AuthRefused(
-        `${subject} (auth proxy): none of their groups (${groups.join(", ") || "none"}) has a role in cluster ${cluster}`,
-      );
-    return {
-      subject,
-      groups,
-      role: r.role,
-      ...(r.namespaces ? { namespaces: r.namespaces } : {}),
-      source: "proxy",
-    };
+    return groupIdentity(o.roles, cluster, { subject, groups, source: "proxy" }, `${subject} (auth proxy):`);
   };
 }

@@ -1,6 +1,6 @@
 // Group → role per cluster (docs/auth.md). The mapping is parsed and validated once by src/config
 // (parseRoleMapping); this is the pure lookup the OIDC and auth-proxy identities use.
-import type { Role } from "./identity.ts";
+import { AuthRefused, type Identity, type IdentitySource, type Role } from "./identity.ts";
 
 /** One cluster's rules (the same shape src/config's RoleMapping has). */
 export interface ClusterRoles {
@@ -34,4 +34,22 @@ export function roleInCluster(
   if (namespaces.length > 0) return { role: "namespace-editor", namespaces };
   if (rules.viewer.some((g) => has.has(g))) return { role: "viewer" };
   return undefined;
+}
+
+/**
+ * A signed-in user's identity in `cluster` from their groups (OIDC, auth proxy); AuthRefused (403)
+ * when none of the groups has a role there, the message led by `who` (who they are, how signed in).
+ */
+export function groupIdentity(
+  mapping: RoleMapping,
+  cluster: string,
+  user: { subject: string; groups: string[]; source: IdentitySource },
+  who: string,
+): Identity {
+  const r = roleInCluster(mapping, cluster, user.groups);
+  if (!r)
+    throw new AuthRefused(
+      `${who} none of their groups (${user.groups.join(", ") || "none"}) has a role in cluster ${cluster}`,
+    );
+  return { ...user, role: r.role, ...(r.namespaces ? { namespaces: r.namespaces } : {}) };
 }
