@@ -15,6 +15,7 @@ import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import { coreApi, coreWarmup, dashboardMetrics } from "./parts.ts";
+import { getOk } from "../api/inject.test-helper.ts";
 
 const NOW = Date.parse("2026-03-02T12:00:00Z");
 const V = { authorization: "Bearer v-token" };
@@ -84,11 +85,7 @@ after(async () => {
   await store.close();
 });
 
-const get = async <T>(url: string): Promise<T> => {
-  const r = await app.inject({ url, headers: V });
-  assert.equal(r.statusCode, 200, `${url}: ${r.body}`);
-  return r.json<T>();
-};
+const get = <T>(url: string): Promise<T> => getOk<T>(app, url, V);
 
 describe("warmup time saved: one figure", () => {
   it("is hits × the pool's measured cold start on the Overview, the Warmup page and /metrics", async () => {

@@ -34,6 +34,7 @@ import type {
 import { dashboardRoutes, newestRows } from "./dashboard.ts";
 import { policyRoutes } from "./policies.ts";
 import { deliver } from "../../core/hub/testing.ts";
+import { getOk } from "../inject.test-helper.ts";
 
 const tokens = { admin: "a-token", viewer: "v-token" };
 const V = { authorization: "Bearer v-token" };
@@ -169,11 +170,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const get = async <T>(url: string): Promise<T> => {
-  const r = await app.inject({ url, headers: V });
-  assert.equal(r.statusCode, 200, `${url}: ${r.body}`);
-  return r.json<T>();
-};
+const get = <T>(url: string): Promise<T> => getOk<T>(app, url, V);
 
 describe("dashboard routes", () => {
   it("lists clusters with connection state and versions", async () => {
