@@ -79,6 +79,16 @@ export function canonicalReason(reason: string | undefined): string {
 }
 
 /** One NodeClaim's life as history saw it. */
+/** The phases that only set when they happened. */
+const PHASE_AT: Partial<
+  Record<LifecyclePhase, "createdAt" | "launchedAt" | "registeredAt" | "initializedAt">
+> = {
+  Created: "createdAt",
+  Launched: "launchedAt",
+  Registered: "registeredAt",
+  Initialized: "initializedAt",
+};
+
 export interface NodeClaimLife {
   nodeClaim: string;
   nodePool: string;
@@ -120,19 +130,12 @@ export function livesOf(events: readonly LifecycleRecord[]): NodeClaimLife[] {
     life.phases.push(
       e.reason ? { phase: e.phase, at: e.at, reason: e.reason } : { phase: e.phase, at: e.at },
     );
+    const field = PHASE_AT[e.phase];
+    if (field !== undefined) {
+      life[field] = e.at;
+      continue;
+    }
     switch (e.phase) {
-      case "Created":
-        life.createdAt = e.at;
-        break;
-      case "Launched":
-        life.launchedAt = e.at;
-        break;
-      case "Registered":
-        life.registeredAt = e.at;
-        break;
-      case "Initialized":
-        life.initializedAt = e.at;
-        break;
       case "Disrupted":
         life.disruptedAt = e.at;
         if (e.reason) life.reason = canonicalReason(e.reason);
@@ -147,11 +150,8 @@ export function livesOf(events: readonly LifecycleRecord[]): NodeClaimLife[] {
         }
         break;
       case "Terminating":
-        life.terminatingAt = e.at;
-        if (e.reason && !life.reason) life.reason = canonicalReason(e.reason);
-        break;
       case "Terminated":
-        life.terminatedAt = e.at;
+        life[e.phase === "Terminating" ? "terminatingAt" : "terminatedAt"] = e.at;
         if (e.reason && !life.reason) life.reason = canonicalReason(e.reason);
         break;
       default:
