@@ -100,19 +100,48 @@ export function warmupPolicyResource(
   };
 }
 
-/** The cluster's SpotPolicies as the API's policies, by workload key; invalid CRs reported. */
-export function spotPoliciesOf(crs: readonly SpotPolicyResource[]): {
-  policies: SpotPolicy[];
-  problems: { name: string; errors: string[] }[];
-} {
-  const policies: SpotPolicy[] = [];
-  const problems: { name: string; errors: string[] }[] = [];
+type Problem = { name: string; errors: string[] };
+/** The policies of a cluster's CRs, and each CR that did not convert with why. */
+export interface FromCrs<P> {
+  policies: P[];
+  problems: Problem[];
+}
+
+/** Each CR converted and kept as `keep` makes it; the ones that do not convert reported by `nameOf`. */
+function convertEach<C, R extends { ok: true } | { ok: false; errors: string[] }, P>(
+  crs: readonly C[],
+  convert: (cr: C) => R,
+  nameOf: (cr: C) => string,
+  keep: (cr: C, r: Extract<R, { ok: true }>) => P,
+): FromCrs<P> {
+  const policies: P[] = [];
+  const problems: Problem[] = [];
   for (const cr of crs) {
-    const r = spotPolicyFromResource(cr);
-    if (r.ok) policies.push(r.policy);
-    else
-      problems.push({ name: `${cr.metadata.namespace ?? ""}/${cr.metadata.name ?? ""}`, errors: r.errors });
+    const r = convert(cr);
+    if (r.ok) policies.push(keep(cr, r as Extract<R, { ok: true }>));
+    else problems.push({ name: nameOf(cr), errors: (r as { errors: string[] }).errors });
   }
+  return { policies, problems };
+}
+
+/** Epoch ms of a CR's last change through Wave (its annotation), else its creation; 0 if neither. */
+function changedAt(cr: {
+  metadata: { annotations?: Record<string, string>; creationTimestamp?: string };
+}): number {
+  const at = Date.parse(
+    cr.metadata.annotations?.[CHANGED_AT_ANNOTATION] ?? cr.metadata.creationTimestamp ?? "",
+  );
+  return Number.isFinite(at) ? at : 0;
+}
+
+/** The cluster's SpotPolicies as the API's policies, by workload key; invalid CRs reported. */
+export function spotPoliciesOf(crs: readonly SpotPolicyResource[]): FromCrs<SpotPolicy> {
+  const { policies, problems } = convertEach(
+    crs,
+    spotPolicyFromResource,
+    (cr) => `${cr.metadata.namespace ?? ""}/${cr.metadata.name ?? ""}`,
+    (_cr, r) => r.policy,
+  );
   policies.sort((a, b) => workloadKey(a.workload).localeCompare(workloadKey(b.workload)));
   return { policies, problems };
 }
@@ -130,10 +159,7 @@ export function spotPoliciesSince(
   return spotPoliciesOf(crs).policies.map((p) => {
     const key = workloadKey(p.workload);
     const cr = byName.get(key);
-    const at = Date.parse(
-      cr?.metadata.annotations?.[CHANGED_AT_ANNOTATION] ?? cr?.metadata.creationTimestamp ?? "",
-    );
-    return { key, value: p, updatedAt: Number.isFinite(at) ? at : 0 };
+    return { key, value: p, updatedAt: cr ? changedAt(cr) : 0 };
   });
 }
 
@@ -145,24 +171,18 @@ export interface WarmupFromCr {
   name: string;
 }
 
-export function warmupPoliciesOf(crs: readonly WarmupPolicyResource[]): {
-  policies: WarmupFromCr[];
-  problems: { name: string; errors: string[] }[];
-} {
-  const policies: WarmupFromCr[] = [];
-  const problems: { name: string; errors: string[] }[] = [];
-  for (const cr of crs) {
-    const r = warmupPolicyFromResource(cr);
-    const name = cr.metadata.name ?? "";
-    if (!r.ok) {
-      problems.push({ name, errors: r.errors });
-      continue;
-    }
-    const at = Date.parse(
-      cr.metadata.annotations?.[CHANGED_AT_ANNOTATION] ?? cr.metadata.creationTimestamp ?? "",
-    );
-    policies.push({ nodePool: r.pool, policy: r.policy, updatedAt: Number.isFinite(at) ? at : 0, name });
-  }
+export function warmupPoliciesOf(crs: readonly WarmupPolicyResource[]): FromCrs<WarmupFromCr> {
+  const { policies, problems } = convertEach(
+    crs,
+    warmupPolicyFromResource,
+    (cr) => cr.metadata.name ?? "",
+    (cr, r): WarmupFromCr => ({
+      nodePool: r.pool,
+      policy: r.policy,
+      updatedAt: changedAt(cr),
+      name: cr.metadata.name ?? "",
+    }),
+  );
   policies.sort((a, b) => a.nodePool.localeCompare(b.nodePool));
   return { policies, problems };
 }
