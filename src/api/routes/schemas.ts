@@ -70,7 +70,7 @@ export const thrashingSchema = ThrashingSchema;
 export const seriesSchema = SeriesSchema;
 export const liveSchema = LiveSchema;
 
-export const warmupPolicySchema = obj({
+const warmupPolicyFields = {
   enabled: bool,
   maxWarmNodes: int,
   ttlSeconds: int,
@@ -78,21 +78,13 @@ export const warmupPolicySchema = obj({
   maxCostPerHour: nullable("number"),
   prePull: bool,
   prePullDeadlineSeconds: int,
-});
+} as const;
+
+/** A warmup policy as stored: every field filled. */
+export const warmupPolicySchema = obj(warmupPolicyFields);
 
 /** A warmup policy as PUT (and tried by what-if): fields left out take the defaults. */
-export const warmupPolicyInputSchema = {
-  type: "object",
-  properties: {
-    enabled: bool,
-    maxWarmNodes: int,
-    ttlSeconds: int,
-    cooldownSeconds: int,
-    maxCostPerHour: nullable("number"),
-    prePull: bool,
-    prePullDeadlineSeconds: int,
-  },
-} as const;
+export const warmupPolicyInputSchema = { type: "object", properties: warmupPolicyFields } as const;
 
 export const warmupPolicyRecordSchema = obj({ nodePool: str, policy: warmupPolicySchema, updatedAt: num });
 
