@@ -61,12 +61,10 @@ export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
           const gone = await goneNodeClaim(ctx, c.id, name);
           return (
             gone ??
-            reply
-              .code(404)
-              .send({
-                error: "not_found",
-                message: `no node or NodeClaim "${name}", now or in the stored history`,
-              })
+            reply.code(404).send({
+              error: "not_found",
+              message: `no node or NodeClaim "${name}", now or in the stored history`,
+            })
           );
         }
         const claimName = nodeClaim?.metadata.name ?? row?.nodeClaim ?? undefined;
