@@ -4,13 +4,10 @@
 // simulated cluster time takes seconds.
 import { readFile } from "node:fs/promises";
 import { parseDuration } from "../karpenter/duration.ts";
-import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
-import {
-  POLICY_SET_API_VERSION,
-  PolicyValidationError,
-  parsePolicySet,
-  type SpotPolicy,
-} from "../webhook/policy.ts";
+import { parsePolicy } from "../policy/validate-warmup.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
+import { POLICY_SET_API_VERSION, type SpotPolicy } from "../policy/spot.ts";
+import { PolicyValidationError, parsePolicySet } from "../policy/validate-spot.ts";
 import {
   candidatePolicy,
   replay,

@@ -6,8 +6,9 @@
 // the next connection of the agent tries again (creating is idempotent).
 import type { PolicyMigrationMark, PolicyRevision, Store } from "../core/store/store.ts";
 import { CHANGED_BY_ANNOTATION } from "../objects/policy-crds.ts";
-import { parsePolicy } from "../warmup/policy.ts";
-import { parsePolicySet, POLICY_SET_API_VERSION } from "../webhook/policy.ts";
+import { parsePolicy } from "../policy/validate-warmup.ts";
+import { POLICY_SET_API_VERSION } from "../policy/spot.ts";
+import { parsePolicySet } from "../policy/validate-spot.ts";
 import {
   spotPolicyName,
   spotPolicyResource,

@@ -13,7 +13,7 @@ import {
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { PoolOutcome } from "./controller.ts";
-import { warmupPolicyFromResource } from "./policy-crd.ts";
+import { warmupPolicyFromResource } from "../policy/warmup-resource.ts";
 import type { WarmupEvent } from "./stats.ts";
 
 /** The CR's NodePool ("" if it names none: a CRD applied without its schema). */

@@ -14,7 +14,7 @@ import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { isLivePod, ledgerId } from "./ledger.ts";
 import { PodCache } from "./pod-cache.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
-import type { SpotPolicy } from "./policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { SpotRepair } from "./repair.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";

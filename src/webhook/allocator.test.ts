@@ -10,7 +10,7 @@ import {
   type AllocationResult,
 } from "./allocator.ts";
 import { ledgerId } from "./ledger.ts";
-import type { SpotPolicy } from "./policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
 const NS = "wave";

@@ -28,7 +28,7 @@ import {
   type SlotRequest,
 } from "./ledger.ts";
 import type { PodCache } from "./pod-cache.ts";
-import { tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 
 export const LEDGER_STATE_ANNOTATION = "wave.sh/spot-ledger-state";
 export const LEDGER_WORKLOAD_ANNOTATION = "wave.sh/workload";

@@ -15,7 +15,7 @@ import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics } from "./metrics.ts";
 import { PodCache } from "./pod-cache.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
-import type { SpotPolicy } from "./policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { SpotRepair } from "./repair.ts";
 import { review } from "./review.ts";
 import {

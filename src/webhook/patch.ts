@@ -4,7 +4,7 @@
 import type { NodeSelectorRequirement, Pod } from "../objects/kube.ts";
 import type { JsonPatchOp } from "./admission.ts";
 import { DELETION_COST_ANNOTATION, ON_DEMAND, type Capacity } from "./constants.ts";
-import type { Strategy } from "./policy.ts";
+import type { Strategy } from "../policy/spot.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, NOTE_ANNOTATION, SLOT_LABEL } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 

@@ -4,13 +4,8 @@
 import { readFile } from "node:fs/promises";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import {
-  PolicyIndex,
-  parsePolicySet,
-  type SpotPolicy,
-  type SpotPolicySet,
-  type WorkloadRef,
-} from "./policy.ts";
+import { PolicyIndex, type SpotPolicy, type SpotPolicySet, type WorkloadRef } from "../policy/spot.ts";
+import { parsePolicySet } from "../policy/validate-spot.ts";
 
 export interface PolicySource {
   /** The policy for a workload under the last known set, if any. */

@@ -14,8 +14,8 @@ import {
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { PolicyProblem, SpotPolicyIndex } from "./crd-policy-source.ts";
-import { resourceKey, spotPolicyFromResource } from "./policy-crd.ts";
-import { workloadKey } from "./policy.ts";
+import { resourceKey, spotPolicyFromResource } from "../policy/spot-resource.ts";
+import { workloadKey } from "../policy/spot.ts";
 import type { AdoptionStatus } from "./repair.ts";
 
 const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");

@@ -21,7 +21,7 @@ import { adoptionPatch, asAdopted, governedBy, planAdoption, plannedMoves } from
 import { ON_DEMAND, revisionOf } from "./constants.ts";
 import type { SpotMetrics } from "./metrics.ts";
 import type { PodCache } from "./pod-cache.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import type { PolicySource } from "./policy-source.ts";
 import {
   DEFAULT_REPAIR_TIMING,

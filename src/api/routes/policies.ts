@@ -5,16 +5,16 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PolicyKind, Store } from "../../core/store/store.ts";
-import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
+import { parsePolicy } from "../../policy/validate-warmup.ts";
+import type { WarmupPolicy } from "../../policy/warmup.ts";
 import {
-  parsePolicySet,
-  PolicyValidationError,
   POLICY_SET_API_VERSION,
   WORKLOAD_KINDS,
   workloadKey,
   type SpotPolicy,
   type SpotPolicySet,
-} from "../../webhook/policy.ts";
+} from "../../policy/spot.ts";
+import { parsePolicySet, PolicyValidationError } from "../../policy/validate-spot.ts";
 import type { ApiPlugin } from "../app.ts";
 import { clientOf, requireChange } from "../identity.ts";
 import {

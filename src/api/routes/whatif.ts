@@ -8,13 +8,10 @@ import type { ClusterHub } from "../../core/hub/hub.ts";
 import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
 import { sseFrame } from "../sse.ts";
 import { workloadTemplates } from "../../dashboard/figures/workload-pods.ts";
-import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
-import {
-  parsePolicySet,
-  PolicyValidationError,
-  POLICY_SET_API_VERSION,
-  type SpotPolicy,
-} from "../../webhook/policy.ts";
+import { parsePolicy } from "../../policy/validate-warmup.ts";
+import type { WarmupPolicy } from "../../policy/warmup.ts";
+import { POLICY_SET_API_VERSION, type SpotPolicy } from "../../policy/spot.ts";
+import { parsePolicySet, PolicyValidationError } from "../../policy/validate-spot.ts";
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { clusterIdParam, errorSchema } from "./schemas.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SpotPolicyResource, SpotPolicySpec } from "../objects/policy-crds.ts";
-import { repairModeOf, spotPolicyFromResource } from "./policy-crd.ts";
-import { parsePolicySet } from "./policy.ts";
+import { repairModeOf, spotPolicyFromResource } from "./spot-resource.ts";
+import { parsePolicySet } from "./validate-spot.ts";
 
 const cr = (
   spec: Partial<SpotPolicySpec> & Record<string, unknown>,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { WarmupPolicyResource, WarmupPolicySpec } from "../objects/policy-crds.ts";
-import { DEFAULT_POLICY } from "./policy.ts";
-import { warmupPoliciesFromResources, warmupPolicyFromResource } from "./policy-crd.ts";
+import { DEFAULT_POLICY } from "./warmup.ts";
+import { warmupPoliciesFromResources, warmupPolicyFromResource } from "./warmup-resource.ts";
 
 const cr = (
   name: string,
