@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { onDemandTarget } from "./on-demand-target.ts";
+import { spotPolicy } from "./spot.test-helper.ts";
 
-const policy = (threshold: number, percentAboveBase?: number) => ({
-  threshold,
-  ...(percentAboveBase === undefined ? {} : { percentAboveBase }),
-});
+const policy = spotPolicy;
 
 describe("onDemandTarget", () => {
   it("follows the ASG base + percentage semantics", () => {

@@ -1,19 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { policySet, webInput } from "./spot.test-helper.ts";
 import { PolicyIndex } from "./spot.ts";
 import { parsePolicySet, PolicyValidationError } from "./validate-spot.ts";
 
-const web = {
-  workload: { namespace: "shop", kind: "Deployment", name: "web" },
-  threshold: 2,
-  strategy: "Prefer",
-};
-const set = (policies: unknown[], revision = "1") => ({
-  apiVersion: "wave.sh/v1alpha1",
-  kind: "SpotPolicySet",
-  revision,
-  policies,
-});
+const web = webInput;
+const set = policySet;
 
 describe("parsePolicySet", () => {
   it("accepts a valid set and indexes it", () => {

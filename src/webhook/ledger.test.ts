@@ -11,16 +11,11 @@ import {
   serializeLedger,
   wouldAssignSpot,
 } from "./ledger.ts";
-import type { SpotPolicy } from "../policy/spot.ts";
+import { spotPolicy, WEB } from "../policy/spot.test-helper.ts";
 import { ASSIGNMENT_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
-const workload = { namespace: "shop", kind: "Deployment", name: "web" } as const;
-const policy = (threshold: number, percentAboveBase?: number): SpotPolicy => ({
-  workload,
-  threshold,
-  strategy: "Prefer",
-  ...(percentAboveBase === undefined ? {} : { percentAboveBase }),
-});
+const workload = WEB;
+const policy = spotPolicy;
 const tokens = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => `t${from + i}`);
 const pod = (token: string, capacity: string, extra: Partial<Pod["metadata"]> = {}, phase?: string): Pod =>
   ({

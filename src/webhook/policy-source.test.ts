@@ -3,23 +3,15 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { policySet, webInput } from "../policy/spot.test-helper.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { PolicyValidationError } from "../policy/validate-spot.ts";
 import { InMemoryPolicySource, PullPolicySource } from "./policy-source.ts";
 import { resolveWorkload } from "./workload.ts";
 import { fixturePod } from "./test-helpers.ts";
 
-const web = {
-  workload: { namespace: "shop", kind: "Deployment", name: "web" },
-  threshold: 2,
-  strategy: "Prefer",
-};
-const set = (policies: unknown[], revision = "1") => ({
-  apiVersion: "wave.sh/v1alpha1",
-  kind: "SpotPolicySet",
-  revision,
-  policies,
-});
+const web = webInput;
+const set = policySet;
 
 describe("resolveWorkload", () => {
   it("strips the pod-template-hash suffix to find the Deployment, then tries the ReplicaSet", () => {
