@@ -345,19 +345,8 @@ export class SlotAllocator implements Allocator {
       if (real.length === 0 || !(watch ? changedMaterially(ledger, next) : changed(ledger, next)))
         return results;
 
-      try {
-        const written = await this.#write(name, workload, lease, next);
-        this.#remember(name, written, next, this.#clock.now());
-        this.stats.writes++;
-        return results;
-      } catch (err) {
-        if (isConflict(err)) {
-          // 409: someone wrote since our read (or created the ledger first): re-read and redo.
-          this.stats.conflicts++;
-          continue;
-        }
-        throw err;
-      }
+      if (await this.#casWrite(name, workload, lease, next)) return results;
+      // 409: someone wrote since our read (or created the ledger first): re-read and redo.
     }
     throw new Error(`spot ledger ${name}: gave up after ${this.#maxAttempts} conflicting writes`);
   }
@@ -392,15 +381,7 @@ export class SlotAllocator implements Allocator {
       change(next);
       if (!changedMaterially(ledger, next)) return next;
       if (lease === undefined && next.entries.size === 0 && next.fallbackUntil === 0) return next;
-      try {
-        const written = await this.#write(name, workload, lease, next);
-        this.#remember(name, written, next, this.#clock.now());
-        this.stats.writes++;
-        return next;
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        this.stats.conflicts++;
-      }
+      if (await this.#casWrite(name, workload, lease, next)) return next;
     }
     throw new Error(`spot ledger ${name}: gave up after ${this.#maxAttempts} conflicting writes`);
   }
@@ -519,6 +500,23 @@ export class SlotAllocator implements Allocator {
     if (this.#ledgerCacheMs <= 0) return;
     if (this.#cache.size >= 10_000) this.#cache.clear();
     this.#cache.set(name, { lease, ledger, at });
+  }
+
+  /**
+   * Writes `next` over the ledger as read in `lease` (compare-and-swap): false on a conflict,
+   * counted, for the caller to re-read and redo.
+   */
+  async #casWrite(name: string, ref: WorkloadRef, lease: Lease | undefined, next: Ledger): Promise<boolean> {
+    try {
+      const written = await this.#write(name, ref, lease, next);
+      this.#remember(name, written, next, this.#clock.now());
+      this.stats.writes++;
+      return true;
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      this.stats.conflicts++;
+      return false;
+    }
   }
 
   async #write(name: string, ref: WorkloadRef, lease: Lease | undefined, ledger: Ledger): Promise<Lease> {
