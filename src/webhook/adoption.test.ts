@@ -8,18 +8,14 @@ import { describe, it } from "node:test";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { Pod, ReplicaSet } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
-import { SlotAllocator } from "./allocator.ts";
-import { BackingVerifier, SourceLimiter } from "./backing.ts";
 import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { isLivePod, ledgerId } from "./ledger.ts";
-import { PodCache } from "./pod-cache.ts";
-import { InMemoryPolicySource } from "./policy-source.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
 import { SpotRepair } from "./repair.ts";
+import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
-const NS = "wave";
 const APP_NS = "shop";
 const HASH = "h1";
 const workload = { namespace: APP_NS, kind: "Deployment", name: "web" } as const;
@@ -46,20 +42,11 @@ const settle = async (): Promise<void> => {
 async function setup(replicas: number) {
   const clock = new FakeClock();
   const kube = new MemoryKube({ clock });
-  const pods = new PodCache({ kube, clock }).start();
-  await pods.synced;
+  const pods = await startedPods(kube, clock);
   for (let i = 0; i < 50 && !pods.ready; i++) await settle();
   assert.ok(pods.ready, "the pod watch runs");
   let n = 0;
-  const allocator = new SlotAllocator({
-    kube,
-    namespace: NS,
-    clock,
-    pods,
-    token: () => `tok-${n++}`,
-    ledgerCacheMs: 0,
-    backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }),
-  });
+  const allocator = testAllocator(kube, clock, pods);
   const rs: ReplicaSet = await kube.create(
     "ReplicaSet",
     {
@@ -127,7 +114,7 @@ async function setup(replicas: number) {
     new SpotRepair({
       kube,
       pods,
-      policies: new InMemoryPolicySource({ apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies }),
+      policies: policySource(...policies),
       allocator,
       clock,
       identity: "webhook-0",
@@ -247,11 +234,7 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
     const s = await setup(6);
     for (let i = 0; i < 6; i++) await s.running("spot-1");
     await settle();
-    const source = new InMemoryPolicySource({
-      apiVersion: "wave.sh/v1alpha1",
-      kind: "SpotPolicySet",
-      policies: [policy(1)],
-    });
+    const source = policySource(policy(1));
     const repair = new SpotRepair({
       kube: s.kube,
       pods: s.pods,
@@ -357,11 +340,7 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
     const s = await setup(6);
     for (let i = 0; i < 6; i++) await s.running("od-1");
     await settle();
-    const source = new InMemoryPolicySource({
-      apiVersion: "wave.sh/v1alpha1",
-      kind: "SpotPolicySet",
-      policies: [policy(2, { repair: "dry-run" })],
-    });
+    const source = policySource(policy(2, { repair: "dry-run" }));
     const repair = new SpotRepair({
       kube: s.kube,
       pods: s.pods,

@@ -8,15 +8,13 @@ import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import type { Pod, ReplicaSet } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
 import type { AdmissionRequest, JsonPatchOp } from "./admission.ts";
-import { SlotAllocator, type AllocationResult } from "./allocator.ts";
-import { BackingVerifier, SourceLimiter } from "./backing.ts";
+import type { AllocationResult } from "./allocator.ts";
 import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics } from "./metrics.ts";
-import { PodCache } from "./pod-cache.ts";
-import { InMemoryPolicySource } from "./policy-source.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
 import { SpotRepair } from "./repair.ts";
+import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { review } from "./review.ts";
 import {
   ASSIGNMENT_LABEL,
@@ -27,7 +25,6 @@ import {
 } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
-const NS = "wave";
 const APP_NS = "shop";
 const workload = { namespace: APP_NS, kind: "Deployment", name: "api" } as const;
 const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy => ({
@@ -49,19 +46,9 @@ async function until(what: string, check: () => boolean, clock: FakeClock): Prom
 async function setup() {
   const clock = new FakeClock();
   const kube = new MemoryKube({ clock });
-  const pods = new PodCache({ kube, clock }).start();
-  await pods.synced;
+  const pods = await startedPods(kube, clock);
   await until("the pod watch", () => pods.ready, clock);
-  let n = 0;
-  const allocator = new SlotAllocator({
-    kube,
-    namespace: NS,
-    clock,
-    pods,
-    token: () => `tok-${n++}`,
-    ledgerCacheMs: 0,
-    backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }),
-  });
+  const allocator = testAllocator(kube, clock, pods);
   const rss = new Map<string, ReplicaSet>();
   /** The Deployment's ReplicaSet of `hash`, scaled to `replicas`. */
   const scale = async (hash: string, replicas: number): Promise<ReplicaSet> => {
@@ -361,11 +348,7 @@ describe("a StatefulSet through its life (issue 20)", () => {
     const repair = new SpotRepair({
       kube: t.kube,
       pods: t.pods,
-      policies: new InMemoryPolicySource({
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicySet",
-        policies: [policy(2), dbPolicy(2)], // both thresholds raised: a shortfall in each
-      }),
+      policies: policySource(policy(2), dbPolicy(2)), // both thresholds raised: a shortfall in each
       allocator: t.allocator,
       clock: t.clock,
       identity: "webhook-0",
@@ -397,11 +380,7 @@ describe("a StatefulSet through its life (issue 20)", () => {
     const repair = new SpotRepair({
       kube: t.kube,
       pods: t.pods,
-      policies: new InMemoryPolicySource({
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicySet",
-        policies: [dbPolicy(2)],
-      }),
+      policies: policySource(dbPolicy(2)),
       allocator: t.allocator,
       clock: t.clock,
       identity: "webhook-0",
@@ -589,11 +568,7 @@ describe("spot repair (ADR 0006)", () => {
     new SpotRepair({
       kube: s.kube,
       pods: s.pods,
-      policies: new InMemoryPolicySource({
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicySet",
-        policies: [p],
-      }),
+      policies: policySource(p),
       allocator: s.allocator,
       clock: s.clock,
       metrics: over.metrics ?? createSpotMetrics(),
