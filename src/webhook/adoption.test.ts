@@ -11,6 +11,7 @@ import { FakeClock } from "../shared/clock.ts";
 import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { isLivePod, ledgerId } from "./ledger.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
+import type { InMemoryPolicySource } from "./policy-source.ts";
 import { SpotRepair } from "./repair.ts";
 import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
@@ -110,11 +111,15 @@ async function setup(replicas: number) {
   /** Live pods on on-demand nodes: where they run, whatever their labels. */
   const onDemandNodes = async (): Promise<number> =>
     (await all()).filter((p) => nodeCapacity(p.spec.nodeName) === "on-demand").length;
-  const repairFor = (policies: SpotPolicy[], extra: { dryRun?: boolean } = {}): SpotRepair =>
+  /** The repair over `policies` (a fixed set, or a source a test changes). */
+  const repairFor = (
+    policies: SpotPolicy[] | InMemoryPolicySource,
+    extra: { dryRun?: boolean } = {},
+  ): SpotRepair =>
     new SpotRepair({
       kube,
       pods,
-      policies: policySource(...policies),
+      policies: Array.isArray(policies) ? policySource(...policies) : policies,
       allocator,
       clock,
       identity: "webhook-0",
@@ -235,15 +240,7 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
     for (let i = 0; i < 6; i++) await s.running("spot-1");
     await settle();
     const source = policySource(policy(1));
-    const repair = new SpotRepair({
-      kube: s.kube,
-      pods: s.pods,
-      policies: source,
-      allocator: s.allocator,
-      clock: s.clock,
-      identity: "webhook-0",
-      nodes: { synced: true, of: nodeCapacity },
-    });
+    const repair = s.repairFor(source);
     await s.run(repair, policy(1), 30);
     assert.equal(await s.onDemandNodes(), 1);
     source.set({ apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies: [policy(4)] });
@@ -341,15 +338,7 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
     for (let i = 0; i < 6; i++) await s.running("od-1");
     await settle();
     const source = policySource(policy(2, { repair: "dry-run" }));
-    const repair = new SpotRepair({
-      kube: s.kube,
-      pods: s.pods,
-      policies: source,
-      allocator: s.allocator,
-      clock: s.clock,
-      identity: "webhook-0",
-      nodes: { synced: true, of: nodeCapacity },
-    });
+    const repair = s.repairFor(source);
     await s.run(repair, policy(2), 15);
     assert.equal(repair.actions.length, 0);
     source.set({ apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies: [policy(2)] });

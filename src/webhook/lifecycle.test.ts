@@ -13,6 +13,7 @@ import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics } from "./metrics.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
+import type { InMemoryPolicySource } from "./policy-source.ts";
 import { SpotRepair } from "./repair.ts";
 import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { review } from "./review.ts";
@@ -42,6 +43,20 @@ async function until(what: string, check: () => boolean, clock: FakeClock): Prom
   }
   assert.fail(`timed out waiting for ${what}`);
 }
+
+/** The repair with its defaults over `policies`, on a setup's apiserver, pod watch and ledger. */
+const plainRepair = (
+  t: Pick<Awaited<ReturnType<typeof setup>>, "kube" | "pods" | "allocator" | "clock">,
+  policies: InMemoryPolicySource,
+): SpotRepair =>
+  new SpotRepair({
+    kube: t.kube,
+    pods: t.pods,
+    policies,
+    allocator: t.allocator,
+    clock: t.clock,
+    identity: "webhook-0",
+  });
 
 async function setup() {
   const clock = new FakeClock();
@@ -345,14 +360,7 @@ describe("a StatefulSet through its life (issue 20)", () => {
     const t = await statefulSet(4, dbPolicy(1));
     await t.scale("h1", 4);
     for (let i = 0; i < 4; i++) await t.admit("h1", policy(1));
-    const repair = new SpotRepair({
-      kube: t.kube,
-      pods: t.pods,
-      policies: policySource(policy(2), dbPolicy(2)), // both thresholds raised: a shortfall in each
-      allocator: t.allocator,
-      clock: t.clock,
-      identity: "webhook-0",
-    });
+    const repair = plainRepair(t, policySource(policy(2), dbPolicy(2))); // both thresholds raised: a shortfall in each
     await repair.tick();
     await t.clock.advance(6_000);
     await repair.tick();
@@ -377,14 +385,7 @@ describe("a StatefulSet through its life (issue 20)", () => {
       await t.create(i, "r2");
     }
     assert.equal(t.onDemand(), 3);
-    const repair = new SpotRepair({
-      kube: t.kube,
-      pods: t.pods,
-      policies: policySource(dbPolicy(2)),
-      allocator: t.allocator,
-      clock: t.clock,
-      identity: "webhook-0",
-    });
+    const repair = plainRepair(t, policySource(dbPolicy(2)));
     await repair.tick();
     await t.clock.advance(6_000);
     await repair.tick();
