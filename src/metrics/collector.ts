@@ -7,8 +7,8 @@ import type { ThrashingOptions } from "../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Gauge, Registry } from "../shared/metrics.ts";
 import { Views } from "../views/cluster-views.ts";
-import { POLICY_SET_API_VERSION, type SpotPolicy } from "../policy/spot.ts";
-import { parsePolicySet } from "../policy/validate-spot.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
+import { parseSpotPolicy } from "../policy/validate-spot.ts";
 import { EventMetrics } from "./events.ts";
 import { clusterExplanations } from "../dashboard/consolidation/view.ts";
 import { clusterFigures, emptyFigures, GAUGE_LABELS, GAUGES, type GaugeName } from "./figures.ts";
@@ -87,12 +87,7 @@ export async function storedSpotPolicies(store: Store, clusterId: string): Promi
   const out: SpotPolicy[] = [];
   for (const r of await store.listPolicies(clusterId, "spot")) {
     try {
-      const set = parsePolicySet({
-        apiVersion: POLICY_SET_API_VERSION,
-        kind: "SpotPolicySet",
-        policies: [r.value],
-      });
-      out.push(...set.policies);
+      out.push(parseSpotPolicy(r.value));
     } catch {
       // invalid: the API's policy set skips it too
     }

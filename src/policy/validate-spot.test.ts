@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { policySet, webInput } from "./spot.test-helper.ts";
 import { PolicyIndex } from "./spot.ts";
-import { parsePolicySet, PolicyValidationError } from "./validate-spot.ts";
+import {
+  parsePolicySet,
+  parseSpotPolicies,
+  parseSpotPolicy,
+  PolicyValidationError,
+} from "./validate-spot.ts";
 
 const web = webInput;
 const set = policySet;
@@ -60,5 +65,21 @@ describe("parsePolicySet", () => {
       /repair: must be true, false or "dry-run"/,
     );
     assert.throws(() => parsePolicySet(set("x" as unknown as unknown[])), /policies: must be an array/);
+  });
+});
+
+describe("parseSpotPolicy / parseSpotPolicies", () => {
+  it("validates one policy, or a list, with the set's own problems", () => {
+    assert.deepEqual(parseSpotPolicy({ ...web, percentAboveBase: 50 }), { ...web, percentAboveBase: 50 });
+    assert.deepEqual(parseSpotPolicies([web]), [web]);
+    assert.throws(
+      () => parseSpotPolicy({ ...web, threshold: -1 }),
+      /policies\[0\]\.threshold: must be an integer ≥ 0/,
+    );
+    assert.throws(
+      () => parseSpotPolicies([web, web]),
+      /policies\[1\]: duplicate policy for shop\/Deployment\/web/,
+    );
+    assert.throws(() => parseSpotPolicies("x"), /policies: must be an array/);
   });
 });

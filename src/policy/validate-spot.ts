@@ -120,3 +120,19 @@ export function parsePolicySet(input: unknown): SpotPolicySet {
   if (typeof input.revision === "string") set.revision = input.revision;
   return set;
 }
+
+/**
+ * Policies from untrusted JSON (a what-if candidate, a CLI flag set), validated as one
+ * SpotPolicySet: its problems say `policies[i]`, duplicates included.
+ */
+export function parseSpotPolicies(input: unknown): SpotPolicy[] {
+  return parsePolicySet({ apiVersion: POLICY_SET_API_VERSION, kind: "SpotPolicySet", policies: input })
+    .policies;
+}
+
+/** One policy from untrusted JSON (an API body with its workload, a stored row), as a set of one. */
+export function parseSpotPolicy(input: unknown): SpotPolicy {
+  const [policy] = parseSpotPolicies([input]);
+  if (policy === undefined) throw new PolicyValidationError(["policies[0]: missing"]);
+  return policy;
+}

@@ -10,8 +10,8 @@ import { sseFrame } from "../sse.ts";
 import { workloadTemplates } from "../../dashboard/figures/workload-pods.ts";
 import { parsePolicy } from "../../policy/validate-warmup.ts";
 import type { WarmupPolicy } from "../../policy/warmup.ts";
-import { POLICY_SET_API_VERSION, type SpotPolicy } from "../../policy/spot.ts";
-import { parsePolicySet, PolicyValidationError } from "../../policy/validate-spot.ts";
+import type { SpotPolicy } from "../../policy/spot.ts";
+import { parseSpotPolicies, PolicyValidationError } from "../../policy/validate-spot.ts";
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { clusterIdParam, errorSchema } from "./schemas.ts";
@@ -95,11 +95,7 @@ export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
     throw new BadCandidate("nothing to compare: give spot policies and/or warmup policies to try");
   let spot: SpotPolicy[];
   try {
-    spot = parsePolicySet({
-      apiVersion: POLICY_SET_API_VERSION,
-      kind: "SpotPolicySet",
-      policies: spotIn,
-    }).policies;
+    spot = parseSpotPolicies(spotIn);
   } catch (err) {
     if (!(err instanceof PolicyValidationError)) throw err;
     throw new BadCandidate(
