@@ -24,6 +24,7 @@ import {
   serializeLedger,
   wouldAssignSpot,
   type Ledger,
+  type LedgerEntry,
   type LedgerTiming,
   type SlotRequest,
 } from "./ledger.ts";
@@ -554,40 +555,44 @@ export class SlotAllocator implements Allocator {
   }
 }
 
-function changed(before: Ledger, after: Ledger): boolean {
-  if (
-    before.reconciledAt !== after.reconciledAt ||
-    before.entries.size !== after.entries.size ||
-    before.fallbackUntil !== after.fallbackUntil
-  )
-    return true;
+/** Whether the entry count, the fallback window or an entry (as `same` compares them) differs. */
+function entriesDiffer(
+  before: Ledger,
+  after: Ledger,
+  same: (b: LedgerEntry, e: LedgerEntry) => boolean,
+): boolean {
+  if (before.entries.size !== after.entries.size || before.fallbackUntil !== after.fallbackUntil) return true;
   for (const [token, e] of after.entries) {
     const b = before.entries.get(token);
-    if (
-      !b ||
-      b.capacity !== e.capacity ||
-      b.reservedAt !== e.reservedAt ||
-      b.confirmedAt !== e.confirmedAt ||
-      b.revision !== e.revision
-    )
-      return true;
+    if (!b || !same(b, e)) return true;
   }
   return false;
 }
 
-function changedMaterially(before: Ledger, after: Ledger): boolean {
-  if (before.entries.size !== after.entries.size || before.fallbackUntil !== after.fallbackUntil) return true;
-  for (const [token, e] of after.entries) {
-    const b = before.entries.get(token);
-    if (
-      !b ||
-      b.capacity !== e.capacity ||
-      b.revision !== e.revision ||
-      (b.confirmedAt === 0) !== (e.confirmedAt === 0)
+function changed(before: Ledger, after: Ledger): boolean {
+  return (
+    before.reconciledAt !== after.reconciledAt ||
+    entriesDiffer(
+      before,
+      after,
+      (b, e) =>
+        b.capacity === e.capacity &&
+        b.reservedAt === e.reservedAt &&
+        b.confirmedAt === e.confirmedAt &&
+        b.revision === e.revision,
     )
-      return true;
-  }
-  return false;
+  );
+}
+
+function changedMaterially(before: Ledger, after: Ledger): boolean {
+  return entriesDiffer(
+    before,
+    after,
+    (b, e) =>
+      b.capacity === e.capacity &&
+      b.revision === e.revision &&
+      (b.confirmedAt === 0) === (e.confirmedAt === 0),
+  );
 }
 
 /**

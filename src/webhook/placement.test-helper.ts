@@ -1,7 +1,7 @@
 // What the lifecycle and adoption tests both run: a webhook replica's pod watch and slot
 // allocator over an in-memory apiserver, and policy sources holding fixed sets.
 import type { MemoryKube } from "../kube/memory/memory.ts";
-import type { SpotPolicy } from "../policy/spot.ts";
+import type { SpotPolicy, Strategy, WorkloadKind } from "../policy/spot.ts";
 import type { FakeClock } from "../shared/clock.ts";
 import { SlotAllocator } from "./allocator.ts";
 import { BackingVerifier, SourceLimiter } from "./backing.ts";
@@ -37,26 +37,16 @@ export async function startedPods(kube: MemoryKube, clock: FakeClock): Promise<P
  * Policies for the admission fixtures' workloads (test/fixtures/admission): shop's web and
  * checkout Deployments Prefer, its db StatefulSet and api Deployment Require.
  */
-export const fixturePolicies = (threshold: { web: number; db: number; api: number; checkout: number }) =>
-  policySource(
-    {
-      workload: { namespace: "shop", kind: "Deployment", name: "web" },
-      threshold: threshold.web,
-      strategy: "Prefer",
-    },
-    {
-      workload: { namespace: "shop", kind: "StatefulSet", name: "db" },
-      threshold: threshold.db,
-      strategy: "Require",
-    },
-    {
-      workload: { namespace: "shop", kind: "Deployment", name: "api" },
-      threshold: threshold.api,
-      strategy: "Require",
-    },
-    {
-      workload: { namespace: "shop", kind: "Deployment", name: "checkout" },
-      threshold: threshold.checkout,
-      strategy: "Prefer",
-    },
+export const fixturePolicies = (threshold: { web: number; db: number; api: number; checkout: number }) => {
+  const shop = (kind: WorkloadKind, name: keyof typeof threshold, strategy: Strategy): SpotPolicy => ({
+    workload: { namespace: "shop", kind, name },
+    threshold: threshold[name],
+    strategy,
+  });
+  return policySource(
+    shop("Deployment", "web", "Prefer"),
+    shop("StatefulSet", "db", "Require"),
+    shop("Deployment", "api", "Require"),
+    shop("Deployment", "checkout", "Prefer"),
   );
+};
