@@ -12,6 +12,7 @@ import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { isLivePod, ledgerId } from "./ledger.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
 import type { InMemoryPolicySource } from "./policy-source.ts";
+import { preferPolicy } from "../policy/spot.test-helper.ts";
 import { SpotRepair } from "./repair.ts";
 import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
@@ -20,12 +21,8 @@ import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 const APP_NS = "shop";
 const HASH = "h1";
 const workload = { namespace: APP_NS, kind: "Deployment", name: "web" } as const;
-const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy => ({
-  workload,
-  threshold,
-  strategy: "Prefer",
-  ...extra,
-});
+const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy =>
+  preferPolicy(workload, threshold, extra);
 /** Nodes by name prefix: od-* on-demand, spot-* spot, other-* no capacity-type label. */
 const nodeCapacity = (n: string | undefined): string =>
   n === undefined || n === ""

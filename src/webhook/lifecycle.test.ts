@@ -14,6 +14,7 @@ import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics } from "./metrics.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
 import type { InMemoryPolicySource } from "./policy-source.ts";
+import { preferPolicy } from "../policy/spot.test-helper.ts";
 import { SpotRepair } from "./repair.ts";
 import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { review } from "./review.ts";
@@ -28,12 +29,8 @@ import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
 const APP_NS = "shop";
 const workload = { namespace: APP_NS, kind: "Deployment", name: "api" } as const;
-const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy => ({
-  workload,
-  threshold,
-  strategy: "Prefer",
-  ...extra,
-});
+const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy =>
+  preferPolicy(workload, threshold, extra);
 
 async function until(what: string, check: () => boolean, clock: FakeClock): Promise<void> {
   for (let i = 0; i < 200; i++) {
