@@ -201,7 +201,9 @@ describe("architecture: import directions", () => {
     assert.deepEqual(wrong, []);
     const policyFiles = [...importGraph(repo, ["src/policy"]).keys()];
     assert.ok(policyFiles.length > 0);
-    const nodeImports = policyFiles.filter((f) => /from\s*["']node:/.test(readFileSync(join(repo, f), "utf8")));
+    const nodeImports = policyFiles.filter((f) =>
+      /from\s*["']node:/.test(readFileSync(join(repo, f), "utf8")),
+    );
     assert.deepEqual(nodeImports, []);
   });
 
