@@ -7,7 +7,7 @@ import type { Deployment, Node, NodeSelectorTerm, Pod } from "../objects/kube.ts
 import { isKwokInstanceType } from "../pricing/kwok.ts";
 import { DELETION_COST_ANNOTATION } from "../webhook/constants.ts";
 import { PREFERRED_WEIGHT } from "../webhook/patch.ts";
-import type { SpotPolicy } from "../webhook/policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";

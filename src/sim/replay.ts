@@ -17,11 +17,11 @@ import { FakeClock } from "../shared/clock.ts";
 import { seeded } from "../shared/random.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { isWavePod } from "../objects/wave.ts";
-import { DEFAULT_POLICY, type WarmupPolicy } from "../warmup/policy.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
-import { POLICY_SET_API_VERSION, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
+import { POLICY_SET_API_VERSION, workloadKey, type SpotPolicy } from "../policy/spot.ts";
 import { webhookAdmission } from "./admission.ts";
 import {
   buildCatalog,

@@ -5,16 +5,16 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PolicyKind, Store } from "../../core/store/store.ts";
-import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
+import { parsePolicy } from "../../policy/validate-warmup.ts";
+import type { WarmupPolicy } from "../../policy/warmup.ts";
 import {
-  parsePolicySet,
-  PolicyValidationError,
   POLICY_SET_API_VERSION,
   WORKLOAD_KINDS,
   workloadKey,
   type SpotPolicy,
   type SpotPolicySet,
-} from "../../webhook/policy.ts";
+} from "../../policy/spot.ts";
+import { parseSpotPolicy, PolicyValidationError } from "../../policy/validate-spot.ts";
 import type { ApiPlugin } from "../app.ts";
 import { clientOf, requireChange } from "../identity.ts";
 import {
@@ -140,16 +140,10 @@ export function spotPolicyFrom(params: SpotParams, body: unknown): SpotPolicy {
   }
   if ("workload" in body) throw new BadPolicy("workload: comes from the URL, leave it out of the body");
   try {
-    const set = parsePolicySet({
-      apiVersion: POLICY_SET_API_VERSION,
-      kind: "SpotPolicySet",
-      policies: [
-        { ...body, workload: { kind: params.kind, namespace: params.namespace, name: params.name } },
-      ],
+    return parseSpotPolicy({
+      ...body,
+      workload: { kind: params.kind, namespace: params.namespace, name: params.name },
     });
-    const policy = set.policies[0];
-    if (!policy) throw new BadPolicy("no policy in body");
-    return policy;
   } catch (err) {
     if (!(err instanceof PolicyValidationError)) throw err;
     throw new BadPolicy(
@@ -163,9 +157,7 @@ export function spotPolicySet(values: readonly unknown[], onBad?: (err: Error) =
   const policies: SpotPolicy[] = [];
   for (const v of values) {
     try {
-      const p = parsePolicySet({ apiVersion: POLICY_SET_API_VERSION, kind: "SpotPolicySet", policies: [v] })
-        .policies[0];
-      if (p) policies.push(p);
+      policies.push(parseSpotPolicy(v));
     } catch (err) {
       onBad?.(err as Error);
     }

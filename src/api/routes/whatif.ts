@@ -8,13 +8,10 @@ import type { ClusterHub } from "../../core/hub/hub.ts";
 import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
 import { sseFrame } from "../sse.ts";
 import { workloadTemplates } from "../../dashboard/figures/workload-pods.ts";
-import { parsePolicy, type WarmupPolicy } from "../../warmup/policy.ts";
-import {
-  parsePolicySet,
-  PolicyValidationError,
-  POLICY_SET_API_VERSION,
-  type SpotPolicy,
-} from "../../webhook/policy.ts";
+import { parsePolicy } from "../../policy/validate-warmup.ts";
+import type { WarmupPolicy } from "../../policy/warmup.ts";
+import type { SpotPolicy } from "../../policy/spot.ts";
+import { parseSpotPolicies, PolicyValidationError } from "../../policy/validate-spot.ts";
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { clusterIdParam, errorSchema } from "./schemas.ts";
@@ -98,11 +95,7 @@ export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
     throw new BadCandidate("nothing to compare: give spot policies and/or warmup policies to try");
   let spot: SpotPolicy[];
   try {
-    spot = parsePolicySet({
-      apiVersion: POLICY_SET_API_VERSION,
-      kind: "SpotPolicySet",
-      policies: spotIn,
-    }).policies;
+    spot = parseSpotPolicies(spotIn);
   } catch (err) {
     if (!(err instanceof PolicyValidationError)) throw err;
     throw new BadCandidate(
