@@ -257,13 +257,19 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   let warmupStarted = false;
   const end = measureFrom + opts.durationMs;
   const quietStepMs = Math.max(stepMs, opts.quietStepMs ?? stepMs);
+  // Once per stored NodeClaim version (every step prices every claim; a write replaces the object).
+  const claimPrices = new WeakMap<NodeClaim, number>();
   const claimPrice = (c: NodeClaim): number => {
-    const l = c.metadata.labels ?? {};
-    return (
-      price.get(
-        `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
-      ) ?? 0
-    );
+    let usd = claimPrices.get(c);
+    if (usd === undefined) {
+      const l = c.metadata.labels ?? {};
+      usd =
+        price.get(
+          `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
+        ) ?? 0;
+      claimPrices.set(c, usd);
+    }
+    return usd;
   };
 
   // The charts' buckets: about 96 over the run, at least a minute each.
