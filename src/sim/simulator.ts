@@ -120,6 +120,9 @@ function allocatable(o: Offering): { cpuMilli: number; memoryBytes: number; pods
 }
 
 const key = (p: Pod): string => `${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`;
+/** Whether `pods` are the pods keyed `keys`, in that order. */
+const sameKeys = (keys: readonly string[], pods: readonly Pod[]): boolean =>
+  keys.length === pods.length && pods.every((p, i) => keys[i] === key(p));
 const iso = (ms: number): string => new Date(ms).toISOString();
 const free = (alloc: Resources, used: Resources): Resources => ({
   cpu: (alloc.cpu ?? 0) - (used.cpu ?? 0),
@@ -142,7 +145,7 @@ export class Simulator {
   /** Pending-pod batch, as Karpenter's provisioner batches (idle / max windows). */
   #batch: { start: number; last: number; size: number } | undefined;
   /** Last time each node's pod set changed (consolidateAfter counts from there). */
-  readonly #nodeChanged = new Map<string, { at: number; pods: string }>();
+  readonly #nodeChanged = new Map<string, { at: number; pods: readonly string[] }>();
   readonly #terminating = new Map<string, number>();
   /** Nodes a consolidation decision holds, and since when (validated after consolidationValidationMs). */
   readonly #candidates = new Map<string, number>();
@@ -471,12 +474,14 @@ export class Simulator {
       .peek("Node")
       .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
     const pods = kube.peek("Pod");
+    const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
+    // Most passes have no pod to place: the room and the groupings below are for pending pods.
+    if (pending.length === 0) return;
     const room = this.#roomByNode(nodes, pods);
     const classes = new Map(kube.peek("PriorityClass").map((c) => [c.metadata.name ?? "", c.value]));
     const priorityOf = (p: Pod): number =>
       p.spec.priority ?? classes.get(p.spec.priorityClassName ?? "") ?? 0;
     const evicted = new Set<string>();
-    const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
     // Preemption looks at each node's pods for every pod nothing fits: group them once.
     const podsOn = new Map<string, Pod[]>();
     for (const p of pods) {
@@ -834,7 +839,9 @@ export class Simulator {
       if (list) list.push(p);
       else podsOn.set(p.spec.nodeName, [p]);
     }
-    const room = this.#roomByNode(nodes, pods);
+    // Only an underutilized check that cannot reuse its last answer needs the nodes' room.
+    let roomMemo: Map<string, Resources> | undefined;
+    const room = (): Map<string, Resources> => (roomMemo ??= this.#roomByNode(nodes, pods));
     const pdbs = kube
       .peek("PodDisruptionBudget")
       .map((b) => ({ b, match: labelSelectorMatcher(b.spec.selector) }));
@@ -883,9 +890,10 @@ export class Simulator {
       const name = n.metadata.name ?? "";
       const mine = (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p));
       mineOf.set(name, mine);
-      const signature = mine.map(key).sort().join(",");
+      // The pods' keys in order (peek answers in key order): compared, not joined, every pass.
       const prev = this.#nodeChanged.get(name);
-      if (!prev || prev.pods !== signature) {
+      if (!prev || !sameKeys(prev.pods, mine)) {
+        const signature = mine.map(key);
         this.#nodeChanged.set(name, { at: now, pods: signature });
         placementChanged = true;
       }
@@ -965,15 +973,16 @@ export class Simulator {
       if (policy === "WhenEmpty") continue;
       if (await budgetBlocks(pool, "Underutilized")) continue;
       // Underutilized: every pod fits on the other nodes' free room.
-      const others = nodes.filter(
-        (o) => o !== n && !disruptedPools.has(o.metadata.labels?.[NODE_POOL_LABEL] ?? "~"),
-      );
       // What the trial moves take, over the real room (a copy per node was most of a tick).
       const trial = new Map<string, Resources>();
       const roomOf = (o: Node): Resources =>
-        trial.get(o.metadata.name ?? "") ?? room.get(o.metadata.name ?? "") ?? {};
+        trial.get(o.metadata.name ?? "") ?? room().get(o.metadata.name ?? "") ?? {};
       // Reused only while no disruption of this pass changed what the other nodes are.
       const known = disruptedPools.size === 0 ? this.#movable.get(name) : undefined;
+      const others =
+        known === undefined
+          ? nodes.filter((o) => o !== n && !disruptedPools.has(o.metadata.labels?.[NODE_POOL_LABEL] ?? "~"))
+          : [];
       const movable =
         known ??
         mine.every((p) => {
