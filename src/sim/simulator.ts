@@ -120,6 +120,9 @@ function allocatable(o: Offering): { cpuMilli: number; memoryBytes: number; pods
 }
 
 const key = (p: Pod): string => `${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`;
+/** Same length, same items (by identity) in the same order. */
+const sameItems = (a: readonly unknown[], b: readonly unknown[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
 /** Whether `pods` are the pods keyed `keys`, in that order. */
 const sameKeys = (keys: readonly string[], pods: readonly Pod[]): boolean =>
   keys.length === pods.length && pods.every((p, i) => keys[i] === key(p));
@@ -167,6 +170,18 @@ export class Simulator {
   /** With interruptionSeed: each spot NodeClaim's interruption time and kind, drawn at launch. */
   readonly #interruptAt = new Map<string, { at: number; pick: number }>();
   #launchOrdinal = { at: NaN, n: 0 };
+  /** Bumped whenever #terminating changes (passes that filter nodes by it key their memos on it). */
+  #terminatingVersion = 0;
+  /**
+   * Per pass, the inputs (peeked arrays, by identity, and versions) of its last run when that run
+   * wrote nothing: the same inputs again would write nothing again, so the pass is skipped.
+   */
+  readonly #idle = new Map<string, readonly unknown[]>();
+  /** What the disruption pass derives from the stored objects, while they are the same arrays. */
+  #disruptionMemo: { inputs: readonly unknown[]; view: DisruptionView } | undefined;
+  #waitingMemo: { pods: readonly Pod[]; claims: readonly NodeClaim[]; waiting: readonly Pod[] } | undefined;
+  /** The provisioner's last batch that found no NodePool for any pod, and the Events it sent. */
+  #unplaceable: { inputs: readonly unknown[]; failed: { pod: Pod; message: string }[] } | undefined;
   #ticks = 0;
   /**
    * Karpenter's event recorder drops an Event it published about the same object with the same
@@ -252,6 +267,20 @@ export class Simulator {
     await this.reconcileTermination();
   }
 
+  /**
+   * Runs a pass unless its inputs are those of its last run and that run wrote nothing (a pass is
+   * a function of what it reads: the same reads would write nothing again). Most passes of a long
+   * replay see nothing new.
+   */
+  async #unlessIdle(pass: string, inputs: readonly unknown[], run: () => Promise<void>): Promise<void> {
+    const seen = this.#idle.get(pass);
+    if (seen !== undefined && sameItems(seen, inputs)) return;
+    const before = this.#o.kube.resourceVersion;
+    await run();
+    if (this.#o.kube.resourceVersion === before) this.#idle.set(pass, inputs);
+    else this.#idle.delete(pass);
+  }
+
   /** Ticks every `stepMs` of the clock until `signal` aborts. */
   async run(signal: AbortSignal, stepMs = 1000): Promise<void> {
     while (!signal.aborted) {
@@ -269,10 +298,18 @@ export class Simulator {
   async reconcileDeployments(): Promise<void> {
     const { kube } = this.#o;
     const deployments = kube.peek("Deployment");
+    const all = kube.peek("Pod");
+    await this.#unlessIdle("deployments", [deployments, all], () =>
+      this.#reconcileDeployments(deployments, all),
+    );
+  }
+
+  async #reconcileDeployments(deployments: readonly Deployment[], all: readonly Pod[]): Promise<void> {
+    const { kube } = this.#o;
     // The live pods of each namespace/ReplicaSet, grouped once (not a pass over every pod per
     // Deployment, twice, every tick).
     const byReplicaSet = new Map<string, Pod[]>();
-    for (const p of kube.peek("Pod")) {
+    for (const p of all) {
       if (p.metadata.deletionTimestamp !== undefined) continue;
       for (const o of p.metadata.ownerReferences ?? []) {
         if (o.kind !== "ReplicaSet") continue;
@@ -409,7 +446,14 @@ export class Simulator {
         },
       });
     }
-    for (const p of kube.peek("Pod")) {
+    const pods = kube.peek("Pod");
+    await this.#unlessIdle("kubelets", [pods], () => this.#startPods(pods, now));
+  }
+
+  /** Kubelets start the pods bound to their node. */
+  async #startPods(pods: readonly Pod[], now: number): Promise<void> {
+    const { kube } = this.#o;
+    for (const p of pods) {
       if (p.spec.nodeName && p.status?.phase === "Pending" && !p.metadata.deletionTimestamp) {
         await kube.patch(
           "Pod",
@@ -469,6 +513,17 @@ export class Simulator {
   // ---- kube-scheduler: bind pending pods to the fullest node that fits ----
 
   async reconcileScheduler(): Promise<void> {
+    const { kube } = this.#o;
+    const inputs = [
+      kube.peek("Node"),
+      kube.peek("Pod"),
+      kube.peek("PriorityClass"),
+      this.#terminatingVersion,
+    ];
+    await this.#unlessIdle("scheduler", inputs, () => this.#schedule());
+  }
+
+  async #schedule(): Promise<void> {
     const { kube } = this.#o;
     const nodes = kube
       .peek("Node")
@@ -614,20 +669,7 @@ export class Simulator {
     const now = clock.now();
     const pods = kube.peek("Pod");
     const claims = kube.peek("NodeClaim");
-    // Pods nominated to a NodeClaim still launching wait for it; once its node is up, a pod that
-    // did not get onto it (another pod took the room) is provisioned for again, as Karpenter does.
-    const nominated = new Set(
-      claims
-        .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
-        .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
-    );
-    const waiting = pods.filter(
-      (p) =>
-        !p.spec.nodeName &&
-        isActivePod(p) &&
-        !nominated.has(key(p)) &&
-        p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable"),
-    );
+    const waiting = this.#waiting(pods, claims);
     if (waiting.length === 0) {
       this.#batch = undefined;
       return;
@@ -640,6 +682,14 @@ export class Simulator {
     if (!idle && !full) return;
     this.#batch = undefined;
 
+    // The same pods, claims and pools as a batch that found no pool for any pod: the same again
+    // (only the Events, each still deduplicated by its own clock).
+    const inputs = [pods, claims, kube.peek("NodePool")];
+    if (this.#unplaceable && sameItems(this.#unplaceable.inputs, inputs)) {
+      for (const { pod, message } of this.#unplaceable.failed) await this.#failedScheduling(pod, message);
+      return;
+    }
+    const failed: { pod: Pod; message: string }[] = [];
     const pools = [...kube.peek("NodePool")].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0));
     // First-fit decreasing onto new NodeClaims, one pool at a time.
     const sorted = [...waiting].sort((a, b) => (podRequests(b).cpu ?? 0) - (podRequests(a).cpu ?? 0));
@@ -661,17 +711,9 @@ export class Simulator {
             ? `all available instance types exceed limits for nodepool (NodePool=${p.metadata.name ?? ""})`
             : poolRejection(pod, p, req),
         );
-        await this.#event(
-          "Pod",
-          pod,
-          "FailedScheduling",
-          "Warning",
-          `Failed to schedule pod, ${why.join("; ")}`,
-          {
-            dedupeMs: 5 * 60_000,
-            dedupeKey: `FailedScheduling/${key(pod)}`,
-          },
-        );
+        const message = `Failed to schedule pod, ${why.join("; ")}`;
+        failed.push({ pod, message });
+        await this.#failedScheduling(pod, message);
         continue;
       }
       const bin = bins.find((b) => {
@@ -687,7 +729,40 @@ export class Simulator {
       }
       bins.push({ pool, pods: [pod], used: req, options: optionsIn(pool) });
     }
+    this.#unplaceable = bins.length === 0 ? { inputs, failed } : undefined;
     for (const bin of bins) await this.#launch(bin.pool, bin.pods, cheapest(bin.options, this.#o.random));
+  }
+
+  /** Karpenter's FailedScheduling Event for a pod no NodePool can take (5 min dedupe). */
+  async #failedScheduling(pod: Pod, message: string): Promise<void> {
+    await this.#event("Pod", pod, "FailedScheduling", "Warning", message, {
+      dedupeMs: 5 * 60_000,
+      dedupeKey: `FailedScheduling/${key(pod)}`,
+    });
+  }
+
+  /**
+   * Pods waiting for provisioning: unschedulable and not nominated to a NodeClaim still launching
+   * (once its node is up, a pod that did not get onto it — another pod took the room — is
+   * provisioned for again, as Karpenter does). Once per version of the pods and claims.
+   */
+  #waiting(pods: readonly Pod[], claims: readonly NodeClaim[]): readonly Pod[] {
+    const memo = this.#waitingMemo;
+    if (memo && memo.pods === pods && memo.claims === claims) return memo.waiting;
+    const nominated = new Set(
+      claims
+        .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
+        .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+    );
+    const waiting = pods.filter(
+      (p) =>
+        !p.spec.nodeName &&
+        isActivePod(p) &&
+        !nominated.has(key(p)) &&
+        p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable"),
+    );
+    this.#waitingMemo = { pods, claims, waiting };
+    return waiting;
   }
 
   #overLimits(pool: NodePool, claims: readonly NodeClaim[]): boolean {
@@ -822,42 +897,12 @@ export class Simulator {
   // ---- Karpenter disruption: empty / underutilized consolidation, spot interruptions ----
 
   async reconcileDisruption(dtMs: number): Promise<void> {
-    const { kube, clock, random } = this.#o;
+    const { clock, random } = this.#o;
     const now = clock.now();
-    const nodes = kube
-      .peek("Node")
-      .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
-    const pods = kube.peek("Pod").filter(isActivePod);
-    const pools = new Map(kube.peek("NodePool").map((p) => [p.metadata.name ?? "", p]));
-    const claimByNode = new Map(kube.peek("NodeClaim").map((c) => [c.status?.nodeName ?? "", c]));
-    const claimOf = (n: Node): NodeClaim | undefined => claimByNode.get(n.metadata.name ?? "");
-    const hashes = new Map([...pools].map(([k, p]) => [k, nodePoolHash(p)]));
-    const podsOn = new Map<string, Pod[]>();
-    for (const p of pods) {
-      if (!p.spec.nodeName) continue;
-      const list = podsOn.get(p.spec.nodeName);
-      if (list) list.push(p);
-      else podsOn.set(p.spec.nodeName, [p]);
-    }
-    // Only an underutilized check that cannot reuse its last answer needs the nodes' room.
-    let roomMemo: Map<string, Resources> | undefined;
-    const room = (): Map<string, Resources> => (roomMemo ??= this.#roomByNode(nodes, pods));
-    const pdbs = kube
-      .peek("PodDisruptionBudget")
-      .map((b) => ({ b, match: labelSelectorMatcher(b.spec.selector) }));
-    const pdbsOf = (p: Pod): PodDisruptionBudget[] =>
-      pdbs.length === 0
-        ? []
-        : pdbs
-            .filter(
-              ({ b, match }) => b.metadata.namespace === p.metadata.namespace && match(p.metadata.labels),
-            )
-            .map(({ b }) => b);
-    const nodesPerPool = new Map<string, number>();
-    for (const n of nodes) {
-      const pn = n.metadata.labels?.[NODE_POOL_LABEL] ?? "";
-      nodesPerPool.set(pn, (nodesPerPool.get(pn) ?? 0) + 1);
-    }
+    const view = this.#disruptionView();
+    const { nodes, pools, hashes, nodesPerPool, mineOf } = view;
+    const claimOf = (n: Node): NodeClaim | undefined => view.claimByNode.get(n.metadata.name ?? "");
+    const room = (): Map<string, Resources> => (view.room ??= this.#roomByNode(nodes, view.pods));
     // A NodePool budget at 0 for the reason blocks the disruption; Karpenter says so on the
     // NodePool (1 min dedupe) when a disruption method found a candidate there.
     const budgetBlocks = async (pool: NodePool, reason: DisruptionReason): Promise<boolean> => {
@@ -882,23 +927,24 @@ export class Simulator {
       return now - (since ?? now) >= this.#o.consolidationValidationMs;
     };
 
-    let placementChanged =
-      nodes.length !== this.#lastNodes.length || nodes.some((n, i) => n !== this.#lastNodes[i]);
-    this.#lastNodes = nodes;
-    const mineOf = new Map<string, Pod[]>();
-    for (const n of nodes) {
-      const name = n.metadata.name ?? "";
-      const mine = (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p));
-      mineOf.set(name, mine);
-      // The pods' keys in order (peek answers in key order): compared, not joined, every pass.
-      const prev = this.#nodeChanged.get(name);
-      if (!prev || !sameKeys(prev.pods, mine)) {
-        const signature = mine.map(key);
-        this.#nodeChanged.set(name, { at: now, pods: signature });
-        placementChanged = true;
+    // A view seen by the last pass has nothing new to note (same nodes, same pods on them).
+    if (!view.noted) {
+      view.noted = true;
+      let placementChanged =
+        nodes.length !== this.#lastNodes.length || nodes.some((n, i) => n !== this.#lastNodes[i]);
+      this.#lastNodes = nodes;
+      for (const n of nodes) {
+        const name = n.metadata.name ?? "";
+        const mine = mineOf.get(name) ?? [];
+        // The pods' keys in order (peek answers in key order): compared, not joined, every pass.
+        const prev = this.#nodeChanged.get(name);
+        if (!prev || !sameKeys(prev.pods, mine)) {
+          this.#nodeChanged.set(name, { at: now, pods: mine.map(key) });
+          placementChanged = true;
+        }
       }
+      if (placementChanged) this.#movable.clear();
     }
-    if (placementChanged) this.#movable.clear();
 
     for (const n of nodes) {
       const name = n.metadata.name ?? "";
@@ -926,7 +972,7 @@ export class Simulator {
       if (!pool) continue;
       // One disruption per pool per pass; other candidates keep their validation clock.
       const busy = disruptedPools.has(pool.metadata.name ?? "");
-      const blockedBy = blockedMessage(n, claim, mine, pdbsOf);
+      const blockedBy = view.blocked(n, claim, mine);
       if (blockedBy) {
         // NewCandidate's DisruptionBlocked, on the Node and its NodeClaim (2 min dedupe).
         await this.#event("Node", n, "DisruptionBlocked", "Normal", blockedBy, { dedupeMs: 2 * 60_000 });
@@ -1006,6 +1052,73 @@ export class Simulator {
     for (const name of this.#candidates.keys()) if (!stillCandidates.has(name)) this.#candidates.delete(name);
   }
 
+  /** The disruption pass's groupings of the stored objects, rebuilt only when one of them changed. */
+  #disruptionView(): DisruptionView {
+    const { kube } = this.#o;
+    const inputs = [
+      kube.peek("Node"),
+      kube.peek("Pod"),
+      kube.peek("NodePool"),
+      kube.peek("NodeClaim"),
+      kube.peek("PodDisruptionBudget"),
+      this.#terminatingVersion,
+    ] as const;
+    if (this.#disruptionMemo && sameItems(this.#disruptionMemo.inputs, inputs))
+      return this.#disruptionMemo.view;
+    const [allNodes, allPods, allPools, allClaims, allPdbs] = inputs;
+    const nodes = allNodes.filter(
+      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
+    );
+    const pods = allPods.filter(isActivePod);
+    const pools = new Map(allPools.map((p) => [p.metadata.name ?? "", p]));
+    const podsOn = new Map<string, Pod[]>();
+    for (const p of pods) {
+      if (!p.spec.nodeName) continue;
+      const list = podsOn.get(p.spec.nodeName);
+      if (list) list.push(p);
+      else podsOn.set(p.spec.nodeName, [p]);
+    }
+    const pdbs = allPdbs.map((b) => ({ b, match: labelSelectorMatcher(b.spec.selector) }));
+    const pdbsOf = (p: Pod): PodDisruptionBudget[] =>
+      pdbs.length === 0
+        ? []
+        : pdbs
+            .filter(
+              ({ b, match }) => b.metadata.namespace === p.metadata.namespace && match(p.metadata.labels),
+            )
+            .map(({ b }) => b);
+    const nodesPerPool = new Map<string, number>();
+    const mineOf = new Map<string, Pod[]>();
+    for (const n of nodes) {
+      const pn = n.metadata.labels?.[NODE_POOL_LABEL] ?? "";
+      nodesPerPool.set(pn, (nodesPerPool.get(pn) ?? 0) + 1);
+      const name = n.metadata.name ?? "";
+      mineOf.set(
+        name,
+        (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p)),
+      );
+    }
+    const blockedBy = new Map<Node, string | undefined>();
+    const view: DisruptionView = {
+      nodes,
+      pods,
+      pools,
+      claimByNode: new Map(allClaims.map((c) => [c.status?.nodeName ?? "", c])),
+      hashes: new Map([...pools].map(([k, p]) => [k, nodePoolHash(p)])),
+      podsOn,
+      nodesPerPool,
+      mineOf,
+      room: undefined,
+      noted: false,
+      blocked: (n, claim, mine) => {
+        if (!blockedBy.has(n)) blockedBy.set(n, blockedMessage(n, claim, mine, pdbsOf));
+        return blockedBy.get(n);
+      },
+    };
+    this.#disruptionMemo = { inputs, view };
+    return view;
+  }
+
   async #disrupt(claim: NodeClaim, node: Node, reason: DisruptReason, pods: readonly Pod[]): Promise<void> {
     const { kube, clock } = this.#o;
     const now = clock.now();
@@ -1038,6 +1151,7 @@ export class Simulator {
     }
     await kube.delete("NodeClaim", name);
     this.#terminating.set(node.metadata.name ?? "", now);
+    this.#terminatingVersion++;
   }
 
   /** Finishes terminations: after the drain, the Node goes and the finalizer is released. */
@@ -1047,6 +1161,7 @@ export class Simulator {
     for (const [nodeName, since] of this.#terminating) {
       if (now - since < TERMINATION_DRAIN_MS) continue;
       this.#terminating.delete(nodeName);
+      this.#terminatingVersion++;
       this.#nodeChanged.delete(nodeName);
       for (const p of kube.peek("Pod").filter((q) => q.spec.nodeName === nodeName)) await this.#deletePod(p);
       await kube.delete("Node", nodeName).catch(() => undefined);
@@ -1155,6 +1270,12 @@ export class Simulator {
     const budgets = kube.peek("PodDisruptionBudget");
     if (budgets.length === 0) return;
     const pods = kube.peek("Pod");
+    const inputs = [budgets, pods, kube.peek("ReplicaSet")];
+    await this.#unlessIdle("disruption-budgets", inputs, () => this.#budgetStatus(budgets, pods));
+  }
+
+  async #budgetStatus(budgets: readonly PodDisruptionBudget[], pods: readonly Pod[]): Promise<void> {
+    const { kube } = this.#o;
     for (const b of budgets) {
       const ns = b.metadata.namespace ?? "default";
       const match = labelSelectorMatcher(b.spec.selector);
@@ -1182,6 +1303,27 @@ export class Simulator {
       await kube.patch("PodDisruptionBudget", b.metadata.name ?? "", { status }, { namespace: ns });
     }
   }
+}
+
+/** What the disruption pass reads, grouped once per version of the stored objects. */
+interface DisruptionView {
+  /** Nodes neither deleted nor terminating, in key order. */
+  nodes: readonly Node[];
+  /** Active pods. */
+  pods: readonly Pod[];
+  pools: ReadonlyMap<string, NodePool>;
+  claimByNode: ReadonlyMap<string, NodeClaim>;
+  hashes: ReadonlyMap<string, string>;
+  podsOn: ReadonlyMap<string, readonly Pod[]>;
+  nodesPerPool: ReadonlyMap<string, number>;
+  /** Each node's pods other than DaemonSet pods (what disruption would move). */
+  mineOf: ReadonlyMap<string, readonly Pod[]>;
+  /** The nodes' free room, once asked for. */
+  room: Map<string, Resources> | undefined;
+  /** Whether a pass already noted these nodes' pod sets (#nodeChanged, #movable). */
+  noted: boolean;
+  /** Why the node may not be disrupted (blockedMessage), once per view. */
+  blocked: (n: Node, claim: NodeClaim, mine: readonly Pod[]) => string | undefined;
 }
 
 // ---- pure helpers ----
