@@ -15,6 +15,7 @@ import type { CatalogName } from "./catalog.ts";
 import {
   candidatePolicy,
   replay,
+  type CadenceSpan,
   type EndPlacement,
   type PodStartStats,
   type ReplayPolicy,
@@ -62,6 +63,11 @@ export interface ClusterWhatifInput {
   spotInterruptionRate: number;
   /** Launch → node Ready. */
   bootDelayMs: number;
+  /**
+   * How often the cluster's controllers acted over the window, from its recorded lifecycle (the
+   * API's `observedCadence`): the replay ticks no more often. Without it, every second.
+   */
+  cadence?: readonly CadenceSpan[];
   seed?: number;
   /**
    * What core recorded over the window: per NodePool × capacity type per bucket, the average nodes
@@ -497,6 +503,7 @@ export async function clusterWhatif(
       startMs: rec.from - SETTLE_MS,
       settleMs: SETTLE_MS,
       quietStepMs: 30_000,
+      ...(input.cadence ? { cadence: input.cadence } : {}),
     });
   let now: ReplayResult;
   let cand: ReplayResult;

@@ -68,6 +68,30 @@ export interface ReplayOptions {
   quietStepMs?: number;
   /** Called every step with the share of simulated time done (0–1): what a progress bar shows. */
   onProgress?: (fraction: number) => void;
+  /**
+   * How often the recorded cluster's controllers acted, from each span's start (epoch ms of the
+   * simulated clock, ascending): the replay ticks at that period where it is longer than stepMs,
+   * so it launches, scales and consolidates no sooner than the cluster it replays did. Before the
+   * first span, the first span's period.
+   */
+  cadence?: readonly CadenceSpan[];
+}
+
+/** The cluster's control-loop period from `from` on (1 s: it acted continuously, as Karpenter does). */
+export interface CadenceSpan {
+  from: number;
+  stepMs: number;
+}
+
+/** The period of the span `at` falls in (the first span's before it; `fallback` without spans). */
+export function cadenceAt(spans: readonly CadenceSpan[] | undefined, at: number, fallback: number): number {
+  if (!spans || spans.length === 0) return fallback;
+  let step = spans[0]?.stepMs ?? fallback;
+  for (const s of spans) {
+    if (s.from > at) break;
+    step = s.stepMs;
+  }
+  return Math.max(fallback, step);
 }
 
 /** The candidate: the current policy with the changes' spot policies and warmup pools replacing theirs. */
@@ -294,12 +318,14 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     // How far this step goes: one tick, or further while the cluster is steady.
     // A step that changed nothing jumps to when a controller is next due (a node's boot, a
     // batch window, a validation) instead of ticking through the wait second by second.
-    let dt = stepMs;
-    if (quietStepMs > stepMs) {
+    // The recorded cluster's period here: where it acted in coarse steps, so does the replay.
+    const period = cadenceAt(opts.cadence, now, stepMs);
+    let dt = period;
+    if (quietStepMs > period) {
       const due = sim.quiet() ? Infinity : kube.resourceVersion === before ? sim.nextDue() : now;
       const nextChange = drive.nextAt?.() ?? Infinity;
       const limit = Math.min(now + quietStepMs, due, nextChange, end, warmup ? nextWarmup : Infinity);
-      dt = Math.max(stepMs, limit - now);
+      dt = Math.max(period, limit - now);
     }
     elapsed = dt;
     const measuring = now >= measureFrom;

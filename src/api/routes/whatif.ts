@@ -40,6 +40,8 @@ export interface WhatifInput {
   changes: { spot: SpotPolicy[]; warmup: Record<string, WarmupPolicy> };
   spotInterruptionRate: number;
   bootDelayMs: number;
+  /** The cluster's control-loop period over the window (observedCadence); the replay ticks no more often. */
+  cadence?: { from: number; stepMs: number }[];
   seed?: number;
   /** Core's per-pool series points over the window (the recorded day the current policy is set beside). */
   recorded?: { ts: number; resolutionMs: number; nodePool: string; nodes: number; costPerHour: number }[];
@@ -274,11 +276,13 @@ async function whatifInput(
     if (p.ok) warmup[r.key] = p.policy;
   }
   const rate = body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range));
+  const lifecycle = await store.lifecycle({ ...range, limit: LIFECYCLE_LIMIT });
   // The cluster's own boot time (launch → initialized) unless the body sets one.
   const bootMs =
     body.bootDelaySeconds === undefined
-      ? (observedBootMs(await store.lifecycle({ ...range, limit: 10_000 })) ?? DEFAULT_BOOT_MS)
+      ? (observedBootMs(lifecycle) ?? DEFAULT_BOOT_MS)
       : body.bootDelaySeconds * 1000;
+  const cadence = observedCadence(lifecycle, range.from, now);
   return {
     nodePools: c.state.nodePools(),
     nodes: c.state.nodes(),
@@ -291,6 +295,7 @@ async function whatifInput(
     changes,
     spotInterruptionRate: rate,
     bootDelayMs: bootMs,
+    ...(cadence.some((c) => c.stepMs > 1000) ? { cadence } : {}),
     recorded,
     ...(body.seed === undefined ? {} : { seed: body.seed }),
   };
@@ -298,6 +303,63 @@ async function whatifInput(
 
 /** A node's boot when the cluster recorded none: a real EC2 node takes about a minute. */
 const DEFAULT_BOOT_MS = 60_000;
+/** Lifecycle steps read for the calibration (a day of a busy cluster: ~8,000). */
+const LIFECYCLE_LIMIT = 50_000;
+/** Spans the control-loop period is estimated over. */
+const CADENCE_SPAN_MS = HOUR;
+/** Fewer distinct moments than this in a span say nothing about a period: continuous. */
+const CADENCE_MIN_GAPS = 8;
+/** A period shorter than this is continuous (Karpenter's own batching and polls are ~1–10 s). */
+const CADENCE_MIN_MS = 10_000;
+
+/**
+ * How often the cluster's controllers acted, span by span (an hour each from `from`), read from
+ * the recorded lifecycle: a cluster whose launches, boots and removals all fall on a grid of P
+ * seconds (a simulated cluster fast-forwarded in steps, a controller that polls) acted every P,
+ * and a replay that acts every second launches and consolidates sooner than it did — fewer nodes
+ * than recorded. Per span: the distinct moments (steps within 1 s are one), the gaps between
+ * them; P is the 10th-percentile gap, taken when it is ≥ 10 s and at least 90 % of the gaps are whole
+ * multiples (within 3 %, 1 s at least) of the step there (the shortest of a gap and its
+ * neighbours: a fast-forward's step changes slowly). Otherwise 1 s: a real cluster's events fall anywhere.
+ */
+export function observedCadence(
+  events: readonly { at: number }[],
+  from: number,
+  to: number,
+): { from: number; stepMs: number }[] {
+  const times = events
+    .map((e) => e.at)
+    .filter((t) => t >= from && t < to)
+    .sort((a, b) => a - b);
+  const spans: { from: number; stepMs: number }[] = [];
+  let i = 0;
+  for (let start = from; start < to; start += CADENCE_SPAN_MS) {
+    const moments: number[] = [];
+    for (; i < times.length && (times[i] ?? 0) < start + CADENCE_SPAN_MS; i++) {
+      const t = times[i] ?? 0;
+      const last = moments.at(-1);
+      if (last === undefined || t - last >= 1000) moments.push(t);
+    }
+    spans.push({ from: start, stepMs: periodOf(moments) });
+  }
+  return spans;
+}
+
+function periodOf(moments: readonly number[]): number {
+  if (moments.length <= CADENCE_MIN_GAPS) return 1000;
+  const gaps = moments.slice(1).map((t, k) => t - (moments[k] ?? t));
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const p = sorted[Math.floor(sorted.length / 10)] ?? 0;
+  if (p < CADENCE_MIN_MS) return 1000;
+  // On the grid: a whole multiple of the step there, the shortest of the gap and its neighbours
+  // (a fast-forward's step changes slowly; a real cluster's gaps are anything).
+  const onGrid = gaps.filter((g, k) => {
+    const step = Math.min(g, gaps[k - 1] ?? g, gaps[k + 1] ?? g);
+    const tolerance = Math.max(1000, 0.03 * step);
+    return Math.abs(g - Math.max(1, Math.round(g / step)) * step) <= tolerance;
+  }).length;
+  return onGrid >= 0.9 * gaps.length ? Math.round(p / 1000) * 1000 : 1000;
+}
 
 /**
  * The cluster's median NodeClaim boot (Launched → Initialized, else Registered) over the recorded
