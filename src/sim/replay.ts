@@ -301,6 +301,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const timeline: TimelineBucket[] = [];
   const bucketUsd: number[] = [];
   const startAt = clock.now();
+  // The pods and claims a step last looked at (peeked arrays: the same while nothing changed).
+  let observed: readonly Pod[] | undefined;
+  let counted: readonly NodeClaim[] | undefined;
   // The time since the last tick: spot interruptions are drawn over it.
   let elapsed = stepMs;
   while (clock.now() < end) {
@@ -337,9 +340,15 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     ) {
       timeline.push({ t: measureFrom + timeline.length * bucketMs, costPerHour: 0, ...podsByCapacity(kube) });
     }
-    for (const p of kube.peek("Pod")) if (measuring) observePod(p, created, started, measureFrom);
-    for (const c of kube.peek("NodeClaim")) {
-      if (measuring) claimsSeen.add(c.metadata.name ?? "");
+    // The same pods (peek's array is the same while none changed) have nothing new to tell.
+    const pods = kube.peek("Pod");
+    if (measuring && pods !== observed) {
+      for (const p of pods) observePod(p, created, started, measureFrom);
+      observed = pods;
+    }
+    const claims = kube.peek("NodeClaim");
+    for (const c of claims) {
+      if (measuring && claims !== counted) claimsSeen.add(c.metadata.name ?? "");
       if (c.metadata.deletionTimestamp || !measuring) continue;
       const span = Math.min(dt, end - now);
       usdMs += claimPrice(c) * span;
@@ -352,6 +361,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       if (c.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot") nodeMs.spot += span;
       else nodeMs.onDemand += span;
     }
+    if (measuring) counted = claims;
     await clock.advance(dt);
   }
   let interruptions = 0;
