@@ -179,6 +179,7 @@ export class Simulator {
   readonly #idle = new Map<string, readonly unknown[]>();
   /** What the disruption pass derives from the stored objects, while they are the same arrays. */
   #disruptionMemo: { inputs: readonly unknown[]; view: DisruptionView } | undefined;
+  #inFlightMemo: { pods: readonly Pod[]; claims: readonly NodeClaim[]; answer: InFlight } | undefined;
   #waitingMemo: { pods: readonly Pod[]; claims: readonly NodeClaim[]; waiting: readonly Pod[] } | undefined;
   /** The provisioner's last batch that found no NodePool for any pod, and the Events it sent. */
   #unplaceable: { inputs: readonly unknown[]; failed: { pod: Pod; message: string }[] } | undefined;
@@ -216,7 +217,39 @@ export class Simulator {
   quiet(): boolean {
     if (this.#launches.size > 0 || this.#batch || this.#terminating.size > 0 || this.#candidates.size > 0)
       return false;
-    return !this.#o.kube.peek("Pod").some((p) => !p.spec.nodeName && isActivePod(p));
+    return !this.#podsInFlight().unscheduled;
+  }
+
+  /**
+   * What the pods wait for: `unscheduled`, some pod has no node yet; `dueNow`, some pod waits for
+   * a controller now — bound but not started (its kubelet), or unscheduled and not nominated to a
+   * launching NodeClaim (the scheduler, the provisioner). Once per version of the pods and claims
+   * (a replay asks every step).
+   */
+  #podsInFlight(): InFlight {
+    const { kube } = this.#o;
+    const pods = kube.peek("Pod");
+    const claims = kube.peek("NodeClaim");
+    const memo = this.#inFlightMemo;
+    if (memo && memo.pods === pods && memo.claims === claims) return memo.answer;
+    const answer: InFlight = { unscheduled: false, dueNow: false };
+    let nominated: Set<string> | undefined;
+    for (const p of pods) {
+      if (!isActivePod(p)) continue;
+      if (p.spec.nodeName) {
+        if (p.status?.phase === "Pending") answer.dueNow = true;
+        continue;
+      }
+      answer.unscheduled = true;
+      nominated ??= new Set(
+        claims
+          .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
+          .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+      );
+      if (!nominated.has(key(p))) answer.dueNow = true;
+    }
+    this.#inFlightMemo = { pods, claims, answer };
+    return answer;
   }
 
   /**
@@ -228,7 +261,7 @@ export class Simulator {
    * (the replay caps its jumps, as for quiet()).
    */
   nextDue(): number {
-    const { kube, clock } = this.#o;
+    const { clock } = this.#o;
     const now = clock.now();
     let due = Infinity;
     for (const l of this.#launches.values()) due = Math.min(due, l.launchedAt + this.#o.bootDelayMs);
@@ -237,21 +270,7 @@ export class Simulator {
       due = Math.min(due, since + this.#o.consolidationValidationMs);
     if (this.#batch)
       due = Math.min(due, this.#batch.last + this.#o.batchIdleMs, this.#batch.start + this.#o.batchMaxMs);
-    let nominated: Set<string> | undefined;
-    for (const p of kube.peek("Pod")) {
-      if (!isActivePod(p)) continue;
-      if (p.spec.nodeName) {
-        if (p.status?.phase === "Pending") return now;
-        continue;
-      }
-      nominated ??= new Set(
-        kube
-          .peek("NodeClaim")
-          .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
-          .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
-      );
-      if (!nominated.has(key(p))) return now;
-    }
+    if (this.#podsInFlight().dueNow) return now;
     return Math.max(now, due);
   }
 
@@ -1303,6 +1322,11 @@ export class Simulator {
       await kube.patch("PodDisruptionBudget", b.metadata.name ?? "", { status }, { namespace: ns });
     }
   }
+}
+
+interface InFlight {
+  unscheduled: boolean;
+  dueNow: boolean;
 }
 
 /** What the disruption pass reads, grouped once per version of the stored objects. */
