@@ -233,7 +233,7 @@ export class Simulator {
     const memo = this.#inFlightMemo;
     if (memo && memo.pods === pods && memo.claims === claims) return memo.answer;
     const answer: InFlight = { unscheduled: false, dueNow: false };
-    let nominated: Set<string> | undefined;
+    let nominated: ReadonlySet<string> | undefined;
     for (const p of pods) {
       if (!isActivePod(p)) continue;
       if (p.spec.nodeName) {
@@ -241,11 +241,7 @@ export class Simulator {
         continue;
       }
       answer.unscheduled = true;
-      nominated ??= new Set(
-        claims
-          .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
-          .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
-      );
+      nominated ??= nominatedPods(claims);
       if (!nominated.has(key(p))) answer.dueNow = true;
     }
     this.#inFlightMemo = { pods, claims, answer };
@@ -768,11 +764,7 @@ export class Simulator {
   #waiting(pods: readonly Pod[], claims: readonly NodeClaim[]): readonly Pod[] {
     const memo = this.#waitingMemo;
     if (memo && memo.pods === pods && memo.claims === claims) return memo.waiting;
-    const nominated = new Set(
-      claims
-        .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
-        .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
-    );
+    const nominated = nominatedPods(claims);
     const waiting = pods.filter(
       (p) =>
         !p.spec.nodeName &&
@@ -1351,6 +1343,22 @@ interface DisruptionView {
 }
 
 // ---- pure helpers ----
+
+const nominatedMemo = new WeakMap<readonly NodeClaim[], ReadonlySet<string>>();
+
+/** Pods ("namespace/name") nominated to a NodeClaim still launching; once per peeked claims array. */
+function nominatedPods(claims: readonly NodeClaim[]): ReadonlySet<string> {
+  let set = nominatedMemo.get(claims);
+  if (set === undefined) {
+    set = new Set(
+      claims
+        .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
+        .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+    );
+    nominatedMemo.set(claims, set);
+  }
+  return set;
+}
 
 /**
  * A pod's requests, computed once per stored version: the simulator reads uncopied snapshots
