@@ -68,6 +68,12 @@ export interface ClusterWhatifInput {
    * API's `observedCadence`): the replay ticks no more often. Without it, every second.
    */
   cadence?: readonly CadenceSpan[];
+  /**
+   * When each NodePool's template changed, from the cluster's recorded drift (the API's
+   * `observedTemplateChanges`): the replay changes it then, and the simulator's drift replaces
+   * its nodes as Karpenter did.
+   */
+  templateChanges?: readonly { nodePool: string; at: number }[];
   seed?: number;
   /**
    * What core recorded over the window: per NodePool × capacity type per bucket, the average nodes
@@ -369,9 +375,19 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
     metadata: { name: p.metadata.name ?? "", ...(p.metadata.labels ? { labels: p.metadata.labels } : {}) },
     spec: structuredClone(p.spec),
   }));
+  const poolNames = new Set(nodePools.map((p) => p.metadata.name ?? ""));
+  const drifts = (input.templateChanges ?? [])
+    .filter((c) => c.at >= from && poolNames.has(c.nodePool))
+    .map((c) => ({ atMs: c.at - from, nodePool: c.nodePool }))
+    .sort((a, b) => a.atMs - b.atMs);
   return {
     simName,
-    workload: { nodePools, deployments, steps: steps.sort((a, b) => a.atMs - b.atMs) },
+    workload: {
+      nodePools,
+      deployments,
+      steps: steps.sort((a, b) => a.atMs - b.atMs),
+      ...(drifts.length > 0 ? { drifts } : {}),
+    },
     from,
     durationMs,
     buckets: bucketTimes.length,

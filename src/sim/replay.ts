@@ -21,6 +21,8 @@ import { DEFAULT_POLICY, type WarmupPolicy } from "../warmup/policy.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
+import { PodCache } from "../webhook/pod-cache.ts";
+import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import { POLICY_SET_API_VERSION, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
 import { webhookAdmission } from "./admission.ts";
 import {
@@ -240,6 +242,22 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     // Both sides of a comparison interrupt the same launches at the same moments.
     interruptionSeed: (opts.seed ?? 7) + 2,
   });
+  // Wave's spot repair (ADR 0006) beside the webhook, as `wave webhook` runs it: part of what a
+  // spot policy does (a workload scaled down below its on-demand base gets its slots back).
+  const watching = new AbortController();
+  const repair =
+    opts.policy.spot.length > 0
+      ? new SpotRepair({
+          kube,
+          pods: new PodCache({ kube, clock }).start(watching.signal),
+          nodes: new NodeCapacity(kube, clock).start(watching.signal),
+          policies,
+          allocator,
+          clock,
+          identity: "whatif",
+          token: tokens(seeded((opts.seed ?? 7) + 3)),
+        })
+      : undefined;
   const warmupPolicies = Object.entries(opts.policy.warmup);
   // Image pulls are not simulated, so a pre-pull pod would never finish: warm nodes without it.
   const warmup =
@@ -312,6 +330,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     const before = kube.resourceVersion;
     await drive(now);
     await sim.tick(elapsed);
+    if (repair) {
+      // The repair reads the webhook's pod watch: let it see this tick's changes first.
+      for (let i = 0; i < 20 && kube.watchBacklog() > 0; i++) await new Promise((r) => setImmediate(r));
+      await repair.tick();
+    }
     if (warmup && clock.now() >= nextWarmup) {
       if (!warmupStarted) await warmup.start();
       else await warmup.reconcileAll();
@@ -349,7 +372,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     const claims = kube.peek("NodeClaim");
     for (const c of claims) {
       if (measuring && claims !== counted) claimsSeen.add(c.metadata.name ?? "");
-      if (c.metadata.deletionTimestamp || !measuring) continue;
+      // A deleting NodeClaim still runs until drained and terminated: billed, and counted by core.
+      if (!measuring) continue;
       const span = Math.min(dt, end - now);
       usdMs += claimPrice(c) * span;
       spread(bucketUsd, claimPrice(c), now - measureFrom, span, bucketMs);
@@ -364,6 +388,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     if (measuring) counted = claims;
     await clock.advance(dt);
   }
+  watching.abort();
   let interruptions = 0;
   let preemptions = 0;
   for (const e of kube.peek("Event")) {

@@ -16,7 +16,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { clusterWhatif } from "../../sim/cluster-whatif.ts";
 import { build } from "../app.ts";
-import { observedBootMs, observedCadence, whatifRoutes } from "./whatif.ts";
+import { observedBootMs, observedCadence, observedTemplateChanges, whatifRoutes } from "./whatif.ts";
 import { seeded } from "../../shared/random.ts";
 import { connectTestCluster, deliver } from "../../core/hub/testing.ts";
 
@@ -275,5 +275,29 @@ void describe("the cluster's own control-loop period", () => {
       for (const s of observedCadence(at(times), 0, 4 * H))
         assert.equal(s.stepMs, 1000, `seed ${seed} at ${s.from}`);
     }
+  });
+});
+
+void describe("the cluster's recorded template changes", () => {
+  void it("are the first of each run of Drifted disruptions per pool (gaps under 30 min: one rollout)", () => {
+    const M = 60_000;
+    const d = (nodePool: string, reason: string, at: number) => ({ nodePool, reason, at });
+    assert.deepEqual(
+      observedTemplateChanges([
+        d("arm64", "Drifted", 10 * M),
+        d("arm64", "Drifted", 12.5 * M),
+        d("arm64", "Empty", 14 * M),
+        d("arm64", "Drifted", 30 * M), // a pause mid-rollout: still the same change
+        d("gpu", "Drifted", 11 * M),
+        d("arm64", "Drifted", 100 * M),
+        d("arm64", "Interrupted", 101 * M),
+      ]),
+      [
+        { nodePool: "arm64", at: 10 * M - 1000 },
+        { nodePool: "gpu", at: 11 * M - 1000 },
+        { nodePool: "arm64", at: 100 * M - 1000 },
+      ],
+    );
+    assert.deepEqual(observedTemplateChanges([d("general", "Underutilized", 5 * M)]), []);
   });
 });

@@ -42,6 +42,8 @@ export interface WhatifInput {
   bootDelayMs: number;
   /** The cluster's control-loop period over the window (observedCadence); the replay ticks no more often. */
   cadence?: { from: number; stepMs: number }[];
+  /** When each NodePool's template changed (observedTemplateChanges): the replay drifts it then. */
+  templateChanges?: { nodePool: string; at: number }[];
   seed?: number;
   /** Core's per-pool series points over the window (the recorded day the current policy is set beside). */
   recorded?: { ts: number; resolutionMs: number; nodePool: string; nodes: number; costPerHour: number }[];
@@ -275,7 +277,9 @@ async function whatifInput(
     const p = parsePolicy(r.value);
     if (p.ok) warmup[r.key] = p.policy;
   }
-  const rate = body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range));
+  const disruptions = await store.disruptions({ ...range, limit: LIFECYCLE_LIMIT });
+  const rate = body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range, disruptions));
+  const templateChanges = observedTemplateChanges(disruptions);
   const lifecycle = await store.lifecycle({ ...range, limit: LIFECYCLE_LIMIT });
   // The cluster's own boot time (launch → initialized) unless the body sets one.
   const bootMs =
@@ -296,6 +300,7 @@ async function whatifInput(
     spotInterruptionRate: rate,
     bootDelayMs: bootMs,
     ...(cadence.some((c) => c.stepMs > 1000) ? { cadence } : {}),
+    ...(templateChanges.length > 0 ? { templateChanges } : {}),
     recorded,
     ...(body.seed === undefined ? {} : { seed: body.seed }),
   };
@@ -305,6 +310,29 @@ async function whatifInput(
 const DEFAULT_BOOT_MS = 60_000;
 /** Lifecycle steps read for the calibration (a day of a busy cluster: ~8,000). */
 const LIFECYCLE_LIMIT = 50_000;
+/** Drifted disruptions of a pool closer than this are one template change being rolled out (a pool of 20 nodes takes ~20 min at one a minute). */
+const DRIFT_BURST_GAP_MS = 30 * 60_000;
+
+/**
+ * When each NodePool's template changed, from its recorded drift: Karpenter replaces a drifted
+ * pool's nodes one after another (its budgets pace them), so a run of `Drifted` disruptions with
+ * gaps under 30 minutes is one change, made just before the run's first replacement.
+ */
+export function observedTemplateChanges(
+  disruptions: readonly { nodePool: string; reason: string; at: number }[],
+): { nodePool: string; at: number }[] {
+  const last = new Map<string, number>();
+  const out: { nodePool: string; at: number }[] = [];
+  for (const d of [...disruptions].sort((a, b) => a.at - b.at)) {
+    if (d.reason !== "Drifted") continue;
+    const prev = last.get(d.nodePool);
+    if (prev === undefined || d.at - prev > DRIFT_BURST_GAP_MS)
+      out.push({ nodePool: d.nodePool, at: Math.max(0, d.at - 1000) });
+    last.set(d.nodePool, d.at);
+  }
+  return out;
+}
+
 /** Spans the control-loop period is estimated over. */
 const CADENCE_SPAN_MS = HOUR;
 /** Fewer distinct moments than this in a span say nothing about a period: continuous. */
@@ -391,11 +419,9 @@ export function observedBootMs(
 async function observedInterruptionRate(
   hub: ClusterHub,
   range: { clusterId: string; from: number; to: number },
+  disruptions: readonly { reason: string }[],
 ): Promise<number> {
-  const [disruptions, series] = await Promise.all([
-    hub.store.disruptions(range),
-    hub.store.series({ ...range, capacityType: "spot" }),
-  ]);
+  const series = await hub.store.series({ ...range, capacityType: "spot" });
   const interrupted = disruptions.filter((d) => d.reason === "Interrupted").length;
   let spotHours = 0;
   for (const r of series) if (r.kind === "point") spotHours += (r.nodes * r.resolutionMs) / HOUR;
