@@ -1381,13 +1381,23 @@ function fnv1a(text: string): number {
   return h;
 }
 
-/** A NodePool with a malformed consolidateAfter is never consolidated (Karpenter rejects it). */
+const durations = new Map<string, number | null>();
+
+/**
+ * A NodePool with a malformed consolidateAfter is never consolidated (Karpenter rejects it).
+ * Parsed once per text (disruption asks for every node every pass).
+ */
 function safeDuration(text: string): number | null {
-  try {
-    return parseDuration(text);
-  } catch {
-    return null;
+  let ms = durations.get(text);
+  if (ms === undefined) {
+    try {
+      ms = parseDuration(text);
+    } catch {
+      ms = null;
+    }
+    if (durations.size < 1000) durations.set(text, ms);
   }
+  return ms;
 }
 
 const templateHashes = new WeakMap<Deployment, string>();
