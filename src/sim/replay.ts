@@ -299,13 +299,19 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   let warmupStarted = false;
   const end = measureFrom + opts.durationMs;
   const quietStepMs = Math.max(stepMs, opts.quietStepMs ?? stepMs);
+  // Once per stored NodeClaim version (every step prices every claim; a write replaces the object).
+  const claimPrices = new WeakMap<NodeClaim, number>();
   const claimPrice = (c: NodeClaim): number => {
-    const l = c.metadata.labels ?? {};
-    return (
-      price.get(
-        `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
-      ) ?? 0
-    );
+    let usd = claimPrices.get(c);
+    if (usd === undefined) {
+      const l = c.metadata.labels ?? {};
+      usd =
+        price.get(
+          `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
+        ) ?? 0;
+      claimPrices.set(c, usd);
+    }
+    return usd;
   };
 
   // The charts' buckets: about 96 over the run, at least a minute each.
@@ -313,6 +319,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const timeline: TimelineBucket[] = [];
   const bucketUsd: number[] = [];
   const startAt = clock.now();
+  // The pods and claims a step last looked at (peeked arrays: the same while nothing changed).
+  let observed: readonly Pod[] | undefined;
+  let counted: readonly NodeClaim[] | undefined;
   // The time since the last tick: spot interruptions are drawn over it.
   let elapsed = stepMs;
   while (clock.now() < end) {
@@ -354,9 +363,15 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     ) {
       timeline.push({ t: measureFrom + timeline.length * bucketMs, costPerHour: 0, ...podsByCapacity(kube) });
     }
-    for (const p of kube.peek("Pod")) if (measuring) observePod(p, created, started, measureFrom);
-    for (const c of kube.peek("NodeClaim")) {
-      if (measuring) claimsSeen.add(c.metadata.name ?? "");
+    // The same pods (peek's array is the same while none changed) have nothing new to tell.
+    const pods = kube.peek("Pod");
+    if (measuring && pods !== observed) {
+      for (const p of pods) observePod(p, created, started, measureFrom);
+      observed = pods;
+    }
+    const claims = kube.peek("NodeClaim");
+    for (const c of claims) {
+      if (measuring && claims !== counted) claimsSeen.add(c.metadata.name ?? "");
       // A deleting NodeClaim still runs until drained and terminated: billed, and counted by core.
       if (!measuring) continue;
       const span = Math.min(dt, end - now);
@@ -370,6 +385,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       if (c.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot") nodeMs.spot += span;
       else nodeMs.onDemand += span;
     }
+    if (measuring) counted = claims;
     await clock.advance(dt);
   }
   watching.abort();
