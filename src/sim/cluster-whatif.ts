@@ -15,6 +15,7 @@ import type { CatalogName } from "./catalog.ts";
 import {
   candidatePolicy,
   replay,
+  type CadenceSpan,
   type EndPlacement,
   type PodStartStats,
   type ReplayPolicy,
@@ -62,6 +63,17 @@ export interface ClusterWhatifInput {
   spotInterruptionRate: number;
   /** Launch → node Ready. */
   bootDelayMs: number;
+  /**
+   * How often the cluster's controllers acted over the window, from its recorded lifecycle (the
+   * API's `observedCadence`): the replay ticks no more often. Without it, every second.
+   */
+  cadence?: readonly CadenceSpan[];
+  /**
+   * When each NodePool's template changed, from the cluster's recorded drift (the API's
+   * `observedTemplateChanges`): the replay changes it then, and the simulator's drift replaces
+   * its nodes as Karpenter did.
+   */
+  templateChanges?: readonly { nodePool: string; at: number }[];
   seed?: number;
   /**
    * What core recorded over the window: per NodePool × capacity type per bucket, the average nodes
@@ -363,9 +375,19 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
     metadata: { name: p.metadata.name ?? "", ...(p.metadata.labels ? { labels: p.metadata.labels } : {}) },
     spec: structuredClone(p.spec),
   }));
+  const poolNames = new Set(nodePools.map((p) => p.metadata.name ?? ""));
+  const drifts = (input.templateChanges ?? [])
+    .filter((c) => c.at >= from && poolNames.has(c.nodePool))
+    .map((c) => ({ atMs: c.at - from, nodePool: c.nodePool }))
+    .sort((a, b) => a.atMs - b.atMs);
   return {
     simName,
-    workload: { nodePools, deployments, steps: steps.sort((a, b) => a.atMs - b.atMs) },
+    workload: {
+      nodePools,
+      deployments,
+      steps: steps.sort((a, b) => a.atMs - b.atMs),
+      ...(drifts.length > 0 ? { drifts } : {}),
+    },
     from,
     durationMs,
     buckets: bucketTimes.length,
@@ -497,6 +519,7 @@ export async function clusterWhatif(
       startMs: rec.from - SETTLE_MS,
       settleMs: SETTLE_MS,
       quietStepMs: 30_000,
+      ...(input.cadence ? { cadence: input.cadence } : {}),
     });
   let now: ReplayResult;
   let cand: ReplayResult;
