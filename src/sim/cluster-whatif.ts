@@ -17,7 +17,6 @@ import {
   replay,
   type CadenceSpan,
   type EndPlacement,
-  type PodStartStats,
   type ReplayPolicy,
   type ReplayResult,
 } from "./replay.ts";
@@ -150,30 +149,24 @@ export function fidelityOf(side: Pick<WhatifSide, "costPerHour" | "pools">, rec:
   return { costError: rel(side.costPerHour, rec.costPerHour), poolNodesError };
 }
 
-export interface WhatifSide {
+/** One side of the comparison: the replay's figures over the window (see ReplayResult). */
+export interface WhatifSide extends Pick<
+  ReplayResult,
+  | "costPerHour"
+  | "spotShare"
+  | "nodeHours"
+  | "pools"
+  | "timeline"
+  | "podStartHistogram"
+  | "podStart"
+  | "pendingAtEnd"
+  | "spotInterruptions"
+  | "nodeClaimsCreated"
+> {
   policy: ReplayPolicy;
-  /** Average over the replayed window. */
-  costPerHour: number;
   costPerMonth: number;
-  /** Spot node-hours / all node-hours over the window. */
-  spotShare: number;
-  nodeHours: { spot: number; onDemand: number };
-  /** Per NodePool, averages over the window: nodes and cost rate. */
-  pools: Record<string, { nodes: number; costPerHour: number }>;
-  /** The window in about 96 buckets: cost rate and workload pods by capacity type (the charts). */
-  timeline: ReplayResult["timeline"];
-  /** Pod starts per latency bucket (replay.ts START_BUCKETS_MS, then longer). */
-  podStartHistogram: number[];
-  podStart: PodStartStats;
-  pendingAtEnd: number;
-  spotInterruptions: number;
-  nodeClaimsCreated: number;
   /** As the replay ends, i.e. the cluster now under this policy. */
-  now: {
-    costPerHour: number;
-    nodes: { spot: number; onDemand: number };
-    /** Per NodePool: cost rate and nodes. */
-    pools: Record<string, { costPerHour: number; nodes: number }>;
+  now: Omit<ReplayResult["end"], "byDeployment"> & {
     /** Per workload (namespace/Kind/name): pods by capacity type. */
     workloads: Record<string, EndPlacement>;
   };
