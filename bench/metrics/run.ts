@@ -20,7 +20,7 @@ import { realClock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { startMetricsServer } from "../../src/shared/metrics-server.ts";
 import { Registry } from "../../src/shared/metrics.ts";
-import type { SpotPolicy } from "../../src/webhook/policy.ts";
+import type { SpotPolicy } from "../../src/policy/spot.ts";
 import { churnHistory, fillState, ownedPod, PODS_PER_NODE } from "../dashboard/state.ts";
 
 const STRICT = process.argv.includes("--strict");

@@ -34,7 +34,7 @@ import { FakeClock } from "../../src/shared/clock.ts";
 import { seeded } from "../../src/shared/random.ts";
 import { ClusterState } from "../../src/state/cluster.ts";
 import { WarmupController } from "../../src/warmup/controller.ts";
-import { DEFAULT_POLICY, type WarmupPolicy } from "../../src/warmup/policy.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../../src/policy/warmup.ts";
 
 /** The commit whose warmup design is the baseline (main before the state-based controller). */
 const BASE = "3116288";

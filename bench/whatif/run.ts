@@ -71,6 +71,8 @@ const rssBefore = process.memoryUsage().rss;
 let rssPeak = rssBefore;
 const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
 t0 = performance.now();
+// The whole process's CPU: the worker thread's replays and core's handling of the request.
+const whatifCpu0 = process.cpuUsage();
 const res = await fetch(new URL("api/v1/clusters/sim/whatif", w.url), {
   method: "POST",
   headers: {
@@ -106,6 +108,9 @@ for await (const [event, data] of sseEvents(res.body)) {
   else if (event === "error") throw new Error(`what-if failed: ${JSON.stringify(data)}`);
 }
 const whatifMs = performance.now() - t0;
+const whatifCpu = process.cpuUsage(whatifCpu0);
+const whatifCpuS = (whatifCpu.user + whatifCpu.system) / 1e6;
+const bareCpuS = (cpu.user + cpu.system) / 1e6;
 clearInterval(sampler);
 await w.stop();
 rmSync(tmp, { recursive: true, force: true });
@@ -116,7 +121,8 @@ const perReplay = whatifMs / 2;
 out(
   `embedded cluster what-if (${((report.to - report.from) / HOUR).toFixed(1)} h, ${report.workloads.length} workloads, ` +
     `${report.historyBuckets} buckets): ${(whatifMs / 1000).toFixed(1)} s for both replays ` +
-    `(${(perReplay / 1000).toFixed(1)} s per replay, ${(perReplay / bareMs).toFixed(2)}× the bare day)`,
+    `(CPU ${whatifCpuS.toFixed(1)} s; per replay ${(perReplay / 1000).toFixed(1)} s, ` +
+    `${(perReplay / bareMs).toFixed(2)}× the bare day's wall time, ${(whatifCpuS / 2 / bareCpuS).toFixed(2)}× its CPU)`,
 );
 out(
   `  current:   $${report.current.costPerHour.toFixed(2)}/h, ${report.current.nodeClaimsCreated} NodeClaims, ` +

@@ -17,7 +17,7 @@ import type { SlotAllocator } from "../webhook/allocator.ts";
 import type { SpotMetrics } from "../webhook/metrics.ts";
 import type { PodCache } from "../webhook/pod-cache.ts";
 import type { PolicySource } from "../webhook/policy-source.ts";
-import { workloadKey, type SpotPolicy } from "../webhook/policy.ts";
+import { workloadKey, type SpotPolicy } from "../policy/spot.ts";
 import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import type { Store } from "../core/store/store.ts";
 import type { Prehistory } from "./prehistory.ts";

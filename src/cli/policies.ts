@@ -5,7 +5,7 @@ import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./types.ts";
 import { DEFAULTS } from "../config/config.ts";
-import type { WarmupPolicy } from "../warmup/policy.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
 import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
 import { RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 

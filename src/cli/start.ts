@@ -24,7 +24,7 @@ import { VolatilePolicyMemory } from "../warmup/policy-set.ts";
 import { generateDevCerts } from "../webhook/certs.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
-import { POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
+import { POLICY_SET_API_VERSION, type SpotPolicy } from "../policy/spot.ts";
 import { startAgentComponent, type RunningAgentComponent } from "./agent-component.ts";
 import type { CommandContext } from "./types.ts";
 import { logger, startWith } from "./component.ts";

@@ -8,7 +8,7 @@ import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
-import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { node, nodePool, pod, T0 } from "../warmup/testing/fixtures.ts";
 import { TestKube } from "../warmup/testing/kube.ts";
 import { createWarmupActor } from "./warmup-actor.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import type { ReplayResult } from "../sim/replay.ts";
 import { WorkloadError } from "../sim/workload.ts";
 import { UsageError } from "./errors.ts";

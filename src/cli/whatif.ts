@@ -4,13 +4,10 @@
 // simulated cluster time takes seconds.
 import { readFile } from "node:fs/promises";
 import { parseDuration } from "../karpenter/duration.ts";
-import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "../warmup/policy.ts";
-import {
-  POLICY_SET_API_VERSION,
-  PolicyValidationError,
-  parsePolicySet,
-  type SpotPolicy,
-} from "../webhook/policy.ts";
+import { parsePolicy } from "../policy/validate-warmup.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
+import { PolicyValidationError, parseSpotPolicies } from "../policy/validate-spot.ts";
 import {
   candidatePolicy,
   replay,
@@ -95,12 +92,8 @@ export function parseCandidate(positionals: readonly string[], flags: CommandCon
     const workload = parseWorkloadRef(target);
     const body = spotBody(flags);
     try {
-      const set = parsePolicySet({
-        apiVersion: POLICY_SET_API_VERSION,
-        kind: "SpotPolicySet",
-        policies: [{ ...body, workload }],
-      });
-      return { body: { spot: set.policies }, spot: set.policies, warmup: {} };
+      const spot = parseSpotPolicies([{ ...body, workload }]);
+      return { body: { spot }, spot, warmup: {} };
     } catch (err) {
       if (!(err instanceof PolicyValidationError)) throw err;
       throw new UsageError(
@@ -217,9 +210,9 @@ export function recordedPolicy(json: unknown): ReplayPolicy {
   if (typeof policies !== "object" || policies === null || Array.isArray(policies))
     throw new WorkloadError("policies: expected { spot: [...], warmup: { pool: {...} } }");
   const { spot = [], warmup = {} } = policies as { spot?: unknown; warmup?: unknown };
-  let set;
+  let spotPolicies;
   try {
-    set = parsePolicySet({ apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies: spot });
+    spotPolicies = parseSpotPolicies(spot);
   } catch (err) {
     const why = err instanceof PolicyValidationError ? err.problems.join("; ") : (err as Error).message;
     throw new WorkloadError(`policies.spot: ${why}`);
@@ -232,7 +225,7 @@ export function recordedPolicy(json: unknown): ReplayPolicy {
     if (!r.ok) throw new WorkloadError(`policies.warmup.${pool}: ${r.errors.join("; ")}`);
     out[pool] = r.policy;
   }
-  return { spot: set.policies, warmup: out };
+  return { spot: spotPolicies, warmup: out };
 }
 
 function describePolicy(p: ReplayPolicy): string {

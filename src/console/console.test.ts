@@ -28,7 +28,7 @@ import {
   DO_NOT_DISRUPT_OWNER_VALUE,
   LAST_WARMUP_AT_ANNOTATION,
 } from "../objects/wave.ts";
-import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { buildNodeDetail } from "./node.ts";
 import { buildSpotView, poolOffersSpot, spotProgress } from "./spot.ts";
 import type { SpotRepair } from "../core/store/store.ts";

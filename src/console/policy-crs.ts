@@ -14,10 +14,10 @@ import {
   type SpotPolicyResource,
   type WarmupPolicyResource,
 } from "../objects/policy-crds.ts";
-import { repairModeOf, spotPolicyFromResource } from "../webhook/policy-crd.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "../webhook/policy.ts";
-import { warmupPolicyFromResource } from "../warmup/policy-crd.ts";
-import type { WarmupPolicy } from "../warmup/policy.ts";
+import { repairModeOf, spotPolicyFromResource } from "../policy/spot-resource.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
+import { warmupPolicyFromResource } from "../policy/warmup-resource.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
 
 /** Who makes a change through Wave: the identity's subject and where from. */
 export interface ChangeStamp {

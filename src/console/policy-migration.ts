@@ -6,8 +6,8 @@
 // the next connection of the agent tries again (creating is idempotent).
 import type { PolicyMigrationMark, PolicyRevision, Store } from "../core/store/store.ts";
 import { CHANGED_BY_ANNOTATION } from "../objects/policy-crds.ts";
-import { parsePolicy } from "../warmup/policy.ts";
-import { parsePolicySet, POLICY_SET_API_VERSION } from "../webhook/policy.ts";
+import { parsePolicy } from "../policy/validate-warmup.ts";
+import { parseSpotPolicy } from "../policy/validate-spot.ts";
 import {
   spotPolicyName,
   spotPolicyResource,
@@ -59,16 +59,11 @@ export async function migrateStoredPolicies(o: {
   for (const rec of await store.listPolicies(clusterId, "spot")) {
     let policy;
     try {
-      policy = parsePolicySet({
-        apiVersion: POLICY_SET_API_VERSION,
-        kind: "SpotPolicySet",
-        policies: [rec.value],
-      }).policies[0];
+      policy = parseSpotPolicy(rec.value);
     } catch (err) {
       skipped.push({ kind: "spot", key: rec.key, errors: [(err as Error).message] });
       continue;
     }
-    if (!policy) continue;
     const name = spotPolicyName(policy.workload, crs.spot(clusterId) ?? []);
     await send(
       {

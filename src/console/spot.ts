@@ -22,7 +22,8 @@ import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
 import { ON_DEMAND, SPOT } from "../webhook/constants.ts";
-import { onDemandTarget, workloadKey, type SpotPolicy, type WorkloadRef } from "../webhook/policy.ts";
+import { onDemandTarget } from "../policy/on-demand-target.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
 import { DEFAULT_REPAIR_TIMING } from "../webhook/repair-plan.ts";
 

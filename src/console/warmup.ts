@@ -29,7 +29,7 @@ import {
   WARMUP_POOL_LABEL,
 } from "../objects/wave.ts";
 import { imageHash } from "../warmup/manifests.ts";
-import type { WarmupPolicy } from "../warmup/policy.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
 import { workloadImages } from "../warmup/prepull.ts";
 
 export interface WarmupViewInput {

@@ -3,6 +3,8 @@
 
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import type { KarpenterSupport } from "../karpenter/compat.ts";
+import type { SpotPolicy, SpotPolicySet } from "../policy/spot.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
 
 export type { KarpenterSupport };
 
@@ -263,35 +265,15 @@ export type LiveDto = Static<typeof LiveSchema>;
 /** A NodePool's warmup policy as stored (every field filled, defaults included). */
 export interface WarmupPolicyDto {
   nodePool: string;
-  policy: {
-    enabled: boolean;
-    maxWarmNodes: number;
-    ttlSeconds: number;
-    cooldownSeconds: number;
-    maxCostPerHour: number | null;
-    prePull: boolean;
-    prePullDeadlineSeconds: number;
-  };
+  policy: WarmupPolicy;
   updatedAt: number;
 }
 
 /** One workload's spot placement policy (the shape the webhook's SpotPolicySet holds). */
-export interface SpotPolicyDto {
-  workload: { namespace: string; kind: "Deployment" | "StatefulSet" | "ReplicaSet"; name: string };
-  threshold: number;
-  strategy: "Prefer" | "Require";
-  percentAboveBase?: number;
-  /** The repair: on (default), off, or "dry-run" (plans and reports its evictions, makes none). */
-  repair?: boolean | "dry-run";
-}
+export type SpotPolicyDto = SpotPolicy;
 
 /** GET /api/v1/policies/spot: what the webhook pulls. */
-export interface SpotPolicySetDto {
-  apiVersion: "wave.sh/v1alpha1";
-  kind: "SpotPolicySet";
-  revision: string;
-  policies: SpotPolicyDto[];
-}
+export type SpotPolicySetDto = SpotPolicySet & { revision: string };
 
 /** Realized savings of one NodePool or workload (namespace/Kind/name) over a range, in USD. */
 export const SavingsLineSchema = Obj({

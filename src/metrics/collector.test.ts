@@ -9,7 +9,7 @@ import { createPricing } from "../pricing/setup.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
-import type { SpotPolicy } from "../webhook/policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { registerDashboardMetrics } from "./collector.ts";
 import { deliver } from "../core/hub/testing.ts";
 

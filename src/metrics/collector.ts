@@ -1,16 +1,16 @@
 // Core's dashboard exposition: registers the figures' gauges and the event-fed counters on a
 // registry and, once per scrape, recomputes every cluster's gauges from the hub's live state
 // (figures.ts). The thin I/O shell: reading recent history, policies and the hub.
-import type { ClusterEntry, ClusterHub } from "../core/hub/hub.ts";
-import type { ConsolidationViewDto, PendingViewDto } from "../dashboard/dto.ts";
+import type { ClusterHub } from "../core/hub/hub.ts";
 import type { Store } from "../core/store/store.ts";
 import type { ThrashingOptions } from "../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Gauge, Registry } from "../shared/metrics.ts";
 import { Views } from "../views/cluster-views.ts";
-import { parsePolicySet, POLICY_SET_API_VERSION, type SpotPolicy } from "../webhook/policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
+import { parseSpotPolicy } from "../policy/validate-spot.ts";
 import { EventMetrics } from "./events.ts";
-import { consolidationView, explainInputOf, pendingView } from "../dashboard/consolidation/view.ts";
+import { clusterExplanations } from "../dashboard/consolidation/view.ts";
 import { clusterFigures, emptyFigures, GAUGE_LABELS, GAUGES, type GaugeName } from "./figures.ts";
 
 export interface DashboardMetricsDeps {
@@ -66,7 +66,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
           spotPolicies: policies,
           basis: cv.basis(now),
           // The same views as GET …/consolidation and …/pending.
-          ...clusterExplanations({ hub: deps.hub, prices: cv.prices(now) }, c, now),
+          ...clusterExplanations(c, deps.hub, cv.prices(now), now),
         },
         figures,
       );
@@ -82,30 +82,12 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
   return { events, close: off };
 }
 
-/** A cluster's consolidation and pending views, as the API computes them. */
-export function clusterExplanations(
-  deps: Pick<DashboardMetricsDeps, "hub" | "prices">,
-  c: ClusterEntry,
-  now: number,
-): { consolidation: ConsolidationViewDto; pending: PendingViewDto } {
-  const events = deps.hub.karpenterEvents(c.id).events(now);
-  return {
-    consolidation: consolidationView(c.id, explainInputOf(c, events, deps.prices, now)),
-    pending: pendingView(c.id, { pods: c.state.pendingPods(), events, now, pools: c.state.nodePools() }),
-  };
-}
-
 /** The stored spot policies that still validate (a stored row that no longer does is skipped). */
 export async function storedSpotPolicies(store: Store, clusterId: string): Promise<readonly SpotPolicy[]> {
   const out: SpotPolicy[] = [];
   for (const r of await store.listPolicies(clusterId, "spot")) {
     try {
-      const set = parsePolicySet({
-        apiVersion: POLICY_SET_API_VERSION,
-        kind: "SpotPolicySet",
-        policies: [r.value],
-      });
-      out.push(...set.policies);
+      out.push(parseSpotPolicy(r.value));
     } catch {
       // invalid: the API's policy set skips it too
     }

@@ -90,3 +90,20 @@ export class FakeClock implements Clock {
 export async function flushMicrotasks(rounds = 10): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
 }
+
+/** Runs `step`, then again every `intervalMs` of `clock`'s time, until `signal` aborts. */
+export async function repeatUntilAborted(
+  clock: Clock,
+  signal: AbortSignal,
+  intervalMs: number,
+  step: () => Promise<void>,
+): Promise<void> {
+  while (!signal.aborted) {
+    await step();
+    try {
+      await clock.sleep(intervalMs, signal);
+    } catch {
+      return;
+    }
+  }
+}

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
-import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import {
   ClusterWhatifError,
   catalogOf,

@@ -7,7 +7,7 @@ import type { Deployment, Node, NodeSelectorTerm, Pod } from "../objects/kube.ts
 import { isKwokInstanceType } from "../pricing/kwok.ts";
 import { DELETION_COST_ANNOTATION } from "../webhook/constants.ts";
 import { PREFERRED_WEIGHT } from "../webhook/patch.ts";
-import type { SpotPolicy } from "../webhook/policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
@@ -15,8 +15,8 @@ import type { CatalogName } from "./catalog.ts";
 import {
   candidatePolicy,
   replay,
+  type CadenceSpan,
   type EndPlacement,
-  type PodStartStats,
   type ReplayPolicy,
   type ReplayResult,
 } from "./replay.ts";
@@ -62,6 +62,17 @@ export interface ClusterWhatifInput {
   spotInterruptionRate: number;
   /** Launch → node Ready. */
   bootDelayMs: number;
+  /**
+   * How often the cluster's controllers acted over the window, from its recorded lifecycle (the
+   * API's `observedCadence`): the replay ticks no more often. Without it, every second.
+   */
+  cadence?: readonly CadenceSpan[];
+  /**
+   * When each NodePool's template changed, from the cluster's recorded drift (the API's
+   * `observedTemplateChanges`): the replay changes it then, and the simulator's drift replaces
+   * its nodes as Karpenter did.
+   */
+  templateChanges?: readonly { nodePool: string; at: number }[];
   seed?: number;
   /**
    * What core recorded over the window: per NodePool × capacity type per bucket, the average nodes
@@ -138,30 +149,24 @@ export function fidelityOf(side: Pick<WhatifSide, "costPerHour" | "pools">, rec:
   return { costError: rel(side.costPerHour, rec.costPerHour), poolNodesError };
 }
 
-export interface WhatifSide {
+/** One side of the comparison: the replay's figures over the window (see ReplayResult). */
+export interface WhatifSide extends Pick<
+  ReplayResult,
+  | "costPerHour"
+  | "spotShare"
+  | "nodeHours"
+  | "pools"
+  | "timeline"
+  | "podStartHistogram"
+  | "podStart"
+  | "pendingAtEnd"
+  | "spotInterruptions"
+  | "nodeClaimsCreated"
+> {
   policy: ReplayPolicy;
-  /** Average over the replayed window. */
-  costPerHour: number;
   costPerMonth: number;
-  /** Spot node-hours / all node-hours over the window. */
-  spotShare: number;
-  nodeHours: { spot: number; onDemand: number };
-  /** Per NodePool, averages over the window: nodes and cost rate. */
-  pools: Record<string, { nodes: number; costPerHour: number }>;
-  /** The window in about 96 buckets: cost rate and workload pods by capacity type (the charts). */
-  timeline: ReplayResult["timeline"];
-  /** Pod starts per latency bucket (replay.ts START_BUCKETS_MS, then longer). */
-  podStartHistogram: number[];
-  podStart: PodStartStats;
-  pendingAtEnd: number;
-  spotInterruptions: number;
-  nodeClaimsCreated: number;
   /** As the replay ends, i.e. the cluster now under this policy. */
-  now: {
-    costPerHour: number;
-    nodes: { spot: number; onDemand: number };
-    /** Per NodePool: cost rate and nodes. */
-    pools: Record<string, { costPerHour: number; nodes: number }>;
+  now: Omit<ReplayResult["end"], "byDeployment"> & {
     /** Per workload (namespace/Kind/name): pods by capacity type. */
     workloads: Record<string, EndPlacement>;
   };
@@ -363,9 +368,19 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
     metadata: { name: p.metadata.name ?? "", ...(p.metadata.labels ? { labels: p.metadata.labels } : {}) },
     spec: structuredClone(p.spec),
   }));
+  const poolNames = new Set(nodePools.map((p) => p.metadata.name ?? ""));
+  const drifts = (input.templateChanges ?? [])
+    .filter((c) => c.at >= from && poolNames.has(c.nodePool))
+    .map((c) => ({ atMs: c.at - from, nodePool: c.nodePool }))
+    .sort((a, b) => a.atMs - b.atMs);
   return {
     simName,
-    workload: { nodePools, deployments, steps: steps.sort((a, b) => a.atMs - b.atMs) },
+    workload: {
+      nodePools,
+      deployments,
+      steps: steps.sort((a, b) => a.atMs - b.atMs),
+      ...(drifts.length > 0 ? { drifts } : {}),
+    },
     from,
     durationMs,
     buckets: bucketTimes.length,
@@ -497,6 +512,7 @@ export async function clusterWhatif(
       startMs: rec.from - SETTLE_MS,
       settleMs: SETTLE_MS,
       quietStepMs: 30_000,
+      ...(input.cadence ? { cadence: input.cadence } : {}),
     });
   let now: ReplayResult;
   let cand: ReplayResult;

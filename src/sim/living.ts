@@ -7,8 +7,8 @@
 import type { MemoryKube } from "../kube/memory/memory.ts";
 import type { Deployment, PodDisruptionBudget, PodSpec } from "../objects/kube.ts";
 import type { NodePool } from "../objects/karpenter.ts";
-import type { SpotPolicy } from "../webhook/policy.ts";
-import type { WarmupPolicy } from "../warmup/policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

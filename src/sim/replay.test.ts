@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
-import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { percentile, replay, type ReplayOptions, type ReplayPolicy } from "./replay.ts";
 import { WorkloadError, generatedWorkload, parseRecordedWorkload, recordedWorkload } from "./workload.ts";
 
@@ -25,27 +25,27 @@ function deployment(name: string, replicas: number): unknown {
   };
 }
 
+const POOL = {
+  apiVersion: "karpenter.sh/v1",
+  kind: "NodePool",
+  metadata: { name: "pool" },
+  spec: {
+    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
+    template: {
+      spec: {
+        requirements: [
+          { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
+          { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
+          { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
+        ],
+      },
+    },
+  },
+};
+
 const workload = recordedWorkload(
   parseRecordedWorkload({
-    nodePools: [
-      {
-        apiVersion: "karpenter.sh/v1",
-        kind: "NodePool",
-        metadata: { name: "pool" },
-        spec: {
-          disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
-          template: {
-            spec: {
-              requirements: [
-                { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
-                { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
-                { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
-              ],
-            },
-          },
-        },
-      },
-    ],
+    nodePools: [POOL],
     deployments: [deployment("web", 3), deployment("burst", 0)],
     steps: [{ at: "5m", deployment: "shop/burst", replicas: 1 }],
   }),
@@ -111,6 +111,40 @@ describe("replay", () => {
     assert.ok(Math.abs(usd / (10 * MINUTE) - r.costPerHour) < 1e-9, `${usd} vs ${r.costPerHour}`);
     assert.ok(r.timeline.some((b) => b.spotPods === 4) && r.timeline.every((b) => b.onDemandPods === 0));
     assert.deepEqual(r.podStartHistogram, [0, 0, 0, 0, 4, 0, 0], "every start between 60 and 120 s");
+  });
+
+  it("ticks no more often than the recorded cluster acted (its cadence): a coarse-stepped cluster starts pods later", async () => {
+    const opts = { ...base(NONE), durationMs: 20 * MINUTE };
+    const every = await replay(opts);
+    const stepped = await replay({ ...opts, cadence: [{ from: 0, stepMs: 2 * MINUTE }] });
+    const burst = (r: typeof every): number => r.podStartByDeployment["shop/burst"]?.p50Ms ?? NaN;
+    // Every second: batch window + boot. Every 2 min: the step the scale-up lands in, then a step
+    // for the batch, one for the boot, one for the kubelet.
+    assert.ok(burst(every) <= MINUTE + 15_000, `continuous: ${burst(every)}`);
+    assert.ok(burst(stepped) >= 3 * 2 * MINUTE, `stepped: ${burst(stepped)}`);
+    // A period shorter than the replay's own step changes nothing.
+    const fine = await replay({ ...opts, cadence: [{ from: 0, stepMs: 10 }] });
+    assert.equal(burst(fine), burst(every));
+  });
+
+  it("counts a node until it is gone (drained and terminated), as the cloud bills it and core records it", async () => {
+    const short = recordedWorkload(
+      parseRecordedWorkload({
+        nodePools: [POOL],
+        deployments: [deployment("web", 3)],
+        steps: [{ at: "5m", deployment: "shop/web", replicas: 0 }],
+      }),
+    );
+    // Every 2 min: launched at 2 min, empty at 6, a candidate at 8, disrupted at 10, gone at 12.
+    const r = await replay({
+      ...base(NONE),
+      workload: short,
+      durationMs: 15 * MINUTE,
+      cadence: [{ from: 0, stepMs: 2 * MINUTE }],
+    });
+    assert.equal(r.nodeClaimsCreated, 1);
+    const hours = r.nodeHours.spot + r.nodeHours.onDemand;
+    assert.ok(Math.abs(hours - 10 / 60) < 1e-9, `node-hours ${hours * 60} min`);
   });
 
   it("applies a spot policy through Wave's admission: the base runs on-demand", async () => {

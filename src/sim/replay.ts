@@ -17,11 +17,13 @@ import { FakeClock } from "../shared/clock.ts";
 import { seeded } from "../shared/random.ts";
 import { WarmupController } from "../warmup/controller.ts";
 import { isWavePod } from "../objects/wave.ts";
-import { DEFAULT_POLICY, type WarmupPolicy } from "../warmup/policy.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { SlotAllocator } from "../webhook/allocator.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
-import { POLICY_SET_API_VERSION, workloadKey, type SpotPolicy } from "../webhook/policy.ts";
+import { POLICY_SET_API_VERSION, workloadKey, type SpotPolicy } from "../policy/spot.ts";
+import { PodCache } from "../webhook/pod-cache.ts";
+import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
 import { webhookAdmission } from "./admission.ts";
 import {
   buildCatalog,
@@ -68,6 +70,30 @@ export interface ReplayOptions {
   quietStepMs?: number;
   /** Called every step with the share of simulated time done (0–1): what a progress bar shows. */
   onProgress?: (fraction: number) => void;
+  /**
+   * How often the recorded cluster's controllers acted, from each span's start (epoch ms of the
+   * simulated clock, ascending): the replay ticks at that period where it is longer than stepMs,
+   * so it launches, scales and consolidates no sooner than the cluster it replays did. Before the
+   * first span, the first span's period.
+   */
+  cadence?: readonly CadenceSpan[];
+}
+
+/** The cluster's control-loop period from `from` on (1 s: it acted continuously, as Karpenter does). */
+export interface CadenceSpan {
+  from: number;
+  stepMs: number;
+}
+
+/** The period of the span `at` falls in (the first span's before it; `fallback` without spans). */
+export function cadenceAt(spans: readonly CadenceSpan[] | undefined, at: number, fallback: number): number {
+  if (!spans || spans.length === 0) return fallback;
+  let step = spans[0]?.stepMs ?? fallback;
+  for (const s of spans) {
+    if (s.from > at) break;
+    step = s.stepMs;
+  }
+  return Math.max(fallback, step);
 }
 
 /** The candidate: the current policy with the changes' spot policies and warmup pools replacing theirs. */
@@ -216,6 +242,22 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     // Both sides of a comparison interrupt the same launches at the same moments.
     interruptionSeed: (opts.seed ?? 7) + 2,
   });
+  // Wave's spot repair (ADR 0006) beside the webhook, as `wave webhook` runs it: part of what a
+  // spot policy does (a workload scaled down below its on-demand base gets its slots back).
+  const watching = new AbortController();
+  const repair =
+    opts.policy.spot.length > 0
+      ? new SpotRepair({
+          kube,
+          pods: new PodCache({ kube, clock }).start(watching.signal),
+          nodes: new NodeCapacity(kube, clock).start(watching.signal),
+          policies,
+          allocator,
+          clock,
+          identity: "whatif",
+          token: tokens(seeded((opts.seed ?? 7) + 3)),
+        })
+      : undefined;
   const warmupPolicies = Object.entries(opts.policy.warmup);
   // Image pulls are not simulated, so a pre-pull pod would never finish: warm nodes without it.
   const warmup =
@@ -257,13 +299,19 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   let warmupStarted = false;
   const end = measureFrom + opts.durationMs;
   const quietStepMs = Math.max(stepMs, opts.quietStepMs ?? stepMs);
+  // Once per stored NodeClaim version (every step prices every claim; a write replaces the object).
+  const claimPrices = new WeakMap<NodeClaim, number>();
   const claimPrice = (c: NodeClaim): number => {
-    const l = c.metadata.labels ?? {};
-    return (
-      price.get(
-        `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
-      ) ?? 0
-    );
+    let usd = claimPrices.get(c);
+    if (usd === undefined) {
+      const l = c.metadata.labels ?? {};
+      usd =
+        price.get(
+          `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
+        ) ?? 0;
+      claimPrices.set(c, usd);
+    }
+    return usd;
   };
 
   // The charts' buckets: about 96 over the run, at least a minute each.
@@ -271,6 +319,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const timeline: TimelineBucket[] = [];
   const bucketUsd: number[] = [];
   const startAt = clock.now();
+  // The pods and claims a step last looked at (peeked arrays: the same while nothing changed).
+  let observed: readonly Pod[] | undefined;
+  let counted: readonly NodeClaim[] | undefined;
   // The time since the last tick: spot interruptions are drawn over it.
   let elapsed = stepMs;
   while (clock.now() < end) {
@@ -279,6 +330,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     const before = kube.resourceVersion;
     await drive(now);
     await sim.tick(elapsed);
+    if (repair) {
+      // The repair reads the webhook's pod watch: let it see this tick's changes first.
+      for (let i = 0; i < 20 && kube.watchBacklog() > 0; i++) await new Promise((r) => setImmediate(r));
+      await repair.tick();
+    }
     if (warmup && clock.now() >= nextWarmup) {
       if (!warmupStarted) await warmup.start();
       else await warmup.reconcileAll();
@@ -288,12 +344,14 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     // How far this step goes: one tick, or further while the cluster is steady.
     // A step that changed nothing jumps to when a controller is next due (a node's boot, a
     // batch window, a validation) instead of ticking through the wait second by second.
-    let dt = stepMs;
-    if (quietStepMs > stepMs) {
+    // The recorded cluster's period here: where it acted in coarse steps, so does the replay.
+    const period = cadenceAt(opts.cadence, now, stepMs);
+    let dt = period;
+    if (quietStepMs > period) {
       const due = sim.quiet() ? Infinity : kube.resourceVersion === before ? sim.nextDue() : now;
       const nextChange = drive.nextAt?.() ?? Infinity;
       const limit = Math.min(now + quietStepMs, due, nextChange, end, warmup ? nextWarmup : Infinity);
-      dt = Math.max(stepMs, limit - now);
+      dt = Math.max(period, limit - now);
     }
     elapsed = dt;
     const measuring = now >= measureFrom;
@@ -305,10 +363,17 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
     ) {
       timeline.push({ t: measureFrom + timeline.length * bucketMs, costPerHour: 0, ...podsByCapacity(kube) });
     }
-    for (const p of kube.peek("Pod")) if (measuring) observePod(p, created, started, measureFrom);
-    for (const c of kube.peek("NodeClaim")) {
-      if (measuring) claimsSeen.add(c.metadata.name ?? "");
-      if (c.metadata.deletionTimestamp || !measuring) continue;
+    // The same pods (peek's array is the same while none changed) have nothing new to tell.
+    const pods = kube.peek("Pod");
+    if (measuring && pods !== observed) {
+      for (const p of pods) observePod(p, created, started, measureFrom);
+      observed = pods;
+    }
+    const claims = kube.peek("NodeClaim");
+    for (const c of claims) {
+      if (measuring && claims !== counted) claimsSeen.add(c.metadata.name ?? "");
+      // A deleting NodeClaim still runs until drained and terminated: billed, and counted by core.
+      if (!measuring) continue;
       const span = Math.min(dt, end - now);
       usdMs += claimPrice(c) * span;
       spread(bucketUsd, claimPrice(c), now - measureFrom, span, bucketMs);
@@ -320,8 +385,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       if (c.metadata.labels?.[CAPACITY_TYPE_LABEL] === "spot") nodeMs.spot += span;
       else nodeMs.onDemand += span;
     }
+    if (measuring) counted = claims;
     await clock.advance(dt);
   }
+  watching.abort();
   let interruptions = 0;
   let preemptions = 0;
   for (const e of kube.peek("Event")) {

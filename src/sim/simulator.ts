@@ -120,6 +120,12 @@ function allocatable(o: Offering): { cpuMilli: number; memoryBytes: number; pods
 }
 
 const key = (p: Pod): string => `${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`;
+/** Same length, same items (by identity) in the same order. */
+const sameItems = (a: readonly unknown[], b: readonly unknown[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+/** Whether `pods` are the pods keyed `keys`, in that order. */
+const sameKeys = (keys: readonly string[], pods: readonly Pod[]): boolean =>
+  keys.length === pods.length && pods.every((p, i) => keys[i] === key(p));
 const iso = (ms: number): string => new Date(ms).toISOString();
 const free = (alloc: Resources, used: Resources): Resources => ({
   cpu: (alloc.cpu ?? 0) - (used.cpu ?? 0),
@@ -142,7 +148,7 @@ export class Simulator {
   /** Pending-pod batch, as Karpenter's provisioner batches (idle / max windows). */
   #batch: { start: number; last: number; size: number } | undefined;
   /** Last time each node's pod set changed (consolidateAfter counts from there). */
-  readonly #nodeChanged = new Map<string, { at: number; pods: string }>();
+  readonly #nodeChanged = new Map<string, { at: number; pods: readonly string[] }>();
   readonly #terminating = new Map<string, number>();
   /** Nodes a consolidation decision holds, and since when (validated after consolidationValidationMs). */
   readonly #candidates = new Map<string, number>();
@@ -164,6 +170,19 @@ export class Simulator {
   /** With interruptionSeed: each spot NodeClaim's interruption time and kind, drawn at launch. */
   readonly #interruptAt = new Map<string, { at: number; pick: number }>();
   #launchOrdinal = { at: NaN, n: 0 };
+  /** Bumped whenever #terminating changes (passes that filter nodes by it key their memos on it). */
+  #terminatingVersion = 0;
+  /**
+   * Per pass, the inputs (peeked arrays, by identity, and versions) of its last run when that run
+   * wrote nothing: the same inputs again would write nothing again, so the pass is skipped.
+   */
+  readonly #idle = new Map<string, readonly unknown[]>();
+  /** What the disruption pass derives from the stored objects, while they are the same arrays. */
+  #disruptionMemo: { inputs: readonly unknown[]; view: DisruptionView } | undefined;
+  #inFlightMemo: { pods: readonly Pod[]; claims: readonly NodeClaim[]; answer: InFlight } | undefined;
+  #waitingMemo: { pods: readonly Pod[]; claims: readonly NodeClaim[]; waiting: readonly Pod[] } | undefined;
+  /** The provisioner's last batch that found no NodePool for any pod, and the Events it sent. */
+  #unplaceable: { inputs: readonly unknown[]; failed: { pod: Pod; message: string }[] } | undefined;
   #ticks = 0;
   /**
    * Karpenter's event recorder drops an Event it published about the same object with the same
@@ -198,7 +217,35 @@ export class Simulator {
   quiet(): boolean {
     if (this.#launches.size > 0 || this.#batch || this.#terminating.size > 0 || this.#candidates.size > 0)
       return false;
-    return !this.#o.kube.peek("Pod").some((p) => !p.spec.nodeName && isActivePod(p));
+    return !this.#podsInFlight().unscheduled;
+  }
+
+  /**
+   * What the pods wait for: `unscheduled`, some pod has no node yet; `dueNow`, some pod waits for
+   * a controller now — bound but not started (its kubelet), or unscheduled and not nominated to a
+   * launching NodeClaim (the scheduler, the provisioner). Once per version of the pods and claims
+   * (a replay asks every step).
+   */
+  #podsInFlight(): InFlight {
+    const { kube } = this.#o;
+    const pods = kube.peek("Pod");
+    const claims = kube.peek("NodeClaim");
+    const memo = this.#inFlightMemo;
+    if (memo && memo.pods === pods && memo.claims === claims) return memo.answer;
+    const answer: InFlight = { unscheduled: false, dueNow: false };
+    let nominated: ReadonlySet<string> | undefined;
+    for (const p of pods) {
+      if (!isActivePod(p)) continue;
+      if (p.spec.nodeName) {
+        if (p.status?.phase === "Pending") answer.dueNow = true;
+        continue;
+      }
+      answer.unscheduled = true;
+      nominated ??= nominatedPods(claims);
+      if (!nominated.has(key(p))) answer.dueNow = true;
+    }
+    this.#inFlightMemo = { pods, claims, answer };
+    return answer;
   }
 
   /**
@@ -210,7 +257,7 @@ export class Simulator {
    * (the replay caps its jumps, as for quiet()).
    */
   nextDue(): number {
-    const { kube, clock } = this.#o;
+    const { clock } = this.#o;
     const now = clock.now();
     let due = Infinity;
     for (const l of this.#launches.values()) due = Math.min(due, l.launchedAt + this.#o.bootDelayMs);
@@ -219,21 +266,7 @@ export class Simulator {
       due = Math.min(due, since + this.#o.consolidationValidationMs);
     if (this.#batch)
       due = Math.min(due, this.#batch.last + this.#o.batchIdleMs, this.#batch.start + this.#o.batchMaxMs);
-    let nominated: Set<string> | undefined;
-    for (const p of kube.peek("Pod")) {
-      if (!isActivePod(p)) continue;
-      if (p.spec.nodeName) {
-        if (p.status?.phase === "Pending") return now;
-        continue;
-      }
-      nominated ??= new Set(
-        kube
-          .peek("NodeClaim")
-          .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
-          .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
-      );
-      if (!nominated.has(key(p))) return now;
-    }
+    if (this.#podsInFlight().dueNow) return now;
     return Math.max(now, due);
   }
 
@@ -247,6 +280,20 @@ export class Simulator {
     await this.reconcileDisruptionBudgets();
     await this.reconcileDisruption(dtMs);
     await this.reconcileTermination();
+  }
+
+  /**
+   * Runs a pass unless its inputs are those of its last run and that run wrote nothing (a pass is
+   * a function of what it reads: the same reads would write nothing again). Most passes of a long
+   * replay see nothing new.
+   */
+  async #unlessIdle(pass: string, inputs: readonly unknown[], run: () => Promise<void>): Promise<void> {
+    const seen = this.#idle.get(pass);
+    if (seen !== undefined && sameItems(seen, inputs)) return;
+    const before = this.#o.kube.resourceVersion;
+    await run();
+    if (this.#o.kube.resourceVersion === before) this.#idle.set(pass, inputs);
+    else this.#idle.delete(pass);
   }
 
   /** Ticks every `stepMs` of the clock until `signal` aborts. */
@@ -266,10 +313,18 @@ export class Simulator {
   async reconcileDeployments(): Promise<void> {
     const { kube } = this.#o;
     const deployments = kube.peek("Deployment");
+    const all = kube.peek("Pod");
+    await this.#unlessIdle("deployments", [deployments, all], () =>
+      this.#reconcileDeployments(deployments, all),
+    );
+  }
+
+  async #reconcileDeployments(deployments: readonly Deployment[], all: readonly Pod[]): Promise<void> {
+    const { kube } = this.#o;
     // The live pods of each namespace/ReplicaSet, grouped once (not a pass over every pod per
     // Deployment, twice, every tick).
     const byReplicaSet = new Map<string, Pod[]>();
-    for (const p of kube.peek("Pod")) {
+    for (const p of all) {
       if (p.metadata.deletionTimestamp !== undefined) continue;
       for (const o of p.metadata.ownerReferences ?? []) {
         if (o.kind !== "ReplicaSet") continue;
@@ -406,7 +461,14 @@ export class Simulator {
         },
       });
     }
-    for (const p of kube.peek("Pod")) {
+    const pods = kube.peek("Pod");
+    await this.#unlessIdle("kubelets", [pods], () => this.#startPods(pods, now));
+  }
+
+  /** Kubelets start the pods bound to their node. */
+  async #startPods(pods: readonly Pod[], now: number): Promise<void> {
+    const { kube } = this.#o;
+    for (const p of pods) {
       if (p.spec.nodeName && p.status?.phase === "Pending" && !p.metadata.deletionTimestamp) {
         await kube.patch(
           "Pod",
@@ -467,16 +529,29 @@ export class Simulator {
 
   async reconcileScheduler(): Promise<void> {
     const { kube } = this.#o;
+    const inputs = [
+      kube.peek("Node"),
+      kube.peek("Pod"),
+      kube.peek("PriorityClass"),
+      this.#terminatingVersion,
+    ];
+    await this.#unlessIdle("scheduler", inputs, () => this.#schedule());
+  }
+
+  async #schedule(): Promise<void> {
+    const { kube } = this.#o;
     const nodes = kube
       .peek("Node")
       .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
     const pods = kube.peek("Pod");
+    const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
+    // Most passes have no pod to place: the room and the groupings below are for pending pods.
+    if (pending.length === 0) return;
     const room = this.#roomByNode(nodes, pods);
     const classes = new Map(kube.peek("PriorityClass").map((c) => [c.metadata.name ?? "", c.value]));
     const priorityOf = (p: Pod): number =>
       p.spec.priority ?? classes.get(p.spec.priorityClassName ?? "") ?? 0;
     const evicted = new Set<string>();
-    const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
     // Preemption looks at each node's pods for every pod nothing fits: group them once.
     const podsOn = new Map<string, Pod[]>();
     for (const p of pods) {
@@ -609,20 +684,7 @@ export class Simulator {
     const now = clock.now();
     const pods = kube.peek("Pod");
     const claims = kube.peek("NodeClaim");
-    // Pods nominated to a NodeClaim still launching wait for it; once its node is up, a pod that
-    // did not get onto it (another pod took the room) is provisioned for again, as Karpenter does.
-    const nominated = new Set(
-      claims
-        .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
-        .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
-    );
-    const waiting = pods.filter(
-      (p) =>
-        !p.spec.nodeName &&
-        isActivePod(p) &&
-        !nominated.has(key(p)) &&
-        p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable"),
-    );
+    const waiting = this.#waiting(pods, claims);
     if (waiting.length === 0) {
       this.#batch = undefined;
       return;
@@ -635,6 +697,14 @@ export class Simulator {
     if (!idle && !full) return;
     this.#batch = undefined;
 
+    // The same pods, claims and pools as a batch that found no pool for any pod: the same again
+    // (only the Events, each still deduplicated by its own clock).
+    const inputs = [pods, claims, kube.peek("NodePool")];
+    if (this.#unplaceable && sameItems(this.#unplaceable.inputs, inputs)) {
+      for (const { pod, message } of this.#unplaceable.failed) await this.#failedScheduling(pod, message);
+      return;
+    }
+    const failed: { pod: Pod; message: string }[] = [];
     const pools = [...kube.peek("NodePool")].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0));
     // First-fit decreasing onto new NodeClaims, one pool at a time.
     const sorted = [...waiting].sort((a, b) => (podRequests(b).cpu ?? 0) - (podRequests(a).cpu ?? 0));
@@ -656,17 +726,9 @@ export class Simulator {
             ? `all available instance types exceed limits for nodepool (NodePool=${p.metadata.name ?? ""})`
             : poolRejection(pod, p, req),
         );
-        await this.#event(
-          "Pod",
-          pod,
-          "FailedScheduling",
-          "Warning",
-          `Failed to schedule pod, ${why.join("; ")}`,
-          {
-            dedupeMs: 5 * 60_000,
-            dedupeKey: `FailedScheduling/${key(pod)}`,
-          },
-        );
+        const message = `Failed to schedule pod, ${why.join("; ")}`;
+        failed.push({ pod, message });
+        await this.#failedScheduling(pod, message);
         continue;
       }
       const bin = bins.find((b) => {
@@ -682,7 +744,36 @@ export class Simulator {
       }
       bins.push({ pool, pods: [pod], used: req, options: optionsIn(pool) });
     }
+    this.#unplaceable = bins.length === 0 ? { inputs, failed } : undefined;
     for (const bin of bins) await this.#launch(bin.pool, bin.pods, cheapest(bin.options, this.#o.random));
+  }
+
+  /** Karpenter's FailedScheduling Event for a pod no NodePool can take (5 min dedupe). */
+  async #failedScheduling(pod: Pod, message: string): Promise<void> {
+    await this.#event("Pod", pod, "FailedScheduling", "Warning", message, {
+      dedupeMs: 5 * 60_000,
+      dedupeKey: `FailedScheduling/${key(pod)}`,
+    });
+  }
+
+  /**
+   * Pods waiting for provisioning: unschedulable and not nominated to a NodeClaim still launching
+   * (once its node is up, a pod that did not get onto it — another pod took the room — is
+   * provisioned for again, as Karpenter does). Once per version of the pods and claims.
+   */
+  #waiting(pods: readonly Pod[], claims: readonly NodeClaim[]): readonly Pod[] {
+    const memo = this.#waitingMemo;
+    if (memo && memo.pods === pods && memo.claims === claims) return memo.waiting;
+    const nominated = nominatedPods(claims);
+    const waiting = pods.filter(
+      (p) =>
+        !p.spec.nodeName &&
+        isActivePod(p) &&
+        !nominated.has(key(p)) &&
+        p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable"),
+    );
+    this.#waitingMemo = { pods, claims, waiting };
+    return waiting;
   }
 
   #overLimits(pool: NodePool, claims: readonly NodeClaim[]): boolean {
@@ -817,40 +908,12 @@ export class Simulator {
   // ---- Karpenter disruption: empty / underutilized consolidation, spot interruptions ----
 
   async reconcileDisruption(dtMs: number): Promise<void> {
-    const { kube, clock, random } = this.#o;
+    const { clock, random } = this.#o;
     const now = clock.now();
-    const nodes = kube
-      .peek("Node")
-      .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
-    const pods = kube.peek("Pod").filter(isActivePod);
-    const pools = new Map(kube.peek("NodePool").map((p) => [p.metadata.name ?? "", p]));
-    const claimByNode = new Map(kube.peek("NodeClaim").map((c) => [c.status?.nodeName ?? "", c]));
-    const claimOf = (n: Node): NodeClaim | undefined => claimByNode.get(n.metadata.name ?? "");
-    const hashes = new Map([...pools].map(([k, p]) => [k, nodePoolHash(p)]));
-    const podsOn = new Map<string, Pod[]>();
-    for (const p of pods) {
-      if (!p.spec.nodeName) continue;
-      const list = podsOn.get(p.spec.nodeName);
-      if (list) list.push(p);
-      else podsOn.set(p.spec.nodeName, [p]);
-    }
-    const room = this.#roomByNode(nodes, pods);
-    const pdbs = kube
-      .peek("PodDisruptionBudget")
-      .map((b) => ({ b, match: labelSelectorMatcher(b.spec.selector) }));
-    const pdbsOf = (p: Pod): PodDisruptionBudget[] =>
-      pdbs.length === 0
-        ? []
-        : pdbs
-            .filter(
-              ({ b, match }) => b.metadata.namespace === p.metadata.namespace && match(p.metadata.labels),
-            )
-            .map(({ b }) => b);
-    const nodesPerPool = new Map<string, number>();
-    for (const n of nodes) {
-      const pn = n.metadata.labels?.[NODE_POOL_LABEL] ?? "";
-      nodesPerPool.set(pn, (nodesPerPool.get(pn) ?? 0) + 1);
-    }
+    const view = this.#disruptionView();
+    const { nodes, pools, hashes, nodesPerPool, mineOf } = view;
+    const claimOf = (n: Node): NodeClaim | undefined => view.claimByNode.get(n.metadata.name ?? "");
+    const room = (): Map<string, Resources> => (view.room ??= this.#roomByNode(nodes, view.pods));
     // A NodePool budget at 0 for the reason blocks the disruption; Karpenter says so on the
     // NodePool (1 min dedupe) when a disruption method found a candidate there.
     const budgetBlocks = async (pool: NodePool, reason: DisruptionReason): Promise<boolean> => {
@@ -875,22 +938,24 @@ export class Simulator {
       return now - (since ?? now) >= this.#o.consolidationValidationMs;
     };
 
-    let placementChanged =
-      nodes.length !== this.#lastNodes.length || nodes.some((n, i) => n !== this.#lastNodes[i]);
-    this.#lastNodes = nodes;
-    const mineOf = new Map<string, Pod[]>();
-    for (const n of nodes) {
-      const name = n.metadata.name ?? "";
-      const mine = (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p));
-      mineOf.set(name, mine);
-      const signature = mine.map(key).sort().join(",");
-      const prev = this.#nodeChanged.get(name);
-      if (!prev || prev.pods !== signature) {
-        this.#nodeChanged.set(name, { at: now, pods: signature });
-        placementChanged = true;
+    // A view seen by the last pass has nothing new to note (same nodes, same pods on them).
+    if (!view.noted) {
+      view.noted = true;
+      let placementChanged =
+        nodes.length !== this.#lastNodes.length || nodes.some((n, i) => n !== this.#lastNodes[i]);
+      this.#lastNodes = nodes;
+      for (const n of nodes) {
+        const name = n.metadata.name ?? "";
+        const mine = mineOf.get(name) ?? [];
+        // The pods' keys in order (peek answers in key order): compared, not joined, every pass.
+        const prev = this.#nodeChanged.get(name);
+        if (!prev || !sameKeys(prev.pods, mine)) {
+          this.#nodeChanged.set(name, { at: now, pods: mine.map(key) });
+          placementChanged = true;
+        }
       }
+      if (placementChanged) this.#movable.clear();
     }
-    if (placementChanged) this.#movable.clear();
 
     for (const n of nodes) {
       const name = n.metadata.name ?? "";
@@ -918,7 +983,7 @@ export class Simulator {
       if (!pool) continue;
       // One disruption per pool per pass; other candidates keep their validation clock.
       const busy = disruptedPools.has(pool.metadata.name ?? "");
-      const blockedBy = blockedMessage(n, claim, mine, pdbsOf);
+      const blockedBy = view.blocked(n, claim, mine);
       if (blockedBy) {
         // NewCandidate's DisruptionBlocked, on the Node and its NodeClaim (2 min dedupe).
         await this.#event("Node", n, "DisruptionBlocked", "Normal", blockedBy, { dedupeMs: 2 * 60_000 });
@@ -965,15 +1030,16 @@ export class Simulator {
       if (policy === "WhenEmpty") continue;
       if (await budgetBlocks(pool, "Underutilized")) continue;
       // Underutilized: every pod fits on the other nodes' free room.
-      const others = nodes.filter(
-        (o) => o !== n && !disruptedPools.has(o.metadata.labels?.[NODE_POOL_LABEL] ?? "~"),
-      );
       // What the trial moves take, over the real room (a copy per node was most of a tick).
       const trial = new Map<string, Resources>();
       const roomOf = (o: Node): Resources =>
-        trial.get(o.metadata.name ?? "") ?? room.get(o.metadata.name ?? "") ?? {};
+        trial.get(o.metadata.name ?? "") ?? room().get(o.metadata.name ?? "") ?? {};
       // Reused only while no disruption of this pass changed what the other nodes are.
       const known = disruptedPools.size === 0 ? this.#movable.get(name) : undefined;
+      const others =
+        known === undefined
+          ? nodes.filter((o) => o !== n && !disruptedPools.has(o.metadata.labels?.[NODE_POOL_LABEL] ?? "~"))
+          : [];
       const movable =
         known ??
         mine.every((p) => {
@@ -995,6 +1061,73 @@ export class Simulator {
       }
     }
     for (const name of this.#candidates.keys()) if (!stillCandidates.has(name)) this.#candidates.delete(name);
+  }
+
+  /** The disruption pass's groupings of the stored objects, rebuilt only when one of them changed. */
+  #disruptionView(): DisruptionView {
+    const { kube } = this.#o;
+    const inputs = [
+      kube.peek("Node"),
+      kube.peek("Pod"),
+      kube.peek("NodePool"),
+      kube.peek("NodeClaim"),
+      kube.peek("PodDisruptionBudget"),
+      this.#terminatingVersion,
+    ] as const;
+    if (this.#disruptionMemo && sameItems(this.#disruptionMemo.inputs, inputs))
+      return this.#disruptionMemo.view;
+    const [allNodes, allPods, allPools, allClaims, allPdbs] = inputs;
+    const nodes = allNodes.filter(
+      (n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""),
+    );
+    const pods = allPods.filter(isActivePod);
+    const pools = new Map(allPools.map((p) => [p.metadata.name ?? "", p]));
+    const podsOn = new Map<string, Pod[]>();
+    for (const p of pods) {
+      if (!p.spec.nodeName) continue;
+      const list = podsOn.get(p.spec.nodeName);
+      if (list) list.push(p);
+      else podsOn.set(p.spec.nodeName, [p]);
+    }
+    const pdbs = allPdbs.map((b) => ({ b, match: labelSelectorMatcher(b.spec.selector) }));
+    const pdbsOf = (p: Pod): PodDisruptionBudget[] =>
+      pdbs.length === 0
+        ? []
+        : pdbs
+            .filter(
+              ({ b, match }) => b.metadata.namespace === p.metadata.namespace && match(p.metadata.labels),
+            )
+            .map(({ b }) => b);
+    const nodesPerPool = new Map<string, number>();
+    const mineOf = new Map<string, Pod[]>();
+    for (const n of nodes) {
+      const pn = n.metadata.labels?.[NODE_POOL_LABEL] ?? "";
+      nodesPerPool.set(pn, (nodesPerPool.get(pn) ?? 0) + 1);
+      const name = n.metadata.name ?? "";
+      mineOf.set(
+        name,
+        (podsOn.get(name) ?? []).filter((p) => !isDaemonSetPod(p)),
+      );
+    }
+    const blockedBy = new Map<Node, string | undefined>();
+    const view: DisruptionView = {
+      nodes,
+      pods,
+      pools,
+      claimByNode: new Map(allClaims.map((c) => [c.status?.nodeName ?? "", c])),
+      hashes: new Map([...pools].map(([k, p]) => [k, nodePoolHash(p)])),
+      podsOn,
+      nodesPerPool,
+      mineOf,
+      room: undefined,
+      noted: false,
+      blocked: (n, claim, mine) => {
+        if (!blockedBy.has(n)) blockedBy.set(n, blockedMessage(n, claim, mine, pdbsOf));
+        return blockedBy.get(n);
+      },
+    };
+    this.#disruptionMemo = { inputs, view };
+    return view;
   }
 
   async #disrupt(claim: NodeClaim, node: Node, reason: DisruptReason, pods: readonly Pod[]): Promise<void> {
@@ -1029,6 +1162,7 @@ export class Simulator {
     }
     await kube.delete("NodeClaim", name);
     this.#terminating.set(node.metadata.name ?? "", now);
+    this.#terminatingVersion++;
   }
 
   /** Finishes terminations: after the drain, the Node goes and the finalizer is released. */
@@ -1038,6 +1172,7 @@ export class Simulator {
     for (const [nodeName, since] of this.#terminating) {
       if (now - since < TERMINATION_DRAIN_MS) continue;
       this.#terminating.delete(nodeName);
+      this.#terminatingVersion++;
       this.#nodeChanged.delete(nodeName);
       for (const p of kube.peek("Pod").filter((q) => q.spec.nodeName === nodeName)) await this.#deletePod(p);
       await kube.delete("Node", nodeName).catch(() => undefined);
@@ -1146,6 +1281,12 @@ export class Simulator {
     const budgets = kube.peek("PodDisruptionBudget");
     if (budgets.length === 0) return;
     const pods = kube.peek("Pod");
+    const inputs = [budgets, pods, kube.peek("ReplicaSet")];
+    await this.#unlessIdle("disruption-budgets", inputs, () => this.#budgetStatus(budgets, pods));
+  }
+
+  async #budgetStatus(budgets: readonly PodDisruptionBudget[], pods: readonly Pod[]): Promise<void> {
+    const { kube } = this.#o;
     for (const b of budgets) {
       const ns = b.metadata.namespace ?? "default";
       const match = labelSelectorMatcher(b.spec.selector);
@@ -1175,7 +1316,49 @@ export class Simulator {
   }
 }
 
+interface InFlight {
+  unscheduled: boolean;
+  dueNow: boolean;
+}
+
+/** What the disruption pass reads, grouped once per version of the stored objects. */
+interface DisruptionView {
+  /** Nodes neither deleted nor terminating, in key order. */
+  nodes: readonly Node[];
+  /** Active pods. */
+  pods: readonly Pod[];
+  pools: ReadonlyMap<string, NodePool>;
+  claimByNode: ReadonlyMap<string, NodeClaim>;
+  hashes: ReadonlyMap<string, string>;
+  podsOn: ReadonlyMap<string, readonly Pod[]>;
+  nodesPerPool: ReadonlyMap<string, number>;
+  /** Each node's pods other than DaemonSet pods (what disruption would move). */
+  mineOf: ReadonlyMap<string, readonly Pod[]>;
+  /** The nodes' free room, once asked for. */
+  room: Map<string, Resources> | undefined;
+  /** Whether a pass already noted these nodes' pod sets (#nodeChanged, #movable). */
+  noted: boolean;
+  /** Why the node may not be disrupted (blockedMessage), once per view. */
+  blocked: (n: Node, claim: NodeClaim, mine: readonly Pod[]) => string | undefined;
+}
+
 // ---- pure helpers ----
+
+const nominatedMemo = new WeakMap<readonly NodeClaim[], ReadonlySet<string>>();
+
+/** Pods ("namespace/name") nominated to a NodeClaim still launching; once per peeked claims array. */
+function nominatedPods(claims: readonly NodeClaim[]): ReadonlySet<string> {
+  let set = nominatedMemo.get(claims);
+  if (set === undefined) {
+    set = new Set(
+      claims
+        .filter((c) => !c.status?.nodeName && !c.metadata.deletionTimestamp)
+        .flatMap((c) => (c.metadata.annotations?.["wave.sh/sim-nominated"] ?? "").split(",")),
+    );
+    nominatedMemo.set(claims, set);
+  }
+  return set;
+}
 
 /**
  * A pod's requests, computed once per stored version: the simulator reads uncopied snapshots
@@ -1198,13 +1381,23 @@ function fnv1a(text: string): number {
   return h;
 }
 
-/** A NodePool with a malformed consolidateAfter is never consolidated (Karpenter rejects it). */
+const durations = new Map<string, number | null>();
+
+/**
+ * A NodePool with a malformed consolidateAfter is never consolidated (Karpenter rejects it).
+ * Parsed once per text (disruption asks for every node every pass).
+ */
 function safeDuration(text: string): number | null {
-  try {
-    return parseDuration(text);
-  } catch {
-    return null;
+  let ms = durations.get(text);
+  if (ms === undefined) {
+    try {
+      ms = parseDuration(text);
+    } catch {
+      ms = null;
+    }
+    if (durations.size < 1000) durations.set(text, ms);
   }
+  return ms;
 }
 
 const templateHashes = new WeakMap<Deployment, string>();

@@ -21,7 +21,7 @@ import { seeded } from "../shared/random.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { backoffCooldownMs } from "../warmup/backoff.ts";
 import { WarmupController } from "../warmup/controller.ts";
-import { DEFAULT_POLICY } from "../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import type { LifecycleRecord } from "../dashboard/history.ts";
 import { detectThrashing, isFlagged } from "../dashboard/thrashing/detect.ts";
 import { buildCatalog, buildOfferings } from "./catalog.ts";

@@ -4,6 +4,7 @@ import { MemoryKube } from "../kube/memory/memory.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { seeded } from "../shared/random.ts";
 import { SCENARIO_DEPLOYMENTS, SCENARIO_POOLS } from "./scenario.ts";
+import { nodePoolHash } from "./simulator.ts";
 import { WorkloadError, generatedWorkload, parseRecordedWorkload, recordedWorkload } from "./workload.ts";
 
 const deployment = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -186,6 +187,38 @@ describe("recordedWorkload", () => {
     await drive(start + 10 * 60_000);
     assert.equal(await replicas("shop", "web"), 0);
     assert.equal(await replicas("data", "api"), 3);
+  });
+
+  it("changes a NodePool's template at each recorded drift, so the simulator replaces its nodes then", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 5, 8));
+    const kube = new MemoryKube({ clock, random: seeded(1) });
+    const w = {
+      ...parseRecordedWorkload({
+        nodePools: [pool("arm64"), pool("general")],
+        deployments: [deployment("web")],
+      }),
+      drifts: [
+        { atMs: 90_000, nodePool: "arm64" },
+        { atMs: 200_000, nodePool: "arm64" },
+      ],
+    };
+    const start = clock.now();
+    const drive = await recordedWorkload(w)(kube, start);
+    const hashOf = async (name: string): Promise<string> => nodePoolHash(await kube.get("NodePool", name));
+    const before = await hashOf("arm64");
+    const general = await hashOf("general");
+    const next = (): number | undefined => drive.nextAt?.();
+    assert.equal(next(), start + 90_000, "the drift is the next change");
+    await drive(start + 89_000);
+    assert.equal(await hashOf("arm64"), before);
+    await drive(start + 90_000);
+    const first = await hashOf("arm64");
+    assert.notEqual(first, before, "the template changed: its nodes are drifted");
+    assert.equal(next(), start + 200_000);
+    await drive(start + 300_000);
+    assert.notEqual(await hashOf("arm64"), first, "and again at the next change");
+    assert.equal(await hashOf("general"), general, "other pools stay");
+    assert.equal(next(), undefined);
   });
 
   it("keeps the parsed workload intact, so both runs of a comparison start from the same objects", async () => {

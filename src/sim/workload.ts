@@ -20,11 +20,23 @@ export interface ScaleStep {
   replicas: number;
 }
 
+/** A NodePool's template changed (a new image, say): Karpenter replaces its nodes (drift). */
+export interface DriftStep {
+  /** Offset from the start of the run, ms. */
+  atMs: number;
+  nodePool: string;
+}
+
 export interface RecordedWorkload {
   nodePools: NodePool[];
   deployments: Deployment[];
   steps: ScaleStep[];
+  /** Template changes of the cluster's NodePools, in time order (from its recorded drift). */
+  drifts?: DriftStep[];
 }
+
+/** The annotation a replayed template change sets on the NodePool's template (its hash changes). */
+export const DRIFT_ANNOTATION = "wave.sh/whatif-template";
 
 export class WorkloadError extends Error {
   constructor(why: string) {
@@ -164,6 +176,8 @@ export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
     for (const d of w.deployments)
       await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
     let next = 0;
+    let nextDrift = 0;
+    const drifts = w.drifts ?? [];
     const drive = async (now: number): Promise<void> => {
       while (next < w.steps.length && (w.steps[next]?.atMs ?? Infinity) <= now - startMs) {
         const s = w.steps[next++];
@@ -175,11 +189,20 @@ export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
             { namespace: s.namespace },
           );
       }
+      while (nextDrift < drifts.length && (drifts[nextDrift]?.atMs ?? Infinity) <= now - startMs) {
+        const d = drifts[nextDrift++];
+        if (d)
+          await kube
+            .patch("NodePool", d.nodePool, {
+              spec: { template: { metadata: { annotations: { [DRIFT_ANNOTATION]: String(nextDrift) } } } },
+            })
+            .catch(() => undefined);
+      }
     };
     return Object.assign(drive, {
       nextAt: (): number | undefined => {
-        const s = w.steps[next];
-        return s === undefined ? undefined : startMs + s.atMs;
+        const at = Math.min(w.steps[next]?.atMs ?? Infinity, drifts[nextDrift]?.atMs ?? Infinity);
+        return at === Infinity ? undefined : startMs + at;
       },
     });
   };

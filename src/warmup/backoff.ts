@@ -6,7 +6,7 @@
 // The streak lives on the NodePool (WARMUP_UNUSED_STREAK_ANNOTATION), so restarts and replicas agree. Pure.
 import type { NodePool } from "../objects/karpenter.ts";
 import { WARMUP_UNUSED_STREAK_ANNOTATION } from "../objects/wave.ts";
-import type { WarmupPolicy } from "./policy.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
 import type { MissReason } from "./miss-reason.ts";
 
 /** The longest cooldown back-off reaches. */

@@ -21,7 +21,7 @@ import {
   isPrepullPod,
   isWarmupPod,
 } from "../objects/wave.ts";
-import { DEFAULT_POLICY, type WarmupPolicy } from "./policy.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
 import type { WarmupEvent } from "./stats.ts";
 import { TestKube } from "./testing/kube.ts";
 import { iso, node, nodeClaim, nodePool, pod, T0 } from "./testing/fixtures.ts";

@@ -50,7 +50,7 @@ import {
   WARMUP_UNUSED_STREAK_ANNOTATION,
 } from "../objects/wave.ts";
 import { imageHash, prepullPod, warmupPod, warmupPriorityClass } from "./manifests.ts";
-import type { WarmupPolicy } from "./policy.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
 import { planPulls, pullOutcome, workloadImages } from "./prepull.ts";
 import type { WarmupEvent } from "./stats.ts";
 import { nextStreak, unusedStreak, type WarmupEnd } from "./backoff.ts";

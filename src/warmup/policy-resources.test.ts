@@ -39,7 +39,7 @@ describe("PolicySet from the WarmupPolicy resources", () => {
 
   it("a restart restores the remembered set until the resources are listed, and never over them", async () => {
     const memory = new VolatilePolicyMemory();
-    memory.saved = { general: { ...(await import("./policy.ts")).DEFAULT_POLICY, enabled: true } };
+    memory.saved = { general: { ...(await import("../policy/warmup.ts")).DEFAULT_POLICY, enabled: true } };
     const listed = new PolicySet({ memory, log: silentLogger });
     listed.fromResources([]);
     await listed.restore();

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import { silentLogger } from "../shared/log.ts";
-import { DEFAULT_POLICY } from "./policy.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { ConfigMapPolicyMemory, POLICY_MEMORY_KEY, PolicySet, VolatilePolicyMemory } from "./policy-set.ts";
 
 describe("PolicySet", () => {

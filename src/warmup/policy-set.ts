@@ -7,8 +7,9 @@ import type { KubeClient } from "../kube/port.ts";
 import { isConflict, isNotFound } from "../kube/port.ts";
 import type { Logger } from "../shared/log.ts";
 import type { WarmupPolicyResource } from "../objects/policy-crds.ts";
-import { DEFAULT_POLICY, parsePolicy, type WarmupPolicy } from "./policy.ts";
-import { warmupPoliciesFromResources } from "./policy-crd.ts";
+import { parsePolicy } from "../policy/validate-warmup.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
+import { warmupPoliciesFromResources } from "../policy/warmup-resource.ts";
 
 /** Where the last set is remembered between processes. */
 export interface PolicyMemory {

@@ -6,21 +6,19 @@ import type { KubeClient } from "../kube/port.ts";
 import { isNotFound } from "../kube/port.ts";
 import {
   STATUS_FIELD_MANAGER,
-  type PolicyCondition,
   type WarmupPolicyResource,
   type WarmupPolicyStatus,
 } from "../objects/policy-crds.ts";
-import type { Clock } from "../shared/clock.ts";
+import { type Clock, repeatUntilAborted } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { PoolOutcome } from "./controller.ts";
-import { warmupPolicyFromResource } from "./policy-crd.ts";
+import { stampedConditions, statusChanged, statusPatch, type WantedCondition } from "../policy/status.ts";
+import { warmupPolicyFromResource } from "../policy/warmup-resource.ts";
 import type { WarmupEvent } from "./stats.ts";
 
 /** The CR's NodePool ("" if it names none: a CRD applied without its schema). */
 const poolOf = (cr: WarmupPolicyResource): string =>
   (cr.spec as Partial<WarmupPolicyResource["spec"]> | undefined)?.nodePool ?? "";
-
-const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 export interface WarmupStatusInput {
   /** The controller's last pass over the CR's pool (undefined: none yet). */
@@ -46,7 +44,7 @@ export function warmupPolicyStatus(
   const pool = poolOf(cr);
   let state: string;
   let blocker: string | undefined;
-  let ready: Omit<PolicyCondition, "lastTransitionTime">;
+  let ready: WantedCondition;
   if (!valid.ok) {
     state = "blocked";
     blocker = valid.errors.join("; ");
@@ -76,32 +74,16 @@ export function warmupPolicyStatus(
             message: `warmup ${state}`,
           };
   }
-  const prior = before?.conditions?.find((c) => c.type === ready.type);
-  const condition: PolicyCondition = {
-    ...ready,
-    lastTransitionTime: prior && prior.status === ready.status ? prior.lastTransitionTime : rfc3339(now),
-    ...(generation === undefined ? {} : { observedGeneration: generation }),
-  };
   const out: WarmupPolicyStatus = {
     state,
     warmNodes: input.outcome?.warmNodes ?? 0,
     hits: Math.max(before?.hits ?? 0, input.writtenHits ?? 0) + input.newHits,
     misses: Math.max(before?.misses ?? 0, input.writtenMisses ?? 0) + input.newMisses,
-    conditions: [condition],
+    conditions: stampedConditions([ready], before?.conditions, now, generation),
   };
   if (generation !== undefined) out.observedGeneration = generation;
   if (blocker !== undefined) out.blocker = blocker;
   return out;
-}
-
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x !== null && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
-        )
-      : x,
-  );
 }
 
 export interface WarmupStatusWriterOptions {
@@ -156,14 +138,12 @@ export class WarmupStatusWriter {
         },
         now,
       );
-      if (canonical(cr.status ?? {}) === canonical(status)) continue;
-      const patch: Record<string, unknown> = { ...status };
-      for (const k of Object.keys(cr.status ?? {})) if (!(k in status)) patch[k] = null;
+      if (!statusChanged(cr.status, status)) continue;
       try {
         await this.#o.kube.patch(
           "WarmupPolicy",
           name,
-          { status: patch },
+          { status: statusPatch(cr.status, status) },
           { type: "merge", subresource: "status", fieldManager: STATUS_FIELD_MANAGER },
         );
         this.writes++;
@@ -177,13 +157,6 @@ export class WarmupStatusWriter {
   }
 
   async run(signal: AbortSignal, intervalMs = 5_000): Promise<void> {
-    while (!signal.aborted) {
-      await this.sync();
-      try {
-        await this.#o.clock.sleep(intervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+    await repeatUntilAborted(this.#o.clock, signal, intervalMs, () => this.sync());
   }
 }

@@ -6,7 +6,7 @@ import type { Pod } from "../objects/kube.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 import { adoptionPatch, asAdopted, governedBy, planAdoption, plannedMoves } from "./adopt-plan.ts";
-import type { SpotPolicy, WorkloadRef } from "./policy.ts";
+import type { SpotPolicy, WorkloadRef } from "../policy/spot.ts";
 
 const web: WorkloadRef = { namespace: "shop", kind: "Deployment", name: "web" };
 const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy => ({

@@ -8,7 +8,8 @@ import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 import { DELETION_COST_ANNOTATION, ON_DEMAND, SPOT, revisionOf, type Capacity } from "./constants.ts";
 import { isLivePod } from "./ledger.ts";
 import { capacityConstraintOf } from "./patch.ts";
-import { onDemandTarget, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { onDemandTarget } from "../policy/on-demand-target.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import { victimOrder } from "./repair-plan.ts";
 import { resolveWorkload } from "./workload.ts";
 

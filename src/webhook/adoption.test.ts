@@ -8,27 +8,21 @@ import { describe, it } from "node:test";
 import { MemoryKube } from "../kube/memory/memory.ts";
 import type { Pod, ReplicaSet } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
-import { SlotAllocator } from "./allocator.ts";
-import { BackingVerifier, SourceLimiter } from "./backing.ts";
 import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { isLivePod, ledgerId } from "./ledger.ts";
-import { PodCache } from "./pod-cache.ts";
-import { InMemoryPolicySource } from "./policy-source.ts";
-import type { SpotPolicy } from "./policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
+import type { InMemoryPolicySource } from "./policy-source.ts";
+import { preferPolicy } from "../policy/spot.test-helper.ts";
 import { SpotRepair } from "./repair.ts";
+import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL, SPOT_REPAIR_EVENT_REASON } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
-const NS = "wave";
 const APP_NS = "shop";
 const HASH = "h1";
 const workload = { namespace: APP_NS, kind: "Deployment", name: "web" } as const;
-const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy => ({
-  workload,
-  threshold,
-  strategy: "Prefer",
-  ...extra,
-});
+const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy =>
+  preferPolicy(workload, threshold, extra);
 /** Nodes by name prefix: od-* on-demand, spot-* spot, other-* no capacity-type label. */
 const nodeCapacity = (n: string | undefined): string =>
   n === undefined || n === ""
@@ -46,20 +40,11 @@ const settle = async (): Promise<void> => {
 async function setup(replicas: number) {
   const clock = new FakeClock();
   const kube = new MemoryKube({ clock });
-  const pods = new PodCache({ kube, clock }).start();
-  await pods.synced;
+  const pods = await startedPods(kube, clock);
   for (let i = 0; i < 50 && !pods.ready; i++) await settle();
   assert.ok(pods.ready, "the pod watch runs");
   let n = 0;
-  const allocator = new SlotAllocator({
-    kube,
-    namespace: NS,
-    clock,
-    pods,
-    token: () => `tok-${n++}`,
-    ledgerCacheMs: 0,
-    backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }),
-  });
+  const allocator = testAllocator(kube, clock, pods);
   const rs: ReplicaSet = await kube.create(
     "ReplicaSet",
     {
@@ -123,11 +108,15 @@ async function setup(replicas: number) {
   /** Live pods on on-demand nodes: where they run, whatever their labels. */
   const onDemandNodes = async (): Promise<number> =>
     (await all()).filter((p) => nodeCapacity(p.spec.nodeName) === "on-demand").length;
-  const repairFor = (policies: SpotPolicy[], extra: { dryRun?: boolean } = {}): SpotRepair =>
+  /** The repair over `policies` (a fixed set, or a source a test changes). */
+  const repairFor = (
+    policies: SpotPolicy[] | InMemoryPolicySource,
+    extra: { dryRun?: boolean } = {},
+  ): SpotRepair =>
     new SpotRepair({
       kube,
       pods,
-      policies: new InMemoryPolicySource({ apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies }),
+      policies: Array.isArray(policies) ? policySource(...policies) : policies,
       allocator,
       clock,
       identity: "webhook-0",
@@ -247,20 +236,8 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
     const s = await setup(6);
     for (let i = 0; i < 6; i++) await s.running("spot-1");
     await settle();
-    const source = new InMemoryPolicySource({
-      apiVersion: "wave.sh/v1alpha1",
-      kind: "SpotPolicySet",
-      policies: [policy(1)],
-    });
-    const repair = new SpotRepair({
-      kube: s.kube,
-      pods: s.pods,
-      policies: source,
-      allocator: s.allocator,
-      clock: s.clock,
-      identity: "webhook-0",
-      nodes: { synced: true, of: nodeCapacity },
-    });
+    const source = policySource(policy(1));
+    const repair = s.repairFor(source);
     await s.run(repair, policy(1), 30);
     assert.equal(await s.onDemandNodes(), 1);
     source.set({ apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies: [policy(4)] });
@@ -357,20 +334,8 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
     const s = await setup(6);
     for (let i = 0; i < 6; i++) await s.running("od-1");
     await settle();
-    const source = new InMemoryPolicySource({
-      apiVersion: "wave.sh/v1alpha1",
-      kind: "SpotPolicySet",
-      policies: [policy(2, { repair: "dry-run" })],
-    });
-    const repair = new SpotRepair({
-      kube: s.kube,
-      pods: s.pods,
-      policies: source,
-      allocator: s.allocator,
-      clock: s.clock,
-      identity: "webhook-0",
-      nodes: { synced: true, of: nodeCapacity },
-    });
+    const source = policySource(policy(2, { repair: "dry-run" }));
+    const repair = s.repairFor(source);
     await s.run(repair, policy(2), 15);
     assert.equal(repair.actions.length, 0);
     source.set({ apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies: [policy(2)] });

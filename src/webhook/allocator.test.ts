@@ -10,17 +10,12 @@ import {
   type AllocationResult,
 } from "./allocator.ts";
 import { ledgerId } from "./ledger.ts";
-import type { SpotPolicy } from "./policy.ts";
+import { spotPolicy, WEB } from "../policy/spot.test-helper.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
 const NS = "wave";
-const workload = { namespace: "shop", kind: "Deployment", name: "web" } as const;
-const policy = (threshold: number, percentAboveBase?: number): SpotPolicy => ({
-  workload,
-  threshold,
-  strategy: "Prefer",
-  ...(percentAboveBase === undefined ? {} : { percentAboveBase }),
-});
+const workload = WEB;
+const policy = spotPolicy;
 
 function setup(opts: { replicas?: number } = {}) {
   const clock = new FakeClock();

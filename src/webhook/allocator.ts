@@ -24,11 +24,12 @@ import {
   serializeLedger,
   wouldAssignSpot,
   type Ledger,
+  type LedgerEntry,
   type LedgerTiming,
   type SlotRequest,
 } from "./ledger.ts";
 import type { PodCache } from "./pod-cache.ts";
-import { tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 
 export const LEDGER_STATE_ANNOTATION = "wave.sh/spot-ledger-state";
 export const LEDGER_WORKLOAD_ANNOTATION = "wave.sh/workload";
@@ -345,19 +346,8 @@ export class SlotAllocator implements Allocator {
       if (real.length === 0 || !(watch ? changedMaterially(ledger, next) : changed(ledger, next)))
         return results;
 
-      try {
-        const written = await this.#write(name, workload, lease, next);
-        this.#remember(name, written, next, this.#clock.now());
-        this.stats.writes++;
-        return results;
-      } catch (err) {
-        if (isConflict(err)) {
-          // 409: someone wrote since our read (or created the ledger first): re-read and redo.
-          this.stats.conflicts++;
-          continue;
-        }
-        throw err;
-      }
+      if (await this.#casWrite(name, workload, lease, next)) return results;
+      // 409: someone wrote since our read (or created the ledger first): re-read and redo.
     }
     throw new Error(`spot ledger ${name}: gave up after ${this.#maxAttempts} conflicting writes`);
   }
@@ -392,15 +382,7 @@ export class SlotAllocator implements Allocator {
       change(next);
       if (!changedMaterially(ledger, next)) return next;
       if (lease === undefined && next.entries.size === 0 && next.fallbackUntil === 0) return next;
-      try {
-        const written = await this.#write(name, workload, lease, next);
-        this.#remember(name, written, next, this.#clock.now());
-        this.stats.writes++;
-        return next;
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        this.stats.conflicts++;
-      }
+      if (await this.#casWrite(name, workload, lease, next)) return next;
     }
     throw new Error(`spot ledger ${name}: gave up after ${this.#maxAttempts} conflicting writes`);
   }
@@ -521,6 +503,23 @@ export class SlotAllocator implements Allocator {
     this.#cache.set(name, { lease, ledger, at });
   }
 
+  /**
+   * Writes `next` over the ledger as read in `lease` (compare-and-swap): false on a conflict,
+   * counted, for the caller to re-read and redo.
+   */
+  async #casWrite(name: string, ref: WorkloadRef, lease: Lease | undefined, next: Ledger): Promise<boolean> {
+    try {
+      const written = await this.#write(name, ref, lease, next);
+      this.#remember(name, written, next, this.#clock.now());
+      this.stats.writes++;
+      return true;
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      this.stats.conflicts++;
+      return false;
+    }
+  }
+
   async #write(name: string, ref: WorkloadRef, lease: Lease | undefined, ledger: Ledger): Promise<Lease> {
     const annotations = {
       ...lease?.metadata.annotations,
@@ -556,40 +555,44 @@ export class SlotAllocator implements Allocator {
   }
 }
 
-function changed(before: Ledger, after: Ledger): boolean {
-  if (
-    before.reconciledAt !== after.reconciledAt ||
-    before.entries.size !== after.entries.size ||
-    before.fallbackUntil !== after.fallbackUntil
-  )
-    return true;
+/** Whether the entry count, the fallback window or an entry (as `same` compares them) differs. */
+function entriesDiffer(
+  before: Ledger,
+  after: Ledger,
+  same: (b: LedgerEntry, e: LedgerEntry) => boolean,
+): boolean {
+  if (before.entries.size !== after.entries.size || before.fallbackUntil !== after.fallbackUntil) return true;
   for (const [token, e] of after.entries) {
     const b = before.entries.get(token);
-    if (
-      !b ||
-      b.capacity !== e.capacity ||
-      b.reservedAt !== e.reservedAt ||
-      b.confirmedAt !== e.confirmedAt ||
-      b.revision !== e.revision
-    )
-      return true;
+    if (!b || !same(b, e)) return true;
   }
   return false;
 }
 
-function changedMaterially(before: Ledger, after: Ledger): boolean {
-  if (before.entries.size !== after.entries.size || before.fallbackUntil !== after.fallbackUntil) return true;
-  for (const [token, e] of after.entries) {
-    const b = before.entries.get(token);
-    if (
-      !b ||
-      b.capacity !== e.capacity ||
-      b.revision !== e.revision ||
-      (b.confirmedAt === 0) !== (e.confirmedAt === 0)
+function changed(before: Ledger, after: Ledger): boolean {
+  return (
+    before.reconciledAt !== after.reconciledAt ||
+    entriesDiffer(
+      before,
+      after,
+      (b, e) =>
+        b.capacity === e.capacity &&
+        b.reservedAt === e.reservedAt &&
+        b.confirmedAt === e.confirmedAt &&
+        b.revision === e.revision,
     )
-      return true;
-  }
-  return false;
+  );
+}
+
+function changedMaterially(before: Ledger, after: Ledger): boolean {
+  return entriesDiffer(
+    before,
+    after,
+    (b, e) =>
+      b.capacity === e.capacity &&
+      b.revision === e.revision &&
+      (b.confirmedAt === 0) === (e.confirmedAt === 0),
+  );
 }
 
 /**

@@ -8,8 +8,8 @@ import type { KubeClient } from "../kube/port.ts";
 import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { resourceKey, spotPolicyFromResource } from "./policy-crd.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { resourceKey, spotPolicyFromResource } from "../policy/spot-resource.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import type { PolicySource } from "./policy-source.ts";
 
 /** Why a SpotPolicy is not in force (or is, from its last valid version). */

@@ -14,7 +14,7 @@ import { SlotAllocator } from "./allocator.ts";
 import { generateDevCerts } from "./certs.ts";
 import { handleHttp, type HttpResult } from "./handler.ts";
 import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
-import { InMemoryPolicySource } from "./policy-source.ts";
+import { fixturePolicies } from "./placement.test-helper.ts";
 import type { ReviewDeps } from "./review.ts";
 import { startWebhookServer } from "./server.ts";
 import { FIXTURE_NAMES, httpsRequest, loadFixture, prng } from "./test-helpers.ts";
@@ -23,20 +23,7 @@ const SEED = 20261202;
 const TOTAL = 10_000;
 const OVER_HTTPS = 300; // of TOTAL, also sent through the real TLS server
 
-const policies = new InMemoryPolicySource({
-  apiVersion: "wave.sh/v1alpha1",
-  kind: "SpotPolicySet",
-  policies: [
-    { workload: { namespace: "shop", kind: "Deployment", name: "web" }, threshold: 3, strategy: "Prefer" },
-    { workload: { namespace: "shop", kind: "StatefulSet", name: "db" }, threshold: 1, strategy: "Require" },
-    { workload: { namespace: "shop", kind: "Deployment", name: "api" }, threshold: 2, strategy: "Require" },
-    {
-      workload: { namespace: "shop", kind: "Deployment", name: "checkout" },
-      threshold: 2,
-      strategy: "Prefer",
-    },
-  ],
-});
+const policies = fixturePolicies({ web: 3, db: 1, api: 2, checkout: 2 });
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 

@@ -11,16 +11,11 @@ import {
   serializeLedger,
   wouldAssignSpot,
 } from "./ledger.ts";
-import { onDemandTarget, type SpotPolicy } from "./policy.ts";
+import { spotPolicy, WEB } from "../policy/spot.test-helper.ts";
 import { ASSIGNMENT_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
-const workload = { namespace: "shop", kind: "Deployment", name: "web" } as const;
-const policy = (threshold: number, percentAboveBase?: number): SpotPolicy => ({
-  workload,
-  threshold,
-  strategy: "Prefer",
-  ...(percentAboveBase === undefined ? {} : { percentAboveBase }),
-});
+const workload = WEB;
+const policy = spotPolicy;
 const tokens = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => `t${from + i}`);
 const pod = (token: string, capacity: string, extra: Partial<Pod["metadata"]> = {}, phase?: string): Pod =>
   ({
@@ -28,18 +23,6 @@ const pod = (token: string, capacity: string, extra: Partial<Pod["metadata"]> = 
     spec: { containers: [] },
     ...(phase ? { status: { phase } } : {}),
   }) as Pod;
-
-describe("onDemandTarget", () => {
-  it("follows the ASG base + percentage semantics", () => {
-    assert.equal(onDemandTarget(policy(2, 50), 10), 6);
-    assert.equal(onDemandTarget(policy(2, 50), 2), 2);
-    assert.equal(onDemandTarget(policy(2, 50), 1), 1);
-    assert.equal(onDemandTarget(policy(2, 50), 3), 3, "ceil favours on-demand");
-    assert.equal(onDemandTarget(policy(3), 200), 3);
-    assert.equal(onDemandTarget(policy(0, 100), 7), 7);
-    assert.equal(onDemandTarget(policy(0), 7), 0);
-  });
-});
 
 describe("reserve", () => {
   it("gives exactly the first N pods on-demand", () => {

@@ -5,7 +5,8 @@
 import { createHash } from "node:crypto";
 import type { Pod } from "../objects/kube.ts";
 import { ON_DEMAND, SPOT, revisionOf, type Capacity } from "./constants.ts";
-import { onDemandTarget, tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { onDemandTarget } from "../policy/on-demand-target.ts";
+import { tracksTotal, workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import { ASSIGNMENT_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 
 export interface LedgerEntry {

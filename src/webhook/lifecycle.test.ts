@@ -8,15 +8,15 @@ import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
 import type { Pod, ReplicaSet } from "../objects/kube.ts";
 import { FakeClock } from "../shared/clock.ts";
 import type { AdmissionRequest, JsonPatchOp } from "./admission.ts";
-import { SlotAllocator, type AllocationResult } from "./allocator.ts";
-import { BackingVerifier, SourceLimiter } from "./backing.ts";
+import type { AllocationResult } from "./allocator.ts";
 import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics } from "./metrics.ts";
-import { PodCache } from "./pod-cache.ts";
-import { InMemoryPolicySource } from "./policy-source.ts";
-import type { SpotPolicy } from "./policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
+import type { InMemoryPolicySource } from "./policy-source.ts";
+import { preferPolicy } from "../policy/spot.test-helper.ts";
 import { SpotRepair } from "./repair.ts";
+import { policySource, startedPods, testAllocator } from "./placement.test-helper.ts";
 import { review } from "./review.ts";
 import {
   ASSIGNMENT_LABEL,
@@ -27,15 +27,10 @@ import {
 } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
-const NS = "wave";
 const APP_NS = "shop";
 const workload = { namespace: APP_NS, kind: "Deployment", name: "api" } as const;
-const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy => ({
-  workload,
-  threshold,
-  strategy: "Prefer",
-  ...extra,
-});
+const policy = (threshold: number, extra: Partial<SpotPolicy> = {}): SpotPolicy =>
+  preferPolicy(workload, threshold, extra);
 
 async function until(what: string, check: () => boolean, clock: FakeClock): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -46,22 +41,26 @@ async function until(what: string, check: () => boolean, clock: FakeClock): Prom
   assert.fail(`timed out waiting for ${what}`);
 }
 
+/** The repair with its defaults over `policies`, on a setup's apiserver, pod watch and ledger. */
+const plainRepair = (
+  t: Pick<Awaited<ReturnType<typeof setup>>, "kube" | "pods" | "allocator" | "clock">,
+  policies: InMemoryPolicySource,
+): SpotRepair =>
+  new SpotRepair({
+    kube: t.kube,
+    pods: t.pods,
+    policies,
+    allocator: t.allocator,
+    clock: t.clock,
+    identity: "webhook-0",
+  });
+
 async function setup() {
   const clock = new FakeClock();
   const kube = new MemoryKube({ clock });
-  const pods = new PodCache({ kube, clock }).start();
-  await pods.synced;
+  const pods = await startedPods(kube, clock);
   await until("the pod watch", () => pods.ready, clock);
-  let n = 0;
-  const allocator = new SlotAllocator({
-    kube,
-    namespace: NS,
-    clock,
-    pods,
-    token: () => `tok-${n++}`,
-    ledgerCacheMs: 0,
-    backing: new BackingVerifier({ kube, limiter: new SourceLimiter(clock) }),
-  });
+  const allocator = testAllocator(kube, clock, pods);
   const rss = new Map<string, ReplicaSet>();
   /** The Deployment's ReplicaSet of `hash`, scaled to `replicas`. */
   const scale = async (hash: string, replicas: number): Promise<ReplicaSet> => {
@@ -358,18 +357,7 @@ describe("a StatefulSet through its life (issue 20)", () => {
     const t = await statefulSet(4, dbPolicy(1));
     await t.scale("h1", 4);
     for (let i = 0; i < 4; i++) await t.admit("h1", policy(1));
-    const repair = new SpotRepair({
-      kube: t.kube,
-      pods: t.pods,
-      policies: new InMemoryPolicySource({
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicySet",
-        policies: [policy(2), dbPolicy(2)], // both thresholds raised: a shortfall in each
-      }),
-      allocator: t.allocator,
-      clock: t.clock,
-      identity: "webhook-0",
-    });
+    const repair = plainRepair(t, policySource(policy(2), dbPolicy(2))); // both thresholds raised: a shortfall in each
     await repair.tick();
     await t.clock.advance(6_000);
     await repair.tick();
@@ -394,18 +382,7 @@ describe("a StatefulSet through its life (issue 20)", () => {
       await t.create(i, "r2");
     }
     assert.equal(t.onDemand(), 3);
-    const repair = new SpotRepair({
-      kube: t.kube,
-      pods: t.pods,
-      policies: new InMemoryPolicySource({
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicySet",
-        policies: [dbPolicy(2)],
-      }),
-      allocator: t.allocator,
-      clock: t.clock,
-      identity: "webhook-0",
-    });
+    const repair = plainRepair(t, policySource(dbPolicy(2)));
     await repair.tick();
     await t.clock.advance(6_000);
     await repair.tick();
@@ -589,11 +566,7 @@ describe("spot repair (ADR 0006)", () => {
     new SpotRepair({
       kube: s.kube,
       pods: s.pods,
-      policies: new InMemoryPolicySource({
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicySet",
-        policies: [p],
-      }),
+      policies: policySource(p),
       allocator: s.allocator,
       clock: s.clock,
       metrics: over.metrics ?? createSpotMetrics(),

@@ -4,7 +4,7 @@
 import type { NodeSelectorRequirement, Pod } from "../objects/kube.ts";
 import type { JsonPatchOp } from "./admission.ts";
 import { DELETION_COST_ANNOTATION, ON_DEMAND, type Capacity } from "./constants.ts";
-import type { Strategy } from "./policy.ts";
+import type { Strategy } from "../policy/spot.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, NOTE_ANNOTATION, SLOT_LABEL } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
@@ -130,32 +130,33 @@ function addMapEntries(
   for (const [k, v] of wanted) ops.push({ op: "add", path: `${path}/${pointerSegment(k)}`, value: v });
 }
 
+/**
+ * Adds `field: value` under the pod's nodeAffinity, creating the affinity and nodeAffinity it
+ * lacks; false when the pod already has the field (the caller merges into it).
+ */
+function addNodeAffinityField(
+  ops: JsonPatchOp[],
+  pod: Pod,
+  field: "requiredDuringSchedulingIgnoredDuringExecution" | "preferredDuringSchedulingIgnoredDuringExecution",
+  value: unknown,
+): boolean {
+  const affinity = pod.spec.affinity;
+  if (affinity === undefined)
+    ops.push({ op: "add", path: AFFINITY, value: { nodeAffinity: { [field]: value } } });
+  else if (affinity.nodeAffinity === undefined)
+    ops.push({ op: "add", path: NODE_AFFINITY, value: { [field]: value } });
+  else if (affinity.nodeAffinity[field] === undefined)
+    ops.push({ op: "add", path: `${NODE_AFFINITY}/${field}`, value });
+  else return false;
+  return true;
+}
+
 function addRequired(ops: JsonPatchOp[], pod: Pod, req: NodeSelectorRequirement): void {
   const term = { matchExpressions: [req] };
   const required = { nodeSelectorTerms: [term] };
-  const affinity = pod.spec.affinity;
-  if (affinity === undefined) {
-    ops.push({
-      op: "add",
-      path: AFFINITY,
-      value: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: required } },
-    });
-    return;
-  }
-  const na = affinity.nodeAffinity;
-  if (na === undefined) {
-    ops.push({
-      op: "add",
-      path: NODE_AFFINITY,
-      value: { requiredDuringSchedulingIgnoredDuringExecution: required },
-    });
-    return;
-  }
-  const existing = na.requiredDuringSchedulingIgnoredDuringExecution;
-  if (existing === undefined) {
-    ops.push({ op: "add", path: REQUIRED, value: required });
-    return;
-  }
+  if (addNodeAffinityField(ops, pod, "requiredDuringSchedulingIgnoredDuringExecution", required)) return;
+  const existing = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  if (existing === undefined) return;
   const terms = existing.nodeSelectorTerms;
   // terms ORed together: the requirement must be ANDed into each one to hold for the pod.
   if ((terms as typeof terms | undefined) === undefined || terms.length === 0) {
@@ -173,29 +174,9 @@ function addRequired(ops: JsonPatchOp[], pod: Pod, req: NodeSelectorRequirement)
 
 function addPreferred(ops: JsonPatchOp[], pod: Pod, req: NodeSelectorRequirement): void {
   const pref = { weight: PREFERRED_WEIGHT, preference: { matchExpressions: [req] } };
-  const affinity = pod.spec.affinity;
-  if (affinity === undefined) {
-    ops.push({
-      op: "add",
-      path: AFFINITY,
-      value: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [pref] } },
-    });
-    return;
-  }
-  const na = affinity.nodeAffinity;
-  if (na === undefined) {
-    ops.push({
-      op: "add",
-      path: NODE_AFFINITY,
-      value: { preferredDuringSchedulingIgnoredDuringExecution: [pref] },
-    });
-    return;
-  }
-  const existing = na.preferredDuringSchedulingIgnoredDuringExecution;
-  if (existing === undefined) {
-    ops.push({ op: "add", path: PREFERRED, value: [pref] });
-    return;
-  }
+  if (addNodeAffinityField(ops, pod, "preferredDuringSchedulingIgnoredDuringExecution", [pref])) return;
+  const existing = pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
+  if (existing === undefined) return;
   const present = existing.some(
     (p) =>
       p.weight === PREFERRED_WEIGHT &&

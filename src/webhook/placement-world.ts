@@ -18,7 +18,7 @@ import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics, type SpotMetrics } from "./metrics.ts";
 import { PodCache } from "./pod-cache.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import { SpotRepair } from "./repair.ts";
 import { review } from "./review.ts";
 

@@ -4,13 +4,8 @@
 import { readFile } from "node:fs/promises";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import {
-  PolicyIndex,
-  parsePolicySet,
-  type SpotPolicy,
-  type SpotPolicySet,
-  type WorkloadRef,
-} from "./policy.ts";
+import { PolicyIndex, type SpotPolicy, type SpotPolicySet, type WorkloadRef } from "../policy/spot.ts";
+import { parsePolicySet } from "../policy/validate-spot.ts";
 
 export interface PolicySource {
   /** The policy for a workload under the last known set, if any. */
@@ -23,16 +18,13 @@ export interface PolicySource {
 
 const EMPTY: SpotPolicySet = { apiVersion: "wave.sh/v1alpha1", kind: "SpotPolicySet", policies: [] };
 
-export class InMemoryPolicySource implements PolicySource {
-  #index: PolicyIndex;
+/** The set in force and the lookups every source answers from it. */
+class IndexedPolicySource implements PolicySource {
+  #index = new PolicyIndex(EMPTY);
 
-  constructor(initial: SpotPolicySet = EMPTY) {
-    this.#index = new PolicyIndex(initial);
-  }
-
-  /** Replaces the set (validated first: a bad set throws and the old one stays in force). */
-  set(input: unknown): void {
-    this.#index = new PolicyIndex(parsePolicySet(input));
+  /** Puts a validated set in force. */
+  protected install(set: SpotPolicySet): void {
+    this.#index = new PolicyIndex(set);
   }
 
   lookup(ref: WorkloadRef): SpotPolicy | undefined {
@@ -49,6 +41,18 @@ export class InMemoryPolicySource implements PolicySource {
 
   get size(): number {
     return this.#index.size;
+  }
+}
+
+export class InMemoryPolicySource extends IndexedPolicySource {
+  constructor(initial: SpotPolicySet = EMPTY) {
+    super();
+    this.install(initial);
+  }
+
+  /** Replaces the set (validated first: a bad set throws and the old one stays in force). */
+  set(input: unknown): void {
+    this.install(parsePolicySet(input));
   }
 }
 
@@ -71,8 +75,7 @@ export interface PullPolicySourceOptions {
 }
 
 /** Polls a loader; the last valid set stays in force across errors. */
-export class PullPolicySource implements PolicySource {
-  readonly #store = new InMemoryPolicySource();
+export class PullPolicySource extends IndexedPolicySource {
   readonly #opts: PullPolicySourceOptions;
   readonly #log: Logger;
   readonly #abort = new AbortController();
@@ -82,6 +85,7 @@ export class PullPolicySource implements PolicySource {
   lastSuccessAt: number | undefined;
 
   constructor(opts: PullPolicySourceOptions) {
+    super();
     this.#opts = opts;
     this.#log = (opts.logger ?? silentLogger).child({ component: "policy-source", origin: opts.origin });
   }
@@ -127,18 +131,6 @@ export class PullPolicySource implements PolicySource {
     return new PullPolicySource({ ...opts, origin: url, load });
   }
 
-  lookup(ref: WorkloadRef): SpotPolicy | undefined {
-    return this.#store.lookup(ref);
-  }
-
-  all(): SpotPolicy[] {
-    return this.#store.all();
-  }
-
-  get revision(): string | undefined {
-    return this.#store.revision;
-  }
-
   /** One pull; resolves true when a new set was installed. Never throws. */
   async refresh(watch = false): Promise<boolean> {
     const before = this.revision;
@@ -155,7 +147,7 @@ export class PullPolicySource implements PolicySource {
       } catch {
         throw new Error("policy set is not valid JSON");
       }
-      this.#store.set(json);
+      this.install(parsePolicySet(json));
       this.lastError = undefined;
       this.lastSuccessAt = this.#opts.clock.now();
       this.#opts.onFetch?.(delivery, this.revision !== before ? "changed" : "unchanged");

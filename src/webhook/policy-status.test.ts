@@ -4,8 +4,9 @@ import { MemoryKube } from "../kube/memory/memory.ts";
 import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { SpotPolicyIndex } from "./crd-policy-source.ts";
-import { SpotStatusWriter, spotPolicyStatus, statusChanged, statusPatch } from "./policy-status.ts";
-import type { AdoptionStatus } from "./repair.ts";
+import { statusChanged } from "../policy/status.ts";
+import { SpotStatusWriter, spotPolicyStatus } from "./policy-status.ts";
+import { emptyStatus, type AdoptionStatus } from "./repair.ts";
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 const cr = (threshold = 2, generation = 1): SpotPolicyResource => ({
@@ -15,16 +16,7 @@ const cr = (threshold = 2, generation = 1): SpotPolicyResource => ({
   spec: { targetRef: { kind: "Deployment", name: "web" }, threshold, strategy: "Prefer" },
 });
 const seen = (o: Partial<AdoptionStatus> = {}): AdoptionStatus => ({
-  mode: "on",
-  adopted: 0,
-  pinned: 0,
-  outside: 0,
-  waiting: 0,
-  toMove: 0,
-  moved: 0,
-  next: [],
-  nextAt: undefined,
-  direction: "none",
+  ...emptyStatus("on"),
   onDemand: 2,
   target: 2,
   live: 5,
@@ -124,10 +116,6 @@ describe("spotPolicyStatus", () => {
       flipped.conditions.find((c) => c.type === "WorkloadFound")?.lastTransitionTime,
       "2026-01-01T12:00:00Z",
     );
-  });
-
-  it("a status patch removes what the new status no longer has", () => {
-    assert.deepEqual(statusPatch({ onDemand: 1, spot: 2 }, { onDemand: 3 }), { onDemand: 3, spot: null });
   });
 });
 

@@ -7,38 +7,22 @@ import type { KubeClient } from "../kube/port.ts";
 import { isNotFound } from "../kube/port.ts";
 import {
   STATUS_FIELD_MANAGER,
-  type PolicyCondition,
   type SpotPolicyResource,
   type SpotPolicyStatus,
 } from "../objects/policy-crds.ts";
-import type { Clock } from "../shared/clock.ts";
+import { type Clock, repeatUntilAborted } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { PolicyProblem, SpotPolicyIndex } from "./crd-policy-source.ts";
-import { resourceKey, spotPolicyFromResource } from "./policy-crd.ts";
-import { workloadKey } from "./policy.ts";
+import { resourceKey, spotPolicyFromResource } from "../policy/spot-resource.ts";
+import { workloadKey } from "../policy/spot.ts";
+import {
+  rfc3339,
+  stampedConditions,
+  statusChanged,
+  statusPatch,
+  type WantedCondition,
+} from "../policy/status.ts";
 import type { AdoptionStatus } from "./repair.ts";
-
-const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-
-type Cond = Omit<PolicyCondition, "lastTransitionTime" | "observedGeneration">;
-
-/** Conditions with their transition times kept where the status did not change. */
-function stamped(
-  wanted: readonly Cond[],
-  previous: readonly PolicyCondition[] | undefined,
-  now: number,
-  generation: number | undefined,
-): PolicyCondition[] {
-  return wanted.map((c) => {
-    const before = previous?.find((p) => p.type === c.type);
-    const at = before && before.status === c.status ? before.lastTransitionTime : rfc3339(now);
-    return {
-      ...c,
-      lastTransitionTime: at,
-      ...(generation === undefined ? {} : { observedGeneration: generation }),
-    };
-  });
-}
 
 const kindName = (cr: SpotPolicyResource): string => `${cr.spec.targetRef.kind} ${cr.spec.targetRef.name}`;
 
@@ -58,7 +42,7 @@ export function spotPolicyStatus(
   if (generation !== undefined) out.observedGeneration = generation;
   if (problem && !problem.keptPrevious) {
     const duplicate = problem.errors.some((e) => e.includes("already has SpotPolicy"));
-    out.conditions = stamped(
+    out.conditions = stampedConditions(
       [
         {
           type: "Ready",
@@ -74,7 +58,7 @@ export function spotPolicyStatus(
     return out;
   }
   if (seen === undefined) {
-    out.conditions = stamped(
+    out.conditions = stampedConditions(
       [
         {
           type: "Ready",
@@ -96,7 +80,7 @@ export function spotPolicyStatus(
   const found = seen.live + seen.pinned + seen.outside + seen.waiting > 0;
   const atTarget = seen.direction === "none" && seen.onDemand === seen.target;
   const moving = seen.mode === "on" && seen.toMove > seen.moved;
-  const conds: Cond[] = [
+  const conds: WantedCondition[] = [
     problem
       ? {
           type: "Ready",
@@ -149,7 +133,7 @@ export function spotPolicyStatus(
         }
       : { type: "Adopting", status: "False", reason: "Done", message: `${seen.adopted} pod(s) adopted` },
   ];
-  out.conditions = stamped(conds, previous, now, generation);
+  out.conditions = stampedConditions(conds, previous, now, generation);
   if (seen.lastRepair)
     out.lastRepair = {
       time: rfc3339(seen.lastRepair.at),
@@ -158,31 +142,6 @@ export function spotPolicyStatus(
     };
   else if (cr.status?.lastRepair) out.lastRepair = cr.status.lastRepair;
   return out;
-}
-
-/**
- * A merge patch that makes the status exactly `next`: fields the current status has and `next`
- * lacks are removed (null), or they would stay and the status never match.
- */
-export function statusPatch(current: object | undefined, next: object): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...next };
-  for (const k of Object.keys(current ?? {})) if (!(k in next)) out[k] = null;
-  return out;
-}
-
-/** Whether writing `next` would change what the CR shows (key order aside). */
-export function statusChanged(current: unknown, next: unknown): boolean {
-  return canonical(current ?? {}) !== canonical(next);
-}
-
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x !== null && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
-        )
-      : x,
-  );
 }
 
 export interface SpotStatusWriterOptions {
@@ -245,13 +204,6 @@ export class SpotStatusWriter {
 
   /** Syncs every `intervalMs` until `signal` aborts (the repair's leader only). */
   async run(signal: AbortSignal, intervalMs = 5_000): Promise<void> {
-    while (!signal.aborted) {
-      await this.sync();
-      try {
-        await this.#o.clock.sleep(intervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+    await repeatUntilAborted(this.#o.clock, signal, intervalMs, () => this.sync());
   }
 }

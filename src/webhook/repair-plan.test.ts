@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Pod } from "../objects/kube.ts";
 import { ASSIGNMENT_LABEL } from "../objects/wave.ts";
-import type { SpotPolicy } from "./policy.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { DEFAULT_REPAIR_TIMING, cooldownOf, planRepair } from "./repair-plan.ts";
 
 describe("repair plan: cooldownOf", () => {

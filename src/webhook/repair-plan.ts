@@ -5,7 +5,8 @@
 import type { Pod } from "../objects/kube.ts";
 import { ON_DEMAND, SPOT, requiresSpot, revisionOf, type Capacity } from "./constants.ts";
 import { isLivePod } from "./ledger.ts";
-import { onDemandTarget, type SpotPolicy } from "./policy.ts";
+import { onDemandTarget } from "../policy/on-demand-target.ts";
+import type { SpotPolicy } from "../policy/spot.ts";
 import { ASSIGNMENT_LABEL } from "../objects/wave.ts";
 
 export interface RepairTiming {

@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { Informer } from "../kube/informer/informer.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import { KubeApiError, isNotFound, type KubeClient } from "../kube/port.ts";
-import type { Clock } from "../shared/clock.ts";
+import { type Clock, repeatUntilAborted } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { SlotAllocator } from "./allocator.ts";
 import { planEvent, repairEvent } from "./events.ts";
@@ -21,7 +21,7 @@ import { adoptionPatch, asAdopted, governedBy, planAdoption, plannedMoves } from
 import { ON_DEMAND, revisionOf } from "./constants.ts";
 import type { SpotMetrics } from "./metrics.ts";
 import type { PodCache } from "./pod-cache.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import type { PolicySource } from "./policy-source.ts";
 import {
   DEFAULT_REPAIR_TIMING,
@@ -196,14 +196,7 @@ export class SpotRepair {
 
   /** Runs a pass every `intervalMs` and whenever a placed pod changes, until `signal` aborts. */
   async run(signal: AbortSignal, intervalMs = 1_000): Promise<void> {
-    while (!signal.aborted) {
-      await this.tick();
-      try {
-        await this.#o.clock.sleep(intervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+    await repeatUntilAborted(this.#o.clock, signal, intervalMs, () => this.tick());
   }
 
   #mode(policy: SpotPolicy): AdoptionStatus["mode"] {
@@ -529,7 +522,8 @@ export class SpotRepair {
   }
 }
 
-const emptyStatus = (mode: AdoptionStatus["mode"]): AdoptionStatus => ({
+/** A workload's status before the repair has looked at any of its pods. */
+export const emptyStatus = (mode: AdoptionStatus["mode"]): AdoptionStatus => ({
   mode,
   adopted: 0,
   pinned: 0,

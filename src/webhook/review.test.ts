@@ -6,27 +6,14 @@ import { FakeClock, flushMicrotasks } from "../shared/clock.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "./admission.ts";
 import { SlotAllocator, type Allocator } from "./allocator.ts";
 import { jsonPatch as applyJsonPatch } from "../kube/memory/patch.ts";
-import { InMemoryPolicySource } from "./policy-source.ts";
+import { fixturePolicies } from "./placement.test-helper.ts";
 import { createSpotMetrics } from "./metrics.ts";
 import { decide, review, type ReviewDeps } from "./review.ts";
 import { loadFixture, reviewFor } from "./test-helpers.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, SLOT_LABEL } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
 
-const policies = new InMemoryPolicySource({
-  apiVersion: "wave.sh/v1alpha1",
-  kind: "SpotPolicySet",
-  policies: [
-    { workload: { namespace: "shop", kind: "Deployment", name: "web" }, threshold: 1, strategy: "Prefer" },
-    { workload: { namespace: "shop", kind: "StatefulSet", name: "db" }, threshold: 3, strategy: "Require" },
-    { workload: { namespace: "shop", kind: "Deployment", name: "api" }, threshold: 0, strategy: "Require" },
-    {
-      workload: { namespace: "shop", kind: "Deployment", name: "checkout" },
-      threshold: 2,
-      strategy: "Prefer",
-    },
-  ],
-});
+const policies = fixturePolicies({ web: 1, db: 3, api: 0, checkout: 2 });
 
 function deps(over: Partial<ReviewDeps> = {}): ReviewDeps & { clock: FakeClock } {
   const clock = new FakeClock();

@@ -17,7 +17,7 @@ import { ON_DEMAND, SPOT, revisionOf, type Capacity } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import { FALLBACK_REASONS, type SpotMetrics } from "./metrics.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "./policy.ts";
+import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import { resolveWorkload } from "./workload.ts";
 import { ASSIGNMENT_LABEL, LEDGER_LABEL, SLOT_LABEL } from "../objects/wave.ts";
 import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";

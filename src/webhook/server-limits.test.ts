@@ -16,8 +16,22 @@ import { SlotAllocator } from "./allocator.ts";
 import { generateDevCerts, type DevCerts } from "./certs.ts";
 import { createSpotMetrics } from "./metrics.ts";
 import { InMemoryPolicySource } from "./policy-source.ts";
-import { startWebhookServer, type WebhookServer } from "./server.ts";
+import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./server.ts";
 import { httpsRequest, loadFixture } from "./test-helpers.ts";
+
+/** A server on 127.0.0.1 without policies, its ledger in memory, with `extra` options. */
+function policylessServer(certs: DevCerts, extra: Partial<WebhookServerOptions>): Promise<WebhookServer> {
+  const clock = new FakeClock();
+  return startWebhookServer({
+    certFile: certs.certFile,
+    keyFile: certs.keyFile,
+    host: "127.0.0.1",
+    policies: new InMemoryPolicySource(),
+    allocator: new SlotAllocator({ kube: new MemoryKube({ clock }), namespace: "wave", clock }),
+    clock,
+    ...extra,
+  });
+}
 
 describe("webhook server limits (issue 32)", { timeout: 30_000 }, () => {
   let certs: DevCerts;
@@ -27,18 +41,7 @@ describe("webhook server limits (issue 32)", { timeout: 30_000 }, () => {
   before(async () => {
     const dir = await mkdtemp(join(tmpdir(), "wave-webhook-limits-"));
     certs = await generateDevCerts({ dir, hosts: ["localhost", "127.0.0.1"] });
-    const clock = new FakeClock();
-    server = await startWebhookServer({
-      certFile: certs.certFile,
-      keyFile: certs.keyFile,
-      host: "127.0.0.1",
-      policies: new InMemoryPolicySource({
-        apiVersion: "wave.sh/v1alpha1",
-        kind: "SpotPolicySet",
-        policies: [],
-      }),
-      allocator: new SlotAllocator({ kube: new MemoryKube({ clock }), namespace: "wave", clock }),
-      clock,
+    server = await policylessServer(certs, {
       maxBodyBytes: 1024 * 1024,
       limits: {
         maxConnections: 4,
@@ -128,19 +131,8 @@ describe("the webhook's /metrics needs the viewer token (issue 32)", () => {
   it("401 without it or with another, 200 with it; public only when no token is configured", async () => {
     const dir = await mkdtemp(join(tmpdir(), "wave-webhook-metrics-"));
     const certs = await generateDevCerts({ dir, hosts: ["localhost", "127.0.0.1"] });
-    const clock = new FakeClock();
     const start = (metricsToken?: string): Promise<WebhookServer> =>
-      startWebhookServer({
-        certFile: certs.certFile,
-        keyFile: certs.keyFile,
-        host: "127.0.0.1",
-        policies: new InMemoryPolicySource({
-          apiVersion: "wave.sh/v1alpha1",
-          kind: "SpotPolicySet",
-          policies: [],
-        }),
-        allocator: new SlotAllocator({ kube: new MemoryKube({ clock }), namespace: "wave", clock }),
-        clock,
+      policylessServer(certs, {
         metrics: createSpotMetrics(),
         ...(metricsToken === undefined ? {} : { metricsToken }),
       });

@@ -1,7 +1,7 @@
 // Which workload a pod belongs to, from its ownerReferences — no apiserver round trip.
 import type { OwnerReference, Pod } from "../objects/kube.ts";
 import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
-import type { WorkloadRef } from "./policy.ts";
+import type { WorkloadRef } from "../policy/spot.ts";
 
 export type WorkloadResolution =
   { managed: true; candidates: WorkloadRef[] } | { managed: false; reason: string };

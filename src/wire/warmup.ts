@@ -1,6 +1,6 @@
 // The warmup messages of the agent stream (ADR 0014): core sends a cluster's warmup policies to
 // the agent that runs its warmup controller, the agent sends back what the controller did. Plain
-// shapes here; the agent validates policies (src/warmup/policy.ts), core checks events.
+// shapes here; the agent validates policies (src/policy/validate-warmup.ts), core checks events.
 import { create } from "@bufbuild/protobuf";
 import { WarmupEventSchema, WarmupPolicySchema } from "../gen/wave/v1/ingest_pb.ts";
 import type {

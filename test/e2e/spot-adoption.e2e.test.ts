@@ -35,7 +35,7 @@ import type { Event, Pod } from "../../src/objects/kube.ts";
 import type { SpotViewDto } from "../../src/dashboard/dto.ts";
 import type { Instance } from "../../src/cli/instance.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
-import type { SpotPolicy } from "../../src/webhook/policy.ts";
+import type { SpotPolicy } from "../../src/policy/spot.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import { spawnWave, stopWave, type WaveProcess } from "../support/wave-process.ts";
 import {

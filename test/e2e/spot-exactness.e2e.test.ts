@@ -33,7 +33,7 @@ import { LEDGER_STATE_ANNOTATION, ledgerLeaseName } from "../../src/webhook/allo
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { DELETION_COST_ANNOTATION } from "../../src/webhook/constants.ts";
 import { counts, ledgerId, parseLedger, type Ledger } from "../../src/webhook/ledger.ts";
-import { POLICY_SET_API_VERSION, type SpotPolicySet } from "../../src/webhook/policy.ts";
+import { POLICY_SET_API_VERSION, type SpotPolicySet } from "../../src/policy/spot.ts";
 import { httpsRequest, reviewFor } from "../../src/webhook/test-helpers.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import {

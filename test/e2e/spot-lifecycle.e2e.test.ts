@@ -33,7 +33,7 @@ import { clientFromKubeconfig } from "../../src/kube/clientnode/kubeconfig.ts";
 import type { Pod } from "../../src/objects/kube.ts";
 import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { revisionOf } from "../../src/webhook/constants.ts";
-import type { SpotPolicy } from "../../src/webhook/policy.ts";
+import type { SpotPolicy } from "../../src/policy/spot.ts";
 import { httpsRequest, reviewFor } from "../../src/webhook/test-helpers.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import {

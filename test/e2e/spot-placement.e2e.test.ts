@@ -30,7 +30,7 @@ import { generateDevCerts } from "../../src/webhook/certs.ts";
 import { DELETION_COST_ANNOTATION } from "../../src/webhook/constants.ts";
 import { counts, ledgerId, parseLedger } from "../../src/webhook/ledger.ts";
 import { InMemoryPolicySource } from "../../src/webhook/policy-source.ts";
-import type { SpotPolicy } from "../../src/webhook/policy.ts";
+import type { SpotPolicy } from "../../src/policy/spot.ts";
 import { startWebhookServer, type WebhookServer } from "../../src/webhook/server.ts";
 import { buildWebhookConfiguration } from "../../src/webhook/webhook-config.ts";
 import {

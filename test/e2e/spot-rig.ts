@@ -10,7 +10,7 @@ import { connect, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { repoRoot } from "../../hack/rig/lib.ts";
 import type { AdmissionReviewResponse, JsonPatchOp } from "../../src/webhook/admission.ts";
-import { POLICY_SET_API_VERSION, type SpotPolicy } from "../../src/webhook/policy.ts";
+import { POLICY_SET_API_VERSION, type SpotPolicy } from "../../src/policy/spot.ts";
 import { httpsRequest } from "../../src/webhook/test-helpers.ts";
 import { kubeconfigPath } from "./harness.ts";
 import { ASSIGNMENT_LABEL, SLOT_LABEL } from "../../src/objects/wave.ts";

@@ -37,7 +37,7 @@ import {
   WARMUP_POOL_LABEL,
 } from "../../src/objects/wave.ts";
 import { imageHash } from "../../src/warmup/manifests.ts";
-import { DEFAULT_POLICY, type WarmupPolicy } from "../../src/warmup/policy.ts";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../../src/policy/warmup.ts";
 import { runController } from "../../src/warmup/run.ts";
 import type { WarmupEvent } from "../../src/warmup/stats.ts";
 import { followCluster } from "../../src/state/follow.ts";

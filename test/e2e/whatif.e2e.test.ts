@@ -3,7 +3,8 @@
 // replays the cluster as core knows it (state + pods per workload from the store) and predicts
 // the on-demand pods and the pool's cost/h; then the policy is applied (`wave spot set`), the
 // pods are re-created and placed by Wave's webhook, Karpenter launches for them — and what core's
-// API then shows equals the prediction within 10 %.
+// API then shows equals the prediction within 10 %; the current side (the baseline) is within 5 % of
+// what the rig shows before the change.
 // Wave runs as in production, split in two: `wave start` in this process (agent → gRPC → core →
 // API, history samplers) and a `wave webhook` process registered for this test's namespace.
 import assert from "node:assert/strict";
@@ -173,11 +174,21 @@ test(
       const predictedPool = r.candidate.now.pools[pool];
       assert.ok(predicted && predictedPool, JSON.stringify(r.candidate.now));
       assert.equal(predicted.onDemand, THRESHOLD);
-      // The current side reproduces what the rig shows now (all spot).
+      // The baseline: the current side reproduces what the rig shows now (all spot), within 5 %.
       const nowPool = r.current.now.pools[pool]?.costPerHour ?? 0;
+      log(
+        `baseline: current side $${nowPool.toFixed(4)}/h vs the rig now $${before.costPerHour.toFixed(4)}/h`,
+      );
       assert.ok(
-        Math.abs(nowPool - before.costPerHour) <= 0.1 * before.costPerHour,
+        Math.abs(nowPool - before.costPerHour) <= 0.05 * before.costPerHour,
         `current side ${nowPool} vs the rig now ${before.costPerHour}`,
+      );
+      // The model check, logged: over the test's few recorded minutes the pool was still launching
+      // (its average is below the settled count), so it is no baseline here.
+      const recordedPool = r.recorded?.pools[pool];
+      log(
+        `model check, pool ${pool}: replayed ${(r.current.pools?.[pool]?.nodes ?? 0).toFixed(2)} nodes ` +
+          `vs recorded ${(recordedPool?.nodes ?? 0).toFixed(2)} over ${((r.recorded?.coveredMs ?? 0) / 60_000).toFixed(0)} min`,
       );
       const text = await wave_(
         ["whatif", "spot", `deployment/${ns}/web`, "--threshold", String(THRESHOLD)],

@@ -192,6 +192,21 @@ describe("architecture: import directions", () => {
     );
   });
 
+  it("the UI reads src/ only through dto.ts types and src/policy, which uses no Node.js module", () => {
+    // Vite bundles what the UI imports from src/: a value import that reached Node.js or I/O would
+    // break the browser build, so the UI's one shared runtime code is src/policy (pure).
+    const wrong = crossImports(repo, ["ui/src"])
+      .filter((e) => e.to !== "policy" && !(e.to === "dashboard" && e.target === "src/dashboard/dto.ts"))
+      .map((e) => `${e.file} → ${e.target}`);
+    assert.deepEqual(wrong, []);
+    const policyFiles = [...importGraph(repo, ["src/policy"]).keys()];
+    assert.ok(policyFiles.length > 0);
+    const nodeImports = policyFiles.filter((f) =>
+      /from\s*["']node:/.test(readFileSync(join(repo, f), "utf8")),
+    );
+    assert.deepEqual(nodeImports, []);
+  });
+
   it("fails on an import circle between files", () => {
     // A synthetic graph: a → b → c → a is one circle, d → d another, e → a none.
     const g = new Map([

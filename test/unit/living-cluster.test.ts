@@ -25,7 +25,7 @@ import { pinnedClock } from "../../src/sim/clock.ts";
 import { LIVING_ADOPTED_POLICY, LIVING_POOLS, LIVING_WARMUP } from "../../src/sim/living.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { backoffCooldownMs } from "../../src/warmup/backoff.ts";
-import { DEFAULT_POLICY } from "../../src/warmup/policy.ts";
+import { DEFAULT_POLICY } from "../../src/policy/warmup.ts";
 import { simulatedConfig } from "../support/wave.ts";
 
 const HOUR = 3_600_000;

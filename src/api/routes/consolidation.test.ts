@@ -8,6 +8,7 @@ import { deliver, deliverSnapshot } from "../../core/hub/testing.ts";
 import { openStore } from "../../core/store/open.ts";
 import type { Store } from "../../core/store/store.ts";
 import type { ConsolidationViewDto, NodeDetailDto, PendingViewDto } from "../../dashboard/dto.ts";
+import { clusterExplanations } from "../../dashboard/consolidation/view.ts";
 import { cluster, nodePool, pod } from "../../dashboard/testkit.ts";
 import type { Event, Pod, PodDisruptionBudget } from "../../objects/kube.ts";
 import { KwokPriceProvider } from "../../pricing/kwok.ts";
@@ -210,6 +211,56 @@ describe("consolidation routes", () => {
       }),
       1,
     );
+  });
+
+  it("the routes and /metrics read one assembly: clusterExplanations", async () => {
+    const c = hub.get("c1");
+    assert.ok(c);
+    const one = clusterExplanations(c, hub, prices, NOW);
+    // The routes answer exactly its views…
+    assert.deepEqual(await get<ConsolidationViewDto>("/api/v1/clusters/c1/consolidation"), one.consolidation);
+    assert.deepEqual(await get<PendingViewDto>("/api/v1/clusters/c1/pending"), one.pending);
+    // …and /metrics holds exactly its sums, one series each, none beside them.
+    const text = await registry.render();
+    const series = (name: string): string[] =>
+      text
+        .split("\n")
+        .filter((l) => l.startsWith(`${name}{`))
+        .sort();
+    const line = (name: string, labels: Record<string, string>, value: number): string =>
+      `${name}{${Object.entries({ cluster: "c1", ...labels })
+        .map(([k, v]) => `${k}="${v}"`)
+        .join(",")}} ${value}`;
+    const expect = (rows: string[]): string[] => rows.sort();
+    assert.deepEqual(
+      series("wave_nodepool_consolidation_blocked_nodes"),
+      expect(
+        one.consolidation.byPool.map((p) =>
+          line("wave_nodepool_consolidation_blocked_nodes", { nodepool: p.nodePool }, p.blockedNodes),
+        ),
+      ),
+    );
+    assert.deepEqual(
+      series("wave_consolidation_blocked_cost_per_hour_dollars"),
+      expect(
+        one.consolidation.byPoolReason.map((r) =>
+          line(
+            "wave_consolidation_blocked_cost_per_hour_dollars",
+            { nodepool: r.nodePool, reason: r.reason },
+            r.blockedCostPerHour,
+          ),
+        ),
+      ),
+    );
+    assert.deepEqual(
+      series("wave_pending_pods_by_reason"),
+      expect(
+        one.pending.byPoolReason.map((r) =>
+          line("wave_pending_pods_by_reason", { nodepool: r.nodePool ?? "", reason: r.kind }, r.pods),
+        ),
+      ),
+    );
+    assert.ok(one.consolidation.byPool.length > 0 && one.pending.byPoolReason.length > 0);
   });
 
   it("explains pending pods per NodePool with their wait", async () => {

@@ -16,7 +16,8 @@ import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { clusterWhatif } from "../../sim/cluster-whatif.ts";
 import { build } from "../app.ts";
-import { observedBootMs, whatifRoutes } from "./whatif.ts";
+import { observedBootMs, observedCadence, observedTemplateChanges, whatifRoutes } from "./whatif.ts";
+import { seeded } from "../../shared/random.ts";
 import { connectTestCluster, deliverSnapshot } from "../../core/hub/testing.ts";
 
 const NOW = Date.parse("2026-12-03T12:00:00Z");
@@ -211,5 +212,84 @@ void describe("the cluster's own boot time", () => {
     );
     assert.equal(observedBootMs([]), undefined);
     assert.equal(observedBootMs([ev("a", "Launched", 0), ev("a", "Initialized", 10)]), 1000, "at least 1 s");
+  });
+});
+
+void describe("the cluster's own control-loop period", () => {
+  const H = 3_600_000;
+  /** A lifecycle step (a launch, a boot, a removal: any phase) at each time. */
+  const at = (times: number[]) => times.map((t) => ({ at: t }));
+
+  void it("is the step of a cluster whose events fall on a grid (a fast-forwarded simulator), hour by hour", () => {
+    const random = seeded(3);
+    const times: number[] = [];
+    // Two hours in 150 s steps (a few events each step, some steps without), then an hour of a
+    // real cluster: events anywhere, a few seconds to minutes apart.
+    for (let t = 0; t < 2 * H; t += 150_000) {
+      if (random() < 0.15) continue;
+      for (let k = 0; k < 3; k++) times.push(t + Math.floor(random() * 300)); // same step, ms apart
+    }
+    for (let t = 2 * H; t < 3 * H; t += 1000 + Math.floor(random() * 90_000)) times.push(t);
+    const spans = observedCadence(at(times), 0, 3 * H);
+    assert.deepEqual(
+      spans.map((s) => [s.from, s.stepMs]),
+      [
+        [0, 150_000],
+        [H, 150_000],
+        [2 * H, 1000],
+      ],
+    );
+  });
+
+  void it("follows a step that changes slowly (the fast-forward's last hours) and says 1 s for few events", () => {
+    const times: number[] = [];
+    let step = 150_000;
+    for (let t = 0; t < H; t += step) {
+      times.push(t);
+      step = Math.max(60_000, Math.round(step * 0.985));
+    }
+    const [span] = observedCadence(at(times), 0, H);
+    assert.ok(span && span.stepMs >= 60_000 && span.stepMs <= 100_000, `step ${span?.stepMs}`);
+    // A quiet real cluster: 8 launches an hour, far apart but off any grid.
+    const quiet = observedCadence(
+      at([0, 410_000, 1_130_000, 1_500_000, 2_222_000, 2_900_000, 3_100_000, 3_500_000]),
+      0,
+      H,
+    );
+    assert.deepEqual(quiet, [{ from: 0, stepMs: 1000 }]);
+  });
+
+  void it("is 1 s for a real cluster however sparse, with events minutes apart", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const random = seeded(seed);
+      const times: number[] = [];
+      for (let t = 0; t < 4 * H; t += 20_000 + Math.floor(random() * 600_000)) times.push(t);
+      for (const s of observedCadence(at(times), 0, 4 * H))
+        assert.equal(s.stepMs, 1000, `seed ${seed} at ${s.from}`);
+    }
+  });
+});
+
+void describe("the cluster's recorded template changes", () => {
+  void it("are the first of each run of Drifted disruptions per pool (gaps under 30 min: one rollout)", () => {
+    const M = 60_000;
+    const d = (nodePool: string, reason: string, at: number) => ({ nodePool, reason, at });
+    assert.deepEqual(
+      observedTemplateChanges([
+        d("arm64", "Drifted", 10 * M),
+        d("arm64", "Drifted", 12.5 * M),
+        d("arm64", "Empty", 14 * M),
+        d("arm64", "Drifted", 30 * M), // a pause mid-rollout: still the same change
+        d("gpu", "Drifted", 11 * M),
+        d("arm64", "Drifted", 100 * M),
+        d("arm64", "Interrupted", 101 * M),
+      ]),
+      [
+        { nodePool: "arm64", at: 10 * M - 1000 },
+        { nodePool: "gpu", at: 11 * M - 1000 },
+        { nodePool: "arm64", at: 100 * M - 1000 },
+      ],
+    );
+    assert.deepEqual(observedTemplateChanges([d("general", "Underutilized", 5 * M)]), []);
   });
 });

@@ -25,6 +25,7 @@ export class KarpenterEventLog {
   /** involved object → Event key → Event (insertion order refreshed on update). */
   readonly #byObject = new Map<string, Map<string, Event>>();
   #size = 0;
+  #revision = 0;
 
   constructor(opts: KarpenterEventLogOptions = {}) {
     this.#perObject = opts.perObject ?? 20;
@@ -34,6 +35,11 @@ export class KarpenterEventLog {
 
   get size(): number {
     return this.#size;
+  }
+
+  /** Moves on every Event kept: views computed from the log are reused while it stands still. */
+  get revision(): number {
+    return this.#revision;
   }
 
   /** Keeps (or updates: same namespace/name, a higher count) one Event. */
@@ -56,6 +62,7 @@ export class KarpenterEventLog {
     }
     m.set(key, e);
     this.#size++;
+    this.#revision++;
     while (m.size > this.#perObject) {
       const oldest = m.keys().next().value as string;
       m.delete(oldest);

@@ -11,7 +11,7 @@ import { TestKube } from "../../warmup/testing/kube.ts";
 import { node, nodePool, pod } from "../../warmup/testing/fixtures.ts";
 import { WarmupController } from "../../warmup/controller.ts";
 import { isWarmupPod } from "../../objects/wave.ts";
-import { DEFAULT_POLICY } from "../../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../../policy/warmup.ts";
 import { reduceCounters, warmupCounts, type WarmupCounters, type WarmupEvent } from "../../warmup/stats.ts";
 import {
   countersInWindow,

@@ -116,7 +116,10 @@ function fitsElsewhere(pods: readonly Pod[], self: string, rooms: readonly Room[
   const taken = new Map<Room, Resources>();
   for (const p of pods) {
     const req = podRequests(p);
-    const room = rooms.find((r) => {
+    const cpu = req[CPU] ?? 0;
+    const room = firstRoom(rooms, (r) => {
+      // Rooms are sorted by free CPU, largest first: past the first too small, none is larger.
+      if (cpu > 0 && (r.free[CPU] ?? 0) < cpu) return "stop";
       if (r.node.metadata.name === self) return false;
       const used = taken.get(r) ?? {};
       if (r.slots - (used.pods ?? 0) < 1) return false;
@@ -134,6 +137,16 @@ function fitsElsewhere(pods: readonly Pod[], self: string, rooms: readonly Room[
     taken.set(room, used);
   }
   return true;
+}
+
+/** The first room `fits` accepts; "stop" ends the search (nothing after it can fit). */
+function firstRoom(rooms: readonly Room[], fits: (r: Room) => boolean | "stop"): Room | undefined {
+  for (const r of rooms) {
+    const f = fits(r);
+    if (f === "stop") return undefined;
+    if (f) return r;
+  }
+  return undefined;
 }
 
 interface Catalog {

@@ -14,6 +14,8 @@ import { parseResources, podRequests } from "../../karpenter/resources.ts";
 import { eventTime, parsePodEvent, type PendingReason } from "../../karpenter/events/parse.ts";
 import { explainNodes, eventsByObject, type ExplainInput } from "./explain.ts";
 import { clusterKarpenterVersion } from "../karpenter-version.ts";
+import type { PriceProvider } from "../../pricing/types.ts";
+import type { ClusterState } from "../../state/cluster.ts";
 
 /** A node is blocked when a blocker stops Karpenter; what it costs is what consolidation would save. */
 export const isBlocked = (n: NodeDisruptionDto): boolean => !n.disruptable;
@@ -225,4 +227,62 @@ export function explainInputOf(
 ): ExplainInput {
   const v = cluster.info?.karpenterVersion || clusterKarpenterVersion(cluster.state);
   return { state: cluster.state, prices, events, karpenterVersion: v || undefined, now };
+}
+
+/** The cluster a view explains: its id, state and (from its agent) the Karpenter version it runs. */
+export interface ExplainedCluster {
+  id: string;
+  state: ClusterState;
+  info?: { karpenterVersion: string } | undefined;
+}
+
+/** Karpenter's Events per cluster (core's hub keeps them beyond their hour). */
+export interface KarpenterEventsSource {
+  karpenterEvents(clusterId: string): { events(now: number): readonly Event[] };
+}
+
+/** The explainer's input for a cluster at `now`: GET …/consolidation, the node drawer and /metrics. */
+export function clusterExplainInput(
+  c: ExplainedCluster,
+  source: KarpenterEventsSource,
+  prices: PriceProvider,
+  now: number,
+): ExplainInput {
+  return explainInputOf(c, source.karpenterEvents(c.id).events(now), prices, now);
+}
+
+/** A cluster's consolidation view at `now` (GET …/consolidation; /metrics through clusterExplanations). */
+export function clusterConsolidation(
+  c: ExplainedCluster,
+  source: KarpenterEventsSource,
+  prices: PriceProvider,
+  now: number,
+): ConsolidationViewDto {
+  return consolidationView(c.id, clusterExplainInput(c, source, prices, now));
+}
+
+/** A cluster's pending pods view at `now` (GET …/pending; /metrics through clusterExplanations). */
+export function clusterPending(
+  c: ExplainedCluster,
+  source: KarpenterEventsSource,
+  now: number,
+): PendingViewDto {
+  const events = source.karpenterEvents(c.id).events(now);
+  return pendingView(c.id, { pods: c.state.pendingPods(), events, now, pools: c.state.nodePools() });
+}
+
+/**
+ * Both views of a cluster at `now`: the one assembly GET …/consolidation, GET …/pending and
+ * /metrics read, so their figures cannot drift apart.
+ */
+export function clusterExplanations(
+  c: ExplainedCluster,
+  source: KarpenterEventsSource,
+  prices: PriceProvider,
+  now: number,
+): { consolidation: ConsolidationViewDto; pending: PendingViewDto } {
+  return {
+    consolidation: clusterConsolidation(c, source, prices, now),
+    pending: clusterPending(c, source, now),
+  };
 }

@@ -105,6 +105,8 @@ interface KindState {
   watchers: Set<Watcher>;
   /** `objects`' keys in order, for peek; dropped when a key is added or removed. */
   sortedKeys?: string[] | undefined;
+  /** What peek answered for the whole kind; dropped on every change to the kind. */
+  peeked?: readonly KubeObject[] | undefined;
 }
 
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
@@ -232,13 +234,16 @@ export class MemoryKube implements KubeClient {
   peek<K extends KindName>(kind: K, namespace?: string): readonly Readonly<KindTypes[K]>[] {
     this.#expireEvents();
     // In key order, as `list` answers (callers' tie-breaks depend on it).
+    // The same array while the kind is unchanged: a reader may keep what it derived from it.
     const st = this.#state(kind);
+    if (namespace === undefined && st.peeked !== undefined) return st.peeked as KindTypes[K][];
     const objects = st.objects;
     const out: KubeObject[] = [];
     for (const key of sortedKeys(st)) {
       const o = objects.get(key);
       if (o !== undefined && (namespace === undefined || o.metadata.namespace === namespace)) out.push(o);
     }
+    if (namespace === undefined) st.peeked = Object.freeze(out);
     return out as KindTypes[K][];
   }
 
@@ -824,6 +829,7 @@ export class MemoryKube implements KubeClient {
   }
 
   #record(st: KindState, ev: StoredEvent): void {
+    st.peeked = undefined;
     if (this.#eventTtlMs > 0 && st.kind === "Event") {
       const key = keyOf(ev.object.metadata.namespace, ev.object.metadata.name ?? "");
       this.#eventExpiry.delete(key);

@@ -8,7 +8,7 @@ import {
   TOPOLOGY_ZONE_LABEL,
 } from "../../objects/karpenter.ts";
 import type { Node, Pod } from "../../objects/kube.ts";
-import { DEFAULT_POLICY } from "../policy.ts";
+import { DEFAULT_POLICY } from "../../policy/warmup.ts";
 import { WARMUP_LABEL } from "../../objects/wave.ts";
 import { node, nodePool, pod, T0 } from "../testing/fixtures.ts";
 import {

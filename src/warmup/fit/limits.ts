@@ -8,7 +8,7 @@ import {
   type CapacityType,
   type NodePool,
 } from "../../objects/karpenter.ts";
-import type { WarmupPolicy } from "../policy.ts";
+import type { WarmupPolicy } from "../../policy/warmup.ts";
 import { parseResources, type Resources } from "../../karpenter/resources.ts";
 import { regionOf, zoneOf } from "../../karpenter/labels.ts";
 import { backoffCooldownMs, unusedStreak } from "../backoff.ts";

@@ -1,10 +1,14 @@
-// Editor-side checks and previews for policies (pure; the API validates again on save).
+// Editor-side checks and previews for policies (pure; the API validates again on save). The ranges
+// and the on-demand arithmetic are src/policy's, the ones the API and the webhook use.
 import type {
   SpotPolicyDto,
   SpotWorkloadDto,
   WarmupPolicyDto,
   WarmupPoolDto,
 } from "../../../src/dashboard/dto.ts";
+import { onDemandTarget } from "../../../src/policy/on-demand-target.ts";
+import { PERCENT_ABOVE_BASE_RANGE } from "../../../src/policy/spot.ts";
+import { WARMUP_INTEGER_RANGES } from "../../../src/policy/warmup.ts";
 import { num, usd, usdDelta } from "../format.ts";
 
 export type WarmupPolicy = WarmupPolicyDto["policy"];
@@ -12,15 +16,10 @@ export type WarmupPolicy = WarmupPolicyDto["policy"];
 /** Problems with a warmup policy draft, by field (the API's ranges). */
 export function warmupProblems(p: WarmupPolicy): Record<string, string> {
   const out: Record<string, string> = {};
-  const int = (k: keyof WarmupPolicy, lo: number, hi: number): void => {
-    const v = p[k];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < lo || v > hi)
-      out[k] = `a whole number from ${num(lo)} to ${num(hi)}`;
-  };
-  int("maxWarmNodes", 0, 100);
-  int("ttlSeconds", 30, 86_400);
-  int("cooldownSeconds", 0, 86_400);
-  int("prePullDeadlineSeconds", 10, 3600);
+  for (const [k, [lo, hi]] of Object.entries(WARMUP_INTEGER_RANGES)) {
+    const v = p[k as keyof typeof WARMUP_INTEGER_RANGES];
+    if (!Number.isInteger(v) || v < lo || v > hi) out[k] = `a whole number from ${num(lo)} to ${num(hi)}`;
+  }
   if (p.maxCostPerHour !== null && !(p.maxCostPerHour >= 0))
     out["maxCostPerHour"] = "a price ≥ 0, or empty for no cap";
   return out;
@@ -50,15 +49,10 @@ export function spotProblems(p: {
   const out: Record<string, string> = {};
   if (!Number.isInteger(p.threshold) || p.threshold < 0) out["threshold"] = "a whole number ≥ 0";
   const pct = p.percentAboveBase;
-  if (pct !== undefined && (!Number.isInteger(pct) || pct < 0 || pct > 100))
-    out["percentAboveBase"] = "a whole number from 0 to 100";
+  const [lo, hi] = PERCENT_ABOVE_BASE_RANGE;
+  if (pct !== undefined && (!Number.isInteger(pct) || pct < lo || pct > hi))
+    out["percentAboveBase"] = `a whole number from ${num(lo)} to ${num(hi)}`;
   return out;
-}
-
-/** Mirrors the webhook's arithmetic (src/webhook/policy.ts onDemandTarget). */
-export function onDemandTarget(threshold: number, percentAboveBase: number, total: number): number {
-  if (total <= threshold) return Math.max(0, total);
-  return threshold + Math.ceil(((total - threshold) * percentAboveBase) / 100);
 }
 
 /** "3 of 12 pods on-demand, −$0.42/h" against what the workload's pods cost now. */
@@ -66,7 +60,7 @@ export function spotPreview(w: SpotWorkloadDto | undefined, p: Omit<SpotPolicyDt
   const total = w?.pods ?? 0;
   if (!w || total === 0)
     return `no live pods yet: the first ${num(p.threshold)} will run on-demand, the rest on spot`;
-  const od = onDemandTarget(p.threshold, p.percentAboveBase ?? 0, total);
+  const od = onDemandTarget(p, total);
   const { onDemand, spot } = w.podCostPerHour;
   const head = `${num(od)} of ${num(total)} pods on-demand, ${num(total - od)} on spot`;
   if (onDemand === null || (spot === null && od < total))

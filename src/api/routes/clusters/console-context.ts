@@ -8,7 +8,8 @@ import { ClusterThrashing } from "../../../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../../pricing/types.ts";
 import { warmupPoliciesOf } from "../../../console/policy-crs.ts";
-import { parsePolicy, type WarmupPolicy } from "../../../warmup/policy.ts";
+import { parsePolicy } from "../../../policy/validate-warmup.ts";
+import type { WarmupPolicy } from "../../../policy/warmup.ts";
 import type { AuditSink } from "../../audit.ts";
 import { epochMsParam, errorSchema } from "../schemas.ts";
 

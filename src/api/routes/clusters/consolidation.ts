@@ -3,7 +3,7 @@
 // /metrics exports (src/dashboard/consolidation).
 import type { FastifyInstance } from "fastify";
 import { ConsolidationViewSchema, PendingViewSchema } from "../../../dashboard/dto.ts";
-import { consolidationView, explainInputOf, pendingView } from "../../../dashboard/consolidation/view.ts";
+import { clusterConsolidation, clusterPending } from "../../../dashboard/consolidation/view.ts";
 import { errorSchema } from "../schemas.ts";
 import { idParams, viewer, type ConsoleRoutes } from "./console-context.ts";
 
@@ -41,11 +41,7 @@ export function consolidationRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        const now = deps.now();
-        const view = consolidationView(
-          c.id,
-          explainInputOf(c, hub.karpenterEvents(c.id).events(now), deps.prices, now),
-        );
+        const view = clusterConsolidation(c, hub, deps.prices, deps.now());
         const { nodePool, reason } = req.query;
         // The filters narrow the node list; the sums stay the cluster's.
         if (nodePool !== undefined || reason !== undefined)
@@ -72,13 +68,7 @@ export function consolidationRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        const now = deps.now();
-        return pendingView(c.id, {
-          pods: c.state.pendingPods(),
-          events: hub.karpenterEvents(c.id).events(now),
-          now,
-          pools: c.state.nodePools(),
-        });
+        return clusterPending(c, hub, deps.now());
       },
     );
   };

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildNodeDetail } from "../../../console/node.ts";
 import { NodeDetailSchema, type NodeDetailDto } from "../../../dashboard/dto.ts";
-import { explainInputOf, nodeDisruption } from "../../../dashboard/consolidation/view.ts";
+import { clusterExplainInput, nodeDisruption } from "../../../dashboard/consolidation/view.ts";
 import { buildNodeList } from "../../../dashboard/views.ts";
 import { errorSchema } from "../schemas.ts";
 import { HOUR, viewer, type ConsoleRoutes } from "./console-context.ts";
@@ -89,10 +89,7 @@ export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
           lifecycle,
           prices: ctx.deps.prices,
           disruption: node
-            ? nodeDisruption(
-                explainInputOf(c, ctx.hub.karpenterEvents(c.id).events(now), ctx.deps.prices, now),
-                node.metadata.name ?? "",
-              )
+            ? nodeDisruption(clusterExplainInput(c, ctx.hub, ctx.deps.prices, now), node.metadata.name ?? "")
             : null,
         });
       },

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { buildWarmupView } from "../../../console/warmup.ts";
 import { coldStartsOf } from "../../../dashboard/cold-starts.ts";
 import { WarmupViewSchema } from "../../../dashboard/dto.ts";
-import { DEFAULT_POLICY } from "../../../warmup/policy.ts";
+import { DEFAULT_POLICY } from "../../../policy/warmup.ts";
 import { DAY, rangedPage, type ConsoleRoutes } from "./console-context.ts";
 
 export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {

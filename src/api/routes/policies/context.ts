@@ -9,7 +9,7 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import type { PolicyKind, Store } from "../../../core/store/store.ts";
-import { WORKLOAD_KINDS, type SpotPolicy } from "../../../webhook/policy.ts";
+import { WORKLOAD_KINDS, type SpotPolicy } from "../../../policy/spot.ts";
 import { clientOf } from "../../identity.ts";
 import {
   editRefusal,

@@ -3,13 +3,12 @@
 // validator, so nothing the API accepts can be rejected later.
 import { createHash } from "node:crypto";
 import {
-  parsePolicySet,
-  PolicyValidationError,
   POLICY_SET_API_VERSION,
   workloadKey,
   type SpotPolicy,
   type SpotPolicySet,
-} from "../../../webhook/policy.ts";
+} from "../../../policy/spot.ts";
+import { parseSpotPolicy, PolicyValidationError } from "../../../policy/validate-spot.ts";
 import type { SpotPolicySetDto } from "../../../dashboard/dto.ts";
 
 /** A body the API refuses (400). */
@@ -22,16 +21,10 @@ export function spotPolicyFrom(params: SpotPolicy["workload"], body: unknown): S
   }
   if ("workload" in body) throw new BadPolicy("workload: comes from the URL, leave it out of the body");
   try {
-    const set = parsePolicySet({
-      apiVersion: POLICY_SET_API_VERSION,
-      kind: "SpotPolicySet",
-      policies: [
-        { ...body, workload: { kind: params.kind, namespace: params.namespace, name: params.name } },
-      ],
+    return parseSpotPolicy({
+      ...body,
+      workload: { kind: params.kind, namespace: params.namespace, name: params.name },
     });
-    const policy = set.policies[0];
-    if (!policy) throw new BadPolicy("no policy in body");
-    return policy;
   } catch (err) {
     if (!(err instanceof PolicyValidationError)) throw err;
     throw new BadPolicy(
@@ -45,9 +38,7 @@ export function spotPolicySet(values: readonly unknown[], onBad?: (err: Error) =
   const policies: SpotPolicy[] = [];
   for (const v of values) {
     try {
-      const p = parsePolicySet({ apiVersion: POLICY_SET_API_VERSION, kind: "SpotPolicySet", policies: [v] })
-        .policies[0];
-      if (p) policies.push(p);
+      policies.push(parseSpotPolicy(v));
     } catch (err) {
       onBad?.(err as Error);
     }

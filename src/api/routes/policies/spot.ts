@@ -2,7 +2,7 @@
 // ?watch=true), and one workload's policy put or deleted — as its SpotPolicy through the
 // cluster's agent, or in the store without the CRs.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { workloadKey, type SpotPolicy } from "../../../webhook/policy.ts";
+import { workloadKey, type SpotPolicy } from "../../../policy/spot.ts";
 import { requireChange } from "../../identity.ts";
 import { spotPolicyName, spotPolicyResource } from "../../../console/policy-crs.ts";
 import { errorSchema, spotPolicySchema, spotPolicySetSchema } from "../schemas.ts";

@@ -1,7 +1,7 @@
 // A cluster's warmup policies per NodePool: listed, and one pool's put or deleted — as its
 // WarmupPolicy through the cluster's agent, or in the store without the CRs.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { parsePolicy } from "../../../warmup/policy.ts";
+import { parsePolicy } from "../../../policy/validate-warmup.ts";
 import { warmupPoliciesOf, warmupPolicyName, warmupPolicyResource } from "../../../console/policy-crs.ts";
 import type { WarmupPolicyDto } from "../../../dashboard/dto.ts";
 import { warmupPolicyInputSchema, warmupPolicyRecordSchema } from "../schemas.ts";

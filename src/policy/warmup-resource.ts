@@ -1,9 +1,10 @@
-// A WarmupPolicy custom resource (objects/policy-crds.ts) as the controller's policy (policy.ts):
+// A WarmupPolicy custom resource (objects/policy-crds.ts) as the warmup policy model (warmup.ts):
 // fields the CR leaves out take the defaults, maxCostPerHour is a decimal string ("0.50") in the
 // CR and a number here. Validated by the same parser as core's API (the CRD's CEL rules say the
 // same ranges, so the apiserver refuses what this would).
 import type { WarmupPolicyResource } from "../objects/policy-crds.ts";
-import { parsePolicy, type WarmupPolicy } from "./policy.ts";
+import { parsePolicy } from "./validate-warmup.ts";
+import type { WarmupPolicy } from "./warmup.ts";
 
 export type WarmupConverted =
   { ok: true; pool: string; policy: WarmupPolicy } | { ok: false; errors: string[] };

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { WarmupPolicyResource, WarmupPolicySpec } from "../objects/policy-crds.ts";
-import { DEFAULT_POLICY } from "./policy.ts";
-import { warmupPoliciesFromResources, warmupPolicyFromResource } from "./policy-crd.ts";
+import { errorsOf } from "./resource.test-helper.ts";
+import { DEFAULT_POLICY } from "./warmup.ts";
+import { warmupPoliciesFromResources, warmupPolicyFromResource } from "./warmup-resource.ts";
 
 const cr = (
   name: string,
@@ -29,8 +30,7 @@ describe("warmupPolicyFromResource", () => {
     const r = warmupPolicyFromResource(
       cr("general", { ttlSeconds: 10, maxWarmNodes: 101, maxCostPerHour: "-1", prePullDeadlineSeconds: 5 }),
     );
-    assert.ok(!r.ok);
-    assert.deepEqual(r.errors, [
+    assert.deepEqual(errorsOf(r), [
       'spec.maxCostPerHour: expected a decimal string in USD, e.g. "0.50"',
       "spec.maxWarmNodes: expected an integer from 0 to 100",
       "spec.ttlSeconds: expected an integer from 30 to 86400",
@@ -40,8 +40,7 @@ describe("warmupPolicyFromResource", () => {
 
   it("needs a pool and enabled", () => {
     const r = warmupPolicyFromResource({ ...cr("x", {}), spec: {} as WarmupPolicySpec });
-    assert.ok(!r.ok);
-    assert.deepEqual(r.errors, [
+    assert.deepEqual(errorsOf(r), [
       "spec.nodePool: must name a NodePool",
       "spec.enabled: expected true or false",
     ]);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SpotPolicyResource, SpotPolicySpec } from "../objects/policy-crds.ts";
-import { repairModeOf, spotPolicyFromResource } from "./policy-crd.ts";
-import { parsePolicySet } from "./policy.ts";
+import { repairModeOf, spotPolicyFromResource } from "./spot-resource.ts";
+import { errorsOf } from "./resource.test-helper.ts";
+import { parsePolicySet } from "./validate-spot.ts";
 
 const cr = (
   spec: Partial<SpotPolicySpec> & Record<string, unknown>,
@@ -56,9 +57,7 @@ describe("spotPolicyFromResource", () => {
         targetRef: { kind: "CronJob" as never, name: "Web!" },
       }),
     );
-    assert.equal(r.ok, false);
-    assert.ok(!r.ok);
-    assert.deepEqual(r.errors, [
+    assert.deepEqual(errorsOf(r), [
       "spec.repair: must be On, Off or DryRun",
       "spec.targetRef.kind: must be one of Deployment, StatefulSet, ReplicaSet",
       "spec.targetRef.name: must be an object name",
@@ -71,11 +70,10 @@ describe("spotPolicyFromResource", () => {
   it("refuses a fallback window on Require and one out of range", () => {
     const require = spotPolicyFromResource(cr({ strategy: "Require", fallbackWindowSeconds: 300 }));
     const short = spotPolicyFromResource(cr({ fallbackWindowSeconds: 5 }));
-    assert.ok(!require.ok && !short.ok);
-    assert.deepEqual(require.errors, [
+    assert.deepEqual(errorsOf(require), [
       "spec.fallbackWindowSeconds: only a Prefer policy has a fallback window",
     ]);
-    assert.deepEqual(short.errors, ["spec.fallbackWindowSeconds: must be an integer 60–86400"]);
+    assert.deepEqual(errorsOf(short), ["spec.fallbackWindowSeconds: must be an integer 60–86400"]);
   });
 
   it("refuses a CR without a spec or a namespace instead of throwing", () => {
@@ -83,8 +81,7 @@ describe("spotPolicyFromResource", () => {
     const r = spotPolicyFromResource(bare);
     assert.equal(r.ok, false);
     const noNs = spotPolicyFromResource({ ...cr({}), metadata: { name: "web" } });
-    assert.ok(!noNs.ok);
-    assert.deepEqual(noNs.errors, ["metadata.namespace: must be a namespace name"]);
+    assert.deepEqual(errorsOf(noNs), ["metadata.namespace: must be a namespace name"]);
   });
 
   it("produces policies core's set validator accepts", () => {

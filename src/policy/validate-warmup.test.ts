@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { DEFAULT_POLICY, parsePolicy } from "./policy.ts";
+import { parsePolicy } from "./validate-warmup.ts";
+import { DEFAULT_POLICY } from "./warmup.ts";
 
 describe("parsePolicy", () => {
   it("fills gaps from the defaults", () => {

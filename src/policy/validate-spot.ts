@@ -1,77 +1,18 @@
-// Spot placement policies: the JSON shape core serves (a SpotPolicySet), its validator, and the
-// on-demand target arithmetic (AWS Auto Scaling's OnDemandBaseCapacity +
-// OnDemandPercentageAboveBaseCapacity).
-
-export type Strategy = "Prefer" | "Require";
-/** The repair's mode for a policy: on, off, or planning only (ADR 0006, "Adoption"). */
-export type RepairMode = boolean | "dry-run";
-export type WorkloadKind = "Deployment" | "StatefulSet" | "ReplicaSet";
-export const WORKLOAD_KINDS: readonly WorkloadKind[] = ["Deployment", "StatefulSet", "ReplicaSet"];
-
-export interface WorkloadRef {
-  namespace: string;
-  kind: WorkloadKind;
-  name: string;
-}
-
-export interface SpotPolicy {
-  workload: WorkloadRef;
-  /** The first `threshold` live pods run on-demand (the ASG "base"). */
-  threshold: number;
-  /** Require: spot pods must land on spot. Prefer: spot is preferred, on-demand is the fallback. */
-  strategy: Strategy;
-  /** Share (0–100) of the pods above `threshold` that also run on-demand. Default 0. */
-  percentAboveBase?: number;
-  /**
-   * Repair (ADR 0006): when the workload has fewer or more on-demand pods than its target and no
-   * admission will fix it, evict one pod at a time so its replacement takes the right slot — also
-   * for pods that ran before the policy (adoption). Default true. `"dry-run"`: plan only — the
-   * evictions it would make are reported (Events, API), nothing is labelled or evicted.
-   */
-  repair?: RepairMode;
-  /**
-   * Prefer only: how long the on-demand fallback stays open once spot capacity looks unavailable
-   * (ADR 0007); absent = the webhook's default (10 min).
-   */
-  fallbackWindowSeconds?: number;
-}
-
-/** Bounds of `fallbackWindowSeconds` (the CRD's CEL rules say the same). */
-export const FALLBACK_WINDOW_RANGE = [60, 86_400] as const;
-
-/** What core serves (and the file/HTTP policy sources read). */
-export interface SpotPolicySet {
-  apiVersion: "wave.sh/v1alpha1";
-  kind: "SpotPolicySet";
-  /** Opaque version of the set, for logs and conditional pulls. */
-  revision?: string;
-  policies: SpotPolicy[];
-}
-
-export const POLICY_SET_API_VERSION = "wave.sh/v1alpha1";
-
-export function workloadKey(ref: WorkloadRef): string {
-  return `${ref.namespace}/${ref.kind}/${ref.name}`;
-}
-
-/**
- * How many of `total` live pods run on-demand: all of the first `threshold`, then
- * ceil(percentAboveBase% of the rest) — rounding up favours availability
- * (base 2, 50 %, 10 pods → 6 on-demand).
- */
-export function onDemandTarget(
-  policy: Pick<SpotPolicy, "threshold" | "percentAboveBase">,
-  total: number,
-): number {
-  if (total <= policy.threshold) return Math.max(0, total);
-  const pct = policy.percentAboveBase ?? 0;
-  return policy.threshold + Math.ceil(((total - policy.threshold) * pct) / 100);
-}
-
-/** Whether the ledger must also count spot pods (only the percentage needs the total). */
-export function tracksTotal(policy: Pick<SpotPolicy, "percentAboveBase">): boolean {
-  return (policy.percentAboveBase ?? 0) > 0;
-}
+// Validates spot policies from untrusted JSON (core's API, policy files, the webhook's HTTP
+// pull, each SpotPolicy CR through spot-resource.ts): every problem named, the field's path first.
+import {
+  FALLBACK_WINDOW_RANGE,
+  PERCENT_ABOVE_BASE_RANGE,
+  POLICY_SET_API_VERSION,
+  WORKLOAD_KINDS,
+  workloadKey,
+  type RepairMode,
+  type SpotPolicy,
+  type SpotPolicySet,
+  type Strategy,
+  type WorkloadKind,
+  type WorkloadRef,
+} from "./spot.ts";
 
 export class PolicyValidationError extends Error {
   readonly problems: string[];
@@ -116,14 +57,15 @@ export function validatePolicy(v: unknown, at: string, problems: string[]): Spot
     problems.push(`${at}.threshold: must be an integer ≥ 0`);
   if (strategy !== "Prefer" && strategy !== "Require")
     problems.push(`${at}.strategy: must be "Prefer" or "Require"`);
+  const [pctMin, pctMax] = PERCENT_ABOVE_BASE_RANGE;
   if (
     percentAboveBase !== undefined &&
     (typeof percentAboveBase !== "number" ||
       !Number.isInteger(percentAboveBase) ||
-      percentAboveBase < 0 ||
-      percentAboveBase > 100)
+      percentAboveBase < pctMin ||
+      percentAboveBase > pctMax)
   )
-    problems.push(`${at}.percentAboveBase: must be an integer 0–100`);
+    problems.push(`${at}.percentAboveBase: must be an integer ${pctMin}–${pctMax}`);
   if (fallbackWindowSeconds !== undefined) {
     const [min, max] = FALLBACK_WINDOW_RANGE;
     if (
@@ -179,23 +121,18 @@ export function parsePolicySet(input: unknown): SpotPolicySet {
   return set;
 }
 
-/** Policies indexed by workload for O(1) lookup on the admission path. */
-export class PolicyIndex {
-  readonly revision: string | undefined;
-  readonly size: number;
-  readonly #byKey: Map<string, SpotPolicy>;
+/**
+ * Policies from untrusted JSON (a what-if candidate, a CLI flag set), validated as one
+ * SpotPolicySet: its problems say `policies[i]`, duplicates included.
+ */
+export function parseSpotPolicies(input: unknown): SpotPolicy[] {
+  return parsePolicySet({ apiVersion: POLICY_SET_API_VERSION, kind: "SpotPolicySet", policies: input })
+    .policies;
+}
 
-  constructor(set: SpotPolicySet) {
-    this.revision = set.revision;
-    this.#byKey = new Map(set.policies.map((p) => [workloadKey(p.workload), p]));
-    this.size = this.#byKey.size;
-  }
-
-  get(ref: WorkloadRef): SpotPolicy | undefined {
-    return this.#byKey.get(workloadKey(ref));
-  }
-
-  all(): SpotPolicy[] {
-    return [...this.#byKey.values()];
-  }
+/** One policy from untrusted JSON (an API body with its workload, a stored row), as a set of one. */
+export function parseSpotPolicy(input: unknown): SpotPolicy {
+  const [policy] = parseSpotPolicies([input]);
+  if (policy === undefined) throw new PolicyValidationError(["policies[0]: missing"]);
+  return policy;
 }

@@ -1,0 +1,53 @@
+// Pins a replay's whole result: the simulator's speed-ups (memoised passes, skipped idle passes,
+// cached groupings; issue 29) must not change what a replay answers. The figures below are what
+// the code without them answered for the same replay, to the last bit (main f46fd2c with the
+// model's fidelity changes of h/wiffid 61115ff: main alone gave $13.55929572499947/h, 149 claims).
+// A change meant to alter the model (calibration, fidelity) updates them; the failure prints them.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
+import { LIVING_SPOT_POLICIES, LIVING_WARMUP, seedLivingCluster } from "./living.ts";
+import { replay } from "./replay.ts";
+
+const MINUTE = 60_000;
+
+describe("a replay's result is pinned", () => {
+  it("the living cluster's 30 min with its spot and warmup policies, interruptions and preemptions", async () => {
+    const warmup: Record<string, WarmupPolicy> = {};
+    for (const [pool, p] of Object.entries(LIVING_WARMUP)) warmup[pool] = { ...DEFAULT_POLICY, ...p };
+    const r = await replay({
+      workload: (kube) => seedLivingCluster(kube),
+      policy: { spot: [...LIVING_SPOT_POLICIES], warmup },
+      durationMs: 30 * MINUTE,
+      catalog: "aws",
+      bootDelayMs: 60_000,
+      spotInterruptionRate: 0.15,
+      seed: 7,
+      startMs: Date.UTC(2026, 11, 3, 9),
+      settleMs: 10 * MINUTE,
+      quietStepMs: 30_000,
+    });
+    const digest = createHash("sha256").update(JSON.stringify(r)).digest("hex").slice(0, 16);
+    assert.deepEqual(
+      {
+        costPerHour: r.costPerHour,
+        nodeClaimsCreated: r.nodeClaimsCreated,
+        podStarts: r.podStart.count,
+        p95Ms: r.podStart.p95Ms,
+        preemptions: r.preemptions,
+        spotInterruptions: r.spotInterruptions,
+        digest,
+      },
+      {
+        costPerHour: 13.57219118055501,
+        nodeClaimsCreated: 146,
+        podStarts: 213,
+        p95Ms: 65_000,
+        preemptions: 7,
+        spotInterruptions: 4,
+        digest: "f094272c8ad0fe85",
+      },
+    );
+  });
+});
