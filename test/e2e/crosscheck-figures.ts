@@ -401,6 +401,33 @@ const textOf = async (page: Page, sel: string): Promise<string | undefined> =>
       .catch(() => null)
   )?.trim() ?? undefined;
 const byId = (id: string): string => `[data-testid="${id}"]`;
+/** Waits until the page shows `selector` (its figures have loaded). */
+export const shows =
+  (selector: string) =>
+  async (page: Page): Promise<void> => {
+    await page.locator(selector).first().waitFor({ timeout: 30_000 });
+  };
+
+/** A cluster figure read from the API, a /metrics gauge summed over the cluster, its Grafana panel, the recomputation and the page. */
+async function clusterFigure(
+  x: Moment,
+  name: string,
+  kind: Figure["kind"],
+  api: number,
+  metric: string,
+  recomputed: number,
+  panel: string,
+  page: NonNullable<Figure["page"]>,
+): Promise<Figure> {
+  const metrics = sumOf(x.m, metric, { cluster: x.cluster });
+  return {
+    name,
+    kind,
+    api,
+    others: await withPanel(x, { metrics, recomputed }, (p) => p.value(panel)),
+    page,
+  };
+}
 
 /** The Overview's cards: nodes, cost, spot ratio and the nodes' savings (scope nodes), requested/allocatable, disruptions, warm nodes. */
 export const overviewPage: PageCheck<Record<string, string | undefined>> = {
@@ -435,26 +462,20 @@ export const overviewPage: PageCheck<Record<string, string | undefined>> = {
       sumOf(m, `wave_nodepool_resource_${type}`, { ...c, resource_type: r2 });
     const sv = a.savings.total;
     return [
-      {
-        name: "cluster nodes",
-        kind: "count",
-        api: a.o.nodes,
-        others: await withPanel(x, { metrics: sumOf(m, "wave_nodes", c), recomputed: r.nodes }, (p) =>
-          p.value("Nodes"),
-        ),
-        page: { shown: s["nodes"], format: num },
-      },
-      {
-        name: "cluster cost per hour",
-        kind: "money",
-        api: a.o.costPerHour,
-        others: await withPanel(
-          x,
-          { metrics: sumOf(m, "wave_nodepool_cost_per_hour_dollars", c), recomputed: r.cost },
-          (p) => p.value("Cost per hour"),
-        ),
-        page: { shown: s["cost"], format: usd },
-      },
+      await clusterFigure(x, "cluster nodes", "count", a.o.nodes, "wave_nodes", r.nodes, "Nodes", {
+        shown: s["nodes"],
+        format: num,
+      }),
+      await clusterFigure(
+        x,
+        "cluster cost per hour",
+        "money",
+        a.o.costPerHour,
+        "wave_nodepool_cost_per_hour_dollars",
+        r.cost,
+        "Cost per hour",
+        { shown: s["cost"], format: usd },
+      ),
       ...(await Promise.all(
         (["nodes", "vcpu", "cost"] as const).map(async (basis): Promise<Figure> => ({
           name: `spot ratio (${basis})`,
@@ -468,17 +489,16 @@ export const overviewPage: PageCheck<Record<string, string | undefined>> = {
           ...(basis === "nodes" ? { page: { shown: s["spot"], format: pct } } : {}),
         })),
       )),
-      {
-        name: "spot savings per hour (scope nodes)",
-        kind: "money",
-        api: a.o.spotSavingsPerHour,
-        others: await withPanel(
-          x,
-          { metrics: sumOf(m, "wave_nodepool_spot_savings_per_hour_dollars", c), recomputed: r.spotSavings },
-          (p) => p.value("Spot savings per hour by pool"),
-        ),
-        page: { shown: s["saves"], format: (n) => `nodes save ${usd(n)}/h` },
-      },
+      await clusterFigure(
+        x,
+        "spot savings per hour (scope nodes)",
+        "money",
+        a.o.spotSavingsPerHour,
+        "wave_nodepool_spot_savings_per_hour_dollars",
+        r.spotSavings,
+        "Spot savings per hour by pool",
+        { shown: s["saves"], format: (n) => `nodes save ${usd(n)}/h` },
+      ),
       {
         name: "overview savings labelled with its scope (nodes)",
         kind: "count",
@@ -490,34 +510,23 @@ export const overviewPage: PageCheck<Record<string, string | undefined>> = {
           format: () => "labelled",
         },
       },
-      {
-        name: "requested cores",
-        kind: "ratio",
-        api: a.o.requested.cpu,
-        others: { metrics: res("requested", "cpu"), recomputed: r.requested.cpu },
-        page: { shown: sub[1], format: cores },
-      },
-      {
-        name: "allocatable cores",
-        kind: "ratio",
-        api: a.o.allocatable.cpu,
-        others: { metrics: res("allocatable", "cpu"), recomputed: r.allocatable.cpu },
-        page: { shown: sub[2], format: cores },
-      },
-      {
-        name: "requested memory bytes",
-        kind: "count",
-        api: a.o.requested.memoryBytes,
-        others: { metrics: res("requested", "memory"), recomputed: r.requested.memoryBytes },
-        page: { shown: sub[3], format: bytes },
-      },
-      {
-        name: "allocatable memory bytes",
-        kind: "count",
-        api: a.o.allocatable.memoryBytes,
-        others: { metrics: res("allocatable", "memory"), recomputed: r.allocatable.memoryBytes },
-        page: { shown: sub[4], format: bytes },
-      },
+      // The card's sub-line: requested/allocatable cores, then memory.
+      ...(["requested", "allocatable"] as const).flatMap((use, i): Figure[] => [
+        {
+          name: `${use} cores`,
+          kind: "ratio",
+          api: a.o[use].cpu,
+          others: { metrics: res(use, "cpu"), recomputed: r[use].cpu },
+          page: { shown: sub[1 + i], format: cores },
+        },
+        {
+          name: `${use} memory bytes`,
+          kind: "count",
+          api: a.o[use].memoryBytes,
+          others: { metrics: res(use, "memory"), recomputed: r[use].memoryBytes },
+          page: { shown: sub[3 + i], format: bytes },
+        },
+      ]),
       {
         name: "requested / allocatable cpu",
         kind: "ratio",
@@ -536,17 +545,16 @@ export const overviewPage: PageCheck<Record<string, string | undefined>> = {
         },
         page: { shown: s["disruptions"], format: num },
       },
-      {
-        name: "warm nodes (cluster)",
-        kind: "count",
-        api: a.o.warmup.warmNodes,
-        others: await withPanel(
-          x,
-          { metrics: sumOf(m, "wave_warmup_warm_nodes", c), recomputed: r.warmNodes },
-          (p) => p.value("Warm nodes"),
-        ),
-        page: { shown: s["warm"], format: num },
-      },
+      await clusterFigure(
+        x,
+        "warm nodes (cluster)",
+        "count",
+        a.o.warmup.warmNodes,
+        "wave_warmup_warm_nodes",
+        r.warmNodes,
+        "Warm nodes",
+        { shown: s["warm"], format: num },
+      ),
       {
         name: "realized savings over the last hour (scope nodes)",
         kind: "money",
@@ -570,9 +578,7 @@ export function poolsPage(
 ): PageCheck<Map<string, Record<string, string | undefined>>> {
   return {
     path: "nodepools",
-    async ready(page) {
-      await page.getByTestId("pool-row").first().waitFor({ timeout: 30_000 });
-    },
+    ready: shows(byId("pool-row")),
     async read(page) {
       const heads = (await page.locator("[data-testid=pool-table] th").allTextContents()).map((h) =>
         h.trim(),
@@ -598,111 +604,94 @@ export function poolsPage(
         const pw = { cluster: x.cluster, nodepool: name };
         const rp = x.r.pool(name);
         const s = shown.get(name) ?? {};
-        out.push(
-          {
-            name: `pool ${name}: nodes`,
-            kind: "count",
-            api: pool?.nodes ?? NaN,
-            // A pool without machines has no series (Prometheus's 0).
+        // Nodes and cost; a pool without machines has no series (Prometheus's 0).
+        const rows = [
+          ["nodes", "count", pool?.nodes, "wave_nodes", "Nodes", num, rp.nodes],
+          [
+            "cost per hour",
+            "money",
+            pool?.costPerHour,
+            "wave_nodepool_cost_per_hour_dollars",
+            "Cost per hour",
+            usd,
+            rp.cost,
+          ],
+        ] as const;
+        for (const [what, kind, api, metric, title, format, recomputed] of rows)
+          out.push({
+            name: `pool ${name}: ${what}`,
+            kind,
+            api: api ?? NaN,
             others: await withPanel(
               x,
-              { metrics: sumOf(x.m, "wave_nodes", pw) ?? 0, recomputed: rp.nodes },
-              async (p) => (await p.value("Nodes", name)) ?? 0,
+              { metrics: sumOf(x.m, metric, pw) ?? 0, recomputed },
+              async (p) => (await p.value(title, name)) ?? 0,
             ),
-            page: { shown: s["nodes"], format: num },
-          },
-          {
-            name: `pool ${name}: cost per hour`,
-            kind: "money",
-            api: pool?.costPerHour ?? NaN,
-            others: await withPanel(
-              x,
-              { metrics: sumOf(x.m, "wave_nodepool_cost_per_hour_dollars", pw) ?? 0, recomputed: rp.cost },
-              async (p) => (await p.value("Cost per hour", name)) ?? 0,
-            ),
-            page: { shown: s["cost"], format: usd },
-          },
-          {
-            name: `pool ${name}: spot cost per hour`,
-            kind: "money",
-            api: pool?.costByCapacityType.spot ?? 0,
-            others: await withPanel(
-              x,
-              {
-                metrics:
-                  sumOf(x.m, "wave_nodepool_cost_per_hour_dollars", { ...pw, capacity_type: "spot" }) ?? 0,
-                recomputed: rp.spotCost,
-              },
-              async (p) =>
-                (await p.pick("Cost per hour by pool and capacity type", { capacity_type: "spot" }, name)) ??
-                0,
-            ),
-            page: { shown: s["spotCost"], format: usd },
-          },
-        );
+            page: { shown: s[what === "nodes" ? "nodes" : "cost"], format },
+          });
+        out.push({
+          name: `pool ${name}: spot cost per hour`,
+          kind: "money",
+          api: pool?.costByCapacityType.spot ?? 0,
+          others: await withPanel(
+            x,
+            {
+              metrics:
+                sumOf(x.m, "wave_nodepool_cost_per_hour_dollars", { ...pw, capacity_type: "spot" }) ?? 0,
+              recomputed: rp.spotCost,
+            },
+            async (p) =>
+              (await p.pick("Cost per hour by pool and capacity type", { capacity_type: "spot" }, name)) ?? 0,
+          ),
+          page: { shown: s["spotCost"], format: usd },
+        });
       }
       return out;
     },
   };
 }
 
+/** A page whose figure is its table's count, shown in the table's heading as "(n)". */
+function headingCount(
+  path: string,
+  table: string,
+  figure: (x: Moment) => Omit<Figure, "page">,
+): PageCheck<string | undefined> {
+  const sel = `[data-testid=${table}] h2 .count`;
+  return {
+    path,
+    ready: shows(sel),
+    async read(page) {
+      return (await textOf(page, sel))?.replace(/^\((.*)\)$/, "$1");
+    },
+    figures: (x, shown) => [{ ...figure(x), page: { shown, format: num } }],
+  };
+}
+
 /** The node table's row count (every machine: NodeClaims joined to Nodes). */
-export const nodesPage: PageCheck<string | undefined> = {
-  path: "nodes",
-  async ready(page) {
-    await page.locator("[data-testid=node-table] h2 .count").waitFor({ timeout: 30_000 });
-  },
-  async read(page) {
-    return (await textOf(page, "[data-testid=node-table] h2 .count"))?.replace(/^\((.*)\)$/, "$1");
-  },
-  figures(x, shown) {
-    return [
-      {
-        name: "node table rows",
-        kind: "count",
-        api: x.a.nodeTotal,
-        others: { recomputed: x.r.nodes },
-        page: { shown, format: num },
-      },
-    ];
-  },
-};
+export const nodesPage = headingCount("nodes", "node-table", (x) => ({
+  name: "node table rows",
+  kind: "count",
+  api: x.a.nodeTotal,
+  others: { recomputed: x.r.nodes },
+}));
 
 /** The Disruptions page's exact count over the last hour (cluster). */
-export const disruptionsPage: PageCheck<string | undefined> = {
-  path: "disruptions?range=1h",
-  async ready(page) {
-    await page.getByTestId("disruption-counts").waitFor({ timeout: 30_000 });
+export const disruptionsPage = headingCount("disruptions?range=1h", "disruption-counts", (x) => ({
+  name: "disruption counts, last hour (Disruptions page)",
+  kind: "count",
+  api: x.a.counts.total,
+  others: {
+    ...counter(x, "wave_disruptions_total", { cluster: x.cluster }),
+    ...(x.r.disruptions !== undefined ? { recomputed: x.r.disruptions } : {}),
   },
-  async read(page) {
-    return (await textOf(page, "[data-testid=disruption-counts] h2 .count"))?.replace(/^\((.*)\)$/, "$1");
-  },
-  figures(x, shown) {
-    return [
-      {
-        name: "disruption counts, last hour (Disruptions page)",
-        kind: "count",
-        api: x.a.counts.total,
-        others: {
-          ...counter(x, "wave_disruptions_total", { cluster: x.cluster }),
-          ...(x.r.disruptions !== undefined ? { recomputed: x.r.disruptions } : {}),
-        },
-        page: { shown, format: num },
-      },
-    ];
-  },
-};
+}));
 
 /** The Thrashing page's alerts: the pools flagged. */
 export const thrashingPage: PageCheck<number> = {
   path: "thrashing",
-  async ready(page) {
-    await page
-      .getByTestId("no-thrashing")
-      .or(page.getByTestId("thrashing-alert"))
-      .first()
-      .waitFor({ timeout: 30_000 });
-  },
+  ready: shows(`${byId("no-thrashing")}, ${byId("thrashing-alert")}`),
+
   read: (page) => page.getByTestId("thrashing-alert").count(),
   async figures(x, shown) {
     return [
@@ -734,9 +723,7 @@ export function warmupPage(
 ): PageCheck<Map<string, Record<string, string | undefined>>> {
   return {
     path: "warmup",
-    async ready(page) {
-      await page.getByTestId("warmup-pool").first().waitFor({ timeout: 30_000 });
-    },
+    ready: shows(byId("warmup-pool")),
     async read(page) {
       const out = new Map<string, Record<string, string | undefined>>();
       for (const p of pools()) {
@@ -810,9 +797,7 @@ export function warmupPage(
 /** The Spot page's totals: managed pods, their on-demand/spot split, the workloads' savings (scope workloads). */
 export const spotPage: PageCheck<Record<string, string | undefined>> = {
   path: "spot?range=1h",
-  async ready(page) {
-    await page.getByTestId("spot-total-pods").waitFor({ timeout: 30_000 });
-  },
+  ready: shows(byId("spot-total-pods")),
   async read(page) {
     const savedCard = page.locator(".card").filter({ has: page.getByTestId("spot-total-saved") });
     return {

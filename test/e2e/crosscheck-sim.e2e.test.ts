@@ -8,17 +8,15 @@
 // (test/e2e/crosscheck.ts). The living cluster moves every few seconds: each page is judged at a
 // moment the API answered the same before and after it was read (test/e2e/crosscheck-figures.ts).
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
-import { chromium, type Browser } from "playwright-core";
-import { startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
+import type { Browser } from "playwright-core";
+import type { Started } from "../../src/cli/start.ts";
 import type { KindName } from "../../src/kube/kinds.ts";
-import { createLogger } from "../../src/shared/log.ts";
 import type { DisruptionCountsDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
-import { api as siteApi, cl, type Site } from "./console-pages.ts";
+import { api as siteApi, cl, launchChromium, startSimulated, type Site } from "./console-pages.ts";
 import { disagreements, sumOf, type Figure } from "./crosscheck.ts";
 import {
   checked,
@@ -36,7 +34,6 @@ import {
 } from "./crosscheck-figures.ts";
 import { waitFor, type KubeObject } from "./harness.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
 const CLUSTER = "default";
 
@@ -69,26 +66,8 @@ async function listOf(kind: KindName): Promise<KubeObject[]> {
 }
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
-  assert.ok(existsSync(join(ROOT, "ui/dist/index.html")), "the UI is built (npm run build:ui)");
   tmp = mkdtempSync(join(tmpdir(), "wave-e2e-crosscheck-sim-"));
-  w = await startWave(
-    {
-      ...DEFAULTS,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: join(tmp, "sim"),
-      logLevel: "error",
-      simulate: true,
-      clusterId: CLUSTER,
-    },
-    {},
-    { log: createLogger({ level: "error", base: { app: "wave-e2e-crosscheck-sim" } }) },
-  );
-  const t0 = Date.now();
-  await w.caughtUp;
-  log(`simulated history caught up with now in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  w = await startSimulated(join(tmp, "sim"), CLUSTER, "wave-e2e-crosscheck-sim", log);
   const site: Site = { url: w.url, cluster: CLUSTER, viewer: w.tokens.viewer, log };
   world = {
     site,
@@ -104,10 +83,7 @@ before(async () => {
     }),
   };
   pools = (await listOf("NodePool")).map((p) => p.metadata.name).sort();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

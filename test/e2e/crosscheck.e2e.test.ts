@@ -22,18 +22,18 @@
 //   churn  on-demand, consolidateAfter 0s: 2 pods on 2 nodes, scaled to 0 → Karpenter disrupts the
 //          two empty nodes (2 disruptions, reason Empty).
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { Started } from "../../src/cli/start.ts";
 import type { DisruptionCountsDto, NodeListDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
 import { resolvedQueries } from "../../src/metrics/grafana.ts";
 import { WARMUP_POOL_LABEL } from "../../src/objects/wave.ts";
 import { num } from "../../ui/src/format.ts";
 import { sumOf } from "./crosscheck.ts";
-import { api as siteApi, cl, type Site } from "./console-pages.ts";
+import { api as siteApi, cl, launchChromium, type Site } from "./console-pages.ts";
 import {
   checked,
   crossCheckPages,
@@ -42,6 +42,7 @@ import {
   nodesPage,
   overviewPage,
   poolsPage,
+  shows,
   spotPage,
   thrashingPage,
   warmupPage,
@@ -66,8 +67,6 @@ import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 import { startPrometheus, type Prometheus } from "./prometheus-server.ts";
 import { startRigWave, webDeployment } from "./tenant-rig.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ROOT = resolve(import.meta.dirname, "../..");
 const CLUSTER = "e2e-crosscheck";
 const L = {
   pool: "karpenter.sh/nodepool",
@@ -169,9 +168,7 @@ async function hitsOf(): Promise<number> {
 /** The churn pool's row on the Disruptions page (filtered to it): its count, and the Grafana panel's. */
 const churnPage = (): PageCheck<string | undefined> => ({
   path: `disruptions?range=1h&pool=${churn}`,
-  async ready(page) {
-    await page.getByTestId("disruption-counts").waitFor({ timeout: 20_000 });
-  },
+  ready: shows('[data-testid="disruption-counts"]'),
   async read(page) {
     const row = page.getByTestId("count-row").filter({ hasText: churn }).first();
     return (await row.count()) ? (await row.locator("td").last().textContent())?.trim() : "0";
@@ -233,8 +230,7 @@ async function panelsNow(): Promise<Panels> {
 }
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
-  assert.ok(existsSync(join(ROOT, "ui/dist/index.html")), "the UI is built (npm run build:ui)");
+  browser = await launchChromium();
   await requireRig();
   ns = await createNamespace("e2e-xcheck");
   waveNs = await createNamespace("e2e-xcheck-wave");
@@ -264,10 +260,6 @@ before(async () => {
       spotPolicies: await list("spotpolicies.wave.sh"),
     }),
   };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
-  });
 });
 
 after(async () => {
