@@ -561,9 +561,10 @@ export const overviewPage: PageCheck<Record<string, string | undefined>> = {
         api: sv.savedUsd,
         others: {},
         page: {
-          shown: sv.onDemandUsd === 0 && s["realized"] === undefined ? "none" : s["realized"],
+          // No history in the range yet: the page says so instead of a total.
+          shown: s["realized"] ?? "none",
           format: () =>
-            sv.onDemandUsd === 0
+            a.savings.pools.length === 0
               ? "none"
               : `${usd(sv.savedUsd)} saved (${pct(sv.savedShare)}) — ${usd(sv.actualUsd)} spent vs ${usd(sv.onDemandUsd)} all on-demand`,
         },
