@@ -28,7 +28,12 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Browser } from "playwright-core";
 import type { Started } from "../../src/cli/start.ts";
-import type { DisruptionCountsDto, NodeListDto, WarmupViewDto } from "../../src/dashboard/dto.ts";
+import type {
+  DisruptionCountsDto,
+  NodeListDto,
+  SpotViewDto,
+  WarmupViewDto,
+} from "../../src/dashboard/dto.ts";
 import { resolvedQueries } from "../../src/metrics/grafana.ts";
 import { WARMUP_POOL_LABEL } from "../../src/objects/wave.ts";
 import { num } from "../../ui/src/format.ts";
@@ -66,6 +71,7 @@ import {
 import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 import { startPrometheus, type Prometheus } from "./prometheus-server.ts";
 import { startRigWave, webDeployment } from "./tenant-rig.ts";
+import { installWaveCrds } from "./wave-crds.ts";
 
 const CLUSTER = "e2e-crosscheck";
 const L = {
@@ -381,6 +387,26 @@ test(
       );
       log(`churn: ${[...seenClaims.values()].filter((c) => c.pool === churn).length} NodeClaims disrupted`);
 
+      // A spot policy on `web` (after its pods run: repair off, so it moves none) gives the Spot
+      // page managed pods, their split and the workloads' savings to cross-check.
+      await installWaveCrds();
+      await apply({
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicy",
+        metadata: { name: "web", namespace: ns },
+        spec: {
+          targetRef: { kind: "Deployment", name: "web" },
+          threshold: 1,
+          strategy: "Prefer",
+          repair: "Off",
+        },
+      });
+      await waitFor(
+        "the Spot page's API to count web's 2 pods under its policy",
+        async () => (await api<SpotViewDto>(`spot-placement?from=${hourAgo()}`)).totals.pods === 2,
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      );
+
       await observeClaims();
       const figures = await crossCheckPages(world, browser, [
         checked(overviewPage),
@@ -395,5 +421,10 @@ test(
       const churnFig = figures.find((f) => f.name === `pool ${churn}: disruptions`);
       assert.equal(churnFig?.api, 2, "Karpenter disrupted the churn pool's two nodes");
       assert.ok((figures.find((f) => f.name === `pool ${warm}: warmup hits`)?.api ?? 0) >= 1, "a warmup hit");
+      assert.equal(
+        figures.find((f) => f.name === "spot: managed pods")?.api,
+        2,
+        "web's pods under its policy",
+      );
     }),
 );
