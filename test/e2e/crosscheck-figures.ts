@@ -573,6 +573,9 @@ export const overviewPage: PageCheck<Record<string, string | undefined>> = {
   },
 };
 
+/** What may follow a pool's name in its name cell: its tags (ui/src/pages/NodePools.tsx). */
+const TAGS = /^(thrashing)?([\d,]+ warm)?$/;
+
 /** The NodePools table: each of `pools`' nodes, cost and spot cost (the rig: the test's own pools; the simulator: every pool). */
 export function poolsPage(
   pools: () => readonly string[],
@@ -584,7 +587,7 @@ export function poolsPage(
       const heads = (await page.locator("[data-testid=pool-table] th").allTextContents()).map((h) =>
         h.trim(),
       );
-      // A row's name cell is the pool's name, then its tags (e.g. "thrashing").
+      // A row's name cell is the pool's name, then its tags ("thrashing", "2 warm").
       const rows = await Promise.all(
         (await page.getByTestId("pool-row").all()).map(async (r) =>
           (await r.locator("td").allTextContents()).map((c) => c.trim()),
@@ -592,7 +595,9 @@ export function poolsPage(
       );
       const out = new Map<string, Record<string, string | undefined>>();
       for (const p of pools()) {
-        const cells = rows.find((c) => c[0] === p || c[0]?.startsWith(`${p}thrashing`)) ?? [];
+        const named = (cell: string | undefined): boolean =>
+          cell?.startsWith(p) === true && TAGS.test(cell.slice(p.length));
+        const cells = rows.find((c) => named(c[0])) ?? [];
         const col = (label: string): string | undefined => cells[heads.findIndex((h) => h.startsWith(label))];
         out.set(p, { nodes: col("nodes"), cost: col("$/h"), spotCost: col("spot $/h") });
       }
