@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { CompositePriceProvider, DEFAULT_SPOT_ESTIMATE_FACTOR, SpotEstimateProvider } from "./composite.ts";
+import { CompositePriceProvider, DEFAULT_SPOT_ESTIMATE_FACTOR } from "./composite.ts";
 import { parseStaticPriceTable, StaticPriceProvider } from "./static.ts";
 import type { PriceProvider, PriceQuote } from "./types.ts";
 
@@ -61,7 +61,10 @@ describe("CompositePriceProvider", () => {
   });
 
   it("rejects a nonsensical estimate factor", () => {
-    assert.throws(() => new SpotEstimateProvider(staticProvider, 0), RangeError);
-    assert.throws(() => new SpotEstimateProvider(staticProvider, 1.5), RangeError);
+    for (const spotEstimateFactor of [0, 1.5, NaN])
+      assert.throws(
+        () => new CompositePriceProvider({ static: staticProvider, spotEstimateFactor }),
+        RangeError,
+      );
   });
 });
