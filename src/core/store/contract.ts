@@ -121,6 +121,22 @@ export function storeContract(
       }
     };
 
+    /** Closes `store` and runs `fn` on a new handle on the same database: what a restart of core keeps. */
+    const reopen = async (
+      store: Store,
+      h: StoreHarness,
+      fn: (reopened: Store) => Promise<void>,
+      retention?: RetentionPolicy,
+    ): Promise<void> => {
+      await store.close();
+      const { store: reopened } = await h.open(retention);
+      try {
+        await fn(reopened);
+      } finally {
+        await reopened.close();
+      }
+    };
+
     void it("applies migrations once; re-opening applies none and keeps the data", async () => {
       const h = await makeHarness();
       try {
@@ -348,10 +364,9 @@ export function storeContract(
         assert.equal(await store.checkpoint("c2"), undefined);
 
         // The checkpoint survives a restart of core.
-        await store.close();
-        const { store: reopened } = await h.open();
-        assert.equal((await reopened.checkpoint("c1"))?.sequence, 1);
-        await reopened.close();
+        await reopen(store, h, async (reopened) => {
+          assert.equal((await reopened.checkpoint("c1"))?.sequence, 1);
+        });
         await (await h.open()).store.close();
       });
     });
@@ -583,16 +598,17 @@ export function storeContract(
         assert.equal((await store.checkpoint("c1"))?.sequence, 3);
         assert.equal((await store.spotRepairs(all)).length, 3);
 
-        await store.close();
-        const reopened = (await h.open(smallRetention)).store;
-        try {
-          assert.deepEqual(await reopened.spotRepairs(all), rows.slice(0, 3));
-          // Retention as for lifecycle rows (a day here).
-          await reopened.compact(T0 + DAY + 30 * MIN);
-          assert.deepEqual(await reopened.spotRepairs(all), []);
-        } finally {
-          await reopened.close();
-        }
+        await reopen(
+          store,
+          h,
+          async (reopened) => {
+            assert.deepEqual(await reopened.spotRepairs(all), rows.slice(0, 3));
+            // Retention as for lifecycle rows (a day here).
+            await reopened.compact(T0 + DAY + 30 * MIN);
+            assert.deepEqual(await reopened.spotRepairs(all), []);
+          },
+          smallRetention,
+        );
       }, smallRetention);
     });
 
@@ -644,16 +660,17 @@ export function storeContract(
         );
         assert.equal((await store.checkpoint("c1"))?.sequence, 5);
 
-        await store.close();
-        const reopened = (await h.open(smallRetention)).store;
-        try {
-          assert.equal((await reopened.spotLateAnswers(all)).length, 2);
-          // Retention as for lifecycle rows (a day here).
-          await reopened.compact(T0 + DAY + 30 * MIN);
-          assert.deepEqual(await reopened.spotLateAnswers(all), []);
-        } finally {
-          await reopened.close();
-        }
+        await reopen(
+          store,
+          h,
+          async (reopened) => {
+            assert.equal((await reopened.spotLateAnswers(all)).length, 2);
+            // Retention as for lifecycle rows (a day here).
+            await reopened.compact(T0 + DAY + 30 * MIN);
+            assert.deepEqual(await reopened.spotLateAnswers(all), []);
+          },
+          smallRetention,
+        );
       }, smallRetention);
     });
 
@@ -688,10 +705,9 @@ export function storeContract(
         );
         await assert.rejects(store.appendAudit(e(T0, { subject: "" })), StoreInputError);
         await assert.rejects(store.appendAudit(e(T0, { after: "x".repeat(5000) })), StoreInputError);
-        await store.close();
-        const { store: reopened } = await h.open();
-        assert.equal((await reopened.listAudit({ clusterId: "c1", limit: 10 })).length, 2);
-        await reopened.close();
+        await reopen(store, h, async (reopened) => {
+          assert.equal((await reopened.listAudit({ clusterId: "c1", limit: 10 })).length, 2);
+        });
       });
     });
 
@@ -713,12 +729,11 @@ export function storeContract(
         assert.equal(await store.getSession(hash("b"), T0 + MIN), undefined, "expired");
         assert.equal(await store.getSession(hash("c"), T0), undefined);
         await assert.rejects(store.putSession({ ...s1, idHash: "raw-session-id" }, T0), StoreInputError);
-        await store.close();
-        const { store: reopened } = await h.open();
-        assert.equal((await reopened.getSession(hash("a"), T0 + 1))?.subject, "ann@example.com");
-        await reopened.deleteSession(hash("a"));
-        assert.equal(await reopened.getSession(hash("a"), T0 + 1), undefined);
-        await reopened.close();
+        await reopen(store, h, async (reopened) => {
+          assert.equal((await reopened.getSession(hash("a"), T0 + 1))?.subject, "ann@example.com");
+          await reopened.deleteSession(hash("a"));
+          assert.equal(await reopened.getSession(hash("a"), T0 + 1), undefined);
+        });
       });
     });
 
@@ -782,17 +797,18 @@ export function storeContract(
         assert.equal((await store.warmupEvents(all)).length, 7);
 
         // Durable: a new handle on the same database answers the same rows.
-        await store.close();
-        const reopened = (await h.open(smallRetention)).store;
-        try {
-          assert.deepEqual(await reopened.warmupEvents(all), rows);
-          // Retention follows lifecycle rows: older than eventRetainMs (a day here) goes.
-          const c = await reopened.compact(T0 + DAY + 30 * MIN);
-          assert.equal(c.deletedEvents, 7);
-          assert.deepEqual(await reopened.warmupEvents(all), [later]);
-        } finally {
-          await reopened.close(); // withStore closes the first handle again: harmless
-        }
+        await reopen(
+          store,
+          h,
+          async (reopened) => {
+            assert.deepEqual(await reopened.warmupEvents(all), rows);
+            // Retention follows lifecycle rows: older than eventRetainMs (a day here) goes.
+            const c = await reopened.compact(T0 + DAY + 30 * MIN);
+            assert.equal(c.deletedEvents, 7);
+            assert.deepEqual(await reopened.warmupEvents(all), [later]);
+          },
+          smallRetention,
+        );
       }, smallRetention);
     });
 
