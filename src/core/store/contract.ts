@@ -11,6 +11,7 @@ import type {
   Disruption,
   LifecycleEvent,
   AuditEntry,
+  ClusterLease,
   SpotLateAnswer,
   SpotRepair,
   Store,
@@ -1022,7 +1023,21 @@ export function storeContract(
     void it("hands a cluster's lease to one holder at a time; the newest stream may take it", async () => {
       await withStore(async (store) => {
         const TTL = 15_000;
-        const a = await store.acquireLease("c1", "core-a", "http://a:8080", T0, TTL, false);
+        const lease = (
+          clusterId: string,
+          holder: string,
+          now: number,
+          force = false,
+        ): Promise<ClusterLease> =>
+          store.acquireLease({
+            clusterId,
+            holder,
+            url: `http://${holder.slice(-1)}:8080`,
+            now,
+            ttlMs: TTL,
+            force,
+          });
+        const a = await lease("c1", "core-a", T0);
         assert.deepEqual(a, {
           clusterId: "c1",
           holder: "core-a",
@@ -1033,7 +1048,7 @@ export function storeContract(
           expiresAt: T0 + TTL,
         });
         // Held and not expired: b does not get it without force, and sees a's lease.
-        const refused = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 1000, TTL, false);
+        const refused = await lease("c1", "core-b", T0 + 1000);
         assert.equal(refused.holder, "core-a");
         assert.equal(refused.generation, 1);
         // a renews; b's renewal of a lease it does not hold changes nothing.
@@ -1041,25 +1056,25 @@ export function storeContract(
         assert.deepEqual(await store.renewLeases("core-b", ["c1"], T0 + 5000, TTL), []);
         assert.equal((await store.leases())[0]?.expiresAt, T0 + 5000 + TTL);
         // Expired: anyone takes it, with a new generation.
-        const b = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 5000 + TTL, TTL, false);
+        const b = await lease("c1", "core-b", T0 + 5000 + TTL);
         assert.equal(b.holder, "core-b");
         assert.equal(b.generation, 2);
         assert.equal(b.acquiredAt, T0 + 5000 + TTL);
         // a's renewal now fails: it knows it lost the cluster.
         assert.deepEqual(await store.renewLeases("core-a", ["c1"], T0 + 21_000, TTL), []);
         // Force (the agent now streams to a): taken back at once, next generation.
-        const back = await store.acquireLease("c1", "core-a", "http://a:8080", T0 + 21_000, TTL, true);
+        const back = await lease("c1", "core-a", T0 + 21_000, true);
         assert.deepEqual([back.holder, back.generation], ["core-a", 3]);
         // Re-acquiring one's own lease keeps the generation and acquiredAt.
-        const again = await store.acquireLease("c1", "core-a", "http://a:8080", T0 + 22_000, TTL, false);
+        const again = await lease("c1", "core-a", T0 + 22_000);
         assert.deepEqual([again.generation, again.acquiredAt], [3, T0 + 21_000]);
         // Released: free at once for another replica.
         assert.equal(await store.releaseLease("c1", "core-b"), false);
         assert.equal(await store.releaseLease("c1", "core-a"), true);
-        const c = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 23_000, TTL, false);
+        const c = await lease("c1", "core-b", T0 + 23_000);
         assert.deepEqual([c.holder, c.generation], ["core-b", 4]);
         // Other clusters are independent.
-        await store.acquireLease("c2", "core-a", "http://a:8080", T0 + 23_000, TTL, false);
+        await lease("c2", "core-a", T0 + 23_000);
         assert.deepEqual(
           (await store.leases()).map((l) => [l.clusterId, l.holder]),
           [
@@ -1067,8 +1082,9 @@ export function storeContract(
             ["c2", "core-a"],
           ],
         );
-        await assert.rejects(store.acquireLease("", "x", "", T0, TTL, false), StoreInputError);
-        await assert.rejects(store.acquireLease("c1", "x", "", T0, 0, false), StoreInputError);
+        const bad = { clusterId: "c1", holder: "x", url: "", now: T0, ttlMs: TTL, force: false };
+        await assert.rejects(store.acquireLease({ ...bad, clusterId: "" }), StoreInputError);
+        await assert.rejects(store.acquireLease({ ...bad, ttlMs: 0 }), StoreInputError);
       });
     });
   });

@@ -21,6 +21,7 @@ import {
 import type {
   ClusterHello,
   ClusterLease,
+  LeaseRequest,
   ClusterRecord,
   CompactResult,
   Disruption,
@@ -757,14 +758,7 @@ export class SqlStore implements Store {
     });
   }
 
-  async acquireLease(
-    clusterId: string,
-    holder: string,
-    url: string,
-    now: number,
-    ttlMs: number,
-    force: boolean,
-  ): Promise<ClusterLease> {
+  async acquireLease({ clusterId, holder, url, now, ttlMs, force }: LeaseRequest): Promise<ClusterLease> {
     validateLease(clusterId, holder, now, ttlMs);
     return this.#db.transaction(async (tx) => {
       await tx.run(SQL.acquireLease, [clusterId, holder, url, now, now + ttlMs, force ? 1 : 0]);
