@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Agent, type AgentOptions } from "../../agent/agent.ts";
+import type { AgentOptions } from "../../agent/agent.ts";
 import { node, nodePool, pod, syntheticCluster } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
 import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
@@ -14,6 +14,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { createLogger } from "../../shared/log.ts";
 import { Registry } from "../../shared/metrics.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../../../test/support/pki.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { AgentAuthenticator, CredentialError, loadCredentials, type AgentCredential } from "./auth.ts";
 import { IngestCore, type IngestCoreOptions } from "./core.ts";
 import { startIngestServer, type IngestServer, type IngestServerTls } from "./server.ts";
@@ -59,23 +60,15 @@ async function startCore(
 
 function startAgent(url: string, clusterId: string, token: string, extra: Partial<AgentOptions> = {}) {
   const registry = new Registry();
-  const agent = new Agent({
+  const { agent, stop } = runAgent({
     source: new MemorySource([nodePool("default"), node(1)]),
     coreUrl: url,
     token,
     clusterId,
     agentVersion: "test",
-    clock: new FakeClock(),
-    backoff: { initialMs: 100, maxMs: 100, jitter: "none" },
     metrics: registry,
     ...extra,
   });
-  const ac = new AbortController();
-  const running = agent.run(ac.signal);
-  const stop = async (): Promise<void> => {
-    ac.abort();
-    await running;
-  };
   cleanups.push(stop);
   return { agent, registry, stop };
 }

@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { Agent } from "../../agent/agent.ts";
 import { node, nodePool, pod } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
 import { build } from "../../api/app.ts";
@@ -18,6 +17,7 @@ import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
 import { ClusterHub } from "../hub/hub.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { startIngestServer, type IngestServer } from "./server.ts";
 import { rawStream, within, type Msg } from "./testing.ts";
@@ -100,17 +100,14 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
     );
 
     // The agent comes back with a snapshot within the bound: no longer rejected.
-    const ac = new AbortController();
-    const agent = new Agent({
+    const { agent, stop } = runAgent({
       source: new MemorySource([nodePool("default"), node(1)]),
       coreUrl: `http://127.0.0.1:${server.port}`,
       token: "t",
       clusterId: "big",
       agentVersion: "test",
       clock: new FakeClock(T0),
-      metrics: new Registry(),
     });
-    const running = agent.run(ac.signal);
     try {
       await within(
         10_000,
@@ -121,8 +118,7 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
       assert.equal(again?.rejected, null);
       assert.equal(again.connected, true);
     } finally {
-      ac.abort();
-      await running;
+      await stop();
     }
   });
 

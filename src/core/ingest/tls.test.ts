@@ -10,8 +10,8 @@ import { Agent } from "../../agent/agent.ts";
 import type { AgentOptions } from "../../agent/agent.ts";
 import { node, nodePool } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
-import { FakeClock } from "../../shared/clock.ts";
 import { Registry } from "../../shared/metrics.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { startIngestServer } from "./server.ts";
 import type { IngestServer } from "./server.ts";
@@ -111,28 +111,18 @@ describe("ingest over mutual TLS", { timeout: 60_000 }, () => {
     clusterId: string,
   ): Promise<{ agent: Agent; registry: Registry; stop: () => Promise<void> }> {
     const registry = new Registry();
-    const agent = new Agent({
+    const { agent, stop } = runAgent({
       source: new MemorySource([nodePool("default"), node(1)]),
       coreUrl: `https://127.0.0.1:${server.port}`,
       token: "tls-token",
       clusterId,
       agentVersion: "test",
-      clock: new FakeClock(),
       metrics: registry,
       tls: { caFile: f("ca.crt"), certFile: f("agent.crt"), keyFile: f("agent.key") },
       ...opts,
     });
-    const ac = new AbortController();
-    const running = agent.run(ac.signal);
     await agent.until((a) => a.status === "streaming" || a.status === "backoff");
-    return {
-      agent,
-      registry,
-      stop: async () => {
-        ac.abort();
-        await running;
-      },
-    };
+    return { agent, registry, stop };
   }
 
   it("streams with a client certificate from the trusted CA and a valid token", async () => {
