@@ -13,23 +13,27 @@ import { KwokPriceProvider } from "../../pricing/kwok.ts";
 import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { Registry } from "../../shared/metrics.ts";
-import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
 import { ClusterHub } from "../hub/hub.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { startIngestServer, type IngestServer } from "./server.ts";
-import { rawStream, within, type Msg } from "./testing.ts";
+import {
+  hello,
+  rawStream,
+  snapshotBegin,
+  snapshotChunk,
+  snapshotEnd,
+  upsert,
+  within,
+  wire,
+  type Msg,
+} from "./testing.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 const tokens = { admin: "admin-token-0123456789", viewer: "viewer-token-0123456789" };
 const V = { authorization: `Bearer ${tokens.viewer}` };
-const wire = (o: WireObject) => ({ kind: kindToProto(o.kind), json: encodeJson(o) });
-let sessions = 0;
-const hello = (clusterId: string): Msg => ({
-  body: { case: "hello", value: { clusterId, sessionId: `s-${++sessions}`, agentVersion: "raw" } },
-});
 
 const clock = new FakeClock(T0);
 const metrics = new Registry();
@@ -74,9 +78,8 @@ async function listed(id: string): Promise<ClusterDto | undefined> {
 describe("a refused cluster is listed as rejected and counted", { timeout: 30_000 }, () => {
   it("a snapshot over the object bound: the API lists why, /metrics counts it; an accepted one clears it", async () => {
     const big = Array.from({ length: 100 }, (_, i) => wire(node(i)));
-    const msgs: Msg[] = [hello("big"), { sequence: 1n, body: { case: "snapshotBegin", value: {} } }];
-    for (let i = 0; i < 5; i++)
-      msgs.push({ sequence: BigInt(2 + i), body: { case: "snapshotChunk", value: { objects: big } } });
+    const msgs: Msg[] = [hello("big"), snapshotBegin(1)];
+    for (let i = 0; i < 5; i++) msgs.push(snapshotChunk(2 + i, big));
     const err = await rawStream(server.port, msgs, "t");
     assert.equal(err?.code, 8, err?.message); // RESOURCE_EXHAUSTED
 
@@ -129,10 +132,10 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
       server.port,
       [
         hello("fat"),
-        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-        { sequence: 2n, body: { case: "snapshotChunk", value: { objects: [wire(nodePool("default"))] } } },
-        { sequence: 3n, body: { case: "snapshotEnd", value: { objectCount: 1n } } },
-        { sequence: 4n, body: { case: "delta", value: { op: 1, object: wire(p) } } },
+        snapshotBegin(1),
+        snapshotChunk(2, [wire(nodePool("default"))]),
+        snapshotEnd(3, 1),
+        upsert(4, wire(p)),
       ],
       "t",
     );
