@@ -22,6 +22,7 @@ import { MemorySink } from "./sink.ts";
 import {
   hello,
   rawStream,
+  sessionWithSnapshot,
   snapshotBegin,
   snapshotChunk,
   snapshotEnd,
@@ -273,13 +274,7 @@ describe("decoding is bounded per object and per byte (issue 32)", { timeout: 60
     const big = wire(p);
     const err = await rawStream(
       server.port,
-      [
-        hello("cluster-a"),
-        snapshotBegin(1),
-        snapshotChunk(2, [wire(nodePool("default"))]),
-        snapshotEnd(3, 1),
-        upsert(4, big),
-      ],
+      [...sessionWithSnapshot("cluster-a", [wire(nodePool("default"))]), upsert(4, big)],
       TOKEN_A,
     );
     assert.equal(err?.code, 8, err?.message);

@@ -22,9 +22,9 @@ import { startIngestServer, type IngestServer } from "./server.ts";
 import {
   hello,
   rawStream,
+  sessionWithSnapshot,
   snapshotBegin,
   snapshotChunk,
-  snapshotEnd,
   upsert,
   within,
   wire,
@@ -130,13 +130,7 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
     p.object.metadata.annotations = { big: "h".repeat(40_000) };
     const err = await rawStream(
       server.port,
-      [
-        hello("fat"),
-        snapshotBegin(1),
-        snapshotChunk(2, [wire(nodePool("default"))]),
-        snapshotEnd(3, 1),
-        upsert(4, wire(p)),
-      ],
+      [...sessionWithSnapshot("fat", [wire(nodePool("default"))]), upsert(4, wire(p))],
       "t",
     );
     assert.equal(err?.code, 8, err?.message);

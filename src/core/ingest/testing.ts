@@ -29,6 +29,13 @@ export const snapshotEnd = (sequence: number, objectCount: number): Msg => ({
   sequence: BigInt(sequence),
   body: { case: "snapshotEnd", value: { objectCount: BigInt(objectCount) } },
 });
+/** A new session of `clusterId` and its complete snapshot of `objects` in one chunk (sequences 1–3). */
+export const sessionWithSnapshot = (clusterId: string, objects: StreamedObject[]): Msg[] => [
+  hello(clusterId),
+  snapshotBegin(1),
+  snapshotChunk(2, objects),
+  snapshotEnd(3, objects.length),
+];
 /** A delta that creates or updates `object`. */
 export const upsert = (sequence: number, object: StreamedObject, observedAtMs?: bigint): Msg => ({
   sequence: BigInt(sequence),
