@@ -55,13 +55,16 @@ describe("shipped static table", () => {
 
   it("holds AWS's published us-east-1 prices", () => {
     const p = new StaticPriceProvider(table);
-    const q = (it: string): number | undefined => p.price(it, "on-demand", "us-east-1a")?.usdPerHour;
-    assert.equal(q("m5.large"), 0.096);
-    assert.equal(q("c7g.medium"), 0.0363);
-    assert.equal(q("m7i.48xlarge"), 9.6768);
-    assert.equal(q("t4g.nano"), 0.0042);
-    assert.equal(q("g5.xlarge"), 1.006);
-    assert.equal(q("p5.48xlarge"), 55.04);
+    const published = {
+      "m5.large": 0.096,
+      "c7g.medium": 0.0363,
+      "m7i.48xlarge": 9.6768,
+      "t4g.nano": 0.0042,
+      "g5.xlarge": 1.006,
+      "p5.48xlarge": 55.04,
+    };
+    for (const [type, usd] of Object.entries(published))
+      assert.equal(p.price(type, "on-demand", "us-east-1a")?.usdPerHour, usd, type);
   });
 
   it("round-trips byte for byte as hack/pricing/update.ts writes it (stable diffs, Prettier-clean)", () => {
