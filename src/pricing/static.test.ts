@@ -8,6 +8,7 @@ import {
   StaticPriceProvider,
 } from "./static.ts";
 import { regionOfZone, zoneOfProviderID } from "./types.ts";
+import { priceTable } from "./testing.ts";
 
 describe("shipped static table", () => {
   const table = loadStaticPriceTable();
@@ -84,12 +85,8 @@ describe("shipped static table", () => {
 });
 
 describe("StaticPriceProvider", () => {
-  const table = parseStaticPriceTable({
-    schema: 1,
-    generatedAt: "2026-01-19",
-    regions: {
-      "eu-west-1": { asOf: "2024-12-01", provenance: "approximate", onDemand: { "m5.large": 0.107 } },
-    },
+  const table = priceTable({
+    "eu-west-1": { asOf: "2024-12-01", provenance: "approximate", onDemand: { "m5.large": 0.107 } },
   });
 
   it("answers on-demand and reserved from the zone's region, never spot", () => {
