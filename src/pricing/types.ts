@@ -47,15 +47,10 @@ export interface RegionLookup {
 export abstract class RegionPriceProvider implements PriceProvider {
   protected abstract readonly defaultRegion: string | undefined;
 
-  price(
-    instanceType: string,
-    capacityType: CapacityType,
-    zone?: string,
-    region?: string,
-  ): PriceQuote | undefined {
+  readonly price: PriceProvider["price"] = (instanceType, capacityType, zone, region) => {
     const r = region ?? regionOfZone(zone) ?? this.defaultRegion;
     return r === undefined ? undefined : this.priceIn({ instanceType, capacityType, zone, region: r });
-  }
+  };
 
   protected abstract priceIn(lookup: RegionLookup): PriceQuote | undefined;
 }
