@@ -588,28 +588,18 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
       if (raw === "false" || raw === "0") return false;
       throw new ConfigError(`${where}: expected true or false, got ${JSON.stringify(raw)}`);
     case "level":
-      if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
-      throw new ConfigError(`${where}: expected debug, info, warn or error, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["debug", "info", "warn", "error"], where);
     case "logFormat":
-      if (raw === "json" || raw === "pretty") return raw;
-      throw new ConfigError(`${where}: expected json or pretty, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["json", "pretty"], where);
     case "fallback":
-      if (raw === "unchanged" || raw === "spot-preferred") return raw;
-      throw new ConfigError(`${where}: expected unchanged or spot-preferred, got ${JSON.stringify(raw)}`);
-    case "deadline": {
-      const n =
-        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+      return oneOf(raw, ["unchanged", "spot-preferred"], where);
+    case "deadline":
       // Below the apiserver's 3 s webhook timeout, above what a lease round trip needs.
-      if (!Number.isInteger(n) || n < 50 || n > 2500)
-        throw new ConfigError(`${where}: expected milliseconds 50-2500, got ${JSON.stringify(raw)}`);
-      return n;
-    }
+      return integerIn(raw, 50, 2500, "milliseconds 50-2500", where);
     case "policySource":
-      if (raw === "crd" || raw === "core") return raw;
-      throw new ConfigError(`${where}: expected crd or core, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["crd", "core"], where);
     case "pricingSource":
-      if (raw === "auto" || raw === "aws" || raw === "static") return raw;
-      throw new ConfigError(`${where}: expected auto, aws or static, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["auto", "aws", "static"], where);
     case "regions": {
       const list: unknown[] | undefined = Array.isArray(raw)
         ? (raw as unknown[])
@@ -635,13 +625,8 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
         );
       return ms;
     }
-    case "ms": {
-      const n =
-        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isInteger(n) || n < 100 || n > 86_400_000)
-        throw new ConfigError(`${where}: expected milliseconds 100-86400000, got ${JSON.stringify(raw)}`);
-      return n;
-    }
+    case "ms":
+      return integerIn(raw, 100, 86_400_000, "milliseconds 100-86400000", where);
     case "url": {
       let u: URL | undefined;
       try {
@@ -676,14 +661,24 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     }
     case "roles":
       return parseRoleMapping(typeof raw === "string" ? readYaml(raw, "auth roles file") : raw, where);
-    case "port": {
-      const n =
-        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isInteger(n) || n < 0 || n > 65535)
-        throw new ConfigError(`${where}: expected a port number 0-65535, got ${JSON.stringify(raw)}`);
-      return n;
-    }
+    case "port":
+      return integerIn(raw, 0, 65535, "a port number 0-65535", where);
   }
+}
+
+/** `raw` if it is one of `allowed`; else a ConfigError that names them ("expected a, b or c"). */
+function oneOf(raw: unknown, allowed: readonly string[], where: string): string {
+  if (typeof raw === "string" && allowed.includes(raw)) return raw;
+  const names = `${allowed.slice(0, -1).join(", ")} or ${allowed.at(-1) ?? ""}`;
+  throw new ConfigError(`${where}: expected ${names}, got ${JSON.stringify(raw)}`);
+}
+
+/** An integer in [min, max], given as a number or a string of digits; else a ConfigError saying `expected`. */
+function integerIn(raw: unknown, min: number, max: number, expected: string, where: string): number {
+  const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${where}: expected ${expected}, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 function isCidr(c: string): boolean {
