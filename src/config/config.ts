@@ -601,14 +601,7 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     case "pricingSource":
       return oneOf(raw, ["auto", "aws", "static"], where);
     case "regions": {
-      const list: unknown[] | undefined = Array.isArray(raw)
-        ? (raw as unknown[])
-        : typeof raw === "string"
-          ? raw
-              .split(",")
-              .map((r) => r.trim())
-              .filter((r) => r !== "")
-          : undefined;
+      const list = listOf(raw);
       const bad = list?.find((r) => typeof r !== "string" || !REGION.test(r));
       if (!list || list.length === 0 || bad !== undefined)
         throw new ConfigError(
@@ -640,14 +633,7 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     }
     case "list":
     case "cidrs": {
-      const list = Array.isArray(raw)
-        ? (raw as unknown[])
-        : typeof raw === "string"
-          ? raw
-              .split(",")
-              .map((x) => x.trim())
-              .filter((x) => x !== "")
-          : undefined;
+      const list = listOf(raw);
       const bad = list?.find((x) => typeof x !== "string" || x === "" || /\s/.test(x));
       if (!list || bad !== undefined)
         throw new ConfigError(`${where}: expected a comma-separated list, got ${JSON.stringify(bad ?? raw)}`);
@@ -664,6 +650,16 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     case "port":
       return integerIn(raw, 0, 65535, "a port number 0-65535", where);
   }
+}
+
+/** A list given as an array, or as one comma-separated string (blanks dropped); else undefined. */
+function listOf(raw: unknown): unknown[] | undefined {
+  if (Array.isArray(raw)) return raw as unknown[];
+  if (typeof raw !== "string") return undefined;
+  return raw
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
 }
 
 /** `raw` if it is one of `allowed`; else a ConfigError that names them ("expected a, b or c"). */
