@@ -257,6 +257,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
     whatifRoutes({
       hub: o.hub,
       now: () => clock.now(),
+      ...(o.policyCrs ? { policySource: "crs" as const } : {}),
       ...(o.whatif ?? {
         run: async (input) => (await import("../sim/cluster-whatif.ts")).clusterWhatif(input),
       }),

@@ -588,37 +588,20 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
       if (raw === "false" || raw === "0") return false;
       throw new ConfigError(`${where}: expected true or false, got ${JSON.stringify(raw)}`);
     case "level":
-      if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
-      throw new ConfigError(`${where}: expected debug, info, warn or error, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["debug", "info", "warn", "error"], where);
     case "logFormat":
-      if (raw === "json" || raw === "pretty") return raw;
-      throw new ConfigError(`${where}: expected json or pretty, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["json", "pretty"], where);
     case "fallback":
-      if (raw === "unchanged" || raw === "spot-preferred") return raw;
-      throw new ConfigError(`${where}: expected unchanged or spot-preferred, got ${JSON.stringify(raw)}`);
-    case "deadline": {
-      const n =
-        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+      return oneOf(raw, ["unchanged", "spot-preferred"], where);
+    case "deadline":
       // Below the apiserver's 3 s webhook timeout, above what a lease round trip needs.
-      if (!Number.isInteger(n) || n < 50 || n > 2500)
-        throw new ConfigError(`${where}: expected milliseconds 50-2500, got ${JSON.stringify(raw)}`);
-      return n;
-    }
+      return integerIn(raw, 50, 2500, "milliseconds 50-2500", where);
     case "policySource":
-      if (raw === "crd" || raw === "core") return raw;
-      throw new ConfigError(`${where}: expected crd or core, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["crd", "core"], where);
     case "pricingSource":
-      if (raw === "auto" || raw === "aws" || raw === "static") return raw;
-      throw new ConfigError(`${where}: expected auto, aws or static, got ${JSON.stringify(raw)}`);
+      return oneOf(raw, ["auto", "aws", "static"], where);
     case "regions": {
-      const list: unknown[] | undefined = Array.isArray(raw)
-        ? (raw as unknown[])
-        : typeof raw === "string"
-          ? raw
-              .split(",")
-              .map((r) => r.trim())
-              .filter((r) => r !== "")
-          : undefined;
+      const list = listOf(raw);
       const bad = list?.find((r) => typeof r !== "string" || !REGION.test(r));
       if (!list || list.length === 0 || bad !== undefined)
         throw new ConfigError(
@@ -635,13 +618,8 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
         );
       return ms;
     }
-    case "ms": {
-      const n =
-        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isInteger(n) || n < 100 || n > 86_400_000)
-        throw new ConfigError(`${where}: expected milliseconds 100-86400000, got ${JSON.stringify(raw)}`);
-      return n;
-    }
+    case "ms":
+      return integerIn(raw, 100, 86_400_000, "milliseconds 100-86400000", where);
     case "url": {
       let u: URL | undefined;
       try {
@@ -655,14 +633,7 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     }
     case "list":
     case "cidrs": {
-      const list = Array.isArray(raw)
-        ? (raw as unknown[])
-        : typeof raw === "string"
-          ? raw
-              .split(",")
-              .map((x) => x.trim())
-              .filter((x) => x !== "")
-          : undefined;
+      const list = listOf(raw);
       const bad = list?.find((x) => typeof x !== "string" || x === "" || /\s/.test(x));
       if (!list || bad !== undefined)
         throw new ConfigError(`${where}: expected a comma-separated list, got ${JSON.stringify(bad ?? raw)}`);
@@ -676,14 +647,34 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
     }
     case "roles":
       return parseRoleMapping(typeof raw === "string" ? readYaml(raw, "auth roles file") : raw, where);
-    case "port": {
-      const n =
-        typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isInteger(n) || n < 0 || n > 65535)
-        throw new ConfigError(`${where}: expected a port number 0-65535, got ${JSON.stringify(raw)}`);
-      return n;
-    }
+    case "port":
+      return integerIn(raw, 0, 65535, "a port number 0-65535", where);
   }
+}
+
+/** A list given as an array, or as one comma-separated string (blanks dropped); else undefined. */
+function listOf(raw: unknown): unknown[] | undefined {
+  if (Array.isArray(raw)) return raw as unknown[];
+  if (typeof raw !== "string") return undefined;
+  return raw
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+}
+
+/** `raw` if it is one of `allowed`; else a ConfigError that names them ("expected a, b or c"). */
+function oneOf(raw: unknown, allowed: readonly string[], where: string): string {
+  if (typeof raw === "string" && allowed.includes(raw)) return raw;
+  const names = `${allowed.slice(0, -1).join(", ")} or ${allowed.at(-1) ?? ""}`;
+  throw new ConfigError(`${where}: expected ${names}, got ${JSON.stringify(raw)}`);
+}
+
+/** An integer in [min, max], given as a number or a string of digits; else a ConfigError saying `expected`. */
+function integerIn(raw: unknown, min: number, max: number, expected: string, where: string): number {
+  const n = typeof raw === "number" ? raw : typeof raw === "string" && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${where}: expected ${expected}, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 function isCidr(c: string): boolean {

@@ -7,7 +7,7 @@ import type { PriceProvider, PriceQuote } from "../pricing/types.ts";
 import { CPU, MEMORY, addInto, type Resources } from "../karpenter/resources.ts";
 import type { CapacityType } from "../objects/karpenter.ts";
 import type { CostSource } from "./figures/cost.ts";
-import type { Machine } from "./machines.ts";
+import { sizeOf, vcpuOf, type Machine } from "./machines.ts";
 import { machinePrice } from "./figures/price.ts";
 
 export type Ct = CapacityType;
@@ -31,7 +31,7 @@ export interface PriceGroup {
   region: string | undefined;
   nodes: number;
   warmNodes: number;
-  /** Sum of capacity vCPU (figures' vcpuOf). */
+  /** Sum of the machines' vCPU by sizeOf (the larger of capacity and allocatable). */
   vcpu: number;
 }
 
@@ -51,10 +51,7 @@ export interface PoolAggregate {
   groups: PriceGroup[];
 }
 
-/** A machine's size: the larger of capacity and allocatable (KWOK nodes under-report capacity). */
-export function sizeOf(m: Machine, resource: string): number {
-  return Math.max(m.capacity[resource] ?? 0, m.allocatable[resource] ?? 0);
-}
+export { sizeOf };
 
 const groupKey = (m: Machine): string =>
   `${m.instanceType ?? ""}\u0000${m.capacityType ?? ""}\u0000${m.zone ?? ""}\u0000${m.region ?? ""}`;
@@ -100,7 +97,8 @@ export function aggregatePool(name: string, rows: readonly MachineRow[]): PoolAg
     }
     g.nodes++;
     if (warm) g.warmNodes++;
-    g.vcpu += (m.capacity[CPU] ?? 0) / 1000;
+    // The one size function, as the pools' vCPU: capacity alone under-counts KWOK nodes.
+    g.vcpu += vcpuOf(m);
   }
   agg.labelledCapacityTypes = [...labelled].sort();
   agg.groups = [...groups.values()];

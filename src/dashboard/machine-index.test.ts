@@ -235,7 +235,7 @@ function checkViews(s: ClusterState, where: string): void {
   );
   close(
     o.spotRatio.vcpu,
-    spot((m) => (m.capacity[CPU] ?? 0) / 1000),
+    spot((m) => Math.max(m.capacity[CPU] ?? 0, m.allocatable[CPU] ?? 0) / 1000),
     `${where}: spot by vCPU`,
   );
   close(

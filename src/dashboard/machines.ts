@@ -148,10 +148,16 @@ export function machinesOf(nodes: readonly Node[], nodeClaims: readonly NodeClai
   return out.sort(compareMachines);
 }
 
+/** A machine's size: the larger of capacity and allocatable (KWOK nodes under-report capacity). */
+export function sizeOf(m: Machine, resource: string): number {
+  return Math.max(m.capacity[resource] ?? 0, m.allocatable[resource] ?? 0);
+}
+
+/** A machine's cores by sizeOf: the pools' vCPU and the spot ratio's vCPU basis. */
 export function vcpuOf(m: Machine): number {
-  return (m.capacity[CPU] ?? 0) / 1000;
+  return sizeOf(m, CPU) / 1000;
 }
 
 export function memoryOf(m: Machine): number {
-  return m.capacity[MEMORY] ?? 0;
+  return sizeOf(m, MEMORY);
 }

@@ -119,6 +119,9 @@ describe("dashboard views", () => {
     assert.deepEqual(o.priceSources, { kwok: 2 });
     close(o.spotRatio.nodes, 0.5, "spot share of nodes");
     close(o.spotRatio.cost, C4X_SPOT / (C4X_SPOT + M2X_OD), "spot share of cost");
+    // vCPU by the one size function (the larger of capacity and allocatable): the KWOK node's
+    // capacity says 2350m, its allocatable 3900m; the warm node 2 cores.
+    close(o.spotRatio.vcpu, 3.9 / 5.9, "spot share of vCPU");
     close(o.spotSavingsPerHour, C4X_OD - C4X_SPOT, "spot savings");
     close(o.requested.cpu, 0.75, "requested cores");
     assert.equal(o.requested.memoryBytes, 1.5 * GIB);

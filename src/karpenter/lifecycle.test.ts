@@ -2,18 +2,23 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fixtures } from "../../test/fixtures/karpenter/load.ts";
 import { diffNodeClaim, disruptionReasonOf, nodeClaimPhase, nodeClaimState } from "./lifecycle.ts";
+import type { NodeClaimPhase, NodeClaimState } from "./lifecycle.ts";
 import type { NodeClaim } from "../objects/karpenter.ts";
 
 const observedAt = "2026-03-02T12:00:00Z";
 
+/** A claim's state in `phase` since `since`: neither drifted nor consolidatable unless `more` says so. */
+const state = (phase: NodeClaimPhase, since: string, more: Partial<NodeClaimState> = {}): NodeClaimState => ({
+  phase,
+  since,
+  drifted: false,
+  consolidatable: false,
+  ...more,
+});
+
 describe("nodeClaimState on fixtures", () => {
   it("pending: every condition still AwaitingReconciliation", () => {
-    assert.deepEqual(nodeClaimState(fixtures.nodeClaim("pending")), {
-      phase: "Pending",
-      since: "2026-03-02T10:05:00Z",
-      drifted: false,
-      consolidatable: false,
-    });
+    assert.deepEqual(nodeClaimState(fixtures.nodeClaim("pending")), state("Pending", "2026-03-02T10:05:00Z"));
   });
   it("launch stalled on InsufficientCapacity is Pending with the reason", () => {
     const s = nodeClaimState(fixtures.nodeClaim("launch-failed"));
@@ -21,25 +26,20 @@ describe("nodeClaimState on fixtures", () => {
     assert.equal(s.reason, "InsufficientCapacity");
   });
   it("launched, registered, initialized, with the condition's transition time", () => {
-    assert.deepEqual(nodeClaimState(fixtures.nodeClaim("launched")), {
-      phase: "Launched",
-      since: "2026-03-02T10:05:01Z",
-      drifted: false,
-      consolidatable: false,
-    });
+    assert.deepEqual(
+      nodeClaimState(fixtures.nodeClaim("launched")),
+      state("Launched", "2026-03-02T10:05:01Z"),
+    );
     assert.equal(nodeClaimPhase(fixtures.nodeClaim("registered")), "Registered");
     assert.equal(nodeClaimState(fixtures.nodeClaim("registered")).since, "2026-03-02T10:05:31Z");
     assert.equal(nodeClaimPhase(fixtures.nodeClaim("initialized")), "Initialized");
     assert.equal(nodeClaimState(fixtures.nodeClaim("initialized")).since, "2026-03-02T10:05:33Z");
   });
   it("disrupting from the DisruptionReason condition", () => {
-    assert.deepEqual(nodeClaimState(fixtures.nodeClaim("disrupting")), {
-      phase: "Disrupting",
-      since: "2026-03-02T11:41:05Z",
-      reason: "Underutilized",
-      drifted: false,
-      consolidatable: true,
-    });
+    assert.deepEqual(
+      nodeClaimState(fixtures.nodeClaim("disrupting")),
+      state("Disrupting", "2026-03-02T11:41:05Z", { reason: "Underutilized", consolidatable: true }),
+    );
   });
   it("drifted but not picked is still Initialized, marked drifted", () => {
     const s = nodeClaimState(fixtures.nodeClaim("drifted"));
@@ -47,13 +47,10 @@ describe("nodeClaimState on fixtures", () => {
     assert.equal(s.drifted, true);
   });
   it("terminating from deletionTimestamp, keeping the disruption reason", () => {
-    assert.deepEqual(nodeClaimState(fixtures.nodeClaim("terminating")), {
-      phase: "Terminating",
-      since: "2026-03-02T11:41:20Z",
-      reason: "Underutilized",
-      drifted: false,
-      consolidatable: true,
-    });
+    assert.deepEqual(
+      nodeClaimState(fixtures.nodeClaim("terminating")),
+      state("Terminating", "2026-03-02T11:41:20Z", { reason: "Underutilized", consolidatable: true }),
+    );
   });
   it("a node tainted karpenter.sh/disrupted makes its claim Disrupting without the condition", () => {
     const nc = fixtures.nodeClaim("drifted");

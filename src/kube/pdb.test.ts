@@ -26,15 +26,8 @@ const pdb = (spec: Partial<PodDisruptionBudget["spec"]>): PodDisruptionBudget =>
 describe("PodDisruptionBudget status (the disruption controller's count)", () => {
   it("minAvailable equal to the healthy pods allows 0; one more pod allows 1", () => {
     const two = [pod("a", true), pod("b", true)];
-    assert.deepEqual(
-      pdbStatus(pdb({ minAvailable: 2 }), two, () => 2),
-      {
-        expectedPods: 2,
-        desiredHealthy: 2,
-        currentHealthy: 2,
-        disruptionsAllowed: 0,
-      },
-    );
+    const got = pdbStatus(pdb({ minAvailable: 2 }), two, () => 2);
+    assert.deepEqual(got, { expectedPods: 2, desiredHealthy: 2, currentHealthy: 2, disruptionsAllowed: 0 });
     assert.equal(
       pdbStatus(pdb({ minAvailable: 2 }), [...two, pod("c", true)], () => 3).disruptionsAllowed,
       1,
@@ -43,15 +36,8 @@ describe("PodDisruptionBudget status (the disruption controller's count)", () =>
 
   it("maxUnavailable and percentages count the controllers' scale (a pod being replaced still counts)", () => {
     const pods = [pod("a", true), pod("b", false)];
-    assert.deepEqual(
-      pdbStatus(pdb({ maxUnavailable: 1 }), pods, () => 3),
-      {
-        expectedPods: 3,
-        desiredHealthy: 2,
-        currentHealthy: 1,
-        disruptionsAllowed: 0,
-      },
-    );
+    const got = pdbStatus(pdb({ maxUnavailable: 1 }), pods, () => 3);
+    assert.deepEqual(got, { expectedPods: 3, desiredHealthy: 2, currentHealthy: 1, disruptionsAllowed: 0 });
     assert.equal(
       pdbStatus(pdb({ minAvailable: "50%" }), [pod("a", true), pod("b", true)], () => 2).disruptionsAllowed,
       1,

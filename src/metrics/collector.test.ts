@@ -4,7 +4,7 @@ import { ClusterHub } from "../core/hub/hub.ts";
 import { openStore } from "../core/store/open.ts";
 import { buildOverview } from "../dashboard/views.ts";
 import { cluster, nodePool, pod } from "../dashboard/testkit.ts";
-import type { Pod } from "../objects/kube.ts";
+import type { Event, Pod } from "../objects/kube.ts";
 import { createPricing } from "../pricing/setup.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
@@ -193,6 +193,13 @@ describe("dashboard figures in /metrics", () => {
         source: "condition" as const,
         ...extra,
       });
+      const eventUpsert = (object: Event & { metadata: { name: string; namespace: string } }) => ({
+        op: "upsert" as const,
+        kind: "Event" as const,
+        key: `${object.metadata.namespace}/${object.metadata.name}`,
+        observedAt: 0,
+        object,
+      });
       const batch = {
         clusterId: "c1",
         sessionId: "s",
@@ -205,32 +212,20 @@ describe("dashboard figures in /metrics", () => {
           step("Disrupted", "2026-06-01T01:00:00Z", { reason: "Underutilized" }),
         ],
         changes: [
-          {
-            op: "upsert" as const,
-            kind: "Event" as const,
-            key: "shop/r1",
-            observedAt: 0,
-            object: {
-              metadata: { name: "r1", namespace: "shop", uid: "e1" },
-              involvedObject: { kind: "Pod", namespace: "shop", name: "web-1" },
-              reason: "WaveSpotRepair",
-              count: 2,
-            },
-          },
-          {
-            // The webhook's late answers share the repair's component but are no repair.
-            op: "upsert" as const,
-            kind: "Event" as const,
-            key: "shop/l1",
-            observedAt: 0,
-            object: {
-              metadata: { name: "l1", namespace: "shop", uid: "e2" },
-              involvedObject: { kind: "Deployment", namespace: "shop", name: "web" },
-              reason: "WaveSpotLateAnswer",
-              reportingComponent: "wave-spot-repair",
-              count: 5,
-            },
-          },
+          eventUpsert({
+            metadata: { name: "r1", namespace: "shop", uid: "e1" },
+            involvedObject: { kind: "Pod", namespace: "shop", name: "web-1" },
+            reason: "WaveSpotRepair",
+            count: 2,
+          }),
+          // The webhook's late answers share the repair's component but are no repair.
+          eventUpsert({
+            metadata: { name: "l1", namespace: "shop", uid: "e2" },
+            involvedObject: { kind: "Deployment", namespace: "shop", name: "web" },
+            reason: "WaveSpotLateAnswer",
+            reportingComponent: "wave-spot-repair",
+            count: 5,
+          }),
         ],
       };
       await deliver(s.hub, batch);

@@ -12,6 +12,7 @@ import { awsFetchers, type AwsClientOptions } from "./aws-clients.ts";
 import { describeError } from "./live.ts";
 import { createPricing } from "./setup.ts";
 import { setAwsEnv, startFakeAws, type FakeAws } from "./testing.ts";
+import type { PriceQuote } from "./types.ts";
 
 const KEYS = { accessKeyId: "AKIAFAKESTATICKEY001", secretAccessKey: "fake-secret-for-tests" };
 
@@ -213,26 +214,11 @@ describe("live prices per region over the real clients: every failure ends in th
     await l.settled("us-east-1", 2);
     await l.settled("eu-west-1", 2);
     const asOf = new Date(T0).toISOString();
-    assert.deepEqual(l.p.price("m5.large", "spot", "us-east-1a"), {
-      usdPerHour: 0.0387,
-      source: "live",
-      asOf,
-    });
-    assert.deepEqual(l.p.price("c6g.xlarge", "spot", "us-east-1c"), {
-      usdPerHour: 0.0493,
-      source: "live",
-      asOf,
-    });
-    assert.deepEqual(l.p.price("m5.large", "spot", "eu-west-1b"), {
-      usdPerHour: 0.0398,
-      source: "live",
-      asOf,
-    });
-    assert.deepEqual(l.p.price("m5.large", "on-demand", "eu-west-1b"), {
-      usdPerHour: 0.107,
-      source: "live",
-      asOf,
-    });
+    const liveQuote = (usdPerHour: number): PriceQuote => ({ usdPerHour, source: "live", asOf });
+    assert.deepEqual(l.p.price("m5.large", "spot", "us-east-1a"), liveQuote(0.0387));
+    assert.deepEqual(l.p.price("c6g.xlarge", "spot", "us-east-1c"), liveQuote(0.0493));
+    assert.deepEqual(l.p.price("m5.large", "spot", "eu-west-1b"), liveQuote(0.0398));
+    assert.deepEqual(l.p.price("m5.large", "on-demand", "eu-west-1b"), liveQuote(0.107));
     assert.deepEqual(l.pricing.live?.regions, ["eu-west-1", "us-east-1"]);
     // A zone-less, region-less lookup and a non-AWS zone start nothing.
     assert.equal(l.p.price("m5.large", "on-demand"), undefined, "no region known: unpriced, not guessed");

@@ -1,19 +1,16 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { CompositePriceProvider, DEFAULT_SPOT_ESTIMATE_FACTOR, SpotEstimateProvider } from "./composite.ts";
-import { parseStaticPriceTable, StaticPriceProvider } from "./static.ts";
+import { CompositePriceProvider, DEFAULT_SPOT_ESTIMATE_FACTOR } from "./composite.ts";
+import { StaticPriceProvider } from "./static.ts";
 import type { PriceProvider, PriceQuote } from "./types.ts";
+import { priceTable } from "./testing.ts";
 
 const staticProvider = new StaticPriceProvider(
-  parseStaticPriceTable({
-    schema: 1,
-    generatedAt: "2026-01-19",
-    regions: {
-      "us-east-1": {
-        asOf: "2026-01-19",
-        provenance: "published",
-        onDemand: { "m5.large": 0.096, "c5.large": 0.085 },
-      },
+  priceTable({
+    "us-east-1": {
+      asOf: "2026-01-19",
+      provenance: "published",
+      onDemand: { "m5.large": 0.096, "c5.large": 0.085 },
     },
   }),
 );
@@ -61,7 +58,10 @@ describe("CompositePriceProvider", () => {
   });
 
   it("rejects a nonsensical estimate factor", () => {
-    assert.throws(() => new SpotEstimateProvider(staticProvider, 0), RangeError);
-    assert.throws(() => new SpotEstimateProvider(staticProvider, 1.5), RangeError);
+    for (const spotEstimateFactor of [0, 1.5, NaN])
+      assert.throws(
+        () => new CompositePriceProvider({ static: staticProvider, spotEstimateFactor }),
+        RangeError,
+      );
   });
 });

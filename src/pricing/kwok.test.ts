@@ -94,13 +94,14 @@ describe("custom KWOK instance types file", () => {
   const custom = parseKwokInstanceTypes(
     JSON.parse(readFileSync(new URL("./testdata/kwok-custom-instance-types.json", import.meta.url), "utf8")),
   );
-  const p = new KwokPriceProvider({ offerings: custom, offeringsAsOf: "2026-11-30" });
+  const asOf = "2026-11-30";
+  const p = new KwokPriceProvider({ offerings: custom, offeringsAsOf: asOf });
 
   it("uses the file's offering prices per zone, over the formula", () => {
     assert.deepEqual(p.price("gpu-4x-amd64-linux", "spot", "test-zone-b"), {
       usdPerHour: 0.45,
       source: "kwok",
-      asOf: "2026-11-30",
+      asOf,
     });
     assert.equal(p.price("gpu-4x-amd64-linux", "on-demand", "test-zone-b")?.usdPerHour, 1.2);
     assert.equal(p.price("c-2x-amd64-linux", "on-demand", "test-zone-a")?.usdPerHour, 0.099);

@@ -2,11 +2,10 @@
 // DescribeSpotPriceHistory, refreshed every 12 h like Karpenter's AWS provider. Lookups are served
 // from memory; a failed refresh keeps the last good prices and retries sooner; prices older than
 // the max age are no longer served, so the composite falls back to the table (labelled per node).
-import type { CapacityType } from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { OnDemandFetcher, SpotFetcher } from "./aws.ts";
-import { regionOfZone, type PriceProvider, type PriceQuote } from "./types.ts";
+import { RegionPriceProvider, type PriceQuote, type RegionLookup } from "./types.ts";
 
 export const LIVE_REFRESH_MS = 12 * 60 * 60 * 1000;
 export const LIVE_RETRY_MS = 5 * 60 * 1000;
@@ -104,7 +103,7 @@ class Source<V> {
 
 const NO_CREDENTIALS = "no AWS credentials: prices from the shipped table until they resolve";
 
-export class LivePriceProvider implements PriceProvider {
+export class LivePriceProvider extends RegionPriceProvider {
   readonly region: string;
   readonly #opts: LivePriceOptions;
   readonly #log: Logger;
@@ -113,6 +112,7 @@ export class LivePriceProvider implements PriceProvider {
   readonly #spot = new Source<number>(); // "type/zone" → USD/h
 
   constructor(opts: LivePriceOptions) {
+    super();
     this.region = opts.region;
     this.#opts = opts;
     this.#maxAgeMs = opts.maxAgeMs ?? LIVE_MAX_AGE_MS;
@@ -245,14 +245,12 @@ export class LivePriceProvider implements PriceProvider {
     }
   }
 
-  price(
-    instanceType: string,
-    capacityType: CapacityType,
-    zone?: string,
-    region?: string,
-  ): PriceQuote | undefined {
-    const r = region ?? regionOfZone(zone) ?? this.region;
-    if (r !== this.region) return undefined;
+  protected get defaultRegion(): string {
+    return this.region;
+  }
+
+  protected priceIn({ instanceType, capacityType, zone, region }: RegionLookup): PriceQuote | undefined {
+    if (region !== this.region) return undefined;
     const now = this.#opts.clock.now();
     if (capacityType === "spot") {
       // Spot prices differ per zone; without one there is no honest single answer.

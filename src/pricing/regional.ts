@@ -2,12 +2,11 @@
 // LivePriceProvider per region, started the first time a node of that region is priced. The
 // region comes from the node's topology.kubernetes.io/region label, else its zone (label or
 // providerID) — see ADR 0011.
-import type { CapacityType } from "../objects/karpenter.ts";
 import type { Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { OnDemandFetcher, SpotFetcher } from "./aws.ts";
 import { LivePriceProvider, type LiveStatus } from "./live.ts";
-import { regionOfZone, type PriceProvider, type PriceQuote } from "./types.ts";
+import { RegionPriceProvider, type PriceQuote, type RegionLookup } from "./types.ts";
 
 /** Commercial and GovCloud region names the Pricing API and EC2 answer for. */
 export const AWS_REGION = /^[a-z]{2}(?:-gov)?-[a-z]+-\d+$/;
@@ -29,18 +28,19 @@ export interface RegionalLiveOptions {
   quietNoCredentials?: boolean;
 }
 
-export class RegionalLivePrices implements PriceProvider {
+export class RegionalLivePrices extends RegionPriceProvider {
   readonly #opts: RegionalLiveOptions;
   readonly #log: Logger;
   readonly #live = new Map<string, LivePriceProvider>();
   readonly #fixed: boolean;
   /** Lookups without a region or zone use it when exactly one region is configured. */
-  readonly #default: string | undefined;
+  protected readonly defaultRegion: string | undefined;
   #signal: AbortSignal | undefined;
   readonly #loops: Promise<void>[] = [];
   #refusedLogged = false;
 
   constructor(opts: RegionalLiveOptions) {
+    super();
     this.#opts = opts;
     this.#log = opts.log ?? silentLogger;
     const fixed = [...new Set(opts.regions ?? [])];
@@ -48,7 +48,7 @@ export class RegionalLivePrices implements PriceProvider {
       if (!AWS_REGION.test(r)) throw new RangeError(`not an AWS region name: ${JSON.stringify(r)}`);
     }
     this.#fixed = fixed.length > 0;
-    this.#default = fixed.length === 1 ? fixed[0] : undefined;
+    this.defaultRegion = fixed.length === 1 ? fixed[0] : undefined;
     for (const r of fixed) this.#add(r);
   }
 
@@ -63,16 +63,9 @@ export class RegionalLivePrices implements PriceProvider {
     });
   }
 
-  price(
-    instanceType: string,
-    capacityType: CapacityType,
-    zone?: string,
-    region?: string,
-  ): PriceQuote | undefined {
-    const r = region ?? regionOfZone(zone) ?? this.#default;
-    if (r === undefined) return undefined;
-    const live = this.#live.get(r) ?? this.#discover(r);
-    return live?.price(instanceType, capacityType, zone, r);
+  protected priceIn({ instanceType, capacityType, zone, region }: RegionLookup): PriceQuote | undefined {
+    const live = this.#live.get(region) ?? this.#discover(region);
+    return live?.price(instanceType, capacityType, zone, region);
   }
 
   /** A node in a region not seen before: start its prices (they answer from the next lookup on). */

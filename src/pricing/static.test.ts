@@ -8,6 +8,7 @@ import {
   StaticPriceProvider,
 } from "./static.ts";
 import { regionOfZone, zoneOfProviderID } from "./types.ts";
+import { priceTable } from "./testing.ts";
 
 describe("shipped static table", () => {
   const table = loadStaticPriceTable();
@@ -55,13 +56,16 @@ describe("shipped static table", () => {
 
   it("holds AWS's published us-east-1 prices", () => {
     const p = new StaticPriceProvider(table);
-    const q = (it: string): number | undefined => p.price(it, "on-demand", "us-east-1a")?.usdPerHour;
-    assert.equal(q("m5.large"), 0.096);
-    assert.equal(q("c7g.medium"), 0.0363);
-    assert.equal(q("m7i.48xlarge"), 9.6768);
-    assert.equal(q("t4g.nano"), 0.0042);
-    assert.equal(q("g5.xlarge"), 1.006);
-    assert.equal(q("p5.48xlarge"), 55.04);
+    const published = {
+      "m5.large": 0.096,
+      "c7g.medium": 0.0363,
+      "m7i.48xlarge": 9.6768,
+      "t4g.nano": 0.0042,
+      "g5.xlarge": 1.006,
+      "p5.48xlarge": 55.04,
+    };
+    for (const [type, usd] of Object.entries(published))
+      assert.equal(p.price(type, "on-demand", "us-east-1a")?.usdPerHour, usd, type);
   });
 
   it("round-trips byte for byte as hack/pricing/update.ts writes it (stable diffs, Prettier-clean)", () => {
@@ -81,12 +85,8 @@ describe("shipped static table", () => {
 });
 
 describe("StaticPriceProvider", () => {
-  const table = parseStaticPriceTable({
-    schema: 1,
-    generatedAt: "2026-01-19",
-    regions: {
-      "eu-west-1": { asOf: "2024-12-01", provenance: "approximate", onDemand: { "m5.large": 0.107 } },
-    },
+  const table = priceTable({
+    "eu-west-1": { asOf: "2024-12-01", provenance: "approximate", onDemand: { "m5.large": 0.107 } },
   });
 
   it("answers on-demand and reserved from the zone's region, never spot", () => {

@@ -1,7 +1,6 @@
 // The dated on-demand price table shipped in src/pricing/data, and a provider over it.
 import { readFileSync } from "node:fs";
-import type { CapacityType } from "../objects/karpenter.ts";
-import { regionOfZone, type PriceProvider, type PriceQuote } from "./types.ts";
+import { RegionPriceProvider, type PriceQuote, type RegionLookup } from "./types.ts";
 
 /** How much to trust a region's numbers; hack/pricing/update.ts writes "aws-pricing-api". */
 export type Provenance = "aws-pricing-api" | "published" | "assumed" | "approximate";
@@ -106,25 +105,19 @@ export interface StaticPriceOptions {
  * On-demand (and reserved, billed at the on-demand rate) prices from the table. It knows no spot
  * prices: the composite provider estimates those when nothing live is available.
  */
-export class StaticPriceProvider implements PriceProvider {
+export class StaticPriceProvider extends RegionPriceProvider {
   readonly table: StaticPriceTable;
-  readonly #defaultRegion: string | undefined;
+  protected readonly defaultRegion: string | undefined;
 
   constructor(table: StaticPriceTable, opts: StaticPriceOptions = {}) {
+    super();
     this.table = table;
-    this.#defaultRegion = opts.defaultRegion;
+    this.defaultRegion = opts.defaultRegion;
   }
 
-  price(
-    instanceType: string,
-    capacityType: CapacityType,
-    zone?: string,
-    region?: string,
-  ): PriceQuote | undefined {
+  protected priceIn({ instanceType, capacityType, region }: RegionLookup): PriceQuote | undefined {
     if (capacityType === "spot") return undefined;
-    const r = region ?? regionOfZone(zone) ?? this.#defaultRegion;
-    if (r === undefined) return undefined;
-    const prices = this.table.regions[r];
+    const prices = this.table.regions[region];
     const usdPerHour = prices?.onDemand[instanceType];
     if (prices === undefined || usdPerHour === undefined) return undefined;
     return { usdPerHour, source: "static", asOf: prices.asOf };

@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseStaticPriceTable } from "./static.ts";
 import { medianSpotRatio, mergeRegion, selectFamilies } from "./table-update.ts";
+import { priceTable } from "./testing.ts";
 
 describe("price table update steps", () => {
   it("keeps only the shipped families, sorted and rounded to 6 decimals", () => {
@@ -21,13 +22,9 @@ describe("price table update steps", () => {
   });
 
   it("replaces one region, keeps the others, and the result still validates", () => {
-    const table = parseStaticPriceTable({
-      schema: 1,
-      generatedAt: "2026-01-19",
-      regions: {
-        "us-east-1": { asOf: "2026-01-19", provenance: "published", onDemand: { "m5.large": 0.096 } },
-        "eu-west-1": { asOf: "2024-12-01", provenance: "approximate", onDemand: { "m5.large": 0.1 } },
-      },
+    const table = priceTable({
+      "us-east-1": { asOf: "2026-01-19", provenance: "published", onDemand: { "m5.large": 0.096 } },
+      "eu-west-1": { asOf: "2024-12-01", provenance: "approximate", onDemand: { "m5.large": 0.1 } },
     });
     const next = mergeRegion(table, "eu-west-1", { "m5.large": 0.107 }, "2026-12-02");
     assert.equal(next.regions["eu-west-1"]?.provenance, "aws-pricing-api");
@@ -39,7 +36,7 @@ describe("price table update steps", () => {
   });
 
   it("refuses to wipe a region with an empty fetch", () => {
-    const table = parseStaticPriceTable({ schema: 1, generatedAt: "2026-01-19", regions: {} });
+    const table = priceTable({});
     assert.throws(() => mergeRegion(table, "us-east-1", {}, "2026-12-02"), /no prices fetched/);
   });
 

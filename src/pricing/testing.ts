@@ -6,6 +6,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { readdirSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { parseStaticPriceTable, type RegionPrices, type StaticPriceTable } from "./static.ts";
+
+/** A static price table of `regions` (parsed, so valid), generated 2026-01-19. */
+export function priceTable(regions: Record<string, RegionPrices>): StaticPriceTable {
+  return parseStaticPriceTable({ schema: 1, generatedAt: "2026-01-19", regions });
+}
 
 const WIRE = new URL("./testdata/wire/", import.meta.url);
 

@@ -32,6 +32,29 @@ export interface PriceProvider {
   ): PriceQuote | undefined;
 }
 
+/** One lookup of a provider that prices per region, its region resolved. */
+export interface RegionLookup {
+  instanceType: string;
+  capacityType: CapacityType;
+  zone: string | undefined;
+  region: string;
+}
+
+/**
+ * A provider whose prices are per region. A lookup's region is the one it names, else its zone's,
+ * else the provider's default; with none of them the provider does not know the price.
+ */
+export abstract class RegionPriceProvider implements PriceProvider {
+  protected abstract readonly defaultRegion: string | undefined;
+
+  readonly price: PriceProvider["price"] = (instanceType, capacityType, zone, region) => {
+    const r = region ?? regionOfZone(zone) ?? this.defaultRegion;
+    return r === undefined ? undefined : this.priceIn({ instanceType, capacityType, zone, region: r });
+  };
+
+  protected abstract priceIn(lookup: RegionLookup): PriceQuote | undefined;
+}
+
 /** Hours in a month as AWS and the anchors (eks-node-viewer) count them. */
 export const HOURS_PER_MONTH = 730;
 

@@ -4,26 +4,25 @@
 // viewer sees everything and cannot edit. Screenshots of every page go to $WAVE_SCREENSHOT_DIR
 // when set (README: WAVE_SCREENSHOT_DIR=docs/screenshots).
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { SpotPolicySetDto, SpotViewDto, WarmupPolicyDto } from "../../src/dashboard/dto.ts";
-import { startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
-import { createLogger } from "../../src/shared/log.ts";
+import type { Started } from "../../src/cli/start.ts";
 import { num } from "../../ui/src/format.ts";
 import {
   agree,
   checkEveryPage,
+  launchChromium,
+  startSimulated,
   api as siteApi,
   cl as siteCl,
   open as siteOpen,
   type Site,
 } from "./console-pages.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
 const SHOTS = process.env["WAVE_SCREENSHOT_DIR"];
 const CLUSTER = "default";
@@ -43,30 +42,9 @@ const open = (page: Parameters<typeof siteOpen>[1], path: string, token: string)
   siteOpen(site, page, path, token);
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
-  assert.ok(existsSync(join(ROOT, "ui/dist/index.html")), "the UI is built (npm run build:ui)");
   tmp = mkdtempSync(join(tmpdir(), "wave-e2e-console-"));
   if (SHOTS) mkdirSync(resolve(ROOT, SHOTS), { recursive: true });
-  w = await startWave(
-    {
-      ...DEFAULTS,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir: join(tmp, "sim"),
-      logLevel: "error",
-      simulate: true,
-      clusterId: CLUSTER,
-    },
-    {},
-    { log: createLogger({ level: "error", base: { app: "wave-e2e-console" } }) },
-  );
-  // The pages (and their screenshots) show the simulated cluster once its history has been
-  // fast-forwarded to now: before that it has its pools and pending pods but no nodes yet, and
-  // an overview of 0 nodes equals the API's 0 as well as any other figure would.
-  const t0 = Date.now();
-  await w.caughtUp;
-  log(`simulated history caught up with now in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  w = await startSimulated(join(tmp, "sim"), CLUSTER, "wave-e2e-console", log);
   site = {
     url: w.url,
     cluster: CLUSTER,
@@ -74,10 +52,7 @@ before(async () => {
     shots: SHOTS ? resolve(ROOT, SHOTS) : undefined,
     log,
   };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

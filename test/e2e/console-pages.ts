@@ -2,8 +2,10 @@
 // viewer and check that what it shows equals what the API answers at the same moment (both move
 // with a live cluster, so each check retries until they agree or 30 s pass).
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { startWave, type Started } from "../../src/cli/start.ts";
 import type {
   ConsolidationViewDto,
   DisruptionCountsDto,
@@ -15,8 +17,47 @@ import type {
   ThrashingDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
+import { createLogger } from "../../src/shared/log.ts";
 import { num, pct, usd } from "../../ui/src/format.ts";
+import { simulatedConfig } from "../support/wave.ts";
 import { waitFor } from "./harness.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** Debian's chromium, headless, to read the built console (ui/dist). */
+export async function launchChromium(): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
+  assert.ok(existsSync(join(ROOT, "ui/dist/index.html")), "the UI is built (npm run build:ui)");
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+  });
+}
+
+/**
+ * `wave start` on the embedded simulated cluster (what `npm start` runs), in process, once its
+ * history has been fast-forwarded to now: before that it has its pools and pending pods but no
+ * nodes yet, and an overview of 0 nodes equals the API's 0 as well as any other figure would.
+ */
+export async function startSimulated(
+  dataDir: string,
+  clusterId: string,
+  app: string,
+  log: (msg: string) => void,
+): Promise<Started> {
+  const w = await startWave(
+    simulatedConfig(dataDir, clusterId),
+    {},
+    {
+      log: createLogger({ level: "error", base: { app } }),
+    },
+  );
+  const t0 = Date.now();
+  await w.caughtUp;
+  log(`simulated history caught up with now in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  return w;
+}
 
 export interface Site {
   /** Core's base URL (ends with "/"). */

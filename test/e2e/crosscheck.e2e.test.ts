@@ -22,25 +22,40 @@
 //   churn  on-demand, consolidateAfter 0s: 2 pods on 2 nodes, scaled to 0 → Karpenter disrupts the
 //          two empty nodes (2 disruptions, reason Empty).
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { Started } from "../../src/cli/start.ts";
 import type {
   DisruptionCountsDto,
   NodeListDto,
-  NodePoolDto,
-  OverviewDto,
-  ThrashingDto,
+  SpotViewDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
 import { resolvedQueries } from "../../src/metrics/grafana.ts";
 import { WARMUP_POOL_LABEL } from "../../src/objects/wave.ts";
-import { duration, num, pct, usd } from "../../ui/src/format.ts";
-import { disagreements, parseExposition, sourcesOf, sumOf, type Figure, type Sample } from "./crosscheck.ts";
-import { api as siteApi, cl, open, text, type Site } from "./console-pages.ts";
+import { num } from "../../ui/src/format.ts";
+import { sumOf } from "./crosscheck.ts";
+import { api as siteApi, cl, launchChromium, type Site } from "./console-pages.ts";
+import {
+  checked,
+  crossCheckPages,
+  disruptionsPage,
+  hourAgo,
+  nodesPage,
+  overviewPage,
+  poolsPage,
+  shows,
+  spotPage,
+  thrashingPage,
+  warmupPage,
+  type PageCheck,
+  type Panels,
+  type PriceOf,
+  type World,
+} from "./crosscheck-figures.ts";
 import {
   apply,
   createNamespace,
@@ -56,9 +71,8 @@ import {
 import { applyTaintedPool, FOUR_VCPU } from "./pools.ts";
 import { startPrometheus, type Prometheus } from "./prometheus-server.ts";
 import { startRigWave, webDeployment } from "./tenant-rig.ts";
+import { installWaveCrds } from "./wave-crds.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ROOT = resolve(import.meta.dirname, "../..");
 const CLUSTER = "e2e-crosscheck";
 const L = {
   pool: "karpenter.sh/nodepool",
@@ -75,6 +89,7 @@ let wave: Started | undefined;
 let prom: Prometheus | undefined;
 let browser: Browser | undefined;
 let site: Site;
+let world: World;
 
 function log(msg: string): void {
   process.stderr.write(`# ${msg}\n`);
@@ -82,93 +97,15 @@ function log(msg: string): void {
 
 const api = <T>(path: string): Promise<T> => siteApi<T>(site, cl(site, path));
 
-// ---- recomputation from the apiserver's objects, independent of Wave's code ----
-
 /** The KWOK provider's price (Karpenter kwok/tools/gen_instance_types.go), from the type's name. */
-function kwokPrice(instanceType: string | undefined, capacityType: string): number {
-  const m = /^([csm])-(\d+)x-/.exec(instanceType ?? "");
-  if (!m?.[1] || !m[2]) return 0; // not launched yet: no type, no price
+const kwokPrice: PriceOf = (instanceType, capacityType) => {
+  const m = /^([csm])-(\d+)x-/.exec(instanceType);
+  if (!m?.[1] || !m[2]) return undefined;
   const vcpu = Number(m[2]);
   const memoryBytes = vcpu * { c: 2, s: 4, m: 8 }[m[1] as "c" | "s" | "m"] * 2 ** 30;
   const onDemand = 0.025 * vcpu + (0.001 * memoryBytes) / 1e9;
   return capacityType === "spot" ? 0.7 * onDemand : onDemand;
-}
-
-interface Machine {
-  pool: string;
-  capacityType: string;
-  instanceType: string | undefined;
-  vcpu: number;
-}
-
-const labelsOf = (o: KubeObject | undefined): Record<string, string> => o?.metadata.labels ?? {};
-const cpuOf = (q: string | undefined): number =>
-  q === undefined ? 0 : q.endsWith("m") ? Number(q.slice(0, -1)) / 1000 : Number(q);
-
-/** Every machine the cluster pays for: each NodeClaim with its Node, plus Nodes no NodeClaim owns. */
-function machinesOf(nodes: readonly KubeObject[], claims: readonly KubeObject[]): Machine[] {
-  const byName = new Map(nodes.map((n) => [n.metadata.name, n]));
-  const byProvider = new Map(
-    nodes.map((n) => [(n.spec as { providerID?: string } | undefined)?.providerID ?? "", n]),
-  );
-  const claimed = new Set<string>();
-  const of = (nc: KubeObject | undefined, node: KubeObject | undefined): Machine => {
-    const lbl = { ...labelsOf(nc), ...labelsOf(node) };
-    const res = (o: KubeObject | undefined, k: "capacity" | "allocatable"): number =>
-      cpuOf((o?.status as Record<string, Record<string, string>> | undefined)?.[k]?.["cpu"]);
-    const src = node ?? nc;
-    return {
-      pool: lbl[L.pool] ?? "(none)",
-      capacityType: lbl[L.ct] ?? "on-demand",
-      instanceType: lbl[L.it],
-      vcpu: Math.max(res(src, "capacity"), res(src, "allocatable")),
-    };
-  };
-  const out: Machine[] = [];
-  for (const nc of claims) {
-    const st = nc.status as { nodeName?: string; providerID?: string } | undefined;
-    const node = byName.get(st?.nodeName ?? "\u0000") ?? byProvider.get(st?.providerID ?? "\u0000");
-    if (node) claimed.add(node.metadata.name);
-    out.push(of(nc, node));
-  }
-  for (const n of nodes) if (!claimed.has(n.metadata.name)) out.push(of(undefined, n));
-  return out;
-}
-
-interface Recomputed {
-  nodes: number;
-  cost: number;
-  spotSavings: number;
-  spotRatio: { nodes: number; vcpu: number; cost: number };
-  pool: (p: string) => { nodes: number; cost: number; spotCost: number; spotNodes: number };
-}
-
-function recompute(ms: readonly Machine[]): Recomputed {
-  const sum = (xs: readonly Machine[], f: (m: Machine) => number): number => xs.reduce((s, m) => s + f(m), 0);
-  const cost = (m: Machine): number => kwokPrice(m.instanceType, m.capacityType);
-  const spot = ms.filter((m) => m.capacityType === "spot");
-  const total = sum(ms, cost);
-  const vcpu = sum(ms, (m) => m.vcpu);
-  const frac = (a: number, b: number): number => (b === 0 ? 0 : a / b);
-  return {
-    nodes: ms.length,
-    cost: total,
-    spotSavings: sum(spot, (m) => kwokPrice(m.instanceType, "on-demand") - cost(m)),
-    spotRatio: {
-      nodes: frac(spot.length, ms.length),
-      vcpu: frac(
-        sum(spot, (m) => m.vcpu),
-        vcpu,
-      ),
-      cost: frac(sum(spot, cost), total),
-    },
-    pool: (p) => {
-      const xs = ms.filter((m) => m.pool === p);
-      const sp = xs.filter((m) => m.capacityType === "spot");
-      return { nodes: xs.length, cost: sum(xs, cost), spotCost: sum(sp, cost), spotNodes: sp.length };
-    },
-  };
-}
+};
 
 /** What the test saw of its own pools while it ran (NodeClaims are gone once disrupted). */
 const seenClaims = new Map<string, { pool: string; node: string | undefined; conditions: Cond[] }>();
@@ -234,117 +171,34 @@ async function hitsOf(): Promise<number> {
     .length;
 }
 
-// ---- the page: what Chromium shows ----
-
-interface Shown {
-  overview: Record<"nodes" | "cost" | "spot" | "saves" | "disruptions" | "warm", string | undefined>;
-  pool: Record<"nodes" | "cost" | "spotCost", string | undefined>;
-  nodeTotal: string | undefined;
-  churnDisruptions: string | undefined;
-  thrashingAlerts: number;
-  warmup: Record<"hits" | "timeSaved" | "perHit", string | undefined>;
-}
-
-const textOrUndefined = async (page: Page, sel: string): Promise<string | undefined> =>
-  (
-    await page
-      .locator(sel)
-      .first()
-      .textContent({ timeout: 5000 })
-      .catch(() => null)
-  )?.trim() ?? undefined;
-
-async function readPages(page: Page): Promise<Shown> {
-  const v = site.viewer;
-  await open(site, page, "overview", v);
-  await page.getByTestId("overview-nodes").waitFor({ timeout: 20_000 });
-  await page
-    .locator("[data-testid=overview-disruptions]")
-    .filter({ hasNotText: "…" })
-    .waitFor({ timeout: 20_000 });
-  const overview = {
-    nodes: await text(page, "overview-nodes"),
-    cost: await text(page, "overview-cost"),
-    spot: await text(page, "overview-spot"),
-    saves: await text(page, "overview-spot-saves"),
-    disruptions: await text(page, "overview-disruptions"),
-    warm: await text(page, "overview-warm"),
-  };
-  await open(site, page, "nodepools", v);
-  const row = page.getByTestId("pool-row").filter({ hasText: warm }).first();
-  await row.waitFor({ timeout: 20_000 });
-  const heads = (await page.locator("[data-testid=pool-table] th").allTextContents()).map((h) => h.trim());
-  const cells = (await row.locator("td").allTextContents()).map((c) => c.trim());
-  const col = (label: string): string | undefined => cells[heads.findIndex((h) => h.startsWith(label))];
-  const pool = { nodes: col("nodes"), cost: col("$/h"), spotCost: col("spot $/h") };
-  await open(site, page, "nodes", v);
-  await page.locator("[data-testid=node-table] h2 .count").waitFor({ timeout: 20_000 });
-  const nodeTotal = (await textOrUndefined(page, "[data-testid=node-table] h2 .count"))?.replace(
-    /^\((.*)\)$/,
-    "$1",
-  );
-  await open(site, page, `disruptions?range=1h&pool=${churn}`, v);
-  const counts = page.getByTestId("disruption-counts");
-  await counts.waitFor({ timeout: 20_000 });
-  const churnRow = page.getByTestId("count-row").filter({ hasText: churn }).first();
-  const churnDisruptions = (await churnRow.count())
-    ? (await churnRow.locator("td").last().textContent())?.trim()
-    : "0";
-  await open(site, page, "thrashing", v);
-  await page
-    .getByTestId("no-thrashing")
-    .or(page.getByTestId("thrashing-alert"))
-    .first()
-    .waitFor({ timeout: 20_000 });
-  const thrashingAlerts = await page.getByTestId("thrashing-alert").count();
-  await open(site, page, "warmup", v);
-  const sec = page.locator(`[data-testid=warmup-pool][data-pool="${warm}"]`);
-  await sec.waitFor({ timeout: 20_000 });
-  const warmup = {
-    hits: (await sec.getByTestId("pool-hits").textContent())?.trim(),
-    timeSaved: (await sec.getByTestId("pool-time-saved").textContent())?.trim(),
-    perHit: (await sec.getByTestId("pool-saved-per-hit").textContent())?.trim(),
-  };
-  return { overview, pool, nodeTotal, churnDisruptions, thrashingAlerts, warmup };
-}
-
-// ---- one round: every source at one moment ----
-
-interface Api {
-  o: OverviewDto;
-  pools: NodePoolDto[];
-  nodeTotal: number;
-  churn: DisruptionCountsDto;
-  all: DisruptionCountsDto;
-  thrashing: ThrashingDto[];
-  warmup: WarmupViewDto;
-}
-
-/** The 1 h range the pages ask for: from the minute an hour ago (ui/src/range.ts). */
-const hourAgo = (): number => Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000;
-
-async function readApi(): Promise<Api> {
-  const from = hourAgo();
-  return {
-    o: await api<OverviewDto>("overview"),
-    pools: await api<NodePoolDto[]>("nodepools"),
-    nodeTotal: (await api<NodeListDto>("nodes?limit=1")).total,
-    churn: await api<DisruptionCountsDto>(`disruptions/counts?from=${from}&pool=${churn}`),
-    all: await api<DisruptionCountsDto>(`disruptions/counts?from=${from}`),
-    thrashing: await api<ThrashingDto[]>("thrashing"),
-    warmup: await api<WarmupViewDto>(`warmup?from=${from}`),
-  };
-}
-
-/** Core's /metrics, as Prometheus gets it. */
-async function readMetrics(): Promise<Sample[]> {
-  assert.ok(wave);
-  const res = await fetch(new URL("metrics", wave.url), {
-    headers: { authorization: `Bearer ${site.viewer}` },
-  });
-  assert.equal(res.status, 200);
-  return parseExposition(await res.text());
-}
+/** The churn pool's row on the Disruptions page (filtered to it): its count, and the Grafana panel's. */
+const churnPage = (): PageCheck<string | undefined> => ({
+  path: `disruptions?range=1h&pool=${churn}`,
+  ready: shows('[data-testid="disruption-counts"]'),
+  async read(page) {
+    const row = page.getByTestId("count-row").filter({ hasText: churn }).first();
+    return (await row.count()) ? (await row.locator("td").last().textContent())?.trim() : "0";
+  },
+  async figures(x, shown) {
+    const counts = await siteApi<DisruptionCountsDto>(
+      site,
+      cl(site, `disruptions/counts?from=${hourAgo()}&pool=${churn}`),
+    );
+    return [
+      {
+        name: `pool ${churn}: disruptions`,
+        kind: "count",
+        api: counts.total,
+        others: {
+          metrics: sumOf(x.m, "wave_disruptions_total", { cluster: CLUSTER, nodepool: churn }),
+          prometheus: (await x.panels?.value("Disruptions by reason", churn)) ?? 0,
+          recomputed: await disruptionsOf(churn),
+        },
+        page: { shown, format: num },
+      },
+    ];
+  },
+});
 
 /** The named panel's only query, with Grafana's variables set as a user picking this cluster (and pool). */
 function panel(title: string, nodepool?: string): string {
@@ -357,235 +211,32 @@ function panel(title: string, nodepool?: string): string {
   return q;
 }
 
-async function round(page: Page): Promise<{ figures: Figure[]; stable: boolean }> {
-  assert.ok(prom);
-  const a = await readApi();
-  const m = await readMetrics();
-  // Prometheus's next scrape after /metrics was read, and the panels evaluated at that moment.
+/** Prometheus's next scrape after /metrics was read, and the panels evaluated at that moment. */
+async function panelsNow(): Promise<Panels> {
+  const p = prom;
+  assert.ok(p);
   const readAt = Date.now() / 1000;
   const scrapedAt = await waitFor(
     "a Prometheus scrape after /metrics was read",
     async () => {
-      const t = await prom?.scalar(`timestamp(up{job="wave-core"})`);
+      const t = await p.scalar(`timestamp(up{job="wave-core"})`);
       return t !== undefined && t > readAt ? t : undefined;
     },
     { timeoutMs: 15_000, intervalMs: 250 },
   );
-  const q = (expr: string): Promise<number | undefined> => prom!.scalar(expr, scrapedAt);
-  /** The sample of a panel's query whose labels include `match` (a series per basis, capacity type…). */
-  const pick = async (expr: string, match: Record<string, string>): Promise<number | undefined> => {
-    const hit = (await prom!.query(expr, scrapedAt)).find((s) =>
-      Object.entries(match).every(([k, v]) => s.metric[k] === v),
-    );
-    return hit ? Number(hit.value[1]) : undefined;
+  return {
+    value: (title, nodepool) => p.scalar(panel(title, nodepool), scrapedAt),
+    async pick(title, match, nodepool) {
+      const hit = (await p.query(panel(title, nodepool), scrapedAt)).find((s) =>
+        Object.entries(match).every(([k, v]) => s.metric[k] === v),
+      );
+      return hit ? Number(hit.value[1]) : undefined;
+    },
   };
-  const ratio = (basis: string): Promise<number | undefined> => pick(panel("Spot ratio"), { basis });
-  await observeClaims();
-  const r = recompute(machinesOf(await list("nodes"), await list("nodeclaims.karpenter.sh")));
-  const shown = await readPages(page);
-  const a2 = await readApi();
-  const stable =
-    a2.o.nodes === a.o.nodes &&
-    Math.abs(a2.o.costPerHour - a.o.costPerHour) < 1e-9 &&
-    a2.all.total === a.all.total &&
-    a2.o.warmup.warmNodes === a.o.warmup.warmNodes;
-
-  const c = { cluster: CLUSTER };
-  const pw = { cluster: CLUSTER, nodepool: warm };
-  const pool = a.pools.find((p) => p.name === warm);
-  assert.ok(pool, `the API lists pool ${warm}`);
-  const wp = a.warmup.pools.find((p) => p.nodePool === warm);
-  assert.ok(wp, `the Warmup view lists pool ${warm}`);
-  const rw = r.pool(warm);
-  const churnMetric = sumOf(m, "wave_disruptions_total", { cluster: CLUSTER, nodepool: churn });
-  const flagged = a.thrashing.filter((t) => t.flagged).length;
-  const figures: Figure[] = [
-    {
-      name: "cluster nodes",
-      kind: "count",
-      api: a.o.nodes,
-      others: {
-        metrics: sumOf(m, "wave_nodes", c),
-        prometheus: await q(panel("Nodes")),
-        recomputed: r.nodes,
-      },
-      page: { shown: shown.overview.nodes, format: num },
-    },
-    {
-      name: "node table rows",
-      kind: "count",
-      api: a.nodeTotal,
-      others: { recomputed: r.nodes },
-      page: { shown: shown.nodeTotal, format: num },
-    },
-    {
-      name: "cluster cost per hour",
-      kind: "money",
-      api: a.o.costPerHour,
-      others: {
-        metrics: sumOf(m, "wave_nodepool_cost_per_hour_dollars", c),
-        prometheus: await q(panel("Cost per hour")),
-        recomputed: r.cost,
-      },
-      page: { shown: shown.overview.cost, format: usd },
-    },
-    {
-      name: "spot ratio (nodes)",
-      kind: "ratio",
-      api: a.o.spotRatio.nodes,
-      others: {
-        metrics: sumOf(m, "wave_spot_ratio", { ...c, basis: "nodes" }),
-        prometheus: await ratio("nodes"),
-        recomputed: r.spotRatio.nodes,
-      },
-      page: { shown: shown.overview.spot, format: pct },
-    },
-    {
-      name: "spot ratio (vCPU)",
-      kind: "ratio",
-      api: a.o.spotRatio.vcpu,
-      others: {
-        metrics: sumOf(m, "wave_spot_ratio", { ...c, basis: "vcpu" }),
-        prometheus: await ratio("vcpu"),
-        recomputed: r.spotRatio.vcpu,
-      },
-    },
-    {
-      name: "spot ratio (cost)",
-      kind: "ratio",
-      api: a.o.spotRatio.cost,
-      others: {
-        metrics: sumOf(m, "wave_spot_ratio", { ...c, basis: "cost" }),
-        prometheus: await ratio("cost"),
-        recomputed: r.spotRatio.cost,
-      },
-    },
-    {
-      name: "spot savings per hour (scope nodes)",
-      kind: "money",
-      api: a.o.spotSavingsPerHour,
-      others: {
-        metrics: sumOf(m, "wave_nodepool_spot_savings_per_hour_dollars", c),
-        prometheus: await q(panel("Spot savings per hour by pool")),
-        recomputed: r.spotSavings,
-      },
-      page: { shown: shown.overview.saves, format: (n) => `nodes save ${usd(n)}/h` },
-    },
-    {
-      name: `pool ${warm}: nodes`,
-      kind: "count",
-      api: pool.nodes,
-      others: {
-        metrics: sumOf(m, "wave_nodes", pw),
-        prometheus: await q(panel("Nodes", warm)),
-        recomputed: rw.nodes,
-      },
-      page: { shown: shown.pool.nodes, format: num },
-    },
-    {
-      name: `pool ${warm}: cost per hour`,
-      kind: "money",
-      api: pool.costPerHour,
-      others: {
-        metrics: sumOf(m, "wave_nodepool_cost_per_hour_dollars", pw),
-        prometheus: await q(panel("Cost per hour", warm)),
-        recomputed: rw.cost,
-      },
-      page: { shown: shown.pool.cost, format: usd },
-    },
-    {
-      name: `pool ${warm}: spot cost per hour`,
-      kind: "money",
-      api: pool.costByCapacityType.spot ?? 0,
-      others: {
-        metrics: sumOf(m, "wave_nodepool_cost_per_hour_dollars", { ...pw, capacity_type: "spot" }) ?? 0,
-        prometheus: await pick(panel("Cost per hour by pool and capacity type", warm), {
-          capacity_type: "spot",
-        }),
-        recomputed: rw.spotCost,
-      },
-      page: { shown: shown.pool.spotCost, format: usd },
-    },
-    {
-      name: "disruptions in the last hour (cluster)",
-      kind: "count",
-      api: a.all.total,
-      // Not Prometheus here: another test's pool on the shared rig may be disrupted before core's
-      // first scrape of it, so its series starts above 0 and increase() rightly skips that step.
-      // The churn pool below is scraped at 0 long before its disruptions.
-      others: { metrics: sumOf(m, "wave_disruptions_total", c) },
-      page: { shown: shown.overview.disruptions, format: num },
-    },
-    {
-      name: `pool ${churn}: disruptions`,
-      kind: "count",
-      api: a.churn.total,
-      others: {
-        metrics: churnMetric,
-        prometheus: (await q(panel("Disruptions by reason", churn))) ?? 0,
-        recomputed: await disruptionsOf(churn),
-      },
-      page: { shown: shown.churnDisruptions, format: num },
-    },
-    {
-      name: "thrashing pools flagged",
-      kind: "count",
-      api: flagged,
-      others: {
-        metrics: sumOf(m, "wave_nodepool_thrashing", c),
-        prometheus: await q(panel("Thrashing pools")),
-      },
-      page: { shown: String(shown.thrashingAlerts), format: String },
-    },
-    {
-      name: "warm nodes (cluster)",
-      kind: "count",
-      api: a.o.warmup.warmNodes,
-      others: {
-        metrics: sumOf(m, "wave_warmup_warm_nodes", c),
-        prometheus: await q(panel("Warm nodes")),
-      },
-      page: { shown: shown.overview.warm, format: num },
-    },
-    {
-      name: `pool ${warm}: warmup hits`,
-      kind: "count",
-      api: wp.hits,
-      others: {
-        metrics: sumOf(m, "wave_warmup_hits_total", pw),
-        prometheus: await q(panel("Warmup hits, misses and expiries", warm)),
-        recomputed: await hitsOf(),
-      },
-      page: { shown: shown.warmup.hits, format: num },
-    },
-    {
-      name: `pool ${warm}: seconds saved per hit (its cold start)`,
-      kind: "seconds",
-      api: wp.savedPerHitSeconds,
-      others: { recomputed: coldStart(warm) },
-      page: {
-        shown: /× (\S+ \S+),/.exec(shown.warmup.perHit ?? "")?.[1],
-        format: duration,
-      },
-    },
-    {
-      name: `pool ${warm}: warmup time saved`,
-      kind: "seconds",
-      api: wp.timeSavedSeconds,
-      others: {
-        metrics: sumOf(m, "wave_warmup_time_saved_seconds_total", pw),
-        prometheus: await q(panel("Warmup time saved and warm cost", warm)),
-        recomputed: (await hitsOf()) * coldStart(warm),
-      },
-      page: { shown: shown.warmup.timeSaved, format: duration },
-    },
-  ];
-  return { figures, stable };
 }
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} exists (apt-get install -y chromium)`);
-  assert.ok(existsSync(join(ROOT, "ui/dist/index.html")), "the UI is built (npm run build:ui)");
+  browser = await launchChromium();
   await requireRig();
   ns = await createNamespace("e2e-xcheck");
   waveNs = await createNamespace("e2e-xcheck-wave");
@@ -601,10 +252,20 @@ before(async () => {
     job: "wave-core",
   });
   site = { url: wave.url, cluster: CLUSTER, viewer: wave.tokens.viewer, log };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
-  });
+  world = {
+    site,
+    price: kwokPrice,
+    panels: panelsNow,
+    // This test's own core started minutes ago: its counters since then are the hour's counts.
+    countersCoverRange: true,
+    objects: async () => ({
+      nodes: await list("nodes"),
+      nodeClaims: await list("nodeclaims.karpenter.sh"),
+      pods: await list("pods"),
+      replicaSets: await list("replicasets"),
+      spotPolicies: await list("spotpolicies.wave.sh"),
+    }),
+  };
 });
 
 after(async () => {
@@ -726,29 +387,44 @@ test(
       );
       log(`churn: ${[...seenClaims.values()].filter((c) => c.pool === churn).length} NodeClaims disrupted`);
 
-      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-      page.on("pageerror", (err) => log(`page error: ${err.message}`));
-      let last: string[] = [];
-      const figures = await waitFor(
-        "every source to agree on every figure",
-        async () => {
-          const { figures, stable } = await round(page);
-          last = disagreements(figures);
-          if (!stable) last = ["the cluster moved during the round", ...last];
-          if (last.length) log(`round: ${last.join("; ")}`);
-          return last.length === 0 ? figures : undefined;
+      // A spot policy on `web` (after its pods run: repair off, so it moves none) gives the Spot
+      // page managed pods, their split and the workloads' savings to cross-check.
+      await installWaveCrds();
+      await apply({
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicy",
+        metadata: { name: "web", namespace: ns },
+        spec: {
+          targetRef: { kind: "Deployment", name: "web" },
+          threshold: 1,
+          strategy: "Prefer",
+          repair: "Off",
         },
-        { timeoutMs: 240_000, intervalMs: 2000 },
-      ).catch((err: unknown) => {
-        throw new Error(`${err instanceof Error ? err.message : String(err)}\n${last.join("\n")}`);
       });
-      await page.close();
-      for (const f of figures)
-        log(
-          `${f.name} = ${f.api} across ${sourcesOf(f)} sources (${["api", ...Object.keys(f.others), ...(f.page ? ["page"] : [])].join(", ")})`,
-        );
+      await waitFor(
+        "the Spot page's API to count web's 2 pods under its policy",
+        async () => (await api<SpotViewDto>(`spot-placement?from=${hourAgo()}`)).totals.pods === 2,
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      );
+
+      await observeClaims();
+      const figures = await crossCheckPages(world, browser, [
+        checked(overviewPage),
+        checked(poolsPage(() => [warm])),
+        checked(nodesPage),
+        checked(disruptionsPage),
+        checked(churnPage()),
+        checked(thrashingPage),
+        checked(warmupPage(() => [warm], { hits: hitsOf, coldStart })),
+        checked(spotPage),
+      ]);
       const churnFig = figures.find((f) => f.name === `pool ${churn}: disruptions`);
       assert.equal(churnFig?.api, 2, "Karpenter disrupted the churn pool's two nodes");
       assert.ok((figures.find((f) => f.name === `pool ${warm}: warmup hits`)?.api ?? 0) >= 1, "a warmup hit");
+      assert.equal(
+        figures.find((f) => f.name === "spot: managed pods")?.api,
+        2,
+        "web's pods under its policy",
+      );
     }),
 );

@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { usd } from "../../ui/src/format.ts";
 import { disagreements, parseExposition, sumOf, type Figure } from "../e2e/crosscheck.ts";
+import { quantity, recompute, type PriceOf } from "../e2e/crosscheck-figures.ts";
+import type { KubeObject } from "../e2e/harness.ts";
 
 const agreeing = (): Figure[] => [
   {
@@ -81,5 +83,62 @@ describe("exposition parsing", () => {
 
   it("refuses a line that is not a sample", () => {
     assert.throws(() => parseExposition("wave_nodes{"), /not an exposition sample/);
+  });
+});
+
+describe("recomputation from the apiserver's objects", () => {
+  const obj = (kind: string, name: string, rest: Partial<KubeObject> = {}): KubeObject => ({
+    apiVersion: "v1",
+    kind,
+    ...rest,
+    metadata: { name, ...rest.metadata },
+  });
+  const ct = "karpenter.sh/capacity-type";
+  const typeLabel = "node.kubernetes.io/instance-type";
+  const node = (name: string, type: string, capacityType: string, cpu: string, alloc: string): KubeObject =>
+    obj("Node", name, {
+      metadata: { name, labels: { [ct]: capacityType, [typeLabel]: type, "karpenter.sh/nodepool": "p" } },
+      status: { capacity: { cpu, memory: "8Gi" }, allocatable: { cpu: alloc, memory: "7Gi" } },
+    });
+  const price: PriceOf = (type, capacityType) =>
+    (type === "t4" ? 0.2 : 0.1) * (capacityType === "spot" ? 0.5 : 1);
+
+  it("parses quantities and refuses a suffix it does not know", () => {
+    assert.equal(quantity("250m"), 0.25);
+    assert.equal(quantity("2Gi"), 2 * 2 ** 30);
+    assert.equal(quantity("1.5e3"), 1500);
+    assert.throws(() => quantity("3Qi"), /unknown quantity suffix/);
+  });
+
+  it("joins NodeClaims to Nodes, sizes by the larger of capacity and allocatable, sums pods' requests", () => {
+    const claim = obj("NodeClaim", "c1", {
+      metadata: { name: "c1", labels: { [ct]: "spot", [typeLabel]: "t4" } },
+      status: { nodeName: "n1" },
+    });
+    const pod = obj("Pod", "a", {
+      metadata: { name: "a", namespace: "x" },
+      spec: {
+        nodeName: "n1",
+        containers: [{ resources: { requests: { cpu: "500m", memory: "1Gi" } } }],
+        initContainers: [{ resources: { requests: { cpu: "2" } } }],
+      },
+      status: { phase: "Running" },
+    });
+    const r = recompute(
+      {
+        nodes: [node("n1", "t4", "spot", "2350m", "3900m"), node("n2", "t2", "on-demand", "2", "2")],
+        nodeClaims: [claim],
+        pods: [pod],
+        replicaSets: [],
+        spotPolicies: [],
+      },
+      price,
+    );
+    assert.equal(r.nodes, 2);
+    assert.ok(Math.abs(r.cost - (0.1 + 0.1)) < 1e-12);
+    assert.ok(Math.abs(r.spotSavings - 0.1) < 1e-12);
+    assert.ok(Math.abs(r.spotRatio.vcpu - 3.9 / 5.9) < 1e-12);
+    assert.equal(r.requested.cpu, 2, "the init container's 2 cores outweigh the container's 0.5");
+    assert.equal(r.allocatable.memoryBytes, 14 * 2 ** 30);
   });
 });

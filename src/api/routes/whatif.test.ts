@@ -56,6 +56,8 @@ const apiPod = (i: number): Pod => ({
 let dir: string;
 let store: Store;
 let app: FastifyInstance;
+/** The same core with the policies in force read from the cluster's resources (issue 31). */
+let crApp: FastifyInstance;
 let runs = 0;
 
 before(async () => {
@@ -67,6 +69,16 @@ before(async () => {
   await deliverSnapshot(hub, NOW, [
     { kind: "NodePool", object: pool },
     ...Array.from({ length: 6 }, (_, i) => ({ kind: "Pod" as const, object: apiPod(i) })),
+    // What a console edit or GitOps made of the policy since the migration: threshold 1.
+    {
+      kind: "SpotPolicy" as const,
+      object: {
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicy",
+        metadata: { name: "api", namespace: "shop" },
+        spec: { targetRef: { kind: "Deployment", name: "api" }, threshold: 1, strategy: "Prefer" },
+      },
+    },
   ]);
   // The last 20 minutes: 2 pods, then 6 from 10 minutes ago.
   await store.writeWorkloadPods(
@@ -98,9 +110,21 @@ before(async () => {
       }),
     ],
   });
+  crApp = await build({
+    tokens: { admin: "a-token", viewer: "v-token" },
+    plugins: [
+      whatifRoutes({
+        hub,
+        now: () => clock.now(),
+        policySource: "crs",
+        run: (input) => clusterWhatif(input),
+      }),
+    ],
+  });
 });
 
 after(async () => {
+  await crApp.close();
   await app.close();
   await store.close();
   await rm(dir, { recursive: true, force: true });
@@ -136,6 +160,20 @@ void describe("POST /api/v1/clusters/:id/whatif", () => {
     assert.equal(r.current.spotShare, 1);
     assert.ok(r.candidate.spotShare > 0 && r.candidate.spotShare < 1);
     assert.ok(r.candidate.podStart.count >= 4, "the scale-up from 2 to 6 pods is measured");
+  });
+
+  void it("starts from the cluster's SpotPolicy resources once they are the truth, not the store", async () => {
+    const body = { warmup: { flex: { enabled: true } }, spotInterruptionRate: 0 };
+    const res = await crApp.inject({
+      method: "POST",
+      url: "/api/v1/clusters/c1/whatif",
+      headers: V,
+      payload: body,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const r = res.json<WhatifReportDto>();
+    assert.equal(r.current.policy.spot[0]?.threshold, 1, "the resource's threshold, not the stored 0");
+    assert.equal(r.current.now.workloads["shop/Deployment/api"]?.onDemand, 1);
   });
 
   void it("answers bad bodies with 400 and a reason, before any replay", async () => {

@@ -14,6 +14,7 @@ import type { SpotPolicy } from "../../policy/spot.ts";
 import { parseSpotPolicies, PolicyValidationError } from "../../policy/validate-spot.ts";
 import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
+import { policiesInForce } from "./clusters/console-context.ts";
 import { clusterIdParam, errorSchema } from "./schemas.ts";
 import { bodySchema, whatifReportSchema } from "./whatif-schemas.ts";
 import {
@@ -74,6 +75,8 @@ export interface WhatifDeps {
   hub: ClusterHub;
   run: WhatifRunner;
   now: () => number;
+  /** Where the cluster's current policies are read (as the console's pages: its resources, or the store). */
+  policySource?: "store" | "crs";
   /** Seconds to wait when no replay can be queued now (429 before any work); undefined: go ahead. */
   busy?: () => number | undefined;
 }
@@ -256,9 +259,8 @@ async function whatifInput(
   const now = deps.now();
   const windowMs = Math.round((body.windowHours ?? 24) * HOUR);
   const range = { clusterId: c.id, from: now - windowMs, to: now + 1 };
-  const [spotRows, warmupRows, history, series] = await Promise.all([
-    store.listPolicies(c.id, "spot"),
-    store.listPolicies(c.id, "warmup"),
+  const [inForce, history, series] = await Promise.all([
+    policiesInForce(deps.policySource, deps.hub, c.id),
     store.workloadPods(range),
     store.series(range),
   ]);
@@ -272,11 +274,6 @@ async function whatifInput(
         nodes: r.nodes,
         costPerHour: r.costPerHour,
       });
-  const warmup: Record<string, WarmupPolicy> = {};
-  for (const r of warmupRows) {
-    const p = parsePolicy(r.value);
-    if (p.ok) warmup[r.key] = p.policy;
-  }
   const disruptions = await store.disruptions({ ...range, limit: LIFECYCLE_LIMIT });
   const rate = body.spotInterruptionRate ?? (await observedInterruptionRate(deps.hub, range, disruptions));
   const templateChanges = observedTemplateChanges(disruptions);
@@ -295,7 +292,10 @@ async function whatifInput(
     templates: workloadTemplates(c.state).pods(),
     now,
     windowMs,
-    current: { spot: spotPolicySet(spotRows.map((r) => r.value)).policies, warmup },
+    current: {
+      spot: spotPolicySet(inForce.spot.map((r) => r.value)).policies,
+      warmup: Object.fromEntries(inForce.warmup),
+    },
     changes,
     spotInterruptionRate: rate,
     bootDelayMs: bootMs,

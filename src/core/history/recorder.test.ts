@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { SeriesRecorder } from "./recorder.ts";
-import { runClusterSampler } from "./sampler.ts";
+import { runClusterSampler, type ClusterSamplerOptions } from "./sampler.ts";
 import type { PoolSample, SeriesRow } from "./series.ts";
 
 const MIN = 60_000;
@@ -120,26 +120,45 @@ describe("SeriesRecorder", () => {
   });
 });
 
+/**
+ * A sampler of one-minute steps on a fake clock 5 s into T0's first minute, collecting the rows it
+ * writes (a write fails, without being collected, while `writeFails()`); `stop` ends it.
+ */
+function minuteSampler(
+  opts: Pick<ClusterSamplerOptions, "clusters" | "snapshot" | "latest"> & { writeFails?: () => boolean },
+): { clock: FakeClock; written: SeriesRow[]; stop: () => Promise<void> } {
+  const { writeFails, ...sources } = opts;
+  const clock = new FakeClock(T0 + 5_000);
+  const written: SeriesRow[] = [];
+  const ac = new AbortController();
+  const done = runClusterSampler({
+    stepMs: MIN,
+    clock,
+    log: silentLogger,
+    signal: ac.signal,
+    ...sources,
+    write: (rows) => {
+      if (writeFails?.()) return Promise.reject(new Error("store down"));
+      written.push(...rows);
+      return Promise.resolve();
+    },
+  });
+  const stop = async (): Promise<void> => {
+    ac.abort();
+    await done;
+  };
+  return { clock, written, stop };
+}
+
 describe("runClusterSampler", () => {
   it("samples at each step boundary, marks a disconnection as a gap and retries failed writes", async () => {
-    const clock = new FakeClock(T0 + 5_000);
     let live = true;
     let failWrites = false;
-    const written: SeriesRow[] = [];
-    const ac = new AbortController();
-    const done = runClusterSampler({
-      stepMs: MIN,
-      clock,
-      log: silentLogger,
-      signal: ac.signal,
+    const { clock, written, stop } = minuteSampler({
       clusters: () => ["c1"],
       snapshot: () => (live ? [sample("a", "spot", 1)] : undefined),
       latest: () => Promise.resolve(undefined),
-      write: (rows) => {
-        if (failWrites) return Promise.reject(new Error("store down"));
-        written.push(...rows);
-        return Promise.resolve();
-      },
+      writeFails: () => failWrites,
     });
     await clock.advance(MIN); // minute 1
     await clock.advance(MIN); // minute 2
@@ -150,29 +169,17 @@ describe("runClusterSampler", () => {
     await clock.advance(MIN); // minute 7: recorded, write fails
     failWrites = false;
     await clock.advance(MIN); // minute 8: both written
-    ac.abort();
-    await done;
+    await stop();
     assert.deepEqual(summary(written), ["1 a/spot=1", "2 a/spot=1", "gap 3..7", "7 a/spot=1", "8 a/spot=1"]);
   });
 
   it("keeps one series per cluster; a cluster taken over resumes from what the store holds", async () => {
-    const clock = new FakeClock(T0 + 5_000);
-    const written: SeriesRow[] = [];
     let owned = ["c1", "c2"];
     const stored = new Map<string, { ts: number; series: { nodePool: string; capacityType: string }[] }>();
-    const ac = new AbortController();
-    const done = runClusterSampler({
-      stepMs: MIN,
-      clock,
-      log: silentLogger,
-      signal: ac.signal,
+    const { clock, written, stop } = minuteSampler({
       clusters: () => owned,
       snapshot: (id) => [sample(id === "c1" ? "a" : "b", "spot", id === "c1" ? 1 : 2)],
       latest: (id) => Promise.resolve(stored.get(id)),
-      write: (rows) => {
-        written.push(...rows);
-        return Promise.resolve();
-      },
     });
     await clock.advance(MIN); // minute 1: both
     owned = ["c1"]; // c2 now owned by another replica, which records minutes 2 and 3
@@ -181,8 +188,7 @@ describe("runClusterSampler", () => {
     stored.set("c2", { ts: T0 + 3 * MIN, series: [{ nodePool: "b", capacityType: "spot" }] });
     owned = ["c1", "c2"]; // back: continues after minute 3 without a gap
     await clock.advance(MIN);
-    ac.abort();
-    await done;
+    await stop();
     const of = (id: string): string[] => summary(written.filter((r) => r.clusterId === id));
     assert.deepEqual(of("c1"), ["1 a/spot=1", "2 a/spot=1", "3 a/spot=1", "4 a/spot=1"]);
     assert.deepEqual(of("c2"), ["1 b/spot=2", "4 b/spot=2"]);

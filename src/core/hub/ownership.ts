@@ -99,7 +99,14 @@ export class LeaseOwnership implements Ownership {
   async claim(clusterId: string): Promise<void> {
     const { store, clock, replica } = this.#o;
     const url = typeof this.#o.url === "string" ? this.#o.url : this.#o.url();
-    const lease = await store.acquireLease(clusterId, replica, url, clock.now(), this.#ttlMs, true);
+    const lease = await store.acquireLease({
+      clusterId,
+      holder: replica,
+      url,
+      now: clock.now(),
+      ttlMs: this.#ttlMs,
+      force: true,
+    });
     this.#held.add(clusterId);
     this.#leases = undefined;
     this.#o.log.info("cluster owned", { cluster: clusterId, generation: lease.generation });

@@ -6,19 +6,30 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Agent, type AgentOptions } from "../../agent/agent.ts";
+import type { AgentOptions } from "../../agent/agent.ts";
 import { node, nodePool, pod, syntheticCluster } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
-import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
+import { kindToProto } from "../../wire/wire.ts";
 import { FakeClock } from "../../shared/clock.ts";
 import { createLogger } from "../../shared/log.ts";
 import { Registry } from "../../shared/metrics.ts";
 import { CLIENT_EXT, makePki, SERVER_EXT } from "../../../test/support/pki.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { AgentAuthenticator, CredentialError, loadCredentials, type AgentCredential } from "./auth.ts";
 import { IngestCore, type IngestCoreOptions } from "./core.ts";
 import { startIngestServer, type IngestServer, type IngestServerTls } from "./server.ts";
 import { MemorySink } from "./sink.ts";
-import { rawStream, type Msg } from "./testing.ts";
+import {
+  hello,
+  rawStream,
+  sessionWithSnapshot,
+  snapshotBegin,
+  snapshotChunk,
+  snapshotEnd,
+  upsert,
+  wire,
+  type Msg,
+} from "./testing.ts";
 
 const TOKEN_A = "token-of-cluster-a-0123456789";
 const TOKEN_B = "token-of-cluster-b-0123456789";
@@ -59,32 +70,18 @@ async function startCore(
 
 function startAgent(url: string, clusterId: string, token: string, extra: Partial<AgentOptions> = {}) {
   const registry = new Registry();
-  const agent = new Agent({
+  const { agent, stop } = runAgent({
     source: new MemorySource([nodePool("default"), node(1)]),
     coreUrl: url,
     token,
     clusterId,
     agentVersion: "test",
-    clock: new FakeClock(),
-    backoff: { initialMs: 100, maxMs: 100, jitter: "none" },
     metrics: registry,
     ...extra,
   });
-  const ac = new AbortController();
-  const running = agent.run(ac.signal);
-  const stop = async (): Promise<void> => {
-    ac.abort();
-    await running;
-  };
   cleanups.push(stop);
   return { agent, registry, stop };
 }
-
-let sessions = 0;
-const hello = (clusterId: string): Msg => ({
-  body: { case: "hello", value: { clusterId, sessionId: `s-${++sessions}`, agentVersion: "raw" } },
-});
-const wire = (o: WireObject) => ({ kind: kindToProto(o.kind), json: encodeJson(o) });
 
 describe("agent credentials are bound to cluster ids", { timeout: 60_000 }, () => {
   it("a stream with another cluster's token is rejected and writes nothing", async () => {
@@ -107,11 +104,7 @@ describe("agent credentials are bound to cluster ids", { timeout: 60_000 }, () =
     await sink.until((s) => (s.objects.get("cluster-a")?.size ?? 0) === 2);
     const err = await rawStream(
       server.port,
-      [
-        hello("cluster-a"),
-        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-        { sequence: 2n, body: { case: "snapshotEnd", value: { objectCount: 0n } } },
-      ],
+      [hello("cluster-a"), snapshotBegin(1), snapshotEnd(2, 0)],
       TOKEN_B,
     );
     assert.equal(err?.code, 7, err?.message);
@@ -224,9 +217,8 @@ describe("snapshots are bounded", { timeout: 60_000 }, () => {
   it("one with more objects than the bound is rejected and logged; no base is left to resume from", async () => {
     const { server, core, logs } = await startCore({ core: { maxSnapshotObjects: 1000 } });
     const big = Array.from({ length: 200 }, (_, i) => wire(node(i)));
-    const msgs: Msg[] = [hello("cluster-a"), { sequence: 1n, body: { case: "snapshotBegin", value: {} } }];
-    for (let i = 0; i < 20; i++)
-      msgs.push({ sequence: BigInt(2 + i), body: { case: "snapshotChunk", value: { objects: big } } });
+    const msgs: Msg[] = [hello("cluster-a"), snapshotBegin(1)];
+    for (let i = 0; i < 20; i++) msgs.push(snapshotChunk(2 + i, big));
     const err = await rawStream(server.port, msgs, TOKEN_A);
     assert.equal(err?.code, 8, err?.message); // RESOURCE_EXHAUSTED
     assert.match(err.message, /snapshot exceeds 1000 objects/);
@@ -238,11 +230,7 @@ describe("snapshots are bounded", { timeout: 60_000 }, () => {
   it("one that never ends is cut at the duration bound", async () => {
     const clock = new FakeClock();
     const { server, logs } = await startCore({ core: { maxSnapshotMs: 60_000, clock } });
-    const msgs: Msg[] = [
-      hello("cluster-a"),
-      { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-      { sequence: 2n, body: { case: "snapshotChunk", value: { objects: [wire(node(1))] } } },
-    ];
+    const msgs: Msg[] = [hello("cluster-a"), snapshotBegin(1), snapshotChunk(2, [wire(node(1))])];
     const pending = rawStream(server.port, msgs, TOKEN_A);
     while (clock.pending === 0) await new Promise((r) => setImmediate(r));
     await clock.advance(60_000);
@@ -266,14 +254,7 @@ describe("decoding is bounded per object and per byte (issue 32)", { timeout: 60
     const { server, core, logs, sink } = await startCore();
     const err = await rawStream(
       server.port,
-      [
-        hello("cluster-a"),
-        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-        {
-          sequence: 2n,
-          body: { case: "snapshotChunk", value: { objects: [wire(node(1)), crafted("p", 1000)] } },
-        },
-      ],
+      [hello("cluster-a"), snapshotBegin(1), snapshotChunk(2, [wire(node(1)), crafted("p", 1000)])],
       TOKEN_A,
     );
     assert.equal(err?.code, 8, err?.message); // RESOURCE_EXHAUSTED
@@ -293,13 +274,7 @@ describe("decoding is bounded per object and per byte (issue 32)", { timeout: 60
     const big = wire(p);
     const err = await rawStream(
       server.port,
-      [
-        hello("cluster-a"),
-        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-        { sequence: 2n, body: { case: "snapshotChunk", value: { objects: [wire(nodePool("default"))] } } },
-        { sequence: 3n, body: { case: "snapshotEnd", value: { objectCount: 1n } } },
-        { sequence: 4n, body: { case: "delta", value: { op: 1, object: big } } },
-      ],
+      [...sessionWithSnapshot("cluster-a", [wire(nodePool("default"))]), upsert(4, big)],
       TOKEN_A,
     );
     assert.equal(err?.code, 8, err?.message);
@@ -313,11 +288,7 @@ describe("decoding is bounded per object and per byte (issue 32)", { timeout: 60
     const objects = Array.from({ length: 200 }, (_, i) => wire(node(i)));
     const err = await rawStream(
       server.port,
-      [
-        hello("cluster-a"),
-        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-        { sequence: 2n, body: { case: "snapshotChunk", value: { objects } } },
-      ],
+      [hello("cluster-a"), snapshotBegin(1), snapshotChunk(2, objects)],
       TOKEN_A,
     );
     assert.equal(err?.code, 8, err?.message);
@@ -339,15 +310,7 @@ describe("agent timestamps", { timeout: 60_000 }, () => {
     const { server, logs } = await startCore();
     const err = await rawStream(
       server.port,
-      [
-        hello("cluster-a"),
-        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-        { sequence: 2n, body: { case: "snapshotEnd", value: { objectCount: 0n } } },
-        {
-          sequence: 3n,
-          body: { case: "delta", value: { op: 1, object: wire(node(1)), observedAtMs: 10n ** 18n } },
-        },
-      ],
+      [hello("cluster-a"), snapshotBegin(1), snapshotEnd(2, 0), upsert(3, wire(node(1)), 10n ** 18n)],
       TOKEN_A,
     );
     assert.equal(err?.code, 3, err?.message);

@@ -13,6 +13,7 @@ import { FakeClock } from "../../shared/clock.ts";
 import { Registry } from "../../shared/metrics.ts";
 import { encodeJson, kindToProto } from "../../wire/wire.ts";
 import type { ObjectKind } from "../../gen/wave/v1/ingest_pb.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { MemorySink } from "./sink.ts";
 import { startIngestServer } from "./server.ts";
@@ -47,25 +48,16 @@ function startAgent(
   opts: Partial<AgentOptions> = {},
 ): { agent: Agent; clock: FakeClock; stop: () => Promise<void> } {
   const clock = new FakeClock();
-  const agent = new Agent({
+  const { agent, stop } = runAgent({
     source,
     coreUrl: `http://127.0.0.1:${port}`,
     token: TOKEN,
     clusterId: "alpha",
     kubernetesVersion: "v1.33.0",
     karpenterVersion: "1.6.0",
-    agentVersion: "0.1.0",
     clock,
-    backoff: { initialMs: 100, maxMs: 100, jitter: "none" },
-    metrics: new Registry(),
     ...opts,
   });
-  const ac = new AbortController();
-  const running = agent.run(ac.signal);
-  const stop = async (): Promise<void> => {
-    ac.abort();
-    await running;
-  };
   cleanups.push(stop);
   return { agent, clock, stop };
 }

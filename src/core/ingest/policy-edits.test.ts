@@ -3,13 +3,11 @@
 // apiserver — here the in-memory one — and the outcome or conflict comes back to the caller.
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Agent } from "../../agent/agent.ts";
 import { applyPolicyEdit } from "../../agent/policy-apply.ts";
-import { MemorySource } from "../../agent/source.ts";
 import { MemoryKube } from "../../kube/memory/memory.ts";
 import type { SpotPolicyResource } from "../../objects/policy-crds.ts";
 import { FakeClock } from "../../shared/clock.ts";
-import { Registry } from "../../shared/metrics.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { PolicyEditUnavailable, PolicyEdits } from "./policy-edits.ts";
 import { MemorySink } from "./sink.ts";
@@ -34,23 +32,12 @@ async function rig(opts: { withKube?: boolean } = {}) {
   const core = new IngestCore({ sink: new MemorySink(), coreVersion: "test" });
   const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: [TOKEN] });
   cleanups.push(() => server.close());
-  const agent = new Agent({
-    source: new MemorySource(),
+  const { agent, stop } = runAgent({
     coreUrl: `http://127.0.0.1:${server.port}`,
     token: TOKEN,
     clusterId: "alpha",
-    agentVersion: "0.1.0",
-    clock: new FakeClock(),
-    backoff: { initialMs: 100, maxMs: 100, jitter: "none" },
-    metrics: new Registry(),
     ...(opts.withKube === false ? {} : { onPolicyEdit: (e) => applyPolicyEdit(kube, e) }),
   });
-  const ac = new AbortController();
-  const running = agent.run(ac.signal);
-  const stop = async (): Promise<void> => {
-    ac.abort();
-    await running;
-  };
   cleanups.push(stop);
   await within(
     10_000,

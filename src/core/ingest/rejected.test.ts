@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { Agent } from "../../agent/agent.ts";
 import { node, nodePool, pod } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
 import { build } from "../../api/app.ts";
@@ -14,22 +13,27 @@ import { KwokPriceProvider } from "../../pricing/kwok.ts";
 import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
 import { Registry } from "../../shared/metrics.ts";
-import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
 import { ClusterHub } from "../hub/hub.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { startIngestServer, type IngestServer } from "./server.ts";
-import { rawStream, within, type Msg } from "./testing.ts";
+import {
+  hello,
+  rawStream,
+  sessionWithSnapshot,
+  snapshotBegin,
+  snapshotChunk,
+  upsert,
+  within,
+  wire,
+  type Msg,
+} from "./testing.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 const tokens = { admin: "admin-token-0123456789", viewer: "viewer-token-0123456789" };
 const V = { authorization: `Bearer ${tokens.viewer}` };
-const wire = (o: WireObject) => ({ kind: kindToProto(o.kind), json: encodeJson(o) });
-let sessions = 0;
-const hello = (clusterId: string): Msg => ({
-  body: { case: "hello", value: { clusterId, sessionId: `s-${++sessions}`, agentVersion: "raw" } },
-});
 
 const clock = new FakeClock(T0);
 const metrics = new Registry();
@@ -74,9 +78,8 @@ async function listed(id: string): Promise<ClusterDto | undefined> {
 describe("a refused cluster is listed as rejected and counted", { timeout: 30_000 }, () => {
   it("a snapshot over the object bound: the API lists why, /metrics counts it; an accepted one clears it", async () => {
     const big = Array.from({ length: 100 }, (_, i) => wire(node(i)));
-    const msgs: Msg[] = [hello("big"), { sequence: 1n, body: { case: "snapshotBegin", value: {} } }];
-    for (let i = 0; i < 5; i++)
-      msgs.push({ sequence: BigInt(2 + i), body: { case: "snapshotChunk", value: { objects: big } } });
+    const msgs: Msg[] = [hello("big"), snapshotBegin(1)];
+    for (let i = 0; i < 5; i++) msgs.push(snapshotChunk(2 + i, big));
     const err = await rawStream(server.port, msgs, "t");
     assert.equal(err?.code, 8, err?.message); // RESOURCE_EXHAUSTED
 
@@ -100,17 +103,14 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
     );
 
     // The agent comes back with a snapshot within the bound: no longer rejected.
-    const ac = new AbortController();
-    const agent = new Agent({
+    const { agent, stop } = runAgent({
       source: new MemorySource([nodePool("default"), node(1)]),
       coreUrl: `http://127.0.0.1:${server.port}`,
       token: "t",
       clusterId: "big",
       agentVersion: "test",
       clock: new FakeClock(T0),
-      metrics: new Registry(),
     });
-    const running = agent.run(ac.signal);
     try {
       await within(
         10_000,
@@ -121,8 +121,7 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
       assert.equal(again?.rejected, null);
       assert.equal(again.connected, true);
     } finally {
-      ac.abort();
-      await running;
+      await stop();
     }
   });
 
@@ -131,13 +130,7 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
     p.object.metadata.annotations = { big: "h".repeat(40_000) };
     const err = await rawStream(
       server.port,
-      [
-        hello("fat"),
-        { sequence: 1n, body: { case: "snapshotBegin", value: {} } },
-        { sequence: 2n, body: { case: "snapshotChunk", value: { objects: [wire(nodePool("default"))] } } },
-        { sequence: 3n, body: { case: "snapshotEnd", value: { objectCount: 1n } } },
-        { sequence: 4n, body: { case: "delta", value: { op: 1, object: wire(p) } } },
-      ],
+      [...sessionWithSnapshot("fat", [wire(nodePool("default"))]), upsert(4, wire(p))],
       "t",
     );
     assert.equal(err?.code, 8, err?.message);

@@ -7,6 +7,11 @@ import { isRepairEvent, lateAnswerOf, lateAnswersOf, repairOf, repairsOf } from 
 
 const pod = { metadata: { name: "web-1", namespace: "shop", uid: "p1" }, spec: { containers: [] } };
 const AT = Date.parse("2026-03-02T12:00:00Z");
+/** An ingest batch: the pod, then `events`. */
+const batch = (...events: Event[]) => [
+  { kind: "Pod" as const, object: pod },
+  ...events.map((object) => ({ kind: "Event" as const, object })),
+];
 
 describe("spot repairs from Events", () => {
   it("a late-answer Event (same component) is not a repair action", () => {
@@ -51,15 +56,7 @@ describe("spot repairs from Events", () => {
     assert.equal(repairOf("c1", untimed, 5)?.at, 5);
     assert.equal(repairOf("c1", untimed, 5)?.action, "");
     assert.deepEqual(
-      repairsOf(
-        "c1",
-        [
-          { kind: "Pod", object: pod },
-          { kind: "Event", object: other },
-          { kind: "Event", object: untimed },
-        ],
-        5,
-      ).map((r) => r.workload),
+      repairsOf("c1", batch(other, untimed), 5).map((r) => r.workload),
       ["shop/Deployment/web"],
     );
   });
@@ -92,15 +89,7 @@ describe("spot repairs from Events", () => {
     const spoof: Event = { ...ev, reportingComponent: "kubelet", source: { component: "kubelet" } };
     assert.equal(lateAnswerOf("c1", spoof, 0), undefined);
     assert.deepEqual(
-      lateAnswersOf(
-        "c1",
-        [
-          { kind: "Pod", object: pod },
-          { kind: "Event", object: repair },
-          { kind: "Event", object: ev },
-        ],
-        0,
-      ).map((r) => [r.workload, r.count]),
+      lateAnswersOf("c1", batch(repair, ev), 0).map((r) => [r.workload, r.count]),
       [["shop/Deployment/web", 4]],
     );
   });

@@ -1,12 +1,11 @@
 // The agent → core path into a real (SQLite, in-memory) history store.
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Agent } from "../../agent/agent.ts";
+import type { Agent } from "../../agent/agent.ts";
 import { disruptionEvent, node, nodeClaim, nodePool } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
-import { FakeClock } from "../../shared/clock.ts";
-import { Registry } from "../../shared/metrics.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { startIngestServer } from "./server.ts";
 import { foldOpenNodeClaims, StoreSink } from "./store-sink.ts";
@@ -25,22 +24,16 @@ async function coreAndAgent(
 ): Promise<{ agent: Agent; stop(): Promise<void> }> {
   const core = new IngestCore({ sink: new StoreSink(store) });
   const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: ["t"] });
-  const agent = new Agent({
+  const { agent, stop: stopAgent } = runAgent({
     source,
     coreUrl: `http://127.0.0.1:${server.port}`,
     token: "t",
     clusterId: "prod-eu",
     kubernetesVersion: "v1.33.0",
     karpenterVersion: "1.6.0",
-    agentVersion: "0.1.0",
-    clock: new FakeClock(),
-    metrics: new Registry(),
   });
-  const ac = new AbortController();
-  const running = agent.run(ac.signal);
   const stop = async (): Promise<void> => {
-    ac.abort();
-    await running;
+    await stopAgent();
     await server.close();
   };
   cleanups.push(stop);
@@ -107,27 +100,8 @@ describe("StoreSink", { timeout: 30_000 }, () => {
   it("stores cluster, lifecycle, disruptions and the checkpoint the agent is acked with", async () => {
     const { store } = await openSqliteStore({ path: ":memory:" });
     cleanups.push(() => store.close());
-    const core = new IngestCore({ sink: new StoreSink(store) });
-    const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: ["t"] });
-    cleanups.push(() => server.close());
     const source = new MemorySource([nodePool("default"), nodeClaim(3), node(3)]);
-    const agent = new Agent({
-      source,
-      coreUrl: `http://127.0.0.1:${server.port}`,
-      token: "t",
-      clusterId: "prod-eu",
-      kubernetesVersion: "v1.33.0",
-      karpenterVersion: "1.6.0",
-      agentVersion: "0.1.0",
-      clock: new FakeClock(),
-      metrics: new Registry(),
-    });
-    const ac = new AbortController();
-    const running = agent.run(ac.signal);
-    cleanups.push(async () => {
-      ac.abort();
-      await running;
-    });
+    const { agent } = await coreAndAgent(store, source);
     // The snapshot (begin, chunk, end = sequences 1..3) first, then the deltas.
     await agent.until((a) => a.outbox.lastAcked === 3);
     const disruptedAt = Date.UTC(2026, 0, 1, 3);

@@ -4,9 +4,43 @@ import { readFileSync } from "node:fs";
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Ingest } from "../../gen/wave/v1/ingest_pb.ts";
-import type { AgentMessageSchema } from "../../gen/wave/v1/ingest_pb.ts";
+import type { AgentMessageSchema, KubeObjectSchema } from "../../gen/wave/v1/ingest_pb.ts";
+import { encodeJson, kindToProto, type WireObject } from "../../wire/wire.ts";
 
 export type Msg = MessageInitShape<typeof AgentMessageSchema>;
+type StreamedObject = MessageInitShape<typeof KubeObjectSchema>;
+
+let sessions = 0;
+/** The hello of a new agent session for `clusterId` (sequences are per session). */
+export const hello = (clusterId: string): Msg => ({
+  body: { case: "hello", value: { clusterId, sessionId: `s-${++sessions}`, agentVersion: "raw" } },
+});
+/** An object as the stream carries it. */
+export const wire = (o: WireObject): StreamedObject => ({ kind: kindToProto(o.kind), json: encodeJson(o) });
+export const snapshotBegin = (sequence: number): Msg => ({
+  sequence: BigInt(sequence),
+  body: { case: "snapshotBegin", value: {} },
+});
+export const snapshotChunk = (sequence: number, objects: StreamedObject[]): Msg => ({
+  sequence: BigInt(sequence),
+  body: { case: "snapshotChunk", value: { objects } },
+});
+export const snapshotEnd = (sequence: number, objectCount: number): Msg => ({
+  sequence: BigInt(sequence),
+  body: { case: "snapshotEnd", value: { objectCount: BigInt(objectCount) } },
+});
+/** A new session of `clusterId` and its complete snapshot of `objects` in one chunk (sequences 1–3). */
+export const sessionWithSnapshot = (clusterId: string, objects: StreamedObject[]): Msg[] => [
+  hello(clusterId),
+  snapshotBegin(1),
+  snapshotChunk(2, objects),
+  snapshotEnd(3, objects.length),
+];
+/** A delta that creates or updates `object`. */
+export const upsert = (sequence: number, object: StreamedObject, observedAtMs?: bigint): Msg => ({
+  sequence: BigInt(sequence),
+  body: { case: "delta", value: { op: 1, object, ...(observedAtMs === undefined ? {} : { observedAtMs }) } },
+});
 
 /**
  * Sends `msgs` on one stream, then waits for core to end it. Returns the error status core

@@ -1,17 +1,17 @@
-// TLS (mutual) and bearer-token authentication on the real gRPC path, with a throwaway CA made by
-// the openssl CLI.
+// TLS (mutual) and bearer-token authentication on the real gRPC path, with throwaway CAs made by
+// the openssl CLI (test/support/pki.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "../../agent/agent.ts";
 import type { AgentOptions } from "../../agent/agent.ts";
 import { node, nodePool } from "../../agent/fixtures.ts";
 import { MemorySource } from "../../agent/source.ts";
-import { FakeClock } from "../../shared/clock.ts";
 import { Registry } from "../../shared/metrics.ts";
+import { CLIENT_EXT, makePki, SERVER_EXT } from "../../../test/support/pki.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { startIngestServer } from "./server.ts";
 import type { IngestServer } from "./server.ts";
@@ -20,84 +20,33 @@ import { MemorySink } from "./sink.ts";
 let dir = "";
 const f = (name: string): string => join(dir, name);
 
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { stdio: "pipe" });
-}
-
-/** A CA, a server certificate for 127.0.0.1/localhost, and two client certificates (one from another CA). */
-function makePki(): void {
+/** A CA with a server certificate for 127.0.0.1/localhost and an agent's client certificate, and
+ * another ("rogue") CA with a client certificate of its own. */
+function makeCerts(): void {
   dir = mkdtempSync(join(tmpdir(), "wave-tls-"));
-  for (const ca of ["ca", "rogue-ca"]) {
-    openssl(
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      `/CN=${ca}`,
-      "-keyout",
-      f(`${ca}.key`),
-      "-out",
-      f(`${ca}.crt`),
-    );
-  }
-  writeFileSync(f("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
-  writeFileSync(f("client.ext"), "extendedKeyUsage=clientAuth\n");
-  const leaf = (name: string, ca: string, ext: string): void => {
-    openssl(
-      "req",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-subj",
-      `/CN=${name}`,
-      "-keyout",
-      f(`${name}.key`),
-      "-out",
-      f(`${name}.csr`),
-    );
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      f(`${name}.csr`),
-      "-CA",
-      f(`${ca}.crt`),
-      "-CAkey",
-      f(`${ca}.key`),
-      "-CAcreateserial",
-      "-days",
-      "1",
-      "-extfile",
-      f(ext),
-      "-out",
-      f(`${name}.crt`),
-    );
-  };
-  leaf("server", "ca", "server.ext");
-  leaf("agent", "ca", "client.ext");
-  leaf("rogue", "rogue-ca", "client.ext");
+  makePki(join(dir, "trusted"), [
+    { dir: "server", cn: "server", ext: SERVER_EXT },
+    { dir: "agent", cn: "agent", ext: CLIENT_EXT },
+  ]);
+  makePki(join(dir, "rogue"), [{ dir: "agent", cn: "rogue", ext: CLIENT_EXT }]);
 }
 
 describe("ingest over mutual TLS", { timeout: 60_000 }, () => {
   let server: IngestServer;
   let sink: MemorySink;
   before(async () => {
-    makePki();
+    makeCerts();
     sink = new MemorySink();
     server = await startIngestServer({
       core: new IngestCore({ sink }),
       port: 0,
       host: "127.0.0.1",
       tokens: ["tls-token"],
-      tls: { certFile: f("server.crt"), keyFile: f("server.key"), clientCaFile: f("ca.crt") },
+      tls: {
+        certFile: f("trusted/server/tls.crt"),
+        keyFile: f("trusted/server/tls.key"),
+        clientCaFile: f("trusted/ca/ca.crt"),
+      },
     });
   });
   after(async () => {
@@ -111,28 +60,22 @@ describe("ingest over mutual TLS", { timeout: 60_000 }, () => {
     clusterId: string,
   ): Promise<{ agent: Agent; registry: Registry; stop: () => Promise<void> }> {
     const registry = new Registry();
-    const agent = new Agent({
+    const { agent, stop } = runAgent({
       source: new MemorySource([nodePool("default"), node(1)]),
       coreUrl: `https://127.0.0.1:${server.port}`,
       token: "tls-token",
       clusterId,
       agentVersion: "test",
-      clock: new FakeClock(),
       metrics: registry,
-      tls: { caFile: f("ca.crt"), certFile: f("agent.crt"), keyFile: f("agent.key") },
+      tls: {
+        caFile: f("trusted/ca/ca.crt"),
+        certFile: f("trusted/agent/tls.crt"),
+        keyFile: f("trusted/agent/tls.key"),
+      },
       ...opts,
     });
-    const ac = new AbortController();
-    const running = agent.run(ac.signal);
     await agent.until((a) => a.status === "streaming" || a.status === "backoff");
-    return {
-      agent,
-      registry,
-      stop: async () => {
-        ac.abort();
-        await running;
-      },
-    };
+    return { agent, registry, stop };
   }
 
   it("streams with a client certificate from the trusted CA and a valid token", async () => {
@@ -155,8 +98,15 @@ describe("ingest over mutual TLS", { timeout: 60_000 }, () => {
 
   it("refuses agents without a client certificate or with one from another CA", async () => {
     for (const [name, tls] of [
-      ["tls-no-cert", { caFile: f("ca.crt") }],
-      ["tls-rogue", { caFile: f("ca.crt"), certFile: f("rogue.crt"), keyFile: f("rogue.key") }],
+      ["tls-no-cert", { caFile: f("trusted/ca/ca.crt") }],
+      [
+        "tls-rogue",
+        {
+          caFile: f("trusted/ca/ca.crt"),
+          certFile: f("rogue/agent/tls.crt"),
+          keyFile: f("rogue/agent/tls.key"),
+        },
+      ],
     ] as const) {
       const { agent, stop } = await tryAgent({ tls }, name);
       const status = agent.status;
@@ -168,7 +118,13 @@ describe("ingest over mutual TLS", { timeout: 60_000 }, () => {
 
   it("refuses a core whose certificate the agent's CA did not sign", async () => {
     const { agent, stop } = await tryAgent(
-      { tls: { caFile: f("rogue-ca.crt"), certFile: f("agent.crt"), keyFile: f("agent.key") } },
+      {
+        tls: {
+          caFile: f("rogue/ca/ca.crt"),
+          certFile: f("trusted/agent/tls.crt"),
+          keyFile: f("trusted/agent/tls.key"),
+        },
+      },
       "tls-wrong-ca",
     );
     const status = agent.status;

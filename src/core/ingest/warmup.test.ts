@@ -4,13 +4,11 @@
 import { afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
-import { Agent } from "../../agent/agent.ts";
-import { MemorySource } from "../../agent/source.ts";
 import { FakeClock } from "../../shared/clock.ts";
-import { Registry } from "../../shared/metrics.ts";
 import type { PolicyKind, PolicyRecord, StoredWarmupEvent } from "../store/store.ts";
 import { WarmupRelay } from "../warmup/relay.ts";
 import type { WirePolicy } from "../../wire/warmup.ts";
+import { runAgent } from "./agent.test-helper.ts";
 import { IngestCore } from "./core.ts";
 import { MemorySink } from "./sink.ts";
 import { startIngestServer } from "./server.ts";
@@ -89,26 +87,17 @@ function startAgent(port: number, clusterId: string) {
   const received: WirePolicy[][] = [];
   let wake: (() => void) | undefined;
   const clock = new FakeClock();
-  const agent = new Agent({
-    source: new MemorySource(),
+  const { agent, stop } = runAgent({
     coreUrl: `http://127.0.0.1:${port}`,
     token: TOKEN,
     clusterId,
-    agentVersion: "0.1.0",
     clock,
-    backoff: { initialMs: 100, maxMs: 100, jitter: "none" },
-    metrics: new Registry(),
     onWarmupPolicies: (p) => {
       received.push(p);
       wake?.();
     },
   });
-  const ac = new AbortController();
-  const running = agent.run(ac.signal);
-  cleanups.push(async () => {
-    ac.abort();
-    await running;
-  });
+  cleanups.push(stop);
   const sets = async (n: number): Promise<WirePolicy[][]> => {
     while (received.length < n) await new Promise<void>((r) => (wake = r));
     return received;

@@ -11,10 +11,12 @@ import type {
   Disruption,
   LifecycleEvent,
   AuditEntry,
+  ClusterLease,
   SpotLateAnswer,
   SpotRepair,
   Store,
   StoredWarmupEvent,
+  WriteBatch,
 } from "./store.ts";
 
 export interface StoreHarness {
@@ -75,6 +77,48 @@ function gap(fromMin: number, untilMin: number): SeriesGap {
   };
 }
 
+/**
+ * Writes a batch of Event rows of one kind (repairs or late answers) with its checkpoint: every
+ * row is new and the checkpoint kept; sent again (a snapshot after a reconnect) none is new, so
+ * each Event counts once; a batch without that kind reports no count for it.
+ */
+/** A spot repair row of cluster c1 (an Evict of web's pod), as `e` overrides it. */
+function repair(e: Partial<SpotRepair> & { event: string; at: number }): SpotRepair {
+  return {
+    clusterId: "c1",
+    workload: "shop/Deployment/web",
+    action: "Evict",
+    pod: "shop/web-1",
+    type: "Normal",
+    message: "on spot, its slot is on-demand",
+    ...e,
+  };
+}
+
+/** A late-answer row of cluster c1 (one answer for web), as `e` overrides it. */
+function lateAnswer(e: Partial<SpotLateAnswer> & { event: string; at: number }): SpotLateAnswer {
+  return {
+    clusterId: "c1",
+    workload: "shop/Deployment/web",
+    count: 1,
+    ...e,
+  };
+}
+
+async function assertWrittenOnce(
+  store: Store,
+  batch: WriteBatch,
+  kind: "repairs" | "lateAnswers",
+): Promise<void> {
+  const first = await store.write(batch);
+  assert.equal(first[kind], batch[kind]?.length);
+  assert.equal(first.checkpoint?.sequence, batch.checkpoint?.sequence);
+  const again: WriteBatch =
+    kind === "repairs" ? { repairs: batch.repairs } : { lateAnswers: batch.lateAnswers };
+  assert.equal((await store.write(again))[kind], 0);
+  assert.equal((await store.write({}))[kind], undefined);
+}
+
 function samplesOf(rows: SeriesRow[]): number {
   return rows.reduce((n, r) => n + (r.kind === "point" ? r.samples : 0), 0);
 }
@@ -101,6 +145,9 @@ function assertSameRows(actual: SeriesRow[], expected: SeriesRow[]): void {
   });
 }
 
+/** Runs `check` on a new handle on the store's database (see withStore). */
+type Reopen = (check: (reopened: Store) => Promise<void>) => Promise<void>;
+
 export function storeContract(
   name: string,
   makeHarness: () => Promise<StoreHarness>,
@@ -108,13 +155,24 @@ export function storeContract(
 ): void {
   void describe(`Store contract: ${name}`, { skip: opts.skip ?? false }, () => {
     const withStore = async (
-      fn: (store: Store, h: StoreHarness) => Promise<void>,
+      fn: (store: Store, reopen: Reopen, h: StoreHarness) => Promise<void>,
       retention?: RetentionPolicy,
     ): Promise<void> => {
       const h = await makeHarness();
       const { store } = await h.open(retention);
+      // Closes the store and runs `check` on a new handle on the same database, with the same
+      // retention: what a restart of core keeps.
+      const reopen: Reopen = async (check) => {
+        await store.close();
+        const { store: reopened } = await h.open(retention);
+        try {
+          await check(reopened);
+        } finally {
+          await reopened.close();
+        }
+      };
       try {
-        await fn(store, h);
+        await fn(store, reopen, h);
       } finally {
         await store.close();
         await h.dispose();
@@ -312,7 +370,7 @@ export function storeContract(
     });
 
     void it("commits rows and checkpoint together; checkpoints only move forward within an epoch", async () => {
-      await withStore(async (store, h) => {
+      await withStore(async (store, reopen, h) => {
         const cp = (sequence: number, epoch = "e1") => ({
           clusterId: "c1",
           epoch,
@@ -348,10 +406,9 @@ export function storeContract(
         assert.equal(await store.checkpoint("c2"), undefined);
 
         // The checkpoint survives a restart of core.
-        await store.close();
-        const { store: reopened } = await h.open();
-        assert.equal((await reopened.checkpoint("c1"))?.sequence, 1);
-        await reopened.close();
+        await reopen(async (reopened) => {
+          assert.equal((await reopened.checkpoint("c1"))?.sequence, 1);
+        });
         await (await h.open()).store.close();
       });
     });
@@ -530,29 +587,15 @@ export function storeContract(
     });
 
     void it("keeps spot repairs with the batch's checkpoint, once per Event, by cluster, range and workload", async () => {
-      await withStore(async (store, h) => {
-        const r = (e: Partial<SpotRepair> & { event: string; at: number }): SpotRepair => ({
-          clusterId: "c1",
-          workload: "shop/Deployment/web",
-          action: "Evict",
-          pod: "shop/web-1",
-          type: "Normal",
-          message: "on spot, its slot is on-demand",
-          ...e,
-        });
+      await withStore(async (store, reopen) => {
         const rows = [
-          r({ event: "u1", at: T0 }),
-          r({ event: "u2", at: T0 + MIN, action: "EvictBlocked", type: "Warning" }),
-          r({ event: "u3", at: T0 + 2 * MIN, workload: "shop/StatefulSet/db", pod: "shop/db-0" }),
-          r({ event: "u4", at: T0 + MIN, clusterId: "c2" }),
+          repair({ event: "u1", at: T0 }),
+          repair({ event: "u2", at: T0 + MIN, action: "EvictBlocked", type: "Warning" }),
+          repair({ event: "u3", at: T0 + 2 * MIN, workload: "shop/StatefulSet/db", pod: "shop/db-0" }),
+          repair({ event: "u4", at: T0 + MIN, clusterId: "c2" }),
         ];
         const cp = { clusterId: "c1", epoch: "e", sequence: 3, at: T0 };
-        const first = await store.write({ repairs: rows, checkpoint: cp });
-        assert.equal(first.repairs, 4);
-        assert.equal(first.checkpoint?.sequence, 3);
-        // Re-sent (a snapshot after a reconnect): nothing new.
-        assert.equal((await store.write({ repairs: rows.slice(0, 2) })).repairs, 0);
-        assert.equal((await store.write({})).repairs, undefined);
+        await assertWrittenOnce(store, { repairs: rows, checkpoint: cp }, "repairs");
 
         const all = { clusterId: "c1", from: T0, to: T0 + DAY };
         assert.deepEqual(await store.spotRepairs(all), rows.slice(0, 3));
@@ -573,8 +616,8 @@ export function storeContract(
         await assert.rejects(
           store.write({
             repairs: [
-              r({ event: "u5", at: T0 }),
-              { ...r({ event: "u6", at: T0 }), type: "Info" as "Normal" },
+              repair({ event: "u5", at: T0 }),
+              { ...repair({ event: "u6", at: T0 }), type: "Info" as "Normal" },
             ],
             checkpoint: { ...cp, sequence: 4 },
           }),
@@ -583,40 +626,25 @@ export function storeContract(
         assert.equal((await store.checkpoint("c1"))?.sequence, 3);
         assert.equal((await store.spotRepairs(all)).length, 3);
 
-        await store.close();
-        const reopened = (await h.open(smallRetention)).store;
-        try {
+        await reopen(async (reopened) => {
           assert.deepEqual(await reopened.spotRepairs(all), rows.slice(0, 3));
           // Retention as for lifecycle rows (a day here).
           await reopened.compact(T0 + DAY + 30 * MIN);
           assert.deepEqual(await reopened.spotRepairs(all), []);
-        } finally {
-          await reopened.close();
-        }
+        });
       }, smallRetention);
     });
 
     void it("keeps late answers once per Event with the batch's checkpoint and sums them per workload over a range", async () => {
-      await withStore(async (store, h) => {
-        const r = (e: Partial<SpotLateAnswer> & { event: string; at: number }): SpotLateAnswer => ({
-          clusterId: "c1",
-          workload: "shop/Deployment/web",
-          count: 1,
-          ...e,
-        });
+      await withStore(async (store, reopen) => {
         const rows = [
-          r({ event: "l1", at: T0, count: 3 }),
-          r({ event: "l2", at: T0 + MIN, count: 2 }),
-          r({ event: "l3", at: T0 + MIN, workload: "shop/StatefulSet/db" }),
-          r({ event: "l4", at: T0 + MIN, clusterId: "c2", count: 7 }),
+          lateAnswer({ event: "l1", at: T0, count: 3 }),
+          lateAnswer({ event: "l2", at: T0 + MIN, count: 2 }),
+          lateAnswer({ event: "l3", at: T0 + MIN, workload: "shop/StatefulSet/db" }),
+          lateAnswer({ event: "l4", at: T0 + MIN, clusterId: "c2", count: 7 }),
         ];
         const cp = { clusterId: "c1", epoch: "e", sequence: 5, at: T0 };
-        const first = await store.write({ lateAnswers: rows, checkpoint: cp });
-        assert.equal(first.lateAnswers, 4);
-        assert.equal(first.checkpoint?.sequence, 5);
-        // Re-sent (a snapshot after a reconnect): counted once.
-        assert.equal((await store.write({ lateAnswers: rows.slice(0, 2) })).lateAnswers, 0);
-        assert.equal((await store.write({})).lateAnswers, undefined);
+        await assertWrittenOnce(store, { lateAnswers: rows, checkpoint: cp }, "lateAnswers");
 
         const all = { clusterId: "c1", from: T0, to: T0 + DAY };
         assert.deepEqual(await store.spotLateAnswers(all), [
@@ -637,28 +665,24 @@ export function storeContract(
         // A bad row fails the whole batch, checkpoint included.
         await assert.rejects(
           store.write({
-            lateAnswers: [r({ event: "l5", at: T0 }), r({ event: "l6", at: T0, count: 0 })],
+            lateAnswers: [lateAnswer({ event: "l5", at: T0 }), lateAnswer({ event: "l6", at: T0, count: 0 })],
             checkpoint: { ...cp, sequence: 6 },
           }),
           StoreInputError,
         );
         assert.equal((await store.checkpoint("c1"))?.sequence, 5);
 
-        await store.close();
-        const reopened = (await h.open(smallRetention)).store;
-        try {
+        await reopen(async (reopened) => {
           assert.equal((await reopened.spotLateAnswers(all)).length, 2);
           // Retention as for lifecycle rows (a day here).
           await reopened.compact(T0 + DAY + 30 * MIN);
           assert.deepEqual(await reopened.spotLateAnswers(all), []);
-        } finally {
-          await reopened.close();
-        }
+        });
       }, smallRetention);
     });
 
     void it("keeps the audit of changes made through Wave per cluster, newest first, paged, and refuses bad entries", async () => {
-      await withStore(async (store, h) => {
+      await withStore(async (store, reopen) => {
         const e = (at: number, over: Partial<AuditEntry> = {}): AuditEntry => ({
           clusterId: "c1",
           at,
@@ -688,15 +712,14 @@ export function storeContract(
         );
         await assert.rejects(store.appendAudit(e(T0, { subject: "" })), StoreInputError);
         await assert.rejects(store.appendAudit(e(T0, { after: "x".repeat(5000) })), StoreInputError);
-        await store.close();
-        const { store: reopened } = await h.open();
-        assert.equal((await reopened.listAudit({ clusterId: "c1", limit: 10 })).length, 2);
-        await reopened.close();
+        await reopen(async (reopened) => {
+          assert.equal((await reopened.listAudit({ clusterId: "c1", limit: 10 })).length, 2);
+        });
       });
     });
 
     void it("keeps console sessions by the hash of their id until they expire, across a reopen (every replica sees them)", async () => {
-      await withStore(async (store, h) => {
+      await withStore(async (store, reopen) => {
         const hash = (c: string): string => c.repeat(64);
         const s1 = {
           idHash: hash("a"),
@@ -713,17 +736,16 @@ export function storeContract(
         assert.equal(await store.getSession(hash("b"), T0 + MIN), undefined, "expired");
         assert.equal(await store.getSession(hash("c"), T0), undefined);
         await assert.rejects(store.putSession({ ...s1, idHash: "raw-session-id" }, T0), StoreInputError);
-        await store.close();
-        const { store: reopened } = await h.open();
-        assert.equal((await reopened.getSession(hash("a"), T0 + 1))?.subject, "ann@example.com");
-        await reopened.deleteSession(hash("a"));
-        assert.equal(await reopened.getSession(hash("a"), T0 + 1), undefined);
-        await reopened.close();
+        await reopen(async (reopened) => {
+          assert.equal((await reopened.getSession(hash("a"), T0 + 1))?.subject, "ann@example.com");
+          await reopened.deleteSession(hash("a"));
+          assert.equal(await reopened.getSession(hash("a"), T0 + 1), undefined);
+        });
       });
     });
 
     void it("appends warmup events once each, answers by cluster, range and pool, and retains them like lifecycle rows", async () => {
-      await withStore(async (store, h) => {
+      await withStore(async (store, reopen) => {
         const w = (e: Omit<StoredWarmupEvent, "clusterId">, clusterId = "c1"): StoredWarmupEvent => ({
           clusterId,
           ...e,
@@ -782,17 +804,13 @@ export function storeContract(
         assert.equal((await store.warmupEvents(all)).length, 7);
 
         // Durable: a new handle on the same database answers the same rows.
-        await store.close();
-        const reopened = (await h.open(smallRetention)).store;
-        try {
+        await reopen(async (reopened) => {
           assert.deepEqual(await reopened.warmupEvents(all), rows);
           // Retention follows lifecycle rows: older than eventRetainMs (a day here) goes.
           const c = await reopened.compact(T0 + DAY + 30 * MIN);
           assert.equal(c.deletedEvents, 7);
           assert.deepEqual(await reopened.warmupEvents(all), [later]);
-        } finally {
-          await reopened.close(); // withStore closes the first handle again: harmless
-        }
+        });
       }, smallRetention);
     });
 
@@ -1005,7 +1023,21 @@ export function storeContract(
     void it("hands a cluster's lease to one holder at a time; the newest stream may take it", async () => {
       await withStore(async (store) => {
         const TTL = 15_000;
-        const a = await store.acquireLease("c1", "core-a", "http://a:8080", T0, TTL, false);
+        const lease = (
+          clusterId: string,
+          holder: string,
+          now: number,
+          force = false,
+        ): Promise<ClusterLease> =>
+          store.acquireLease({
+            clusterId,
+            holder,
+            url: `http://${holder.slice(-1)}:8080`,
+            now,
+            ttlMs: TTL,
+            force,
+          });
+        const a = await lease("c1", "core-a", T0);
         assert.deepEqual(a, {
           clusterId: "c1",
           holder: "core-a",
@@ -1016,7 +1048,7 @@ export function storeContract(
           expiresAt: T0 + TTL,
         });
         // Held and not expired: b does not get it without force, and sees a's lease.
-        const refused = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 1000, TTL, false);
+        const refused = await lease("c1", "core-b", T0 + 1000);
         assert.equal(refused.holder, "core-a");
         assert.equal(refused.generation, 1);
         // a renews; b's renewal of a lease it does not hold changes nothing.
@@ -1024,25 +1056,25 @@ export function storeContract(
         assert.deepEqual(await store.renewLeases("core-b", ["c1"], T0 + 5000, TTL), []);
         assert.equal((await store.leases())[0]?.expiresAt, T0 + 5000 + TTL);
         // Expired: anyone takes it, with a new generation.
-        const b = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 5000 + TTL, TTL, false);
+        const b = await lease("c1", "core-b", T0 + 5000 + TTL);
         assert.equal(b.holder, "core-b");
         assert.equal(b.generation, 2);
         assert.equal(b.acquiredAt, T0 + 5000 + TTL);
         // a's renewal now fails: it knows it lost the cluster.
         assert.deepEqual(await store.renewLeases("core-a", ["c1"], T0 + 21_000, TTL), []);
         // Force (the agent now streams to a): taken back at once, next generation.
-        const back = await store.acquireLease("c1", "core-a", "http://a:8080", T0 + 21_000, TTL, true);
+        const back = await lease("c1", "core-a", T0 + 21_000, true);
         assert.deepEqual([back.holder, back.generation], ["core-a", 3]);
         // Re-acquiring one's own lease keeps the generation and acquiredAt.
-        const again = await store.acquireLease("c1", "core-a", "http://a:8080", T0 + 22_000, TTL, false);
+        const again = await lease("c1", "core-a", T0 + 22_000);
         assert.deepEqual([again.generation, again.acquiredAt], [3, T0 + 21_000]);
         // Released: free at once for another replica.
         assert.equal(await store.releaseLease("c1", "core-b"), false);
         assert.equal(await store.releaseLease("c1", "core-a"), true);
-        const c = await store.acquireLease("c1", "core-b", "http://b:8080", T0 + 23_000, TTL, false);
+        const c = await lease("c1", "core-b", T0 + 23_000);
         assert.deepEqual([c.holder, c.generation], ["core-b", 4]);
         // Other clusters are independent.
-        await store.acquireLease("c2", "core-a", "http://a:8080", T0 + 23_000, TTL, false);
+        await lease("c2", "core-a", T0 + 23_000);
         assert.deepEqual(
           (await store.leases()).map((l) => [l.clusterId, l.holder]),
           [
@@ -1050,8 +1082,9 @@ export function storeContract(
             ["c2", "core-a"],
           ],
         );
-        await assert.rejects(store.acquireLease("", "x", "", T0, TTL, false), StoreInputError);
-        await assert.rejects(store.acquireLease("c1", "x", "", T0, 0, false), StoreInputError);
+        const bad = { clusterId: "c1", holder: "x", url: "", now: T0, ttlMs: TTL, force: false };
+        await assert.rejects(store.acquireLease({ ...bad, clusterId: "" }), StoreInputError);
+        await assert.rejects(store.acquireLease({ ...bad, ttlMs: 0 }), StoreInputError);
       });
     });
   });

@@ -6,40 +6,43 @@ import { assertExpand, migrate } from "./migrations.ts";
 import type { Migration } from "./migrations.ts";
 import { migrate23cd1c2 } from "./testdata/migrate-23cd1c2.ts";
 
-const v1: Migration = {
-  version: 1,
-  name: "notes",
-  sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
-  kind: "contract",
-};
-const v2: Migration = {
-  version: 2,
-  name: "notes.author",
-  sql: "ALTER TABLE notes ADD COLUMN author TEXT; CREATE INDEX notes_author ON notes (author);",
-};
-const broken: Migration = {
-  version: 3,
-  name: "half broken",
-  sql: "CREATE TABLE tags (id INTEGER PRIMARY KEY); CREATE TABLE tags (id INTEGER PRIMARY KEY);",
-};
-// A release's expand and, a release later, its contract (docs/upgrade.md).
-const v3: Migration = {
-  version: 3,
-  name: "notes.lang",
-  sql: "ALTER TABLE notes ADD COLUMN lang TEXT NOT NULL DEFAULT 'en'; CREATE TABLE labels (note INTEGER NOT NULL, label TEXT NOT NULL);",
-};
-const v4: Migration = {
-  version: 4,
-  name: "notes.author dropped",
-  sql: "DROP INDEX notes_author; ALTER TABLE notes DROP COLUMN author;",
-  kind: "contract",
-};
-/** An expand a release after this one might add to the real list (a table of its own). */
-const nextExpand = (version: number): Migration => ({
+/** A test migration: an expand unless `kind` says otherwise. */
+const migration = (version: number, name: string, sql: string, kind?: "contract"): Migration => ({
   version,
-  name: "a future expand",
-  sql: "CREATE TABLE future_expand (id INTEGER PRIMARY KEY, note TEXT); CREATE INDEX future_expand_note ON future_expand (note);",
+  name,
+  sql,
+  ...(kind ? { kind } : {}),
 });
+const v1 = migration(1, "notes", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)", "contract");
+const v2 = migration(
+  2,
+  "notes.author",
+  "ALTER TABLE notes ADD COLUMN author TEXT; CREATE INDEX notes_author ON notes (author);",
+);
+const broken = migration(
+  3,
+  "half broken",
+  "CREATE TABLE tags (id INTEGER PRIMARY KEY); CREATE TABLE tags (id INTEGER PRIMARY KEY);",
+);
+// A release's expand and, a release later, its contract (docs/upgrade.md).
+const v3 = migration(
+  3,
+  "notes.lang",
+  "ALTER TABLE notes ADD COLUMN lang TEXT NOT NULL DEFAULT 'en'; CREATE TABLE labels (note INTEGER NOT NULL, label TEXT NOT NULL);",
+);
+const v4 = migration(
+  4,
+  "notes.author dropped",
+  "DROP INDEX notes_author; ALTER TABLE notes DROP COLUMN author;",
+  "contract",
+);
+/** An expand a release after this one might add to the real list (a table of its own). */
+const nextExpand = (version: number): Migration =>
+  migration(
+    version,
+    "a future expand",
+    "CREATE TABLE future_expand (id INTEGER PRIMARY KEY, note TEXT); CREATE INDEX future_expand_note ON future_expand (note);",
+  );
 
 export function migrationContract(
   name: string,
@@ -48,10 +51,19 @@ export function migrationContract(
   release: readonly Migration[],
   opts: { skip?: string | undefined } = {},
 ): void {
+  /** Runs `test` on a new database, closed and disposed of after it. */
+  const withDriver = async (test: (driver: SqlDriver) => Promise<void>): Promise<void> => {
+    const { driver, dispose } = await makeDriver();
+    try {
+      await test(driver);
+    } finally {
+      await driver.close();
+      await dispose();
+    }
+  };
   void describe(`migrations: ${name}`, { skip: opts.skip ?? false }, () => {
     void it("applies new versions in order, once, and rolls a failing one back entirely", async () => {
-      const { driver, dispose } = await makeDriver();
-      try {
+      await withDriver(async (driver) => {
         assert.deepEqual(await migrate(driver, [v1], 1), { applied: [1], version: 1 });
         assert.deepEqual(await migrate(driver, [v1], 2), { applied: [], version: 1 });
         assert.deepEqual(await migrate(driver, [v1, v2], 3), { applied: [2], version: 2 });
@@ -72,15 +84,11 @@ export function migrationContract(
         // v2 is an expand: a build that knows only v1 still starts (contracts: the test below).
         assert.deepEqual(await migrate(driver, [v1], 5), { applied: [], version: 1, ahead: [2] });
         await assert.rejects(migrate(driver, [v2], 5), /expected version 1/);
-      } finally {
-        await driver.close();
-        await dispose();
-      }
+      });
     });
 
     void it("expand: a build that knows fewer migrations runs on the newer schema; contract: it refuses", async () => {
-      const { driver, dispose } = await makeDriver();
-      try {
+      await withDriver(async (driver) => {
         await migrate(driver, [v1, v2], 1);
         await driver.run("INSERT INTO notes (id, body, author) VALUES (1, 'x', 'ann')");
         assert.deepEqual(await migrate(driver, [v1, v2, v3], 2), { applied: [3], version: 3 });
@@ -106,10 +114,7 @@ export function migrationContract(
           migrate(driver, [v1, v2, v3], 5),
           /schema version 4 is newer than this build knows \(3\)/,
         );
-      } finally {
-        await driver.close();
-        await dispose();
-      }
+      });
     });
 
     void it("an expand that is not additive is refused before anything runs", async () => {
@@ -123,22 +128,17 @@ export function migrationContract(
         assert.throws(() => assertExpand({ version: 9, name: "x", sql }), /is an expand but/, sql);
       assert.doesNotThrow(() => assertExpand(v3));
       assert.doesNotThrow(() => assertExpand(nextExpand(9)));
-      const { driver, dispose } = await makeDriver();
-      try {
+      await withDriver(async (driver) => {
         await assert.rejects(
           migrate(driver, [v1, { ...v4, version: 2, kind: "expand" }], 1),
           /is an expand but/,
         );
         await assert.rejects(driver.all("SELECT version FROM schema_migrations"));
-      } finally {
-        await driver.close();
-        await dispose();
-      }
+      });
     });
 
     void it("the previous release (23cd1c2's runner and list) starts on the schema this build and the next expand leave", async () => {
-      const { driver, dispose } = await makeDriver();
-      try {
+      await withDriver(async (driver) => {
         const previous = release.slice(0, 8); // 23cd1c2's list: versions 1–8, unchanged since
         await migrate23cd1c2(driver, previous, 1);
         const upgraded = await migrate(driver, [...release, nextExpand(release.length + 1)], 2);
@@ -150,10 +150,7 @@ export function migrationContract(
           applied: [],
           version: release.length + 1,
         });
-      } finally {
-        await driver.close();
-        await dispose();
-      }
+      });
     });
   });
 }

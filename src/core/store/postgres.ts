@@ -3,13 +3,11 @@
 // keeps Wave's tables in their own schema (created if missing).
 import pg from "pg";
 import type { PoolClient, QueryResult } from "pg";
-import { defaultRetention } from "../history/downsample.ts";
 import type { RetentionPolicy } from "../history/downsample.ts";
 import type { Logger } from "../../shared/log.ts";
 import type { SqlDriver, SqlExecutor, SqlParam, SqlRow } from "./driver.ts";
-import { migrate, postgresMigrations } from "./migrations.ts";
-import type { MigrateResult } from "./migrations.ts";
-import { SqlStore } from "./sql-store.ts";
+import { postgresMigrations } from "./migrations.ts";
+import { openSqlStore, type OpenedStore } from "./sql-store.ts";
 
 export interface PostgresOptions {
   /** postgres://user:password@host:port/database */
@@ -23,10 +21,7 @@ export interface PostgresOptions {
   now?: () => number;
 }
 
-export interface OpenedStore {
-  store: SqlStore;
-  migrations: MigrateResult;
-}
+export type { OpenedStore };
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -35,14 +30,8 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<OpenedSt
     throw new Error(`postgres: schema must match ${SCHEMA_NAME.source}, got ${JSON.stringify(opts.schema)}`);
   }
   const driver = new PostgresDriver(opts);
-  try {
-    const setup = opts.schema ? `CREATE SCHEMA IF NOT EXISTS ${opts.schema}` : undefined;
-    const migrations = await migrate(driver, postgresMigrations, (opts.now ?? Date.now)(), setup);
-    return { store: new SqlStore(driver, opts.retention ?? defaultRetention), migrations };
-  } catch (err) {
-    await driver.close();
-    throw err;
-  }
+  const setup = opts.schema ? `CREATE SCHEMA IF NOT EXISTS ${opts.schema}` : undefined;
+  return openSqlStore(driver, postgresMigrations, opts, setup);
 }
 
 export class PostgresDriver implements SqlDriver {

@@ -1,11 +1,18 @@
 // The Store, written once over SqlDriver: the same statements run on SQLite and PostgreSQL
 // (both understand ON CONFLICT … DO NOTHING / DO UPDATE, RETURNING and integer division of
 // integers), so the two backends cannot drift apart in semantics.
-import { alignDown, downsample, planSegments, validateRetention } from "../history/downsample.ts";
+import {
+  alignDown,
+  defaultRetention,
+  downsample,
+  planSegments,
+  validateRetention,
+} from "../history/downsample.ts";
 import type { RetentionPolicy, TierState } from "../history/downsample.ts";
 import type { SeriesGap, SeriesPoint, SeriesRow } from "../history/series.ts";
 import type { SqlDriver, SqlExecutor, SqlParam, SqlRow } from "./driver.ts";
 import { num, optText, text } from "./driver.ts";
+import { migrate, type MigrateResult, type Migration } from "./migrations.ts";
 import {
   StoreInputError,
   validateBatch,
@@ -21,6 +28,7 @@ import {
 import type {
   ClusterHello,
   ClusterLease,
+  LeaseRequest,
   ClusterRecord,
   CompactResult,
   Disruption,
@@ -55,6 +63,31 @@ import type {
   WriteBatch,
   WriteResult,
 } from "./store.ts";
+
+/** A store just opened, and what opening it migrated. */
+export interface OpenedStore {
+  store: SqlStore;
+  migrations: MigrateResult;
+}
+
+/**
+ * Brings `driver`'s database up to `migrations` (`setup` first, in the same transaction) and opens
+ * the store on it; the driver is closed when that fails.
+ */
+export async function openSqlStore(
+  driver: SqlDriver,
+  migrations: readonly Migration[],
+  opts: { now?: (() => number) | undefined; retention?: RetentionPolicy | undefined },
+  setup?: string,
+): Promise<OpenedStore> {
+  try {
+    const migrated = await migrate(driver, migrations, (opts.now ?? Date.now)(), setup);
+    return { store: new SqlStore(driver, opts.retention ?? defaultRetention), migrations: migrated };
+  } catch (err) {
+    await driver.close();
+    throw err;
+  }
+}
 
 /** Refuse answers with more buckets than this: ask for a larger step instead. */
 const MAX_BUCKETS = 200_000;
@@ -757,14 +790,7 @@ export class SqlStore implements Store {
     });
   }
 
-  async acquireLease(
-    clusterId: string,
-    holder: string,
-    url: string,
-    now: number,
-    ttlMs: number,
-    force: boolean,
-  ): Promise<ClusterLease> {
+  async acquireLease({ clusterId, holder, url, now, ttlMs, force }: LeaseRequest): Promise<ClusterLease> {
     validateLease(clusterId, holder, now, ttlMs);
     return this.#db.transaction(async (tx) => {
       await tx.run(SQL.acquireLease, [clusterId, holder, url, now, now + ttlMs, force ? 1 : 0]);

@@ -10,12 +10,10 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
-import { defaultRetention } from "../history/downsample.ts";
 import type { RetentionPolicy } from "../history/downsample.ts";
 import type { SqlDriver, SqlExecutor, SqlParam, SqlRow } from "./driver.ts";
-import { migrate, sqliteMigrations } from "./migrations.ts";
-import type { MigrateResult } from "./migrations.ts";
-import { SqlStore } from "./sql-store.ts";
+import { sqliteMigrations } from "./migrations.ts";
+import { openSqlStore, type OpenedStore } from "./sql-store.ts";
 
 export interface SqliteOptions {
   /** A file path, or ":memory:" (tests). */
@@ -28,20 +26,11 @@ export interface SqliteOptions {
   now?: () => number;
 }
 
-export interface OpenedStore {
-  store: SqlStore;
-  migrations: MigrateResult;
-}
+export type { OpenedStore };
 
 export async function openSqliteStore(opts: SqliteOptions): Promise<OpenedStore> {
   const driver = new SqliteDriver(opts);
-  try {
-    const migrations = await migrate(driver, sqliteMigrations, (opts.now ?? Date.now)());
-    return { store: new SqlStore(driver, opts.retention ?? defaultRetention), migrations };
-  } catch (err) {
-    await driver.close();
-    throw err;
-  }
+  return openSqlStore(driver, sqliteMigrations, opts);
 }
 
 export class SqliteDriver implements SqlDriver {

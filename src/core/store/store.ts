@@ -341,6 +341,18 @@ export interface ClusterLease {
   expiresAt: number;
 }
 
+/** A replica asking for a cluster's lease (Store.acquireLease). */
+export interface LeaseRequest {
+  clusterId: string;
+  holder: string;
+  /** The holder's API base URL, as other replicas reach it. */
+  url: string;
+  now: number;
+  ttlMs: number;
+  /** Take it even from a live holder. */
+  force: boolean;
+}
+
 export interface TimeRange {
   clusterId: string;
   /** Inclusive, epoch ms. */
@@ -480,14 +492,7 @@ export interface Store {
    * cluster's agent now streams to this replica: the newest stream wins). Returns the lease as it
    * stands after the call (another holder's when not taken).
    */
-  acquireLease(
-    clusterId: string,
-    holder: string,
-    url: string,
-    now: number,
-    ttlMs: number,
-    force: boolean,
-  ): Promise<ClusterLease>;
+  acquireLease(request: LeaseRequest): Promise<ClusterLease>;
   /** Extends the leases `holder` still holds among `clusterIds`; returns those (the others were taken). */
   renewLeases(holder: string, clusterIds: readonly string[], now: number, ttlMs: number): Promise<string[]>;
   /** Every lease row (expired ones included). */

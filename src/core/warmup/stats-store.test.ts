@@ -50,6 +50,18 @@ async function tempStore(): Promise<{ open: () => Promise<Store>; dispose: () =>
   };
 }
 
+/** Runs `fn` on a store of a fresh temporary database, closed and removed after it. */
+async function withStore(fn: (store: Store) => Promise<void>): Promise<void> {
+  const db = await tempStore();
+  const store = await db.open();
+  try {
+    await fn(store);
+  } finally {
+    await store.close();
+    db.dispose();
+  }
+}
+
 /** Lets pending promise chains (store I/O included) run; bounded so a broken test fails. */
 async function until(cond: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 2_000; i++) {
@@ -98,9 +110,7 @@ void describe("durable warmup stats", () => {
   });
 
   void it("counts a re-sent batch once and only events inside the window", async () => {
-    const db = await tempStore();
-    const store = await db.open();
-    try {
+    await withStore(async (store) => {
       const stored = events.map((e) => toStored("c1", e));
       await store.writeWarmupEvents(stored);
       await store.writeWarmupEvents(stored); // e.g. the first commit's answer was lost
@@ -113,24 +123,16 @@ void describe("durable warmup stats", () => {
       assert.deepEqual(await stats.refresh(), events.slice(2).reduce<WarmupCounters>(reduceCounters, {}));
       await clock.advance(HOUR);
       assert.deepEqual(await stats.refresh(), {});
-    } finally {
-      await store.close();
-      db.dispose();
-    }
+    });
   });
 
   void it("folds a window read in pages like the whole window at once", async () => {
-    const db = await tempStore();
-    const store = await db.open();
-    try {
+    await withStore(async (store) => {
       await store.writeWarmupEvents(events.map((e) => toStored("c1", e)));
       for (const size of [1, 2, 3, 100]) {
         assert.deepEqual(await countersInWindow(store, "c1", T0, T0 + HOUR, size), inMemory, `page ${size}`);
       }
-    } finally {
-      await store.close();
-      db.dispose();
-    }
+    });
   });
 
   void it("retries a failed write with backoff, logs it, bounds the queue and flushes at shutdown", async () => {

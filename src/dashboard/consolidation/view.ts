@@ -238,7 +238,11 @@ export interface ExplainedCluster {
 
 /** Karpenter's Events per cluster (core's hub keeps them beyond their hour). */
 export interface KarpenterEventsSource {
-  karpenterEvents(clusterId: string): { events(now: number): readonly Event[] };
+  karpenterEvents(clusterId: string): {
+    events(now: number): readonly Event[];
+    /** Moves with every Event kept (the view is reused while it stands still); absent: always recomputed after its reuse. */
+    readonly revision?: number;
+  };
 }
 
 /** The explainer's input for a cluster at `now`: GET …/consolidation, the node drawer and /metrics. */
@@ -251,6 +255,16 @@ export function clusterExplainInput(
   return explainInputOf(c, source.karpenterEvents(c.id).events(now), prices, now);
 }
 
+/**
+ * How long one cluster's consolidation view is served again. It walks every node and pod (hundreds
+ * of ms at 5,000 nodes), so it is computed at most once per `CHANGED_REUSE_MS` while the cluster
+ * changes, and reused up to `SAME_REUSE_MS` while neither its state nor its Karpenter Events moved
+ * (its "time left" and budget windows are that old at most). The API, the page and /metrics all
+ * read this one result, so they agree whoever asked first; Karpenter itself decides on a 10 s poll.
+ */
+export const CONSOLIDATION_REUSE = { SAME_REUSE_MS: 10_000, CHANGED_REUSE_MS: 5_000 } as const;
+const explained = new WeakMap<ClusterState, { key: string; at: number; view: ConsolidationViewDto }>();
+
 /** A cluster's consolidation view at `now` (GET …/consolidation; /metrics through clusterExplanations). */
 export function clusterConsolidation(
   c: ExplainedCluster,
@@ -258,7 +272,17 @@ export function clusterConsolidation(
   prices: PriceProvider,
   now: number,
 ): ConsolidationViewDto {
-  return consolidationView(c.id, clusterExplainInput(c, source, prices, now));
+  const log = source.karpenterEvents(c.id);
+  const key = `${c.id}/${c.state.version}/${log.revision ?? "-"}/${c.info?.karpenterVersion ?? ""}`;
+  const hit = explained.get(c.state);
+  if (hit && now >= hit.at) {
+    const age = now - hit.at;
+    if (age < (hit.key === key ? CONSOLIDATION_REUSE.SAME_REUSE_MS : CONSOLIDATION_REUSE.CHANGED_REUSE_MS))
+      return hit.view;
+  }
+  const view = consolidationView(c.id, explainInputOf(c, log.events(now), prices, now));
+  explained.set(c.state, { key, at: now, view });
+  return view;
 }
 
 /** A cluster's pending pods view at `now` (GET …/pending; /metrics through clusterExplanations). */

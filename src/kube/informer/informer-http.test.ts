@@ -3,7 +3,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as realSleep } from "node:timers/promises";
-import { Informer, type RetryInfo } from "./informer.ts";
+import { Informer, type InformerOptions, type RetryInfo } from "./informer.ts";
 import { FakeApiserver } from "./fake-apiserver.test-helper.ts";
 import { EventModel, versionsOf } from "./event-model.test-helper.ts";
 import { ClientNodeKube } from "../clientnode/client.ts";
@@ -27,6 +27,20 @@ describe("Informer over ClientNodeKube against a failing HTTP apiserver", () => 
   });
   after(() => server.close());
 
+  /** A Node informer over the real adapter to the server, on a fake clock, its retries collected. */
+  const nodeInformer = (opts: Omit<InformerOptions<"Node">, "client" | "kind" | "clock" | "onRetry">) => {
+    const clock = new FakeClock();
+    const retries: RetryInfo[] = [];
+    const inf = new Informer({
+      client: new ClientNodeKube({ kubeConfig: server.kubeConfig() }),
+      kind: "Node",
+      clock,
+      onRetry: (r) => retries.push(r),
+      ...opts,
+    });
+    return { clock, retries, inf };
+  };
+
   it("ends equal to the server through 500s, 410, a drop, a stall and a healthy reset", async () => {
     for (let i = 0; i < 5; i++) server.upsert("nodes", node(`n${i}`));
     server.faults.push(
@@ -36,18 +50,12 @@ describe("Informer over ClientNodeKube against a failing HTTP apiserver", () => 
       { op: "watch", type: "stall" },
       { op: "watch", type: "status", code: 500 },
     );
-    const clock = new FakeClock();
-    const retries: RetryInfo[] = [];
-    const inf = new Informer({
-      client: new ClientNodeKube({ kubeConfig: server.kubeConfig() }),
-      kind: "Node",
-      clock,
+    const { clock, retries, inf } = nodeInformer({
       pageSize: 2,
       backoff: { initialMs: 1000, maxMs: 60_000, random: () => 0.5 },
       healthyAfterMs: 30_000,
       watchdogMs: 10_000,
       random: () => 0.5,
-      onRetry: (r) => retries.push(r),
     });
     const model = new EventModel<Node>().attach(inf);
     const state = (): unknown => ({
@@ -155,14 +163,8 @@ describe("Informer over ClientNodeKube against a failing HTTP apiserver", () => 
     server.faults.push(
       ...Array.from({ length: 6 }, () => ({ op: "list" as const, type: "status" as const, code: 503 })),
     );
-    const clock = new FakeClock();
-    const retries: RetryInfo[] = [];
-    const inf = new Informer({
-      client: new ClientNodeKube({ kubeConfig: server.kubeConfig() }),
-      kind: "Node",
-      clock,
+    const { clock, retries, inf } = nodeInformer({
       backoff: { initialMs: 1000, maxMs: 8000, jitter: "none" },
-      onRetry: (r) => retries.push(r),
     });
     inf.start();
     for (let n = 1; n <= 6; n++) {

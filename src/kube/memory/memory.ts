@@ -387,50 +387,42 @@ export class MemoryKube implements KubeClient {
   }
 
   create<K extends KindName>(kind: K, obj: KindTypes[K], opts: WriteOptions = {}): Promise<KindTypes[K]> {
-    const meta = (obj as KubeObject | undefined)?.metadata;
-    const nsName = this.#namespaceFor(kind, opts.namespace ?? meta?.namespace);
-    return this.#run(
-      { op: "create", kind, ...ns(nsName), ...(meta?.name ? { name: meta.name } : {}) },
-      () => {
-        let input: unknown = obj;
-        if (opts.fieldManager && meta !== undefined && typeof meta === "object") {
-          const withOwner = copyJson(obj) as KubeObject;
-          this.#recordUpdate(undefined, withOwner, opts.fieldManager);
-          input = withOwner;
-        }
-        return this.#create(kind, input, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K];
-      },
-    );
+    const { meta, nsName, request } = this.#written("create", kind, obj, opts);
+    return this.#run(request, () => {
+      let input: unknown = obj;
+      if (opts.fieldManager && meta !== undefined && typeof meta === "object") {
+        const withOwner = copyJson(obj) as KubeObject;
+        this.#recordUpdate(undefined, withOwner, opts.fieldManager);
+        input = withOwner;
+      }
+      return this.#create(kind, input, nsName, opts.namespace, opts.dryRun ?? false) as KindTypes[K];
+    });
   }
 
   replace<K extends KindName>(kind: K, obj: KindTypes[K], opts: WriteOptions = {}): Promise<KindTypes[K]> {
-    const meta = (obj as KubeObject | undefined)?.metadata;
-    const nsName = this.#namespaceFor(kind, opts.namespace ?? meta?.namespace);
-    return this.#run(
-      { op: "replace", kind, ...ns(nsName), ...(meta?.name ? { name: meta.name } : {}) },
-      () => {
-        if (!meta?.name) throw badRequest("name is required for an update");
-        checkNamespaceMatch(KINDS[kind].namespaced, opts.namespace, meta.namespace);
-        const current = this.#state(kind).objects.get(keyOf(nsName, meta.name));
-        if (current === undefined) throw notFound(kind, meta.name);
-        const rv = meta.resourceVersion;
-        if (rv !== undefined && rv !== "" && rv !== current.metadata.resourceVersion)
-          throw conflict(kind, meta.name);
-        if (meta.uid !== undefined && meta.uid !== "" && meta.uid !== current.metadata.uid) {
-          throw conflict(
-            kind,
-            meta.name,
-            `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${current.metadata.uid ?? ""}`,
-          );
-        }
-        const next = copyJson(obj) as KubeObject;
-        // managedFields left out of an update are kept, as on the apiserver.
-        if (next.metadata.managedFields === undefined && current.metadata.managedFields !== undefined)
-          next.metadata.managedFields = copyJson(current.metadata.managedFields);
-        this.#recordUpdate(current, next, opts.fieldManager);
-        return this.#update(kind, current, next, opts.dryRun ?? false) as KindTypes[K];
-      },
-    );
+    const { meta, nsName, request } = this.#written("replace", kind, obj, opts);
+    return this.#run(request, () => {
+      if (!meta?.name) throw badRequest("name is required for an update");
+      checkNamespaceMatch(KINDS[kind].namespaced, opts.namespace, meta.namespace);
+      const current = this.#state(kind).objects.get(keyOf(nsName, meta.name));
+      if (current === undefined) throw notFound(kind, meta.name);
+      const rv = meta.resourceVersion;
+      if (rv !== undefined && rv !== "" && rv !== current.metadata.resourceVersion)
+        throw conflict(kind, meta.name);
+      if (meta.uid !== undefined && meta.uid !== "" && meta.uid !== current.metadata.uid) {
+        throw conflict(
+          kind,
+          meta.name,
+          `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${current.metadata.uid ?? ""}`,
+        );
+      }
+      const next = copyJson(obj) as KubeObject;
+      // managedFields left out of an update are kept, as on the apiserver.
+      if (next.metadata.managedFields === undefined && current.metadata.managedFields !== undefined)
+        next.metadata.managedFields = copyJson(current.metadata.managedFields);
+      this.#recordUpdate(current, next, opts.fieldManager);
+      return this.#update(kind, current, next, opts.dryRun ?? false) as KindTypes[K];
+    });
   }
 
   patch<K extends KindName>(
@@ -620,6 +612,14 @@ export class MemoryKube implements KubeClient {
       const obj = st.objects.get(key);
       if (obj !== undefined) this.#delete("Event", obj);
     }
+  }
+
+  /** A create's or replace's object: its metadata, its namespace, and the request as #run records it. */
+  #written(op: "create" | "replace", kind: KindName, obj: unknown, opts: WriteOptions) {
+    const meta = (obj as KubeObject | undefined)?.metadata;
+    const nsName = this.#namespaceFor(kind, opts.namespace ?? meta?.namespace);
+    const request: MemoryRequest = { op, kind, ...ns(nsName), ...(meta?.name ? { name: meta.name } : {}) };
+    return { meta, nsName, request };
   }
 
   #namespaceFor(kind: KindName, namespace: string | undefined): string | undefined {

@@ -44,13 +44,16 @@ export function consolidationRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
         const view = clusterConsolidation(c, hub, deps.prices, deps.now());
         const { nodePool, reason } = req.query;
         // The filters narrow the node list; the sums stay the cluster's.
-        if (nodePool !== undefined || reason !== undefined)
-          view.items = view.items.filter(
+        if (nodePool === undefined && reason === undefined) return view;
+        // A copy: the view is shared with /metrics and the next callers.
+        return {
+          ...view,
+          items: view.items.filter(
             (n) =>
               (nodePool === undefined || n.nodePool === nodePool) &&
               (reason === undefined || n.blockers.some((b) => b.reason === reason)),
-          );
-        return view;
+          ),
+        };
       },
     );
 

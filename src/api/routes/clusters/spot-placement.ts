@@ -1,11 +1,10 @@
 // GET /api/v1/clusters/{id}/spot-placement: the Spot page (src/console/spot.ts over the state,
 // the stored spot policies, the repair's actions and the webhook's late answers).
 import type { FastifyInstance } from "fastify";
-import { spotPoliciesSince } from "../../../console/policy-crs.ts";
 import { buildSpotView } from "../../../console/spot.ts";
 import { SpotViewSchema } from "../../../dashboard/dto.ts";
 import { spotPolicySet } from "../policies.ts";
-import { rangedPage, type ConsoleRoutes } from "./console-context.ts";
+import { policiesInForce, rangedPage, type ConsoleRoutes } from "./console-context.ts";
 
 export function spotPlacementRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
   return (app) =>
@@ -18,16 +17,11 @@ export function spotPlacementRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
       },
       response: SpotViewSchema,
       read: async (c, { from, to, now }, query) => {
-        const fromCrs = ctx.deps.policySource === "crs";
-        const [stored, repairs, lateAnswers] = await Promise.all([
-          fromCrs ? Promise.resolve([]) : ctx.store.listPolicies(c.id, "spot"),
+        const [{ spot: policies }, repairs, lateAnswers] = await Promise.all([
+          policiesInForce(ctx.deps.policySource, ctx.hub, c.id),
           ctx.store.spotRepairs({ clusterId: c.id, from, to, limit: 100_000 }),
           ctx.store.spotLateAnswers({ clusterId: c.id, from, to }),
         ]);
-        // From the CRs: each policy's "since" is its last change through Wave, else its creation.
-        const policies = fromCrs
-          ? spotPoliciesSince(c.state.spotPolicies())
-          : stored.map((r) => ({ key: r.key, value: r.value, updatedAt: r.updatedAt }));
         const set = spotPolicySet(policies.map((r) => r.value));
         return buildSpotView({
           clusterId: c.id,
