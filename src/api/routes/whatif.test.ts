@@ -97,30 +97,19 @@ before(async () => {
     { workload: { kind: "Deployment", namespace: "shop", name: "api" }, threshold: 0, strategy: "Prefer" },
     NOW,
   );
-  app = await build({
-    tokens: { admin: "a-token", viewer: "v-token" },
-    plugins: [
-      whatifRoutes({
-        hub,
-        now: () => clock.now(),
-        run: (input) => {
-          runs++;
-          return clusterWhatif(input);
-        },
-      }),
-    ],
+  // Core's what-if route over this hub; `crs`: the policies read from the cluster's CRs.
+  const whatifApp = (o: { policySource?: "crs"; run: Parameters<typeof whatifRoutes>[0]["run"] }) =>
+    build({
+      tokens: { admin: "a-token", viewer: "v-token" },
+      plugins: [whatifRoutes({ hub, now: () => clock.now(), ...o })],
+    });
+  app = await whatifApp({
+    run: (input) => {
+      runs++;
+      return clusterWhatif(input);
+    },
   });
-  crApp = await build({
-    tokens: { admin: "a-token", viewer: "v-token" },
-    plugins: [
-      whatifRoutes({
-        hub,
-        now: () => clock.now(),
-        policySource: "crs",
-        run: (input) => clusterWhatif(input),
-      }),
-    ],
-  });
+  crApp = await whatifApp({ policySource: "crs", run: (input) => clusterWhatif(input) });
 });
 
 after(async () => {
