@@ -14,27 +14,12 @@ import {
   warmupNotes,
   type ClusterWhatifInput,
 } from "./cluster-whatif.ts";
+import { kwokTestPool } from "./pool.test-helper.ts";
 
 const MIN = 60_000;
 const NOW = Date.UTC(2026, 11, 3, 12);
 
-const pool: NodePool = {
-  apiVersion: "karpenter.sh/v1",
-  kind: "NodePool",
-  metadata: { name: "flex" },
-  spec: {
-    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
-    template: {
-      spec: {
-        requirements: [
-          { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
-          { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
-          { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
-        ],
-      },
-    },
-  },
-};
+const pool = kwokTestPool("flex", { cpu: "4", consolidateAfter: "30s" });
 
 /** A pod of Deployment shop/api as the agent forwards it, placed by Wave's webhook on spot. */
 function apiPod(i: number): Pod {

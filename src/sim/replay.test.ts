@@ -4,6 +4,7 @@ import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { percentile, replay, type ReplayOptions, type ReplayPolicy } from "./replay.ts";
 import { WorkloadError, generatedWorkload, parseRecordedWorkload, recordedWorkload } from "./workload.ts";
+import { kwokTestPool } from "./pool.test-helper.ts";
 
 // One KWOK pool of 4-vCPU nodes (3 one-CPU pods per node): web's 3 pods from the start, burst's
 // one pod at 5 min — it needs a second node, which a warm node would have ready.
@@ -25,23 +26,7 @@ function deployment(name: string, replicas: number): unknown {
   };
 }
 
-const POOL = {
-  apiVersion: "karpenter.sh/v1",
-  kind: "NodePool",
-  metadata: { name: "pool" },
-  spec: {
-    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
-    template: {
-      spec: {
-        requirements: [
-          { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
-          { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
-          { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
-        ],
-      },
-    },
-  },
-};
+const POOL = kwokTestPool("pool", { cpu: "4", consolidateAfter: "30s" });
 
 const workload = recordedWorkload(
   parseRecordedWorkload({

@@ -10,6 +10,7 @@ import type { Pod } from "../objects/kube.ts";
 import { seeded } from "../shared/random.ts";
 import { Simulator } from "./simulator.ts";
 import { seedScenario } from "./scenario.ts";
+import { kwokTestPool } from "./pool.test-helper.ts";
 
 const prices = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
 
@@ -167,22 +168,7 @@ describe("simulated Karpenter nomination", () => {
       spotInterruptionRate: 0,
     });
     await kube.create("Namespace", { metadata: { name: "shop" } });
-    await kube.create("NodePool", {
-      apiVersion: "karpenter.sh/v1",
-      kind: "NodePool",
-      metadata: { name: "general" },
-      spec: {
-        disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "10m" },
-        template: {
-          spec: {
-            requirements: [
-              { key: CAPACITY_TYPE_LABEL, operator: "In", values: ["spot", "on-demand"] },
-              { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["2"] },
-            ],
-          },
-        },
-      },
-    });
+    await kube.create("NodePool", kwokTestPool("general", { cpu: "2", consolidateAfter: "10m" }));
     const pod = (name: string, cpu: string, nodeSelector?: Record<string, string>): Pod => ({
       apiVersion: "v1",
       kind: "Pod",

@@ -10,7 +10,6 @@ import { ClusterHub } from "../../core/hub/hub.ts";
 import { openStore } from "../../core/store/open.ts";
 import type { Store } from "../../core/store/store.ts";
 import type { WhatifReportDto } from "../../dashboard/dto.ts";
-import type { NodePool } from "../../objects/karpenter.ts";
 import type { Pod } from "../../objects/kube.ts";
 import { FakeClock } from "../../shared/clock.ts";
 import { silentLogger } from "../../shared/log.ts";
@@ -19,26 +18,13 @@ import { build } from "../app.ts";
 import { observedBootMs, observedCadence, observedTemplateChanges, whatifRoutes } from "./whatif.ts";
 import { seeded } from "../../shared/random.ts";
 import { connectTestCluster, deliverSnapshot } from "../../core/hub/testing.ts";
+import { kwokTestPool } from "../../sim/pool.test-helper.ts";
 
 const NOW = Date.parse("2026-12-03T12:00:00Z");
 const MIN = 60_000;
 const V = { authorization: "Bearer v-token" };
 
-const pool: NodePool = {
-  metadata: { name: "flex" },
-  spec: {
-    disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "30s" },
-    template: {
-      spec: {
-        requirements: [
-          { key: "kubernetes.io/os", operator: "In", values: ["linux"] },
-          { key: "karpenter.sh/capacity-type", operator: "In", values: ["spot", "on-demand"] },
-          { key: "karpenter.kwok.sh/instance-cpu", operator: "In", values: ["4"] },
-        ],
-      },
-    },
-  },
-};
+const pool = kwokTestPool("flex", { cpu: "4", consolidateAfter: "30s" });
 const apiPod = (i: number): Pod => ({
   metadata: {
     name: `api-5c8d-${i}`,
