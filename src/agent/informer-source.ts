@@ -1,15 +1,19 @@
 // AgentSource over the hardened informers (src/kube/informer): one informer per forwarded kind,
-// their initial lists as the snapshot, and every later add/update/delete as a change. Objects are
-// trimmed as they arrive (the informers' transform), so the caches never hold whole Pods, Nodes
-// or Events — only what Wave forwards; Events not about Karpenter are not kept at all.
+// every add/update/delete forwarded as a change, and every snapshot a fresh paged LIST of each
+// kind. Objects are trimmed as they arrive (the informers' transform) and none is kept (ADR 0021):
+// the informers' caches hold stubs (name, namespace, resourceVersion — what a relist's diff
+// compares), and the ClusterState for the warmup controller beside the agent holds its projection
+// (projection.ts). Events not about Karpenter are not forwarded at all.
+import { KubeApiError } from "../kube/port.ts";
 import type { KubeClient } from "../kube/port.ts";
-import { Informer } from "../kube/informer/informer.ts";
+import { Informer, stub } from "../kube/informer/informer.ts";
 import type { InformerOptions } from "../kube/informer/informer.ts";
 import type { KindTypes } from "../kube/kinds.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
 import { trim } from "./trim.ts";
+import { project } from "./projection.ts";
 import { WIRE_KINDS, WIRE_POLICY_KINDS } from "../wire/wire.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { FOLLOWED_KINDS } from "../state/follow.ts";
@@ -22,8 +26,8 @@ export interface InformerSourceOptions {
   /** Extra informer settings per kind (e.g. an Event field selector on large clusters). */
   informer?: Partial<Record<WireKind, Partial<InformerOptions<WireKind>>>>;
   /**
-   * A state the same informers also write (the kinds `followCluster` follows), for the warmup
-   * controller beside the agent (ADR 0014): no second set of watches.
+   * A state the same informers also write (the kinds `followCluster` follows, as projection.ts
+   * projects them), for the warmup controller beside the agent (ADR 0014): no second set of watches.
    */
   state?: ClusterState;
 }
@@ -52,7 +56,10 @@ export class InformerSource implements AgentSource {
   async open(signal: AbortSignal): Promise<SourceStream> {
     const queue: SourceChange[] = [];
     let wake: (() => void) | undefined;
+    // Until the first lists are in, nothing is queued: the first snapshot is a LIST made after them.
+    let forwarding = false;
     const push = (c: SourceChange): void => {
+      if (!forwarding) return;
       queue.push(c);
       wake?.();
     };
@@ -64,6 +71,7 @@ export class InformerSource implements AgentSource {
         ...(this.#o.log ? { log: this.#o.log.child({ informer: kind }) } : {}),
         ...this.#o.informer?.[kind],
         transform: trimmer(kind),
+        cacheAs: stub,
       });
       inf.on("add", (obj) => push({ type: "upsert", object: wire(kind, obj) }));
       inf.on("update", (obj, old) => {
@@ -71,13 +79,14 @@ export class InformerSource implements AgentSource {
         if (obj === old) return;
         push({ type: "upsert", object: wire(kind, obj) });
       });
+      // After a relist the deleted object is its stub: its kind and key are all core needs.
       inf.on("delete", (obj) => push({ type: "delete", object: wire(kind, obj) }));
       const state = this.#o.state;
       if (state && (FOLLOWED_KINDS as readonly string[]).includes(kind)) {
         const k = kind as (typeof FOLLOWED_KINDS)[number];
-        inf.on("add", (obj) => state.apply(k, "add", obj as never));
+        inf.on("add", (obj) => state.apply(k, "add", project(k, obj as never)));
         inf.on("update", (obj, old) => {
-          if (obj !== old) state.apply(k, "update", obj as never);
+          if (obj !== old) state.apply(k, "update", project(k, obj as never));
         });
         inf.on("delete", (obj) => state.apply(k, "delete", obj as never));
       }
@@ -88,10 +97,7 @@ export class InformerSource implements AgentSource {
     // retry with backoff, and once listed their objects reach core as changes.
     await Promise.all(this.informers.filter((i) => !WIRE_POLICY_KINDS.includes(i.kind)).map((i) => i.synced));
     this.#synced();
-    // Listeners run synchronously inside the informers, so right here the caches and the queue
-    // agree: the caches are the snapshot and everything queued so far is already in them.
-    const objects = this.informers.flatMap((inf) => inf.list().map((o) => wire(inf.kind, o)));
-    queue.length = 0;
+    forwarding = true;
     async function* changes(): AsyncGenerator<SourceChange> {
       while (!signal.aborted) {
         const next = queue.shift();
@@ -110,6 +116,28 @@ export class InformerSource implements AgentSource {
         });
       }
     }
-    return { objects, changes: changes(), trimmed: true };
+    const informers = this.informers;
+    return {
+      list: () => this.#list(signal),
+      changes: changes(),
+      trimmed: true,
+      count: () => informers.reduce((n, i) => n + i.size, 0),
+    };
+  }
+
+  /**
+   * A snapshot: a fresh paged LIST of every kind, trimmed page by page (the informers' selectors
+   * and transform). Watch events that arrive meanwhile follow it as deltas: one older than the
+   * LIST briefly shows an object's earlier state, until the watch delivers the one the LIST had.
+   */
+  async *#list(signal: AbortSignal): AsyncGenerator<WireObject[]> {
+    for (const inf of this.informers) {
+      try {
+        for await (const page of inf.pages(signal)) yield page.items.map((o) => wire(inf.kind, o));
+      } catch (err) {
+        // A policy CRD not installed: nothing of that kind (its informer keeps retrying).
+        if (!(WIRE_POLICY_KINDS.includes(inf.kind) && KubeApiError.is(err, 404))) throw err;
+      }
+    }
   }
 }
