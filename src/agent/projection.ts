@@ -10,23 +10,63 @@ import type { KindTypes } from "../kube/kinds.ts";
 
 const WAVE_PREFIX = "wave.sh/";
 
-function requestsOnly(c: Container): Container {
-  const out: Container = { name: c.name };
-  // An init container with restartPolicy Always is a sidecar: its requests add to the pod's.
-  if (c.restartPolicy !== undefined) out.restartPolicy = c.restartPolicy;
-  if (c.resources?.requests) out.resources = { requests: c.resources.requests };
-  return out;
+/**
+ * Shares equal values between pods: the workload's container requests, its namespace, the node's
+ * name, the phase are the same for many pods, and one copy each is what keeps 300,000 bound pods
+ * small. Bounded: past `max` distinct values it starts over (values already shared stay valid).
+ */
+export class Interner {
+  readonly #max: number;
+  #values = new Map<string, unknown>();
+
+  constructor(max = 20_000) {
+    this.#max = max;
+  }
+
+  get size(): number {
+    return this.#values.size;
+  }
+
+  /** The one copy of `value` (keyed by `key`); frozen, as every pod holding it shares it. */
+  share<T>(key: string, value: T): T {
+    const got = this.#values.get(key);
+    if (got !== undefined) return got as T;
+    if (this.#values.size >= this.#max) this.#values = new Map();
+    this.#values.set(key, Object.freeze(value));
+    return value;
+  }
+
+  string(s: string): string {
+    return this.share(s, s);
+  }
 }
 
-/** A pod bound to a node as warmup reads it; a pod not bound yet (pending) stays whole. */
-export function projectPod(pod: Pod): Pod {
+const shared = new Interner();
+
+function requestsOnly(cs: readonly Container[], intern: Interner): Container[] {
+  const out = cs.map((c) => {
+    const r: Container = { name: c.name };
+    // An init container with restartPolicy Always is a sidecar: its requests add to the pod's.
+    if (c.restartPolicy !== undefined) r.restartPolicy = c.restartPolicy;
+    if (c.resources?.requests) r.resources = { requests: c.resources.requests };
+    return r;
+  });
+  return intern.share(`c\u0000${JSON.stringify(out)}`, out);
+}
+
+/**
+ * A pod bound to a node as warmup reads it (is it real workload — not Wave's, not a DaemonSet's,
+ * not a mirror — since when, in which phase, what does it request); a pod not bound yet (pending)
+ * stays whole.
+ */
+export function projectPod(pod: Pod, intern: Interner = shared): Pod {
   const s = pod.spec;
   if (s.nodeName === undefined || s.nodeName === "") return pod;
   const m = pod.metadata;
   const metadata: Pod["metadata"] = {};
   if (m.name !== undefined) metadata.name = m.name;
-  if (m.namespace !== undefined) metadata.namespace = m.namespace;
-  if (m.uid !== undefined) metadata.uid = m.uid;
+  if (m.namespace !== undefined) metadata.namespace = intern.string(m.namespace);
+  // The state tells an update from a resync by it.
   if (m.resourceVersion !== undefined) metadata.resourceVersion = m.resourceVersion;
   if (m.creationTimestamp !== undefined) metadata.creationTimestamp = m.creationTimestamp;
   if (m.deletionTimestamp !== undefined) metadata.deletionTimestamp = m.deletionTimestamp;
@@ -34,16 +74,21 @@ export function projectPod(pod: Pod): Pod {
   const labels = Object.entries(m.labels ?? {}).filter(([k]) => k.startsWith(WAVE_PREFIX));
   if (labels.length > 0) metadata.labels = Object.fromEntries(labels);
   // trim.ts kept only the annotations Wave acts on (the mirror-pod mark among them).
-  if (m.annotations) metadata.annotations = m.annotations;
-  // A DaemonSet's pods are not workload that used a warm node.
-  const owners = m.ownerReferences?.filter((o) => o.controller === true);
-  if (owners && owners.length > 0) metadata.ownerReferences = owners;
-  const spec: Pod["spec"] = { nodeName: s.nodeName, containers: s.containers.map(requestsOnly) };
-  if (s.initContainers && s.initContainers.length > 0) spec.initContainers = s.initContainers.map(requestsOnly);
+  if (m.annotations && Object.keys(m.annotations).length > 0) metadata.annotations = m.annotations;
+  // A DaemonSet's pods are not workload that used a warm node; no other owner is read.
+  const ds = m.ownerReferences?.filter((o) => o.kind === "DaemonSet" && o.controller === true);
+  if (ds && ds.length > 0) metadata.ownerReferences = ds;
+  const spec: Pod["spec"] = {
+    nodeName: intern.string(s.nodeName),
+    containers: requestsOnly(s.containers, intern),
+  };
+  if (s.initContainers && s.initContainers.length > 0)
+    spec.initContainers = requestsOnly(s.initContainers, intern);
   if (s.overhead) spec.overhead = s.overhead;
   if (s.resources) spec.resources = s.resources;
   const out: Pod = { metadata, spec };
-  if (pod.status?.phase !== undefined) out.status = { phase: pod.status.phase };
+  const phase = pod.status?.phase;
+  if (phase !== undefined) out.status = intern.share(`p\u0000${phase}`, { phase });
   return out;
 }
 
