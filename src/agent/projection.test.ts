@@ -1,0 +1,56 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Pod } from "../objects/kube.ts";
+import { pod } from "./fixtures.ts";
+import { Interner, projectPod } from "./projection.ts";
+import { trim } from "./trim.ts";
+
+const bound = (i: number): Pod => trim(pod(i, 10))?.object as Pod;
+
+describe("projectPod (the agent's warmup projection)", () => {
+  it("keeps a pending pod whole", () => {
+    const p = bound(1);
+    const { nodeName: _n, ...spec } = p.spec;
+    const pending: Pod = { ...p, spec };
+    assert.equal(projectPod(pending), pending);
+  });
+
+  it("keeps of a bound pod what warmup reads: DaemonSet owner, mirror mark, Wave's labels, requests", () => {
+    const p = bound(1);
+    const ds: Pod = {
+      ...p,
+      metadata: {
+        ...p.metadata,
+        labels: { app: "agent", "wave.sh/prepull": "true" },
+        annotations: { "kubernetes.io/config.mirror": "x" },
+        ownerReferences: [{ apiVersion: "apps/v1", kind: "DaemonSet", name: "d", uid: "u", controller: true }],
+      },
+    };
+    const got = projectPod(ds, new Interner());
+    assert.deepEqual(got.metadata, {
+      name: "app-1",
+      namespace: "ns-1",
+      resourceVersion: "1",
+      creationTimestamp: p.metadata.creationTimestamp,
+      labels: { "wave.sh/prepull": "true" },
+      annotations: { "kubernetes.io/config.mirror": "x" },
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "DaemonSet", name: "d", uid: "u", controller: true }],
+    });
+    assert.deepEqual(got.spec, {
+      nodeName: "node-1",
+      containers: [{ name: "app", resources: { requests: { cpu: "100m", memory: "128Mi" } } }],
+    });
+    assert.deepEqual(got.status, { phase: "Running" });
+  });
+
+  it("shares equal requests and phases between pods, and starts over past its bound", () => {
+    const intern = new Interner(8);
+    const a = projectPod(bound(1), intern);
+    const b = projectPod(bound(2), intern);
+    assert.equal(a.spec.containers, b.spec.containers);
+    assert.equal(a.status, b.status);
+    assert.ok(Object.isFrozen(a.spec.containers));
+    for (let i = 3; i < 10; i++) projectPod(bound(i), intern);
+    assert.ok(intern.size <= 8);
+  });
+});
