@@ -294,7 +294,7 @@ function baseline(): number {
   return performance.now() - t0;
 }
 
-/** The warmup projection and the informers' stub caches, kept current with the source's changes. */
+/** The warmup projection and the informers' caches, kept current with the source's changes (InformerSource). */
 function keepAsTheAgentDoes(): { apply(c: SourceChange): void; state: ClusterState } {
   const state = new ClusterState();
   const stubs = new Map<string, Map<string, unknown>>();
@@ -307,11 +307,12 @@ function keepAsTheAgentDoes(): { apply(c: SourceChange): void; state: ClusterSta
     let cache = stubs.get(t.kind);
     if (!cache) stubs.set(t.kind, (cache = new Map()));
     const key = objectKey(t.object);
-    if (c.type === "delete") cache.delete(key);
-    else cache.set(key, stub(t.object));
     const kind = t.kind;
-    if (followed(kind))
-      state.apply(kind, c.type === "delete" ? "delete" : "add", project(kind, t.object as never) as never);
+    // A followed kind's informer caches the projection the state holds; the others stubs.
+    const kept = followed(kind) ? project(kind, t.object as never) : stub(t.object);
+    if (c.type === "delete") cache.delete(key);
+    else cache.set(key, kept);
+    if (followed(kind)) state.apply(kind, c.type === "delete" ? "delete" : "add", kept as never);
   };
   for (const object of cluster()) apply({ type: "upsert", object });
   return { apply, state };

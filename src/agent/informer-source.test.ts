@@ -269,13 +269,17 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
       // While the informer is away, b goes and c comes, past the watch history: 410, relist.
       await kube.delete("Pod", "b", { namespace: "ns-1" });
       await kube.create("Pod", pending("c"));
-      await kube.create("Pod", pending("d"));
+      const d = pending("d");
+      await kube.create("Pod", { ...d, spec: { ...d.spec, nodeName: "node-1" } });
       for (let i = 0; i < 200 && pods.stats.relists === 0; i++) {
         await clock.advance(1);
         await new Promise((r) => setTimeout(r, 2));
       }
       assert.equal(pods.stats.relists, 1);
-      assert.deepEqual(state.pendingPods().map((p) => p.metadata.name).sort(), ["a", "c", "d"]);
+      assert.deepEqual(state.pendingPods().map((p) => p.metadata.name).sort(), ["a", "c"]);
+      const [bound] = state.podsOnNode("node-1");
+      assert.equal(bound?.metadata.name, "d");
+      assert.equal(bound.spec.tolerations, undefined, "a bound pod listed by the relist is projected too");
       const it = changes[Symbol.asyncIterator]();
       const seen: { type: string; kind: string; name: string }[] = [];
       let last: SourceChange | undefined;
@@ -283,8 +287,11 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
         last = (await it.next()).value as SourceChange;
         seen.push(changed(last));
       }
-      // The deleted object is known only by its stub: its kind and key are all core needs.
-      assert.deepEqual(last?.type === "delete" ? Object.keys(last.object.object) : [], ["metadata"]);
+      assert.equal(last?.type, "delete");
+      // One object for the informer's cache and the state: the projection.
+      const a = state.pendingPods().find((p) => p.metadata.name === "a");
+      assert.ok(a);
+      assert.equal(pods.get("a", "ns-1"), a);
       assert.deepEqual(seen, [
         { type: "upsert", kind: "Pod", name: "c" },
         { type: "upsert", kind: "Pod", name: "d" },

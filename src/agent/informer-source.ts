@@ -1,9 +1,10 @@
 // AgentSource over the hardened informers (src/kube/informer): one informer per forwarded kind,
 // every add/update/delete forwarded as a change, and every snapshot a fresh paged LIST of each
-// kind. Objects are trimmed as they arrive (the informers' transform) and none is kept (ADR 0021):
-// the informers' caches hold stubs (name, namespace, resourceVersion — what a relist's diff
-// compares), and the ClusterState for the warmup controller beside the agent holds its projection
-// (projection.ts). Events not about Karpenter are not forwarded at all.
+// kind. Objects are trimmed as they arrive (the informers' transform) and none is kept whole (ADR
+// 0021): the ClusterState for the warmup controller beside the agent holds its projection
+// (projection.ts), the informers of those kinds cache the same projected objects, the others
+// stubs (name, namespace, resourceVersion — what a relist's diff compares). Events not about
+// Karpenter are not forwarded at all.
 import { KubeApiError } from "../kube/port.ts";
 import type { KubeClient } from "../kube/port.ts";
 import { Informer, stub } from "../kube/informer/informer.ts";
@@ -31,6 +32,8 @@ export interface InformerSourceOptions {
    */
   state?: ClusterState;
 }
+
+type FollowedKind = (typeof FOLLOWED_KINDS)[number];
 
 const wire = <K extends WireKind>(kind: K, object: KindTypes[K]): WireObject =>
   ({ kind, object }) as WireObject;
@@ -63,7 +66,20 @@ export class InformerSource implements AgentSource {
       queue.push(c);
       wake?.();
     };
+    const state = this.#o.state;
     for (const kind of WIRE_KINDS) {
+      const followed = state !== undefined && (FOLLOWED_KINDS as readonly string[]).includes(kind);
+      // A followed kind's cache holds the projection the state holds (one object for both);
+      // every other kind's cache holds stubs.
+      const projected = new WeakMap<object, KindTypes[WireKind]>();
+      const projectOnce = (obj: KindTypes[WireKind]): KindTypes[WireKind] => {
+        let p = projected.get(obj);
+        if (p === undefined) {
+          p = project(kind as FollowedKind, obj as never);
+          projected.set(obj, p);
+        }
+        return p;
+      };
       const inf = new Informer<WireKind>({
         client: this.#o.client,
         kind,
@@ -71,7 +87,7 @@ export class InformerSource implements AgentSource {
         ...(this.#o.log ? { log: this.#o.log.child({ informer: kind }) } : {}),
         ...this.#o.informer?.[kind],
         transform: trimmer(kind),
-        cacheAs: stub,
+        cacheAs: followed ? projectOnce : stub,
       });
       inf.on("add", (obj) => push({ type: "upsert", object: wire(kind, obj) }));
       inf.on("update", (obj, old) => {
@@ -81,12 +97,11 @@ export class InformerSource implements AgentSource {
       });
       // After a relist the deleted object is its stub: its kind and key are all core needs.
       inf.on("delete", (obj) => push({ type: "delete", object: wire(kind, obj) }));
-      const state = this.#o.state;
-      if (state && (FOLLOWED_KINDS as readonly string[]).includes(kind)) {
-        const k = kind as (typeof FOLLOWED_KINDS)[number];
-        inf.on("add", (obj) => state.apply(k, "add", project(k, obj as never)));
+      if (state && followed) {
+        const k = kind as FollowedKind;
+        inf.on("add", (obj) => state.apply(k, "add", projectOnce(obj) as never));
         inf.on("update", (obj, old) => {
-          if (obj !== old) state.apply(k, "update", project(k, obj as never));
+          if (obj !== old) state.apply(k, "update", projectOnce(obj) as never);
         });
         inf.on("delete", (obj) => state.apply(k, "delete", obj as never));
       }
