@@ -195,7 +195,7 @@ if (afterSync.objects !== objectCount)
 console.log(
   `initial sync: ${(syncMs / 1000).toFixed(2)} s (goal < 10 s): source open ${(loadedMs / 1000).toFixed(2)} s, ` +
     `hello ${((helloMs - loadedMs) / 1000).toFixed(2)} s, ` +
-    // The agent trims and encodes each chunk as it streams (Outbox.loadLazily), so that work is here.
+    // The agent trims and encodes each chunk as it streams (Outbox.listFrom), so that work is here.
     `snapshot trim+encode+transfer+apply+ack ${((syncMs - helloMs) / 1000).toFixed(2)} s`,
 );
 const cpuS = (u: NodeJS.CpuUsage): string => `${((u.user + u.system) / 1e6).toFixed(2)} s`;
