@@ -305,7 +305,7 @@ function keepAsTheAgentDoes(): { apply(c: SourceChange): void; state: ClusterSta
     const t = trim(c.object);
     if (!t) return;
     let cache = stubs.get(t.kind);
-    if (!cache) stubs.set(t.kind, (cache = new Map()));
+    if (!cache) stubs.set(t.kind, (cache = new Map<string, unknown>()));
     const key = objectKey(t.object);
     const kind = t.kind;
     // A followed kind's informer caches the projection the state holds; the others stubs.

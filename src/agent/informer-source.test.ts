@@ -216,15 +216,21 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
     try {
       await new InformerSource({ client: kube, clock, state }).open(ac.signal);
       const [p] = state.pendingPods();
-      assert.deepEqual(p?.spec.nodeSelector, { "karpenter.sh/nodepool": "general" });
-      assert.equal(p?.spec.tolerations?.length, 1);
-      assert.equal(p?.spec.containers[0]?.image, "registry.example/app:1.0");
+      assert.ok(p);
+      assert.deepEqual(p.spec.nodeSelector, { "karpenter.sh/nodepool": "general" });
+      assert.equal(p.spec.tolerations?.length, 1);
+      assert.equal(p.spec.containers[0]?.image, "registry.example/app:1.0");
       const requests = state.podRequests("ns-1", "web-1");
       assert.ok(requests);
 
-      await kube.patch("Pod", "web-1", { spec: { nodeName: "node-1" }, status: { phase: "Running" } }, {
-        namespace: "ns-1",
-      });
+      await kube.patch(
+        "Pod",
+        "web-1",
+        { spec: { nodeName: "node-1" }, status: { phase: "Running" } },
+        {
+          namespace: "ns-1",
+        },
+      );
       await until("bound", () => state.pendingPods().length === 0);
       const [bound] = state.podsOnNode("node-1");
       assert.ok(bound);
@@ -276,7 +282,13 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
         await new Promise((r) => setTimeout(r, 2));
       }
       assert.equal(pods.stats.relists, 1);
-      assert.deepEqual(state.pendingPods().map((p) => p.metadata.name).sort(), ["a", "c"]);
+      assert.deepEqual(
+        state
+          .pendingPods()
+          .map((p) => p.metadata.name)
+          .sort(),
+        ["a", "c"],
+      );
       const [bound] = state.podsOnNode("node-1");
       assert.equal(bound?.metadata.name, "d");
       assert.equal(bound.spec.tolerations, undefined, "a bound pod listed by the relist is projected too");
@@ -297,7 +309,10 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
         { type: "upsert", kind: "Pod", name: "d" },
         { type: "delete", kind: "Pod", name: "b" },
       ]);
-      assert.equal(src.informers.reduce((n, i) => n + i.size, 0), 3);
+      assert.equal(
+        src.informers.reduce((n, i) => n + i.size, 0),
+        3,
+      );
     } finally {
       ac.abort();
     }

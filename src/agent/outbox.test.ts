@@ -205,12 +205,12 @@ describe("Outbox", () => {
 
   it("reads an async listing one page at a time; a failed listing ends the stream and is listed anew", async () => {
     const o = new Outbox({ now: () => 0 });
-    const reads: number[] = [];
     let fail = true;
     o.listFrom(async function* () {
-      reads.push(1);
+      // A page of a LIST arrives later.
+      await Promise.resolve();
       yield [node(1), node(2)];
-      reads.push(2);
+      await Promise.resolve();
       if (fail) throw new Error("410: the continue token expired");
       yield [node(3)];
     });

@@ -225,7 +225,7 @@ export class Outbox {
     if (this.#listError !== undefined) {
       const err = this.#listError;
       this.#listError = undefined;
-      throw err instanceof Error ? err : new Error(String(err));
+      throw err instanceof Error ? err : new Error(`listing the cluster failed: ${JSON.stringify(err)}`);
     }
     if (this.#needSnapshot) this.#beginSnapshot();
     const e = this.#after(cursor);
@@ -406,7 +406,7 @@ export class Outbox {
       this.#pushChunk(chunk, sizes);
       l.sent += chunk.length;
     }
-    if (l.carry || chunk.length > 0 && !l.done) {
+    if (l.carry || (chunk.length > 0 && !l.done)) {
       // More to come: an async listing reads its next page meanwhile.
       if (l.async && l.at >= l.page.length) this.#readPage(l);
       return;

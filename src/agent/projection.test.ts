@@ -23,7 +23,9 @@ describe("projectPod (the agent's warmup projection)", () => {
         ...p.metadata,
         labels: { app: "agent", "wave.sh/prepull": "true" },
         annotations: { "kubernetes.io/config.mirror": "x" },
-        ownerReferences: [{ apiVersion: "apps/v1", kind: "DaemonSet", name: "d", uid: "u", controller: true }],
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "DaemonSet", name: "d", uid: "u", controller: true },
+        ],
       },
     };
     const got = projectPod(ds, new Interner());

@@ -42,7 +42,10 @@ export function diffPage<T extends KubeObject>(
 }
 
 /** Deletes (with the last known state) for the cached keys a complete list did not have. */
-export function gone<T extends KubeObject>(cache: ReadonlyMap<string, T>, seen: ReadonlySet<string>): Change<T>[] {
+export function gone<T extends KubeObject>(
+  cache: ReadonlyMap<string, T>,
+  seen: ReadonlySet<string>,
+): Change<T>[] {
   const changes: Change<T>[] = [];
   for (const key of [...cache.keys()].sort(cmp)) {
     const old = cache.get(key);
