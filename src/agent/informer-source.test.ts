@@ -235,10 +235,16 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
       const [bound] = state.podsOnNode("node-1");
       assert.ok(bound);
       assert.equal(bound.spec.nodeName, "node-1");
-      assert.equal(bound.spec.tolerations, undefined, "constraints of a bound pod are not kept");
-      assert.equal(bound.spec.nodeSelector, undefined);
+      // Its pool's workload: the largest pod's constraints go to the warmup pod, its images are
+      // pre-pulled. Limits are not read.
+      assert.deepEqual(bound.spec.nodeSelector, { "karpenter.sh/nodepool": "general" });
+      assert.equal(bound.spec.tolerations?.length, 1);
       assert.deepEqual(bound.spec.containers, [
-        { name: "app", resources: { requests: { cpu: "100m", memory: "128Mi" } } },
+        {
+          name: "app",
+          image: "registry.example/app:1.0",
+          resources: { requests: { cpu: "100m", memory: "128Mi" } },
+        },
       ]);
       assert.deepEqual(bound.metadata.labels, { "wave.sh/warmup": "false" }, "only Wave's labels");
       assert.equal(bound.metadata.ownerReferences, undefined, "only a DaemonSet owner is read");
@@ -291,7 +297,11 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
       );
       const [bound] = state.podsOnNode("node-1");
       assert.equal(bound?.metadata.name, "d");
-      assert.equal(bound.spec.tolerations, undefined, "a bound pod listed by the relist is projected too");
+      assert.deepEqual(
+        bound.metadata.labels,
+        { "wave.sh/warmup": "false" },
+        "a bound pod listed by the relist is projected too",
+      );
       const it = changes[Symbol.asyncIterator]();
       const seen: { type: string; kind: string; name: string }[] = [];
       let last: SourceChange | undefined;

@@ -15,7 +15,7 @@ describe("projectPod (the agent's warmup projection)", () => {
     assert.equal(projectPod(pending), pending);
   });
 
-  it("keeps of a bound pod what warmup reads: DaemonSet owner, mirror mark, Wave's labels, requests", () => {
+  it("keeps of a bound pod what warmup reads: DaemonSet owner, mirror mark, Wave's labels, images, requests, constraints", () => {
     const p = bound(1);
     const ds: Pod = {
       ...p,
@@ -27,6 +27,7 @@ describe("projectPod (the agent's warmup projection)", () => {
           { apiVersion: "apps/v1", kind: "DaemonSet", name: "d", uid: "u", controller: true },
         ],
       },
+      spec: { ...p.spec, nodeSelector: { zone: "a" } },
     };
     const got = projectPod(ds, new Interner());
     assert.deepEqual(got.metadata, {
@@ -40,8 +41,17 @@ describe("projectPod (the agent's warmup projection)", () => {
     });
     assert.deepEqual(got.spec, {
       nodeName: "node-1",
-      containers: [{ name: "app", resources: { requests: { cpu: "100m", memory: "128Mi" } } }],
+      containers: [
+        {
+          name: "app",
+          image: "registry.example/app:1.0",
+          resources: { requests: { cpu: "100m", memory: "128Mi" } },
+        },
+      ],
+      nodeSelector: { zone: "a" },
+      tolerations: p.spec.tolerations,
     });
+    assert.ok(p.spec.tolerations, "the fixture has tolerations");
     assert.deepEqual(got.status, { phase: "Running" });
   });
 
@@ -50,6 +60,7 @@ describe("projectPod (the agent's warmup projection)", () => {
     const a = projectPod(bound(1), intern);
     const b = projectPod(bound(2), intern);
     assert.equal(a.spec.containers, b.spec.containers);
+    assert.equal(a.spec.tolerations, b.spec.tolerations);
     assert.equal(a.status, b.status);
     assert.ok(Object.isFrozen(a.spec.containers));
     for (let i = 3; i < 10; i++) projectPod(bound(i), intern);

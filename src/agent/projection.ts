@@ -43,9 +43,11 @@ export class Interner {
 
 const shared = new Interner();
 
-function requestsOnly(cs: readonly Container[], intern: Interner): Container[] {
+/** Containers as warmup reads them: images (pre-pull) and requests (fit), shared. */
+function imagesAndRequests(cs: readonly Container[], intern: Interner): Container[] {
   const out = cs.map((c) => {
     const r: Container = { name: c.name };
+    if (c.image !== undefined) r.image = c.image;
     // An init container with restartPolicy Always is a sidecar: its requests add to the pod's.
     if (c.restartPolicy !== undefined) r.restartPolicy = c.restartPolicy;
     if (c.resources?.requests) r.resources = { requests: c.resources.requests };
@@ -54,10 +56,17 @@ function requestsOnly(cs: readonly Container[], intern: Interner): Container[] {
   return intern.share(`c\u0000${JSON.stringify(out)}`, out);
 }
 
+/** A value shared by every pod that has an equal one (a workload's pods do). */
+const shareJson = <T>(intern: Interner, tag: string, value: T): T =>
+  intern.share(`${tag}\u0000${JSON.stringify(value)}`, value);
+
 /**
- * A pod bound to a node as warmup reads it (is it real workload — not Wave's, not a DaemonSet's,
- * not a mirror — since when, in which phase, what does it request); a pod not bound yet (pending)
- * stays whole.
+ * A pod bound to a node as warmup reads it: is it real workload (not Wave's, not a DaemonSet's,
+ * not a mirror), since when, in which phase, what does it request — and, as its pool's workload
+ * may be the largest pod a warm node is made for, its images (pre-pull) and node constraints
+ * (copied to the warmup pod, checked against nodes). Its other labels, limits, priority, uid and
+ * conditions are not kept; what many pods have alike (containers, constraints) is shared. A pod
+ * not bound yet (pending) stays whole.
  */
 export function projectPod(pod: Pod, intern: Interner = shared): Pod {
   const s = pod.spec;
@@ -80,10 +89,13 @@ export function projectPod(pod: Pod, intern: Interner = shared): Pod {
   if (ds && ds.length > 0) metadata.ownerReferences = ds;
   const spec: Pod["spec"] = {
     nodeName: intern.string(s.nodeName),
-    containers: requestsOnly(s.containers, intern),
+    containers: imagesAndRequests(s.containers, intern),
   };
   if (s.initContainers && s.initContainers.length > 0)
-    spec.initContainers = requestsOnly(s.initContainers, intern);
+    spec.initContainers = imagesAndRequests(s.initContainers, intern);
+  if (s.nodeSelector) spec.nodeSelector = shareJson(intern, "s", s.nodeSelector);
+  if (s.affinity) spec.affinity = shareJson(intern, "a", s.affinity);
+  if (s.tolerations) spec.tolerations = shareJson(intern, "t", s.tolerations);
   if (s.overhead) spec.overhead = s.overhead;
   if (s.resources) spec.resources = s.resources;
   const out: Pod = { metadata, spec };
