@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { Agent } from "../../src/agent/agent.ts";
 import { node, pod, syntheticObjects } from "../../src/agent/fixtures.ts";
-import { project } from "../../src/agent/projection.ts";
+import { project } from "../../src/state/projection.ts";
 import { MemorySource } from "../../src/agent/source.ts";
 import type { SourceChange } from "../../src/agent/source.ts";
 import { stub } from "../../src/kube/informer/informer.ts";

@@ -14,7 +14,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
 import { trim } from "./trim.ts";
-import { project } from "./projection.ts";
+import { project } from "../state/projection.ts";
 import { WIRE_KINDS, WIRE_POLICY_KINDS } from "../wire/wire.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { FOLLOWED_KINDS } from "../state/follow.ts";

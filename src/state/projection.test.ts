@@ -1,11 +1,35 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Pod } from "../objects/kube.ts";
-import { pod } from "./fixtures.ts";
 import { Interner, projectPod } from "./projection.ts";
-import { trim } from "./trim.ts";
 
-const bound = (i: number): Pod => trim(pod(i, 10))?.object as Pod;
+/** A pod of a Deployment bound to a node, as the agent's trim leaves it. */
+const bound = (i: number): Pod => ({
+  metadata: {
+    name: `app-${i}`,
+    namespace: `ns-${i}`,
+    uid: `uid-${i}`,
+    resourceVersion: "1",
+    creationTimestamp: "2026-01-01T00:00:00Z",
+    labels: { app: "web" },
+    ownerReferences: [
+      { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-1", uid: "rs", controller: true },
+    ],
+  },
+  spec: {
+    nodeName: `node-${i}`,
+    containers: [
+      {
+        name: "app",
+        image: "registry.example/app:1.0",
+        resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } },
+      },
+    ],
+    tolerations: [{ key: "spot", operator: "Exists" }],
+    priorityClassName: "high",
+  },
+  status: { phase: "Running", startTime: "2026-01-01T00:00:01Z" },
+});
 
 describe("projectPod (the agent's warmup projection)", () => {
   it("keeps a pending pod whole", () => {

@@ -2,11 +2,12 @@
 // agent forwards every object to core without keeping it, and keeps in its ClusterState only what
 // warmup reads — NodePools, Nodes (without their image lists), NodeClaims whole; a pending pod
 // whole (its requests and scheduling constraints decide which pool and warm node fit it); a bound
-// pod reduced to what warmup asks of the pods on a node (are they real workload, since when,
-// what do they request: src/warmup/controller.ts, src/warmup/fit). Pure functions.
+// pod reduced to what warmup reads of a pool's pods (src/warmup/controller.ts, src/warmup/fit,
+// src/warmup/prepull.ts). The warmup controller's unit suite reads its state through it
+// (src/warmup/testing/kube.ts). Pure functions.
 import type { Container, Pod } from "../objects/kube.ts";
-import type { FOLLOWED_KINDS } from "../state/follow.ts";
 import type { KindTypes } from "../kube/kinds.ts";
+import type { StateKind } from "./cluster.ts";
 
 const WAVE_PREFIX = "wave.sh/";
 
@@ -104,9 +105,7 @@ export function projectPod(pod: Pod, intern: Interner = shared): Pod {
   return out;
 }
 
-type FollowedKind = (typeof FOLLOWED_KINDS)[number];
-
-/** What the agent's ClusterState keeps of a (trimmed) object of a followed kind. */
-export function project<K extends FollowedKind>(kind: K, obj: KindTypes[K]): KindTypes[K] {
+/** What the agent's ClusterState keeps of a (trimmed) object: pods projected, the rest whole. */
+export function project<K extends StateKind>(kind: K, obj: KindTypes[K]): KindTypes[K] {
   return (kind === "Pod" ? projectPod(obj as Pod) : obj) as KindTypes[K];
 }
