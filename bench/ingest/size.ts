@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { setFlagsFromString } from "node:v8";
-import { Agent } from "../../src/agent/agent.ts";
+import { Agent, initialSyncDone } from "../../src/agent/agent.ts";
 import { node, pod, syntheticObjects } from "../../src/agent/fixtures.ts";
 import { project } from "../../src/state/projection.ts";
 import { MemorySource } from "../../src/agent/source.ts";
@@ -30,7 +30,7 @@ import { FOLLOWED_KINDS } from "../../src/state/follow.ts";
 import { trim } from "../../src/agent/trim.ts";
 import { decodeObject, encodeJson, kindToProto } from "../../src/wire/wire.ts";
 import type { WireObject } from "../../src/wire/wire.ts";
-import { tuneHeapForService } from "../../src/cli/heap.ts";
+import { settleHeap, tuneHeapForService } from "../../src/cli/heap.ts";
 import { isStateKind } from "../../src/core/ingest/apply.ts";
 import { ClusterState } from "../../src/state/cluster.ts";
 import { Registry } from "../../src/shared/metrics.ts";
@@ -182,12 +182,10 @@ await guarded(
   left(),
 );
 const helloMs = performance.now() - started;
-await guarded(
-  agent.until((a) => a.status === "streaming" && a.outbox.lastAcked > 0 && a.outbox.buffered === 0),
-  "initial sync",
-  left(),
-);
+await guarded(agent.until(initialSyncDone), "initial sync", left());
 const syncMs = performance.now() - started;
+// As `wave agent` does once synced (src/cli/agent-component.ts).
+settleHeap();
 const agentSyncCpu = process.cpuUsage(agentCpu00);
 const afterSync = await coreStats();
 if (afterSync.objects !== objectCount)

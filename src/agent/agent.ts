@@ -79,6 +79,10 @@ export interface AgentOptions {
 
 export type AgentStatus = "idle" | "connecting" | "streaming" | "backoff" | "stopped";
 
+/** Whether the agent's initial sync is done: streaming, and everything it listed acked by core. */
+export const initialSyncDone = (a: Agent): boolean =>
+  a.status === "streaming" && a.outbox.lastAcked > 0 && a.outbox.buffered === 0;
+
 export class Agent {
   readonly sessionId = randomUUID();
   readonly outbox: Outbox;
