@@ -1,7 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { SIZE_MODE_OFF_ABOVE, SIZE_MODE_ON_BELOW, semiSpaceConfigured, sizeMode } from "./heap.ts";
+import { readFileSync } from "node:fs";
+import {
+  MALLOC_ENV,
+  SIZE_MODE_OFF_ABOVE,
+  SIZE_MODE_ON_BELOW,
+  semiSpaceConfigured,
+  sizeMode,
+} from "./heap.ts";
 
 /** new_space size (MiB) after a burst of short-lived allocations, in a fresh process. */
 function youngGenerationAfterBurst(pin: boolean): number {
@@ -90,5 +97,11 @@ describe("heap tuning for long-running commands", () => {
       `settling collected: ${out.before} → ${out.after} bytes`,
     );
     assert.equal(out.size, true);
+  });
+
+  it("the image runs with the malloc settings the benchmarks use", () => {
+    const dockerfile = readFileSync(new URL("../../Dockerfile", import.meta.url), "utf8");
+    for (const [k, v] of Object.entries(MALLOC_ENV))
+      assert.match(dockerfile, new RegExp(`^\\s+${k}=${v}\\b`, "m"), `${k}=${v} in the Dockerfile`);
   });
 });

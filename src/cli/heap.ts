@@ -26,6 +26,18 @@ export function semiSpaceConfigured(execArgv: readonly string[], nodeOptions: st
   return [...execArgv, nodeOptions ?? ""].some((a) => /semi[-_]space/.test(a));
 }
 
+/**
+ * glibc's malloc as the image sets it (Dockerfile ENV; read at process start, so set there, not
+ * here): two arenas, and allocations from 128 KiB mapped and given back when freed — with glibc's
+ * rising threshold an agent's sync left ~50 MiB of chunk buffers in its arena. bench:ingest runs
+ * its processes with it.
+ */
+export const MALLOC_ENV = {
+  MALLOC_ARENA_MAX: "2",
+  MALLOC_MMAP_THRESHOLD_: "131072",
+  MALLOC_TRIM_THRESHOLD_: "131072",
+} as const;
+
 const MiB = 2 ** 20;
 type GcEntry = PerformanceEntry & { detail?: { kind?: number } | null };
 /** Live heap above which collecting often costs more than the memory it saves. */
