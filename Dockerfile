@@ -58,12 +58,17 @@ RUN set -eu; mkdir -p /rootfs/usr/local/bin /rootfs/etc /rootfs/tmp /rootfs/var/
 # --- runtime ------------------------------------------------------------------------------------
 FROM scratch
 # MALLOC_ARENA_MAX: glibc's per-thread malloc arenas hold 7–10 MiB of RSS per process that Node
-# never needs (bench/pipeline/README.md).
+# never needs (bench/pipeline/README.md). MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_: fixed, so
+# buffers of a snapshot's chunks are mapped and returned instead of held by the arena after the
+# sync (glibc's threshold otherwise rises to 32 MiB); src/cli/heap.ts MALLOC_ENV, which
+# bench:ingest runs its agent with (5k/150k: agent ~340 → 288 MiB).
 ENV PATH=/usr/local/bin \
     NODE_ENV=production \
     WAVE_DATA_DIR=/var/lib/wave \
     HOME=/tmp \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 COPY --from=root /rootfs/ /
 WORKDIR /app
 COPY --from=deps /src/node_modules ./node_modules

@@ -12,6 +12,7 @@
 import { fork } from "node:child_process";
 import { loadavg, availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
+import { MALLOC_ENV } from "../../src/cli/heap.ts";
 
 const { values: args, tokens } = parseArgs({
   options: {
@@ -71,7 +72,8 @@ function runSize(size: { nodes: number; pods: number; claims: number }): Promise
         ...["--deadline-seconds", String(args["deadline-seconds"])],
         ...passOn,
       ],
-      { stdio: ["ignore", "inherit", "inherit", "ipc"] },
+      // glibc's malloc as in the image (Dockerfile, heap.ts); core's child inherits it.
+      { stdio: ["ignore", "inherit", "inherit", "ipc"], env: { ...process.env, ...MALLOC_ENV } },
     );
     child.on("message", (m: { type: string }) => {
       if (m.type === "result") result = m as unknown as Result;

@@ -79,6 +79,10 @@ export interface AgentOptions {
 
 export type AgentStatus = "idle" | "connecting" | "streaming" | "backoff" | "stopped";
 
+/** Whether the agent's initial sync is done: streaming, and everything it listed acked by core. */
+export const initialSyncDone = (a: Agent): boolean =>
+  a.status === "streaming" && a.outbox.lastAcked > 0 && a.outbox.buffered === 0;
+
 export class Agent {
   readonly sessionId = randomUUID();
   readonly outbox: Outbox;
@@ -100,6 +104,7 @@ export class Agent {
   #lastAckAt = 0;
   #statusWaiters: (() => void)[] = [];
   #helloAcked = false;
+  #count: (() => number) | undefined;
 
   constructor(opts: AgentOptions) {
     this.#o = opts;
@@ -127,8 +132,8 @@ export class Agent {
     });
     m.gauge({
       name: "wave_agent_objects",
-      help: "Objects in the agent's current state.",
-      collect: (g) => g.set(ob.objectCount),
+      help: "Objects in the cluster as the agent last listed and watched it.",
+      collect: (g) => g.set(this.objectCount),
     });
     m.counter({
       name: "wave_agent_dropped_messages_total",
@@ -176,6 +181,11 @@ export class Agent {
       help: "Warmup events discarded because core was away too long.",
       read: () => warmup.dropped,
     });
+  }
+
+  /** Objects the source holds now (0 before it opens, or if it does not count them). */
+  get objectCount(): number {
+    return this.#count?.() ?? 0;
   }
 
   /** Core's reason for refusing what the agent sent, while it refuses it (undefined otherwise). */
@@ -226,11 +236,11 @@ export class Agent {
   /** Runs until the signal aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const stream = await this.#o.source.open(signal);
-    const trimmed = stream.trimmed === true;
-    // Trimmed (unless the source did) and encoded chunk by chunk as the first snapshot goes out
-    // (Outbox.loadLazily).
-    this.outbox.loadLazily(stream.objects, trimmed ? asIs : trim);
-    const pump = this.#pump(stream.changes, trimmed ? asIs : trim, signal);
+    this.#count = stream.count;
+    // Every snapshot is a fresh listing from the source, trimmed (unless the source did) and
+    // encoded chunk by chunk as it streams: the agent keeps no copy of the cluster (ADR 0021).
+    this.outbox.listFrom(() => stream.list(), stream.trimmed === true ? asIs : trim);
+    const pump = this.#pump(stream.changes, stream.trimmed === true ? asIs : trim, signal);
     try {
       const stopped = (): boolean => signal.aborted;
       while (!stopped()) {
@@ -276,12 +286,6 @@ export class Agent {
     trimObject: (o: WireObject) => WireObject | undefined,
     signal: AbortSignal,
   ): Promise<void> {
-    // Changes wait (in the source) while the initial snapshot streams, so it can keep streaming;
-    // if core cannot be reached they apply at once, which finishes loading the state eagerly.
-    await Promise.race([
-      this.outbox.loaded,
-      this.until((a) => a.status === "backoff" || a.status === "stopped"),
-    ]);
     try {
       for await (const c of changes) {
         const t = trimChange(c, trimObject);
@@ -455,8 +459,7 @@ function trimChange(
   c: SourceChange,
   trimObject: (o: WireObject) => WireObject | undefined,
 ): OutboxChange | undefined {
-  if (c.type === "replace")
-    return { type: "replace", objects: c.objects.flatMap((o) => trimObject(o) ?? []) };
+  if (c.type === "replace") return { type: "resync" };
   const t = trimObject(c.object);
   return t ? { type: c.type, object: t } : undefined;
 }

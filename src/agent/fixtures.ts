@@ -181,9 +181,17 @@ export function disruptionEvent(nodeName: string, reason: string, at: number): W
 
 /** A whole synthetic cluster. */
 export function syntheticCluster(sizes: { nodes: number; pods: number; nodeClaims: number }): WireObject[] {
-  const out: WireObject[] = [nodePool("default")];
-  for (let i = 0; i < sizes.nodeClaims; i++) out.push(nodeClaim(i));
-  for (let i = 0; i < sizes.nodes; i++) out.push(node(i));
-  for (let i = 0; i < sizes.pods; i++) out.push(pod(i, Math.max(1, sizes.nodes)));
-  return out;
+  return [...syntheticObjects(sizes)];
+}
+
+/** The objects of syntheticCluster one at a time, none kept (the benchmark's stand-in for a LIST). */
+export function* syntheticObjects(sizes: {
+  nodes: number;
+  pods: number;
+  nodeClaims: number;
+}): Generator<WireObject> {
+  yield nodePool("default");
+  for (let i = 0; i < sizes.nodeClaims; i++) yield nodeClaim(i);
+  for (let i = 0; i < sizes.nodes; i++) yield node(i);
+  for (let i = 0; i < sizes.pods; i++) yield pod(i, Math.max(1, sizes.nodes));
 }

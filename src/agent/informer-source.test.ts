@@ -6,7 +6,8 @@ import { FakeClock } from "../shared/clock.ts";
 import { node, pod } from "./fixtures.ts";
 import { InformerSource } from "./informer-source.ts";
 import { trim } from "./trim.ts";
-import type { SourceChange } from "./source.ts";
+import { ClusterState } from "../state/cluster.ts";
+import type { SourceChange, SourceStream } from "./source.ts";
 import type { WireObject } from "../wire/wire.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
@@ -14,6 +15,13 @@ import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy
 function fresh(o: WireObject): unknown {
   const { resourceVersion: _rv, uid: _uid, ...metadata } = o.object.metadata;
   return { ...o.object, metadata };
+}
+
+/** Everything one snapshot's listing gives. */
+async function listAll(stream: SourceStream): Promise<WireObject[]> {
+  const out: WireObject[] = [];
+  for await (const page of stream.list() as AsyncIterable<readonly WireObject[]>) out.push(...page);
+  return out;
 }
 
 function changed(c: SourceChange): { type: string; kind: string; name: string } {
@@ -30,7 +38,9 @@ describe("InformerSource", () => {
     const ac = new AbortController();
     try {
       const src = new InformerSource({ client: kube, clock });
-      const { objects, changes } = await src.open(ac.signal);
+      const stream = await src.open(ac.signal);
+      const { changes } = stream;
+      const objects = await listAll(stream);
       assert.deepEqual(objects.map((o) => `${o.kind}/${o.object.metadata.name ?? ""}`).sort(), [
         "Node/node-1",
         "Pod/app-1",
@@ -57,7 +67,7 @@ describe("InformerSource", () => {
     }
   });
 
-  it("holds only trimmed objects: the snapshot, the informers' caches and the changes", async () => {
+  it("keeps no object: the informers' caches hold stubs, the snapshot and the changes are trimmed", async () => {
     const clock = new FakeClock();
     const kube = new MemoryKube({ clock });
     const bulky = {
@@ -76,15 +86,17 @@ describe("InformerSource", () => {
     const ac = new AbortController();
     try {
       const src = new InformerSource({ client: kube, clock });
-      const { objects, changes, trimmed } = await src.open(ac.signal);
+      const stream = await src.open(ac.signal);
+      const { changes, trimmed } = stream;
       assert.equal(trimmed, true);
       const stored = await kube.get("Node", "node-1");
-      assert.deepEqual(objects, [trim({ kind: "Node", object: stored })]);
+      assert.deepEqual(await listAll(stream), [trim({ kind: "Node", object: stored })]);
+      assert.equal(stream.count?.(), 1);
       for (const inf of src.informers)
-        for (const o of inf.list()) {
-          assert.equal(JSON.stringify(o).includes("managedFields"), false);
-          assert.equal(JSON.stringify(o).includes("last-applied"), false);
-        }
+        for (const o of inf.list())
+          assert.deepEqual(o, {
+            metadata: { name: o.metadata.name, resourceVersion: stored.metadata.resourceVersion },
+          });
       assert.equal(src.informers.find((i) => i.kind === "Event")?.size, 0, "unrelated Events not kept");
 
       const it = changes[Symbol.asyncIterator]();
@@ -122,7 +134,9 @@ describe("InformerSource: the policy custom resources", () => {
     });
     const ac = new AbortController();
     try {
-      const { objects, changes } = await new InformerSource({ client: kube, clock }).open(ac.signal);
+      const stream = await new InformerSource({ client: kube, clock }).open(ac.signal);
+      const { changes } = stream;
+      const objects = await listAll(stream);
       const found = objects.find((o) => o.kind === "SpotPolicy");
       assert.ok(found);
       const cr = found.object;
@@ -159,10 +173,155 @@ describe("InformerSource: the policy custom resources", () => {
     );
     const ac = new AbortController();
     try {
-      const { objects } = await new InformerSource({ client: kube, clock }).open(ac.signal);
+      const objects = await listAll(await new InformerSource({ client: kube, clock }).open(ac.signal));
       assert.deepEqual(
         objects.map((o) => o.kind),
         ["Node"],
+      );
+    } finally {
+      ac.abort();
+    }
+  });
+});
+
+describe("InformerSource: the warmup projection (ClusterState beside the agent)", () => {
+  /** A pod not bound yet, with the scheduling constraints warmup's fit reads. */
+  function pending(name: string): Pod {
+    const p = fresh(pod(1, 1)) as Pod;
+    const { nodeName: _n, ...spec } = p.spec;
+    return {
+      ...p,
+      metadata: { ...p.metadata, name, labels: { app: "web", "wave.sh/warmup": "false" } },
+      spec: {
+        ...spec,
+        tolerations: [{ key: "spot", operator: "Exists", effect: "NoSchedule" }],
+        nodeSelector: { "karpenter.sh/nodepool": "general" },
+      },
+      status: { phase: "Pending" },
+    };
+  }
+
+  async function until(what: string, pred: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(pred(), what);
+  }
+
+  it("a pending pod is kept whole; bound, it keeps what warmup reads of a node's pods; deleted, it is gone", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    await kube.create("Node", fresh(node(1)) as Node);
+    await kube.create("Pod", pending("web-1"));
+    const state = new ClusterState();
+    const ac = new AbortController();
+    try {
+      await new InformerSource({ client: kube, clock, state }).open(ac.signal);
+      const [p] = state.pendingPods();
+      assert.ok(p);
+      assert.deepEqual(p.spec.nodeSelector, { "karpenter.sh/nodepool": "general" });
+      assert.equal(p.spec.tolerations?.length, 1);
+      assert.equal(p.spec.containers[0]?.image, "registry.example/app:1.0");
+      const requests = state.podRequests("ns-1", "web-1");
+      assert.ok(requests);
+
+      await kube.patch(
+        "Pod",
+        "web-1",
+        { spec: { nodeName: "node-1" }, status: { phase: "Running" } },
+        {
+          namespace: "ns-1",
+        },
+      );
+      await until("bound", () => state.pendingPods().length === 0);
+      const [bound] = state.podsOnNode("node-1");
+      assert.ok(bound);
+      assert.equal(bound.spec.nodeName, "node-1");
+      // Its pool's workload: the largest pod's constraints go to the warmup pod, its images are
+      // pre-pulled. Limits are not read.
+      assert.deepEqual(bound.spec.nodeSelector, { "karpenter.sh/nodepool": "general" });
+      assert.equal(bound.spec.tolerations?.length, 1);
+      assert.deepEqual(bound.spec.containers, [
+        {
+          name: "app",
+          image: "registry.example/app:1.0",
+          resources: { requests: { cpu: "100m", memory: "128Mi" } },
+        },
+      ]);
+      assert.deepEqual(bound.metadata.labels, { "wave.sh/warmup": "false" }, "only Wave's labels");
+      assert.equal(bound.metadata.ownerReferences, undefined, "only a DaemonSet owner is read");
+      assert.equal(bound.status?.phase, "Running");
+      assert.deepEqual(state.podRequests("ns-1", "web-1"), requests, "what it requests is what it did");
+
+      await kube.delete("Pod", "web-1", { namespace: "ns-1" });
+      await until("deleted", () => state.podsOnNode("node-1", { includeTerminal: true }).length === 0);
+      assert.equal(state.counts().pods, 0);
+    } finally {
+      ac.abort();
+    }
+  });
+
+  it("a relist after 410 Gone replaces the projection and forwards the deletes it finds", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock, historyLimit: 1 });
+    await kube.create("Pod", pending("a"));
+    await kube.create("Pod", pending("b"));
+    const state = new ClusterState();
+    const ac = new AbortController();
+    try {
+      const src = new InformerSource({
+        client: kube,
+        clock,
+        state,
+        informer: { Pod: { backoff: { initialMs: 1, maxMs: 1 } } },
+      });
+      const { changes } = await src.open(ac.signal);
+      const pods = src.informers.find((i) => i.kind === "Pod");
+      assert.ok(pods);
+      await until("watching", () => kube.watcherCount("Pod") === 1);
+      kube.dropWatches("Pod", new Error("connection reset"));
+      // While the informer is away, b goes and c comes, past the watch history: 410, relist.
+      await kube.delete("Pod", "b", { namespace: "ns-1" });
+      await kube.create("Pod", pending("c"));
+      const d = pending("d");
+      await kube.create("Pod", { ...d, spec: { ...d.spec, nodeName: "node-1" } });
+      for (let i = 0; i < 200 && pods.stats.relists === 0; i++) {
+        await clock.advance(1);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      assert.equal(pods.stats.relists, 1);
+      assert.deepEqual(
+        state
+          .pendingPods()
+          .map((p) => p.metadata.name)
+          .sort(),
+        ["a", "c"],
+      );
+      const [bound] = state.podsOnNode("node-1");
+      assert.equal(bound?.metadata.name, "d");
+      assert.deepEqual(
+        bound.metadata.labels,
+        { "wave.sh/warmup": "false" },
+        "a bound pod listed by the relist is projected too",
+      );
+      const it = changes[Symbol.asyncIterator]();
+      const seen: { type: string; kind: string; name: string }[] = [];
+      let last: SourceChange | undefined;
+      for (let i = 0; i < 3; i++) {
+        last = (await it.next()).value as SourceChange;
+        seen.push(changed(last));
+      }
+      assert.equal(last?.type, "delete");
+      // One object for the informer's cache and the state: the projection.
+      const a = state.pendingPods().find((p) => p.metadata.name === "a");
+      assert.ok(a);
+      assert.equal(pods.get("a", "ns-1"), a);
+      assert.deepEqual(seen, [
+        { type: "upsert", kind: "Pod", name: "c" },
+        { type: "upsert", kind: "Pod", name: "d" },
+        { type: "delete", kind: "Pod", name: "b" },
+      ]);
+      assert.equal(
+        src.informers.reduce((n, i) => n + i.size, 0),
+        3,
       );
     } finally {
       ac.abort();

@@ -1,15 +1,20 @@
 // AgentSource over the hardened informers (src/kube/informer): one informer per forwarded kind,
-// their initial lists as the snapshot, and every later add/update/delete as a change. Objects are
-// trimmed as they arrive (the informers' transform), so the caches never hold whole Pods, Nodes
-// or Events — only what Wave forwards; Events not about Karpenter are not kept at all.
+// every add/update/delete forwarded as a change, and every snapshot a fresh paged LIST of each
+// kind. Objects are trimmed as they arrive (the informers' transform) and none is kept whole (ADR
+// 0021): the ClusterState for the warmup controller beside the agent holds its projection
+// (projection.ts), the informers of those kinds cache the same projected objects, the others
+// stubs (name, namespace, resourceVersion — what a relist's diff compares). Events not about
+// Karpenter are not forwarded at all.
+import { KubeApiError } from "../kube/port.ts";
 import type { KubeClient } from "../kube/port.ts";
-import { Informer } from "../kube/informer/informer.ts";
+import { Informer, stub } from "../kube/informer/informer.ts";
 import type { InformerOptions } from "../kube/informer/informer.ts";
 import type { KindTypes } from "../kube/kinds.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { AgentSource, SourceChange, SourceStream } from "./source.ts";
 import { trim } from "./trim.ts";
+import { project } from "../state/projection.ts";
 import { WIRE_KINDS, WIRE_POLICY_KINDS } from "../wire/wire.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { FOLLOWED_KINDS } from "../state/follow.ts";
@@ -22,11 +27,13 @@ export interface InformerSourceOptions {
   /** Extra informer settings per kind (e.g. an Event field selector on large clusters). */
   informer?: Partial<Record<WireKind, Partial<InformerOptions<WireKind>>>>;
   /**
-   * A state the same informers also write (the kinds `followCluster` follows), for the warmup
-   * controller beside the agent (ADR 0014): no second set of watches.
+   * A state the same informers also write (the kinds `followCluster` follows, as projection.ts
+   * projects them), for the warmup controller beside the agent (ADR 0014): no second set of watches.
    */
   state?: ClusterState;
 }
+
+type FollowedKind = (typeof FOLLOWED_KINDS)[number];
 
 const wire = <K extends WireKind>(kind: K, object: KindTypes[K]): WireObject =>
   ({ kind, object }) as WireObject;
@@ -52,11 +59,27 @@ export class InformerSource implements AgentSource {
   async open(signal: AbortSignal): Promise<SourceStream> {
     const queue: SourceChange[] = [];
     let wake: (() => void) | undefined;
+    // Until the first lists are in, nothing is queued: the first snapshot is a LIST made after them.
+    let forwarding = false;
     const push = (c: SourceChange): void => {
+      if (!forwarding) return;
       queue.push(c);
       wake?.();
     };
+    const state = this.#o.state;
     for (const kind of WIRE_KINDS) {
+      const followed = state !== undefined && (FOLLOWED_KINDS as readonly string[]).includes(kind);
+      // A followed kind's cache holds the projection the state holds (one object for both);
+      // every other kind's cache holds stubs.
+      const projected = new WeakMap<object, KindTypes[WireKind]>();
+      const projectOnce = (obj: KindTypes[WireKind]): KindTypes[WireKind] => {
+        let p = projected.get(obj);
+        if (p === undefined) {
+          p = project(kind as FollowedKind, obj as never);
+          projected.set(obj, p);
+        }
+        return p;
+      };
       const inf = new Informer<WireKind>({
         client: this.#o.client,
         kind,
@@ -64,6 +87,7 @@ export class InformerSource implements AgentSource {
         ...(this.#o.log ? { log: this.#o.log.child({ informer: kind }) } : {}),
         ...this.#o.informer?.[kind],
         transform: trimmer(kind),
+        cacheAs: followed ? projectOnce : stub,
       });
       inf.on("add", (obj) => push({ type: "upsert", object: wire(kind, obj) }));
       inf.on("update", (obj, old) => {
@@ -71,13 +95,13 @@ export class InformerSource implements AgentSource {
         if (obj === old) return;
         push({ type: "upsert", object: wire(kind, obj) });
       });
+      // After a relist the deleted object is its stub: its kind and key are all core needs.
       inf.on("delete", (obj) => push({ type: "delete", object: wire(kind, obj) }));
-      const state = this.#o.state;
-      if (state && (FOLLOWED_KINDS as readonly string[]).includes(kind)) {
-        const k = kind as (typeof FOLLOWED_KINDS)[number];
-        inf.on("add", (obj) => state.apply(k, "add", obj as never));
+      if (state && followed) {
+        const k = kind as FollowedKind;
+        inf.on("add", (obj) => state.apply(k, "add", projectOnce(obj) as never));
         inf.on("update", (obj, old) => {
-          if (obj !== old) state.apply(k, "update", obj as never);
+          if (obj !== old) state.apply(k, "update", projectOnce(obj) as never);
         });
         inf.on("delete", (obj) => state.apply(k, "delete", obj as never));
       }
@@ -88,10 +112,7 @@ export class InformerSource implements AgentSource {
     // retry with backoff, and once listed their objects reach core as changes.
     await Promise.all(this.informers.filter((i) => !WIRE_POLICY_KINDS.includes(i.kind)).map((i) => i.synced));
     this.#synced();
-    // Listeners run synchronously inside the informers, so right here the caches and the queue
-    // agree: the caches are the snapshot and everything queued so far is already in them.
-    const objects = this.informers.flatMap((inf) => inf.list().map((o) => wire(inf.kind, o)));
-    queue.length = 0;
+    forwarding = true;
     async function* changes(): AsyncGenerator<SourceChange> {
       while (!signal.aborted) {
         const next = queue.shift();
@@ -110,6 +131,28 @@ export class InformerSource implements AgentSource {
         });
       }
     }
-    return { objects, changes: changes(), trimmed: true };
+    const informers = this.informers;
+    return {
+      list: () => this.#list(signal),
+      changes: changes(),
+      trimmed: true,
+      count: () => informers.reduce((n, i) => n + i.size, 0),
+    };
+  }
+
+  /**
+   * A snapshot: a fresh paged LIST of every kind, trimmed page by page (the informers' selectors
+   * and transform). Watch events that arrive meanwhile follow it as deltas: one older than the
+   * LIST briefly shows an object's earlier state, until the watch delivers the one the LIST had.
+   */
+  async *#list(signal: AbortSignal): AsyncGenerator<WireObject[]> {
+    for (const inf of this.informers) {
+      try {
+        for await (const page of inf.pages(signal)) yield page.items.map((o) => wire(inf.kind, o));
+      } catch (err) {
+        // A policy CRD not installed: nothing of that kind (its informer keeps retrying).
+        if (!(WIRE_POLICY_KINDS.includes(inf.kind) && KubeApiError.is(err, 404))) throw err;
+      }
+    }
   }
 }

@@ -1,11 +1,14 @@
-// The agent's send side as a pure state machine: the current (trimmed) objects, the ordered queue
-// of messages core has not acknowledged yet, sequence numbers, the buffer bound and resyncs.
-// No I/O: the connection loop in agent.ts feeds it acks and pulls messages from it.
+// The agent's send side as a pure state machine: the ordered queue of messages core has not
+// acknowledged yet, sequence numbers, the buffer bound and resyncs. It keeps no copy of the
+// cluster (ADR 0021): every snapshot — the first one and each resync — is a fresh listing from the
+// source, trimmed and encoded chunk by chunk as the stream asks for it, and changes that arrive
+// while a snapshot is listed wait (bounded) until its end. No I/O: the connection loop in agent.ts
+// feeds it acks and pulls messages from it.
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AgentMessageSchema, Delta_Op, HelloAck_Mode } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage } from "../gen/wave/v1/ingest_pb.ts";
-import { objectKey, snapshotChunkMessage, toMessage } from "../wire/wire.ts";
+import { snapshotChunkMessage, toMessage } from "../wire/wire.ts";
 import type { EncodedObject, WireObject } from "../wire/wire.ts";
 
 export interface OutboxOptions {
@@ -19,54 +22,66 @@ export interface OutboxOptions {
 
 export interface OutboxEntry {
   seq: number;
-  /** The message to send (snapshot chunks are encoded when read: see #buildSnapshot). */
+  /** The message to send (snapshot chunks are encoded when read: see #pushChunk). */
   readonly msg: AgentMessage;
   /** When the entry was queued (ms): the age of the oldest one is the stream lag. */
   at: number;
   delta: boolean;
 }
 
-/** The source's initial list, trimmed and encoded only as the first snapshot streams (loadLazily). */
-interface Loading {
-  objects: readonly WireObject[];
-  trim: (o: WireObject) => WireObject | undefined;
-  /** Index of the next source object to trim. */
-  next: number;
-  /** Objects sent in chunks of the snapshot streaming from this list. */
+/**
+ * A complete listing of the cluster as it is when the listing is read, page by page: a source's
+ * paged LIST (async) or an in-memory list (sync). Each snapshot reads a new one.
+ */
+export type SnapshotPages = Iterable<readonly WireObject[]> | AsyncIterable<readonly WireObject[]>;
+
+/** The snapshot being listed: pages read as the stream asks for chunks. */
+interface Listing {
+  pages: Iterator<readonly WireObject[]> | AsyncIterator<readonly WireObject[]>;
+  async: boolean;
+  page: readonly WireObject[];
+  /** Index of the next object of `page`. */
+  at: number;
+  done: boolean;
+  /** The next page, while an async listing reads it. */
+  reading: Promise<void> | undefined;
+  /** Objects sent in chunks of this snapshot. */
   sent: number;
   /** Trimmed, encoded, not yet placed: it did not fit the previous chunk. */
-  carry: { key: string; obj: EncodedObject; bytes: number } | undefined;
+  carry: { obj: EncodedObject; bytes: number } | undefined;
 }
 
 export type OutboxChange =
-  { type: "upsert" | "delete"; object: WireObject } | { type: "replace"; objects: WireObject[] };
+  | { type: "upsert" | "delete"; object: WireObject }
+  /** The source lost track (e.g. it relisted): send a fresh snapshot. */
+  | { type: "resync" };
+
+const noPages = (): SnapshotPages => [];
 
 export class Outbox {
   readonly #maxDeltas: number;
   readonly #chunkObjects: number;
   readonly #chunkBytes: number;
   readonly #now: () => number;
-  /**
-   * Current state: trimmed JSON text per object. Strings live in the JS heap (one byte per
-   * character for ASCII) and cost less than a Buffer each; they become bytes only when sent.
-   */
-  readonly #objects = new Map<string, EncodedObject>();
+  #list: () => SnapshotPages = noPages;
+  #trim: (o: WireObject) => WireObject | undefined = (o) => o;
   #queue: OutboxEntry[] = [];
   #queuedDeltas = 0;
   #nextSeq = 1;
   #lastAcked = 0;
   #needSnapshot = true;
   #waiters: (() => void)[] = [];
-  #loading: Loading | undefined;
-  /** The snapshot being sent is cut from #loading chunk by chunk (its end is not queued yet). */
-  #streaming = false;
-  #loadedResolve!: () => void;
-  /** Resolves once the initial list is all in the state (immediately unless loadLazily is used). */
-  loaded: Promise<void> = new Promise<void>((r) => (this.#loadedResolve = r));
+  #listing: Listing | undefined;
+  /** Changes that arrived while a snapshot was listed: queued as deltas after its end. */
+  #held: { type: "upsert" | "delete"; object: WireObject; at: number }[] = [];
+  /** Why the last listing failed, until `next` reports it. */
+  #listError: unknown;
   /** Messages discarded because the buffer overflowed. */
   dropped = 0;
   /** Snapshots sent after the first one (overflow, lost session, core restart). */
   resyncs = 0;
+  /** Objects in the last complete snapshot. */
+  listed = 0;
   #snapshots = 0;
 
   constructor(opts: OutboxOptions) {
@@ -74,7 +89,6 @@ export class Outbox {
     this.#chunkObjects = opts.chunkMaxObjects ?? 1000;
     this.#chunkBytes = opts.chunkMaxBytes ?? 1 << 20;
     this.#now = opts.now;
-    this.#loadedResolve();
     if (!(this.#maxDeltas >= 1) || !(this.#chunkObjects >= 1) || !(this.#chunkBytes >= 1)) {
       throw new Error("outbox limits must be ≥ 1");
     }
@@ -93,72 +107,75 @@ export class Outbox {
     return this.#queue.length;
   }
 
-  /** The initial list is still being trimmed as the first snapshot streams. */
-  get loading(): boolean {
-    return this.#loading !== undefined;
+  /** A snapshot is being listed (its end is not queued yet). */
+  get listing(): boolean {
+    return this.#listing !== undefined;
   }
 
-  get objectCount(): number {
-    return this.#objects.size;
+  /** Changes waiting for the end of the snapshot being listed. */
+  get held(): number {
+    return this.#held.length;
   }
 
   /** Age in ms of the oldest unacknowledged message (0 when core is caught up). */
   lag(): number {
     const first = this.#queue[0];
-    return first ? Math.max(0, this.#now() - first.at) : 0;
+    const held = this.#held[0];
+    const oldest = Math.min(first?.at ?? Infinity, held?.at ?? Infinity);
+    return oldest === Infinity ? 0 : Math.max(0, this.#now() - oldest);
   }
 
-  /** Applies a source change to the current state and queues the matching delta. */
+  /**
+   * Where every snapshot comes from: `list` reads the complete current state anew each time (the
+   * source's paged LIST), `trim` is applied to each listed object (undefined leaves it out).
+   */
+  listFrom(list: () => SnapshotPages, trim: (o: WireObject) => WireObject | undefined = (o) => o): void {
+    this.#list = list;
+    this.#trim = trim;
+    this.#resync();
+  }
+
+  /** Queues the delta for a source change (or a resync). */
   apply(change: OutboxChange): void {
-    // A change follows the initial list: finish it (and the snapshot streaming from it) first.
-    this.#completeLoad();
-    if (change.type === "replace") {
-      this.#objects.clear();
-      for (const o of change.objects) this.#objects.set(storeKey(o), encodeObject(o));
+    if (change.type === "resync") {
       this.#resync();
       return;
     }
-    const key = storeKey(change.object);
-    const stored = encodeObject(change.object);
-    if (change.type === "upsert") this.#objects.set(key, stored);
-    else this.#objects.delete(key);
-    // While a snapshot is due, it will carry this change: queue nothing.
+    // While a snapshot is due, the listing it reads will carry this change: queue nothing.
     if (this.#needSnapshot) return;
+    if (this.#listing) {
+      // Core takes no delta inside a snapshot: it waits for the end (the listing may already carry
+      // it; sent again after the end it changes nothing).
+      if (this.#held.length >= this.#maxDeltas) {
+        this.dropped += this.#held.length + 1;
+        this.#resync();
+        return;
+      }
+      this.#held.push({ type: change.type, object: change.object, at: this.#now() });
+      return;
+    }
+    this.#pushDelta(change.type, change.object, this.#now());
+  }
+
+  #pushDelta(type: "upsert" | "delete", object: WireObject, at: number): void {
     if (this.#queuedDeltas >= this.#maxDeltas) {
       this.dropped += this.#queue.length + 1;
       this.#resync();
       return;
     }
-    const op = change.type === "upsert" ? Delta_Op.UPSERT : Delta_Op.DELETE;
-    this.#push(true, {
-      case: "delta",
-      value: {
-        op,
-        object: toMessage(stored.kind, Buffer.from(stored.json, "utf8")),
-        observedAtMs: BigInt(this.#now()),
+    const op = type === "upsert" ? Delta_Op.UPSERT : Delta_Op.DELETE;
+    this.#push(
+      true,
+      {
+        case: "delta",
+        value: {
+          op,
+          object: toMessage(object.kind, Buffer.from(JSON.stringify(object.object), "utf8")),
+          observedAtMs: BigInt(at),
+        },
       },
-    });
-  }
-
-  /** Replaces the whole state without queueing anything (the source's initial lists). */
-  load(objects: WireObject[]): void {
-    this.#endLoading();
-    this.#objects.clear();
-    for (const o of objects) this.#objects.set(storeKey(o), encodeObject(o));
-  }
-
-  /**
-   * Like `load` with untrimmed objects, but the work is done as the first snapshot is sent: each
-   * chunk is trimmed and encoded when the stream asks for it, so core decodes one chunk while the
-   * agent prepares the next instead of waiting for the whole cluster to be encoded. The snapshot
-   * is still exactly the initial list (changes are applied after it: `apply` finishes the load
-   * first). If that snapshot is interrupted, the next one is built from the full state as usual.
-   */
-  loadLazily(objects: readonly WireObject[], trim: (o: WireObject) => WireObject | undefined): void {
-    this.#endLoading();
-    this.#objects.clear();
-    this.loaded = new Promise<void>((r) => (this.#loadedResolve = r));
-    this.#loading = { objects, trim, next: 0, sent: 0, carry: undefined };
+      at,
+    );
   }
 
   /** `resume_from_sequence` for the next Hello: 0 asks core for a fresh snapshot. */
@@ -200,14 +217,20 @@ export class Outbox {
   }
 
   /**
-   * The next message to send on a stream that has sent up to `cursor`. Builds the due snapshot
-   * first (from the state at this instant, so it includes every change so far).
+   * The next message to send on a stream that has sent up to `cursor`. Begins the due snapshot
+   * first, and cuts its next chunk from the listing when the stream has sent everything queued.
+   * Throws when the listing failed (the stream ends; the next one resyncs after its backoff).
    */
   next(cursor: number): OutboxEntry | undefined {
-    if (this.#needSnapshot) this.#buildSnapshot();
+    if (this.#listError !== undefined) {
+      const err = this.#listError;
+      this.#listError = undefined;
+      throw err instanceof Error ? err : new Error(`listing the cluster failed: ${JSON.stringify(err)}`);
+    }
+    if (this.#needSnapshot) this.#beginSnapshot();
     const e = this.#after(cursor);
-    if (e || !this.#streaming) return e;
-    this.#streamChunk();
+    if (e || !this.#listing) return e;
+    this.#cutChunk();
     return this.#after(cursor);
   }
 
@@ -251,26 +274,33 @@ export class Outbox {
   }
 
   #resync(): void {
-    this.#streaming = false;
+    this.#stopListing();
     this.#queue = [];
     this.#queuedDeltas = 0;
+    this.#held = [];
     this.#needSnapshot = true;
     this.#wake();
   }
 
-  #push(delta: boolean, body: MessageInitShape<typeof AgentMessageSchema>["body"]): void {
+  #stopListing(): void {
+    const l = this.#listing;
+    this.#listing = undefined;
+    // Ends the source's listing (its paged LIST) if it was cut short.
+    if (l && !l.done) void Promise.resolve(l.pages.return?.()).catch(() => undefined);
+  }
+
+  #push(delta: boolean, body: MessageInitShape<typeof AgentMessageSchema>["body"], at = this.#now()): void {
     const seq = this.#nextSeq++;
     const msg = create(AgentMessageSchema, { sequence: BigInt(seq), body });
-    this.#queue.push({ seq, msg, at: this.#now(), delta });
+    this.#queue.push({ seq, msg, at, delta });
     if (delta) this.#queuedDeltas++;
     this.#wake();
   }
 
   /**
    * A snapshot chunk whose bytes are encoded each time it is sent: the entry holds only the
-   * objects (shared, immutable JSON strings), so an unacknowledged snapshot costs one reference
-   * per object instead of a second encoded copy of the cluster, and each chunk's buffer is
-   * garbage as soon as it is on the wire. A replay after RESUME encodes the same bytes again.
+   * objects' JSON strings until core acknowledges it, and each chunk's buffer is garbage as soon
+   * as it is on the wire. A replay after RESUME encodes the same bytes again.
    */
   #pushChunk(objects: EncodedObject[], bytes: number[]): void {
     const seq = this.#nextSeq++;
@@ -285,72 +315,89 @@ export class Outbox {
     this.#wake();
   }
 
-  #buildSnapshot(): void {
+  #beginSnapshot(): void {
     this.#needSnapshot = false;
-    this.#streaming = false;
     this.#queue = [];
     this.#queuedDeltas = 0;
+    this.#held = [];
     if (this.#snapshots++ > 0) this.resyncs++;
-    if (this.#loading?.next === 0) {
-      // Nothing trimmed yet: stream the initial list (#streamChunk). `expected_objects` is an
-      // upper bound here: Events that are not Karpenter's are dropped on the way.
-      this.#streaming = true;
-      this.#push(false, {
-        case: "snapshotBegin",
-        value: { expectedObjects: BigInt(this.#loading.objects.length) },
-      });
-      return;
-    }
-    this.#completeLoad();
-    this.#push(false, { case: "snapshotBegin", value: { expectedObjects: BigInt(this.#objects.size) } });
-    // The chunks are cut from the state at this instant; later changes replace map entries (they
-    // never mutate a stored object), so the chunks keep exactly this snapshot.
-    let chunk: EncodedObject[] = [];
-    let sizes: number[] = [];
-    let bytes = 0;
-    const flush = (): void => {
-      if (chunk.length === 0) return;
-      this.#pushChunk(chunk, sizes);
-      chunk = [];
-      sizes = [];
-      bytes = 0;
+    const pages = this.#list();
+    const isAsync = Symbol.asyncIterator in pages;
+    this.#listing = {
+      pages: isAsync
+        ? (pages as AsyncIterable<readonly WireObject[]>)[Symbol.asyncIterator]()
+        : (pages as Iterable<readonly WireObject[]>)[Symbol.iterator](),
+      async: isAsync,
+      page: [],
+      at: 0,
+      done: false,
+      reading: undefined,
+      sent: 0,
+      carry: undefined,
     };
-    for (const o of this.#objects.values()) {
-      const n = Buffer.byteLength(o.json, "utf8");
-      if (chunk.length >= this.#chunkObjects || (bytes > 0 && bytes + n > this.#chunkBytes)) flush();
-      chunk.push(o);
-      sizes.push(n);
-      bytes += n;
-    }
-    flush();
-    this.#push(false, { case: "snapshotEnd", value: { objectCount: BigInt(this.#objects.size) } });
+    // `expected_objects` is a hint only (core does not read it): the listing's size is not known.
+    this.#push(false, { case: "snapshotBegin", value: { expectedObjects: 0n } });
   }
 
-  /** Cuts the next chunk of the streaming snapshot from the initial list; queues its end when done. */
-  #streamChunk(): void {
-    const l = this.#loading;
-    if (!l) {
-      this.#streaming = false;
-      return;
+  /** The next listed object, trimmed and encoded; undefined when the page in hand is used up. */
+  #nextObject(l: Listing): { obj: EncodedObject; bytes: number } | undefined {
+    for (;;) {
+      if (l.at < l.page.length) {
+        const t = this.#trim(l.page[l.at++] as WireObject);
+        if (!t) continue;
+        const obj: EncodedObject = { kind: t.kind, json: JSON.stringify(t.object) };
+        return { obj, bytes: Buffer.byteLength(obj.json, "utf8") };
+      }
+      if (l.done || l.async) return undefined;
+      const r = (l.pages as Iterator<readonly WireObject[]>).next();
+      if (r.done === true) l.done = true;
+      else {
+        l.page = r.value;
+        l.at = 0;
+      }
     }
+  }
+
+  /** Reads the next page of an async listing, then wakes the sender. */
+  #readPage(l: Listing): void {
+    if (l.reading || l.done) return;
+    l.reading = (l.pages as AsyncIterator<readonly WireObject[]>).next().then(
+      (r) => {
+        l.reading = undefined;
+        if (this.#listing !== l) return;
+        if (r.done === true) l.done = true;
+        else {
+          l.page = r.value;
+          l.at = 0;
+        }
+        this.#wake();
+      },
+      (err: unknown) => {
+        l.reading = undefined;
+        if (this.#listing !== l) return;
+        // The stream reports it (and ends); the next stream's snapshot lists anew.
+        this.#resync();
+        this.#listError = err;
+        this.#wake();
+      },
+    );
+  }
+
+  /** Cuts the next chunk from the listing; at its end queues snapshot_end and the held changes. */
+  #cutChunk(): void {
+    const l = this.#listing;
+    if (!l) return;
     const chunk: EncodedObject[] = [];
     const sizes: number[] = [];
     let bytes = 0;
     for (;;) {
-      let item = l.carry;
+      const item = l.carry ?? this.#nextObject(l);
       l.carry = undefined;
-      if (!item) {
-        if (l.next >= l.objects.length) break;
-        const t = l.trim(l.objects[l.next++] as WireObject);
-        if (!t) continue;
-        const obj = encodeObject(t);
-        item = { key: storeKey(t), obj, bytes: Buffer.byteLength(obj.json, "utf8") };
-      }
+      if (!item) break;
       if (chunk.length >= this.#chunkObjects || (bytes > 0 && bytes + item.bytes > this.#chunkBytes)) {
         l.carry = item;
         break;
       }
-      this.#objects.set(item.key, item.obj);
       chunk.push(item.obj);
       sizes.push(item.bytes);
       bytes += item.bytes;
@@ -359,40 +406,23 @@ export class Outbox {
       this.#pushChunk(chunk, sizes);
       l.sent += chunk.length;
     }
-    if (!l.carry && l.next >= l.objects.length) {
-      this.#streaming = false;
-      this.#push(false, { case: "snapshotEnd", value: { objectCount: BigInt(l.sent) } });
-      this.#endLoading();
-    }
-  }
-
-  /** Puts the rest of the initial list into the state now (and finishes a snapshot streaming from it). */
-  #completeLoad(): void {
-    const l = this.#loading;
-    if (!l) return;
-    if (this.#streaming) {
-      while (this.#loading) this.#streamChunk();
+    if (l.carry || (chunk.length > 0 && !l.done)) {
+      // More to come: an async listing reads its next page meanwhile.
+      if (l.async && l.at >= l.page.length) this.#readPage(l);
       return;
     }
-    if (l.carry) this.#objects.set(l.carry.key, l.carry.obj);
-    for (; l.next < l.objects.length; l.next++) {
-      const t = l.trim(l.objects[l.next] as WireObject);
-      if (t) this.#objects.set(storeKey(t), encodeObject(t));
+    if (!l.done) {
+      this.#readPage(l);
+      return;
     }
-    this.#endLoading();
+    this.#listing = undefined;
+    this.listed = l.sent;
+    this.#push(false, { case: "snapshotEnd", value: { objectCount: BigInt(l.sent) } });
+    const held = this.#held;
+    this.#held = [];
+    for (const h of held) {
+      this.#pushDelta(h.type, h.object, h.at);
+      if (this.#needSnapshot) break;
+    }
   }
-
-  #endLoading(): void {
-    this.#loading = undefined;
-    this.#streaming = false;
-    this.#loadedResolve();
-  }
-}
-
-function encodeObject(o: WireObject): EncodedObject {
-  return { kind: o.kind, json: JSON.stringify(o.object) };
-}
-
-function storeKey(o: WireObject): string {
-  return `${o.kind}\u0000${objectKey(o.object)}`;
 }

@@ -4,7 +4,7 @@
 // same agent beside core in its own process (`inProcess`).
 import { hostname } from "node:os";
 import type { WaveConfig } from "../config/config.ts";
-import type { AgentTls } from "../agent/agent.ts";
+import { initialSyncDone, type AgentTls } from "../agent/agent.ts";
 import { runAgent, type RunningAgent } from "../agent/run.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { realClock } from "../shared/clock.ts";
@@ -34,6 +34,7 @@ import {
   type ComponentOptions,
   type Running,
 } from "./component.ts";
+import { settleHeap } from "./heap.ts";
 import { version } from "./version.ts";
 
 /** The agent's metrics: its own leader gauge plus the current term's agent registry. */
@@ -198,6 +199,10 @@ export async function startAgentComponent(
           ...(near?.streamWhen ? { startWhen: near.streamWhen } : {}),
         });
         running.agent = current;
+        // `wave agent` alone: from here it holds a steady projection (heap.ts); wave start's
+        // process holds core too.
+        if (!near)
+          void current.agent.until(initialSyncDone, life.ac.signal).then(settleHeap, () => undefined);
         if (registry instanceof TermRegistry) registry.current = current.registry;
         leaderGauge.set(1);
         const agentRun = current;

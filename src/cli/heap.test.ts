@@ -1,7 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { SIZE_MODE_OFF_ABOVE, SIZE_MODE_ON_BELOW, semiSpaceConfigured, sizeMode } from "./heap.ts";
+import { readFileSync } from "node:fs";
+import {
+  MALLOC_ENV,
+  SIZE_MODE_OFF_ABOVE,
+  SIZE_MODE_ON_BELOW,
+  semiSpaceConfigured,
+  sizeMode,
+} from "./heap.ts";
 
 /** new_space size (MiB) after a burst of short-lived allocations, in a fresh process. */
 function youngGenerationAfterBurst(pin: boolean): number {
@@ -61,5 +68,40 @@ describe("heap tuning for long-running commands", () => {
     const out = JSON.parse(r.stdout) as { before: boolean; after: boolean; live: number };
     assert.ok(out.live > SIZE_MODE_OFF_ABOVE, `the workload keeps ${out.live} bytes live`);
     assert.deepEqual({ before: out.before, after: out.after }, { before: true, after: false });
+  });
+
+  it("once settled, collects the burst's garbage and stays in size mode with a large live heap", () => {
+    const heap = JSON.stringify(new URL("./heap.ts", import.meta.url).href);
+    const script = [
+      `const h = await import(${heap});`,
+      'h.tuneHeapForService([], "");',
+      "const keep = [];",
+      "let garbage = [];",
+      "for (let i = 0; i < 40; i++) keep.push(Array.from({ length: 100000 }, (_, j) => ({ i, j, s: 'x' + j })));",
+      "for (let i = 0; i < 20; i++) garbage.push(Array.from({ length: 100000 }, (_, j) => ({ i, j })));",
+      "garbage = undefined;",
+      "const before = process.memoryUsage().heapUsed;",
+      "h.settleHeap();",
+      "const after = process.memoryUsage().heapUsed;",
+      // More full collections with the large live heap: size mode stays on.
+      "for (let i = 0; i < 10; i++) keep.push(Array.from({ length: 100000 }, (_, j) => ({ i, j })));",
+      "await new Promise((r) => setTimeout(r, 50));",
+      "console.log(JSON.stringify({ before, after, size: h.optimizingForSize(), kept: keep.length }));",
+    ].join("\n");
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { before: number; after: number; size: boolean };
+    assert.ok(out.after > SIZE_MODE_OFF_ABOVE, `the workload keeps ${out.after} bytes live`);
+    assert.ok(
+      out.after < out.before - 50 * 2 ** 20,
+      `settling collected: ${out.before} → ${out.after} bytes`,
+    );
+    assert.equal(out.size, true);
+  });
+
+  it("the image runs with the malloc settings the benchmarks use", () => {
+    const dockerfile = readFileSync(new URL("../../Dockerfile", import.meta.url), "utf8");
+    for (const [k, v] of Object.entries(MALLOC_ENV))
+      assert.match(dockerfile, new RegExp(`^\\s+${k}=${v}\\b`, "m"), `${k}=${v} in the Dockerfile`);
   });
 });

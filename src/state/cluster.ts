@@ -4,7 +4,7 @@
 // everyone else reads. Every write is O(size of the object): indexes keep per-node requests,
 // pool membership, providerID links and pending pods current, so nothing scans all objects.
 import type { KindTypes } from "../kube/kinds.ts";
-import type { DaemonSet, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
+import type { Container, DaemonSet, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import { capacityTypeOf, nodePoolOf } from "../karpenter/labels.ts";
 import {
   nodeClaimPhase,
@@ -107,6 +107,23 @@ export interface ClusterStateOptions {
   onListenerError?: (err: unknown, change: StateChange) => void;
   /** Called when an object carries an unparsable quantity; it is kept, counted as requesting nothing. */
   onBadObject?: (kind: StateKind, key: string, err: Error) => void;
+}
+
+/** Requests of pods whose containers are one shared, frozen array (the agent's projection, projection.ts). */
+const requestsOfShared = new WeakMap<readonly Container[], Resources>();
+
+/**
+ * A pod's requests; one object for every pod whose containers are the same frozen array and which
+ * adds nothing to them (a workload's bound pods in the agent's projection): 150k pods, ~10 MiB.
+ * Entries' requests are only read (added into a node's sums, copied out).
+ */
+function sharedPodRequests(pod: Pod): Resources {
+  const s = pod.spec;
+  const cs = s.containers;
+  if (!Object.isFrozen(cs) || s.initContainers?.length || s.overhead || s.resources) return podRequests(pod);
+  let r = requestsOfShared.get(cs);
+  if (r === undefined) requestsOfShared.set(cs, (r = Object.freeze(podRequests(pod))));
+  return r;
 }
 
 interface PodEntry {
@@ -857,7 +874,7 @@ export class ClusterState {
     const node = pod.spec.nodeName || undefined;
     const entry: PodEntry = {
       pod,
-      requests: this.#parse("Pod", key, () => podRequests(pod)),
+      requests: this.#parse("Pod", key, () => sharedPodRequests(pod)),
       node,
       counted: node !== undefined && !isTerminalPod(pod),
       daemon: isDaemonPod(pod),

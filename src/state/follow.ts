@@ -104,12 +104,17 @@ const MIRRORED_KINDS = [...FOLLOWED_KINDS, ...POLICY_KINDS] as const;
  * the state when it resolves): the simulator and unit tests, where an informer's delay would only
  * add waits. Returns the remover.
  */
-export function mirrorInto(kube: MemoryKube, state: ClusterState): () => void {
+export function mirrorInto(
+  kube: MemoryKube,
+  state: ClusterState,
+  /** What the state keeps of each object (default all of it; the agent's: projection.ts). */
+  keep: <K extends StateKind>(kind: K, obj: KindTypes[K]) => KindTypes[K] = (_k, obj) => obj,
+): () => void {
   const followed = new Set<string>(MIRRORED_KINDS);
   return kube.observe((kind, type, object) => {
     if (!followed.has(kind)) return;
     const k = kind as (typeof MIRRORED_KINDS)[number];
-    state.apply(k, type === "DELETED" ? "delete" : type === "ADDED" ? "add" : "update", object);
+    state.apply(k, type === "DELETED" ? "delete" : type === "ADDED" ? "add" : "update", keep(k, object));
   });
 }
 

@@ -15,7 +15,8 @@ import { WarmupController } from "../../src/warmup/controller.ts";
 import { parsePolicy } from "../../src/policy/validate-warmup.ts";
 import type { WarmupPolicy } from "../../src/policy/warmup.ts";
 import { runController } from "../../src/warmup/run.ts";
-import { followCluster } from "../../src/state/follow.ts";
+import { InformerSource } from "../../src/agent/informer-source.ts";
+import { ClusterState } from "../../src/state/cluster.ts";
 import { warmupTriggers } from "../../src/warmup/triggers.ts";
 import { scopedView } from "../../src/warmup/view.ts";
 
@@ -42,8 +43,15 @@ const stop = new AbortController();
 process.once("SIGTERM", () => stop.abort());
 process.once("SIGINT", () => stop.abort());
 
-// The process's own informers keep the state it reads, as beside an agent; only the test's pool.
-const view = scopedView(await followCluster({ client, signal: stop.signal, clock: realClock, log }), pool);
+// The state it reads is the agent's own projection (ADR 0021): the agent's InformerSource fills it
+// as `wave agent` does (pending pods whole, bound pods as warmup reads them); only the test's pool.
+const state = new ClusterState();
+const source = await new InformerSource({ client, clock: realClock, log, state }).open(stop.signal);
+// What the agent would forward to core: nobody here to send it to.
+void (async () => {
+  for await (const _ of source.changes);
+})();
+const view = scopedView(state, pool);
 const controller = new WarmupController({
   client,
   view,

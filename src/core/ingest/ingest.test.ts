@@ -378,7 +378,7 @@ describe("ingest over gRPC", { timeout: 60_000 }, () => {
     assert.equal(agent.outbox.buffered, 0);
     // Changes while a resync is due are not buffered: the snapshot will carry them.
     source.push({ type: "delete", object: node(0) });
-    await agent.until((a) => a.outbox.objectCount === 7);
+    await agent.until((a) => a.objectCount === 7);
     assert.equal(agent.outbox.buffered, 0);
 
     const second = await startCore({ port, sink: first.sink });

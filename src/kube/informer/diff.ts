@@ -16,8 +16,20 @@ export function diffCache<T extends KubeObject>(
   cache: ReadonlyMap<string, T>,
   fresh: readonly T[],
 ): Change<T>[] {
-  const changes: Change<T>[] = [];
   const seen = new Set<string>();
+  return [...diffPage(cache, fresh, seen), ...gone(cache, seen)];
+}
+
+/**
+ * One page of a list against the cache: adds and updates only (ordered by key); the page's keys
+ * go into `seen`, for `gone` once the last page is in.
+ */
+export function diffPage<T extends KubeObject>(
+  cache: ReadonlyMap<string, T>,
+  fresh: readonly T[],
+  seen: Set<string>,
+): Change<T>[] {
+  const changes: Change<T>[] = [];
   for (const obj of [...fresh].sort((a, b) => cmp(objectKey(a), objectKey(b)))) {
     const key = objectKey(obj);
     seen.add(key);
@@ -26,6 +38,15 @@ export function diffCache<T extends KubeObject>(
     else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
       changes.push({ type: "update", obj, old });
   }
+  return changes;
+}
+
+/** Deletes (with the last known state) for the cached keys a complete list did not have. */
+export function gone<T extends KubeObject>(
+  cache: ReadonlyMap<string, T>,
+  seen: ReadonlySet<string>,
+): Change<T>[] {
+  const changes: Change<T>[] = [];
   for (const key of [...cache.keys()].sort(cmp)) {
     const old = cache.get(key);
     if (old !== undefined && !seen.has(key)) changes.push({ type: "delete", obj: old });

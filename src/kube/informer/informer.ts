@@ -23,7 +23,7 @@ import type { KindName, KindTypes } from "../kinds.ts";
 import { Backoff, type BackoffOptions } from "../../shared/backoff.ts";
 import { realClock, type Clock } from "../../shared/clock.ts";
 import { silentLogger, type Logger } from "../../shared/log.ts";
-import { diffCache, objectKey, type Change } from "./diff.ts";
+import { diffPage, gone, objectKey, type Change } from "./diff.ts";
 
 export interface InformerHandlers<T> {
   add: (obj: T) => void;
@@ -93,6 +93,25 @@ export interface InformerOptions<K extends KindName> {
    * and resourceVersion; undefined leaves the object out.
    */
   transform?: (obj: KindTypes[K]) => KindTypes[K] | undefined;
+  /**
+   * What the cache keeps of each (transformed) object; default all of it. An informer whose
+   * listeners keep what they need (the agent forwards objects, ADR 0021) keeps `stub`s: the
+   * name, namespace and resourceVersion are all a relist's diff and the watch's updates compare.
+   * `list`, `get`, the `old` of an update and the object of a relist's delete are then stubs.
+   */
+  cacheAs?: (obj: KindTypes[K]) => KindTypes[K];
+}
+
+/** An object reduced to what an informer's cache compares (see `cacheAs`). */
+export function stub<T extends { metadata: { name?: string; namespace?: string; resourceVersion?: string } }>(
+  obj: T,
+): T {
+  const m = obj.metadata;
+  const metadata: T["metadata"] = {};
+  if (m.name !== undefined) metadata.name = m.name;
+  if (m.namespace !== undefined) metadata.namespace = m.namespace;
+  if (m.resourceVersion !== undefined) metadata.resourceVersion = m.resourceVersion;
+  return { metadata } as T;
 }
 
 type Listeners<T> = { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> };
@@ -280,44 +299,62 @@ export class Informer<K extends KindName> {
     }
   }
 
+  /**
+   * A fresh paged LIST with this informer's selectors and transform, page by page, without
+   * touching the cache: its relist, and a snapshot read beside the watch (the agent, ADR 0021).
+   */
+  async *pages(signal?: AbortSignal): AsyncGenerator<{ items: KindTypes[K][]; resourceVersion: string }> {
+    const t = this.#opts.transform;
+    let cont: string | undefined;
+    do {
+      signal?.throwIfAborted();
+      const page = await this.#client.list(this.kind, {
+        ...this.#selectors(),
+        limit: this.#opts.pageSize ?? 500,
+        ...(cont !== undefined ? { continue: cont } : {}),
+      });
+      const items: KindTypes[K][] = [];
+      if (t === undefined) items.push(...page.items);
+      else
+        for (const item of page.items) {
+          const kept = t(item);
+          if (kept !== undefined) items.push(kept);
+        }
+      yield { items, resourceVersion: page.resourceVersion };
+      cont = page.continue;
+    } while (cont !== undefined && cont !== "");
+  }
+
   async #relist(stop: AbortSignal): Promise<void> {
     this.#phase = "listing";
-    const items: KindTypes[K][] = [];
     let rv = "";
-    let cont: string | undefined;
+    let listed = 0;
+    let changed = 0;
+    const seen = new Set<string>();
     try {
-      do {
-        const page = await this.#client.list(this.kind, {
-          ...this.#selectors(),
-          limit: this.#opts.pageSize ?? 500,
-          ...(cont !== undefined ? { continue: cont } : {}),
-        });
-        // Every page of a paginated list is the same snapshot; its version is where to watch from.
+      for await (const page of this.pages(stop)) {
+        if (stop.aborted) return;
         if (rv === "") rv = page.resourceVersion;
-        const t = this.#opts.transform;
-        if (t === undefined) items.push(...page.items);
-        else
-          for (const item of page.items) {
-            const kept = t(item);
-            if (kept !== undefined) items.push(kept);
-          }
-        cont = page.continue;
-      } while (cont !== undefined && cont !== "" && !stop.aborted);
+        listed += page.items.length;
+        // Each page is applied as it comes, so a list of 300,000 pods is never held whole; what
+        // the list no longer has is deleted once its last page is in.
+        const changes = diffPage(this.#cache, page.items, seen);
+        this.#applyAll(changes);
+        changed += changes.length;
+      }
     } catch (err) {
+      if (stop.aborted) return;
       this.#stats.listFailures++;
       throw err;
     }
     if (stop.aborted) return;
-    const changes = diffCache(this.#cache, items);
-    for (const c of changes) {
-      if (c.type === "delete") this.#cache.delete(objectKey(c.obj));
-      else this.#cache.set(objectKey(c.obj), c.obj);
-    }
+    const deletes = gone(this.#cache, seen);
+    this.#applyAll(deletes);
+    changed += deletes.length;
     if (this.#stats.lists > 0) this.#stats.relists++;
     this.#stats.lists++;
     this.#setRv(rv);
-    this.#log.debug("informer listed", { items: items.length, changes: changes.length, resourceVersion: rv });
-    for (const c of changes) this.#emit(c);
+    this.#log.debug("informer listed", { items: listed, changes: changed, resourceVersion: rv });
     if (!this.#hasSynced) {
       this.#hasSynced = true;
       this.#resolveSynced();
@@ -388,7 +425,7 @@ export class Informer<K extends KindName> {
             this.#emit({ type: "delete", obj: obj ?? old });
           }
         } else {
-          this.#cache.set(key, obj);
+          this.#cache.set(key, this.#cached(obj));
           // ADDED for a known key (a replay) is an update; an unchanged version is no event at all.
           if (old === undefined) this.#emit({ type: "add", obj });
           else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) {
@@ -478,6 +515,19 @@ export class Informer<K extends KindName> {
 
   #setRv(rv: string | undefined): void {
     if (rv !== undefined && rv !== "") this.#stats.lastResourceVersion = rv;
+  }
+
+  /** Applies list changes to the cache, then tells the listeners. */
+  #applyAll(changes: readonly Change<KindTypes[K]>[]): void {
+    for (const c of changes) {
+      if (c.type === "delete") this.#cache.delete(objectKey(c.obj));
+      else this.#cache.set(objectKey(c.obj), this.#cached(c.obj));
+    }
+    for (const c of changes) this.#emit(c);
+  }
+
+  #cached(obj: KindTypes[K]): KindTypes[K] {
+    return this.#opts.cacheAs ? this.#opts.cacheAs(obj) : obj;
   }
 
   #emit(c: Change<KindTypes[K]>): void {

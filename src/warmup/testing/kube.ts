@@ -7,6 +7,7 @@ import { MemoryKube } from "../../kube/memory/memory.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { ClusterState } from "../../state/cluster.ts";
 import { mirrorInto } from "../../state/follow.ts";
+import { project } from "../../state/projection.ts";
 
 export interface Call {
   op: string;
@@ -17,12 +18,15 @@ export interface Call {
 export class TestKube extends MemoryKube {
   readonly calls: Call[] = [];
   createGate: (() => Promise<void>) | undefined;
-  /** The cluster state a process's informers would keep, in step with every write. */
+  /**
+   * The cluster state the agent's informers would keep, in step with every write: the agent's
+   * projection (bound pods reduced to what warmup reads, ADR 0021), so warmup is tested on it.
+   */
   readonly state = new ClusterState();
 
   constructor(clock: Clock) {
     super({ clock });
-    mirrorInto(this, this.state);
+    mirrorInto(this, this.state, project);
     this.inject((req) => {
       if (req.op !== "list" && req.op !== "get" && req.op !== "watch") {
         this.calls.push({ op: req.op, kind: req.kind, name: req.name ?? "" });
