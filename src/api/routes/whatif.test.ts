@@ -267,6 +267,31 @@ void describe("the cluster's own control-loop period", () => {
     assert.deepEqual(quiet, [{ from: 0, stepMs: 1000 }]);
   });
 
+  void it("follows the fast-forward's last hour, whose step shrinks to a sixtieth of the lag, in parts", () => {
+    const random = seeded(5);
+    const times: number[] = [];
+    // The embedded cluster's last hour before real time: a step of lag/60 (60 s → 1 s, whole
+    // seconds), an event on nearly every step (95 %, as the embedded day records), ms of jitter; read whole, no grid fits it.
+    for (let t = 0; t < H;) {
+      if (random() < 0.95) times.push(t + Math.floor(random() * 20));
+      t += Math.max(1000, Math.round((H - t) / 60 / 1000) * 1000);
+    }
+    const spans = observedCadence(at(times), 0, H);
+    const ticks = spans.reduce((n, s, i) => n + ((spans[i + 1]?.from ?? H) - s.from) / s.stepMs, 0);
+    assert.ok((spans[0]?.stepMs ?? 0) >= 25_000, JSON.stringify(spans));
+    // The replay's ticks over the hour: the recorded ~300 steps' order, not 3,600.
+    assert.ok(ticks < 1200, `${Math.round(ticks)} ticks: ${JSON.stringify(spans)}`);
+  });
+
+  void it("is 1 s for a busy real cluster, its halves read too", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const random = seeded(seed);
+      const times: number[] = [];
+      for (let t = 0; t < H; t += 1000 + Math.floor(random() * 30_000)) times.push(t);
+      assert.deepEqual(observedCadence(at(times), 0, H), [{ from: 0, stepMs: 1000 }], `seed ${seed}`);
+    }
+  });
+
   void it("is 1 s for a real cluster however sparse, with events minutes apart", () => {
     for (let seed = 1; seed <= 20; seed++) {
       const random = seeded(seed);

@@ -361,9 +361,40 @@ export function observedCadence(
       const last = moments.at(-1);
       if (last === undefined || t - last >= 1000) moments.push(t);
     }
-    spans.push({ from: start, stepMs: periodOf(moments) });
+    readSpan(spans, moments, start, CADENCE_SPAN_MS);
   }
   return spans;
+}
+
+/** The shortest span a period is read over (halving a continuous-looking span stops here). */
+const CADENCE_MIN_SPAN_MS = 2 * 60_000;
+
+/**
+ * One span's period; a span that reads as continuous is read again in halves: a fast-forward
+ * that nears real time steps ever finer (`fastForwardStepMs`: a sixtieth of the lag, 60 s an hour
+ * before, 10 s ten minutes before), whose gaps over a whole hour fit no single grid though each
+ * part of it does. A real cluster's halves read as continuous too.
+ */
+function readSpan(
+  out: { from: number; stepMs: number }[],
+  moments: readonly number[],
+  start: number,
+  length: number,
+): void {
+  const stepMs = periodOf(moments);
+  if (stepMs > 1000 || length < 2 * CADENCE_MIN_SPAN_MS) {
+    out.push({ from: start, stepMs });
+    return;
+  }
+  const half = Math.floor(length / 2);
+  const cut = moments.findIndex((t) => t >= start + half);
+  const k = cut < 0 ? moments.length : cut;
+  const parts: { from: number; stepMs: number }[] = [];
+  readSpan(parts, moments.slice(0, k), start, half);
+  readSpan(parts, moments.slice(k), start + half, length - half);
+  // Continuous throughout: one span, as read whole.
+  if (parts.every((p) => p.stepMs === 1000)) out.push({ from: start, stepMs: 1000 });
+  else out.push(...parts);
 }
 
 function periodOf(moments: readonly number[]): number {
@@ -376,7 +407,7 @@ function periodOf(moments: readonly number[]): number {
   // (a fast-forward's step changes slowly; a real cluster's gaps are anything).
   const onGrid = gaps.filter((g, k) => {
     const step = Math.min(g, gaps[k - 1] ?? g, gaps[k + 1] ?? g);
-    const tolerance = Math.max(1000, 0.03 * step);
+    const tolerance = Math.max(1500, 0.03 * step);
     return Math.abs(g - Math.max(1, Math.round(g / step)) * step) <= tolerance;
   }).length;
   return onGrid >= 0.9 * gaps.length ? Math.round(p / 1000) * 1000 : 1000;
