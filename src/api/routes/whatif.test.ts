@@ -283,6 +283,20 @@ void describe("the cluster's own control-loop period", () => {
     assert.ok(ticks < 1200, `${Math.round(ticks)} ticks: ${JSON.stringify(spans)}`);
   });
 
+  void it("reads the embedded start-up, two minutes at 5 s then 150 s, as such (not continuous)", () => {
+    // The embedded day's first recorded hour as core stored it (s from the window's start).
+    const start = [27.6, 32.7, 77.7, 82.7, 87.8];
+    const times = [...start.map((t) => t * 1000)];
+    for (let t = 237_800; t < H; t += 150_000) for (let k = 0; k < 3; k++) times.push(t + k * 20);
+    const spans = observedCadence(at(times), 0, H);
+    const ticks = spans.reduce((n, s, i) => n + ((spans[i + 1]?.from ?? H) - s.from) / s.stepMs, 0);
+    assert.ok(
+      spans.every((s) => s.stepMs >= 5000) && ticks < 600,
+      `${Math.round(ticks)} ticks: ${JSON.stringify(spans)}`,
+    );
+    assert.equal(spans.at(-1)?.stepMs, 150_000);
+  });
+
   void it("is 1 s for a busy real cluster, its halves read too", () => {
     for (let seed = 1; seed <= 20; seed++) {
       const random = seeded(seed);
