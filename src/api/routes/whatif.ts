@@ -342,9 +342,10 @@ const CADENCE_MIN_MS = 5000;
  * seconds (a simulated cluster fast-forwarded in steps, a controller that polls) acted every P,
  * and a replay that acts every second launches and consolidates sooner than it did — fewer nodes
  * than recorded. Per span: the distinct moments (steps within 1 s are one), the gaps between
- * them; P is the 10th-percentile gap, taken when it is ≥ 10 s and at least 90 % of the gaps are whole
- * multiples (within 3 %, 1 s at least) of the step there (the shortest of a gap and its
- * neighbours: a fast-forward's step changes slowly). Otherwise 1 s: a real cluster's events fall anywhere.
+ * them; P is the 10th-percentile gap, taken when it is ≥ 5 s and at least 95 % of the gaps are whole
+ * multiples (within 1.5 s or 3 %, a tenth of the step at most) of the step there (a neighbouring
+ * gap no longer than it: a fast-forward's step changes slowly). Otherwise 1 s: a real cluster's
+ * events fall anywhere. A span finer than 10 s is read again in halves (`readSpan`).
  */
 export function observedCadence(
   events: readonly { at: number }[],
@@ -425,7 +426,7 @@ function periodOf(moments: readonly number[]): number | undefined {
     const near = [gaps[k - 1], gaps[k + 1]].filter((s): s is number => s !== undefined && s <= g);
     return near.length === 0 || near.some((s) => fits(g, s));
   }).length;
-  return onGrid >= 0.9 * gaps.length ? Math.round(p / 1000) * 1000 : 1000;
+  return onGrid >= 0.95 * gaps.length ? Math.round(p / 1000) * 1000 : 1000;
 }
 
 /**
