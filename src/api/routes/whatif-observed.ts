@@ -31,8 +31,11 @@ export function observedTemplateChanges(
 const CADENCE_SPAN_MS = HOUR;
 /** Fewer distinct moments than this in a span say nothing about a period: continuous. */
 const CADENCE_MIN_GAPS = 8;
-/** A period shorter than this is continuous (Karpenter's own batching and polls are ~1–10 s). */
-const CADENCE_MIN_MS = 10_000;
+/**
+ * A period shorter than this is continuous (Karpenter's own batching is ~1–10 s; a grid this fine
+ * is only believed with the tight tolerance below). 5 s: the embedded cluster's start-up steps.
+ */
+const CADENCE_MIN_MS = 5000;
 
 /**
  * How often the cluster's controllers acted, span by span (an hour each from `from`), read from
@@ -40,9 +43,10 @@ const CADENCE_MIN_MS = 10_000;
  * seconds (a simulated cluster fast-forwarded in steps, a controller that polls) acted every P,
  * and a replay that acts every second launches and consolidates sooner than it did — fewer nodes
  * than recorded. Per span: the distinct moments (steps within 1 s are one), the gaps between
- * them; P is the 10th-percentile gap, taken when it is ≥ 10 s and at least 90 % of the gaps are whole
- * multiples (within 3 %, 1 s at least) of the step there (the shortest of a gap and its
- * neighbours: a fast-forward's step changes slowly). Otherwise 1 s: a real cluster's events fall anywhere.
+ * them; P is the 10th-percentile gap, taken when it is ≥ 5 s and at least 95 % of the gaps are whole
+ * multiples (within 1.5 s or 3 %, a tenth of the step at most) of the step there (a neighbouring
+ * gap no longer than it: a fast-forward's step changes slowly). Otherwise 1 s: a real cluster's
+ * events fall anywhere. A span finer than 10 s is read again in halves (`readSpan`).
  */
 export function observedCadence(
   events: readonly { at: number }[],
@@ -62,25 +66,68 @@ export function observedCadence(
       const last = moments.at(-1);
       if (last === undefined || t - last >= 1000) moments.push(t);
     }
-    spans.push({ from: start, stepMs: periodOf(moments) });
+    readSpan(spans, moments, start, CADENCE_SPAN_MS);
   }
   return spans;
 }
 
-function periodOf(moments: readonly number[]): number {
-  if (moments.length <= CADENCE_MIN_GAPS) return 1000;
+/** The shortest span a period is read over (halving a fine-looking span stops here). */
+const CADENCE_MIN_SPAN_MS = 2 * 60_000;
+/** A period this long stands for its whole span; a finer one is read again in halves. */
+const CADENCE_SETTLED_MS = 10_000;
+
+/**
+ * One span's period; a span that reads continuous or finer than 10 s is read again in halves,
+ * each half's own reading replacing it (a half with too few moments keeps it): a fast-forward
+ * that nears real time steps ever finer (`fastForwardStepMs`: a sixtieth of the lag, 60 s an hour
+ * before, 10 s ten minutes before), whose gaps over a whole hour fit no grid or only the finest,
+ * though each part of it fits its own; the embedded start-up's two minutes at 5 s then 150 s
+ * likewise. A real cluster's halves read as continuous too.
+ */
+function readSpan(
+  out: { from: number; stepMs: number }[],
+  moments: readonly number[],
+  start: number,
+  length: number,
+  inherited = 1000,
+): void {
+  const stepMs = periodOf(moments) ?? inherited;
+  if (stepMs >= CADENCE_SETTLED_MS || length < 2 * CADENCE_MIN_SPAN_MS) {
+    out.push({ from: start, stepMs });
+    return;
+  }
+  const half = Math.floor(length / 2);
+  const cut = moments.findIndex((t) => t >= start + half);
+  const k = cut < 0 ? moments.length : cut;
+  const parts: { from: number; stepMs: number }[] = [];
+  readSpan(parts, moments.slice(0, k), start, half, stepMs);
+  readSpan(parts, moments.slice(k), start + half, length - half, stepMs);
+  // The same throughout: one span, as read whole.
+  if (parts.every((p) => p.stepMs === stepMs)) out.push({ from: start, stepMs });
+  else out.push(...parts);
+}
+
+/** The period the moments fall on (1 s: off any grid), undefined for too few to tell. */
+function periodOf(moments: readonly number[]): number | undefined {
+  if (moments.length <= CADENCE_MIN_GAPS) return undefined;
   const gaps = moments.slice(1).map((t, k) => t - (moments[k] ?? t));
   const sorted = [...gaps].sort((a, b) => a - b);
   const p = sorted[Math.floor(sorted.length / 10)] ?? 0;
   if (p < CADENCE_MIN_MS) return 1000;
-  // On the grid: a whole multiple of the step there, the shortest of the gap and its neighbours
-  // (a fast-forward's step changes slowly; a real cluster's gaps are anything).
-  const onGrid = gaps.filter((g, k) => {
-    const step = Math.min(g, gaps[k - 1] ?? g, gaps[k + 1] ?? g);
-    const tolerance = Math.max(1000, 0.03 * step);
+  // On the grid: a whole multiple of the step there, a neighbour no longer than the gap, else the
+  // gap itself (a fast-forward's step changes slowly or jumps, 5 s → 150 s at its start; a real
+  // cluster's gaps are anything).
+  const fits = (g: number, step: number): boolean => {
+    // 1.5 s (the fast-forward's whole-second steps shrink by ~1 s from one to the next, plus ms
+    // of jitter) or 3 %, but a tenth of a fine step at most: a 5 s grid with ±1.5 s fits anything.
+    const tolerance = Math.min(step / 10, Math.max(1500, 0.03 * step));
     return Math.abs(g - Math.max(1, Math.round(g / step)) * step) <= tolerance;
+  };
+  const onGrid = gaps.filter((g, k) => {
+    const near = [gaps[k - 1], gaps[k + 1]].filter((s): s is number => s !== undefined && s <= g);
+    return near.length === 0 || near.some((s) => fits(g, s));
   }).length;
-  return onGrid >= 0.9 * gaps.length ? Math.round(p / 1000) * 1000 : 1000;
+  return onGrid >= 0.95 * gaps.length ? Math.round(p / 1000) * 1000 : 1000;
 }
 
 /**

@@ -272,6 +272,45 @@ void describe("the cluster's own control-loop period", () => {
     assert.deepEqual(quiet, [{ from: 0, stepMs: 1000 }]);
   });
 
+  void it("follows the fast-forward's last hour, whose step shrinks to a sixtieth of the lag, in parts", () => {
+    const random = seeded(5);
+    const times: number[] = [];
+    // The embedded cluster's last hour before real time: a step of lag/60 (60 s → 1 s, whole
+    // seconds), an event on nearly every step (95 %, as the embedded day records), ms of jitter; read whole, no grid fits it.
+    for (let t = 0; t < H;) {
+      if (random() < 0.95) times.push(t + Math.floor(random() * 20));
+      t += Math.max(1000, Math.round((H - t) / 60 / 1000) * 1000);
+    }
+    const spans = observedCadence(at(times), 0, H);
+    const ticks = spans.reduce((n, s, i) => n + ((spans[i + 1]?.from ?? H) - s.from) / s.stepMs, 0);
+    assert.ok((spans[0]?.stepMs ?? 0) >= 25_000, JSON.stringify(spans));
+    // The replay's ticks over the hour: the recorded ~300 steps' order, not 3,600.
+    assert.ok(ticks < 1200, `${Math.round(ticks)} ticks: ${JSON.stringify(spans)}`);
+  });
+
+  void it("reads the embedded start-up, two minutes at 5 s then 150 s, as such (not continuous)", () => {
+    // The embedded day's first recorded hour as core stored it (s from the window's start).
+    const start = [27.6, 32.7, 77.7, 82.7, 87.8];
+    const times = [...start.map((t) => t * 1000)];
+    for (let t = 237_800; t < H; t += 150_000) for (let k = 0; k < 3; k++) times.push(t + k * 20);
+    const spans = observedCadence(at(times), 0, H);
+    const ticks = spans.reduce((n, s, i) => n + ((spans[i + 1]?.from ?? H) - s.from) / s.stepMs, 0);
+    assert.ok(
+      spans.every((s) => s.stepMs >= 5000) && ticks < 600,
+      `${Math.round(ticks)} ticks: ${JSON.stringify(spans)}`,
+    );
+    assert.equal(spans.at(-1)?.stepMs, 150_000);
+  });
+
+  void it("is 1 s for a busy real cluster, its halves read too", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const random = seeded(seed);
+      const times: number[] = [];
+      for (let t = 0; t < H; t += 1000 + Math.floor(random() * 30_000)) times.push(t);
+      assert.deepEqual(observedCadence(at(times), 0, H), [{ from: 0, stepMs: 1000 }], `seed ${seed}`);
+    }
+  });
+
   void it("is 1 s for a real cluster however sparse, with events minutes apart", () => {
     for (let seed = 1; seed <= 20; seed++) {
       const random = seeded(seed);
