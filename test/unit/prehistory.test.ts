@@ -6,41 +6,29 @@
 // streamed through the agent and core's gRPC ingest.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { SIMULATED_HISTORY_MS, startWave, type Started } from "../../src/cli/start.ts";
+import { SIMULATED_HISTORY_MS, type Started } from "../../src/cli/start.ts";
 import type { SeriesGap, SeriesPoint } from "../../src/core/history/series.ts";
 import { pinnedClock } from "../../src/sim/clock.ts";
-import { createLogger } from "../../src/shared/log.ts";
-import { simulatedConfig } from "../support/wave.ts";
+import { startSimulatedWave, type SimulatedWave } from "../support/wave.ts";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const CLUSTER = "day";
 const clock = pinnedClock(Date.UTC(2026, 11, 3, 20, 0));
 
-let tmp: string;
+let sim: SimulatedWave;
 let w: Started;
 let now: number;
 
 before(async () => {
-  tmp = mkdtempSync(join(tmpdir(), "wave-day-"));
-  w = await startWave(
-    simulatedConfig(tmp, CLUSTER),
-    {},
-    { clock, log: createLogger({ level: "error", base: { app: "prehistory-test" } }) },
-  );
-  await w.caughtUp;
+  sim = await startSimulatedWave("prehistory-test", CLUSTER, { clock });
+  w = sim.w;
   // Let the samplers write the minute the clock caught up in.
   await new Promise((r) => setTimeout(r, 1500));
   now = clock.now();
 });
 
-after(async () => {
-  await w.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
+after(() => sim.stop());
 
 /** The 4-hour windows of the day behind `now`. */
 const windows = (): [number, number][] =>

@@ -7,13 +7,9 @@
 // `arm64`: its p95 pod start is not worse than the current policy's, or the report says why.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startWave, type Started } from "../../src/cli/start.ts";
+import type { Started } from "../../src/cli/start.ts";
 import type { WhatifReportDto } from "../../src/dashboard/dto.ts";
-import { createLogger } from "../../src/shared/log.ts";
-import { simulatedConfig } from "../support/wave.ts";
+import { startSimulatedWave, type SimulatedWave } from "../support/wave.ts";
 
 const CLUSTER = "sim";
 /** Goals (issue 29): the current policy's replay against the recorded day. */
@@ -26,23 +22,15 @@ const NODES_WITHIN = 0.1;
  */
 const KNOWN_GAPS: Record<string, number> = { "spot-heavy": 0.2 };
 
-let tmp: string;
+let sim: SimulatedWave;
 let w: Started;
 
 before(async () => {
-  tmp = mkdtempSync(join(tmpdir(), "wave-whatif-fidelity-"));
-  w = await startWave(
-    simulatedConfig(tmp, CLUSTER),
-    {},
-    { log: createLogger({ level: "error", base: { app: "whatif-fidelity-test" } }) },
-  );
-  await w.caughtUp;
+  sim = await startSimulatedWave("whatif-fidelity-test", CLUSTER);
+  w = sim.w;
 });
 
-after(async () => {
-  await w.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
+after(() => sim.stop());
 
 describe("what-if fidelity on the simulated cluster's recorded day", { timeout: 600_000 }, () => {
   it("replays the current policy within 5 % of the recorded cost and 10 % of each pool's nodes", async () => {

@@ -3,16 +3,12 @@
 // `wave whatif spot …` → core's API → the simulator's replay of what core recorded.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startWave, type Started } from "../../src/cli/start.ts";
+import type { Started } from "../../src/cli/start.ts";
 import { run } from "../../src/cli/main.ts";
 import type { SpotViewDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
-import { createLogger } from "../../src/shared/log.ts";
 import { LIVING_SPOT_POLICIES } from "../../src/sim/living.ts";
 import { captureIo as capture } from "../support/io.ts";
-import { simulatedConfig } from "../support/wave.ts";
+import { startSimulatedWave, type SimulatedWave } from "../support/wave.ts";
 
 const CLUSTER = "sim";
 const API = "shop/Deployment/api";
@@ -22,20 +18,12 @@ const CURRENT =
   0;
 const CANDIDATE = CURRENT + 3;
 
-let tmp: string;
+let sim: SimulatedWave;
 let w: Started;
 
 before(async () => {
-  tmp = mkdtempSync(join(tmpdir(), "wave-whatif-sim-"));
-  w = await startWave(
-    simulatedConfig(tmp, CLUSTER),
-    {},
-    {
-      log: createLogger({ level: "error", base: { app: "whatif-sim-test" } }),
-      simulatedHistoryMs: 10 * 60_000,
-    },
-  );
-  await w.caughtUp;
+  sim = await startSimulatedWave("whatif-sim-test", CLUSTER, { simulatedHistoryMs: 10 * 60_000 });
+  w = sim.w;
   // The pods-per-workload sampler writes a bucket a minute (of the cluster's clock): wait for some.
   for (let i = 0; i < 100; i++) {
     const rows = await w.store.workloadPods({ clusterId: CLUSTER, from: 0, to: Date.now() + 60_000 });
@@ -44,10 +32,7 @@ before(async () => {
   }
 });
 
-after(async () => {
-  await w.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
+after(() => sim.stop());
 
 describe("wave whatif on the simulated cluster", { timeout: 300_000 }, () => {
   it("replays what core recorded under the current policy and a candidate with 3 more api pods on-demand", async () => {

@@ -31,6 +31,7 @@ import { Table, type Column } from "../src/Table.tsx";
 import { cluster, ctxFor, mockFetch, NOW } from "./helpers.tsx";
 import { Versions } from "../src/Versions.tsx";
 import { Connection, catchUpPercent, connectionSuffix } from "../src/Connection.tsx";
+import { DEFAULT_POLICY } from "../../src/policy/warmup.ts";
 
 afterEach(() => {
   cleanup();
@@ -40,15 +41,7 @@ afterEach(() => {
 
 const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
   nodePool: "general",
-  policy: {
-    enabled: true,
-    maxWarmNodes: 1,
-    ttlSeconds: 600,
-    cooldownSeconds: 300,
-    maxCostPerHour: null,
-    prePull: true,
-    prePullDeadlineSeconds: 300,
-  },
+  policy: { ...DEFAULT_POLICY, enabled: true },
   configured: true,
   state: "warm",
   blocker: "max-warm-nodes",
