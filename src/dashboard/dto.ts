@@ -3,8 +3,6 @@
 
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import type { KarpenterSupport } from "../karpenter/compat.ts";
-import type { SpotPolicy, SpotPolicySet } from "../policy/spot.ts";
-import type { WarmupPolicy } from "../policy/warmup.ts";
 
 export type { KarpenterSupport };
 
@@ -262,18 +260,64 @@ export type SeriesDto = Static<typeof SeriesSchema>;
 export const LiveSchema = Obj({ overview: OverviewSchema, nodePools: Type.Array(NodePoolSchema) });
 export type LiveDto = Static<typeof LiveSchema>;
 
-/** A NodePool's warmup policy as stored (every field filled, defaults included). */
-export interface WarmupPolicyDto {
-  nodePool: string;
-  policy: WarmupPolicy;
-  updatedAt: number;
-}
+/** A warmup policy's fields (src/policy/warmup.ts WarmupPolicy; validate-warmup.ts checks the bounds). */
+const warmupPolicyFields = {
+  enabled: Type.Boolean(),
+  /** Warmup pods (pending or on a node) the pool may hold at once. */
+  maxWarmNodes: Int,
+  /** How long a warm node is protected waiting for a real pod before it counts as a miss. */
+  ttlSeconds: Int,
+  /** Quiet time after starting a warmup before the pool may start another. */
+  cooldownSeconds: Int,
+  /** Ceiling on the hourly price of the pool's warm capacity; null = no cap. */
+  maxCostPerHour: Nullable(Num),
+  /** Pre-pull the pool's workload images onto each warm node. */
+  prePull: Type.Boolean(),
+  /** A pre-pull pod still running after this is removed (pull stuck or image missing). */
+  prePullDeadlineSeconds: Int,
+};
 
-/** One workload's spot placement policy (the shape the webhook's SpotPolicySet holds). */
-export type SpotPolicyDto = SpotPolicy;
+/** A warmup policy as stored: every field filled (the policy module's WarmupPolicy). */
+export const WarmupPolicySchema = Obj(warmupPolicyFields, "A NodePool's warmup policy");
+
+/** A warmup policy as PUT (and tried by what-if): fields left out take the defaults. */
+export const WarmupPolicyInputSchema = Type.Partial(Type.Object(warmupPolicyFields));
+
+/** A NodePool's warmup policy as stored (every field filled, defaults included). */
+export const WarmupPolicyRecordSchema = Obj({ nodePool: Str, policy: WarmupPolicySchema, updatedAt: Num });
+export type WarmupPolicyDto = Static<typeof WarmupPolicyRecordSchema>;
+
+/** One workload's spot placement policy (src/policy/spot.ts SpotPolicy; validate-spot.ts checks it). */
+export const SpotPolicySchema = Obj(
+  {
+    workload: Obj({
+      namespace: Str,
+      kind: Lit(["Deployment", "StatefulSet", "ReplicaSet"] as const),
+      name: Str,
+    }),
+    /** The first `threshold` live pods run on-demand. */
+    threshold: Int,
+    strategy: Lit(["Prefer", "Require"] as const),
+    /** Share (0–100) of the pods above `threshold` that also run on-demand. Default 0. */
+    percentAboveBase: Type.Optional(Int),
+    /** Repair mode: on, off, or "dry-run" (plan only). Default true. */
+    repair: Type.Optional(Type.Union([Type.Boolean(), Type.Literal("dry-run")])),
+    /** Prefer only: how long the on-demand fallback stays open; absent = the webhook's default. */
+    fallbackWindowSeconds: Type.Optional(Int),
+  },
+  "A workload's spot placement policy",
+);
+export type SpotPolicyDto = Static<typeof SpotPolicySchema>;
 
 /** GET /api/v1/policies/spot: what the webhook pulls. */
-export type SpotPolicySetDto = SpotPolicySet & { revision: string };
+export const SpotPolicySetSchema = Obj({
+  apiVersion: Type.Literal("wave.sh/v1alpha1"),
+  kind: Type.Literal("SpotPolicySet"),
+  /** Opaque version of the set, for logs and conditional pulls. */
+  revision: Str,
+  policies: Type.Array(SpotPolicySchema),
+});
+export type SpotPolicySetDto = Static<typeof SpotPolicySetSchema>;
 
 /** Realized savings of one NodePool or workload (namespace/Kind/name) over a range, in USD. */
 export const SavingsLineSchema = Obj({

@@ -13,7 +13,12 @@ import {
   NodeSchema,
   OverviewSchema,
   SeriesSchema,
+  SpotPolicySchema,
+  SpotPolicySetSchema,
   ThrashingSchema,
+  WarmupPolicyInputSchema,
+  WarmupPolicyRecordSchema,
+  WarmupPolicySchema,
   WarmupStatsSchema,
 } from "../../dashboard/dto.ts";
 
@@ -21,7 +26,6 @@ export const num = { type: "number" } as const;
 export const int = { type: "integer" } as const;
 export const str = { type: "string" } as const;
 export const bool = { type: "boolean" } as const;
-const nullable = (type: "string" | "number" | "integer") => ({ type: [type, "null"] }) as const;
 
 const obj = (properties: Record<string, unknown>, optional: readonly string[] = []) => ({
   type: "object",
@@ -70,42 +74,8 @@ export const thrashingSchema = ThrashingSchema;
 export const seriesSchema = SeriesSchema;
 export const liveSchema = LiveSchema;
 
-const warmupPolicyFields = {
-  enabled: bool,
-  maxWarmNodes: int,
-  ttlSeconds: int,
-  cooldownSeconds: int,
-  maxCostPerHour: nullable("number"),
-  prePull: bool,
-  prePullDeadlineSeconds: int,
-} as const;
-
-/** A warmup policy as stored: every field filled. */
-export const warmupPolicySchema = obj(warmupPolicyFields);
-
-/** A warmup policy as PUT (and tried by what-if): fields left out take the defaults. */
-export const warmupPolicyInputSchema = { type: "object", properties: warmupPolicyFields } as const;
-
-export const warmupPolicyRecordSchema = obj({ nodePool: str, policy: warmupPolicySchema, updatedAt: num });
-
-export const spotPolicySchema = obj(
-  {
-    workload: obj({
-      namespace: str,
-      kind: { type: "string", enum: ["Deployment", "StatefulSet", "ReplicaSet"] },
-      name: str,
-    }),
-    threshold: int,
-    strategy: { type: "string", enum: ["Prefer", "Require"] },
-    percentAboveBase: int,
-    repair: { anyOf: [{ type: "boolean" }, { type: "string", enum: ["dry-run"] }] },
-  },
-  ["percentAboveBase", "repair"],
-);
-
-export const spotPolicySetSchema = obj({
-  apiVersion: { type: "string", const: "wave.sh/v1alpha1" },
-  kind: { type: "string", const: "SpotPolicySet" },
-  revision: str,
-  policies: { type: "array", items: spotPolicySchema },
-});
+export const warmupPolicySchema = WarmupPolicySchema;
+export const warmupPolicyInputSchema = WarmupPolicyInputSchema;
+export const warmupPolicyRecordSchema = WarmupPolicyRecordSchema;
+export const spotPolicySchema = SpotPolicySchema;
+export const spotPolicySetSchema = SpotPolicySetSchema;
