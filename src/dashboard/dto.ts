@@ -805,48 +805,56 @@ export const WhoAmISchema = Obj({
 export type WhoAmIDto = Static<typeof WhoAmISchema>;
 
 /** GET /auth/info (public): how one signs in to this core's console. */
-export interface AuthInfoDto {
-  /** OIDC configured: the button "Sign in with <provider>" goes to loginPath. */
-  oidc: { provider: string; loginPath: string } | null;
-  /** An auth proxy in front of core signs users in. */
-  proxy: boolean;
-}
+export const AuthInfoSchema = Obj(
+  {
+    /** OIDC configured: the button "Sign in with <provider>" goes to loginPath. */
+    oidc: Nullable(Obj({ provider: Str, loginPath: Str })),
+    /** An auth proxy in front of core signs users in. */
+    proxy: Type.Boolean(),
+  },
+  "How one signs in to this core's console",
+);
+export type AuthInfoDto = Static<typeof AuthInfoSchema>;
 
 /** One change made through Wave (GET /api/v1/clusters/{id}/audit). */
-export interface AuditEntryDto {
-  id: number;
-  /** epoch ms */
-  at: number;
-  subject: string;
-  groups: string[];
-  /** How the caller signed in: token, oidc or proxy. */
-  source: string;
-  /** ui, api or cli */
-  via: string;
-  address: string;
-  action: string;
-  object: string;
+export const AuditEntrySchema = Obj({
+  id: Int,
+  at: Type.Integer({ description: "epoch ms" }),
+  subject: Str,
+  groups: Type.Array(Str),
+  source: Type.String({ description: "how the caller signed in: token, oidc or proxy" }),
+  via: Type.String({ description: "ui, api or cli" }),
+  address: Str,
+  action: Str,
+  object: Str,
   /** JSON summaries; null: the object did not exist before / no longer exists. */
-  before: string | null;
-  after: string | null;
-}
+  before: Nullable(Str),
+  after: Nullable(Str),
+});
+export type AuditEntryDto = Static<typeof AuditEntrySchema>;
 
 /** A policy CR version another field manager wrote (a change made outside Wave). */
-export interface ForeignChangeDto {
-  at: number;
-  kind: string;
-  name: string;
-  /** kubectl, argocd-controller, kustomize-controller, … */
-  manager: string;
-  deleted: boolean;
-  spec: string | null;
-}
+export const ForeignChangeSchema = Obj({
+  at: Type.Integer({ description: "epoch ms core received this version" }),
+  kind: Str,
+  name: Str,
+  manager: Type.String({
+    description: "the field manager of the change (kubectl, argocd-controller, kustomize-controller, …)",
+  }),
+  deleted: Type.Boolean(),
+  spec: Nullable(Str),
+});
+export type ForeignChangeDto = Static<typeof ForeignChangeSchema>;
 
-export interface AuditListDto {
-  entries: AuditEntryDto[];
-  /** Changes made elsewhere, by their field manager. */
-  elsewhere: ForeignChangeDto[];
-}
+export const AuditListSchema = Obj(
+  {
+    entries: Type.Array(AuditEntrySchema),
+    /** Changes made elsewhere, by their field manager. */
+    elsewhere: Type.Array(ForeignChangeSchema),
+  },
+  "Changes made through Wave in a cluster, newest first, and policy CR versions written elsewhere",
+);
+export type AuditListDto = Static<typeof AuditListSchema>;
 
 /** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
 /**
