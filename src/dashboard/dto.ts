@@ -856,94 +856,122 @@ export const AuditListSchema = Obj(
 );
 export type AuditListDto = Static<typeof AuditListSchema>;
 
-/** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
+/** A name as Kubernetes allows it for NodePools and clusters (no NUL, CR/LF or markup). */
+export const DNS_SUBDOMAIN_PATTERN = "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$";
+
 /**
  * A what-if's progress, streamed as `event: progress` when the request asks for
  * `accept: text/event-stream` (then `event: result` with the report, or `event: error`).
  */
-export interface WhatifProgressDto {
+export const WhatifProgressSchema = Obj({
   /** Waiting for a worker (or for the cluster's running replay), or replaying. */
-  state: "queued" | "running";
+  state: Lit(["queued", "running"] as const),
   /** Queued: what-ifs ahead (0 = next). */
-  position: number;
+  position: Int,
   /** Share of the replays' simulated time done (0–1). */
-  fraction: number;
-  elapsedMs: number;
+  fraction: Num,
+  elapsedMs: Num,
   /** Estimated time left. */
-  etaMs: number | undefined;
-}
+  etaMs: Type.Optional(Num),
+});
+export type WhatifProgressDto = Static<typeof WhatifProgressSchema>;
 
-export interface WhatifRequestDto {
-  /** Spot policies to try, by workload (the body of `PUT …/policies/spot/…` plus the workload). */
-  spot?: SpotPolicyDto[];
-  /** Warmup policies to try, by NodePool (the body of `PUT …/policies/warmup/{pool}`). */
-  warmup?: Record<string, Partial<WarmupPolicyDto["policy"]>>;
-  /** History replayed, hours back from now (default and most 24). */
-  windowHours?: number;
-  /** Launch → node Ready in the simulator (default: the cluster's median recorded boot, else 60 s). */
-  bootDelaySeconds?: number;
-  /** Per spot node per hour (default: the cluster's own rate over the window). */
-  spotInterruptionRate?: number;
-  seed?: number;
-}
+/** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
+export const WhatifRequestSchema = Obj(
+  {
+    /**
+     * Spot policies to try, by workload (the body of `PUT …/policies/spot/…` plus the workload).
+     * Only objects here: the policy validator checks them, so a bad one is refused with its reason.
+     */
+    spot: Type.Optional(Type.Array(Type.Unsafe<SpotPolicyDto>({ type: "object" }), { maxItems: 100 })),
+    /** Warmup policies to try, by NodePool (the body of `PUT …/policies/warmup/{pool}`). */
+    warmup: Type.Optional(
+      Type.Record(Str, WarmupPolicyInputSchema, {
+        maxProperties: 100,
+        propertyNames: { type: "string", minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN_PATTERN },
+      }),
+    ),
+    /** History replayed, hours back from now (default and most 24). */
+    windowHours: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 24 })),
+    /** Launch → node Ready in the simulator (default: the cluster's median recorded boot, else 60 s). */
+    bootDelaySeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
+    /** Per spot node per hour (default: the cluster's own rate over the window). */
+    spotInterruptionRate: Type.Optional(Type.Number({ minimum: 0, maximum: 60 })),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999 })),
+  },
+  "A what-if candidate: spot and/or warmup policies to try over the cluster's current ones",
+);
+export type WhatifRequestDto = Static<typeof WhatifRequestSchema>;
+
+const SpotOnDemand = Obj({ spot: Num, onDemand: Num });
+const PoolAverage = Obj({ nodes: Num, costPerHour: Num });
 
 /** One side of a what-if: the cluster's window replayed under one policy. */
-export interface WhatifSideDto {
-  policy: { spot: SpotPolicyDto[]; warmup: Record<string, WarmupPolicyDto["policy"]> };
+export const WhatifSideSchema = Obj({
+  policy: Obj({ spot: Type.Array(SpotPolicySchema), warmup: Type.Record(Str, WarmupPolicySchema) }),
   /** Averages over the window. */
-  costPerHour: number;
-  costPerMonth: number;
+  costPerHour: Num,
+  costPerMonth: Num,
   /** Spot node-hours / all node-hours (0..1). */
-  spotShare: number;
-  nodeHours: { spot: number; onDemand: number };
+  spotShare: Num,
+  nodeHours: SpotOnDemand,
   /** Per NodePool, averages over the window: nodes and cost rate (compare with `recorded.pools`). */
-  pools?: Record<string, { nodes: number; costPerHour: number }>;
+  pools: Type.Optional(Type.Record(Str, PoolAverage)),
   /** The window in about 96 buckets (t: epoch ms): cost rate and workload pods by capacity type. */
-  timeline?: { t: number; costPerHour: number; onDemandPods: number; spotPods: number }[];
+  timeline: Type.Optional(Type.Array(Obj({ t: Int, costPerHour: Num, onDemandPods: Int, spotPods: Int }))),
   /** Pod starts per latency bucket: ≤ 5 s, 15 s, 30 s, 1 min, 2 min, 5 min, longer. */
-  podStartHistogram?: number[];
+  podStartHistogram: Type.Optional(Type.Array(Int)),
   /** Workload pod creation → Running, ms. */
-  podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
-  pendingAtEnd: number;
-  spotInterruptions: number;
-  nodeClaimsCreated: number;
+  podStart: Obj({ count: Int, p50Ms: Num, p95Ms: Num, maxMs: Num }),
+  pendingAtEnd: Int,
+  spotInterruptions: Int,
+  nodeClaimsCreated: Int,
   /** As the replay ends: the cluster now, had this policy been in force. */
-  now: {
-    costPerHour: number;
-    nodes: { spot: number; onDemand: number };
+  now: Obj({
+    costPerHour: Num,
+    nodes: SpotOnDemand,
     /** Per NodePool: its nodes' cost rate and count. */
-    pools: Record<string, { costPerHour: number; nodes: number }>;
+    pools: Type.Record(Str, Obj({ costPerHour: Num, nodes: Int })),
     /** Per workload (namespace/Kind/name): its pods by capacity type. */
-    workloads: Record<string, { onDemand: number; spot: number; pending: number }>;
-  };
-}
+    workloads: Type.Record(Str, Obj({ onDemand: Int, spot: Int, pending: Int })),
+  }),
+});
+export type WhatifSideDto = Static<typeof WhatifSideSchema>;
 
-export interface WhatifReportDto {
-  clusterId: string;
-  /** The replayed window (epoch ms). */
-  from: number;
-  to: number;
-  historyBuckets: number;
-  catalog: "aws" | "kwok";
-  bootDelayMs: number;
-  spotInterruptionRate: number;
-  workloads: string[];
-  skipped: { workload: string; reason: string }[];
-  current: WhatifSideDto;
-  candidate: WhatifSideDto;
-  /** Why a result may look wrong (e.g. warmup enabled yet a worse p95 start, and what the replay shows of why). */
-  notes?: string[];
-  /**
-   * What core recorded over the same window (averages over the time it has points for), and how
-   * far the current policy's replay is from it (relative errors): judge the model before the
-   * candidate. Null without recorded points.
-   */
-  recorded?: {
-    coveredMs: number;
-    costPerHour: number;
-    pools: Record<string, { nodes: number; costPerHour: number }>;
-    fidelity: { costError: number; poolNodesError: Record<string, number> };
-  } | null;
-  /** How long the two replays took, ms. */
-  tookMs: number;
-}
+export const WhatifReportSchema = Obj(
+  {
+    clusterId: Str,
+    /** The replayed window (epoch ms). */
+    from: Int,
+    to: Int,
+    historyBuckets: Int,
+    catalog: Lit(["aws", "kwok"] as const),
+    bootDelayMs: Int,
+    spotInterruptionRate: Num,
+    workloads: Type.Array(Str),
+    skipped: Type.Array(Obj({ workload: Str, reason: Str })),
+    current: WhatifSideSchema,
+    candidate: WhatifSideSchema,
+    /** Why a result may look wrong (e.g. warmup enabled yet a worse p95 start, and what the replay shows of why). */
+    notes: Type.Optional(Type.Array(Str)),
+    /**
+     * What core recorded over the same window (averages over the time it has points for), and how
+     * far the current policy's replay is from it (relative errors): judge the model before the
+     * candidate. Null without recorded points.
+     */
+    recorded: Type.Optional(
+      Nullable(
+        Obj({
+          coveredMs: Int,
+          costPerHour: Num,
+          pools: Type.Record(Str, PoolAverage),
+          fidelity: Obj({ costError: Num, poolNodesError: Type.Record(Str, Num) }),
+        }),
+      ),
+    ),
+    /** How long the two replays took, ms. */
+    tookMs: Int,
+  },
+  "A what-if: the cluster's window replayed under its current policies and under the candidate",
+);
+export type WhatifReportDto = Static<typeof WhatifReportSchema>;

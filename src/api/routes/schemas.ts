@@ -6,6 +6,7 @@
 import {
   ClusterSchema,
   DisruptionSchema,
+  DNS_SUBDOMAIN_PATTERN,
   LifecycleEventSchema,
   LiveSchema,
   NodeListSchema,
@@ -35,7 +36,7 @@ const obj = (properties: Record<string, unknown>, optional: readonly string[] = 
 
 // Path and query parameters: names as Kubernetes and Karpenter allow them, so no NUL, CR/LF or
 // markup is ever stored, and nothing is accepted that could never be used.
-const DNS_SUBDOMAIN = "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$";
+const DNS_SUBDOMAIN = DNS_SUBDOMAIN_PATTERN;
 
 /** A NodePool name Karpenter can use: it is also the value of the karpenter.sh/nodepool label (≤ 63). */
 export const poolName = { type: "string", minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN } as const;
