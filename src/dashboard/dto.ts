@@ -363,17 +363,6 @@ export const WarmupBlockerSchema = Lit([
 ] as const);
 export type WarmupBlocker = Static<typeof WarmupBlockerSchema>;
 
-/** A warmup policy with every field filled (defaults included). */
-export const WarmupPolicyFieldsSchema = Obj({
-  enabled: Type.Boolean(),
-  maxWarmNodes: Int,
-  ttlSeconds: Int,
-  cooldownSeconds: Int,
-  maxCostPerHour: Nullable(Num),
-  prePull: Type.Boolean(),
-  prePullDeadlineSeconds: Int,
-});
-
 export const WarmNodeSchema = Obj({
   name: Str,
   /** Seconds since Wave marked it warm. */
@@ -389,7 +378,7 @@ export type WarmNodeDto = Static<typeof WarmNodeSchema>;
 
 export const WarmupPoolSchema = Obj({
   nodePool: Str,
-  policy: WarmupPolicyFieldsSchema,
+  policy: WarmupPolicySchema,
   /** The policy is stored (false: the defaults apply, warmup off). */
   configured: Type.Boolean(),
   state: WarmupPoolStateSchema,
