@@ -1,7 +1,7 @@
 // The routes' JSON schemas. Response DTOs are declared once as TypeBox schemas in
 // src/dashboard/dto.ts (their types are Static<> of them, the UI imports those types); Fastify
-// serializes with them and the OpenAPI document is generated from them. Here: parameters, errors
-// and the policy bodies.
+// serializes with them and the OpenAPI document is generated from them; the policy and what-if
+// bodies are there too. Here: parameters and errors.
 
 import {
   ClusterSchema,
@@ -14,12 +14,7 @@ import {
   NodeSchema,
   OverviewSchema,
   SeriesSchema,
-  SpotPolicySchema,
-  SpotPolicySetSchema,
   ThrashingSchema,
-  WarmupPolicyInputSchema,
-  WarmupPolicyRecordSchema,
-  WarmupPolicySchema,
   WarmupStatsSchema,
 } from "../../dashboard/dto.ts";
 
@@ -74,9 +69,3 @@ export const disruptionSchema = DisruptionSchema;
 export const thrashingSchema = ThrashingSchema;
 export const seriesSchema = SeriesSchema;
 export const liveSchema = LiveSchema;
-
-export const warmupPolicySchema = WarmupPolicySchema;
-export const warmupPolicyInputSchema = WarmupPolicyInputSchema;
-export const warmupPolicyRecordSchema = WarmupPolicyRecordSchema;
-export const spotPolicySchema = SpotPolicySchema;
-export const spotPolicySetSchema = SpotPolicySetSchema;
