@@ -8,7 +8,7 @@ import { OidcAuth, type SessionStore } from "../api/oidc.ts";
 import { proxyAuthenticator } from "../api/proxy-auth.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
-import type { AuthInfoDto } from "../dashboard/dto.ts";
+import { AuthInfoSchema, type AuthInfoDto } from "../dashboard/dto.ts";
 
 export type IdentityConfig = Pick<
   WaveConfig,
@@ -92,7 +92,7 @@ export function consoleIdentity(
   };
   const plugins: ApiPlugin[] = [
     (s: FastifyInstance) => {
-      s.get("/auth/info", { schema: { hide: true } }, () => info);
+      s.get("/auth/info", { schema: { hide: true, response: { 200: AuthInfoSchema } } }, () => info);
     },
   ];
   if (oidc) plugins.push(oidc.routes());

@@ -3,8 +3,6 @@
 
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import type { KarpenterSupport } from "../karpenter/compat.ts";
-import type { SpotPolicy, SpotPolicySet } from "../policy/spot.ts";
-import type { WarmupPolicy } from "../policy/warmup.ts";
 
 export type { KarpenterSupport };
 
@@ -262,18 +260,64 @@ export type SeriesDto = Static<typeof SeriesSchema>;
 export const LiveSchema = Obj({ overview: OverviewSchema, nodePools: Type.Array(NodePoolSchema) });
 export type LiveDto = Static<typeof LiveSchema>;
 
-/** A NodePool's warmup policy as stored (every field filled, defaults included). */
-export interface WarmupPolicyDto {
-  nodePool: string;
-  policy: WarmupPolicy;
-  updatedAt: number;
-}
+/** A warmup policy's fields (src/policy/warmup.ts WarmupPolicy; validate-warmup.ts checks the bounds). */
+const warmupPolicyFields = {
+  enabled: Type.Boolean(),
+  /** Warmup pods (pending or on a node) the pool may hold at once. */
+  maxWarmNodes: Int,
+  /** How long a warm node is protected waiting for a real pod before it counts as a miss. */
+  ttlSeconds: Int,
+  /** Quiet time after starting a warmup before the pool may start another. */
+  cooldownSeconds: Int,
+  /** Ceiling on the hourly price of the pool's warm capacity; null = no cap. */
+  maxCostPerHour: Nullable(Num),
+  /** Pre-pull the pool's workload images onto each warm node. */
+  prePull: Type.Boolean(),
+  /** A pre-pull pod still running after this is removed (pull stuck or image missing). */
+  prePullDeadlineSeconds: Int,
+};
 
-/** One workload's spot placement policy (the shape the webhook's SpotPolicySet holds). */
-export type SpotPolicyDto = SpotPolicy;
+/** A warmup policy as stored: every field filled (the policy module's WarmupPolicy). */
+export const WarmupPolicySchema = Obj(warmupPolicyFields, "A NodePool's warmup policy");
+
+/** A warmup policy as PUT (and tried by what-if): fields left out take the defaults. */
+export const WarmupPolicyInputSchema = Type.Partial(Type.Object(warmupPolicyFields));
+
+/** A NodePool's warmup policy as stored (every field filled, defaults included). */
+export const WarmupPolicyRecordSchema = Obj({ nodePool: Str, policy: WarmupPolicySchema, updatedAt: Num });
+export type WarmupPolicyDto = Static<typeof WarmupPolicyRecordSchema>;
+
+/** One workload's spot placement policy (src/policy/spot.ts SpotPolicy; validate-spot.ts checks it). */
+export const SpotPolicySchema = Obj(
+  {
+    workload: Obj({
+      namespace: Str,
+      kind: Lit(["Deployment", "StatefulSet", "ReplicaSet"] as const),
+      name: Str,
+    }),
+    /** The first `threshold` live pods run on-demand. */
+    threshold: Int,
+    strategy: Lit(["Prefer", "Require"] as const),
+    /** Share (0–100) of the pods above `threshold` that also run on-demand. Default 0. */
+    percentAboveBase: Type.Optional(Int),
+    /** Repair mode: on, off, or "dry-run" (plan only). Default true. */
+    repair: Type.Optional(Type.Union([Type.Boolean(), Type.Literal("dry-run")])),
+    /** Prefer only: how long the on-demand fallback stays open; absent = the webhook's default. */
+    fallbackWindowSeconds: Type.Optional(Int),
+  },
+  "A workload's spot placement policy",
+);
+export type SpotPolicyDto = Static<typeof SpotPolicySchema>;
 
 /** GET /api/v1/policies/spot: what the webhook pulls. */
-export type SpotPolicySetDto = SpotPolicySet & { revision: string };
+export const SpotPolicySetSchema = Obj({
+  apiVersion: Type.Literal("wave.sh/v1alpha1"),
+  kind: Type.Literal("SpotPolicySet"),
+  /** Opaque version of the set, for logs and conditional pulls. */
+  revision: Str,
+  policies: Type.Array(SpotPolicySchema),
+});
+export type SpotPolicySetDto = Static<typeof SpotPolicySetSchema>;
 
 /** Realized savings of one NodePool or workload (namespace/Kind/name) over a range, in USD. */
 export const SavingsLineSchema = Obj({
@@ -319,17 +363,6 @@ export const WarmupBlockerSchema = Lit([
 ] as const);
 export type WarmupBlocker = Static<typeof WarmupBlockerSchema>;
 
-/** A warmup policy with every field filled (defaults included). */
-export const WarmupPolicyFieldsSchema = Obj({
-  enabled: Type.Boolean(),
-  maxWarmNodes: Int,
-  ttlSeconds: Int,
-  cooldownSeconds: Int,
-  maxCostPerHour: Nullable(Num),
-  prePull: Type.Boolean(),
-  prePullDeadlineSeconds: Int,
-});
-
 export const WarmNodeSchema = Obj({
   name: Str,
   /** Seconds since Wave marked it warm. */
@@ -345,7 +378,7 @@ export type WarmNodeDto = Static<typeof WarmNodeSchema>;
 
 export const WarmupPoolSchema = Obj({
   nodePool: Str,
-  policy: WarmupPolicyFieldsSchema,
+  policy: WarmupPolicySchema,
   /** The policy is stored (false: the defaults apply, warmup off). */
   configured: Type.Boolean(),
   state: WarmupPoolStateSchema,
@@ -761,137 +794,173 @@ export const WhoAmISchema = Obj({
 export type WhoAmIDto = Static<typeof WhoAmISchema>;
 
 /** GET /auth/info (public): how one signs in to this core's console. */
-export interface AuthInfoDto {
-  /** OIDC configured: the button "Sign in with <provider>" goes to loginPath. */
-  oidc: { provider: string; loginPath: string } | null;
-  /** An auth proxy in front of core signs users in. */
-  proxy: boolean;
-}
+export const AuthInfoSchema = Obj(
+  {
+    /** OIDC configured: the button "Sign in with <provider>" goes to loginPath. */
+    oidc: Nullable(Obj({ provider: Str, loginPath: Str })),
+    /** An auth proxy in front of core signs users in. */
+    proxy: Type.Boolean(),
+  },
+  "How one signs in to this core's console",
+);
+export type AuthInfoDto = Static<typeof AuthInfoSchema>;
 
 /** One change made through Wave (GET /api/v1/clusters/{id}/audit). */
-export interface AuditEntryDto {
-  id: number;
-  /** epoch ms */
-  at: number;
-  subject: string;
-  groups: string[];
-  /** How the caller signed in: token, oidc or proxy. */
-  source: string;
-  /** ui, api or cli */
-  via: string;
-  address: string;
-  action: string;
-  object: string;
+export const AuditEntrySchema = Obj({
+  id: Int,
+  at: Type.Integer({ description: "epoch ms" }),
+  subject: Str,
+  groups: Type.Array(Str),
+  source: Type.String({ description: "how the caller signed in: token, oidc or proxy" }),
+  via: Type.String({ description: "ui, api or cli" }),
+  address: Str,
+  action: Str,
+  object: Str,
   /** JSON summaries; null: the object did not exist before / no longer exists. */
-  before: string | null;
-  after: string | null;
-}
+  before: Nullable(Str),
+  after: Nullable(Str),
+});
+export type AuditEntryDto = Static<typeof AuditEntrySchema>;
 
 /** A policy CR version another field manager wrote (a change made outside Wave). */
-export interface ForeignChangeDto {
-  at: number;
-  kind: string;
-  name: string;
-  /** kubectl, argocd-controller, kustomize-controller, … */
-  manager: string;
-  deleted: boolean;
-  spec: string | null;
-}
+export const ForeignChangeSchema = Obj({
+  at: Type.Integer({ description: "epoch ms core received this version" }),
+  kind: Str,
+  name: Str,
+  manager: Type.String({
+    description: "the field manager of the change (kubectl, argocd-controller, kustomize-controller, …)",
+  }),
+  deleted: Type.Boolean(),
+  spec: Nullable(Str),
+});
+export type ForeignChangeDto = Static<typeof ForeignChangeSchema>;
 
-export interface AuditListDto {
-  entries: AuditEntryDto[];
-  /** Changes made elsewhere, by their field manager. */
-  elsewhere: ForeignChangeDto[];
-}
+export const AuditListSchema = Obj(
+  {
+    entries: Type.Array(AuditEntrySchema),
+    /** Changes made elsewhere, by their field manager. */
+    elsewhere: Type.Array(ForeignChangeSchema),
+  },
+  "Changes made through Wave in a cluster, newest first, and policy CR versions written elsewhere",
+);
+export type AuditListDto = Static<typeof AuditListSchema>;
 
-/** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
+/** A name as Kubernetes allows it for NodePools and clusters (no NUL, CR/LF or markup). */
+export const DNS_SUBDOMAIN_PATTERN = "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$";
+
 /**
  * A what-if's progress, streamed as `event: progress` when the request asks for
  * `accept: text/event-stream` (then `event: result` with the report, or `event: error`).
  */
-export interface WhatifProgressDto {
+export const WhatifProgressSchema = Obj({
   /** Waiting for a worker (or for the cluster's running replay), or replaying. */
-  state: "queued" | "running";
+  state: Lit(["queued", "running"] as const),
   /** Queued: what-ifs ahead (0 = next). */
-  position: number;
+  position: Int,
   /** Share of the replays' simulated time done (0–1). */
-  fraction: number;
-  elapsedMs: number;
+  fraction: Num,
+  elapsedMs: Num,
   /** Estimated time left. */
-  etaMs: number | undefined;
-}
+  etaMs: Type.Optional(Num),
+});
+export type WhatifProgressDto = Static<typeof WhatifProgressSchema>;
 
-export interface WhatifRequestDto {
-  /** Spot policies to try, by workload (the body of `PUT …/policies/spot/…` plus the workload). */
-  spot?: SpotPolicyDto[];
-  /** Warmup policies to try, by NodePool (the body of `PUT …/policies/warmup/{pool}`). */
-  warmup?: Record<string, Partial<WarmupPolicyDto["policy"]>>;
-  /** History replayed, hours back from now (default and most 24). */
-  windowHours?: number;
-  /** Launch → node Ready in the simulator (default: the cluster's median recorded boot, else 60 s). */
-  bootDelaySeconds?: number;
-  /** Per spot node per hour (default: the cluster's own rate over the window). */
-  spotInterruptionRate?: number;
-  seed?: number;
-}
+/** POST /api/v1/clusters/{id}/whatif: the candidate (changes over the cluster's current policies). */
+export const WhatifRequestSchema = Obj(
+  {
+    /**
+     * Spot policies to try, by workload (the body of `PUT …/policies/spot/…` plus the workload).
+     * Only objects here: the policy validator checks them, so a bad one is refused with its reason.
+     */
+    spot: Type.Optional(Type.Array(Type.Unsafe<SpotPolicyDto>({ type: "object" }), { maxItems: 100 })),
+    /** Warmup policies to try, by NodePool (the body of `PUT …/policies/warmup/{pool}`). */
+    warmup: Type.Optional(
+      Type.Record(Str, WarmupPolicyInputSchema, {
+        maxProperties: 100,
+        propertyNames: { type: "string", minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN_PATTERN },
+      }),
+    ),
+    /** History replayed, hours back from now (default and most 24). */
+    windowHours: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 24 })),
+    /** Launch → node Ready in the simulator (default: the cluster's median recorded boot, else 60 s). */
+    bootDelaySeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
+    /** Per spot node per hour (default: the cluster's own rate over the window). */
+    spotInterruptionRate: Type.Optional(Type.Number({ minimum: 0, maximum: 60 })),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999 })),
+  },
+  "A what-if candidate: spot and/or warmup policies to try over the cluster's current ones",
+);
+export type WhatifRequestDto = Static<typeof WhatifRequestSchema>;
+
+const SpotOnDemand = Obj({ spot: Num, onDemand: Num });
+const PoolAverage = Obj({ nodes: Num, costPerHour: Num });
 
 /** One side of a what-if: the cluster's window replayed under one policy. */
-export interface WhatifSideDto {
-  policy: { spot: SpotPolicyDto[]; warmup: Record<string, WarmupPolicyDto["policy"]> };
+export const WhatifSideSchema = Obj({
+  policy: Obj({ spot: Type.Array(SpotPolicySchema), warmup: Type.Record(Str, WarmupPolicySchema) }),
   /** Averages over the window. */
-  costPerHour: number;
-  costPerMonth: number;
+  costPerHour: Num,
+  costPerMonth: Num,
   /** Spot node-hours / all node-hours (0..1). */
-  spotShare: number;
-  nodeHours: { spot: number; onDemand: number };
+  spotShare: Num,
+  nodeHours: SpotOnDemand,
   /** Per NodePool, averages over the window: nodes and cost rate (compare with `recorded.pools`). */
-  pools?: Record<string, { nodes: number; costPerHour: number }>;
+  pools: Type.Optional(Type.Record(Str, PoolAverage)),
   /** The window in about 96 buckets (t: epoch ms): cost rate and workload pods by capacity type. */
-  timeline?: { t: number; costPerHour: number; onDemandPods: number; spotPods: number }[];
+  timeline: Type.Optional(Type.Array(Obj({ t: Int, costPerHour: Num, onDemandPods: Int, spotPods: Int }))),
   /** Pod starts per latency bucket: ≤ 5 s, 15 s, 30 s, 1 min, 2 min, 5 min, longer. */
-  podStartHistogram?: number[];
+  podStartHistogram: Type.Optional(Type.Array(Int)),
   /** Workload pod creation → Running, ms. */
-  podStart: { count: number; p50Ms: number; p95Ms: number; maxMs: number };
-  pendingAtEnd: number;
-  spotInterruptions: number;
-  nodeClaimsCreated: number;
+  podStart: Obj({ count: Int, p50Ms: Num, p95Ms: Num, maxMs: Num }),
+  pendingAtEnd: Int,
+  spotInterruptions: Int,
+  nodeClaimsCreated: Int,
   /** As the replay ends: the cluster now, had this policy been in force. */
-  now: {
-    costPerHour: number;
-    nodes: { spot: number; onDemand: number };
+  now: Obj({
+    costPerHour: Num,
+    nodes: SpotOnDemand,
     /** Per NodePool: its nodes' cost rate and count. */
-    pools: Record<string, { costPerHour: number; nodes: number }>;
+    pools: Type.Record(Str, Obj({ costPerHour: Num, nodes: Int })),
     /** Per workload (namespace/Kind/name): its pods by capacity type. */
-    workloads: Record<string, { onDemand: number; spot: number; pending: number }>;
-  };
-}
+    workloads: Type.Record(Str, Obj({ onDemand: Int, spot: Int, pending: Int })),
+  }),
+});
+export type WhatifSideDto = Static<typeof WhatifSideSchema>;
 
-export interface WhatifReportDto {
-  clusterId: string;
-  /** The replayed window (epoch ms). */
-  from: number;
-  to: number;
-  historyBuckets: number;
-  catalog: "aws" | "kwok";
-  bootDelayMs: number;
-  spotInterruptionRate: number;
-  workloads: string[];
-  skipped: { workload: string; reason: string }[];
-  current: WhatifSideDto;
-  candidate: WhatifSideDto;
-  /** Why a result may look wrong (e.g. warmup enabled yet a worse p95 start, and what the replay shows of why). */
-  notes?: string[];
-  /**
-   * What core recorded over the same window (averages over the time it has points for), and how
-   * far the current policy's replay is from it (relative errors): judge the model before the
-   * candidate. Null without recorded points.
-   */
-  recorded?: {
-    coveredMs: number;
-    costPerHour: number;
-    pools: Record<string, { nodes: number; costPerHour: number }>;
-    fidelity: { costError: number; poolNodesError: Record<string, number> };
-  } | null;
-  /** How long the two replays took, ms. */
-  tookMs: number;
-}
+export const WhatifReportSchema = Obj(
+  {
+    clusterId: Str,
+    /** The replayed window (epoch ms). */
+    from: Int,
+    to: Int,
+    historyBuckets: Int,
+    catalog: Lit(["aws", "kwok"] as const),
+    bootDelayMs: Int,
+    spotInterruptionRate: Num,
+    workloads: Type.Array(Str),
+    skipped: Type.Array(Obj({ workload: Str, reason: Str })),
+    current: WhatifSideSchema,
+    candidate: WhatifSideSchema,
+    /** Why a result may look wrong (e.g. warmup enabled yet a worse p95 start, and what the replay shows of why). */
+    notes: Type.Optional(Type.Array(Str)),
+    /**
+     * What core recorded over the same window (averages over the time it has points for), and how
+     * far the current policy's replay is from it (relative errors): judge the model before the
+     * candidate. Null without recorded points.
+     */
+    recorded: Type.Optional(
+      Nullable(
+        Obj({
+          coveredMs: Int,
+          costPerHour: Num,
+          pools: Type.Record(Str, PoolAverage),
+          fidelity: Obj({ costError: Num, poolNodesError: Type.Record(Str, Num) }),
+        }),
+      ),
+    ),
+    /** How long the two replays took, ms. */
+    tookMs: Int,
+  },
+  "A what-if: the cluster's window replayed under its current policies and under the candidate",
+);
+export type WhatifReportDto = Static<typeof WhatifReportSchema>;

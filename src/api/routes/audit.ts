@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { Store } from "../../core/store/store.ts";
 import type { ApiPlugin } from "../app.ts";
 import { summary } from "../audit.ts";
+import { AuditListSchema, type AuditListDto } from "../../dashboard/dto.ts";
 
 export interface AuditDeps {
   store: Store;
@@ -14,52 +15,6 @@ export interface AuditDeps {
    */
   waveManagers: readonly [string, string];
 }
-
-const elsewhereSchema = {
-  type: "object",
-  required: ["at", "kind", "name", "manager", "deleted", "spec"],
-  properties: {
-    at: { type: "integer", description: "epoch ms core received this version" },
-    kind: { type: "string" },
-    name: { type: "string" },
-    manager: {
-      type: "string",
-      description: "the field manager of the change (kubectl, argocd-controller, …)",
-    },
-    deleted: { type: "boolean" },
-    spec: { type: ["string", "null"] },
-  },
-} as const;
-
-const entrySchema = {
-  type: "object",
-  required: [
-    "id",
-    "at",
-    "subject",
-    "groups",
-    "source",
-    "via",
-    "address",
-    "action",
-    "object",
-    "before",
-    "after",
-  ],
-  properties: {
-    id: { type: "integer" },
-    at: { type: "integer", description: "epoch ms" },
-    subject: { type: "string" },
-    groups: { type: "array", items: { type: "string" } },
-    source: { type: "string", description: "how the caller signed in: token, oidc or proxy" },
-    via: { type: "string", description: "ui, api or cli" },
-    address: { type: "string" },
-    action: { type: "string" },
-    object: { type: "string" },
-    before: { type: ["string", "null"] },
-    after: { type: ["string", "null"] },
-  },
-} as const;
 
 export function auditRoutes(deps: AuditDeps): ApiPlugin {
   return (app: FastifyInstance) => {
@@ -88,19 +43,10 @@ export function auditRoutes(deps: AuditDeps): ApiPlugin {
               },
             },
           },
-          response: {
-            200: {
-              type: "object",
-              required: ["entries", "elsewhere"],
-              properties: {
-                entries: { type: "array", items: entrySchema },
-                elsewhere: { type: "array", items: elsewhereSchema },
-              },
-            },
-          },
+          response: { 200: AuditListSchema },
         },
       },
-      async (req) => {
+      async (req): Promise<AuditListDto> => {
         const rows = await deps.store.listAudit({
           clusterId: req.params.id,
           limit: req.query.limit ?? 100,

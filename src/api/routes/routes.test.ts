@@ -708,6 +708,16 @@ describe("policy routes", () => {
     assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 204);
   });
 
+  it("keeps fallbackWindowSeconds in the PUT answer and the served set (the response schema holds it)", async () => {
+    const url = "/api/v1/policies/spot/Deployment/shop/fallback";
+    const ok = await put(url, { threshold: 1, strategy: "Prefer", fallbackWindowSeconds: 900 });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal(ok.json<{ fallbackWindowSeconds?: number }>().fallbackWindowSeconds, 900);
+    const served = (await get<SpotPolicySetDto>("/api/v1/policies/spot")).policies;
+    assert.equal(served.find((p) => p.workload.name === "fallback")?.fallbackWindowSeconds, 900);
+    assert.equal((await app.inject({ method: "DELETE", url, headers: A })).statusCode, 204);
+  });
+
   it("deletes spot policies", async () => {
     const url = "/api/v1/policies/spot/Deployment/shop/web";
     assert.equal((await app.inject({ method: "DELETE", url, headers: V })).statusCode, 403);

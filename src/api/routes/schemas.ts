@@ -1,11 +1,12 @@
 // The routes' JSON schemas. Response DTOs are declared once as TypeBox schemas in
 // src/dashboard/dto.ts (their types are Static<> of them, the UI imports those types); Fastify
-// serializes with them and the OpenAPI document is generated from them. Here: parameters, errors
-// and the policy bodies.
+// serializes with them and the OpenAPI document is generated from them; the policy and what-if
+// bodies are there too. Here: parameters and errors.
 
 import {
   ClusterSchema,
   DisruptionSchema,
+  DNS_SUBDOMAIN_PATTERN,
   LifecycleEventSchema,
   LiveSchema,
   NodeListSchema,
@@ -21,7 +22,6 @@ export const num = { type: "number" } as const;
 export const int = { type: "integer" } as const;
 export const str = { type: "string" } as const;
 export const bool = { type: "boolean" } as const;
-const nullable = (type: "string" | "number" | "integer") => ({ type: [type, "null"] }) as const;
 
 const obj = (properties: Record<string, unknown>, optional: readonly string[] = []) => ({
   type: "object",
@@ -31,7 +31,7 @@ const obj = (properties: Record<string, unknown>, optional: readonly string[] = 
 
 // Path and query parameters: names as Kubernetes and Karpenter allow them, so no NUL, CR/LF or
 // markup is ever stored, and nothing is accepted that could never be used.
-const DNS_SUBDOMAIN = "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$";
+const DNS_SUBDOMAIN = DNS_SUBDOMAIN_PATTERN;
 
 /** A NodePool name Karpenter can use: it is also the value of the karpenter.sh/nodepool label (≤ 63). */
 export const poolName = { type: "string", minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN } as const;
@@ -69,43 +69,3 @@ export const disruptionSchema = DisruptionSchema;
 export const thrashingSchema = ThrashingSchema;
 export const seriesSchema = SeriesSchema;
 export const liveSchema = LiveSchema;
-
-const warmupPolicyFields = {
-  enabled: bool,
-  maxWarmNodes: int,
-  ttlSeconds: int,
-  cooldownSeconds: int,
-  maxCostPerHour: nullable("number"),
-  prePull: bool,
-  prePullDeadlineSeconds: int,
-} as const;
-
-/** A warmup policy as stored: every field filled. */
-export const warmupPolicySchema = obj(warmupPolicyFields);
-
-/** A warmup policy as PUT (and tried by what-if): fields left out take the defaults. */
-export const warmupPolicyInputSchema = { type: "object", properties: warmupPolicyFields } as const;
-
-export const warmupPolicyRecordSchema = obj({ nodePool: str, policy: warmupPolicySchema, updatedAt: num });
-
-export const spotPolicySchema = obj(
-  {
-    workload: obj({
-      namespace: str,
-      kind: { type: "string", enum: ["Deployment", "StatefulSet", "ReplicaSet"] },
-      name: str,
-    }),
-    threshold: int,
-    strategy: { type: "string", enum: ["Prefer", "Require"] },
-    percentAboveBase: int,
-    repair: { anyOf: [{ type: "boolean" }, { type: "string", enum: ["dry-run"] }] },
-  },
-  ["percentAboveBase", "repair"],
-);
-
-export const spotPolicySetSchema = obj({
-  apiVersion: { type: "string", const: "wave.sh/v1alpha1" },
-  kind: { type: "string", const: "SpotPolicySet" },
-  revision: str,
-  policies: { type: "array", items: spotPolicySchema },
-});

@@ -5,7 +5,13 @@
 // by the composition root as `run`). Viewers may ask: nothing is changed in the cluster.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ClusterHub } from "../../core/hub/hub.ts";
-import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../../dashboard/dto.ts";
+import {
+  WhatifReportSchema,
+  WhatifRequestSchema,
+  type WhatifProgressDto,
+  type WhatifReportDto,
+  type WhatifRequestDto,
+} from "../../dashboard/dto.ts";
 import { sseFrame } from "../sse.ts";
 import { workloadTemplates } from "../../dashboard/figures/workload-pods.ts";
 import { parsePolicy } from "../../policy/validate-warmup.ts";
@@ -16,7 +22,6 @@ import type { ApiPlugin } from "../app.ts";
 import { spotPolicySet } from "./policies.ts";
 import { policiesInForce } from "./clusters/console-context.ts";
 import { clusterIdParam, errorSchema } from "./schemas.ts";
-import { bodySchema, whatifReportSchema } from "./whatif-schemas.ts";
 import {
   observedBootMs,
   observedCadence,
@@ -24,7 +29,6 @@ import {
   observedTemplateChanges,
 } from "./whatif-observed.ts";
 
-export { whatifReportSchema };
 export { observedBootMs, observedCadence, observedTemplateChanges } from "./whatif-observed.ts";
 
 const HOUR = 3_600_000;
@@ -143,9 +147,9 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
             "simulator under its current policies and under the candidate in the body: cost/h, cost/month, " +
             "spot share, pod start p50/p95, and each workload's placement now, side by side",
           params: { type: "object", required: ["id"], properties: { id: clusterIdParam } },
-          body: bodySchema,
+          body: WhatifRequestSchema,
           response: {
-            200: whatifReportSchema,
+            200: WhatifReportSchema,
             400: errorSchema,
             404: errorSchema,
             429: errorSchema,

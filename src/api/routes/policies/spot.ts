@@ -5,7 +5,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { workloadKey, type SpotPolicy } from "../../../policy/spot.ts";
 import { requireChange } from "../../identity.ts";
 import { spotPolicyName, spotPolicyResource } from "../../../console/policy-crs.ts";
-import { errorSchema, spotPolicySchema, spotPolicySetSchema } from "../schemas.ts";
+import { SpotPolicySchema, SpotPolicySetSchema } from "../../../dashboard/dto.ts";
+import { errorSchema } from "../schemas.ts";
 import {
   crSpec,
   deleteSchema,
@@ -139,14 +140,14 @@ export function spotPolicyRoutes(ctx: PolicyContext): PolicyRoute[] {
     "Create or replace a workload's spot policy in a cluster (its SpotPolicy, server-side applied by " +
       "the cluster's agent; 409 when a field is managed elsewhere, unless force=true)",
     spotBody,
-    spotPolicySchema,
+    SpotPolicySchema,
   );
   return [
     {
       method: "GET",
       path: "/spot",
       config: viewer,
-      schema: { summary, querystring: watchQuery, response: { 200: spotPolicySetSchema, 429: errorSchema } },
+      schema: { summary, querystring: watchQuery, response: { 200: SpotPolicySetSchema, 429: errorSchema } },
       handler: handle<WatchRoute>((req, reply) => getSpotSet(ctx, req, reply)),
     },
     {

@@ -3,8 +3,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { parsePolicy } from "../../../policy/validate-warmup.ts";
 import { warmupPoliciesOf, warmupPolicyName, warmupPolicyResource } from "../../../console/policy-crs.ts";
-import type { WarmupPolicyDto } from "../../../dashboard/dto.ts";
-import { warmupPolicyInputSchema, warmupPolicyRecordSchema } from "../schemas.ts";
+import {
+  WarmupPolicyInputSchema,
+  WarmupPolicyRecordSchema,
+  type WarmupPolicyDto,
+} from "../../../dashboard/dto.ts";
 import {
   admin,
   crSpec,
@@ -88,7 +91,7 @@ export function warmupPolicyRoutes(ctx: PolicyContext): PolicyRoute[] {
       config: viewer,
       schema: {
         summary: "A cluster's warmup policies per NodePool (pools without one use the defaults: disabled)",
-        response: { 200: { type: "array", items: warmupPolicyRecordSchema } },
+        response: { 200: { type: "array", items: WarmupPolicyRecordSchema } },
       },
       handler: handle<{ Params: ClusterParams }>((req) => listWarmupPolicies(ctx, req)),
     },
@@ -99,8 +102,8 @@ export function warmupPolicyRoutes(ctx: PolicyContext): PolicyRoute[] {
         "Create or replace a NodePool's warmup policy in a cluster (fields left out take the defaults; its " +
           "WarmupPolicy, server-side applied by the cluster's agent; 409 when a field is managed elsewhere, " +
           "unless force=true)",
-        warmupPolicyInputSchema,
-        warmupPolicyRecordSchema,
+        WarmupPolicyInputSchema,
+        WarmupPolicyRecordSchema,
       ),
       handler: handle<PutRoute>((req, reply) => putWarmupPolicy(ctx, req, reply)),
     },
