@@ -21,6 +21,10 @@ RUN --mount=type=secret,id=npm-ca,required=false \
     npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY ui ./ui
+# The UI bundles the policy models it shares with core (src/policy, ADR 0022); its other imports
+# from src/ are types only.
+COPY src/policy ./src/policy
+COPY src/objects ./src/objects
 RUN npm run build:ui
 
 # --- production dependencies only ---------------------------------------------------------------
