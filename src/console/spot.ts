@@ -20,6 +20,7 @@ import { machineOf } from "../dashboard/machines.ts";
 import { podShareOfNode } from "../dashboard/figures/savings.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
+import { podPlacement } from "../karpenter/labels.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
 import { ON_DEMAND, SPOT } from "../webhook/constants.ts";
 import { onDemandTarget } from "../policy/on-demand-target.ts";
@@ -225,10 +226,12 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
       if (pool !== undefined) poolNames.add(pool);
       if (pinsCapacityType(p)) pinned++;
       let podCost: number | null = null;
-      if (!node || ct === null) actual.pending++;
-      else {
-        if (ct === SPOT) actual.spot++;
-        else actual.onDemand++;
+      const placed = podPlacement(p.spec.nodeName, node);
+      if (placed === "pending") actual.pending++;
+      else if (placed === SPOT) actual.spot++;
+      else actual.onDemand++;
+      if (placed !== SPOT && placed !== "pending" && assigned === SPOT) onDemandNow++;
+      if (node && ct !== null) {
         const pr = nodePrice(node);
         const s = share(p, node);
         if (pr.now !== null) {
@@ -240,7 +243,6 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
             perPod.onDemand.push(pr.onDemand * s);
           }
         }
-        if (assigned === SPOT && ct !== SPOT) onDemandNow++;
       }
       // Require's spot pods can only run in a pool that offers spot: one that waits (or runs
       // elsewhere) in a pool without spot cannot be placed. Its on-demand pods may use any pool.

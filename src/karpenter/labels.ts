@@ -42,6 +42,16 @@ export function capacityTypeOf(obj: KubeObject): CapacityType | undefined {
   return isCapacityType(v) ? v : undefined;
 }
 
+/**
+ * Where a pod runs, as the spot placement figures count it (the Spot page and
+ * `wave_spot_placement_pods`): "pending" while it is bound to no node; else its node's
+ * capacity-type label — a node without one (not Karpenter's, or not yet known) counts as on-demand.
+ */
+export function podPlacement(nodeName: string | undefined, node: KubeObject | undefined): string {
+  if (nodeName === undefined || nodeName === "") return "pending";
+  return (node && labelOf(node, CAPACITY_TYPE_LABEL)) || "on-demand";
+}
+
 export function nodePoolOf(obj: KubeObject): string | undefined {
   return labelOf(obj, NODE_POOL_LABEL) || undefined;
 }

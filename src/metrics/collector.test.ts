@@ -11,6 +11,7 @@ import { silentLogger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
 import { registerDashboardMetrics } from "./collector.ts";
+import { buildSpotView } from "../console/spot.ts";
 import { deliver } from "../core/hub/testing.ts";
 
 /** value of the one sample of `name` whose labels include `labels`. */
@@ -145,6 +146,53 @@ describe("dashboard figures in /metrics", () => {
       );
       assert.equal(sample(text, "wave_warmup_misses_total", { nodepool: "batch", reason: "ttl" }), 0);
       assert.doesNotMatch(text, /wave_spot_placement_pods\{/, "no policies, no placement series");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("counts pods on a node without a capacity-type label, or one not known yet, as the Spot page does", async () => {
+    const policy: SpotPolicy = {
+      workload: { namespace: "shop", kind: "Deployment", name: "web" },
+      threshold: 1,
+      strategy: "Prefer",
+    };
+    const s = await setup([policy]);
+    try {
+      // A node outside Karpenter (no karpenter.sh/capacity-type), and a pod bound to a node the
+      // state has not seen yet: both run somewhere, neither is pending.
+      const unlabeled = cluster([
+        {
+          name: "mng",
+          pool: "general",
+          instanceType: "m5.large",
+          capacityType: "on-demand",
+          zone: "us-east-1a",
+          cpu: "2",
+        },
+      ]).nodes[0];
+      if (!unlabeled) throw new Error("node");
+      delete unlabeled.metadata.labels["karpenter.sh/capacity-type"];
+      s.entry.state.apply("Node", "add", unlabeled);
+      s.entry.state.apply("Pod", "update", owned("web-4", "mng", "web"));
+      s.entry.state.apply("Pod", "add", owned("web-5", "not-yet-seen", "web"));
+      const text = await s.registry.render();
+      const page = buildSpotView({
+        clusterId: "c1",
+        state: s.entry.state,
+        policies: [policy],
+        prices: s.prices,
+        now: s.clock.now(),
+      }).workloads.find((w) => w.workload.name === "web");
+      const w = { namespace: "shop", workload: "web" };
+      const metrics = {
+        onDemand: sample(text, "wave_spot_placement_pods", { ...w, capacity_type: "on-demand" }),
+        spot: sample(text, "wave_spot_placement_pods", { ...w, capacity_type: "spot" }),
+        pending: sample(text, "wave_spot_placement_pods", { ...w, capacity_type: "pending" }),
+      };
+      const actual = page?.actual;
+      assert.deepEqual(actual, { onDemand: 3, spot: 2, pending: 0 });
+      assert.deepEqual(metrics, actual);
     } finally {
       await s.close();
     }

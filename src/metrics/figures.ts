@@ -4,7 +4,7 @@
 // `cluster`. Cardinality is bounded by the catalog and the configuration, never by pods: see
 // docs/metrics.md for each metric's bound.
 import { CPU, MEMORY } from "../karpenter/resources.ts";
-import { CAPACITY_TYPE_LABEL } from "../objects/karpenter.ts";
+import { podPlacement } from "../karpenter/labels.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import { onDemandTarget } from "../policy/on-demand-target.ts";
@@ -299,15 +299,9 @@ function countPlacement(
     if (!pod.live) continue;
     // The first candidate with a policy governs the pod.
     if (pod.candidates.find((k) => policies.has(k)) !== key) continue;
-    let ct = "pending";
-    if (pod.nodeName !== undefined) {
-      let known = nodeCt.get(pod.nodeName);
-      if (known === undefined) {
-        known = state.node(pod.nodeName)?.metadata.labels?.[CAPACITY_TYPE_LABEL] ?? "on-demand";
-        nodeCt.set(pod.nodeName, known);
-      }
-      ct = known;
-    }
+    const name = pod.nodeName ?? "";
+    const ct = nodeCt.get(name) ?? podPlacement(pod.nodeName, state.node(name));
+    nodeCt.set(name, ct);
     c[ct] = (c[ct] ?? 0) + 1;
   }
   return c;
