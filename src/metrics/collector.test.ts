@@ -172,7 +172,7 @@ describe("dashboard figures in /metrics", () => {
         },
       ]).nodes[0];
       if (!unlabeled) throw new Error("node");
-      delete unlabeled.metadata.labels["karpenter.sh/capacity-type"];
+      delete unlabeled.metadata.labels?.["karpenter.sh/capacity-type"];
       s.entry.state.apply("Node", "add", unlabeled);
       s.entry.state.apply("Pod", "update", owned("web-4", "mng", "web"));
       s.entry.state.apply("Pod", "add", owned("web-5", "not-yet-seen", "web"));

@@ -131,6 +131,16 @@ test(
         { timeoutMs: 60_000, intervalMs: 1_000 },
       );
       await api(`policies/warmup/${pool}`, { method: "PUT", body: POLICY, admin: true });
+      // The edit is applied as a WarmupPolicy by the agent; the view reads it once the resource
+      // streamed back — until then it shows the default policy (cooldown 300 s at streak 0).
+      await waitFor(
+        "the Warmup view to show the policy just set",
+        async () => {
+          const p = (await api<WarmupViewDto>("warmup")).pools.find((x) => x.nodePool === pool);
+          return p?.policy.enabled === true && p.policy.ttlSeconds === POLICY.ttlSeconds;
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
       const t0 = Date.now();
       const policy = { ...POLICY };
       log(`workload on ${workloadNode}; warmup on (${JSON.stringify(POLICY)}) at t=0`);
