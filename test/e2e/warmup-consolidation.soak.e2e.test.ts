@@ -187,7 +187,18 @@ test(
           );
           if (k < 2) continue;
           // Every warmup before this one expired unused: the streak it started under is k − 1.
-          assert.equal(p.missesByReason["ttl"] ?? 0, k - 1, `${k - 1} unused expiries before warmup #${k}`);
+          // The miss is counted when the agent's stats reach core, which can be after the next
+          // warmup pod shows in the state: wait for it a little, then it must be exactly k − 1.
+          const misses = await waitFor(
+            `${k - 1} unused expiries before warmup #${k}`,
+            async () => {
+              const v = await api<WarmupViewDto>(`warmup?from=${t0 - 60_000}`);
+              const m = v.pools.find((x) => x.nodePool === pool)?.missesByReason["ttl"] ?? 0;
+              return m >= k - 1 ? m : undefined;
+            },
+            { timeoutMs: 20_000, intervalMs: 250 },
+          );
+          assert.equal(misses, k - 1, `${k - 1} unused expiries before warmup #${k}`);
           const gap = wp.createdAt - (starts[k - 2]?.at ?? 0);
           const want = backoffCooldownMs(policy, k - 1);
           assert.ok(
