@@ -47,6 +47,13 @@ function owned(name: string, node: string | undefined, deployment: string): Pod 
   return p;
 }
 
+/** shop/web (Deployment) under Prefer, threshold 1: the placement tests' policy. */
+const WEB_POLICY: SpotPolicy = {
+  workload: { namespace: "shop", kind: "Deployment", name: "web" },
+  threshold: 1,
+  strategy: "Prefer",
+};
+
 async function setup(policies: SpotPolicy[] = []) {
   const clock = new FakeClock(Date.UTC(2026, 5, 1));
   const store = await openStore({ backend: "sqlite", path: ":memory:" }, { log: silentLogger });
@@ -152,11 +159,7 @@ describe("dashboard figures in /metrics", () => {
   });
 
   it("counts pods on a node without a capacity-type label, or one not known yet, as the Spot page does", async () => {
-    const policy: SpotPolicy = {
-      workload: { namespace: "shop", kind: "Deployment", name: "web" },
-      threshold: 1,
-      strategy: "Prefer",
-    };
+    const policy = WEB_POLICY;
     const s = await setup([policy]);
     try {
       // A node outside Karpenter (no karpenter.sh/capacity-type), and a pod bound to a node the
@@ -199,11 +202,7 @@ describe("dashboard figures in /metrics", () => {
   });
 
   it("counts a policy workload's pods by capacity type and follows changes", async () => {
-    const policy: SpotPolicy = {
-      workload: { namespace: "shop", kind: "Deployment", name: "web" },
-      threshold: 1,
-      strategy: "Prefer",
-    };
+    const policy = WEB_POLICY;
     const s = await setup([policy]);
     try {
       let text = await s.registry.render();
