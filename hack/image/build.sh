@@ -7,7 +7,7 @@
 #   WAVE_IMAGE_SOURCE  the org.opencontainers.image.source label (default: git's origin remote URL)
 # Runs with runc and explicit ulimits (crun and podman's default ulimits fail on some kernels'
 # cgroup setups) and host networking (the build stages run `npm ci`). Layers are cached by podman:
-# a rerun with unchanged inputs rebuilds nothing.
+# a rerun with unchanged inputs rebuilds nothing. Exit 3: no base image could be had.
 set -eu
 cd "$(dirname "$0")/../.."
 command -v podman >/dev/null || { echo "image: podman missing (apt-get install podman buildah runc)" >&2; exit 1; }
@@ -21,7 +21,9 @@ if [ -z "$base" ]; then
     base="$default_base"
   else
     echo "image: $default_base cannot be pulled here; using a base made from Debian packages (hack/image/base.sh, cached)" >&2
-    base="$(sh hack/image/base.sh)"
+    # Exit 3: no base to build on (a registry or mirror out of reach here), not a fault in Wave's
+    # build — CI tells the two apart (.ci/run).
+    base="$(sh hack/image/base.sh)" || { echo "image: no base image could be made (hack/image/base.sh failed)" >&2; exit 3; }
   fi
 fi
 
