@@ -204,8 +204,12 @@ test(
       await waitFor(
         "the webhook to serve threshold 2",
         async () => {
-          const set = await api<{ policies: { threshold: number }[] }>("policies/spot");
-          return set.policies[0]?.threshold === THRESHOLD ? true : undefined;
+          const set = await api<{
+            policies: { workload: { namespace: string; name: string }; threshold: number }[];
+          }>("policies/spot");
+          // The rig is shared with the other e2e lane: its SpotPolicies are listed here too.
+          const web = set.policies.find((p) => p.workload.namespace === ns && p.workload.name === "web");
+          return web?.threshold === THRESHOLD ? true : undefined;
         },
         { timeoutMs: 30_000, intervalMs: 1000 },
       );
