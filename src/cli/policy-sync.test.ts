@@ -184,6 +184,45 @@ describe("policy API over the SpotPolicy CRs", () => {
     await assert.rejects(kube.get("SpotPolicy", "web", "shop"), /not found/);
   });
 
+  it("read your write: a PUT or DELETE answers once core's state shows it, so the next read agrees", async () => {
+    const spot = "/api/v1/clusters/c1/policies/spot";
+    const thresholds = async () =>
+      (await app.inject({ method: "GET", url: spot, headers: A }))
+        .json<{ policies: { workload: { name: string }; threshold: number }[] }>()
+        .policies.filter((p) => p.workload.name === "cart")
+        .map((p) => p.threshold);
+    for (const threshold of [4, 6]) {
+      const put = await app.inject({
+        method: "PUT",
+        url: `${spot}/Deployment/shop/cart`,
+        headers: A,
+        payload: { threshold, strategy: "Prefer" },
+      });
+      assert.equal(put.statusCode, 200, put.body);
+      assert.deepEqual(await thresholds(), [threshold], "the set read right after the PUT");
+    }
+    const warm = async () =>
+      (await app.inject({ method: "GET", url: "/api/v1/clusters/c1/policies/warmup", headers: A }))
+        .json<{ nodePool: string; policy: { maxWarmNodes: number } }[]>()
+        .filter((p) => p.nodePool === "arm64")
+        .map((p) => p.policy.maxWarmNodes);
+    const wput = await app.inject({
+      method: "PUT",
+      url: "/api/v1/clusters/c1/policies/warmup/arm64",
+      headers: A,
+      payload: { enabled: true, maxWarmNodes: 3 },
+    });
+    assert.equal(wput.statusCode, 200, wput.body);
+    assert.deepEqual(await warm(), [3], "the warmup policy read right after the PUT");
+    const del = await app.inject({
+      method: "DELETE",
+      url: `${spot}/Deployment/shop/cart`,
+      headers: { authorization: A.authorization },
+    });
+    assert.equal(del.statusCode, 204, del.body);
+    assert.deepEqual(await thresholds(), [], "gone from the set right after the DELETE");
+  });
+
   it("a cluster whose agent is not connected: 503 with a clear message, nothing stored", async () => {
     const res = await app.inject({
       method: "PUT",

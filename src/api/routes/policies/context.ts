@@ -25,6 +25,7 @@ import type { SpotPolicySetDto } from "../../../dashboard/dto.ts";
 import { errorSchema, poolName } from "../schemas.ts";
 import type { Role } from "../../identity.ts";
 import { spotPolicySet } from "./spot-set.ts";
+import { heldAs, resourceVersionOf } from "./read-your-write.ts";
 
 export interface PolicyDeps {
   store: Store;
@@ -292,14 +293,14 @@ export class PolicyContext {
       const cr = p.cr(stamp);
       before = cr.before;
       const edit = { kind: RESOURCE[p.kind], namespace: cr.namespace, name: cr.name, op: "apply" as const };
-      if (
-        !(await this.sendEdit(reply, this.crs, p.cluster, {
-          ...edit,
-          object: cr.object,
-          force: req.query.force === true,
-        }))
-      )
-        return undefined;
+      const answer = await this.sendEdit(reply, this.crs, p.cluster, {
+        ...edit,
+        object: cr.object,
+        force: req.query.force === true,
+      });
+      if (!answer) return undefined;
+      const rv = resourceVersionOf(answer.object);
+      if (rv !== undefined) await heldAs(this.crs, p.kind, p.cluster, edit, rv);
       at = stamp.at;
     } else {
       before = (await this.store.getPolicy(p.cluster, p.kind, p.key))?.value ?? null;
@@ -336,6 +337,7 @@ export class PolicyContext {
       const edit = { kind: RESOURCE[p.kind], namespace: p.cr.metadata.namespace ?? "", name };
       if (!(await this.sendEdit(reply, this.crs, p.cluster, { ...edit, op: "delete", force: false })))
         return reply;
+      await heldAs(this.crs, p.kind, p.cluster, edit, undefined);
       before = p.cr.spec;
     } else {
       before = (await this.store.getPolicy(p.cluster, p.kind, p.key))?.value ?? null;
