@@ -11,7 +11,7 @@ import { silentLogger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
 import { registerDashboardMetrics } from "./collector.ts";
-import { buildSpotView } from "../console/spot.ts";
+import { buildSpotView } from "../views/spot.ts";
 import { deliver } from "../core/hub/testing.ts";
 
 /** value of the one sample of `name` whose labels include `labels`. */

@@ -1,7 +1,7 @@
 // GET /api/v1/clusters/{id}/nodes/{name}: the node drawer (a NodeClaim that is gone: from its
 // stored lifecycle).
 import type { FastifyInstance } from "fastify";
-import { buildNodeDetail } from "../../../console/node.ts";
+import { buildNodeDetail } from "../../../views/node.ts";
 import { NodeDetailSchema, type NodeDetailDto } from "../../../dashboard/dto.ts";
 import { clusterExplainInput, nodeDisruption } from "../../../dashboard/consolidation/view.ts";
 import { buildNodeList } from "../../../dashboard/views.ts";

@@ -1,7 +1,7 @@
-// GET /api/v1/clusters/{id}/spot-placement: the Spot page (src/console/spot.ts over the state,
+// GET /api/v1/clusters/{id}/spot-placement: the Spot page (src/views/spot.ts over the state,
 // the stored spot policies, the repair's actions and the webhook's late answers).
 import type { FastifyInstance } from "fastify";
-import { buildSpotView } from "../../../console/spot.ts";
+import { buildSpotView } from "../../../views/spot.ts";
 import { SpotViewSchema } from "../../../dashboard/dto.ts";
 import { spotPolicySet } from "../policies.ts";
 import { policiesInForce, rangedPage, type ConsoleRoutes } from "./console-context.ts";

@@ -1,7 +1,7 @@
-// GET /api/v1/clusters/{id}/warmup: the Warmup page (src/console/warmup.ts over the state, the
+// GET /api/v1/clusters/{id}/warmup: the Warmup page (src/views/warmup.ts over the state, the
 // stored policies and events, and the measured cold starts).
 import type { FastifyInstance } from "fastify";
-import { buildWarmupView } from "../../../console/warmup.ts";
+import { buildWarmupView } from "../../../views/warmup.ts";
 import { coldStartsOf } from "../../../dashboard/cold-starts.ts";
 import { WarmupViewSchema } from "../../../dashboard/dto.ts";
 import { DEFAULT_POLICY } from "../../../policy/warmup.ts";

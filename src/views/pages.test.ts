@@ -30,9 +30,11 @@ import {
 } from "../objects/wave.ts";
 import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { buildNodeDetail } from "./node.ts";
-import { buildSpotView, poolOffersSpot, spotProgress } from "./spot.ts";
+import { buildSpotView, poolOffersSpot } from "./spot.ts";
+import { spotProgress } from "./spot-repair.ts";
 import type { SpotRepair } from "../core/store/store.ts";
-import { buildWarmupView, startSamples } from "./warmup.ts";
+import { buildWarmupView } from "./warmup.ts";
+import { startSamples } from "./warmup-starts.ts";
 
 const T0 = Date.parse("2026-03-02T12:00:00Z");
 const iso = (ms: number): string => new Date(ms).toISOString();

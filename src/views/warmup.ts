@@ -1,0 +1,353 @@
+// The Warmup page (pure): per NodePool the policy, what the controller is doing now, why it is
+// not warming, and over a time range its hits, misses, cost and the start time it saved —
+// measured from this cluster's own pods, not estimated. Reads core's state (as the agent
+// forwards it), the controller's stored events and the lifecycle history.
+import { backoffCooldownMs, unusedStreak } from "../warmup/backoff.ts";
+import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
+import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
+import { NODE_POOL_LABEL, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import type { Node, Pod } from "../objects/kube.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import { machinePrice, placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import { savedPerHit, type ColdStarts } from "../dashboard/figures/time-saved.ts";
+import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
+import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
+import { poolOfPod } from "../karpenter/pool-of-pod.ts";
+import { isActivePod, isDaemonSetPod } from "../karpenter/room.ts";
+import {
+  isPrepullPod,
+  isWarmupPod,
+  isWavePod,
+  parseTime,
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_VALUE,
+  LAST_WARMUP_AT_ANNOTATION,
+  PREPULLED_ANNOTATION,
+  PREPULL_IMAGE_ANNOTATION,
+  WARMUP_POOL_LABEL,
+} from "../objects/wave.ts";
+import { imageHash } from "../warmup/manifests.ts";
+import type { WarmupPolicy } from "../policy/warmup.ts";
+import { workloadImages } from "../warmup/prepull.ts";
+import { median, poolStarts } from "./warmup-starts.ts";
+
+export interface WarmupViewInput {
+  clusterId: string;
+  state: {
+    nodePools(): readonly NodePool[];
+    nodes(): readonly Node[];
+    pods(): readonly Pod[];
+  };
+  /** Stored policies by pool; pools without one run on `defaults`. */
+  policies: ReadonlyMap<string, WarmupPolicy>;
+  defaults: Readonly<WarmupPolicy>;
+  /** The controller's events in [from, to). */
+  events: readonly StoredWarmupEvent[];
+  /** Lifecycle rows of [from − a day, to): when each warm node was launched. */
+  lifecycle: readonly LifecycleEvent[];
+  prices: PriceProvider;
+  /** The cluster's measured cold starts now (dashboard/cold-starts.ts): what a hit saves. */
+  coldStarts: ColdStarts;
+  now: number;
+  from: number;
+  to: number;
+}
+
+const isWaveWarm = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
+  o.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
+
+/** The warmup price lookup over a cluster's state: new nodes priced where its nodes run. */
+export function priceOfWith(prices: PriceProvider, nodes: () => readonly Node[] = () => []): PriceOf {
+  return priceLookup(prices, () => placesOf(nodes()));
+}
+
+type Launch = { at: number; instanceType?: string; capacityType?: string; zone?: string };
+
+/** Each node's first Launched/Registered lifecycle row: when (and as what) it was launched. */
+function launches(lifecycle: readonly LifecycleEvent[]): Map<string, Launch> {
+  const out = new Map<string, Launch>();
+  for (const l of lifecycle) {
+    if (l.nodeName === undefined || (l.phase !== "Launched" && l.phase !== "Registered")) continue;
+    const cur = out.get(l.nodeName);
+    if (cur === undefined || l.at < cur.at)
+      out.set(l.nodeName, {
+        at: l.at,
+        ...(l.instanceType ? { instanceType: l.instanceType } : {}),
+        ...(l.capacityType ? { capacityType: l.capacityType } : {}),
+        ...(l.zone ? { zone: l.zone } : {}),
+      });
+  }
+  return out;
+}
+
+/** What every pool's row reads, built once per page. */
+interface PageContext {
+  input: WarmupViewInput;
+  priceOf: PriceOf;
+  pools: readonly NodePool[];
+  nodes: readonly Node[];
+  pods: readonly Pod[];
+  nodesByName: ReadonlyMap<string, Node>;
+  byNode: ReturnType<typeof podsByNodeName>;
+  /** Nodes Wave held warm at some point in the range: the hits' and misses' nodes, and today's. */
+  warmedNodes: ReadonlySet<string>;
+  launchedAt: ReadonlyMap<string, Launch>;
+}
+
+/** One pool's objects in the state. */
+interface PoolObjects {
+  name: string;
+  poolObj: NodePool | undefined;
+  poolNodes: Node[];
+  warmupPods: Pod[];
+  workload: Pod[];
+  /** The images of the pool's workload (what a warm node pre-pulls). */
+  images: string[];
+  events: StoredWarmupEvent[];
+}
+
+function poolObjects(name: string, ctx: PageContext): PoolObjects {
+  const { pools, pods } = ctx;
+  const poolObj = pools.find((p) => p.metadata.name === name);
+  const workload = poolObj
+    ? pods.filter(
+        (p) =>
+          isActivePod(p) &&
+          !isWavePod(p) &&
+          !isDaemonSetPod(p) &&
+          poolOfPod(p, pools, ctx.nodesByName) === name,
+      )
+    : [];
+  return {
+    name,
+    poolObj,
+    poolNodes: ctx.nodes.filter((n) => n.metadata.labels?.[NODE_POOL_LABEL] === name),
+    warmupPods: pods.filter(
+      (p) => isWarmupPod(p) && p.metadata.labels?.[WARMUP_POOL_LABEL] === name && isActivePod(p),
+    ),
+    workload,
+    images: workloadImages(workload),
+    events: ctx.input.events.filter((e) => e.pool === name),
+  };
+}
+
+/** Warm nodes now (Wave's mark on the Node): age, time left, cost, and each image's pre-pull. */
+function warmNodesOf(o: PoolObjects, ctx: PageContext): WarmNodeDto[] {
+  const { now } = ctx.input;
+  const pullPods = ctx.pods.filter(
+    (p) => isPrepullPod(p) && p.metadata.labels?.[WARMUP_POOL_LABEL] === o.name,
+  );
+  return o.poolNodes.filter(isWaveWarm).map((n) => {
+    const nodeName = n.metadata.name ?? "";
+    const created = parseTime(n.metadata.annotations?.[CREATED_AT_ANNOTATION]);
+    const deadline = parseTime(n.metadata.annotations?.[DEADLINE_ANNOTATION]);
+    const done = new Set(
+      (n.metadata.annotations?.[PREPULLED_ANNOTATION] ?? "").split(",").filter((h) => h !== ""),
+    );
+    const failed = new Set(
+      o.events
+        .filter((e) => e.type === "prepull" && e.node === nodeName && e.reason === "failed")
+        .map((e) => e.image ?? ""),
+    );
+    const pulling = new Set(
+      pullPods
+        .filter((p) => p.spec.nodeName === nodeName)
+        .map((p) => p.metadata.annotations?.[PREPULL_IMAGE_ANNOTATION] ?? ""),
+    );
+    return {
+      name: nodeName,
+      ageSeconds: created === undefined ? null : Math.max(0, Math.round((now - created) / 1000)),
+      ttlLeftSeconds: deadline === undefined ? null : Math.round((deadline - now) / 1000),
+      costPerHour: ctx.priceOf(n, "on-demand") ?? null,
+      waiting: o.warmupPods.some((p) => p.spec.nodeName === nodeName),
+      images: o.images.map((image) => ({
+        image,
+        status: failed.has(image)
+          ? ("failed" as const)
+          : done.has(imageHash(image))
+            ? ("pulled" as const)
+            : pulling.has(image)
+              ? ("pulling" as const)
+              : ("pending" as const),
+      })),
+    };
+  });
+}
+
+/** Why not (another) warmup now: the controller's own detection and admission, replayed. */
+function warmupBlocker(
+  o: PoolObjects,
+  ctx: PageContext,
+  policy: WarmupPolicy,
+  stored: boolean,
+  newNodeCostPerHour: number | null,
+): { blocker: WarmupBlocker | null; blockerDetail: string | null } {
+  const { poolObj, warmupPods: live } = o;
+  if (!poolObj)
+    return { blocker: "pool-missing", blockerDetail: "no NodePool with this name in the cluster" };
+  if (!policy.enabled)
+    return {
+      blocker: "disabled",
+      blockerDetail: stored
+        ? "warmup is disabled in this pool's policy"
+        : "no warmup policy for this pool (off by default)",
+    };
+  const detection = detect(
+    { pool: poolObj, nodes: o.poolNodes, podsByNode: ctx.byNode, workload: o.workload },
+    live.length,
+    policy.maxWarmNodes,
+  );
+  if (!detection.warmup)
+    return detection.reason === "no-workload"
+      ? { blocker: "no-workload", blockerDetail: "no running or pending pod is tied to this pool" }
+      : {
+          blocker: "fits-existing-node",
+          blockerDetail: `its largest pod (${detection.largest.pod.metadata.namespace ?? ""}/${detection.largest.pod.metadata.name ?? ""}) fits on ${detection.nodes.length} existing node(s)${live.length > 0 ? ` and ${live.length} warmup(s)` : ""}`,
+        };
+  const lastWarmupAt = Math.max(
+    parseTime(poolObj.metadata.annotations?.[LAST_WARMUP_AT_ANNOTATION]) ?? -Infinity,
+    ...live.map((p) => parseTime(p.metadata.annotations?.[CREATED_AT_ANNOTATION]) ?? -Infinity),
+  );
+  const admission = admit({
+    policy,
+    now: ctx.input.now,
+    pool: poolObj,
+    warmups: live.length,
+    pendingWarmups: live.filter((p) => !p.spec.nodeName).length,
+    lastWarmupAt: Number.isFinite(lastWarmupAt) ? lastWarmupAt : undefined,
+    estimate: newNodeEstimate(o.poolNodes, detection.largest.requests),
+    warmCostPerHour: warmCost(o.poolNodes.filter(isWaveWarm), ctx.priceOf),
+    newNodeCostPerHour: newNodeCostPerHour ?? undefined,
+  });
+  return admission.ok
+    ? { blocker: null, blockerDetail: null }
+    : { blocker: admission.reason, blockerDetail: admission.detail };
+}
+
+/** Warm capacity's cost over the range: each warm node from its launch to its release. */
+function warmCostOver(o: PoolObjects, ctx: PageContext): number {
+  const { from, to, now } = ctx.input;
+  const spans = new Map<string, { start: number; end: number }>();
+  for (const e of o.events) {
+    if ((e.type !== "hit" && e.type !== "miss") || e.node === undefined) continue;
+    const start = ctx.launchedAt.get(e.node)?.at;
+    if (start !== undefined) spans.set(e.node, { start, end: e.at });
+  }
+  for (const n of o.poolNodes.filter(isWaveWarm)) {
+    const nodeName = n.metadata.name ?? "";
+    const start = ctx.launchedAt.get(nodeName)?.at ?? parseTime(n.metadata.creationTimestamp);
+    if (start !== undefined) spans.set(nodeName, { start, end: now });
+  }
+  let usd = 0;
+  for (const [nodeName, span] of spans) {
+    const a = Math.max(span.start, from);
+    const b = Math.min(span.end, to);
+    if (b <= a) continue;
+    const live = ctx.nodesByName.get(nodeName);
+    const l = ctx.launchedAt.get(nodeName);
+    const price = live
+      ? ctx.priceOf(live, "on-demand")
+      : machinePrice(ctx.input.prices, {
+          instanceType: l?.instanceType,
+          capacityType: l?.capacityType as CapacityType | undefined,
+          zone: l?.zone,
+        })?.usdPerHour;
+    usd += ((price ?? 0) * (b - a)) / 3_600_000;
+  }
+  return usd;
+}
+
+function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
+  const { input } = ctx;
+  const o = poolObjects(name, ctx);
+  const stored = input.policies.get(name);
+  const policy = stored ?? input.defaults;
+  const warmNodes = warmNodesOf(o, ctx);
+  const pendingWarmups = o.warmupPods.filter((p) => !p.spec.nodeName).length;
+  const prePulling = warmNodes.some((w) => w.images.some((i) => i.status === "pulling"));
+  const state: WarmupPoolDto["state"] =
+    pendingWarmups > 0 || prePulling
+      ? "warming"
+      : warmNodes.some((w) => w.waiting)
+        ? "warm"
+        : warmNodes.length > 0
+          ? "protected"
+          : "idle";
+  const offering = o.poolObj ? likelyOffering(o.poolObj, o.poolNodes) : undefined;
+  const newNodeCostPerHour =
+    offering?.instanceType === undefined
+      ? null
+      : (ctx.priceOf(offering.instanceType, offering.capacityType, offering.places) ?? null);
+  const count = (type: StoredWarmupEvent["type"]): number => o.events.filter((e) => e.type === type).length;
+  const missesByReason: Record<string, number> = {};
+  for (const e of o.events)
+    if (e.type === "miss")
+      missesByReason[e.reason ?? "unknown"] = (missesByReason[e.reason ?? "unknown"] ?? 0) + 1;
+  const samples = poolStarts(name, ctx);
+  return {
+    nodePool: name,
+    policy: { ...policy },
+    configured: stored !== undefined,
+    state,
+    ...warmupBlocker(o, ctx, policy, stored !== undefined, newNodeCostPerHour),
+    warmupPods: o.warmupPods.map((p) => ({
+      name: p.metadata.name ?? "",
+      node: p.spec.nodeName ?? null,
+      createdAt: parseTime(p.metadata.creationTimestamp) ?? null,
+    })),
+    warmNodes,
+    created: count("created"),
+    hits: count("hit"),
+    misses: count("miss"),
+    missesByReason,
+    imagesPulled: o.events.filter((e) => e.type === "prepull" && e.reason === "pulled").length,
+    pullFailures: o.events.filter((e) => e.type === "prepull" && e.reason === "failed").length,
+    coldStartSeconds: median(samples.cold),
+    coldStartSamples: samples.cold.length,
+    warmStartSeconds: median(samples.warm),
+    warmStartSamples: samples.warm.length,
+    timeSavedSeconds: count("hit") * savedPerHit(input.coldStarts, name),
+    savedPerHitSeconds: savedPerHit(input.coldStarts, name),
+    savedPerHitSamples: input.coldStarts.pools.get(name)?.samples ?? 0,
+    warmCostUsd: warmCostOver(o, ctx),
+    warmCostPerHourNow: warmCost(o.poolNodes.filter(isWaveWarm), ctx.priceOf) ?? 0,
+    newNodeCostPerHour,
+    newNodeInstanceType: offering?.instanceType ?? null,
+    unusedStreak: unusedStreak(o.poolObj),
+    cooldownSecondsNow: Math.round(backoffCooldownMs(policy, unusedStreak(o.poolObj)) / 1000),
+  };
+}
+
+export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
+  const { state, now, from, to } = input;
+  const pools = [...state.nodePools()].sort((a, b) =>
+    (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
+  );
+  const nodes = state.nodes();
+  const pods = state.pods();
+  const warmedNodes = new Set<string>();
+  for (const e of input.events) if (e.node !== undefined && e.type !== "prepull") warmedNodes.add(e.node);
+  for (const n of nodes) if (isWaveWarm(n)) warmedNodes.add(n.metadata.name ?? "");
+  const ctx: PageContext = {
+    input,
+    priceOf: priceOfWith(input.prices, () => state.nodes()),
+    pools,
+    nodes,
+    pods,
+    nodesByName: new Map(nodes.map((n) => [n.metadata.name ?? "", n])),
+    byNode: podsByNodeName(pods),
+    warmedNodes,
+    launchedAt: launches(input.lifecycle),
+  };
+  const names = new Set([...pools.map((p) => p.metadata.name ?? ""), ...input.policies.keys()]);
+  for (const e of input.events) names.add(e.pool);
+  return {
+    clusterId: input.clusterId,
+    at: now,
+    from,
+    to,
+    pools: [...names].sort().map((n) => poolRow(n, ctx)),
+  };
+}
