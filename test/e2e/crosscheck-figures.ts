@@ -7,6 +7,7 @@
 // page is judged at a stable moment: the API answered the same before and after the page was read.
 import type { Browser, Page } from "playwright-core";
 import type {
+  ConsolidationViewDto,
   DisruptionCountsDto,
   NodeListDto,
   NodePoolDto,
@@ -16,7 +17,8 @@ import type {
   ThrashingDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
-import { DO_NOT_DISRUPT_OWNER_ANNOTATION } from "../../src/objects/wave.ts";
+import { DO_NOT_DISRUPT_OWNER_ANNOTATION, DO_NOT_DISRUPT_OWNER_VALUE } from "../../src/objects/wave.ts";
+import { DO_NOT_DISRUPT_ANNOTATION } from "../../src/objects/karpenter.ts";
 import { bytes, cores, duration, num, pct, usd } from "../../ui/src/format.ts";
 import { api as siteApi, cl, open, type Site } from "./console-pages.ts";
 import { disagreements, parseExposition, sourcesOf, sumOf, type Figure, type Sample } from "./crosscheck.ts";
@@ -154,6 +156,47 @@ export interface Recomputed {
   spot: { workloads: number; pods: number; onDemand: number; spot: number; savedPerHour: number };
   /** NodeClaims a DisruptionTerminating Event named since `from` (when the Events were read). */
   disruptions?: number;
+  /** The Consolidation page's figures that need no scheduling model (consolidationOf). */
+  consolidation: { nodes: number; doNotDisruptPod: number; waveWarm: number };
+}
+
+/**
+ * Karpenter's nodes as the Consolidation page counts them (a pool label or a NodeClaim, neither
+ * being deleted), and how many of them a do-not-disrupt pod or Wave's warm mark holds.
+ */
+function consolidationOf(o: Objects): Recomputed["consolidation"] {
+  const claimOf = new Map<string, KubeObject>();
+  const byProvider = new Map(
+    o.nodes.map((n) => [(n.spec as { providerID?: string } | undefined)?.providerID ?? "", n.metadata.name]),
+  );
+  for (const nc of o.nodeClaims) {
+    const st = nc.status as { nodeName?: string; providerID?: string } | undefined;
+    const name = st?.nodeName ?? byProvider.get(st?.providerID ?? "\u0000");
+    if (name) claimOf.set(name, nc);
+  }
+  const held = new Set<string>();
+  for (const p of o.pods)
+    if (
+      p.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === "true" &&
+      !terminal(p) &&
+      !p.metadata.deletionTimestamp
+    )
+      held.add(specOf(p).nodeName ?? "");
+  const out = { nodes: 0, doNotDisruptPod: 0, waveWarm: 0 };
+  for (const n of o.nodes) {
+    const nc = claimOf.get(n.metadata.name);
+    if (!nc && labelsOf(n)[L.pool] === undefined && labelsOf(nc)[L.pool] === undefined) continue;
+    if (n.metadata.deletionTimestamp || nc?.metadata.deletionTimestamp) continue;
+    out.nodes++;
+    if (held.has(n.metadata.name)) out.doNotDisruptPod++;
+    const ann = { ...(nc?.metadata.annotations ?? {}), ...(n.metadata.annotations ?? {}) };
+    if (
+      ann[DO_NOT_DISRUPT_ANNOTATION] === "true" &&
+      ann[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE
+    )
+      out.waveWarm++;
+  }
+  return out;
 }
 
 /** NodeClaims Karpenter's DisruptionTerminating Events name since `from` (each NodeClaim once). */
@@ -278,6 +321,7 @@ export function recompute(o: Objects, price: PriceOf, from = hourAgo()): Recompu
     },
     spot: sp,
     ...(o.events ? { disruptions: disruptionsSince(o.events, from) } : {}),
+    consolidation: consolidationOf(o),
   };
 }
 
@@ -295,6 +339,7 @@ export interface ApiRead {
   warmup: WarmupViewDto;
   spot: SpotViewDto;
   savings: SavingsDto;
+  consolidation: ConsolidationViewDto;
 }
 
 export async function readApi(site: Site): Promise<ApiRead> {
@@ -310,6 +355,7 @@ export async function readApi(site: Site): Promise<ApiRead> {
     warmup: await api<WarmupViewDto>(`warmup?from=${from}`),
     spot: await api<SpotViewDto>(`spot-placement?from=${from}`),
     savings: await api<SavingsDto>(`savings?from=${to - 3_600_000}&to=${to}`),
+    consolidation: await api<ConsolidationViewDto>("consolidation"),
   };
 }
 
@@ -895,6 +941,72 @@ export const spotPage: PageCheck<Record<string, string | undefined>> = {
         api: t.repairs,
         others: {},
         page: { shown: s["repairs"], format: num },
+      },
+    ];
+  },
+};
+
+/** The Consolidation page's cards: Karpenter's nodes, the blocked ones and what consolidating them would save. */
+export const consolidationPage: PageCheck<Record<string, string | undefined>> = {
+  path: "consolidation",
+  ready: shows(byId("consolidation-blocked")),
+  async read(page) {
+    const card = page.locator(".card").filter({ has: page.getByTestId("consolidation-blocked") });
+    return {
+      blocked: await textOf(page, byId("consolidation-blocked")),
+      cost: await textOf(page, byId("consolidation-cost")),
+      nodes: /^of (\S+) Karpenter nodes/.exec(
+        (
+          await card
+            .locator(".sub")
+            .textContent()
+            .catch(() => null)
+        )?.trim() ?? "",
+      )?.[1],
+    };
+  },
+  figures(x, s) {
+    const v = x.a.consolidation;
+    const c = { cluster: x.cluster };
+    const byReason = (reason: string) => ({
+      api: v.byReason.find((r) => r.reason === reason)?.blockedNodes ?? 0,
+      metrics: sumOf(x.m, "wave_consolidation_blocked_nodes", { ...c, reason }) ?? 0,
+    });
+    const dnd = byReason("do-not-disrupt-pod");
+    const warm = byReason("wave-warm-node");
+    return [
+      {
+        name: "consolidation: Karpenter nodes",
+        kind: "count",
+        api: v.nodes,
+        others: { recomputed: x.r.consolidation.nodes },
+        page: { shown: s["nodes"], format: num },
+      },
+      {
+        name: "consolidation: blocked nodes",
+        kind: "count",
+        api: v.blockedNodes,
+        others: { metrics: sumOf(x.m, "wave_nodepool_consolidation_blocked_nodes", c) ?? 0 },
+        page: { shown: s["blocked"], format: num },
+      },
+      {
+        name: "consolidation: blocked cost per hour",
+        kind: "money",
+        api: v.blockedCostPerHour,
+        others: { metrics: sumOf(x.m, "wave_nodepool_consolidation_blocked_cost_per_hour_dollars", c) ?? 0 },
+        page: { shown: s["cost"], format: usd },
+      },
+      {
+        name: "consolidation: nodes held by a do-not-disrupt pod",
+        kind: "count",
+        api: dnd.api,
+        others: { metrics: dnd.metrics, recomputed: x.r.consolidation.doNotDisruptPod },
+      },
+      {
+        name: "consolidation: nodes Wave holds warm",
+        kind: "count",
+        api: warm.api,
+        others: { metrics: warm.metrics, recomputed: x.r.consolidation.waveWarm },
       },
     ];
   },

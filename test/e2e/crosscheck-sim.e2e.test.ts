@@ -27,6 +27,7 @@ import {
   poolsPage,
   readMetrics,
   spotPage,
+  consolidationPage,
   thrashingPage,
   warmupPage,
   type PriceOf,
@@ -105,6 +106,7 @@ test(
       checked(thrashingPage),
       checked(warmupPage(() => pools)),
       checked(spotPage),
+      checked(consolidationPage),
     ]);
     const get = (name: string): Figure | undefined => all.find((f) => f.name === name);
     assert.ok((get("cluster nodes")?.api ?? 0) > 0, "the simulated cluster has nodes");

@@ -49,6 +49,7 @@ import {
   poolsPage,
   shows,
   spotPage,
+  consolidationPage,
   thrashingPage,
   warmupPage,
   type PageCheck,
@@ -417,6 +418,7 @@ test(
         checked(thrashingPage),
         checked(warmupPage(() => [warm], { hits: hitsOf, coldStart })),
         checked(spotPage),
+        checked(consolidationPage),
       ]);
       const churnFig = figures.find((f) => f.name === `pool ${churn}: disruptions`);
       assert.equal(churnFig?.api, 2, "Karpenter disrupted the churn pool's two nodes");
