@@ -25,6 +25,8 @@ interface Spec {
   annotations?: Record<string, string>;
   lastPodEvent?: string;
   consolidatable?: boolean;
+  /** GPUs it offers (nvidia.com/gpu allocatable). */
+  gpus?: string;
 }
 
 function world(o: {
@@ -55,6 +57,8 @@ function world(o: {
     if (m.initialized !== false)
       node.metadata.labels = { ...node.metadata.labels, "karpenter.sh/initialized": "true" };
     if (m.annotations) node.metadata.annotations = m.annotations;
+    if (m.gpus && node.status?.allocatable)
+      node.status.allocatable = { ...node.status.allocatable, "nvidia.com/gpu": m.gpus };
     nodeClaim.status = {
       ...nodeClaim.status,
       conditions: [{ type: "Consolidatable", status: m.consolidatable === false ? "False" : "True" }],
@@ -242,6 +246,29 @@ describe("consolidation explainer", () => {
     assert.equal(n?.action, "replace");
     assert.deepEqual(n?.replacement, { instanceType: "small", capacityType: "on-demand", usdPerHour: 0.1 });
     assert.ok(Math.abs((n?.savingsPerHour ?? 0) - 0.3) < 1e-9);
+  });
+
+  it("a replacement offers what the node's pods ask for, from the node's own pool: a GPU node is not replaced by a cheaper CPU type", () => {
+    const train = owned(pod("train", "g", "1", "1Gi"));
+    const req = train.spec.containers[0]?.resources?.requests;
+    if (req) req["nvidia.com/gpu"] = "1";
+    const policy = { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "1m" } as const;
+    const s = world({
+      pools: [nodePool("gpu", { disruption: policy }), nodePool("default", { disruption: policy })],
+      machines: [
+        { name: "g", pool: "gpu", gpus: "1" },
+        { name: "c", type: "small", pool: "default" },
+        { name: "d", pool: "default" },
+      ],
+      pods: [train, owned(pod("y", "c", "2", "1Gi")), owned(pod("z", "d", "1500m", "7680Mi"))],
+    });
+    const m = byNode(s);
+    // g's pod needs a GPU: small offers none (and runs in another pool) — nothing cheaper replaces g.
+    assert.equal(m.get("g")?.action, null);
+    assert.equal(m.get("g")?.replacement, null);
+    assert.equal(m.get("g")?.savingsPerHour, 0);
+    // d (default, 1.5 cpu and 7.5 GiB on a big: no room on g) is still replaced by its own pool's small type.
+    assert.equal(m.get("d")?.replacement?.instanceType, "small");
   });
 
   it("sums blocked nodes and cost per pool and per reason (a node under two reasons counts in both)", () => {

@@ -150,13 +150,27 @@ function firstRoom(rooms: readonly Room[], fits: (r: Room) => boolean | "stop"):
 }
 
 interface Catalog {
+  /** The NodePool that runs it: a replacement comes from the node's own pool (its requirements). */
+  pool: string | undefined;
   instanceType: string;
   capacityType: "spot" | "on-demand" | "reserved";
   zone: string | undefined;
   region: string | undefined;
   cpu: number;
   memory: number;
+  /** Its other allocatable resources (GPUs, …); a size only known by name offers none. */
+  extended: Readonly<Record<string, number>>;
   usdPerHour: number;
+}
+
+/** Whether `k` offers what pods asking `need` (all resources summed) ask for. */
+function offers(k: Catalog, need: Readonly<Record<string, number>>): boolean {
+  for (const [r, q] of Object.entries(need)) {
+    if (q <= 0 || r === "pods") continue;
+    const has = r === CPU ? k.cpu : r === MEMORY ? k.memory : (k.extended[r] ?? 0);
+    if (has < q) return false;
+  }
+  return true;
 }
 
 /**
@@ -172,15 +186,19 @@ function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[] {
     const q = machinePrice(prices, m);
     if (!q) continue;
     const ct = m.capacityType ?? "on-demand";
-    const k = `${m.instanceType}/${ct}/${m.zone ?? ""}`;
+    const pool = nodePoolOf(nc);
+    const k = `${pool ?? ""}/${m.instanceType}/${ct}/${m.zone ?? ""}`;
     if (seen.has(k)) continue;
+    const { [CPU]: cpu, [MEMORY]: memory, ...extended } = m.allocatable;
     seen.set(k, {
+      pool,
       instanceType: m.instanceType,
       capacityType: ct,
       zone: m.zone,
       region: m.region,
-      cpu: m.allocatable[CPU] ?? 0,
-      memory: m.allocatable[MEMORY] ?? 0,
+      cpu: cpu ?? 0,
+      memory: memory ?? 0,
+      extended,
       usdPerHour: q.usdPerHour,
     });
     // A KWOK cluster's catalog is known by name: the same family's other sizes.
@@ -188,7 +206,7 @@ function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[] {
     if (!kwok) continue;
     for (const n of KWOK_SIZES) {
       const name = `${kwok.family}-${n}x-${kwok.arch}-${kwok.os}`;
-      const sk = `${name}/${ct}/${m.zone ?? ""}`;
+      const sk = `${pool ?? ""}/${name}/${ct}/${m.zone ?? ""}`;
       const sq = seen.has(sk)
         ? undefined
         : machinePrice(prices, { instanceType: name, capacityType: ct, zone: m.zone, region: m.region });
@@ -196,12 +214,14 @@ function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[] {
       const t = parseKwokInstanceType(name);
       if (!t) continue;
       seen.set(sk, {
+        pool,
         instanceType: name,
         capacityType: ct,
         zone: m.zone,
         region: m.region,
         cpu: t.vcpu * 1000,
         memory: t.memoryBytes,
+        extended: {},
         usdPerHour: sq.usdPerHour,
       });
     }
@@ -472,17 +492,15 @@ function explainNode(c: NodeCtx): NodeDisruptionDto {
       savings = q.usdPerHour;
       action = "delete";
     } else {
-      let cpu = 0;
-      let mem = 0;
+      // Every resource its pods ask for (a GPU node's pods need a GPU type), in the node's own pool.
+      const need: Record<string, number> = {};
       for (const p of c.pods) {
         if (!isActivePod(p)) continue;
-        const r = podRequests(p);
-        cpu += r[CPU] ?? 0;
-        mem += r[MEMORY] ?? 0;
+        for (const [r, v] of Object.entries(podRequests(p))) need[r] = (need[r] ?? 0) + v;
       }
       const ct = m.capacityType ?? "on-demand";
       const cheaper = c.catalog.find(
-        (k) => k.capacityType === ct && k.cpu >= cpu && k.memory >= mem && k.usdPerHour < q.usdPerHour,
+        (k) => k.capacityType === ct && k.pool === poolName && k.usdPerHour < q.usdPerHour && offers(k, need),
       );
       if (cheaper) {
         savings = q.usdPerHour - cheaper.usdPerHour;
