@@ -331,10 +331,10 @@ describe("InformerSource: the warmup projection (ClusterState beside the agent)"
   });
 
   it("keeps a bound pod in under 660 bytes of heap: projection, informer cache, state entry and indexes", async () => {
-    // Issue 30: 300,000 such pods are most of a 10k-node agent. 719 B here before the pods'
+    // Issue 30: 300,000 such pods are most of a 10k-node agent. 685–719 B here before the pods'
     // objects were built without property arrays, keys shared their "namespace/" and the state's
-    // entry shrank; 626 B after (Node 24). Measured after full collections, the apiserver's
-    // copies made before.
+    // entry shrank; 553–626 B after (Node 24; after this file's other tests, or alone). Measured
+    // after full collections, the apiserver's copies made before.
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
     const used = (): number => {
