@@ -30,7 +30,7 @@ import { FOLLOWED_KINDS } from "../../src/state/follow.ts";
 import { trim } from "../../src/agent/trim.ts";
 import { decodeObject, encodeJson, kindToProto } from "../../src/wire/wire.ts";
 import type { WireObject } from "../../src/wire/wire.ts";
-import { settleHeap, tuneHeapForService } from "../../src/cli/heap.ts";
+import { heapBurst, settleHeap, tuneHeapForService } from "../../src/cli/heap.ts";
 import { isStateKind } from "../../src/core/ingest/apply.ts";
 import { ClusterState } from "../../src/state/cluster.ts";
 import { Registry } from "../../src/shared/metrics.ts";
@@ -57,6 +57,9 @@ if (maxSnapshotObjects !== undefined && !(Number(maxSnapshotObjects) > 0))
 if (args.heap !== "service" && args.heap !== "node") throw new Error(`--heap must be service or node`);
 // Before the synthetic cluster is built: the agent's heap as `wave agent` tunes it.
 if (args.heap === "service") tuneHeapForService();
+// As `wave agent` does until its initial sync is done (src/cli/agent-component.ts): the
+// informers' lists below and the snapshot are one burst, size mode off.
+const endBurst = heapBurst({ pinYoung: true });
 const sizes = { nodes: Number(args.nodes), pods: Number(args.pods), nodeClaims: Number(args.claims) };
 const rate = Number(args.rate);
 const seconds = Number(args.seconds);
@@ -185,6 +188,7 @@ const helloMs = performance.now() - started;
 await guarded(agent.until(initialSyncDone), "initial sync", left());
 const syncMs = performance.now() - started;
 // As `wave agent` does once synced (src/cli/agent-component.ts).
+endBurst();
 settleHeap();
 const agentSyncCpu = process.cpuUsage(agentCpu00);
 const afterSync = await coreStats();
@@ -202,6 +206,11 @@ console.log(
 );
 const agentSyncRss = process.memoryUsage.rss();
 console.log(`RSS after sync: agent ${mib(agentSyncRss)}, core ${mib(afterSync.rss)}`);
+const heap = process.memoryUsage();
+console.log(
+  `agent heap after sync: used ${mib(heap.heapUsed)}, V8 heap ${mib(heap.heapTotal)}, ` +
+    `external ${mib(heap.external)} (array buffers ${mib(heap.arrayBuffers)})`,
+);
 
 // ---- steady state: `rate` changes per second (pod churn and node updates) ----
 const agentCpu0 = process.cpuUsage();

@@ -34,7 +34,7 @@ import {
   type ComponentOptions,
   type Running,
 } from "./component.ts";
-import { settleHeap } from "./heap.ts";
+import { heapBurst, settleHeap } from "./heap.ts";
 import { version } from "./version.ts";
 
 /** The agent's metrics: its own leader gauge plus the current term's agent registry. */
@@ -181,6 +181,9 @@ export async function startAgentComponent(
         warmup = actor;
         // What core sent last, in case it is away now; its own set replaces this when it comes.
         await actor.policies.restore();
+        // `wave agent` alone: its lists and first snapshot are one burst of allocation (heap.ts),
+        // from here to its initial sync; wave start's process holds core too.
+        const endBurst = near ? () => undefined : heapBurst({ pinYoung: true });
         current = await runAgent({
           instance: config.namespace,
           state,
@@ -197,12 +200,16 @@ export async function startAgentComponent(
           clock,
           ...(near ? { registry: near.registry } : {}),
           ...(near?.streamWhen ? { startWhen: near.streamWhen } : {}),
+        }).catch((err: unknown) => {
+          endBurst();
+          throw err;
         });
         running.agent = current;
-        // `wave agent` alone: from here it holds a steady projection (heap.ts); wave start's
-        // process holds core too.
-        if (!near)
-          void current.agent.until(initialSyncDone, life.ac.signal).then(settleHeap, () => undefined);
+        // From its initial sync on it holds a steady projection (heap.ts).
+        void current.agent.until(initialSyncDone, termSignal).then(() => {
+          endBurst();
+          if (!near) settleHeap();
+        }, endBurst);
         if (registry instanceof TermRegistry) registry.current = current.registry;
         leaderGauge.set(1);
         const agentRun = current;

@@ -13,10 +13,13 @@
 //   MiB). On a large heap it costs far more (150k pods: sync CPU 2–3×, the 10 s sync goal
 //   missed), so it is on only while the live heap is small: switched after full collections,
 //   off above 128 MiB and back on below 96 MiB (sizeMode); at 150k pods the sync then takes 6.8 s.
-// - `wave agent` once its initial sync is done (settleHeap): what it holds from then on is a steady
-//   projection (ADR 0021) and a trickle of watch events, so size mode stays on whatever the heap,
-//   the old generation grows by 20 % between full collections (V8's own factor lets it double)
-//   and one full collection returns the sync's garbage. bench:ingest at 5k/150k: agent 368 → 311 MiB.
+// - `wave agent` until its initial sync is done: size mode off (heapBurst with the young
+//   generation pinned) — the lists and the first snapshot build its whole projection at once.
+//   Once synced (settleHeap): what it holds from then on is a steady projection (ADR 0021) and a
+//   trickle of watch events, so size mode stays on whatever the heap, the old generation grows by
+//   20 % between full collections (V8's own factor lets it double) and one compacting collection
+//   returns the sync's garbage and the pages it was spread over. bench:ingest at 5k/150k: agent
+//   368 → 311 MiB (settling), then sync CPU 4.2 → 2.2 s and 303 → ~185 MiB (issue 30).
 import { PerformanceObserver, constants, type PerformanceEntry } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -63,6 +66,8 @@ export const SETTLED_GROWING_PERCENT = 20;
 let pinned = false;
 /** Allocation bursts under way (heapBurst): the tuning is lifted while any is. */
 let bursts = 0;
+/** V8's gc extension, taken by the first settleHeap. */
+let collect: ((opts: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void) | undefined;
 
 /** Whether V8 currently optimizes for size (tuneHeapForService switches it). */
 export function optimizingForSize(): boolean {
@@ -101,12 +106,16 @@ export function tuneHeapForService(
  * Lifts the tuning for a burst of allocation the process knows to be short (the embedded
  * simulator's day of history at start: with a pinned 1 MiB young generation and size mode, the
  * collector took it from ~12 s to ~40 s). Returns the restore; the young generation may stay grown
- * by a few MiB afterwards. A no-op in a process that was not tuned.
+ * by a few MiB afterwards. A no-op in a process that was not tuned. `pinYoung`: only size mode is
+ * lifted (`wave agent` until its initial sync is done: the lists and the first snapshot build its
+ * whole projection, and in size mode — a live heap below 128 MiB at 5k/150k — that sync took
+ * 3.6× the CPU; settleHeap then gives the heap back), the young generation, whose growth would
+ * stay resident, stays pinned.
  */
-export function heapBurst(): () => void {
+export function heapBurst(opts: { pinYoung?: boolean } = {}): () => void {
   bursts++;
   setFlagsFromString("--no-optimize-for-size");
-  if (pinned) setFlagsFromString("--semi-space-growth-factor=2");
+  if (pinned && opts.pinYoung !== true) setFlagsFromString("--semi-space-growth-factor=2");
   let restored = false;
   return () => {
     if (restored) return;
@@ -119,17 +128,24 @@ export function heapBurst(): () => void {
 }
 
 /**
- * For a tuned process whose allocation burst is over for good and whose live heap stays about the
- * same from now on (the agent after its initial sync, see the header): size mode on for good, a
- * small growth factor, and one full collection now. A no-op in a process that was not tuned.
+ * For a tuned process whose allocation burst is over and whose live heap stays about the same from
+ * now on (the agent after its initial sync, see the header): size mode on for good, a small growth
+ * factor, and a compacting collection now — V8's last-resort one, which moves the survivors
+ * together and returns the emptied pages (a plain full collection frees the sync's garbage but
+ * keeps the pages it was spread over: at 5k/150k V8's heap stayed at 203 MiB for 108 MiB live).
+ * May run again after a later burst (a new leader term's lists). A no-op in a process that was not
+ * tuned.
  */
 export function settleHeap(): void {
-  if (!tuned || settled) return;
-  settled = true;
-  optimizeForSize = true;
-  setFlagsFromString(`--optimize-for-size --heap-growing-percent=${SETTLED_GROWING_PERCENT}`);
-  // The one way to collect from inside without --expose-gc on the command line (flags given after
-  // start take effect for new contexts).
-  setFlagsFromString("--expose-gc");
-  (runInNewContext("gc") as () => void)();
+  if (!tuned) return;
+  if (!settled) {
+    settled = true;
+    optimizeForSize = true;
+    setFlagsFromString(`--optimize-for-size --heap-growing-percent=${SETTLED_GROWING_PERCENT}`);
+    // The one way to collect from inside without --expose-gc on the command line (flags given
+    // after start take effect for new contexts).
+    setFlagsFromString("--expose-gc");
+    collect = runInNewContext("gc") as typeof collect;
+  }
+  collect?.({ type: "major", execution: "sync", flavor: "last-resort" });
 }

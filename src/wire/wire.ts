@@ -11,6 +11,7 @@ import {
 import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
 import type { Event, KubeObject, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
+import { namespacedKey } from "../objects/keys.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
 export type WireKind =
@@ -84,7 +85,7 @@ export function kindFromProto(kind: number): WireKind | undefined {
 /** "namespace/name" (or "name" for cluster-scoped kinds): the identity of an object per kind. */
 export function objectKey(obj: KubeObject): string {
   const { namespace, name } = obj.metadata;
-  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
+  return namespace ? namespacedKey(namespace, name ?? "") : (name ?? "");
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true });

@@ -1,9 +1,12 @@
 // Pure cache bookkeeping for the informer: object keys and the diff between a cache and a fresh
 // list, so a relist after 410 Gone emits exactly what changed — nothing lost, nothing doubled.
 import type { KubeObject } from "../../objects/kube.ts";
+import { namespacedKey } from "../../objects/keys.ts";
 
 export const objectKey = (obj: KubeObject): string =>
-  obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name ?? ""}` : (obj.metadata.name ?? "");
+  obj.metadata.namespace
+    ? namespacedKey(obj.metadata.namespace, obj.metadata.name ?? "")
+    : (obj.metadata.name ?? "");
 
 export type Change<T> =
   { type: "add"; obj: T } | { type: "update"; obj: T; old: T } | { type: "delete"; obj: T };
