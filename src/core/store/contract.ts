@@ -183,11 +183,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 11 });
+        assert.deepEqual(second.migrations, { applied: [], version: 12 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -910,6 +910,45 @@ export function storeContract(
           (await store.workloadPods({ clusterId: "c1", from: T0 + 5 * MIN, to: T0 + 6 * MIN })).length,
           0,
         );
+      });
+    });
+
+    void it("keeps each workload's newest revision and its pods beside the count (a rollout's surge)", async () => {
+      await withStore(async (store) => {
+        const rows = [
+          {
+            clusterId: "c1",
+            workload: "shop/Deployment/api",
+            ts: T0,
+            stepMs: MIN,
+            pods: 4,
+            revision: "7c9f",
+            revisionPods: 4,
+          },
+          {
+            clusterId: "c1",
+            workload: "shop/Deployment/api",
+            ts: T0 + MIN,
+            stepMs: MIN,
+            pods: 7,
+            revision: "5d4b",
+            revisionPods: 4,
+          },
+          { clusterId: "c1", workload: "shop/Deployment/old", ts: T0, stepMs: MIN, pods: 2 },
+        ];
+        assert.equal(await store.writeWorkloadPods(rows), 3);
+        assert.deepEqual(await store.workloadPods({ clusterId: "c1", from: T0, to: T0 + 2 * MIN }), [
+          rows[0],
+          rows[2],
+          rows[1],
+        ]);
+        for (const bad of [
+          { ...rows[0], revisionPods: 5 },
+          { ...rows[0], revision: "" },
+          { ...rows[2], revisionPods: 1 },
+          { ...rows[2], revision: "x" },
+        ])
+          await assert.rejects(store.writeWorkloadPods([{ ...bad, ts: T0 + 9 * MIN }]), StoreInputError);
       });
     });
 
