@@ -16,6 +16,7 @@ import type {
   SpotRepair,
   Store,
   StoredWarmupEvent,
+  WorkloadPodsRow,
   WriteBatch,
 } from "./store.ts";
 
@@ -915,38 +916,34 @@ export function storeContract(
 
     void it("keeps each workload's newest revision and its pods beside the count (a rollout's surge)", async () => {
       await withStore(async (store) => {
-        const rows = [
-          {
-            clusterId: "c1",
-            workload: "shop/Deployment/api",
-            ts: T0,
-            stepMs: MIN,
-            pods: 4,
-            revision: "7c9f",
-            revisionPods: 4,
-          },
-          {
-            clusterId: "c1",
-            workload: "shop/Deployment/api",
-            ts: T0 + MIN,
-            stepMs: MIN,
-            pods: 7,
-            revision: "5d4b",
-            revisionPods: 4,
-          },
-          { clusterId: "c1", workload: "shop/Deployment/old", ts: T0, stepMs: MIN, pods: 2 },
-        ];
-        assert.equal(await store.writeWorkloadPods(rows), 3);
+        const before: WorkloadPodsRow = {
+          clusterId: "c1",
+          workload: "shop/Deployment/api",
+          ts: T0,
+          stepMs: MIN,
+          pods: 4,
+          revision: "7c9f",
+          revisionPods: 4,
+        };
+        const rolling: WorkloadPodsRow = { ...before, ts: T0 + MIN, pods: 7, revision: "5d4b" };
+        const none: WorkloadPodsRow = {
+          clusterId: "c1",
+          workload: "shop/Deployment/old",
+          ts: T0,
+          stepMs: MIN,
+          pods: 2,
+        };
+        assert.equal(await store.writeWorkloadPods([before, rolling, none]), 3);
         assert.deepEqual(await store.workloadPods({ clusterId: "c1", from: T0, to: T0 + 2 * MIN }), [
-          rows[0],
-          rows[2],
-          rows[1],
+          before,
+          none,
+          rolling,
         ]);
         for (const bad of [
-          { ...rows[0], revisionPods: 5 },
-          { ...rows[0], revision: "" },
-          { ...rows[2], revisionPods: 1 },
-          { ...rows[2], revision: "x" },
+          { ...before, revisionPods: 5 },
+          { ...before, revision: "" },
+          { ...none, revisionPods: 1 },
+          { ...none, revision: "x" },
         ])
           await assert.rejects(store.writeWorkloadPods([{ ...bad, ts: T0 + 9 * MIN }]), StoreInputError);
       });
