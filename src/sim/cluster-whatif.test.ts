@@ -117,6 +117,82 @@ void describe("cluster what-if", () => {
     );
   });
 
+  void it("replays a recorded rollout as one: a new revision replaces the pods, its surge is not demand", () => {
+    const api = (min: number, pods: number, revision: string, revisionPods: number) => ({
+      workload: "shop/Deployment/api",
+      ts: NOW - min * MIN,
+      pods,
+      revision,
+      revisionPods,
+    });
+    const history = [
+      api(30, 4, "a", 4),
+      api(25, 4, "a", 4),
+      // The rollout: 4 new pods beside the old ones, which go over the next minutes.
+      api(20, 7, "b", 4),
+      api(19, 5, "b", 4),
+      api(18, 4, "b", 4),
+      // Demand grows.
+      api(10, 6, "b", 6),
+      // A rollback to the first revision that scales as it rolls (3 of 7 new).
+      api(5, 7, "a", 3),
+      api(4, 6, "a", 6),
+      // Back from no pods with a new revision: it starts, nothing to replace.
+      { workload: "shop/Deployment/web", ts: NOW - 30 * MIN, pods: 2, revision: "w1", revisionPods: 2 },
+      { workload: "shop/Deployment/web", ts: NOW - 25 * MIN, pods: 0 },
+      { workload: "shop/Deployment/web", ts: NOW - 20 * MIN, pods: 2, revision: "w2", revisionPods: 2 },
+    ];
+    const web = (i: number): Pod => {
+      const p = apiPod(i);
+      return {
+        ...p,
+        metadata: {
+          ...p.metadata,
+          name: `web-1a-${i}`,
+          labels: { app: "web", "pod-template-hash": "1a" },
+          ownerReferences: [
+            { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-1a", uid: "rw", controller: true },
+          ],
+        },
+      };
+    };
+    const r = recordCluster(
+      input({ history, pods: [...Array.from({ length: 6 }, (_, i) => apiPod(i)), web(0), web(1)] }),
+    );
+    assert.deepEqual(
+      r.workload.steps.filter((s) => s.name === "api").map((s) => [s.atMs / MIN, s.replicas]),
+      [[20, 6]],
+      "4 wanted through the rollout, 6 once demand grew (and through the rollback)",
+    );
+    assert.deepEqual(
+      (r.workload.rollouts ?? []).map((x) => [x.atMs / MIN, x.name]),
+      [
+        [10, "api"],
+        [25, "api"],
+      ],
+    );
+  });
+
+  void it("replays the pods a recorded rollout replaces as new pods", async () => {
+    const rolled = [
+      { workload: "shop/Deployment/api", ts: NOW - 30 * MIN, pods: 6, revision: "a", revisionPods: 6 },
+      { workload: "shop/Deployment/api", ts: NOW - 20 * MIN, pods: 9, revision: "b", revisionPods: 6 },
+      { workload: "shop/Deployment/api", ts: NOW - 19 * MIN, pods: 6, revision: "b", revisionPods: 6 },
+    ];
+    const steady = rolled.map((h) => ({ ...h, revision: "a" }));
+    const [with_, without] = await Promise.all([
+      clusterWhatif(input({ history: rolled })),
+      clusterWhatif(input({ history: steady })),
+    ]);
+    assert.equal(without.current.podStart.count, 0, "the starting pods run throughout");
+    assert.equal(with_.current.podStart.count, 6, "the rollout started 6 new pods");
+    assert.deepEqual(with_.current.now.workloads["shop/Deployment/api"], {
+      onDemand: 0,
+      spot: 6,
+      pending: 0,
+    });
+  });
+
   void it("picks the KWOK catalog on the rig's nodes", () => {
     assert.equal(catalogOf([node], [pool]), "kwok");
     assert.equal(catalogOf([], [pool]), "kwok");
