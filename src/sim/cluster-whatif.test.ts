@@ -134,9 +134,10 @@ void describe("cluster what-if", () => {
       api(18, 4, "b", 4),
       // Demand grows.
       api(10, 6, "b", 6),
-      // A rollback to the first revision that scales as it rolls (3 of 7 new).
-      api(5, 7, "a", 3),
-      api(4, 6, "a", 6),
+      // A rollback to the first revision; demand falls as it rolls: the new revision's pods shrink.
+      api(5, 10, "a", 6),
+      api(4, 8, "a", 5),
+      api(3, 5, "a", 5),
       // Back from no pods with a new revision: it starts, nothing to replace.
       { workload: "shop/Deployment/web", ts: NOW - 30 * MIN, pods: 2, revision: "w1", revisionPods: 2 },
       { workload: "shop/Deployment/web", ts: NOW - 25 * MIN, pods: 0 },
@@ -161,8 +162,12 @@ void describe("cluster what-if", () => {
     );
     assert.deepEqual(
       r.workload.steps.filter((s) => s.name === "api").map((s) => [s.atMs / MIN, s.replicas]),
-      [[20, 6]],
-      "4 wanted through the rollout, 6 once demand grew (and through the rollback)",
+      [
+        [20, 6],
+        [26, 5],
+        [30, 6],
+      ],
+      "4 wanted through the rollout, 6 once demand grew, 5 as the rollback's pods shrank, then now's 6",
     );
     assert.deepEqual(
       (r.workload.rollouts ?? []).map((x) => [x.atMs / MIN, x.name]),

@@ -291,13 +291,17 @@ export function isRollout(prev: Census | undefined, now: Census): boolean {
 /**
  * The replicas a workload wanted in a bucket. Its pods, except while older revisions still run (a
  * rollout): those beyond the new revision's may be surge — the replay's own rollout makes its
- * surge — so the count holds at what it wanted before, within [the new revision's pods, all pods]
- * (a rollout's new ReplicaSet never runs more than the replicas wanted; one that scales while it
- * rolls moves the count within that range).
+ * surge — so the count holds at what it wanted before, less what the new revision's pods shrank
+ * by since the bucket before (a new ReplicaSet shrinks only when the replicas wanted do), within
+ * [the new revision's pods, all pods] (a rollout's new ReplicaSet never runs more than wanted).
  */
-export function replicasOf(c: Census, before: number | undefined): number {
+export function replicasOf(c: Census, before: number | undefined, prev?: Census): number {
   if (c.revisionPods === undefined || c.revisionPods >= c.pods || before === undefined) return c.pods;
-  return Math.min(c.pods, Math.max(c.revisionPods, before));
+  const shrunk =
+    prev !== undefined && prev.revision === c.revision
+      ? Math.max(0, (prev.revisionPods ?? 0) - c.revisionPods)
+      : 0;
+  return Math.min(c.pods, Math.max(c.revisionPods, before - shrunk));
 }
 
 interface Sampled {
@@ -378,7 +382,7 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
       const c = counts.get(key) ?? { pods: 0 };
       const prev = seen.get(key);
       seen.set(key, c);
-      const n = replicasOf(c, last.get(key));
+      const n = replicasOf(c, last.get(key), prev);
       if (!start.has(key)) {
         start.set(key, n);
         last.set(key, n);
