@@ -58,6 +58,26 @@ function apiPod(i: number): Pod {
   };
 }
 
+/** apiPod(i) as a pod of another Deployment's ReplicaSet (`app`-`hash`) in `namespace`. */
+function otherPod(app: string, hash: string, namespace: string, i: number): Pod {
+  const p = apiPod(i);
+  return {
+    ...p,
+    metadata: {
+      ...p.metadata,
+      name: `${app}-${hash}-${i}`,
+      namespace,
+      labels: { app, "pod-template-hash": hash },
+      // The same controller, renamed: a ReplicaSet `<deployment>-<pod-template-hash>`.
+      ownerReferences: (p.metadata.ownerReferences ?? []).map((o) => ({
+        ...o,
+        name: `${app}-${hash}`,
+        uid: `rs-${app}`,
+      })),
+    },
+  };
+}
+
 const node: Node = {
   metadata: {
     name: "n1",
@@ -143,20 +163,7 @@ void describe("cluster what-if", () => {
       { workload: "shop/Deployment/web", ts: NOW - 25 * MIN, pods: 0 },
       { workload: "shop/Deployment/web", ts: NOW - 20 * MIN, pods: 2, revision: "w2", revisionPods: 2 },
     ];
-    const web = (i: number): Pod => {
-      const p = apiPod(i);
-      return {
-        ...p,
-        metadata: {
-          ...p.metadata,
-          name: `web-1a-${i}`,
-          labels: { app: "web", "pod-template-hash": "1a" },
-          ownerReferences: [
-            { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-1a", uid: "rw", controller: true },
-          ],
-        },
-      };
-    };
+    const web = (i: number): Pod => otherPod("web", "1a", "shop", i);
     const r = recordCluster(
       input({ history, pods: [...Array.from({ length: 6 }, (_, i) => apiPod(i)), web(0), web(1)] }),
     );
@@ -286,21 +293,7 @@ describe("the recorded window beside the current policy's replay", () => {
 
 void describe("a workload with no live pod now", () => {
   void it("is replayed from the last pod core saw of it (a job between runs), else skipped", () => {
-    const etl = (i: number): Pod => {
-      const p = apiPod(i);
-      return {
-        ...p,
-        metadata: {
-          ...p.metadata,
-          name: `etl-5b6c-${i}`,
-          namespace: "batch",
-          labels: { app: "etl", "pod-template-hash": "5b6c" },
-          ownerReferences: [
-            { apiVersion: "apps/v1", kind: "ReplicaSet", name: "etl-5b6c", uid: "rs-etl", controller: true },
-          ],
-        },
-      };
-    };
+    const etl = (i: number): Pod => otherPod("etl", "5b6c", "batch", i);
     const history = [
       { workload: "batch/Deployment/etl", ts: NOW - 30 * MIN, pods: 4 },
       { workload: "batch/Deployment/etl", ts: NOW - 20 * MIN, pods: 0 },

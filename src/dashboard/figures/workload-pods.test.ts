@@ -4,18 +4,31 @@ import type { Pod } from "../../objects/kube.ts";
 import { ClusterState } from "../../state/cluster.ts";
 import { workloadPodCounts, workloadPodsRows, workloadTemplates } from "./workload-pods.ts";
 
-const pod = (app: string, i: number): Pod => ({
-  metadata: {
-    name: `${app}-5c8d-${i}`,
-    namespace: "batch",
-    labels: { app, "pod-template-hash": "5c8d" },
-    ownerReferences: [
-      { apiVersion: "apps/v1", kind: "ReplicaSet", name: `${app}-5c8d`, uid: `rs-${app}`, controller: true },
-    ],
-  },
-  spec: { containers: [{ name: app, resources: { requests: { cpu: "1" } } }] },
-  status: { phase: "Running" },
-});
+/** Pod `i` of Deployment `app`'s ReplicaSet for `hash` (created `min` minutes past 10:00, if given). */
+const pod = (app: string, i: number, o: { hash?: string; namespace?: string; min?: number } = {}): Pod => {
+  const hash = o.hash ?? "5c8d";
+  return {
+    metadata: {
+      name: `${app}-${hash}-${i}`,
+      namespace: o.namespace ?? "batch",
+      ...(o.min === undefined
+        ? {}
+        : { creationTimestamp: new Date(Date.UTC(2026, 11, 5, 10, o.min)).toISOString() }),
+      labels: { app, "pod-template-hash": hash },
+      ownerReferences: [
+        {
+          apiVersion: "apps/v1",
+          kind: "ReplicaSet",
+          name: `${app}-${hash}`,
+          uid: `rs-${app}`,
+          controller: true,
+        },
+      ],
+    },
+    spec: { containers: [{ name: app, resources: { requests: { cpu: "1" } } }] },
+    status: { phase: "Running" },
+  };
+};
 
 describe("workload templates", () => {
   it("remember each workload's newest live pod after its pods are gone, one per state", () => {
@@ -38,26 +51,8 @@ describe("workload templates", () => {
   });
 });
 
-/** A pod of deployment `app`'s ReplicaSet for `hash`, created at minute `min`. */
-const revPod = (app: string, hash: string, i: number, min: number): Pod => ({
-  metadata: {
-    name: `${app}-${hash}-${i}`,
-    namespace: "shop",
-    creationTimestamp: new Date(Date.UTC(2026, 11, 5, 10, min)).toISOString(),
-    labels: { app, "pod-template-hash": hash },
-    ownerReferences: [
-      {
-        apiVersion: "apps/v1",
-        kind: "ReplicaSet",
-        name: `${app}-${hash}`,
-        uid: `rs-${hash}`,
-        controller: true,
-      },
-    ],
-  },
-  spec: { containers: [{ name: app, resources: { requests: { cpu: "1" } } }] },
-  status: { phase: "Running" },
-});
+const revPod = (app: string, hash: string, i: number, min: number): Pod =>
+  pod(app, i, { hash, namespace: "shop", min });
 
 describe("pods per workload", () => {
   it("count a rollout's pods and tell its newest revision's apart (the surge is not demand)", () => {
