@@ -18,7 +18,11 @@ import { snapshotCompletes } from "../core/ingest/sink.ts";
 import type { SavingsRow, Store, WorkloadPodsRow } from "../core/store/store.ts";
 import { LifecycleTracker, type LifecycleEvent } from "../core/lifecycle/derive.ts";
 import { savingsRates, savingsRows, type SavingsRates } from "../dashboard/figures/savings.ts";
-import { workloadPodCounts, workloadPodsRows } from "../dashboard/figures/workload-pods.ts";
+import {
+  workloadPodCounts,
+  workloadPodsRows,
+  type WorkloadCensus,
+} from "../dashboard/figures/workload-pods.ts";
 import { trim } from "../agent/trim.ts";
 import type { MemoryKube } from "../kube/memory/memory.ts";
 import type { PriceProvider } from "../pricing/types.ts";
@@ -238,7 +242,7 @@ export class Prehistory {
     const { clusterId, prices } = this.#o;
     const stepMs = this.#stepMs;
     // One state for every boundary of this step: read it once.
-    let figures: { pools: PoolSample[]; rates: SavingsRates; pods: Map<string, number> } | undefined;
+    let figures: { pools: PoolSample[]; rates: SavingsRates; pods: Map<string, WorkloadCensus> } | undefined;
     for (let b = this.#sampledTo + stepMs; b <= to; b += stepMs) {
       const { state } = entry;
       figures ??= {

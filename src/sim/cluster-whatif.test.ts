@@ -58,6 +58,26 @@ function apiPod(i: number): Pod {
   };
 }
 
+/** apiPod(i) as a pod of another Deployment's ReplicaSet (`app`-`hash`) in `namespace`. */
+function otherPod(app: string, hash: string, namespace: string, i: number): Pod {
+  const p = apiPod(i);
+  return {
+    ...p,
+    metadata: {
+      ...p.metadata,
+      name: `${app}-${hash}-${i}`,
+      namespace,
+      labels: { app, "pod-template-hash": hash },
+      // The same controller, renamed: a ReplicaSet `<deployment>-<pod-template-hash>`.
+      ownerReferences: (p.metadata.ownerReferences ?? []).map((o) => ({
+        ...o,
+        name: `${app}-${hash}`,
+        uid: `rs-${app}`,
+      })),
+    },
+  };
+}
+
 const node: Node = {
   metadata: {
     name: "n1",
@@ -115,6 +135,74 @@ void describe("cluster what-if", () => {
       r.skipped.map((s) => s.workload),
       ["shop/Deployment/gone"],
     );
+  });
+
+  void it("replays a recorded rollout as one: a new revision replaces the pods, its surge is not demand", () => {
+    const api = (min: number, pods: number, revision: string, revisionPods: number) => ({
+      workload: "shop/Deployment/api",
+      ts: NOW - min * MIN,
+      pods,
+      revision,
+      revisionPods,
+    });
+    const history = [
+      api(30, 4, "a", 4),
+      api(25, 4, "a", 4),
+      // The rollout: 4 new pods beside the old ones, which go over the next minutes.
+      api(20, 7, "b", 4),
+      api(19, 5, "b", 4),
+      api(18, 4, "b", 4),
+      // Demand grows.
+      api(10, 6, "b", 6),
+      // A rollback to the first revision; demand falls as it rolls: the new revision's pods shrink.
+      api(5, 10, "a", 6),
+      api(4, 8, "a", 5),
+      api(3, 5, "a", 5),
+      // Back from no pods with a new revision: it starts, nothing to replace.
+      { workload: "shop/Deployment/web", ts: NOW - 30 * MIN, pods: 2, revision: "w1", revisionPods: 2 },
+      { workload: "shop/Deployment/web", ts: NOW - 25 * MIN, pods: 0 },
+      { workload: "shop/Deployment/web", ts: NOW - 20 * MIN, pods: 2, revision: "w2", revisionPods: 2 },
+    ];
+    const web = (i: number): Pod => otherPod("web", "1a", "shop", i);
+    const r = recordCluster(
+      input({ history, pods: [...Array.from({ length: 6 }, (_, i) => apiPod(i)), web(0), web(1)] }),
+    );
+    assert.deepEqual(
+      r.workload.steps.filter((s) => s.name === "api").map((s) => [s.atMs / MIN, s.replicas]),
+      [
+        [20, 6],
+        [26, 5],
+        [30, 6],
+      ],
+      "4 wanted through the rollout, 6 once demand grew, 5 as the rollback's pods shrank, then now's 6",
+    );
+    assert.deepEqual(
+      (r.workload.rollouts ?? []).map((x) => [x.atMs / MIN, x.name]),
+      [
+        [10, "api"],
+        [25, "api"],
+      ],
+    );
+  });
+
+  void it("replays the pods a recorded rollout replaces as new pods", async () => {
+    const rolled = [
+      { workload: "shop/Deployment/api", ts: NOW - 30 * MIN, pods: 6, revision: "a", revisionPods: 6 },
+      { workload: "shop/Deployment/api", ts: NOW - 20 * MIN, pods: 9, revision: "b", revisionPods: 6 },
+      { workload: "shop/Deployment/api", ts: NOW - 19 * MIN, pods: 6, revision: "b", revisionPods: 6 },
+    ];
+    const steady = rolled.map((h) => ({ ...h, revision: "a" }));
+    const [with_, without] = await Promise.all([
+      clusterWhatif(input({ history: rolled })),
+      clusterWhatif(input({ history: steady })),
+    ]);
+    assert.equal(without.current.podStart.count, 0, "the starting pods run throughout");
+    assert.equal(with_.current.podStart.count, 6, "the rollout started 6 new pods");
+    assert.deepEqual(with_.current.now.workloads["shop/Deployment/api"], {
+      onDemand: 0,
+      spot: 6,
+      pending: 0,
+    });
   });
 
   void it("picks the KWOK catalog on the rig's nodes", () => {
@@ -205,21 +293,7 @@ describe("the recorded window beside the current policy's replay", () => {
 
 void describe("a workload with no live pod now", () => {
   void it("is replayed from the last pod core saw of it (a job between runs), else skipped", () => {
-    const etl = (i: number): Pod => {
-      const p = apiPod(i);
-      return {
-        ...p,
-        metadata: {
-          ...p.metadata,
-          name: `etl-5b6c-${i}`,
-          namespace: "batch",
-          labels: { app: "etl", "pod-template-hash": "5b6c" },
-          ownerReferences: [
-            { apiVersion: "apps/v1", kind: "ReplicaSet", name: "etl-5b6c", uid: "rs-etl", controller: true },
-          ],
-        },
-      };
-    };
+    const etl = (i: number): Pod => otherPod("etl", "5b6c", "batch", i);
     const history = [
       { workload: "batch/Deployment/etl", ts: NOW - 30 * MIN, pods: 4 },
       { workload: "batch/Deployment/etl", ts: NOW - 20 * MIN, pods: 0 },

@@ -20,7 +20,13 @@ import {
   type ReplayPolicy,
   type ReplayResult,
 } from "./replay.ts";
-import { WorkloadError, recordedWorkload, type RecordedWorkload, type ScaleStep } from "./workload.ts";
+import {
+  WorkloadError,
+  recordedWorkload,
+  type RecordedWorkload,
+  type RolloutStep,
+  type ScaleStep,
+} from "./workload.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -39,6 +45,12 @@ export interface PodCountSample {
   workload: string;
   ts: number;
   pods: number;
+  /**
+   * Its newest revision then and that revision's pods (core's WorkloadPodsRow): a new revision is
+   * a rollout, and while older revisions still run, the pods beyond it are the rollout's surge.
+   */
+  revision?: string;
+  revisionPods?: number;
 }
 
 export interface ClusterWhatifInput {
@@ -259,6 +271,39 @@ export function ownTemplate(pod: Pod): Deployment["spec"]["template"] {
   return { metadata: { labels, annotations }, spec };
 }
 
+type Census = Pick<PodCountSample, "pods" | "revision" | "revisionPods">;
+
+/**
+ * A workload rolled between two buckets: its newest revision changed while it had pods (they are
+ * replaced). A workload back from no pods with a new revision just starts; rows without a
+ * revision (recorded before core kept them) say nothing.
+ */
+export function isRollout(prev: Census | undefined, now: Census): boolean {
+  return (
+    prev !== undefined &&
+    prev.pods > 0 &&
+    prev.revision !== undefined &&
+    now.revision !== undefined &&
+    now.revision !== prev.revision
+  );
+}
+
+/**
+ * The replicas a workload wanted in a bucket. Its pods, except while older revisions still run (a
+ * rollout): those beyond the new revision's may be surge — the replay's own rollout makes its
+ * surge — so the count holds at what it wanted before, less what the new revision's pods shrank
+ * by since the bucket before (a new ReplicaSet shrinks only when the replicas wanted do), within
+ * [the new revision's pods, all pods] (a rollout's new ReplicaSet never runs more than wanted).
+ */
+export function replicasOf(c: Census, before: number | undefined, prev?: Census): number {
+  if (c.revisionPods === undefined || c.revisionPods >= c.pods || before === undefined) return c.pods;
+  const shrunk =
+    prev !== undefined && prev.revision === c.revision
+      ? Math.max(0, (prev.revisionPods ?? 0) - c.revisionPods)
+      : 0;
+  return Math.min(c.pods, Math.max(c.revisionPods, before - shrunk));
+}
+
 interface Sampled {
   /** namespace/Kind/name → the simulated Deployment ("namespace/name"). */
   simName: Map<string, { namespace: string; name: string }>;
@@ -321,30 +366,38 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
     simName.set(key, { namespace, name: sim });
   }
   // Counts per bucket; a workload without a row in a bucket that has rows had no pods then.
-  const byBucket = new Map<number, Map<string, number>>();
+  const byBucket = new Map<number, Map<string, Census>>();
   for (const r of rows) {
-    const m = byBucket.get(r.ts) ?? new Map<string, number>();
-    m.set(r.workload, r.pods);
+    const m = byBucket.get(r.ts) ?? new Map<string, Census>();
+    m.set(r.workload, r);
     byBucket.set(r.ts, m);
   }
   const steps: ScaleStep[] = [];
+  const rollouts: RolloutStep[] = [];
   const start = new Map<string, number>();
   const last = new Map<string, number>();
-  const track = (at: number, counts: ReadonlyMap<string, number>): void => {
+  const seen = new Map<string, Census>();
+  const track = (at: number, counts: ReadonlyMap<string, Census>): void => {
     for (const [key, sim] of simName) {
-      const n = counts.get(key) ?? 0;
+      const c = counts.get(key) ?? { pods: 0 };
+      const prev = seen.get(key);
+      seen.set(key, c);
+      const n = replicasOf(c, last.get(key), prev);
       if (!start.has(key)) {
         start.set(key, n);
         last.set(key, n);
-      } else if (last.get(key) !== n) {
+        continue;
+      }
+      if (last.get(key) !== n) {
         steps.push({ atMs: at - from, namespace: sim.namespace, name: sim.name, replicas: n });
         last.set(key, n);
       }
+      if (isRollout(prev, c)) rollouts.push({ atMs: at - from, namespace: sim.namespace, name: sim.name });
     }
   };
   for (const ts of bucketTimes) track(ts, byBucket.get(ts) ?? new Map());
   // Then the counts core sees now, which the replay ends with.
-  track(Math.max(input.now, from), current);
+  track(Math.max(input.now, from), new Map([...current].map(([k, pods]) => [k, { pods }])));
   const deployments: Deployment[] = [];
   for (const [key, sim] of simName) {
     const pod = template.get(key);
@@ -380,6 +433,7 @@ export function recordCluster(input: ClusterWhatifInput): Sampled {
       deployments,
       steps: steps.sort((a, b) => a.atMs - b.atMs),
       ...(drifts.length > 0 ? { drifts } : {}),
+      ...(rollouts.length > 0 ? { rollouts: rollouts.sort((a, b) => a.atMs - b.atMs) } : {}),
     },
     from,
     durationMs,

@@ -221,6 +221,42 @@ describe("recordedWorkload", () => {
     assert.equal(next(), undefined);
   });
 
+  it("rolls a Deployment at each recorded rollout, after the counts of the same moment", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 5, 8));
+    const kube = new MemoryKube({ clock, random: seeded(1) });
+    const w = {
+      ...parseRecordedWorkload({
+        nodePools: [pool("general")],
+        deployments: [deployment("web"), deployment("api")],
+        steps: [{ at: "2m", deployment: "shop/web", replicas: 5 }],
+      }),
+      rollouts: [
+        { atMs: 120_000, namespace: "shop", name: "web" },
+        { atMs: 400_000, namespace: "shop", name: "web" },
+      ],
+    };
+    const start = clock.now();
+    const drive = await recordedWorkload(w)(kube, start);
+    const template = async (name: string): Promise<string> =>
+      JSON.stringify((await kube.get("Deployment", name, "shop")).spec.template);
+    const next = (): number | undefined => drive.nextAt?.();
+    const before = await template("web");
+    const api = await template("api");
+    assert.equal(next(), start + 120_000);
+    await drive(start + 119_000);
+    assert.equal(await template("web"), before);
+    await drive(start + 120_000);
+    const web = await kube.get("Deployment", "web", "shop");
+    assert.equal(web.spec.replicas, 5, "scaled first: the rollout replaces the 5 pods wanted then");
+    const first = JSON.stringify(web.spec.template);
+    assert.notEqual(first, before, "a new pod template: a new ReplicaSet replaces the pods");
+    assert.equal(next(), start + 400_000, "the next rollout is the next change");
+    await drive(start + 400_000);
+    assert.notEqual(await template("web"), first, "and again at the next one");
+    assert.equal(await template("api"), api, "other Deployments stay");
+    assert.equal(next(), undefined);
+  });
+
   it("keeps the parsed workload intact, so both runs of a comparison start from the same objects", async () => {
     const w = parseRecordedWorkload({ nodePools: [pool("general")], deployments: [deployment("web")] });
     const before = structuredClone(w);

@@ -27,16 +27,28 @@ export interface DriftStep {
   nodePool: string;
 }
 
+/** A Deployment's pod template changed (a new image, say): its pods are replaced (a rollout). */
+export interface RolloutStep {
+  /** Offset from the start of the run, ms. */
+  atMs: number;
+  namespace: string;
+  name: string;
+}
+
 export interface RecordedWorkload {
   nodePools: NodePool[];
   deployments: Deployment[];
   steps: ScaleStep[];
   /** Template changes of the cluster's NodePools, in time order (from its recorded drift). */
   drifts?: DriftStep[];
+  /** Rollouts of the Deployments, in time order (from the revisions core recorded). */
+  rollouts?: RolloutStep[];
 }
 
 /** The annotation a replayed template change sets on the NodePool's template (its hash changes). */
 export const DRIFT_ANNOTATION = "wave.sh/whatif-template";
+/** The annotation a replayed rollout sets on the Deployment's pod template (a new ReplicaSet). */
+export const ROLLOUT_ANNOTATION = "wave.sh/whatif-revision";
 
 export class WorkloadError extends Error {
   constructor(why: string) {
@@ -177,9 +189,13 @@ export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
       await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
     let next = 0;
     let nextDrift = 0;
+    let nextRollout = 0;
     const drifts = w.drifts ?? [];
+    const rollouts = w.rollouts ?? [];
+    const due = (step: { atMs: number } | undefined, now: number): boolean =>
+      (step?.atMs ?? Infinity) <= now - startMs;
     const drive = async (now: number): Promise<void> => {
-      while (next < w.steps.length && (w.steps[next]?.atMs ?? Infinity) <= now - startMs) {
+      while (due(w.steps[next], now)) {
         const s = w.steps[next++];
         if (s)
           await kube.patch(
@@ -189,7 +205,7 @@ export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
             { namespace: s.namespace },
           );
       }
-      while (nextDrift < drifts.length && (drifts[nextDrift]?.atMs ?? Infinity) <= now - startMs) {
+      while (due(drifts[nextDrift], now)) {
         const d = drifts[nextDrift++];
         if (d)
           await kube
@@ -198,10 +214,31 @@ export function recordedWorkload(w: RecordedWorkload): WorkloadSeed {
             })
             .catch(() => undefined);
       }
+      // After the counts of the same moment: the rollout replaces the pods the Deployment wants then.
+      while (due(rollouts[nextRollout], now)) {
+        const r = rollouts[nextRollout++];
+        if (r)
+          await kube
+            .patch(
+              "Deployment",
+              r.name,
+              {
+                spec: {
+                  template: { metadata: { annotations: { [ROLLOUT_ANNOTATION]: String(nextRollout) } } },
+                },
+              },
+              { namespace: r.namespace },
+            )
+            .catch(() => undefined);
+      }
     };
     return Object.assign(drive, {
       nextAt: (): number | undefined => {
-        const at = Math.min(w.steps[next]?.atMs ?? Infinity, drifts[nextDrift]?.atMs ?? Infinity);
+        const at = Math.min(
+          w.steps[next]?.atMs ?? Infinity,
+          drifts[nextDrift]?.atMs ?? Infinity,
+          rollouts[nextRollout]?.atMs ?? Infinity,
+        );
         return at === Infinity ? undefined : startMs + at;
       },
     });

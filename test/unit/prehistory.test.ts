@@ -91,5 +91,14 @@ describe("the embedded cluster's history at start", { timeout: 600_000 }, () => 
     const first = Math.min(...buckets);
     assert.ok(first <= now - SIMULATED_HISTORY_MS + 2 * MIN, `first bucket ${new Date(first).toISOString()}`);
     assert.ok(buckets.size >= 24 * 60 - 5, `${buckets.size} minutes with pod counts`);
+    // Each shop/* Deployment rolls once an hour (living.ts): a new revision each time, which the
+    // what-if replays as a rollout, its surge told apart (the new revision's pods beside the count).
+    const api = rows.filter((r) => r.workload === "shop/Deployment/api").sort((a, b) => a.ts - b.ts);
+    const revisions = api.map((r) => r.revision).filter((r, i, all) => r !== undefined && r !== all[i - 1]);
+    assert.ok(revisions.length >= 22, `${revisions.length} revisions of shop/api over the day`);
+    assert.ok(
+      api.some((r) => (r.revisionPods ?? r.pods) < r.pods),
+      "a rollout's surge: older revisions' pods beside the new one's",
+    );
   });
 });

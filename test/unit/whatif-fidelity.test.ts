@@ -3,8 +3,9 @@
 // that day under the cluster's current policies through core's API and worker pool. The current
 // side must reproduce what core recorded — cost/h within 5 %, average nodes per NodePool within
 // 10 % — calibrated only from what the cluster recorded (its boot time, its spot interruption rate,
-// how often its controllers acted), nothing tuned to this scenario. The candidate enables warmup on
-// `arm64`: its p95 pod start is not worse than the current policy's, or the report says why.
+// how often its controllers acted, its rollouts), nothing tuned to this scenario. The candidate
+// enables warmup on `arm64`: its p95 pod start is not worse than the current policy's, or the
+// report says why.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Started } from "../../src/cli/start.ts";
@@ -15,13 +16,6 @@ const CLUSTER = "sim";
 /** Goals (issue 29): the current policy's replay against the recorded day. */
 const COST_WITHIN = 0.05;
 const NODES_WITHIN = 0.1;
-/**
- * Not there yet: spot-heavy's replay keeps 5–13 % more nodes than recorded (from one recorded day to
- * the next; more of the Prefer/Require pods on spot): the day's rollouts, which core does not
- * record, are the rest (docs/simulator.md "Model check"). Held to 20 % so a regression still fails.
- */
-const KNOWN_GAPS: Record<string, number> = { "spot-heavy": 0.2 };
-
 let sim: SimulatedWave;
 let w: Started;
 
@@ -65,8 +59,10 @@ describe("what-if fidelity on the simulated cluster's recorded day", { timeout: 
       "every pool of the scenario recorded and replayed",
     );
     for (const [pool, err] of Object.entries(rec.fidelity.poolNodesError)) {
-      const bound = KNOWN_GAPS[pool] ?? NODES_WITHIN;
-      assert.ok(Math.abs(err) <= bound, `${pool}: nodes ${pct(err)}, goal within ${pct(bound)}`);
+      assert.ok(
+        Math.abs(err) <= NODES_WITHIN,
+        `${pool}: nodes ${pct(err)}, goal within ${pct(NODES_WITHIN)}`,
+      );
     }
 
     // Warmup on arm64: not slower at p95, or the report says why.

@@ -42,7 +42,14 @@ export interface WhatifInput {
   pods: ReturnType<State["pods"]>;
   /** The last pod core saw of each workload (src/dashboard/figures/workload-pods.ts). */
   templates?: ReturnType<State["pods"]>;
-  history: readonly { workload: string; ts: number; pods: number }[];
+  /** Pods per workload per bucket, with its newest revision and that revision's pods (rollouts). */
+  history: readonly {
+    workload: string;
+    ts: number;
+    pods: number;
+    revision?: string;
+    revisionPods?: number;
+  }[];
   now: number;
   windowMs: number;
   current: { spot: SpotPolicy[]; warmup: Record<string, WarmupPolicy> };

@@ -16,6 +16,7 @@ import type {
   SpotRepair,
   Store,
   StoredWarmupEvent,
+  WorkloadPodsRow,
   WriteBatch,
 } from "./store.ts";
 
@@ -183,11 +184,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 11 });
+        assert.deepEqual(second.migrations, { applied: [], version: 12 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -910,6 +911,41 @@ export function storeContract(
           (await store.workloadPods({ clusterId: "c1", from: T0 + 5 * MIN, to: T0 + 6 * MIN })).length,
           0,
         );
+      });
+    });
+
+    void it("keeps each workload's newest revision and its pods beside the count (a rollout's surge)", async () => {
+      await withStore(async (store) => {
+        const before: WorkloadPodsRow = {
+          clusterId: "c1",
+          workload: "shop/Deployment/api",
+          ts: T0,
+          stepMs: MIN,
+          pods: 4,
+          revision: "7c9f",
+          revisionPods: 4,
+        };
+        const rolling: WorkloadPodsRow = { ...before, ts: T0 + MIN, pods: 7, revision: "5d4b" };
+        const none: WorkloadPodsRow = {
+          clusterId: "c1",
+          workload: "shop/Deployment/old",
+          ts: T0,
+          stepMs: MIN,
+          pods: 2,
+        };
+        assert.equal(await store.writeWorkloadPods([before, rolling, none]), 3);
+        assert.deepEqual(await store.workloadPods({ clusterId: "c1", from: T0, to: T0 + 2 * MIN }), [
+          before,
+          none,
+          rolling,
+        ]);
+        for (const bad of [
+          { ...before, revisionPods: 5 },
+          { ...before, revision: "" },
+          { ...none, revisionPods: 1 },
+          { ...none, revision: "x" },
+        ])
+          await assert.rejects(store.writeWorkloadPods([{ ...bad, ts: T0 + 9 * MIN }]), StoreInputError);
       });
     });
 

@@ -403,6 +403,15 @@ CREATE TABLE console_sessions (
 CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
 `;
 
+// Each workload's newest revision in a bucket (its pods' pod-template-hash, or controller-revision-hash
+// for a StatefulSet) and how many of its live pods run it: a rollout is a new revision while older
+// ones still run, and the pods beyond the revision's are the rollout's surge, not demand. What-if
+// replays the rollouts (issue 29). Null on rows written before, or for pods without a revision.
+const workloadRevisions = (): string => `
+ALTER TABLE workload_pods ADD COLUMN revision TEXT;
+ALTER TABLE workload_pods ADD COLUMN revision_pods INTEGER;
+`;
+
 const migrations = (t: ColumnTypes): readonly Migration[] => [
   { version: 1, name: "initial schema", sql: initialSchema(t), kind: "contract" },
   { version: 2, name: "warmup events", sql: warmupEvents(t), kind: "contract" },
@@ -415,6 +424,7 @@ const migrations = (t: ColumnTypes): readonly Migration[] => [
   { version: 9, name: "audit log", sql: auditLog(t) },
   { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs(t) },
   { version: 11, name: "console sessions", sql: consoleSessions(t) },
+  { version: 12, name: "workload revisions", sql: workloadRevisions() },
 ];
 export const sqliteMigrations = migrations(SQLITE);
 export const postgresMigrations = migrations(POSTGRES);

@@ -216,10 +216,10 @@ const SQL = {
     WHERE cluster_id = $1 AND ts >= $2 AND ts < $3 AND ($4 = '' OR scope = 'workload' OR name = $4)
     GROUP BY scope, name ORDER BY scope, name`,
   deleteSavings: "DELETE FROM savings WHERE ts < $1",
-  insertWorkloadPods: `INSERT INTO workload_pods (cluster_id, workload, ts, step_ms, pods)
-    VALUES ($1, $2, $3, $4, $5)
+  insertWorkloadPods: `INSERT INTO workload_pods (cluster_id, workload, ts, step_ms, pods, revision, revision_pods)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (cluster_id, workload, ts) DO NOTHING`,
-  workloadPods: `SELECT workload, ts, step_ms, pods FROM workload_pods
+  workloadPods: `SELECT workload, ts, step_ms, pods, revision, revision_pods FROM workload_pods
     WHERE cluster_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts, workload`,
   deleteWorkloadPods: "DELETE FROM workload_pods WHERE ts < $1",
   deleteLifecycle: "DELETE FROM lifecycle_events WHERE at < $1",
@@ -559,7 +559,15 @@ export class SqlStore implements Store {
     return this.#db.transaction(async (tx) => {
       let added = 0;
       for (const r of rows)
-        added += await tx.run(SQL.insertWorkloadPods, [r.clusterId, r.workload, r.ts, r.stepMs, r.pods]);
+        added += await tx.run(SQL.insertWorkloadPods, [
+          r.clusterId,
+          r.workload,
+          r.ts,
+          r.stepMs,
+          r.pods,
+          r.revision ?? null,
+          r.revisionPods ?? null,
+        ]);
       return added;
     });
   }
@@ -573,6 +581,9 @@ export class SqlStore implements Store {
       ts: num(r.ts),
       stepMs: num(r.step_ms),
       pods: num(r.pods),
+      ...(r.revision === null || r.revision === undefined
+        ? {}
+        : { revision: text(r.revision), revisionPods: num(r.revision_pods) }),
     }));
   }
 

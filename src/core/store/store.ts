@@ -180,6 +180,14 @@ export interface WorkloadPodsRow {
   ts: number;
   stepMs: number;
   pods: number;
+  /**
+   * The workload's newest revision then (its pods' pod-template-hash, a StatefulSet's
+   * controller-revision-hash: the revision whose first live pod is the newest) and how many of
+   * the live pods run it. A change of revision is a rollout; while older revisions still run,
+   * `pods` counts the rollout's surge too. Absent on rows from before (schema 12) or without one.
+   */
+  revision?: string;
+  revisionPods?: number;
 }
 
 export interface IngestCheckpoint {
@@ -657,5 +665,18 @@ export function validateWorkloadPods(rows: readonly WorkloadPodsRow[]): void {
     need(isTime(r.ts), `${where}: ts must be an integer epoch ms`);
     need(Number.isSafeInteger(r.stepMs) && r.stepMs > 0, `${where}: stepMs must be a positive integer`);
     need(Number.isSafeInteger(r.pods) && r.pods >= 0, `${where}: pods must be an integer >= 0`);
+    need(
+      (r.revision === undefined) === (r.revisionPods === undefined),
+      `${where}: revision and revisionPods go together`,
+    );
+    if (r.revision !== undefined) {
+      need(isText(r.revision) && r.revision.length <= 253, `${where}: revision must be 1–253 characters`);
+      need(
+        Number.isSafeInteger(r.revisionPods) &&
+          (r.revisionPods ?? -1) >= 0 &&
+          (r.revisionPods ?? 0) <= r.pods,
+        `${where}: revisionPods must be an integer from 0 to pods`,
+      );
+    }
   }
 }

@@ -19,27 +19,68 @@ export function podWorkload(pod: Pod): string | undefined {
   return ref ? workloadName(ref) : undefined;
 }
 
-/** Live pods per workload, sorted by name. */
-export function workloadPodCounts(pods: Iterable<Pod>): Map<string, number> {
-  const out = new Map<string, number>();
+/** One workload's live pods, and its newest revision's (see WorkloadPodsRow). */
+export interface WorkloadCensus {
+  pods: number;
+  revision?: string;
+  revisionPods?: number;
+}
+
+/** The revision a pod runs: its ReplicaSet's pod-template-hash, its StatefulSet's controller-revision-hash. */
+export function podRevision(pod: Pod): string | undefined {
+  const l = pod.metadata.labels;
+  const r = l?.["pod-template-hash"] ?? l?.["controller-revision-hash"];
+  return r === "" ? undefined : r;
+}
+
+/**
+ * Live pods per workload, sorted by name, with the newest revision of each and its pods: the
+ * revision whose first live pod was created last (an older revision's pod re-created mid-rollout
+ * does not make it the newest again; ties go to the larger name, so the count is deterministic).
+ */
+export function workloadPodCounts(pods: Iterable<Pod>): Map<string, WorkloadCensus> {
+  const out = new Map<string, { pods: number; revisions: Map<string, { first: string; pods: number }> }>();
   for (const p of pods) {
     const w = podWorkload(p);
-    if (w !== undefined) out.set(w, (out.get(w) ?? 0) + 1);
+    if (w === undefined) continue;
+    let c = out.get(w);
+    if (!c) out.set(w, (c = { pods: 0, revisions: new Map() }));
+    c.pods++;
+    const rev = podRevision(p);
+    if (rev === undefined) continue;
+    const created = p.metadata.creationTimestamp ?? "";
+    const r = c.revisions.get(rev);
+    if (!r) c.revisions.set(rev, { first: created, pods: 1 });
+    else {
+      r.pods++;
+      if (created < r.first) r.first = created;
+    }
   }
-  return new Map([...out].sort(([a], [b]) => a.localeCompare(b)));
+  const census = (c: {
+    pods: number;
+    revisions: Map<string, { first: string; pods: number }>;
+  }): WorkloadCensus => {
+    let newest: [string, { first: string; pods: number }] | undefined;
+    for (const e of c.revisions)
+      if (!newest || e[1].first > newest[1].first || (e[1].first === newest[1].first && e[0] > newest[0]))
+        newest = e;
+    return newest ? { pods: c.pods, revision: newest[0], revisionPods: newest[1].pods } : { pods: c.pods };
+  };
+  return new Map([...out].sort(([a], [b]) => a.localeCompare(b)).map(([w, c]) => [w, census(c)]));
 }
 
 /** One history bucket of pod counts. */
 export function workloadPodsRows(
-  counts: ReadonlyMap<string, number>,
+  counts: ReadonlyMap<string, WorkloadCensus>,
   o: { clusterId: string; ts: number; stepMs: number },
 ): WorkloadPodsRow[] {
-  return [...counts].map(([workload, pods]) => ({
+  return [...counts].map(([workload, c]) => ({
     clusterId: o.clusterId,
     workload,
     ts: o.ts,
     stepMs: o.stepMs,
-    pods,
+    pods: c.pods,
+    ...(c.revision === undefined ? {} : { revision: c.revision, revisionPods: c.revisionPods ?? 0 }),
   }));
 }
 
