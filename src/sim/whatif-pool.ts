@@ -4,7 +4,8 @@
 // (beyond it a WhatifPoolError 429 with a Retry-After estimate); a job cancelled by its signal
 // (queued: dropped; running: its worker terminated, which frees the thread and its heap at once —
 // a replay has no state worth keeping). Idle workers exit after a while, so an idle core holds
-// no simulator heap.
+// no simulator heap. With `parallel` a worker replays the candidate in a second thread of its own
+// meanwhile (whatif-worker.ts), which ends with it.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { ClusterWhatifInput, ClusterWhatifReport } from "./cluster-whatif.ts";
