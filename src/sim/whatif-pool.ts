@@ -211,6 +211,7 @@ export class WhatifPool {
     if (this.#slots.size >= this.size) return undefined;
     const worker = new Worker(new URL(WORKER_FILE, import.meta.url), {
       resourceLimits: { maxOldGenerationSizeMb: this.#heapMiB, maxYoungGenerationSizeMb: 32 },
+      workerData: { parallel: this.#parallel },
     });
     worker.unref();
     this.#threads++;

@@ -6,7 +6,7 @@
 // again, answering "replay" messages) while this one replays the current policy: the two replays
 // are independent, so a what-if takes the time of one. The second thread is this worker's child:
 // terminating the worker (a cancel, the pool closing, idling out) ends it too.
-import { Worker, parentPort, resourceLimits } from "node:worker_threads";
+import { Worker, parentPort, resourceLimits, workerData } from "node:worker_threads";
 import { clusterWhatif, whatifReplay, type ClusterWhatifInput, type WhatifHalf } from "./cluster-whatif.ts";
 import type { ReplayResult } from "./replay.ts";
 
@@ -42,18 +42,26 @@ class ReplayError extends Error {
   }
 }
 
-/** The second thread, started with the first job that asks for it and kept for the next ones. */
+/** The second thread, kept for the next jobs. */
 let second: Worker | undefined;
+
+function startSecond(): Worker {
+  // The same heap limits as this worker's, so a runaway replay fails alone either way.
+  second ??= new Worker(new URL(WORKER_FILE), { resourceLimits });
+  second.unref();
+  return second;
+}
+
+// A pool that replays in parallel says so at the start: the second thread loads its modules while
+// this one does, not after the first job arrives.
+if ((workerData as { parallel?: boolean } | null)?.parallel === true) startSecond();
 
 function candidateElsewhere(
   input: ClusterWhatifInput,
   id: number,
   onProgress: (fraction: number) => void,
 ): Promise<ReplayResult> {
-  // The same heap limits as this worker's, so a runaway replay fails alone either way.
-  second ??= new Worker(new URL(WORKER_FILE), { resourceLimits });
-  second.unref();
-  const w = second;
+  const w = startSecond();
   return new Promise<ReplayResult>((resolve, reject) => {
     const onMessage = (m: FromWorker): void => {
       if (m.id !== id) return;
