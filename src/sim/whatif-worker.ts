@@ -81,7 +81,16 @@ function candidateElsewhere(
     const onError = (err: Error): void => {
       done();
       second = undefined;
-      reject(err);
+      // As the pool answers for its own workers: a runaway replay is a 503, not a replay bug.
+      const oom = (err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
+      reject(
+        oom
+          ? new ReplayError(
+              `the replay needed more than ${resourceLimits.maxOldGenerationSizeMb ?? "its"} MiB of memory; try a shorter windowHours`,
+              503,
+            )
+          : err,
+      );
     };
     const done = (): void => {
       w.off("message", onMessage);
