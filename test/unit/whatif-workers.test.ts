@@ -13,6 +13,7 @@ import { WhatifPool } from "../../src/sim/whatif-pool.ts";
 import type { ClusterWhatifInput } from "../../src/sim/cluster-whatif.ts";
 import type { FromWorker, ToWorker } from "../../src/sim/whatif-worker.ts";
 import { Worker } from "node:worker_threads";
+import { existsSync, readdirSync } from "node:fs";
 import { percentile } from "../../src/sim/replay.ts";
 import { whatifFixture } from "../../bench/fuzz/whatif.ts";
 import { run } from "../../src/cli/main.ts";
@@ -93,6 +94,11 @@ async function* events(res: Response): AsyncGenerator<[string, unknown]> {
       if (event && data) yield [event, JSON.parse(data) as unknown];
     }
   }
+}
+
+/** Threads of this process (Linux's /proc), undefined elsewhere. */
+function osThreads(): number | undefined {
+  return existsSync("/proc/self/task") ? readdirSync("/proc/self/task").length : undefined;
 }
 
 async function until(cond: () => boolean, ms: number): Promise<number> {
@@ -181,18 +187,29 @@ describe("what-if replays in worker threads", { timeout: 240_000 }, () => {
   it("frees the worker within 1 s of the client going away", async () => {
     const ac = new AbortController();
     const res = await post({ ...STORMY, seed: 2 }, { stream: true, signal: ac.signal });
-    // Wait until the replay is under way in its worker.
+    // Wait until the replay is under way in its worker (progress of its own: both threads started).
     for await (const [event, data] of events(res)) {
-      if (event === "progress" && (data as WhatifProgressDto).state === "running") break;
+      const p = data as WhatifProgressDto;
+      if (event === "progress" && p.state === "running" && p.fraction > 0) break;
     }
     assert.equal(pool.stats().running, 1);
     assert.equal(pool.stats().threads, 1);
+    // The process's OS threads (Linux): the worker and the second thread replaying the candidate.
+    const running = osThreads();
     ac.abort();
     const took = await until(() => pool.stats().threads === 0, 5000);
     assert.equal(pool.stats().threads, 0, "the worker thread exited");
     assert.equal(pool.stats().running, 0);
     assert.ok(took < 1000, `worker freed ${took.toFixed(0)} ms after the disconnect`);
     console.log(`# disconnected client: worker thread exited ${took.toFixed(0)} ms later`);
+    if (running !== undefined) {
+      const gone = await until(() => (osThreads() ?? 0) <= running - 2, 1000);
+      assert.ok(
+        (osThreads() ?? 0) <= running - 2,
+        `${running} → ${osThreads()} threads: the worker's second thread went with it`,
+      );
+      console.log(`# the worker's second thread gone ${gone.toFixed(0)} ms after the worker's exit`);
+    }
     // The pool starts a fresh worker for the next one.
     assert.equal((await post(QUICK)).status, 200);
   });
