@@ -541,25 +541,33 @@ export function checkChanges(
       );
 }
 
-/** Replays the cluster's window under its current policy and under the candidate, same seed. */
-export async function clusterWhatif(
+/** Which replay of a what-if: the cluster's current policy (0) or the candidate (1). */
+export type WhatifHalf = 0 | 1;
+
+/**
+ * Runs the candidate's replay elsewhere (core's worker runs it in a second thread, so the two
+ * replays take the time of one): the same input and half give the same result wherever they run.
+ */
+export type ReplayElsewhere = (
   input: ClusterWhatifInput,
+  onProgress: (fraction: number) => void,
+) => Promise<ReplayResult>;
+
+/** One side's replay of the cluster's window (same seed for both: only the policy differs). */
+export async function whatifReplay(
+  input: ClusterWhatifInput,
+  half: WhatifHalf,
   onProgress?: (fraction: number) => void,
-): Promise<ClusterWhatifReport> {
-  if (input.nodePools.length === 0) throw new ClusterWhatifError("the cluster has no NodePool to simulate");
+): Promise<ReplayResult> {
   const rec = recordCluster(input);
-  const workloads = [...rec.simName.keys()];
-  checkChanges(input, workloads);
-  const catalog = catalogOf(input.nodes, input.nodePools);
-  const candidate = candidatePolicy(input.current, input.changes);
-  const seed = recordedWorkload(rec.workload);
-  const run = (p: ReplayPolicy, half: 0 | 1): Promise<ReplayResult> =>
-    replay({
-      ...(onProgress ? { onProgress: (f: number) => onProgress((half + f) / 2) } : {}),
-      workload: seed,
-      policy: simPolicy(p, rec.simName),
+  const policy = half === 0 ? input.current : candidatePolicy(input.current, input.changes);
+  try {
+    return await replay({
+      ...(onProgress ? { onProgress } : {}),
+      workload: recordedWorkload(rec.workload),
+      policy: simPolicy(policy, rec.simName),
       durationMs: rec.durationMs,
-      catalog,
+      catalog: catalogOf(input.nodes, input.nodePools),
       bootDelayMs: input.bootDelayMs,
       spotInterruptionRate: input.spotInterruptionRate,
       seed: input.seed ?? 7,
@@ -568,15 +576,45 @@ export async function clusterWhatif(
       quietStepMs: 30_000,
       ...(input.cadence ? { cadence: input.cadence } : {}),
     });
-  let now: ReplayResult;
-  let cand: ReplayResult;
-  try {
-    now = await run(input.current, 0);
-    cand = await run(candidate, 1);
   } catch (err) {
     // A NodePool no instance type of the catalog satisfies.
     if (err instanceof WorkloadError) throw new ClusterWhatifError(err.message);
     throw err;
+  }
+}
+
+/**
+ * Replays the cluster's window under its current policy and under the candidate, same seed: one
+ * after the other, or both at once when `elsewhere` runs the candidate's (the two are independent).
+ */
+export async function clusterWhatif(
+  input: ClusterWhatifInput,
+  onProgress?: (fraction: number) => void,
+  elsewhere?: ReplayElsewhere,
+): Promise<ClusterWhatifReport> {
+  if (input.nodePools.length === 0) throw new ClusterWhatifError("the cluster has no NodePool to simulate");
+  const rec = recordCluster(input);
+  const workloads = [...rec.simName.keys()];
+  checkChanges(input, workloads);
+  const catalog = catalogOf(input.nodes, input.nodePools);
+  const candidate = candidatePolicy(input.current, input.changes);
+  let now: ReplayResult;
+  let cand: ReplayResult;
+  if (elsewhere) {
+    // Progress: the share of both replays' simulated time done.
+    const done = [0, 0];
+    const tell = (half: WhatifHalf) => (f: number) => {
+      done[half] = f;
+      onProgress?.(((done[0] ?? 0) + (done[1] ?? 0)) / 2);
+    };
+    const there = elsewhere(input, tell(1));
+    // Settled even if the local replay fails first (no unhandled rejection); its error then wins.
+    there.catch(() => undefined);
+    now = await whatifReplay(input, 0, tell(0));
+    cand = await there;
+  } else {
+    now = await whatifReplay(input, 0, onProgress ? (f) => onProgress(f / 2) : undefined);
+    cand = await whatifReplay(input, 1, onProgress ? (f) => onProgress((1 + f) / 2) : undefined);
   }
   const currentSide = side(input.current, now, rec.simName);
   const notes = warmupNotes(input.changes, now, cand, rec.simName);

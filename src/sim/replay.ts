@@ -211,7 +211,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   if (!(stepMs > 0)) throw new RangeError("replay: stepMs must be > 0");
   const clock = new FakeClock(opts.startMs ?? Date.UTC(2026, 0, 5, 8));
   const random = seeded(opts.seed ?? 7);
-  const kube = new MemoryKube({ clock, random, historyLimit: 2000 });
+  // Wave's components never change what they list (frozen: they would throw): shared, not copied.
+  const kube = new MemoryKube({ clock, random, historyLimit: 2000, sharedLists: true });
   // The state warmup reads, kept in step with the simulated apiserver like informers would.
   const { state } = await mirrorMemoryKube(kube);
   const offerings = offeringsFor(opts.catalog ?? "aws");

@@ -4,7 +4,8 @@
 // (beyond it a WhatifPoolError 429 with a Retry-After estimate); a job cancelled by its signal
 // (queued: dropped; running: its worker terminated, which frees the thread and its heap at once —
 // a replay has no state worth keeping). Idle workers exit after a while, so an idle core holds
-// no simulator heap.
+// no simulator heap. With `parallel` a worker replays the candidate in a second thread of its own
+// meanwhile (whatif-worker.ts), which ends with it.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { ClusterWhatifInput, ClusterWhatifReport } from "./cluster-whatif.ts";
@@ -55,6 +56,12 @@ export interface WhatifPoolOptions {
   heapMiB?: number;
   /** A worker idle this long exits (default 60 s). */
   idleMs?: number;
+  /**
+   * Each what-if replays the candidate in a second thread of its worker while the worker replays
+   * the current policy (default: on a machine with 2 CPUs or more): a what-if in the time of one
+   * replay, at the cost of a second thread while it runs.
+   */
+  parallel?: boolean;
 }
 
 /** Worker threads for what-ifs on this machine: its CPUs less one for core's own loop, 1 to 4. */
@@ -87,6 +94,7 @@ export class WhatifPool {
   readonly maxQueued: number;
   readonly #heapMiB: number;
   readonly #idleMs: number;
+  readonly #parallel: boolean;
   readonly #slots = new Set<Slot>();
   readonly #queue: Job[] = [];
   readonly #runningKeys = new Set<string>();
@@ -104,6 +112,7 @@ export class WhatifPool {
     this.maxQueued = Math.max(0, o.maxQueued ?? 4);
     this.#heapMiB = o.heapMiB ?? 512;
     this.#idleMs = o.idleMs ?? 60_000;
+    this.#parallel = o.parallel ?? availableParallelism() >= 2;
   }
 
   /** Workers alive, jobs running and waiting. */
@@ -202,6 +211,7 @@ export class WhatifPool {
     if (this.#slots.size >= this.size) return undefined;
     const worker = new Worker(new URL(WORKER_FILE, import.meta.url), {
       resourceLimits: { maxOldGenerationSizeMb: this.#heapMiB, maxYoungGenerationSizeMb: 32 },
+      workerData: { parallel: this.#parallel },
     });
     worker.unref();
     this.#threads++;
@@ -231,12 +241,18 @@ export class WhatifPool {
     j.startedAt = performance.now();
     this.#runningKeys.add(j.key);
     j.onProgress?.({ state: "running", position: 0, fraction: 0, elapsedMs: 0, etaMs: this.#typicalMs() });
-    slot.worker.postMessage({ type: "run", id: j.id, input: j.input } satisfies ToWorker);
+    slot.worker.postMessage({
+      type: "run",
+      id: j.id,
+      input: j.input,
+      parallel: this.#parallel,
+    } satisfies ToWorker);
   }
 
   #message(slot: Slot, m: FromWorker): void {
     const j = slot.job;
-    if (!j || m.id !== j.id) return;
+    // "replayed" answers a worker's own second thread, never the pool.
+    if (!j || m.id !== j.id || m.type === "replayed") return;
     if (m.type === "progress") {
       j.fraction = m.fraction;
       const elapsedMs = performance.now() - j.startedAt;

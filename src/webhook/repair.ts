@@ -172,7 +172,8 @@ export class SpotRepair {
     for (const policy of all) {
       const key = workloadKey(policy.workload);
       seen.add(key);
-      this.#count(key, this.#o.pods.view(ledgerId(policy.workload)).pods, counted);
+      // Counted for the gauge only (the what-if's replay has none: a pass over every pod saved).
+      if (this.#o.metrics?.pods) this.#count(key, this.#o.pods.view(ledgerId(policy.workload)).pods, counted);
       try {
         await this.#adopt(policy, key, hasPolicy);
         await this.#one(policy, key);

@@ -10,6 +10,10 @@ import { build } from "../../src/api/app.ts";
 import { whatifRoutes } from "../../src/api/routes/whatif.ts";
 import type { WhatifProgressDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
 import { WhatifPool } from "../../src/sim/whatif-pool.ts";
+import type { ClusterWhatifInput } from "../../src/sim/cluster-whatif.ts";
+import type { FromWorker, ToWorker } from "../../src/sim/whatif-worker.ts";
+import { Worker } from "node:worker_threads";
+import { existsSync, readdirSync } from "node:fs";
 import { percentile } from "../../src/sim/replay.ts";
 import { whatifFixture } from "../../bench/fuzz/whatif.ts";
 import { run } from "../../src/cli/main.ts";
@@ -32,6 +36,8 @@ let fx: Awaited<ReturnType<typeof whatifFixture>>;
 let pool: WhatifPool;
 let app: FastifyInstance;
 let url: string;
+/** The last input the route handed to the pool. */
+let lastInput: ClusterWhatifInput | undefined;
 
 before(async () => {
   // A day of history: a stormy replay takes a second or two, long enough to cancel one mid-way.
@@ -43,7 +49,7 @@ before(async () => {
       whatifRoutes({
         hub: fx.hub,
         now: () => NOW,
-        run: (input, job) => pool.run(input, job),
+        run: (input, job) => pool.run((lastInput = input), job),
         busy: () => pool.busy(),
       }),
     ],
@@ -88,6 +94,11 @@ async function* events(res: Response): AsyncGenerator<[string, unknown]> {
       if (event && data) yield [event, JSON.parse(data) as unknown];
     }
   }
+}
+
+/** Threads of this process (Linux's /proc), undefined elsewhere. */
+function osThreads(): number | undefined {
+  return existsSync("/proc/self/task") ? readdirSync("/proc/self/task").length : undefined;
 }
 
 async function until(cond: () => boolean, ms: number): Promise<number> {
@@ -176,20 +187,64 @@ describe("what-if replays in worker threads", { timeout: 240_000 }, () => {
   it("frees the worker within 1 s of the client going away", async () => {
     const ac = new AbortController();
     const res = await post({ ...STORMY, seed: 2 }, { stream: true, signal: ac.signal });
-    // Wait until the replay is under way in its worker.
+    // Wait until the replay is under way in its worker (progress of its own: both threads started).
     for await (const [event, data] of events(res)) {
-      if (event === "progress" && (data as WhatifProgressDto).state === "running") break;
+      const p = data as WhatifProgressDto;
+      if (event === "progress" && p.state === "running" && p.fraction > 0) break;
     }
     assert.equal(pool.stats().running, 1);
     assert.equal(pool.stats().threads, 1);
+    // The process's OS threads (Linux): the worker and the second thread replaying the candidate.
+    const running = osThreads();
     ac.abort();
     const took = await until(() => pool.stats().threads === 0, 5000);
     assert.equal(pool.stats().threads, 0, "the worker thread exited");
     assert.equal(pool.stats().running, 0);
     assert.ok(took < 1000, `worker freed ${took.toFixed(0)} ms after the disconnect`);
     console.log(`# disconnected client: worker thread exited ${took.toFixed(0)} ms later`);
+    if (running !== undefined) {
+      const gone = await until(() => (osThreads() ?? 0) <= running - 2, 1000);
+      assert.ok(
+        (osThreads() ?? 0) <= running - 2,
+        `${running} → ${osThreads()} threads: the worker's second thread went with it`,
+      );
+      console.log(`# the worker's second thread gone ${gone.toFixed(0)} ms after the worker's exit`);
+    }
     // The pool starts a fresh worker for the next one.
     assert.equal((await post(QUICK)).status, 200);
+  });
+
+  it("replays the candidate in a second thread meanwhile: the same report as one after the other", async () => {
+    assert.equal((await post({ ...QUICK, seed: 5 })).status, 200);
+    const input = lastInput;
+    assert.ok(input);
+    const sequential = new WhatifPool({ size: 1, parallel: false });
+    const parallel = new WhatifPool({ size: 1, parallel: true });
+    const [a, b] = await Promise.all([
+      sequential.run(input, { key: "c1" }),
+      parallel.run(input, { key: "c1" }),
+    ]).finally(() => Promise.all([sequential.close(), parallel.close()]));
+    assert.deepEqual(b, a);
+    assert.ok(b.candidate.nodeClaimsCreated > 0);
+    // The second thread's part: the candidate's replay alone, as the worker asks it of its child.
+    const w = new Worker(new URL("../../src/sim/whatif-worker.ts", import.meta.url));
+    try {
+      const replayed = await new Promise<FromWorker & { type: "replayed" | "error" | "result" }>(
+        (resolve, reject) => {
+          w.on("message", (m: FromWorker) => {
+            if (m.type !== "progress") resolve(m);
+          });
+          w.on("error", reject);
+          w.postMessage({ type: "replay", id: 9, input, half: 1 } satisfies ToWorker);
+          setTimeout(() => reject(new Error("no answer to a replay message in 60 s")), 60_000).unref();
+        },
+      );
+      assert.ok(replayed.type === "replayed", JSON.stringify(replayed).slice(0, 300));
+      assert.deepEqual(replayed.result.timeline, b.candidate.timeline);
+      assert.equal(replayed.result.nodeClaimsCreated, b.candidate.nodeClaimsCreated);
+    } finally {
+      await w.terminate();
+    }
   });
 
   it("20 concurrent what-ifs: the queue bound answers 429 with Retry-After, /healthz stays fast", async () => {

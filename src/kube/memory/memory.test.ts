@@ -265,6 +265,29 @@ describe("MemoryKube list", () => {
     await assert.rejects(kube.list("Node", { limit: 2, continue: p1.continue ?? "" }), isGone);
     await assert.rejects(kube.list("Node", { continue: "garbage" }), (e) => KubeApiError.is(e, 400));
   });
+  it("with sharedLists answers the stored objects frozen, the same until a write replaces one", async () => {
+    const kube = new MemoryKube({ sharedLists: true });
+    await kube.create("Pod", pod("a", "ns1", "n1"));
+    await kube.create("Pod", pod("b", "ns1"));
+    const [a1, b1] = (await kube.list("Pod")).items;
+    assert.ok(a1 && b1);
+    assert.ok(Object.isFrozen(a1) && Object.isFrozen(a1.spec) && Object.isFrozen(a1.spec.containers[0]));
+    assert.throws(() => {
+      (a1.metadata as { name: string }).name = "x";
+    }, TypeError);
+    await kube.patch("Pod", "b", { metadata: { labels: { app: "web" } } }, { namespace: "ns1" });
+    const [a2, b2] = (await kube.list("Pod")).items;
+    assert.equal(a2, a1, "unchanged: the same object, not a copy");
+    assert.notEqual(b2, b1);
+    assert.equal(b1.metadata.labels, undefined, "what an earlier list answered stays as it was");
+    assert.deepEqual(b2?.metadata.labels, { app: "web" });
+    // Without the option every list is the caller's own copy.
+    const plain = new MemoryKube();
+    await plain.create("Pod", pod("a", "ns1"));
+    const [c1] = (await plain.list("Pod")).items;
+    assert.ok(c1 && !Object.isFrozen(c1));
+    assert.notEqual((await plain.list("Pod")).items[0], c1);
+  });
 });
 
 describe("MemoryKube watch", () => {
