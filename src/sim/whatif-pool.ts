@@ -62,6 +62,17 @@ export interface WhatifPoolOptions {
    * replay, at the cost of a second thread while it runs.
    */
   parallel?: boolean;
+  /** The machine's CPUs (default `availableParallelism()`): a second thread only where one is free. */
+  cpus?: number;
+}
+
+/**
+ * Whether a what-if starting now gets its second thread: only while the replay threads already
+ * running leave two CPUs for it — with several what-ifs at once the later ones replay one policy
+ * after the other rather than oversubscribe the machine (and core's own loop with it).
+ */
+export function secondThread(cpus: number, replayThreads: number): boolean {
+  return replayThreads + 2 <= Math.max(2, cpus);
 }
 
 /** Worker threads for what-ifs on this machine: its CPUs less one for core's own loop, 1 to 4. */
@@ -78,6 +89,8 @@ interface Job extends WhatifJob {
   fraction: number;
   slot: Slot | undefined;
   onAbort: () => void;
+  /** Replaying the candidate in its worker's second thread. */
+  parallel: boolean;
 }
 
 interface Slot {
@@ -95,6 +108,7 @@ export class WhatifPool {
   readonly #heapMiB: number;
   readonly #idleMs: number;
   readonly #parallel: boolean;
+  readonly #cpus: number;
   readonly #slots = new Set<Slot>();
   readonly #queue: Job[] = [];
   readonly #runningKeys = new Set<string>();
@@ -112,14 +126,28 @@ export class WhatifPool {
     this.maxQueued = Math.max(0, o.maxQueued ?? 4);
     this.#heapMiB = o.heapMiB ?? 512;
     this.#idleMs = o.idleMs ?? 60_000;
-    this.#parallel = o.parallel ?? availableParallelism() >= 2;
+    this.#cpus = o.cpus ?? availableParallelism();
+    this.#parallel = o.parallel ?? this.#cpus >= 2;
   }
 
   /** Workers alive, jobs running and waiting. */
-  stats(): { workers: number; threads: number; running: number; queued: number } {
+  stats(): { workers: number; threads: number; running: number; replayThreads: number; queued: number } {
     let running = 0;
     for (const s of this.#slots) if (s.job) running++;
-    return { workers: this.#slots.size, threads: this.#threads, running, queued: this.#queue.length };
+    return {
+      workers: this.#slots.size,
+      threads: this.#threads,
+      running,
+      replayThreads: this.#replayThreads(),
+      queued: this.#queue.length,
+    };
+  }
+
+  /** Threads replaying now: one per running what-if, two for those with their second thread. */
+  #replayThreads(): number {
+    let n = 0;
+    for (const s of this.#slots) if (s.job) n += s.job.parallel ? 2 : 1;
+    return n;
   }
 
   /** Seconds to wait before asking again when the queue is full; undefined when a job would be taken. */
@@ -161,6 +189,7 @@ export class WhatifPool {
         fraction: 0,
         slot: undefined,
         onAbort: () => this.#cancel(j),
+        parallel: false,
       };
       job.signal?.addEventListener("abort", j.onAbort, { once: true });
       this.#queue.push(j);
@@ -236,6 +265,7 @@ export class WhatifPool {
   #start(slot: Slot, j: Job): void {
     if (slot.idle) clearTimeout(slot.idle);
     slot.idle = undefined;
+    j.parallel = this.#parallel && secondThread(this.#cpus, this.#replayThreads());
     slot.job = j;
     j.slot = slot;
     j.startedAt = performance.now();
@@ -245,7 +275,7 @@ export class WhatifPool {
       type: "run",
       id: j.id,
       input: j.input,
-      parallel: this.#parallel,
+      parallel: j.parallel,
     } satisfies ToWorker);
   }
 

@@ -9,7 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { build } from "../../src/api/app.ts";
 import { whatifRoutes } from "../../src/api/routes/whatif.ts";
 import type { WhatifProgressDto, WhatifReportDto } from "../../src/dashboard/dto.ts";
-import { WhatifPool } from "../../src/sim/whatif-pool.ts";
+import { WhatifPool, secondThread } from "../../src/sim/whatif-pool.ts";
 import type { ClusterWhatifInput } from "../../src/sim/cluster-whatif.ts";
 import type { FromWorker, ToWorker } from "../../src/sim/whatif-worker.ts";
 import { Worker } from "node:worker_threads";
@@ -244,6 +244,27 @@ describe("what-if replays in worker threads", { timeout: 240_000 }, () => {
       assert.equal(replayed.result.nodeClaimsCreated, b.candidate.nodeClaimsCreated);
     } finally {
       await w.terminate();
+    }
+  });
+
+  it("a second thread only where a CPU is free for it: with two what-ifs on 3 CPUs, the later one replays on one", async () => {
+    assert.equal(secondThread(2, 0), true, "2 CPUs, nothing running: both replays at once");
+    assert.equal(secondThread(3, 2), false, "3 CPUs, one what-if on two threads: the next on one");
+    assert.equal(secondThread(8, 4), true);
+    assert.equal(secondThread(1, 0), true, "one CPU: as fast as one after the other, no worse");
+    assert.equal((await post({ ...QUICK, seed: 6 })).status, 200);
+    const input = lastInput;
+    assert.ok(input);
+    const two = new WhatifPool({ size: 2, parallel: true, cpus: 3 });
+    try {
+      const a = two.run(input, { key: "c1" });
+      const b = two.run(input, { key: "c2" });
+      assert.deepEqual([two.stats().running, two.stats().replayThreads], [2, 3]);
+      const [ra, rb] = await Promise.all([a, b]);
+      assert.deepEqual(rb, ra, "the same report either way");
+      assert.equal(two.stats().replayThreads, 0);
+    } finally {
+      await two.close();
     }
   });
 
