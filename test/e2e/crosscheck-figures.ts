@@ -447,6 +447,16 @@ const textOf = async (page: Page, sel: string): Promise<string | undefined> =>
       .catch(() => null)
   )?.trim() ?? undefined;
 const byId = (id: string): string => `[data-testid="${id}"]`;
+/** The line under a card's value (its `.sub`), the card found by its value's test id. */
+const cardSub = async (page: Page, testid: string): Promise<string | undefined> =>
+  (
+    await page
+      .locator(".card")
+      .filter({ has: page.getByTestId(testid) })
+      .locator(".sub")
+      .textContent({ timeout: 5000 })
+      .catch(() => null)
+  )?.trim() ?? undefined;
 /** Waits until the page shows `selector` (its figures have loaded). */
 export const shows =
   (selector: string) =>
@@ -851,17 +861,11 @@ export const spotPage: PageCheck<Record<string, string | undefined>> = {
   path: "spot?range=1h",
   ready: shows(byId("spot-total-pods")),
   async read(page) {
-    const savedCard = page.locator(".card").filter({ has: page.getByTestId("spot-total-saved") });
     return {
       pods: await textOf(page, byId("spot-total-pods")),
       split: await textOf(page, byId("spot-total-split")),
       saved: await textOf(page, byId("spot-total-saved")),
-      savedScope: (
-        await savedCard
-          .locator(".sub")
-          .textContent()
-          .catch(() => null)
-      )?.trim(),
+      savedScope: await cardSub(page, "spot-total-saved"),
       fallbacks: await textOf(page, byId("spot-total-fallbacks")),
       late: await textOf(page, byId("spot-total-late-answers")),
       repairs: await textOf(page, byId("spot-total-repairs")),
@@ -951,18 +955,10 @@ export const consolidationPage: PageCheck<Record<string, string | undefined>> = 
   path: "consolidation",
   ready: shows(byId("consolidation-blocked")),
   async read(page) {
-    const card = page.locator(".card").filter({ has: page.getByTestId("consolidation-blocked") });
     return {
       blocked: await textOf(page, byId("consolidation-blocked")),
       cost: await textOf(page, byId("consolidation-cost")),
-      nodes: /^of (\S+) Karpenter nodes/.exec(
-        (
-          await card
-            .locator(".sub")
-            .textContent()
-            .catch(() => null)
-        )?.trim() ?? "",
-      )?.[1],
+      nodes: /^of (\S+) Karpenter nodes/.exec((await cardSub(page, "consolidation-blocked")) ?? "")?.[1],
     };
   },
   figures(x, s) {
