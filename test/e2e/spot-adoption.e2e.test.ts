@@ -321,6 +321,19 @@ async function startMode(namespaces: string[]): Promise<Mode> {
   // Registered as `kubectl apply -f` of its configuration would, but for the test's namespaces only.
   await registerScoped(`wave-adopt-${waveNs}`, hook[1], readFileSync(hook[2], "utf8"), namespaces, waveNs);
   const instance = JSON.parse(readFileSync(join(data, "instance.json"), "utf8")) as Instance;
+  // The banner comes once core listens; its in-process agent reaches core a moment later, and a
+  // policy change goes through that agent (503 before): wait as a user would for "connected".
+  await waitFor(
+    "wave start's agent connected to its core",
+    async () => {
+      const res = await fetch(`${instance.apiUrl.replace(/\/$/, "")}/api/v1/clusters`, {
+        headers: { authorization: `Bearer ${instance.viewerToken ?? ""}` },
+      });
+      const clusters = res.ok ? ((await res.json()) as { id: string; connected: boolean }[]) : [];
+      return clusters.some((c) => c.id === instance.clusterId && c.connected) ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
   const cli = async (args: string[]): Promise<void> => {
     try {
       await run(process.execPath, [join(repoRoot, "bin", "wave.ts"), ...args, "--data-dir", data], {
