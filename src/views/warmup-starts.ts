@@ -4,6 +4,7 @@ import { NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import { isDaemonSetPod } from "../karpenter/room.ts";
 import { isWavePod, parseTime } from "../objects/wave.ts";
+import { readyAt } from "../karpenter/pod-start.ts";
 
 /** The median, null for none. */
 export const median = (xs: number[]): number | null => {
@@ -13,11 +14,7 @@ export const median = (xs: number[]): number | null => {
   return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
 };
 
-/** When a pod became Ready (its pending → Running), epoch ms; undefined when it has not. */
-export function readyAt(p: Pod): number | undefined {
-  const c = p.status?.conditions?.find((x) => x.type === "Ready" && x.status === "True");
-  return parseTime(c?.lastTransitionTime);
-}
+
 
 /**
  * Start latencies of the pool's pods (creation → Ready), split into cold starts (the pod is older

@@ -12,9 +12,32 @@ export { missReasons, type MissReason } from "./miss-reason.ts";
 
 export type WarmupEvent =
   | { type: "created"; pool: string; at: number; pod: string }
-  | { type: "hit"; pool: string; at: number; node: string }
+  /**
+   * A pending pod of the pool placed on a node Wave's warmup made Karpenter launch, while it was
+   * held warm. `pod` (namespace/name) is that pod, `seconds` its own start (pending → running;
+   * absent when it did not start within the controller's wait), `since` when the warm time began.
+   * `saved` is core's: what it saved against the pool's cold start, set once when stored.
+   */
+  | {
+      type: "hit";
+      pool: string;
+      at: number;
+      node: string;
+      pod?: string;
+      since?: number;
+      seconds?: number;
+      saved?: number;
+    }
   /** `pod` names the warmup pod when it never got a node (two such misses may share an instant). */
-  | { type: "miss"; pool: string; at: number; node?: string; pod?: string; reason: MissReason }
+  | {
+      type: "miss";
+      pool: string;
+      at: number;
+      node?: string;
+      pod?: string;
+      reason: MissReason;
+      since?: number;
+    }
   | { type: "prepull"; pool: string; at: number; node: string; image: string; outcome: "pulled" | "failed" };
 
 export interface PoolCounters {

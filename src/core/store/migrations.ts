@@ -412,6 +412,25 @@ ALTER TABLE workload_pods ADD COLUMN revision TEXT;
 ALTER TABLE workload_pods ADD COLUMN revision_pods INTEGER;
 `;
 
+// Warmup you can believe (issue 38): a hit's warm time starts at `since`, its pod's own start
+// (`seconds`) and what it saved against the pool's cold start (`saved`) are kept with it; the cold
+// starts themselves (pods that waited for a new node) in their own table. Null on older rows.
+const warmupTimeSaved = (t: ColumnTypes): string => `
+ALTER TABLE warmup_events ADD COLUMN since ${t.int};
+ALTER TABLE warmup_events ADD COLUMN seconds ${t.real};
+ALTER TABLE warmup_events ADD COLUMN saved ${t.real};
+CREATE TABLE cold_starts (
+  cluster_id TEXT NOT NULL,
+  pool TEXT NOT NULL,
+  pod TEXT NOT NULL,
+  node TEXT NOT NULL,
+  at ${t.int} NOT NULL,
+  seconds ${t.real} NOT NULL,
+  PRIMARY KEY (cluster_id, pod, at)
+);
+CREATE INDEX cold_starts_time ON cold_starts (cluster_id, at);
+`;
+
 const migrations = (t: ColumnTypes): readonly Migration[] => [
   { version: 1, name: "initial schema", sql: initialSchema(t), kind: "contract" },
   { version: 2, name: "warmup events", sql: warmupEvents(t), kind: "contract" },
@@ -425,6 +444,7 @@ const migrations = (t: ColumnTypes): readonly Migration[] => [
   { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs(t) },
   { version: 11, name: "console sessions", sql: consoleSessions(t) },
   { version: 12, name: "workload revisions", sql: workloadRevisions() },
+  { version: 13, name: "warmup time saved and cold starts", sql: warmupTimeSaved(t) },
 ];
 export const sqliteMigrations = migrations(SQLITE);
 export const postgresMigrations = migrations(POSTGRES);
