@@ -393,24 +393,26 @@ export const WarmupPoolSchema = Obj({
   missesByReason: Counts,
   imagesPulled: Int,
   pullFailures: Int,
-  /** Median pending→Ready of pods that waited for a new node; null until one is measured. */
+  /**
+   * Over the range, median pending → running of the pool's pods that waited for a new node
+   * (core's cold starts); null until one is measured.
+   */
   coldStartSeconds: Nullable(Num),
   coldStartSamples: Int,
-  /** Median pending→Ready of pods that landed on a node Wave held warm. */
+  /** Over the range, median pending → running of the hits' pods (measured by the controller). */
   warmStartSeconds: Nullable(Num),
   warmStartSamples: Int,
+  /** Both medians measured and the warm one is not faster: the page says so. */
+  warmNotFaster: Type.Boolean(),
   /**
-   * hits × savedPerHitSeconds: the one definition of time saved (dashboard/figures/time-saved.ts),
-   * the same as the Overview's and /metrics'.
+   * Σ over the range's hits of what each saved (warmup/time-saved.ts: the pool's cold start in the
+   * 24 h before the hit minus the pod's own start, never negative): the same sum as the
+   * Overview's and /metrics'.
    */
   timeSavedSeconds: Num,
-  /**
-   * What one hit saves: the pool's node cold start, median launch → initialized of its NodeClaims
-   * in the last hour (`savedPerHitSamples` of them; 0: the cluster's median, or nothing measured).
-   */
-  savedPerHitSeconds: Num,
-  savedPerHitSamples: Int,
-  /** What Wave's warm capacity cost over the range (launch → release of each warm node). */
+  /** Hits that saved time (a measured start faster than the pool's cold start). */
+  hitsCredited: Int,
+  /** What Wave's warm capacity cost over the range (from the warmup's node launch to its first real pod, expiry or release). */
   warmCostUsd: Num,
   warmCostPerHourNow: Num,
   /** Hourly price of the node a warmup would launch now (the editor's preview). */

@@ -772,13 +772,15 @@ export const thrashingPage: PageCheck<number> = {
   },
 };
 
-/** What the rig recomputes of a warmup pool (hits from pods on warm nodes, its cold start from NodeClaims' conditions). */
+/**
+ * What the rig recomputes of a warmup pool: hits from pods on warm nodes. Time saved is compared
+ * across page, API, /metrics and Grafana: core computed each hit's share once, when it stored it.
+ */
 export interface WarmupRecompute {
   hits(pool: string): Promise<number>;
-  coldStart(pool: string): number;
 }
 
-/** The Warmup page, per pool of `pools`: hits, seconds saved per hit, time saved. */
+/** The Warmup page, per pool of `pools`: hits, misses, time saved (page = API = /metrics = Grafana). */
 export function warmupPage(
   pools: () => readonly string[],
   recomputed?: WarmupRecompute,
@@ -800,7 +802,7 @@ export function warmupPage(
         out.set(p, {
           hits: await t("pool-hits"),
           timeSaved: await t("pool-time-saved"),
-          perHit: await t("pool-saved-per-hit"),
+          misses: await t("pool-misses"),
         });
       }
       return out;
@@ -812,7 +814,6 @@ export function warmupPage(
         const pw = { cluster: x.cluster, nodepool: name };
         const s = shown.get(name) ?? {};
         const hits = recomputed ? await recomputed.hits(name) : undefined;
-        const cold = recomputed?.coldStart(name);
         out.push(
           {
             name: `pool ${name}: warmup hits`,
@@ -829,11 +830,11 @@ export function warmupPage(
             page: { shown: s["hits"], format: num },
           },
           {
-            name: `pool ${name}: seconds saved per hit (its cold start)`,
-            kind: "seconds",
-            api: wp?.savedPerHitSeconds ?? NaN,
-            others: cold !== undefined ? { recomputed: cold } : {},
-            page: { shown: /× (\S+ \S+),/.exec(s["perHit"] ?? "")?.[1], format: duration },
+            name: `pool ${name}: warmup misses`,
+            kind: "count",
+            api: wp?.misses ?? NaN,
+            others: counter(x, "wave_warmup_misses_total", pw),
+            page: { shown: s["misses"], format: num },
           },
           {
             name: `pool ${name}: warmup time saved`,
@@ -843,7 +844,6 @@ export function warmupPage(
               x,
               {
                 ...counter(x, "wave_warmup_time_saved_seconds_total", pw),
-                ...(hits !== undefined && cold !== undefined ? { recomputed: hits * cold } : {}),
               },
               (p) => p.value("Warmup time saved and warm cost", name),
             ),
