@@ -271,7 +271,9 @@ export const LIVING_WARMUP: Readonly<Record<string, Partial<WarmupPolicy>>> = {
   general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 600, cooldownSeconds: 300, prePull: false },
   // The export job's pool: each step of its ramp takes the warm node (hits); the node warmed once
   // the ramp is over expires unused and backs the pool off — every half hour, whatever the web does.
-  analytics: { enabled: true, maxWarmNodes: 1, ttlSeconds: 300, cooldownSeconds: 300, prePull: false },
+  // A cooldown under the ramp's 2-minute step, so the node warmed right after a hit is ready for
+  // the next step (300 s, the default, skipped every other one).
+  analytics: { enabled: true, maxWarmNodes: 1, ttlSeconds: 300, cooldownSeconds: 60, prePull: false },
 };
 
 export interface LivingTiming {
@@ -321,6 +323,15 @@ export const LIVING_TIMING: LivingTiming = {
   // last hour of the 2-hour living-cluster test, which checks that it converged.
   adoptAfterMs: 65 * MIN,
 };
+
+/**
+ * The fast-forward's longest step on this cluster. A pod waits three of the simulator's passes for
+ * a new node (marked unschedulable, the batch closes and the NodeClaim launches, the node boots and
+ * the pod binds), and the warmup controller acts between passes: a node warmed after a hit is ready
+ * four steps later. Within the export job's 2-minute ramp step that is 30 s; at 150 s a pod took
+ * 5 minutes to run, longer than analytics' warmup TTL, and no warm node was ever hit.
+ */
+export const LIVING_MAX_STEP_MS = LIVING_TIMING.exportStepMs / 4;
 
 /** 0 at 03:00 UTC, 1 at 15:00 UTC: the day's traffic shape. */
 export function dayShare(nowMs: number): number {
