@@ -271,8 +271,7 @@ export const LIVING_WARMUP: Readonly<Record<string, Partial<WarmupPolicy>>> = {
   general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 600, cooldownSeconds: 300, prePull: false },
   // The export job's pool: each step of its ramp takes the warm node (hits); the node warmed once
   // the ramp is over expires unused and backs the pool off — every half hour, whatever the web does.
-  // A cooldown under the ramp's 2-minute step, so the node warmed right after a hit is ready for
-  // the next step (300 s, the default, skipped every other one).
+  // Cooldown under the ramp's 2-min step: the default 300 s let every other step go cold.
   analytics: { enabled: true, maxWarmNodes: 1, ttlSeconds: 300, cooldownSeconds: 60, prePull: false },
 };
 
@@ -325,11 +324,9 @@ export const LIVING_TIMING: LivingTiming = {
 };
 
 /**
- * The fast-forward's longest step on this cluster. A pod waits three of the simulator's passes for
- * a new node (marked unschedulable, the batch closes and the NodeClaim launches, the node boots and
- * the pod binds), and the warmup controller acts between passes: a node warmed after a hit is ready
- * four steps later. Within the export job's 2-minute ramp step that is 30 s; at 150 s a pod took
- * 5 minutes to run, longer than analytics' warmup TTL, and no warm node was ever hit.
+ * The fast-forward's longest step: a node warmed after a hit is ready four steps later (the warmup
+ * controller's pass, then three simulator passes), within the export ramp's step only at 30 s.
+ * At 150 s a pod waited 5 min for a node, analytics' warmup TTL: no warm node was hit.
  */
 export const LIVING_MAX_STEP_MS = LIVING_TIMING.exportStepMs / 4;
 
