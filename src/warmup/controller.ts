@@ -252,8 +252,16 @@ export class WarmupController {
       } else if (node !== undefined) {
         const hit = await this.#hitOf(podsOn(nodeName ?? ""), created, now);
         if (hit === "starting") {
-          active = true;
-          wake.push(now + this.#o.activeRequeueMs);
+          // The slot is taken: the warmup pod goes now (so the next warmup need not wait for this
+          // pod's start); the node keeps Wave's mark, and the pass over marked nodes below counts
+          // the hit once the pod runs.
+          log.info("warm node taken; its pod is starting", { pool, pod: wp.metadata.name, node: nodeName });
+          this.#taken(pool);
+          await this.#protect("Node", node, deadline, created);
+          const claim = claimOf(nodeName ?? "");
+          if (claim !== undefined) await this.#protect("NodeClaim", claim, deadline, created);
+          await this.#deletePod(wp);
+          continue;
         } else if (hit !== undefined) end = { kind: "hit", ...hit };
         else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
       } else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
@@ -340,6 +348,7 @@ export class WarmupController {
           now,
         );
       if (hit === "starting") {
+        this.#taken(pool);
         active = true;
         wake.push(now + this.#o.activeRequeueMs);
         continue;
@@ -791,6 +800,14 @@ export class WarmupController {
 
   #mine(o: { metadata: { annotations?: Record<string, string> } }): boolean {
     return ownedBy(o.metadata.annotations ?? {}, this.#o.namespace);
+  }
+
+  /**
+   * A warm node was taken (its pod placed, its start still to be measured): a hit as far as the
+   * back-off goes, now — the next warmup need not wait for that pod to run.
+   */
+  #taken(pool: string): void {
+    this.#ends.set(pool, [...(this.#ends.get(pool) ?? []), { kind: "hit" }]);
   }
 
   #emit(end: End, pool: string, now: number, node: string | undefined, pod?: string, since?: number): void {

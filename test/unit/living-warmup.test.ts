@@ -82,15 +82,14 @@ function warmNodesOf(
   launches: ReadonlyMap<string, number>,
   pool: string,
 ) {
-  const own = events.filter((e) => e.pool === pool).sort((a, b) => a.at - b.at);
+  // A warm node is one launched for its warmup: its hit or miss names it, and it launched at or
+  // after the warmup began (`since`; the controller counts nothing on older nodes).
   const warm = new Map<string, StoredWarmupEvent>();
-  let started: number | undefined;
-  for (const e of own) {
-    if (e.type === "created") started ??= e.at;
-    if ((e.type !== "hit" && e.type !== "miss") || started === undefined) continue;
-    const launched = e.node === undefined ? undefined : launches.get(e.node);
-    if (e.node !== undefined && launched !== undefined && launched >= started) warm.set(e.node, e);
-    started = undefined;
+  for (const e of events) {
+    if (e.pool !== pool || (e.type !== "hit" && e.type !== "miss") || e.node === undefined) continue;
+    const launched = launches.get(e.node);
+    if (launched !== undefined && (e.since === undefined || launched >= Math.floor(e.since / 1000) * 1000))
+      warm.set(e.node, e);
   }
   return warm;
 }
