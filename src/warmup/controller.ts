@@ -764,13 +764,10 @@ export class WarmupController {
             (parseTime(b.p.metadata.creationTimestamp) ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
       )[0];
     if (first === undefined) return undefined;
-    let fresh: Pod | undefined = first.p;
-    try {
-      fresh = await this.#o.client.get("Pod", first.p.metadata.name ?? "", first.p.metadata.namespace ?? "");
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      fresh = undefined; // gone already (a short job): placed, its start unknown
-    }
+    // Gone already (a short job): placed, its start unknown.
+    const fresh = await this.#o.client
+      .get("Pod", first.p.metadata.name ?? "", first.p.metadata.namespace ?? "")
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err as Error)));
     const seconds = fresh === undefined ? undefined : startSeconds(fresh);
     if (seconds !== undefined) return { pod: first.key, seconds };
     const created = parseTime(first.p.metadata.creationTimestamp) ?? now;

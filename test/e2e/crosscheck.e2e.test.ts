@@ -131,11 +131,6 @@ async function observeClaims(): Promise<void> {
     }
 }
 
-const at = (cs: readonly Cond[], type: string): number | undefined => {
-  const c = cs.find((x) => x.type === type && x.status === "True");
-  return c?.lastTransitionTime ? Date.parse(c.lastTransitionTime) : undefined;
-};
-
 /** The churn pool's disruptions: its NodeClaims named (or whose Node is named) by a DisruptionTerminating Event. */
 async function disruptionsOf(pool: string): Promise<number> {
   const named = new Set<string>();
