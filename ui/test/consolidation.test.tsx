@@ -25,6 +25,7 @@ const pdbPatch = `kubectl patch poddisruptionbudget ledger -n payments --type me
 const pdb: BlockerDto = {
   reason: "pdb",
   blocking: true,
+  waiting: false,
   message: "PodDisruptionBudget payments/ledger allows 0 disruptions (2 of 2 pods must stay)",
   object: { kind: "PodDisruptionBudget", namespace: "payments", name: "ledger" },
   pods: ["payments/ledger-a"],
@@ -41,6 +42,7 @@ const pdb: BlockerDto = {
 const budget: BlockerDto = {
   reason: "budget",
   blocking: true,
+  waiting: false,
   message: "NodePool gpu's budget allows 0 disruptions now (schedule 0 9 * * *, 2h)",
   object: { kind: "NodePool", namespace: null, name: "gpu" },
   pods: [],
@@ -59,6 +61,8 @@ const node = (name: string, pool: string, blockers: BlockerDto[], savings: numbe
   nodeClaim: `${pool}-x`,
   nodePool: pool,
   disruptable: blockers.every((b) => !b.blocking),
+  blocked: blockers.some((b) => b.blocking) && savings > 0,
+  waiting: false,
   empty: savings > 1,
   costPerHour: savings || 0.19,
   savingsPerHour: savings,
@@ -74,6 +78,7 @@ const view: ConsolidationViewDto = {
   nodes: 12,
   blockedNodes: 3,
   blockedCostPerHour: 2.59,
+  waitingNodes: 0,
   byPool: [
     { nodePool: "general", nodes: 8, blockedNodes: 2, blockedCostPerHour: 0.38 },
     { nodePool: "gpu", nodes: 4, blockedNodes: 1, blockedCostPerHour: 2.21 },

@@ -17,8 +17,12 @@ import { clusterKarpenterVersion } from "../karpenter-version.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 
-/** A node is blocked when a blocker stops Karpenter; what it costs is what consolidation would save. */
-export const isBlocked = (n: NodeDisruptionDto): boolean => !n.disruptable;
+/**
+ * A node is blocked when a blocker stops Karpenter from a saving; what it costs is what the plan of
+ * every blocked node says consolidation would save. A wait (consolidateAfter) and a node that would
+ * save $0 are not blocked.
+ */
+export const isBlocked = (n: NodeDisruptionDto): boolean => n.blocked;
 
 export function consolidationView(clusterId: string, input: ExplainInput): ConsolidationViewDto {
   const items = explainNodes(input);
@@ -30,11 +34,13 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
   >();
   let blockedNodes = 0;
   let blockedCost = 0;
+  let waitingNodes = 0;
   for (const n of items) {
     const pool = n.nodePool ?? "";
     const p = byPool.get(pool) ?? { nodes: 0, blockedNodes: 0, blockedCostPerHour: 0 };
     p.nodes++;
     byPool.set(pool, p);
+    if (n.waiting) waitingNodes++;
     if (!isBlocked(n)) continue;
     blockedNodes++;
     blockedCost += n.savingsPerHour;
@@ -65,6 +71,7 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
     nodes: items.length,
     blockedNodes,
     blockedCostPerHour: blockedCost,
+    waitingNodes,
     byPool: [...byPool]
       .map(([nodePool, v]) => ({ nodePool, ...v }))
       .sort((a, b) => b.blockedCostPerHour - a.blockedCostPerHour || a.nodePool.localeCompare(b.nodePool)),

@@ -1,0 +1,136 @@
+// One advisor for a NodePool's disruption settings (issue 43): every advice path — the Thrashing
+// page's fixes, the Consolidation page's and the node drawer's blocker fixes, Warmup (which never
+// patches a NodePool) — reads the same holds here, so no path proposes a value another path or a
+// fix Wave applied contradicts. Stability comes first: a pool that thrashed, or that Wave's fix
+// just tuned, keeps the values the thrashing advice chose; consolidation advice defers to them.
+import type { NodePool } from "../objects/karpenter.ts";
+import { APPLIED_FIX_ANNOTATION } from "../objects/wave.ts";
+import type { ThrashingReport } from "./thrashing/detect.ts";
+
+/** The disruption fields an advice may set (spec.disruption.*, spec.template.spec.expireAfter). */
+export const POOL_FIELDS = ["consolidateAfter", "consolidationPolicy", "budgets", "expireAfter"] as const;
+export type PoolField = (typeof POOL_FIELDS)[number];
+
+export interface Hold {
+  field: PoolField;
+  /** The value every advice path keeps (the thrashing advice's, else the pool's own). */
+  value: unknown;
+  /** Why, in one line for the fix's detail. */
+  why: string;
+}
+
+/** How long a fix Wave applied keeps its fields (the thrashing window, with margin, and a day's cycle). */
+export const APPLIED_FIX_HOLD_MS = 24 * 3_600_000;
+
+/** The disruption fields a NodePool merge patch sets, with their values. */
+export function poolFieldsOf(patch: unknown): Partial<Record<PoolField, unknown>> {
+  const spec = (patch as { spec?: Record<string, unknown> } | null)?.spec;
+  const d = spec?.["disruption"] as Record<string, unknown> | undefined;
+  const tmpl = (spec?.["template"] as { spec?: Record<string, unknown> } | undefined)?.spec;
+  const out: Partial<Record<PoolField, unknown>> = {};
+  for (const f of ["consolidateAfter", "consolidationPolicy", "budgets"] as const)
+    if (d && f in d) out[f] = d[f];
+  if (tmpl && "expireAfter" in tmpl) out.expireAfter = tmpl["expireAfter"];
+  return out;
+}
+
+/** A fix's merge patch that also records it on the pool (APPLIED_FIX_ANNOTATION), as Wave applies it. */
+export function withAppliedFix(
+  patch: Record<string, unknown>,
+  title: string,
+  at: number,
+): Record<string, unknown> {
+  const record = JSON.stringify({ at, source: "thrashing", title, patch });
+  return { ...patch, metadata: { annotations: { [APPLIED_FIX_ANNOTATION]: record } } };
+}
+
+/** The pool's current value of a field. */
+function current(pool: NodePool | undefined, f: PoolField): unknown {
+  if (f === "expireAfter")
+    return (pool?.spec.template.spec as { expireAfter?: unknown } | undefined)?.expireAfter;
+  return pool?.spec.disruption?.[f];
+}
+
+/** The fix Wave applied to the pool (its annotation), if it is recent. */
+export function appliedFix(
+  pool: NodePool | undefined,
+  now: number,
+): { at: number; title: string; patch: Record<string, unknown> } | undefined {
+  const raw = pool?.metadata.annotations?.[APPLIED_FIX_ANNOTATION];
+  if (!raw) return undefined;
+  try {
+    const v = JSON.parse(raw) as { at?: unknown; title?: unknown; patch?: unknown };
+    if (
+      typeof v.at !== "number" ||
+      now - v.at > APPLIED_FIX_HOLD_MS ||
+      typeof v.patch !== "object" ||
+      !v.patch
+    )
+      return undefined;
+    return {
+      at: v.at,
+      title: typeof v.title === "string" ? v.title : "",
+      patch: v.patch as Record<string, unknown>,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What stability asks of one pool's disruption fields now: a pool with churn cycles in the
+ * thrashing window keeps the thrashing advice's values (else its own), and a fix Wave applied in
+ * the last day keeps the fields it set.
+ */
+export function poolHolds(
+  pool: NodePool | undefined,
+  report: ThrashingReport | undefined,
+  now: number,
+): Hold[] {
+  const out = new Map<PoolField, Hold>();
+  const name = pool?.metadata.name ?? report?.nodePool ?? "";
+  const fix = appliedFix(pool, now);
+  if (fix)
+    for (const [f, v] of Object.entries(poolFieldsOf(fix.patch)) as [PoolField, unknown][])
+      // Only while the pool still has the value the fix set (a later edit is the user's word).
+      if (JSON.stringify(current(pool, f)) === JSON.stringify(v))
+        out.set(f, {
+          field: f,
+          value: v,
+          why: `Wave applied "${fix.title}" to ${name} at ${new Date(fix.at).toISOString()}: it keeps ${f}: ${JSON.stringify(v)}`,
+        });
+  if (report && report.signals.cycles > 0) {
+    const advised: Partial<Record<PoolField, unknown>> = {};
+    for (const a of report.advice) Object.assign(advised, poolFieldsOf(a.patch));
+    for (const f of ["consolidateAfter", "consolidationPolicy", "budgets"] as const) {
+      if (out.has(f)) continue;
+      const v = f in advised ? advised[f] : current(pool, f);
+      if (v === undefined) continue;
+      out.set(f, {
+        field: f,
+        value: v,
+        why: `${name} churned ${String(report.signals.cycles)} nodes in the last 30 min (Thrashing page): ${f} stays ${JSON.stringify(v)}`,
+      });
+    }
+  }
+  return [...out.values()];
+}
+
+/** Each pool's holds, by pool name (the consolidation route and the node drawer read them). */
+export function holdsByPool(
+  pools: readonly NodePool[],
+  reports: readonly ThrashingReport[],
+  now: number,
+): Map<string, Hold[]> {
+  const out = new Map<string, Hold[]>();
+  for (const p of pools) {
+    const name = p.metadata.name ?? "";
+    const h = poolHolds(
+      p,
+      reports.find((r) => r.nodePool === name),
+      now,
+    );
+    if (h.length > 0) out.set(name, h);
+  }
+  return out;
+}
