@@ -134,3 +134,53 @@ export function holdsByPool(
   }
   return out;
 }
+
+/** One NodePool patch an advice path proposes (the cross-check reads them from each page's answer). */
+export interface ProposedPatch {
+  source: string;
+  pool: string;
+  patch: unknown;
+}
+
+/** The NodePool patches in any answer: every `kubectl patch nodepool <name> --type merge -p '<json>'` line. */
+export function nodePoolPatchesIn(source: string, answer: unknown): ProposedPatch[] {
+  const out: ProposedPatch[] = [];
+  const re = /^kubectl patch nodepool (\S+) --type merge -p '(.*)'$/s;
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") {
+      const m = re.exec(v);
+      if (m?.[1] && m[2] !== undefined)
+        out.push({ source, pool: m[1], patch: JSON.parse(m[2].replaceAll("'\\''", "'")) as unknown });
+    } else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === "object") Object.values(v).forEach(walk);
+  };
+  walk(answer);
+  return out;
+}
+
+/**
+ * Where advice contradicts itself: a pool's field set to different values by two sources (or
+ * twice by one source that offers no alternatives; the thrashing advice's policy options —
+ * Balanced, "or" WhenEmpty — are alternatives of one advice).
+ */
+export function patchConflicts(patches: readonly ProposedPatch[], alternatives = ["thrashing"]): string[] {
+  const seen = new Map<string, Map<string, Set<string>>>();
+  for (const p of patches)
+    for (const [f, v] of Object.entries(poolFieldsOf(p.patch))) {
+      const k = `${p.pool} ${f}`;
+      const bySource = seen.get(k) ?? new Map<string, Set<string>>();
+      const values = bySource.get(p.source) ?? new Set<string>();
+      values.add(JSON.stringify(v));
+      bySource.set(p.source, values);
+      seen.set(k, bySource);
+    }
+  const out: string[] = [];
+  for (const [k, bySource] of seen) {
+    const all = new Set([...bySource.values()].flatMap((s) => [...s]));
+    const within = [...bySource].some(([s, v]) => v.size > 1 && !alternatives.includes(s));
+    const across = [...bySource.keys()].length > 1 && all.size > 1;
+    if (within || across)
+      out.push(`${k}: ${[...bySource].map(([s, v]) => `${s} ${[...v].join(" | ")}`).join("; ")}`);
+  }
+  return out.sort();
+}

@@ -1,10 +1,10 @@
 // The consolidation view with each NodePool blocker's fix given by the one advisor
 // (../pool-advice.ts): a field the pool's thrashing advice or a fix Wave applied holds is never
 // proposed back. The blocked nodes and cost do not depend on it (/metrics reads the view as it is).
-import type { ConsolidationViewDto, NodeDisruptionDto } from "../dto.ts";
+import type { BlockerFixDto, ConsolidationViewDto, NodeDisruptionDto } from "../dto.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 import type { Hold } from "../pool-advice.ts";
-import { blockerFix } from "./fixes.ts";
+import { blockerFix, noGainFix } from "./fixes.ts";
 
 /** One node's blockers with the advised fixes (the node drawer; each item of the view). */
 export function advisedNode(
@@ -16,11 +16,14 @@ export function advisedNode(
   const h = n.nodePool ? holds.get(n.nodePool) : undefined;
   if (!h || !n.blockers.some((b) => b.object.kind === "NodePool")) return n;
   const pool = state.nodePool(n.nodePool ?? "");
+  const gain = n.savingsPerHour > 0 ? (f: BlockerFixDto | null) => f : noGainFix;
   const node = state.node(n.node);
   return {
     ...n,
     blockers: n.blockers.map((b) =>
-      b.object.kind === "NodePool" ? { ...b, fix: blockerFix(b, { pool, node, version, holds: h }) } : b,
+      b.object.kind === "NodePool"
+        ? { ...b, fix: gain(blockerFix(b, { pool, node, version, holds: h })) }
+        : b,
     ),
   };
 }

@@ -21,7 +21,7 @@ import { nodePoolOf } from "../../karpenter/labels.ts";
 import { machinePrice } from "../figures/price.ts";
 import { machineOf } from "../machines.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
-import { blockerFix } from "./fixes.ts";
+import { blockerFix, noGainFix } from "./fixes.ts";
 import { catalogOf, nodeSaving, planSavings, roomsOf, type PlanNode, type Saving } from "./plan.ts";
 
 export interface ExplainInput {
@@ -141,10 +141,12 @@ export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
   return explained.map(({ dto, plan: p }) => {
     const saving: Saving = plan.get(p.name) ?? nodeSaving(p, rooms, catalog);
     const blocking = dto.blockers.some((b) => b.blocking);
+    const gain = saving.savingsPerHour > 0;
     return {
       ...dto,
       ...saving,
-      blocked: blocking && saving.savingsPerHour > 0,
+      blockers: gain ? dto.blockers : dto.blockers.map((b) => ({ ...b, fix: noGainFix(b.fix) })),
+      blocked: blocking && gain,
       disruptable: !blocking && !dto.waiting,
     };
   });

@@ -147,3 +147,17 @@ export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null
       return null;
   }
 }
+
+/**
+ * A blocker's fix on a node consolidation would save nothing on: no patch (the change would buy
+ * nothing now, and a pool setting changed for it may undo another advice), the reason instead.
+ */
+export function noGainFix(f: BlockerFixDto | null): BlockerFixDto | null {
+  if (!f?.patch) return f;
+  return {
+    ...f,
+    detail: `Nothing to gain now: consolidating this node would save $0 (not under-used), so Wave proposes no change for it. ${f.detail}`,
+    patch: null,
+    kubectl: null,
+  };
+}

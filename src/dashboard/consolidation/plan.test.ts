@@ -157,6 +157,9 @@ describe("waiting is not blocked; $0 is not blocked (issue 43)", () => {
     assert.equal(v.items[0]?.savingsPerHour, 0);
     assert.equal(v.items[0]?.blocked, false);
     assert.equal(v.items[0]?.disruptable, false);
+    const dnd = v.items[0]?.blockers.find((b) => b.reason === "do-not-disrupt-pod");
+    assert.equal(dnd?.fix?.patch, null, "no patch for a change that would buy nothing");
+    assert.match(dnd?.fix?.detail ?? "", /Nothing to gain now/);
     assert.equal(v.blockedNodes, 0);
     assert.deepEqual(v.byPoolReason, []);
   });
@@ -176,13 +179,15 @@ describe("one advisor per NodePool field (issue 43)", () => {
     const pool = nodePool("batch", {
       disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "0s", budgets: [{ nodes: "0" }] },
     });
+    // c (another pool, room to spare) takes a's pod: consolidating a would save its price.
     const s = world(
       [
         { name: "a", pool: "batch" },
         { name: "b", pool: "batch" },
+        { name: "c", pool: "default" },
       ],
       [owned(pod("x", "a", "1", "1Gi"))],
-      [pool],
+      [pool, nodePool("default", { disruption: underused })],
     );
     const raise = { spec: { disruption: { consolidateAfter: "15m" } } };
     const holds = holdsByPool(s.nodePools(), [thrashing("batch", raise)], NOW);
