@@ -716,10 +716,14 @@ export const PendingPodSchema = Obj({
       kind: PendingReasonKindSchema,
       /** The conflicting requirement key, or the taint not tolerated. */
       key: Nullable(Str),
-      /** One readable line. */
+      /** One readable line (the requirement that rules out every instance type, when that is the cause). */
       text: Str,
       /** The part of Karpenter's message it was read from. */
       detail: Str,
+      /** The change that would let the pod schedule here: a merge patch, or an instruction (patch null). */
+      fix: Nullable(BlockerFixSchema),
+      /** What the fix would cost per hour: the pool's cheapest machine the cluster runs that holds the pod; null when unknown. */
+      costPerHour: Nullable(Num),
     }),
   ),
   /** Karpenter nominated it to this NodeClaim or node (a node is on its way). */

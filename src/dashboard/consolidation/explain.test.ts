@@ -8,7 +8,8 @@ import type { Event, Pod, PodDisruptionBudget } from "../../objects/kube.ts";
 import type { NodePool } from "../../objects/karpenter.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { explainNodes } from "./explain.ts";
-import { consolidationView, pendingView } from "./view.ts";
+import { consolidationView } from "./view.ts";
+import { pendingView } from "./pending.ts";
 
 const NOW = Date.parse("2026-06-01T10:00:00Z");
 const PRICES: Record<string, number> = { big: 0.4, small: 0.1 };

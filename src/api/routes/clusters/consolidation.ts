@@ -76,7 +76,7 @@ export function consolidationRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        return clusterPending(c, hub, deps.now());
+        return clusterPending(c, hub, deps.prices, deps.now());
       },
     );
   };
