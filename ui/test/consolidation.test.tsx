@@ -252,13 +252,17 @@ describe("Overview: pending pods", () => {
               key: "wave.sh/arch=arm64:NoSchedule",
               text: "does not tolerate the taint wave.sh/arch=arm64:NoSchedule",
               detail: "did not tolerate taint (taint=wave.sh/arch=arm64:NoSchedule)",
+              fix: null,
+              costPerHour: null,
             },
             {
               nodePool: "spot-heavy",
               kind: "limit",
               key: null,
-              text: "the NodePool is at its limits",
+              text: "NodePool spot-heavy: at its limits",
               detail: "all available instance types exceed limits for nodepool (NodePool=spot-heavy)",
+              fix: null,
+              costPerHour: null,
             },
           ],
           nominatedTo: null,
@@ -276,8 +280,7 @@ describe("Overview: pending pods", () => {
       ],
       byPoolReason: [],
     };
-    mockFetch([[/\/pending$/, () => [200, pending]]]);
-    render(<PendingPods ctx={ctxFor()} />);
+    render(<PendingPods view={{ data: pending, error: undefined, loading: false }} />);
     const rows = await screen.findAllByTestId("pending-row");
     assert.equal(rows.length, 2);
     assert.match(
