@@ -7,7 +7,7 @@ import type { NodeSelectorRequirement, Pod, Toleration } from "../../objects/kub
 import { NODE_POOL_LABEL, type NodePool } from "../../objects/karpenter.ts";
 import type { PendingReason } from "../../karpenter/events/parse.ts";
 import { podNodeRequirements } from "../../karpenter/pool-of-pod.ts";
-import { CPU, MEMORY, parseResources, podRequests } from "../../karpenter/resources.ts";
+import { CPU, MEMORY, parseResources, podRequests, type Resources } from "../../karpenter/resources.ts";
 import { resolveWorkload } from "../../webhook/workload.ts";
 import { kubectlMergePatch } from "./fixes.ts";
 import { offers, type Catalog } from "./plan.ts";
@@ -66,9 +66,15 @@ function workloadOf(pod: Pod): { kind: string; namespace: string; name: string }
 }
 
 /** A limit raised by one node: what the pool uses now plus the machine the pod needs. */
-function raisedLimits(pool: NodePool, node: Catalog | undefined, pod: Pod): Record<string, string> {
+function raisedLimits(
+  pool: NodePool,
+  node: Catalog | undefined,
+  pod: Pod,
+  usage: Resources | undefined,
+): Record<string, string> {
   const limits = parseResources(pool.spec.limits);
-  const used = parseResources(pool.status?.resources);
+  const status = parseResources(pool.status?.resources);
+  const used = Object.keys(status).length > 0 ? status : (usage ?? {});
   const req = podRequests(pod);
   const out: Record<string, string> = {};
   for (const [k, limit] of Object.entries(limits)) {
@@ -101,6 +107,7 @@ interface Ctx {
   node: Catalog | undefined;
   cost: number | null;
   poolName: string;
+  usage: Resources | undefined;
   make: (
     title: string,
     detail: string,
@@ -175,8 +182,8 @@ function requirementFix({ r, pod, pool, cost, poolName, make }: Ctx): PendingFix
   };
 }
 
-function limitFix({ pod, pool, node, cost, poolName, make }: Ctx): PendingFix {
-  const raised = pool ? raisedLimits(pool, node, pod) : {};
+function limitFix({ pod, pool, node, cost, poolName, usage, make }: Ctx): PendingFix {
+  const raised = pool ? raisedLimits(pool, node, pod, usage) : {};
   if (!pool || Object.keys(raised).length === 0)
     return {
       fix: make(
@@ -216,6 +223,7 @@ export function pendingFix(
   pod: Pod,
   pool: NodePool | undefined,
   catalog: readonly Catalog[],
+  usage?: Resources,
 ): PendingFix {
   const node = nodeFor(pod, r.nodePool, catalog);
   const poolRef: ObjectRefDto = { kind: "NodePool", namespace: null, name: r.nodePool ?? "" };
@@ -226,6 +234,7 @@ export function pendingFix(
     node,
     cost: node?.usdPerHour ?? null,
     poolName: r.nodePool ?? "a NodePool",
+    usage,
     make: (title, detail, patch, target = poolRef) => ({
       title,
       detail,

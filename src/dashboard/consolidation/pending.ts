@@ -6,7 +6,7 @@ import type { Event, Pod } from "../../objects/kube.ts";
 import type { NodePool } from "../../objects/karpenter.ts";
 import { nodePoolRequirements, wouldExceedLimits } from "../../karpenter/requirements.ts";
 import { poolRejectsKey } from "../../karpenter/pool-of-pod.ts";
-import { parseResources, podRequests } from "../../karpenter/resources.ts";
+import { parseResources, podRequests, type Resources } from "../../karpenter/resources.ts";
 import { eventTime, parsePodEvent, type PendingReason } from "../../karpenter/events/parse.ts";
 import { eventsByObject } from "./explain.ts";
 import type { Catalog } from "./plan.ts";
@@ -39,6 +39,8 @@ export interface PendingInput {
   pools?: readonly NodePool[];
   /** The machines the cluster runs, priced (plan.ts catalogOf): what a fix's node would cost. */
   catalog?: readonly Catalog[];
+  /** Each pool's NodeClaims' capacity summed: its usage against spec.limits when its status has none. */
+  poolUsage?: ReadonlyMap<string, Resources>;
 }
 
 const taintText = (t: { key: string; value?: string; effect: string }): string[] =>
@@ -137,11 +139,15 @@ function podItem(p: Pod, input: PendingInput, byObject: Map<string, Event[]>): P
     name,
     since,
     waitingSeconds: Math.max(0, (input.now - since) / 1000),
-    reasons: reasons.map((r) => {
-      const pool = pools.find((x) => x.metadata.name === r.nodePool);
-      const f = pendingFix(r, p, pool, input.catalog ?? []);
-      return { ...r, text: f.text ?? pendingText(r), fix: f.fix, costPerHour: f.costPerHour };
-    }),
+    // Cheapest fix first: the node that would take the pod for the least.
+    reasons: reasons
+      .map((r) => {
+        const pool = pools.find((x) => x.metadata.name === r.nodePool);
+        const used = r.nodePool ? input.poolUsage?.get(r.nodePool) : undefined;
+        const f = pendingFix(r, p, pool, input.catalog ?? [], used);
+        return { ...r, text: f.text ?? pendingText(r), fix: f.fix, costPerHour: f.costPerHour };
+      })
+      .sort((a, b) => (a.costPerHour ?? Infinity) - (b.costPerHour ?? Infinity)),
     nominatedTo,
     lastEvent: last ? { at: eventTime(last), reason: last.reason ?? "", message: last.message ?? "" } : null,
   };

@@ -160,6 +160,19 @@ export function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[]
   );
 }
 
+/** Each pool's NodeClaims' capacity summed (what Karpenter counts against the pool's spec.limits). */
+export function poolCapacity(state: ClusterState): Map<string, Resources> {
+  const out = new Map<string, Resources>();
+  for (const nc of state.nodeClaims()) {
+    const pool = nodePoolOf(nc);
+    if (!pool || isTerminating(nc)) continue;
+    const sum = out.get(pool) ?? {};
+    for (const [k, v] of Object.entries(machineOf(nc, undefined).capacity)) sum[k] = (sum[k] ?? 0) + v;
+    out.set(pool, sum);
+  }
+  return out;
+}
+
 /** One node as the plan sees it. */
 export interface PlanNode {
   name: string;

@@ -4,7 +4,7 @@ import type { BlockerReason, ConsolidationViewDto, NodeDisruptionDto, PendingVie
 import type { Event } from "../../objects/kube.ts";
 import { explainNodes, type ExplainInput } from "./explain.ts";
 import { pendingView } from "./pending.ts";
-import { catalogOf } from "./plan.ts";
+import { catalogOf, poolCapacity } from "./plan.ts";
 import { clusterKarpenterVersion } from "../karpenter-version.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import type { ClusterState } from "../../state/cluster.ts";
@@ -163,6 +163,7 @@ export function clusterPending(
     now,
     pools: c.state.nodePools(),
     catalog: catalogOf(c.state, prices),
+    poolUsage: poolCapacity(c.state),
   });
 }
 

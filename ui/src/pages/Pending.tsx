@@ -4,7 +4,7 @@
 // read (one request: the card and the table cannot disagree).
 import type { PendingPodDto, PendingViewDto } from "../../../src/dashboard/dto.ts";
 import { Copy } from "../Copy.tsx";
-import { duration, num, usd } from "../format.ts";
+import { duration, usd } from "../format.ts";
 import type { AsyncState } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
@@ -60,7 +60,6 @@ const columns: Column<PendingPodDto>[] = [
     key: "why",
     label: "why Karpenter launched no node, and the fix",
     value: (p) => p.reasons.map((r) => r.text).join("; ") || p.lastEvent?.message || null,
-    wide: true,
     render: (p) =>
       p.nominatedTo ? (
         <span className="muted">a node is on its way: {p.nominatedTo}</span>
@@ -83,12 +82,6 @@ export function PendingPods({ view }: { view: AsyncState<PendingViewDto> }) {
       <Loadable state={view} what="pending pods">
         {(v) => (
           <>
-            <h2>
-              Pending pods{" "}
-              <span className="muted count" data-testid="pending-count">
-                ({num(v.pods.length)})
-              </span>
-            </h2>
             <Table
               label="Pending pods: why Karpenter launched no node"
               columns={columns}
