@@ -47,8 +47,23 @@ function ReasonItem({ r }: { r: Reason }) {
   );
 }
 
+/** A pod's name that wraps only after "/" and "-" (never mid-word in a narrow column). */
+function PodName({ p }: { p: PendingPodDto }) {
+  const parts = `${p.namespace}/${p.name}`.split(/(?<=[/-])/);
+  return (
+    <span style={{ overflowWrap: "normal", wordBreak: "normal" }}>
+      {parts.map((s, i) => (
+        <span key={i}>
+          {s}
+          <wbr />
+        </span>
+      ))}
+    </span>
+  );
+}
+
 const columns: Column<PendingPodDto>[] = [
-  { key: "pod", label: "pod", value: (p) => `${p.namespace}/${p.name}` },
+  { key: "pod", label: "pod", value: (p) => `${p.namespace}/${p.name}`, render: (p) => <PodName p={p} /> },
   {
     key: "waiting",
     label: "waiting",
