@@ -96,6 +96,8 @@ const view: ConsolidationViewDto = {
     node("ledger-1", "general", [pdb], 0.19),
     node("ledger-2", "general", [pdb], 0.19),
     node("free", "general", [], 0),
+    // Held by the PDB but consolidating it would save nothing: not blocked, not listed (issue 43).
+    node("held-zero", "general", [pdb], 0),
   ],
 };
 
@@ -108,6 +110,10 @@ describe("Consolidation page", () => {
     assert.match(rows[0]?.textContent ?? "", /gpu-node.*NodePool budget 0.*\$2\.21/, "costliest first");
     assert.equal(screen.getByTestId("consolidation-blocked").textContent, "3");
     assert.equal(screen.getByTestId("consolidation-cost").textContent, "$2.59");
+    assert.match(
+      screen.getByTestId("consolidation-cost").parentElement?.textContent ?? "",
+      /if the blockers were lifted.*consolidation could save \$2\.59\/h.*planned together, each spare room used once/,
+    );
     assert.equal(screen.getByTestId("consolidation-top").textContent, "NodePool budget 0");
     const sums = screen.getAllByTestId("pool-reason-row").map((r) => r.textContent);
     assert.deepEqual(sums, ["gpuNodePool budget 01$2.21", "generalPDB allows 02$0.380"]);
