@@ -89,30 +89,34 @@ export function poolHolds(
 ): Hold[] {
   const out = new Map<PoolField, Hold>();
   const name = pool?.metadata.name ?? report?.nodePool ?? "";
+  // Churn that repeats (the detector scores nothing below two cycles) holds the pool's fields.
+  const churned = report !== undefined && report.signals.cycles >= 2;
+  const churn = (f: PoolField, v: unknown): Hold => ({
+    field: f,
+    value: v,
+    why: `${name} churned ${String(report?.signals.cycles ?? 0)} nodes in the last 30 min (Thrashing page): ${f} stays ${JSON.stringify(v)}`,
+  });
+  // 1. What the thrashing advice proposes now (the newest word on stability).
+  if (churned)
+    for (const a of report.advice)
+      for (const [f, v] of Object.entries(poolFieldsOf(a.patch)) as [PoolField, unknown][])
+        out.set(f, churn(f, v));
+  // 2. What a fix Wave applied set, while the pool still has it (a later edit is the user's word).
   const fix = appliedFix(pool, now);
   if (fix)
     for (const [f, v] of Object.entries(poolFieldsOf(fix.patch)) as [PoolField, unknown][])
-      // Only while the pool still has the value the fix set (a later edit is the user's word).
-      if (JSON.stringify(current(pool, f)) === JSON.stringify(v))
+      if (!out.has(f) && JSON.stringify(current(pool, f)) === JSON.stringify(v))
         out.set(f, {
           field: f,
           value: v,
           why: `Wave applied "${fix.title}" to ${name} at ${new Date(fix.at).toISOString()}: it keeps ${f}: ${JSON.stringify(v)}`,
         });
-  if (report && report.signals.cycles > 0) {
-    const advised: Partial<Record<PoolField, unknown>> = {};
-    for (const a of report.advice) Object.assign(advised, poolFieldsOf(a.patch));
+  // 3. A churning pool's other fields stay as they are.
+  if (churned)
     for (const f of ["consolidateAfter", "consolidationPolicy", "budgets"] as const) {
-      if (out.has(f)) continue;
-      const v = f in advised ? advised[f] : current(pool, f);
-      if (v === undefined) continue;
-      out.set(f, {
-        field: f,
-        value: v,
-        why: `${name} churned ${String(report.signals.cycles)} nodes in the last 30 min (Thrashing page): ${f} stays ${JSON.stringify(v)}`,
-      });
+      const v = current(pool, f);
+      if (!out.has(f) && v !== undefined) out.set(f, churn(f, v));
     }
-  }
   return [...out.values()];
 }
 
