@@ -73,7 +73,10 @@ export const commands: readonly Command[] = [
     name: "start",
     service: true,
     summary: "run every component of Wave in one process (simulated cluster without a kubeconfig)",
-    usage: "Usage: wave start [--kubeconfig FILE] [--simulate] [flags]\n\n",
+    usage:
+      "Usage: wave start [--kubeconfig FILE] [--simulate] [--rotate-tokens] [flags]\n\n" +
+      "  --rotate-tokens   new API tokens (the data dir keeps the generated ones across restarts)\n\n",
+    options: { "rotate-tokens": { type: "boolean" } },
     run: async (ctx) => (await import("./start.ts")).startCommand(ctx),
   },
   ...policyCommands,
