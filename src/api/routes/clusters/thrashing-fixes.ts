@@ -4,7 +4,12 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { ThrashingFixesSchema } from "../../../dashboard/dto.ts";
 import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../../dashboard/thrashing/fixes.ts";
+import { appliedFix } from "../../../dashboard/thrashing/applied.ts";
+import { DEFAULT_THRASHING_OPTIONS } from "../../../dashboard/thrashing/detect.ts";
 import { errorSchema } from "../schemas.ts";
+
+/** The audit's newest changes read for fixes applied within the window (every change counts). */
+const AUDIT_LOOKBACK = 200;
 import { admin, idParams, patchedFields, viewer, type ConsoleRoutes } from "./console-context.ts";
 
 export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
@@ -23,9 +28,13 @@ export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance)
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
+        const now = ctx.deps.now();
+        const windowMs = { ...DEFAULT_THRASHING_OPTIONS, ...ctx.deps.thrashing }.windowMs;
+        const audit = await ctx.store.listAudit({ clusterId: c.id, limit: AUDIT_LOOKBACK });
         return thrashingFixDtos(
-          await ctx.thrashing.reports(c, ctx.deps.now()),
+          await ctx.thrashing.reports(c, now),
           ctx.deps.nodePools?.clusterId === c.id,
+          (pool) => appliedFix(pool, c.state.nodePool(pool), audit, now, windowMs),
         );
       },
     );
