@@ -6,6 +6,7 @@ import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./types.ts";
 import { DEFAULTS } from "../config/config.ts";
 import type { WarmupPolicy } from "../policy/warmup.ts";
+import { workloadName } from "../policy/spot.ts";
 import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
 import { RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 
@@ -268,7 +269,7 @@ interface SpotRow {
 const spotColumns: Column<SpotRow>[] = [
   {
     header: "WORKLOAD",
-    value: (p) => `${p.workload.kind.toLowerCase()}/${p.workload.namespace}/${p.workload.name}`,
+    value: (p) => workloadName(p.workload),
   },
   { header: "THRESHOLD", value: (p) => String(p.threshold) },
   { header: "STRATEGY", value: (p) => p.strategy },

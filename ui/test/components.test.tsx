@@ -594,6 +594,18 @@ describe("Spot placement page", () => {
     assert.match(screen.getAllByTestId("spot-row")[0]?.textContent ?? "", /db/, "most late answers first");
   });
 
+  it("writes a workload one way, as the CLI does, breakable only after a slash (issue 43)", async () => {
+    mockFetch([[/spot-placement/, () => [200, spotView]]]);
+    render(<Spot ctx={ctxFor({ route: spotRoute({ workload: "shop/Deployment/web" }) })} />);
+    const row = await screen.findByTestId("spot-row");
+    const name = row.querySelector(".workload");
+    assert.ok(name);
+    assert.equal(name.textContent, "deployment/shop/web");
+    assert.equal(name.getAttribute("title"), "deployment/shop/web");
+    assert.equal(name.querySelectorAll("wbr").length, 2, "a break opportunity after each slash only");
+    assert.match(screen.getByTestId("spot-detail").textContent, /deployment\/shop\/web/);
+  });
+
   it("shows the repair's self-heal actions per workload over the picked range", async () => {
     const calls = mockFetch([[/spot-placement/, () => [200, spotView]]]);
     const route = spotRoute({ workload: "shop/Deployment/web" }, "6h");
