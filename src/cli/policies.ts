@@ -167,7 +167,7 @@ async function request(
  * Core's id of the cluster the policies are for: --cluster-id, else core's own, which its
  * pre-cluster route names in its successor link (`</api/v1/clusters/ID/policies/…>`).
  */
-async function clusterIdOf(ctx: CommandContext): Promise<string> {
+export async function clusterIdOf(ctx: CommandContext): Promise<string> {
   if (ctx.config.clusterId !== DEFAULTS.clusterId) return ctx.config.clusterId;
   const { headers } = await request(ctx, "GET", "/api/v1/policies/warmup");
   const m = /<\/api\/v1\/clusters\/([^/>]+)\//.exec(headers.get("link") ?? "");

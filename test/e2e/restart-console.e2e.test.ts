@@ -190,9 +190,16 @@ test(
       await openAt(again, link, "spot");
       await again
         .getByTestId("spot-row")
-        .filter({ hasText: "shop/web" })
+        .filter({ hasText: "deployment/shop/web" })
         .first()
-        .waitFor({ timeout: 30_000 });
+        .waitFor({ timeout: 30_000 })
+        .catch(async (err: unknown) => {
+          await again.screenshot({
+            path: join(tmpdir(), "wave-e2e-restart-spot-failed.png"),
+            fullPage: true,
+          });
+          throw err;
+        });
       await shot(again, "spot-1440");
       await again.setViewportSize({ width: 900, height: 900 });
       await again.waitForTimeout(300);
