@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { SpotPolicySetDto, WarmupPolicyDto } from "../dashboard/dto.ts";
+import type { SpotPolicySetDto, SpotViewDto, WarmupPolicyDto } from "../dashboard/dto.ts";
 import { silentLogger } from "../shared/log.ts";
 import { simulatedConfig } from "../../test/support/wave.ts";
 import { startWave, type Started } from "./start.ts";
@@ -107,6 +107,16 @@ describe("the embedded cluster across a restart on the same data dir", { timeout
     });
     assert.deepEqual(warmups.map((p) => p.nodePool).sort(), ["analytics", "batch", "general"]);
     assert.equal(warmups.find((p) => p.nodePool === "batch")?.policy.maxWarmNodes, 2);
+  });
+
+  it("admits the pods it creates again with the restored policies, not the store's old rows", async () => {
+    const view = await get<SpotViewDto>(second, "spot-placement");
+    const web = view.workloads.find((w) => w.workload.name === "web");
+    assert.ok(web?.target, JSON.stringify(web));
+    assert.equal(web.policy?.threshold, 4);
+    // Placed right at admission: nothing for the repair to adopt.
+    assert.equal(web.actual.onDemand, web.target.onDemand, JSON.stringify(web));
+    assert.equal(web.progress?.toMove ?? 0, 0, JSON.stringify(web.progress));
   });
 
   it("keeps the NodePool as the fix left it", async () => {

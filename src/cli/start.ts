@@ -25,6 +25,7 @@ import { generateDevCerts } from "../webhook/certs.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
 import { POLICY_SET_API_VERSION, type SpotPolicy } from "../policy/spot.ts";
+import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { startAgentComponent, type RunningAgentComponent } from "./agent-component.ts";
 import type { CommandContext } from "./types.ts";
 import { logger, startWith } from "./component.ts";
@@ -93,14 +94,23 @@ async function loadSpotPolicies(
   clusterId: string,
   source: InMemoryPolicySource,
   log: Logger,
-  last: { json: string; migrated: boolean },
+  last: {
+    json: string;
+    migrated: boolean;
+    /** A restored simulated cluster's SpotPolicies: what the webhook admits with until core has them. */
+    restored?: () => readonly SpotPolicyResource[];
+  },
 ): Promise<void> {
-  // The migration happens once; after it, no store read per applied batch.
-  last.migrated ||=
-    core.hub.get(clusterId) !== undefined && (await core.store.policyMigration(clusterId)) !== undefined;
+  // The migration happens once; after it, no store read per applied batch. Core's state of the
+  // cluster counts once the agent streamed it (an entry resumed from the store is empty).
+  const streamed = (core.hub.get(clusterId)?.state.version ?? 0) > 0;
+  last.migrated ||= streamed && (await core.store.policyMigration(clusterId)) !== undefined;
+  // Restarted on its data dir, the simulated cluster's pods are created again before the agent
+  // streams its policies to core: admitted with the restored ones, not the store's old rows.
+  const early = !last.migrated && !streamed ? last.restored?.() : undefined;
   let policies: SpotPolicy[];
-  if (last.migrated) {
-    const crs = spotPoliciesOf(core.hub.state(clusterId).spotPolicies());
+  if (last.migrated || early) {
+    const crs = spotPoliciesOf(early ?? core.hub.state(clusterId).spotPolicies());
     for (const p of crs.problems)
       log.warn("skipping an invalid SpotPolicy", { policy: p.name, errors: p.errors });
     policies = crs.policies;
@@ -247,7 +257,11 @@ export async function startWave(
     const agentToken = newToken();
     // The spot policies this process's webhook serves: its own cluster's, read from core's store.
     const spotPolicies = new InMemoryPolicySource();
-    const lastSpot = { json: "", migrated: false };
+    const lastSpot = {
+      json: "",
+      migrated: false,
+      ...(memory && restored > 0 ? { restored: () => memory.peek("SpotPolicy") } : {}),
+    };
     const reloadSpot = (): Promise<void> =>
       loadSpotPolicies(core, config.clusterId, spotPolicies, log, lastSpot);
     const core: RunningCore = await startCoreComponent(config, env, {
