@@ -225,6 +225,18 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       { ipBlock: { cidr: "10.1.0.0/16" } },
     ]);
     assert.equal(rules(named2).length, 1);
+    // The webhook keeps connection slots for them (issue 42); without them (helm template sees no
+    // cluster to look the API server up in), any source and no reserved CIDRs.
+    const cidrsEnv = (d: Obj[]): unknown =>
+      objs(
+        field(
+          objs(field(named(d, "Deployment", "wave-webhook"), "spec", "template", "spec", "containers"))[0],
+          "env",
+        ),
+      ).find((e) => e.name === "WAVE_WEBHOOK_CONTROL_PLANE_CIDRS")?.value;
+    assert.equal(cidrsEnv(named2), "10.0.0.0/16,10.1.0.0/16");
+    assert.equal(cidrsEnv(docs), undefined);
+    assert.equal(field(rules(docs)[0], "from"), undefined);
   });
 
   it("runs each component under its own ServiceAccount, non-root, read-only root filesystem", () => {
