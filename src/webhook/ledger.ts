@@ -268,9 +268,20 @@ export function wouldAssignSpot(ledger: Ledger, policy: SpotPolicy, n: number, r
 }
 
 /** The capacity the next pod of `revision` would get (nothing is recorded). */
+/**
+ * The capacity the next pod of `revision` would get, counting the slots of pods seen and those of
+ * no known address (the repair's question): an unconfirmed reservation of a review's address —
+ * the apiserver's, or a forger's that no pod will ever follow — neither holds nor frees a slot
+ * for the repair, so it never evicts for, nor waits on, an unverified slot (issue 42).
+ */
 export function nextCapacity(ledger: Ledger, policy: SpotPolicy, revision = ""): Capacity {
-  return reserve(cloneLedger(ledger), policy, [{ token: "probe", revision }], 0)[0] ?? SPOT;
+  return (
+    reserve(cloneLedger(ledger), policy, [{ token: "probe", revision, source: VERIFIED_ONLY }], 0)[0] ?? SPOT
+  );
 }
+
+/** A source no review has: counts only confirmed (and address-less) slots. */
+const VERIFIED_ONLY = "\u0000verified";
 
 export function isLivePod(pod: Pod): boolean {
   const phase = pod.status?.phase;
