@@ -88,8 +88,11 @@ export interface WhatifDeps {
   now: () => number;
   /** Where the cluster's current policies are read (as the console's pages: its resources, or the store). */
   policySource?: "store" | "crs";
-  /** Seconds to wait when no replay can be queued now (429 before any work); undefined: go ahead. */
-  busy?: () => number | undefined;
+  /**
+   * Seconds to wait when no replay can be queued now (429 before any work); undefined: go ahead.
+   * `pending`: what-ifs admitted whose input is still being gathered (they will queue too).
+   */
+  busy?: (pending: number) => number | undefined;
 }
 
 interface RunError {
@@ -143,6 +146,8 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
     const c = deps.hub.get(id);
     if (c) workloadTemplates(c.state);
   });
+  /** What-ifs admitted whose input is being gathered: the queue check counts them (issue 42). */
+  let gathering = 0;
   return (app: FastifyInstance) => {
     app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
       "/api/v1/clusters/:id/whatif",
@@ -171,8 +176,9 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
             .code(404)
             .send({ error: "not_found", message: `no cluster with id "${req.params.id}"` });
         const changes = parseCandidate(req.body);
-        // A full queue is refused before any work (the store's day of pods per workload).
-        const retry = deps.busy?.();
+        // A full queue is refused before any work (the store's day of pods per workload): the
+        // check and the admission are one synchronous step, so a burst cannot all pass it first.
+        const retry = deps.busy?.(gathering);
         if (retry !== undefined)
           return reply
             .code(429)
@@ -181,7 +187,14 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
               error: "too_many_requests",
               message: `what-if replays are all busy and the queue is full; try again in ${retry} s`,
             });
-        const input = await whatifInput(deps, c, req.body, changes);
+        gathering++;
+        let input: WhatifInput;
+        try {
+          input = await whatifInput(deps, c, req.body, changes);
+        } catch (err) {
+          gathering--;
+          throw err;
+        }
         const started = Date.now();
         const ac = new AbortController();
         // A client that goes away (closed tab, Cancel, Ctrl-C) cancels its replay: the worker is freed.
@@ -192,7 +205,13 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
         const job = { key: c.id, signal: ac.signal };
         if (!(req.headers.accept ?? "").includes("text/event-stream")) {
           try {
-            const report = await deps.run(input, job);
+            let running: ReturnType<WhatifRunner>;
+            try {
+              running = deps.run(input, job);
+            } finally {
+              gathering--; // queued (or refused) by run() now
+            }
+            const report = await running;
             return { clusterId: c.id, ...report, tookMs: Date.now() - started };
           } catch (err) {
             const e = err as RunError;
@@ -205,7 +224,13 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
         }
         // Streamed: progress events (a bar with an estimate), then the report or the error.
         await streamWhatif(req, reply, {
-          run: (onProgress) => deps.run(input, { ...job, onProgress }),
+          run: (onProgress) => {
+            try {
+              return deps.run(input, { ...job, onProgress });
+            } finally {
+              gathering--;
+            }
+          },
           clusterId: c.id,
           started,
           gone,
