@@ -478,6 +478,8 @@ export const SpotWarningSchema = Lit([
   "require-without-spot",
   "pinned-by-workload",
   "fallback",
+  // Two SpotPolicies target the workload: the one created first decides (src/policy/in-force.ts).
+  "policy-conflict",
 ] as const);
 export type SpotWarning = Static<typeof SpotWarningSchema>;
 

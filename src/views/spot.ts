@@ -19,6 +19,7 @@ import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts
 import { ON_DEMAND, SPOT } from "../webhook/constants.ts";
 import { onDemandTarget } from "../policy/on-demand-target.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
+import type { PolicyConflict } from "../policy/in-force.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
 import { FALLBACK_ACTION, repairsByWorkload, spotProgress, type Repairs } from "./spot-repair.ts";
 
@@ -41,6 +42,8 @@ export interface SpotViewInput {
   to?: number;
   /** When each policy last changed (workload key → epoch ms): progress counts from there. */
   policySince?: ReadonlyMap<string, number>;
+  /** SpotPolicies not in force: another one on their workload decides (src/policy/in-force.ts). */
+  conflicts?: readonly PolicyConflict[];
 }
 
 const isLive = (p: Pod): boolean =>
@@ -201,8 +204,17 @@ function spotWarnings(
   policy: SpotPolicy | undefined,
   total: number,
   f: ReturnType<typeof podFigures>,
+  conflicts: readonly PolicyConflict[],
 ): SpotWorkloadDto["warnings"] {
   const warnings: SpotWorkloadDto["warnings"] = [];
+  const mine = conflicts.filter((c) => c.target === key);
+  if (mine.length > 0)
+    warnings.push({
+      kind: "policy-conflict",
+      message:
+        `${mine.length + 1} SpotPolicies target this workload: ${mine[0]?.winner ?? ""}, created first, decides; ` +
+        `${mine.map((c) => c.key).join(", ")} ${mine.length === 1 ? "is" : "are"} not in force (delete one)`,
+    });
   if (policy && total === 0)
     warnings.push({
       kind: "workload-not-found",
@@ -261,7 +273,7 @@ function workloadRow(key: string, a: Acc, ctx: RowContext): SpotWorkloadDto {
     savedPerHour: f.saved,
     podCostPerHour: { onDemand: avg(f.perPod.onDemand), spot: avg(f.perPod.spot) },
     nodePools: [...f.poolNames].sort(),
-    warnings: spotWarnings(key, policy, total, f),
+    warnings: spotWarnings(key, policy, total, f, ctx.input.conflicts ?? []),
     items: f.items,
     repairs: workloadRepairs,
     progress:

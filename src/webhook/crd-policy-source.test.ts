@@ -56,15 +56,17 @@ describe("SpotPolicyIndex", () => {
     assert.equal(idx.problem("shop/q")?.keptPrevious, false);
   });
 
-  it("two CRs on one workload: the older decides, the other is reported", () => {
+  it("two CRs on one workload: the older decides, the other is in conflict", () => {
     const idx = new SpotPolicyIndex();
     idx.upsert(cr("late", { threshold: 9 }, { created: "2026-01-02T00:00:00Z" }));
     idx.upsert(cr("early", { threshold: 1 }));
     assert.equal(idx.lookup(web)?.threshold, 1);
-    assert.match(idx.problem("shop/late")?.errors[0] ?? "", /already has SpotPolicy shop\/early/);
+    assert.equal(idx.conflict("shop/late")?.winner, "shop/early");
+    assert.match(idx.conflict("shop/late")?.message ?? "", /already has SpotPolicy shop\/early/);
+    assert.equal(idx.problems().length, 0, "a conflict is not an invalid spec");
     idx.delete(cr("early"));
     assert.equal(idx.lookup(web)?.threshold, 9);
-    assert.equal(idx.problems().length, 0);
+    assert.equal(idx.conflicts().length, 0);
   });
 });
 

@@ -10,47 +10,35 @@ import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { resourceKey, spotPolicyFromResource } from "../policy/spot-resource.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
+import { spotPoliciesInForce, type PolicyConflict, type PolicyInvalid } from "../policy/in-force.ts";
 import type { PolicySource } from "./policy-source.ts";
 
-/** Why a SpotPolicy is not in force (or is, from its last valid version). */
-export interface PolicyProblem {
-  /** namespace/name of the CR. */
-  key: string;
-  errors: string[];
-  /** Its previous valid spec still decides (last known good). */
-  keptPrevious: boolean;
-}
+/** Why a SpotPolicy does not validate (namespace/name; `keptPrevious`: its last valid spec decides). */
+export type PolicyProblem = PolicyInvalid;
 
 interface Entry {
   cr: SpotPolicyResource;
-  /** The policy in force for this CR: its own, or its last valid one. */
+  /** The CR's policy: its own, or its last valid one. */
   policy: SpotPolicy | undefined;
-  problem: PolicyProblem | undefined;
 }
 
 /**
- * SpotPolicy CRs → policies by workload. An invalid CR (the apiserver's CEL rules make it rare:
- * a CRD without them, an older version) keeps its last valid policy. Two CRs on one workload: the
- * older decides, the other is reported (never an arbitrary pick that flips on a relist).
+ * SpotPolicy CRs → policies by workload, decided by the one rule every reader follows
+ * (`spotPoliciesInForce`, src/policy/in-force.ts): an invalid CR (the apiserver's CEL rules make it
+ * rare: a CRD without them, an older version) keeps its last valid policy; two CRs on one workload:
+ * the one created first decides, the other is in conflict (never a pick that flips on a relist).
  */
 export class SpotPolicyIndex {
   readonly #entries = new Map<string, Entry>();
   #byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
   #problems = new Map<string, PolicyProblem>();
+  #conflicts = new Map<string, PolicyConflict>();
   #version = 0;
 
   upsert(cr: SpotPolicyResource): void {
     const key = resourceKey(cr);
-    const before = this.#entries.get(key);
     const r = spotPolicyFromResource(cr);
-    const entry: Entry = r.ok
-      ? { cr, policy: r.policy, problem: undefined }
-      : {
-          cr,
-          policy: before?.policy,
-          problem: { key, errors: r.errors, keptPrevious: before?.policy !== undefined },
-        };
-    this.#entries.set(key, entry);
+    this.#entries.set(key, { cr, policy: r.ok ? r.policy : this.#entries.get(key)?.policy });
     this.#rebuild();
   }
 
@@ -80,12 +68,22 @@ export class SpotPolicyIndex {
     return [...this.#entries.values()].map((e) => e.cr);
   }
 
+  /** Why a CR does not validate (its last valid version may still decide). */
   problem(key: string): PolicyProblem | undefined {
     return this.#problems.get(key);
   }
 
   problems(): PolicyProblem[] {
     return [...this.#problems.values()];
+  }
+
+  /** The CR is not in force: another one on its workload was created first. */
+  conflict(key: string): PolicyConflict | undefined {
+    return this.#conflicts.get(key);
+  }
+
+  conflicts(): PolicyConflict[] {
+    return [...this.#conflicts.values()];
   }
 
   /** Changes with every change of the policies in force (the source's revision). */
@@ -98,30 +96,21 @@ export class SpotPolicyIndex {
   }
 
   #rebuild(): void {
-    const byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
-    const problems = new Map<string, PolicyProblem>();
-    const entries = [...this.#entries.entries()].sort(
-      ([ka, a], [kb, b]) =>
-        (a.cr.metadata.creationTimestamp ?? "").localeCompare(b.cr.metadata.creationTimestamp ?? "") ||
-        ka.localeCompare(kb),
+    const lastValid = new Map<string, SpotPolicy>();
+    for (const [key, e] of this.#entries) if (e.policy) lastValid.set(key, e.policy);
+    const decided = spotPoliciesInForce(
+      [...this.#entries.values()].map((e) => e.cr),
+      lastValid,
     );
-    for (const [key, e] of entries) {
-      if (e.problem) problems.set(key, e.problem);
-      if (!e.policy) continue;
-      const wk = workloadKey(e.policy.workload);
-      const first = byWorkload.get(wk);
-      if (first) {
-        const errors = [
-          `${e.policy.workload.kind} ${e.policy.workload.name} already has SpotPolicy ${first.key}, which decides`,
-        ];
-        problems.set(key, { key, errors, keptPrevious: false });
-        continue;
-      }
-      byWorkload.set(wk, { policy: e.policy, key });
+    const byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
+    for (const policy of decided.policies) {
+      const wk = workloadKey(policy.workload);
+      byWorkload.set(wk, { policy, key: decided.decidedBy.get(wk) ?? "" });
     }
     const changed = JSON.stringify([...byWorkload]) !== JSON.stringify([...this.#byWorkload]);
     this.#byWorkload = byWorkload;
-    this.#problems = problems;
+    this.#problems = new Map(decided.invalid.map((p) => [p.key, p]));
+    this.#conflicts = new Map(decided.conflicts.map((c) => [c.key, c]));
     if (changed) this.#version++;
   }
 }
@@ -211,6 +200,8 @@ export class CrdPolicySource implements PolicySource {
   }
 
   #report(cr: SpotPolicyResource): void {
+    const conflict = this.index.conflict(resourceKey(cr));
+    if (conflict) this.#log.warn("SpotPolicy not in force", { policy: conflict.key, why: conflict.message });
     const p = this.index.problem(resourceKey(cr));
     if (p)
       this.#log.warn("SpotPolicy not valid; its last valid version, if any, stays in force", {
