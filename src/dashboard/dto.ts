@@ -443,6 +443,25 @@ export const SpotPodSchema = Obj({
 });
 export type SpotPodDto = Static<typeof SpotPodSchema>;
 
+/** What holds a workload's move to its spot target (issue 43): named, with the object when there is one. */
+export const SpotBlockerSchema = Obj({
+  kind: Lit([
+    "pdb",
+    "pool-limit",
+    "no-capacity",
+    "pending",
+    "rollout",
+    "starting",
+    "misplaced",
+    "eviction-refused",
+    "repair-idle",
+  ] as const),
+  /** The PodDisruptionBudget or pod (namespace/name) or NodePool that blocks; null when none is one. */
+  object: Nullable(Str),
+  message: Str,
+});
+export type SpotBlockerDto = Static<typeof SpotBlockerSchema>;
+
 /**
  * The repair's progress on one workload: "adopting: toMove of pods pods to move, next in …", the
  * evictions done since the policy last changed, and in dry-run the evictions it would make.
@@ -458,6 +477,8 @@ export const SpotProgressSchema = Obj({
   planned: Int,
   /** When the repair may evict next (epoch ms); null when nothing is to move or it will not evict. */
   nextAt: Nullable(Num),
+  /** What holds the move while pods are off target (views/spot-blocker.ts); null: nothing does. */
+  blocker: Nullable(SpotBlockerSchema),
 });
 export type SpotProgressDto = Static<typeof SpotProgressSchema>;
 

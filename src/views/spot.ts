@@ -7,7 +7,7 @@ import type { SpotPodDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.
 import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
 import { CPU, parseResources, podRequests } from "../karpenter/resources.ts";
 import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
-import type { Node, Pod } from "../objects/kube.ts";
+import type { Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { machinePrice } from "../dashboard/figures/price.ts";
 import { machineOf } from "../dashboard/machines.ts";
@@ -21,14 +21,23 @@ import { onDemandTarget } from "../policy/on-demand-target.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import type { PolicyConflict } from "../policy/in-force.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
+import { pinsCapacityType } from "./spot-blocker.ts";
 import { FALLBACK_ACTION, repairsByWorkload, spotProgress, type Repairs } from "./spot-repair.ts";
+
+export { pinsCapacityType };
 
 /** Most pods listed per workload (counts always cover every pod). */
 export const MAX_PODS_LISTED = 500;
 
 export interface SpotViewInput {
   clusterId: string;
-  state: { nodePools(): readonly NodePool[]; nodes(): readonly Node[]; pods(): readonly Pod[] };
+  state: {
+    nodePools(): readonly NodePool[];
+    nodes(): readonly Node[];
+    pods(): readonly Pod[];
+    /** What may refuse the repair's evictions (the Spot page names it, spot-blocker.ts). */
+    podDisruptionBudgets?(): readonly PodDisruptionBudget[];
+  };
   policies: readonly SpotPolicy[];
   prices: PriceProvider;
   now: number;
@@ -50,15 +59,6 @@ const isLive = (p: Pod): boolean =>
   p.metadata.deletionTimestamp === undefined &&
   p.status?.phase !== "Succeeded" &&
   p.status?.phase !== "Failed";
-
-/** Whether the pod's own spec pins karpenter.sh/capacity-type (not through Wave's assignment). */
-export function pinsCapacityType(p: Pod): boolean {
-  if (p.metadata.labels?.[ASSIGNMENT_LABEL] !== undefined) return false;
-  if (p.spec.nodeSelector?.[CAPACITY_TYPE_LABEL] !== undefined) return true;
-  const terms =
-    p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  return terms.some((t) => (t.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_LABEL));
-}
 
 /** Whether a pool can launch spot capacity (Karpenter v1 defaults to on-demand without a requirement). */
 export function poolOffersSpot(pool: NodePool): boolean {
@@ -133,6 +133,7 @@ interface RowContext {
   input: SpotViewInput;
   pools: readonly NodePool[];
   nodesByName: ReadonlyMap<string, Node>;
+  pdbs: readonly PodDisruptionBudget[];
   nodePrice: NodePrices;
   repairs: ReadonlyMap<string, Repairs>;
   rowsByWorkload: ReadonlyMap<string, SpotRepair[]>;
@@ -286,6 +287,7 @@ function workloadRow(key: string, a: Acc, ctx: RowContext): SpotWorkloadDto {
             rows: ctx.rowsByWorkload.get(key) ?? [],
             since: ctx.input.policySince?.get(key) ?? ctx.input.from ?? 0,
             now: ctx.input.now,
+            world: { pods: a.pods, nodesByName: ctx.nodesByName, pools: ctx.pools, pdbs: ctx.pdbs },
           }),
     lateAnswers: ctx.late.get(key) ?? 0,
   };
@@ -306,6 +308,7 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     input,
     pools: state.nodePools(),
     nodesByName: new Map(nodes.map((n) => [n.metadata.name ?? "", n])),
+    pdbs: state.podDisruptionBudgets?.() ?? [],
     nodePrice: nodePricer(input.prices),
     repairs: repairsByWorkload(input.repairs ?? []),
     rowsByWorkload,
