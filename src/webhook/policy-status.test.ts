@@ -96,6 +96,25 @@ describe("spotPolicyStatus", () => {
     assert.match(dup.conditions?.find((c) => c.type === "Conflict")?.message ?? "", /shop\/a/);
   });
 
+  it("a held move names what holds it in Adopting (issue 43)", () => {
+    const s = spotPolicyStatus(
+      cr(),
+      seen({
+        onDemand: 0,
+        direction: "shortfall",
+        toMove: 2,
+        heldBy: "the last 3 evictions were refused by a PodDisruptionBudget",
+      }),
+      undefined,
+      T0,
+    );
+    assert.equal(cond(s, "Adopting"), "True Held");
+    assert.match(
+      s.conditions?.find((c) => c.type === "Adopting")?.message ?? "",
+      /0 of 2 moved; held: the last 3 evictions were refused by a PodDisruptionBudget/,
+    );
+  });
+
   it("keeps a condition's transition time while its status holds", () => {
     const first = spotPolicyStatus(cr(), seen(), undefined, T0);
     const later = spotPolicyStatus({ ...cr(), status: first }, seen(), undefined, T0 + 60_000);

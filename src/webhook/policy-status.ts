@@ -134,10 +134,11 @@ export function spotPolicyStatus(
       ? {
           type: "Adopting",
           status: "True",
-          reason: seen.waiting > 0 ? "WaitingForNodes" : "Moving",
+          reason: seen.waiting > 0 ? "WaitingForNodes" : seen.heldBy !== undefined ? "Held" : "Moving",
           message:
             `${seen.moved} of ${Math.max(seen.toMove, seen.moved)} moved` +
-            (seen.waiting > 0 ? `, ${seen.waiting} pod(s) wait for a node` : ""),
+            (seen.waiting > 0 ? `, ${seen.waiting} pod(s) wait for a node` : "") +
+            (seen.heldBy !== undefined ? `; held: ${seen.heldBy}` : ""),
         }
       : { type: "Adopting", status: "False", reason: "Done", message: `${seen.adopted} pod(s) adopted` },
   ];
