@@ -28,7 +28,7 @@ import { silentLogger } from "../shared/log.ts";
 import { clusterWhatif } from "../sim/cluster-whatif.ts";
 import { kwokTestPool } from "../sim/pool.test-helper.ts";
 import { InMemoryPolicySource, PullPolicySource } from "../webhook/policy-source.ts";
-import { warmupPoliciesOf } from "../console/policy-crs.ts";
+import { spotPolicyName, warmupPoliciesOf, warmupPolicyName } from "../console/policy-crs.ts";
 import { dashboardMetrics, policyCrAccess } from "./parts.ts";
 import { loadSpotPolicies } from "./start.ts";
 
@@ -185,6 +185,31 @@ describe("two SpotPolicies on one workload: every reader takes the one created f
     await loadSpotPolicies({ store, hub }, "c1", source, silentLogger, { json: "", migrated: false });
     assert.equal(source.lookup(web)?.threshold, 2);
     assert.equal(source.lookup(api)?.threshold, 1);
+  });
+});
+
+describe("an edit or delete through Wave (API, console, `wave spot set`) acts on the policy in force", () => {
+  it("names the SpotPolicy created first, whatever order core holds them in", () => {
+    const git = spotCr("web-git", "web", 2, "2026-12-06T12:00:00Z");
+    const console_ = spotCr("a-console", "web", 5, "2026-12-07T11:00:00Z");
+    assert.equal(spotPolicyName(web, [console_, git]), "web-git");
+    assert.equal(spotPolicyName(web, [git, console_]), "web-git");
+  });
+
+  it("names the WarmupPolicy created first", () => {
+    const wcr = (name: string, created: string): WarmupPolicyResource => ({
+      apiVersion: "wave.sh/v1alpha1",
+      kind: "WarmupPolicy",
+      metadata: { name, creationTimestamp: created },
+      spec: { nodePool: "general", enabled: true },
+    });
+    assert.equal(
+      warmupPolicyName("general", [
+        wcr("a-console", "2026-12-07T11:00:00Z"),
+        wcr("general-git", "2026-12-06T12:00:00Z"),
+      ]),
+      "general-git",
+    );
   });
 });
 

@@ -16,6 +16,7 @@ import {
 } from "../objects/policy-crds.ts";
 import { repairModeOf, resourceKey } from "../policy/spot-resource.ts";
 import {
+  decidesBefore,
   spotPoliciesInForce,
   warmupPoliciesInForce,
   type PolicyConflict,
@@ -51,15 +52,41 @@ const DNS_SUBDOMAIN_MAX = 253;
  */
 export function spotPolicyName(ref: WorkloadRef, existing: readonly SpotPolicyResource[]): string {
   const inNs = existing.filter((cr) => cr.metadata.namespace === ref.namespace);
-  const same = inNs.find((cr) => cr.spec.targetRef.kind === ref.kind && cr.spec.targetRef.name === ref.name);
+  const same = spotPolicyCrOf(ref, inNs);
   if (same?.metadata.name) return same.metadata.name;
   if (!inNs.some((cr) => cr.metadata.name === ref.name)) return ref.name;
   return `${ref.name}-${ref.kind.toLowerCase()}`.slice(0, DNS_SUBDOMAIN_MAX);
 }
 
-/** The WarmupPolicy name of a pool: the existing CR for it, else the pool's name. */
+/**
+ * The SpotPolicy that decides for a workload: of two on it, the one created first (in-force.ts) —
+ * so an edit or a delete through Wave acts on the policy in force, never on one in conflict.
+ */
+export function spotPolicyCrOf(
+  ref: WorkloadRef,
+  crs: readonly SpotPolicyResource[],
+): SpotPolicyResource | undefined {
+  return crs
+    .filter(
+      (cr) =>
+        cr.metadata.namespace === ref.namespace &&
+        cr.spec.targetRef.kind === ref.kind &&
+        cr.spec.targetRef.name === ref.name,
+    )
+    .sort(decidesBefore)[0];
+}
+
+/** The WarmupPolicy that decides for a pool (the one created first), if any. */
+export function warmupPolicyCrOf(
+  pool: string,
+  crs: readonly WarmupPolicyResource[],
+): WarmupPolicyResource | undefined {
+  return crs.filter((cr) => cr.spec.nodePool === pool).sort(decidesBefore)[0];
+}
+
+/** The WarmupPolicy name of a pool: the existing CR in force for it, else the pool's name. */
 export function warmupPolicyName(pool: string, existing: readonly WarmupPolicyResource[]): string {
-  return existing.find((cr) => cr.spec.nodePool === pool)?.metadata.name ?? pool;
+  return warmupPolicyCrOf(pool, existing)?.metadata.name ?? pool;
 }
 
 /** The apply configuration of a workload's spot policy: every field the console sets. */
