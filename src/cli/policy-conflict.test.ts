@@ -31,6 +31,8 @@ import { InMemoryPolicySource, PullPolicySource } from "../webhook/policy-source
 import { spotPolicyName, warmupPoliciesOf, warmupPolicyName } from "../console/policy-crs.ts";
 import { dashboardMetrics, policyCrAccess } from "./parts.ts";
 import { loadSpotPolicies } from "./start.ts";
+import { run } from "./main.ts";
+import { captureIo as io } from "../../test/support/io.ts";
 
 const NOW = Date.UTC(2026, 11, 7, 12);
 const V = { authorization: "Bearer v-token" };
@@ -117,6 +119,23 @@ describe("two SpotPolicies on one workload: every reader takes the one created f
     assert.equal(source.lookup(web)?.threshold, 2, "web-git, created first, decides");
     assert.equal(source.lookup(api)?.threshold, 1, "the other workload keeps its policy");
     assert.equal(source.size, 2);
+    // The API says which one is left out, and why (`wave spot list` prints it under the table).
+    const set = await (await fetch(`${url}/api/v1/clusters/c1/policies/spot`, { headers: V })).json();
+    assert.deepEqual(
+      (set as { conflicts?: { policy: string; decidedBy: string; workload: string }[] }).conflicts?.map(
+        (c) => [c.policy, c.decidedBy, c.workload],
+      ),
+      [["shop/a-console", "shop/web-git", "shop/Deployment/web"]],
+    );
+    const out = io();
+    const args = ["--server", url, "--admin-token", "a-token", "--cluster-id", "c1", "-o", "table"];
+    assert.equal(await run(["spot", "list", ...args], out), 0, out.stderr.join(""));
+    assert.deepEqual(out.stdout.join("").split("\n").slice(1), [
+      "deployment/shop/api  1          Prefer    0             on",
+      "deployment/shop/web  2          Prefer    0             on",
+      "not in force: shop/a-console: Deployment shop/web already has SpotPolicy shop/web-git, created first, which decides: this one is not in force",
+      "",
+    ]);
   });
 
   it("the Spot page and its API: the winner's policy and target, a policy-conflict warning naming both", async () => {

@@ -316,6 +316,22 @@ export const SpotPolicySetSchema = Obj({
   /** Opaque version of the set, for logs and conditional pulls. */
   revision: Str,
   policies: Type.Array(SpotPolicySchema),
+  /**
+   * SpotPolicies not in force: another one on their workload was created first and decides
+   * (src/policy/in-force.ts). Absent when there is none; webhooks ignore it.
+   */
+  conflicts: Type.Optional(
+    Type.Array(
+      Obj({
+        /** namespace/name of the SpotPolicy left out, and of the one that decides. */
+        policy: Str,
+        decidedBy: Str,
+        /** The workload both target (namespace/Kind/name). */
+        workload: Str,
+        message: Str,
+      }),
+    ),
+  ),
 });
 export type SpotPolicySetDto = Static<typeof SpotPolicySetSchema>;
 

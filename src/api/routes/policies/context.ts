@@ -239,7 +239,17 @@ export class PolicyContext {
       for (const p of problems)
         log.warn({ policy: p.name, errors: p.errors }, "skipping an invalid SpotPolicy");
       for (const c of conflicts) log.warn({ policy: c.key, why: c.message }, "SpotPolicy not in force");
-      return spotPolicySet(policies);
+      const set = spotPolicySet(policies);
+      if (conflicts.length === 0) return set;
+      return {
+        ...set,
+        conflicts: conflicts.map((c) => ({
+          policy: c.key,
+          decidedBy: c.winner,
+          workload: c.target,
+          message: c.message,
+        })),
+      };
     }
     return spotPolicySet(
       (await this.store.listPolicies(clusterId, "spot")).map((r) => r.value),
