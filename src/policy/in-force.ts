@@ -10,7 +10,7 @@
 // loser never takes the workload over; deleting the winner hands it to the next oldest. An invalid
 // resource competes with the last valid version it had (kept in force), none if it never had one.
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
-import { resourceKey, spotPolicyFromResource } from "./spot-resource.ts";
+import { resourceKey, spotPolicyFromResource, type Converted } from "./spot-resource.ts";
 import { workloadKey, type SpotPolicy } from "./spot.ts";
 import { warmupPolicyFromResource } from "./warmup-resource.ts";
 import type { WarmupPolicy } from "./warmup.ts";
@@ -84,11 +84,13 @@ export interface SpotInForce {
 export function spotPoliciesInForce(
   crs: readonly SpotPolicyResource[],
   lastValid: ReadonlyMap<string, SpotPolicy> = new Map(),
+  /** Each CR as the model (the webhook's informer passes what it converted once per change). */
+  convert: (cr: SpotPolicyResource) => Converted<SpotPolicy> = spotPolicyFromResource,
 ): SpotInForce {
   const candidates: Candidate<SpotPolicy>[] = [];
   const invalid: PolicyInvalid[] = [];
   for (const cr of crs) {
-    const r = spotPolicyFromResource(cr);
+    const r = convert(cr);
     const key = resourceKey(cr);
     const policy = r.ok ? r.policy : lastValid.get(key);
     if (!r.ok) invalid.push({ key, errors: r.errors, keptPrevious: policy !== undefined });

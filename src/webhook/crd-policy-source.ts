@@ -8,7 +8,7 @@ import type { KubeClient } from "../kube/port.ts";
 import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { resourceKey, spotPolicyFromResource } from "../policy/spot-resource.ts";
+import { resourceKey, spotPolicyFromResource, type Converted } from "../policy/spot-resource.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
 import { spotPoliciesInForce, type PolicyConflict, type PolicyInvalid } from "../policy/in-force.ts";
 import type { PolicySource } from "./policy-source.ts";
@@ -18,6 +18,8 @@ export type PolicyProblem = PolicyInvalid;
 
 interface Entry {
   cr: SpotPolicyResource;
+  /** The CR converted (once per change of it: a relist does not validate every CR again per CR). */
+  converted: Converted<SpotPolicy>;
   /** The CR's policy: its own, or its last valid one. */
   policy: SpotPolicy | undefined;
 }
@@ -30,20 +32,31 @@ interface Entry {
  */
 export class SpotPolicyIndex {
   readonly #entries = new Map<string, Entry>();
-  #byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
-  #problems = new Map<string, PolicyProblem>();
-  #conflicts = new Map<string, PolicyConflict>();
+  /** Per workload key, the CRs whose policy (own or last valid) targets it. */
+  readonly #byTarget = new Map<string, Set<string>>();
+  readonly #byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
+  readonly #problems = new Map<string, PolicyProblem>();
+  readonly #conflicts = new Map<string, PolicyConflict>();
   #version = 0;
 
   upsert(cr: SpotPolicyResource): void {
     const key = resourceKey(cr);
+    const before = this.#entries.get(key);
     const r = spotPolicyFromResource(cr);
-    this.#entries.set(key, { cr, policy: r.ok ? r.policy : this.#entries.get(key)?.policy });
-    this.#rebuild();
+    const policy = r.ok ? r.policy : before?.policy;
+    this.#entries.set(key, { cr, converted: r, policy });
+    if (r.ok) this.#problems.delete(key);
+    else this.#problems.set(key, { key, errors: r.errors, keptPrevious: policy !== undefined });
+    this.#retarget(key, before?.policy, policy);
   }
 
   delete(cr: SpotPolicyResource): void {
-    if (this.#entries.delete(resourceKey(cr))) this.#rebuild();
+    const key = resourceKey(cr);
+    const before = this.#entries.get(key);
+    if (!before) return;
+    this.#entries.delete(key);
+    this.#problems.delete(key);
+    this.#retarget(key, before.policy, undefined);
   }
 
   lookup(ref: WorkloadRef): SpotPolicy | undefined {
@@ -95,23 +108,51 @@ export class SpotPolicyIndex {
     return this.#byWorkload.size;
   }
 
-  #rebuild(): void {
-    const lastValid = new Map<string, SpotPolicy>();
-    for (const [key, e] of this.#entries) if (e.policy) lastValid.set(key, e.policy);
-    const decided = spotPoliciesInForce(
-      [...this.#entries.values()].map((e) => e.cr),
-      lastValid,
-    );
-    const byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
-    for (const policy of decided.policies) {
-      const wk = workloadKey(policy.workload);
-      byWorkload.set(wk, { policy, key: decided.decidedBy.get(wk) ?? "" });
+  /**
+   * A CR moved from one workload to another (or appeared, or went): the rule decides again for
+   * those workloads only — it decides per workload, so a relist of N CRs costs N small decisions.
+   */
+  #retarget(key: string, from: SpotPolicy | undefined, to: SpotPolicy | undefined): void {
+    const targets = new Set<string>();
+    for (const [p, add] of [
+      [from, false],
+      [to, true],
+    ] as const) {
+      if (!p) continue;
+      const wk = workloadKey(p.workload);
+      targets.add(wk);
+      const keys = this.#byTarget.get(wk) ?? new Set<string>();
+      if (add) keys.add(key);
+      else keys.delete(key);
+      if (keys.size > 0) this.#byTarget.set(wk, keys);
+      else this.#byTarget.delete(wk);
     }
-    const changed = JSON.stringify([...byWorkload]) !== JSON.stringify([...this.#byWorkload]);
-    this.#byWorkload = byWorkload;
-    this.#problems = new Map(decided.invalid.map((p) => [p.key, p]));
-    this.#conflicts = new Map(decided.conflicts.map((c) => [c.key, c]));
+    this.#conflicts.delete(key);
+    let changed = false;
+    for (const wk of targets) changed = this.#decide(wk) || changed;
     if (changed) this.#version++;
+  }
+
+  /** The rule over one workload's CRs; whether the policy in force for it changed. */
+  #decide(wk: string): boolean {
+    const keys = [...(this.#byTarget.get(wk) ?? [])];
+    const entries = keys.flatMap((k) => {
+      const e = this.#entries.get(k);
+      return e ? [[k, e] as const] : [];
+    });
+    const decided = spotPoliciesInForce(
+      entries.map(([, e]) => e.cr),
+      new Map(entries.flatMap(([k, e]) => (e.policy ? [[k, e.policy] as const] : []))),
+      (cr) => this.#entries.get(resourceKey(cr))?.converted ?? spotPolicyFromResource(cr),
+    );
+    for (const k of keys) this.#conflicts.delete(k);
+    for (const c of decided.conflicts) this.#conflicts.set(c.key, c);
+    const before = this.#byWorkload.get(wk);
+    const policy = decided.policies[0];
+    const next = policy ? { policy, key: decided.decidedBy.get(wk) ?? "" } : undefined;
+    if (next) this.#byWorkload.set(wk, next);
+    else this.#byWorkload.delete(wk);
+    return JSON.stringify(before) !== JSON.stringify(next);
   }
 }
 
