@@ -339,8 +339,13 @@ export const policyCommands: Command[] = [
       const [verb, target] = ctx.positionals;
       if (verb === "list") {
         const format = outputFormat(ctx.flags, ctx.io.tty === true);
-        const set = (await call(ctx, "GET", policiesPath(ctx, "spot"))) as { policies: SpotRow[] };
-        ctx.io.out(render(format, set, () => table(spotColumns, set.policies)));
+        const set = (await call(ctx, "GET", policiesPath(ctx, "spot"))) as {
+          policies: SpotRow[];
+          conflicts?: { policy: string; message: string }[];
+        };
+        // Under the table, each SpotPolicy not in force: another one on its workload decides.
+        const notInForce = (set.conflicts ?? []).map((c) => `\nnot in force: ${c.policy}: ${c.message}`);
+        ctx.io.out(render(format, set, () => table(spotColumns, set.policies) + notInForce.join("")));
         return 0;
       }
       if (verb !== "set" && verb !== "delete")

@@ -89,7 +89,7 @@ export function wantsSimulator(config: WaveConfig, env: NodeJS.ProcessEnv): bool
  * (streamed by the agent, issue 31) once its stored policies became resources (the one-time
  * migration), before that the policies stored in core. Set only when it changed.
  */
-async function loadSpotPolicies(
+export async function loadSpotPolicies(
   core: Pick<RunningCore, "store" | "hub">,
   clusterId: string,
   source: InMemoryPolicySource,
@@ -113,6 +113,7 @@ async function loadSpotPolicies(
     const crs = spotPoliciesOf(early ?? core.hub.state(clusterId).spotPolicies());
     for (const p of crs.problems)
       log.warn("skipping an invalid SpotPolicy", { policy: p.name, errors: p.errors });
+    for (const c of crs.conflicts) log.warn("SpotPolicy not in force", { policy: c.key, why: c.message });
     policies = crs.policies;
   } else {
     policies = (await core.store.listPolicies(clusterId, "spot")).map((r) => r.value as SpotPolicy);

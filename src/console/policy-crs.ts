@@ -14,9 +14,15 @@ import {
   type SpotPolicyResource,
   type WarmupPolicyResource,
 } from "../objects/policy-crds.ts";
-import { repairModeOf, spotPolicyFromResource } from "../policy/spot-resource.ts";
+import { repairModeOf, resourceKey } from "../policy/spot-resource.ts";
+import {
+  decidesBefore,
+  spotPoliciesInForce,
+  warmupPoliciesInForce,
+  type PolicyConflict,
+  type PolicyInvalid,
+} from "../policy/in-force.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
-import { warmupPolicyFromResource } from "../policy/warmup-resource.ts";
 import type { WarmupPolicy } from "../policy/warmup.ts";
 
 /** Who makes a change through Wave: the identity's subject and where from. */
@@ -46,15 +52,41 @@ const DNS_SUBDOMAIN_MAX = 253;
  */
 export function spotPolicyName(ref: WorkloadRef, existing: readonly SpotPolicyResource[]): string {
   const inNs = existing.filter((cr) => cr.metadata.namespace === ref.namespace);
-  const same = inNs.find((cr) => cr.spec.targetRef.kind === ref.kind && cr.spec.targetRef.name === ref.name);
+  const same = spotPolicyCrOf(ref, inNs);
   if (same?.metadata.name) return same.metadata.name;
   if (!inNs.some((cr) => cr.metadata.name === ref.name)) return ref.name;
   return `${ref.name}-${ref.kind.toLowerCase()}`.slice(0, DNS_SUBDOMAIN_MAX);
 }
 
-/** The WarmupPolicy name of a pool: the existing CR for it, else the pool's name. */
+/**
+ * The SpotPolicy that decides for a workload: of two on it, the one created first (in-force.ts) —
+ * so an edit or a delete through Wave acts on the policy in force, never on one in conflict.
+ */
+export function spotPolicyCrOf(
+  ref: WorkloadRef,
+  crs: readonly SpotPolicyResource[],
+): SpotPolicyResource | undefined {
+  return crs
+    .filter(
+      (cr) =>
+        cr.metadata.namespace === ref.namespace &&
+        cr.spec.targetRef.kind === ref.kind &&
+        cr.spec.targetRef.name === ref.name,
+    )
+    .sort(decidesBefore)[0];
+}
+
+/** The WarmupPolicy that decides for a pool (the one created first), if any. */
+export function warmupPolicyCrOf(
+  pool: string,
+  crs: readonly WarmupPolicyResource[],
+): WarmupPolicyResource | undefined {
+  return crs.filter((cr) => cr.spec.nodePool === pool).sort(decidesBefore)[0];
+}
+
+/** The WarmupPolicy name of a pool: the existing CR in force for it, else the pool's name. */
 export function warmupPolicyName(pool: string, existing: readonly WarmupPolicyResource[]): string {
-  return existing.find((cr) => cr.spec.nodePool === pool)?.metadata.name ?? pool;
+  return warmupPolicyCrOf(pool, existing)?.metadata.name ?? pool;
 }
 
 /** The apply configuration of a workload's spot policy: every field the console sets. */
@@ -101,27 +133,14 @@ export function warmupPolicyResource(
 }
 
 type Problem = { name: string; errors: string[] };
-/** The policies of a cluster's CRs, and each CR that did not convert with why. */
+/**
+ * The policies in force of a cluster's CRs (src/policy/in-force.ts: one per workload or pool, the
+ * one created first), each CR that did not convert with why, and each CR left out by the rule.
+ */
 export interface FromCrs<P> {
   policies: P[];
   problems: Problem[];
-}
-
-/** Each CR converted and kept as `keep` makes it; the ones that do not convert reported by `nameOf`. */
-function convertEach<C, R extends { ok: true } | { ok: false; errors: string[] }, P>(
-  crs: readonly C[],
-  convert: (cr: C) => R,
-  nameOf: (cr: C) => string,
-  keep: (cr: C, r: Extract<R, { ok: true }>) => P,
-): FromCrs<P> {
-  const policies: P[] = [];
-  const problems: Problem[] = [];
-  for (const cr of crs) {
-    const r = convert(cr);
-    if (r.ok) policies.push(keep(cr, r as Extract<R, { ok: true }>));
-    else problems.push({ name: nameOf(cr), errors: (r as { errors: string[] }).errors });
-  }
-  return { policies, problems };
+  conflicts: PolicyConflict[];
 }
 
 /** Epoch ms of a CR's last change through Wave (its annotation), else its creation; 0 if neither. */
@@ -134,33 +153,28 @@ function changedAt(cr: {
   return Number.isFinite(at) ? at : 0;
 }
 
-/** The cluster's SpotPolicies as the API's policies, by workload key; invalid CRs reported. */
+const problemsOf = (invalid: readonly PolicyInvalid[]): Problem[] =>
+  invalid.map((p) => ({ name: p.key, errors: p.errors }));
+
+/** The cluster's SpotPolicies in force, sorted by workload key; invalid CRs and conflicts reported. */
 export function spotPoliciesOf(crs: readonly SpotPolicyResource[]): FromCrs<SpotPolicy> {
-  const { policies, problems } = convertEach(
-    crs,
-    spotPolicyFromResource,
-    (cr) => `${cr.metadata.namespace ?? ""}/${cr.metadata.name ?? ""}`,
-    (_cr, r) => r.policy,
-  );
-  policies.sort((a, b) => workloadKey(a.workload).localeCompare(workloadKey(b.workload)));
-  return { policies, problems };
+  const r = spotPoliciesInForce(crs);
+  return { policies: r.policies, problems: problemsOf(r.invalid), conflicts: r.conflicts };
 }
 
-/** The cluster's SpotPolicies as the console's spot page reads them: by workload key, with since when. */
-export function spotPoliciesSince(
-  crs: readonly SpotPolicyResource[],
-): { key: string; value: SpotPolicy; updatedAt: number }[] {
-  const byName = new Map(
-    crs.map((cr) => [
-      `${cr.metadata.namespace ?? ""}/${cr.spec.targetRef.kind}/${cr.spec.targetRef.name}`,
-      cr,
-    ]),
-  );
-  return spotPoliciesOf(crs).policies.map((p) => {
+/** The cluster's SpotPolicies in force as the console's pages read them: by workload key, with since when. */
+export function spotPoliciesSince(crs: readonly SpotPolicyResource[]): {
+  rows: { key: string; value: SpotPolicy; updatedAt: number }[];
+  conflicts: PolicyConflict[];
+} {
+  const r = spotPoliciesInForce(crs);
+  const byKey = new Map(crs.map((cr) => [resourceKey(cr), cr]));
+  const rows = r.policies.map((p) => {
     const key = workloadKey(p.workload);
-    const cr = byName.get(key);
+    const cr = byKey.get(r.decidedBy.get(key) ?? "");
     return { key, value: p, updatedAt: cr ? changedAt(cr) : 0 };
   });
+  return { rows, conflicts: r.conflicts };
 }
 
 export interface WarmupFromCr {
@@ -171,20 +185,18 @@ export interface WarmupFromCr {
   name: string;
 }
 
+/** The cluster's WarmupPolicies in force, sorted by NodePool; invalid CRs and conflicts reported. */
 export function warmupPoliciesOf(crs: readonly WarmupPolicyResource[]): FromCrs<WarmupFromCr> {
-  const { policies, problems } = convertEach(
-    crs,
-    warmupPolicyFromResource,
-    (cr) => cr.metadata.name ?? "",
-    (cr, r): WarmupFromCr => ({
-      nodePool: r.pool,
-      policy: r.policy,
-      updatedAt: changedAt(cr),
-      name: cr.metadata.name ?? "",
-    }),
-  );
-  policies.sort((a, b) => a.nodePool.localeCompare(b.nodePool));
-  return { policies, problems };
+  const r = warmupPoliciesInForce(crs);
+  const byName = new Map(crs.map((cr) => [cr.metadata.name ?? "", cr]));
+  const policies = [...r.policies]
+    .map(([nodePool, policy]): WarmupFromCr => {
+      const name = r.decidedBy.get(nodePool) ?? "";
+      const cr = byName.get(name);
+      return { nodePool, policy, updatedAt: cr ? changedAt(cr) : 0, name };
+    })
+    .sort((a, b) => a.nodePool.localeCompare(b.nodePool));
+  return { policies, problems: problemsOf(r.invalid), conflicts: r.conflicts };
 }
 
 /** The agent's answer to an edit (wire/policy-edit.ts WirePolicyEditResult, as the API reads it). */

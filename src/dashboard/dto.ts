@@ -316,6 +316,22 @@ export const SpotPolicySetSchema = Obj({
   /** Opaque version of the set, for logs and conditional pulls. */
   revision: Str,
   policies: Type.Array(SpotPolicySchema),
+  /**
+   * SpotPolicies not in force: another one on their workload was created first and decides
+   * (src/policy/in-force.ts). Absent when there is none; webhooks ignore it.
+   */
+  conflicts: Type.Optional(
+    Type.Array(
+      Obj({
+        /** namespace/name of the SpotPolicy left out, and of the one that decides. */
+        policy: Str,
+        decidedBy: Str,
+        /** The workload both target (namespace/Kind/name). */
+        workload: Str,
+        message: Str,
+      }),
+    ),
+  ),
 });
 export type SpotPolicySetDto = Static<typeof SpotPolicySetSchema>;
 
@@ -445,6 +461,25 @@ export const SpotPodSchema = Obj({
 });
 export type SpotPodDto = Static<typeof SpotPodSchema>;
 
+/** What holds a workload's move to its spot target (issue 43): named, with the object when there is one. */
+export const SpotBlockerSchema = Obj({
+  kind: Lit([
+    "pdb",
+    "pool-limit",
+    "no-capacity",
+    "pending",
+    "rollout",
+    "starting",
+    "misplaced",
+    "eviction-refused",
+    "repair-idle",
+  ] as const),
+  /** The PodDisruptionBudget or pod (namespace/name) or NodePool that blocks; null when none is one. */
+  object: Nullable(Str),
+  message: Str,
+});
+export type SpotBlockerDto = Static<typeof SpotBlockerSchema>;
+
 /**
  * The repair's progress on one workload: "adopting: toMove of pods pods to move, next in …", the
  * evictions done since the policy last changed, and in dry-run the evictions it would make.
@@ -460,6 +495,8 @@ export const SpotProgressSchema = Obj({
   planned: Int,
   /** When the repair may evict next (epoch ms); null when nothing is to move or it will not evict. */
   nextAt: Nullable(Num),
+  /** What holds the move while pods are off target (views/spot-blocker.ts); null: nothing does. */
+  blocker: Nullable(SpotBlockerSchema),
 });
 export type SpotProgressDto = Static<typeof SpotProgressSchema>;
 
@@ -480,6 +517,8 @@ export const SpotWarningSchema = Lit([
   "require-without-spot",
   "pinned-by-workload",
   "fallback",
+  // Two SpotPolicies target the workload: the one created first decides (src/policy/in-force.ts).
+  "policy-conflict",
 ] as const);
 export type SpotWarning = Static<typeof SpotWarningSchema>;
 

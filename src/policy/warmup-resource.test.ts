@@ -3,7 +3,8 @@ import { describe, it } from "node:test";
 import type { WarmupPolicyResource, WarmupPolicySpec } from "../objects/policy-crds.ts";
 import { errorsOf } from "./resource.test-helper.ts";
 import { DEFAULT_POLICY } from "./warmup.ts";
-import { warmupPoliciesFromResources, warmupPolicyFromResource } from "./warmup-resource.ts";
+import { warmupPolicyFromResource } from "./warmup-resource.ts";
+import { warmupPoliciesFromResources } from "./in-force.ts";
 
 const cr = (
   name: string,
@@ -57,7 +58,12 @@ describe("warmupPoliciesFromResources", () => {
     assert.equal(policies.get("general")?.maxWarmNodes, 2);
     assert.equal(policies.get("gpu")?.enabled, false);
     assert.deepEqual(problems, [
-      { name: "late", errors: ["spec.nodePool: NodePool general already has WarmupPolicy early"] },
+      {
+        name: "late",
+        errors: [
+          "NodePool general already has WarmupPolicy early, created first, which decides: this one is not in force",
+        ],
+      },
     ]);
   });
 

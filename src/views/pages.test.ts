@@ -401,7 +401,7 @@ describe("spot placement view", () => {
       const rows = [row(since - 1_000, "Evict"), row(since + 2_000, "Adopt"), row(T0 - 2_000, "Evict")];
       assert.deepEqual(
         spotProgress({ policy, actualOnDemand: 1, targetOnDemand: 3, rows, since, now: T0 }),
-        { mode: "on", toMove: 2, done: 1, planned: 0, nextAt: T0 + 3_000 },
+        { mode: "on", toMove: 2, done: 1, planned: 0, nextAt: T0 + 3_000, blocker: null },
         "the eviction before the policy changed is not counted; the next one a cooldown after the last",
       );
       assert.equal(
@@ -436,7 +436,7 @@ describe("spot placement view", () => {
           since,
           now: T0,
         }),
-        { mode: "dry-run", toMove: 3, done: 0, planned: 2, nextAt: null },
+        { mode: "dry-run", toMove: 3, done: 0, planned: 2, nextAt: null, blocker: null },
       );
       assert.equal(
         spotProgress({
@@ -468,7 +468,14 @@ describe("spot placement view", () => {
       const web = v.workloads.find((w) => w.workload.name === "web");
       assert.ok(web);
       assert.equal(web.policy?.repair, "dry-run");
-      assert.deepEqual(web.progress, { mode: "dry-run", toMove: 2, done: 0, planned: 1, nextAt: null });
+      assert.deepEqual(web.progress, {
+        mode: "dry-run",
+        toMove: 2,
+        done: 0,
+        planned: 1,
+        nextAt: null,
+        blocker: null,
+      });
     });
   });
 });

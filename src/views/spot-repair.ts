@@ -4,6 +4,7 @@ import type { SpotProgressDto, SpotRepairDto, SpotWorkloadDto } from "../dashboa
 import type { SpotRepair } from "../core/store/store.ts";
 import type { SpotPolicy } from "../policy/spot.ts";
 import { DEFAULT_REPAIR_TIMING } from "../webhook/repair-plan.ts";
+import { spotBlocker, type BlockerInput } from "./spot-blocker.ts";
 
 /** The repair's action (its Event's `action`) when it moved a pod to Prefer's on-demand fallback. */
 export const FALLBACK_ACTION = "Fallback";
@@ -33,7 +34,9 @@ export function repairsByWorkload(rows: readonly SpotRepair[]): Map<string, Repa
  * The repair's progress on a workload with a policy (issue 28): what is left to move, the
  * evictions done since the policy last changed, and when it may evict next — the last action plus
  * the repair's cooldown, or the retry a refused eviction announced; before any action, the policy
- * change plus the repair's grace. Pure; `rows` are the workload's repair rows, oldest first.
+ * change plus the repair's grace — and, while pods are off target, what holds the move (`world`:
+ * the workload's pods and what they need, spot-blocker.ts). Pure; `rows` are the workload's repair
+ * rows, oldest first.
  */
 export function spotProgress(o: {
   policy: SpotPolicy;
@@ -42,23 +45,30 @@ export function spotProgress(o: {
   rows: readonly SpotRepair[];
   since: number;
   now: number;
+  world?: Omit<BlockerInput, "rows" | "dueAt" | "now">;
 }): SpotProgressDto {
   const mode = o.policy.repair === false ? "off" : o.policy.repair === "dry-run" ? "dry-run" : "on";
   const mine = o.rows.filter((r) => r.at >= o.since);
   const toMove = Math.abs(o.actualOnDemand - o.targetOnDemand);
   const done = mine.filter((r) => r.action === "Evict").length;
   const planned = mine.filter((r) => r.action === "PlanEvict").length;
-  let nextAt: number | null = null;
-  if (mode === "on" && toMove > 0) {
-    const last = mine.findLast(
-      (r) => r.action === "Evict" || r.action === "EvictBlocked" || r.action === "Fallback",
-    );
-    const retry =
-      last?.action === "EvictBlocked" ? /will retry in (\d+) s/.exec(last.message)?.[1] : undefined;
-    const after = last
-      ? last.at + (retry !== undefined ? Number(retry) * 1000 : DEFAULT_REPAIR_TIMING.cooldownMs)
-      : o.since + DEFAULT_REPAIR_TIMING.graceMs;
-    nextAt = Math.max(o.now, after);
-  }
-  return { mode, toMove, done, planned, nextAt };
+  const due = mode === "on" && toMove > 0 ? dueAt(mine, o.since) : null;
+  const blocker =
+    due === null || !o.world ? null : spotBlocker({ ...o.world, rows: mine, dueAt: due, now: o.now });
+  return { mode, toMove, done, planned, nextAt: due === null ? null : Math.max(o.now, due), blocker };
+}
+
+/**
+ * When the repair is due to act next on a workload: its last action plus the cooldown, or the retry
+ * a refused eviction announced; before any action, the policy change plus the grace. Not clamped to
+ * now: how long ago it was due says whether the repair acts at all (spot-blocker.ts).
+ */
+export function dueAt(rows: readonly SpotRepair[], since: number): number {
+  const last = rows.findLast(
+    (r) => r.action === "Evict" || r.action === "EvictBlocked" || r.action === "Fallback",
+  );
+  const retry = last?.action === "EvictBlocked" ? /will retry in (\d+) s/.exec(last.message)?.[1] : undefined;
+  return last
+    ? last.at + (retry !== undefined ? Number(retry) * 1000 : DEFAULT_REPAIR_TIMING.cooldownMs)
+    : since + DEFAULT_REPAIR_TIMING.graceMs;
 }

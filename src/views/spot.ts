@@ -7,7 +7,7 @@ import type { SpotPodDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.
 import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
 import { CPU, parseResources, podRequests } from "../karpenter/resources.ts";
 import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
-import type { Node, Pod } from "../objects/kube.ts";
+import type { Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { machinePrice } from "../dashboard/figures/price.ts";
 import { machineOf } from "../dashboard/machines.ts";
@@ -19,15 +19,25 @@ import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts
 import { ON_DEMAND, SPOT } from "../webhook/constants.ts";
 import { onDemandTarget } from "../policy/on-demand-target.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
+import type { PolicyConflict } from "../policy/in-force.ts";
 import { resolveWorkload } from "../webhook/workload.ts";
+import { pinsCapacityType } from "./spot-blocker.ts";
 import { FALLBACK_ACTION, repairsByWorkload, spotProgress, type Repairs } from "./spot-repair.ts";
+
+export { pinsCapacityType };
 
 /** Most pods listed per workload (counts always cover every pod). */
 export const MAX_PODS_LISTED = 500;
 
 export interface SpotViewInput {
   clusterId: string;
-  state: { nodePools(): readonly NodePool[]; nodes(): readonly Node[]; pods(): readonly Pod[] };
+  state: {
+    nodePools(): readonly NodePool[];
+    nodes(): readonly Node[];
+    pods(): readonly Pod[];
+    /** What may refuse the repair's evictions (the Spot page names it, spot-blocker.ts). */
+    podDisruptionBudgets?(): readonly PodDisruptionBudget[];
+  };
   policies: readonly SpotPolicy[];
   prices: PriceProvider;
   now: number;
@@ -41,21 +51,14 @@ export interface SpotViewInput {
   to?: number;
   /** When each policy last changed (workload key → epoch ms): progress counts from there. */
   policySince?: ReadonlyMap<string, number>;
+  /** SpotPolicies not in force: another one on their workload decides (src/policy/in-force.ts). */
+  conflicts?: readonly PolicyConflict[];
 }
 
 const isLive = (p: Pod): boolean =>
   p.metadata.deletionTimestamp === undefined &&
   p.status?.phase !== "Succeeded" &&
   p.status?.phase !== "Failed";
-
-/** Whether the pod's own spec pins karpenter.sh/capacity-type (not through Wave's assignment). */
-export function pinsCapacityType(p: Pod): boolean {
-  if (p.metadata.labels?.[ASSIGNMENT_LABEL] !== undefined) return false;
-  if (p.spec.nodeSelector?.[CAPACITY_TYPE_LABEL] !== undefined) return true;
-  const terms =
-    p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  return terms.some((t) => (t.matchExpressions ?? []).some((e) => e.key === CAPACITY_TYPE_LABEL));
-}
 
 /** Whether a pool can launch spot capacity (Karpenter v1 defaults to on-demand without a requirement). */
 export function poolOffersSpot(pool: NodePool): boolean {
@@ -130,6 +133,7 @@ interface RowContext {
   input: SpotViewInput;
   pools: readonly NodePool[];
   nodesByName: ReadonlyMap<string, Node>;
+  pdbs: readonly PodDisruptionBudget[];
   nodePrice: NodePrices;
   repairs: ReadonlyMap<string, Repairs>;
   rowsByWorkload: ReadonlyMap<string, SpotRepair[]>;
@@ -201,8 +205,17 @@ function spotWarnings(
   policy: SpotPolicy | undefined,
   total: number,
   f: ReturnType<typeof podFigures>,
+  conflicts: readonly PolicyConflict[],
 ): SpotWorkloadDto["warnings"] {
   const warnings: SpotWorkloadDto["warnings"] = [];
+  const mine = conflicts.filter((c) => c.target === key);
+  if (mine.length > 0)
+    warnings.push({
+      kind: "policy-conflict",
+      message:
+        `${mine.length + 1} SpotPolicies target this workload: ${mine[0]?.winner ?? ""}, created first, decides; ` +
+        `${mine.map((c) => c.key).join(", ")} ${mine.length === 1 ? "is" : "are"} not in force (delete one)`,
+    });
   if (policy && total === 0)
     warnings.push({
       kind: "workload-not-found",
@@ -261,7 +274,7 @@ function workloadRow(key: string, a: Acc, ctx: RowContext): SpotWorkloadDto {
     savedPerHour: f.saved,
     podCostPerHour: { onDemand: avg(f.perPod.onDemand), spot: avg(f.perPod.spot) },
     nodePools: [...f.poolNames].sort(),
-    warnings: spotWarnings(key, policy, total, f),
+    warnings: spotWarnings(key, policy, total, f, ctx.input.conflicts ?? []),
     items: f.items,
     repairs: workloadRepairs,
     progress:
@@ -274,6 +287,7 @@ function workloadRow(key: string, a: Acc, ctx: RowContext): SpotWorkloadDto {
             rows: ctx.rowsByWorkload.get(key) ?? [],
             since: ctx.input.policySince?.get(key) ?? ctx.input.from ?? 0,
             now: ctx.input.now,
+            world: { pods: a.pods, nodesByName: ctx.nodesByName, pools: ctx.pools, pdbs: ctx.pdbs },
           }),
     lateAnswers: ctx.late.get(key) ?? 0,
   };
@@ -294,6 +308,7 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     input,
     pools: state.nodePools(),
     nodesByName: new Map(nodes.map((n) => [n.metadata.name ?? "", n])),
+    pdbs: state.podDisruptionBudgets?.() ?? [],
     nodePrice: nodePricer(input.prices),
     repairs: repairsByWorkload(input.repairs ?? []),
     rowsByWorkload,

@@ -111,4 +111,28 @@ describe("WarmupPolicy status", () => {
     const after = await kube.get("WarmupPolicy", "general");
     assert.deepEqual([after.status?.hits, after.status?.misses, after.metadata.generation], [1, 1, 1]);
   });
+
+  it("two WarmupPolicies naming one pool: the one created first counts the hits, the other shows Conflict", async () => {
+    const clock = new FakeClock(T0);
+    const kube = new MemoryKube({ clock });
+    await kube.create("WarmupPolicy", cr("general-git", { nodePool: "general" }));
+    await clock.advance(60_000);
+    await kube.create("WarmupPolicy", cr("a-console", { nodePool: "general", maxWarmNodes: 4 }));
+    const writer = new WarmupStatusWriter({
+      kube,
+      resources: () => [...kube.peek("WarmupPolicy")].reverse(),
+      outcome: () => ({ state: "warm", warmNodes: 1 }),
+      poolExists: () => true,
+      clock,
+    });
+    writer.record({ type: "hit", pool: "general", at: T0, node: "n1" });
+    await writer.sync();
+    const winner = await kube.get("WarmupPolicy", "general-git");
+    const loser = await kube.get("WarmupPolicy", "a-console");
+    assert.deepEqual([winner.status?.state, winner.status?.hits, winner.status?.warmNodes], ["warm", 1, 1]);
+    assert.deepEqual([loser.status?.state, loser.status?.hits, loser.status?.warmNodes], ["blocked", 0, 0]);
+    const conflict = loser.status?.conditions?.find((c) => c.type === "Conflict");
+    assert.equal(conflict?.status, "True");
+    assert.match(conflict.message, /NodePool general already has WarmupPolicy general-git, created first/);
+  });
 });

@@ -9,7 +9,7 @@ import type { Logger } from "../shared/log.ts";
 import type { WarmupPolicyResource } from "../objects/policy-crds.ts";
 import { parsePolicy } from "../policy/validate-warmup.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
-import { warmupPoliciesFromResources } from "../policy/warmup-resource.ts";
+import { warmupPoliciesFromResources } from "../policy/in-force.ts";
 
 /** Where the last set is remembered between processes. */
 export interface PolicyMemory {

@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from "../shared/log.ts";
 import type { PoolOutcome } from "./controller.ts";
 import { stampedConditions, statusChanged, statusPatch, type WantedCondition } from "../policy/status.ts";
 import { warmupPolicyFromResource } from "../policy/warmup-resource.ts";
+import { warmupPoliciesInForce, type PolicyConflict } from "../policy/in-force.ts";
 import type { WarmupEvent } from "./stats.ts";
 
 /** The CR's NodePool ("" if it names none: a CRD applied without its schema). */
@@ -31,6 +32,8 @@ export interface WarmupStatusInput {
   /** Counts already written, if above the CR's (the state may lag the writer's last patch). */
   writtenHits?: number;
   writtenMisses?: number;
+  /** Another WarmupPolicy of the pool decides (src/policy/in-force.ts): this one is not in force. */
+  conflict?: PolicyConflict;
 }
 
 export function warmupPolicyStatus(
@@ -45,7 +48,13 @@ export function warmupPolicyStatus(
   let state: string;
   let blocker: string | undefined;
   let ready: WantedCondition;
-  if (!valid.ok) {
+  const conflicts: WantedCondition[] = [];
+  if (input.conflict) {
+    state = "blocked";
+    blocker = `${input.conflict.message} (the oldest WarmupPolicy of a pool decides: delete this one or ${input.conflict.winner})`;
+    ready = { type: "Ready", status: "False", reason: "Conflict", message: blocker };
+    conflicts.push({ type: "Conflict", status: "True", reason: "OlderPolicyDecides", message: blocker });
+  } else if (!valid.ok) {
     state = "blocked";
     blocker = valid.errors.join("; ");
     ready = { type: "Ready", status: "False", reason: "InvalidSpec", message: blocker };
@@ -76,10 +85,10 @@ export function warmupPolicyStatus(
   }
   const out: WarmupPolicyStatus = {
     state,
-    warmNodes: input.outcome?.warmNodes ?? 0,
+    warmNodes: input.conflict ? 0 : (input.outcome?.warmNodes ?? 0),
     hits: Math.max(before?.hits ?? 0, input.writtenHits ?? 0) + input.newHits,
     misses: Math.max(before?.misses ?? 0, input.writtenMisses ?? 0) + input.newMisses,
-    conditions: stampedConditions([ready], before?.conditions, now, generation),
+    conditions: stampedConditions([ready, ...conflicts], before?.conditions, now, generation),
   };
   if (generation !== undefined) out.observedGeneration = generation;
   if (blocker !== undefined) out.blocker = blocker;
@@ -122,10 +131,14 @@ export class WarmupStatusWriter {
 
   async sync(): Promise<void> {
     const now = this.#o.clock.now();
-    for (const cr of this.#o.resources()) {
+    const resources = this.#o.resources();
+    const conflicts = new Map(warmupPoliciesInForce(resources).conflicts.map((c) => [c.key, c]));
+    for (const cr of resources) {
       const pool = poolOf(cr);
       const name = cr.metadata.name ?? "";
-      const pending = this.#pending.get(pool) ?? { hits: 0, misses: 0 };
+      const conflict = conflicts.get(name);
+      // The pool's hits and misses are the deciding policy's.
+      const pending = (!conflict && this.#pending.get(pool)) || { hits: 0, misses: 0 };
       const written = this.#written.get(name);
       const status = warmupPolicyStatus(
         cr,
@@ -135,6 +148,7 @@ export class WarmupStatusWriter {
           newHits: pending.hits,
           newMisses: pending.misses,
           ...(written ? { writtenHits: written.hits, writtenMisses: written.misses } : {}),
+          ...(conflict ? { conflict } : {}),
         },
         now,
       );
@@ -147,7 +161,7 @@ export class WarmupStatusWriter {
           { type: "merge", subresource: "status", fieldManager: STATUS_FIELD_MANAGER },
         );
         this.writes++;
-        this.#pending.delete(pool);
+        if (!conflict) this.#pending.delete(pool);
         this.#written.set(name, { hits: status.hits ?? 0, misses: status.misses ?? 0 });
       } catch (err) {
         if (!isNotFound(err))

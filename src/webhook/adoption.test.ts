@@ -192,6 +192,30 @@ describe("adoption: a policy set on a workload that already runs (issue 28)", ()
     );
   });
 
+  it("a PodDisruptionBudget allowing no eviction: the move is held, and the repair's status says by what (issue 43)", async () => {
+    const s = await setup(4);
+    for (let i = 0; i < 4; i++) await s.running("spot-1");
+    await s.kube.create(
+      "PodDisruptionBudget",
+      {
+        apiVersion: "policy/v1",
+        kind: "PodDisruptionBudget",
+        metadata: { name: "web-all", namespace: APP_NS },
+        spec: { maxUnavailable: 0, selector: { matchLabels: { app: "web" } } },
+      },
+      { namespace: APP_NS },
+    );
+    await settle();
+    const p = policy(2);
+    const repair = s.repairFor([p]);
+    const { evicted } = await s.run(repair, p, 30);
+    assert.equal(evicted.length, 0);
+    const st = repair.status().get("shop/Deployment/web");
+    assert.ok(st);
+    assert.deepEqual([st.adopted, st.moved, st.toMove], [4, 0, 2]);
+    assert.match(st.heldBy ?? "", /refused by a PodDisruptionBudget/);
+  });
+
   it("a workload already at its target: every pod adopted where it runs, 0 evictions", async () => {
     const s = await setup(8);
     for (let i = 0; i < 3; i++) await s.running("od-1");

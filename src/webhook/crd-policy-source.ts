@@ -8,54 +8,55 @@ import type { KubeClient } from "../kube/port.ts";
 import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
-import { resourceKey, spotPolicyFromResource } from "../policy/spot-resource.ts";
+import { resourceKey, spotPolicyFromResource, type Converted } from "../policy/spot-resource.ts";
 import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
+import { spotPoliciesInForce, type PolicyConflict, type PolicyInvalid } from "../policy/in-force.ts";
 import type { PolicySource } from "./policy-source.ts";
 
-/** Why a SpotPolicy is not in force (or is, from its last valid version). */
-export interface PolicyProblem {
-  /** namespace/name of the CR. */
-  key: string;
-  errors: string[];
-  /** Its previous valid spec still decides (last known good). */
-  keptPrevious: boolean;
-}
+/** Why a SpotPolicy does not validate (namespace/name; `keptPrevious`: its last valid spec decides). */
+export type PolicyProblem = PolicyInvalid;
 
 interface Entry {
   cr: SpotPolicyResource;
-  /** The policy in force for this CR: its own, or its last valid one. */
+  /** The CR converted (once per change of it: a relist does not validate every CR again per CR). */
+  converted: Converted<SpotPolicy>;
+  /** The CR's policy: its own, or its last valid one. */
   policy: SpotPolicy | undefined;
-  problem: PolicyProblem | undefined;
 }
 
 /**
- * SpotPolicy CRs → policies by workload. An invalid CR (the apiserver's CEL rules make it rare:
- * a CRD without them, an older version) keeps its last valid policy. Two CRs on one workload: the
- * older decides, the other is reported (never an arbitrary pick that flips on a relist).
+ * SpotPolicy CRs → policies by workload, decided by the one rule every reader follows
+ * (`spotPoliciesInForce`, src/policy/in-force.ts): an invalid CR (the apiserver's CEL rules make it
+ * rare: a CRD without them, an older version) keeps its last valid policy; two CRs on one workload:
+ * the one created first decides, the other is in conflict (never a pick that flips on a relist).
  */
 export class SpotPolicyIndex {
   readonly #entries = new Map<string, Entry>();
-  #byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
-  #problems = new Map<string, PolicyProblem>();
+  /** Per workload key, the CRs whose policy (own or last valid) targets it. */
+  readonly #byTarget = new Map<string, Set<string>>();
+  readonly #byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
+  readonly #problems = new Map<string, PolicyProblem>();
+  readonly #conflicts = new Map<string, PolicyConflict>();
   #version = 0;
 
   upsert(cr: SpotPolicyResource): void {
     const key = resourceKey(cr);
     const before = this.#entries.get(key);
     const r = spotPolicyFromResource(cr);
-    const entry: Entry = r.ok
-      ? { cr, policy: r.policy, problem: undefined }
-      : {
-          cr,
-          policy: before?.policy,
-          problem: { key, errors: r.errors, keptPrevious: before?.policy !== undefined },
-        };
-    this.#entries.set(key, entry);
-    this.#rebuild();
+    const policy = r.ok ? r.policy : before?.policy;
+    this.#entries.set(key, { cr, converted: r, policy });
+    if (r.ok) this.#problems.delete(key);
+    else this.#problems.set(key, { key, errors: r.errors, keptPrevious: policy !== undefined });
+    this.#retarget(key, before?.policy, policy);
   }
 
   delete(cr: SpotPolicyResource): void {
-    if (this.#entries.delete(resourceKey(cr))) this.#rebuild();
+    const key = resourceKey(cr);
+    const before = this.#entries.get(key);
+    if (!before) return;
+    this.#entries.delete(key);
+    this.#problems.delete(key);
+    this.#retarget(key, before.policy, undefined);
   }
 
   lookup(ref: WorkloadRef): SpotPolicy | undefined {
@@ -80,12 +81,22 @@ export class SpotPolicyIndex {
     return [...this.#entries.values()].map((e) => e.cr);
   }
 
+  /** Why a CR does not validate (its last valid version may still decide). */
   problem(key: string): PolicyProblem | undefined {
     return this.#problems.get(key);
   }
 
   problems(): PolicyProblem[] {
     return [...this.#problems.values()];
+  }
+
+  /** The CR is not in force: another one on its workload was created first. */
+  conflict(key: string): PolicyConflict | undefined {
+    return this.#conflicts.get(key);
+  }
+
+  conflicts(): PolicyConflict[] {
+    return [...this.#conflicts.values()];
   }
 
   /** Changes with every change of the policies in force (the source's revision). */
@@ -97,32 +108,51 @@ export class SpotPolicyIndex {
     return this.#byWorkload.size;
   }
 
-  #rebuild(): void {
-    const byWorkload = new Map<string, { policy: SpotPolicy; key: string }>();
-    const problems = new Map<string, PolicyProblem>();
-    const entries = [...this.#entries.entries()].sort(
-      ([ka, a], [kb, b]) =>
-        (a.cr.metadata.creationTimestamp ?? "").localeCompare(b.cr.metadata.creationTimestamp ?? "") ||
-        ka.localeCompare(kb),
-    );
-    for (const [key, e] of entries) {
-      if (e.problem) problems.set(key, e.problem);
-      if (!e.policy) continue;
-      const wk = workloadKey(e.policy.workload);
-      const first = byWorkload.get(wk);
-      if (first) {
-        const errors = [
-          `${e.policy.workload.kind} ${e.policy.workload.name} already has SpotPolicy ${first.key}, which decides`,
-        ];
-        problems.set(key, { key, errors, keptPrevious: false });
-        continue;
-      }
-      byWorkload.set(wk, { policy: e.policy, key });
+  /**
+   * A CR moved from one workload to another (or appeared, or went): the rule decides again for
+   * those workloads only — it decides per workload, so a relist of N CRs costs N small decisions.
+   */
+  #retarget(key: string, from: SpotPolicy | undefined, to: SpotPolicy | undefined): void {
+    const targets = new Set<string>();
+    for (const [p, add] of [
+      [from, false],
+      [to, true],
+    ] as const) {
+      if (!p) continue;
+      const wk = workloadKey(p.workload);
+      targets.add(wk);
+      const keys = this.#byTarget.get(wk) ?? new Set<string>();
+      if (add) keys.add(key);
+      else keys.delete(key);
+      if (keys.size > 0) this.#byTarget.set(wk, keys);
+      else this.#byTarget.delete(wk);
     }
-    const changed = JSON.stringify([...byWorkload]) !== JSON.stringify([...this.#byWorkload]);
-    this.#byWorkload = byWorkload;
-    this.#problems = problems;
+    this.#conflicts.delete(key);
+    let changed = false;
+    for (const wk of targets) changed = this.#decide(wk) || changed;
     if (changed) this.#version++;
+  }
+
+  /** The rule over one workload's CRs; whether the policy in force for it changed. */
+  #decide(wk: string): boolean {
+    const keys = [...(this.#byTarget.get(wk) ?? [])];
+    const entries = keys.flatMap((k) => {
+      const e = this.#entries.get(k);
+      return e ? [[k, e] as const] : [];
+    });
+    const decided = spotPoliciesInForce(
+      entries.map(([, e]) => e.cr),
+      new Map(entries.flatMap(([k, e]) => (e.policy ? [[k, e.policy] as const] : []))),
+      (cr) => this.#entries.get(resourceKey(cr))?.converted ?? spotPolicyFromResource(cr),
+    );
+    for (const k of keys) this.#conflicts.delete(k);
+    for (const c of decided.conflicts) this.#conflicts.set(c.key, c);
+    const before = this.#byWorkload.get(wk);
+    const policy = decided.policies[0];
+    const next = policy ? { policy, key: decided.decidedBy.get(wk) ?? "" } : undefined;
+    if (next) this.#byWorkload.set(wk, next);
+    else this.#byWorkload.delete(wk);
+    return JSON.stringify(before) !== JSON.stringify(next);
   }
 }
 
@@ -211,6 +241,8 @@ export class CrdPolicySource implements PolicySource {
   }
 
   #report(cr: SpotPolicyResource): void {
+    const conflict = this.index.conflict(resourceKey(cr));
+    if (conflict) this.#log.warn("SpotPolicy not in force", { policy: conflict.key, why: conflict.message });
     const p = this.index.problem(resourceKey(cr));
     if (p)
       this.#log.warn("SpotPolicy not valid; its last valid version, if any, stays in force", {

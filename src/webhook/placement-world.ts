@@ -17,9 +17,9 @@ import { DELETION_COST_ANNOTATION, POD_TEMPLATE_HASH_LABEL } from "./constants.t
 import { ledgerId } from "./ledger.ts";
 import { createSpotMetrics, type SpotMetrics } from "./metrics.ts";
 import { PodCache } from "./pod-cache.ts";
-import { InMemoryPolicySource } from "./policy-source.ts";
-import { workloadKey, type SpotPolicy, type WorkloadRef } from "../policy/spot.ts";
-import { SpotRepair } from "./repair.ts";
+import { InMemoryPolicySource, type PolicySource } from "./policy-source.ts";
+import type { SpotPolicy, WorkloadRef } from "../policy/spot.ts";
+import { SpotRepair, type SpotRepairOptions } from "./repair.ts";
 import { review } from "./review.ts";
 
 /** Where the apiserver's reviews come from, and a forging pod's address. */
@@ -38,6 +38,13 @@ export interface WorldOptions {
   maxEntries?: number;
   /** Run the spot repair on each `tick` (grace and cooldown 5 s, the defaults). */
   repair?: boolean;
+  /**
+   * Where admission and repair read the policies (e.g. a CrdPolicySource over `kube`, given the
+   * world's kube and clock); default: the fixed policies of `deployments`.
+   */
+  source?: (kube: MemoryKube, clock: FakeClock) => PolicySource;
+  /** The repair's node capacities: with them it also adopts and reports each workload's status. */
+  nodes?: SpotRepairOptions["nodes"];
 }
 
 export class PlacementWorld {
@@ -48,6 +55,8 @@ export class PlacementWorld {
   readonly allocator: SlotAllocator;
   readonly policies: SpotPolicy[];
   readonly repair: SpotRepair | undefined;
+  /** Where admission and repair read the policies. */
+  readonly source: PolicySource;
   /** Answers to the apiserver's reviews that were not placed (fallback notes), by reason. */
   readonly unplaced: string[] = [];
   readonly #rs = new Map<string, ReplicaSet>();
@@ -70,15 +79,19 @@ export class PlacementWorld {
       strategy: o.strategy ?? "Prefer",
       ...(o.percentAboveBase === undefined ? {} : { percentAboveBase: o.percentAboveBase }),
     }));
+    this.source =
+      o.source?.(this.kube, this.clock) ??
+      new InMemoryPolicySource({
+        apiVersion: "wave.sh/v1alpha1",
+        kind: "SpotPolicySet",
+        policies: this.policies,
+      });
     this.repair = o.repair
       ? new SpotRepair({
           kube: this.kube,
           pods: this.pods,
-          policies: new InMemoryPolicySource({
-            apiVersion: "wave.sh/v1alpha1",
-            kind: "SpotPolicySet",
-            policies: this.policies,
-          }),
+          policies: this.source,
+          ...(o.nodes ? { nodes: o.nodes } : {}),
           allocator: this.allocator,
           clock: this.clock,
           metrics: this.metrics,
@@ -179,7 +192,7 @@ export class PlacementWorld {
   /** Answers one review as the webhook's server would for a caller at `source`. */
   answer(req: AdmissionRequest, source: string): Promise<AdmissionReviewResponse> {
     return review(req, {
-      policies: { lookup: (ref) => this.policies.find((p) => workloadKey(p.workload) === workloadKey(ref)) },
+      policies: this.source,
       allocator: this.allocator,
       clock: this.clock,
       metrics: this.metrics,

@@ -76,7 +76,7 @@ describe("spotPolicyStatus", () => {
     assert.equal(cond(none, "WorkloadFound"), "False NoPods");
   });
 
-  it("an invalid spec says why; a superseded one names the policy that decides", () => {
+  it("an invalid spec says why; one in conflict shows Conflict and names the policy that decides", () => {
     const bad = spotPolicyStatus(
       cr(-1),
       undefined,
@@ -85,17 +85,34 @@ describe("spotPolicyStatus", () => {
     );
     assert.equal(cond(bad, "Ready"), "False InvalidSpec");
     assert.match(bad.conditions?.[0]?.message ?? "", /threshold/);
-    const dup = spotPolicyStatus(
+    const dup = spotPolicyStatus(cr(), undefined, undefined, T0, {
+      key: "shop/web",
+      target: "shop/Deployment/web",
+      winner: "shop/a",
+      message: "Deployment shop/web already has SpotPolicy shop/a, created first, which decides",
+    });
+    assert.equal(cond(dup, "Ready"), "False Conflict");
+    assert.equal(cond(dup, "Conflict"), "True OlderPolicyDecides");
+    assert.match(dup.conditions?.find((c) => c.type === "Conflict")?.message ?? "", /shop\/a/);
+  });
+
+  it("a held move names what holds it in Adopting (issue 43)", () => {
+    const s = spotPolicyStatus(
       cr(),
+      seen({
+        onDemand: 0,
+        direction: "shortfall",
+        toMove: 2,
+        heldBy: "the last 3 evictions were refused by a PodDisruptionBudget",
+      }),
       undefined,
-      {
-        key: "shop/web",
-        errors: ["Deployment web already has SpotPolicy shop/a, which decides"],
-        keptPrevious: false,
-      },
       T0,
     );
-    assert.equal(cond(dup, "Ready"), "False Superseded");
+    assert.equal(cond(s, "Adopting"), "True Held");
+    assert.match(
+      s.conditions?.find((c) => c.type === "Adopting")?.message ?? "",
+      /0 of 2 moved; held: the last 3 evictions were refused by a PodDisruptionBudget/,
+    );
   });
 
   it("keeps a condition's transition time while its status holds", () => {
@@ -149,5 +166,41 @@ describe("SpotStatusWriter", () => {
     assert.equal(after.status?.onDemand, 1);
     assert.equal(after.status.conditions?.find((c) => c.type === "Ready")?.status, "False");
     assert.equal(after.spec.threshold, 2);
+  });
+
+  it("two SpotPolicies on one workload: the one created first gets the repair's view, the other a Conflict condition naming it", async () => {
+    const clock = new FakeClock(T0);
+    const kube = new MemoryKube({ clock });
+    const git = await kube.create("SpotPolicy", {
+      ...cr(2),
+      metadata: { name: "web-git", namespace: "shop" },
+    });
+    await clock.advance(60_000);
+    const console_ = await kube.create("SpotPolicy", {
+      ...cr(5),
+      metadata: { name: "a-console", namespace: "shop" },
+    });
+    const index = new SpotPolicyIndex();
+    index.upsert(console_);
+    index.upsert(git);
+    const writer = new SpotStatusWriter({
+      kube,
+      index,
+      seen: () => new Map([["shop/Deployment/web", seen()]]),
+      clock,
+    });
+    await writer.sync();
+    const winner = await kube.get("SpotPolicy", "web-git", "shop");
+    const loser = await kube.get("SpotPolicy", "a-console", "shop");
+    assert.equal(winner.status?.targetOnDemand, 2);
+    assert.equal(winner.status.conditions?.find((c) => c.type === "Ready")?.reason, "AtTarget");
+    assert.equal(
+      winner.status.conditions.find((c) => c.type === "Conflict"),
+      undefined,
+    );
+    const conflict = loser.status?.conditions?.find((c) => c.type === "Conflict");
+    assert.equal(conflict?.status, "True");
+    assert.match(conflict.message, /SpotPolicy shop\/web-git, created first, which decides/);
+    assert.equal(loser.status?.targetOnDemand, undefined, "no figures for a policy not in force");
   });
 });

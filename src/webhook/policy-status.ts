@@ -13,6 +13,7 @@ import {
 import { type Clock, repeatUntilAborted } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { PolicyProblem, SpotPolicyIndex } from "./crd-policy-source.ts";
+import type { PolicyConflict } from "../policy/in-force.ts";
 import { resourceKey, spotPolicyFromResource } from "../policy/spot-resource.ts";
 import { workloadKey } from "../policy/spot.ts";
 import {
@@ -28,29 +29,36 @@ const kindName = (cr: SpotPolicyResource): string => `${cr.spec.targetRef.kind} 
 
 /**
  * The status of one SpotPolicy: from the repair's view of its workload (`seen`; undefined when
- * the repair has not looked at it yet) and the index's verdict on the CR (`problem`).
+ * the repair has not looked at it yet) and the index's verdict on the CR (`problem`: it does not
+ * validate; `conflict`: another SpotPolicy on its workload decides, src/policy/in-force.ts).
  */
 export function spotPolicyStatus(
   cr: SpotPolicyResource,
   seen: AdoptionStatus | undefined,
   problem: PolicyProblem | undefined,
   now: number,
+  conflict?: PolicyConflict,
 ): SpotPolicyStatus {
   const generation = cr.metadata.generation;
   const previous = cr.status?.conditions;
   const out: SpotPolicyStatus = {};
   if (generation !== undefined) out.observedGeneration = generation;
-  if (problem && !problem.keptPrevious) {
-    const duplicate = problem.errors.some((e) => e.includes("already has SpotPolicy"));
+  if (conflict) {
+    const message = `${conflict.message} (the oldest SpotPolicy of a workload decides: delete this one or ${conflict.winner})`;
     out.conditions = stampedConditions(
       [
-        {
-          type: "Ready",
-          status: "False",
-          reason: duplicate ? "Superseded" : "InvalidSpec",
-          message: problem.errors.join("; "),
-        },
+        { type: "Ready", status: "False", reason: "Conflict", message },
+        { type: "Conflict", status: "True", reason: "OlderPolicyDecides", message },
       ],
+      previous,
+      now,
+      generation,
+    );
+    return out;
+  }
+  if (problem && !problem.keptPrevious) {
+    out.conditions = stampedConditions(
+      [{ type: "Ready", status: "False", reason: "InvalidSpec", message: problem.errors.join("; ") }],
       previous,
       now,
       generation,
@@ -126,10 +134,11 @@ export function spotPolicyStatus(
       ? {
           type: "Adopting",
           status: "True",
-          reason: seen.waiting > 0 ? "WaitingForNodes" : "Moving",
+          reason: seen.waiting > 0 ? "WaitingForNodes" : seen.heldBy !== undefined ? "Held" : "Moving",
           message:
             `${seen.moved} of ${Math.max(seen.toMove, seen.moved)} moved` +
-            (seen.waiting > 0 ? `, ${seen.waiting} pod(s) wait for a node` : ""),
+            (seen.waiting > 0 ? `, ${seen.waiting} pod(s) wait for a node` : "") +
+            (seen.heldBy !== undefined ? `; held: ${seen.heldBy}` : ""),
         }
       : { type: "Adopting", status: "False", reason: "Done", message: `${seen.adopted} pod(s) adopted` },
   ];
@@ -181,6 +190,7 @@ export class SpotStatusWriter {
         decides ? seen.get(workloadKey(workload)) : undefined,
         problem,
         now,
+        index.conflict(key),
       );
       if (!statusChanged(cr.status, status)) continue;
       try {

@@ -86,6 +86,13 @@ export interface AdoptionStatus {
   live: number;
   /** The last eviction the repair made or tried for this workload (the SpotPolicy's status). */
   lastRepair?: { at: number; pod: string; action: string };
+  /**
+   * What holds the move while pods are left to move (issue 43: a stuck workload names its blocker):
+   * the repair's reason not to evict (a rollout, a pod starting, the ledger's slots, …) or the
+   * PodDisruptionBudget that refused the last eviction; the short waits (grace, cooldown, a pod
+   * terminating) are not reported. Undefined when nothing holds it.
+   */
+  heldBy?: string;
 }
 
 interface AdoptionState {
@@ -98,6 +105,9 @@ interface AdoptionState {
   reported?: string;
   status: AdoptionStatus;
 }
+
+/** planRepair's reasons for a short wait that resolves itself: not a blocker. */
+const TRANSIENT = ["within the grace period", "cooling down", "a pod is terminating", "balanced"];
 
 const randomToken = (): string => randomUUID().replaceAll("-", "").slice(12, 32);
 
@@ -340,7 +350,10 @@ export class SpotRepair {
       nextCapacity: () => "on-demand",
       timing: this.#timing,
     });
-    if (plan.kind === "none") return;
+    if (plan.kind === "none") {
+      this.#held(st, moves.pods.length > 0, plan.reason, memory);
+      return;
+    }
     const ledger = await allocator.update(policy.workload, policy);
     memory.fallbackUntil = ledger.fallbackUntil;
     const checked = planRepair({
@@ -352,9 +365,13 @@ export class SpotRepair {
       nextCapacity: (revision) => nextCapacity(ledger, policy, revision),
       timing: this.#timing,
     });
-    if (checked.kind === "none") return;
+    if (checked.kind === "none") {
+      this.#held(st, moves.pods.length > 0, checked.reason, memory);
+      return;
+    }
     memory.lastActionAt = now;
     memory.imbalanceSince = undefined;
+    if (st) st.status.heldBy = undefined;
     const pod = checked.pod;
     const podName = pod.metadata.name ?? "";
     if (checked.kind === "fallback") {
@@ -389,6 +406,15 @@ export class SpotRepair {
         : `${checked.onDemand} of ${checked.live} live pods on-demand, target ${checked.target}: evicting ` +
           `on-demand pod ${podName} so its replacement goes to spot`;
     await this.#evict(policy, key, memory, pod, checked.direction, why);
+  }
+
+  /** The status's `heldBy`: the repair's reason not to evict while pods are left to move. */
+  #held(st: AdoptionState | undefined, toMove: boolean, reason: string, memory: RepairMemory): void {
+    if (!st) return;
+    if (!toMove) st.status.heldBy = undefined;
+    else if ((memory.refused ?? 0) > 0)
+      st.status.heldBy = `the last ${memory.refused === 1 ? "eviction was" : `${String(memory.refused)} evictions were`} refused by a PodDisruptionBudget`;
+    else if (!TRANSIENT.some((t) => reason.startsWith(t))) st.status.heldBy = reason;
   }
 
   /**

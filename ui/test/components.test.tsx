@@ -700,14 +700,26 @@ describe("Spot placement page", () => {
     const adopting: SpotWorkloadDto = {
       ...web,
       warnings: [],
-      progress: { mode: "on", toMove: 2, done: 1, planned: 0, nextAt: NOW + 5_000 },
+      progress: {
+        mode: "on",
+        toMove: 2,
+        done: 1,
+        planned: 0,
+        nextAt: NOW + 5_000,
+        blocker: {
+          kind: "pdb",
+          object: "shop/web",
+          message:
+            "PodDisruptionBudget shop/web allows 0 disruptions: the repair's evictions are refused until it allows one",
+        },
+      },
     };
     const preview: SpotWorkloadDto = {
       ...web,
       workload: { namespace: "shop", kind: "Deployment", name: "api" },
       policy: { threshold: 2, strategy: "Require", repair: "dry-run" },
       warnings: [],
-      progress: { mode: "dry-run", toMove: 4, done: 0, planned: 4, nextAt: null },
+      progress: { mode: "dry-run", toMove: 4, done: 0, planned: 4, nextAt: null, blocker: null },
     };
     mockFetch([[/spot-placement/, () => [200, { ...spotView, workloads: [adopting, preview] }]]]);
     render(<Spot ctx={ctxFor({ route: spotRoute({}) })} />);
@@ -716,6 +728,12 @@ describe("Spot placement page", () => {
       within(spotRow("web")).getByTestId("spot-progress").textContent,
       "adopting: 2 of 12 pods to move, next in 5 s · 1 eviction done",
     );
+    // A stuck row names what holds it (issue 43).
+    assert.equal(
+      within(spotRow("web")).getByTestId("spot-blocker").textContent,
+      "blocked PodDisruptionBudget shop/web allows 0 disruptions: the repair's evictions are refused until it allows one",
+    );
+    assert.equal(within(spotRow("api")).queryByTestId("spot-blocker"), null);
     assert.equal(
       within(spotRow("api")).getByTestId("spot-progress").textContent,
       "dry-run: 4 of 12 pods would move, 4 evictions planned, none done",

@@ -78,6 +78,14 @@ function workloadColumns(at: number): Column<SpotWorkloadDto>[] {
                 {progress}
               </div>
             ) : null}
+            {w.progress?.blocker ? (
+              <div data-testid="spot-blocker">
+                <span className="tag warn" title={w.progress.blocker.object ?? undefined}>
+                  blocked
+                </span>{" "}
+                {w.progress.blocker.message}
+              </div>
+            ) : null}
           </>
         );
       },

@@ -8,6 +8,7 @@ import { ClusterThrashing } from "../../../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions } from "../../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../../pricing/types.ts";
 import { spotPoliciesSince, warmupPoliciesOf } from "../../../console/policy-crs.ts";
+import type { PolicyConflict } from "../../../policy/in-force.ts";
 import { parsePolicy } from "../../../policy/validate-warmup.ts";
 import type { WarmupPolicy } from "../../../policy/warmup.ts";
 import type { AuditSink } from "../../audit.ts";
@@ -110,18 +111,21 @@ export interface SpotPolicyRow {
 /**
  * The cluster's policies in force — one reading for the warmup and spot pages and the what-if:
  * its SpotPolicy and WarmupPolicy resources (source "crs", issue 31) or, before the migration,
- * core's store. Invalid warmup policies are left out here, invalid spot ones by spotPolicySet.
+ * core's store. Invalid warmup policies are left out here, invalid spot ones by spotPolicySet;
+ * two resources on one workload or pool: the one created first (src/policy/in-force.ts), the
+ * others in `spotConflicts` (the Spot page's warning).
  */
 export async function policiesInForce(
   source: "store" | "crs" | undefined,
   hub: Pick<ClusterHub, "state" | "store">,
   clusterId: string,
-): Promise<{ spot: SpotPolicyRow[]; warmup: Map<string, WarmupPolicy> }> {
+): Promise<{ spot: SpotPolicyRow[]; warmup: Map<string, WarmupPolicy>; spotConflicts: PolicyConflict[] }> {
   const warmup = new Map<string, WarmupPolicy>();
   if (source === "crs") {
     const state = hub.state(clusterId);
     for (const p of warmupPoliciesOf(state.warmupPolicies()).policies) warmup.set(p.nodePool, p.policy);
-    return { spot: spotPoliciesSince(state.spotPolicies()), warmup };
+    const spot = spotPoliciesSince(state.spotPolicies());
+    return { spot: spot.rows, warmup, spotConflicts: spot.conflicts };
   }
   const [spotRows, warmupRows] = await Promise.all([
     hub.store.listPolicies(clusterId, "spot"),
@@ -132,7 +136,12 @@ export async function policiesInForce(
     if (parsed.ok) warmup.set(r.key, parsed.policy);
   }
   // As stored: the readers validate them (spotPolicySet leaves an invalid one out).
-  return { spot: spotRows.map((r) => ({ key: r.key, value: r.value, updatedAt: r.updatedAt })), warmup };
+  return {
+    spot: spotRows.map((r) => ({ key: r.key, value: r.value, updatedAt: r.updatedAt })),
+    warmup,
+    // Stored policies are keyed by workload: two on one cannot be.
+    spotConflicts: [],
+  };
 }
 
 /**

@@ -17,7 +17,7 @@ export function spotPlacementRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
       },
       response: SpotViewSchema,
       read: async (c, { from, to, now }, query) => {
-        const [{ spot: policies }, repairs, lateAnswers] = await Promise.all([
+        const [{ spot: policies, spotConflicts }, repairs, lateAnswers] = await Promise.all([
           policiesInForce(ctx.deps.policySource, ctx.hub, c.id),
           ctx.store.spotRepairs({ clusterId: c.id, from, to, limit: 100_000 }),
           ctx.store.spotLateAnswers({ clusterId: c.id, from, to }),
@@ -35,6 +35,7 @@ export function spotPlacementRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
           from,
           to,
           policySince: new Map(policies.map((r) => [r.key, r.updatedAt])),
+          conflicts: spotConflicts,
         });
       },
     });

@@ -233,10 +233,23 @@ export class PolicyContext {
   async spotSet(clusterId: string, log: Log): Promise<SpotPolicySetDto> {
     const crs = this.crs?.spot(clusterId);
     if (crs) {
-      const { policies, problems } = spotPoliciesOf(crs);
+      // The policies in force (src/policy/in-force.ts): one per workload, so a webhook pulling the
+      // set never refuses it for two SpotPolicies on one workload.
+      const { policies, problems, conflicts } = spotPoliciesOf(crs);
       for (const p of problems)
         log.warn({ policy: p.name, errors: p.errors }, "skipping an invalid SpotPolicy");
-      return spotPolicySet(policies);
+      for (const c of conflicts) log.warn({ policy: c.key, why: c.message }, "SpotPolicy not in force");
+      const set = spotPolicySet(policies);
+      if (conflicts.length === 0) return set;
+      return {
+        ...set,
+        conflicts: conflicts.map((c) => ({
+          policy: c.key,
+          decidedBy: c.winner,
+          workload: c.target,
+          message: c.message,
+        })),
+      };
     }
     return spotPolicySet(
       (await this.store.listPolicies(clusterId, "spot")).map((r) => r.value),

@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { workloadKey, type SpotPolicy } from "../../../policy/spot.ts";
 import { requireChange } from "../../identity.ts";
-import { spotPolicyName, spotPolicyResource } from "../../../console/policy-crs.ts";
+import { spotPolicyCrOf, spotPolicyName, spotPolicyResource } from "../../../console/policy-crs.ts";
 import { SpotPolicySchema, SpotPolicySetSchema } from "../../../dashboard/dto.ts";
 import { errorSchema } from "../schemas.ts";
 import {
@@ -117,14 +117,9 @@ async function deleteSpotPolicy(
   if (!(await requireChange(req, reply, req.params.namespace))) return reply;
   const { namespace, kind, name } = req.params;
   const cluster = ctx.clusterOf(req.params);
-  const cr = ctx.crs
-    ?.spot(cluster)
-    ?.find(
-      (c) =>
-        c.metadata.namespace === namespace &&
-        c.spec.targetRef.kind === kind &&
-        c.spec.targetRef.name === name,
-    );
+  // The one in force, when two SpotPolicies target the workload (src/policy/in-force.ts).
+  const held = ctx.crs?.spot(cluster);
+  const cr = held ? spotPolicyCrOf({ namespace, kind, name }, held) : undefined;
   const key = workloadKey(req.params);
   return ctx.remove(req, reply, { kind: "spot", cluster, key, what: key, cr });
 }

@@ -2,7 +2,12 @@
 // WarmupPolicy through the cluster's agent, or in the store without the CRs.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { parsePolicy } from "../../../policy/validate-warmup.ts";
-import { warmupPoliciesOf, warmupPolicyName, warmupPolicyResource } from "../../../console/policy-crs.ts";
+import {
+  warmupPoliciesOf,
+  warmupPolicyCrOf,
+  warmupPolicyName,
+  warmupPolicyResource,
+} from "../../../console/policy-crs.ts";
 import {
   WarmupPolicyInputSchema,
   WarmupPolicyRecordSchema,
@@ -78,7 +83,8 @@ async function deleteWarmupPolicy(
 ) {
   const pool = req.params.pool;
   const cluster = ctx.clusterOf(req.params);
-  const cr = ctx.crs?.warmup(cluster)?.find((c) => c.spec.nodePool === pool);
+  const held = ctx.crs?.warmup(cluster);
+  const cr = held ? warmupPolicyCrOf(pool, held) : undefined;
   return ctx.remove(req, reply, { kind: "warmup", cluster, key: pool, what: `pool ${pool}`, cr });
 }
 
