@@ -36,9 +36,14 @@ describe("each pool's boot and pull, from the recorded cluster (issue 38)", () =
     );
   });
 
-  it("reads a pool's pull from its cold starts less its boot, the batch window and the kubelet", () => {
+  it("reads a pool's pull from its fastest cold starts less its boot, the batch window and the kubelet", () => {
     const starts = [
-      ...[80_000, 82_000, 90_000].map((ms) => ({ ms, pool: "general", cold: true })),
+      // Most of general's cold starts also waited for room (its limit): not pull.
+      ...[82_000, 82_000, 90_000, 301_000, 301_000, 301_000].map((ms) => ({
+        ms,
+        pool: "general",
+        cold: true,
+      })),
       { ms: 1000, pool: "general", cold: false },
       ...[5000, 6000, 5000].map((ms) => ({ ms, pool: "gpu", cold: true })),
       { ms: 70_000, pool: "few", cold: true },

@@ -227,8 +227,11 @@ const COLD_OVERHEAD_MS = 2000;
 
 /**
  * Each NodePool's image pull: its recorded cold starts (pods that waited for a new node: batch,
- * boot, pull, start) less its boot and the batch window and the kubelet's start, the median, whole
- * seconds, never negative. A pool with fewer than 3 cold starts is left out (no pull: 0).
+ * boot, pull, start — and, for some, a wait for room: a pool at its limit, a node another pod took)
+ * less its boot and the batch window and the kubelet's start. The fastest tenth of them waited for
+ * nothing else: their 10th percentile, whole seconds, never negative (the median read the embedded
+ * day's waits at spot-heavy's limit as a 147 s pull). A pool with fewer than 3 cold starts is left
+ * out (no pull: 0).
  */
 export function observedPoolPullMs(
   starts: readonly { ms: number; pool: string; cold: boolean }[],
@@ -241,8 +244,8 @@ export function observedPoolPullMs(
   for (const [pool, ms] of [...cold].sort(([a], [b]) => a.localeCompare(b))) {
     if (ms.length < MIN_BOOTS) continue;
     const sorted = [...ms].sort((a, b) => a - b);
-    const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
-    const pull = median - (bootMs[pool] ?? fallbackBootMs) - COLD_OVERHEAD_MS;
+    const fastest = sorted[Math.floor((sorted.length - 1) / 10)] ?? 0;
+    const pull = fastest - (bootMs[pool] ?? fallbackBootMs) - COLD_OVERHEAD_MS;
     out[pool] = Math.max(0, Math.round(pull / 1000) * 1000);
   }
   return out;
