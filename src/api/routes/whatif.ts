@@ -150,16 +150,19 @@ export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
   return { spot, warmup };
 }
 
+/**
+ * Each cluster's last pod per workload (a workload between runs when a what-if is asked still has
+ * a template) and the pod starts it saw (the model check's), remembered from its first batch on.
+ */
+function remember(hub: ClusterHub, id: string): void {
+  const c = hub.get(id);
+  if (!c) return;
+  workloadTemplates(c.state);
+  podStarts(c.state);
+}
+
 export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
-  // Each cluster's last pod per workload is remembered from its first batch on (a workload
-  // between runs when a what-if is asked still has a template).
-  deps.hub.onChange((id) => {
-    const c = deps.hub.get(id);
-    if (c) {
-      workloadTemplates(c.state);
-      podStarts(c.state);
-    }
-  });
+  deps.hub.onChange((id) => remember(deps.hub, id));
   return (app: FastifyInstance) => {
     app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
       "/api/v1/clusters/:id/whatif",
