@@ -24,7 +24,6 @@ import { InMemoryPolicySource } from "../webhook/policy-source.ts";
 import { POLICY_SET_API_VERSION, workloadKey, type SpotPolicy } from "../policy/spot.ts";
 import { PodCache } from "../webhook/pod-cache.ts";
 import { NodeCapacity, SpotRepair } from "../webhook/repair.ts";
-import { DEFAULT_REPAIR_TIMING } from "../webhook/repair-plan.ts";
 import { webhookAdmission } from "./admission.ts";
 import {
   buildCatalog,
@@ -99,13 +98,6 @@ export function cadenceAt(spans: readonly CadenceSpan[] | undefined, at: number,
     step = s.stepMs;
   }
   return Math.max(fallback, step);
-}
-
-/** The longest period the replay ticks at beyond its own step (0: it acts every step). */
-export function gridMs(spans: readonly CadenceSpan[] | undefined, stepMs: number): number {
-  let most = 0;
-  for (const s of spans ?? []) if (s.stepMs > stepMs) most = Math.max(most, s.stepMs);
-  return most;
 }
 
 /** The candidate: the current policy with the changes' spot policies and warmup pools replacing theirs. */
@@ -279,12 +271,6 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
           clock,
           identity: "whatif",
           token: tokens(seeded((opts.seed ?? 7) + 3)),
-          // Prefer's fallback opens for a spot pod unschedulable 90 s: at a recorded period of P
-          // every pod that needs a new node waits 2 P for it (the batch's step, the boot's step),
-          // which a continuously acting cluster does not — that wait is the grid's, not spot's.
-          timing: {
-            preferFallbackMs: DEFAULT_REPAIR_TIMING.preferFallbackMs + 2 * gridMs(opts.cadence, stepMs),
-          },
         })
       : undefined;
   const warmupPolicies = Object.entries(opts.policy.warmup);
