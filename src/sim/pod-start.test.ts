@@ -154,14 +154,15 @@ describe("PodStartModel", () => {
 
   it("binds on a node registered this tick once both were there; pulls once per node and image", () => {
     const m = new PodStartModel({ bootMs: 60_000, poolPullMs: { p: 20_000 } });
-    m.registered("n", "p", 1000, 300_000);
-    m.bind(pod("a", 0), "n", 300_000);
+    m.registered("n", "p", 1000, 300_000, 2);
+    // The same tick, the clock a moment on (the embedded cluster's runs on real time).
+    m.bind(pod("a", 0), "n", 300_004, 2);
     assert.equal(m.startAt(pod("a", 0), "n", 450_000), 61_000 + 20_000 + KUBELET_START_MS);
     // Later, the image is there.
-    m.bind(pod("b", 500_000), "n", 500_000);
+    m.bind(pod("b", 500_000), "n", 500_000, 3);
     assert.equal(m.startAt(pod("b", 500_000), "n", 501_000), 501_000);
     // A new image waits for its pull, then starts.
-    m.bind(pod("c", 600_000, "other:1"), "n", 600_000);
+    m.bind(pod("c", 600_000, "other:1"), "n", 600_000, 4);
     assert.equal(m.startAt(pod("c", 600_000, "other:1"), "n", 601_000), undefined);
     assert.equal(m.nextPullEnd(), 621_000);
     assert.equal(m.startAt(pod("c", 600_000, "other:1"), "n", 620_000), undefined, "pulled, not started");

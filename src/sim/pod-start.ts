@@ -35,8 +35,11 @@ export function podImages(p: Pod): string[] {
 
 export class PodStartModel {
   readonly #t: PodStartTiming;
-  /** Per node: when it became Ready had the controllers acted continuously, and when it registered. */
-  readonly #nodes = new Map<string, { ready: number; registeredAt: number; pool: string }>();
+  /**
+   * Per node: when it became Ready had the controllers acted continuously, and the tick it
+   * registered in (by ordinal: the embedded cluster's clock moves on within a tick).
+   */
+  readonly #nodes = new Map<string, { ready: number; tick: number; pool: string }>();
   /** Per pod bound by the scheduler: when it would have been bound. */
   readonly #bound = new Map<string, number>();
   /** Per node: each image and when it is (or will be) on the node. */
@@ -67,9 +70,9 @@ export class PodStartModel {
     return Math.min(now, newest + idleMs, batchStart + maxMs);
   }
 
-  /** A node registered at `now` from a launch at `launchedAt` (continuous time). */
-  registered(node: string, pool: string, launchedAt: number, now: number): void {
-    this.#nodes.set(node, { ready: Math.min(now, launchedAt + this.bootMs(pool)), registeredAt: now, pool });
+  /** A node registered at `now`, in tick `tick`, from a launch at `launchedAt` (continuous time). */
+  registered(node: string, pool: string, launchedAt: number, now: number, tick: number): void {
+    this.#nodes.set(node, { ready: Math.min(now, launchedAt + this.bootMs(pool)), tick, pool });
   }
 
   forgetNode(node: string): void {
@@ -81,10 +84,10 @@ export class PodStartModel {
    * The scheduler binds `pod` to `node` at `now`: on a node that registered this tick, as soon as
    * both the pod and the node were there; otherwise now (what freed the room happened at a tick).
    */
-  bind(pod: Pod, node: string, now: number): void {
+  bind(pod: Pod, node: string, now: number, tick: number): void {
     const n = this.#nodes.get(node);
     const created = parse(pod.metadata.creationTimestamp) ?? now;
-    const from = n !== undefined && n.registeredAt === now ? n.ready : now;
+    const from = n !== undefined && n.tick === tick ? n.ready : now;
     this.#bound.set(uidOf(pod), Math.min(now, Math.max(created, from)));
   }
 

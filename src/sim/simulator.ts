@@ -471,7 +471,7 @@ export class Simulator {
       const claim = await kube.get("NodeClaim", claimName).catch(() => undefined);
       if (!claim || claim.metadata.deletionTimestamp) continue;
       await kube.create("Node", this.#nodeFor(claim, l));
-      this.#starts.registered(l.nodeName, l.pool, l.continuousAt, now);
+      this.#starts.registered(l.nodeName, l.pool, l.continuousAt, now, this.#ticks);
       await kube.patch("NodeClaim", claimName, {
         metadata: { labels: { [NODE_REGISTERED_LABEL]: "true", [NODE_INITIALIZED_LABEL]: "true" } },
         status: {
@@ -651,7 +651,7 @@ export class Simulator {
       }
       const name = node.metadata.name ?? "";
       await kube.patch("Pod", p.metadata.name ?? "", { spec: { nodeName: name } }, { namespace: ns });
-      this.#starts.bind(p, name, this.#o.clock.now());
+      this.#starts.bind(p, name, this.#o.clock.now(), this.#ticks);
       const r = room.get(name);
       if (r) room.set(name, free(r, { ...req, pods: 1 }));
     }
