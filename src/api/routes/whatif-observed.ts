@@ -229,9 +229,8 @@ const COLD_OVERHEAD_MS = 2000;
  * Each NodePool's image pull: its recorded cold starts (pods that waited for a new node: batch,
  * boot, pull, start — and, for some, a wait for room: a pool at its limit, a node another pod took)
  * less its boot and the batch window and the kubelet's start. The fastest tenth of them waited for
- * nothing else: their 10th percentile, whole seconds, never negative (the median read the embedded
- * day's waits at spot-heavy's limit as a 147 s pull). A pool with fewer than 3 cold starts is left
- * out (no pull: 0).
+ * nothing else: their 10th percentile, whole seconds, never negative. A pool with fewer than 3
+ * cold starts is left out (no pull: 0).
  */
 export function observedPoolPullMs(
   starts: readonly { ms: number; pool: string; cold: boolean }[],
