@@ -127,13 +127,16 @@ out(
     `(CPU ${whatifCpuS.toFixed(1)} s), ${(whatifMs / bareMs).toFixed(2)}× the bare day's wall time; ` +
     `per replay ${(whatifCpuS / 2).toFixed(1)} s CPU, ${(whatifCpuS / 2 / bareCpuS).toFixed(2)}× the bare day's CPU`,
 );
+const starts = (s: WhatifReportDto["current"]): string =>
+  `pod start p50 ${(s.podStart.p50Ms / 1000).toFixed(0)} s / p95 ${(s.podStart.p95Ms / 1000).toFixed(0)} s ` +
+  `(${s.podStart.count} pods)`;
 out(
   `  current:   $${report.current.costPerHour.toFixed(2)}/h, ${report.current.nodeClaimsCreated} NodeClaims, ` +
-    `p95 start ${(report.current.podStart.p95Ms / 1000).toFixed(0)} s`,
+    starts(report.current),
 );
 out(
   `  candidate: $${report.candidate.costPerHour.toFixed(2)}/h, ${report.candidate.nodeClaimsCreated} NodeClaims, ` +
-    `p95 start ${(report.candidate.podStart.p95Ms / 1000).toFixed(0)} s`,
+    starts(report.candidate),
 );
 if (report.recorded) {
   const rec = report.recorded;
@@ -146,6 +149,24 @@ if (report.recorded) {
       `    ${pool}: ${(report.current.pools?.[pool]?.nodes ?? 0).toFixed(1)} nodes replayed vs ${p.nodes.toFixed(1)} recorded ` +
         `(${((rec.fidelity.poolNodesError[pool] ?? 0) * 100).toFixed(0)} %)`,
     );
+  const ps = rec.podStart;
+  const err = rec.fidelity.podStartError;
+  out(
+    ps && err
+      ? `  model check, pod start: replayed p50 ${(report.current.podStart.p50Ms / 1000).toFixed(0)} s / p95 ` +
+          `${(report.current.podStart.p95Ms / 1000).toFixed(0)} s vs recorded p50 ${(ps.p50Ms / 1000).toFixed(0)} s / ` +
+          `p95 ${(ps.p95Ms / 1000).toFixed(0)} s (${ps.count} pods): ${(err.p50 * 100).toFixed(1)} %, ` +
+          `${(err.p95 * 100).toFixed(1)} % (goal within 20 %)`
+      : "  model check, pod start: core recorded no pod start in the window",
+  );
+  out(
+    `  node boot / image pull per pool: ` +
+      Object.keys(report.poolBootMs ?? {})
+        .map(
+          (p) => `${p} ${(report.poolBootMs?.[p] ?? 0) / 1000} s / ${(report.poolPullMs?.[p] ?? 0) / 1000} s`,
+        )
+        .join(", "),
+  );
 }
 out(
   `RSS ${(rssBefore / MiB).toFixed(0)} MiB before, peak ${(rssPeak / MiB).toFixed(0)} MiB: ` +
@@ -154,5 +175,8 @@ out(
 const missed: string[] = [];
 if (whatifMs > 10_000) missed.push(`what-if ${(whatifMs / 1000).toFixed(1)} s > 10 s`);
 if (added > 300) missed.push(`RSS added ${added.toFixed(0)} MiB > 300`);
+const podErr = report.recorded?.fidelity.podStartError;
+if (podErr && Math.max(Math.abs(podErr.p50), Math.abs(podErr.p95)) > 0.2)
+  missed.push(`pod start off the recorded by more than 20 %`);
 out(missed.length === 0 ? "goals: met" : `goals missed: ${missed.join("; ")}`);
 process.exit(values.strict && missed.length > 0 ? 1 : 0);

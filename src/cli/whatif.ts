@@ -578,8 +578,41 @@ export function recordedLines(r: WhatifReportDto): string[] {
       p.nodes.toFixed(1),
       rec.fidelity.poolNodesError[pool] === undefined ? "" : signed(rec.fidelity.poolNodesError[pool]),
     ]),
+    ...podStartRows(r),
   ];
   return ["", ...table(rows)];
+}
+
+/** The model check's pod start: the current policy's replay against the starts core saw. */
+function podStartRows(r: WhatifReportDto): string[][] {
+  const rec = r.recorded;
+  if (!rec?.podStart) return [["pod start", seconds(r.current.podStart, "p50Ms"), "not recorded", ""]];
+  const err = rec.fidelity.podStartError;
+  return [
+    [
+      "pod start p50",
+      seconds(r.current.podStart, "p50Ms"),
+      seconds(rec.podStart, "p50Ms"),
+      err ? signed(err.p50) : "",
+    ],
+    [
+      "pod start p95",
+      seconds(r.current.podStart, "p95Ms"),
+      seconds(rec.podStart, "p95Ms"),
+      err ? signed(err.p95) : "",
+    ],
+  ];
+}
+
+/** Each pool's node boot and image pull as replayed (from the cluster's records). */
+export function poolTimingLine(r: Pick<WhatifReportDto, "poolBootMs" | "poolPullMs">): string[] {
+  const pools = Object.keys(r.poolBootMs ?? {}).sort();
+  if (pools.length === 0) return [];
+  const s = (ms: number | undefined): string => `${Math.round((ms ?? 0) / 1000)} s`;
+  return [
+    "node boot / image pull per NodePool: " +
+      pools.map((p) => `${p} ${s(r.poolBootMs?.[p])} / ${s(r.poolPullMs?.[p])}`).join(", "),
+  ];
 }
 
 /** The cluster what-if side by side; the changed workloads' placement now. */
@@ -645,6 +678,7 @@ export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "
     "",
     `current:   ${describePolicy(c.policy)}`,
     `candidate: ${describePolicy(k.policy)}`,
+    ...poolTimingLine(r),
     ...recordedLines(r),
     ...(r.notes ?? []).map((n) => `note: ${n}`),
     ...(r.skipped.length > 0

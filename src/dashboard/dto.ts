@@ -1002,6 +1002,9 @@ export const WhatifReportSchema = Obj(
     historyBuckets: Int,
     catalog: Lit(["aws", "kwok"] as const),
     bootDelayMs: Int,
+    /** Per NodePool: the node boot (launch → Ready) and image pull the replay used, ms. */
+    poolBootMs: Type.Optional(Type.Record(Str, Num)),
+    poolPullMs: Type.Optional(Type.Record(Str, Num)),
     spotInterruptionRate: Num,
     workloads: Type.Array(Str),
     skipped: Type.Array(Obj({ workload: Str, reason: Str })),
@@ -1020,7 +1023,14 @@ export const WhatifReportSchema = Obj(
           coveredMs: Int,
           costPerHour: Num,
           pools: Type.Record(Str, PoolAverage),
-          fidelity: Obj({ costError: Num, poolNodesError: Type.Record(Str, Num) }),
+          /** The pod starts core saw of pods created in the window (creation → Ready, ms). */
+          podStart: Type.Optional(Obj({ count: Int, p50Ms: Num, p95Ms: Num, maxMs: Num })),
+          fidelity: Obj({
+            costError: Num,
+            poolNodesError: Type.Record(Str, Num),
+            /** The current policy's replayed pod start p50/p95 against the recorded ones. */
+            podStartError: Type.Optional(Obj({ p50: Num, p95: Num })),
+          }),
         }),
       ),
     ),

@@ -13,8 +13,15 @@ import { isDaemonSetPod } from "../karpenter/room.ts";
 import { ASSIGNMENT_LABEL, NOTE_ANNOTATION, isWavePod } from "../objects/wave.ts";
 import type { CatalogName } from "./catalog.ts";
 import {
+  cheaperWarmNote,
+  podStartError,
+  recordedPodStart,
+  type RecordedPodStart,
+} from "./whatif-podstart.ts";
+import {
   candidatePolicy,
   replay,
+  type PodStartStats,
   type CadenceSpan,
   type EndPlacement,
   type ReplayPolicy,
@@ -74,6 +81,12 @@ export interface ClusterWhatifInput {
   spotInterruptionRate: number;
   /** Launch → node Ready. */
   bootDelayMs: number;
+  /** The same per NodePool, from its recorded launches (the API's `observedPoolBootMs`). */
+  poolBootMs?: Readonly<Record<string, number>>;
+  /** Per NodePool, a pod's image pull on a node without it (the API's `observedPoolPullMs`). */
+  poolPullMs?: Readonly<Record<string, number>>;
+  /** The pod starts core saw over the window: the model check's recorded pod start. */
+  podStarts?: readonly RecordedPodStart[];
   /**
    * How often the cluster's controllers acted over the window, from its recorded lifecycle (the
    * API's `observedCadence`): the replay ticks no more often. Without it, every second.
@@ -113,6 +126,8 @@ export interface RecordedWindow {
 /** How far the current policy's replay is from the recorded window (relative errors, 0.05 = 5 %). */
 export interface Fidelity {
   costError: number;
+  /** Replayed against recorded pod start (creation → Ready) p50 and p95, without recorded starts none. */
+  podStartError?: { p50: number; p95: number };
   /** Per NodePool with recorded nodes: (replayed − recorded average nodes) / recorded. */
   poolNodesError: Record<string, number>;
 }
@@ -192,6 +207,9 @@ export interface ClusterWhatifReport {
   historyBuckets: number;
   catalog: CatalogName;
   bootDelayMs: number;
+  /** Per NodePool: its node boot and image pull as replayed (from the recorded cluster). */
+  poolBootMs: Record<string, number>;
+  poolPullMs: Record<string, number>;
   spotInterruptionRate: number;
   /** Workloads replayed, and the ones that could not be (no live pod to take a template from). */
   workloads: string[];
@@ -204,7 +222,7 @@ export interface ClusterWhatifReport {
    */
   notes: string[];
   /** What core recorded over the window, and how far the current policy's replay is from it. */
-  recorded: (RecordedWindow & { fidelity: Fidelity }) | null;
+  recorded: (RecordedWindow & { podStart?: PodStartStats; fidelity: Fidelity }) | null;
 }
 
 /** The request cannot be answered as asked (the API answers 400 with the message). */
@@ -569,6 +587,8 @@ export async function whatifReplay(
       durationMs: rec.durationMs,
       catalog: catalogOf(input.nodes, input.nodePools),
       bootDelayMs: input.bootDelayMs,
+      ...(input.poolBootMs ? { poolBootMs: input.poolBootMs } : {}),
+      ...(input.poolPullMs ? { poolPullMs: input.poolPullMs } : {}),
       spotInterruptionRate: input.spotInterruptionRate,
       seed: input.seed ?? 7,
       startMs: rec.from - SETTLE_MS,
@@ -617,20 +637,46 @@ export async function clusterWhatif(
     cand = await whatifReplay(input, 1, onProgress ? (f) => onProgress((1 + f) / 2) : undefined);
   }
   const currentSide = side(input.current, now, rec.simName);
-  const notes = warmupNotes(input.changes, now, cand, rec.simName);
+  const notes = [
+    ...warmupNotes(input.changes, now, cand, rec.simName),
+    ...cheaperWarmNote(input.current, candidate, now, cand),
+  ];
   const recorded = input.recorded ? recordedWindow(input.recorded, rec.from, input.now) : undefined;
+  const podStart = recordedPodStart(input.podStarts ?? [], rec.from, input.now);
   return {
     from: rec.from,
     to: Math.max(input.now, rec.from),
     historyBuckets: rec.buckets,
     catalog,
     bootDelayMs: input.bootDelayMs,
+    poolBootMs: poolFigures(input.nodePools, input.poolBootMs, input.bootDelayMs),
+    poolPullMs: poolFigures(input.nodePools, input.poolPullMs, 0),
     spotInterruptionRate: input.spotInterruptionRate,
     workloads,
     skipped: rec.skipped,
     current: currentSide,
     candidate: side(candidate, cand, rec.simName),
     notes,
-    recorded: recorded ? { ...recorded, fidelity: fidelityOf(currentSide, recorded) } : null,
+    recorded: recorded
+      ? {
+          ...recorded,
+          ...(podStart ? { podStart } : {}),
+          fidelity: {
+            ...fidelityOf(currentSide, recorded),
+            ...(podStart ? { podStartError: podStartError(now.podStart, podStart) } : {}),
+          },
+        }
+      : null,
   };
+}
+
+/** A figure per NodePool: its own, else the cluster's. */
+function poolFigures(
+  pools: readonly NodePool[],
+  own: Readonly<Record<string, number>> | undefined,
+  fallback: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    pools.map((p) => p.metadata.name ?? "").map((n) => [n, own?.[n] ?? fallback] as const),
+  );
 }

@@ -52,6 +52,10 @@ export interface ReplayOptions {
   catalog?: CatalogName;
   /** Launch → node Ready. A real EC2 node takes about a minute. */
   bootDelayMs?: number;
+  /** The same per NodePool (the recorded cluster's own boots), else bootDelayMs. */
+  poolBootMs?: Readonly<Record<string, number>>;
+  /** Per NodePool, a pod's wait for an image its node has not pulled yet (default 0: no pulls). */
+  poolPullMs?: Readonly<Record<string, number>>;
   /** Expected spot interruptions per spot node per hour. */
   spotInterruptionRate?: number;
   /** How often the warmup controller reconciles every pool. */
@@ -212,7 +216,15 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const clock = new FakeClock(opts.startMs ?? Date.UTC(2026, 0, 5, 8));
   const random = seeded(opts.seed ?? 7);
   // Wave's components never change what they list (frozen: they would throw): shared, not copied.
-  const kube = new MemoryKube({ clock, random, historyLimit: 2000, sharedLists: true });
+  // Names per generateName prefix (common random numbers): a warm node's pods do not rename, and
+  // so reorder, every pod created after them.
+  const kube = new MemoryKube({
+    clock,
+    random,
+    randomFor: (prefix) => seeded(hashOf(`${opts.seed ?? 7}|${prefix}`)),
+    historyLimit: 2000,
+    sharedLists: true,
+  });
   // The state warmup reads, kept in step with the simulated apiserver like informers would.
   const { state } = await mirrorMemoryKube(kube);
   const offerings = offeringsFor(opts.catalog ?? "aws");
@@ -239,6 +251,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
       ? { admit: webhookAdmission({ policies, allocator, clock, deadlineMs: 60_000 }) }
       : {}),
     bootDelayMs: opts.bootDelayMs ?? 60_000,
+    ...(opts.poolBootMs ? { poolBootMs: opts.poolBootMs } : {}),
+    ...(opts.poolPullMs ? { poolPullMs: opts.poolPullMs } : {}),
     spotInterruptionRate: opts.spotInterruptionRate ?? 0.02,
     // Both sides of a comparison interrupt the same launches at the same moments.
     interruptionSeed: (opts.seed ?? 7) + 2,
@@ -260,7 +274,6 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
         })
       : undefined;
   const warmupPolicies = Object.entries(opts.policy.warmup);
-  // Image pulls are not simulated, so a pre-pull pod would never finish: warm nodes without it.
   const warmup =
     warmupPolicies.length > 0
       ? new WarmupController({
@@ -268,7 +281,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
           view: state,
           clock,
           namespace: WAVE_NAMESPACE,
-          policyOf: (pool) => ({ ...(opts.policy.warmup[pool] ?? DEFAULT_POLICY), prePull: false }),
+          policyOf: (pool) => opts.policy.warmup[pool] ?? DEFAULT_POLICY,
           priceOf: (what, ct) => {
             const type =
               typeof what === "string" ? what : (what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "");
@@ -541,4 +554,11 @@ function deploymentOf(p: Pod): string | undefined {
 /** Deterministic slot tokens, so both runs of a comparison draw identically. */
 function tokens(random: () => number): () => string {
   return () => Array.from({ length: 20 }, () => Math.floor(random() * 16).toString(16)).join("");
+}
+
+/** FNV-1a of a text: a stream's seed. */
+function hashOf(text: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return h >>> 0;
 }

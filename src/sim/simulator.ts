@@ -25,6 +25,8 @@ import { isActivePod, isDaemonSetPod } from "../karpenter/room.ts";
 import { parseResources, podRequests as computeRequests, type Resources } from "../karpenter/resources.ts";
 import { podMatchesNodeLabels, untoleratedTaints, matchesRequirement } from "../karpenter/scheduling.ts";
 import { offeringLabels, type Offering } from "./catalog.ts";
+import { PodStartModel, podUid } from "./pod-start.ts";
+import { isPrepullPod } from "../objects/wave.ts";
 import { seeded, suffix } from "../shared/random.ts";
 import { bindingBudget, budgetsNow } from "../karpenter/budgets.ts";
 import { pdbStatus } from "../kube/pdb.ts";
@@ -39,6 +41,13 @@ export interface SimulatorOptions {
   admit?: (pod: Pod) => Promise<Pod>;
   /** Launch → Node registered (KWOK's nodeRegistrationDelay). */
   bootDelayMs?: number;
+  /** The same per NodePool (a replay's recorded boots), else bootDelayMs. */
+  poolBootMs?: Readonly<Record<string, number>>;
+  /**
+   * Per NodePool, how long a pod on a node without its image waits for the pull (default 0): its
+   * first pods on a new node, a rollout's new image; not on a node that ran it or Wave pre-pulled it.
+   */
+  poolPullMs?: Readonly<Record<string, number>>;
   batchIdleMs?: number;
   batchMaxMs?: number;
   /** Expected spot interruptions per spot node per hour. */
@@ -67,6 +76,10 @@ const TERMINATION_DRAIN_MS = 2000;
 interface Launch {
   offering: Offering;
   launchedAt: number;
+  /** When it would have launched had Karpenter acted continuously (PodStartModel.launchAt). */
+  continuousAt: number;
+  bootMs: number;
+  pool: string;
   nodeName: string;
 }
 
@@ -142,8 +155,10 @@ const fits = (req: Resources, room: Resources): boolean =>
 
 export class Simulator {
   readonly name = "simulator";
-  readonly #o: Required<Omit<SimulatorOptions, "admit" | "interruptionSeed">> &
+  readonly #o: Required<Omit<SimulatorOptions, "admit" | "interruptionSeed" | "poolBootMs" | "poolPullMs">> &
     Pick<SimulatorOptions, "admit" | "interruptionSeed">;
+  /** When each pod would have started on a continuously acting cluster (its stamps). */
+  readonly #starts: PodStartModel;
   readonly #launches = new Map<string, Launch>();
   /** Pending-pod batch, as Karpenter's provisioner batches (idle / max windows). */
   #batch: { start: number; last: number; size: number } | undefined;
@@ -204,6 +219,11 @@ export class Simulator {
       log: silentLogger,
       ...opts,
     };
+    this.#starts = new PodStartModel({
+      bootMs: this.#o.bootDelayMs,
+      ...(opts.poolBootMs ? { poolBootMs: opts.poolBootMs } : {}),
+      ...(opts.poolPullMs ? { poolPullMs: opts.poolPullMs } : {}),
+    });
   }
 
   get ticks(): number {
@@ -232,12 +252,12 @@ export class Simulator {
     const claims = kube.peek("NodeClaim");
     const memo = this.#inFlightMemo;
     if (memo && memo.pods === pods && memo.claims === claims) return memo.answer;
-    const answer: InFlight = { unscheduled: false, dueNow: false };
+    const answer: InFlight = { unscheduled: false, dueNow: false, bound: [] };
     let nominated: ReadonlySet<string> | undefined;
     for (const p of pods) {
       if (!isActivePod(p)) continue;
       if (p.spec.nodeName) {
-        if (p.status?.phase === "Pending") answer.dueNow = true;
+        if (p.status?.phase === "Pending") answer.bound.push(podUid(p));
         continue;
       }
       answer.unscheduled = true;
@@ -260,13 +280,15 @@ export class Simulator {
     const { clock } = this.#o;
     const now = clock.now();
     let due = Infinity;
-    for (const l of this.#launches.values()) due = Math.min(due, l.launchedAt + this.#o.bootDelayMs);
+    for (const l of this.#launches.values()) due = Math.min(due, l.launchedAt + l.bootMs);
+    due = Math.min(due, this.#starts.nextPullEnd());
     for (const since of this.#terminating.values()) due = Math.min(due, since + TERMINATION_DRAIN_MS);
     for (const since of this.#candidates.values())
       due = Math.min(due, since + this.#o.consolidationValidationMs);
     if (this.#batch)
       due = Math.min(due, this.#batch.last + this.#o.batchIdleMs, this.#batch.start + this.#o.batchMaxMs);
-    if (this.#podsInFlight().dueNow) return now;
+    const inFlight = this.#podsInFlight();
+    if (inFlight.dueNow || inFlight.bound.some((uid) => !this.#starts.isPulling(uid))) return now;
     return Math.max(now, due);
   }
 
@@ -444,11 +466,12 @@ export class Simulator {
     const { kube, clock } = this.#o;
     const now = clock.now();
     for (const [claimName, l] of this.#launches) {
-      if (now - l.launchedAt < this.#o.bootDelayMs) continue;
+      if (now - l.launchedAt < l.bootMs) continue;
       this.#launches.delete(claimName);
       const claim = await kube.get("NodeClaim", claimName).catch(() => undefined);
       if (!claim || claim.metadata.deletionTimestamp) continue;
       await kube.create("Node", this.#nodeFor(claim, l));
+      this.#starts.registered(l.nodeName, l.pool, l.continuousAt, now, this.#ticks);
       await kube.patch("NodeClaim", claimName, {
         metadata: { labels: { [NODE_REGISTERED_LABEL]: "true", [NODE_INITIALIZED_LABEL]: "true" } },
         status: {
@@ -462,30 +485,52 @@ export class Simulator {
       });
     }
     const pods = kube.peek("Pod");
-    await this.#unlessIdle("kubelets", [pods], () => this.#startPods(pods, now));
+    // A pull in flight ends with time, not with a change: the pass runs again while one is.
+    const pulling = this.#starts.pulling ? now : 0;
+    await this.#unlessIdle("kubelets", [pods, pulling], () => this.#startPods(pods, now));
   }
 
-  /** Kubelets start the pods bound to their node. */
+  /**
+   * Kubelets start the pods bound to their node once their images are there, stamped when a
+   * continuously acting cluster would have started them (PodStartModel). Wave's pre-pull pods end
+   * as the real ones do (the image pulled, the container refused), and the node lists the image.
+   */
   async #startPods(pods: readonly Pod[], now: number): Promise<void> {
     const { kube } = this.#o;
+    // Pods gone (or deleted) while pulling wait no more.
+    if (this.#starts.pulling)
+      this.#starts.keepPulling(
+        new Set(pods.filter((p) => p.spec.nodeName && !p.metadata.deletionTimestamp).map(podUid)),
+      );
     for (const p of pods) {
-      if (p.spec.nodeName && p.status?.phase === "Pending" && !p.metadata.deletionTimestamp) {
-        await kube.patch(
-          "Pod",
-          p.metadata.name ?? "",
-          {
-            status: {
-              phase: "Running",
-              startTime: iso(now),
-              conditions: [
-                { type: "PodScheduled", status: "True", lastTransitionTime: iso(now) },
-                { type: "Ready", status: "True", lastTransitionTime: iso(now) },
-              ],
-            },
-          },
-          { namespace: p.metadata.namespace ?? "default" },
-        );
+      const node = p.spec.nodeName;
+      // Wave's pull pods are created bound and without a status (the apiserver's default phase).
+      const phase = p.status?.phase ?? (isPrepullPod(p) ? "Pending" : undefined);
+      if (!node || phase !== "Pending" || p.metadata.deletionTimestamp) continue;
+      const at = this.#starts.startAt(p, node, now);
+      if (at === undefined) continue;
+      const ns = p.metadata.namespace ?? "default";
+      if (isPrepullPod(p)) {
+        await kube.patch("Pod", p.metadata.name ?? "", { status: prepullEnded(p, at) }, { namespace: ns });
+        const images = this.#starts.imagesOn(node, now).map((i) => ({ names: [i], sizeBytes: 0 }));
+        await kube.patch("Node", node, { status: { images } }).catch(() => undefined);
+        continue;
       }
+      await kube.patch(
+        "Pod",
+        p.metadata.name ?? "",
+        {
+          status: {
+            phase: "Running",
+            startTime: iso(at),
+            conditions: [
+              { type: "PodScheduled", status: "True", lastTransitionTime: iso(at) },
+              { type: "Ready", status: "True", lastTransitionTime: iso(at) },
+            ],
+          },
+        },
+        { namespace: ns },
+      );
     }
   }
 
@@ -606,6 +651,7 @@ export class Simulator {
       }
       const name = node.metadata.name ?? "";
       await kube.patch("Pod", p.metadata.name ?? "", { spec: { nodeName: name } }, { namespace: ns });
+      this.#starts.bind(p, name, this.#o.clock.now(), this.#ticks);
       const r = room.get(name);
       if (r) room.set(name, free(r, { ...req, pods: 1 }));
     }
@@ -695,6 +741,13 @@ export class Simulator {
     const idle = now - this.#batch.last >= this.#o.batchIdleMs;
     const full = now - this.#batch.start >= this.#o.batchMaxMs;
     if (!idle && !full) return;
+    const continuousAt = this.#starts.launchAt(
+      now,
+      this.#batch.start,
+      waiting,
+      this.#o.batchIdleMs,
+      this.#o.batchMaxMs,
+    );
     this.#batch = undefined;
 
     // The same pods, claims and pools as a batch that found no pool for any pod: the same again
@@ -745,7 +798,7 @@ export class Simulator {
       bins.push({ pool, pods: [pod], used: req, options: optionsIn(pool) });
     }
     this.#unplaceable = bins.length === 0 ? { inputs, failed } : undefined;
-    for (const bin of bins) await this.#launch(bin.pool, bin.pods, cheapest(bin.options, this.#o.random));
+    for (const bin of bins) await this.#launch(bin.pool, bin.pods, bin.options, continuousAt);
   }
 
   /** Karpenter's FailedScheduling Event for a pod no NodePool can take (5 min dedupe). */
@@ -803,10 +856,18 @@ export class Simulator {
     return `${base}-${n}`;
   }
 
-  async #launch(pool: NodePool, pods: Pod[], o: Offering): Promise<void> {
-    const { kube, clock, random } = this.#o;
+  async #launch(pool: NodePool, pods: Pod[], options: Offering[], continuousAt: number): Promise<void> {
+    const { kube, clock } = this.#o;
     const now = clock.now();
     const poolName = pool.metadata.name ?? "";
+    // With common random numbers, the launch's own draws (keyed by its pool, time and order): two
+    // replays launching alike get the same names and offering whatever else drew in between.
+    if (this.#launchOrdinal.at !== now) this.#launchOrdinal = { at: now, n: 0 };
+    const ordinal = this.#launchOrdinal.n++;
+    const seed = this.#o.interruptionSeed;
+    const random =
+      seed === undefined ? this.#o.random : seeded(fnv1a(`${seed}|launch|${poolName}|${now}|${ordinal}`));
+    const o = cheapest(options, random);
     const name = this.#fresh(() => `${poolName}-${suffix(random)}`);
     const instanceId = `i-0${Math.floor(random() * 16 ** 12)
       .toString(16)
@@ -887,10 +948,16 @@ export class Simulator {
       () =>
         `ip-10-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}-${Math.floor(random() * 250)}.ec2.internal`,
     );
-    this.#launches.set(name, { offering: o, launchedAt: now, nodeName });
+    this.#launches.set(name, {
+      offering: o,
+      launchedAt: now,
+      continuousAt,
+      bootMs: this.#starts.bootMs(poolName),
+      pool: poolName,
+      nodeName,
+    });
     if (this.#o.interruptionSeed !== undefined && o.capacityType === "spot") {
-      if (this.#launchOrdinal.at !== now) this.#launchOrdinal = { at: now, n: 0 };
-      const draw = seeded(fnv1a(`${this.#o.interruptionSeed}|${poolName}|${now}|${this.#launchOrdinal.n++}`));
+      const draw = seeded(fnv1a(`${this.#o.interruptionSeed}|${poolName}|${now}|${ordinal}`));
       const rate = this.#o.spotInterruptionRate;
       const at = rate > 0 ? now - (Math.log(1 - draw()) / rate) * 3_600_000 : Infinity;
       this.#interruptAt.set(name, { at, pick: draw() });
@@ -1176,6 +1243,7 @@ export class Simulator {
       this.#nodeChanged.delete(nodeName);
       for (const p of kube.peek("Pod").filter((q) => q.spec.nodeName === nodeName)) await this.#deletePod(p);
       await kube.delete("Node", nodeName).catch(() => undefined);
+      this.#starts.forgetNode(nodeName);
     }
     for (const c of kube.peek("NodeClaim")) {
       if (!c.metadata.deletionTimestamp) continue;
@@ -1318,7 +1386,10 @@ export class Simulator {
 
 interface InFlight {
   unscheduled: boolean;
+  /** Some unscheduled pod waits for the scheduler or the provisioner now. */
   dueNow: boolean;
+  /** Pods bound and not started: due now unless pulling their image (PodStartModel). */
+  bound: string[];
 }
 
 /** What the disruption pass reads, grouped once per version of the stored objects. */
@@ -1633,4 +1704,23 @@ export function poolRejection(pod: Pod, pool: NodePool, req: Resources): string 
     // check is one: requirements and resources together.
     return `no instance type met the scheduling requirements or had enough resources, requirements=${requirements}, resources=${resources}`;
   }
+}
+
+/**
+ * A pre-pull pod's end as the kubelet reports it: the image pulled, its container refused to
+ * start (Wave's command does not exist: src/warmup/manifests.ts), the pod failed.
+ */
+function prepullEnded(p: Pod, at: number): NonNullable<Pod["status"]> {
+  return {
+    phase: "Failed",
+    startTime: iso(at),
+    containerStatuses: [
+      {
+        name: p.spec.containers[0]?.name ?? "pull",
+        ready: false,
+        image: p.spec.containers[0]?.image ?? "",
+        state: { terminated: { exitCode: 128, reason: "StartError", finishedAt: iso(at) } },
+      },
+    ],
+  };
 }

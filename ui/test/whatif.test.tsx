@@ -12,6 +12,8 @@ import { NOW, ctxFor, mockFetch } from "./helpers.tsx";
 
 afterEach(cleanup);
 
+type Side = WhatifReportDto["current"];
+
 const side = (costPerHour: number): WhatifReportDto["current"] => ({
   policy: { spot: [], warmup: {} },
   costPerHour,
@@ -138,16 +140,34 @@ describe("the What-if page", () => {
       onDemandPods: od,
       spotPods: spot,
     }));
+  const now = (usd: number, od: number, spot: number): Side["now"] => ({
+    costPerHour: usd,
+    nodes: { spot: 1, onDemand: 1 },
+    pools: { general: { costPerHour: usd, nodes: 2 }, gpu: { costPerHour: 0.1, nodes: 1 } },
+    workloads: { "shop/Deployment/api": { onDemand: od, spot, pending: 0 } },
+  });
   const full: WhatifReportDto = {
     ...report,
-    current: { ...side(0.5), timeline: timeline(0, 6, 0.5), podStartHistogram: [10, 2, 0, 0, 1, 0, 0] },
-    candidate: { ...side(0.62), timeline: timeline(3, 3, 0.6), podStartHistogram: [11, 2, 0, 0, 0, 0, 0] },
+    current: {
+      ...side(0.5),
+      timeline: timeline(0, 6, 0.5),
+      podStartHistogram: [10, 2, 0, 0, 1, 0, 0],
+      now: now(0.5, 1, 5),
+    },
+    candidate: {
+      ...side(0.62),
+      podStart: { count: 12, p50Ms: 1000, p95Ms: 14_000, maxMs: 20_000 },
+      timeline: timeline(3, 3, 0.6),
+      podStartHistogram: [11, 2, 0, 0, 0, 0, 0],
+      now: now(0.62, 3, 3),
+    },
     notes: ["warmup on general: the replay's p95 pod start is worse (61 s → 75 s), not better"],
     recorded: {
       coveredMs: 24 * HOUR,
       costPerHour: 0.52,
       pools: { general: { nodes: 3, costPerHour: 0.52 } },
-      fidelity: { costError: -0.0385, poolNodesError: { general: 0 } },
+      podStart: { count: 11, p50Ms: 2000, p95Ms: 55_000, maxMs: 70_000 },
+      fidelity: { costError: -0.0385, poolNodesError: { general: 0 }, podStartError: { p50: 0, p95: 0.109 } },
     },
   };
   const spotView = {
@@ -217,6 +237,31 @@ describe("the What-if page", () => {
     });
     assert.match(screen.getByRole("note").textContent, /p95 pod start is worse \(61 s → 75 s\)/);
     assert.match(screen.getByTestId("whatif-model-check").textContent, /\$0\.500.*\$0\.520.*-3\.9 %/);
+    // Issue 38: the model check of pod start, and the rows the CLI prints.
+    assert.match(
+      screen.getByTestId("whatif-model-check").textContent,
+      /Pod start replayed p50 2\.0 s \/ p95 61\.0 s against 2\.0 s \/ 55\.0 s recorded \(\+0\.0 %, \+10\.9 %; 11 pods\)/,
+    );
+    const table = screen.getByRole("table", { name: "what-if result" });
+    const row = (name: string): string[] =>
+      Array.from(within(table).getByRole("rowheader", { name }).parentElement?.children ?? []).map((c) =>
+        c.textContent.trim(),
+      );
+    assert.deepEqual(row("cost/month"), ["cost/month", "$365", "$453"]);
+    assert.deepEqual(row("spot share"), ["spot share", "50 %", "50 %"]);
+    assert.deepEqual(row("pod start p50"), ["pod start p50", "2.0 s", "1.0 s"]);
+    assert.deepEqual(row("pod start p95"), ["pod start p95", "61.0 s", "14.0 s"]);
+    assert.deepEqual(row("NodePool general cost/h now"), ["NodePool general cost/h now", "$0.500", "$0.620"]);
+    assert.equal(
+      within(table).queryByRole("rowheader", { name: "NodePool gpu cost/h now" }),
+      null,
+      "unchanged",
+    );
+    assert.deepEqual(row("shop/Deployment/api pods on-demand / spot now"), [
+      "shop/Deployment/api pods on-demand / spot now",
+      "1 / 5",
+      "3 / 3",
+    ]);
     const cost = screen.getByRole("img", { name: "cost/h over the window" });
     assert.equal(cost.querySelectorAll("polyline").length, 2, "current and candidate");
     assert.match(cost.textContent, /candidate: \$0\.600, \$0\.700/);

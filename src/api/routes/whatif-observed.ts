@@ -168,3 +168,84 @@ export async function observedInterruptionRate(
   for (const r of series) if (r.kind === "point") spotHours += (r.nodes * r.resolutionMs) / HOUR;
   return spotHours > 0 ? Math.min(60, interrupted / spotHours) : 0;
 }
+
+/** Claims per pool a boot median is believed from (fewer: the cluster's). */
+const MIN_BOOTS = 3;
+
+/** A median (upper middle), whole seconds, at least 1 s. */
+function medianSeconds(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s[Math.floor((s.length - 1) / 2)] ?? 0;
+  return Math.min(3_600_000, Math.max(1000, Math.round(m / 1000) * 1000));
+}
+
+/**
+ * Each NodePool's boot (Launched → Initialized, else Registered), the median of its recorded
+ * claims. A claim launched where the cluster acted in steps of P (`cadence`) reads as a whole
+ * number of steps, never its boot: only the claims launched where it acted continuously (1 s)
+ * count, and a pool with fewer than 3 of them takes the median of all pools' continuous ones,
+ * else its own median over every claim. Pools without claims are left out.
+ */
+export function observedPoolBootMs(
+  events: readonly { nodeClaimUid: string; nodePool: string; phase: string; at: number }[],
+  cadence: readonly { from: number; stepMs: number }[],
+): Record<string, number> {
+  const claims = new Map<string, { pool: string; launched?: number; up?: number; registered?: number }>();
+  for (const e of events) {
+    const c = claims.get(e.nodeClaimUid) ?? { pool: e.nodePool };
+    if (e.phase === "Launched") c.launched = e.at;
+    else if (e.phase === "Initialized") c.up = e.at;
+    else if (e.phase === "Registered") c.registered = e.at;
+    claims.set(e.nodeClaimUid, c);
+  }
+  const stepAt = (t: number): number => {
+    let step = cadence[0]?.stepMs ?? 1000;
+    for (const s of cadence) if (s.from <= t) step = s.stepMs;
+    return step;
+  };
+  const all = new Map<string, number[]>();
+  const fine = new Map<string, number[]>();
+  for (const c of claims.values()) {
+    const up = c.up ?? c.registered;
+    if (c.launched === undefined || up === undefined || up < c.launched) continue;
+    const boots = all.get(c.pool) ?? [];
+    boots.push(up - c.launched);
+    all.set(c.pool, boots);
+    if (stepAt(c.launched) <= 1000) fine.set(c.pool, [...(fine.get(c.pool) ?? []), up - c.launched]);
+  }
+  const anyFine = [...fine.values()].flat();
+  const out: Record<string, number> = {};
+  for (const [pool, boots] of [...all].sort(([a], [b]) => a.localeCompare(b))) {
+    const own = fine.get(pool) ?? [];
+    out[pool] = medianSeconds(own.length >= MIN_BOOTS ? own : anyFine.length >= MIN_BOOTS ? anyFine : boots);
+  }
+  return out;
+}
+
+/** Karpenter's batch window and the kubelet's start, which a cold start holds besides boot and pull. */
+const COLD_OVERHEAD_MS = 2000;
+
+/**
+ * Each NodePool's image pull: its recorded cold starts (pods that waited for a new node: batch,
+ * boot, pull, start — and, for some, a wait for room: a pool at its limit, a node another pod took)
+ * less its boot and the batch window and the kubelet's start. The fastest tenth of them waited for
+ * nothing else: their 10th percentile, whole seconds, never negative. A pool with fewer than 3
+ * cold starts is left out (no pull: 0).
+ */
+export function observedPoolPullMs(
+  starts: readonly { ms: number; pool: string; cold: boolean }[],
+  bootMs: Readonly<Record<string, number>>,
+  fallbackBootMs: number,
+): Record<string, number> {
+  const cold = new Map<string, number[]>();
+  for (const s of starts) if (s.cold && s.pool !== "") cold.set(s.pool, [...(cold.get(s.pool) ?? []), s.ms]);
+  const out: Record<string, number> = {};
+  for (const [pool, ms] of [...cold].sort(([a], [b]) => a.localeCompare(b))) {
+    if (ms.length < MIN_BOOTS) continue;
+    const sorted = [...ms].sort((a, b) => a - b);
+    const fastest = sorted[Math.floor((sorted.length - 1) / 10)] ?? 0;
+    const pull = fastest - (bootMs[pool] ?? fallbackBootMs) - COLD_OVERHEAD_MS;
+    out[pool] = Math.max(0, Math.round(pull / 1000) * 1000);
+  }
+  return out;
+}

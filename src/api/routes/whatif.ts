@@ -26,10 +26,19 @@ import {
   observedBootMs,
   observedCadence,
   observedInterruptionRate,
+  observedPoolBootMs,
+  observedPoolPullMs,
   observedTemplateChanges,
 } from "./whatif-observed.ts";
+import { podStarts, type PodStartSample } from "../../dashboard/figures/pod-starts.ts";
 
-export { observedBootMs, observedCadence, observedTemplateChanges } from "./whatif-observed.ts";
+export {
+  observedBootMs,
+  observedCadence,
+  observedPoolBootMs,
+  observedPoolPullMs,
+  observedTemplateChanges,
+} from "./whatif-observed.ts";
 
 const HOUR = 3_600_000;
 
@@ -56,6 +65,11 @@ export interface WhatifInput {
   changes: { spot: SpotPolicy[]; warmup: Record<string, WarmupPolicy> };
   spotInterruptionRate: number;
   bootDelayMs: number;
+  /** Per NodePool: its recorded boot (observedPoolBootMs) and image pull (observedPoolPullMs). */
+  poolBootMs?: Record<string, number>;
+  poolPullMs?: Record<string, number>;
+  /** The pod starts core saw over the window (src/dashboard/figures/pod-starts.ts). */
+  podStarts?: PodStartSample[];
   /** The cluster's control-loop period over the window (observedCadence); the replay ticks no more often. */
   cadence?: { from: number; stepMs: number }[];
   /** When each NodePool's template changed (observedTemplateChanges): the replay drifts it then. */
@@ -139,13 +153,19 @@ export function parseCandidate(body: WhatifRequestDto): WhatifInput["changes"] {
   return { spot, warmup };
 }
 
+/**
+ * Each cluster's last pod per workload (a workload between runs when a what-if is asked still has
+ * a template) and the pod starts it saw (the model check's), remembered from its first batch on.
+ */
+function remember(hub: ClusterHub, id: string): void {
+  const c = hub.get(id);
+  if (!c) return;
+  workloadTemplates(c.state);
+  podStarts(c.state);
+}
+
 export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
-  // Each cluster's last pod per workload is remembered from its first batch on (a workload
-  // between runs when a what-if is asked still has a template).
-  deps.hub.onChange((id) => {
-    const c = deps.hub.get(id);
-    if (c) workloadTemplates(c.state);
-  });
+  deps.hub.onChange((id) => remember(deps.hub, id));
   const pending = { gathering: 0 };
   return (app: FastifyInstance) => {
     app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
@@ -336,6 +356,10 @@ async function whatifInput(
       ? (observedBootMs(lifecycle) ?? DEFAULT_BOOT_MS)
       : body.bootDelaySeconds * 1000;
   const cadence = observedCadence(lifecycle, range.from, now);
+  const starts = podStarts(c.state).between(range.from, now);
+  // Per pool, unless the body sets one boot for all.
+  const poolBootMs = body.bootDelaySeconds === undefined ? observedPoolBootMs(lifecycle, cadence) : {};
+  const poolPullMs = observedPoolPullMs(starts, poolBootMs, bootMs);
   return {
     nodePools: c.state.nodePools(),
     nodes: c.state.nodes(),
@@ -351,6 +375,9 @@ async function whatifInput(
     changes,
     spotInterruptionRate: rate,
     bootDelayMs: bootMs,
+    poolBootMs,
+    poolPullMs,
+    podStarts: starts,
     ...(cadence.some((c) => c.stepMs > 1000) ? { cadence } : {}),
     ...(templateChanges.length > 0 ? { templateChanges } : {}),
     recorded,

@@ -58,6 +58,35 @@ describe("MemoryKube objects", () => {
     assert.deepEqual(got.metadata.labels, { a: "1" });
   });
 
+  it("draws generateName suffixes per prefix with randomFor: other prefixes' objects rename nothing (issue 38)", async () => {
+    const names = async (extra: boolean): Promise<string[]> => {
+      let n = 0;
+      const kube = new MemoryKube({
+        random: () => (n = (n * 31 + 7) % 97) / 97,
+        randomFor: (prefix) => {
+          let k = prefix.length;
+          return () => (k = (k * 37 + 11) % 101) / 101;
+        },
+      });
+      const out: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        // A warm node's pod in between, on one side only.
+        if (extra)
+          await kube.create("Pod", {
+            metadata: { generateName: "wave-warmup-", namespace: "wave" },
+            spec: { containers: [] },
+          });
+        const p = await kube.create("Pod", {
+          metadata: { generateName: "web-", namespace: "ns" },
+          spec: { containers: [] },
+        });
+        out.push(p.metadata.name ?? "");
+      }
+      return out;
+    };
+    assert.deepEqual(await names(true), await names(false));
+  });
+
   it("fills generateName and refuses duplicates and bad names", async () => {
     const kube = new MemoryKube({ random: () => 0 });
     const a = await kube.create("Pod", {

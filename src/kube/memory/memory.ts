@@ -63,6 +63,11 @@ export interface MemoryKubeOptions {
   uid?: () => string;
   /** Uniform [0,1) source for generateName suffixes. */
   random?: () => number;
+  /**
+   * A source per generateName prefix instead (common random numbers: two simulations that differ
+   * in one controller's objects still name every other object alike, in the same order).
+   */
+  randomFor?: (prefix: string) => () => number;
   /** BOOKMARK period for watches that allow them (the apiserver: ~60 s). Default 0: only bookmark(). */
   bookmarkIntervalMs?: number;
   /**
@@ -141,6 +146,8 @@ export class MemoryKube implements KubeClient {
   readonly #defaultNamespace: string;
   readonly #uid: () => string;
   readonly #random: () => number;
+  readonly #randomFor: ((prefix: string) => () => number) | undefined;
+  readonly #prefixStreams = new Map<string, () => number>();
   readonly #bookmarkIntervalMs: number;
   readonly #eventTtlMs: number;
   readonly #sharedLists: boolean;
@@ -158,6 +165,7 @@ export class MemoryKube implements KubeClient {
     this.#defaultNamespace = opts.defaultNamespace ?? "default";
     this.#uid = opts.uid ?? randomUUID;
     this.#random = opts.random ?? Math.random;
+    this.#randomFor = opts.randomFor;
     this.#bookmarkIntervalMs = opts.bookmarkIntervalMs ?? 0;
     this.#eventTtlMs = Math.max(0, opts.eventTtlMs ?? 0);
     this.#sharedLists = opts.sharedLists ?? false;
@@ -737,10 +745,16 @@ export class MemoryKube implements KubeClient {
   }
 
   #generateName(st: KindState, nsName: string | undefined, prefix: string): string {
+    let random = this.#random;
+    if (this.#randomFor) {
+      const stream = `${nsName ?? ""}/${prefix}`;
+      random = this.#prefixStreams.get(stream) ?? this.#randomFor(stream);
+      this.#prefixStreams.set(stream, random);
+    }
     for (let attempt = 0; attempt < 100; attempt++) {
       let suffix = "";
       for (let i = 0; i < 5; i++) {
-        suffix += GENERATE_ALPHABET.charAt(Math.floor(this.#random() * GENERATE_ALPHABET.length));
+        suffix += GENERATE_ALPHABET.charAt(Math.floor(random() * GENERATE_ALPHABET.length));
       }
       const name = prefix.slice(0, 58) + suffix;
       if (!st.objects.has(keyOf(nsName, name))) return name;

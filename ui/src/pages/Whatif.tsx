@@ -12,6 +12,66 @@ const pct = (v: number): string => `${(v * 100).toFixed(0)} %`;
 const sec = (s: WhatifReportDto["current"]["podStart"], pick: "p50Ms" | "p95Ms"): string =>
   s.count === 0 ? "—" : `${(s[pick] / 1000).toFixed(1)} s`;
 
+/**
+ * The result's rows, as `wave whatif` prints them (src/cli/whatif.ts formatClusterReport): cost/h,
+ * cost/month, spot share, pod start p50/p95, cost/h now, the NodePools whose cost the candidate
+ * changes, and where the workload's pods run now. The editors' button and the What-if page show
+ * the same rows.
+ */
+export function whatifRows(r: WhatifReportDto, workload?: string): [string, string, string][] {
+  const c = r.current;
+  const k = r.candidate;
+  const out: [string, string, string][] = [
+    ["cost/h (average)", usd(c.costPerHour), usd(k.costPerHour)],
+    ["cost/month", usd(c.costPerMonth), usd(k.costPerMonth)],
+    ["spot share", pct(c.spotShare), pct(k.spotShare)],
+    ["pod start p50", sec(c.podStart, "p50Ms"), sec(k.podStart, "p50Ms")],
+    ["pod start p95", sec(c.podStart, "p95Ms"), sec(k.podStart, "p95Ms")],
+    ["cost/h now", usd(c.now.costPerHour), usd(k.now.costPerHour)],
+  ];
+  for (const p of [...new Set([...Object.keys(c.now.pools), ...Object.keys(k.now.pools)])].sort()) {
+    const a = c.now.pools[p]?.costPerHour ?? 0;
+    const b = k.now.pools[p]?.costPerHour ?? 0;
+    if (Math.abs(a - b) > 1e-9) out.push([`NodePool ${p} cost/h now`, usd(a), usd(b)]);
+  }
+  const a = workload ? c.now.workloads[workload] : undefined;
+  const b = workload ? k.now.workloads[workload] : undefined;
+  if (a && b)
+    out.push([
+      `${workload} pods on-demand / spot now`,
+      `${a.onDemand} / ${a.spot}`,
+      `${b.onDemand} / ${b.spot}`,
+    ]);
+  return out;
+}
+
+/** The result's rows as a table (current beside the candidate). */
+export function WhatifTable({ report, workload }: { report: WhatifReportDto; workload?: string }) {
+  return (
+    <table aria-label="what-if result">
+      <caption>
+        {`${((report.to - report.from) / 3_600_000).toFixed(1)} h of this cluster replayed on the simulator (${report.historyBuckets} history buckets, ${report.workloads.length} workloads)`}
+      </caption>
+      <thead>
+        <tr>
+          <th />
+          <th>current</th>
+          <th>this policy</th>
+        </tr>
+      </thead>
+      <tbody>
+        {whatifRows(report, workload).map(([label, now, then]) => (
+          <tr key={label}>
+            <th scope="row">{label}</th>
+            <td>{now}</td>
+            <td>{then}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** "about 1 min 20 s left" */
 function left(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return "";
@@ -120,52 +180,13 @@ export function WhatifPanel({
 }) {
   const { busy, report, error, progress, run, cancel } = useWhatifRun(ctx);
   const go = (): Promise<void> => run(candidate);
-  const rows = (r: WhatifReportDto): [string, string, string][] => {
-    const c = r.current;
-    const k = r.candidate;
-    const out: [string, string, string][] = [
-      ["cost/h (average)", usd(c.costPerHour), usd(k.costPerHour)],
-      ["cost/month", usd(c.costPerMonth), usd(k.costPerMonth)],
-      ["spot share", pct(c.spotShare), pct(k.spotShare)],
-      ["pod start p50", sec(c.podStart, "p50Ms"), sec(k.podStart, "p50Ms")],
-      ["pod start p95", sec(c.podStart, "p95Ms"), sec(k.podStart, "p95Ms")],
-      ["cost/h now", usd(c.now.costPerHour), usd(k.now.costPerHour)],
-    ];
-    const a = workload ? c.now.workloads[workload] : undefined;
-    const b = workload ? k.now.workloads[workload] : undefined;
-    if (a && b)
-      out.push(["pods on-demand / spot now", `${a.onDemand} / ${a.spot}`, `${b.onDemand} / ${b.spot}`]);
-    return out;
-  };
   return (
     <div className="whatif" data-testid="whatif">
       <button type="button" disabled={busy || disabled} onClick={() => void go()}>
         {busy ? "Replaying the last 24 h…" : "What if? (replay the last 24 h)"}
       </button>
       <WhatifRunStatus busy={busy} progress={progress} error={error} onCancel={cancel} />
-      {report ? (
-        <table aria-label="what-if result">
-          <caption>
-            {`${((report.to - report.from) / 3_600_000).toFixed(1)} h of this cluster replayed on the simulator (${report.historyBuckets} history buckets, ${report.workloads.length} workloads)`}
-          </caption>
-          <thead>
-            <tr>
-              <th />
-              <th>current</th>
-              <th>this policy</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows(report).map(([label, now, then]) => (
-              <tr key={label}>
-                <th scope="row">{label}</th>
-                <td>{now}</td>
-                <td>{then}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      {report ? <WhatifTable report={report} {...(workload ? { workload } : {})} /> : null}
     </div>
   );
 }

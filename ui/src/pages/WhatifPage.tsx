@@ -15,7 +15,7 @@ import type { PageCtx } from "../ctx.ts";
 import { usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { workloadKey, workloadName } from "../../../src/policy/spot.ts";
-import { WhatifRunStatus, useWhatifRun } from "./Whatif.tsx";
+import { WhatifRunStatus, WhatifTable, useWhatifRun } from "./Whatif.tsx";
 
 type Side = WhatifReportDto["current"];
 const CURRENT = "#2563eb";
@@ -105,7 +105,21 @@ function StartHistogram({ current, candidate }: { current: number[]; candidate: 
   );
 }
 
-function Result({ r }: { r: WhatifReportDto }) {
+/** The model check's pod start: the current policy's replay against the starts core saw. */
+function podStartCheck(r: WhatifReportDto): string {
+  const ps = r.recorded?.podStart;
+  const err = r.recorded?.fidelity.podStartError;
+  const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  const c = r.current.podStart;
+  if (!ps || !err)
+    return ` Pod start replayed p50 ${s(c.p50Ms)} / p95 ${s(c.p95Ms)}; core recorded no pod start for this window.`;
+  return (
+    ` Pod start replayed p50 ${s(c.p50Ms)} / p95 ${s(c.p95Ms)} against ${s(ps.p50Ms)} / ${s(ps.p95Ms)} ` +
+    `recorded (${signed(err.p50)}, ${signed(err.p95)}; ${ps.count} pods).`
+  );
+}
+
+function Result({ r, workload }: { r: WhatifReportDto; workload?: string }) {
   const c: Side = r.current;
   const k: Side = r.candidate;
   const ts = (c.timeline ?? []).map((b) => b.t);
@@ -117,9 +131,11 @@ function Result({ r }: { r: WhatifReportDto }) {
       </p>
       <p data-testid="whatif-model-check">
         {rec
-          ? `Model check: the current policy replayed at ${usd(c.costPerHour)}/h against ${usd(rec.costPerHour)}/h recorded over the same window (${signed(rec.fidelity.costError)}).`
+          ? `Model check: the current policy replayed at ${usd(c.costPerHour)}/h against ${usd(rec.costPerHour)}/h recorded over the same window (${signed(rec.fidelity.costError)}).` +
+            podStartCheck(r)
           : "Model check: core has no recorded series for this window."}
       </p>
+      <WhatifTable report={r} {...(workload ? { workload } : {})} />
       {(r.notes ?? []).map((n) => (
         <p key={n} className="note" role="note">
           {n}
@@ -319,7 +335,9 @@ export function WhatifPage({ ctx }: { ctx: PageCtx }) {
       </form>
       <WhatifRunStatus busy={busy} progress={progress} error={error} onCancel={cancel} />
       {applied ? <p role="status">{applied}</p> : null}
-      {report ? <Result r={report} /> : null}
+      {report ? (
+        <Result r={report} {...(workload ? { workload: workloadKey(workload.workload) } : {})} />
+      ) : null}
     </section>
   );
 }
