@@ -38,16 +38,6 @@ const T0 = Date.parse("2026-03-02T12:00:00Z");
 const iso = (ms: number): string => new Date(ms).toISOString();
 const prices = new KwokPriceProvider();
 
-function started(name: string, nodeName: string, createdAt: number, readyAfterS: number): Pod {
-  const p = pod(name, nodeName, "500m", "512Mi");
-  p.metadata.creationTimestamp = iso(createdAt);
-  p.status = {
-    phase: "Running",
-    conditions: [{ type: "Ready", status: "True", lastTransitionTime: iso(createdAt + readyAfterS * 1000) }],
-  };
-  return p;
-}
-
 function nodeAt(name: string, createdAt: number, extra: Partial<Node["metadata"]> = {}): Node {
   const n = machineObjects({
     name,

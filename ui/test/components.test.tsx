@@ -904,7 +904,11 @@ describe("What-if in the policy editors", () => {
     assert.deepEqual(row("cost/h (average)"), ["cost/h (average)", "$0.500", "$0.620"]);
     assert.deepEqual(row("spot share"), ["spot share", "100 %", "70 %"]);
     assert.deepEqual(row("pod start p95"), ["pod start p95", "61.0 s", "61.0 s"]);
-    assert.deepEqual(row("pods on-demand / spot now"), ["pods on-demand / spot now", "0 / 6", "2 / 4"]);
+    assert.deepEqual(row("deployment/shop/api pods on-demand / spot now"), [
+      "deployment/shop/api pods on-demand / spot now",
+      "0 / 6",
+      "2 / 4",
+    ]);
     assert.match(table.textContent, /24\.0 h of this cluster replayed .*1440 history buckets/);
     assert.equal(calls.filter((c) => c.method === "PUT").length, 0, "a what-if saves nothing");
   });

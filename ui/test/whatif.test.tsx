@@ -257,8 +257,8 @@ describe("the What-if page", () => {
       null,
       "unchanged",
     );
-    assert.deepEqual(row("shop/Deployment/api pods on-demand / spot now"), [
-      "shop/Deployment/api pods on-demand / spot now",
+    assert.deepEqual(row("deployment/shop/api pods on-demand / spot now"), [
+      "deployment/shop/api pods on-demand / spot now",
       "1 / 5",
       "3 / 3",
     ]);

@@ -7,6 +7,7 @@ import type { WhatifProgressDto, WhatifReportDto, WhatifRequestDto } from "../..
 import { runWhatif } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { usd } from "../format.ts";
+import { workloadNameOfKey } from "../../../src/policy/spot.ts";
 
 const pct = (v: number): string => `${(v * 100).toFixed(0)} %`;
 const sec = (s: WhatifReportDto["current"]["podStart"], pick: "p50Ms" | "p95Ms"): string =>
@@ -38,7 +39,7 @@ export function whatifRows(r: WhatifReportDto, workload?: string): [string, stri
   const b = workload ? k.now.workloads[workload] : undefined;
   if (a && b)
     out.push([
-      `${workload} pods on-demand / spot now`,
+      `${workloadNameOfKey(workload ?? "")} pods on-demand / spot now`,
       `${a.onDemand} / ${a.spot}`,
       `${b.onDemand} / ${b.spot}`,
     ]);
