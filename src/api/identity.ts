@@ -19,7 +19,16 @@ export interface Identity {
   /** namespace-editor only: the namespaces whose spot policies this caller may change. */
   namespaces?: string[];
   source: IdentitySource;
+  /**
+   * Whether this caller has any role in a cluster (group-mapped identities; issue 42: lists across
+   * clusters showed every cluster). Absent: every cluster (the static tokens are core-wide).
+   */
+  readsCluster?: (clusterId: string) => boolean;
 }
+
+/** Whether `id` may see cluster `clusterId` in a list across clusters (the list, /metrics). */
+export const mayReadCluster = (id: Identity | undefined, clusterId: string): boolean =>
+  id !== undefined && (id.readsCluster?.(clusterId) ?? true);
 
 /**
  * Thrown by an authenticator for a caller it recognises who has no role here (signed in, but no

@@ -17,6 +17,8 @@ import { savingsRoutes } from "../api/routes/clusters/savings.ts";
 import { auditRoutes } from "../api/routes/audit.ts";
 import { CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER } from "../objects/policy-crds.ts";
 import { storeAudit } from "../api/audit.ts";
+import { exposedTo } from "../api/metrics-filter.ts";
+import { mayReadCluster } from "../api/identity.ts";
 import { consoleIdentity, type IdentityConfig } from "./identity.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
@@ -360,8 +362,13 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         s.addHook("onClose", async () => whatifs?.close());
       },
       (s) => {
-        s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
-          await reply.type(CONTENT_TYPE).send(await metrics.render());
+        s.get("/metrics", { schema: { hide: true } }, async (req, reply) => {
+          // Each caller sees the clusters it has a role in (public metrics: every cluster).
+          const text = await metrics.render();
+          const id = req.identity;
+          await reply
+            .type(CONTENT_TYPE)
+            .send(id === undefined ? text : exposedTo(text, (c) => mayReadCluster(id, c)));
         });
       },
       async (s) => {
