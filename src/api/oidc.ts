@@ -335,7 +335,6 @@ export class OidcAuth {
         name: str(claims.name) ?? subject,
         groups,
         expiresAt: this.#o.clock.now() + this.#o.sessionTtlMs,
-        idToken: tokens.id_token ?? null,
       },
       this.#o.clock.now(),
     );
@@ -346,17 +345,19 @@ export class OidcAuth {
       .redirect(this.#cookiePath, 302);
   }
 
-  /** POST /auth/logout: the session ends here; the answer names the provider's end-session URL. */
+  /**
+   * POST /auth/logout: the session ends here (its row is deleted); the answer names the provider's
+   * end-session URL with Wave's client_id, never an id_token_hint (issue 42: the hint handed the ID
+   * token, an admin-capable bearer, to page script; Wave keeps no token to give).
+   */
   async logout(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const id = this.#unsign(cookieValue(req.headers.cookie, SESSION_COOKIE));
-    const s = await this.session(req);
     if (id !== undefined) await this.#sessions.deleteSession(hashId(id));
     let endSession: string | null = null;
     try {
       const config = await this.#discover();
       if (config.serverMetadata().end_session_endpoint)
         endSession = client.buildEndSessionUrl(config, {
-          ...(s?.idToken ? { id_token_hint: s.idToken } : {}),
           post_logout_redirect_uri: new URL(this.#cookiePath, this.#o.redirectUrl).href,
         }).href;
     } catch {
