@@ -116,6 +116,20 @@ const METRICS_PATHS = new Set(["/metrics", "/openapi.json"]);
 
 const newRequestId = (): string => randomBytes(8).toString("hex");
 
+/**
+ * Whether a request path names a source map as the router and the static files read it: percent-
+ * decoded first (issue 42: `.ma%70` and `%2emap` got past a check of the raw path).
+ */
+export function isSourceMap(path: string): boolean {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    /* malformed escapes: the router refuses them; check the raw path */
+  }
+  return /\.map$/i.test(decoded) || /\.map$/i.test(path);
+}
+
 const pascal = (word: string): string =>
   word
     .split(/[^A-Za-z0-9]+/)
@@ -219,7 +233,7 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(k, v);
     reply.raw.setHeader("x-request-id", req.id);
     const path = req.url.split("?")[0] ?? "";
-    if (!opts.serveSourceMaps && path.endsWith(".map")) {
+    if (!opts.serveSourceMaps && isSourceMap(path)) {
       await reply.code(404).send({ error: "not_found", message: `no route ${req.method} ${path}` });
       return reply;
     }
