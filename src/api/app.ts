@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from "../shared/log.ts";
 import { FailureLimiter, roleFor, tokenFingerprint, type Tokens } from "./auth.ts";
 import { AuthRefused, satisfies, tokenIdentity, type Identity, type Role } from "./identity.ts";
 import { coerceQuery, unboundedNumbers } from "./query.ts";
+import { ChangeLimiter, DEFAULT_CHANGE_RATE, type ChangeRate } from "./change-rate.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -76,6 +77,8 @@ export interface BuildOptions {
    */
   authFailures?: { max: number; windowMs: number; addressFactor?: number };
   clock?: Clock;
+  /** Changes per identity (default DEFAULT_CHANGE_RATE): beyond it 429 (change-rate.ts). */
+  changeRate?: ChangeRate;
   /** Told of every route as it is registered, with the role it needs (the fuzzer's route list). */
   onRoute?: (route: { method: string; url: string; role: Role | undefined; schema: RouteSchema }) => void;
 }
@@ -207,9 +210,27 @@ function checkRoutes(app: FastifyInstance, opts: BuildOptions): void {
   });
 }
 
+/** A change beyond its caller's rate (change-rate.ts): answered 429 here, true. */
+async function throttled(
+  changes: ChangeLimiter,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  identity: Identity,
+): Promise<boolean> {
+  if (req.method === "GET" || req.method === "HEAD") return false;
+  const waitMs = changes.take(`${identity.source}:${identity.subject}`);
+  if (waitMs === 0) return false;
+  await reply
+    .code(429)
+    .header("retry-after", String(Math.ceil(waitMs / 1000)))
+    .send({ error: "too_many_requests", message: `${identity.subject}: too many changes; try again later` });
+  return true;
+}
+
 /** Who sent each request (static token, then the authenticators) and whether their role suffices. */
 function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clock: Clock): void {
   const limiter = new FailureLimiter(opts.authFailures ?? { max: 20, windowMs: 60_000 }, clock);
+  const changes = new ChangeLimiter(opts.changeRate ?? DEFAULT_CHANGE_RATE, clock);
   app.decorateRequest("identity", undefined);
   app.decorateRequest("role", undefined);
   const authenticators = opts.authenticators ?? [];
@@ -274,6 +295,7 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
     }
     req.identity = identity;
     req.role = identity.role;
+    if (need !== "viewer" && (await throttled(changes, req, reply, identity))) return reply;
   });
 }
 

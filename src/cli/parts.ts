@@ -222,6 +222,8 @@ export interface ApiRoutesDeps {
   whatif?: Pick<WhatifDeps, "run" | "busy">;
   /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
   policyCrs?: PolicyCrAccess;
+  /** Wave's own namespaces (no spot policy may target them). */
+  waveNamespaces?: readonly string[];
 }
 
 /** Every /api route plugin of core, in the order startApi mounts them. */
@@ -246,6 +248,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       audit,
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
       ...(o.policyCrs ? { crs: o.policyCrs } : {}),
+      ...(o.waveNamespaces ? { waveNamespaces: o.waveNamespaces } : {}),
     }),
     auditRoutes({ store: o.store, waveManagers: [CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER] }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
@@ -269,7 +272,9 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
 
 /** The options of core's API (coreApi, startApi). */
 export interface CoreApiOptions {
-  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps"> & Partial<IdentityConfig>;
+  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps"> &
+    Partial<IdentityConfig> &
+    Partial<Pick<WaveConfig, "namespace" | "warmupNamespace" | "spotLedgerNamespace">>;
   tokens: { admin: string; viewer: string };
   hub: ClusterHub;
   store: Store;
@@ -350,6 +355,9 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         clock,
         ...(o.log ? { log: o.log } : {}),
         clusterId: o.config.clusterId,
+        waveNamespaces: [o.config.namespace, o.config.warmupNamespace, o.config.spotLedgerNamespace].filter(
+          (n): n is string => n !== undefined && n !== "",
+        ),
         warmupTotals: o.warmupTotals,
         onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
