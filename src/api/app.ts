@@ -12,9 +12,16 @@ import swagger from "@fastify/swagger";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { FailureLimiter, roleFor, tokenFingerprint, type Tokens } from "./auth.ts";
-import { AuthRefused, satisfies, tokenIdentity, type Identity, type Role } from "./identity.ts";
+import {
+  AuthRefused,
+  AuthUnavailable,
+  satisfies,
+  tokenIdentity,
+  type Identity,
+  type Role,
+} from "./identity.ts";
 import { coerceQuery, unboundedNumbers } from "./query.ts";
-import { ChangeLimiter, DEFAULT_CHANGE_RATE, type ChangeRate } from "./change-rate.ts";
+import { ChangeLimiter, DEFAULT_CHANGE_RATE, throttled, type ChangeRate } from "./change-rate.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -210,23 +217,6 @@ function checkRoutes(app: FastifyInstance, opts: BuildOptions): void {
   });
 }
 
-/** A change beyond its caller's rate (change-rate.ts): answered 429 here, true. */
-async function throttled(
-  changes: ChangeLimiter,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  identity: Identity,
-): Promise<boolean> {
-  if (req.method === "GET" || req.method === "HEAD") return false;
-  const waitMs = changes.take(`${identity.source}:${identity.subject}`);
-  if (waitMs === 0) return false;
-  await reply
-    .code(429)
-    .header("retry-after", String(Math.ceil(waitMs / 1000)))
-    .send({ error: "too_many_requests", message: `${identity.subject}: too many changes; try again later` });
-  return true;
-}
-
 /** Who sent each request (static token, then the authenticators) and whether their role suffices. */
 function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clock: Clock): void {
   const limiter = new FailureLimiter(opts.authFailures ?? { max: 20, windowMs: 60_000 }, clock);
@@ -234,7 +224,9 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
   app.decorateRequest("identity", undefined);
   app.decorateRequest("role", undefined);
   const authenticators = opts.authenticators ?? [];
-  const identify = async (req: FastifyRequest): Promise<Identity | AuthRefused | undefined> => {
+  const identify = async (
+    req: FastifyRequest,
+  ): Promise<Identity | AuthRefused | AuthUnavailable | undefined> => {
     const role = roleFor(req.headers.authorization, opts.tokens);
     if (role !== undefined) return tokenIdentity(role);
     const clusterId = (req.params as { id?: unknown } | undefined)?.id;
@@ -243,7 +235,7 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
         const id = await a(req, typeof clusterId === "string" ? clusterId : undefined);
         if (id) return id;
       } catch (err) {
-        if (err instanceof AuthRefused) return err;
+        if (err instanceof AuthRefused || err instanceof AuthUnavailable) return err;
         throw err;
       }
     }
@@ -265,6 +257,13 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
     // The token is checked first: a valid one always passes, whatever others sent from the same
     // address (throttling is per address and token fingerprint; see FailureLimiter).
     const identity = await identify(req);
+    if (identity instanceof AuthUnavailable) {
+      const after = Math.max(1, Math.ceil(identity.retryAfterMs / 1000));
+      return reply
+        .code(503)
+        .header("retry-after", String(after))
+        .send({ error: "unavailable", message: identity.message });
+    }
     if (identity instanceof AuthRefused) {
       await reply.code(403).send({ error: "forbidden", message: identity.message });
       return reply;

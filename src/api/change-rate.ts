@@ -2,7 +2,9 @@
 // audit, never pruned, grew without bound). Every changing request (a route needing more than the
 // viewer role, any method but GET/HEAD) takes a token from its caller's bucket: `burst` at once,
 // then `perMinute`; beyond that 429 with Retry-After. Viewers' requests and reads are not counted.
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../shared/clock.ts";
+import type { Identity } from "./identity.ts";
 
 export interface ChangeRate {
   /** Changes one identity may make at once. */
@@ -42,4 +44,21 @@ export class ChangeLimiter {
     }
     return Math.ceil((1 - b.tokens) / perMs);
   }
+}
+
+/** A change beyond its caller's rate (change-rate.ts): answered 429 here, true. */
+export async function throttled(
+  changes: ChangeLimiter,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  identity: Identity,
+): Promise<boolean> {
+  if (req.method === "GET" || req.method === "HEAD") return false;
+  const waitMs = changes.take(`${identity.source}:${identity.subject}`);
+  if (waitMs === 0) return false;
+  await reply
+    .code(429)
+    .header("retry-after", String(Math.ceil(waitMs / 1000)))
+    .send({ error: "too_many_requests", message: `${identity.subject}: too many changes; try again later` });
+  return true;
 }

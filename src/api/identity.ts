@@ -38,6 +38,19 @@ export class AuthRefused extends Error {
   override name = "AuthRefused";
 }
 
+/**
+ * Thrown by an authenticator that cannot decide now (its provider is unreachable): 503 with
+ * Retry-After rather than 500 or a refusal.
+ */
+export class AuthUnavailable extends Error {
+  override name = "AuthUnavailable";
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number) {
+    super(message);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, "namespace-editor": 1, admin: 2 };
 
 /** Whether a role is at least `need` (admin ⊇ namespace-editor ⊇ viewer). */
