@@ -60,6 +60,8 @@ export interface TargetResult {
   /** Placement target: real pods placed otherwise than without the forgeries (must be 0), and checks made. */
   placementViolations?: number;
   placementChecks?: number;
+  /** Answers an oracle disagreed with (issue 42's security targets; must be 0). */
+  violations?: number;
   ms: number;
 }
 

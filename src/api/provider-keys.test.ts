@@ -66,7 +66,11 @@ before(async () => {
     tokens: { admin: "admin-token-0123456789", viewer: "viewer-token-0123456789" },
     authenticators: [oidc.authenticate],
     clock,
-    plugins: [(s) => s.get("/api/v1/clusters/:id/me", { config: { role: "viewer" } }, (req) => req.identity)],
+    plugins: [
+      (s) => {
+        s.get("/api/v1/clusters/:id/me", { config: { role: "viewer" } }, (req) => req.identity);
+      },
+    ],
   });
 });
 
