@@ -9,6 +9,7 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import type { PolicyKind, Store } from "../../../core/store/store.ts";
+import { sameJson } from "./same-json.ts";
 import { WORKLOAD_KINDS, type SpotPolicy } from "../../../policy/spot.ts";
 import { clientOf } from "../../identity.ts";
 import {
@@ -178,22 +179,6 @@ export function crSpec(
     )?.spec ?? null
   );
 }
-
-/** JSON with its objects' keys sorted: two values equal whatever order their keys came in. */
-const canonical = (v: unknown): unknown =>
-  Array.isArray(v)
-    ? v.map(canonical)
-    : typeof v === "object" && v !== null
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-        )
-      : v;
-
-/** Whether a put leaves a policy as it was (nothing to audit). */
-export const sameJson = (a: unknown, b: unknown): boolean =>
-  a !== null && a !== undefined && JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 
 /** The custom resource of each policy kind. */
 const RESOURCE = { spot: "SpotPolicy", warmup: "WarmupPolicy" } as const satisfies Record<PolicyKind, string>;
