@@ -261,7 +261,7 @@ export async function cleanupCommand(ctx: CommandContext, opts: ComponentOptions
   const log = logger(ctx.config, "cleanup", opts);
   const { kube } = await cluster(ctx.config, ctx.io.env, log, opts);
   const where = "target" in kube && typeof kube.target === "string" ? ` of ${kube.target}` : "";
-  ctx.io.err(`wave cleanup: removing Wave's objects${where}\n`);
+  if (where !== "") ctx.io.err(`wave cleanup: removing Wave's objects${where}\n`);
   const wait = ctx.flags["wait-for-pods"];
   const report = await cleanup(kube, {
     namespace: ctx.config.namespace,
