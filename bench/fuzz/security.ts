@@ -195,6 +195,7 @@ export function fuzzCopyableCommands(n: number, seed: number): TargetResult {
       const blocker = {
         reason,
         blocking: true,
+        waiting: false,
         message: "",
         object,
         pods: [],

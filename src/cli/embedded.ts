@@ -11,7 +11,7 @@ import type { PriceProvider } from "../pricing/types.ts";
 import { webhookAdmission } from "../sim/admission.ts";
 import { buildCatalog, buildOfferings } from "../sim/catalog.ts";
 import { fastForwardStepMs, type LaggingClock } from "../sim/clock.ts";
-import { LIVING_SPOT_POLICIES, LIVING_WARMUP, seedLivingCluster } from "../sim/living.ts";
+import { LIVING_MAX_STEP_MS, LIVING_SPOT_POLICIES, LIVING_WARMUP, seedLivingCluster } from "../sim/living.ts";
 import { Simulator } from "../sim/simulator.ts";
 import type { SlotAllocator } from "../webhook/allocator.ts";
 import type { SpotMetrics } from "../webhook/metrics.ts";
@@ -69,7 +69,10 @@ export interface EmbeddedClusterOptions {
    */
   setSpotPolicy?: (policy: SpotPolicy) => Promise<void>;
 
-  /** Largest simulated step while fast-forwarding (coarser = faster start, rougher history). */
+  /**
+   * Largest simulated step while fast-forwarding (coarser = faster start, rougher history; default
+   * LIVING_MAX_STEP_MS, the finest the scenario's warmup ramps allow).
+   */
   maxStepMs?: number;
   /**
    * The far past generated in process (prehistory.ts) until the clock lags by `tailMs` only; then
@@ -178,7 +181,7 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
         const from = simClock.now();
         await step(lastStep);
         // Fine steps while the empty cluster gets its first nodes, so history starts with them.
-        const maxStepMs = from < bootUntil ? BOOT_STEP_MS : o.maxStepMs;
+        const maxStepMs = from < bootUntil ? BOOT_STEP_MS : (o.maxStepMs ?? LIVING_MAX_STEP_MS);
         lastStep = Math.min(fastForwardStepMs(simClock.lag, maxStepMs), simClock.lag - pre.tailMs);
         simClock.catchUp(lastStep);
         await pre.feed.stepped(from, simClock.now());
@@ -203,7 +206,7 @@ export async function runEmbeddedCluster(o: EmbeddedClusterOptions): Promise<Emb
     while (!signal.aborted) {
       await step(lastStep);
       if (simClock.lag > 0) {
-        lastStep = fastForwardStepMs(simClock.lag, o.maxStepMs);
+        lastStep = fastForwardStepMs(simClock.lag, o.maxStepMs ?? LIVING_MAX_STEP_MS);
         simClock.catchUp(lastStep);
         // Back-pressure: the next step waits until the watchers (the agent, the pod cache) have
         // read this one's changes, so core's history follows the cluster instead of lagging it.

@@ -39,11 +39,11 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { CONTENT_TYPE, type Registry } from "../shared/metrics.ts";
 import { warmupCounts, type WarmupTotals } from "../warmup/stats.ts";
-import { coldStartsOf, type RecentLifecycle } from "../dashboard/cold-starts.ts";
-import { savedPerHit, timeSavedSeconds, type ColdStarts } from "../dashboard/figures/time-saved.ts";
+import { ColdStartRecorder } from "../core/warmup/cold-starts.ts";
+import type { ClusterState } from "../state/cluster.ts";
 
 /** A cluster's warmup hits, misses and time saved, priced at its measured cold starts. */
-export type WarmupTotalsOf = (clusterId: string, coldStarts: ColdStarts) => WarmupTotals;
+export type WarmupTotalsOf = (clusterId: string) => WarmupTotals;
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
 import { WarmupRelay, type PolicyRow } from "../core/warmup/relay.ts";
 import { spotPoliciesOf } from "../console/policy-crs.ts";
@@ -166,8 +166,12 @@ export function startHistory(o: {
  */
 export function coreWarmup(o: {
   store: Store;
-  /** Whose recent history measures each pool's cold start (what a hit saved). */
-  hub: RecentLifecycle;
+  /** Whose clusters' states show the cold starts a hit is measured against. */
+  hub: {
+    clusters(): readonly { id: string; state: ClusterState }[];
+    state(clusterId: string): ClusterState;
+    onChange(fn: (clusterId: string) => void): () => void;
+  };
   /** The cluster the old, cluster-less routes mean (core's --cluster-id). */
   clusterId: string;
   clock: Clock;
@@ -175,7 +179,7 @@ export function coreWarmup(o: {
   figures: DashboardMetrics;
   /** The cluster's WarmupPolicy resources as the stream's policies, once they are the truth. */
   resources?: (clusterId: string) => Promise<PolicyRow[] | undefined>;
-}): { relay: WarmupRelay; totals: WarmupTotalsOf } {
+}): { relay: WarmupRelay; totals: WarmupTotalsOf; coldStarts: ColdStartRecorder } {
   // Hits and misses per cluster, folded from the stored events (what every replica shows).
   const stats = new DurableWarmupStats({
     store: o.store,
@@ -183,26 +187,22 @@ export function coreWarmup(o: {
     clock: o.clock,
     log: o.log,
   });
+  // Cold starts from every cluster's state, as its pods become Ready (what a hit saves against).
+  const coldStarts = new ColdStartRecorder({ store: o.store, log: o.log });
+  for (const c of o.hub.clusters()) coldStarts.attach(c.id, c.state);
+  o.hub.onChange((id) => coldStarts.attach(id, o.hub.state(id)));
   const relay = new WarmupRelay({
     store: o.store,
+    coldStarts,
     ...(o.resources ? { resources: o.resources } : {}),
     onStored: (clusterId, events) => {
       stats.stored(clusterId);
-      // Each hit counts what it saved by the one definition (time-saved.ts), measured now.
-      void coldStartsOf(o.hub, clusterId, o.clock.now())
-        .then((cs) => {
-          for (const e of events) o.figures.events.warmup(clusterId, e, savedPerHit(cs, e.pool));
-        })
-        .catch((err: unknown) => o.log.warn("measuring cold starts failed", { cluster: clusterId, err }));
+      // Each hit counts what core stored that it saved (warmup/time-saved.ts): the same number
+      // the Overview and the Warmup page add.
+      for (const e of events) o.figures.events.warmup(clusterId, e, e.type === "hit" ? (e.saved ?? 0) : 0);
     },
   });
-  return {
-    relay,
-    totals: (clusterId, cs) => {
-      const counters = stats.counters(clusterId);
-      return { ...warmupCounts(counters), timeSavedSeconds: timeSavedSeconds(counters, cs) };
-    },
-  };
+  return { relay, coldStarts, totals: (clusterId) => warmupCounts(stats.counters(clusterId)) };
 }
 
 /** What the API's routes need (startApi's, and the fuzzer's app built the same way). */

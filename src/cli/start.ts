@@ -17,6 +17,7 @@ import type { KubeClient } from "../kube/port.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { seeded } from "../shared/random.ts";
+import { shellCommand } from "../shared/shell.ts";
 import { LaggingClock } from "../sim/clock.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { ClusterState } from "../state/cluster.ts";
@@ -157,7 +158,7 @@ export async function startWave(
     log?: Logger;
     /** Simulated cluster: how much history to fast-forward through at start (default 24 h). */
     simulatedHistoryMs?: number;
-    /** Simulated cluster: the largest fast-forward step (default 5 min). */
+    /** Simulated cluster: the largest fast-forward step (default LIVING_MAX_STEP_MS, 30 s). */
     fastForwardMaxStepMs?: number;
     /**
      * Simulated cluster: stream all of the history through the agent, none generated in process
@@ -433,7 +434,7 @@ export function banner(wave: Started, config: WaveConfig, generated: boolean): s
     lines.push(
       wh.registered
         ? `Webhook registered: MutatingWebhookConfiguration ${wh.configName} (removed when Wave stops).`
-        : `Webhook not registered. To place pods on spot, run: kubectl apply -f ${wh.configFile}` +
+        : `Webhook not registered. To place pods on spot, run: ${shellCommand(["kubectl", "apply", "-f", wh.configFile])}` +
             `  (or start with --register-webhook; the API server must reach ${wh.url})`,
     );
   } else lines.push("  webhook         in process (the simulated cluster admits through it directly)");

@@ -39,9 +39,25 @@ export function toWire(e: WarmupEvent): WireWarmupEvent {
     case "created":
       return { type: "created", pool: e.pool, at: e.at, pod: e.pod };
     case "hit":
-      return { type: "hit", pool: e.pool, at: e.at, node: e.node };
+      return {
+        type: "hit",
+        pool: e.pool,
+        at: e.at,
+        node: e.node,
+        pod: e.pod,
+        since: e.since,
+        seconds: e.seconds,
+      };
     case "miss":
-      return { type: "miss", pool: e.pool, at: e.at, node: e.node, pod: e.pod, reason: e.reason };
+      return {
+        type: "miss",
+        pool: e.pool,
+        at: e.at,
+        node: e.node,
+        pod: e.pod,
+        reason: e.reason,
+        since: e.since,
+      };
     case "prepull":
       return { type: "prepull", pool: e.pool, at: e.at, node: e.node, image: e.image, reason: e.outcome };
   }

@@ -67,6 +67,7 @@ function blocker(reason: BlockerReason, name: string, namespace: string | null):
   return {
     reason,
     blocking: true,
+    waiting: false,
     message: "",
     object: { kind: namespace === null ? "NodePool" : "Pod", namespace, name },
     pods: [],

@@ -393,24 +393,26 @@ export const WarmupPoolSchema = Obj({
   missesByReason: Counts,
   imagesPulled: Int,
   pullFailures: Int,
-  /** Median pending→Ready of pods that waited for a new node; null until one is measured. */
+  /**
+   * Over the range, median pending → running of the pool's pods that waited for a new node
+   * (core's cold starts); null until one is measured.
+   */
   coldStartSeconds: Nullable(Num),
   coldStartSamples: Int,
-  /** Median pending→Ready of pods that landed on a node Wave held warm. */
+  /** Over the range, median pending → running of the hits' pods (measured by the controller). */
   warmStartSeconds: Nullable(Num),
   warmStartSamples: Int,
+  /** Both medians measured and the warm one is not faster: the page says so. */
+  warmNotFaster: Type.Boolean(),
   /**
-   * hits × savedPerHitSeconds: the one definition of time saved (dashboard/figures/time-saved.ts),
-   * the same as the Overview's and /metrics'.
+   * Σ over the range's hits of what each saved (warmup/time-saved.ts: the pool's cold start in the
+   * 24 h before the hit minus the pod's own start, never negative): the same sum as the
+   * Overview's and /metrics'.
    */
   timeSavedSeconds: Num,
-  /**
-   * What one hit saves: the pool's node cold start, median launch → initialized of its NodeClaims
-   * in the last hour (`savedPerHitSamples` of them; 0: the cluster's median, or nothing measured).
-   */
-  savedPerHitSeconds: Num,
-  savedPerHitSamples: Int,
-  /** What Wave's warm capacity cost over the range (launch → release of each warm node). */
+  /** Hits that saved time (a measured start faster than the pool's cold start). */
+  hitsCredited: Int,
+  /** What Wave's warm capacity cost over the range (from the warmup's node launch to its first real pod, expiry or release). */
   warmCostUsd: Num,
   warmCostPerHourNow: Num,
   /** Hourly price of the node a warmup would launch now (the editor's preview). */
@@ -610,8 +612,10 @@ export type BlockerFixDto = Static<typeof BlockerFixSchema>;
 
 export const BlockerSchema = Obj({
   reason: BlockerReasonSchema,
-  /** False for a caution that does not stop Karpenter (no-controller). */
+  /** False for a caution that does not stop Karpenter (no-controller) and for a wait. */
   blocking: Type.Boolean(),
+  /** A wait that ends by itself (consolidateAfter not elapsed): shown as waiting, never blocked, no patch. */
+  waiting: Type.Boolean(),
   message: Str,
   /** The object that causes it (the pod, the PDB, the NodePool, the node). */
   object: ObjectRefSchema,
@@ -640,12 +644,20 @@ export const NodeDisruptionSchema = Obj(
     node: Str,
     nodeClaim: Nullable(Str),
     nodePool: Nullable(Str),
-    /** No blocking blocker: Karpenter may disrupt it (when it finds it worth it). */
+    /** No blocking blocker and no wait: Karpenter may disrupt it (when it finds it worth it). */
     disruptable: Type.Boolean(),
+    /** A blocking blocker stands between Karpenter and a saving (savingsPerHour > 0): counted in the blocked cost. */
+    blocked: Type.Boolean(),
+    /** Only waits for consolidateAfter to elapse (no blocking blocker). */
+    waiting: Type.Boolean(),
     /** No pods but DaemonSet pods and Wave's warmup pods. */
     empty: Type.Boolean(),
     costPerHour: Nullable(Num),
-    /** What consolidating it would save per hour now: all of its price (empty, or its pods fit on the other nodes) or its price minus the cheapest replacement's; 0 when not under-used. */
+    /**
+     * What consolidating it would save per hour now: all of its price (empty, or its pods fit on the
+     * other nodes) or its price minus the cheapest replacement's; 0 when not under-used. A node a
+     * blocker holds is priced in the plan of every such node together (each spare room used once).
+     */
     savingsPerHour: Num,
     /** How it would be consolidated: "delete" (empty or its pods fit elsewhere), "replace", or null. */
     action: Nullable(Lit(["delete", "replace"] as const)),
@@ -664,8 +676,13 @@ export const ConsolidationViewSchema = Obj(
     at: Num,
     karpenterVersion: Nullable(Str),
     nodes: Int,
-    /** Nodes with at least one blocking blocker and their savings (each node counted once). */
+    /**
+     * Blocked nodes (a blocking blocker, a saving > 0) and what consolidating them could save if
+     * the blockers were lifted, planned together (each node counted once).
+     */
     ...BlockedSum,
+    /** Nodes that only wait for their consolidateAfter to elapse (not blocked). */
+    waitingNodes: Int,
     /** Per NodePool (each node once). */
     byPool: Type.Array(Obj({ nodePool: Str, nodes: Int, ...BlockedSum })),
     /** Per reason: a node blocked for two reasons counts under both. */
@@ -701,10 +718,14 @@ export const PendingPodSchema = Obj({
       kind: PendingReasonKindSchema,
       /** The conflicting requirement key, or the taint not tolerated. */
       key: Nullable(Str),
-      /** One readable line. */
+      /** One readable line (the requirement that rules out every instance type, when that is the cause). */
       text: Str,
       /** The part of Karpenter's message it was read from. */
       detail: Str,
+      /** The change that would let the pod schedule here: a merge patch, or an instruction (patch null). */
+      fix: Nullable(BlockerFixSchema),
+      /** What the fix would cost per hour: the pool's cheapest machine the cluster runs that holds the pod; null when unknown. */
+      costPerHour: Nullable(Num),
     }),
   ),
   /** Karpenter nominated it to this NodeClaim or node (a node is on its way). */

@@ -175,3 +175,38 @@ export function poolOfPod(
     .sort(byWeight);
   return candidates[0]?.metadata.name;
 }
+
+/** The pod's own node requirements: its nodeSelector, and the first term of its required node affinity. */
+export function podNodeRequirements(pod: Pod): NodeSelectorRequirement[] {
+  const out: NodeSelectorRequirement[] = Object.entries(pod.spec.nodeSelector ?? {}).map(([key, v]) => ({
+    key,
+    operator: "In",
+    values: [v],
+  }));
+  const terms =
+    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  for (const r of terms?.[0]?.matchExpressions ?? []) out.push(r);
+  return out;
+}
+
+/** Whether the pod's constraint on `key` is what keeps the pool from hosting it. */
+export function poolRejectsKey(pod: Pod, pool: NodePool, key: string): boolean {
+  const reqs = poolRequirements(pool);
+  const mine = [
+    ...Object.entries(pod.spec.nodeSelector ?? {})
+      .filter(([k]) => k === key)
+      .map(([k, v]): NodeSelectorRequirement => ({ key: k, operator: "In", values: [v] })),
+  ];
+  const terms =
+    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (mine.some((r) => !requirementFits(r, reqs))) return true;
+  // With affinity terms, the key fails the pool when it fails every term that constrains it.
+  const onKey = (terms ?? []).filter((t) => (t.matchExpressions ?? []).some((r) => r.key === key));
+  return (
+    onKey.length > 0 &&
+    onKey.length === (terms ?? []).length &&
+    onKey.every((t) =>
+      (t.matchExpressions ?? []).filter((r) => r.key === key).some((r) => !requirementFits(r, reqs)),
+    )
+  );
+}

@@ -93,7 +93,7 @@ export class EventMetrics {
     });
     this.#warmSaved = r.counter({
       name: "wave_warmup_time_saved_seconds_total",
-      help: "Pod start-up time saved by warm nodes: per hit, the pool's measured cold start (median launch to initialized of its NodeClaims in the last hour), by pool.",
+      help: "Pod start-up time saved by warm nodes, by pool: per hit, the pool's cold start (median start of its pods that waited for a new node, 24 h before the hit) minus the hit pod's own start, never negative; stored with the hit.",
       labelNames: ["cluster", "nodepool"],
     });
     this.#savedPool = r.counter({
@@ -209,7 +209,7 @@ export class EventMetrics {
 
   /**
    * One warmup controller event of `cluster`; a hit adds `savedSeconds`, what it saved
-   * (dashboard/figures/time-saved.ts `savedPerHit`).
+   * (warmup/time-saved.ts, stored with the hit by core).
    */
   warmup(cluster: string, e: WarmupEvent, savedSeconds = 0): void {
     const l = { cluster, nodepool: e.pool };

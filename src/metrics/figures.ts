@@ -53,13 +53,13 @@ export const GAUGES = {
   wave_spot_placement_target_on_demand_pods:
     "How many of the workload's live pods its spot policy wants on on-demand.",
   wave_nodepool_consolidation_blocked_nodes:
-    "Nodes of a pool Karpenter may not disrupt now (a blocker stops it; docs/consolidation.md), each once.",
+    "Nodes of a pool a blocker keeps from a consolidation saving (waits for consolidateAfter and $0 nodes not counted; docs/consolidation.md), each once.",
   wave_nodepool_consolidation_blocked_cost_per_hour_dollars:
-    "What consolidating a pool's blocked nodes would save per hour (a node's price, or its price minus a replacement's).",
+    "If the blockers were lifted, what consolidation could save per hour on a pool's blocked nodes, planned together (each spare room used once).",
   wave_consolidation_blocked_nodes:
     "Blocked nodes by pool and reason (a node blocked for two reasons counts under both).",
   wave_consolidation_blocked_cost_per_hour_dollars:
-    "What consolidating the blocked nodes would save per hour, by pool and reason (a node under two reasons counts under both).",
+    "If the blockers were lifted, what consolidation could save per hour, by pool and reason (the plan's savings; a node under two reasons counts under both).",
   wave_pending_pods_by_reason:
     "Pending pods by the NodePool and reason Karpenter's last FailedScheduling gave (requirement, taint, limit, resources, …).",
 } as const;

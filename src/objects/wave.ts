@@ -84,3 +84,9 @@ export function parseTime(value: string | undefined): number | undefined {
   const t = Date.parse(value);
   return Number.isNaN(t) ? undefined : t;
 }
+
+/**
+ * On a NodePool: the fix Wave applied to it (JSON `{at, source, title, patch}`), so every advice
+ * path keeps the fields it set instead of proposing them back (docs/consolidation.md, "One advisor").
+ */
+export const APPLIED_FIX_ANNOTATION = "wave.sh/applied-fix";

@@ -271,7 +271,8 @@ export const LIVING_WARMUP: Readonly<Record<string, Partial<WarmupPolicy>>> = {
   general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 600, cooldownSeconds: 300, prePull: false },
   // The export job's pool: each step of its ramp takes the warm node (hits); the node warmed once
   // the ramp is over expires unused and backs the pool off — every half hour, whatever the web does.
-  analytics: { enabled: true, maxWarmNodes: 1, ttlSeconds: 300, cooldownSeconds: 300, prePull: false },
+  // Cooldown under the ramp's 2-min step: the default 300 s let every other step go cold.
+  analytics: { enabled: true, maxWarmNodes: 1, ttlSeconds: 300, cooldownSeconds: 60, prePull: false },
 };
 
 export interface LivingTiming {
@@ -321,6 +322,13 @@ export const LIVING_TIMING: LivingTiming = {
   // last hour of the 2-hour living-cluster test, which checks that it converged.
   adoptAfterMs: 65 * MIN,
 };
+
+/**
+ * The fast-forward's longest step: a node warmed after a hit is ready four steps later (the warmup
+ * controller's pass, then three simulator passes), within the export ramp's step only at 30 s.
+ * At 150 s a pod waited 5 min for a node, analytics' warmup TTL: no warm node was hit.
+ */
+export const LIVING_MAX_STEP_MS = LIVING_TIMING.exportStepMs / 4;
 
 /** 0 at 03:00 UTC, 1 at 15:00 UTC: the day's traffic shape. */
 export function dayShare(nowMs: number): number {

@@ -5,9 +5,7 @@
 // the recent history (`ClusterThrashing`), and the stream's snapshot once per state version and
 // history revision, shared by every stream client.
 import type { ClusterEntry, ClusterHub } from "../core/hub/hub.ts";
-import { coldStartsOf } from "../dashboard/cold-starts.ts";
 import type { NodePoolDto, OverviewDto, WarmupStatsDto } from "../dashboard/dto.ts";
-import type { ColdStarts } from "../dashboard/figures/time-saved.ts";
 import { ClusterThrashing } from "../dashboard/thrashing/cluster.ts";
 import type { ThrashingOptions, ThrashingReport } from "../dashboard/thrashing/detect.ts";
 import {
@@ -30,11 +28,10 @@ export interface ViewsDeps {
   prices: PriceProvider;
   thrashing?: Partial<ThrashingOptions> | undefined;
   /**
-   * Hit/miss counters from the warmup controller, time saved priced at the cluster's measured
-   * cold starts (dashboard/figures/time-saved.ts); warm nodes themselves are read off the state.
+   * Hit/miss counters and time saved (the hits' stored `saved`, warmup/time-saved.ts) from the
+   * warmup controller's events; warm nodes themselves are read off the state.
    */
-  warmupStats?:
-    ((clusterId: string, coldStarts: ColdStarts) => Partial<WarmupStatsDto> | undefined) | undefined;
+  warmupStats?: ((clusterId: string) => Partial<WarmupStatsDto> | undefined) | undefined;
   /** How long a live snapshot of one state version and history revision is served again (default 250 ms). */
   reuseMs?: number | undefined;
 }
@@ -134,7 +131,7 @@ export class ClusterViews {
     // From the hub's memory of recent history (a store query only for ranges older than it holds).
     const { disruptions } = await hub.recentHistory(c.id).rows(now - HOUR, now + 1);
     const thrashing = await this.thrashing(now);
-    const warmup = warmupStats?.(c.id, await coldStartsOf(hub, c.id, now));
+    const warmup = warmupStats?.(c.id);
     return {
       clusterId: c.id,
       state: c.state,

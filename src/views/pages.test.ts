@@ -6,7 +6,6 @@ import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { priceLookup } from "../dashboard/figures/price.ts";
-import { coldStarts } from "../dashboard/figures/time-saved.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
 import { buildOverview } from "../dashboard/views.ts";
 import { ClusterState } from "../state/cluster.ts";
@@ -34,7 +33,6 @@ import { buildSpotView, poolOffersSpot } from "./spot.ts";
 import { spotProgress } from "./spot-repair.ts";
 import type { SpotRepair } from "../core/store/store.ts";
 import { buildWarmupView } from "./warmup.ts";
-import { startSamples } from "./warmup-starts.ts";
 
 const T0 = Date.parse("2026-03-02T12:00:00Z");
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -66,49 +64,39 @@ function nodeAt(name: string, createdAt: number, extra: Partial<Node["metadata"]
 }
 
 describe("warmup view", () => {
-  it("measures time saved from the pool's own cold starts, not a fixed estimate", () => {
-    const old = nodeAt("old", T0 - 3_600_000);
-    const cold1 = nodeAt("cold-1", T0 - 600_000);
-    const cold2 = nodeAt("cold-2", T0 - 500_000);
+  it("sums the hits' stored time saved, shows both medians, and charges warm time only", () => {
     const warm = nodeAt("warm-1", T0 - 400_000);
-    const nodes = new Map([old, cold1, cold2, warm].map((n) => [n.metadata.name ?? "", n]));
-    const pods = [
-      started("a", "cold-1", T0 - 620_000, 31), // waited for its node: cold, 31 s
-      started("b", "cold-2", T0 - 520_000, 35), // cold, 35 s
-      started("c", "warm-1", T0 - 100_000, 3), // landed on the warm node: 3 s
-      started("d", "old", T0 - 60_000, 1), // found room on an old node: neither
-    ];
-    const s = startSamples(pods, nodes, new Set(["warm-1"]));
-    assert.deepEqual(s, { cold: [31, 35], warm: [3] });
-
-    // The pool's node cold starts in the last hour: launch → initialized of 60 s and 70 s.
-    const launch = (uid: string, at: number, initAfterS: number) => [
-      {
-        clusterId: "c",
-        nodeClaim: uid,
-        nodeClaimUid: uid,
-        nodePool: "general",
-        phase: "Launched" as const,
-        at,
-      },
-      {
-        clusterId: "c",
-        nodeClaim: uid,
-        nodeClaimUid: uid,
-        nodePool: "general",
-        phase: "Initialized" as const,
-        at: at + initAfterS * 1000,
-      },
-    ];
+    const nodes = new Map([[warm.metadata.name ?? "", warm]]);
+    const cold = (pod: string, seconds: number, at: number) => ({ pool: "general", pod, at, seconds });
     const view = buildWarmupView({
       clusterId: "c",
-      coldStarts: coldStarts([...launch("a", T0 - 600_000, 60), ...launch("b", T0 - 500_000, 70)]),
-      state: { nodePools: () => [nodePool("general")], nodes: () => [...nodes.values()], pods: () => pods },
+      coldStarts: [cold("apps/a", 31, T0 - 590_000), cold("apps/b", 35, T0 - 485_000)],
+      state: { nodePools: () => [nodePool("general")], nodes: () => [...nodes.values()], pods: () => [] },
       policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true }]]),
       defaults: DEFAULT_POLICY,
       events: [
         { clusterId: "c", pool: "general", type: "created", at: T0 - 450_000, pod: "w" },
-        { clusterId: "c", pool: "general", type: "hit", at: T0 - 100_000, node: "warm-1" },
+        // Warm since T0 − 450 s, launched at T0 − 400 s: warm time is launch → hit.
+        {
+          clusterId: "c",
+          pool: "general",
+          type: "hit",
+          at: T0 - 100_000,
+          node: "warm-1",
+          pod: "apps/c",
+          since: T0 - 450_000,
+          seconds: 3,
+          saved: 30,
+        },
+        {
+          clusterId: "c",
+          pool: "general",
+          type: "hit",
+          at: T0 - 90_000,
+          node: "gone-1",
+          pod: "apps/e",
+          since: T0 - 300_000,
+        },
         { clusterId: "c", pool: "general", type: "miss", at: T0 - 50_000, reason: "ttl", pod: "w2" },
       ],
       lifecycle: [
@@ -123,6 +111,18 @@ describe("warmup view", () => {
           phase: "Launched",
           at: T0 - 400_000,
         },
+        {
+          clusterId: "c",
+          nodeClaim: "old-nc",
+          nodeClaimUid: "u2",
+          nodePool: "general",
+          nodeName: "gone-1",
+          instanceType: "c-4x-amd64-linux",
+          capacityType: "on-demand",
+          phase: "Launched",
+          // Launched 11 h before its warmup began: only the warm time counts.
+          at: T0 - 11 * 3_600_000,
+        },
       ],
       prices,
       now: T0,
@@ -132,18 +132,20 @@ describe("warmup view", () => {
     conforms(WarmupViewSchema, view);
     const g = view.pools[0];
     assert.ok(g);
-    assert.equal(g.coldStartSeconds, 33);
-    assert.equal(g.warmStartSeconds, 3);
-    // One hit saved the pool's node cold start (the median of 60 s and 70 s), not 33 − 3 s.
-    assert.equal(g.savedPerHitSeconds, 65);
-    assert.equal(g.savedPerHitSamples, 2);
-    assert.equal(g.timeSavedSeconds, 65);
-    assert.deepEqual([g.hits, g.misses, g.created], [1, 1, 1]);
+    assert.deepEqual(
+      [g.coldStartSeconds, g.coldStartSamples, g.warmStartSeconds, g.warmStartSamples],
+      [33, 2, 3, 1],
+    );
+    assert.equal(g.warmNotFaster, false);
+    // What core stored per hit, summed: the unmeasured hit saved nothing.
+    assert.equal(g.timeSavedSeconds, 30);
+    assert.equal(g.hitsCredited, 1);
+    assert.deepEqual([g.hits, g.misses, g.created], [2, 1, 1]);
     assert.deepEqual(g.missesByReason, { ttl: 1 });
-    // warm-1 was warm from its launch (T0 − 400 s) to the hit (T0 − 100 s): 300 s at its price.
+    // warm-1: launch (T0 − 400 s) → hit (T0 − 100 s) = 300 s; gone-1: since (T0 − 300 s) → hit = 210 s.
     const price = prices.price("c-4x-amd64-linux", "on-demand")?.usdPerHour ?? 0;
     assert.ok(price > 0);
-    assert.ok(Math.abs(g.warmCostUsd - (price * 300) / 3600) < 1e-9);
+    assert.ok(Math.abs(g.warmCostUsd - (price * 510) / 3600) < 1e-9);
     assert.equal(g.state, "idle");
   });
 
@@ -152,7 +154,7 @@ describe("warmup view", () => {
     const small = pod("small", "n1", "100m", "128Mi");
     const base = {
       clusterId: "c",
-      coldStarts: coldStarts([]),
+      coldStarts: [],
       defaults: DEFAULT_POLICY,
       events: [],
       lifecycle: [],
@@ -202,7 +204,7 @@ describe("warmup view's price of the next warm node", () => {
     const view = (maxCostPerHour: number | null) =>
       buildWarmupView({
         clusterId: "c",
-        coldStarts: coldStarts([]),
+        coldStarts: [],
         state,
         policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true, maxCostPerHour }]]),
         defaults: DEFAULT_POLICY,

@@ -9,7 +9,7 @@ import { NODE_POOL_LABEL, type CapacityType, type NodePool } from "../objects/ka
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { machinePrice, placesOf, priceLookup } from "../dashboard/figures/price.ts";
-import { savedPerHit, type ColdStarts } from "../dashboard/figures/time-saved.ts";
+import { medianOf, timeSavedOf, type ColdStartSample } from "../warmup/time-saved.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
@@ -31,7 +31,6 @@ import {
 import { imageHash } from "../warmup/manifests.ts";
 import type { WarmupPolicy } from "../policy/warmup.ts";
 import { workloadImages } from "../warmup/prepull.ts";
-import { median, poolStarts } from "./warmup-starts.ts";
 
 export interface WarmupViewInput {
   clusterId: string;
@@ -48,8 +47,8 @@ export interface WarmupViewInput {
   /** Lifecycle rows of [from − a day, to): when each warm node was launched. */
   lifecycle: readonly LifecycleEvent[];
   prices: PriceProvider;
-  /** The cluster's measured cold starts now (dashboard/cold-starts.ts): what a hit saves. */
-  coldStarts: ColdStarts;
+  /** Core's cold starts in [from, to) (pods that waited for a new node): the page's cold median. */
+  coldStarts: readonly ColdStartSample[];
   now: number;
   from: number;
   to: number;
@@ -199,13 +198,21 @@ function warmupBlocker(
     live.length,
     policy.maxWarmNodes,
   );
-  if (!detection.warmup)
-    return detection.reason === "no-workload"
-      ? { blocker: "no-workload", blockerDetail: "no running or pending pod is tied to this pool" }
-      : {
-          blocker: "fits-existing-node",
-          blockerDetail: `its largest pod (${detection.largest.pod.metadata.namespace ?? ""}/${detection.largest.pod.metadata.name ?? ""}) fits on ${detection.nodes.length} existing node(s)${live.length > 0 ? ` and ${live.length} warmup(s)` : ""}`,
-        };
+  if (!detection.warmup) {
+    if (detection.reason === "no-workload")
+      return { blocker: "no-workload", blockerDetail: "no running or pending pod is tied to this pool" };
+    const largest = `${detection.largest.pod.metadata.namespace ?? ""}/${detection.largest.pod.metadata.name ?? ""}`;
+    // Its slots are Wave's own warm ones only: the pool is held warm, not served by a node it has.
+    if (detection.nodes.length === 0)
+      return {
+        blocker: "max-warm-nodes",
+        blockerDetail: `Wave holds ${live.length} of ${policy.maxWarmNodes} warm slot(s) for its largest pod (${largest})`,
+      };
+    return {
+      blocker: "fits-existing-node",
+      blockerDetail: `its largest pod (${largest}) fits on ${detection.nodes.length} existing node(s)${live.length > 0 ? `, and Wave holds ${live.length} warm slot(s)` : ""}`,
+    };
+  }
   const lastWarmupAt = Math.max(
     parseTime(poolObj.metadata.annotations?.[LAST_WARMUP_AT_ANNOTATION]) ?? -Infinity,
     ...live.map((p) => parseTime(p.metadata.annotations?.[CREATED_AT_ANNOTATION]) ?? -Infinity),
@@ -226,18 +233,28 @@ function warmupBlocker(
     : { blocker: admission.reason, blockerDetail: admission.detail };
 }
 
-/** Warm capacity's cost over the range: each warm node from its launch to its release. */
+/**
+ * Warm capacity's cost over the range: each warm node from when Wave's warmup caused it (its
+ * launch, never before the warmup began: `since`) to its first real pod, its TTL expiry or its
+ * release — never its earlier life. Live warm nodes count up to now.
+ */
 function warmCostOver(o: PoolObjects, ctx: PageContext): number {
   const { from, to, now } = ctx.input;
   const spans = new Map<string, { start: number; end: number }>();
+  const startOf = (node: string, since: number | undefined): number | undefined => {
+    const launched = ctx.launchedAt.get(node)?.at;
+    if (launched === undefined) return since;
+    return since === undefined ? launched : Math.max(launched, since);
+  };
   for (const e of o.events) {
     if ((e.type !== "hit" && e.type !== "miss") || e.node === undefined) continue;
-    const start = ctx.launchedAt.get(e.node)?.at;
+    const start = startOf(e.node, e.since);
     if (start !== undefined) spans.set(e.node, { start, end: e.at });
   }
   for (const n of o.poolNodes.filter(isWaveWarm)) {
     const nodeName = n.metadata.name ?? "";
-    const start = ctx.launchedAt.get(nodeName)?.at ?? parseTime(n.metadata.creationTimestamp);
+    const since = parseTime(n.metadata.annotations?.[CREATED_AT_ANNOTATION]);
+    const start = startOf(nodeName, since) ?? parseTime(n.metadata.creationTimestamp);
     if (start !== undefined) spans.set(nodeName, { start, end: now });
   }
   let usd = 0;
@@ -245,18 +262,37 @@ function warmCostOver(o: PoolObjects, ctx: PageContext): number {
     const a = Math.max(span.start, from);
     const b = Math.min(span.end, to);
     if (b <= a) continue;
-    const live = ctx.nodesByName.get(nodeName);
-    const l = ctx.launchedAt.get(nodeName);
-    const price = live
-      ? ctx.priceOf(live, "on-demand")
-      : machinePrice(ctx.input.prices, {
-          instanceType: l?.instanceType,
-          capacityType: l?.capacityType as CapacityType | undefined,
-          zone: l?.zone,
-        })?.usdPerHour;
-    usd += ((price ?? 0) * (b - a)) / 3_600_000;
+    usd += ((warmNodePrice(nodeName, ctx) ?? 0) * (b - a)) / 3_600_000;
   }
   return usd;
+}
+
+/** A warm node's hourly price: the live node's, else what its launch row says it was. */
+function warmNodePrice(nodeName: string, ctx: PageContext): number | undefined {
+  const live = ctx.nodesByName.get(nodeName);
+  if (live) return ctx.priceOf(live, "on-demand");
+  const l = ctx.launchedAt.get(nodeName);
+  return machinePrice(ctx.input.prices, {
+    instanceType: l?.instanceType,
+    capacityType: l?.capacityType as CapacityType | undefined,
+    zone: l?.zone,
+  })?.usdPerHour;
+}
+
+/** Start times over the range: cold (core's cold starts) and warm (the hits' measured starts). */
+function startTimes(o: PoolObjects, ctx: PageContext) {
+  const hits = o.events.filter((e) => e.type === "hit");
+  const warm = medianOf(hits.flatMap((h) => (h.seconds === undefined ? [] : [h.seconds])));
+  const cold = medianOf(ctx.input.coldStarts.filter((c) => c.pool === o.name).map((c) => c.seconds));
+  return {
+    coldStartSeconds: cold?.seconds ?? null,
+    coldStartSamples: cold?.samples ?? 0,
+    warmStartSeconds: warm?.seconds ?? null,
+    warmStartSamples: warm?.samples ?? 0,
+    warmNotFaster: cold !== null && warm !== null && warm.seconds >= cold.seconds,
+    timeSavedSeconds: timeSavedOf(hits),
+    hitsCredited: hits.filter((h) => (h.saved ?? 0) > 0).length,
+  };
 }
 
 function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
@@ -276,6 +312,14 @@ function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
           ? "protected"
           : "idle";
   const offering = o.poolObj ? likelyOffering(o.poolObj, o.poolNodes) : undefined;
+  // One state, one reason: while a warm node is being launched, that is why no other starts.
+  const reason = (cost: number | null): ReturnType<typeof warmupBlocker> =>
+    pendingWarmups > 0
+      ? {
+          blocker: "in-flight",
+          blockerDetail: `Karpenter is launching a warm node for ${o.warmupPods.find((p) => !p.spec.nodeName)?.metadata.name ?? "a warmup pod"}`,
+        }
+      : warmupBlocker(o, ctx, policy, stored !== undefined, cost);
   const newNodeCostPerHour =
     offering?.instanceType === undefined
       ? null
@@ -285,13 +329,12 @@ function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
   for (const e of o.events)
     if (e.type === "miss")
       missesByReason[e.reason ?? "unknown"] = (missesByReason[e.reason ?? "unknown"] ?? 0) + 1;
-  const samples = poolStarts(name, ctx);
   return {
     nodePool: name,
     policy: { ...policy },
     configured: stored !== undefined,
     state,
-    ...warmupBlocker(o, ctx, policy, stored !== undefined, newNodeCostPerHour),
+    ...reason(newNodeCostPerHour),
     warmupPods: o.warmupPods.map((p) => ({
       name: p.metadata.name ?? "",
       node: p.spec.nodeName ?? null,
@@ -304,13 +347,7 @@ function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
     missesByReason,
     imagesPulled: o.events.filter((e) => e.type === "prepull" && e.reason === "pulled").length,
     pullFailures: o.events.filter((e) => e.type === "prepull" && e.reason === "failed").length,
-    coldStartSeconds: median(samples.cold),
-    coldStartSamples: samples.cold.length,
-    warmStartSeconds: median(samples.warm),
-    warmStartSamples: samples.warm.length,
-    timeSavedSeconds: count("hit") * savedPerHit(input.coldStarts, name),
-    savedPerHitSeconds: savedPerHit(input.coldStarts, name),
-    savedPerHitSamples: input.coldStarts.pools.get(name)?.samples ?? 0,
+    ...startTimes(o, ctx),
     warmCostUsd: warmCostOver(o, ctx),
     warmCostPerHourNow: warmCost(o.poolNodes.filter(isWaveWarm), ctx.priceOf) ?? 0,
     newNodeCostPerHour,

@@ -1,8 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { FakeClock } from "../shared/clock.ts";
 import { DO_NOT_DISRUPT_ANNOTATION, NODE_POOL_LABEL } from "../objects/karpenter.ts";
-import type { Pod } from "../objects/kube.ts";
 import { WarmupController } from "./controller.ts";
 import { PREPULL_COMMAND } from "./manifests.ts";
 import {
@@ -18,52 +16,10 @@ import {
   WARMUP_POOL_LABEL,
   WARMUP_PRIORITY_CLASS_NAME,
   WARMUP_UNUSED_STREAK_ANNOTATION,
-  isPrepullPod,
-  isWarmupPod,
 } from "../objects/wave.ts";
-import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
-import type { WarmupEvent } from "./stats.ts";
-import { TestKube } from "./testing/kube.ts";
+import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { iso, node, nodeClaim, nodePool, pod, T0 } from "./testing/fixtures.ts";
-
-const NS = "wave";
-
-async function setup(policy: Partial<WarmupPolicy> = {}) {
-  const clock = new FakeClock(T0);
-  const kube = new TestKube(clock);
-  const events: WarmupEvent[] = [];
-  const pol: WarmupPolicy = { ...DEFAULT_POLICY, enabled: true, prePull: false, ...policy };
-  const controller = (): WarmupController =>
-    new WarmupController({
-      client: kube,
-      view: kube.state,
-      clock,
-      namespace: NS,
-      policyOf: () => pol,
-      priceOf: () => 0.1,
-      onEvent: (e) => events.push(e),
-    });
-  await kube.create("NodePool", nodePool("general"));
-  // One full node: a 3-CPU pod on a 4-CPU node leaves no room for another.
-  await kube.create("Node", node("n1", "general", { cpu: "4", memory: "16Gi" }));
-  await kube.create("Pod", pod("big", { cpu: "3", memory: "4Gi", node: "n1", image: "example.com/big:1" }));
-  return { clock, kube, events, controller };
-}
-
-const warmups = async (kube: TestKube): Promise<Pod[]> => (await kube.all("Pod")).filter(isWarmupPod);
-const pulls = async (kube: TestKube): Promise<Pod[]> => (await kube.all("Pod")).filter(isPrepullPod);
-
-/** What Karpenter + the scheduler do for a pending warmup pod: a node, its NodeClaim, binding. */
-async function launchFor(kube: TestKube, wp: Pod, nodeName: string, images: string[] = []): Promise<void> {
-  await kube.create("Node", node(nodeName, "general", { cpu: "4", memory: "16Gi", images }));
-  await kube.create("NodeClaim", nodeClaim(`claim-${nodeName}`, "general", nodeName));
-  await kube.patch(
-    "Pod",
-    wp.metadata.name ?? "",
-    { spec: { nodeName }, status: { phase: "Running" } },
-    { namespace: NS },
-  );
-}
+import { launchFor, NS, pulls, setup, warmups } from "./testing/controller-setup.ts";
 
 describe("WarmupController", () => {
   it("creates a warmup pod when no Ready node fits the largest pod, and only one", async () => {
@@ -159,7 +115,10 @@ describe("WarmupController", () => {
     assert.equal((await warmups(kube)).length, 1);
     // A real pod lands on the warm node.
     await clock.advance(30_000);
-    await kube.create("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w1", created: clock.now() }));
+    await kube.create(
+      "Pod",
+      pod("real", { cpu: "3", memory: "4Gi", node: "w1", created: clock.now(), ready: clock.now() + 2_000 }),
+    );
     await c.reconcile("general");
     assert.equal((await warmups(kube)).length, 0);
     for (const kind of ["Node", "NodeClaim"] as const) {
@@ -201,6 +160,7 @@ describe("WarmupController", () => {
       at: T0 + 600_000,
       reason: "ttl",
       node: "w1",
+      since: T0,
     });
   });
 
@@ -248,7 +208,10 @@ describe("WarmupController", () => {
     await launchFor(kube, wp, "w3");
     await c.reconcile("general");
     await clock.advance(30_000);
-    await kube.create("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w3", created: clock.now() }));
+    await kube.create(
+      "Pod",
+      pod("real", { cpu: "3", memory: "4Gi", node: "w3", created: clock.now(), ready: clock.now() + 2_000 }),
+    );
     await c.reconcile("general");
     assert.equal(await streak(), "0");
     assert.deepEqual(gaps, [0, 1_200_000]);
@@ -384,7 +347,10 @@ describe("WarmupController", () => {
   it("resolves a warm node whose warmup pod vanished (preempted) as a hit", async () => {
     // The scheduler preempts the warmup pod for a real one; Wave was down meanwhile.
     const { clock, kube, events, controller } = await preemptedWarmNode();
-    await kube.create("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
+    await kube.create(
+      "Pod",
+      pod("real", { cpu: "3", node: "w1", created: clock.now(), ready: clock.now() + 2_000 }),
+    );
     await controller().start();
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
     assert.equal(
@@ -415,7 +381,10 @@ describe("WarmupController", () => {
       "neither hit nor miss while only nominated",
     );
     await kube.delete("Pod", "real", { namespace: "apps" });
-    await kube.create("Pod", pod("real", { cpu: "3", node: "w1", created: clock.now() }));
+    await kube.create(
+      "Pod",
+      pod("real", { cpu: "3", node: "w1", created: clock.now(), ready: clock.now() + 2_000 }),
+    );
     await c.reconcile("general");
     assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
     assert.deepEqual(

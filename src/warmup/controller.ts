@@ -27,6 +27,7 @@ import { silentLogger, type Logger } from "../shared/log.ts";
 import { detect, isNodeReady } from "./fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "./fit/limits.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
+import { createdSince, startSeconds } from "../karpenter/pod-start.ts";
 import { isActivePod, isDaemonSetPod, nodeRoom } from "../karpenter/room.ts";
 import {
   isPrepullPod,
@@ -93,7 +94,17 @@ const NO_NODES: ReadonlyMap<string, Node> = new Map();
 const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
-type End = WarmupEnd;
+/** How a warmup ended; a hit names its pod and, once it ran, that pod's measured start. */
+type End = WarmupEnd & { pod?: string; seconds?: number };
+
+/** A hit's pod: its key and start, or "starting" while it is placed but not running yet. */
+type HitPod = { pod: string; seconds?: number } | "starting" | undefined;
+
+/**
+ * How long a hit waits for its pod to run before it is counted without a measured start: the node
+ * stays protected meanwhile (it has a real pod), so the wait costs nothing.
+ */
+const HIT_START_WAIT_MS = 10 * 60_000;
 
 /** How soon a warm node whose real pod is only nominated (not yet bound) is looked at again. */
 const NOMINATION_RECHECK_MS = 1_000;
@@ -230,16 +241,37 @@ export class WarmupController {
         // The state may not have the node the pod was just bound to yet: gone only if the
         // apiserver says so; otherwise the warmup is live and this pool is looked at again soon.
         if ((await this.#freshNode(nodeName)) === undefined) end = { kind: "miss", reason: "node-gone" };
-      } else if (node !== undefined && podsOn(nodeName ?? "").some((p) => isRealPodSince(p, created))) {
-        end = { kind: "hit" };
+      } else if (node !== undefined && !createdSince(node, created)) {
+        // Not a warm node: the warmup pod took room on a node that ran before the warmup began.
+        // Removed at once, counted nothing (issue 38: a hit is a pod on a node launched for it).
+        log.info("warmup pod on an existing node removed", { pool, pod: wp.metadata.name, node: nodeName });
+        await this.#deletePod(wp);
+        if (this.#mine(node)) await this.#release(pool, node, claimOf(nodeName ?? ""), undefined, now, false);
+        ended.add(nodeName ?? "");
+        continue;
+      } else if (node !== undefined) {
+        const hit = await this.#hitOf(podsOn(nodeName ?? ""), created, now);
+        if (hit === "starting") {
+          // The slot is taken: the warmup pod goes now (so the next warmup need not wait for this
+          // pod's start); the node keeps Wave's mark, and the pass over marked nodes below counts
+          // the hit once the pod runs.
+          log.info("warm node taken; its pod is starting", { pool, pod: wp.metadata.name, node: nodeName });
+          this.#taken(pool);
+          await this.#protect("Node", node, deadline, created);
+          const claim = claimOf(nodeName ?? "");
+          if (claim !== undefined) await this.#protect("NodeClaim", claim, deadline, created);
+          await this.#deletePod(wp);
+          continue;
+        } else if (hit !== undefined) end = { kind: "hit", ...hit };
+        else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
       } else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
       if (end !== undefined) {
         log.info("warmup ended", { pool, pod: wp.metadata.name, node: nodeName, outcome: end.kind });
         await this.#deletePod(wp);
         if (node !== undefined) {
           ended.add(node.metadata.name ?? "");
-          await this.#release(pool, node, claimOf(node.metadata.name ?? ""), end, now, true);
-        } else this.#emit(end, pool, now, undefined, wp.metadata.name);
+          await this.#release(pool, node, claimOf(node.metadata.name ?? ""), end, now, true, created);
+        } else this.#emit(end, pool, now, undefined, wp.metadata.name, created);
         continue;
       }
       live.push(wp);
@@ -299,13 +331,28 @@ export class WarmupController {
       if (!this.#mine(node)) continue;
       if (liveNodes.has(name) || ended.has(name)) continue;
       const since = parseTime(node.metadata.annotations?.[CREATED_AT_ANNOTATION]) ?? 0;
+      if (!createdSince(node, since)) {
+        // Wave's mark on a node that ran before its warmup (an older build marked such nodes):
+        // never a warm node, so released without counting anything.
+        log.info("released a node that was never warm", { pool, node: name });
+        await this.#release(pool, node, claimOf(name), undefined, now, false);
+        continue;
+      }
       // The state may lag the apiserver: a real pod bound in place of a preempted warmup pod is
       // read from the apiserver before the warm node is called lost.
-      const hit =
-        podsOn(name).some((p) => isRealPodSince(p, since)) ||
-        (await client.list("Pod", { fieldSelector: `spec.nodeName=${name}` })).items.some((p) =>
-          isRealPodSince(p, since),
+      let hit = await this.#hitOf(podsOn(name), since, now);
+      if (hit === undefined)
+        hit = await this.#hitOf(
+          (await client.list("Pod", { fieldSelector: `spec.nodeName=${name}` })).items,
+          since,
+          now,
         );
+      if (hit === "starting") {
+        this.#taken(pool);
+        active = true;
+        wake.push(now + this.#o.activeRequeueMs);
+        continue;
+      }
       const deadline = parseTime(node.metadata.annotations?.[DEADLINE_ANNOTATION]) ?? 0;
       // Preemption can delete the warmup pod before the scheduler binds the real pod that takes
       // its place (kube-scheduler 1.36 preempts asynchronously): while a real pod is nominated to
@@ -315,9 +362,11 @@ export class WarmupController {
         wake.push(now + NOMINATION_RECHECK_MS);
         continue;
       }
-      const end: End = hit ? { kind: "hit" } : { kind: "miss", reason: now >= deadline ? "ttl" : "lost" };
+      const end: End = hit
+        ? { kind: "hit", ...hit }
+        : { kind: "miss", reason: now >= deadline ? "ttl" : "lost" };
       log.info("released orphaned warm node", { pool, node: name, outcome: end.kind });
-      await this.#release(pool, node, claimOf(name), end, now, false);
+      await this.#release(pool, node, claimOf(name), end, now, false, since);
     }
     for (const claim of view.nodeClaimsInPool(pool)) {
       const nodeName = claim.status?.nodeName ?? "";
@@ -398,6 +447,7 @@ export class WarmupController {
             policy,
             now,
             live.length,
+            poolNodes.map((n) => n.metadata.name ?? ""),
           );
           active = true;
         } else {
@@ -474,11 +524,21 @@ export class WarmupController {
     policy: WarmupPolicy,
     now: number,
     slot: number,
+    existingNodes: readonly string[],
   ): Promise<void> {
     const { client, log } = this.#o;
     const namespace = this.#podNamespace;
     await this.#ensurePriorityClass();
-    const pod = warmupPod({ pool, namespace, largest, requests, now, ttlSeconds: policy.ttlSeconds, slot });
+    const pod = warmupPod({
+      pool,
+      namespace,
+      largest,
+      requests,
+      now,
+      ttlSeconds: policy.ttlSeconds,
+      slot,
+      existingNodes,
+    });
     try {
       await client.create("Pod", pod, { namespace });
     } catch (err) {
@@ -667,10 +727,13 @@ export class WarmupController {
     pool: string,
     node: Node,
     claim: NodeClaim | undefined,
-    end: End,
+    /** undefined: the node was never warm — released, nothing reported. */
+    end: End | undefined,
     now: number,
     /** Report even if the node carried no protection (the warmup pod's end is the transition). */
     always: boolean,
+    /** When the warmup began (its warm time's start). */
+    since?: number,
   ): Promise<void> {
     const name = node.metadata.name ?? "";
     const pulls = (
@@ -683,7 +746,33 @@ export class WarmupController {
     const released = await this.#unprotect("Node", node);
     if (claim !== undefined) await this.#unprotect("NodeClaim", claim);
     // Reported once: after the protection is gone, the orphan pass no longer sees this node.
-    if (always || released) this.#emit(end, pool, now, name);
+    if (end !== undefined && (always || released)) this.#emit(end, pool, now, name, undefined, since);
+  }
+
+  /**
+   * The first real pod placed on a warm node since `since`, with its measured start once it runs
+   * (read fresh: the state does not keep a bound pod's conditions); "starting" while it has not
+   * run for less than HIT_START_WAIT_MS; undefined when no real pod is there.
+   */
+  async #hitOf(pods: readonly Pod[], since: number, now: number): Promise<HitPod> {
+    const first = pods
+      .filter((p) => isRealPodSince(p, since))
+      .map((p) => ({ p, key: `${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}` }))
+      .sort(
+        (a, b) =>
+          (parseTime(a.p.metadata.creationTimestamp) ?? 0) -
+            (parseTime(b.p.metadata.creationTimestamp) ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      )[0];
+    if (first === undefined) return undefined;
+    // Gone already (a short job): placed, its start unknown.
+    const fresh = await this.#o.client
+      .get("Pod", first.p.metadata.name ?? "", first.p.metadata.namespace ?? "")
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err as Error)));
+    const seconds = fresh === undefined ? undefined : startSeconds(fresh);
+    if (seconds !== undefined) return { pod: first.key, seconds };
+    const created = parseTime(first.p.metadata.creationTimestamp) ?? now;
+    if (fresh !== undefined && now - created < HIT_START_WAIT_MS) return "starting";
+    return { pod: first.key };
   }
 
   /** A consistent read of a Node by name; undefined once it is gone. */
@@ -710,9 +799,27 @@ export class WarmupController {
     return ownedBy(o.metadata.annotations ?? {}, this.#o.namespace);
   }
 
-  #emit(end: End, pool: string, now: number, node: string | undefined, pod?: string): void {
+  /**
+   * A warm node was taken (its pod placed, its start still to be measured): a hit as far as the
+   * back-off goes, now — the next warmup need not wait for that pod to run.
+   */
+  #taken(pool: string): void {
+    this.#ends.set(pool, [...(this.#ends.get(pool) ?? []), { kind: "hit" }]);
+  }
+
+  #emit(end: End, pool: string, now: number, node: string | undefined, pod?: string, since?: number): void {
     this.#ends.set(pool, [...(this.#ends.get(pool) ?? []), end]);
-    if (end.kind === "hit") this.#o.onEvent?.({ type: "hit", pool, at: now, node: node ?? "" });
+    const warmSince = since === undefined ? {} : { since };
+    if (end.kind === "hit")
+      this.#o.onEvent?.({
+        type: "hit",
+        pool,
+        at: now,
+        node: node ?? "",
+        ...(end.pod === undefined ? {} : { pod: end.pod }),
+        ...(end.seconds === undefined ? {} : { seconds: end.seconds }),
+        ...warmSince,
+      });
     else
       this.#o.onEvent?.({
         type: "miss",
@@ -722,6 +829,7 @@ export class WarmupController {
         ...(node === undefined ? {} : { node }),
         // The stored event's key: two node-less misses of one pool may share an instant.
         ...(node === undefined && pod !== undefined ? { pod } : {}),
+        ...warmSince,
       });
   }
 

@@ -34,6 +34,7 @@ describe("warmup stats", () => {
         misses: 1,
         imagesPulled: 1,
         pullFailures: 1,
+        timeSavedSeconds: 0,
         warmNodes: 1,
         warmCostPerHour: 0.05,
         hitRate: 0.5,

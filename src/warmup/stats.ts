@@ -12,9 +12,32 @@ export { missReasons, type MissReason } from "./miss-reason.ts";
 
 export type WarmupEvent =
   | { type: "created"; pool: string; at: number; pod: string }
-  | { type: "hit"; pool: string; at: number; node: string }
+  /**
+   * A pending pod of the pool placed on a node Wave's warmup made Karpenter launch, while it was
+   * held warm. `pod` (namespace/name) is that pod, `seconds` its own start (pending → running;
+   * absent when it did not start within the controller's wait), `since` when the warm time began.
+   * `saved` is core's: what it saved against the pool's cold start, set once when stored.
+   */
+  | {
+      type: "hit";
+      pool: string;
+      at: number;
+      node: string;
+      pod?: string;
+      since?: number;
+      seconds?: number;
+      saved?: number;
+    }
   /** `pod` names the warmup pod when it never got a node (two such misses may share an instant). */
-  | { type: "miss"; pool: string; at: number; node?: string; pod?: string; reason: MissReason }
+  | {
+      type: "miss";
+      pool: string;
+      at: number;
+      node?: string;
+      pod?: string;
+      reason: MissReason;
+      since?: number;
+    }
   | { type: "prepull"; pool: string; at: number; node: string; image: string; outcome: "pulled" | "failed" };
 
 export interface PoolCounters {
@@ -23,11 +46,20 @@ export interface PoolCounters {
   misses: number;
   imagesPulled: number;
   pullFailures: number;
+  /** Σ of the hits' stored `saved` (time-saved.ts): the one time saved. */
+  timeSavedSeconds: number;
 }
 
 export type WarmupCounters = Readonly<Record<string, PoolCounters>>;
 
-const ZERO: PoolCounters = { created: 0, hits: 0, misses: 0, imagesPulled: 0, pullFailures: 0 };
+const ZERO: PoolCounters = {
+  created: 0,
+  hits: 0,
+  misses: 0,
+  imagesPulled: 0,
+  pullFailures: 0,
+  timeSavedSeconds: 0,
+};
 
 export function reduceCounters(state: WarmupCounters, e: WarmupEvent): WarmupCounters {
   const c = { ...(state[e.pool] ?? ZERO) };
@@ -37,6 +69,7 @@ export function reduceCounters(state: WarmupCounters, e: WarmupEvent): WarmupCou
       break;
     case "hit":
       c.hits++;
+      c.timeSavedSeconds += e.saved ?? 0;
       break;
     case "miss":
       c.misses++;
@@ -89,22 +122,21 @@ export function warmupStats(
   });
 }
 
-/**
- * The cluster-wide counts the dashboard's overview shows; its time saved is priced at the
- * cluster's measured cold starts (dashboard/figures/time-saved.ts), the one definition.
- */
+/** The cluster-wide counts the dashboard's overview shows: the pools' sums. */
 export interface WarmupTotals {
   hits: number;
   misses: number;
+  /** Σ of the hits' stored `saved` (time-saved.ts). */
   timeSavedSeconds: number;
 }
 
-/** Hits and misses over every pool. */
-export function warmupCounts(counters: WarmupCounters): { hits: number; misses: number } {
-  const t = { hits: 0, misses: 0 };
+/** Hits, misses and time saved over every pool. */
+export function warmupCounts(counters: WarmupCounters): WarmupTotals {
+  const t = { hits: 0, misses: 0, timeSavedSeconds: 0 };
   for (const c of Object.values(counters)) {
     t.hits += c.hits;
     t.misses += c.misses;
+    t.timeSavedSeconds += c.timeSavedSeconds;
   }
   return t;
 }

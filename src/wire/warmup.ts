@@ -26,7 +26,14 @@ export interface WireWarmupEvent {
   pod?: string | undefined;
   image?: string | undefined;
   reason?: string | undefined;
+  /** hit, miss: when the warm time began (epoch ms). */
+  since?: number | undefined;
+  /** hit: the hitting pod's own start, seconds. */
+  seconds?: number | undefined;
 }
+
+/** Longest pod start core accepts, seconds (a day: beyond it the figure is not a start). */
+const MAX_SECONDS = 86_400;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 /** The last instant a JavaScript Date can hold (epoch ms). */
@@ -66,6 +73,8 @@ export function eventToProto(e: WireWarmupEvent): WarmupEventMsg {
     pod: e.pod ?? "",
     image: e.image ?? "",
     reason: e.reason ?? "",
+    sinceMs: BigInt(Math.trunc(e.since ?? 0)),
+    ...(e.seconds === undefined ? {} : { seconds: e.seconds }),
   });
 }
 
@@ -91,5 +100,14 @@ export function eventFromProto(m: WarmupEventMsg): WireWarmupEvent {
   if (m.pod !== "") out.pod = m.pod;
   if (m.image !== "") out.image = m.image;
   if (m.reason !== "") out.reason = m.reason;
+  const since = Number(m.sinceMs);
+  if (!Number.isSafeInteger(since) || since < 0 || since > MAX_EPOCH_MS)
+    throw new WireError(`warmup event: since_ms ${m.sinceMs} is not a valid time`);
+  if (since > 0) out.since = since;
+  if (m.seconds !== undefined) {
+    if (!Number.isFinite(m.seconds) || m.seconds < 0 || m.seconds > MAX_SECONDS)
+      throw new WireError(`warmup event: seconds ${m.seconds} is not a pod start`);
+    out.seconds = m.seconds;
+  }
   return out;
 }

@@ -310,7 +310,7 @@ export async function checkConsolidation(site: Site, page: Page): Promise<Consol
     const x = await api<ConsolidationViewDto>(site, cl(site, "consolidation"));
     if ((await text(page, "consolidation-blocked")) !== num(x.blockedNodes)) return undefined;
     if ((await text(page, "consolidation-cost")) !== usd(x.blockedCostPerHour)) return undefined;
-    const blocked = x.items.filter((n) => !n.disruptable);
+    const blocked = x.items.filter((n) => n.blocked);
     if ((await page.getByTestId("blocked-row").count()) !== blocked.length) return undefined;
     return x;
   });

@@ -5,9 +5,11 @@
 // the Grafana panels on Prometheus (rig only) and a recomputation from the apiserver's objects —
 // here by hand, independent of Wave's code (no import of its figures, prices or joins). Every
 // page is judged at a stable moment: the API answered the same before and after the page was read.
+import { nodePoolPatchesIn, patchConflicts } from "../../src/dashboard/pool-advice.ts";
 import type { Browser, Page } from "playwright-core";
 import type {
   ConsolidationViewDto,
+  ThrashingFixesDto,
   DisruptionCountsDto,
   NodeListDto,
   NodePoolDto,
@@ -340,6 +342,7 @@ export interface ApiRead {
   spot: SpotViewDto;
   savings: SavingsDto;
   consolidation: ConsolidationViewDto;
+  thrashingFixes: ThrashingFixesDto[];
 }
 
 export async function readApi(site: Site): Promise<ApiRead> {
@@ -356,6 +359,7 @@ export async function readApi(site: Site): Promise<ApiRead> {
     spot: await api<SpotViewDto>(`spot-placement?from=${from}`),
     savings: await api<SavingsDto>(`savings?from=${to - 3_600_000}&to=${to}`),
     consolidation: await api<ConsolidationViewDto>("consolidation"),
+    thrashingFixes: await api<ThrashingFixesDto[]>("thrashing/fixes"),
   };
 }
 
@@ -772,13 +776,15 @@ export const thrashingPage: PageCheck<number> = {
   },
 };
 
-/** What the rig recomputes of a warmup pool (hits from pods on warm nodes, its cold start from NodeClaims' conditions). */
+/**
+ * What the rig recomputes of a warmup pool: hits from pods on warm nodes. Time saved is compared
+ * across page, API, /metrics and Grafana: core computed each hit's share once, when it stored it.
+ */
 export interface WarmupRecompute {
   hits(pool: string): Promise<number>;
-  coldStart(pool: string): number;
 }
 
-/** The Warmup page, per pool of `pools`: hits, seconds saved per hit, time saved. */
+/** The Warmup page, per pool of `pools`: hits, misses, time saved (page = API = /metrics = Grafana). */
 export function warmupPage(
   pools: () => readonly string[],
   recomputed?: WarmupRecompute,
@@ -800,7 +806,7 @@ export function warmupPage(
         out.set(p, {
           hits: await t("pool-hits"),
           timeSaved: await t("pool-time-saved"),
-          perHit: await t("pool-saved-per-hit"),
+          misses: await t("pool-misses"),
         });
       }
       return out;
@@ -812,7 +818,6 @@ export function warmupPage(
         const pw = { cluster: x.cluster, nodepool: name };
         const s = shown.get(name) ?? {};
         const hits = recomputed ? await recomputed.hits(name) : undefined;
-        const cold = recomputed?.coldStart(name);
         out.push(
           {
             name: `pool ${name}: warmup hits`,
@@ -829,11 +834,11 @@ export function warmupPage(
             page: { shown: s["hits"], format: num },
           },
           {
-            name: `pool ${name}: seconds saved per hit (its cold start)`,
-            kind: "seconds",
-            api: wp?.savedPerHitSeconds ?? NaN,
-            others: cold !== undefined ? { recomputed: cold } : {},
-            page: { shown: /× (\S+ \S+),/.exec(s["perHit"] ?? "")?.[1], format: duration },
+            name: `pool ${name}: warmup misses`,
+            kind: "count",
+            api: wp?.misses ?? NaN,
+            others: counter(x, "wave_warmup_misses_total", pw),
+            page: { shown: s["misses"], format: num },
           },
           {
             name: `pool ${name}: warmup time saved`,
@@ -843,7 +848,6 @@ export function warmupPage(
               x,
               {
                 ...counter(x, "wave_warmup_time_saved_seconds_total", pw),
-                ...(hits !== undefined && cold !== undefined ? { recomputed: hits * cold } : {}),
               },
               (p) => p.value("Warmup time saved and warm cost", name),
             ),
@@ -964,12 +968,20 @@ export const consolidationPage: PageCheck<Record<string, string | undefined>> = 
   figures(x, s) {
     const v = x.a.consolidation;
     const c = { cluster: x.cluster };
+    // Nodes a blocker of this reason holds (saving or not), and the blocked ones per reason.
     const byReason = (reason: string) => ({
+      held: v.items.filter((n) => n.blockers.some((b) => b.reason === reason)).length,
       api: v.byReason.find((r) => r.reason === reason)?.blockedNodes ?? 0,
       metrics: sumOf(x.m, "wave_consolidation_blocked_nodes", { ...c, reason }) ?? 0,
     });
     const dnd = byReason("do-not-disrupt-pod");
     const warm = byReason("wave-warm-node");
+    // Every NodePool patch the advice paths offer: no field proposed two ways (issue 43).
+    const conflicts = patchConflicts([
+      ...nodePoolPatchesIn("thrashing", x.a.thrashingFixes),
+      ...nodePoolPatchesIn("consolidation", v),
+      ...nodePoolPatchesIn("warmup", x.a.warmup),
+    ]);
     return [
       {
         name: "consolidation: Karpenter nodes",
@@ -993,16 +1005,40 @@ export const consolidationPage: PageCheck<Record<string, string | undefined>> = 
         page: { shown: s["cost"], format: usd },
       },
       {
+        name: "consolidation: blocked cost = the plan's blocked rows",
+        kind: "money",
+        api: v.blockedCostPerHour,
+        others: { recomputed: v.items.filter((n) => n.blocked).reduce((a, n) => a + n.savingsPerHour, 0) },
+      },
+      {
         name: "consolidation: nodes held by a do-not-disrupt pod",
         kind: "count",
+        api: dnd.held,
+        others: { recomputed: x.r.consolidation.doNotDisruptPod },
+      },
+      {
+        name: "consolidation: nodes blocked by a do-not-disrupt pod",
+        kind: "count",
         api: dnd.api,
-        others: { metrics: dnd.metrics, recomputed: x.r.consolidation.doNotDisruptPod },
+        others: { metrics: dnd.metrics },
       },
       {
         name: "consolidation: nodes Wave holds warm",
         kind: "count",
+        api: warm.held,
+        others: { recomputed: x.r.consolidation.waveWarm },
+      },
+      {
+        name: "consolidation: nodes blocked by Wave's warm mark",
+        kind: "count",
         api: warm.api,
-        others: { metrics: warm.metrics, recomputed: x.r.consolidation.waveWarm },
+        others: { metrics: warm.metrics },
+      },
+      {
+        name: `consolidation advice: NodePool fields proposed two ways across Thrashing, Consolidation, Warmup [${conflicts.join("; ")}]`,
+        kind: "count",
+        api: conflicts.length,
+        others: { recomputed: 0 },
       },
     ];
   },

@@ -131,26 +131,6 @@ async function observeClaims(): Promise<void> {
     }
 }
 
-const at = (cs: readonly Cond[], type: string): number | undefined => {
-  const c = cs.find((x) => x.type === type && x.status === "True");
-  return c?.lastTransitionTime ? Date.parse(c.lastTransitionTime) : undefined;
-};
-
-/** The pool's cold start: median Launched → Initialized of its NodeClaims (all launched in the last hour). */
-function coldStart(pool: string): number {
-  const xs = [...seenClaims.values()]
-    .filter((c) => c.pool === pool)
-    .flatMap((c) => {
-      const l = at(c.conditions, "Launched");
-      const i = at(c.conditions, "Initialized");
-      return l !== undefined && i !== undefined && i >= l ? [(i - l) / 1000] : [];
-    })
-    .sort((a, b) => a - b);
-  if (xs.length === 0) return 0;
-  const mid = Math.floor(xs.length / 2);
-  return xs.length % 2 ? (xs[mid] ?? 0) : ((xs[mid - 1] ?? 0) + (xs[mid] ?? 0)) / 2;
-}
-
 /** The churn pool's disruptions: its NodeClaims named (or whose Node is named) by a DisruptionTerminating Event. */
 async function disruptionsOf(pool: string): Promise<number> {
   const named = new Set<string>();
@@ -416,7 +396,7 @@ test(
         checked(disruptionsPage),
         checked(churnPage()),
         checked(thrashingPage),
-        checked(warmupPage(() => [warm], { hits: hitsOf, coldStart })),
+        checked(warmupPage(() => [warm], { hits: hitsOf })),
         checked(spotPage),
         checked(consolidationPage),
       ]);

@@ -71,8 +71,8 @@ const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
   warmStartSeconds: 3,
   warmStartSamples: 2,
   timeSavedSeconds: 56,
-  savedPerHitSeconds: 28,
-  savedPerHitSamples: 4,
+  warmNotFaster: false,
+  hitsCredited: 2,
   warmCostUsd: 0.12,
   warmCostPerHourNow: 0.19,
   newNodeCostPerHour: 0.19,
@@ -310,10 +310,13 @@ describe("Warmup page", () => {
     render(<Warmup ctx={ctxFor()} />);
     await screen.findByTestId("warmup-pool");
     assert.equal(screen.getByTestId("warmup-state").textContent, "warm");
-    assert.match(screen.getByTestId("warmup-blocker").textContent, /max warm nodes reached/);
+    assert.match(
+      screen.getByTestId("warmup-blocker").textContent,
+      /^no further warmup: max warm nodes reached/,
+    );
     assert.match(
       screen.getByTestId("pool-start-times").textContent,
-      /cold 31 s \(median of 5\).*warm 3 s.*saved 56 s \(2 hits × 28 s, the pool's node cold start \(median of 4 launches, last hour\)\)/,
+      /cold 31 s \(median of 5\).*warm 3 s.*saved 56 s \(2 of 2 hits, each: the pool's cold start in the 24 h before it minus its own start\)/,
     );
     const row = screen.getByTestId("warm-node-row");
     assert.match(row.textContent, /n-warm60 s9 min\$0\.190/);
@@ -387,6 +390,50 @@ describe("Warmup page", () => {
     fireEvent.click(await screen.findByRole("button", { name: /policy/ }));
     assert.ok(screen.getByRole("form", { name: "warmup policy for general" }));
     assert.equal(screen.queryByRole("button", { name: "Delete policy" }), null);
+  });
+
+  it("says so when warm starts were not faster, and never a 'not warming' beside a warming badge", async () => {
+    mockFetch([
+      [
+        /warmup\?/,
+        () => [
+          200,
+          warmupView([
+            pool({ warmNotFaster: true, hitsCredited: 1, hits: 4, state: "warming", blocker: "in-flight" }),
+          ]),
+        ],
+      ],
+    ]);
+    render(<Warmup ctx={ctxFor()} />);
+    await screen.findByTestId("warmup-pool");
+    assert.match(
+      screen.getByTestId("pool-saved-how").textContent,
+      /warm starts were not faster than cold ones: only 1 of 4 hits/,
+    );
+    assert.equal(screen.getByTestId("warmup-state").textContent, "warming");
+    assert.doesNotMatch(screen.getByTestId("warmup-blocker").textContent, /not warming/);
+  });
+
+  it("never previews a negative count, and says why Save is off", async () => {
+    const p = pool();
+    assert.equal(
+      warmupPreview(p, { ...p.policy, maxWarmNodes: -1 }),
+      "no warm node (max warm nodes 0), +$0.000/h",
+    );
+    assert.equal(
+      warmupPreview(p, { ...p.policy, maxCostPerHour: 0.1 }),
+      "no warm node: the cost cap $0.100/h is below one node's price $0.190/h (c-4x-amd64-linux)",
+    );
+    mockFetch([[/GET .*warmup\?/, () => [200, warmupView([pool()])]]]);
+    render(<Warmup ctx={ctxFor({ role: "admin" })} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Edit policy" }));
+    const form = screen.getByRole("form", { name: "warmup policy for general" });
+    fireEvent.change(within(form).getByLabelText("max warm nodes"), { target: { value: "-1" } });
+    assert.match(
+      screen.getByTestId("warmup-preview").textContent,
+      /^Save is off until the marked field is fixed: maxWarmNodes/,
+    );
+    assert.doesNotMatch(screen.getByTestId("warmup-preview").textContent, /-1|−/);
   });
 
   it("previews the cost cap's effect", () => {

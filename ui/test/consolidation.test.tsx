@@ -25,6 +25,7 @@ const pdbPatch = `kubectl patch poddisruptionbudget ledger -n payments --type me
 const pdb: BlockerDto = {
   reason: "pdb",
   blocking: true,
+  waiting: false,
   message: "PodDisruptionBudget payments/ledger allows 0 disruptions (2 of 2 pods must stay)",
   object: { kind: "PodDisruptionBudget", namespace: "payments", name: "ledger" },
   pods: ["payments/ledger-a"],
@@ -41,6 +42,7 @@ const pdb: BlockerDto = {
 const budget: BlockerDto = {
   reason: "budget",
   blocking: true,
+  waiting: false,
   message: "NodePool gpu's budget allows 0 disruptions now (schedule 0 9 * * *, 2h)",
   object: { kind: "NodePool", namespace: null, name: "gpu" },
   pods: [],
@@ -59,6 +61,8 @@ const node = (name: string, pool: string, blockers: BlockerDto[], savings: numbe
   nodeClaim: `${pool}-x`,
   nodePool: pool,
   disruptable: blockers.every((b) => !b.blocking),
+  blocked: blockers.some((b) => b.blocking) && savings > 0,
+  waiting: false,
   empty: savings > 1,
   costPerHour: savings || 0.19,
   savingsPerHour: savings,
@@ -74,6 +78,7 @@ const view: ConsolidationViewDto = {
   nodes: 12,
   blockedNodes: 3,
   blockedCostPerHour: 2.59,
+  waitingNodes: 0,
   byPool: [
     { nodePool: "general", nodes: 8, blockedNodes: 2, blockedCostPerHour: 0.38 },
     { nodePool: "gpu", nodes: 4, blockedNodes: 1, blockedCostPerHour: 2.21 },
@@ -91,6 +96,8 @@ const view: ConsolidationViewDto = {
     node("ledger-1", "general", [pdb], 0.19),
     node("ledger-2", "general", [pdb], 0.19),
     node("free", "general", [], 0),
+    // Held by the PDB but consolidating it would save nothing: not blocked, not listed (issue 43).
+    node("held-zero", "general", [pdb], 0),
   ],
 };
 
@@ -103,6 +110,10 @@ describe("Consolidation page", () => {
     assert.match(rows[0]?.textContent ?? "", /gpu-node.*NodePool budget 0.*\$2\.21/, "costliest first");
     assert.equal(screen.getByTestId("consolidation-blocked").textContent, "3");
     assert.equal(screen.getByTestId("consolidation-cost").textContent, "$2.59");
+    assert.match(
+      screen.getByTestId("consolidation-cost").parentElement?.textContent ?? "",
+      /if the blockers were lifted.*consolidation could save \$2\.59\/h.*planned together, each spare room used once/,
+    );
     assert.equal(screen.getByTestId("consolidation-top").textContent, "NodePool budget 0");
     const sums = screen.getAllByTestId("pool-reason-row").map((r) => r.textContent);
     assert.deepEqual(sums, ["gpuNodePool budget 01$2.21", "generalPDB allows 02$0.380"]);
@@ -247,13 +258,17 @@ describe("Overview: pending pods", () => {
               key: "wave.sh/arch=arm64:NoSchedule",
               text: "does not tolerate the taint wave.sh/arch=arm64:NoSchedule",
               detail: "did not tolerate taint (taint=wave.sh/arch=arm64:NoSchedule)",
+              fix: null,
+              costPerHour: null,
             },
             {
               nodePool: "spot-heavy",
               kind: "limit",
               key: null,
-              text: "the NodePool is at its limits",
+              text: "NodePool spot-heavy: at its limits",
               detail: "all available instance types exceed limits for nodepool (NodePool=spot-heavy)",
+              fix: null,
+              costPerHour: null,
             },
           ],
           nominatedTo: null,
@@ -271,8 +286,7 @@ describe("Overview: pending pods", () => {
       ],
       byPoolReason: [],
     };
-    mockFetch([[/\/pending$/, () => [200, pending]]]);
-    render(<PendingPods ctx={ctxFor()} />);
+    render(<PendingPods view={{ data: pending, error: undefined, loading: false }} />);
     const rows = await screen.findAllByTestId("pending-row");
     assert.equal(rows.length, 2);
     assert.match(

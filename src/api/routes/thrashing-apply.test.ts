@@ -103,7 +103,19 @@ describe("applying a thrashing fix", () => {
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json<{ patch: Record<string, unknown>; kubectl: string }>();
     assert.equal(body.kubectl, fix.kubectl);
-    assert.deepEqual(patched, [["default", body.patch]]);
+    // The fix's own patch, and the pool records it: every advice path keeps what it set (issue 43).
+    const [[pool, sent] = ["", {}]] = patched;
+    assert.equal(pool, "default");
+    const { metadata, ...spec } = sent;
+    assert.deepEqual(spec, body.patch);
+    const record = (metadata as { annotations: Record<string, string> }).annotations["wave.sh/applied-fix"];
+    const recorded = JSON.parse(record ?? "{}") as { at: number };
+    assert.deepEqual(recorded, {
+      at: recorded.at,
+      source: "thrashing",
+      title: fix.title,
+      patch: body.patch,
+    });
     assert.match(JSON.stringify(body.patch), /"spec":\{"disruption"/);
     // The audit names who applied which fix, the pool's fields before and the patch after.
     const entry = (await store.listAudit({ clusterId: "c1", limit: 10 }))[0];

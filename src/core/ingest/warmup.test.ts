@@ -60,6 +60,10 @@ class FakeStore {
     return Promise.resolve(added);
   }
 
+  coldStarts(): Promise<never[]> {
+    return Promise.resolve([]);
+  }
+
   async until(pred: () => boolean): Promise<void> {
     while (!pred()) await new Promise<void>((r) => this.#waiters.push(r));
   }

@@ -184,11 +184,11 @@ export function storeContract(
       const h = await makeHarness();
       try {
         const first = await h.open();
-        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+        assert.deepEqual(first.migrations.applied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
         await first.store.putPolicy("c1", "spot", "p", { a: 1 }, T0);
         await first.store.close();
         const second = await h.open();
-        assert.deepEqual(second.migrations, { applied: [], version: 13 });
+        assert.deepEqual(second.migrations, { applied: [], version: 14 });
         assert.deepEqual((await second.store.getPolicy("c1", "spot", "p"))?.value, { a: 1 });
         await second.store.close();
       } finally {
@@ -767,7 +767,16 @@ export function storeContract(
             image: "redis:7",
             reason: "failed",
           }),
-          w({ pool: "general", type: "hit", at: T0 + 2 * MIN, node: "n1" }),
+          w({
+            pool: "general",
+            type: "hit",
+            at: T0 + 2 * MIN,
+            node: "n1",
+            pod: "apps/web-1",
+            since: T0,
+            seconds: 2.5,
+            saved: 28.5,
+          }),
           w({ pool: "gpu", type: "miss", at: T0 + 2 * MIN, pod: "warm-2", reason: "pool-deleted" }),
           w({ pool: "gpu", type: "miss", at: T0 + 2 * MIN, pod: "warm-3", reason: "pool-deleted" }),
           w({ pool: "general", type: "hit", at: T0 + 3 * MIN, node: "n1" }, "c2"),
@@ -800,6 +809,37 @@ export function storeContract(
           StoreInputError,
         );
         await assert.rejects(store.writeWarmupEvents([{ ...later, at: 1.5 }]), /integer epoch ms/);
+        await assert.rejects(store.writeWarmupEvents([{ ...later, saved: -1 }]), /saved must be a number/);
+
+        // Cold starts (issue 38): once per (cluster, pod, ready time), by cluster, range and pool.
+        const cold = (pod: string, at: number, seconds: number, pool = "general") => ({
+          clusterId: "c1",
+          pool,
+          pod,
+          node: `n-${pod}`,
+          at,
+          seconds,
+        });
+        const starts = [
+          cold("apps/a", T0, 31),
+          cold("apps/b", T0 + MIN, 35.5),
+          cold("apps/c", T0 + MIN, 40, "gpu"),
+        ];
+        assert.equal(await store.writeColdStarts(starts), 3);
+        assert.equal(await store.writeColdStarts([...starts, cold("apps/d", T0 + 2 * MIN, 9)]), 1);
+        assert.deepEqual(
+          (await store.coldStarts({ ...all, nodePool: "general" })).map((r) => [r.pod, r.seconds]),
+          [
+            ["apps/a", 31],
+            ["apps/b", 35.5],
+            ["apps/d", 9],
+          ],
+        );
+        assert.deepEqual(
+          await store.coldStarts({ ...all, from: T0 + MIN, to: T0 + 2 * MIN }),
+          starts.slice(1),
+        );
+        await assert.rejects(store.writeColdStarts([cold("apps/e", T0, -1)]), /seconds must be/);
         assert.equal((await store.warmupEvents(all)).length, 7);
 
         // Durable: a new handle on the same database answers the same rows.
@@ -807,8 +847,9 @@ export function storeContract(
           assert.deepEqual(await reopened.warmupEvents(all), rows);
           // Retention follows lifecycle rows: older than eventRetainMs (a day here) goes.
           const c = await reopened.compact(T0 + DAY + 30 * MIN);
-          assert.equal(c.deletedEvents, 7);
+          assert.equal(c.deletedEvents, 7 + 4, "the warmup events and the cold starts");
           assert.deepEqual(await reopened.warmupEvents(all), [later]);
+          assert.deepEqual(await reopened.coldStarts(all), []);
         });
       }, smallRetention);
     });

@@ -412,6 +412,25 @@ ALTER TABLE workload_pods ADD COLUMN revision TEXT;
 ALTER TABLE workload_pods ADD COLUMN revision_pods INTEGER;
 `;
 
+// Warmup you can believe (issue 38): a hit's warm time starts at `since`, its pod's own start
+// (`seconds`) and what it saved against the pool's cold start (`saved`) are kept with it; the cold
+// starts themselves (pods that waited for a new node) in their own table. Null on older rows.
+const warmupTimeSaved = (t: ColumnTypes): string => `
+ALTER TABLE warmup_events ADD COLUMN since ${t.int};
+ALTER TABLE warmup_events ADD COLUMN seconds ${t.real};
+ALTER TABLE warmup_events ADD COLUMN saved ${t.real};
+CREATE TABLE cold_starts (
+  cluster_id TEXT NOT NULL,
+  pool TEXT NOT NULL,
+  pod TEXT NOT NULL,
+  node TEXT NOT NULL,
+  at ${t.int} NOT NULL,
+  seconds ${t.real} NOT NULL,
+  PRIMARY KEY (cluster_id, pod, at)
+);
+CREATE INDEX cold_starts_time ON cold_starts (cluster_id, at);
+`;
+
 // Sessions keep no provider token (issue 42: the ID token kept for the sign-out's id_token_hint
 // worked as an admin bearer, also after sign-out). An expand: the data goes, the column stays (the
 // previous release still names it and signs out without the hint); a later release's contract
@@ -434,7 +453,8 @@ const migrations = (t: ColumnTypes): readonly Migration[] => [
   { version: 10, name: "policy CR revisions and migration mark", sql: policyCrs(t) },
   { version: 11, name: "console sessions", sql: consoleSessions(t) },
   { version: 12, name: "workload revisions", sql: workloadRevisions() },
-  { version: 13, name: SCRUB_SESSION_TOKENS, sql: scrubSessionTokens() },
+  { version: 13, name: "warmup time saved and cold starts", sql: warmupTimeSaved(t) },
+  { version: 14, name: SCRUB_SESSION_TOKENS, sql: scrubSessionTokens() },
 ];
 export const sqliteMigrations = migrations(SQLITE);
 export const postgresMigrations = migrations(POSTGRES);

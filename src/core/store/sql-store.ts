@@ -24,6 +24,7 @@ import {
   validateSavings,
   validateWorkloadPods,
   validateWarmupEvents,
+  validateColdStarts,
 } from "./store.ts";
 import type {
   ClusterHello,
@@ -59,6 +60,7 @@ import type {
   TimeRange,
   Store,
   StoredWarmupEvent,
+  ColdStart,
   WarmupEventType,
   WriteBatch,
   WriteResult,
@@ -183,14 +185,22 @@ const SQL = {
     ON CONFLICT (resolution_ms) DO UPDATE SET retained_from = excluded.retained_from, rolled_up_to = excluded.rolled_up_to`,
   deleteSeries: `DELETE FROM series
     WHERE resolution_ms = $1 AND ((kind = 'point' AND ts < $2) OR (kind = 'gap' AND until_ts <= $2))`,
-  insertWarmupEvent: `INSERT INTO warmup_events (cluster_id, pool, type, at, node, pod, image, reason)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+  insertWarmupEvent: `INSERT INTO warmup_events (cluster_id, pool, type, at, node, pod, image, reason, since, seconds, saved)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
     ON CONFLICT (cluster_id, pool, type, at, node, pod, image, reason) DO NOTHING`,
   // As above, $4 = '' means every pool.
-  warmupEvents: `SELECT cluster_id, pool, type, at, node, pod, image, reason FROM warmup_events
+  warmupEvents: `SELECT cluster_id, pool, type, at, node, pod, image, reason, since, seconds, saved FROM warmup_events
     WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR pool = $4)
     ORDER BY at, id LIMIT $5`,
   deleteWarmupEvents: "DELETE FROM warmup_events WHERE at < $1",
+  insertColdStart: `INSERT INTO cold_starts (cluster_id, pool, pod, node, at, seconds)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (cluster_id, pod, at) DO NOTHING`,
+  // $4 = '' means every pool.
+  coldStarts: `SELECT cluster_id, pool, pod, node, at, seconds FROM cold_starts
+    WHERE cluster_id = $1 AND at >= $2 AND at < $3 AND ($4 = '' OR pool = $4)
+    ORDER BY at, pod LIMIT $5`,
+  deleteColdStarts: "DELETE FROM cold_starts WHERE at < $1",
   insertRepair: `INSERT INTO spot_repairs (cluster_id, event, workload, action, pod, type, message, at)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
     ON CONFLICT (cluster_id, event) DO NOTHING`,
@@ -514,6 +524,9 @@ export class SqlStore implements Store {
           e.pod ?? "",
           e.image ?? "",
           e.reason ?? "",
+          e.since ?? null,
+          e.seconds ?? null,
+          e.saved ?? null,
         ]);
       }
       return added;
@@ -629,8 +642,34 @@ export class SqlStore implements Store {
         const v = optText(r[f]);
         if (v !== undefined && v !== "") e[f] = v;
       }
+      for (const f of ["since", "seconds", "saved"] as const)
+        if (r[f] !== null && r[f] !== undefined) e[f] = num(r[f]);
       return e;
     });
+  }
+
+  async writeColdStarts(rows: readonly ColdStart[]): Promise<number> {
+    validateColdStarts(rows);
+    if (rows.length === 0) return 0;
+    return this.#db.transaction(async (tx) => {
+      let added = 0;
+      for (const r of rows)
+        added += await tx.run(SQL.insertColdStart, [r.clusterId, r.pool, r.pod, r.node, r.at, r.seconds]);
+      return added;
+    });
+  }
+
+  async coldStarts(q: EventQuery): Promise<ColdStart[]> {
+    validateRange(q);
+    const rows = await this.#db.all(SQL.coldStarts, [q.clusterId, q.from, q.to, q.nodePool ?? "", limit(q)]);
+    return rows.map((r) => ({
+      clusterId: text(r.cluster_id),
+      pool: text(r.pool),
+      pod: text(r.pod),
+      node: text(r.node),
+      at: num(r.at),
+      seconds: num(r.seconds),
+    }));
   }
 
   async putPolicy(
@@ -886,6 +925,7 @@ export class SqlStore implements Store {
       result.deletedEvents += await tx.run(SQL.deleteLifecycle, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteDisruptions, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteWarmupEvents, [eventCutoff]);
+      result.deletedEvents += await tx.run(SQL.deleteColdStarts, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteRepairs, [eventCutoff]);
       result.deletedEvents += await tx.run(SQL.deleteLateAnswers, [eventCutoff]);
       // Savings rows are sums, kept as long as the coarsest series tier keeps its points.

@@ -84,6 +84,28 @@ export interface StoredWarmupEvent {
   pod?: string | undefined;
   image?: string | undefined;
   reason?: string | undefined;
+  /** hit, miss: when the warm node's warm time began (the warmup's start; its cost counts from here). */
+  since?: number | undefined;
+  /** hit: the hitting pod's own start, pending → running, seconds. */
+  seconds?: number | undefined;
+  /** hit: what it saved against the pool's cold start, seconds (core's, set once when stored). */
+  saved?: number | undefined;
+}
+
+/**
+ * A cold start: a pod that waited for a new node (its node was created after it), pending →
+ * running. Core records them from its state as pods become Ready (core/warmup/cold-starts.ts); a
+ * warmup hit's time saved is measured against their median. Unique per (cluster, pod, at).
+ */
+export interface ColdStart {
+  clusterId: string;
+  pool: string;
+  /** namespace/name */
+  pod: string;
+  node: string;
+  /** When the pod became Ready, epoch ms. */
+  at: number;
+  seconds: number;
 }
 
 /**
@@ -425,6 +447,10 @@ export interface Store {
   writeWarmupEvents(events: readonly StoredWarmupEvent[]): Promise<number>;
   /** Warmup events in [from, to), oldest first (then in insertion order). */
   warmupEvents(q: EventQuery): Promise<StoredWarmupEvent[]>;
+  /** Appends cold starts; returns how many were new (a pod's start seen again adds nothing). */
+  writeColdStarts(rows: readonly ColdStart[]): Promise<number>;
+  /** Cold starts whose pod became Ready in [from, to), oldest first. */
+  coldStarts(q: EventQuery): Promise<ColdStart[]>;
 
   /** Spot repairs in [from, to), oldest first. */
   spotRepairs(q: RepairQuery): Promise<SpotRepair[]>;
@@ -625,6 +651,24 @@ export function validateWarmupEvents(events: readonly StoredWarmupEvent[]): void
     for (const f of ["node", "pod", "image", "reason"] as const) {
       need(isOptText(e[f]), `${where}: ${f} must be a string`);
     }
+    need(e.since === undefined || isTime(e.since), `${where}: since must be an integer epoch ms`);
+    for (const f of ["seconds", "saved"] as const) {
+      const v = e[f];
+      need(v === undefined || (Number.isFinite(v) && v >= 0), `${where}: ${f} must be a number ≥ 0`);
+    }
+  }
+}
+
+export function validateColdStarts(rows: readonly ColdStart[]): void {
+  for (const r of rows) {
+    const where = `cold start ${r.pod}`;
+    need(
+      isText(r.clusterId) && isText(r.pool) && isText(r.pod),
+      `${where}: cluster, pool and pod are required`,
+    );
+    need(typeof r.node === "string", `${where}: node must be a string`);
+    need(isTime(r.at), `${where}: at must be an integer epoch ms`);
+    need(Number.isFinite(r.seconds) && r.seconds >= 0, `${where}: seconds must be a number ≥ 0`);
   }
 }
 

@@ -4,6 +4,7 @@
 import type { PolicyKind, Store, StoredWarmupEvent } from "../store/store.ts";
 import type { WarmupEvent } from "../../warmup/stats.ts";
 import { fromStored } from "./stats-store.ts";
+import { COLD_START_WINDOW_MS, coldStartAt, savedByHit } from "../../warmup/time-saved.ts";
 
 /** A warmup event as the agent reports it: a stored event without its cluster (the stream's). */
 export type ReportedWarmupEvent = Omit<StoredWarmupEvent, "clusterId">;
@@ -14,14 +15,20 @@ export interface PolicyRow {
   value: unknown;
 }
 
+/** Most cold starts read to measure one batch's hits against. */
+const COLD_ROWS = 100_000;
+
 export class WarmupRelay {
-  readonly #store: Pick<Store, "listPolicies" | "writeWarmupEvents">;
+  readonly #store: Pick<Store, "listPolicies" | "writeWarmupEvents" | "coldStarts">;
+  readonly #coldStarts: { flush(): Promise<void> } | undefined;
   readonly #listeners = new Set<(clusterId: string) => void>();
   readonly #onStored: (clusterId: string, events: readonly WarmupEvent[]) => void;
   readonly #resources: ((clusterId: string) => Promise<PolicyRow[] | undefined>) | undefined;
 
   constructor(o: {
-    store: Pick<Store, "listPolicies" | "writeWarmupEvents">;
+    store: Pick<Store, "listPolicies" | "writeWarmupEvents" | "coldStarts">;
+    /** Core's cold-start recorder: written out before a hit is measured against it. */
+    coldStarts?: { flush(): Promise<void> };
     /**
      * The cluster's WarmupPolicy resources as policies (issue 31), once its stored policies became
      * resources; undefined before: the store's are sent.
@@ -31,6 +38,7 @@ export class WarmupRelay {
     onStored?: (clusterId: string, events: readonly WarmupEvent[]) => void;
   }) {
     this.#store = o.store;
+    this.#coldStarts = o.coldStarts;
     this.#onStored = o.onStored ?? (() => undefined);
     this.#resources = o.resources;
   }
@@ -57,9 +65,34 @@ export class WarmupRelay {
   }
 
   async record(clusterId: string, events: readonly ReportedWarmupEvent[]): Promise<void> {
-    const rows = events.map((e) => ({ ...e, clusterId }));
+    const rows = await this.#withSaved(
+      clusterId,
+      events.map((e) => ({ ...e, clusterId })),
+    );
     const added = await this.#store.writeWarmupEvents(rows);
     // A batch sent again after a lost acknowledgement adds nothing: not counted twice.
     if (added > 0) this.#onStored(clusterId, rows.map(fromStored));
+  }
+
+  /**
+   * Each hit with a measured start gets what it saved against the pool's cold start before it
+   * (time-saved.ts), computed here once: every reader then adds the same stored number.
+   */
+  async #withSaved(clusterId: string, rows: StoredWarmupEvent[]): Promise<StoredWarmupEvent[]> {
+    const hits = rows.filter((r) => r.type === "hit" && r.seconds !== undefined);
+    if (hits.length === 0) return rows;
+    await this.#coldStarts?.flush();
+    const ats = hits.map((h) => h.at);
+    const cold = await this.#store.coldStarts({
+      clusterId,
+      from: Math.max(0, Math.min(...ats) - COLD_START_WINDOW_MS),
+      to: Math.max(...ats),
+      limit: COLD_ROWS,
+    });
+    return rows.map((r) =>
+      r.type === "hit" && r.seconds !== undefined
+        ? { ...r, saved: savedByHit(r.seconds, coldStartAt(cold, r.pool, r.at)) }
+        : r,
+    );
   }
 }

@@ -28,9 +28,17 @@ export function toStored(clusterId: string, e: WarmupEvent): StoredWarmupEvent {
     case "created":
       return { ...base, type: "created", pod: e.pod };
     case "hit":
-      return { ...base, type: "hit", node: e.node };
+      return {
+        ...base,
+        type: "hit",
+        node: e.node,
+        pod: e.pod,
+        since: e.since,
+        seconds: e.seconds,
+        saved: e.saved,
+      };
     case "miss":
-      return { ...base, type: "miss", node: e.node, pod: e.pod, reason: e.reason };
+      return { ...base, type: "miss", node: e.node, pod: e.pod, reason: e.reason, since: e.since };
     case "prepull":
       return { ...base, type: "prepull", node: e.node, image: e.image, reason: e.outcome };
   }
@@ -45,7 +53,15 @@ export function fromStored(r: StoredWarmupEvent): WarmupEvent {
     case "created":
       return { ...base, type: "created", pod: r.pod ?? "" };
     case "hit":
-      return { ...base, type: "hit", node: r.node ?? "" };
+      return {
+        ...base,
+        type: "hit",
+        node: r.node ?? "",
+        ...(r.pod === undefined ? {} : { pod: r.pod }),
+        ...(r.since === undefined ? {} : { since: r.since }),
+        ...(r.seconds === undefined ? {} : { seconds: r.seconds }),
+        ...(r.saved === undefined ? {} : { saved: r.saved }),
+      };
     case "miss":
       return {
         ...base,
@@ -54,6 +70,7 @@ export function fromStored(r: StoredWarmupEvent): WarmupEvent {
         reason: isMissReason(r.reason) ? r.reason : "lost",
         ...(r.node === undefined ? {} : { node: r.node }),
         ...(r.pod === undefined ? {} : { pod: r.pod }),
+        ...(r.since === undefined ? {} : { since: r.since }),
       };
     case "prepull":
       return {

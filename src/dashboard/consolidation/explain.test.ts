@@ -8,7 +8,8 @@ import type { Event, Pod, PodDisruptionBudget } from "../../objects/kube.ts";
 import type { NodePool } from "../../objects/karpenter.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { explainNodes } from "./explain.ts";
-import { consolidationView, pendingView } from "./view.ts";
+import { consolidationView } from "./view.ts";
+import { pendingView } from "./pending.ts";
 
 const NOW = Date.parse("2026-06-01T10:00:00Z");
 const PRICES: Record<string, number> = { big: 0.4, small: 0.1 };
@@ -122,9 +123,9 @@ describe("consolidation explainer", () => {
       spec: { selector: { matchLabels: { app: "db" } }, minAvailable: 2 },
       status: { disruptionsAllowed: allowed },
     });
-    const n = byNode(world({ machines: [{ name: "a" }, { name: "b" }], pods, pdbs: [pdb("db", 0)] })).get(
-      "a",
-    );
+    // c has room for a's pod: consolidating a saves its price, so its fix is offered.
+    const machines = [{ name: "a" }, { name: "b" }, { name: "c" }];
+    const n = byNode(world({ machines, pods, pdbs: [pdb("db", 0)] })).get("a");
     const b = n?.blockers.find((x) => x.reason === "pdb");
     assert.deepEqual(b?.object, { kind: "PodDisruptionBudget", namespace: "default", name: "db" });
     assert.deepEqual(b?.pods, ["default/db-0"]);
@@ -167,7 +168,9 @@ describe("consolidation explainer", () => {
       disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "1m" },
     });
     const p = owned(pod("w", "a", "1", "1Gi"));
-    const n = byNode(world({ machines: [{ name: "a" }], pools: [whenEmpty], pods: [p] })).get("a");
+    const n = byNode(world({ machines: [{ name: "a" }, { name: "c" }], pools: [whenEmpty], pods: [p] })).get(
+      "a",
+    );
     const b = n?.blockers.find((x) => x.reason === "when-empty");
     assert.deepEqual(b?.fix?.patch, {
       spec: { disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "1m" } },

@@ -16,18 +16,13 @@ import { bindingBudget, budgetsNow, selectorMatches } from "../../karpenter/budg
 import { parseDuration } from "../../karpenter/duration.ts";
 import { DISRUPTION_EVENT_REASONS, eventTime, parseDisruptionMessage } from "../../karpenter/events/parse.ts";
 import { conditionOf, isInitialized, isTerminating } from "../../karpenter/node.ts";
-import { isActivePod, isDaemonSetPod, nodeAllocatable } from "../../karpenter/room.ts";
-import { podMatchesNodeLabels, untoleratedTaints } from "../../karpenter/scheduling.ts";
-import { CPU, MEMORY, podRequests, type Resources } from "../../karpenter/resources.ts";
+import { isActivePod, isDaemonSetPod } from "../../karpenter/room.ts";
 import { nodePoolOf } from "../../karpenter/labels.ts";
 import { machinePrice } from "../figures/price.ts";
 import { machineOf } from "../machines.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
-import { parseKwokInstanceType } from "../../pricing/kwok.ts";
-
-/** The sizes (vCPU) of the KWOK provider's generated instance types. */
-const KWOK_SIZES = [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256];
-import { blockerFix } from "./fixes.ts";
+import { blockerFix, noGainFix } from "./fixes.ts";
+import { catalogOf, nodeSaving, planSavings, roomsOf, type PlanNode, type Saving } from "./plan.ts";
 
 export interface ExplainInput {
   state: ClusterState;
@@ -85,161 +80,16 @@ export function eventDto(e: Event): KarpenterEventDto {
   };
 }
 
-interface Room {
-  node: Node;
-  labels: Record<string, string>;
-  free: Resources;
-  slots: number;
-}
-
-/** Other nodes' free room, for "would its pods fit elsewhere" (first fit, largest room first). */
-function roomsOf(state: ClusterState, nodes: readonly Node[]): Room[] {
-  const out: Room[] = [];
-  for (const n of nodes) {
-    const name = n.metadata.name ?? "";
-    if (isTerminating(n) || n.spec?.unschedulable) continue;
-    const u = state.nodeUsage(name);
-    const alloc = nodeAllocatable(n);
-    const free: Resources = {};
-    for (const [k, v] of Object.entries(alloc)) free[k] = v - (u?.requested[k] ?? 0);
-    out.push({
-      node: n,
-      labels: n.metadata.labels ?? {},
-      free,
-      slots: (alloc.pods ?? 110) - (u?.pods.requested ?? 0),
-    });
-  }
-  return out.sort((a, b) => (b.free[CPU] ?? 0) - (a.free[CPU] ?? 0));
-}
-
-function fitsElsewhere(pods: readonly Pod[], self: string, rooms: readonly Room[]): boolean {
-  const taken = new Map<Room, Resources>();
-  for (const p of pods) {
-    const req = podRequests(p);
-    const cpu = req[CPU] ?? 0;
-    const room = firstRoom(rooms, (r) => {
-      // Rooms are sorted by free CPU, largest first: past the first too small, none is larger.
-      if (cpu > 0 && (r.free[CPU] ?? 0) < cpu) return "stop";
-      if (r.node.metadata.name === self) return false;
-      const used = taken.get(r) ?? {};
-      if (r.slots - (used.pods ?? 0) < 1) return false;
-      for (const [k, v] of Object.entries(req))
-        if (v > 0 && (r.free[k] ?? 0) - (used[k] ?? 0) < v) return false;
-      return (
-        podMatchesNodeLabels(p, r.labels, r.node.metadata.name ?? "") &&
-        untoleratedTaints(r.node.spec?.taints, p.spec.tolerations).length === 0
-      );
-    });
-    if (!room) return false;
-    const used = taken.get(room) ?? {};
-    for (const [k, v] of Object.entries(req)) used[k] = (used[k] ?? 0) + v;
-    used.pods = (used.pods ?? 0) + 1;
-    taken.set(room, used);
-  }
-  return true;
-}
-
-/** The first room `fits` accepts; "stop" ends the search (nothing after it can fit). */
-function firstRoom(rooms: readonly Room[], fits: (r: Room) => boolean | "stop"): Room | undefined {
-  for (const r of rooms) {
-    const f = fits(r);
-    if (f === "stop") return undefined;
-    if (f) return r;
-  }
-  return undefined;
-}
-
-interface Catalog {
-  /** The NodePool that runs it: a replacement comes from the node's own pool (its requirements). */
-  pool: string | undefined;
-  instanceType: string;
-  capacityType: "spot" | "on-demand" | "reserved";
-  zone: string | undefined;
-  region: string | undefined;
-  cpu: number;
-  memory: number;
-  /** Its other allocatable resources (GPUs, …); a size only known by name offers none. */
-  extended: Readonly<Record<string, number>>;
-  usdPerHour: number;
-}
-
-/** Whether `k` offers what pods asking `need` (all resources summed) ask for. */
-function offers(k: Catalog, need: Readonly<Record<string, number>>): boolean {
-  for (const [r, q] of Object.entries(need)) {
-    if (q <= 0 || r === "pods") continue;
-    const has = r === CPU ? k.cpu : r === MEMORY ? k.memory : (k.extended[r] ?? 0);
-    if (has < q) return false;
-  }
-  return true;
-}
-
-/**
- * The machines the cluster runs now, priced: the replacements consolidation could pick among (on
- * KWOK, every size of their families too). Karpenter may know cheaper types than these (its whole
- * catalog), so a replacement's savings here is a lower bound.
- */
-function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[] {
-  const seen = new Map<string, Catalog>();
-  for (const nc of state.nodeClaims()) {
-    const m = machineOf(nc, state.nodeForNodeClaim(nc.metadata.name ?? ""));
-    if (!m.instanceType) continue;
-    const q = machinePrice(prices, m);
-    if (!q) continue;
-    const ct = m.capacityType ?? "on-demand";
-    const pool = nodePoolOf(nc);
-    const k = `${pool ?? ""}/${m.instanceType}/${ct}/${m.zone ?? ""}`;
-    if (seen.has(k)) continue;
-    const { [CPU]: cpu, [MEMORY]: memory, ...extended } = m.allocatable;
-    seen.set(k, {
-      pool,
-      instanceType: m.instanceType,
-      capacityType: ct,
-      zone: m.zone,
-      region: m.region,
-      cpu: cpu ?? 0,
-      memory: memory ?? 0,
-      extended,
-      usdPerHour: q.usdPerHour,
-    });
-    // A KWOK cluster's catalog is known by name: the same family's other sizes.
-    const kwok = parseKwokInstanceType(m.instanceType);
-    if (!kwok) continue;
-    for (const n of KWOK_SIZES) {
-      const name = `${kwok.family}-${n}x-${kwok.arch}-${kwok.os}`;
-      const sk = `${pool ?? ""}/${name}/${ct}/${m.zone ?? ""}`;
-      const sq = seen.has(sk)
-        ? undefined
-        : machinePrice(prices, { instanceType: name, capacityType: ct, zone: m.zone, region: m.region });
-      if (!sq) continue;
-      const t = parseKwokInstanceType(name);
-      if (!t) continue;
-      seen.set(sk, {
-        pool,
-        instanceType: name,
-        capacityType: ct,
-        zone: m.zone,
-        region: m.region,
-        cpu: t.vcpu * 1000,
-        memory: t.memoryBytes,
-        extended: {},
-        usdPerHour: sq.usdPerHour,
-      });
-    }
-  }
-  return [...seen.values()].sort((a, b) => a.usdPerHour - b.usdPerHour);
-}
-
 /**
  * Explains every Karpenter node of the cluster (a node with a NodeClaim or a NodePool label; nodes
- * being deleted are left out: Karpenter is already disrupting them).
+ * being deleted are left out: Karpenter is already disrupting them). The blocked nodes' savings are
+ * one plan (plan.ts): what lifting every blocker could save together; the others' each alone.
  */
 export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
   const { state, now } = input;
   const byObject = eventsByObject(input.events);
   const pdbs = state.podDisruptionBudgets();
   const nodes = state.nodes();
-  const rooms = roomsOf(state, nodes);
-  const catalog = catalogOf(state, input.prices);
   // Nodes per pool (budgets count them) and how many are being disrupted now.
   const poolNodes = new Map<string, number>();
   const poolDisrupting = new Map<string, number>();
@@ -252,7 +102,7 @@ export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
       poolDisrupting.set(pool, (poolDisrupting.get(pool) ?? 0) + 1);
   }
 
-  const out: NodeDisruptionDto[] = [];
+  const explained: { dto: Explained; plan: PlanNode }[] = [];
   for (const node of nodes) {
     const name = node.metadata.name ?? "";
     const nc = state.nodeClaimForNode(name);
@@ -261,7 +111,7 @@ export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
     if (isTerminating(node) || (nc && isTerminating(nc))) continue;
     const pool = poolName ? state.nodePool(poolName) : undefined;
     const pods = state.podsOnNode(name, { includeTerminal: false });
-    out.push(
+    explained.push(
       explainNode({
         input,
         node,
@@ -270,8 +120,6 @@ export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
         pool,
         pods,
         pdbs,
-        rooms,
-        catalog,
         events: [
           ...(byObject.get(`Node//${name}`) ?? []),
           ...(nc ? (byObject.get(`NodeClaim//${nc.metadata.name ?? ""}`) ?? []) : []),
@@ -282,8 +130,30 @@ export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
       }),
     );
   }
-  return out;
+  const rooms = roomsOf(state, nodes);
+  const catalog = catalogOf(state, input.prices);
+  const held = explained.filter((e) => e.dto.blockers.some((b) => b.blocking));
+  const plan = planSavings(
+    held.map((e) => e.plan),
+    rooms,
+    catalog,
+  );
+  return explained.map(({ dto, plan: p }) => {
+    const saving: Saving = plan.get(p.name) ?? nodeSaving(p, rooms, catalog);
+    const blocking = dto.blockers.some((b) => b.blocking);
+    const gain = saving.savingsPerHour > 0;
+    return {
+      ...dto,
+      ...saving,
+      blockers: gain ? dto.blockers : dto.blockers.map((b) => ({ ...b, fix: noGainFix(b.fix) })),
+      blocked: blocking && gain,
+      disruptable: !blocking && !dto.waiting,
+    };
+  });
 }
+
+/** A node explained but not priced yet (the plan prices the blocked ones together). */
+type Explained = Omit<NodeDisruptionDto, keyof Saving | "blocked" | "disruptable">;
 
 interface NodeCtx {
   input: ExplainInput;
@@ -293,25 +163,24 @@ interface NodeCtx {
   pool: NodePool | undefined;
   pods: readonly Pod[];
   pdbs: readonly PodDisruptionBudget[];
-  rooms: readonly Room[];
-  catalog: readonly Catalog[];
   events: readonly Event[];
   poolNodes: number;
   poolDisrupting: number;
   now: number;
 }
 
-function explainNode(c: NodeCtx): NodeDisruptionDto {
+function explainNode(c: NodeCtx): { dto: Explained; plan: PlanNode } {
   const { node, nc, pool, poolName, now } = c;
   const name = node.metadata.name ?? "";
   const ncName = nc?.metadata.name ?? null;
   const version = c.input.karpenterVersion;
   const blockers: BlockerDto[] = [];
   const add = (
-    b: Omit<BlockerDto, "fix" | "blocking" | "pods" | "until" | "source"> & Partial<BlockerDto>,
+    b: Omit<BlockerDto, "fix" | "blocking" | "waiting" | "pods" | "until" | "source"> & Partial<BlockerDto>,
   ): void => {
     const full: BlockerDto = {
       blocking: true,
+      waiting: false,
       pods: [],
       until: null,
       source: "state",
@@ -414,6 +283,9 @@ function explainNode(c: NodeCtx): NodeDisruptionDto {
       if (cond?.status === "False" || (until !== null && until > now))
         add({
           reason: "consolidate-after",
+          // A wait that ends by itself: not a blocker, nothing to change.
+          blocking: false,
+          waiting: true,
           message:
             until !== null && until > now
               ? `consolidateAfter ${d.consolidateAfter ?? ""} not elapsed: ${Math.ceil((until - now) / 1000)} s left`
@@ -481,50 +353,26 @@ function explainNode(c: NodeCtx): NodeDisruptionDto {
     }
   }
 
-  // What consolidating it would save now.
   const m = machineOf(nc, node);
   const q = machinePrice(c.input.prices, m);
-  let savings = 0;
-  let action: NodeDisruptionDto["action"] = null;
-  let replacement: NodeDisruptionDto["replacement"] = null;
-  if (q) {
-    if (empty || fitsElsewhere(workload, name, c.rooms)) {
-      savings = q.usdPerHour;
-      action = "delete";
-    } else {
-      // Every resource its pods ask for (a GPU node's pods need a GPU type), in the node's own pool.
-      const need: Record<string, number> = {};
-      for (const p of c.pods) {
-        if (!isActivePod(p)) continue;
-        for (const [r, v] of Object.entries(podRequests(p))) need[r] = (need[r] ?? 0) + v;
-      }
-      const ct = m.capacityType ?? "on-demand";
-      const cheaper = c.catalog.find(
-        (k) => k.capacityType === ct && k.pool === poolName && k.usdPerHour < q.usdPerHour && offers(k, need),
-      );
-      if (cheaper) {
-        savings = q.usdPerHour - cheaper.usdPerHour;
-        action = "replace";
-        replacement = {
-          instanceType: cheaper.instanceType,
-          capacityType: cheaper.capacityType,
-          usdPerHour: cheaper.usdPerHour,
-        };
-      }
-    }
-  }
-
   return {
-    node: name,
-    nodeClaim: ncName,
-    nodePool: poolName ?? null,
-    disruptable: !blockers.some((b) => b.blocking),
-    empty,
-    costPerHour: q?.usdPerHour ?? null,
-    savingsPerHour: savings,
-    action,
-    replacement,
-    blockers,
-    events: c.events.slice(0, EVENTS_PER_NODE).map(eventDto),
+    dto: {
+      node: name,
+      nodeClaim: ncName,
+      nodePool: poolName ?? null,
+      waiting: blockers.some((b) => b.waiting),
+      empty,
+      costPerHour: q?.usdPerHour ?? null,
+      blockers,
+      events: c.events.slice(0, EVENTS_PER_NODE).map(eventDto),
+    },
+    plan: {
+      name,
+      pool: poolName,
+      workload,
+      pods: c.pods.filter(isActivePod),
+      usdPerHour: q?.usdPerHour,
+      capacityType: m.capacityType ?? "on-demand",
+    },
   };
 }

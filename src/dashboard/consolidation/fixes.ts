@@ -8,6 +8,7 @@ import type { NodePool } from "../../objects/karpenter.ts";
 import { DO_NOT_DISRUPT_ANNOTATION } from "../../objects/karpenter.ts";
 import { karpenterAccepts } from "../../karpenter/compat.ts";
 import { shellCommand } from "../../shared/shell.ts";
+import type { Hold, PoolField } from "../pool-advice.ts";
 
 /** `kubectl patch` of one object with a JSON merge patch, every argument shell-quoted. */
 export function kubectlMergePatch(
@@ -32,6 +33,8 @@ export interface FixContext {
   pool: NodePool | undefined;
   node: Node | undefined;
   version: string | undefined;
+  /** The pool's holds (pool-advice.ts): the values every advice path keeps. */
+  holds?: readonly Hold[] | undefined;
 }
 
 const removeDoNotDisrupt = { metadata: { annotations: { [DO_NOT_DISRUPT_ANNOTATION]: null } } };
@@ -51,6 +54,12 @@ export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null
     kubectl: patch ? kubectlMergePatch(target, patch) : null,
   });
   const d = ctx.pool?.spec.disruption ?? {};
+  const held = (f: PoolField): Hold | undefined => ctx.holds?.find((h) => h.field === f);
+  // A pool field another advice path holds: no patch that would undo it, the reason instead.
+  const kept = (h: Hold, title: string): BlockerFixDto =>
+    fix(title, `${h.why}. Consolidation advice does not undo it.`, null);
+  const heldAfter = held("consolidateAfter")?.value;
+  const after = typeof heldAfter === "string" && heldAfter !== "Never" ? heldAfter : undefined;
   switch (b.reason) {
     case "do-not-disrupt-pod":
       return fix(
@@ -78,10 +87,18 @@ export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null
         { spec: { minAvailable: null, maxUnavailable: 1 } },
       );
     case "budget": {
+      const hb = held("budgets");
+      if (hb) return kept(hb, "Leave the NodePool's disruption budget as it is");
       const budgets = d.budgets && d.budgets.length > 0 ? d.budgets : [{ nodes: "10%" }];
-      const opened = budgets.map((x) =>
-        x.nodes.trim() === "0" || x.nodes.trim() === "0%" ? { ...x, nodes: "1" } : x,
-      );
+      const closed = (x: { nodes: string }): boolean => x.nodes.trim() === "0" || x.nodes.trim() === "0%";
+      // Nothing set to 0: the budget is used up by the disruptions in progress, and frees itself.
+      if (!budgets.some(closed))
+        return fix(
+          "Wait for the disruptions in progress",
+          "The budget allows some nodes, all being disrupted now; it frees itself as they finish.",
+          null,
+        );
+      const opened = budgets.map((x) => (closed(x) ? { ...x, nodes: "1" } : x));
       return fix(
         "Allow at least one node in the NodePool's disruption budget",
         b.until
@@ -91,6 +108,8 @@ export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null
       );
     }
     case "when-empty": {
+      const hp = held("consolidationPolicy");
+      if (hp) return kept(hp, "Keep the NodePool's consolidation policy");
       const balanced = karpenterAccepts(ctx.version, "consolidationPolicy: Balanced");
       return fix(
         "Consolidate under-used nodes too (WhenEmptyOrUnderutilized)",
@@ -100,21 +119,24 @@ export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null
             disruption: {
               consolidationPolicy: "WhenEmptyOrUnderutilized",
               consolidateAfter:
-                d.consolidateAfter && d.consolidateAfter !== "Never" ? d.consolidateAfter : "1m",
+                after ?? (d.consolidateAfter && d.consolidateAfter !== "Never" ? d.consolidateAfter : "1m"),
             },
           },
         },
       );
     }
     case "consolidation-disabled":
-      return fix("Set a consolidateAfter", "consolidateAfter: Never disables consolidation for the pool.", {
-        spec: { disruption: { consolidateAfter: "1m" } },
-      });
-    case "consolidate-after":
       return fix(
-        "Shorten consolidateAfter",
-        "Karpenter waits consolidateAfter after the node's last pod event; it lifts by itself when that time has passed.",
-        { spec: { disruption: { consolidateAfter: "1m" } } },
+        "Set a consolidateAfter",
+        `consolidateAfter: Never disables consolidation for the pool.${after ? ` ${after}: the value the pool's thrashing advice keeps.` : ""}`,
+        { spec: { disruption: { consolidateAfter: after ?? "1m" } } },
+      );
+    case "consolidate-after":
+      // A wait, not a blocker: shortening it is what makes a pool thrash (docs/thrashing.md).
+      return fix(
+        "consolidateAfter elapses by itself",
+        "Karpenter waits consolidateAfter after the node's last pod event, so that a dip in demand does not remove a node the pods need again minutes later; nothing to change.",
+        null,
       );
     case "no-controller":
       return fix(
@@ -132,4 +154,18 @@ export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null
     case "karpenter":
       return null;
   }
+}
+
+/**
+ * A blocker's fix on a node consolidation would save nothing on: no patch (the change would buy
+ * nothing now, and a pool setting changed for it may undo another advice), the reason instead.
+ */
+export function noGainFix(f: BlockerFixDto | null): BlockerFixDto | null {
+  if (!f?.patch) return f;
+  return {
+    ...f,
+    detail: `Nothing to gain now: consolidating this node would save $0 (not under-used), so Wave proposes no change for it. ${f.detail}`,
+    patch: null,
+    kubectl: null,
+  };
 }

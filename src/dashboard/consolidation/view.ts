@@ -1,24 +1,20 @@
 // The Consolidation view and the pending pods view (GET …/consolidation, …/pending; /metrics reads
 // the same sums): per node from explain.ts, summed per pool and per reason.
-import type {
-  BlockerReason,
-  ConsolidationViewDto,
-  NodeDisruptionDto,
-  PendingPodDto,
-  PendingViewDto,
-} from "../dto.ts";
-import type { Event, Pod } from "../../objects/kube.ts";
-import type { NodePool } from "../../objects/karpenter.ts";
-import { nodePoolRequirements, wouldExceedLimits } from "../../karpenter/requirements.ts";
-import { parseResources, podRequests } from "../../karpenter/resources.ts";
-import { eventTime, parsePodEvent, type PendingReason } from "../../karpenter/events/parse.ts";
-import { explainNodes, eventsByObject, type ExplainInput } from "./explain.ts";
+import type { BlockerReason, ConsolidationViewDto, NodeDisruptionDto, PendingViewDto } from "../dto.ts";
+import type { Event } from "../../objects/kube.ts";
+import { explainNodes, type ExplainInput } from "./explain.ts";
+import { pendingView } from "./pending.ts";
+import { catalogOf, poolCapacity } from "./plan.ts";
 import { clusterKarpenterVersion } from "../karpenter-version.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 
-/** A node is blocked when a blocker stops Karpenter; what it costs is what consolidation would save. */
-export const isBlocked = (n: NodeDisruptionDto): boolean => !n.disruptable;
+/**
+ * A node is blocked when a blocker stops Karpenter from a saving; what it costs is what the plan of
+ * every blocked node says consolidation would save. A wait (consolidateAfter) and a node that would
+ * save $0 are not blocked.
+ */
+export const isBlocked = (n: NodeDisruptionDto): boolean => n.blocked;
 
 export function consolidationView(clusterId: string, input: ExplainInput): ConsolidationViewDto {
   const items = explainNodes(input);
@@ -30,11 +26,13 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
   >();
   let blockedNodes = 0;
   let blockedCost = 0;
+  let waitingNodes = 0;
   for (const n of items) {
     const pool = n.nodePool ?? "";
     const p = byPool.get(pool) ?? { nodes: 0, blockedNodes: 0, blockedCostPerHour: 0 };
     p.nodes++;
     byPool.set(pool, p);
+    if (n.waiting) waitingNodes++;
     if (!isBlocked(n)) continue;
     blockedNodes++;
     blockedCost += n.savingsPerHour;
@@ -65,6 +63,7 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
     nodes: items.length,
     blockedNodes,
     blockedCostPerHour: blockedCost,
+    waitingNodes,
     byPool: [...byPool]
       .map(([nodePool, v]) => ({ nodePool, ...v }))
       .sort((a, b) => b.blockedCostPerHour - a.blockedCostPerHour || a.nodePool.localeCompare(b.nodePool)),
@@ -81,141 +80,6 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
 /** One node's section of the node drawer (null when it is no Karpenter node or is being deleted). */
 export function nodeDisruption(input: ExplainInput, nodeName: string): NodeDisruptionDto | null {
   return explainNodes(input).find((n) => n.node === nodeName) ?? null;
-}
-
-/** A readable line per reason kind. */
-export function pendingText(r: PendingReason): string {
-  const pool = r.nodePool ? `NodePool ${r.nodePool}` : "no NodePool";
-  switch (r.kind) {
-    case "requirement":
-      return `${pool}: its requirements conflict with the pod's${r.key ? ` on ${r.key}` : ""}`;
-    case "taint":
-      return `${pool}: the pod does not tolerate its taint${r.key ? ` ${r.key}` : ""}`;
-    case "limit":
-      return `${pool}: at its limits (every instance type would exceed spec.limits)`;
-    case "resources":
-      return `${pool}: no instance type has enough resources for the pod (with the DaemonSets)`;
-    case "no-nodepool":
-      return "no NodePool exists or is ready";
-    case "other":
-      return `${pool}: ${r.detail}`;
-  }
-}
-
-export interface PendingInput {
-  pods: readonly Pod[];
-  events: readonly Event[];
-  now: number;
-  /** The cluster's NodePools: name the pool of a part Karpenter did not name (v1.15), spot limits. */
-  pools?: readonly NodePool[];
-}
-
-const taintText = (t: { key: string; value?: string; effect: string }): string[] =>
-  t.value ? [`${t.key}=${t.value}:${t.effect}`] : [`${t.key}:${t.effect}`, `${t.key}=:${t.effect}`];
-
-/**
- * Names the NodePool of each part Karpenter left unnamed (its v1.15 messages give one part per
- * pool without the name): a taint part belongs to the one pool with that taint; a requirement
- * part "label K does not have known values" to the one pool left that offers no K (pools named by
- * other parts taken out first, repeated while that settles more; n identical parts and n such
- * pools are matched in order, their text being the same). A resources part of a pool
- * whose spec.limits the pod would exceed reads as "limit" (Karpenter drops the instance types
- * beyond the limits, then finds none).
- */
-export function attributePools(
-  reasons: readonly PendingReason[],
-  pools: readonly NodePool[],
-  pod: Pod,
-): PendingReason[] {
-  const out = reasons.map((r) => ({ ...r }));
-  const taken = new Set(out.flatMap((r) => (r.nodePool ? [r.nodePool] : [])));
-  const offers = (pool: NodePool, key: string): boolean =>
-    nodePoolRequirements(pool).some((q) => q.key === key);
-  for (let progress = true; progress;) {
-    progress = false;
-    for (const r of out) {
-      if (r.nodePool || !r.key) continue;
-      const key = r.key;
-      const left = pools.filter((p) => !taken.has(p.metadata.name ?? ""));
-      const candidates =
-        r.kind === "taint"
-          ? left.filter((p) => (p.spec.template.spec.taints ?? []).some((t) => taintText(t).includes(key)))
-          : r.kind === "requirement" && /does not have known values/.test(r.detail)
-            ? left.filter((p) => !offers(p, key))
-            : [];
-      // Parts with the very same text are interchangeable: as many pools as such parts settle them.
-      const same = out.filter((o) => !o.nodePool && o.kind === r.kind && o.detail === r.detail);
-      if (candidates.length === 0 || candidates.length !== same.length) continue;
-      same.forEach((o, i) => {
-        const name = candidates[i]?.metadata.name;
-        if (!name) return;
-        o.nodePool = name;
-        taken.add(name);
-      });
-      progress = true;
-    }
-  }
-  const req = podRequests(pod);
-  for (const r of out) {
-    if (r.kind !== "resources" || !r.nodePool) continue;
-    const pool = pools.find((p) => p.metadata.name === r.nodePool);
-    if (pool?.spec.limits && wouldExceedLimits(pool.spec.limits, parseResources(pool.status?.resources), req))
-      r.kind = "limit";
-  }
-  return out;
-}
-
-export function pendingView(clusterId: string, input: PendingInput): PendingViewDto {
-  const byObject = eventsByObject(input.events);
-  const pods: PendingPodDto[] = [];
-  const counts = new Map<
-    string,
-    { nodePool: string | null; kind: PendingPodDto["reasons"][number]["kind"]; pods: number }
-  >();
-  for (const p of input.pods) {
-    const ns = p.metadata.namespace ?? "";
-    const name = p.metadata.name ?? "";
-    const evs = byObject.get(`Pod/${ns}/${name}`) ?? [];
-    const failed = evs.find((e) => e.reason === "FailedScheduling");
-    const nominated = evs.find((e) => e.reason === "Nominated");
-    const parsed = failed ? parsePodEvent(failed).reasons : [];
-    const reasons = input.pools ? attributePools(parsed, input.pools, p) : parsed;
-    // A nomination after the last failure: a node is on its way.
-    const nominatedTo =
-      nominated && (!failed || eventTime(nominated) >= eventTime(failed))
-        ? (parsePodEvent(nominated).nominatedTo ?? null)
-        : null;
-    const since = Date.parse(p.metadata.creationTimestamp ?? "") || input.now;
-    const last = evs[0];
-    pods.push({
-      namespace: ns,
-      name,
-      since,
-      waitingSeconds: Math.max(0, (input.now - since) / 1000),
-      reasons: reasons.map((r) => ({ ...r, text: pendingText(r) })),
-      nominatedTo,
-      lastEvent: last
-        ? { at: eventTime(last), reason: last.reason ?? "", message: last.message ?? "" }
-        : null,
-    });
-    for (const r of new Map(reasons.map((r) => [`${r.nodePool ?? ""}\u0000${r.kind}`, r])).values()) {
-      const k = `${r.nodePool ?? ""}\u0000${r.kind}`;
-      const c = counts.get(k) ?? { nodePool: r.nodePool, kind: r.kind, pods: 0 };
-      c.pods++;
-      counts.set(k, c);
-    }
-  }
-  pods.sort(
-    (a, b) => a.since - b.since || `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`),
-  );
-  return {
-    clusterId,
-    at: input.now,
-    pods,
-    byPoolReason: [...counts.values()].sort(
-      (a, b) => b.pods - a.pods || (a.nodePool ?? "").localeCompare(b.nodePool ?? ""),
-    ),
-  };
 }
 
 /** The explainer's input for a cluster as core holds it (the API and /metrics both build it here). */
@@ -289,10 +153,18 @@ export function clusterConsolidation(
 export function clusterPending(
   c: ExplainedCluster,
   source: KarpenterEventsSource,
+  prices: PriceProvider,
   now: number,
 ): PendingViewDto {
   const events = source.karpenterEvents(c.id).events(now);
-  return pendingView(c.id, { pods: c.state.pendingPods(), events, now, pools: c.state.nodePools() });
+  return pendingView(c.id, {
+    pods: c.state.pendingPods(),
+    events,
+    now,
+    pools: c.state.nodePools(),
+    catalog: catalogOf(c.state, prices),
+    poolUsage: poolCapacity(c.state),
+  });
 }
 
 /**
@@ -307,6 +179,6 @@ export function clusterExplanations(
 ): { consolidation: ConsolidationViewDto; pending: PendingViewDto } {
   return {
     consolidation: clusterConsolidation(c, source, prices, now),
-    pending: clusterPending(c, source, now),
+    pending: clusterPending(c, source, prices, now),
   };
 }

@@ -65,6 +65,8 @@ export interface PodOpts {
   created?: number;
   phase?: "Pending" | "Running" | "Succeeded" | "Failed";
   labels?: Record<string, string>;
+  /** When the pod became Ready (epoch ms): its Ready condition. */
+  ready?: number;
 }
 
 export function pod(name: string, o: PodOpts = {}): Pod {
@@ -95,7 +97,12 @@ export function pod(name: string, o: PodOpts = {}): Pod {
       ...(o.initImage ? { initContainers: [{ name: "init", image: o.initImage }] } : {}),
       containers: [{ name: "app", image: o.image ?? "example.com/app:1", resources: { requests } }],
     },
-    status: { phase: o.phase ?? (o.node !== undefined ? "Running" : "Pending") },
+    status: {
+      phase: o.phase ?? (o.node !== undefined ? "Running" : "Pending"),
+      ...(o.ready === undefined
+        ? {}
+        : { conditions: [{ type: "Ready", status: "True", lastTransitionTime: iso(o.ready) }] }),
+    },
   };
 }
 

@@ -58,7 +58,7 @@ const nodeColumns: Column<Item>[] = [
     value: (n) => n.savingsPerHour,
     render: (n) => (n.savingsPerHour > 0 ? usd(n.savingsPerHour) : "—"),
     title:
-      "what consolidating it would save now: all of its price (empty, or its pods fit elsewhere) or its price minus a cheaper replacement's",
+      "what consolidating it would save in the plan of every blocked node: all of its price (its pods fit in room no other blocked node takes) or its price minus a cheaper replacement's",
   },
   {
     key: "action",
@@ -127,7 +127,8 @@ export function Consolidation({ ctx }: { ctx: PageCtx }) {
   return (
     <Loadable state={view} what="consolidation">
       {(v) => {
-        const blocked = v.items.filter((n) => !n.disruptable);
+        // Blocked: a blocker stands between Karpenter and a saving (waits and $0 nodes are not).
+        const blocked = v.items.filter((n) => n.blocked);
         const pools = [...new Set([...v.byPool.map((p) => p.nodePool), ...(pool ? [pool] : [])])].sort();
         const reasons = [
           ...new Set([...v.byReason.map((r) => r.reason as string), ...(reason ? [reason] : [])]),
@@ -142,13 +143,13 @@ export function Consolidation({ ctx }: { ctx: PageCtx }) {
                 value={num(v.blockedNodes)}
                 testid="consolidation-blocked"
                 tone={v.blockedNodes ? "warn" : ""}
-                sub={`of ${num(v.nodes)} Karpenter nodes${v.karpenterVersion ? ` · Karpenter ${v.karpenterVersion}` : ""}`}
+                sub={`of ${num(v.nodes)} Karpenter nodes · ${num(v.waitingNodes)} waiting for consolidateAfter${v.karpenterVersion ? ` · Karpenter ${v.karpenterVersion}` : ""}`}
               />
               <Card
-                label="consolidation blocked, $/h"
+                label="if the blockers were lifted, $/h"
                 value={usd(v.blockedCostPerHour)}
                 testid="consolidation-cost"
-                sub={`${usd(v.blockedCostPerHour * 730)} / month if it stays blocked`}
+                sub={`consolidation could save ${usd(v.blockedCostPerHour)}/h (${usd(v.blockedCostPerHour * 730)} / month): the blocked nodes planned together, each spare room used once`}
               />
               <Card
                 label="costliest reason"
@@ -205,8 +206,10 @@ export function Consolidation({ ctx }: { ctx: PageCtx }) {
                 onRow={(r) => ctx.go({ params: { ...route.params, pool: r.nodePool, reason: r.reason } })}
               />
               <p className="muted">
-                What consolidation would save per hour on the nodes Karpenter may not disrupt; a node blocked
-                for two reasons counts under both. Pick a row to filter by it.
+                What consolidation could save per hour on the nodes Karpenter may not disrupt if their
+                blockers were lifted, planned together (each spare room used once); a node blocked for two
+                reasons counts under both. Nodes waiting for consolidateAfter and nodes that would save
+                nothing are not blocked. Pick a row to filter by it.
               </p>
             </section>
             <section className="panel">

@@ -15,6 +15,8 @@ function DisruptionSection({ d }: { d: NonNullable<NodeDetailDto["disruption"]> 
       <p data-testid="drawer-disruptable">
         {d.disruptable ? (
           <span className="tag ok">yes</span>
+        ) : d.waiting && blocking.length === 0 ? (
+          <span className="tag warn">waiting for consolidateAfter</span>
         ) : (
           <span className="tag bad">
             no · {blocking.length} blocker{blocking.length === 1 ? "" : "s"}

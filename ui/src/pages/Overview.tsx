@@ -1,4 +1,4 @@
-import type { DisruptionCountsDto, SeriesDto } from "../../../src/dashboard/dto.ts";
+import type { DisruptionCountsDto, PendingViewDto, SeriesDto } from "../../../src/dashboard/dto.ts";
 import { HistoryChart } from "../Chart.tsx";
 import type { PageCtx } from "../ctx.ts";
 import { bytes, cores, duration, num, pct, usd } from "../format.ts";
@@ -20,6 +20,8 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
     version,
     2000,
   );
+  // One read of the pending pods for the card and the table below: they show the same count.
+  const pending = useJson<PendingViewDto>(`${base}/pending`, token, version, 5000);
   const o = live?.overview;
   if (!o) return <p className="loading">Waiting for the first snapshot from core…</p>;
   const priced = Object.entries(o.priceSources)
@@ -32,7 +34,14 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           label="nodes"
           value={num(o.nodes)}
           testid="overview-nodes"
-          sub={`${num(o.nodePools)} NodePools · ${num(o.pendingPods)} pending pods`}
+          sub={
+            <>
+              {num(o.nodePools)} NodePools ·{" "}
+              <a href="#pending-pods" data-testid="overview-pending">
+                {pending.data ? num(pending.data.pods.length) : "…"} pending pods
+              </a>
+            </>
+          }
         />
         <Card
           label="cost per hour"
@@ -94,7 +103,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           }
         </Loadable>
       </section>
-      <PendingPods ctx={ctx} />
+      <PendingPods view={pending} />
       <Savings base={base} token={token} version={version} range={route.range} now={now} />
     </>
   );

@@ -149,7 +149,7 @@ function PoolWarmup({
         </span>
         {p.blocker ? (
           <span className="muted" data-testid="warmup-blocker" title={p.blockerDetail ?? ""}>
-            not warming: {BLOCKERS[p.blocker] ?? p.blocker}
+            {p.state === "idle" ? "not warming" : "no further warmup"}: {BLOCKERS[p.blocker] ?? p.blocker}
           </span>
         ) : (
           <span className="muted">warming when needed</span>
@@ -206,14 +206,10 @@ function PoolWarmup({
             ? "no hit measured yet"
             : `${duration(p.warmStartSeconds)} (median of ${num(p.warmStartSamples)})`}{" "}
           · saved <span data-testid="pool-time-saved">{duration(p.timeSavedSeconds)}</span>{" "}
-          <span className="muted" data-testid="pool-saved-per-hit">
-            ({num(p.hits)} hits ×{" "}
-            {p.savedPerHitSamples > 0
-              ? `${duration(p.savedPerHitSeconds)}, the pool's node cold start (median of ${num(p.savedPerHitSamples)} launches, last hour)`
-              : p.savedPerHitSeconds > 0
-                ? `${duration(p.savedPerHitSeconds)}, the cluster's node cold start (no launch in this pool in the last hour)`
-                : "0 s: no node launch measured in the last hour"}
-            )
+          <span className="muted" data-testid="pool-saved-how">
+            {p.warmNotFaster
+              ? `(warm starts were not faster than cold ones: only ${num(p.hitsCredited)} of ${num(p.hits)} hits started faster than the pool's cold start)`
+              : `(${num(p.hitsCredited)} of ${num(p.hits)} hits, each: the pool's cold start in the 24 h before it minus its own start)`}
           </span>
         </dd>
       </dl>
@@ -297,7 +293,13 @@ function WarmupEditor({ ctx, pool, onDone }: { ctx: PageCtx; pool: WarmupPoolDto
       </label>
       {int("prePullDeadlineSeconds", "pre-pull deadline (s)")}
       <p className="preview" data-testid="warmup-preview">
-        Effect: {warmupPreview(pool, draft)}
+        {Object.keys(problems).length > 0
+          ? `Save is off until the marked field${Object.keys(problems).length === 1 ? " is" : "s are"} fixed: ${Object.entries(
+              problems,
+            )
+              .map(([k, v]) => `${k} ${v}`)
+              .join("; ")}`
+          : `Effect: ${warmupPreview(pool, draft)}`}
       </p>
       <WhatifPanel
         ctx={ctx}

@@ -31,6 +31,7 @@ export function BlockerItem({ b }: { b: BlockerDto }) {
   return (
     <li data-testid="blocker" data-reason={b.reason} className={b.blocking ? "" : "muted"}>
       <span className={`tag ${b.blocking ? "bad" : "warn"}`}>{reasonLabel(b.reason)}</span>{" "}
+      {b.waiting ? <span className="tag">waiting</span> : null}
       <b>{objectLabel(b.object)}</b>
       {b.until !== null ? <span className="muted"> · lifts {dateTime(b.until)}</span> : null}
       {b.source === "event" ? <span className="muted"> · from Karpenter's Event</span> : null}
@@ -38,7 +39,7 @@ export function BlockerItem({ b }: { b: BlockerDto }) {
       {b.pods.length ? <div className="muted">pods: {b.pods.join(", ")}</div> : null}
       {b.fix ? (
         <div className="fix">
-          <b>Fix:</b> {b.fix.title}
+          <b>{b.waiting ? "Wait:" : "Fix:"}</b> {b.fix.title}
           {b.fix.detail ? <span className="muted"> — {b.fix.detail}</span> : null}
           {b.fix.kubectl ? (
             <div className="cmd">

@@ -34,10 +34,16 @@ export function warmupPreview(pool: WarmupPoolDto, p: WarmupPolicy): string {
       : "warmup off: no warm capacity, +$0.000/h";
   }
   const price = pool.newNodeCostPerHour;
-  let n = p.maxWarmNodes;
-  if (price !== null && price > 0 && p.maxCostPerHour !== null)
-    n = Math.min(n, Math.floor(p.maxCostPerHour / price));
+  // Never a negative count or cost: an invalid draft gets no preview (the editor says why).
+  let n = Math.max(0, Number.isFinite(p.maxWarmNodes) ? p.maxWarmNodes : 0);
   const type = pool.newNodeInstanceType ? ` (${pool.newNodeInstanceType})` : "";
+  if (price !== null && price > 0 && p.maxCostPerHour !== null) {
+    const cap = Math.max(0, p.maxCostPerHour);
+    if (cap < price && n > 0)
+      return `no warm node: the cost cap ${usd(cap)}/h is below one node's price ${usd(price)}/h${type}`;
+    n = Math.min(n, Math.floor(cap / price));
+  }
+  if (n === 0) return "no warm node (max warm nodes 0), +$0.000/h";
   if (price === null) return `up to ${num(n)} warm node(s)${type}, price unknown`;
   return `up to ${num(n)} warm node${n === 1 ? "" : "s"}${type}, at most ${usdDelta(n * price)}`;
 }

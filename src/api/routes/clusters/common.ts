@@ -5,7 +5,6 @@ import type { ClusterEntry, ClusterHub } from "../../../core/hub/hub.ts";
 import type { Store } from "../../../core/store/store.ts";
 import type { Views } from "../../../views/cluster-views.ts";
 import type { WarmupStatsDto } from "../../../dashboard/dto.ts";
-import type { ColdStarts } from "../../../dashboard/figures/time-saved.ts";
 import type { ThrashingOptions } from "../../../dashboard/thrashing/detect.ts";
 import type { PriceProvider } from "../../../pricing/types.ts";
 import type { Clock } from "../../../shared/clock.ts";
@@ -19,10 +18,10 @@ export interface DashboardDeps {
   prices: PriceProvider;
   now: () => number;
   /**
-   * Hit/miss counters from the warmup controller, time saved priced at the cluster's measured
-   * cold starts (dashboard/figures/time-saved.ts); warm nodes themselves are read off the state.
+   * Hit/miss counters and time saved (the hits' stored `saved`, warmup/time-saved.ts) from the
+   * warmup controller's events; warm nodes themselves are read off the state.
    */
-  warmupStats?: (clusterId: string, coldStarts: ColdStarts) => Partial<WarmupStatsDto> | undefined;
+  warmupStats?: (clusterId: string) => Partial<WarmupStatsDto> | undefined;
   /** Least time between two stream snapshots (default 250 ms); changes in between coalesce. */
   liveThrottleMs?: number;
   /** Timers of the stream throttle (default: real time). */

@@ -4,6 +4,8 @@
 import type { FastifyInstance } from "fastify";
 import { ConsolidationViewSchema, PendingViewSchema } from "../../../dashboard/dto.ts";
 import { clusterConsolidation, clusterPending } from "../../../dashboard/consolidation/view.ts";
+import { advisedView } from "../../../dashboard/consolidation/advised.ts";
+import { holdsByPool } from "../../../dashboard/pool-advice.ts";
 import { errorSchema } from "../schemas.ts";
 import { idParams, viewer, type ConsoleRoutes } from "./console-context.ts";
 
@@ -41,7 +43,10 @@ export function consolidationRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        const view = clusterConsolidation(c, hub, deps.prices, deps.now());
+        const now = deps.now();
+        // Each NodePool fix from the one advisor: never a value the thrashing advice or an applied fix holds.
+        const holds = holdsByPool(c.state.nodePools(), await ctx.thrashing.reports(c, now), now);
+        const view = advisedView(clusterConsolidation(c, hub, deps.prices, now), c.state, holds);
         const { nodePool, reason } = req.query;
         // The filters narrow the node list; the sums stay the cluster's.
         if (nodePool === undefined && reason === undefined) return view;
@@ -71,7 +76,7 @@ export function consolidationRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) 
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        return clusterPending(c, hub, deps.now());
+        return clusterPending(c, hub, deps.prices, deps.now());
       },
     );
   };

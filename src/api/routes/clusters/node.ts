@@ -4,6 +4,8 @@ import type { FastifyInstance } from "fastify";
 import { buildNodeDetail } from "../../../views/node.ts";
 import { NodeDetailSchema, type NodeDetailDto } from "../../../dashboard/dto.ts";
 import { clusterExplainInput, nodeDisruption } from "../../../dashboard/consolidation/view.ts";
+import { advisedNode } from "../../../dashboard/consolidation/advised.ts";
+import { holdsByPool } from "../../../dashboard/pool-advice.ts";
 import { buildNodeList } from "../../../dashboard/views.ts";
 import { errorSchema } from "../schemas.ts";
 import { HOUR, viewer, type ConsoleRoutes } from "./console-context.ts";
@@ -18,6 +20,20 @@ const schema = {
   },
   response: { 200: NodeDetailSchema, 404: errorSchema },
 } as const;
+
+/** The drawer's "Can Karpenter disrupt it?", its NodePool fixes from the one advisor (as on the Consolidation page). */
+async function advisedDisruption(
+  ctx: ConsoleRoutes,
+  c: Parameters<ConsoleRoutes["thrashing"]["reports"]>[0] & Parameters<typeof clusterExplainInput>[0],
+  name: string,
+  now: number,
+): Promise<NodeDetailDto["disruption"]> {
+  const input = clusterExplainInput(c, ctx.hub, ctx.deps.prices, now);
+  const d = nodeDisruption(input, name);
+  if (!d) return null;
+  const holds = holdsByPool(c.state.nodePools(), await ctx.thrashing.reports(c, now), now);
+  return advisedNode(d, c.state, input.karpenterVersion, holds);
+}
 
 /** A NodeClaim that is gone (the Disruptions page links them): from its stored lifecycle; undefined if none. */
 async function goneNodeClaim(
@@ -88,9 +104,7 @@ export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
           pods: node ? s.podsOnNode(node.metadata.name ?? "", { includeTerminal: false }) : [],
           lifecycle,
           prices: ctx.deps.prices,
-          disruption: node
-            ? nodeDisruption(clusterExplainInput(c, ctx.hub, ctx.deps.prices, now), node.metadata.name ?? "")
-            : null,
+          disruption: node ? await advisedDisruption(ctx, c, node.metadata.name ?? "", now) : null,
         });
       },
     );

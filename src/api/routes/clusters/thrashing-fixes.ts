@@ -4,6 +4,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { ThrashingFixesSchema } from "../../../dashboard/dto.ts";
 import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../../dashboard/thrashing/fixes.ts";
+import { withAppliedFix } from "../../../dashboard/pool-advice.ts";
 import { errorSchema } from "../schemas.ts";
 import { admin, idParams, patchedFields, viewer, type ConsoleRoutes } from "./console-context.ts";
 
@@ -70,7 +71,8 @@ export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance)
             message: `Wave changes NodePools only on its embedded simulated cluster; on this cluster run: ${kubectl}`,
           });
         const before = patchedFields(c.state.nodePool(nodePool), fix.patch);
-        await ctx.deps.nodePools.patch(nodePool, fix.patch);
+        // The pool remembers the fix (every advice path keeps its fields: dashboard/pool-advice.ts).
+        await ctx.deps.nodePools.patch(nodePool, withAppliedFix(fix.patch, title, ctx.deps.now()));
         await ctx.deps.audit?.(req, {
           clusterId: c.id,
           action: "thrashing.apply",

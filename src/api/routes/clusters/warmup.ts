@@ -1,11 +1,13 @@
 // GET /api/v1/clusters/{id}/warmup: the Warmup page (src/views/warmup.ts over the state, the
-// stored policies and events, and the measured cold starts).
+// stored policies, events and cold starts).
 import type { FastifyInstance } from "fastify";
 import { buildWarmupView } from "../../../views/warmup.ts";
-import { coldStartsOf } from "../../../dashboard/cold-starts.ts";
 import { WarmupViewSchema } from "../../../dashboard/dto.ts";
 import { DEFAULT_POLICY } from "../../../policy/warmup.ts";
 import { DAY, rangedPage, type ConsoleRoutes } from "./console-context.ts";
+
+/** Most events and cold starts one page reads (a week of a busy cluster's). */
+const EVENTS = 100_000;
 
 export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
   return (app) =>
@@ -15,16 +17,17 @@ export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void
         "Warmup per NodePool: policy, state, warm nodes with pre-pull progress, why not warming, and over [from, to) hits, misses, measured time saved and warm cost",
       response: WarmupViewSchema,
       read: async (c, { from, to, now }) => {
-        const [policies, events, lifecycle] = await Promise.all([
+        const [policies, events, coldStarts, lifecycle] = await Promise.all([
           ctx.warmupPolicies(c.id),
-          ctx.store.warmupEvents({ clusterId: c.id, from, to }),
+          ctx.store.warmupEvents({ clusterId: c.id, from, to, limit: EVENTS }),
+          ctx.store.coldStarts({ clusterId: c.id, from, to, limit: EVENTS }),
           // A warm node released in the range may have launched before it.
           ctx.store.lifecycle({ clusterId: c.id, from: from - DAY, to }),
         ]);
         return buildWarmupView({
           clusterId: c.id,
           state: c.state,
-          coldStarts: await coldStartsOf(ctx.hub, c.id, now),
+          coldStarts,
           policies,
           defaults: DEFAULT_POLICY,
           events,

@@ -1,0 +1,142 @@
+// What a hit is (issue 38): a pending pod of the pool placed on a node Wave's warmup made
+// Karpenter launch, while it is held warm — counted once the pod runs, with its measured start. A
+// warmup pod that lands on a node that ran before the warmup is no warm node: removed, nothing counted.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { DO_NOT_DISRUPT_ANNOTATION, HOSTNAME_LABEL } from "../objects/karpenter.ts";
+import {
+  CREATED_AT_ANNOTATION,
+  DEADLINE_ANNOTATION,
+  DO_NOT_DISRUPT_OWNER_ANNOTATION,
+} from "../objects/wave.ts";
+import { iso, node, nodeClaim, pod, T0 } from "./testing/fixtures.ts";
+import { launchFor, NS, setup, warmups } from "./testing/controller-setup.ts";
+
+describe("warmup hits", () => {
+  it("keeps the warmup pod off the pool's existing nodes (hostname NotIn)", async () => {
+    const { kube, controller } = await setup();
+    await controller().start();
+    const [wp] = await warmups(kube);
+    const terms =
+      wp?.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    assert.deepEqual(terms, [
+      { matchExpressions: [{ key: HOSTNAME_LABEL, operator: "NotIn", values: ["n1"] }] },
+    ]);
+  });
+
+  it("removes a warmup pod bound to a node older than the warmup and counts nothing", async () => {
+    const { clock, kube, events, controller } = await setup();
+    await clock.advance(11 * 3_600_000);
+    const c = controller();
+    await c.start();
+    const [wp] = await warmups(kube);
+    assert.ok(wp);
+    // Room freed on the 11-hour-old n1 (its pod ended) and the scheduler bound the warmup pod there.
+    await kube.delete("Pod", "big", { namespace: "apps" });
+    await clock.advance(30_000);
+    await kube.patch("Pod", wp.metadata.name ?? "", { spec: { nodeName: "n1" } }, { namespace: NS });
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).filter((p) => p.spec.nodeName === "n1").length, 0);
+    assert.equal((await kube.get("Node", "n1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
+    // A real pod then lands on n1: no hit, no miss — n1 was never warm.
+    await kube.create(
+      "Pod",
+      pod("real", { cpu: "3", node: "n1", created: clock.now(), ready: clock.now() + 1_000 }),
+    );
+    await c.reconcile("general");
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created"],
+    );
+  });
+
+  it("releases an old node carrying Wave's mark (an older build's) without counting a hit", async () => {
+    const { clock, kube, events, controller } = await setup();
+    await clock.advance(11 * 3_600_000);
+    // n1 ran for 11 h; a warmup mark from T0 + 11 h is on it, and a real pod lands.
+    const since = clock.now();
+    await kube.patch("Node", "n1", {
+      metadata: {
+        annotations: {
+          [DO_NOT_DISRUPT_ANNOTATION]: "true",
+          [DO_NOT_DISRUPT_OWNER_ANNOTATION]: "warmup",
+          [CREATED_AT_ANNOTATION]: iso(since),
+          [DEADLINE_ANNOTATION]: iso(since + 600_000),
+        },
+      },
+    });
+    await kube.create("Pod", pod("real", { cpu: "1", node: "n1", created: since, ready: since + 1_000 }));
+    await controller().reconcile("general");
+    assert.equal((await kube.get("Node", "n1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
+    assert.deepEqual(
+      events.filter((e) => e.type === "hit" || e.type === "miss"),
+      [],
+    );
+  });
+
+  it("counts a hit once its pod runs, with the pod and its measured start; protected until then", async () => {
+    const { clock, kube, events, controller } = await setup();
+    const c = controller();
+    await c.start();
+    const [wp] = await warmups(kube);
+    assert.ok(wp);
+    await clock.advance(60_000);
+    await launchFor(kube, wp, "w1");
+    await c.reconcile("general");
+    await clock.advance(30_000);
+    const created = clock.now();
+    // Preempts the warmup pod; starting (not Ready yet).
+    await kube.delete("Pod", wp.metadata.name ?? "", { namespace: NS });
+    await kube.create("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w1", created }));
+    const r = await c.reconcile("general");
+    assert.ok(r.requeueAfter <= 5_000, "looked at again soon");
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], "true");
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["created"],
+    );
+    await clock.advance(4_000);
+    await kube.patch(
+      "Pod",
+      "real",
+      {
+        status: { conditions: [{ type: "Ready", status: "True", lastTransitionTime: iso(created + 3_000) }] },
+      },
+      { namespace: "apps" },
+    );
+    await c.reconcile("general");
+    assert.deepEqual(events.at(-1), {
+      type: "hit",
+      pool: "general",
+      at: T0 + 94_000,
+      node: "w1",
+      pod: "apps/real",
+      seconds: 3,
+      since: T0,
+    });
+    assert.equal((await kube.get("Node", "w1")).metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION], undefined);
+  });
+
+  it("counts a hit without a start when its pod never runs within the wait", async () => {
+    const { clock, kube, events, controller } = await setup();
+    const c = controller();
+    await c.start();
+    const [wp] = await warmups(kube);
+    assert.ok(wp);
+    await clock.advance(60_000);
+    await kube.create("Node", node("w1", "general", { cpu: "4", memory: "16Gi" }));
+    await kube.create("NodeClaim", nodeClaim("claim-w1", "general", "w1"));
+    await kube.patch("Pod", wp.metadata.name ?? "", { spec: { nodeName: "w1" } }, { namespace: NS });
+    await c.reconcile("general");
+    await kube.create("Pod", pod("stuck", { cpu: "1", node: "w1", created: clock.now() }));
+    await c.reconcile("general");
+    assert.equal(events.filter((e) => e.type === "hit").length, 0);
+    await clock.advance(10 * 60_000);
+    await c.reconcile("general");
+    const hit = events.find((e) => e.type === "hit");
+    assert.deepEqual(hit && { pod: hit.pod, seconds: hit.seconds }, {
+      pod: "apps/stuck",
+      seconds: undefined,
+    });
+  });
+});

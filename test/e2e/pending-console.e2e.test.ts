@@ -1,0 +1,100 @@
+// The Overview's pending pods in Chromium on the embedded simulated cluster (issue 43): the card
+// and the table show the same count (one read, the API's), each reason names its NodePool — none
+// reads "no NodePool" — with its fix, and a reason with a node to launch shows its cost.
+// Screenshots at 1440 and 900 px go to $WAVE_SCREENSHOT_DIR when set (README, Screenshots).
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+import type { Browser } from "playwright-core";
+import type { PendingViewDto } from "../../src/dashboard/dto.ts";
+import type { Started } from "../../src/cli/start.ts";
+import {
+  agree,
+  api,
+  cl,
+  launchChromium,
+  open,
+  shot,
+  startSimulated,
+  text,
+  type Site,
+} from "./console-pages.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SHOTS = process.env["WAVE_SCREENSHOT_DIR"];
+
+let tmp = "";
+let w: Started;
+let site: Site;
+let browser: Browser;
+
+const log = (msg: string): void => void process.stderr.write(`# ${msg}\n`);
+
+before(async () => {
+  tmp = mkdtempSync(join(tmpdir(), "wave-e2e-pending-"));
+  if (SHOTS) mkdirSync(resolve(ROOT, SHOTS), { recursive: true });
+  w = await startSimulated(join(tmp, "sim"), "default", "wave-e2e-pending", log);
+  site = {
+    url: w.url,
+    cluster: "default",
+    viewer: w.tokens.viewer,
+    shots: SHOTS ? resolve(ROOT, SHOTS) : undefined,
+    log,
+  };
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser.close();
+  await w.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+for (const width of [1440, 900])
+  test(
+    `pending pods on the Overview at ${width} px: one count, each reason's pool and fix`,
+    { timeout: 240_000 },
+    async () => {
+      const page = await browser.newPage({ viewport: { width, height: 1000 } });
+      await open(site, page, "overview", site.viewer);
+      const v = await agree(
+        "a pending pod with Karpenter's reasons, page = API",
+        async () => {
+          const x = await api<PendingViewDto>(site, cl(site, "pending"));
+          if (!x.pods.some((p) => p.reasons.length > 0)) return undefined;
+          const card = await text(page, "overview-pending");
+          const rows = await page.getByTestId("pending-row").count();
+          return card === `${x.pods.length} pending pods` && rows === x.pods.length ? x : undefined;
+        },
+        180_000,
+      );
+      const reasons = v.pods.flatMap((p) => p.reasons);
+      log(
+        `${width} px: ${v.pods.length} pending, ${reasons.length} reasons: ${reasons.map((r) => `${r.nodePool ?? "?"} ${r.kind}`).join(", ")}`,
+      );
+      assert.ok(
+        reasons.every((r) => r.nodePool !== null),
+        "every part attributed to its NodePool",
+      );
+      assert.ok(
+        reasons.every((r) => r.fix !== null),
+        "a fix per reason",
+      );
+      assert.ok(
+        reasons.some((r) => r.fix?.kubectl && r.costPerHour !== null),
+        "a patch with its node's cost",
+      );
+      assert.ok((await page.getByTestId("pending-fix-patch").count()) > 0);
+      // At this width nothing scrolls sideways.
+      assert.equal(
+        await page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"),
+        true,
+        "the page scrolls sideways",
+      );
+      await page.getByTestId("pending-pods").scrollIntoViewIfNeeded();
+      await shot(site, page, `overview-pending-${width}`);
+      await page.close();
+    },
+  );
