@@ -3,6 +3,7 @@
 // agent's dependencies only, not core's API, store and simulator (≈ 100 MiB less resident
 // memory per process; bench/pipeline/README.md), and `wave --help` loads none of them.
 import { clientGlobals, policyCommands, spotPolicyFlags, warmupPolicyFlags } from "./policies.ts";
+import { outputHelp, outputOption } from "./output.ts";
 import type { Command } from "./types.ts";
 
 export type { Command, CommandContext } from "./types.ts";
@@ -56,6 +57,24 @@ const whatif: Command = {
   run: async (ctx) => (await import("./whatif.ts")).whatifCommand(ctx),
 };
 
+const status: Command = {
+  name: "status",
+  summary:
+    "the cluster's figures (nodes, $/h, spot ratio, pending, warm, blocked) and policies' target vs actual",
+  usage:
+    "Usage: wave status [--server URL] [--cluster-id ID] [-o table|json|yaml]\n\n" +
+    "Nodes, cost per hour and month, spot ratio, pending pods, warm nodes and blocked consolidation\n" +
+    "savings, then each spot policy's on-demand/spot target vs actual and each warmup policy's warm\n" +
+    "nodes — the figures the console shows, read from core's API with the viewer token.\n\n" +
+    "  --server URL     core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n" +
+    "  --cluster-id ID  which of core's clusters (default: core's own)\n" +
+    outputHelp +
+    "\n",
+  options: { server: { type: "string" }, ...outputOption },
+  globals: clientGlobals,
+  run: async (ctx) => (await import("./status.ts")).statusCommand(ctx),
+};
+
 const completion: Command = {
   name: "completion",
   summary: "print a shell completion script (source <(wave completion bash), or zsh)",
@@ -73,10 +92,14 @@ export const commands: readonly Command[] = [
     name: "start",
     service: true,
     summary: "run every component of Wave in one process (simulated cluster without a kubeconfig)",
-    usage: "Usage: wave start [--kubeconfig FILE] [--simulate] [flags]\n\n",
+    usage:
+      "Usage: wave start [--kubeconfig FILE] [--simulate] [--rotate-tokens] [flags]\n\n" +
+      "  --rotate-tokens   new API tokens (the data dir keeps the generated ones across restarts)\n\n",
+    options: { "rotate-tokens": { type: "boolean" } },
     run: async (ctx) => (await import("./start.ts")).startCommand(ctx),
   },
   ...policyCommands,
+  status,
   whatif,
   // The Helm chart's processes (deploy/helm/wave/README.md: the environment each one gets).
   {

@@ -314,6 +314,9 @@ export async function startApi(
   return { app, port: Number(new URL(address).port), address };
 }
 
+/** What-ifs waiting for a replay (or gathering their input) at most; beyond, 429 before any work. */
+const WHATIF_MAX_QUEUED = 4;
+
 const definedOf = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
@@ -329,7 +332,9 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
   let whatifs: WhatifPool | undefined;
   let loading: Promise<WhatifPool> | undefined;
   const pool = (): Promise<WhatifPool> =>
-    (loading ??= import("../sim/whatif-pool.ts").then((m) => (whatifs = new m.WhatifPool())));
+    (loading ??= import("../sim/whatif-pool.ts").then(
+      (m) => (whatifs = new m.WhatifPool({ maxQueued: WHATIF_MAX_QUEUED })),
+    ));
   // Console sign-in (OIDC, auth proxy) besides the static tokens, when configured (docs/auth.md).
   // Sessions in the store and cookies signed with a key derived from the admin token: every
   // replica knows every sign-in, and a restart keeps them.
@@ -363,7 +368,11 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
         ...(o.policyCrs ? { policyCrs: o.policyCrs } : {}),
         ...(rt ? { readThrough: rt } : {}),
-        whatif: { run: async (input, job) => (await pool()).run(input, job), busy: () => whatifs?.busy() },
+        whatif: {
+          run: async (input, job) => (await pool()).run(input, job),
+          // Before the pool is loaded (the first what-if), the same bound on what is admitted.
+          busy: (pending) => (whatifs ? whatifs.busy(pending) : pending >= WHATIF_MAX_QUEUED ? 1 : undefined),
+        },
       }),
       // Closing core stops the what-if workers (a running replay answers 503).
       (s) => {

@@ -6,6 +6,7 @@ import { readInstance } from "./instance.ts";
 import type { Command, CommandContext } from "./types.ts";
 import { DEFAULTS } from "../config/config.ts";
 import type { WarmupPolicy } from "../policy/warmup.ts";
+import { workloadName } from "../policy/spot.ts";
 import { outputFormat, outputHelp, outputOption, render, table, type Column } from "./output.ts";
 import { RefusedError, UnreachableError, UsageError, coreAnswerError } from "./errors.ts";
 
@@ -166,7 +167,7 @@ async function request(
  * Core's id of the cluster the policies are for: --cluster-id, else core's own, which its
  * pre-cluster route names in its successor link (`</api/v1/clusters/ID/policies/…>`).
  */
-async function clusterIdOf(ctx: CommandContext): Promise<string> {
+export async function clusterIdOf(ctx: CommandContext): Promise<string> {
   if (ctx.config.clusterId !== DEFAULTS.clusterId) return ctx.config.clusterId;
   const { headers } = await request(ctx, "GET", "/api/v1/policies/warmup");
   const m = /<\/api\/v1\/clusters\/([^/>]+)\//.exec(headers.get("link") ?? "");
@@ -268,7 +269,7 @@ interface SpotRow {
 const spotColumns: Column<SpotRow>[] = [
   {
     header: "WORKLOAD",
-    value: (p) => `${p.workload.kind.toLowerCase()}/${p.workload.namespace}/${p.workload.name}`,
+    value: (p) => workloadName(p.workload),
   },
   { header: "THRESHOLD", value: (p) => String(p.threshold) },
   { header: "STRATEGY", value: (p) => p.strategy },

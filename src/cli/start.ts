@@ -8,7 +8,7 @@ import { batchTouches } from "../core/ingest/sink.ts";
 import { newToken } from "../api/auth.ts";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_DATA_DIR, serverToken, type WaveConfig } from "../config/config.ts";
+import { DEFAULT_DATA_DIR, type WaveConfig } from "../config/config.ts";
 import type { ClusterEntry, ClusterHub } from "../core/hub/hub.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import type { Store } from "../core/store/store.ts";
@@ -26,10 +26,19 @@ import { generateDevCerts } from "../webhook/certs.ts";
 import { createSpotMetrics } from "../webhook/metrics.ts";
 import { InMemoryPolicySource } from "../webhook/policy-source.ts";
 import { POLICY_SET_API_VERSION, type SpotPolicy } from "../policy/spot.ts";
+import type { SpotPolicyResource } from "../objects/policy-crds.ts";
 import { startAgentComponent, type RunningAgentComponent } from "./agent-component.ts";
 import type { CommandContext } from "./types.ts";
 import { logger, startWith } from "./component.ts";
 import { startCoreComponent, type RunningCore } from "./core-component.ts";
+import {
+  clusterFile,
+  forgetSavedCluster,
+  readSavedCluster,
+  restoreCluster,
+  saveClusterOnChange,
+} from "./durable-cluster.ts";
+import { startTokens, tokensFile } from "./tokens.ts";
 import { putScenarioSpotPolicy, runEmbeddedCluster, seedLivingPolicies } from "./embedded.ts";
 import { spotPoliciesOf, spotPolicyName, spotPolicyResource } from "../console/policy-crs.ts";
 import { ensureNamespaces, registerWebhook } from "./host.ts";
@@ -86,14 +95,23 @@ async function loadSpotPolicies(
   clusterId: string,
   source: InMemoryPolicySource,
   log: Logger,
-  last: { json: string; migrated: boolean },
+  last: {
+    json: string;
+    migrated: boolean;
+    /** A restored simulated cluster's SpotPolicies: what the webhook admits with until core has them. */
+    restored?: () => readonly SpotPolicyResource[];
+  },
 ): Promise<void> {
-  // The migration happens once; after it, no store read per applied batch.
-  last.migrated ||=
-    core.hub.get(clusterId) !== undefined && (await core.store.policyMigration(clusterId)) !== undefined;
+  // The migration happens once; after it, no store read per applied batch. Core's state of the
+  // cluster counts once the agent streamed it (an entry resumed from the store is empty).
+  const streamed = (core.hub.get(clusterId)?.state.version ?? 0) > 0;
+  last.migrated ||= streamed && (await core.store.policyMigration(clusterId)) !== undefined;
+  // Restarted on its data dir, the simulated cluster's pods are created again before the agent
+  // streams its policies to core: admitted with the restored ones, not the store's old rows.
+  const early = !last.migrated && !streamed ? last.restored?.() : undefined;
   let policies: SpotPolicy[];
-  if (last.migrated) {
-    const crs = spotPoliciesOf(core.hub.state(clusterId).spotPolicies());
+  if (last.migrated || early) {
+    const crs = spotPoliciesOf(early ?? core.hub.state(clusterId).spotPolicies());
     for (const p of crs.problems)
       log.warn("skipping an invalid SpotPolicy", { policy: p.name, errors: p.errors });
     policies = crs.policies;
@@ -165,6 +183,8 @@ export async function startWave(
      * (the design before prehistory.ts; bench/startup's baseline).
      */
     streamAllHistory?: boolean;
+    /** New API tokens instead of the data dir's (`wave start --rotate-tokens`). */
+    rotateTokens?: boolean;
   } = {},
 ): Promise<Started> {
   const clock = opts.clock ?? realClock;
@@ -176,8 +196,10 @@ export async function startWave(
     const simDb = join(config.dataDir, "wave-sim.db");
     // Without a --data-dir of its own, each simulated run starts from a fresh history rather than
     // mixing today's fast-forwarded day with the last run's.
-    if (simulated && !config.databaseUrl && config.dataDir === DEFAULT_DATA_DIR)
+    if (simulated && !config.databaseUrl && config.dataDir === DEFAULT_DATA_DIR) {
       for (const f of [simDb, `${simDb}-wal`, `${simDb}-shm`]) rmSync(f, { force: true });
+      forgetSavedCluster(config.dataDir);
+    }
 
     // ---- the cluster: real, or the embedded simulator ----
     // The simulated cluster starts its history's length in the past and fast-forwards to now.
@@ -201,6 +223,20 @@ export async function startWave(
       ? { kube: memory, kubernetesVersion: "v1.34.0-sim" }
       : await connectCluster(config, env, log);
     const karpenterVersion = memory ? "v1.8-sim" : "";
+    // The simulated cluster's objects a user or Wave wrote come back from the data dir, and are
+    // saved there as they change (durable-cluster.ts); a real cluster keeps its own.
+    const saved = memory ? readSavedCluster(clusterFile(config.dataDir), log) : undefined;
+    const restored = memory && saved ? restoreCluster(memory, saved) : 0;
+    if (restored > 0)
+      log.info("simulated cluster's objects restored from the data dir", { objects: restored });
+    if (memory) {
+      const saver = saveClusterOnChange(memory, clusterFile(config.dataDir), {
+        clock,
+        clusterClock: simClock,
+        log,
+      });
+      life.closers.push(() => saver.stop());
+    }
     const waveNamespaces = [config.namespace, config.warmupNamespace ?? config.namespace];
     // The chart creates Wave's namespaces; on the host path they are checked and made here.
     const createdNamespaces = memory
@@ -211,19 +247,22 @@ export async function startWave(
           log,
         );
     if (memory)
-      for (const name of new Set(waveNamespaces)) await memory.create("Namespace", { metadata: { name } });
+      for (const name of new Set(waveNamespaces))
+        if (!memory.peek("Namespace").some((n) => n.metadata.name === name))
+          await memory.create("Namespace", { metadata: { name } });
 
     // ---- core: store, hub, ingest over TLS, history, API + web UI ----
     const certs = await devCerts(config);
+    const tokens = startTokens(config, opts.rotateTokens ?? false);
+    // The agent's token never leaves this process: a new one each start.
     const agentToken = newToken();
-    const tokens = {
-      admin: config.adminToken === undefined ? newToken() : serverToken(config.adminToken, "the admin token"),
-      viewer:
-        config.viewerToken === undefined ? newToken() : serverToken(config.viewerToken, "the viewer token"),
-    };
     // The spot policies this process's webhook serves: its own cluster's, read from core's store.
     const spotPolicies = new InMemoryPolicySource();
-    const lastSpot = { json: "", migrated: false };
+    const lastSpot = {
+      json: "",
+      migrated: false,
+      ...(memory && restored > 0 ? { restored: () => memory.peek("SpotPolicy") } : {}),
+    };
     const reloadSpot = (): Promise<void> =>
       loadSpotPolicies(core, config.clusterId, spotPolicies, log, lastSpot);
     const core: RunningCore = await startCoreComponent(config, env, {
@@ -373,14 +412,26 @@ export async function startWave(
         allocator: webhook.allocator,
         pods: webhook.pods,
         metrics: webhook.metrics,
-        setSpotPolicy: async (policy) => {
-          // Once the stored policies became resources, the scenario's user applies one; before,
-          // it is stored in core (and becomes a resource with the others).
-          if (await core.store.policyMigration(config.clusterId))
-            await applyScenarioSpotPolicy(memory, policy, clusterClock.now());
-          else
-            await putScenarioSpotPolicy(core.store, config.clusterId, policy, clusterClock.now(), reloadSpot);
-        },
+        // A restored cluster had its day: the scenario's user does not set again a policy the
+        // real user may have changed or deleted since.
+        ...(restored > 0
+          ? {}
+          : {
+              setSpotPolicy: async (policy: SpotPolicy) => {
+                // Once the stored policies became resources, the scenario's user applies one;
+                // before, it is stored in core (and becomes a resource with the others).
+                if (await core.store.policyMigration(config.clusterId))
+                  await applyScenarioSpotPolicy(memory, policy, clusterClock.now());
+                else
+                  await putScenarioSpotPolicy(
+                    core.store,
+                    config.clusterId,
+                    policy,
+                    clusterClock.now(),
+                    reloadSpot,
+                  );
+              },
+            }),
         log,
         signal: life.ac.signal,
         // Each fast-forward step waits until core holds all of it (which also bounds its lag in
@@ -442,6 +493,9 @@ export function banner(wave: Started, config: WaveConfig, generated: boolean): s
     lines.push(`Created namespace ${wave.createdNamespaces.join(", ")}.`);
   lines.push(
     generated ? `Admin token (changes policies): ${wave.tokens.admin}` : "Tokens: as configured.",
+    ...(generated
+      ? [`Tokens are kept in ${tokensFile(config.dataDir)} across restarts (--rotate-tokens draws new ones).`]
+      : []),
     `wave spot|warmup … run with --data-dir ${config.dataDir} find this instance.`,
     "Press Ctrl-C to stop.",
     "",
@@ -475,7 +529,9 @@ export function quietInTerminal(ctx: CommandContext): boolean {
 
 export async function startCommand(ctx: CommandContext): Promise<number> {
   const quiet = quietInTerminal(ctx);
-  const wave = await startWave(quiet ? { ...ctx.config, logLevel: "warn" } : ctx.config, ctx.io.env);
+  const wave = await startWave(quiet ? { ...ctx.config, logLevel: "warn" } : ctx.config, ctx.io.env, {
+    rotateTokens: ctx.flags["rotate-tokens"] === true,
+  });
   const generated = ctx.config.viewerToken === undefined;
   const host = ctx.config.host === "0.0.0.0" ? "127.0.0.1" : ctx.config.host;
   writeInstance(ctx.config.dataDir, {

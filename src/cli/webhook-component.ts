@@ -203,6 +203,7 @@ export async function startWebhookComponent(
         logger: log,
         fallback: config.webhookFallback,
         deadlineMs: config.webhookDeadlineMs,
+        limits: { trustedCidrs: config.webhookControlPlaneCidrs },
         metrics,
         lateAnswers,
         // In process, core's /metrics serves the same registry. Alone, /metrics names every

@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { parseDuration } from "../karpenter/duration.ts";
 import { parsePolicy } from "../policy/validate-warmup.ts";
 import { DEFAULT_POLICY, type WarmupPolicy } from "../policy/warmup.ts";
-import type { SpotPolicy } from "../policy/spot.ts";
+import { workloadKey, workloadNameOfKey, type SpotPolicy } from "../policy/spot.ts";
 import { PolicyValidationError, parseSpotPolicies } from "../policy/validate-spot.ts";
 import {
   candidatePolicy,
@@ -594,7 +594,7 @@ export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "
   ];
   const split = (w: { onDemand: number; spot: number; pending: number } | undefined): string =>
     w === undefined ? "—" : `${w.onDemand} / ${w.spot}${w.pending > 0 ? ` (+${w.pending} pending)` : ""}`;
-  const changed = plan.spot.map((p) => `${p.workload.namespace}/${p.workload.kind}/${p.workload.name}`);
+  const changed = plan.spot.map((p) => workloadKey(p.workload));
   const rows: string[][] = [
     ["", "current", "candidate", "change"],
     ["cost/h (average)", usd(c.costPerHour), usd(k.costPerHour), pct(c.costPerHour, k.costPerHour)],
@@ -618,7 +618,7 @@ export function formatClusterReport(r: WhatifReportDto, plan: Pick<WhatifPlan, "
       "",
     ],
     ...changed.map((w) => [
-      `${w} pods (on-demand / spot)`,
+      `${workloadNameOfKey(w)} pods (on-demand / spot)`,
       split(c.now.workloads[w]),
       split(k.now.workloads[w]),
       "",

@@ -76,6 +76,11 @@ export interface WaveConfig {
   advertiseUrl: string | undefined;
   /** The webhook's own deadline per admission, below the apiserver's timeout. */
   webhookDeadlineMs: number;
+  /**
+   * The apiserver's source CIDRs as the webhook sees them: their connections are never capped per
+   * address nor taken by others (issue 42). Empty: an address earns that priority by a valid review.
+   */
+  webhookControlPlaneCidrs: readonly string[];
   // ---- prices (docs/pricing.md, ADR 0011) ----
   /** auto: live AWS prices when credentials resolve, else the table; aws: always try; static: never. */
   pricingSource: "auto" | "aws" | "static";
@@ -193,6 +198,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   webhookTlsDir: undefined,
   webhookFallback: "unchanged",
   webhookDeadlineMs: 1000,
+  webhookControlPlaneCidrs: Object.freeze([]),
   pricingSource: "auto",
   pricingRegions: Object.freeze([]),
   pricingRefreshMs: 12 * 3_600_000,
@@ -369,6 +375,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     flag: "webhook-deadline-ms",
     env: "WAVE_WEBHOOK_DEADLINE_MS",
     help: "webhook deadline per admission, 50-2500 ms",
+  },
+  webhookControlPlaneCidrs: {
+    kind: "cidrs",
+    flag: "webhook-control-plane-cidrs",
+    env: "WAVE_WEBHOOK_CONTROL_PLANE_CIDRS",
+    help: "the apiserver's source CIDRs: webhook connections reserved for it",
   },
   pricingSource: {
     kind: "pricingSource",

@@ -798,6 +798,12 @@ export const ThrashingFixesSchema = Obj({
   severity: ThrashSeveritySchema,
   /** Core can apply a fix itself (POST …/thrashing/apply): the embedded simulated cluster only. */
   canApply: Type.Boolean(),
+  /**
+   * A fix applied through Wave within the detector's window that the NodePool still holds: its
+   * title, when, and when the cycles from before it leave the window (the score clears by then).
+   * While it is in effect `fixes` is empty: the score does not yet say whether it worked.
+   */
+  applied: Nullable(Obj({ title: Str, at: Num, clearsBy: Num })),
   fixes: Type.Array(Obj({ title: Str, detail: Str, kubectl: Nullable(Str) })),
 });
 export type ThrashingFixesDto = Static<typeof ThrashingFixesSchema>;

@@ -55,8 +55,23 @@ export interface SpotPolicySet {
 
 export const POLICY_SET_API_VERSION = "wave.sh/v1alpha1";
 
+/** A workload's identity in maps and stored keys (`shop/Deployment/web`): never shown to people. */
 export function workloadKey(ref: WorkloadRef): string {
   return `${ref.namespace}/${ref.kind}/${ref.name}`;
+}
+
+/**
+ * A workload as Wave writes it wherever people read it — the CLI's tables, the console's pages,
+ * the API's messages and audit: `deployment/shop/web`, the form `wave spot set` takes (issue 43).
+ */
+export function workloadName(ref: { kind: string; namespace: string; name: string }): string {
+  return `${ref.kind.toLowerCase()}/${ref.namespace}/${ref.name}`;
+}
+
+/** `workloadName` of a `workloadKey` (a stored policy's key); another key is returned as it is. */
+export function workloadNameOfKey(key: string): string {
+  const [namespace, kind, name, ...rest] = key.split("/");
+  return namespace && kind && name && rest.length === 0 ? workloadName({ kind, namespace, name }) : key;
 }
 
 /** Whether the ledger must also count spot pods (only the percentage needs the total). */

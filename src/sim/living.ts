@@ -373,15 +373,25 @@ export async function seedLivingCluster(
   /** Stores a spot policy as a user would (core's store, then the webhook's set). */
   setSpotPolicy?: (policy: SpotPolicy) => Promise<void>,
 ): Promise<(now: number) => Promise<void>> {
-  for (const ns of ["shop", "data", "ml", "batch", "payments"])
-    await kube.create("Namespace", { metadata: { name: ns } });
-  for (const p of LIVING_POOLS) await kube.create("NodePool", structuredClone(p));
+  // What an earlier run left (restored from the data dir: a user's fix to a NodePool) stays.
+  const absent = (
+    kind: "Namespace" | "NodePool" | "PodDisruptionBudget" | "Deployment",
+    o: { metadata: { name?: string; namespace?: string } },
+  ): boolean =>
+    !kube
+      .peek(kind)
+      .some((x) => x.metadata.name === o.metadata.name && x.metadata.namespace === o.metadata.namespace);
+  for (const name of ["shop", "data", "ml", "batch", "payments"])
+    if (absent("Namespace", { metadata: { name } })) await kube.create("Namespace", { metadata: { name } });
+  for (const p of LIVING_POOLS) if (absent("NodePool", p)) await kube.create("NodePool", structuredClone(p));
   for (const b of LIVING_PDBS)
-    await kube.create("PodDisruptionBudget", structuredClone(b), {
-      namespace: b.metadata.namespace ?? "default",
-    });
+    if (absent("PodDisruptionBudget", b))
+      await kube.create("PodDisruptionBudget", structuredClone(b), {
+        namespace: b.metadata.namespace ?? "default",
+      });
   for (const d of LIVING_DEPLOYMENTS)
-    await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
+    if (absent("Deployment", d))
+      await kube.create("Deployment", structuredClone(d), { namespace: d.metadata.namespace ?? "default" });
   const last = new Map<string, number>();
   let rollout: number | undefined;
   let ami: number | undefined;

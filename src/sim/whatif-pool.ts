@@ -82,7 +82,8 @@ export function poolSize(cpus = availableParallelism()): number {
 
 interface Job extends WhatifJob {
   id: number;
-  input: ClusterWhatifInput;
+  /** Until posted to its worker (then dropped: the worker holds its own copy). */
+  input: ClusterWhatifInput | undefined;
   resolve: (r: ClusterWhatifReport) => void;
   reject: (err: Error) => void;
   startedAt: number;
@@ -150,10 +151,14 @@ export class WhatifPool {
     return n;
   }
 
-  /** Seconds to wait before asking again when the queue is full; undefined when a job would be taken. */
-  busy(): number | undefined {
-    if (this.#queue.length < this.maxQueued) return undefined;
-    return this.#retryAfter();
+  /**
+   * Seconds to wait before asking again when the queue is full; undefined when a job would be taken.
+   * `pending`: what-ifs admitted but not handed to run() yet (their input being gathered) — they
+   * count as queued, so a burst is refused before any of it gathers an input (issue 42).
+   */
+  busy(pending = 0): number | undefined {
+    if (this.#queue.length + pending < this.maxQueued) return undefined;
+    return this.#retryAfter(pending);
   }
 
   #typicalMs(): number {
@@ -161,8 +166,8 @@ export class WhatifPool {
     return this.#recent.reduce((a, b) => a + b, 0) / this.#recent.length;
   }
 
-  #retryAfter(): number {
-    const rounds = Math.ceil((this.#queue.length + 1) / this.size);
+  #retryAfter(pending = 0): number {
+    const rounds = Math.ceil((this.#queue.length + pending + 1) / this.size);
     return Math.max(1, Math.ceil((rounds * this.#typicalMs()) / 1000));
   }
 
@@ -271,12 +276,10 @@ export class WhatifPool {
     j.startedAt = performance.now();
     this.#runningKeys.add(j.key);
     j.onProgress?.({ state: "running", position: 0, fraction: 0, elapsedMs: 0, etaMs: this.#typicalMs() });
-    slot.worker.postMessage({
-      type: "run",
-      id: j.id,
-      input: j.input,
-      parallel: j.parallel,
-    } satisfies ToWorker);
+    const { input } = j;
+    j.input = undefined; // cloned into the worker: core's copy goes now, not when the replay ends
+    if (input)
+      slot.worker.postMessage({ type: "run", id: j.id, input, parallel: j.parallel } satisfies ToWorker);
   }
 
   #message(slot: Slot, m: FromWorker): void {

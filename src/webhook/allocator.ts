@@ -17,6 +17,7 @@ import {
   emptyLedger,
   ledgerId,
   LedgerFormatError,
+  countsFor,
   parseLedger,
   reconcile,
   reserve,
@@ -316,7 +317,11 @@ export class SlotAllocator implements Allocator {
       const realReqs: SlotRequest[] = [];
       const dryReqs: SlotRequest[] = [];
       batch.forEach((p, i) =>
-        (p.req.dryRun ? dryReqs : realReqs).push({ token: tokens[i] ?? "", revision: p.req.revision ?? "" }),
+        (p.req.dryRun ? dryReqs : realReqs).push({
+          token: tokens[i] ?? "",
+          revision: p.req.revision ?? "",
+          ...(p.req.source === undefined ? {} : { source: p.req.source }),
+        }),
       );
       await this.#checkBacking(batch, realReqs, next, policy, id, rooms, sources);
       const realCaps = reserve(next, policy, realReqs, now, this.#maxEntries);
@@ -441,10 +446,11 @@ export class SlotAllocator implements Allocator {
       const source = req.source ?? "";
       let admitted = sources.get(source);
       if (admitted === undefined) sources.set(source, (admitted = backing.admits(source)));
-      const key = owner ? `${owner.uid}/${revision}` : "";
+      // Per source too: another address's reservations in flight never take this one's room.
+      const key = owner ? `${owner.uid}/${revision}/${source}` : "";
       let room = owner && admitted ? left.get(key) : 0;
       if (room === undefined && owner) {
-        if (!rooms.has(key)) rooms.set(key, await this.#room(owner, id, ledger, revision));
+        if (!rooms.has(key)) rooms.set(key, await this.#room(owner, id, ledger, revision, req.source));
         room = rooms.get(key) ?? Infinity;
       }
       // The cap holds even when the apiserver cannot tell the owner's room (room undefined → ∞).
@@ -468,16 +474,28 @@ export class SlotAllocator implements Allocator {
 
   /**
    * spec.replicas − the owner's live pods − reservations of its revision (`revision`, "" = all)
-   * whose pods are not among the pods yet.
+   * from `source` (or of no known source) whose pods are not among the pods yet.
    */
-  async #room(owner: OwnerRef, id: string, ledger: Ledger, revision: string): Promise<number | undefined> {
+  async #room(
+    owner: OwnerRef,
+    id: string,
+    ledger: Ledger,
+    revision: string,
+    source: string | undefined,
+  ): Promise<number | undefined> {
     const desired = await this.#backing?.read(owner);
     if (desired === undefined || desired === 0) return desired;
     const owned = (pods: readonly Pod[]): number => {
       const seen = new Set(pods.map((p) => p.metadata.labels?.[SLOT_LABEL] ?? ""));
       let inFlight = 0;
       for (const [token, e] of ledger.entries)
-        if (e.confirmedAt === 0 && !seen.has(token) && sameRevision(e.revision, revision)) inFlight++;
+        if (
+          e.confirmedAt === 0 &&
+          !seen.has(token) &&
+          sameRevision(e.revision, revision) &&
+          countsFor(e, source)
+        )
+          inFlight++;
       const live = pods.filter(
         (p) =>
           isLivePod(p) && (p.metadata.ownerReferences ?? []).some((o) => o.controller && o.uid === owner.uid),

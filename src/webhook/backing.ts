@@ -9,6 +9,7 @@
 import type { KubeClient } from "../kube/port.ts";
 import { isNotFound } from "../kube/port.ts";
 import type { Clock } from "../shared/clock.ts";
+import { POD_TEMPLATE_HASH_LABEL } from "./constants.ts";
 
 /** The pod's controller as its ownerReference names it. */
 export interface OwnerRef {
@@ -16,6 +17,8 @@ export interface OwnerRef {
   namespace: string;
   name: string;
   uid: string;
+  /** The pod's pod-template-hash (a ReplicaSet's pods carry its own; issue 42). */
+  revision?: string;
 }
 
 /** Token bucket per source address: how many fresh verification reads a caller may cause. */
@@ -77,6 +80,9 @@ export class BackingVerifier {
     try {
       const obj = await this.#o.kube.get(owner.kind, owner.name, owner.namespace);
       if (obj.metadata.uid !== owner.uid) return 0;
+      // A Deployment's ReplicaSet creates pods of its own template only: another hash is no pod of it.
+      const hash = owner.kind === "ReplicaSet" ? obj.metadata.labels?.[POD_TEMPLATE_HASH_LABEL] : undefined;
+      if (hash !== undefined && owner.revision !== hash) return 0;
       return obj.spec.replicas ?? 1;
     } catch (err) {
       if (isNotFound(err)) return 0;

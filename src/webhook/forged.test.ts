@@ -240,3 +240,47 @@ describe("in-flight reservations per owner and revision, capped per revision (is
     assert.equal(await w.onDemand("web"), 2);
   });
 });
+
+describe("a forger who knows the ReplicaSet's uid (issue 42, finding 4)", () => {
+  /** 120 s at 5 reviews/s; an on-demand pod deleted at 1 s; samples each second. */
+  async function run(forger: boolean): Promise<{ secondsOffThree: number; evictions: number }> {
+    const w = await start({ threshold: 3, repair: true });
+    await w.scale("h1", 3);
+    await w.sync();
+    assert.equal(await w.onDemand(), 3);
+    const samples: number[] = [];
+    for (let step = 0; step < 600; step++) {
+      if (step === 5) {
+        const victim = (await w.live()).find((p) => p.metadata.labels?.[ASSIGNMENT_LABEL] === "on-demand");
+        await w.kube.delete("Pod", victim?.metadata.name ?? "", { namespace: "shop" });
+        await w.settle();
+      }
+      // The real ReplicaSet, its uid and revision: everything a namespace reader knows. It comes
+      // before the controller's replacement, and after every repair eviction.
+      if (forger) await w.forge(w.podReview("h1"));
+      await w.tick(200);
+      if (step % 5 === 4) samples.push(await w.onDemand());
+    }
+    return { secondsOffThree: samples.filter((n) => n !== 3).length, evictions: w.evictions };
+  }
+
+  it("keeps the workload at its on-demand target with no repair eviction (control: the same)", async () => {
+    assert.deepEqual(await run(false), { secondsOffThree: 0, evictions: 0 }, "control");
+    await world?.stop();
+    world = undefined;
+    assert.deepEqual(await run(true), { secondsOffThree: 0, evictions: 0 }, "forger");
+  });
+
+  it("a review whose pod-template-hash is not its ReplicaSet's takes no slot", async () => {
+    const w = await start({ threshold: 3 });
+    await w.scale("h1", 3); // room for three
+    const forged = w.podReview("h1");
+    const labels = (forged.object as { metadata: { labels: Record<string, string> } }).metadata.labels;
+    labels["pod-template-hash"] = "zz9";
+    // Not the ReplicaSet's revision (its name's suffix either): not a pod of a known workload.
+    assert.notEqual(assigned(await w.forge(forged)), "on-demand");
+    assert.equal((await w.ledger()).entries.size, 0, "recorded nowhere");
+    await w.sync();
+    assert.equal(await w.onDemand(), 3);
+  });
+});

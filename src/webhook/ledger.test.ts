@@ -140,3 +140,32 @@ describe("ledger wire format", () => {
       assert.throws(() => parseLedger(bad), LedgerFormatError, bad);
   });
 });
+
+describe("reservations per address (issue 42)", () => {
+  it("an unconfirmed reservation counts only for its own address; confirmed, for all; kept across the wire", () => {
+    const l = emptyLedger(workload);
+    const forged = reserve(l, policy(1), [{ token: "f", source: "10.9.9.9" }], 1000);
+    assert.deepEqual(forged, ["on-demand"]);
+    assert.deepEqual(
+      reserve(l, policy(1), [{ token: "f2", source: "10.9.9.9" }], 1000),
+      ["spot"],
+      "the forger's own next review sees its reservation",
+    );
+    const back = parseLedger(serializeLedger(l));
+    assert.equal(back.entries.get("f")?.source, "10.9.9.9");
+    assert.deepEqual(
+      reserve(back, policy(1), [{ token: "a", source: "172.18.0.1" }], 1000),
+      ["on-demand"],
+      "the apiserver's review is not starved by it",
+    );
+    const e = back.entries.get("a");
+    assert.ok(e);
+    e.confirmedAt = 2000; // its pod was seen
+    assert.deepEqual(reserve(back, policy(1), [{ token: "b", source: "10.9.9.9" }], 2000), ["spot"]);
+    assert.deepEqual(
+      parseLedger(serializeLedger(back)).entries.get("a")?.source,
+      undefined,
+      "dropped once seen",
+    );
+  });
+});

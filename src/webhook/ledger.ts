@@ -22,6 +22,13 @@ export interface LedgerEntry {
    * still holds its own (ADR 0002, "Revisions").
    */
   revision: string;
+  /**
+   * The address the reservation's review came from (issue 42): while unconfirmed, it counts only
+   * for reviews from that address, so a forger's reservation never takes the slot of the
+   * apiserver's next review (nor the forger's of another). Confirmed, or "" (written by an older
+   * version, or adopted), it counts for every review.
+   */
+  source?: string;
 }
 
 export interface Ledger {
@@ -46,6 +53,8 @@ export interface SlotRequest {
    * pod), so it may not take an on-demand slot — a forged or stale review (issue 16).
    */
   backed?: boolean;
+  /** The review's address (see LedgerEntry.source). */
+  source?: string;
   /**
    * Set by reserve(): the slot would have to be recorded but the ledger holds `maxEntries` — this
    * request alone gets no slot (the allocator answers it with the fallback); the others of the
@@ -99,36 +108,50 @@ export const sameRevision = (entry: string, revision: string | undefined): boole
   revision === undefined || revision === "" || entry === "" || entry === revision;
 
 /** Slots held, of one revision when given (entries of unknown revision count for every one). */
-export function counts(l: Ledger, revision?: string): { onDemand: number; spot: number } {
+export function counts(l: Ledger, revision?: string, source?: string): { onDemand: number; spot: number } {
   let onDemand = 0;
   let spot = 0;
   for (const e of l.entries.values()) {
-    if (!sameRevision(e.revision, revision)) continue;
+    if (!sameRevision(e.revision, revision) || !countsFor(e, source)) continue;
     if (e.capacity === ON_DEMAND) onDemand++;
     else spot++;
   }
   return { onDemand, spot };
 }
 
+/**
+ * Whether `e` counts for a review from `source` (undefined: every entry counts): another address's
+ * reservation only once its pod was seen (issue 42).
+ */
+export function countsFor(e: LedgerEntry, source: string | undefined): boolean {
+  return source === undefined || e.confirmedAt > 0 || !e.source || e.source === source;
+}
+
 // Compact wire form, stored in one annotation:
-// {"v":1,"r":reconciledAt,"f"?:fallbackUntil,"e":{token:["o"|"s",reservedAt,confirmedAt,revision?]}}.
-// Entries written before revisions existed have three fields (revision "").
+// {"v":1,"r":reconciledAt,"f"?:fallbackUntil,"e":{token:["o"|"s",reservedAt,confirmedAt,revision?,source?]}}.
+// Entries written before revisions existed have three fields (revision ""); before sources, four.
 interface Wire {
   v: 1;
   w: string;
   r: number;
   f?: number;
-  e: Record<string, [string, number, number] | [string, number, number, string]>;
+  e: Record<
+    string,
+    [string, number, number] | [string, number, number, string] | [string, number, number, string, string]
+  >;
 }
 
 export function serializeLedger(l: Ledger): string {
   const e: Wire["e"] = {};
   for (const [token, entry] of l.entries) {
     const c = entry.capacity === ON_DEMAND ? "o" : "s";
+    // The source matters only until the pod is seen: confirmed entries drop it (and stay short).
     e[token] =
-      entry.revision === ""
-        ? [c, entry.reservedAt, entry.confirmedAt]
-        : [c, entry.reservedAt, entry.confirmedAt, entry.revision];
+      entry.source && entry.confirmedAt === 0
+        ? [c, entry.reservedAt, entry.confirmedAt, entry.revision, entry.source]
+        : entry.revision === ""
+          ? [c, entry.reservedAt, entry.confirmedAt]
+          : [c, entry.reservedAt, entry.confirmedAt, entry.revision];
   }
   const wire: Wire = { v: 1, w: l.workload, r: l.reconciledAt, e };
   if (l.fallbackUntil > 0) wire.f = l.fallbackUntil;
@@ -160,17 +183,20 @@ export function parseLedger(text: string): Ledger {
   if (f !== undefined && !isFiniteNumber(f)) throw new LedgerFormatError("bad fallback time");
   const entries = new Map<string, LedgerEntry>();
   for (const [token, raw] of Object.entries(e as Record<string, unknown>)) {
-    if (!Array.isArray(raw) || (raw.length !== 3 && raw.length !== 4))
+    if (!Array.isArray(raw) || raw.length < 3 || raw.length > 5)
       throw new LedgerFormatError(`bad entry ${token}`);
-    const [c, reservedAt, confirmedAt, revision = ""] = raw as unknown[];
+    const [c, reservedAt, confirmedAt, revision = "", source = ""] = raw as unknown[];
     if (
       (c !== "o" && c !== "s") ||
       !isFiniteNumber(reservedAt) ||
       !isFiniteNumber(confirmedAt) ||
-      typeof revision !== "string"
+      typeof revision !== "string" ||
+      typeof source !== "string"
     )
       throw new LedgerFormatError(`bad entry ${token}`);
-    entries.set(token, { capacity: c === "o" ? ON_DEMAND : SPOT, reservedAt, confirmedAt, revision });
+    const entry: LedgerEntry = { capacity: c === "o" ? ON_DEMAND : SPOT, reservedAt, confirmedAt, revision };
+    if (source !== "") entry.source = source;
+    entries.set(token, entry);
   }
   return { workload: w, reconciledAt: r, entries, fallbackUntil: f ?? 0 };
 }
@@ -192,15 +218,20 @@ export function reserve(
   maxEntries = Infinity,
 ): Capacity[] {
   const total = tracksTotal(policy);
-  const held = new Map<string, { onDemand: number; spot: number }>();
+  /** Counts per revision and source, as each review sees them (another source's unconfirmed do not count). */
+  const held = new Map<
+    string,
+    { revision: string; source: string | undefined; onDemand: number; spot: number }
+  >();
   return requests.map((r) => {
-    const { token, revision = "", backed = true } = typeof r === "string" ? { token: r } : r;
+    const { token, revision = "", backed = true, source } = typeof r === "string" ? { token: r } : r;
     if (!backed) return SPOT;
-    let c = held.get(revision);
+    const key = `${revision}\u0000${source ?? "\u0000"}`;
+    let c = held.get(key);
     if (!c) {
-      c = counts(ledger, revision);
+      c = { revision, source, ...counts(ledger, revision, source) };
       if (!total) c.spot = 0; // leftover spot entries (policy changed) do not count
-      held.set(revision, c);
+      held.set(key, c);
     }
     const capacity: Capacity =
       c.onDemand < onDemandTarget(policy, c.onDemand + c.spot + 1) ? ON_DEMAND : SPOT;
@@ -210,10 +241,12 @@ export function reserve(
         r.full = true;
         return SPOT;
       }
-      ledger.entries.set(token, { capacity, reservedAt: now, confirmedAt: 0, revision });
+      const entry: LedgerEntry = { capacity, reservedAt: now, confirmedAt: 0, revision };
+      if (source) entry.source = source;
+      ledger.entries.set(token, entry);
       // Counts of other revisions cached in `held` may include this slot (revision "" counts for all).
-      for (const [rev, other] of held)
-        if (sameRevision(revision, rev)) {
+      for (const other of held.values())
+        if (sameRevision(revision, other.revision) && countsFor(entry, other.source)) {
           if (capacity === ON_DEMAND) other.onDemand++;
           else other.spot++;
         }
@@ -235,9 +268,20 @@ export function wouldAssignSpot(ledger: Ledger, policy: SpotPolicy, n: number, r
 }
 
 /** The capacity the next pod of `revision` would get (nothing is recorded). */
+/**
+ * The capacity the next pod of `revision` would get, counting the slots of pods seen and those of
+ * no known address (the repair's question): an unconfirmed reservation of a review's address —
+ * the apiserver's, or a forger's that no pod will ever follow — neither holds nor frees a slot
+ * for the repair, so it never evicts for, nor waits on, an unverified slot (issue 42).
+ */
 export function nextCapacity(ledger: Ledger, policy: SpotPolicy, revision = ""): Capacity {
-  return reserve(cloneLedger(ledger), policy, [{ token: "probe", revision }], 0)[0] ?? SPOT;
+  return (
+    reserve(cloneLedger(ledger), policy, [{ token: "probe", revision, source: VERIFIED_ONLY }], 0)[0] ?? SPOT
+  );
 }
+
+/** A source no review has: counts only confirmed (and address-less) slots. */
+const VERIFIED_ONLY = "\u0000verified";
 
 export function isLivePod(pod: Pod): boolean {
   const phase = pod.status?.phase;

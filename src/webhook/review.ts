@@ -13,7 +13,7 @@ import {
 } from "./admission.ts";
 import type { Allocator } from "./allocator.ts";
 import type { OwnerRef } from "./backing.ts";
-import { ON_DEMAND, SPOT, revisionOf, type Capacity } from "./constants.ts";
+import { ON_DEMAND, POD_TEMPLATE_HASH_LABEL, SPOT, revisionOf, type Capacity } from "./constants.ts";
 import { ledgerId } from "./ledger.ts";
 import { FALLBACK_REASONS, type SpotMetrics } from "./metrics.ts";
 import { buildNotePatch, buildPatch, capacityConstraintOf } from "./patch.ts";
@@ -234,5 +234,12 @@ function ownerOf(pod: Pod, namespace: string): OwnerRef | undefined {
     o.uid === ""
   )
     return undefined;
-  return { kind: o.kind, namespace, name: o.name, uid: o.uid };
+  const hash = pod.metadata.labels?.[POD_TEMPLATE_HASH_LABEL];
+  return {
+    kind: o.kind,
+    namespace,
+    name: o.name,
+    uid: o.uid,
+    ...(o.kind === "ReplicaSet" && typeof hash === "string" ? { revision: hash } : {}),
+  };
 }

@@ -45,6 +45,7 @@ describe("webhook server limits (issue 32)", { timeout: 30_000 }, () => {
       maxBodyBytes: 1024 * 1024,
       limits: {
         maxConnections: 4,
+        idleTimeoutMs: 1_500, // after the 408s below (checked every 500 ms)
         headersTimeoutMs: 500,
         requestTimeoutMs: 1_000,
         handshakeTimeoutMs: 1_000,
@@ -111,6 +112,18 @@ describe("webhook server limits (issue 32)", { timeout: 30_000 }, () => {
     assert.equal(await small(), 200, "a review within its free share never waits on big bodies");
     a.socket.destroy();
     b.socket.destroy();
+  });
+
+  it("closes a connection that sends nothing, and an idle keep-alive one, within the idle timeout (issue 42)", async () => {
+    const started = performance.now();
+    const silent = await raw();
+    const kept = await raw();
+    kept.socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    assert.equal(await kept.answer, "200");
+    const closed = (s: TLSSocket): Promise<number> =>
+      s.closed ? Promise.resolve(performance.now()) : once(s, "close").then(() => performance.now());
+    const [a, b] = await Promise.all([closed(silent.socket), closed(kept.socket)]);
+    assert.ok(Math.max(a, b) - started < 4_000, `closed after ${(Math.max(a, b) - started).toFixed(0)} ms`);
   });
 
   it("closes connections beyond the cap at once", async () => {

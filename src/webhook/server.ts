@@ -1,16 +1,19 @@
 // The thin HTTPS shell: TLS from files (reloaded on change without a restart), bounded memory
-// (a body cap, a shared budget for the bytes of bodies still arriving, a connection cap, header,
-// request and handshake timeouts of seconds; issue 32), keep-alive, and handleHttp() for the rest.
+// (a body cap, a shared budget for the bytes of bodies still arriving, header, request and
+// handshake timeouts of seconds; issue 32), connections admitted by conn-gate.ts (a cap per address,
+// the apiserver never starved; idle ones closed after seconds; issue 42), and handleHttp().
 import { watch, type FSWatcher } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { dirname, basename } from "node:path";
 import { createSecureContext } from "node:tls";
+import type { Socket } from "node:net";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import type { Allocator } from "./allocator.ts";
-import { handleHttp } from "./handler.ts";
+import { ConnectionGate, type GateConn } from "./conn-gate.ts";
+import { handleHttp, MUTATE_PATH } from "./handler.ts";
 import type { PolicySource } from "./policy-source.ts";
 import type { SpotMetrics } from "./metrics.ts";
 import type { Fallback } from "./review.ts";
@@ -46,6 +49,8 @@ export interface WebhookServerOptions {
 
 export interface WebhookServer {
   port: number;
+  /** Open connections, and those refused or evicted by the connection gate so far. */
+  connections(): { open: number; refused: number; evicted: number };
   /** Re-reads the certificate files now; false (and the old ones stay) if they are unusable. */
   reloadCerts(): Promise<boolean>;
   close(): Promise<void>;
@@ -59,8 +64,19 @@ export interface WebhookServer {
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export interface ServerLimits {
-  /** Open connections at most; beyond, new ones are closed at once (the apiserver then ignores us). */
+  /**
+   * Open connections at most; beyond, a newcomer takes an idle connection of a lower-ranked or
+   * heavier address, or is closed at once (conn-gate.ts).
+   */
   maxConnections: number;
+  /** Open connections at most from one address that is neither configured nor a recent reviewer. */
+  maxConnectionsPerAddress: number;
+  /** The apiserver's source CIDRs (webhook.controlPlaneCidrs): never capped per address nor evicted. */
+  trustedCidrs: readonly string[];
+  /** An address that sent a valid review keeps its priority this long. */
+  reviewTrustMs: number;
+  /** A connection with no request in flight is closed after this (keep-alive and fresh ones). */
+  idleTimeoutMs: number;
   /** Headers must arrive within this (slow-header senders are cut off with 408). */
   headersTimeoutMs: number;
   /** A whole request must arrive within this (slow bodies: 408). The apiserver waits ≤ 3 s. */
@@ -85,8 +101,14 @@ export interface ServerLimits {
  */
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxConnections: 256,
-  headersTimeoutMs: 5_000,
-  requestTimeoutMs: 10_000,
+  // An apiserver without configured CIDRs gains the priority of a reviewer with its first review.
+  maxConnectionsPerAddress: 32,
+  trustedCidrs: [],
+  reviewTrustMs: 10 * 60_000,
+  // The apiserver's client reconnects at once; an idle connection is worth nothing to it.
+  idleTimeoutMs: 5_000,
+  headersTimeoutMs: 3_000,
+  requestTimeoutMs: 5_000,
   handshakeTimeoutMs: 5_000,
   bodyBudgetBytes: 16 * 1024 * 1024,
   freeBytesPerRequest: 32 * 1024,
@@ -118,11 +140,15 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const limits = { ...DEFAULT_SERVER_LIMITS, ...opts.limits };
   /** Body bytes held beyond each request's free share, over all requests. */
   let budgetUsed = 0;
+  const gate = new ConnectionGate(limits, deps.clock);
+  /** The gate's handle of each open connection, by "address|port" (TLS sockets wrap the TCP one). */
+  const conns = new Map<string, GateConn>();
+  const connKey = (s: Socket): string => `${s.remoteAddress ?? ""}|${s.remotePort ?? 0}`;
   const initial = await readPair(opts.certFile, opts.keyFile);
   const server: Server = createServer(
     {
       ...initial,
-      keepAliveTimeout: 65_000,
+      keepAliveTimeout: limits.idleTimeoutMs,
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       handshakeTimeout: limits.handshakeTimeoutMs,
@@ -130,6 +156,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
     },
     (req, res) => {
+      const conn = conns.get(connKey(req.socket));
       const chunks: Buffer[] = [];
       let size = 0;
       let charged = 0;
@@ -138,7 +165,13 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
         budgetUsed -= charged;
         charged = 0;
       };
-      res.on("close", release);
+      res.on("close", () => {
+        release();
+        if (conn) {
+          conn.busy = false;
+          conn.lastActive = deps.clock.now();
+        }
+      });
       const send = (status: number, body: string, contentType = "application/json"): void => {
         if (res.headersSent) return;
         res.writeHead(status, {
@@ -182,14 +215,21 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       req.on("error", () => res.destroy());
       req.on("end", () => {
         if (refused) return;
+        if (conn) conn.busy = true; // being answered: never evicted
         const body = Buffer.concat(chunks);
         chunks.length = 0;
+        const source = req.socket.remoteAddress ?? "";
         handleHttp(req.method, req.url, body, {
           ...deps,
-          source: req.socket.remoteAddress ?? "",
+          source,
           authorization: req.headers.authorization,
         }).then(
-          (r) => send(r.status, r.body, r.contentType),
+          (r) => {
+            // A well-formed review answered: this address earns the priority of the apiserver.
+            if (r.status === 200 && req.method === "POST" && (req.url ?? "").split("?")[0] === MUTATE_PATH)
+              gate.reviewed(source);
+            send(r.status, r.body, r.contentType);
+          },
           (err: unknown) => {
             log.error("request handler failed", { err });
             send(400, JSON.stringify({ error: "could not process the request" }));
@@ -198,7 +238,22 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       });
     },
   );
-  server.maxConnections = limits.maxConnections;
+  // Each TCP connection is admitted by the gate before its handshake; the cap is the gate's.
+  server.on("connection", (socket: Socket) => {
+    const key = connKey(socket);
+    const conn = gate.admit(socket.remoteAddress ?? "", () => socket.destroy());
+    if (!conn) {
+      socket.destroy();
+      return;
+    }
+    conns.set(key, conn);
+    socket.once("close", () => {
+      gate.release(conn);
+      if (conns.get(key) === conn) conns.delete(key);
+    });
+  });
+  // A connection that sends nothing after its handshake is closed like an idle keep-alive one.
+  server.timeout = limits.idleTimeoutMs;
   server.on("tlsClientError", () => undefined); // scanners and aborted handshakes are not our problem
 
   const reloadCerts = async (): Promise<boolean> => {
@@ -243,6 +298,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
 
   return {
     port,
+    connections: () => ({ open: gate.open, refused: gate.refused, evicted: gate.evicted }),
     reloadCerts,
     close: async () => {
       clearTimeout(debounce);

@@ -225,6 +225,18 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       { ipBlock: { cidr: "10.1.0.0/16" } },
     ]);
     assert.equal(rules(named2).length, 1);
+    // The webhook keeps connection slots for them (issue 42); without them (helm template sees no
+    // cluster to look the API server up in), any source and no reserved CIDRs.
+    const cidrsEnv = (d: Obj[]): unknown =>
+      objs(
+        field(
+          objs(field(named(d, "Deployment", "wave-webhook"), "spec", "template", "spec", "containers"))[0],
+          "env",
+        ),
+      ).find((e) => e.name === "WAVE_WEBHOOK_CONTROL_PLANE_CIDRS")?.value;
+    assert.equal(cidrsEnv(named2), "10.0.0.0/16,10.1.0.0/16");
+    assert.equal(cidrsEnv(docs), undefined);
+    assert.equal(field(rules(docs)[0], "from"), undefined);
   });
 
   it("runs each component under its own ServiceAccount, non-root, read-only root filesystem", () => {
@@ -599,9 +611,47 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
       field(named(only, "ValidatingAdmissionPolicy", "wave-webhook-evictions"), "spec", "validations"),
     );
     assert.equal(rules[1]?.expression, 'request.namespace in ["shop"]');
-    // Kubernetes 1.29 has no ValidatingAdmissionPolicy v1: none rendered.
-    const old = render(["--kube-version", "1.29.0"]);
-    assert.deepEqual(byKind(old, "ValidatingAdmissionPolicy"), []);
+    // Kubernetes 1.29 serves them as v1beta1 (issue 42: none rendered there before).
+    const old = render([
+      "--kube-version",
+      "1.29.0",
+      "--api-versions",
+      "admissionregistration.k8s.io/v1beta1/ValidatingAdmissionPolicy",
+    ]);
+    const beta = [
+      ...byKind(old, "ValidatingAdmissionPolicy"),
+      ...byKind(old, "ValidatingAdmissionPolicyBinding"),
+    ];
+    assert.equal(beta.length, 6);
+    assert.ok(beta.every((d) => d.apiVersion === "admissionregistration.k8s.io/v1beta1"));
+    assert.ok(
+      [...byKind(docs, "ValidatingAdmissionPolicy")].every(
+        (d) => d.apiVersion === "admissionregistration.k8s.io/v1",
+      ),
+    );
+  });
+
+  it("lets the webhook patch pods only for wave.sh/* labels and the deletion cost, nowhere in system or Wave namespaces (issue 42)", () => {
+    const vap = named(docs, "ValidatingAdmissionPolicy", "wave-webhook-pod-labels-only");
+    assert.deepEqual(field(vap, "spec", "matchConstraints", "resourceRules"), [
+      { apiGroups: [""], apiVersions: ["*"], resources: ["pods"], operations: ["UPDATE"] },
+    ]);
+    assert.deepEqual(
+      objs(field(vap, "spec", "matchConditions")).map((c) => c.expression),
+      ['request.userInfo.username == "system:serviceaccount:wave:wave-webhook"'],
+    );
+    const rules = JSON.stringify(field(vap, "spec", "validations"));
+    for (const ns of ["kube-system", "wave", "wave-warmup"]) assert.ok(rules.includes(`\\"${ns}\\"`), ns);
+    assert.match(rules, /k\.startsWith\('wave\.sh\/'\)/);
+    assert.match(rules, /controller\.kubernetes\.io\/pod-deletion-cost/);
+    assert.match(rules, /object\.spec == oldObject\.spec/);
+    assert.deepEqual(
+      field(named(docs, "ValidatingAdmissionPolicyBinding", "wave-webhook-pod-labels-only"), "spec"),
+      {
+        policyName: "wave-webhook-pod-labels-only",
+        validationActions: ["Deny"],
+      },
+    );
   });
 
   it("sends core's egress to the pricing endpoints, never the API server; the others' to the API server's addresses", () => {

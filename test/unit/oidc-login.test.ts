@@ -365,7 +365,7 @@ describe("OIDC sign-in against a real OpenID provider (issue 31)", () => {
         via: "ui",
         address: "127.0.0.1",
         action: "spot-policy.put",
-        object: "SpotPolicy team-a/Deployment/web",
+        object: "SpotPolicy deployment/team-a/web",
         before: null,
       },
     );

@@ -50,7 +50,7 @@ before(async () => {
         hub: fx.hub,
         now: () => NOW,
         run: (input, job) => pool.run((lastInput = input), job),
-        busy: () => pool.busy(),
+        busy: (pending) => pool.busy(pending),
       }),
     ],
   });
@@ -266,6 +266,57 @@ describe("what-if replays in worker threads", { timeout: 240_000 }, () => {
     } finally {
       await two.close();
     }
+  });
+
+  it("20 concurrent what-ifs: the queue check comes before any input is gathered (issue 42)", async () => {
+    // Each admitted what-if gathers its input (a day of pods per workload from the store) on
+    // core's main thread: count the gatherings. The store answers once all 20 have arrived (a
+    // big cluster's day takes seconds to read, so a burst overlaps). Before the fix all 20
+    // gathered, and only then did the queue refuse 15.
+    const store = fx.hub.store;
+    const workloadPods = store.workloadPods.bind(store);
+    let gatherings = 0;
+    let release = (): void => undefined;
+    const slowStore = new Promise<void>((r) => (release = r));
+    store.workloadPods = async (range) => {
+      gatherings++;
+      await slowStore;
+      return workloadPods(range);
+    };
+    const healthz: number[] = [];
+    const aborts = Array.from({ length: 20 }, () => new AbortController());
+    try {
+      const refused: number[] = [];
+      const answers = aborts.map((ac, i) =>
+        post({ ...STORMY, seed: 200 + i }, { signal: ac.signal }).then(
+          async (res) => {
+            if (res.status === 429) refused.push(i);
+            await res.text();
+            return res.status;
+          },
+          () => 0, // aborted below
+        ),
+      );
+      // Every request is either refused or gathering; /healthz meanwhile.
+      for (let i = 0; i < 200 && refused.length + gatherings < 20; i++) {
+        const t0 = performance.now();
+        await (await fetch(`${url}/healthz`)).text();
+        healthz.push(performance.now() - t0);
+      }
+      assert.ok(gatherings <= 4, `${gatherings} inputs gathered for 20 concurrent what-ifs`);
+      assert.equal(refused.length, 20 - gatherings, "the others refused at once (429)");
+      release();
+      for (const ac of aborts) ac.abort();
+      await Promise.all(answers);
+    } finally {
+      release();
+      store.workloadPods = workloadPods;
+    }
+    const sorted = [...healthz].sort((a, b) => a - b);
+    console.log(
+      `# ${gatherings} inputs gathered for 20 what-ifs; /healthz max ${(sorted.at(-1) ?? 0).toFixed(1)} ms`,
+    );
+    assert.ok((sorted.at(-1) ?? 0) < 1_000, "/healthz answered within a second throughout");
   });
 
   it("20 concurrent what-ifs: the queue bound answers 429 with Retry-After, /healthz stays fast", async () => {

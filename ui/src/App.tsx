@@ -124,6 +124,7 @@ export function App() {
             </a>
           </div>
         ) : null}
+        {token !== null ? <RejectedToken /> : null}
         <TokenForm
           onToken={acceptToken}
           why={
@@ -171,6 +172,26 @@ export function App() {
         </div>
       ) : null}
     </>
+  );
+}
+
+/**
+ * The token this console was opened with (the link's, or the session's) was refused: say so, and
+ * where the current one is — not a bare sign-in form that looks like nothing was tried.
+ */
+function RejectedToken() {
+  return (
+    <div className="token rejected" role="alert" data-testid="token-rejected">
+      <p>
+        <strong>The token in this link was rejected.</strong> It is not one of this Wave's tokens any more:
+        they were rotated (<code>wave start --rotate-tokens</code>, a new <code>--data-dir</code>, or new
+        tokens in the chart's Secret).
+      </p>
+      <p>
+        Open the Dashboard link <code>wave start</code> printed when it last started (its generated tokens are
+        kept in <code>&lt;data-dir&gt;/tokens.json</code>), or sign in below with the current token.
+      </p>
+    </div>
   );
 }
 

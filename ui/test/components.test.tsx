@@ -641,6 +641,18 @@ describe("Spot placement page", () => {
     assert.match(screen.getAllByTestId("spot-row")[0]?.textContent ?? "", /db/, "most late answers first");
   });
 
+  it("writes a workload one way, as the CLI does, breakable only after a slash (issue 43)", async () => {
+    mockFetch([[/spot-placement/, () => [200, spotView]]]);
+    render(<Spot ctx={ctxFor({ route: spotRoute({ workload: "shop/Deployment/web" }) })} />);
+    const row = await screen.findByTestId("spot-row");
+    const name = row.querySelector(".workload");
+    assert.ok(name);
+    assert.equal(name.textContent, "deployment/shop/web");
+    assert.equal(name.getAttribute("title"), "deployment/shop/web");
+    assert.equal(name.querySelectorAll("wbr").length, 2, "a break opportunity after each slash only");
+    assert.match(screen.getByTestId("spot-detail").textContent, /deployment\/shop\/web/);
+  });
+
   it("shows the repair's self-heal actions per workload over the picked range", async () => {
     const calls = mockFetch([[/spot-placement/, () => [200, spotView]]]);
     const route = spotRoute({ workload: "shop/Deployment/web" }, "6h");
@@ -1205,6 +1217,7 @@ describe("Node drawer and thrashing", () => {
         nodePool: "batch",
         severity: "high",
         canApply: false,
+        applied: null,
         fixes: [{ title: "Raise consolidateAfter to 15m", detail: "nodes live 0.6 min", kubectl }],
       },
     ];
@@ -1225,12 +1238,64 @@ describe("Node drawer and thrashing", () => {
     assert.equal(screen.queryByRole("button", { name: /Apply/ }), null, "a real cluster: no Apply");
   });
 
+  it("lists the evidence newest first, and after a fix says when the score clears instead of advising (issue 43)", async () => {
+    const ev = (nodeClaim: string, createdAt: number) => ({
+      nodeClaim,
+      instanceType: "c6i",
+      createdAt,
+      terminatedAt: createdAt + 35_000,
+      lifetimeSeconds: 35,
+      reason: "Empty",
+      cause: null,
+    });
+    const r = batchReport([
+      ev("batch-a", NOW - 20 * 60_000),
+      ev("batch-z", NOW - 60_000),
+      ev("batch-m", NOW - 9 * 60_000),
+    ]);
+    const fixes: ThrashingFixesDto[] = [
+      {
+        nodePool: "batch",
+        severity: "high",
+        canApply: true,
+        applied: {
+          title: "Raise consolidateAfter to 15m",
+          at: NOW - 5 * 60_000,
+          clearsBy: NOW + 25 * 60_000,
+        },
+        fixes: [],
+      },
+    ];
+    mockFetch([
+      [/thrashing\/fixes/, () => [200, fixes]],
+      [/thrashing$/, () => [200, [r]]],
+    ]);
+    render(<Thrashing ctx={ctxFor()} />);
+    const note = await screen.findByTestId("fix-in-effect");
+    assert.match(note.textContent, /Fix applied at .*Raise consolidateAfter to 15m/);
+    assert.match(note.textContent, /last 30 minutes.*expected to clear by .*\(in 25 min\)/);
+    assert.equal(screen.queryByText("What to do"), null);
+    assert.doesNotMatch(document.body.textContent, /tune the settings/);
+    const rows = screen.getAllByTestId("evidence-row").map((row) => row.textContent);
+    assert.deepEqual(
+      rows.map((t) => /batch-[a-z]/.exec(t)?.[0]),
+      ["batch-z", "batch-m", "batch-a"],
+      "newest first",
+    );
+  });
+
   it("applies a fix on the simulated cluster after a confirmation, as admin only", async () => {
     const r = batchReport([]);
     const title = "Raise consolidateAfter to 15m";
     const kubectl = `kubectl patch nodepool batch --type merge -p '{"spec":{"disruption":{"consolidateAfter":"15m"}}}'`;
     const fixes: ThrashingFixesDto[] = [
-      { nodePool: "batch", severity: "high", canApply: true, fixes: [{ title, detail: "", kubectl }] },
+      {
+        nodePool: "batch",
+        severity: "high",
+        canApply: true,
+        applied: null,
+        fixes: [{ title, detail: "", kubectl }],
+      },
     ];
     let answer: [number, unknown] = [
       409,

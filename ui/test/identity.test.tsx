@@ -37,6 +37,30 @@ describe("console sign-in", () => {
     assert.equal(screen.queryByTestId("oidc-sign-in"), null);
   });
 
+  it("says a token in the link was rejected, and where the current one is (issue 43)", async () => {
+    mockFetch([
+      [/auth\/info$/, () => [200, { oidc: null, proxy: false }]],
+      [/api\/v1\//, () => [401, { message: "a valid bearer token or sign-in is required" }]],
+    ]);
+    location.hash = "#/overview?cluster=default&token=stale-token-from-yesterday";
+    render(<App />);
+    const said = await screen.findByTestId("token-rejected");
+    assert.match(said.textContent, /token in this link was rejected/);
+    assert.match(said.textContent, /wave start --rotate-tokens/);
+    assert.match(said.textContent, /tokens\.json/);
+    assert.ok(screen.getByLabelText("token"), "and a way in");
+  });
+
+  it("asks for a token without calling it rejected when none was given", async () => {
+    mockFetch([
+      [/auth\/info$/, () => [200, { oidc: null, proxy: false }]],
+      [/api\/v1\//, () => [401, { message: "no" }]],
+    ]);
+    render(<App />);
+    await screen.findByLabelText("token");
+    assert.equal(screen.queryByTestId("token-rejected"), null);
+  });
+
   it("shows who is signed in, their role, and a sign-out", async () => {
     mockFetch([
       [

@@ -198,7 +198,7 @@ describe("the What-if page", () => {
     ]);
     render(<WhatifPage ctx={ctxFor({ role: "admin" })} />);
     const form = screen.getByRole("form", { name: "what-if candidate" });
-    await within(form).findByRole("option", { name: "shop/Deployment/api" });
+    await within(form).findByRole("option", { name: "deployment/shop/api" });
     fireEvent.change(within(form).getByLabelText("workload or NodePool"), {
       target: { value: "workload:shop/Deployment/api" },
     });
@@ -230,7 +230,7 @@ describe("the What-if page", () => {
       ["≤ 2 min", "1", "0"],
     );
     fireEvent.click(within(form).getByRole("button", { name: "Apply the candidate" }));
-    await screen.findByText(/spot policy for shop\/Deployment\/api saved/);
+    await screen.findByText(/spot policy for deployment\/shop\/api saved/);
     const put = calls.find((c) => c.method === "PUT");
     assert.deepEqual(put?.body, { threshold: 3, strategy: "Prefer" });
   });

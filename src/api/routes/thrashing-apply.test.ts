@@ -19,6 +19,7 @@ import { build } from "../app.ts";
 import { consoleRoutes } from "./console.ts";
 import { storeAudit } from "../audit.ts";
 import { deliverSnapshot } from "../../core/hub/testing.ts";
+import { mergePatch } from "../../kube/memory/patch.ts";
 
 const NOW = Date.parse("2026-03-02T12:00:00Z");
 const tokens = { admin: "a-token", viewer: "v-token" };
@@ -30,13 +31,14 @@ let store: Store;
 /** Core running the cluster itself (it may patch "c1"), and core watching a real "c1". */
 let embedded: FastifyInstance;
 let remote: FastifyInstance;
+let hub: ClusterHub;
 const patched: [string, Record<string, unknown>][] = [];
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), "wave-thrash-apply-"));
   store = await openStore({ backend: "sqlite", path: join(dir, "wave.db") }, { log: silentLogger });
   const clock = new FakeClock(NOW);
-  const hub = new ClusterHub(store, clock);
+  hub = new ClusterHub(store, clock);
   await deliverSnapshot(hub, NOW, [{ kind: "NodePool", object: fixtures.nodePool() }]);
   // Six NodeClaims of pool "default", each removed Empty 2 minutes after launch: thrashing.
   const lifecycle = [];
@@ -156,5 +158,23 @@ describe("applying a thrashing fix", () => {
     assert.equal(body.error, "not_applicable");
     assert.ok(body.message.includes(fix.kubectl ?? "?"), body.message);
     assert.deepEqual(patched, []);
+  });
+
+  it("once the NodePool holds the fix: when it was applied, when the score clears, no advice on top (issue 43)", async () => {
+    const f = await fixesOf(embedded);
+    assert.equal(f.applied, null, "no fix in effect yet");
+    const fix = f.fixes.find((x) => x.kubectl !== null && x.title.startsWith("Raise consolidateAfter"));
+    assert.ok(fix, JSON.stringify(f.fixes));
+    const res = await apply(embedded, { nodePool: "default", title: fix.title });
+    assert.equal(res.statusCode, 200, res.body);
+    // Applied but not yet in the cluster: the advice stands.
+    assert.equal((await fixesOf(embedded)).applied, null);
+    // The agent streams the patched NodePool.
+    const pool = mergePatch(fixtures.nodePool(), res.json<{ patch: Record<string, unknown> }>().patch);
+    await deliverSnapshot(hub, NOW, [{ kind: "NodePool", object: pool as never }], { sessionId: "s2" });
+    const after = await fixesOf(embedded);
+    assert.equal(after.severity, f.severity, "the score is still the cycles from before the fix");
+    assert.deepEqual(after.applied, { title: fix.title, at: NOW, clearsBy: NOW + 30 * 60_000 });
+    assert.deepEqual(after.fixes, [], "no advice while the fix is in effect");
   });
 });

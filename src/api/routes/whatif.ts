@@ -88,8 +88,11 @@ export interface WhatifDeps {
   now: () => number;
   /** Where the cluster's current policies are read (as the console's pages: its resources, or the store). */
   policySource?: "store" | "crs";
-  /** Seconds to wait when no replay can be queued now (429 before any work); undefined: go ahead. */
-  busy?: () => number | undefined;
+  /**
+   * Seconds to wait when no replay can be queued now (429 before any work); undefined: go ahead.
+   * `pending`: what-ifs admitted whose input is still being gathered (they will queue too).
+   */
+  busy?: (pending: number) => number | undefined;
 }
 
 interface RunError {
@@ -143,6 +146,7 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
     const c = deps.hub.get(id);
     if (c) workloadTemplates(c.state);
   });
+  const pending = { gathering: 0 };
   return (app: FastifyInstance) => {
     app.post<{ Params: { id: string }; Body: WhatifRequestDto }>(
       "/api/v1/clusters/:id/whatif",
@@ -171,17 +175,17 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
             .code(404)
             .send({ error: "not_found", message: `no cluster with id "${req.params.id}"` });
         const changes = parseCandidate(req.body);
-        // A full queue is refused before any work (the store's day of pods per workload).
-        const retry = deps.busy?.();
-        if (retry !== undefined)
+        const admission = await admit(deps, pending, c, req.body, changes);
+        if (typeof admission === "number")
           return reply
             .code(429)
-            .header("retry-after", String(retry))
+            .header("retry-after", String(admission))
             .send({
               error: "too_many_requests",
-              message: `what-if replays are all busy and the queue is full; try again in ${retry} s`,
+              message: `what-if replays are all busy and the queue is full; try again in ${admission} s`,
             });
-        const input = await whatifInput(deps, c, req.body, changes);
+        const { input, run } = admission;
+        reply.raw.once("close", admission.release); // never handed over: the count ends anyway
         const started = Date.now();
         const ac = new AbortController();
         // A client that goes away (closed tab, Cancel, Ctrl-C) cancels its replay: the worker is freed.
@@ -192,7 +196,7 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
         const job = { key: c.id, signal: ac.signal };
         if (!(req.headers.accept ?? "").includes("text/event-stream")) {
           try {
-            const report = await deps.run(input, job);
+            const report = await run(input, job);
             return { clusterId: c.id, ...report, tookMs: Date.now() - started };
           } catch (err) {
             const e = err as RunError;
@@ -205,7 +209,7 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
         }
         // Streamed: progress events (a bar with an estimate), then the report or the error.
         await streamWhatif(req, reply, {
-          run: (onProgress) => deps.run(input, { ...job, onProgress }),
+          run: (onProgress) => run(input, { ...job, onProgress }),
           clusterId: c.id,
           started,
           gone,
@@ -214,6 +218,43 @@ export function whatifRoutes(deps: WhatifDeps): ApiPlugin {
       },
     );
   };
+}
+
+/**
+ * Admission before any work (issue 42): the queue check counts the what-ifs still gathering
+ * their input (`pending.gathering`), and check and admission are one synchronous step, so a burst
+ * cannot all pass it and then gather a day of pods each on core's main thread. Seconds to wait,
+ * or the input with the runner that hands it over (and ends its count as gathering).
+ */
+async function admit(
+  deps: WhatifDeps,
+  pending: { gathering: number },
+  c: NonNullable<ReturnType<ClusterHub["get"]>>,
+  body: WhatifRequestDto,
+  changes: WhatifInput["changes"],
+): Promise<number | { input: WhatifInput; run: WhatifRunner; release: () => void }> {
+  const retry = deps.busy?.(pending.gathering);
+  if (retry !== undefined) return retry;
+  pending.gathering++;
+  let counted = true;
+  const handed = (): void => {
+    if (counted) pending.gathering--;
+    counted = false;
+  };
+  try {
+    const input = await whatifInput(deps, c, body, changes);
+    const run: WhatifRunner = (i, job) => {
+      try {
+        return deps.run(i, job);
+      } finally {
+        handed(); // queued (or refused) by the runner now
+      }
+    };
+    return { input, run, release: handed };
+  } catch (err) {
+    handed();
+    throw err;
+  }
 }
 
 /** The answer as server-sent events: `progress` while the replay runs, then `result` or `error`. */

@@ -298,7 +298,7 @@ export interface AuditEntry {
   address: string;
   /** e.g. "spot-policy.put", "spot-policy.delete", "warmup-policy.put", "thrashing.apply". */
   action: string;
-  /** The object changed, e.g. "SpotPolicy team-a/Deployment/web", "NodePool default". */
+  /** The object changed, e.g. "SpotPolicy deployment/team-a/web", "NodePool default". */
   object: string;
   /** Short summaries (JSON of the changed fields), null where there was nothing (create, delete). */
   before: string | null;

@@ -267,6 +267,32 @@ export class MemoryKube implements KubeClient {
     return n;
   }
 
+  /**
+   * Puts back an object saved by an earlier run (the embedded cluster's data dir): its uid,
+   * creationTimestamp, generation and managedFields are kept (who owns a field, which policy is
+   * older), only the resourceVersion is new. Not part of the port: no admission, no interceptors.
+   */
+  restore<K extends KindName>(kind: K, obj: KindTypes[K]): void {
+    const o = copyJson(obj) as KubeObject;
+    const nsName = this.#namespaceFor(kind, o.metadata.namespace);
+    const name = o.metadata.name ?? "";
+    if (!NAME_RE.test(name)) throw invalid(kind, name, "metadata.name: a saved object needs a name");
+    const st = this.#state(kind);
+    const key = keyOf(nsName, name);
+    if (st.objects.has(key)) throw alreadyExists(kind, name);
+    o.apiVersion = apiVersionOf(KINDS[kind]);
+    o.kind = KINDS[kind].kind;
+    if (nsName === undefined) delete o.metadata.namespace;
+    else o.metadata.namespace = nsName;
+    o.metadata.uid ??= this.#uid();
+    o.metadata.creationTimestamp ??= rfc3339(this.#clock.now());
+    o.metadata.generation ??= 1;
+    o.metadata.resourceVersion = String(++this.#rv);
+    st.objects.set(key, o);
+    st.sortedKeys = undefined;
+    this.#record(st, { rv: this.#rv, type: "ADDED", object: o });
+  }
+
   // ---- the port ----
 
   list<K extends KindName>(kind: K, opts: ListOptions = {}): Promise<ObjectList<KindTypes[K]>> {

@@ -17,8 +17,10 @@ import { Table, type Column } from "../Table.tsx";
 import { spotPreview, spotProblems } from "./policy.ts";
 import { WhatifPanel } from "./Whatif.tsx";
 import { EditorFooter, usePolicyAction } from "./editor.tsx";
+import { workloadKey, workloadName } from "../../../src/policy/spot.ts";
+import { WorkloadName } from "../Workload.tsx";
 
-const keyOf = (w: SpotPolicyDto["workload"]): string => `${w.namespace}/${w.kind}/${w.name}`;
+const keyOf = (w: SpotPolicyDto["workload"]): string => workloadKey(w);
 
 /** What a late answer is and what it leaves behind (the column's and the card's explanation). */
 const LATE_ANSWERS_EXPLAINED =
@@ -49,11 +51,10 @@ function workloadColumns(at: number): Column<SpotWorkloadDto>[] {
     {
       key: "workload",
       label: "workload",
-      value: (w) => keyOf(w.workload),
+      value: (w) => workloadName(w.workload),
       render: (w) => (
         <>
-          <span className="muted">{w.workload.namespace}/</span>
-          {w.workload.name} <span className="muted">{w.workload.kind}</span>
+          <WorkloadName w={w.workload} />
           {w.warnings.map((x) => (
             <span key={x.kind} className="tag warn" title={x.message}>
               {x.kind}
@@ -315,7 +316,7 @@ export function Spot({ ctx }: { ctx: PageCtx }) {
             {open ? (
               <section className="panel" data-testid="spot-detail">
                 <h2>
-                  {keyOf(open.workload)}
+                  {workloadName(open.workload)}
                   <button
                     type="button"
                     className="edit"
@@ -418,10 +419,10 @@ function SpotEditor({
                 if (w) setTarget(w.workload);
               }}
             >
-              <option value={keyOf(target)}>{target.name ? keyOf(target) : "pick a workload…"}</option>
+              <option value={keyOf(target)}>{target.name ? workloadName(target) : "pick a workload…"}</option>
               {candidates.map((c) => (
                 <option key={keyOf(c.workload)} value={keyOf(c.workload)}>
-                  {keyOf(c.workload)} ({num(c.pods)} pods)
+                  {workloadName(c.workload)} ({num(c.pods)} pods)
                 </option>
               ))}
             </select>

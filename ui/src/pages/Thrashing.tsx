@@ -2,7 +2,7 @@ import { useState } from "react";
 import type { ThrashingDto, ThrashingFixesDto } from "../../../src/dashboard/dto.ts";
 import { ApiError, applyThrashingFix } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
-import { dateTime, duration, num } from "../format.ts";
+import { dateTime, duration, num, time } from "../format.ts";
 import { useJson } from "../hooks.ts";
 import { Loadable } from "../Status.tsx";
 import { Table, type Column } from "../Table.tsx";
@@ -89,8 +89,11 @@ function Apply({
   return (
     <div className="confirm" role="group" aria-label={`apply the fix to ${pool}`}>
       <p>
-        Patch NodePool <b>{pool}</b> on the simulated cluster, as <code>{kubectl}</code> would?
+        Patch NodePool <b>{pool}</b> on the simulated cluster, as this command would?
       </p>
+      <code className="command" data-testid="confirm-command">
+        {kubectl}
+      </code>
       <button type="button" disabled={state === "busy"} onClick={() => void apply()}>
         Apply patch
       </button>
@@ -103,6 +106,22 @@ function Apply({
         </p>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * A fix applied within the detector's window: the score still counts the cycles from before it,
+ * so say when it went in and when the score should clear, rather than advise on top of it.
+ */
+function FixInEffect({ fix, now }: { fix: NonNullable<ThrashingFixesDto["applied"]>; now: number }) {
+  const windowMin = Math.round((fix.clearsBy - fix.at) / 60_000);
+  const left = Math.max(0, Math.ceil((fix.clearsBy - now) / 60_000));
+  return (
+    <p className="applied" role="status" data-testid="fix-in-effect">
+      <b>Fix applied at {dateTime(fix.at)}</b>: {fix.title}. The score counts the cycles of the last{" "}
+      {windowMin} minutes, all from before the fix: it is expected to clear by {time(fix.clearsBy)}
+      {left > 0 ? ` (in ${num(left)} min)` : ""} if no new cycle comes. No other change is advised until then.
+    </p>
   );
 }
 
@@ -137,7 +156,8 @@ export function Thrashing({ ctx }: { ctx: PageCtx }) {
                     <span className="muted">score {num(r.score)}</span>
                   </h2>
                   <p>{r.summary}</p>
-                  <h3>What to do</h3>
+                  {f?.applied ? <FixInEffect fix={f.applied} now={ctx.now} /> : null}
+                  {f?.applied ? null : <h3>What to do</h3>}
                   <ul className="fixes">
                     {(f?.fixes ?? r.advice.map((a) => ({ title: a, detail: "", kubectl: null }))).map((x) => (
                       <li key={x.title}>
@@ -160,6 +180,7 @@ export function Thrashing({ ctx }: { ctx: PageCtx }) {
                     columns={evidenceColumns}
                     rows={r.evidence}
                     rowKey={(e) => e.nodeClaim}
+                    initialSort={{ key: "created", desc: true }}
                     empty="No NodeClaims."
                     rowTestId="evidence-row"
                     onRow={(e) => ctx.go({ node: e.nodeClaim })}

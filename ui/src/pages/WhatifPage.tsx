@@ -5,7 +5,6 @@
 // the candidate (admins; the policy routes the editors use).
 import { useState } from "react";
 import type {
-  SpotPolicyDto,
   SpotViewDto,
   WarmupViewDto,
   WhatifReportDto,
@@ -15,6 +14,7 @@ import { saveSpotPolicy, saveWarmupPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { usd } from "../format.ts";
 import { useJson } from "../hooks.ts";
+import { workloadKey, workloadName } from "../../../src/policy/spot.ts";
 import { WhatifRunStatus, useWhatifRun } from "./Whatif.tsx";
 
 type Side = WhatifReportDto["current"];
@@ -22,7 +22,6 @@ const CURRENT = "#2563eb";
 const CANDIDATE = "#d97706";
 /** The histogram's buckets (the API's podStartHistogram order). */
 const START_LABELS = ["≤ 5 s", "≤ 15 s", "≤ 30 s", "≤ 1 min", "≤ 2 min", "≤ 5 min", "> 5 min"];
-const workloadKey = (w: SpotPolicyDto["workload"]): string => `${w.namespace}/${w.kind}/${w.name}`;
 const signed = (v: number): string => `${v >= 0 ? "+" : ""}${(v * 100).toFixed(1)} %`;
 
 /** A small line chart (SVG): each line's values over the same times. */
@@ -223,7 +222,7 @@ export function WhatifPage({ ctx }: { ctx: PageCtx }) {
     try {
       if (workload) {
         await saveSpotPolicy(ctx.base, ctx.token, { workload: workload.workload, threshold, strategy });
-        setApplied(`spot policy for ${workloadKey(workload.workload)} saved`);
+        setApplied(`spot policy for ${workloadName(workload.workload)} saved`);
       } else if (pool) {
         await saveWarmupPolicy(ctx.base, ctx.token, pool.nodePool, {
           ...pool.policy,
@@ -254,7 +253,7 @@ export function WhatifPage({ ctx }: { ctx: PageCtx }) {
             <optgroup label="workloads (spot policy)">
               {workloads.map((w) => (
                 <option key={workloadKey(w.workload)} value={`workload:${workloadKey(w.workload)}`}>
-                  {workloadKey(w.workload)}
+                  {workloadName(w.workload)}
                 </option>
               ))}
             </optgroup>

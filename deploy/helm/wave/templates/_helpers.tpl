@@ -196,3 +196,21 @@ A component's ServiceAccount: <release>-<component> made by the chart, or servic
 {{- required (printf "%s.serviceAccount.name is required when %s.serviceAccount.create=false" .component .component) $sa.name }}
 {{- end }}
 {{- end }}
+
+{{- /* The control plane's source CIDRs, comma-separated, for the webhook port's NetworkPolicy and
+  the webhook's reserved connections (issue 42): webhook.controlPlaneCidrs; else, with
+  webhook.controlPlaneLookup, the API server's own addresses from the `default/kubernetes`
+  EndpointSlice (as /32s, /128s) — not on EKS or GKE, whose control plane reaches pods from other
+  addresses (EKS: ENIs replaced on upgrades; GKE: Konnectivity); else empty (any source). */}}
+{{- define "wave.controlPlaneCidrs" -}}
+{{- $cidrs := list }}
+{{- range .Values.webhook.controlPlaneCidrs }}{{- $cidrs = append $cidrs . }}{{- end }}
+{{- $managed := regexMatch "-eks-|-gke\\." .Capabilities.KubeVersion.Version }}
+{{- if and (not $cidrs) .Values.webhook.controlPlaneLookup (not $managed) }}
+{{- $slice := lookup "discovery.k8s.io/v1" "EndpointSlice" "default" "kubernetes" }}
+{{- range ($slice.endpoints | default list) }}{{- range .addresses }}
+{{- $cidrs = append $cidrs (printf "%s/%s" . (ternary "128" "32" (contains ":" .))) }}
+{{- end }}{{- end }}
+{{- end }}
+{{- join "," (uniq $cidrs) }}
+{{- end }}

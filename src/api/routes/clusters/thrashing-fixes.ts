@@ -2,11 +2,29 @@
 // patch, applied by Wave only on its embedded simulated cluster.
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import type { ClusterEntry } from "../../../core/hub/hub.ts";
 import { ThrashingFixesSchema } from "../../../dashboard/dto.ts";
 import { kubectlPatch, thrashingFix, thrashingFixDtos } from "../../../dashboard/thrashing/fixes.ts";
 import { withAppliedFix } from "../../../dashboard/pool-advice.ts";
+import { appliedFix } from "../../../dashboard/thrashing/applied.ts";
+import { DEFAULT_THRASHING_OPTIONS } from "../../../dashboard/thrashing/detect.ts";
 import { errorSchema } from "../schemas.ts";
+
+/** The audit's newest changes read for fixes applied within the window (every change counts). */
+const AUDIT_LOOKBACK = 200;
 import { admin, idParams, patchedFields, viewer, type ConsoleRoutes } from "./console-context.ts";
+
+/** Each flagged pool's fixes, and the fix applied within the window that is still in effect. */
+async function fixesOf(ctx: ConsoleRoutes, c: ClusterEntry) {
+  const now = ctx.deps.now();
+  const windowMs = { ...DEFAULT_THRASHING_OPTIONS, ...ctx.deps.thrashing }.windowMs;
+  const audit = await ctx.store.listAudit({ clusterId: c.id, limit: AUDIT_LOOKBACK });
+  return thrashingFixDtos(
+    await ctx.thrashing.reports(c, now),
+    ctx.deps.nodePools?.clusterId === c.id,
+    (pool) => appliedFix(pool, c.state.nodePool(pool), audit, now, windowMs),
+  );
+}
 
 export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
   return (app) => {
@@ -24,10 +42,7 @@ export function thrashingFixesRoutes(ctx: ConsoleRoutes): (app: FastifyInstance)
       async (req, reply) => {
         const c = await ctx.clusterOr404(req.params.id, reply);
         if (!c) return reply;
-        return thrashingFixDtos(
-          await ctx.thrashing.reports(c, ctx.deps.now()),
-          ctx.deps.nodePools?.clusterId === c.id,
-        );
+        return fixesOf(ctx, c);
       },
     );
 

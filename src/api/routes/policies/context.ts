@@ -10,7 +10,7 @@ import type {
 } from "fastify";
 import type { PolicyKind, Store } from "../../../core/store/store.ts";
 import { sameJson } from "./same-json.ts";
-import { WORKLOAD_KINDS, type SpotPolicy } from "../../../policy/spot.ts";
+import { WORKLOAD_KINDS, workloadNameOfKey, type SpotPolicy } from "../../../policy/spot.ts";
 import { clientOf } from "../../identity.ts";
 import {
   editRefusal,
@@ -381,7 +381,7 @@ export class PolicyContext {
     await this.deps.audit?.(req, {
       clusterId: c.cluster,
       action: `${c.kind}-policy.${c.verb}`,
-      object: `${RESOURCE[c.kind]} ${c.key}`,
+      object: `${RESOURCE[c.kind]} ${c.kind === "spot" ? workloadNameOfKey(c.key) : c.key}`,
       before: c.before,
       after: c.after,
     });
