@@ -104,6 +104,8 @@ export async function fuzzApiRoutes(n: number, seed: number): Promise<TargetResu
     tokens: { admin: ADMIN, viewer: VIEWER },
     clock,
     bodyLimit: BODY_LIMIT,
+    // The fuzzer's admin token changes far faster than the per-identity limit allows (change-rate.ts).
+    changeRate: { burst: 1e9, perMinute: 1e9 },
     onRoute: (r) => {
       if (r.url.startsWith("/api/") && r.method !== "HEAD") routes.push(r);
     },

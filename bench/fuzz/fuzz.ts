@@ -4,6 +4,7 @@ import { fuzzAdmission, fuzzIngest, fuzzPolicyApi, type TargetResult } from "./t
 import { fuzzApiRoutes } from "./api-routes.ts";
 import { fuzzPlacement } from "./placement.ts";
 import { fuzzWhatif } from "./whatif.ts";
+import { fuzzClusterLists, fuzzCopyableCommands, fuzzProxyHeaders } from "./security.ts";
 
 export interface FuzzReport {
   results: TargetResult[];
@@ -34,6 +35,10 @@ export async function runFuzz(o: {
     results.push(await fuzzIngest(o.inputs, o.seed + 2));
     results.push(await fuzzApiRoutes(o.inputs, o.seed + 3));
     results.push(await fuzzPlacement(o.inputs, o.seed + 4));
+    // Issue 42's targets, each a few seconds at the default inputs (capped: an oracle per input).
+    results.push(await fuzzProxyHeaders(Math.min(o.inputs, 2000), o.seed + 6));
+    results.push(fuzzCopyableCommands(Math.min(o.inputs, 3000), o.seed + 7));
+    results.push(await fuzzClusterLists(Math.min(o.inputs, 400), o.seed + 8));
     if (o.whatifInputs) results.push(await fuzzWhatif(o.whatifInputs, o.seed + 5));
   } finally {
     clearInterval(sampler);
@@ -46,6 +51,7 @@ export async function runFuzz(o: {
     if (r.heapGrowth > o.heapBoundBytes) problems.push(`${r.target}: heap kept ${r.heapGrowth} bytes`);
     if (r.heldStreams) problems.push(`${r.target}: ${r.heldStreams} answered streams still held`);
     if (r.placementViolations) problems.push(`${r.target}: ${r.placementViolations} placement violations`);
+    if (r.violations) problems.push(`${r.target}: ${r.violations} violations`);
   }
   if (crashes.length > 0) problems.push(`${crashes.length} crashes`);
   return { results, crashes, peakRss, problems, ok: problems.length === 0 };

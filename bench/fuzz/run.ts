@@ -26,6 +26,7 @@ for (const r of report.results) {
       (r.placementChecks === undefined
         ? ""
         : `, ${r.placementViolations ?? 0} placement violations in ${r.placementChecks} checks`) +
+      (r.violations === undefined ? "" : `, ${r.violations} violations`) +
       `; ${JSON.stringify(r.statuses)}\n`,
   );
   for (const e of r.examples) process.stdout.write(`  example: ${e}\n`);

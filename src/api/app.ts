@@ -12,8 +12,16 @@ import swagger from "@fastify/swagger";
 import { realClock, type Clock } from "../shared/clock.ts";
 import { silentLogger, type Logger } from "../shared/log.ts";
 import { FailureLimiter, roleFor, tokenFingerprint, type Tokens } from "./auth.ts";
-import { AuthRefused, satisfies, tokenIdentity, type Identity, type Role } from "./identity.ts";
+import {
+  AuthRefused,
+  AuthUnavailable,
+  satisfies,
+  tokenIdentity,
+  type Identity,
+  type Role,
+} from "./identity.ts";
 import { coerceQuery, unboundedNumbers } from "./query.ts";
+import { ChangeLimiter, DEFAULT_CHANGE_RATE, throttled, type ChangeRate } from "./change-rate.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -76,6 +84,8 @@ export interface BuildOptions {
    */
   authFailures?: { max: number; windowMs: number; addressFactor?: number };
   clock?: Clock;
+  /** Changes per identity (default DEFAULT_CHANGE_RATE): beyond it 429 (change-rate.ts). */
+  changeRate?: ChangeRate;
   /** Told of every route as it is registered, with the role it needs (the fuzzer's route list). */
   onRoute?: (route: { method: string; url: string; role: Role | undefined; schema: RouteSchema }) => void;
 }
@@ -115,6 +125,20 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
 const METRICS_PATHS = new Set(["/metrics", "/openapi.json"]);
 
 const newRequestId = (): string => randomBytes(8).toString("hex");
+
+/**
+ * Whether a request path names a source map as the router and the static files read it: percent-
+ * decoded first (issue 42: `.ma%70` and `%2emap` got past a check of the raw path).
+ */
+export function isSourceMap(path: string): boolean {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    /* malformed escapes: the router refuses them; check the raw path */
+  }
+  return /\.map$/i.test(decoded) || /\.map$/i.test(path);
+}
 
 const pascal = (word: string): string =>
   word
@@ -196,10 +220,13 @@ function checkRoutes(app: FastifyInstance, opts: BuildOptions): void {
 /** Who sent each request (static token, then the authenticators) and whether their role suffices. */
 function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clock: Clock): void {
   const limiter = new FailureLimiter(opts.authFailures ?? { max: 20, windowMs: 60_000 }, clock);
+  const changes = new ChangeLimiter(opts.changeRate ?? DEFAULT_CHANGE_RATE, clock);
   app.decorateRequest("identity", undefined);
   app.decorateRequest("role", undefined);
   const authenticators = opts.authenticators ?? [];
-  const identify = async (req: FastifyRequest): Promise<Identity | AuthRefused | undefined> => {
+  const identify = async (
+    req: FastifyRequest,
+  ): Promise<Identity | AuthRefused | AuthUnavailable | undefined> => {
     const role = roleFor(req.headers.authorization, opts.tokens);
     if (role !== undefined) return tokenIdentity(role);
     const clusterId = (req.params as { id?: unknown } | undefined)?.id;
@@ -208,7 +235,7 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
         const id = await a(req, typeof clusterId === "string" ? clusterId : undefined);
         if (id) return id;
       } catch (err) {
-        if (err instanceof AuthRefused) return err;
+        if (err instanceof AuthRefused || err instanceof AuthUnavailable) return err;
         throw err;
       }
     }
@@ -219,7 +246,7 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(k, v);
     reply.raw.setHeader("x-request-id", req.id);
     const path = req.url.split("?")[0] ?? "";
-    if (!opts.serveSourceMaps && path.endsWith(".map")) {
+    if (!opts.serveSourceMaps && isSourceMap(path)) {
       await reply.code(404).send({ error: "not_found", message: `no route ${req.method} ${path}` });
       return reply;
     }
@@ -230,6 +257,13 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
     // The token is checked first: a valid one always passes, whatever others sent from the same
     // address (throttling is per address and token fingerprint; see FailureLimiter).
     const identity = await identify(req);
+    if (identity instanceof AuthUnavailable) {
+      const after = Math.max(1, Math.ceil(identity.retryAfterMs / 1000));
+      return reply
+        .code(503)
+        .header("retry-after", String(after))
+        .send({ error: "unavailable", message: identity.message });
+    }
     if (identity instanceof AuthRefused) {
       await reply.code(403).send({ error: "forbidden", message: identity.message });
       return reply;
@@ -260,6 +294,7 @@ function authenticate(app: FastifyInstance, opts: BuildOptions, log: Logger, clo
     }
     req.identity = identity;
     req.role = identity.role;
+    if (need !== "viewer" && (await throttled(changes, req, reply, identity))) return reply;
   });
 }
 

@@ -4,6 +4,7 @@
 import type { FastifyRequest } from "fastify";
 import { AUDIT_TEXT_MAX, type AuditRecord, type Store } from "../core/store/store.ts";
 import { clientOf } from "./identity.ts";
+import { proxyClientAddress } from "./proxy-auth.ts";
 
 export interface Change {
   clusterId: string;
@@ -25,12 +26,13 @@ export function summary(v: unknown): string | null {
   return json.length <= AUDIT_TEXT_MAX ? json : `${json.slice(0, AUDIT_TEXT_MAX - 1)}…`;
 }
 
-/** Where the request came from: the socket's address (behind a trusted proxy, the client it names). */
+/**
+ * Where the request came from: the socket's address; behind a trusted auth proxy, the client as
+ * the proxy saw it (the rightmost untrusted X-Forwarded-For hop, never the client-chosen first).
+ */
 export function addressOf(req: FastifyRequest): string {
-  const fwd = req.headers["x-forwarded-for"];
-  const first = (Array.isArray(fwd) ? fwd[0] : fwd)?.split(",")[0]?.trim();
-  const viaProxy = req.identity?.source === "proxy" && first !== undefined && first !== "";
-  return (viaProxy ? first : (req.socket.remoteAddress ?? "")).slice(0, 64);
+  const viaProxy = req.identity?.source === "proxy" ? proxyClientAddress(req) : undefined;
+  return (viaProxy ?? req.socket.remoteAddress ?? "").slice(0, 64);
 }
 
 export function storeAudit(store: Store, now: () => number): AuditSink {

@@ -201,6 +201,13 @@ describe("security headers and source maps", () => {
 
   it("does not serve source maps unless asked to", async () => {
     assert.equal((await app.inject({ url: "/assets/index-abc.js.map" })).statusCode, 404);
+    // Percent-encoded spellings the router and the static files decode (issue 42).
+    for (const url of [
+      "/assets/index-abc.js.ma%70",
+      "/assets/index-abc.js%2emap",
+      "/assets/index-abc.js.%6D%61%70",
+    ])
+      assert.equal((await app.inject({ url })).statusCode, 404, url);
     const open = await api({ serveSourceMaps: true });
     assert.equal((await open.inject({ url: "/assets/index-abc.js.map" })).statusCode, 200);
     await open.close();

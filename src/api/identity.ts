@@ -19,7 +19,16 @@ export interface Identity {
   /** namespace-editor only: the namespaces whose spot policies this caller may change. */
   namespaces?: string[];
   source: IdentitySource;
+  /**
+   * Whether this caller has any role in a cluster (group-mapped identities; issue 42: lists across
+   * clusters showed every cluster). Absent: every cluster (the static tokens are core-wide).
+   */
+  readsCluster?: (clusterId: string) => boolean;
 }
+
+/** Whether `id` may see cluster `clusterId` in a list across clusters (the list, /metrics). */
+export const mayReadCluster = (id: Identity | undefined, clusterId: string): boolean =>
+  id !== undefined && (id.readsCluster?.(clusterId) ?? true);
 
 /**
  * Thrown by an authenticator for a caller it recognises who has no role here (signed in, but no
@@ -27,6 +36,19 @@ export interface Identity {
  */
 export class AuthRefused extends Error {
   override name = "AuthRefused";
+}
+
+/**
+ * Thrown by an authenticator that cannot decide now (its provider is unreachable): 503 with
+ * Retry-After rather than 500 or a refusal.
+ */
+export class AuthUnavailable extends Error {
+  override name = "AuthUnavailable";
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number) {
+    super(message);
+    this.retryAfterMs = retryAfterMs;
+  }
 }
 
 const RANK: Readonly<Record<Role, number>> = { viewer: 0, "namespace-editor": 1, admin: 2 };

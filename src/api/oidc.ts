@@ -10,7 +10,8 @@ import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import type { Authenticator } from "./app.ts";
 import { AuthRefused, type Identity } from "./identity.ts";
-import { JwtError, looksLikeJwt, verifyJwt, type Jwk } from "./jwt.ts";
+import { JwtError, looksLikeJwt, verifyJwt } from "./jwt.ts";
+import { ProviderKeys } from "./provider-keys.ts";
 import { groupIdentity, type RoleMapping } from "./roles.ts";
 
 export interface OidcOptions {
@@ -49,7 +50,6 @@ export const SESSION_COOKIE = "wave_session";
 const LOGIN_COOKIE = "wave_login";
 const LOGIN_TTL_MS = 10 * 60_000;
 const MAX_SESSIONS = 10_000;
-const JWKS_REFRESH_MS = 60_000;
 
 export type SessionStore = Pick<Store, "putSession" | "getSession" | "deleteSession">;
 
@@ -135,7 +135,7 @@ export class OidcAuth {
   readonly #secure: boolean;
   readonly #cookiePath: string;
   #config: Promise<client.Configuration> | undefined;
-  #jwks: { keys: Jwk[]; at: number } | undefined;
+  readonly #providerKeys: ProviderKeys;
 
   constructor(o: OidcOptions) {
     this.#o = o;
@@ -145,6 +145,11 @@ export class OidcAuth {
     this.#secure = redirect.protocol === "https:";
     // The console lives at the redirect URL's parent (…/auth/callback → …/).
     this.#cookiePath = redirect.pathname.replace(/auth\/callback\/?$/, "") || "/";
+    this.#providerKeys = new ProviderKeys(
+      async () => (await this.#discover()).serverMetadata(),
+      o.clock,
+      o.log,
+    );
   }
 
   get providerName(): string {
@@ -215,19 +220,6 @@ export class OidcAuth {
     );
   }
 
-  async #keys(refresh: boolean): Promise<Jwk[]> {
-    const now = this.#o.clock.now();
-    if (this.#jwks && (!refresh || now - this.#jwks.at < JWKS_REFRESH_MS)) return this.#jwks.keys;
-    const uri = (await this.#discover()).serverMetadata().jwks_uri;
-    if (!uri) throw new JwtError("the provider publishes no jwks_uri");
-    const res = await fetch(uri, { signal: AbortSignal.timeout(10_000) });
-    if (!res.ok) throw new JwtError(`the provider's keys: HTTP ${res.status}`);
-    const body = (await res.json()) as { keys?: unknown };
-    const keys = Array.isArray(body.keys) ? (body.keys as Jwk[]) : [];
-    this.#jwks = { keys, at: now };
-    return keys;
-  }
-
   /**
    * The API's authenticator: a live session cookie, or a bearer JWT from this provider for Wave's
    * audience. A token for another audience, expired or badly signed grants nothing (401).
@@ -237,14 +229,15 @@ export class OidcAuth {
     const bearer = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : undefined;
     if (bearer !== undefined) {
       if (!looksLikeJwt(bearer)) return undefined;
-      const issuer = (await this.#discover()).serverMetadata().issuer;
+      // The provider down: 503 after one fetch per backoff, never a fetch per request (issue 42).
+      const issuer = await this.#providerKeys.issuer();
       let claims: Record<string, unknown>;
       try {
         claims = await verifyJwt(bearer, {
           issuer,
           audience: this.audience,
           now: Math.floor(this.#o.clock.now() / 1000),
-          keys: (refresh) => this.#keys(refresh),
+          keys: (refresh) => this.#providerKeys.keys(refresh),
         });
       } catch (err) {
         if (!(err instanceof JwtError)) throw err;
@@ -335,7 +328,6 @@ export class OidcAuth {
         name: str(claims.name) ?? subject,
         groups,
         expiresAt: this.#o.clock.now() + this.#o.sessionTtlMs,
-        idToken: tokens.id_token ?? null,
       },
       this.#o.clock.now(),
     );
@@ -346,17 +338,19 @@ export class OidcAuth {
       .redirect(this.#cookiePath, 302);
   }
 
-  /** POST /auth/logout: the session ends here; the answer names the provider's end-session URL. */
+  /**
+   * POST /auth/logout: the session ends here (its row is deleted); the answer names the provider's
+   * end-session URL with Wave's client_id, never an id_token_hint (issue 42: the hint handed the ID
+   * token, an admin-capable bearer, to page script; Wave keeps no token to give).
+   */
   async logout(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const id = this.#unsign(cookieValue(req.headers.cookie, SESSION_COOKIE));
-    const s = await this.session(req);
     if (id !== undefined) await this.#sessions.deleteSession(hashId(id));
     let endSession: string | null = null;
     try {
       const config = await this.#discover();
       if (config.serverMetadata().end_session_endpoint)
         endSession = client.buildEndSessionUrl(config, {
-          ...(s?.idToken ? { id_token_hint: s.idToken } : {}),
           post_logout_redirect_uri: new URL(this.#cookiePath, this.#o.redirectUrl).href,
         }).href;
     } catch {

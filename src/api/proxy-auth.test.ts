@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { build } from "./app.ts";
-import { proxyAuthenticator, trustList } from "./proxy-auth.ts";
+import { proxiedClientAddress, proxyAuthenticator, trustList, type ProxyHeaderFamily } from "./proxy-auth.ts";
 import type { RoleMapping } from "./roles.ts";
 import { roleInCluster } from "./roles.ts";
 
@@ -13,10 +13,10 @@ const roles: RoleMapping = {
 };
 const SECRET = "proxy-shared-secret-0123";
 
-async function app(trusted: string[], secret?: string) {
+async function app(trusted: string[], secret?: string, headers: ProxyHeaderFamily = "x-forwarded") {
   return build({
     tokens: { admin: "a-token-0123456789", viewer: "v-token-0123456789" },
-    authenticators: [proxyAuthenticator({ trusted, secret, roles, defaultClusterId: "dev" })],
+    authenticators: [proxyAuthenticator({ trusted, secret, headers, roles, defaultClusterId: "dev" })],
     plugins: [
       (s) => {
         s.get("/api/v1/clusters/:id/me", { config: { role: "viewer" } }, (req) => req.identity);
@@ -43,7 +43,8 @@ describe("auth-proxy headers", () => {
       role: "admin",
       source: "proxy",
     });
-    const prod = await a.inject({
+    const xar = await app(["127.0.0.0/8"], undefined, "x-auth-request");
+    const prod = await xar.inject({
       url: "/api/v1/clusters/prod/me",
       headers: { "x-auth-request-user": "ann", "x-auth-request-groups": "dev,ops" },
     });
@@ -69,6 +70,41 @@ describe("auth-proxy headers", () => {
     assert.equal((await s.inject({ url: "/api/v1/clusters/dev/me", headers: wrong })).statusCode, 401);
     const right = { ...h, "x-wave-proxy-secret": SECRET };
     assert.equal((await s.inject({ url: "/api/v1/clusters/dev/me", headers: right })).statusCode, 200);
+  });
+
+  it("only the configured family counts: never a fallback to the other (issue 42)", async () => {
+    const a = await app(["127.0.0.0/8"], undefined, "x-auth-request");
+    const mixed = await a.inject({
+      url: "/api/v1/clusters/dev/me",
+      headers: {
+        "x-auth-request-user": "vic",
+        "x-auth-request-groups": "dev",
+        "x-forwarded-user": "mallory",
+        "x-forwarded-email": "mallory@example.com",
+        "x-forwarded-groups": "ops",
+      },
+    });
+    assert.deepEqual(mixed.json(), { subject: "vic", groups: ["dev"], role: "viewer", source: "proxy" });
+    const other = await a.inject({
+      url: "/api/v1/clusters/dev/me",
+      headers: { "x-forwarded-user": "mallory", "x-forwarded-groups": "ops" },
+    });
+    assert.equal(other.statusCode, 401, "the other family alone is no credential");
+    const f = await app(["127.0.0.0/8"], undefined, "x-forwarded");
+    const back = await f.inject({
+      url: "/api/v1/clusters/dev/me",
+      headers: { "x-forwarded-user": "vic", "x-auth-request-groups": "ops" },
+    });
+    assert.equal(back.statusCode, 403, "x-forwarded's user gets no groups from x-auth-request");
+  });
+
+  it("the client's address is the rightmost X-Forwarded-For hop no trusted proxy owns", () => {
+    const t = trustList(["10.0.0.0/8"]);
+    assert.equal(proxiedClientAddress("6.6.6.6, 192.0.2.7", "10.0.0.2", t), "192.0.2.7");
+    assert.equal(proxiedClientAddress("6.6.6.6, 192.0.2.7, 10.0.0.9", "10.0.0.2", t), "192.0.2.7");
+    assert.equal(proxiedClientAddress(["6.6.6.6", "192.0.2.7"], "10.0.0.2", t), "192.0.2.7");
+    assert.equal(proxiedClientAddress("10.0.0.4, 10.0.0.9", "10.0.0.2", t), "10.0.0.4");
+    assert.equal(proxiedClientAddress(undefined, "10.0.0.2", t), "10.0.0.2");
   });
 
   it("trustList matches addresses, CIDRs and IPv4-mapped IPv6 peers", () => {

@@ -51,5 +51,6 @@ export function groupIdentity(
     throw new AuthRefused(
       `${who} none of their groups (${user.groups.join(", ") || "none"}) has a role in cluster ${cluster}`,
     );
-  return { ...user, role: r.role, ...(r.namespaces ? { namespaces: r.namespaces } : {}) };
+  const readsCluster = (id: string): boolean => roleInCluster(mapping, id, user.groups) !== undefined;
+  return { ...user, role: r.role, ...(r.namespaces ? { namespaces: r.namespaces } : {}), readsCluster };
 }

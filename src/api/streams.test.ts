@@ -11,7 +11,7 @@ import type { Store } from "../core/store/store.ts";
 import { KwokPriceProvider } from "../pricing/kwok.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
-import { build } from "./app.ts";
+import { build, type Authenticator } from "./app.ts";
 import { dashboardRoutes } from "./routes/dashboard.ts";
 import { policyRoutes } from "./routes/policies.ts";
 import { StreamLimits } from "./streams.ts";
@@ -61,11 +61,17 @@ interface Opened {
  * Opens a request from `from` and resolves at its status: a stream's headers, a refusal's whole
  * answer, or — a long poll answers nothing while held — 200 once it has been held for 300 ms.
  */
-function open(path: string, token: string, from: string): Promise<Opened> {
+function open(path: string, token: string, from: string, headers?: Record<string, string>): Promise<Opened> {
   return new Promise((resolve, reject) => {
     let held: NodeJS.Timeout | undefined;
     const req = request(
-      { host: "127.0.0.1", port, path, localAddress: from, headers: { authorization: `Bearer ${token}` } },
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        localAddress: from,
+        headers: headers ?? { authorization: `Bearer ${token}` },
+      },
       (res) => {
         clearTimeout(held);
         if (res.statusCode === 200) {
@@ -128,7 +134,7 @@ for (const [what, path] of [
       assert.equal(b1.status, 200);
       const b2 = await open(url, tokens.viewer, "127.0.0.3");
       assert.equal(b2.status, 429);
-      assert.match(message(b2), /with this token \(3, at most 3\)/);
+      assert.match(message(b2), /by this caller \(3, at most 3\)/);
 
       const c1 = await open(url, tokens.admin, "127.0.0.3");
       assert.equal(c1.status, 200);
@@ -144,6 +150,47 @@ for (const [what, path] of [
     });
   });
 }
+
+describe("streams are counted per identity, not per Authorization header (issue 42)", () => {
+  it("two signed-in users without a bearer (cookie, proxy) each have their own cap", async () => {
+    const users: Authenticator = (req) => {
+      const u = req.headers["x-test-user"];
+      return typeof u === "string" ? { subject: u, groups: [], role: "viewer", source: "proxy" } : undefined;
+    };
+    const clock = new FakeClock(Date.parse("2026-03-02T12:00:00Z"));
+    const hub = new ClusterHub(store, clock);
+    hub.ensure("c1");
+    const perUser = await build({
+      tokens,
+      authenticators: [users],
+      plugins: [
+        dashboardRoutes({
+          hub,
+          prices: new KwokPriceProvider(),
+          now: () => clock.now(),
+          clock,
+          streamCaps: { perToken: 1, perAddress: 10, total: 10 },
+        }),
+      ],
+    });
+    await perUser.listen({ host: "127.0.0.1", port: 0 });
+    const saved = port;
+    port = (perUser.server.address() as { port: number }).port;
+    try {
+      const url = "/api/v1/clusters/c1/stream";
+      const ann = await open(url, "", "127.0.0.5", { "x-test-user": "ann" });
+      const bob = await open(url, "", "127.0.0.6", { "x-test-user": "bob" });
+      assert.deepEqual([ann.status, bob.status], [200, 200], bob.body);
+      const ann2 = await open(url, "", "127.0.0.7", { "x-test-user": "ann" });
+      assert.equal(ann2.status, 429);
+      assert.match(message(ann2), /by this caller \(1, at most 1\)/);
+      for (const o of [ann, bob]) await closed(o);
+    } finally {
+      port = saved;
+      await perUser.close();
+    }
+  });
+});
 
 describe("StreamLimits", () => {
   it("releases once however often release is called", () => {

@@ -1,12 +1,20 @@
 // Caps on requests the API holds open (the dashboard's event stream, the spot policies' long
 // poll): each costs a socket and memory for as long as the client wants, so a viewer could open
 // them without limit (issue 32: 3,000 streams → +50 MB; ~20,600 hit core's fd limit). Counted per
-// token (its fingerprint), per client address and in total; beyond any cap the request gets 429.
+// caller — the request's identity (a static token, an OIDC user, a proxy user; issue 42: keyed on
+// the Authorization header, every cookie and proxy user shared one bucket) —, per client address
+// and in total; beyond any cap the request gets 429.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { tokenFingerprint } from "./auth.ts";
 
+/** Whose streams a request's count against: its identity, else its bearer's fingerprint. */
+export const callerKey = (req: FastifyRequest): string =>
+  req.identity
+    ? `${req.identity.source}:${req.identity.subject}`
+    : `bearer:${tokenFingerprint(req.headers.authorization)}`;
+
 export interface StreamCaps {
-  /** Open at once with one token (every client of a shared viewer token counts). */
+  /** Open at once by one caller: one identity (every client of a shared viewer token counts). */
   perToken: number;
   /** Open at once from one client address (an ingress or SNAT is one address for many). */
   perAddress: number;
@@ -50,7 +58,7 @@ export class StreamLimits {
       };
     if (byToken >= this.#caps.perToken)
       return {
-        refused: `too many open ${what} with this token (${byToken}, at most ${this.#caps.perToken})`,
+        refused: `too many open ${what} by this caller (${byToken}, at most ${this.#caps.perToken})`,
       };
     this.#total++;
     this.#byToken.set(token, byToken + 1);
@@ -78,7 +86,7 @@ export class StreamLimits {
    * no socket) and returns undefined.
    */
   async admit(req: FastifyRequest, reply: FastifyReply): Promise<(() => void) | undefined> {
-    const slot = this.acquire(tokenFingerprint(req.headers.authorization), req.socket.remoteAddress ?? "");
+    const slot = this.acquire(callerKey(req), req.socket.remoteAddress ?? "");
     if ("release" in slot) return slot.release;
     await reply
       .code(429)

@@ -260,6 +260,8 @@ export async function cleanup(kube: KubeClient, o: CleanupOptions): Promise<Clea
 export async function cleanupCommand(ctx: CommandContext, opts: ComponentOptions = {}): Promise<number> {
   const log = logger(ctx.config, "cleanup", opts);
   const { kube } = await cluster(ctx.config, ctx.io.env, log, opts);
+  const where = "target" in kube && typeof kube.target === "string" ? ` of ${kube.target}` : "";
+  if (where !== "") ctx.io.err(`wave cleanup: removing Wave's objects${where}\n`);
   const wait = ctx.flags["wait-for-pods"];
   const report = await cleanup(kube, {
     namespace: ctx.config.namespace,
@@ -274,7 +276,7 @@ export async function cleanupCommand(ctx: CommandContext, opts: ComponentOptions
   const counts = (["pods", "nodes", "nodeClaims", "nodePools", "leases"] as const)
     .map((k) => `${report[k].length} ${k}`)
     .join(", ");
-  ctx.io.out(`cleaned up in namespace ${ctx.config.namespace}: ${counts}\n`);
+  ctx.io.out(`cleaned up in namespace ${ctx.config.namespace}${where}: ${counts}\n`);
   for (const e of report.errors) ctx.io.err(`wave cleanup: ${e}\n`);
   return report.errors.length === 0 ? 0 : 1;
 }

@@ -30,7 +30,12 @@ export async function connectCluster(
   }
   try {
     const v = await ping(client);
-    log.info("connected to the Kubernetes apiserver", { version: v.gitVersion });
+    // Which cluster and context every write goes to (issue 42: a --context that was ignored).
+    log.info(`connected to the Kubernetes apiserver: ${client.target}`, {
+      version: v.gitVersion,
+      server: client.server,
+      context: client.context ?? "in-cluster",
+    });
     return { kube: client, kubernetesVersion: v.gitVersion };
   } catch (err) {
     throw userError((err as Error).message);

@@ -25,6 +25,7 @@ export type IdentityConfig = Pick<
   | "authRoles"
   | "authProxyTrusted"
   | "authProxySecret"
+  | "authProxyHeaders"
 >;
 
 export interface ConsoleIdentity {
@@ -82,6 +83,7 @@ export function consoleIdentity(
       proxyAuthenticator({
         trusted: config.authProxyTrusted,
         secret: config.authProxySecret,
+        headers: config.authProxyHeaders,
         roles,
         defaultClusterId: config.clusterId,
       }),

@@ -17,6 +17,8 @@ import { savingsRoutes } from "../api/routes/clusters/savings.ts";
 import { auditRoutes } from "../api/routes/audit.ts";
 import { CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER } from "../objects/policy-crds.ts";
 import { storeAudit } from "../api/audit.ts";
+import { exposedTo } from "../api/metrics-filter.ts";
+import { mayReadCluster } from "../api/identity.ts";
 import { consoleIdentity, type IdentityConfig } from "./identity.ts";
 import { SoleOwnership } from "../core/hub/ownership.ts";
 import { consoleRoutes, type NodePoolPatcher } from "../api/routes/console.ts";
@@ -220,6 +222,8 @@ export interface ApiRoutesDeps {
   whatif?: Pick<WhatifDeps, "run" | "busy">;
   /** The policy CRs and their edits down the agent streams (ADR 0018); without it, the store. */
   policyCrs?: PolicyCrAccess;
+  /** Wave's own namespaces (no spot policy may target them). */
+  waveNamespaces?: readonly string[];
 }
 
 /** Every /api route plugin of core, in the order startApi mounts them. */
@@ -244,6 +248,7 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
       audit,
       ...(onPolicyChange ? { onChange: (kind, _key, clusterId) => onPolicyChange(kind, clusterId) } : {}),
       ...(o.policyCrs ? { crs: o.policyCrs } : {}),
+      ...(o.waveNamespaces ? { waveNamespaces: o.waveNamespaces } : {}),
     }),
     auditRoutes({ store: o.store, waveManagers: [CONSOLE_FIELD_MANAGER, STATUS_FIELD_MANAGER] }),
     savingsRoutes({ hub: o.hub, now: () => clock.now() }),
@@ -267,7 +272,9 @@ export function apiRoutes(o: ApiRoutesDeps): ApiPlugin[] {
 
 /** The options of core's API (coreApi, startApi). */
 export interface CoreApiOptions {
-  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps"> & Partial<IdentityConfig>;
+  config: Pick<WaveConfig, "clusterId" | "publicMetrics" | "serveSourceMaps"> &
+    Partial<IdentityConfig> &
+    Partial<Pick<WaveConfig, "namespace" | "warmupNamespace" | "spotLedgerNamespace">>;
   tokens: { admin: string; viewer: string };
   hub: ClusterHub;
   store: Store;
@@ -353,6 +360,9 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         clock,
         ...(o.log ? { log: o.log } : {}),
         clusterId: o.config.clusterId,
+        waveNamespaces: [o.config.namespace, o.config.warmupNamespace, o.config.spotLedgerNamespace].filter(
+          (n): n is string => n !== undefined && n !== "",
+        ),
         warmupTotals: o.warmupTotals,
         onPolicyChange: o.onPolicyChange,
         ...(o.nodePools ? { nodePools: o.nodePools } : {}),
@@ -369,8 +379,13 @@ export async function coreApi(o: CoreApiOptions): Promise<FastifyInstance> {
         s.addHook("onClose", async () => whatifs?.close());
       },
       (s) => {
-        s.get("/metrics", { schema: { hide: true } }, async (_req, reply) => {
-          await reply.type(CONTENT_TYPE).send(await metrics.render());
+        s.get("/metrics", { schema: { hide: true } }, async (req, reply) => {
+          // Each caller sees the clusters it has a role in (public metrics: every cluster).
+          const text = await metrics.render();
+          const id = req.identity;
+          await reply
+            .type(CONTENT_TYPE)
+            .send(id === undefined ? text : exposedTo(text, (c) => mayReadCluster(id, c)));
         });
       },
       async (s) => {

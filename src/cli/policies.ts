@@ -355,18 +355,25 @@ export const policyCommands: Command[] = [
         ctx,
         `spot/${ref.kind}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`,
       );
-      if (verb === "set" && typeof ctx.flags.kubeconfig === "string" && ctx.flags.server === undefined) {
+      if (typeof ctx.flags.kubeconfig === "string" && (verb !== "set" || ctx.flags.server !== undefined))
+        throw new UsageError(
+          "wave spot: --kubeconfig applies to `wave spot set` without --server (list, delete and --server go through core)",
+        );
+      if (verb === "set" && typeof ctx.flags.kubeconfig === "string") {
         // No core: the SpotPolicy is server-side applied straight to the cluster (ADR 0018).
-        const out = await applySpotDirect(
-          ctx.flags.kubeconfig,
+        // --context is honoured (issue 42: it wrote to the file's current context), and where the
+        // write goes is said before it is made.
+        const { object: out, target: where } = await applySpotDirect(
+          { path: ctx.flags.kubeconfig, context: ctx.config.context },
           ref,
           spotBody(ctx.flags),
           ctx.flags.force === true,
+          (t) => ctx.io.err(`wave spot: applying to ${t}\n`),
         );
         printChange(
           ctx,
           out,
-          `applied SpotPolicy ${ref.namespace}/${out.metadata.name ?? ""} (field manager wave-console)`,
+          `applied SpotPolicy ${ref.namespace}/${out.metadata.name ?? ""} to ${where} (field manager wave-console)`,
         );
         return 0;
       }
@@ -428,11 +435,12 @@ export const policyCommands: Command[] = [
  * an edit through core.
  */
 async function applySpotDirect(
-  kubeconfig: string,
+  kubeconfig: { path: string; context: string | undefined },
   ref: WorkloadRef,
   body: Record<string, unknown>,
   force: boolean,
-): Promise<SpotPolicyResource> {
+  announce: (target: string) => void,
+): Promise<{ object: SpotPolicyResource; target: string }> {
   // Loaded only here: `wave --help` and the other commands load no component (main.test.ts).
   const [{ applyPolicyEdit }, { spotPolicyFrom }, { editRefusal, spotPolicyName, spotPolicyResource }, kc] =
     await Promise.all([
@@ -447,7 +455,8 @@ async function applySpotDirect(
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const kube = kc.clientFromKubeconfig(kubeconfig);
+  const kube = kc.clientFromKubeconfig(kubeconfig.path, kubeconfig.context);
+  announce(kube.target);
   const existing = (await kube.list("SpotPolicy", { namespace: ref.namespace })).items;
   const name = spotPolicyName(ref, existing);
   const object = spotPolicyResource(policy, name, {
@@ -464,7 +473,7 @@ async function applySpotDirect(
     object,
     force,
   });
-  if (r.outcome === "applied") return r.object as SpotPolicyResource;
+  if (r.outcome === "applied") return { object: r.object as SpotPolicyResource, target: kube.target };
   const refusal = editRefusal(r);
   const err = new RefusedError(refusal.message);
   err.status = refusal.status;

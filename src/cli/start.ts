@@ -17,6 +17,7 @@ import type { KubeClient } from "../kube/port.ts";
 import { realClock, type Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
 import { seeded } from "../shared/random.ts";
+import { shellCommand } from "../shared/shell.ts";
 import { LaggingClock } from "../sim/clock.ts";
 import { mirrorMemoryKube } from "../state/follow.ts";
 import { ClusterState } from "../state/cluster.ts";
@@ -485,7 +486,7 @@ export function banner(wave: Started, config: WaveConfig, generated: boolean): s
     lines.push(
       wh.registered
         ? `Webhook registered: MutatingWebhookConfiguration ${wh.configName} (removed when Wave stops).`
-        : `Webhook not registered. To place pods on spot, run: kubectl apply -f ${wh.configFile}` +
+        : `Webhook not registered. To place pods on spot, run: ${shellCommand(["kubectl", "apply", "-f", wh.configFile])}` +
             `  (or start with --register-webhook; the API server must reach ${wh.url})`,
     );
   } else lines.push("  webhook         in process (the simulated cluster admits through it directly)");

@@ -180,6 +180,10 @@ describe("console identity settings (docs/auth.md)", () => {
       [{ WAVE_AUTH_PROXY_TRUSTED: "10.0.0.0/33", WAVE_AUTH_ROLES: roles }, /IP addresses or CIDRs/],
       [{ WAVE_AUTH_PROXY_SECRET: "short", WAVE_AUTH_ROLES: roles }, /at least 16 characters/],
       [
+        { WAVE_AUTH_PROXY_TRUSTED: "10.0.0.1", WAVE_AUTH_PROXY_HEADERS: "both", WAVE_AUTH_ROLES: roles },
+        /WAVE_AUTH_PROXY_HEADERS: expected x-auth-request or x-forwarded/,
+      ],
+      [
         { ...oidcEnv, WAVE_AUTH_ROLES: file("r1.yaml", "clusters:\n  x:\n    owner: [a]\n") },
         /unknown key "owner"/,
       ],

@@ -146,6 +146,11 @@ export interface WaveConfig {
   /** Auth-proxy mode: a shared secret the proxy sends in X-Wave-Proxy-Secret (any address). */
   authProxySecret: string | undefined;
   authProxySecretFile: string | undefined;
+  /**
+   * Auth-proxy mode: the one header family the proxy sets — `x-auth-request` (nginx auth_request,
+   * oauth2-proxy --set-xauthrequest) or `x-forwarded` (--pass-user-headers). Never both (issue 42).
+   */
+  authProxyHeaders: "x-auth-request" | "x-forwarded";
 }
 
 /** One cluster's group → role rules ("*": every cluster without its own entry). */
@@ -226,6 +231,7 @@ export const DEFAULTS: WaveConfig = Object.freeze({
   authProxyTrusted: Object.freeze([]),
   authProxySecret: undefined,
   authProxySecretFile: undefined,
+  authProxyHeaders: "x-auth-request",
 });
 
 type Key = keyof WaveConfig;
@@ -245,7 +251,8 @@ type Kind =
   | "url"
   | "list"
   | "cidrs"
-  | "roles";
+  | "roles"
+  | "proxyHeaders";
 
 /** One table drives flags, env names, file keys and validation, so they cannot drift apart. */
 const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string }> = {
@@ -556,6 +563,12 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     env: "WAVE_AUTH_PROXY_SECRET_FILE",
     help: "file holding the auth proxy's shared secret",
   },
+  authProxyHeaders: {
+    kind: "proxyHeaders",
+    flag: "auth-proxy-headers",
+    env: "WAVE_AUTH_PROXY_HEADERS",
+    help: "x-auth-request|x-forwarded: the one header family the auth proxy sets",
+  },
 };
 
 const DURATION = /^(\d+)(s|m|h|d)$/;
@@ -605,6 +618,8 @@ function coerce(key: Key, raw: unknown, origin: string): unknown {
       return oneOf(raw, ["json", "pretty"], where);
     case "fallback":
       return oneOf(raw, ["unchanged", "spot-preferred"], where);
+    case "proxyHeaders":
+      return oneOf(raw, ["x-auth-request", "x-forwarded"], where);
     case "deadline":
       // Below the apiserver's 3 s webhook timeout, above what a lease round trip needs.
       return integerIn(raw, 50, 2500, "milliseconds 50-2500", where);

@@ -390,6 +390,8 @@ describe("helm chart deploy/helm/wave", { skip }, () => {
     assert.equal(field(env.WAVE_OIDC_CLIENT_SECRET_FILE, "value"), "/etc/wave/oidc/client-secret");
     assert.equal(field(env.WAVE_AUTH_PROXY_TRUSTED, "value"), "127.0.0.1");
     assert.equal(field(env.WAVE_AUTH_PROXY_SECRET_FILE, "value"), "/etc/wave/auth-proxy/proxy-secret");
+    // One header family, chosen (issue 42): never a fallback across families.
+    assert.equal(field(env.WAVE_AUTH_PROXY_HEADERS, "value"), "x-auth-request");
     assert.ok(
       !("WAVE_OIDC_CLIENT_SECRET" in env) && !("WAVE_AUTH_PROXY_SECRET" in env),
       "no secret in the env",

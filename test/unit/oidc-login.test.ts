@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
+import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import Provider from "oidc-provider";
@@ -391,6 +392,41 @@ describe("OIDC sign-in against a real OpenID provider (issue 31)", () => {
     );
     const again = await fetch(`${waveUrl}/api/v1/whoami`, { headers: { cookie: `wave_session=${session}` } });
     assert.equal(again.status, 401);
+  });
+
+  it("sessions keep no bearer-capable token: none stored, none handed to page script (issue 42)", async () => {
+    const { jar } = await signIn("alice");
+    const jwtShaped = /eyJ[\w-]*\.[\w-]+\.[\w-]*/;
+    // What the store keeps of the sign-in: subject, groups, expiry — no provider token.
+    const db = new DatabaseSync(join(dir, "wave.db"), { readOnly: true });
+    try {
+      const rows = db.prepare("SELECT * FROM console_sessions").all();
+      assert.ok(rows.length > 0);
+      for (const row of rows) assert.doesNotMatch(JSON.stringify(row), jwtShaped);
+    } finally {
+      db.close();
+    }
+    // Every answer page script reads on the way: whoami, auth info, the sign-out.
+    for (const path of ["/api/v1/whoami", "/auth/info"]) {
+      const r = await fetch(`${waveUrl}${path}`, asUi(jar));
+      assert.doesNotMatch(await r.text(), jwtShaped, path);
+    }
+    const out = await fetch(`${waveUrl}/auth/logout`, asUi(jar, "POST"));
+    const body = await out.text();
+    assert.doesNotMatch(body, jwtShaped);
+    assert.doesNotMatch(body, /id_token_hint/);
+    const { endSessionUrl } = JSON.parse(body) as { endSessionUrl: string };
+    assert.equal(new URL(endSessionUrl).searchParams.get("client_id"), "wave");
+    // Sign-out deleted the session's row on the server.
+    const after = new DatabaseSync(join(dir, "wave.db"), { readOnly: true });
+    try {
+      const left = after
+        .prepare("SELECT count(*) AS n FROM console_sessions WHERE subject = ?")
+        .get("alice@example.com");
+      assert.equal(left?.n, 0);
+    } finally {
+      after.close();
+    }
   });
 
   it("a viewer-group user reads but cannot edit (403)", async () => {

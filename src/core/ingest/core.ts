@@ -8,6 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Delta_Op, HelloAck_Mode } from "../../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage, CoreMessageSchema, Hello } from "../../gen/wave/v1/ingest_pb.ts";
 import { WireError, decodeObject, objectKey } from "../../wire/wire.ts";
+import { metadataProblem } from "../../objects/names.ts";
 import { editToProto, resultFromProto } from "../../wire/policy-edit.ts";
 import { PolicyEdits } from "./policy-edits.ts";
 import { checkDecodeCost, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "../../wire/bounds.ts";
@@ -474,6 +475,11 @@ class StreamHandler {
           }
         }
         const objects = chunk.map((o) => decodeObject(o));
+        for (const [i, o] of objects.entries()) {
+          const bad = metadataProblem(o.object.metadata);
+          if (bad !== undefined)
+            throw this.#refused(`snapshot object ${staging.objects + i + 1} (${o.kind}): ${bad}; rejected`);
+        }
         staging.objects += objects.length;
         counted("snapshot_chunk");
         await this.#enqueue({ type: "chunk", seq, objects });
@@ -516,6 +522,8 @@ class StreamHandler {
             "object",
           );
         const wire = decodeObject(d.object);
+        const bad = metadataProblem(wire.object.metadata);
+        if (bad !== undefined) throw this.#refused(`delta ${seq} (${wire.kind}): ${bad}; rejected`);
         const observedAt = Number(d.observedAtMs) || this.#core.clock.now();
         if (!Number.isSafeInteger(observedAt) || observedAt < 0 || observedAt > MAX_EPOCH_MS) {
           throw violation(
@@ -632,6 +640,14 @@ class StreamHandler {
     this.#core.metrics.refused.inc({ cluster: this.clusterId, reason: bound });
     this.#core.sink.clusterRejected?.(this.clusterId, { at: this.#core.clock.now(), bound, message });
     return violation(code, message);
+  }
+
+  /**
+   * An object whose name or labels the apiserver would refuse (issue 42: such names reached
+   * copyable shell commands): refused and reported like a bound (`object_name`).
+   */
+  #refused(message: string): ConnectError {
+    return this.#tooBig(Code.InvalidArgument, message, "object_name", "object");
   }
 
   /** Which of an object's bounds `json` is past (checkDecodeCost tests its size first). */

@@ -17,6 +17,7 @@ import { ClusterHub } from "../hub/hub.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { runAgent } from "./agent.test-helper.ts";
+import { metadataProblem } from "../../objects/names.ts";
 import { IngestCore } from "./core.ts";
 import { startIngestServer, type IngestServer } from "./server.ts";
 import {
@@ -141,5 +142,55 @@ describe("a refused cluster is listed as rejected and counted", { timeout: 30_00
       await metrics.render(),
       /^wave_ingest_rejected_total\{cluster="fat",reason="object_bytes"\} 1$/m,
     );
+  });
+
+  it("names Kubernetes would refuse (issue 42): snapshot and delta refused, listed as object_name", async () => {
+    const hostile = ["$(touch /tmp/x)", "a;b", "`id`", "x'y", "a\nb", "UPPER", "-lead", "a".repeat(254)];
+    for (const [i, name] of hostile.entries()) {
+      const p = pod(1, 1);
+      p.object.metadata.name = name;
+      const id = `bad-name-${i}`;
+      const err = await rawStream(server.port, [...sessionWithSnapshot(id, [wire(p)])], "t");
+      assert.equal(err?.code, 3, `${JSON.stringify(name)}: ${err?.message ?? "accepted"}`); // INVALID_ARGUMENT
+      const c = await listed(id);
+      assert.equal(c?.rejected?.bound, "object_name", name);
+      assert.match(
+        c.rejected.message,
+        /^snapshot object 1 \(Pod\): metadata\.name .* is not a DNS-1123 subdomain; rejected$/,
+      );
+    }
+    const ns = pod(2, 1);
+    ns.object.metadata.namespace = "team.a";
+    const inNs = await rawStream(server.port, sessionWithSnapshot("bad-ns", [wire(ns)]), "t");
+    assert.equal(inNs?.code, 3);
+    assert.match(
+      (await listed("bad-ns"))?.rejected?.message ?? "",
+      /metadata\.namespace "team\.a" is not a DNS-1123 label/,
+    );
+    const pool = nodePool("ok");
+    pool.object.metadata.labels = { "team/$(id)": "x" };
+    const labelled = await rawStream(
+      server.port,
+      [...sessionWithSnapshot("bad-label", [wire(nodePool("default"))]), upsert(4, wire(pool))],
+      "t",
+    );
+    assert.equal(labelled?.code, 3);
+    assert.match(
+      (await listed("bad-label"))?.rejected?.message ?? "",
+      /^delta 4 \(NodePool\): label key .* is not a qualified name/,
+    );
+    assert.match(
+      await metrics.render(),
+      /^wave_ingest_rejected_total\{cluster="bad-name-0",reason="object_name"\} 1$/m,
+    );
+    // What every real cluster holds passes: subdomains with dots, labels with prefixes.
+    const fine = pod(3, 1);
+    fine.object.metadata.name = "api-7d9f.v2";
+    fine.object.metadata.labels = {
+      "app.kubernetes.io/name": "api",
+      "karpenter.sh/nodepool": "general",
+      empty: "",
+    };
+    assert.equal(metadataProblem(fine.object.metadata), undefined);
   });
 });

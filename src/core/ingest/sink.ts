@@ -18,7 +18,13 @@ export interface ClusterInfo {
 
 /** Which bound a refused stream hit (the `reason` label of wave_ingest_rejected_total). */
 export type RejectionBound =
-  "snapshot_objects" | "chunk_decoded" | "snapshot_duration" | "object_bytes" | "object_decoded";
+  | "snapshot_objects"
+  | "chunk_decoded"
+  | "snapshot_duration"
+  | "object_bytes"
+  | "object_decoded"
+  /** A name or label the apiserver would refuse (DNS-1123 per kind; issue 42). */
+  | "object_name";
 
 /** Core refused a cluster's snapshot or object: when, which bound, and the figures (one line). */
 export interface IngestRejection {

@@ -2,7 +2,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { SqlDriver } from "./driver.ts";
-import { assertExpand, migrate } from "./migrations.ts";
+import { assertExpand, migrate, SCRUB_SESSION_TOKENS } from "./migrations.ts";
 import type { Migration } from "./migrations.ts";
 import { migrate23cd1c2 } from "./testdata/migrate-23cd1c2.ts";
 
@@ -62,6 +62,30 @@ export function migrationContract(
     }
   };
   void describe(`migrations: ${name}`, { skip: opts.skip ?? false }, () => {
+    void it("the sessions' stored ID tokens are scrubbed (issue 42), the rest of each session kept", async () => {
+      await withDriver(async (driver) => {
+        const at = release.findIndex((m) => m.name === SCRUB_SESSION_TOKENS);
+        assert.ok(at > 0, "the scrub is in the release");
+        await migrate(driver, release.slice(0, at), 1);
+        await driver.run(
+          "INSERT INTO console_sessions (id_hash, subject, name, groups, expires_at, id_token) VALUES ($1, $2, $3, $4, $5, $6)",
+          [
+            "a".repeat(64),
+            "ann@example.com",
+            "Ann",
+            '["wave-admins"]',
+            9e12,
+            "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2ln",
+          ],
+        );
+        assert.deepEqual((await migrate(driver, release, 2)).applied, [release[at]?.version]);
+        const rows = await driver.all("SELECT subject, id_token FROM console_sessions");
+        assert.deepEqual(
+          rows.map((r) => [r.subject, r.id_token]),
+          [["ann@example.com", null]],
+        );
+      });
+    });
     void it("applies new versions in order, once, and rolls a failing one back entirely", async () => {
       await withDriver(async (driver) => {
         assert.deepEqual(await migrate(driver, [v1], 1), { applied: [1], version: 1 });

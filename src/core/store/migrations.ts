@@ -431,6 +431,15 @@ CREATE TABLE cold_starts (
 CREATE INDEX cold_starts_time ON cold_starts (cluster_id, at);
 `;
 
+// Sessions keep no provider token (issue 42: the ID token kept for the sign-out's id_token_hint
+// worked as an admin bearer, also after sign-out). An expand: the data goes, the column stays (the
+// previous release still names it and signs out without the hint); a later release's contract
+// drops console_sessions.id_token.
+export const SCRUB_SESSION_TOKENS = "console sessions keep no ID token";
+const scrubSessionTokens = (): string => `
+UPDATE console_sessions SET id_token = NULL WHERE id_token IS NOT NULL;
+`;
+
 const migrations = (t: ColumnTypes): readonly Migration[] => [
   { version: 1, name: "initial schema", sql: initialSchema(t), kind: "contract" },
   { version: 2, name: "warmup events", sql: warmupEvents(t), kind: "contract" },
@@ -445,6 +454,7 @@ const migrations = (t: ColumnTypes): readonly Migration[] => [
   { version: 11, name: "console sessions", sql: consoleSessions(t) },
   { version: 12, name: "workload revisions", sql: workloadRevisions() },
   { version: 13, name: "warmup time saved and cold starts", sql: warmupTimeSaved(t) },
+  { version: 14, name: SCRUB_SESSION_TOKENS, sql: scrubSessionTokens() },
 ];
 export const sqliteMigrations = migrations(SQLITE);
 export const postgresMigrations = migrations(POSTGRES);

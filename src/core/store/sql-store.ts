@@ -242,11 +242,12 @@ const SQL = {
   listPolicies:
     "SELECT cluster_id, kind, key, value, updated_at FROM policies WHERE cluster_id = $1 AND kind = $2 ORDER BY key",
   deletePolicy: "DELETE FROM policies WHERE cluster_id = $1 AND kind = $2 AND key = $3",
-  putSession: `INSERT INTO console_sessions (id_hash, subject, name, groups, expires_at, id_token)
-    VALUES ($1, $2, $3, $4, $5, $6)
+  // No token is kept (issue 42: the stored ID token worked as a bearer); id_token stays NULL.
+  putSession: `INSERT INTO console_sessions (id_hash, subject, name, groups, expires_at)
+    VALUES ($1, $2, $3, $4, $5)
     ON CONFLICT (id_hash) DO UPDATE SET subject = excluded.subject, name = excluded.name,
-      groups = excluded.groups, expires_at = excluded.expires_at, id_token = excluded.id_token`,
-  getSession: `SELECT id_hash, subject, name, groups, expires_at, id_token FROM console_sessions
+      groups = excluded.groups, expires_at = excluded.expires_at, id_token = NULL`,
+  getSession: `SELECT id_hash, subject, name, groups, expires_at FROM console_sessions
     WHERE id_hash = $1 AND expires_at > $2`,
   deleteSession: "DELETE FROM console_sessions WHERE id_hash = $1",
   deleteExpiredSessions: "DELETE FROM console_sessions WHERE expires_at <= $1",
@@ -708,7 +709,6 @@ export class SqlStore implements Store {
         session.name,
         JSON.stringify(session.groups),
         session.expiresAt,
-        session.idToken,
       ]);
     });
   }
@@ -722,7 +722,6 @@ export class SqlStore implements Store {
       name: text(r.name),
       groups: JSON.parse(text(r.groups)) as string[],
       expiresAt: num(r.expires_at),
-      idToken: r.id_token === null || r.id_token === undefined ? null : text(r.id_token),
     };
   }
 

@@ -52,8 +52,8 @@ void describe("openStore", () => {
     await store.close();
     const entry = JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
     assert.equal(entry.msg, "history store open");
-    assert.equal(entry.schemaVersion, 13);
-    assert.deepEqual(entry.migrationsApplied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    assert.equal(entry.schemaVersion, 14);
+    assert.deepEqual(entry.migrationsApplied, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
   });
 });
 
@@ -69,7 +69,7 @@ void describe("policies from before clusters (schema 2 → 3)", () => {
       );
       await old.close();
       const { store, migrations } = await openSqliteStore({ path });
-      assert.deepEqual(migrations.applied, [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+      assert.deepEqual(migrations.applied, [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
       assert.equal((await store.listPolicies("east", "spot")).length, 0, "not any cluster's before adoption");
       await store.putPolicy("east", "warmup", "general", { enabled: false }, 7);
       assert.equal(await store.adoptPolicies("east"), 1);

@@ -337,7 +337,8 @@ export function validateAudit(e: AuditEntry): void {
 
 /**
  * A console sign-in (OIDC), kept in the store so every core replica knows it. `idHash` is the
- * SHA-256 of the session id the browser's cookie carries: the store never holds a usable cookie.
+ * SHA-256 of the session id the browser's cookie carries: the store never holds a usable cookie,
+ * nor any token of the provider's (issue 42: the ID token kept here worked as an admin bearer).
  */
 export interface ConsoleSession {
   idHash: string;
@@ -345,8 +346,6 @@ export interface ConsoleSession {
   name: string;
   groups: string[];
   expiresAt: number;
-  /** The provider's ID token (the id_token_hint of its sign-out), if any. */
-  idToken: string | null;
 }
 
 export interface AuditQuery {

@@ -7,18 +7,26 @@ import type { Node } from "../../objects/kube.ts";
 import type { NodePool } from "../../objects/karpenter.ts";
 import { DO_NOT_DISRUPT_ANNOTATION } from "../../objects/karpenter.ts";
 import { karpenterAccepts } from "../../karpenter/compat.ts";
+import { shellCommand } from "../../shared/shell.ts";
 import type { Hold, PoolField } from "../pool-advice.ts";
 
-/** One argument for a shell: single-quoted. */
-const sh = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
-
-/** `kubectl patch` of one object with a JSON merge patch. */
+/** `kubectl patch` of one object with a JSON merge patch, every argument shell-quoted. */
 export function kubectlMergePatch(
   target: { kind: string; namespace: string | null; name: string },
   patch: Record<string, unknown>,
 ): string {
-  const ns = target.namespace ? ` -n ${target.namespace}` : "";
-  return `kubectl patch ${target.kind.toLowerCase()} ${target.name}${ns} --type merge -p ${sh(JSON.stringify(patch))}`;
+  const ns = target.namespace ? ["-n", target.namespace] : [];
+  return shellCommand([
+    "kubectl",
+    "patch",
+    target.kind.toLowerCase(),
+    target.name,
+    ...ns,
+    "--type",
+    "merge",
+    "-p",
+    JSON.stringify(patch),
+  ]);
 }
 
 export interface FixContext {

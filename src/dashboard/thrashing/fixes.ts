@@ -3,12 +3,11 @@
 import type { ThrashingFixesDto } from "../dto.ts";
 import type { AppliedFix } from "./applied.ts";
 import { isFlagged, type ThrashingReport } from "./detect.ts";
+import { kubectlMergePatch } from "../consolidation/fixes.ts";
 
-/** The one-line command that applies a fix's merge patch to a NodePool. */
-export function kubectlPatch(pool: string, patch: Record<string, unknown>): string {
-  const quoted = `'${JSON.stringify(patch).replaceAll("'", "'\\''")}'`;
-  return `kubectl patch nodepool ${pool} --type merge -p ${quoted}`;
-}
+/** The one-line command that applies a fix's merge patch to a NodePool (the consolidation fixes' builder). */
+export const kubectlPatch = (pool: string, patch: Record<string, unknown>): string =>
+  kubectlMergePatch({ kind: "NodePool", namespace: null, name: pool }, patch);
 
 /**
  * Each flagged pool's advice as fixes — the advice `/thrashing` shows (its `title: detail`

@@ -24,6 +24,8 @@ export interface ClusterAuth {
   readonly server: string;
   /** The context's namespace, if it names one. */
   readonly namespace: string | undefined;
+  /** The kubeconfig context in use (the one asked for, else the file's current-context); in-cluster: none. */
+  readonly context: string | undefined;
   /** Adds TLS material, the HTTP agent and the Authorization header to one request's options. */
   apply(opts: https.RequestOptions): Promise<void>;
 }
@@ -58,6 +60,7 @@ interface NativeSettings {
   keyFile: string | undefined;
   keyData: string | undefined;
   token: string | undefined;
+  context?: string | undefined;
   /** Re-read every TOKEN_FILE_TTL_MS (bound ServiceAccount tokens rotate). */
   tokenFile: string | undefined;
 }
@@ -67,6 +70,7 @@ export class NativeAuth implements ClusterAuth {
   readonly kind = "native";
   readonly server: string;
   readonly namespace: string | undefined;
+  readonly context: string | undefined;
   readonly #s: NativeSettings;
   readonly #now: () => number;
   #agent: http.Agent | undefined;
@@ -77,6 +81,7 @@ export class NativeAuth implements ClusterAuth {
     this.#now = now;
     this.server = s.server.replace(/\/+$/, "");
     this.namespace = s.namespace;
+    this.context = s.context;
   }
 
   apply(opts: https.RequestOptions): Promise<void> {
@@ -236,6 +241,7 @@ export function kubeconfigFileAuth(file: string, context?: string): NativeAuth |
     keyData: str(user["client-key-data"]),
     token: str(user["token"]),
     tokenFile: undefined,
+    context: ctxName,
   });
 }
 
@@ -287,6 +293,7 @@ export function kubeConfigAuth(kubeConfig: KubeConfig): ClusterAuth {
     kind: "client-node",
     server: cluster.server.replace(/\/+$/, ""),
     namespace: ns !== undefined && ns !== "" ? ns : undefined,
+    context: kubeConfig.getCurrentContext(),
     apply: (opts) => kc.applyToHTTPSOptions(opts),
   };
 }

@@ -84,6 +84,16 @@ export class ClientNodeKube implements KubeClient {
     return this.#server;
   }
 
+  /** The kubeconfig context this client uses (undefined in a pod: its ServiceAccount). */
+  get context(): string | undefined {
+    return this.#auth.context;
+  }
+
+  /** Where this client writes, for a CLI line: `cluster https://… (context prod)`. */
+  get target(): string {
+    return `cluster ${this.#server}${this.#auth.context !== undefined ? ` (context ${this.#auth.context})` : " (in-cluster)"}`;
+  }
+
   get defaultNamespace(): string {
     return this.#defaultNamespace;
   }

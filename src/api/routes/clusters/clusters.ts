@@ -9,6 +9,7 @@ import {
   type KarpenterSupport,
 } from "../../../dashboard/karpenter-version.ts";
 import { askOwner } from "../read-through.ts";
+import { mayReadCluster } from "../../identity.ts";
 import { clusterSchema } from "../schemas.ts";
 import { clusterGet, viewer, type ClusterRoutes } from "./common.ts";
 
@@ -69,8 +70,10 @@ export function clustersRoutes(ctx: ClusterRoutes): (app: FastifyInstance) => vo
       async (req) => {
         // Every cluster the store knows, not only those whose agent streams to this replica.
         for (const r of await store.listClusters()) await hub.known(r.id);
+        // Only the clusters the caller has a role in (issue 42: a viewer of one saw them all).
+        const readable = hub.clusters().filter((c) => mayReadCluster(req.identity, c.id));
         return Promise.all(
-          hub.clusters().map(async (c) => {
+          readable.map(async (c) => {
             const rt = ctx.deps.readThrough;
             const owner = rt && (await rt.ownership.otherOwner(c.id).catch(() => undefined));
             if (!rt || !owner) return clusterDto(c);

@@ -9,6 +9,7 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import type { PolicyKind, Store } from "../../../core/store/store.ts";
+import { sameJson } from "./same-json.ts";
 import { WORKLOAD_KINDS, workloadNameOfKey, type SpotPolicy } from "../../../policy/spot.ts";
 import { clientOf } from "../../identity.ts";
 import {
@@ -47,7 +48,15 @@ export interface PolicyDeps {
    * policies are then only the migration's input. Without it (tests of the store path), the store.
    */
   crs?: PolicyCrAccess;
+  /**
+   * Namespaces no spot policy may target, besides Kubernetes' own (kube-system, kube-public,
+   * kube-node-lease): Wave's (core's --namespace, warmup's and the ledger's). Issue 42.
+   */
+  waveNamespaces?: readonly string[];
 }
+
+/** Kubernetes' own namespaces: placing their pods is not Wave's to change. */
+export const KUBERNETES_NAMESPACES: readonly string[] = ["kube-system", "kube-public", "kube-node-lease"];
 
 /** The cluster ids agents may use (core's hello check): a lowercase DNS label, at most 63. */
 export const CLUSTER_ID_PATTERN = "^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$";
@@ -221,6 +230,15 @@ export class PolicyContext {
     deps.crs?.onSpotChange?.((clusterId) => this.wake(clusterId));
   }
 
+  /** Why no spot policy may target `namespace`, or undefined when one may. */
+  reservedNamespace(namespace: string): string | undefined {
+    if (KUBERNETES_NAMESPACES.includes(namespace))
+      return `namespace ${namespace} is Kubernetes' own: Wave places no pods there`;
+    if ((this.deps.waveNamespaces ?? []).includes(namespace))
+      return `namespace ${namespace} is Wave's own: its pods are never placed by a spot policy`;
+    return undefined;
+  }
+
   clusterOf(params: ClusterParams): string {
     return params.id ?? this.deps.defaultClusterId;
   }
@@ -301,10 +319,13 @@ export class PolicyContext {
   ): Promise<number | undefined> {
     let before: unknown;
     let at: number;
+    // A put that changes nothing is not audited (issue 42: repeated PUTs grew the audit).
+    let same: boolean;
     if (this.crs) {
       const stamp = this.stampOf(req);
       const cr = p.cr(stamp);
       before = cr.before;
+      same = sameJson(before, (cr.object as { spec?: unknown }).spec);
       const edit = { kind: RESOURCE[p.kind], namespace: cr.namespace, name: cr.name, op: "apply" as const };
       const answer = await this.sendEdit(reply, this.crs, p.cluster, {
         ...edit,
@@ -317,16 +338,14 @@ export class PolicyContext {
       at = stamp.at;
     } else {
       before = (await this.store.getPolicy(p.cluster, p.kind, p.key))?.value ?? null;
+      same = sameJson(before, p.value);
       at = (await this.store.putPolicy(p.cluster, p.kind, p.key, p.value, this.now())).updatedAt;
     }
-    await this.changed(req, {
-      kind: p.kind,
-      verb: "put",
-      cluster: p.cluster,
-      key: p.key,
-      before,
-      after: p.value,
-    });
+    await this.changed(
+      req,
+      { kind: p.kind, verb: "put", cluster: p.cluster, key: p.key, before, after: p.value },
+      !same,
+    );
     return at;
   }
 
@@ -368,9 +387,10 @@ export class PolicyContext {
   }
 
   /** After a change: the spot set's watches and the consumers woken, then the change audited. */
-  async changed(req: FastifyRequest, c: PolicyChange): Promise<void> {
+  async changed(req: FastifyRequest, c: PolicyChange, audited = true): Promise<void> {
     if (c.kind === "spot") this.wake(c.cluster);
     await this.deps.onChange?.(c.kind, c.key, c.cluster);
+    if (!audited) return;
     await this.deps.audit?.(req, {
       clusterId: c.cluster,
       action: `${c.kind}-policy.${c.verb}`,

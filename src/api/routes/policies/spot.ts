@@ -81,6 +81,8 @@ type PutRoute = { Params: SpotParams; Querystring: { force?: boolean } };
 
 async function putSpotPolicy(ctx: PolicyContext, req: FastifyRequest<PutRoute>, reply: FastifyReply) {
   if (!(await requireChange(req, reply, req.params.namespace))) return reply;
+  const reserved = ctx.reservedNamespace(req.params.namespace);
+  if (reserved !== undefined) return reply.code(400).send({ error: "bad_request", message: reserved });
   let policy: SpotPolicy;
   try {
     policy = spotPolicyFrom(req.params, req.body);
