@@ -27,6 +27,7 @@ import { errorSchema, poolName } from "../schemas.ts";
 import type { Role } from "../../identity.ts";
 import { spotPolicySet } from "./spot-set.ts";
 import { heldAs, resourceVersionOf } from "./read-your-write.ts";
+import { reservedNamespace } from "./reserved-namespaces.ts";
 
 export interface PolicyDeps {
   store: Store;
@@ -54,9 +55,6 @@ export interface PolicyDeps {
    */
   waveNamespaces?: readonly string[];
 }
-
-/** Kubernetes' own namespaces: placing their pods is not Wave's to change. */
-export const KUBERNETES_NAMESPACES: readonly string[] = ["kube-system", "kube-public", "kube-node-lease"];
 
 /** The cluster ids agents may use (core's hello check): a lowercase DNS label, at most 63. */
 export const CLUSTER_ID_PATTERN = "^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$";
@@ -232,11 +230,7 @@ export class PolicyContext {
 
   /** Why no spot policy may target `namespace`, or undefined when one may. */
   reservedNamespace(namespace: string): string | undefined {
-    if (KUBERNETES_NAMESPACES.includes(namespace))
-      return `namespace ${namespace} is Kubernetes' own: Wave places no pods there`;
-    if ((this.deps.waveNamespaces ?? []).includes(namespace))
-      return `namespace ${namespace} is Wave's own: its pods are never placed by a spot policy`;
-    return undefined;
+    return reservedNamespace(namespace, this.deps.waveNamespaces ?? []);
   }
 
   clusterOf(params: ClusterParams): string {
