@@ -6,7 +6,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { packageManifest } from "../../hack/pack/manifest.ts";
@@ -54,6 +54,9 @@ describe("npm package", () => {
         .at(-1);
       assert.equal(tgz, `dist/npm/${pkg.name}-${pkg.version}.tgz`);
       const prefix = mkdtempSync(join(tmpdir(), "wave-npm-global-"));
+      // npm 11's strict-allow-scripts preflight (this repo's .npmrc) reads <prefix>/lib before it
+      // makes it: a fresh global prefix would fail with ENOENT.
+      mkdirSync(join(prefix, "lib"), { recursive: true });
       try {
         execFileSync(
           "npm",
