@@ -177,7 +177,7 @@ export async function startWave(
     log?: Logger;
     /** Simulated cluster: how much history to fast-forward through at start (default 24 h). */
     simulatedHistoryMs?: number;
-    /** Simulated cluster: the largest fast-forward step (default LIVING_MAX_STEP_MS, 30 s). */
+    /** Simulated cluster: the largest fast-forward step (default: the fast-forward's own). */
     fastForwardMaxStepMs?: number;
     /**
      * Simulated cluster: stream all of the history through the agent, none generated in process

@@ -154,7 +154,12 @@ describe(`warmup on the embedded cluster, ${String(HOURS)} simulated hours`, { t
 
   it("generates the history and reads the Warmup page over it", async () => {
     const clock = pinnedClock(Date.UTC(2026, 11, 3, 20, 0));
-    wave = await startSimulatedWave("living-warmup", CLUSTER, { clock, simulatedHistoryMs: HOURS * HOUR });
+    wave = await startSimulatedWave("living-warmup", CLUSTER, {
+      clock,
+      simulatedHistoryMs: HOURS * HOUR,
+      // The step at which the scenario's warmup ramps can hit (npm start keeps its faster default).
+      fastForwardMaxStepMs: LIVING_MAX_STEP_MS,
+    });
     const { w } = wave;
     // Core trails the cluster by the deltas still in flight: let them land.
     await new Promise((r) => setTimeout(r, 3000));

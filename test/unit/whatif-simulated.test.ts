@@ -126,6 +126,6 @@ describe("wave whatif on the simulated cluster", { timeout: 300_000 }, () => {
       "pod start p95",
     ])
       assert.match(out, new RegExp(`^${row.replace(/[()/]/g, "\\$&")}\\s+\\S+\\s+\\S+`, "m"), row);
-    assert.match(out, /^shop\/Deployment\/api pods \(on-demand \/ spot\)/m);
+    assert.match(out, /^deployment\/shop\/api pods \(on-demand \/ spot\)/m);
   });
 });
