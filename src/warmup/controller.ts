@@ -447,7 +447,6 @@ export class WarmupController {
             policy,
             now,
             live.length,
-            poolNodes.map((n) => n.metadata.name ?? ""),
           );
           active = true;
         } else {
@@ -524,7 +523,6 @@ export class WarmupController {
     policy: WarmupPolicy,
     now: number,
     slot: number,
-    existingNodes: readonly string[],
   ): Promise<void> {
     const { client, log } = this.#o;
     const namespace = this.#podNamespace;
@@ -537,7 +535,6 @@ export class WarmupController {
       now,
       ttlSeconds: policy.ttlSeconds,
       slot,
-      existingNodes,
     });
     try {
       await client.create("Pod", pod, { namespace });

@@ -112,38 +112,6 @@ export interface WarmupPodInput {
   ttlSeconds: number;
   /** Warm slot number (live warmup pods of the pool), so two slots never share a name. */
   slot: number;
-  /**
-   * The pool's nodes when the warmup starts: the warmup pod may not land on one of them (a warm
-   * node is a node launched for it, not room on a node that already runs the pool's pods).
-   */
-  existingNodes?: readonly string[];
-}
-
-/** Most node names a warmup pod's affinity lists; beyond it the controller removes a misplaced one. */
-export const MAX_AVOIDED_NODES = 200;
-
-type NodeSelectorTerm = { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
-
-/**
- * The largest pod's required node affinity (its terms are ORed), each term also keeping the pod
- * off `avoid` by hostname — the way Karpenter's own placeholder designs keep headroom pods on new
- * capacity. Karpenter's scheduler gives a new NodeClaim a placeholder hostname, so NotIn never
- * rules the new node out.
- */
-function requiredAffinity(
-  src: Pod["spec"],
-  avoid: readonly string[],
-): { nodeSelectorTerms: NodeSelectorTerm[] } | undefined {
-  const from = src.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution as
-    { nodeSelectorTerms?: NodeSelectorTerm[] } | undefined;
-  const names = [...avoid].sort().slice(0, MAX_AVOIDED_NODES);
-  if (names.length === 0) return from as { nodeSelectorTerms: NodeSelectorTerm[] } | undefined;
-  const notIn = { key: HOSTNAME_LABEL, operator: "NotIn", values: names };
-  const terms = from?.nodeSelectorTerms?.length ? from.nodeSelectorTerms : [{}];
-  return {
-    ...from,
-    nodeSelectorTerms: terms.map((t) => ({ ...t, matchExpressions: [...(t.matchExpressions ?? []), notIn] })),
-  };
 }
 
 /** DNS-1123-safe, unique per pool, creation millisecond and slot. */
@@ -151,13 +119,6 @@ export function warmupPodName(pool: string, now: number, slot = 0): string {
   const suffix = `${now.toString(36)}-${slot}`;
   return `wave-warmup-${pool}`.slice(0, 62 - suffix.length).replace(/-+$/, "") + `-${suffix}`;
 }
-
-const withRequired = (required: ReturnType<typeof requiredAffinity>): Pick<WavePodSpec, "affinity"> =>
-  required === undefined
-    ? {}
-    : ({
-        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: required } },
-      } as Pick<WavePodSpec, "affinity">);
 
 export function warmupPod(input: WarmupPodInput): Pod {
   const pool = input.pool.metadata.name ?? "";
@@ -172,7 +133,16 @@ export function warmupPod(input: WarmupPodInput): Pod {
     // pin wins over whatever pool it named.
     // A hostname pin names one existing node, not a kind of node: never copied.
     nodeSelector: { ...withoutKey(src.nodeSelector, HOSTNAME_LABEL), [NODE_POOL_LABEL]: pool },
-    ...withRequired(requiredAffinity(src, input.existingNodes ?? [])),
+    ...(src.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+      ? {
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution:
+                src.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution,
+            },
+          },
+        }
+      : {}),
     tolerations: tolerationsFor(input.pool),
     terminationGracePeriodSeconds: 0,
     automountServiceAccountToken: false,
