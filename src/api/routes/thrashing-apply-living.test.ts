@@ -18,7 +18,7 @@ import type {
   ThrashingDto,
   ThrashingFixesDto,
 } from "../../dashboard/dto.ts";
-import { realClock, type Clock } from "../../shared/clock.ts";
+import { GearClock } from "../../../test/support/gear-clock.ts";
 import { createLogger } from "../../shared/log.ts";
 import { simulatedConfig } from "../../../test/support/wave.ts";
 
@@ -29,40 +29,6 @@ const WINDOW = 30 * MIN;
 /** The cluster's time after the fix: a few minutes for the last short-lived nodes to go, then a window. */
 const AFTER_FIX = WINDOW + 10 * MIN;
 const GEAR = 60;
-
-/**
- * Real time, pinned to start at `startAt` (the scenario's demand follows the time of day), that a
- * test can gear up: at speed k, k ms of this clock pass per real ms. Sleeps wake in small real
- * slices, so a change of gear takes effect at once.
- */
-class GearClock implements Clock {
-  #base: number;
-  #real = Date.now();
-  #speed = 1;
-
-  constructor(startAt: number) {
-    this.#base = startAt;
-  }
-
-  now(): number {
-    return this.#base + (Date.now() - this.#real) * this.#speed;
-  }
-
-  gear(speed: number): void {
-    this.#base = this.now();
-    this.#real = Date.now();
-    this.#speed = speed;
-  }
-
-  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    const until = this.now() + ms;
-    for (;;) {
-      const left = until - this.now();
-      if (left <= 0) return;
-      await realClock.sleep(Math.max(1, Math.min(left / this.#speed, 200)), signal);
-    }
-  }
-}
 
 const clock = new GearClock(Date.UTC(2026, 11, 3, 12, 0));
 let tmp: string;
