@@ -59,6 +59,8 @@ const WEST = "e2e-mc-west";
 const STEP_MS = defaultRetention.tiers[0]?.stepMs ?? 60_000;
 
 let ns = "";
+/** Core's and the webhooks' namespace: Wave's own, so never the workloads' (no spot policy may target it). */
+let waveNs = "";
 let poolA = "";
 let poolB = "";
 let work = "";
@@ -78,6 +80,7 @@ const procs: WaveProcess[] = [];
 before(async () => {
   await requireRig();
   ns = await createNamespace("multi");
+  waveNs = await createNamespace("multi-wave");
   poolA = `${ns}-a`;
   poolB = `${ns}-b`;
   for (const id of [EAST, WEST]) agentNs[id] = await createNamespace(`multi-${id.slice(-4)}`);
@@ -107,6 +110,7 @@ before(async () => {
 after(async () => {
   await stopAll(procs, 5_000);
   if (ns !== "") await deleteNamespace(ns).catch(() => undefined);
+  if (waveNs !== "") await deleteNamespace(waveNs).catch(() => undefined);
   for (const n of Object.values(agentNs)) await deleteNamespace(n).catch(() => undefined);
   for (const p of [poolA, poolB])
     if (p !== "") await remove("nodepools.karpenter.sh", p).catch(() => undefined);
@@ -153,7 +157,7 @@ async function scenario(t: TestContext): Promise<void> {
   const say = (msg: string): void => t.diagnostic(msg);
   const [api = 0, grpc = 0, mEast = 0, mWest = 0, hEast = 0, mIntruder = 0] = await freePorts(6);
   const core = startComponent(work, "core-0", "core", {
-    WAVE_NAMESPACE: ns,
+    WAVE_NAMESPACE: waveNs,
     WAVE_CLUSTER_ID: EAST,
     WAVE_PORT: String(api),
     WAVE_GRPC_PORT: String(grpc),
@@ -181,7 +185,7 @@ async function scenario(t: TestContext): Promise<void> {
   };
   const webhook = (cluster: string, port: number): WaveProcess => {
     const p = startComponent(work, `webhook-${cluster}`, "webhook", {
-      WAVE_NAMESPACE: ns,
+      WAVE_NAMESPACE: waveNs,
       WAVE_CLUSTER_ID: cluster,
       WAVE_SPOT_POLICIES_URL: `http://127.0.0.1:${api}/api/v1/clusters/${cluster}/policies/spot`,
       WAVE_VIEWER_TOKEN: tokens.viewer,

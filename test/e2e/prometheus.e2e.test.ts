@@ -37,6 +37,8 @@ const root = new URL("../../", import.meta.url).pathname;
 const PROMETHEUS = join(root, ".rig/bin/prometheus");
 
 let ns = "";
+/** Wave's own namespace: never the workload's (no spot policy may target Wave's namespaces). */
+let waveNs = "";
 let wave: Started | undefined;
 let dataDir = "";
 let prom: ChildProcess | undefined;
@@ -101,13 +103,14 @@ before(async () => {
   await requireRig();
   assert.ok(existsSync(PROMETHEUS), `Prometheus not built at ${PROMETHEUS}: run npm run prometheus:build`);
   ns = await createNamespace("e2e-prom");
+  waveNs = await createNamespace("e2e-prom-wave");
   dataDir = mkdtempSync(join(tmpdir(), "wave-e2e-prom-"));
   wave = await startWave(
     {
       ...DEFAULTS,
       kubeconfig: kubeconfigPath,
       clusterId: CLUSTER,
-      namespace: ns,
+      namespace: waveNs,
       port: 0,
       grpcPort: 0,
       webhookPort: 0,
@@ -124,7 +127,7 @@ before(async () => {
   const config0 = buildWebhookConfiguration({
     name: webhookConfig,
     caPem: readFileSync(join(dataDir, "tls", "ca.crt"), "utf8"),
-    waveNamespace: ns,
+    waveNamespace: waveNs,
     url: `https://127.0.0.1:${wave.webhookPort}/mutate`,
   });
   const hook = config0.webhooks?.[0];
@@ -196,6 +199,7 @@ after(async () => {
   await wave?.stop();
   if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true });
   if (ns !== "") await deleteNamespace(ns);
+  if (waveNs !== "") await deleteNamespace(waveNs);
 });
 
 test("a real Prometheus scrapes Wave on the rig: every dashboard panel returns data and the key figures equal the API's", async () => {
