@@ -174,12 +174,19 @@ async function nodeOf(b: Blocker): Promise<string> {
   );
 }
 
-const EXPECTED: Record<Blocker, { reason: string; kind: string; name: (node: string) => string }> = {
+/**
+ * Per blocker: its reason and object. consolidateAfter not yet elapsed is a wait, not a blocker
+ * (docs/consolidation.md): it ends by itself, so it is `waiting`, never `blocking`.
+ */
+const EXPECTED: Record<
+  Blocker,
+  { reason: string; kind: string; name: (node: string) => string; waits?: true }
+> = {
   pdb: { reason: "pdb", kind: "PodDisruptionBudget", name: () => "x-pdb" },
   dnd: { reason: "do-not-disrupt-pod", kind: "Pod", name: () => "" },
   budget: { reason: "budget", kind: "NodePool", name: () => poolOf("budget") },
   whenempty: { reason: "when-empty", kind: "NodePool", name: () => poolOf("whenempty") },
-  after: { reason: "consolidate-after", kind: "NodePool", name: () => poolOf("after") },
+  after: { reason: "consolidate-after", kind: "NodePool", name: () => poolOf("after"), waits: true },
 };
 
 async function removeBlocker(b: Blocker, xPod: string): Promise<void> {
@@ -270,14 +277,17 @@ test(
             const n = v.items.find((i) => i.node === nodes.get(b));
             const e = EXPECTED[b];
             const want = b === "dnd" ? (xPods.get(b) ?? "?") : e.name(n?.node ?? "");
-            if (
-              !n?.blockers.some(
-                (x) =>
-                  x.reason === e.reason && x.object.kind === e.kind && x.object.name === want && x.blocking,
-              )
-            )
+            const seen = n?.blockers.some(
+              (x) =>
+                x.reason === e.reason &&
+                x.object.kind === e.kind &&
+                x.object.name === want &&
+                (e.waits ? x.waiting && !x.blocking : x.blocking),
+            );
+            if (!n || !seen || n.savingsPerHour <= 0) {
+              log(`${b}: not yet explained: ${JSON.stringify(n ?? null)}`);
               return undefined;
-            if (n.savingsPerHour <= 0) return undefined;
+            }
             out.set(b, n);
           }
           return out;
@@ -388,11 +398,20 @@ test(
         assert.ok(typeof message === "string", `${name}: Karpenter's FailedScheduling Event`);
         assert.ok(got, name);
         // The API's reasons are Karpenter's message on the pod, part by part (the pools it left
-        // unnamed named from the NodePools' taints and labels).
+        // unnamed named from the NodePools' taints and labels); listed cheapest fix first, so the
+        // parts are compared as a multiset and the order by cost.
         assert.deepEqual(
-          got.reasons.map((r) => r.detail),
-          parseSchedulingMessage(message).map((r) => r.detail),
+          got.reasons.map((r) => r.detail).sort(),
+          parseSchedulingMessage(message)
+            .map((r) => r.detail)
+            .sort(),
           name,
+        );
+        const costs = got.reasons.map((r) => r.costPerHour ?? Infinity);
+        assert.deepEqual(
+          costs,
+          [...costs].sort((a, b) => a - b),
+          `${name}: cheapest fix first`,
         );
         assert.ok(got.waitingSeconds > 0);
         log(
