@@ -50,6 +50,24 @@ describe("warmup hits", () => {
     );
   });
 
+  it("makes no warmup pod while an older node has room for it, warms once that room is gone", async () => {
+    // Two warm slots wanted; n2 (empty, older than any warmup) is one. A warmup pod would be bound
+    // to n2 and removed at once, pass after pass, and n2 — never empty for long — never consolidated.
+    const { clock, kube, events, controller } = await setup({ maxWarmNodes: 2, cooldownSeconds: 0 });
+    await kube.create("Node", node("n2", "general", { cpu: "4", memory: "16Gi" }));
+    await clock.advance(3_600_000);
+    const c = controller();
+    await c.start();
+    await c.reconcile("general");
+    assert.deepEqual(await warmups(kube), []);
+    assert.deepEqual(events, []);
+    assert.equal(c.outcome("general")?.state, "idle");
+    // Karpenter consolidates the empty n2: no room left, so warm nodes are launched for the pool.
+    await kube.delete("Node", "n2");
+    await c.reconcile("general");
+    assert.equal((await warmups(kube)).length, 1);
+  });
+
   it("releases an old node carrying Wave's mark (an older build's) without counting a hit", async () => {
     const { clock, kube, events, controller } = await setup();
     await clock.advance(11 * 3_600_000);

@@ -757,8 +757,11 @@ test(
           { timeoutMs: 60_000 },
         );
 
-        // On again (two warm slots, so the released node does not satisfy it) and core restarted:
-        // the agent's warmup, on the policies it was sent (and remembered), warms again.
+        // On again with two warm slots and core restarted: the agent's warmup, on the policies it
+        // was sent (and remembered), warms again. The released node is empty room, one slot: no
+        // warmup pod while it is there (one would be bound to it and removed at once, issue 38,
+        // over and over, so Karpenter never found it empty); Karpenter consolidates it
+        // (consolidateAfter 10 s) and Wave then launches new warm nodes.
         const on = { ...policy, maxWarmNodes: 2 };
         assert.equal((await api(apiPort, "PUT", `/api/v1/policies/warmup/${pool}`, admin, on)).status, 200);
         assert.equal(await stop(core), 0, "core exits 0 on SIGTERM");
@@ -773,6 +776,9 @@ test(
         process.stderr.write(
           `[warmup] ${second.pod.metadata.name} on ${second.node.metadata.name}, protected\n`,
         );
+        assert.notEqual(second.node.metadata.name, first.node.metadata.name, "a new warm node");
+        const churn = agent.output.filter((l) => l.includes("warmup pod on an existing node removed"));
+        assert.deepEqual(churn, [], "no warmup pod was made for the released node's room");
         const cooldown = annotations(await get("nodepools.karpenter.sh", pool));
         assert.ok(
           cooldown[LAST_WARMUP_AT_ANNOTATION],

@@ -116,7 +116,10 @@ export type Detection =
  * Decides whether the pool needs (more) warm capacity for its largest pod. The pool has
  * `fitting nodes + warmup pods` slots for one more such pod (a warmup pod yields its room to any
  * real pod); it needs a warmup while that is below `target` (the policy's maxWarmNodes, 1 by
- * default: "somewhere for the next big pod to go at once").
+ * default: "somewhere for the next big pod to go at once") and no node has room for one: the
+ * scheduler would bind a warmup pod to that room before Karpenter launches anything, and a warmup
+ * pod on a node older than its warmup is removed at once — made and removed again every pass,
+ * keeping that node busy so Karpenter never consolidates it.
  */
 export function detect(input: PoolInputs, warmups = 0, target = 1): Detection {
   const active = input.workload.filter(isActivePod);
@@ -133,7 +136,7 @@ export function detect(input: PoolInputs, warmups = 0, target = 1): Detection {
     if (why.length === 0) nodes.push(name);
     else reasons[name] = why;
   }
-  if (nodes.length + warmups >= target) return { warmup: false, reason: "fits", nodes, largest };
+  if (nodes.length > 0 || warmups >= target) return { warmup: false, reason: "fits", nodes, largest };
   return { warmup: true, largest, nodes, reasons };
 }
 

@@ -106,6 +106,17 @@ describe("fit detection", () => {
     assert.equal(detect(input, 0, 0).warmup, false);
   });
 
+  it("wants no warmup while a node has room for the largest pod, whatever the target", () => {
+    // The scheduler would bind a warmup pod to that room, and a warmup pod on a node older than
+    // its warmup is removed at once: it would be made and removed again every pass.
+    const nodes = [node("n1", "general", { cpu: "4" }), node("n2", "general", { cpu: "4" })];
+    const full = pod("f", { cpu: "3", node: "n1" });
+    const input = { pool: nodePool("general"), nodes, podsByNode: podsByNodeName([full]), workload: [full] };
+    const d = detect(input, 0, 2);
+    assert.deepEqual(!d.warmup && d.reason === "fits" ? d.nodes : undefined, ["n2"]);
+    assert.equal(detect(input, 1, 3).warmup, false);
+  });
+
   it("respects taints the pod does not tolerate, and tolerations", () => {
     const taint = { key: "team", value: "a", effect: "NoSchedule" as const };
     const nodes = [node("n1", "general", { taints: [taint] })];
