@@ -17,6 +17,7 @@ import type {
   ThrashingDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
+import type { Clock } from "../../src/shared/clock.ts";
 import { createLogger } from "../../src/shared/log.ts";
 import { num, pct, usd } from "../../ui/src/format.ts";
 import { simulatedConfig } from "../support/wave.ts";
@@ -45,12 +46,14 @@ export async function startSimulated(
   clusterId: string,
   app: string,
   log: (msg: string) => void,
+  clock?: Clock,
 ): Promise<Started> {
   const w = await startWave(
     simulatedConfig(dataDir, clusterId),
     {},
     {
       log: createLogger({ level: "error", base: { app } }),
+      ...(clock ? { clock } : {}),
     },
   );
   const t0 = Date.now();

@@ -21,6 +21,7 @@ import {
   CHANGED_VIA_ANNOTATION,
   type SpotPolicyResource,
 } from "../../src/objects/policy-crds.ts";
+import { workloadKey, workloadName } from "../../src/policy/spot.ts";
 import { agree, open, shot, type Site } from "./console-pages.ts";
 import {
   apply,
@@ -127,15 +128,16 @@ test(
       log(`${ns}/${app}: ${REPLICAS} pods Running`);
 
       // 2. The Spot page as a viewer, the workload open; its editor asks for the admin token.
-      const key = `${ns}/Deployment/${app}`;
-      // The table shows it as "<namespace>/<name> Deployment".
-      const row = page.getByTestId("spot-row").filter({ hasText: `${ns}/${app}` });
+      // The URL selects the workload by its key; the console writes it as the CLI does
+      // (deployment/<namespace>/<name>): in the table and as the detail's heading.
+      const key = workloadKey({ namespace: ns, kind: "Deployment", name: app });
+      const written = workloadName({ namespace: ns, kind: "Deployment", name: app });
+      const row = page.getByTestId("spot-row").filter({ hasText: written });
       await open(site, page, `spot?workload=${encodeURIComponent(key)}`, site.viewer);
       const detail = page.getByTestId("spot-detail");
       await agree(
         "the workload's detail with its pods",
-        async () =>
-          (await detail.getByRole("heading", { name: new RegExp(key) }).count()) > 0 ? true : undefined,
+        async () => ((await detail.getByRole("heading", { name: written }).count()) > 0 ? true : undefined),
         60_000,
       );
       await detail.getByRole("button", { name: "Edit (admin)" }).click();
