@@ -132,6 +132,11 @@ describe("warmup view", () => {
     assert.equal(g.hitsCredited, 1);
     assert.deepEqual([g.hits, g.misses, g.created], [2, 1, 1]);
     assert.deepEqual(g.missesByReason, { ttl: 1 });
+    // Each hit as stored, newest first: the pod, its start, its warm time's start, what it saved.
+    assert.deepEqual(g.recentHits, [
+      { at: T0 - 90_000, node: "gone-1", pod: "apps/e", since: T0 - 300_000, seconds: null, saved: null },
+      { at: T0 - 100_000, node: "warm-1", pod: "apps/c", since: T0 - 450_000, seconds: 3, saved: 30 },
+    ]);
     // warm-1: launch (T0 − 400 s) → hit (T0 − 100 s) = 300 s; gone-1: since (T0 − 300 s) → hit = 210 s.
     const price = prices.price("c-4x-amd64-linux", "on-demand")?.usdPerHour ?? 0;
     assert.ok(price > 0);

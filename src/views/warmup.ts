@@ -279,6 +279,9 @@ function warmNodePrice(nodeName: string, ctx: PageContext): number | undefined {
   })?.usdPerHour;
 }
 
+/** How many of the range's hits the page lists one by one (the counts cover them all). */
+const RECENT_HITS = 20;
+
 /** Start times over the range: cold (core's cold starts) and warm (the hits' measured starts). */
 function startTimes(o: PoolObjects, ctx: PageContext) {
   const hits = o.events.filter((e) => e.type === "hit");
@@ -292,6 +295,17 @@ function startTimes(o: PoolObjects, ctx: PageContext) {
     warmNotFaster: cold !== null && warm !== null && warm.seconds >= cold.seconds,
     timeSavedSeconds: timeSavedOf(hits),
     hitsCredited: hits.filter((h) => (h.saved ?? 0) > 0).length,
+    recentHits: [...hits]
+      .sort((a, b) => b.at - a.at)
+      .slice(0, RECENT_HITS)
+      .map((h) => ({
+        at: h.at,
+        node: h.node ?? "",
+        pod: h.pod ?? null,
+        since: h.since ?? null,
+        seconds: h.seconds ?? null,
+        saved: h.saved ?? null,
+      })),
   };
 }
 
