@@ -144,6 +144,52 @@ describe("warmup view", () => {
     assert.equal(g.state, "idle");
   });
 
+  it("charges a warm node from its claim's launch, which names no node yet", () => {
+    // Karpenter sets a NodeClaim's node name at registration: its Launched row has none.
+    const row = (phase: "Launched" | "Registered", at: number, nodeName?: string) => ({
+      clusterId: "c",
+      nodeClaim: "warm-nc",
+      nodeClaimUid: "u-warm",
+      nodePool: "general",
+      ...(nodeName === undefined ? {} : { nodeName }),
+      instanceType: "c-4x-amd64-linux",
+      capacityType: "on-demand",
+      phase,
+      at,
+    });
+    const view = buildWarmupView({
+      clusterId: "c",
+      coldStarts: [],
+      state: {
+        nodePools: () => [nodePool("general")],
+        nodes: () => [nodeAt("warm-1", T0 - 370_000)],
+        pods: () => [],
+      },
+      policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true }]]),
+      defaults: DEFAULT_POLICY,
+      events: [
+        {
+          clusterId: "c",
+          pool: "general",
+          type: "hit",
+          at: T0 - 100_000,
+          node: "warm-1",
+          pod: "apps/c",
+          since: T0 - 410_000,
+          seconds: 1,
+        },
+      ],
+      lifecycle: [row("Launched", T0 - 400_000), row("Registered", T0 - 370_000, "warm-1")],
+      prices,
+      now: T0,
+      from: T0 - 3_600_000,
+      to: T0,
+    });
+    const price = prices.price("c-4x-amd64-linux", "on-demand")?.usdPerHour ?? 0;
+    // Launch (T0 − 400 s) → hit (T0 − 100 s): 300 s, not the 270 s from its registration.
+    assert.ok(Math.abs((view.pools[0]?.warmCostUsd ?? 0) - (price * 300) / 3600) < 1e-12);
+  });
+
   it("says why a pool is not warming", () => {
     const n = nodeAt("n1", T0 - 3_600_000);
     const small = pod("small", "n1", "100m", "128Mi");
