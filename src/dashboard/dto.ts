@@ -428,6 +428,20 @@ export const WarmupPoolSchema = Obj({
   timeSavedSeconds: Num,
   /** Hits that saved time (a measured start faster than the pool's cold start). */
   hitsCredited: Int,
+  /**
+   * The range's last hits (at most 20), newest first, as core stored them: the pod, its measured
+   * start (null: counted without one), when the warm time began and what it saved.
+   */
+  recentHits: Type.Array(
+    Obj({
+      at: Num,
+      node: Str,
+      pod: Nullable(Str),
+      since: Nullable(Num),
+      seconds: Nullable(Num),
+      saved: Nullable(Num),
+    }),
+  ),
   /** What Wave's warm capacity cost over the range (from the warmup's node launch to its first real pod, expiry or release). */
   warmCostUsd: Num,
   warmCostPerHourNow: Num,

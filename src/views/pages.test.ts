@@ -132,11 +132,62 @@ describe("warmup view", () => {
     assert.equal(g.hitsCredited, 1);
     assert.deepEqual([g.hits, g.misses, g.created], [2, 1, 1]);
     assert.deepEqual(g.missesByReason, { ttl: 1 });
+    // Each hit as stored, newest first: the pod, its start, its warm time's start, what it saved.
+    assert.deepEqual(g.recentHits, [
+      { at: T0 - 90_000, node: "gone-1", pod: "apps/e", since: T0 - 300_000, seconds: null, saved: null },
+      { at: T0 - 100_000, node: "warm-1", pod: "apps/c", since: T0 - 450_000, seconds: 3, saved: 30 },
+    ]);
     // warm-1: launch (T0 − 400 s) → hit (T0 − 100 s) = 300 s; gone-1: since (T0 − 300 s) → hit = 210 s.
     const price = prices.price("c-4x-amd64-linux", "on-demand")?.usdPerHour ?? 0;
     assert.ok(price > 0);
     assert.ok(Math.abs(g.warmCostUsd - (price * 510) / 3600) < 1e-9);
     assert.equal(g.state, "idle");
+  });
+
+  it("charges a warm node from its claim's launch, which names no node yet", () => {
+    // Karpenter sets a NodeClaim's node name at registration: its Launched row has none.
+    const row = (phase: "Launched" | "Registered", at: number, nodeName?: string) => ({
+      clusterId: "c",
+      nodeClaim: "warm-nc",
+      nodeClaimUid: "u-warm",
+      nodePool: "general",
+      ...(nodeName === undefined ? {} : { nodeName }),
+      instanceType: "c-4x-amd64-linux",
+      capacityType: "on-demand",
+      phase,
+      at,
+    });
+    const view = buildWarmupView({
+      clusterId: "c",
+      coldStarts: [],
+      state: {
+        nodePools: () => [nodePool("general")],
+        nodes: () => [nodeAt("warm-1", T0 - 370_000)],
+        pods: () => [],
+      },
+      policies: new Map([["general", { ...DEFAULT_POLICY, enabled: true }]]),
+      defaults: DEFAULT_POLICY,
+      events: [
+        {
+          clusterId: "c",
+          pool: "general",
+          type: "hit",
+          at: T0 - 100_000,
+          node: "warm-1",
+          pod: "apps/c",
+          since: T0 - 410_000,
+          seconds: 1,
+        },
+      ],
+      lifecycle: [row("Launched", T0 - 400_000), row("Registered", T0 - 370_000, "warm-1")],
+      prices,
+      now: T0,
+      from: T0 - 3_600_000,
+      to: T0,
+    });
+    const price = prices.price("c-4x-amd64-linux", "on-demand")?.usdPerHour ?? 0;
+    // Launch (T0 − 400 s) → hit (T0 − 100 s): 300 s, not the 270 s from its registration.
+    assert.ok(Math.abs((view.pools[0]?.warmCostUsd ?? 0) - (price * 300) / 3600) < 1e-12);
   });
 
   it("says why a pool is not warming", () => {

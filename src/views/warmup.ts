@@ -64,14 +64,22 @@ export function priceOfWith(prices: PriceProvider, nodes: () => readonly Node[] 
 
 type Launch = { at: number; instanceType?: string; capacityType?: string; zone?: string };
 
-/** Each node's first Launched/Registered lifecycle row: when (and as what) it was launched. */
+/**
+ * Each node's first Launched/Registered lifecycle row: when (and as what) it was launched. A
+ * claim's Launched row names no node (Karpenter sets the node name at registration), so a node's
+ * rows are its claim's: found through any row of that claim that names the node.
+ */
 function launches(lifecycle: readonly LifecycleEvent[]): Map<string, Launch> {
+  const claim = (l: LifecycleEvent): string => `${l.nodeClaimUid}\u0000${l.nodeClaim}`;
+  const nodeOfClaim = new Map<string, string>();
+  for (const l of lifecycle) if (l.nodeName !== undefined) nodeOfClaim.set(claim(l), l.nodeName);
   const out = new Map<string, Launch>();
   for (const l of lifecycle) {
-    if (l.nodeName === undefined || (l.phase !== "Launched" && l.phase !== "Registered")) continue;
-    const cur = out.get(l.nodeName);
+    const nodeName = l.nodeName ?? nodeOfClaim.get(claim(l));
+    if (nodeName === undefined || (l.phase !== "Launched" && l.phase !== "Registered")) continue;
+    const cur = out.get(nodeName);
     if (cur === undefined || l.at < cur.at)
-      out.set(l.nodeName, {
+      out.set(nodeName, {
         at: l.at,
         ...(l.instanceType ? { instanceType: l.instanceType } : {}),
         ...(l.capacityType ? { capacityType: l.capacityType } : {}),
@@ -279,6 +287,9 @@ function warmNodePrice(nodeName: string, ctx: PageContext): number | undefined {
   })?.usdPerHour;
 }
 
+/** How many of the range's hits the page lists one by one (the counts cover them all). */
+const RECENT_HITS = 20;
+
 /** Start times over the range: cold (core's cold starts) and warm (the hits' measured starts). */
 function startTimes(o: PoolObjects, ctx: PageContext) {
   const hits = o.events.filter((e) => e.type === "hit");
@@ -292,6 +303,17 @@ function startTimes(o: PoolObjects, ctx: PageContext) {
     warmNotFaster: cold !== null && warm !== null && warm.seconds >= cold.seconds,
     timeSavedSeconds: timeSavedOf(hits),
     hitsCredited: hits.filter((h) => (h.saved ?? 0) > 0).length,
+    recentHits: [...hits]
+      .sort((a, b) => b.at - a.at)
+      .slice(0, RECENT_HITS)
+      .map((h) => ({
+        at: h.at,
+        node: h.node ?? "",
+        pod: h.pod ?? null,
+        since: h.since ?? null,
+        seconds: h.seconds ?? null,
+        saved: h.saved ?? null,
+      })),
   };
 }
 

@@ -73,6 +73,7 @@ const pool = (over: Partial<WarmupPoolDto> = {}): WarmupPoolDto => ({
   timeSavedSeconds: 56,
   warmNotFaster: false,
   hitsCredited: 2,
+  recentHits: [],
   warmCostUsd: 0.12,
   warmCostPerHourNow: 0.19,
   newNodeCostPerHour: 0.19,
