@@ -105,7 +105,8 @@ export const commands: readonly Command[] = [
   {
     name: "agent",
     service: true,
-    summary: "stream cluster state to core (in-cluster; leader-elected)",
+    summary:
+      "stream cluster state to core; the warmup controller (WarmupPolicy resources) (in-cluster; leader-elected)",
     usage:
       "Usage: wave agent --core-address https://HOST:PORT --agent-token T [--agent-tls-dir DIR] [flags]\n\n",
     globals: [
@@ -120,27 +121,31 @@ export const commands: readonly Command[] = [
       "agent-tls-dir",
       "metrics-port",
       "warmup-namespace",
+      "warmup-policy-source",
     ],
     run: async (ctx) => (await import("./agent-component.ts")).agentCommand(ctx),
   },
   {
     name: "core",
     service: true,
-    summary: "history, dashboard API + UI, agent ingest, warmup controller (leader-elected)",
+    summary: "history, dashboard API + UI, agent ingest; policy edits go to the agent, which applies the CRs",
     usage: "Usage: wave core --grpc-tls-dir DIR --agent-token T --admin-token A --viewer-token V [flags]\n\n",
     run: async (ctx) => (await import("./core-component.ts")).coreCommand(ctx),
   },
   {
     name: "webhook",
     service: true,
-    summary: "spot-placement admission webhook (policies pulled from core)",
-    usage: "Usage: wave webhook --spot-policies-url URL --viewer-token V --webhook-tls-dir DIR [flags]\n\n",
+    summary: "spot-placement admission webhook (SpotPolicy resources through its own informer)",
+    usage:
+      "Usage: wave webhook --webhook-tls-dir DIR --viewer-token V [flags]\n" +
+      "       (--spot-policy-source core --spot-policies-url URL: core's set instead; deprecated)\n\n",
     globals: [
       ...kubeGlobals,
       ...logGlobals,
       "host",
       "pod-name",
       "viewer-token",
+      "spot-policy-source",
       "spot-policies-url",
       "webhook-tls-dir",
       "webhook-port",

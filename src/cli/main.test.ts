@@ -96,6 +96,25 @@ describe("wave CLI", () => {
     assert.equal(count(cleanup, "admin-token"), 0);
   });
 
+  it("--help describes policies as resources and warmup in the agent (issue 44: no drift)", async () => {
+    const help = async (...argv: string[]): Promise<string> => {
+      const io = capture();
+      assert.equal(await run([...argv, "--help"], io), 0);
+      return io.stdout.join("");
+    };
+    const top = await help();
+    const line = (name: string): string => top.split("\n").find((l) => l.startsWith(`  ${name} `)) ?? "";
+    assert.match(line("agent"), /warmup controller/);
+    assert.doesNotMatch(line("core"), /warmup/, "warmup runs in the agent (ADR 0014)");
+    assert.match(line("spot"), /SpotPolicy resources/);
+    assert.match(line("warmup"), /WarmupPolicy resources/);
+    assert.doesNotMatch(line("webhook"), /pulled from core/);
+    const webhook = await help("webhook");
+    assert.match(webhook, /--spot-policy-source /, "the webhook reads it");
+    assert.doesNotMatch(webhook.split("\n").find((l) => l.startsWith("Usage:")) ?? "", /spot-policies-url/);
+    assert.match(await help("agent"), /--warmup-policy-source /, "the agent reads it");
+  });
+
   it("prints a bash completion that completes commands, verbs and each command's flags", async () => {
     const io = capture();
     assert.equal(await run(["completion", "bash"], io), 0);

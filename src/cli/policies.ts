@@ -322,7 +322,7 @@ const policiesPath = (ctx: CommandContext, rest: string): string =>
 export const policyCommands: Command[] = [
   {
     name: "spot",
-    summary: "list, set or delete spot placement policies (wave spot set deployment/ns/name --threshold 3)",
+    summary: "list, set or delete SpotPolicy resources (wave spot set deployment/ns/name --threshold 3)",
     usage:
       "Usage: wave spot list\n       wave spot set KIND/NAMESPACE/NAME --threshold N [--strategy prefer|require] [--percent-above-base P]\n                [--repair on|off|dry-run]  (dry-run: report the evictions it would make, make none)\n                [--force]  (set it though core sees no pod of the workload)\n                [--kubeconfig FILE]  (no --server: apply the SpotPolicy CR to that cluster directly;\n                 --force then takes fields other field managers own)\n       wave spot delete KIND/NAMESPACE/NAME\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
       outputHelp +
@@ -392,7 +392,7 @@ export const policyCommands: Command[] = [
   {
     name: "warmup",
     summary:
-      "list, set or delete node warmup policies per NodePool (wave warmup set general --max-warm-nodes 1)",
+      "list, set or delete WarmupPolicy resources per NodePool (wave warmup set general --max-warm-nodes 1)",
     usage:
       "Usage: wave warmup list\n       wave warmup set NODEPOOL [--disable] [--max-warm-nodes N] [--ttl SECONDS] [--cooldown SECONDS] [--max-cost-per-hour USD] [--no-pre-pull]\n                  [--force]  (set it though core sees no such NodePool in the cluster)\n       wave warmup delete NODEPOOL\n  --server URL  core's API (default: the wave start running on --data-dir, else http://127.0.0.1:<port>)\n  --cluster-id ID  the cluster whose policies these are (default: core's own)\n" +
       outputHelp +

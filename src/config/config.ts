@@ -338,7 +338,7 @@ const FIELDS: Record<Key, { kind: Kind; flag: string; env: string; help: string 
     kind: "string",
     flag: "spot-policies-url",
     env: "WAVE_SPOT_POLICIES_URL",
-    help: "URL the webhook pulls spot policies from",
+    help: "core's spot policy URL (--spot-policy-source core; given alone, implies it)",
   },
   spotPolicySource: {
     kind: "policySource",

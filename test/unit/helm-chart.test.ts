@@ -859,23 +859,29 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
     );
   });
 
-  it("keeps Wave's own pods off Karpenter's spot nodes by default; preferred, off or replaced by a component's nodeAffinity", () => {
+  it("keeps Wave's own pods off Karpenter's (spot) nodes by default; preferred, off or replaced by a component's nodeAffinity", () => {
     const nodeAffinity = (d: Obj[], c: string) =>
       field(named(d, "Deployment", `wave-${c}`), "spec", "template", "spec", "affinity", "nodeAffinity");
     const notSpot = {
       matchExpressions: [{ key: "karpenter.sh/capacity-type", operator: "NotIn", values: ["spot"] }],
     };
+    // avoidKarpenterNodes (issue 44) adds karpenter.sh/nodepool DoesNotExist: helm-placement.test.ts.
+    const notKarpenter = { key: "karpenter.sh/nodepool", operator: "DoesNotExist" };
     for (const c of ["agent", "core", "webhook"])
       assert.deepEqual(
         nodeAffinity(docs, c),
-        { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [notSpot] } },
+        {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [...notSpot.matchExpressions, notKarpenter] }],
+          },
+        },
         c,
       );
-    const preferred = render(["--set", "avoidSpotNodes=preferred"]);
+    const preferred = render(["--set", "avoidSpotNodes=preferred", "--set", "avoidKarpenterNodes=none"]);
     assert.deepEqual(nodeAffinity(preferred, "core"), {
       preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: notSpot }],
     });
-    const none = render(["--set", "avoidSpotNodes=none"]);
+    const none = render(["--set", "avoidSpotNodes=none", "--set", "avoidKarpenterNodes=none"]);
     assert.equal(nodeAffinity(none, "webhook"), undefined);
     const own = render([
       "--set",
@@ -889,7 +895,9 @@ describe("helm chart deploy/helm/wave: production conventions", { skip }, () => 
       },
     });
     assert.deepEqual(nodeAffinity(own, "core"), {
-      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [notSpot] },
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [...notSpot.matchExpressions, notKarpenter] }],
+      },
     });
   });
 

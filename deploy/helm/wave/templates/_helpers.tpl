@@ -117,15 +117,31 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- /* avoidSpotNodes: Wave's own pods off spot nodes, unless the component's affinity has a nodeAffinity. */}}
+{{- /* avoidSpotNodes and avoidKarpenterNodes: Wave's own pods off spot nodes and off Karpenter's
+  nodes (which consolidation moves), unless the component's affinity has a nodeAffinity. Both
+  required: one term with both expressions; preferred: a preference each. */}}
 {{- $affinity := deepCopy (default (dict) .c.affinity) }}
-{{- $avoid := .ctx.Values.avoidSpotNodes }}
-{{- if and (ne $avoid "none") (not (hasKey $affinity "nodeAffinity")) }}
-{{- $notSpot := dict "matchExpressions" (list (dict "key" "karpenter.sh/capacity-type" "operator" "NotIn" "values" (list "spot"))) }}
-{{- if eq $avoid "required" }}
-{{- $_ := set $affinity "nodeAffinity" (dict "requiredDuringSchedulingIgnoredDuringExecution" (dict "nodeSelectorTerms" (list $notSpot))) }}
-{{- else }}
-{{- $_ := set $affinity "nodeAffinity" (dict "preferredDuringSchedulingIgnoredDuringExecution" (list (dict "weight" 100 "preference" $notSpot))) }}
+{{- if not (hasKey $affinity "nodeAffinity") }}
+{{- $required := list }}
+{{- $preferred := list }}
+{{- $notSpot := dict "key" "karpenter.sh/capacity-type" "operator" "NotIn" "values" (list "spot") }}
+{{- $notKarpenter := dict "key" "karpenter.sh/nodepool" "operator" "DoesNotExist" }}
+{{- range $rule := list (list .ctx.Values.avoidSpotNodes $notSpot) (list .ctx.Values.avoidKarpenterNodes $notKarpenter) }}
+{{- if eq (index $rule 0) "required" }}
+{{- $required = append $required (index $rule 1) }}
+{{- else if eq (index $rule 0) "preferred" }}
+{{- $preferred = append $preferred (dict "weight" 100 "preference" (dict "matchExpressions" (list (index $rule 1)))) }}
+{{- end }}
+{{- end }}
+{{- $node := dict }}
+{{- with $required }}
+{{- $_ := set $node "requiredDuringSchedulingIgnoredDuringExecution" (dict "nodeSelectorTerms" (list (dict "matchExpressions" .))) }}
+{{- end }}
+{{- with $preferred }}
+{{- $_ := set $node "preferredDuringSchedulingIgnoredDuringExecution" . }}
+{{- end }}
+{{- with $node }}
+{{- $_ := set $affinity "nodeAffinity" . }}
 {{- end }}
 {{- end }}
 {{- with $affinity }}
