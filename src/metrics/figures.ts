@@ -197,7 +197,10 @@ export function clusterFigures(input: ClusterInput, out: Figures = emptyFigures(
   }
   // Warm cost over the window: every pool the state knows (0 when none warm) and any it lost.
   if (input.warmCost) {
-    const names = new Set([...state.nodePools().map((p) => p.metadata.name ?? ""), ...Object.keys(input.warmCost)]);
+    const names = new Set([
+      ...state.nodePools().map((p) => p.metadata.name ?? ""),
+      ...Object.keys(input.warmCost),
+    ]);
     for (const name of names)
       if (name !== "") push("wave_warmup_warm_cost_dollars", { nodepool: name }, input.warmCost[name] ?? 0);
   }

@@ -110,7 +110,16 @@ describe("savings, each labelled with its scope", () => {
     allocatable: { cpu: 8, memoryBytes: 2 ** 33 },
     disruptionsLastHour: 0,
     thrashingPools: [],
-    warmup: { warmNodes: 0, costPerHour: 0, hits: 0, misses: 0, timeSavedSeconds: 0, warmCostUsd: 0, from: 0, to: 0 },
+    warmup: {
+      warmNodes: 0,
+      costPerHour: 0,
+      hits: 0,
+      misses: 0,
+      timeSavedSeconds: 0,
+      warmCostUsd: 0,
+      from: 0,
+      to: 0,
+    },
   };
   const line = { name: "x", actualUsd: 1, onDemandUsd: 2, savedUsd: 1, savedShare: 0.5 };
   const savings: SavingsDto = {
@@ -153,7 +162,10 @@ describe("savings, each labelled with its scope", () => {
     const live: LiveDto = { overview: { ...overview, warmup }, nodePools: [] };
     render(<Overview ctx={ctxFor({ live })} />);
     const card = await screen.findByTestId("overview-warm");
-    assert.match(card.closest(".card")?.textContent ?? card.textContent, /4 hits \/ 1 misses \(24 h\).*warm cost \$1\.27/);
+    assert.match(
+      card.closest(".card")?.textContent ?? card.textContent,
+      /4 hits \/ 1 misses \(24 h\).*warm cost \$1\.27/,
+    );
   });
 
   it("says the Spot page's savings are the managed workloads' share, and where the Overview's differ", async () => {

@@ -168,7 +168,9 @@ interface Cached extends WarmupWindow {
 export class DurableWarmupStats {
   readonly clusterId: string;
   readonly windowMs: number;
-  readonly #o: Required<Omit<DurableWarmupStatsOptions, "store" | "clusterId" | "clock" | "log" | "warmCost">>;
+  readonly #o: Required<
+    Omit<DurableWarmupStatsOptions, "store" | "clusterId" | "clock" | "log" | "warmCost">
+  >;
   readonly #warmCost: DurableWarmupStatsOptions["warmCost"];
   readonly #store: DurableWarmupStatsOptions["store"];
   readonly #clock: Clock;
