@@ -264,7 +264,7 @@ describe(`warmup on the embedded cluster, ${String(HOURS)} simulated hours`, { t
       window = to;
       last = disagreements(figures);
       t.diagnostic(
-        `attempt ${String(attempt)}: ${String(figures.length)} figures, ${String(last.length)} disagree${sameWindow ? "" : " (window re-read meanwhile)"}`,
+        `attempt ${String(attempt)}: ${String(figures.length)} figures, ${String(last.length)} disagree${sameWindow ? "" : " (window re-read meanwhile)"}${last.length > 0 ? `: ${last.join("; ")}` : ""}`,
       );
       if (sameWindow && last.length === 0) break;
     }
