@@ -159,6 +159,7 @@ export async function startCoreComponent(
       clock,
       log,
       figures,
+      prices,
       resources: async (id) =>
         hub.get(id) && (await store.policyMigration(id))
           ? warmupPoliciesOf(

@@ -32,6 +32,7 @@ import { workloadPodCounts, workloadPodsRows } from "../dashboard/figures/worklo
 import type { PoolSample } from "../core/history/series.ts";
 import type { SavingsRow, Store } from "../core/store/store.ts";
 import { savingsRates } from "../dashboard/figures/savings.ts";
+import { warmCostReader } from "../metrics/warm-cost-reader.ts";
 import { registerDashboardMetrics, storedSpotPolicies, type DashboardMetrics } from "../metrics/collector.ts";
 import { poolSamplesOf } from "../dashboard/views.ts";
 import type { PriceProvider } from "../pricing/types.ts";
@@ -42,8 +43,13 @@ import { warmupCounts, type WarmupTotals } from "../warmup/stats.ts";
 import { ColdStartRecorder } from "../core/warmup/cold-starts.ts";
 import type { ClusterState } from "../state/cluster.ts";
 
-/** A cluster's warmup hits, misses and time saved, priced at its measured cold starts. */
-export type WarmupTotalsOf = (clusterId: string) => WarmupTotals;
+/**
+ * A cluster's warmup hits, misses, time saved (priced at its measured cold starts) and warm cost
+ * over core's window [from, to).
+ */
+export type WarmupTotalsOf = (
+  clusterId: string,
+) => WarmupTotals & Partial<{ warmCostUsd: number; from: number; to: number }>;
 import { DurableWarmupStats } from "../core/warmup/stats-store.ts";
 import { WarmupRelay, type PolicyRow } from "../core/warmup/relay.ts";
 import { spotPoliciesOf } from "../console/policy-crs.ts";
@@ -177,16 +183,23 @@ export function coreWarmup(o: {
   clock: Clock;
   log: Logger;
   figures: DashboardMetrics;
+  /** Warm nodes' prices (the window's warm cost); without them, no warm cost is read. */
+  prices?: PriceProvider;
   /** The cluster's WarmupPolicy resources as the stream's policies, once they are the truth. */
   resources?: (clusterId: string) => Promise<PolicyRow[] | undefined>;
 }): { relay: WarmupRelay; totals: WarmupTotalsOf; coldStarts: ColdStartRecorder } {
-  // Hits and misses per cluster, folded from the stored events (what every replica shows).
+  // Hits, misses, time saved and warm cost per cluster over one window of the stored events
+  // (what every replica shows): the Overview's and /metrics' warm cost is the Warmup page's.
   const stats = new DurableWarmupStats({
     store: o.store,
     clusterId: o.clusterId,
     clock: o.clock,
     log: o.log,
+    ...(o.prices
+      ? { warmCost: warmCostReader({ store: o.store, state: (id) => o.hub.state(id), prices: o.prices }) }
+      : {}),
   });
+  o.figures.warmCost = (clusterId) => stats.window(clusterId).warmCost;
   // Cold starts from every cluster's state, as its pods become Ready (what a hit saves against).
   const coldStarts = new ColdStartRecorder({ store: o.store, log: o.log });
   for (const c of o.hub.clusters()) coldStarts.attach(c.id, c.state);
@@ -202,7 +215,12 @@ export function coreWarmup(o: {
       for (const e of events) o.figures.events.warmup(clusterId, e, e.type === "hit" ? (e.saved ?? 0) : 0);
     },
   });
-  return { relay, coldStarts, totals: (clusterId) => warmupCounts(stats.counters(clusterId)) };
+  const totals: WarmupTotalsOf = (clusterId) => {
+    const w = stats.window(clusterId);
+    const warmCostUsd = Object.values(w.warmCost).reduce((a, b) => a + b, 0);
+    return { ...warmupCounts(w.counters), warmCostUsd, from: w.from, to: w.to };
+  };
+  return { relay, coldStarts, totals };
 }
 
 /** What the API's routes need (startApi's, and the fuzzer's app built the same way). */

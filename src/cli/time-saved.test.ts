@@ -3,6 +3,8 @@
 // own measured start, never negative, stored with the hit. Core's real parts — its state's cold
 // start recorder, the warmup relay, the API and /metrics — fed one cluster: the Overview, the
 // Warmup page and wave_warmup_time_saved_seconds_total agree, and the sum only grows with hits.
+// Warm cost too (issue 38): the Overview's and wave_warmup_warm_cost_dollars are the page's
+// figure over core's window (src/views/warm-cost.ts), each warm node from its launch to its end.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
@@ -14,7 +16,7 @@ import type { Store } from "../core/store/store.ts";
 import type { OverviewDto, WarmupViewDto } from "../dashboard/dto.ts";
 import { NODE_POOL_LABEL } from "../objects/karpenter.ts";
 import type { WireObject } from "../wire/wire.ts";
-import { KwokPriceProvider } from "../pricing/kwok.ts";
+import { KwokPriceProvider, kwokOnDemandPrice } from "../pricing/kwok.ts";
 import { FakeClock } from "../shared/clock.ts";
 import { silentLogger } from "../shared/log.ts";
 import { Registry } from "../shared/metrics.ts";
@@ -25,6 +27,7 @@ import type { WarmupRelay } from "../core/warmup/relay.ts";
 const NOW = Date.parse("2026-03-02T12:00:00Z");
 const MIN = 60_000;
 const V = { authorization: "Bearer v-token" };
+const WARM_TYPE = "c-4x-amd64-linux";
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 let store: Store;
@@ -82,7 +85,21 @@ before(async () => {
   await connectTestCluster(hub, NOW - 60 * MIN, { agentVersion: "test" });
   const metrics = new Registry();
   const figures = dashboardMetrics({ metrics, hub, prices: new KwokPriceProvider(), store, clock });
-  const warmup = coreWarmup({ store, hub, clusterId: "c1", clock, log: silentLogger, figures });
+  const prices = new KwokPriceProvider();
+  const warmup = coreWarmup({ store, hub, clusterId: "c1", clock, log: silentLogger, figures, prices });
+  // w1 and w4 were launched for their warmups (w4 before its warmup began: priced from `since`).
+  const launched = (node: string, at: number) => ({
+    clusterId: "c1",
+    nodeClaim: `${node}-claim`,
+    nodeClaimUid: `${node}-uid`,
+    nodePool: "general",
+    nodeName: node,
+    instanceType: WARM_TYPE,
+    capacityType: "on-demand",
+    phase: "Launched" as const,
+    at,
+  });
+  await store.write({ lifecycle: [launched("w1", NOW - 15 * MIN), launched("w4", NOW - 18 * MIN)] });
   relay = warmup.relay;
   // general's pods that waited for a new node started in 60, 70 and 80 s; batch's in 40 s. A pod
   // that found room on an older node (old-1) is no cold start, nor is Wave's own pod.
@@ -222,5 +239,35 @@ describe("warmup time saved: one figure", () => {
     const g = (await page()).pools.find((x) => x.nodePool === "general");
     assert.equal(g?.warmNotFaster, true, "warm median 200 s ≥ cold 70 s");
     assert.equal(g.timeSavedSeconds, 67);
+  });
+});
+
+describe("warm cost: one figure", () => {
+  it("is each warm node's price from its warmup's launch to its end, on the Overview, the Warmup page and /metrics", async () => {
+    // w1: launched 15 min before, hit 10 min before: 5 min. w4: its warmup began 17 min before
+    // (after its launch), missed 7 min before: 10 min. Others have no launch row: no price.
+    const price = kwokOnDemandPrice(4, 4 * 2 * 2 ** 30);
+    const expected = (price * 15) / 60;
+    const o = await overview();
+    assert.ok(Math.abs(o.warmup.warmCostUsd - expected) < 1e-9, `${o.warmup.warmCostUsd} ≠ ${expected}`);
+    assert.equal(o.warmup.to - o.warmup.from, 24 * 3_600_000 + 1, "the window core read");
+    const p = await getOk<WarmupViewDto>(
+      app,
+      `/api/v1/clusters/c1/warmup?from=${o.warmup.from}&to=${o.warmup.to}`,
+      V,
+    );
+    const g = p.pools.find((x) => x.nodePool === "general");
+    assert.equal(g?.warmCostUsd, o.warmup.warmCostUsd);
+    const text = (await app.inject({ url: "/metrics", headers: V })).body;
+    const sample = (pool: string): number =>
+      Number(
+        text
+          .split("\n")
+          .find((l) => l.startsWith(`wave_warmup_warm_cost_dollars{cluster="c1",nodepool="${pool}"}`))
+          ?.split(" ")
+          .at(-1),
+      );
+    assert.equal(sample("general"), g.warmCostUsd);
+    assert.equal(sample("batch"), 0);
   });
 });

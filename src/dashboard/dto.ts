@@ -64,9 +64,15 @@ export type SpotRatioDto = Static<typeof SpotRatioSchema>;
 export const WarmupStatsSchema = Obj({
   warmNodes: Int,
   costPerHour: Num,
+  /** Over the window [from, to) (core's: the last 24 h), as the Warmup page over that range. */
   hits: Int,
   misses: Int,
   timeSavedSeconds: Num,
+  /** Warm nodes' cost from the launch a warmup caused to first real pod, expiry or release. */
+  warmCostUsd: Num,
+  /** The window's bounds (ms); both 0 before core first read it. */
+  from: Num,
+  to: Num,
 });
 export type WarmupStatsDto = Static<typeof WarmupStatsSchema>;
 

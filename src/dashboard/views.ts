@@ -52,6 +52,9 @@ export const ZERO_WARMUP: Readonly<WarmupStatsDto> = Object.freeze({
   hits: 0,
   misses: 0,
   timeSavedSeconds: 0,
+  warmCostUsd: 0,
+  from: 0,
+  to: 0,
 });
 
 export interface ViewInput {

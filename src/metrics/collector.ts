@@ -27,6 +27,11 @@ export interface DashboardMetricsDeps {
 
 export interface DashboardMetrics {
   events: EventMetrics;
+  /**
+   * A cluster's warm cost per pool over core's warmup window (the Overview's): set by core's
+   * warmup (cli/parts.ts coreWarmup), which is built after the metrics.
+   */
+  warmCost?: ((clusterId: string) => Readonly<Record<string, number>> | undefined) | undefined;
   /** Stops feeding the event counters from the hub. */
   close(): void;
 }
@@ -39,6 +44,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
   const events = new EventMetrics(registry);
   const views = deps.views ?? new Views({ hub: deps.hub, prices: deps.prices, thrashing: deps.thrashing });
   const off = deps.hub.onBatch((b) => events.batch(b));
+  const out: DashboardMetrics = { events, close: off };
 
   registry.beforeScrape(async () => {
     const now = deps.now();
@@ -65,6 +71,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
           thrashing,
           spotPolicies: policies,
           basis: cv.basis(now),
+          warmCost: out.warmCost?.(c.id),
           // The same views as GET …/consolidation and …/pending.
           ...clusterExplanations(c, deps.hub, cv.prices(now), now),
         },
@@ -79,7 +86,7 @@ export function registerDashboardMetrics(registry: Registry, deps: DashboardMetr
       for (const s of samples) g.set(s.value, s.labels);
     }
   });
-  return { events, close: off };
+  return out;
 }
 
 /** The stored spot policies that still validate (a stored row that no longer does is skipped). */

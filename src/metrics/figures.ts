@@ -48,6 +48,8 @@ export const GAUGES = {
     "1 while a pool is flagged as thrashing (severity warning or critical: medium or high; low is not flagged).",
   wave_warmup_warm_nodes: "Nodes Wave holds warm for a pool.",
   wave_warmup_cost_per_hour_dollars: "Cost per hour of the nodes Wave holds warm.",
+  wave_warmup_warm_cost_dollars:
+    "What Wave's warm nodes cost over the Overview's window (the last 24 h), by pool: each from the launch its warmup caused to its first real pod, TTL expiry or release (the Warmup page's warm cost).",
   wave_spot_placement_pods:
     "Live pods of a workload with a spot policy, by the capacity type of their node (pending: unbound).",
   wave_spot_placement_target_on_demand_pods:
@@ -82,6 +84,7 @@ export const GAUGE_LABELS: Record<GaugeName, readonly string[]> = {
   wave_nodepool_thrashing: ["cluster", "nodepool"],
   wave_warmup_warm_nodes: ["cluster", "nodepool"],
   wave_warmup_cost_per_hour_dollars: ["cluster", "nodepool"],
+  wave_warmup_warm_cost_dollars: ["cluster", "nodepool"],
   wave_spot_placement_pods: ["cluster", "namespace", "workload_kind", "workload", "capacity_type"],
   wave_spot_placement_target_on_demand_pods: ["cluster", "namespace", "workload_kind", "workload"],
   wave_nodepool_consolidation_blocked_nodes: ["cluster", "nodepool"],
@@ -105,6 +108,8 @@ export interface ClusterInput {
   /** The cluster's consolidation view and pending pods (the API's, src/dashboard/consolidation). */
   consolidation?: ConsolidationViewDto;
   pending?: PendingViewDto;
+  /** Warm cost per pool over core's warmup window (src/core/warmup/stats-store.ts), in dollars. */
+  warmCost?: Readonly<Record<string, number>> | undefined;
 }
 
 /** `(none)` (machines no pool owns) is exported as the empty pool name, as Karpenter would. */
@@ -189,6 +194,15 @@ export function clusterFigures(input: ClusterInput, out: Figures = emptyFigures(
       warm += (memo.group(g, g.capacityType ?? "on-demand")?.usdPerHour ?? 0) * g.warmNodes;
     }
     push("wave_warmup_cost_per_hour_dollars", { nodepool: poolLabel(pool.name) }, warm);
+  }
+  // Warm cost over the window: every pool the state knows (0 when none warm) and any it lost.
+  if (input.warmCost) {
+    const names = new Set([
+      ...state.nodePools().map((p) => p.metadata.name ?? ""),
+      ...Object.keys(input.warmCost),
+    ]);
+    for (const name of names)
+      if (name !== "") push("wave_warmup_warm_cost_dollars", { nodepool: name }, input.warmCost[name] ?? 0);
   }
 
   // Allocatable and requested per pool, summed over its nodes.

@@ -305,17 +305,29 @@ export const ROWS: readonly RowSpec[] = [
         ],
       },
       {
-        title: "Warmup time saved and warm cost",
-        description: "Pod start-up time saved over the range, and what the warm nodes cost per hour now.",
+        title: "Warmup time saved",
+        description: "Pod start-up time saved by warm nodes over the range (each hit's stored saving).",
         kind: "stat",
         unit: "s",
-        width: 8,
+        width: 4,
         queries: [
           {
             expr: `sum(increase(wave_warmup_time_saved_seconds_total{${CP}}[${RANGE}]))`,
             legend: "time saved",
           },
-          { expr: `sum(wave_warmup_cost_per_hour_dollars{${CP}})`, legend: "warm cost $/h" },
+        ],
+      },
+      {
+        title: "Warm cost (24 h)",
+        description:
+          "What the warm nodes cost over the last 24 h, per pool and in total: each from the launch its warmup caused to its first real pod, TTL expiry or release (the Overview's and the Warmup page's figure); and per hour now.",
+        kind: "stat",
+        unit: "currencyUSD",
+        width: 4,
+        queries: [
+          { expr: `sum by (nodepool) (wave_warmup_warm_cost_dollars{${CP}})`, legend: "{{nodepool}}" },
+          { expr: `sum(wave_warmup_warm_cost_dollars{${CP}})`, legend: "total" },
+          { expr: `sum(wave_warmup_cost_per_hour_dollars{${CP}})`, legend: "per hour now" },
         ],
       },
     ],

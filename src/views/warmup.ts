@@ -5,10 +5,11 @@
 import { backoffCooldownMs, unusedStreak } from "../warmup/backoff.ts";
 import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
-import { NODE_POOL_LABEL, type CapacityType, type NodePool } from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import { machinePrice, placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import { placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import { isWaveWarm, launches, warmCostByPool } from "./warm-cost.ts";
 import { medianOf, timeSavedOf, type ColdStartSample } from "../warmup/time-saved.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
 import { admit, likelyOffering, newNodeEstimate, warmCost, type PriceOf } from "../warmup/fit/limits.ts";
@@ -21,8 +22,6 @@ import {
   parseTime,
   CREATED_AT_ANNOTATION,
   DEADLINE_ANNOTATION,
-  DO_NOT_DISRUPT_OWNER_ANNOTATION,
-  DO_NOT_DISRUPT_OWNER_VALUE,
   LAST_WARMUP_AT_ANNOTATION,
   PREPULLED_ANNOTATION,
   PREPULL_IMAGE_ANNOTATION,
@@ -54,39 +53,9 @@ export interface WarmupViewInput {
   to: number;
 }
 
-const isWaveWarm = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
-  o.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
-
 /** The warmup price lookup over a cluster's state: new nodes priced where its nodes run. */
 export function priceOfWith(prices: PriceProvider, nodes: () => readonly Node[] = () => []): PriceOf {
   return priceLookup(prices, () => placesOf(nodes()));
-}
-
-type Launch = { at: number; instanceType?: string; capacityType?: string; zone?: string };
-
-/**
- * Each node's first Launched/Registered lifecycle row: when (and as what) it was launched. A
- * claim's Launched row names no node (Karpenter sets the node name at registration), so a node's
- * rows are its claim's: found through any row of that claim that names the node.
- */
-function launches(lifecycle: readonly LifecycleEvent[]): Map<string, Launch> {
-  const claim = (l: LifecycleEvent): string => `${l.nodeClaimUid}\u0000${l.nodeClaim}`;
-  const nodeOfClaim = new Map<string, string>();
-  for (const l of lifecycle) if (l.nodeName !== undefined) nodeOfClaim.set(claim(l), l.nodeName);
-  const out = new Map<string, Launch>();
-  for (const l of lifecycle) {
-    const nodeName = l.nodeName ?? nodeOfClaim.get(claim(l));
-    if (nodeName === undefined || (l.phase !== "Launched" && l.phase !== "Registered")) continue;
-    const cur = out.get(nodeName);
-    if (cur === undefined || l.at < cur.at)
-      out.set(nodeName, {
-        at: l.at,
-        ...(l.instanceType ? { instanceType: l.instanceType } : {}),
-        ...(l.capacityType ? { capacityType: l.capacityType } : {}),
-        ...(l.zone ? { zone: l.zone } : {}),
-      });
-  }
-  return out;
 }
 
 /** What every pool's row reads, built once per page. */
@@ -100,7 +69,8 @@ interface PageContext {
   byNode: ReturnType<typeof podsByNodeName>;
   /** Nodes Wave held warm at some point in the range: the hits' and misses' nodes, and today's. */
   warmedNodes: ReadonlySet<string>;
-  launchedAt: ReadonlyMap<string, Launch>;
+  /** Warm cost over the range per pool (warm-cost.ts). */
+  warmCost: ReadonlyMap<string, number>;
 }
 
 /** One pool's objects in the state. */
@@ -241,52 +211,6 @@ function warmupBlocker(
     : { blocker: admission.reason, blockerDetail: admission.detail };
 }
 
-/**
- * Warm capacity's cost over the range: each warm node from when Wave's warmup caused it (its
- * launch, never before the warmup began: `since`) to its first real pod, its TTL expiry or its
- * release — never its earlier life. Live warm nodes count up to now.
- */
-function warmCostOver(o: PoolObjects, ctx: PageContext): number {
-  const { from, to, now } = ctx.input;
-  const spans = new Map<string, { start: number; end: number }>();
-  const startOf = (node: string, since: number | undefined): number | undefined => {
-    const launched = ctx.launchedAt.get(node)?.at;
-    if (launched === undefined) return since;
-    return since === undefined ? launched : Math.max(launched, since);
-  };
-  for (const e of o.events) {
-    if ((e.type !== "hit" && e.type !== "miss") || e.node === undefined) continue;
-    const start = startOf(e.node, e.since);
-    if (start !== undefined) spans.set(e.node, { start, end: e.at });
-  }
-  for (const n of o.poolNodes.filter(isWaveWarm)) {
-    const nodeName = n.metadata.name ?? "";
-    const since = parseTime(n.metadata.annotations?.[CREATED_AT_ANNOTATION]);
-    const start = startOf(nodeName, since) ?? parseTime(n.metadata.creationTimestamp);
-    if (start !== undefined) spans.set(nodeName, { start, end: now });
-  }
-  let usd = 0;
-  for (const [nodeName, span] of spans) {
-    const a = Math.max(span.start, from);
-    const b = Math.min(span.end, to);
-    if (b <= a) continue;
-    usd += ((warmNodePrice(nodeName, ctx) ?? 0) * (b - a)) / 3_600_000;
-  }
-  return usd;
-}
-
-/** A warm node's hourly price: the live node's, else what its launch row says it was. */
-function warmNodePrice(nodeName: string, ctx: PageContext): number | undefined {
-  const live = ctx.nodesByName.get(nodeName);
-  if (live) return ctx.priceOf(live, "on-demand");
-  const l = ctx.launchedAt.get(nodeName);
-  return machinePrice(ctx.input.prices, {
-    instanceType: l?.instanceType,
-    capacityType: l?.capacityType as CapacityType | undefined,
-    zone: l?.zone,
-  })?.usdPerHour;
-}
-
 /** How many of the range's hits the page lists one by one (the counts cover them all). */
 const RECENT_HITS = 20;
 
@@ -370,7 +294,7 @@ function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
     imagesPulled: o.events.filter((e) => e.type === "prepull" && e.reason === "pulled").length,
     pullFailures: o.events.filter((e) => e.type === "prepull" && e.reason === "failed").length,
     ...startTimes(o, ctx),
-    warmCostUsd: warmCostOver(o, ctx),
+    warmCostUsd: ctx.warmCost.get(name) ?? 0,
     warmCostPerHourNow: warmCost(o.poolNodes.filter(isWaveWarm), ctx.priceOf) ?? 0,
     newNodeCostPerHour,
     newNodeInstanceType: offering?.instanceType ?? null,
@@ -389,16 +313,26 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
   const warmedNodes = new Set<string>();
   for (const e of input.events) if (e.node !== undefined && e.type !== "prepull") warmedNodes.add(e.node);
   for (const n of nodes) if (isWaveWarm(n)) warmedNodes.add(n.metadata.name ?? "");
+  const priceOf = priceOfWith(input.prices, () => state.nodes());
   const ctx: PageContext = {
     input,
-    priceOf: priceOfWith(input.prices, () => state.nodes()),
+    priceOf,
     pools,
     nodes,
     pods,
     nodesByName: new Map(nodes.map((n) => [n.metadata.name ?? "", n])),
     byNode: podsByNodeName(pods),
     warmedNodes,
-    launchedAt: launches(input.lifecycle),
+    warmCost: warmCostByPool({
+      events: input.events,
+      launchedAt: launches(input.lifecycle),
+      nodes,
+      priceOf,
+      prices: input.prices,
+      now,
+      from,
+      to,
+    }),
   };
   const names = new Set([...pools.map((p) => p.metadata.name ?? ""), ...input.policies.keys()]);
   for (const e of input.events) names.add(e.pool);

@@ -849,7 +849,7 @@ export function warmupPage(
               {
                 ...counter(x, "wave_warmup_time_saved_seconds_total", pw),
               },
-              (p) => p.value("Warmup time saved and warm cost", name),
+              (p) => p.value("Warmup time saved", name),
             ),
             page: { shown: s["timeSaved"], format: duration },
           },

@@ -3,8 +3,11 @@
 // PromQL on a real Prometheus — and recomputed from the apiserver's own objects. Pure, so a unit
 // test (test/unit/crosscheck.test.ts) shows it fails when any one source is perturbed.
 
-/** Where a figure was read. The API is the reference each other source is compared with. */
-export type Source = "api" | "metrics" | "prometheus" | "recomputed";
+/**
+ * Where a figure was read. The API is the reference each other source is compared with; the
+ * Overview is the cluster totals' route where a figure is also shown there (warmup, issue 38).
+ */
+export type Source = "api" | "overview" | "metrics" | "prometheus" | "recomputed";
 
 /** Counts must be exact; money, ratios and seconds equal to 1e-6. */
 export type Kind = "count" | "money" | "ratio" | "seconds";

@@ -30,7 +30,7 @@ describe("cross-check judge", () => {
     assert.deepEqual(disagreements(agreeing()), []);
   });
 
-  for (const source of ["metrics", "prometheus", "recomputed"] as const) {
+  for (const source of ["metrics", "prometheus", "recomputed", "overview"] as const) {
     it(`fails when ${source} is perturbed: a count off by one, money off by 2e-6`, () => {
       const count = agreeing();
       count[0]!.others[source] = 8;

@@ -951,7 +951,16 @@ describe("Realized savings on the overview", () => {
     allocatable: { cpu: 8, memoryBytes: 2 ** 33 },
     disruptionsLastHour: 0,
     thrashingPools: [],
-    warmup: { warmNodes: 0, costPerHour: 0, hits: 0, misses: 0, timeSavedSeconds: 0 },
+    warmup: {
+      warmNodes: 0,
+      costPerHour: 0,
+      hits: 0,
+      misses: 0,
+      timeSavedSeconds: 0,
+      warmCostUsd: 0,
+      from: 0,
+      to: 0,
+    },
   };
   const line = (name: string, actualUsd: number, onDemandUsd: number): SavingsLineDto => ({
     name,

@@ -110,7 +110,16 @@ describe("savings, each labelled with its scope", () => {
     allocatable: { cpu: 8, memoryBytes: 2 ** 33 },
     disruptionsLastHour: 0,
     thrashingPools: [],
-    warmup: { warmNodes: 0, costPerHour: 0, hits: 0, misses: 0, timeSavedSeconds: 0 },
+    warmup: {
+      warmNodes: 0,
+      costPerHour: 0,
+      hits: 0,
+      misses: 0,
+      timeSavedSeconds: 0,
+      warmCostUsd: 0,
+      from: 0,
+      to: 0,
+    },
   };
   const line = { name: "x", actualUsd: 1, onDemandUsd: 2, savedUsd: 1, savedShare: 0.5 };
   const savings: SavingsDto = {
@@ -140,6 +149,22 @@ describe("savings, each labelled with its scope", () => {
     assert.match(
       screen.getByTestId("savings-workloads").querySelector("caption")?.textContent ?? "",
       /scope workloads/,
+    );
+  });
+
+  it("shows the window's warm cost beside its hits, misses and time saved (issue 38)", async () => {
+    mockFetch([
+      [/\/savings\?/, () => [200, savings]],
+      [/\/series\?/, () => [200, { from: 0, to: 0, step: 60, nodePool: null, points: [], gaps: [] }]],
+      [/\/disruptions\/counts\?/, () => [200, { from: 0, to: NOW, total: 0, counts: [] }]],
+    ]);
+    const warmup = { ...overview.warmup, hits: 4, misses: 1, timeSavedSeconds: 240, warmCostUsd: 1.27 };
+    const live: LiveDto = { overview: { ...overview, warmup }, nodePools: [] };
+    render(<Overview ctx={ctxFor({ live })} />);
+    const card = await screen.findByTestId("overview-warm");
+    assert.match(
+      card.closest(".card")?.textContent ?? card.textContent,
+      /4 hits \/ 1 misses \(24 h\).*warm cost \$1\.27/,
     );
   });
 

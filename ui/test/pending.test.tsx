@@ -80,7 +80,16 @@ const overview: OverviewDto = {
   allocatable: { cpu: 8, memoryBytes: 2 ** 33 },
   disruptionsLastHour: 0,
   thrashingPools: [],
-  warmup: { warmNodes: 0, costPerHour: 0, hits: 0, misses: 0, timeSavedSeconds: 0 },
+  warmup: {
+    warmNodes: 0,
+    costPerHour: 0,
+    hits: 0,
+    misses: 0,
+    timeSavedSeconds: 0,
+    warmCostUsd: 0,
+    from: 0,
+    to: 0,
+  },
 };
 
 describe("Overview: pending pods (issue 43)", () => {

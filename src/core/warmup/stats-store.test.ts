@@ -126,6 +126,43 @@ void describe("durable warmup stats", () => {
     });
   });
 
+  void it("reads the window's warm cost with its counters, over the same bounds", async () => {
+    await withStore(async (store) => {
+      await store.writeWarmupEvents(events.map((e) => toStored("c1", e)));
+      const clock = new FakeClock(T0 + HOUR);
+      const asked: [string, number, number][] = [];
+      const stats = new DurableWarmupStats({
+        store,
+        clusterId: "c1",
+        clock,
+        log: silentLogger,
+        warmCost: (clusterId, from, to) => {
+          asked.push([clusterId, from, to]);
+          return Promise.resolve({ general: 0.25 * asked.length });
+        },
+      });
+      assert.deepEqual(
+        stats.window(),
+        { counters: {}, warmCost: {}, from: 0, to: 0 },
+        "none before the first read",
+      );
+      await stats.refresh();
+      const from = T0 + HOUR - DEFAULT_WINDOW_MS;
+      assert.deepEqual(asked, [["c1", from, T0 + HOUR + 1]]);
+      assert.deepEqual(stats.window(), {
+        counters: inMemory,
+        warmCost: { general: 0.25 },
+        from,
+        to: T0 + HOUR + 1,
+      });
+      // A later read reads both again, over its own bounds.
+      await clock.advance(MIN);
+      await stats.refresh();
+      assert.deepEqual(stats.window().warmCost, { general: 0.5 });
+      assert.equal(stats.window().to, T0 + HOUR + MIN + 1);
+    });
+  });
+
   void it("folds a window read in pages like the whole window at once", async () => {
     await withStore(async (store) => {
       await store.writeWarmupEvents(events.map((e) => toStored("c1", e)));

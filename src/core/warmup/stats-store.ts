@@ -142,11 +142,25 @@ export interface DurableWarmupStatsOptions {
   maxPending?: number;
   /** Largest retry delay after failed writes, ms (default 5 min). */
   maxBackoffMs?: number;
+  /**
+   * Warm cost per pool over [from, to) (the Warmup page's function, injected: core/warmup does
+   * not read views): read with the counters, so the window's figures are of one instant.
+   */
+  warmCost?: (clusterId: string, from: number, to: number) => Promise<Readonly<Record<string, number>>>;
 }
 
-interface Cached {
+/** The counted window's figures, all of one read: hits, misses, time saved and warm cost. */
+export interface WarmupWindow {
   counters: WarmupCounters;
-  /** When the counters were read; -Infinity until the first read. */
+  /** Dollars per pool (empty without a `warmCost` reader). */
+  warmCost: Readonly<Record<string, number>>;
+  /** The window read, [from, to); both 0 until the first read. */
+  from: number;
+  to: number;
+}
+
+interface Cached extends WarmupWindow {
+  /** When the window was read; -Infinity until the first read. */
   at: number;
   reading?: Promise<WarmupCounters> | undefined;
 }
@@ -154,7 +168,10 @@ interface Cached {
 export class DurableWarmupStats {
   readonly clusterId: string;
   readonly windowMs: number;
-  readonly #o: Required<Omit<DurableWarmupStatsOptions, "store" | "clusterId" | "clock" | "log">>;
+  readonly #o: Required<
+    Omit<DurableWarmupStatsOptions, "store" | "clusterId" | "clock" | "log" | "warmCost">
+  >;
+  readonly #warmCost: DurableWarmupStatsOptions["warmCost"];
   readonly #store: DurableWarmupStatsOptions["store"];
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -179,6 +196,7 @@ export class DurableWarmupStats {
         throw new Error(`warmup stats: ${k} must be a positive integer`);
     }
     this.#store = o.store;
+    this.#warmCost = o.warmCost;
     this.#clock = o.clock;
     this.#log = o.log;
   }
@@ -280,13 +298,18 @@ export class DurableWarmupStats {
    * the first read of that cluster completes.
    */
   counters(clusterId = this.clusterId): WarmupCounters {
+    return this.window(clusterId).counters;
+  }
+
+  /** The cached window of a cluster (as `counters`), with its warm cost and bounds. */
+  window(clusterId = this.clusterId): WarmupWindow {
     const c = this.#entry(clusterId);
     if (this.#clock.now() - c.at >= this.#o.refreshMs && !c.reading) {
       void this.refresh(clusterId).catch((err: unknown) =>
         this.#log.warn("reading warmup events failed", { cluster: clusterId, err }),
       );
     }
-    return c.counters;
+    return { counters: c.counters, warmCost: c.warmCost, from: c.from, to: c.to };
   }
 
   /** Reads the window from the store now (joining a read already under way). */
@@ -294,16 +317,15 @@ export class DurableWarmupStats {
     const c = this.#entry(clusterId);
     if (c.reading) return c.reading;
     const now = this.#clock.now();
-    const reading = countersInWindow(this.#store, clusterId, now - this.windowMs, now + 1).then(
-      (counters) => {
-        // A read invalidated while under way (our own write landed) is not newer than the write.
-        if (c.reading === reading) {
-          c.counters = counters;
-          c.at = now;
-        }
-        return counters;
-      },
-    );
+    const [from, to] = [now - this.windowMs, now + 1];
+    const reading = Promise.all([
+      countersInWindow(this.#store, clusterId, from, to),
+      this.#warmCost?.(clusterId, from, to) ?? {},
+    ]).then(([counters, warmCost]) => {
+      // A read invalidated while under way (our own write landed) is not newer than the write.
+      if (c.reading === reading) Object.assign(c, { counters, warmCost, from, to, at: now });
+      return counters;
+    });
     c.reading = reading;
     void reading
       .finally(() => {
@@ -316,7 +338,7 @@ export class DurableWarmupStats {
   #entry(clusterId: string): Cached {
     let c = this.#cache.get(clusterId);
     if (!c) {
-      c = { counters: {}, at: -Infinity };
+      c = { counters: {}, warmCost: {}, from: 0, to: 0, at: -Infinity };
       this.#cache.set(clusterId, c);
     }
     return c;

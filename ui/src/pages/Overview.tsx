@@ -86,7 +86,7 @@ export function Overview({ ctx }: { ctx: PageCtx }) {
           label="warm nodes"
           value={num(o.warmup.warmNodes)}
           testid="overview-warm"
-          sub={`${usd(o.warmup.costPerHour)}/h · ${num(o.warmup.hits)} hits / ${num(o.warmup.misses)} misses (24 h) · saved ${duration(o.warmup.timeSavedSeconds)}`}
+          sub={`${usd(o.warmup.costPerHour)}/h · ${num(o.warmup.hits)} hits / ${num(o.warmup.misses)} misses (24 h) · saved ${duration(o.warmup.timeSavedSeconds)} · warm cost ${usd(o.warmup.warmCostUsd)}`}
         />
       </section>
       <section className="panel">

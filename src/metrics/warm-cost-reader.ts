@@ -1,0 +1,39 @@
+// The warm cost of a cluster's pools over a window, read from core's store and state: what core's
+// warmup window (src/core/warmup/stats-store.ts) calls, so the Overview and /metrics show the
+// Warmup page's own figure (src/views/warm-cost.ts) over that window.
+import type { Store } from "../core/store/store.ts";
+import type { ClusterState } from "../state/cluster.ts";
+import type { PriceProvider } from "../pricing/types.ts";
+import { launches, warmCostByPool } from "../views/warm-cost.ts";
+import { priceOfWith } from "../views/warmup.ts";
+
+const DAY = 24 * 3_600_000;
+/** Most events one window reads (as the Warmup page: a week of a busy cluster's). */
+const EVENTS = 100_000;
+
+export function warmCostReader(o: {
+  store: Pick<Store, "warmupEvents" | "lifecycle">;
+  state: (clusterId: string) => Pick<ClusterState, "nodes">;
+  prices: PriceProvider;
+}): (clusterId: string, from: number, to: number) => Promise<Record<string, number>> {
+  return async (clusterId, from, to) => {
+    const [events, lifecycle] = await Promise.all([
+      o.store.warmupEvents({ clusterId, from, to, limit: EVENTS }),
+      // A warm node released in the window may have launched before it (as the page reads).
+      o.store.lifecycle({ clusterId, from: from - DAY, to }),
+    ]);
+    const nodes = o.state(clusterId).nodes();
+    // Live warm nodes count up to the window's end: the page over [from, to) read later does too.
+    const byPool = warmCostByPool({
+      events,
+      launchedAt: launches(lifecycle),
+      nodes,
+      priceOf: priceOfWith(o.prices, () => nodes),
+      prices: o.prices,
+      now: to,
+      from,
+      to,
+    });
+    return Object.fromEntries(byPool);
+  };
+}
