@@ -268,7 +268,11 @@ export const LIVING_ADOPTED_POLICY: SpotPolicy = {
 
 /** Warmup on two pools: a node kept ready for the web tier's next step up, and for the export job's. */
 export const LIVING_WARMUP: Readonly<Record<string, Partial<WarmupPolicy>>> = {
-  general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 600, cooldownSeconds: 300, prePull: false },
+  // The web tier's pool: while it rises it steps up a pod at a time, often a minute apart, in
+  // 40-minute waves. Cooldown 1 min, so a warm node follows each step (300 s let the steps between
+  // go cold); TTL 30 min, so the node warmed after a wave's last step waits through the fall for the
+  // next wave (10 min: it expired in the fall and its back-off kept the next wave's first steps cold).
+  general: { enabled: true, maxWarmNodes: 1, ttlSeconds: 1800, cooldownSeconds: 60, prePull: false },
   // The export job's pool: each step of its ramp takes the warm node (hits); the node warmed once
   // the ramp is over expires unused and backs the pool off — every half hour, whatever the web does.
   // Cooldown under the ramp's 2-min step: the default 300 s let every other step go cold.

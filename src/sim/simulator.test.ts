@@ -169,12 +169,18 @@ describe("simulated Karpenter nomination", () => {
     });
     await kube.create("Namespace", { metadata: { name: "shop" } });
     await kube.create("NodePool", kwokTestPool("general", { cpu: "2", consolidateAfter: "10m" }));
-    const pod = (name: string, cpu: string, nodeSelector?: Record<string, string>): Pod => ({
+    const pod = (
+      name: string,
+      cpu: string,
+      nodeSelector?: Record<string, string>,
+      priority?: number,
+    ): Pod => ({
       apiVersion: "v1",
       kind: "Pod",
       metadata: { name, namespace: "shop" },
       spec: {
         ...(nodeSelector ? { nodeSelector } : {}),
+        ...(priority !== undefined ? { priority } : {}),
         containers: [{ name: "c", image: "x", resources: { requests: { cpu } } }],
       },
       status: { phase: "Pending" },
@@ -186,10 +192,10 @@ describe("simulated Karpenter nomination", () => {
       }
     };
     // z-od gets an on-demand NodeClaim; a-any, created later, gets a spot one, but when the
-    // on-demand node comes up first the scheduler (a-any sorts first) puts a-any there.
+    // on-demand node comes up first the scheduler (a-any has the higher priority) puts a-any there.
     await kube.create("Pod", pod("z-od", "1", { [CAPACITY_TYPE_LABEL]: "on-demand" }), { namespace: "shop" });
     await tick(5);
-    await kube.create("Pod", pod("a-any", "1500m"), { namespace: "shop" });
+    await kube.create("Pod", pod("a-any", "1500m", undefined, 100), { namespace: "shop" });
     await tick(35);
     const phase = async (name: string): Promise<string | undefined> =>
       (await kube.get("Pod", name, "shop")).status?.phase;
@@ -253,5 +259,41 @@ describe("simulated node names", () => {
       pods.every((p) => p.status?.phase === "Running"),
       pods.map((p) => p.status?.phase).join(),
     );
+  });
+});
+
+describe("simulated kube-scheduler's queue", () => {
+  it("places the pod waiting longest first, not the first by name (PrioritySort)", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
+    const random = seeded(5);
+    const kube = new MemoryKube({ clock, random });
+    const sim = new Simulator({
+      kube,
+      clock,
+      random,
+      offerings: buildKwokOfferings(),
+      bootDelayMs: 10_000,
+      spotInterruptionRate: 0,
+    });
+    await kube.create("Namespace", { metadata: { name: "shop" } });
+    await kube.create("NodePool", kwokTestPool("general", { cpu: "2", consolidateAfter: "10m" }));
+    const pod = (name: string): Pod => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: "shop" },
+      spec: { containers: [{ name: "c", image: "x", resources: { requests: { cpu: "1500m" } } }] },
+      status: { phase: "Pending" },
+    });
+    // z-old waits for its node; a-new comes just before that node is up and sorts first by name.
+    await kube.create("Pod", pod("z-old"), { namespace: "shop" });
+    for (let s = 0; s < 12; s++) {
+      if (s === 9) await kube.create("Pod", pod("a-new"), { namespace: "shop" });
+      await sim.tick(1000);
+      await clock.advance(1000);
+    }
+    const node = async (name: string): Promise<string | undefined> =>
+      (await kube.get("Pod", name, "shop")).spec.nodeName;
+    assert.ok((await node("z-old")) !== undefined, "the older pod got the node launched for it");
+    assert.equal(await node("a-new"), undefined);
   });
 });

@@ -589,13 +589,20 @@ export class Simulator {
       .peek("Node")
       .filter((n) => !n.metadata.deletionTimestamp && !this.#terminating.has(n.metadata.name ?? ""));
     const pods = kube.peek("Pod");
-    const pending = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
+    const unbound = pods.filter((p) => !p.spec.nodeName && isActivePod(p));
     // Most passes have no pod to place: the room and the groupings below are for pending pods.
-    if (pending.length === 0) return;
+    if (unbound.length === 0) return;
     const room = this.#roomByNode(nodes, pods);
     const classes = new Map(kube.peek("PriorityClass").map((c) => [c.metadata.name ?? "", c.value]));
     const priorityOf = (p: Pod): number =>
       p.spec.priority ?? classes.get(p.spec.priorityClassName ?? "") ?? 0;
+    // kube-scheduler's queue (PrioritySort): higher priority first, then the pod waiting longest.
+    // In name order, a pod whose launched node another pod took lost every node after it too,
+    // and Karpenter launched for it again and again.
+    const pending = unbound
+      .map((p) => ({ p, prio: priorityOf(p), at: Date.parse(p.metadata.creationTimestamp ?? "") || 0 }))
+      .sort((a, b) => b.prio - a.prio || a.at - b.at)
+      .map((x) => x.p);
     const evicted = new Set<string>();
     // Preemption looks at each node's pods for every pod nothing fits: group them once.
     const podsOn = new Map<string, Pod[]>();

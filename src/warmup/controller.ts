@@ -55,6 +55,7 @@ import type { WarmupPolicy } from "../policy/warmup.ts";
 import { planPulls, pullOutcome, workloadImages } from "./prepull.ts";
 import type { WarmupEvent } from "./stats.ts";
 import { nextStreak, unusedStreak, type WarmupEnd } from "./backoff.ts";
+import { nominatedNames } from "./nominated.ts";
 import type { WarmupView } from "./view.ts";
 
 export interface ReconcileResult {
@@ -232,7 +233,7 @@ export class WarmupController {
       const created = parseTime(wp.metadata.annotations?.[CREATED_AT_ANNOTATION]);
       const deadline = parseTime(wp.metadata.annotations?.[DEADLINE_ANNOTATION]);
       const nodeName = wp.spec.nodeName;
-      const node = nodeOf(nodeName);
+      let node = nodeOf(nodeName);
       let end: End | undefined;
       if (poolObj === undefined) end = { kind: "miss", reason: "pool-deleted" };
       else if (policy?.enabled !== true) end = { kind: "miss", reason: "disabled" };
@@ -249,22 +250,33 @@ export class WarmupController {
         if (this.#mine(node)) await this.#release(pool, node, claimOf(nodeName ?? ""), undefined, now, false);
         ended.add(nodeName ?? "");
         continue;
-      } else if (node !== undefined) {
-        const hit = await this.#hitOf(podsOn(nodeName ?? ""), created, now);
-        if (hit === "starting") {
+      } else {
+        // Bound: its node; pending: the node launched for it that a real pod took first.
+        const taken =
+          node === undefined ? await this.#takenNomination(pool, wp, created, now, podsOn) : undefined;
+        node ??= taken?.node;
+        const hit =
+          node === undefined
+            ? undefined
+            : (taken?.hit ?? (await this.#hitOf(podsOn(nodeName ?? ""), created, now)));
+        if (node !== undefined && hit === "starting") {
           // The slot is taken: the warmup pod goes now (so the next warmup need not wait for this
           // pod's start); the node keeps Wave's mark, and the pass over marked nodes below counts
           // the hit once the pod runs.
-          log.info("warm node taken; its pod is starting", { pool, pod: wp.metadata.name, node: nodeName });
+          log.info("warm node taken; its pod is starting", {
+            pool,
+            pod: wp.metadata.name,
+            node: node.metadata.name,
+          });
           this.#taken(pool);
           await this.#protect("Node", node, deadline, created);
-          const claim = claimOf(nodeName ?? "");
+          const claim = claimOf(node.metadata.name ?? "");
           if (claim !== undefined) await this.#protect("NodeClaim", claim, deadline, created);
           await this.#deletePod(wp);
           continue;
-        } else if (hit !== undefined) end = { kind: "hit", ...hit };
+        } else if (hit !== undefined && hit !== "starting") end = { kind: "hit", ...hit };
         else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
-      } else if (now >= deadline) end = { kind: "miss", reason: "ttl" };
+      }
       if (end !== undefined) {
         log.info("warmup ended", { pool, pod: wp.metadata.name, node: nodeName, outcome: end.kind });
         await this.#deletePod(wp);
@@ -770,6 +782,39 @@ export class WarmupController {
     const created = parseTime(first.p.metadata.creationTimestamp) ?? now;
     if (fresh !== undefined && now - created < HIT_START_WAIT_MS) return "starting";
     return { pod: first.key };
+  }
+
+  /**
+   * A pending warmup pod's warm node taken before it bound: a node of the pool launched since the
+   * warmup began, that Karpenter nominated the pod to (its Events, read only when such a node
+   * holds a real pod placed since), with the real pod's hit.
+   */
+  async #takenNomination(
+    pool: string,
+    wp: Pod,
+    since: number,
+    now: number,
+    podsOn: (node: string) => readonly Pod[],
+  ): Promise<{ node: Node; hit: Exclude<HitPod, undefined> } | undefined> {
+    const fresh = this.#o.view
+      .nodesInPool(pool)
+      .filter(
+        (n) => createdSince(n, since) && podsOn(n.metadata.name ?? "").some((p) => isRealPodSince(p, since)),
+      );
+    if (fresh.length === 0) return undefined;
+    const events = await this.#o.client.list("Event", {
+      namespace: wp.metadata.namespace ?? this.#podNamespace,
+      fieldSelector: `involvedObject.name=${wp.metadata.name ?? ""}`,
+    });
+    const to = nominatedNames(events.items, wp);
+    for (const node of fresh) {
+      const name = node.metadata.name ?? "";
+      const claim = this.#o.view.nodeClaimForNode(name)?.metadata.name;
+      if (!to.has(name) && (claim === undefined || !to.has(claim))) continue;
+      const hit = await this.#hitOf(podsOn(name), since, now);
+      if (hit !== undefined) return { node, hit };
+    }
+    return undefined;
   }
 
   /** A consistent read of a Node by name; undefined once it is gone. */

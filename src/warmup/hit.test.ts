@@ -157,4 +157,67 @@ describe("warmup hits", () => {
       seconds: undefined,
     });
   });
+
+  it("counts a hit when a real pod takes the node launched for the pending warmup pod before it binds", async () => {
+    // kube-scheduler places higher-priority pods first: a pod that comes while the warm node boots
+    // gets it, the negative-priority warmup pod stays pending and Karpenter would launch again.
+    const { clock, kube, events, controller } = await setup();
+    const c = controller();
+    await c.start();
+    const [wp] = await warmups(kube);
+    assert.ok(wp);
+    await clock.advance(30_000);
+    const nominate = async (claim: string): Promise<void> => {
+      await kube.create(
+        "Event",
+        {
+          apiVersion: "v1",
+          kind: "Event",
+          metadata: { name: `${wp.metadata.name ?? ""}.${claim}`, namespace: NS },
+          involvedObject: { kind: "Pod", name: wp.metadata.name ?? "", namespace: NS },
+          reason: "Nominated",
+          message: `Pod should schedule on: nodeclaim/${claim}`,
+        },
+        { namespace: NS },
+      );
+    };
+    await nominate("claim-w1");
+    await clock.advance(30_000);
+    // Two new nodes, each with a real pod created since the warmup: w2 was launched for that pod
+    // (the warmup pod was never nominated to it), w1 for the warmup pod.
+    for (const n of ["w2", "w1"]) {
+      await kube.create("Node", node(n, "general", { cpu: "4", memory: "16Gi" }));
+      await kube.create("NodeClaim", nodeClaim(`claim-${n}`, "general", n));
+      await kube.create(
+        "Pod",
+        pod(`real-${n}`, {
+          cpu: "3",
+          memory: "4Gi",
+          node: n,
+          created: T0 + 10_000,
+          ready: clock.now() + 2_000,
+        }),
+      );
+    }
+    await clock.advance(5_000);
+    await c.reconcile("general");
+    assert.deepEqual(
+      events.flatMap((e) => (e.type === "hit" ? [[e.node, e.pod, e.since]] : [])),
+      [["w1", "apps/real-w1", T0]],
+    );
+    assert.deepEqual(await warmups(kube), [], "the warmup pod goes: Karpenter launches nothing more for it");
+  });
+
+  it("leaves a pending warmup pod waiting when only a node it was not nominated to holds a new pod", async () => {
+    const { clock, kube, events, controller } = await setup();
+    const c = controller();
+    await c.start();
+    await clock.advance(60_000);
+    await kube.create("Node", node("w2", "general", { cpu: "4", memory: "16Gi" }));
+    await kube.create("NodeClaim", nodeClaim("claim-w2", "general", "w2"));
+    await kube.create("Pod", pod("real", { cpu: "3", memory: "4Gi", node: "w2", created: T0 + 10_000 }));
+    await c.reconcile("general");
+    assert.equal(events.filter((e) => e.type === "hit").length, 0);
+    assert.equal((await warmups(kube)).length, 1);
+  });
 });

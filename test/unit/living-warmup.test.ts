@@ -10,9 +10,10 @@
 //   per run. general: each moment its workload got a node it did not have — a warm node (a hit
 //   on a node launched for the warmup) or a NodeClaim Karpenter launched for it (cold) —
 //   moments within one minute being one step (a web-tier step of several pods is one step).
-// - analytics hits on ≥ 80 % of its ramp steps; it cannot reach more than 5 of 6: warmup follows
-//   demand, and a run's first pod comes to an empty pool with nothing to warm for. general hits
-//   on about a third of its steps (docs/simulator.md says why); asserted: a hit an hour at least.
+// - analytics and general each hit on ≥ 80 % of their ramp steps. analytics cannot reach more
+//   than 5 of 6: warmup follows demand, and a run's first pod comes to an empty pool with nothing
+//   to warm for. general's cold steps: the hourly web rollout's surge (a dozen nodes at once), a
+//   warm node's own relaunch when an older pending pod took its node, a step within the cooldown.
 // - analytics misses only where the scenario makes it miss: the node warmed after a run's last
 //   step expires unused (TTL), once per run; its back-off (one unused node) never delays the next
 //   run, so no two misses come in a row.
@@ -225,7 +226,7 @@ describe(`warmup on the embedded cluster, ${String(HOURS)} simulated hours`, { t
     }
   });
 
-  it("general hits when its workload steps up, at least once an hour", (t) => {
+  it("general hits on ≥ 80 % of its ramp steps, at least once an hour", (t) => {
     const g = pool("general");
     const seen = observedSteps(events, lifecycle, "general", from);
     t.diagnostic(
@@ -233,9 +234,11 @@ describe(`warmup on the embedded cluster, ${String(HOURS)} simulated hours`, { t
         `${String(g.hits)} hits, misses ${JSON.stringify(g.missesByReason)}; warm cost $${g.warmCostUsd.toFixed(4)}; ` +
         `streak now ${String(g.unusedStreak)}, cooldown now ${String(g.cooldownSecondsNow)} s`,
     );
-    // Not 80 %: its web tier steps about once a minute while it rises, a warm node takes three
-    // steps to come back after a hit and the cooldown is 5 min (docs/simulator.md).
     assert.ok(seen.hitSteps >= HOURS, `${String(seen.hitSteps)} of ${String(seen.steps)} steps hit`);
+    assert.ok(
+      seen.hitSteps >= 0.8 * seen.steps,
+      `${String(seen.hitSteps)} of ${String(seen.steps)} steps hit`,
+    );
     assert.ok(seen.hitSteps <= g.hits, "a hit step is a hit the Warmup page counts");
   });
 
