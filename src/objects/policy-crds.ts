@@ -1,7 +1,8 @@
 // Wave's policy custom resources (issue 31): the shapes of SpotPolicy (namespaced, targets a
 // workload in its namespace) and WarmupPolicy (cluster-scoped, targets a NodePool) as the
-// apiserver stores them. The CRD manifests in deploy/helm/wave-crds/ are the schema; this file is
-// the one TypeScript view of it every component reads (webhook informer, agent, core, CLI).
+// apiserver stores them: the one TypeScript view every component reads (webhook informer, agent,
+// core, CLI). Each field's description, enum and range: policy/crd-schema.ts, which must name
+// every field here (the compiler checks); the CRD manifests are generated from it (crds:gen).
 import type { ObjectMeta } from "./kube.ts";
 
 export const POLICY_GROUP = "wave.sh";
@@ -42,13 +43,18 @@ export function ownWarmupPolicy(
 /** On a CR created by the one-time migration of policies stored in core. */
 export const MIGRATED_FROM_ANNOTATION = "wave.sh/migrated-from";
 
-export type SpotStrategy = "Prefer" | "Require";
-export type SpotRepairMode = "On" | "Off" | "DryRun";
-export type SpotTargetKind = "Deployment" | "StatefulSet" | "ReplicaSet";
+// The enums as values too: the CRD's schema (policy/crd-schema.ts) lists the same.
+export const SPOT_STRATEGIES = ["Prefer", "Require"] as const;
+export const SPOT_REPAIR_MODES = ["On", "Off", "DryRun"] as const;
+export const SPOT_TARGET_KINDS = ["Deployment", "StatefulSet", "ReplicaSet"] as const;
+export const CONDITION_STATUSES = ["True", "False", "Unknown"] as const;
+export type SpotStrategy = (typeof SPOT_STRATEGIES)[number];
+export type SpotRepairMode = (typeof SPOT_REPAIR_MODES)[number];
+export type SpotTargetKind = (typeof SPOT_TARGET_KINDS)[number];
 
 export interface PolicyCondition {
   type: string;
-  status: "True" | "False" | "Unknown";
+  status: (typeof CONDITION_STATUSES)[number];
   reason: string;
   message: string;
   lastTransitionTime: string;

@@ -1,7 +1,7 @@
 // A SpotPolicy custom resource (objects/policy-crds.ts) as the spot policy model (spot.ts):
 // the workload is the targetRef in the CR's own namespace, repair On|Off|DryRun is true|false|
-// "dry-run". The apiserver's CEL rules already refuse bad input; this checks again (a CRD applied
-// without its rules, an older version of it) with the same validator core's sets go through.
+// "dry-run". The CRD's schema already refuses bad input; this checks again (a CRD applied
+// without its schema, an older version of it) with the same validator core's sets go through.
 import type { SpotPolicyResource, SpotRepairMode } from "../objects/policy-crds.ts";
 import type { RepairMode, SpotPolicy } from "./spot.ts";
 import { validatePolicy } from "./validate-spot.ts";

@@ -1,14 +1,14 @@
 // Spot placement policies: the model the webhook, its repair, the console, the API, /metrics and
 // the UI share, and the JSON shape core serves (a SpotPolicySet). Its validator is
 // validate-spot.ts, the on-demand arithmetic on-demand-target.ts.
-import type { SpotStrategy, SpotTargetKind } from "../objects/policy-crds.ts";
+import { SPOT_TARGET_KINDS, type SpotStrategy, type SpotTargetKind } from "../objects/policy-crds.ts";
 
 /** The CR's names (objects/policy-crds.ts): one list of strategies and workload kinds. */
 export type Strategy = SpotStrategy;
 /** The repair's mode for a policy: on, off, or planning only (ADR 0006, "Adoption"). */
 export type RepairMode = boolean | "dry-run";
 export type WorkloadKind = SpotTargetKind;
-export const WORKLOAD_KINDS: readonly WorkloadKind[] = ["Deployment", "StatefulSet", "ReplicaSet"];
+export const WORKLOAD_KINDS: readonly WorkloadKind[] = SPOT_TARGET_KINDS;
 
 export interface WorkloadRef {
   namespace: string;
@@ -38,10 +38,10 @@ export interface SpotPolicy {
   fallbackWindowSeconds?: number;
 }
 
-/** Bounds of `percentAboveBase` (the CRD's schema and the editor's hints say the same). */
+/** Bounds of `percentAboveBase` (the CRD's schema, policy/crd-schema.ts, and the editor's hints). */
 export const PERCENT_ABOVE_BASE_RANGE = [0, 100] as const;
 
-/** Bounds of `fallbackWindowSeconds` (the CRD's CEL rules say the same). */
+/** Bounds of `fallbackWindowSeconds` (the CRD's schema says the same: policy/crd-schema.ts). */
 export const FALLBACK_WINDOW_RANGE = [60, 86_400] as const;
 
 /** What core serves (and the file/HTTP policy sources read). */

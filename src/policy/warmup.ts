@@ -1,6 +1,6 @@
 // Per-NodePool warmup policy: the model the warmup controller, the console, the API, the simulator
-// and the UI share, its defaults and its ranges (validate-warmup.ts checks them; the CRD's CEL
-// rules say the same).
+// and the UI share, its defaults and its ranges (validate-warmup.ts checks them; the CRD's schema
+// says the same: crd-schema.ts).
 
 export interface WarmupPolicy {
   enabled: boolean;

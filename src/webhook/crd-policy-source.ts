@@ -26,8 +26,8 @@ interface Entry {
 
 /**
  * SpotPolicy CRs → policies by workload, decided by the one rule every reader follows
- * (`spotPoliciesInForce`, src/policy/in-force.ts): an invalid CR (the apiserver's CEL rules make it
- * rare: a CRD without them, an older version) keeps its last valid policy; two CRs on one workload:
+ * (`spotPoliciesInForce`, src/policy/in-force.ts): an invalid CR (the CRD's schema makes it
+ * rare: a CRD without it, an older version) keeps its last valid policy; two CRs on one workload:
  * the one created first decides, the other is in conflict (never a pick that flips on a relist).
  */
 export class SpotPolicyIndex {

@@ -983,7 +983,7 @@ describe("helm charts: Wave's CRDs (deploy/helm/wave-crds, deploy/helm/wave/crds
   const crdChart = `${root}deploy/helm/wave-crds`;
   const FILES = ["wave.sh_spotpolicies.yaml", "wave.sh_warmuppolicies.yaml"];
 
-  it("the wave chart's crds/ folder is a byte-identical copy of wave-crds/templates (npm run crds:sync)", () => {
+  it("the wave chart's crds/ folder is a byte-identical copy of wave-crds/templates (npm run crds:gen)", () => {
     const listed = (dir: string): string[] =>
       execFileSync("ls", [dir], { encoding: "utf8" })
         .split("\n")
@@ -995,7 +995,7 @@ describe("helm charts: Wave's CRDs (deploy/helm/wave-crds, deploy/helm/wave/crds
       assert.equal(
         readFileSync(`${chart}/crds/${f}`, "utf8"),
         readFileSync(`${crdChart}/templates/${f}`, "utf8"),
-        `deploy/helm/wave/crds/${f} drifted from deploy/helm/wave-crds/templates/${f}: run npm run crds:sync`,
+        `deploy/helm/wave/crds/${f} drifted from deploy/helm/wave-crds/templates/${f}: run npm run crds:gen`,
       );
   });
 
