@@ -10,7 +10,8 @@ import { format, resolveConfig } from "prettier";
 import { stringify } from "yaml";
 import {
   POLICY_GROUP,
-  POLICY_VERSION,
+  POLICY_SERVED_VERSIONS,
+  POLICY_STORAGE_VERSION,
   SPOT_POLICY_KIND,
   SPOT_POLICY_PLURAL,
   WARMUP_POLICY_KIND,
@@ -104,16 +105,17 @@ export function crd(c: CrdInput): Record<string, unknown> {
         categories: ["wave"],
       },
       scope: c.scope,
-      versions: [
-        {
-          name: POLICY_VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: c.columns,
-          schema: { openAPIV3Schema: c.schema },
-        },
-      ],
+      // Every served version has the same schema, so the apiserver converts by rewriting
+      // apiVersion alone: no conversion webhook (docs/crds.md, Versions).
+      conversion: { strategy: "None" },
+      versions: POLICY_SERVED_VERSIONS.map((name) => ({
+        name,
+        served: true,
+        storage: name === POLICY_STORAGE_VERSION,
+        subresources: { status: {} },
+        additionalPrinterColumns: c.columns,
+        schema: { openAPIV3Schema: c.schema },
+      })),
     },
   };
 }
@@ -129,7 +131,14 @@ export async function renderCrds(): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const c of [SPOT, WARMUP]) {
     const file = `${POLICY_GROUP}_${c.plural}.yaml`;
-    const text = HEADER(c.kind) + stringify(crd(c), { lineWidth: 0, version: "1.1" });
+    const text =
+      HEADER(c.kind) +
+      stringify(crd(c), {
+        lineWidth: 0,
+        version: "1.1",
+        // Each version's schema written out in full, not as a YAML alias of the first one's.
+        aliasDuplicateObjects: false,
+      });
     const options = (await resolveConfig(join(root, CRD_DIRS[1], file))) ?? {};
     out.set(file, await format(text, { ...options, parser: "yaml" }));
   }

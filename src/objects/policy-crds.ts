@@ -6,7 +6,17 @@
 import type { ObjectMeta } from "./kube.ts";
 
 export const POLICY_GROUP = "wave.sh";
+/**
+ * The version Wave's own clients (informers, writers, CLI) read and write, and the CRDs' storage
+ * version. It stays v1alpha1 while v1beta1 is served beside it: an older wave-crds chart serves
+ * v1alpha1 only, and Wave must keep working on it (docs/crds.md, Versions).
+ */
 export const POLICY_VERSION = "v1alpha1";
+/** Every version the CRDs serve, all from one schema (conversion None: they differ in name only). */
+export const POLICY_SERVED_VERSIONS = ["v1alpha1", "v1beta1"] as const;
+export type PolicyVersion = (typeof POLICY_SERVED_VERSIONS)[number];
+/** The version objects are stored in (etcd); see docs/crds.md for the plan to move it to v1beta1. */
+export const POLICY_STORAGE_VERSION: PolicyVersion = POLICY_VERSION;
 export const POLICY_API_VERSION = `${POLICY_GROUP}/${POLICY_VERSION}`;
 
 export const SPOT_POLICY_KIND = "SpotPolicy";

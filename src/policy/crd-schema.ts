@@ -6,6 +6,8 @@
 // the schema cannot say (a rule across two fields).
 import {
   CONDITION_STATUSES,
+  POLICY_GROUP,
+  POLICY_SERVED_VERSIONS,
   SPOT_REPAIR_MODES,
   SPOT_STRATEGIES,
   SPOT_TARGET_KINDS,
@@ -222,7 +224,10 @@ export const WARMUP_STATUS: Fields<WarmupPolicyStatus> = {
 
 /** The fields every Kubernetes object has, described as kubectl explain shows them. */
 const TYPE_META = {
-  apiVersion: str("The versioned schema of this object: wave.sh/v1alpha1."),
+  // One schema for every served version (conversion None), so one description names them all.
+  apiVersion: str(
+    `The versioned schema of this object: ${POLICY_SERVED_VERSIONS.map((v) => `${POLICY_GROUP}/${v}`).join(" or ")} (the same fields).`,
+  ),
   kind: str("The REST resource this object represents."),
   // The apiserver allows nothing but `type` here; kubectl explain shows ObjectMeta's own docs.
   metadata: { type: "object" } as Schema,
