@@ -3,7 +3,7 @@
 // and stores the events it reports (ADR 0014). Core does not talk to any apiserver.
 // The environment it gets is the contract in deploy/helm/wave/README.md. `wave start` builds the
 // same core for its one process (`inProcess`).
-import { batchTouches } from "../core/ingest/sink.ts";
+import { batchTouches, snapshotCompletes } from "../core/ingest/sink.ts";
 import { makeDataDir } from "./instance.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -151,7 +151,10 @@ export async function startCoreComponent(
     });
     hub.ensure(config.clusterId, near?.simulated);
     // Warmup policies reach agents from the WarmupPolicy resources core holds (issue 31) once the
-    // cluster's stored policies became resources; each change to them re-sends the set.
+    // cluster's stored policies became resources; each change to them re-sends the set. Not before
+    // the agent's snapshot landed since this core started: its state is empty until then, and an
+    // empty set would switch off the warmups the agent runs from its remembered policies.
+    const synced = new Set<string>();
     const { relay, totals } = coreWarmup({
       store,
       hub,
@@ -162,19 +165,23 @@ export async function startCoreComponent(
       prices,
       resources: async (id) =>
         hub.get(id) && (await store.policyMigration(id))
-          ? warmupPoliciesOf(
-              hub
-                .state(id)
-                .warmupPolicies()
-                .filter((cr) => ownWarmupPolicy(cr, config.namespace)),
-            ).policies.map((p) => ({
-              pool: p.nodePool,
-              value: p.policy,
-            }))
+          ? !synced.has(id)
+            ? null
+            : warmupPoliciesOf(
+                hub
+                  .state(id)
+                  .warmupPolicies()
+                  .filter((cr) => ownWarmupPolicy(cr, config.namespace)),
+              ).policies.map((p) => ({
+                pool: p.nodePool,
+                value: p.policy,
+              }))
           : undefined,
     });
     hub.onBatch((b) => {
-      if (batchTouches(b, "WarmupPolicy")) relay.changed("warmup", b.clusterId);
+      const first = snapshotCompletes(b) && !synced.has(b.clusterId);
+      if (first) synced.add(b.clusterId);
+      if (first || batchTouches(b, "WarmupPolicy")) relay.changed("warmup", b.clusterId);
     });
     const ingest = new IngestCore({
       sink: hub,

@@ -186,7 +186,7 @@ export function coreWarmup(o: {
   /** Warm nodes' prices (the window's warm cost); without them, no warm cost is read. */
   prices?: PriceProvider;
   /** The cluster's WarmupPolicy resources as the stream's policies, once they are the truth. */
-  resources?: (clusterId: string) => Promise<PolicyRow[] | undefined>;
+  resources?: (clusterId: string) => Promise<PolicyRow[] | undefined | null>;
 }): { relay: WarmupRelay; totals: WarmupTotalsOf; coldStarts: ColdStartRecorder } {
   // Hits, misses, time saved and warm cost per cluster over one window of the stored events
   // (what every replica shows): the Overview's and /metrics' warm cost is the Warmup page's.

@@ -386,7 +386,10 @@ export async function startWave(
     let caughtUp = Promise.resolve();
     if (memory) {
       const stopMirror = (await mirrorMemoryKube(memory, agentState)).stop;
-      agent.warmup()?.setPolicies(await core.relay.policies(config.clusterId));
+      // Core's set when it holds the cluster's resources already; else its stream sends them once
+      // the agent's snapshot lands (until then the agent keeps what it remembered).
+      const initial = await core.relay.policies(config.clusterId);
+      if (initial) agent.warmup()?.setPolicies(initial);
       markMirrored();
       const prehistory = await embeddedPrehistory({
         kube: memory,

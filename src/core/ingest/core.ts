@@ -34,8 +34,12 @@ import type { WarmupEvents } from "../../gen/wave/v1/ingest_pb.ts";
  * cluster's warmup policies to send, and stores the events the agents report.
  */
 export interface WarmupExchange {
-  /** The cluster's warmup policies (the complete set). */
-  policies(clusterId: string): Promise<WirePolicy[]>;
+  /**
+   * The cluster's warmup policies (the complete set), or undefined while core cannot know them yet
+   * (after its restart, before the agent's snapshot landed): nothing is sent then, since an empty
+   * set would switch off the warmups the agent runs from its remembered policies.
+   */
+  policies(clusterId: string): Promise<WirePolicy[] | undefined>;
   /** Calls `changed` with a cluster id whenever that cluster's warmup policies change; returns the remover. */
   watch(changed: (clusterId: string) => void): () => void;
   /** Stores the events under the cluster id (durably, ignoring ones already stored). */
@@ -589,9 +593,9 @@ class StreamHandler {
     try {
       while (!signal.aborted) {
         try {
-          const policies = (await exchange.policies(clusterId)).sort((a, b) => a.pool.localeCompare(b.pool));
+          const policies = (await exchange.policies(clusterId))?.sort((a, b) => a.pool.localeCompare(b.pool));
           const text = JSON.stringify(policies);
-          if (text !== sent && !stopped()) {
+          if (policies !== undefined && text !== sent && !stopped()) {
             sent = text;
             this.#out.push({
               body: { case: "warmupPolicies", value: { policies: policiesToProto(policies) } },

@@ -74,11 +74,16 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function startCore(store: FakeStore, clock = new FakeClock()) {
+async function startCore(
+  store: FakeStore,
+  clock = new FakeClock(),
+  resources?: (clusterId: string) => Promise<WirePolicy[] | undefined | null>,
+) {
   const stored: { clusterId: string; n: number }[] = [];
   const relay = new WarmupRelay({
     store,
     onStored: (clusterId, e) => stored.push({ clusterId, n: e.length }),
+    ...(resources ? { resources } : {}),
   });
   const core = new IngestCore({ sink: new MemorySink(), coreVersion: "test", warmup: relay, clock });
   const server = await startIngestServer({ core, port: 0, host: "127.0.0.1", tokens: [TOKEN] });
@@ -159,6 +164,27 @@ describe("warmup over the agent stream", () => {
     await clock.advance(30_000);
     assert.deepEqual((await within(10_000, alpha.sets(2), "the polled set"))[1], [
       { pool: "general", value: enabled },
+    ]);
+  });
+
+  it("sends nothing while core does not hold the cluster's resources yet (after its restart), then the set", async () => {
+    // Before: the empty state's empty set went out at once and switched off the warmups the agent
+    // ran from its remembered policies (the rig's helm e2e, a core restart).
+    const store = new FakeStore();
+    let held: WirePolicy[] | null = null;
+    const { relay, server } = await startCore(store, new FakeClock(), () => Promise.resolve(held));
+    const alpha = startAgent(server.port, "alpha");
+    await within(
+      10_000,
+      alpha.agent.until((a) => a.status === "streaming"),
+      "alpha streaming",
+    );
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(alpha.received, [], "no set before core holds the resources");
+    held = [{ pool: "general", value: enabled }];
+    relay.changed("warmup", "alpha"); // the agent's snapshot landed
+    assert.deepEqual(await within(10_000, alpha.sets(1), "the set once known"), [
+      [{ pool: "general", value: enabled }],
     ]);
   });
 

@@ -23,7 +23,7 @@ export class WarmupRelay {
   readonly #coldStarts: { flush(): Promise<void> } | undefined;
   readonly #listeners = new Set<(clusterId: string) => void>();
   readonly #onStored: (clusterId: string, events: readonly WarmupEvent[]) => void;
-  readonly #resources: ((clusterId: string) => Promise<PolicyRow[] | undefined>) | undefined;
+  readonly #resources: ((clusterId: string) => Promise<PolicyRow[] | undefined | null>) | undefined;
 
   constructor(o: {
     store: Pick<Store, "listPolicies" | "writeWarmupEvents" | "coldStarts">;
@@ -31,9 +31,10 @@ export class WarmupRelay {
     coldStarts?: { flush(): Promise<void> };
     /**
      * The cluster's WarmupPolicy resources as policies (issue 31), once its stored policies became
-     * resources; undefined before: the store's are sent.
+     * resources; undefined before: the store's are sent; null while core does not hold the
+     * cluster's resources yet (its agent's snapshot has not landed since core started).
      */
-    resources?: (clusterId: string) => Promise<PolicyRow[] | undefined>;
+    resources?: (clusterId: string) => Promise<PolicyRow[] | undefined | null>;
     /** After events were stored (the dashboard's cache, Prometheus's counters). */
     onStored?: (clusterId: string, events: readonly WarmupEvent[]) => void;
   }) {
@@ -44,8 +45,9 @@ export class WarmupRelay {
   }
 
   /** Only this cluster's policies: a policy set for another cluster never reaches its agent. */
-  async policies(clusterId: string): Promise<PolicyRow[]> {
+  async policies(clusterId: string): Promise<PolicyRow[] | undefined> {
     const fromResources = await this.#resources?.(clusterId);
+    if (fromResources === null) return undefined;
     if (fromResources) return fromResources;
     return (await this.#store.listPolicies(clusterId, "warmup")).map((r) => ({
       pool: r.key,
