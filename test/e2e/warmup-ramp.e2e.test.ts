@@ -36,6 +36,7 @@ import {
   waitFor,
   withStateOnFailure,
   type KubeList,
+  type KubeObject,
 } from "./harness.ts";
 import { applyTaintedPool, FOUR_VCPU, POOL_LABEL } from "./pools.ts";
 import { installWaveCrds } from "./wave-crds.ts";
@@ -186,6 +187,14 @@ after(async () => {
     timeoutMs: 90_000,
     intervalMs: 1_000,
   }).catch((e: unknown) => process.stderr.write(`# cleanup: ${String(e)}\n`));
+  // Its Nodes too: one whose NodeClaim went first can stay behind, and a later test on the shared
+  // rig would count a NodePool that no longer exists (core lists the pools of the nodes it sees).
+  const poolNodes = (): Promise<KubeObject[]> => list("nodes", { selector: `${NODE_POOL_LABEL}=${pool}` });
+  const gone = await waitFor(`Nodes of ${pool} gone`, async () => (await poolNodes()).length === 0, {
+    timeoutMs: 30_000,
+    intervalMs: 1_000,
+  }).catch(() => false);
+  if (!gone) for (const n of await poolNodes()) await remove("node", n.metadata.name);
   await remove("kwoknodeclasses.karpenter.kwok.sh", pool);
 });
 
