@@ -4,12 +4,8 @@
 import type { Store } from "../core/store/store.ts";
 import type { ClusterState } from "../state/cluster.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import { launches, warmCostByPool } from "../views/warm-cost.ts";
+import { LAUNCH_LOOKBACK_MS, WARM_EVENTS_LIMIT, launches, warmCostByPool } from "../views/warm-cost.ts";
 import { priceOfWith } from "../views/warmup.ts";
-
-const DAY = 24 * 3_600_000;
-/** Most events one window reads (as the Warmup page: a week of a busy cluster's). */
-const EVENTS = 100_000;
 
 export function warmCostReader(o: {
   store: Pick<Store, "warmupEvents" | "lifecycle">;
@@ -18,9 +14,8 @@ export function warmCostReader(o: {
 }): (clusterId: string, from: number, to: number) => Promise<Record<string, number>> {
   return async (clusterId, from, to) => {
     const [events, lifecycle] = await Promise.all([
-      o.store.warmupEvents({ clusterId, from, to, limit: EVENTS }),
-      // A warm node released in the window may have launched before it (as the page reads).
-      o.store.lifecycle({ clusterId, from: from - DAY, to }),
+      o.store.warmupEvents({ clusterId, from, to, limit: WARM_EVENTS_LIMIT }),
+      o.store.lifecycle({ clusterId, from: from - LAUNCH_LOOKBACK_MS, to }),
     ]);
     const nodes = o.state(clusterId).nodes();
     // Live warm nodes count up to the window's end: the page over [from, to) read later does too.

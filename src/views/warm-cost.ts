@@ -19,6 +19,11 @@ import {
 export const isWaveWarm = (o: { metadata: { annotations?: Record<string, string> } }): boolean =>
   o.metadata.annotations?.[DO_NOT_DISRUPT_OWNER_ANNOTATION] === DO_NOT_DISRUPT_OWNER_VALUE;
 
+/** Most warmup events (and cold starts) one read takes: a week of a busy cluster's. */
+export const WARM_EVENTS_LIMIT = 100_000;
+/** How far before a range its launches are read: a warm node released in it may have launched before. */
+export const LAUNCH_LOOKBACK_MS = 24 * 3_600_000;
+
 export type Launch = { at: number; instanceType?: string; capacityType?: string; zone?: string };
 
 /**

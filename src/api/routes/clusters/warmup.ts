@@ -4,10 +4,8 @@ import type { FastifyInstance } from "fastify";
 import { buildWarmupView } from "../../../views/warmup.ts";
 import { WarmupViewSchema } from "../../../dashboard/dto.ts";
 import { DEFAULT_POLICY } from "../../../policy/warmup.ts";
-import { DAY, rangedPage, type ConsoleRoutes } from "./console-context.ts";
-
-/** Most events and cold starts one page reads (a week of a busy cluster's). */
-const EVENTS = 100_000;
+import { LAUNCH_LOOKBACK_MS, WARM_EVENTS_LIMIT } from "../../../views/warm-cost.ts";
+import { rangedPage, type ConsoleRoutes } from "./console-context.ts";
 
 export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
   return (app) =>
@@ -19,10 +17,10 @@ export function warmupRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void
       read: async (c, { from, to, now }) => {
         const [policies, events, coldStarts, lifecycle] = await Promise.all([
           ctx.warmupPolicies(c.id),
-          ctx.store.warmupEvents({ clusterId: c.id, from, to, limit: EVENTS }),
-          ctx.store.coldStarts({ clusterId: c.id, from, to, limit: EVENTS }),
-          // A warm node released in the range may have launched before it.
-          ctx.store.lifecycle({ clusterId: c.id, from: from - DAY, to }),
+          // The same reads as core's warmup window (metrics/warm-cost-reader.ts): one warm cost.
+          ctx.store.warmupEvents({ clusterId: c.id, from, to, limit: WARM_EVENTS_LIMIT }),
+          ctx.store.coldStarts({ clusterId: c.id, from, to, limit: WARM_EVENTS_LIMIT }),
+          ctx.store.lifecycle({ clusterId: c.id, from: from - LAUNCH_LOOKBACK_MS, to }),
         ]);
         return buildWarmupView({
           clusterId: c.id,
