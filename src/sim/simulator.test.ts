@@ -154,21 +154,27 @@ describe("simulated kube-scheduler and Karpenter nomination", () => {
   }
 });
 
+/** A simulator over KWOK offerings, 10 s boots, no spot interruptions, and one 2-CPU pool (shop). */
+async function oneSmallPool(): Promise<{ clock: FakeClock; kube: MemoryKube; sim: Simulator }> {
+  const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
+  const random = seeded(5);
+  const kube = new MemoryKube({ clock, random });
+  const sim = new Simulator({
+    kube,
+    clock,
+    random,
+    offerings: buildKwokOfferings(),
+    bootDelayMs: 10_000,
+    spotInterruptionRate: 0,
+  });
+  await kube.create("Namespace", { metadata: { name: "shop" } });
+  await kube.create("NodePool", kwokTestPool("general", { cpu: "2", consolidateAfter: "10m" }));
+  return { clock, kube, sim };
+}
+
 describe("simulated Karpenter nomination", () => {
   it("provisions again for a nominated pod whose node another pod took", async () => {
-    const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
-    const random = seeded(5);
-    const kube = new MemoryKube({ clock, random });
-    const sim = new Simulator({
-      kube,
-      clock,
-      random,
-      offerings: buildKwokOfferings(),
-      bootDelayMs: 10_000,
-      spotInterruptionRate: 0,
-    });
-    await kube.create("Namespace", { metadata: { name: "shop" } });
-    await kube.create("NodePool", kwokTestPool("general", { cpu: "2", consolidateAfter: "10m" }));
+    const { clock, kube, sim } = await oneSmallPool();
     const pod = (
       name: string,
       cpu: string,
@@ -264,19 +270,7 @@ describe("simulated node names", () => {
 
 describe("simulated kube-scheduler's queue", () => {
   it("places the pod waiting longest first, not the first by name (PrioritySort)", async () => {
-    const clock = new FakeClock(Date.UTC(2026, 11, 1, 12));
-    const random = seeded(5);
-    const kube = new MemoryKube({ clock, random });
-    const sim = new Simulator({
-      kube,
-      clock,
-      random,
-      offerings: buildKwokOfferings(),
-      bootDelayMs: 10_000,
-      spotInterruptionRate: 0,
-    });
-    await kube.create("Namespace", { metadata: { name: "shop" } });
-    await kube.create("NodePool", kwokTestPool("general", { cpu: "2", consolidateAfter: "10m" }));
+    const { clock, kube, sim } = await oneSmallPool();
     const pod = (name: string): Pod => ({
       apiVersion: "v1",
       kind: "Pod",
