@@ -10,6 +10,8 @@ import { after, describe, it } from "node:test";
 import { BlockerReasonSchema, type BlockerDto, type BlockerReason } from "./dto.ts";
 import { blockerFix } from "./consolidation/fixes.ts";
 import { thrashingFixDtos } from "./thrashing/fixes.ts";
+import { pendingFix } from "./consolidation/pending-fixes.ts";
+import type { Pod } from "../objects/kube.ts";
 import type { ThrashingReport } from "./thrashing/detect.ts";
 import { shellArg, shellCommand } from "../shared/shell.ts";
 import type { NodePool } from "../objects/karpenter.ts";
@@ -105,6 +107,32 @@ describe("copyable commands pasted into a real shell with hostile names", () => 
           ]);
         }
     assert.ok(lines.length >= 6 * HOSTILE_NAMES.length, `pasted ${lines.length}`);
+    assert.deepEqual(paste(lines), expected);
+  });
+
+  it("every pending pod's fix: argv intact, nothing else runs", () => {
+    // A requirement the pool does not offer: the fix patches the hostile-named pool with the pod's
+    // hostile value.
+    const key = "example.com/rack";
+    const lines: string[] = [];
+    const expected: string[][] = [];
+    for (const name of HOSTILE_NAMES) {
+      const hostilePool = { ...pool, metadata: { name } } as NodePool;
+      const pod = {
+        metadata: { name: "p", namespace: "shop" },
+        spec: { nodeSelector: { [key]: name }, containers: [] },
+      } as unknown as Pod;
+      const r = {
+        nodePool: name,
+        kind: "requirement" as const,
+        key,
+        detail: `label "${key}" does not have known values`,
+      };
+      const fix = pendingFix(r, pod, hostilePool, []).fix;
+      assert.ok(fix?.kubectl && fix.patch, `a patch for ${JSON.stringify(name)}`);
+      lines.push(fix.kubectl);
+      expected.push(["patch", "nodepool", name, "--type", "merge", "-p", JSON.stringify(fix.patch)]);
+    }
     assert.deepEqual(paste(lines), expected);
   });
 
