@@ -160,7 +160,13 @@ before(async () => {
       consoleRoutes({ hub, prices: new KwokPriceProvider(), now: () => Date.now() }),
     ],
   });
-  await until("the cluster", () => (hub.get(CLUSTER)?.state.pods().length ?? 0) >= 3);
+  // The snapshot reaches core in parts, kind by kind (Nodes, Pods, NodePools, NodeClaims, …), and
+  // each part is applied as it lands: wait for the last kind the tests read, not just the pods.
+  const claimName = claim.metadata.name ?? "";
+  await until("the cluster", () => {
+    const s = hub.get(CLUSTER)?.state;
+    return (s?.pods().length ?? 0) >= 3 && s?.nodeClaim(claimName) !== undefined;
+  });
 });
 
 after(async () => {
