@@ -41,6 +41,7 @@ import {
   readState,
   readVersions,
   repoRoot,
+  requestedGates,
   requestedKarpenter,
   rigDir,
   rigHealthy,
@@ -762,7 +763,7 @@ export function apiserverArgs(o: { etcdUrl: string; port: number; certDir: strin
   ];
 }
 
-async function startAll(pair: RigPair): Promise<RigState> {
+async function startAll(pair: RigPair, gates: string): Promise<RigState> {
   const [etcdPort, etcdPeer, apiPort, kcmPort, schedPort, kwokPort, karpMetrics, karpHealth] =
     await freePorts(8);
   const ports = {
@@ -890,6 +891,8 @@ async function startAll(pair: RigPair): Promise<RigState> {
     BATCH_IDLE_DURATION: envStr("WAVE_RIG_BATCH_IDLE_DURATION", "1s"),
     BATCH_MAX_DURATION: envStr("WAVE_RIG_BATCH_MAX_DURATION", "10s"),
     LOG_LEVEL: envStr("WAVE_RIG_KARPENTER_LOG_LEVEL", "info"),
+    // The release's alpha features Wave reads (versions.env GATES_): as a team that uses them runs it.
+    ...(gates ? { FEATURE_GATES: gates } : {}),
   });
   await waitFor(
     "kwok-controller",
@@ -899,7 +902,14 @@ async function startAll(pair: RigPair): Promise<RigState> {
   );
   await waitFor("karpenter", "/readyz", () => probe(`http://127.0.0.1:${p("karpHealth")}/readyz`), 90_000);
 
-  const state: RigState = { startedAt: new Date().toISOString(), pair, ports, kubeconfig: kc, apiserver };
+  const state: RigState = {
+    startedAt: new Date().toISOString(),
+    pair,
+    ports,
+    kubeconfig: kc,
+    apiserver,
+    gates,
+  };
   writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
   return state;
 }
@@ -919,7 +929,7 @@ const samePair = (a: RigPair | undefined, b: RigPair): boolean =>
  * Bring the rig up at a version pair (default: versions.env's DEFAULT_KARPENTER); returns true if
  * this call started it, false if a healthy rig at the same pair was reused.
  */
-export async function up(requested?: string): Promise<boolean> {
+export async function up(requested?: string, argv: string[] = process.argv.slice(3)): Promise<boolean> {
   const t0 = Date.now();
   mkdirSync(runDir, { recursive: true });
   mkdirSync(logsDir, { recursive: true });
@@ -930,7 +940,9 @@ export async function up(requested?: string): Promise<boolean> {
     throw new StepError("select versions", (e as Error).message);
   }
   await build(pair);
-  if ((await rigHealthy()) && samePair(readState()?.pair, pair)) {
+  const gates = requestedGates(pair, argv);
+  const running = readState();
+  if ((await rigHealthy()) && samePair(running?.pair, pair) && (running?.gates ?? "") === gates) {
     say(`reusing the running rig (Karpenter ${pair.karpenter}, Kubernetes ${pair.kubernetes})`);
     await applyDefaults();
     say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
@@ -941,9 +953,10 @@ export async function up(requested?: string): Promise<boolean> {
   activate(pair);
   ensurePki();
   say(
-    `starting Karpenter ${pair.karpenter} on Kubernetes ${pair.kubernetes} (etcd ${pair.etcd}, KWOK ${pair.kwok})`,
+    `starting Karpenter ${pair.karpenter} on Kubernetes ${pair.kubernetes} (etcd ${pair.etcd}, KWOK ${pair.kwok}); ` +
+      `feature gates: ${gates || "the release's defaults"}`,
   );
-  await startAll(pair);
+  await startAll(pair, gates);
   say(`rig up in ${((Date.now() - t0) / 1000).toFixed(1)}s; logs in ${logsDir}`);
   process.stdout.write(`export KUBECONFIG=${kubeconfigPath}\n`);
   return true;

@@ -48,6 +48,8 @@ export interface RigState {
   ports: Record<string, number>;
   kubeconfig: string;
   apiserver: string;
+  /** The FEATURE_GATES Karpenter was started with ("" = the release's defaults). */
+  gates?: string;
 }
 
 /** One supported version pair: a Karpenter release and the Kubernetes, etcd and KWOK it runs on. */
@@ -56,6 +58,8 @@ export interface RigPair {
   kubernetes: string;
   etcd: string;
   kwok: string;
+  /** Karpenter feature gates the rig turns on for this release (`GATES_<karpenter>=`), if any. */
+  gates?: string;
 }
 
 export interface RigVersions {
@@ -63,10 +67,14 @@ export interface RigVersions {
   pairs: RigPair[];
 }
 
-/** Parse hack/rig/versions.env (`DEFAULT_KARPENTER=` + `PAIR_<karpenter>=<kube> <etcd> <kwok>`). */
+/**
+ * Parse hack/rig/versions.env (`DEFAULT_KARPENTER=` + `PAIR_<karpenter>=<kube> <etcd> <kwok>`, and
+ * optionally `GATES_<karpenter>=<Gate>=true,…` for a pair listed before it).
+ */
 export function parseVersions(text: string): RigVersions {
   let defaultKarpenter = "";
   const pairs: RigPair[] = [];
+  const gates = new Map<string, string>();
   for (const [i, raw] of text.split("\n").entries()) {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
@@ -81,10 +89,19 @@ export function parseVersions(text: string): RigVersions {
         throw new Error(`versions.env line ${i + 1}: ${key} needs "<kubernetes> <etcd> <kwok>"`);
       }
       pairs.push({ karpenter: key.slice("PAIR_".length), kubernetes, etcd, kwok });
+    } else if (key.startsWith("GATES_")) {
+      if (!/^[A-Za-z]+=(true|false)(,[A-Za-z]+=(true|false))*$/.test(value))
+        throw new Error(`versions.env line ${i + 1}: ${key} needs "<Gate>=true|false,…"`);
+      gates.set(key.slice("GATES_".length), value);
     } else throw new Error(`versions.env line ${i + 1}: unknown key ${key}`);
   }
   if (!pairs.some((p) => p.karpenter === defaultKarpenter)) {
     throw new Error(`versions.env: DEFAULT_KARPENTER=${defaultKarpenter} has no PAIR_ line`);
+  }
+  for (const [karpenter, value] of gates) {
+    const pair = pairs.find((p) => p.karpenter === karpenter);
+    if (!pair) throw new Error(`versions.env: GATES_${karpenter} has no PAIR_ line`);
+    pair.gates = value;
   }
   return { defaultKarpenter, pairs };
 }
@@ -118,6 +135,21 @@ export function requestedKarpenter(argv: string[], env: NodeJS.ProcessEnv = proc
   }
   const v = env["WAVE_RIG_KARPENTER"];
   return v === undefined || v === "" ? undefined : v;
+}
+
+/**
+ * The FEATURE_GATES to start Karpenter with: `--gates <list|off>` in argv, else
+ * WAVE_RIG_FEATURE_GATES, else the pair's `GATES_` line. "off" (or none) = the release's defaults.
+ */
+export function requestedGates(pair: RigPair, argv: string[], env: NodeJS.ProcessEnv = process.env): string {
+  let asked: string | undefined;
+  for (const [i, a] of argv.entries()) {
+    if (a === "--gates") asked = argv[i + 1];
+    else if (a.startsWith("--gates=")) asked = a.slice("--gates=".length);
+  }
+  asked ??= env["WAVE_RIG_FEATURE_GATES"] || undefined;
+  if (asked === undefined) return pair.gates ?? "";
+  return asked === "off" ? "" : asked;
 }
 
 export function readState(): RigState | undefined {

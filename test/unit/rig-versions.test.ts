@@ -2,7 +2,13 @@
 // and the --karpenter / WAVE_RIG_KARPENTER request.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseVersions, readVersions, requestedKarpenter, selectPair } from "../../hack/rig/lib.ts";
+import {
+  parseVersions,
+  readVersions,
+  requestedGates,
+  requestedKarpenter,
+  selectPair,
+} from "../../hack/rig/lib.ts";
 import { majorMinor, TESTED_KARPENTER } from "../../src/karpenter/compat.ts";
 
 const sample = `# comment
@@ -69,4 +75,44 @@ test("the tested range is exactly the rig's oldest and newest Karpenter pair", (
     return x0 - y0 || x1 - y1;
   });
   assert.deepEqual(TESTED_KARPENTER, { oldest: byMinor[0], newest: byMinor.at(-1) });
+});
+
+test("feature gates: a pair's GATES_ line, overridden by --gates or WAVE_RIG_FEATURE_GATES, 'off' = release defaults", () => {
+  const v = parseVersions(`${sample}GATES_v1.15.0=NodeOverlay=true,StaticCapacity=true\n`);
+  const pair = selectPair(v);
+  assert.equal(pair.gates, "NodeOverlay=true,StaticCapacity=true");
+  assert.equal(selectPair(v, "v1.8").gates, undefined);
+  assert.equal(requestedGates(pair, [], {}), "NodeOverlay=true,StaticCapacity=true");
+  assert.equal(requestedGates(pair, ["--gates", "off"], {}), "");
+  assert.equal(requestedGates(pair, ["--gates=NodeRepair=true"], {}), "NodeRepair=true");
+  assert.equal(requestedGates(pair, [], { WAVE_RIG_FEATURE_GATES: "off" }), "");
+  assert.equal(requestedGates(selectPair(v, "v1.8"), [], {}), "");
+  assert.throws(() => parseVersions(`${sample}GATES_v1.15.0=NodeOverlay\n`), /GATES_v1.15.0 needs/);
+  assert.throws(() => parseVersions(`${sample}GATES_v9.9.9=NodeOverlay=true\n`), /no PAIR_ line/);
+});
+
+test("the committed versions.env turns on, per release, only gates that release has", () => {
+  // From each release's pkg/operator/options/options.go (its FEATURE_GATES default lists them).
+  const known: Record<string, string[]> = {
+    "v1.15.0": [
+      "NodeRepair",
+      "ReservedCapacity",
+      "SpotToSpotConsolidation",
+      "NodeOverlay",
+      "StaticCapacity",
+      "CapacityBuffer",
+      "TerminateFirstDrift",
+      "TerminateFirstRepair",
+      "PodDeletionCostManagement",
+    ],
+    "v1.8.2": ["NodeRepair", "ReservedCapacity", "SpotToSpotConsolidation", "NodeOverlay", "StaticCapacity"],
+    "v1.6.4": ["NodeRepair", "ReservedCapacity", "SpotToSpotConsolidation"],
+  };
+  for (const p of readVersions().pairs) {
+    const names = (p.gates ?? "")
+      .split(",")
+      .filter(Boolean)
+      .map((g) => g.split("=")[0] ?? "");
+    for (const n of names) assert.ok(known[p.karpenter]?.includes(n), `${p.karpenter} has no gate ${n}`);
+  }
 });
