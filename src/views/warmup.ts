@@ -269,7 +269,7 @@ function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
   const newNodeCostPerHour =
     offering?.instanceType === undefined
       ? null
-      : (ctx.priceOf(offering.instanceType, offering.capacityType, offering.places) ?? null);
+      : (ctx.priceOf(offering.instanceType, offering.capacityType, offering.places, offering.labels) ?? null);
   const count = (type: StoredWarmupEvent["type"]): number => o.events.filter((e) => e.type === type).length;
   const missesByReason: Record<string, number> = {};
   for (const e of o.events)
