@@ -73,6 +73,8 @@ describe("warmup actor's cost cap under a NodeOverlay", () => {
         requirements: [{ key: "node.kubernetes.io/instance-type", operator: "In", values: ["m5.xlarge"] }],
         priceAdjustment: "-30%",
       },
+      // Validated by Karpenter's NodeOverlay controller (it runs with the gate on).
+      status: { conditions: [{ type: "ValidationSucceeded", status: "True" }] },
     };
     const cap = list * 0.8;
     assert.equal((await warmupsUnderCap(cap)).length, 0, "at the list price the node is over the cap");

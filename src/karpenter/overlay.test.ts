@@ -5,12 +5,17 @@ import assert from "node:assert/strict";
 import type { NodeOverlay } from "../objects/karpenter.ts";
 import { adjustedPrice, orderByWeight, overlaidPrice, overlayMatches, winningOverlay } from "./overlay.ts";
 
+/** An overlay as Karpenter's controller left it: validated, unless `failed` names why not. */
 const overlay = (name: string, spec: NodeOverlay["spec"], failed?: string): NodeOverlay => ({
   metadata: { name },
   spec,
-  ...(failed
-    ? { status: { conditions: [{ type: "ValidationSucceeded", status: "False", reason: failed }] } }
-    : {}),
+  status: {
+    conditions: [
+      failed
+        ? { type: "ValidationSucceeded", status: "False", reason: failed }
+        : { type: "ValidationSucceeded", status: "True" },
+    ],
+  },
 });
 
 const labels = {
@@ -150,4 +155,10 @@ test("a lighter overlay of one weight conflicts with another of that weight even
     overlay("w10-a", { price: "3", weight: 10 }),
   ]);
   assert.equal(overlaidPrice(ordered, labels, 10)?.name, "w20");
+});
+
+test("an overlay Karpenter has not validated (gate NodeOverlay off, or not reconciled yet) prices nothing", () => {
+  const { status: _validated, ...fresh } = overlay("new", { priceAdjustment: "-30%" });
+  assert.equal(overlaidPrice([fresh], labels, 10), undefined);
+  assert.equal(overlaidPrice([overlay("new", { priceAdjustment: "-30%" })], labels, 10)?.usdPerHour, 7);
 });

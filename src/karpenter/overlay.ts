@@ -75,9 +75,14 @@ export function overlayMatches(o: NodeOverlay, labels: Readonly<Record<string, s
   return (o.spec.requirements ?? []).every((r) => requirementMatches(r, labels));
 }
 
-/** Karpenter marked it invalid (runtime validation or a conflict somewhere): it applies nowhere. */
-function rejected(o: NodeOverlay): boolean {
-  return (o.status?.conditions ?? []).some((c) => c.type === "ValidationSucceeded" && c.status === "False");
+/**
+ * Karpenter applies an overlay once its NodeOverlay controller validated it: that controller runs
+ * only with the gate NodeOverlay on, and fills the price store in the pass that writes this
+ * condition. Not yet validated, marked invalid (runtime validation, a conflict on any offering) or
+ * the gate off: Karpenter prices with the list price, and so does Wave.
+ */
+export function validated(o: NodeOverlay): boolean {
+  return (o.status?.conditions ?? []).some((c) => c.type === "ValidationSucceeded" && c.status === "True");
 }
 
 /** The price change of an overlay: `price` if set, else `priceAdjustment`. */
@@ -87,7 +92,7 @@ const changeOf = (o: NodeOverlay): string | undefined => o.spec.price ?? o.spec.
  * The overlay that prices the offering these labels name, as Karpenter's store decides: overlays
  * in weight order, the first matching one with a price wins; a later one of the same weight as the
  * last price (or capacity) overlay on this offering conflicts and is skipped whole — as is any
- * overlay Karpenter's status marks invalid. `ordered` must come from `orderByWeight`.
+ * overlay Karpenter has not validated (`validated`). `ordered` must come from `orderByWeight`.
  */
 export function winningOverlay(
   ordered: readonly NodeOverlay[],
@@ -98,7 +103,7 @@ export function winningOverlay(
   let capacityWeight: number | undefined;
   let capacityNames: readonly string[] = [];
   for (const o of ordered) {
-    if (rejected(o) || !overlayMatches(o, labels)) continue;
+    if (!validated(o) || !overlayMatches(o, labels)) continue;
     const w = o.spec.weight ?? 0;
     const change = changeOf(o);
     const names = o.spec.capacity ? Object.keys(o.spec.capacity) : undefined;

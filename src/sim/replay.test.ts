@@ -108,6 +108,7 @@ describe("replay", () => {
           requirements: [{ key: "karpenter.sh/nodepool", operator: "In", values: ["pool"] }],
           priceAdjustment: "-30%",
         },
+        status: { conditions: [{ type: "ValidationSucceeded", status: "True" }] },
       },
     ];
     const r = await replay({ ...base(NONE), overlays });

@@ -30,6 +30,7 @@ const savingsPlan: NodeOverlay = {
     priceAdjustment: "-30%",
     weight: 10,
   },
+  status: { conditions: [{ type: "ValidationSucceeded", status: "True" }] },
 };
 
 function world(overlays: NodeOverlay[]): ClusterState {
