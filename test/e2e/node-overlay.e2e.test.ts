@@ -39,6 +39,19 @@ import {
 } from "./harness.ts";
 import { applyTaintedPool, POOL_LABEL } from "./pools.ts";
 import { parseExposition, sumOf } from "./crosscheck.ts";
+import { readState } from "../../hack/rig/lib.ts";
+
+/**
+ * Why this rig cannot run the test: Karpenter before v1.8 has no NodeOverlay, and with the gate
+ * off it ignores them (and Wave, seeing no validated overlay, prices the list price).
+ */
+function unsupported(): string | undefined {
+  const gates = readState()?.gates ?? "";
+  return /(^|,)NodeOverlay=true(,|$)/.test(gates)
+    ? undefined
+    : `the rig's Karpenter runs without the NodeOverlay gate (gates: "${gates}")`;
+}
+const skip = unsupported();
 
 const CLUSTER = "e2e-node-overlay";
 const TYPE = "c-2x-amd64-linux";
@@ -85,6 +98,7 @@ const near = (a: number | null | undefined, b: number): boolean => a != null && 
 
 before(async () => {
   await requireRig();
+  if (skip) return;
   ns = await createNamespace("overlay");
   pool = `${ns}-pool`;
   overlay = `${ns}-savings-plan`;
@@ -139,7 +153,7 @@ after(async () => {
 
 test(
   "a NodeOverlay −30 %: node, pool, cluster $/h and consolidation's saving are Karpenter's adjusted price",
-  { timeout: 300_000 },
+  { timeout: 300_000, ...(skip ? { skip } : {}) },
   () =>
     withRigLogsOnFailure(async () => {
       await waitFor(
