@@ -235,31 +235,30 @@ describe("InformerSource: Karpenter's NodeOverlays (v1.8+)", () => {
     }
   });
 
-  it("a cluster without the NodeOverlay CRD (Karpenter before v1.8) streams everything else", async () => {
-    const clock = new FakeClock();
-    const kube = new MemoryKube({ clock });
-    await kube.create("Node", fresh(node(1)) as Node);
-    kube.inject((req) =>
-      req.kind === "NodeOverlay"
-        ? {
-            kind: "Status",
-            code: 404,
-            reason: "NotFound",
-            message: "the server could not find the requested resource",
-          }
-        : undefined,
-    );
-    const ac = new AbortController();
-    try {
-      const objects = await listAll(await new InformerSource({ client: kube, clock }).open(ac.signal));
-      assert.deepEqual(
-        objects.map((o) => o.kind),
-        ["Node"],
+  for (const [code, why] of [
+    [404, "without the NodeOverlay CRD (Karpenter before v1.8)"],
+    [403, "whose agent role cannot read NodeOverlays (a chart from before)"],
+  ] as const)
+    it(`a cluster ${why} streams everything else`, async () => {
+      const clock = new FakeClock();
+      const kube = new MemoryKube({ clock });
+      await kube.create("Node", fresh(node(1)) as Node);
+      kube.inject((req) =>
+        req.kind === "NodeOverlay"
+          ? { kind: "Status", code, reason: code === 404 ? "NotFound" : "Forbidden", message: why }
+          : undefined,
       );
-    } finally {
-      ac.abort();
-    }
-  });
+      const ac = new AbortController();
+      try {
+        const objects = await listAll(await new InformerSource({ client: kube, clock }).open(ac.signal));
+        assert.deepEqual(
+          objects.map((o) => o.kind),
+          ["Node"],
+        );
+      } finally {
+        ac.abort();
+      }
+    });
 });
 
 describe("InformerSource: the warmup projection (ClusterState beside the agent)", () => {

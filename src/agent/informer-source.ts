@@ -154,8 +154,11 @@ export class InformerSource implements AgentSource {
         for await (const page of inf.pages(signal)) yield page.items.map((o) => wire(inf.kind, o));
       } catch (err) {
         // A policy CRD (or Karpenter's NodeOverlay, before v1.8) not installed: nothing of that
-        // kind (its informer keeps retrying).
-        if (!(WIRE_POLICY_KINDS.includes(inf.kind) && KubeApiError.is(err, 404))) throw err;
+        // kind (its informer keeps retrying). NodeOverlays not readable (an agent role from before
+        // they were streamed) cost their prices only, never the rest of the snapshot.
+        const optional =
+          KubeApiError.is(err, 404) || (inf.kind === "NodeOverlay" && KubeApiError.is(err, 403));
+        if (!(WIRE_POLICY_KINDS.includes(inf.kind) && optional)) throw err;
       }
     }
   }
