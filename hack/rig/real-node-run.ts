@@ -1,0 +1,282 @@
+// Starts and stops the rig's opt-in real node (configuration: real-node.ts; docs/rig.md "Real node").
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  binDir,
+  cacheDir,
+  dataDir,
+  freePorts,
+  kubectlRaw,
+  logFile,
+  pkiDir,
+  rigSrcDir,
+  runDir,
+  sleep,
+} from "./lib.ts";
+import {
+  PAUSE_IMAGE,
+  REAL_NODE_NAME,
+  cniConfig,
+  containerdConfig,
+  kubeletArgs,
+  kubeletConfig,
+  nodeCertSubject,
+  nodeKubeconfig,
+  ociLayout,
+  paths,
+  type RealNodeLayout,
+} from "./real-node.ts";
+
+const statePath = join(runDir, "real-node.json");
+/** Debian packages (containerd, containernetworking-plugins, runc): `apt-get install` them. */
+const CONTAINERD = "/usr/bin/containerd";
+const CTR = "/usr/bin/ctr";
+const HOST_TOOLS = { cniBinDir: "/usr/lib/cni", runc: "/usr/sbin/runc" };
+
+function say(msg: string): void {
+  process.stderr.write(`[rig] real node: ${msg}\n`);
+}
+
+function run(cmd: string, args: string[], what: string, cwd?: string): string {
+  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  if (r.error !== undefined || r.status !== 0) {
+    throw new Error(`${what}: ${cmd} ${args.join(" ")} failed: ${r.error?.message ?? r.stderr.trim()}`);
+  }
+  return r.stdout;
+}
+
+function exeOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, "");
+  } catch {
+    return undefined;
+  }
+}
+
+function startDetached(name: string, bin: string, args: string[]): number {
+  const fd = openSync(logFile(name), "a");
+  writeFileSync(logFile(name), `\n# ${new Date().toISOString()} ${bin} ${args.join(" ")}\n`, { flag: "a" });
+  const child = spawn(bin, args, { detached: true, stdio: ["ignore", fd, fd] });
+  child.unref();
+  if (child.pid === undefined) throw new Error(`start ${name}: spawn failed`);
+  return child.pid;
+}
+
+interface RealNodeState {
+  layout: RealNodeLayout;
+  pids: { containerd: number; kubelet: number };
+  exes: { containerd: string; kubelet: string };
+}
+
+export function readRealNode(): RealNodeState | undefined {
+  if (!existsSync(statePath)) return undefined;
+  return JSON.parse(readFileSync(statePath, "utf8")) as RealNodeState;
+}
+
+/** The pause program, built once per Go version and source into .rig/cache/pause/. */
+function pauseBinary(): string {
+  const src = join(rigSrcDir, "pause");
+  const out = join(cacheDir, "pause", "pause");
+  const stamp = `${run("go", ["env", "GOVERSION"], "go").trim()} ${readFileSync(join(src, "main.go"), "utf8").length}\n`;
+  if (existsSync(out) && existsSync(`${out}.stamp`) && readFileSync(`${out}.stamp`, "utf8") === stamp)
+    return out;
+  mkdirSync(dirname(out), { recursive: true });
+  const env = { ...process.env, CGO_ENABLED: "0", GOFLAGS: "-buildvcs=false" };
+  const r = spawnSync("go", ["build", "-trimpath", "-ldflags=-s -w", "-o", out, "."], {
+    cwd: src,
+    env,
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`build pause: ${r.stderr}`);
+  writeFileSync(`${out}.stamp`, stamp);
+  return out;
+}
+
+/** Import the pause image into containerd's k8s.io namespace from an OCI layout tarball. */
+function importPause(l: RealNodeLayout): void {
+  const work = join(l.dir, "pause-image");
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(join(work, "rootfs"), { recursive: true });
+  writeFileSync(join(work, "rootfs", "pause"), readFileSync(pauseBinary()), { mode: 0o755 });
+  const tarArgs = ["--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-cf", "-", "pause"];
+  const layer = spawnSync("tar", tarArgs, { cwd: join(work, "rootfs"), maxBuffer: 64 * 1024 * 1024 }).stdout;
+  const layoutDir = join(work, "oci");
+  for (const [file, content] of ociLayout(layer, PAUSE_IMAGE, ["/pause"])) {
+    mkdirSync(dirname(join(layoutDir, file)), { recursive: true });
+    writeFileSync(join(layoutDir, file), content);
+  }
+  run("tar", ["-C", layoutDir, "-cf", join(work, "image.tar"), "."], "pack pause image");
+  run(
+    CTR,
+    ["--address", paths(l).socket, "-n", "k8s.io", "images", "import", join(work, "image.tar")],
+    "import pause",
+  );
+}
+
+function writeConfigs(l: RealNodeLayout): void {
+  const p = paths(l);
+  for (const d of [dirname(p.containerdConfig), p.cniConfDir, p.kubeletRoot, join(l.dir, "pki")]) {
+    mkdirSync(d, { recursive: true });
+  }
+  writeFileSync(p.containerdConfig, containerdConfig(l));
+  writeFileSync(join(p.cniConfDir, "10-wave-real.conflist"), JSON.stringify(cniConfig(l), null, 2) + "\n");
+  writeFileSync(p.kubeletConfig, JSON.stringify(kubeletConfig(l), null, 2) + "\n");
+  writeFileSync(p.kubeconfig, JSON.stringify(nodeKubeconfig(l), null, 2) + "\n", { mode: 0o600 });
+  const ssl = (args: string[]): string => run("openssl", args, "node certificate", join(l.dir, "pki"));
+  ssl(["genrsa", "-out", p.key, "2048"]);
+  ssl(["req", "-new", "-key", p.key, "-subj", nodeCertSubject(l.name), "-out", "kubelet.csr"]);
+  writeFileSync(
+    join(l.dir, "pki", "kubelet.ext"),
+    "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n",
+  );
+  const ca = (f: string): string => join(pkiDir, f);
+  ssl(
+    ["x509", "-req", "-in", "kubelet.csr", "-CA", ca("ca.crt"), "-CAkey", ca("ca.key")].concat([
+      "-CAcreateserial",
+      "-CAserial",
+      "ca.srl",
+      "-out",
+      p.cert,
+      "-days",
+      "365",
+      "-extfile",
+      "kubelet.ext",
+    ]),
+  );
+}
+
+/** The bridge exists before the kubelet starts: its address is the node's IP. */
+function ensureBridge(l: RealNodeLayout): void {
+  if (spawnSync("ip", ["link", "show", l.bridge]).status !== 0) {
+    run("ip", ["link", "add", l.bridge, "type", "bridge"], "bridge");
+  }
+  const prefix = l.podCIDR.split("/")[1] ?? "24";
+  if (!run("ip", ["-o", "addr", "show", l.bridge], "bridge").includes(` ${l.gateway}/`)) {
+    run("ip", ["addr", "add", `${l.gateway}/${prefix}`, "dev", l.bridge], "bridge");
+  }
+  run("ip", ["link", "set", l.bridge, "up"], "bridge");
+}
+
+async function until(
+  what: string,
+  ok: () => Promise<boolean> | boolean,
+  ms: number,
+  log: string,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`${what} not ready in ${ms / 1000}s; log: ${log}`);
+    await sleep(500);
+  }
+}
+
+async function nodeReady(name: string): Promise<boolean> {
+  const jp = '{.status.conditions[?(@.type=="Ready")].status}';
+  const r = await kubectlRaw(["get", "node", name, "-o", `jsonpath=${jp}`], undefined, 10_000);
+  return r.code === 0 && r.stdout.trim() === "True";
+}
+
+/** Start containerd and the kubelet beside the running rig; returns when the node is Ready. */
+export async function startRealNode(apiserver: string, registry?: string): Promise<RealNodeLayout> {
+  const running = readRealNode();
+  if (
+    running !== undefined &&
+    exeOf(running.pids.kubelet) === running.exes.kubelet &&
+    (await nodeReady(running.layout.name))
+  ) {
+    say(`${running.layout.name} already running`);
+    return running.layout;
+  }
+  await stopRealNode(true);
+  for (const need of [CONTAINERD, CTR, HOST_TOOLS.runc, join(HOST_TOOLS.cniBinDir, "bridge")]) {
+    if (!existsSync(need)) {
+      throw new Error(`${need} missing: apt-get install containerd containernetworking-plugins runc`);
+    }
+  }
+  const [kubelet, healthz, stream] = await freePorts(3);
+  const l: RealNodeLayout = {
+    name: REAL_NODE_NAME,
+    dir: join(dataDir, REAL_NODE_NAME),
+    apiserver,
+    caFile: join(pkiDir, "ca.crt"),
+    bridge: "wavereal0",
+    gateway: "10.244.0.1",
+    podCIDR: "10.244.0.0/24",
+    ports: { kubelet: kubelet ?? 0, healthz: healthz ?? 0, stream: stream ?? 0 },
+    ...HOST_TOOLS,
+    ...(registry === undefined ? {} : { registry }),
+  };
+  const t0 = Date.now();
+  rmSync(l.dir, { recursive: true, force: true });
+  writeConfigs(l);
+  ensureBridge(l);
+  const containerd = startDetached("real-node-containerd", CONTAINERD, [
+    "--config",
+    paths(l).containerdConfig,
+  ]);
+  const ctrOk = (): boolean => spawnSync(CTR, ["--address", paths(l).socket, "version"]).status === 0;
+  await until("containerd", ctrOk, 30_000, logFile("real-node-containerd"));
+  importPause(l);
+  const kubeletBin = join(binDir, "kubelet");
+  const kubeletPid = startDetached("real-node-kubelet", kubeletBin, kubeletArgs(l));
+  const state: RealNodeState = {
+    layout: l,
+    pids: { containerd, kubelet: kubeletPid },
+    exes: { containerd: CONTAINERD, kubelet: exeOf(kubeletPid) ?? kubeletBin },
+  };
+  writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+  await until(`node ${l.name}`, () => nodeReady(l.name), 90_000, logFile("real-node-kubelet"));
+  say(
+    `${l.name} Ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (kubelet :${l.ports.kubelet} on ${l.gateway})`,
+  );
+  return l;
+}
+
+async function stopPid(name: string, pid: number, exe: string): Promise<void> {
+  if (exeOf(pid) !== exe) return;
+  say(`stopping ${name} (pid ${pid})`);
+  process.kill(pid, "SIGTERM");
+  const deadline = Date.now() + 15_000;
+  while (exeOf(pid) === exe && Date.now() < deadline) await sleep(200);
+  if (exeOf(pid) === exe) process.kill(pid, "SIGKILL");
+}
+
+/** Mount points under `dir` (rootfs overlays, shm, netns), deepest first. */
+function mountsUnder(dir: string): string[] {
+  return readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[4] ?? "")
+    .filter((m) => m.startsWith(`${dir}/`))
+    .reverse();
+}
+
+/**
+ * Stop the kubelet, every pod's containers (the shims outlive containerd), containerd; unmount
+ * what they left under the node's dir, remove the bridge and the Node object.
+ */
+export async function stopRealNode(quiet = false): Promise<void> {
+  const s = readRealNode();
+  if (s === undefined) return;
+  const l = s.layout;
+  await stopPid("kubelet", s.pids.kubelet, s.exes.kubelet);
+  if (exeOf(s.pids.containerd) === s.exes.containerd) {
+    const ctr = (args: string[]): string =>
+      spawnSync(CTR, ["--address", paths(l).socket, "-n", "k8s.io", ...args], {
+        encoding: "utf8",
+        timeout: 30_000,
+      }).stdout;
+    const tasks = ctr(["tasks", "ls", "-q"])
+      .split("\n")
+      .filter((t) => t !== "");
+    for (const t of tasks) ctr(["tasks", "rm", "-f", t]);
+    await stopPid("containerd", s.pids.containerd, s.exes.containerd);
+  }
+  for (const m of mountsUnder(l.dir)) spawnSync("umount", ["-l", m]);
+  spawnSync("ip", ["link", "del", l.bridge]);
+  await kubectlRaw(["delete", "node", l.name, "--ignore-not-found", "--wait=false"], undefined, 10_000).catch(
+    () => undefined,
+  );
+  rmSync(statePath, { force: true });
+  if (!quiet) say("stopped");
+}
