@@ -1,6 +1,15 @@
 // Starts and stops the rig's opt-in real node (configuration: real-node.ts; docs/rig.md "Real node").
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import {
   binDir,
@@ -27,6 +36,7 @@ import {
   paths,
   type RealNodeLayout,
 } from "./real-node.ts";
+import { registryBinary, startRegistry } from "./real-node-registry.ts";
 
 const statePath = join(runDir, "real-node.json");
 /** Debian packages (containerd, containernetworking-plugins, runc): `apt-get install` them. */
@@ -65,8 +75,8 @@ function startDetached(name: string, bin: string, args: string[]): number {
 
 interface RealNodeState {
   layout: RealNodeLayout;
-  pids: { containerd: number; kubelet: number };
-  exes: { containerd: string; kubelet: string };
+  pids: { containerd: number; kubelet: number; registry: number };
+  exes: { containerd: string; kubelet: string; registry: string };
 }
 
 export function readRealNode(): RealNodeState | undefined {
@@ -177,25 +187,9 @@ async function nodeReady(name: string): Promise<boolean> {
   return r.code === 0 && r.stdout.trim() === "True";
 }
 
-/** Start containerd and the kubelet beside the running rig; returns when the node is Ready. */
-export async function startRealNode(apiserver: string, registry?: string): Promise<RealNodeLayout> {
-  const running = readRealNode();
-  if (
-    running !== undefined &&
-    exeOf(running.pids.kubelet) === running.exes.kubelet &&
-    (await nodeReady(running.layout.name))
-  ) {
-    say(`${running.layout.name} already running`);
-    return running.layout;
-  }
-  await stopRealNode(true);
-  for (const need of [CONTAINERD, CTR, HOST_TOOLS.runc, join(HOST_TOOLS.cniBinDir, "bridge")]) {
-    if (!existsSync(need)) {
-      throw new Error(`${need} missing: apt-get install containerd containernetworking-plugins runc`);
-    }
-  }
-  const [kubelet, healthz, stream] = await freePorts(3);
-  const l: RealNodeLayout = {
+async function newLayout(apiserver: string): Promise<RealNodeLayout> {
+  const [kubelet, healthz, stream, registry] = await freePorts(4);
+  return {
     name: REAL_NODE_NAME,
     dir: join(dataDir, REAL_NODE_NAME),
     apiserver,
@@ -205,36 +199,64 @@ export async function startRealNode(apiserver: string, registry?: string): Promi
     podCIDR: "10.244.0.0/24",
     ports: { kubelet: kubelet ?? 0, healthz: healthz ?? 0, stream: stream ?? 0 },
     ...HOST_TOOLS,
-    ...(registry === undefined ? {} : { registry }),
+    registry: `127.0.0.1:${registry ?? 0}`,
   };
+}
+
+/**
+ * Start the registry, containerd and the kubelet beside the running rig; returns when the node is
+ * Ready. Each pid is recorded as soon as it exists, so a failed start is still stopped by `down`.
+ */
+export async function startRealNode(apiserver: string): Promise<RealNodeLayout> {
+  const running = readRealNode();
+  if (running !== undefined && exeOf(running.pids.kubelet) === running.exes.kubelet) {
+    if (await nodeReady(running.layout.name)) {
+      say(`${running.layout.name} already running`);
+      return running.layout;
+    }
+  }
+  await stopRealNode(true);
+  for (const need of [CONTAINERD, CTR, HOST_TOOLS.runc, join(HOST_TOOLS.cniBinDir, "bridge")]) {
+    if (!existsSync(need)) {
+      throw new Error(`${need} missing: apt-get install containerd containernetworking-plugins runc`);
+    }
+  }
+  const registryBin = registryBinary(say);
+  const kubeletBin = join(binDir, "kubelet");
+  const l = await newLayout(apiserver);
   const t0 = Date.now();
+  unmountUnder(l.dir);
   rmSync(l.dir, { recursive: true, force: true });
   writeConfigs(l);
   ensureBridge(l);
-  const containerd = startDetached("real-node-containerd", CONTAINERD, [
-    "--config",
-    paths(l).containerdConfig,
-  ]);
+  const state: RealNodeState = {
+    layout: l,
+    pids: { containerd: 0, kubelet: 0, registry: 0 },
+    exes: { containerd: CONTAINERD, kubelet: kubeletBin, registry: registryBin },
+  };
+  const record = (name: keyof RealNodeState["pids"], pid: number): void => {
+    state.pids[name] = pid;
+    state.exes[name] = exeOf(pid) ?? state.exes[name];
+    writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+  };
+  const registryPort = Number(l.registry?.split(":")[1]);
+  record("registry", startRegistry(registryBin, join(l.dir, "registry"), registryPort));
+  const containerdArgs = ["--config", paths(l).containerdConfig];
+  record("containerd", startDetached("real-node-containerd", CONTAINERD, containerdArgs));
   const ctrOk = (): boolean => spawnSync(CTR, ["--address", paths(l).socket, "version"]).status === 0;
   await until("containerd", ctrOk, 30_000, logFile("real-node-containerd"));
   importPause(l);
-  const kubeletBin = join(binDir, "kubelet");
-  const kubeletPid = startDetached("real-node-kubelet", kubeletBin, kubeletArgs(l));
-  const state: RealNodeState = {
-    layout: l,
-    pids: { containerd, kubelet: kubeletPid },
-    exes: { containerd: CONTAINERD, kubelet: exeOf(kubeletPid) ?? kubeletBin },
-  };
-  writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
+  record("kubelet", startDetached("real-node-kubelet", kubeletBin, kubeletArgs(l)));
   await until(`node ${l.name}`, () => nodeReady(l.name), 90_000, logFile("real-node-kubelet"));
+  const secs = ((Date.now() - t0) / 1000).toFixed(1);
   say(
-    `${l.name} Ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (kubelet :${l.ports.kubelet} on ${l.gateway})`,
+    `${l.name} Ready in ${secs}s (kubelet ${l.gateway}:${l.ports.kubelet}, registry http://${l.registry ?? ""})`,
   );
   return l;
 }
 
 async function stopPid(name: string, pid: number, exe: string): Promise<void> {
-  if (exeOf(pid) !== exe) return;
+  if (!(pid > 0) || exeOf(pid) !== exe) return;
   say(`stopping ${name} (pid ${pid})`);
   process.kill(pid, "SIGTERM");
   const deadline = Date.now() + 15_000;
@@ -244,11 +266,18 @@ async function stopPid(name: string, pid: number, exe: string): Promise<void> {
 
 /** Mount points under `dir` (rootfs overlays, shm, netns), deepest first. */
 function mountsUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  // .rig may be a symlink (a worktree sharing one rig): mountinfo has the resolved path.
+  const real = realpathSync(dir);
   return readFileSync("/proc/self/mountinfo", "utf8")
     .split("\n")
     .map((line) => line.split(" ")[4] ?? "")
-    .filter((m) => m.startsWith(`${dir}/`))
+    .filter((m) => m.startsWith(`${real}/`))
     .reverse();
+}
+
+function unmountUnder(dir: string): void {
+  for (const m of mountsUnder(dir)) spawnSync("umount", ["-l", m]);
 }
 
 /**
@@ -272,7 +301,8 @@ export async function stopRealNode(quiet = false): Promise<void> {
     for (const t of tasks) ctr(["tasks", "rm", "-f", t]);
     await stopPid("containerd", s.pids.containerd, s.exes.containerd);
   }
-  for (const m of mountsUnder(l.dir)) spawnSync("umount", ["-l", m]);
+  await stopPid("registry", s.pids.registry, s.exes.registry);
+  unmountUnder(l.dir);
   spawnSync("ip", ["link", "del", l.bridge]);
   await kubectlRaw(["delete", "node", l.name, "--ignore-not-found", "--wait=false"], undefined, 10_000).catch(
     () => undefined,

@@ -225,3 +225,20 @@ export function ociLayout(layerTar: Buffer, name: string, entrypoint: string[]):
   files.set("index.json", Buffer.from(JSON.stringify({ schemaVersion: 2, manifests: [entry] })));
   return files;
 }
+
+/** The local registry's configuration (distribution v3; JSON is YAML): plain HTTP on loopback. */
+export function registryConfig(root: string, port: number): object {
+  return {
+    version: 0.1,
+    log: { level: "warn" },
+    storage: { filesystem: { rootdirectory: root }, delete: { enabled: true } },
+    http: { addr: `127.0.0.1:${port}` },
+  };
+}
+
+/** The pinned distribution version in hack/rig/registry/go.mod (one place for the version). */
+export function registryVersion(goMod: string): string {
+  const v = /^\s*github\.com\/distribution\/distribution\/v3 (v\S+)/m.exec(goMod)?.[1];
+  if (v === undefined) throw new Error("hack/rig/registry/go.mod does not require distribution/v3");
+  return v;
+}

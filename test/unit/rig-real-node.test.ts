@@ -2,6 +2,7 @@
 // kubelet's configuration, and the pause image's OCI layout.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import {
   PAUSE_IMAGE,
@@ -13,6 +14,8 @@ import {
   nodeCertSubject,
   ociLayout,
   realNodeRequested,
+  registryConfig,
+  registryVersion,
   type RealNodeLayout,
 } from "../../hack/rig/real-node.ts";
 
@@ -109,4 +112,16 @@ test("pause image: an OCI layout whose index, manifest, config and layer digests
   assert.deepEqual(blob(manifest.layers[0]?.digest ?? ""), layer);
   assert.deepEqual(config.rootfs.diff_ids, [manifest.layers[0]?.digest]);
   assert.ok(files.has("oci-layout"));
+});
+
+test("registry: plain HTTP on loopback only; its version read from the wrapper module", () => {
+  const c = registryConfig("/r/data/wave-real-0/registry/storage", 5000) as {
+    http: { addr: string };
+    storage: { filesystem: { rootdirectory: string } };
+  };
+  assert.equal(c.http.addr, "127.0.0.1:5000");
+  assert.equal(c.storage.filesystem.rootdirectory, "/r/data/wave-real-0/registry/storage");
+  const goMod = readFileSync(new URL("../../hack/rig/registry/go.mod", import.meta.url), "utf8");
+  assert.match(registryVersion(goMod), /^v3\.\d+\.\d+$/);
+  assert.throws(() => registryVersion("module x\n"), /distribution\/v3/);
 });
