@@ -62,7 +62,7 @@ function sh(cmd: string, args: string[]): string {
 }
 
 /** Build (once, kept by podman) and push each image; returns name → pushed reference and size. */
-function pushImages(registry: string): Map<string, { ref: string; bytes: number }> {
+function pushImages(registry: { push: string; pull: string }): Map<string, { ref: string; bytes: number }> {
   const dir = join(cacheDir, "bench-images");
   const refs = new Map<string, { ref: string; bytes: number }>();
   for (const img of BENCH_IMAGES) {
@@ -80,8 +80,9 @@ function pushImages(registry: string): Map<string, { ref: string; bytes: number 
       sh("podman", ["build", "-q", "-t", local, dir]);
       rmSync(dir, { recursive: true, force: true });
     }
-    const ref = `${registry}/wave-bench/${img.name}:1`;
-    sh("podman", ["push", "-q", "--tls-verify=false", local, ref]);
+    const path = `wave-bench/${img.name}:1`;
+    sh("podman", ["push", "-q", "--tls-verify=false", local, `${registry.push}/${path}`]);
+    const ref = `${registry.pull}/${path}`;
     const bytes = Number(sh("podman", ["image", "inspect", "-f", "{{.Size}}", local]).trim());
     refs.set(img.name, { ref, bytes });
   }
@@ -168,7 +169,10 @@ async function main(): Promise<void> {
   } finally {
     await kubectl(["delete", "namespace", NS, "--wait=false"]).catch(() => "");
   }
-  process.stdout.write(`${benchTable(rows)}\n(median of ${runs} run(s) each; node ${node.layout.name})\n`);
+  const bw = node.layout.registry.mbPerSec || "unlimited";
+  process.stdout.write(
+    `${benchTable(rows)}\n(median of ${runs} run(s) each; node ${node.layout.name}; registry at ${bw} MB/s)\n`,
+  );
 }
 
 if (import.meta.main) {

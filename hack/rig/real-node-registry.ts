@@ -43,3 +43,14 @@ export function startRegistry(bin: string, dir: string, port: number): number {
   if (child.pid === undefined) throw new Error("start registry: spawn failed");
   return child.pid;
 }
+
+/** The bandwidth limit in front of the registry (registry-throttle.ts, on this Node); its pid. */
+export function startThrottle(listen: number, upstream: number, mbPerSec: number): number {
+  const script = join(rigSrcDir, "registry-throttle.ts");
+  const fd = openSync(logFile("real-node-registry-throttle"), "a");
+  const args = [script, String(listen), String(upstream), String(mbPerSec)];
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", fd, fd] });
+  child.unref();
+  if (child.pid === undefined) throw new Error("start registry throttle: spawn failed");
+  return child.pid;
+}

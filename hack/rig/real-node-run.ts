@@ -34,9 +34,10 @@ import {
   nodeKubeconfig,
   ociLayout,
   paths,
+  registryMBps,
   type RealNodeLayout,
 } from "./real-node.ts";
-import { registryBinary, startRegistry } from "./real-node-registry.ts";
+import { registryBinary, startRegistry, startThrottle } from "./real-node-registry.ts";
 
 const statePath = join(runDir, "real-node.json");
 /** Debian packages (containerd, containernetworking-plugins, runc): `apt-get install` them. */
@@ -75,8 +76,8 @@ function startDetached(name: string, bin: string, args: string[]): number {
 
 interface RealNodeState {
   layout: RealNodeLayout;
-  pids: { containerd: number; kubelet: number; registry: number };
-  exes: { containerd: string; kubelet: string; registry: string };
+  pids: { containerd: number; kubelet: number; registry: number; throttle: number };
+  exes: { containerd: string; kubelet: string; registry: string; throttle: string };
 }
 
 export function readRealNode(): RealNodeState | undefined {
@@ -188,7 +189,8 @@ async function nodeReady(name: string): Promise<boolean> {
 }
 
 async function newLayout(apiserver: string): Promise<RealNodeLayout> {
-  const [kubelet, healthz, stream, registry] = await freePorts(4);
+  const [kubelet, healthz, stream, push, pull] = await freePorts(5);
+  const mbPerSec = registryMBps();
   return {
     name: REAL_NODE_NAME,
     dir: join(dataDir, REAL_NODE_NAME),
@@ -199,7 +201,11 @@ async function newLayout(apiserver: string): Promise<RealNodeLayout> {
     podCIDR: "10.244.0.0/24",
     ports: { kubelet: kubelet ?? 0, healthz: healthz ?? 0, stream: stream ?? 0 },
     ...HOST_TOOLS,
-    registry: `127.0.0.1:${registry ?? 0}`,
+    registry: {
+      push: `127.0.0.1:${push ?? 0}`,
+      pull: `127.0.0.1:${(mbPerSec > 0 ? pull : push) ?? 0}`,
+      mbPerSec,
+    },
   };
 }
 
@@ -231,16 +237,18 @@ export async function startRealNode(apiserver: string): Promise<RealNodeLayout> 
   ensureBridge(l);
   const state: RealNodeState = {
     layout: l,
-    pids: { containerd: 0, kubelet: 0, registry: 0 },
-    exes: { containerd: CONTAINERD, kubelet: kubeletBin, registry: registryBin },
+    pids: { containerd: 0, kubelet: 0, registry: 0, throttle: 0 },
+    exes: { containerd: CONTAINERD, kubelet: kubeletBin, registry: registryBin, throttle: process.execPath },
   };
   const record = (name: keyof RealNodeState["pids"], pid: number): void => {
     state.pids[name] = pid;
     state.exes[name] = exeOf(pid) ?? state.exes[name];
     writeFileSync(statePath, JSON.stringify(state, null, 2) + "\n");
   };
-  const registryPort = Number(l.registry?.split(":")[1]);
-  record("registry", startRegistry(registryBin, join(l.dir, "registry"), registryPort));
+  const reg = l.registry ?? { push: "", pull: "", mbPerSec: 0 };
+  const port = (hostPort: string): number => Number(hostPort.split(":")[1]);
+  record("registry", startRegistry(registryBin, join(l.dir, "registry"), port(reg.push)));
+  if (reg.mbPerSec > 0) record("throttle", startThrottle(port(reg.pull), port(reg.push), reg.mbPerSec));
   const containerdArgs = ["--config", paths(l).containerdConfig];
   record("containerd", startDetached("real-node-containerd", CONTAINERD, containerdArgs));
   const ctrOk = (): boolean => spawnSync(CTR, ["--address", paths(l).socket, "version"]).status === 0;
@@ -250,7 +258,7 @@ export async function startRealNode(apiserver: string): Promise<RealNodeLayout> 
   await until(`node ${l.name}`, () => nodeReady(l.name), 90_000, logFile("real-node-kubelet"));
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   say(
-    `${l.name} Ready in ${secs}s (kubelet ${l.gateway}:${l.ports.kubelet}, registry http://${l.registry ?? ""})`,
+    `${l.name} Ready in ${secs}s (kubelet ${l.gateway}:${l.ports.kubelet}, registry: push ${reg.push}, pull ${reg.pull} at ${reg.mbPerSec || "unlimited"} MB/s)`,
   );
   return l;
 }
@@ -301,6 +309,7 @@ export async function stopRealNode(quiet = false): Promise<void> {
     for (const t of tasks) ctr(["tasks", "rm", "-f", t]);
     await stopPid("containerd", s.pids.containerd, s.exes.containerd);
   }
+  await stopPid("registry throttle", s.pids.throttle, s.exes.throttle);
   await stopPid("registry", s.pids.registry, s.exes.registry);
   unmountUnder(l.dir);
   spawnSync("ip", ["link", "del", l.bridge]);

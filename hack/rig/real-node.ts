@@ -25,8 +25,11 @@ export interface RealNodeLayout {
   ports: { kubelet: number; healthz: number; stream: number };
   cniBinDir: string;
   runc: string;
-  /** host:port of the rig's plain-HTTP registry, when one runs. */
-  registry?: string;
+  /**
+   * The rig's plain-HTTP registry, when one runs: `push` (direct) and `pull` (through the throttle
+   * at `mbPerSec`, what the node's images name), both host:port on loopback.
+   */
+  registry?: { push: string; pull: string; mbPerSec: number };
 }
 
 export function realNodeRequested(argv: string[], env: NodeJS.ProcessEnv = process.env): boolean {
@@ -85,8 +88,8 @@ export function containerdConfig(l: RealNodeLayout): string {
   ];
   if (l.registry !== undefined) {
     lines.push(
-      `${cri.slice(0, -1)}.registry.mirrors.${q(l.registry)}]`,
-      `  endpoint = [${q(`http://${l.registry}`)}]`,
+      `${cri.slice(0, -1)}.registry.mirrors.${q(l.registry.pull)}]`,
+      `  endpoint = [${q(`http://${l.registry.pull}`)}]`,
     );
   }
   return lines.join("\n") + "\n";
@@ -234,6 +237,19 @@ export function registryConfig(root: string, port: number): object {
     storage: { filesystem: { rootdirectory: root }, delete: { enabled: true } },
     http: { addr: `127.0.0.1:${port}` },
   };
+}
+
+/**
+ * The registry's bandwidth to the node in MB/s (WAVE_RIG_REGISTRY_MBPS, default 50 MB/s ≈ 400
+ * Mbit/s: the order of one node's pull from a regional registry; 0 or "off": no limit).
+ */
+export function registryMBps(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env["WAVE_RIG_REGISTRY_MBPS"];
+  if (v === undefined || v === "") return 50;
+  if (v === "off") return 0;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`WAVE_RIG_REGISTRY_MBPS=${v}: a number of MB/s or "off"`);
+  return n;
 }
 
 /** The pinned distribution version in hack/rig/registry/go.mod (one place for the version). */

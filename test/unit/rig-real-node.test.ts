@@ -15,6 +15,7 @@ import {
   ociLayout,
   realNodeRequested,
   registryConfig,
+  registryMBps,
   registryVersion,
   type RealNodeLayout,
 } from "../../hack/rig/real-node.ts";
@@ -50,9 +51,10 @@ test("containerd: own root, state and socket; oom_score_adj restricted; pause im
   assert.ok(toml.includes(`sandbox_image = "${PAUSE_IMAGE}"`));
   assert.ok(toml.includes('stream_server_port = "40003"'));
   assert.ok(!toml.includes("registry.mirrors"), "no mirror without a registry");
-  const withRegistry = containerdConfig({ ...layout, registry: "127.0.0.1:5000" });
-  assert.ok(withRegistry.includes('[plugins."io.containerd.grpc.v1.cri".registry.mirrors."127.0.0.1:5000"]'));
-  assert.ok(withRegistry.includes('endpoint = ["http://127.0.0.1:5000"]'));
+  const registry = { push: "127.0.0.1:5000", pull: "127.0.0.1:5001", mbPerSec: 50 };
+  const withRegistry = containerdConfig({ ...layout, registry });
+  assert.ok(withRegistry.includes('[plugins."io.containerd.grpc.v1.cri".registry.mirrors."127.0.0.1:5001"]'));
+  assert.ok(withRegistry.includes('endpoint = ["http://127.0.0.1:5001"]'));
 });
 
 test("CNI: the node's bridge, its gateway outside the pods' range", () => {
@@ -124,4 +126,11 @@ test("registry: plain HTTP on loopback only; its version read from the wrapper m
   const goMod = readFileSync(new URL("../../hack/rig/registry/go.mod", import.meta.url), "utf8");
   assert.match(registryVersion(goMod), /^v3\.\d+\.\d+$/);
   assert.throws(() => registryVersion("module x\n"), /distribution\/v3/);
+});
+
+test("registry bandwidth: 50 MB/s unless WAVE_RIG_REGISTRY_MBPS says otherwise", () => {
+  assert.equal(registryMBps({}), 50);
+  assert.equal(registryMBps({ WAVE_RIG_REGISTRY_MBPS: "12.5" }), 12.5);
+  assert.equal(registryMBps({ WAVE_RIG_REGISTRY_MBPS: "off" }), 0);
+  assert.throws(() => registryMBps({ WAVE_RIG_REGISTRY_MBPS: "fast" }), /MB\/s/);
 });
