@@ -129,15 +129,25 @@ async function startOnce(name: string, image: string): Promise<{ secs: number; p
   return pull === undefined ? { secs } : { secs, pull };
 }
 
-/**
- * Remove the image from the node: the CRI keeps it under its tag, its repo digest and its config
- * id, all pointing at one manifest; removing only the tag leaves the layers there.
- */
-function removeImage(ctr: string[], ref: string): void {
-  const rows = sh("ctr", [...ctr, "images", "ls"])
+/** `ctr … ls` output: rows of whitespace-separated columns, header dropped. */
+const ctrRows = (ctr: string[], what: string): string[][] =>
+  sh("ctr", [...ctr, what, "ls"])
     .split("\n")
     .slice(1)
+    .filter((l) => l.trim() !== "")
     .map((l) => l.split(/\s+/));
+
+/**
+ * Remove the image from the node. The CRI keeps it under its tag, its repo digest and its config
+ * id, all pointing at one manifest; and a stopped container of a deleted pod keeps the unpacked
+ * layers (the next pull then skips them), so those containers go first.
+ */
+function removeImage(ctr: string[], ref: string): void {
+  const running = new Set(ctrRows(ctr, "tasks").map((r) => r[0]));
+  const stopped = ctrRows(ctr, "containers").filter((r) => r[1] === ref && !running.has(r[0]));
+  // Best effort: one the kubelet removes meanwhile is gone already.
+  for (const r of stopped) spawnSync("ctr", [...ctr, "containers", "rm", r[0] ?? ""]);
+  const rows = ctrRows(ctr, "images");
   const digest = rows.find((r) => r[0] === ref)?.[2];
   if (digest === undefined) return;
   const names = rows.filter((r) => r[2] === digest).map((r) => r[0] ?? "");
