@@ -294,7 +294,12 @@ function unmountUnder(dir: string): void {
  */
 export async function stopRealNode(quiet = false): Promise<void> {
   const s = readRealNode();
-  if (s === undefined) return;
+  // Without a state file (a crash before it was written) only the mounts can be left: the rig's
+  // fresh start removes .rig/data, which fails on a mount point.
+  if (s === undefined) {
+    unmountUnder(join(dataDir, REAL_NODE_NAME));
+    return;
+  }
   const l = s.layout;
   await stopPid("kubelet", s.pids.kubelet, s.exes.kubelet);
   if (exeOf(s.pids.containerd) === s.exes.containerd) {
