@@ -1,5 +1,6 @@
 // Starts and stops the rig's opt-in real node (configuration: real-node.ts; docs/rig.md "Real node").
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -89,7 +90,10 @@ export function readRealNode(): RealNodeState | undefined {
 function pauseBinary(): string {
   const src = join(rigSrcDir, "pause");
   const out = join(cacheDir, "pause", "pause");
-  const stamp = `${run("go", ["env", "GOVERSION"], "go").trim()} ${readFileSync(join(src, "main.go"), "utf8").length}\n`;
+  const source = createHash("sha256")
+    .update(readFileSync(join(src, "main.go")))
+    .digest("hex");
+  const stamp = `${run("go", ["env", "GOVERSION"], "go").trim()} ${source}\n`;
   if (existsSync(out) && existsSync(`${out}.stamp`) && readFileSync(`${out}.stamp`, "utf8") === stamp)
     return out;
   mkdirSync(dirname(out), { recursive: true });
