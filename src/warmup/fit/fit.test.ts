@@ -308,6 +308,13 @@ describe("admission limits", () => {
         instanceType: "c-2x",
         capacityType: "spot",
         places: [],
+        // What a NodeOverlay matches: a pool node's of that type, as the capacity type it would launch as.
+        labels: {
+          [CAPACITY_TYPE_LABEL]: "spot",
+          "karpenter.sh/nodepool": "g",
+          "kubernetes.io/arch": "amd64",
+          "node.kubernetes.io/instance-type": "c-2x",
+        },
       },
     );
     assert.deepEqual(likelyOffering(nodePool("g", { requirements: [] }), []), {
