@@ -137,6 +137,11 @@ export const NodePoolSchema = Obj(
     /** The pool is flagged as thrashing (its severity medium or high). */
     thrashingFlagged: Type.Boolean(),
     warmNodes: Int,
+    /**
+     * A static pool (spec.replicas, Karpenter v1.8+): the nodes it wants and those it has (not
+     * being deleted); null for a pool that scales with its pods.
+     */
+    static: Nullable(Obj({ desiredNodes: Int, actualNodes: Int })),
   },
   "A NodePool's nodes, cost, limits and thrashing",
 );
