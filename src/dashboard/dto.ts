@@ -657,6 +657,7 @@ export const BlockerReasonSchema = Lit([
   "pods-fit-nowhere",
   "no-controller",
   "karpenter",
+  "static",
 ] as const);
 export type BlockerReason = Static<typeof BlockerReasonSchema>;
 
@@ -714,6 +715,11 @@ export const NodeDisruptionSchema = Obj(
     blocked: Type.Boolean(),
     /** Only waits for consolidateAfter to elapse (no blocking blocker). */
     waiting: Type.Boolean(),
+    /**
+     * Of a static NodePool (spec.replicas): Karpenter never consolidates it, so it is neither
+     * blocked nor disruptable, saves nothing here and has no fix; its one blocker "static" says so.
+     */
+    static: Type.Boolean(),
     /** No pods but DaemonSet pods and Wave's warmup pods. */
     empty: Type.Boolean(),
     costPerHour: Nullable(Num),
@@ -747,6 +753,10 @@ export const ConsolidationViewSchema = Obj(
     ...BlockedSum,
     /** Nodes that only wait for their consolidateAfter to elapse (not blocked). */
     waitingNodes: Int,
+    /** Nodes of static NodePools: never consolidated, never blocked, no savings. */
+    staticNodes: Int,
+    /** The static NodePools with nodes here, each with why consolidation leaves them alone. */
+    staticPools: Type.Array(Obj({ nodePool: Str, nodes: Int, replicas: Int, message: Str })),
     /** Per NodePool (each node once). */
     byPool: Type.Array(Obj({ nodePool: Str, nodes: Int, ...BlockedSum })),
     /** Per reason: a node blocked for two reasons counts under both. */
