@@ -387,6 +387,7 @@ export const WarmupBlockerSchema = Lit([
   "cost-cap",
   "price-unknown",
   "pool-missing",
+  "static-pool",
 ] as const);
 export type WarmupBlocker = Static<typeof WarmupBlockerSchema>;
 
