@@ -7,6 +7,8 @@
 #                                         with `docker load -i` or `gunzip -c … | podman load`
 #                                         (podman 4.3's `load -i` reads no gzip)
 #   wave-<version>.cdx.json               CycloneDX SBOM of the production dependencies
+#                                         (hack/release/sbom.sh: its pinned generator is installed
+#                                         on demand from hack/release/package-lock.json)
 #   SHA256SUMS                            `sha256sum -c SHA256SUMS` checks all of the above
 # linux/arm64 is built beside the host's architecture only when the kernel runs arm64 binaries
 # (binfmt_misc with qemu-aarch64 registered); otherwise it is skipped with the reason.
@@ -79,6 +81,10 @@ helm="${HELM:-}"
 [ -n "$helm" ] || { [ -x .rig/bin/helm ] && helm=.rig/bin/helm; } || helm="$(command -v helm || true)"
 [ -n "$helm" ] || { echo "release: helm missing: npm run helm:build" >&2; exit 1; }
 
+# The SBOM generator is not in the root install (hack/release/sbom.sh): fetch it before the long
+# image build, so a missing registry fails the release early.
+sh hack/release/sbom.sh --install-only
+
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -96,8 +102,7 @@ for a in $archs; do
   gzip -n "$out/wave-$version-linux-$a.tar"
 done
 
-npx --no-install cyclonedx-npm --omit dev --output-format JSON --output-reproducible \
-  --output-file "$out/wave-$version.cdx.json" >/dev/null
+sh hack/release/sbom.sh "$out/wave-$version.cdx.json"
 
 (cd "$out" && sha256sum $(ls | grep -v '^SHA256SUMS$') >SHA256SUMS)
 echo "release: done"

@@ -57,6 +57,8 @@ import {
   type RigPair,
   type RigState,
 } from "./lib.ts";
+import { realNodeRequested } from "./real-node.ts";
+import { readRealNode, startRealNode, stopRealNode } from "./real-node-run.ts";
 
 /** Wrapper modules per version (.rig/build/<module>@<version>) and patched module sources. */
 const buildDir = join(rigDir, "build");
@@ -268,7 +270,8 @@ interface Piece {
   versionKey: string;
   modulePath: string; // the upstream module pinned by versionKey
   version: (pair: RigPair) => string;
-  binaries: { out: string; pkg: string }[];
+  /** realNode: built only for the opt-in real node (--real-node); modMod: go.sum filled in by the build. */
+  binaries: { out: string; pkg: string; realNode?: boolean; modMod?: boolean }[];
   ldflags: (version: string) => string;
 }
 
@@ -286,10 +289,14 @@ const pieces: Piece[] = [
     versionKey: "KUBE_VERSION",
     modulePath: "k8s.io/kubernetes",
     version: (p) => p.kubernetes,
-    binaries: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"].map((b) => ({
-      out: b,
-      pkg: `k8s.io/kubernetes/cmd/${b}`,
-    })),
+    binaries: [
+      ...["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"].map((b) => ({
+        out: b,
+        pkg: `k8s.io/kubernetes/cmd/${b}`,
+      })),
+      // The real node's kubelet, from the same tree; a build dir synced before it lacks its go.sum lines.
+      { out: "kubelet", pkg: "k8s.io/kubernetes/cmd/kubelet", realNode: true, modMod: true },
+    ],
     ldflags: (v) => {
       const [major, minor] = v.replace(/^v/, "").split(".");
       return ["k8s.io/component-base/version", "k8s.io/client-go/pkg/version"]
@@ -366,7 +373,7 @@ function linkInto(src: string, dst: string): void {
 }
 
 /** Build what the pair lacks into .rig/cache (side by side per version); returns the pair. */
-export async function build(pair: RigPair = selectPair(readVersions())): Promise<RigPair> {
+export async function build(pair: RigPair = selectPair(readVersions()), realNode = false): Promise<RigPair> {
   const go = goBinary();
   mkdirSync(binDir, { recursive: true });
   mkdirSync(logsDir, { recursive: true });
@@ -399,6 +406,7 @@ export async function build(pair: RigPair = selectPair(readVersions())): Promise
         existsSync(`${bin}.stamp`) &&
         readFileSync(`${bin}.stamp`, "utf8") === stampOf(out);
       const todo = piece.binaries.filter((b) => {
+        if (b.realNode === true && !realNode) return false;
         const cached = cachedBinary(piece, version, b.out);
         if (stampOk(cached, b.out)) return false;
         // A binary built before the per-version cache (or copied from another checkout's .rig/bin)
@@ -428,7 +436,8 @@ export async function build(pair: RigPair = selectPair(readVersions())): Promise
         say(`building ${b.out} (${piece.versionKey}=${version}, -p ${parallel}); log: ${log}`);
         const t0 = Date.now();
         rmSync(`${bin}.stamp`, { force: true });
-        const args = ["build", "-p", parallel, "-trimpath", "-ldflags", ldflags, "-o", bin, b.pkg];
+        const mod = b.modMod === true ? ["-mod=mod"] : [];
+        const args = ["build", "-p", parallel, ...mod, "-trimpath", "-ldflags", ldflags, "-o", bin, b.pkg];
         const r = await runBuild(go, args, dir, log);
         if (r.code !== 0) throw new StepError(`build ${b.out}`, `go build failed (exit ${r.code})`, log);
         writeFileSync(`${bin}.stamp`, stampOf(b.out));
@@ -464,6 +473,8 @@ function activate(pair: RigPair): void {
     for (const b of piece.binaries) {
       const src = cachedBinary(piece, version, b.out);
       const dst = join(binDir, b.out);
+      // The real node's binaries exist only once a --real-node build made them.
+      if (b.realNode === true && !existsSync(`${src}.stamp`)) continue;
       if (
         !existsSync(`${dst}.stamp`) ||
         readFileSync(`${dst}.stamp`, "utf8") !== readFileSync(`${src}.stamp`, "utf8")
@@ -757,6 +768,8 @@ export function apiserverArgs(o: { etcdUrl: string; port: number; certDir: strin
     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
     "--service-cluster-ip-range=10.96.0.0/16",
     "--authorization-mode=Node,RBAC",
+    // The real node's name does not resolve; its InternalIP (the bridge address) does.
+    "--kubelet-preferred-address-types=InternalIP,Hostname",
     "--allow-privileged=true",
     "--profiling=false",
     `--cert-dir=${o.certDir}`,
@@ -939,12 +952,17 @@ export async function up(requested?: string, argv: string[] = process.argv.slice
   } catch (e) {
     throw new StepError("select versions", (e as Error).message);
   }
-  await build(pair);
+  const realNode = realNodeRequested(argv);
+  await build(pair, realNode);
   const gates = requestedGates(pair, argv);
   const running = readState();
   if ((await rigHealthy()) && samePair(running?.pair, pair) && (running?.gates ?? "") === gates) {
     say(`reusing the running rig (Karpenter ${pair.karpenter}, Kubernetes ${pair.kubernetes})`);
     await applyDefaults();
+    if (realNode) {
+      activate(pair);
+      await startRealNode(running?.apiserver ?? "");
+    }
     say(`ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     process.stdout.write(`export KUBECONFIG=${kubeconfigPath}\n`);
     return false;
@@ -956,13 +974,16 @@ export async function up(requested?: string, argv: string[] = process.argv.slice
     `starting Karpenter ${pair.karpenter} on Kubernetes ${pair.kubernetes} (etcd ${pair.etcd}, KWOK ${pair.kwok}); ` +
       `feature gates: ${gates || "the release's defaults"}`,
   );
-  await startAll(pair, gates);
+  const state = await startAll(pair, gates);
+  if (realNode) await startRealNode(state.apiserver);
   say(`rig up in ${((Date.now() - t0) / 1000).toFixed(1)}s; logs in ${logsDir}`);
   process.stdout.write(`export KUBECONFIG=${kubeconfigPath}\n`);
   return true;
 }
 
 export async function down(quiet = false): Promise<void> {
+  // First, while the apiserver still answers: the kubelet, its pods and containerd.
+  await stopRealNode(quiet);
   for (const name of [...componentNames].reverse()) {
     const pid = readPid(name);
     if (pid === undefined) continue;
@@ -1016,6 +1037,12 @@ export async function status(): Promise<boolean> {
     const nodes = await kubectl(["get", "nodeclaims,nodes", "-o", "name"]).catch(() => "");
     const n = nodes.split("\n").filter((l) => l.startsWith("nodeclaim")).length;
     process.stdout.write(`nodeclaims: ${n}\n`);
+    const real = readRealNode();
+    if (real !== undefined) {
+      const jp = '{.status.conditions[?(@.type=="Ready")].status}';
+      const ready = await kubectl(["get", "node", real.layout.name, "-o", `jsonpath=${jp}`]).catch(() => "");
+      process.stdout.write(`real node: ${real.layout.name} Ready=${ready || "unknown"}\n`);
+    }
   }
   return all && ready;
 }
@@ -1040,7 +1067,10 @@ async function main(): Promise<void> {
   const cmd = process.argv[2];
   switch (cmd) {
     case "build":
-      await build(selectPair(readVersions(), requestedKarpenter(process.argv.slice(3))));
+      await build(
+        selectPair(readVersions(), requestedKarpenter(process.argv.slice(3))),
+        realNodeRequested(process.argv.slice(3)),
+      );
       return;
     case "up":
       await up(requestedKarpenter(process.argv.slice(3)));
@@ -1052,7 +1082,9 @@ async function main(): Promise<void> {
       await status();
       return;
     default:
-      process.stderr.write("usage: node hack/rig/cluster.ts build|up|down|status [--karpenter vX.Y[.Z]]\n");
+      process.stderr.write(
+        "usage: node hack/rig/cluster.ts build|up|down|status [--karpenter vX.Y[.Z]] [--real-node]\n",
+      );
       process.exit(2);
   }
 }

@@ -12,6 +12,7 @@ import { ClusterState } from "../state/cluster.ts";
 import type { SourceChange, SourceStream } from "./source.ts";
 import type { WireObject } from "../wire/wire.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
+import type { NodeOverlay } from "../objects/karpenter.ts";
 
 /** A fixture object as a client would create it (no server-set fields). */
 function fresh(o: WireObject): unknown {
@@ -184,6 +185,80 @@ describe("InformerSource: the policy custom resources", () => {
       ac.abort();
     }
   });
+});
+
+describe("InformerSource: Karpenter's NodeOverlays (v1.8+)", () => {
+  const overlay: NodeOverlay = {
+    apiVersion: "karpenter.sh/v1alpha1",
+    kind: "NodeOverlay",
+    metadata: { name: "savings-plan", annotations: { note: "dropped" } },
+    spec: {
+      requirements: [{ key: "node.kubernetes.io/instance-type", operator: "In", values: ["m5.large"] }],
+      priceAdjustment: "-30%",
+      capacity: { "smarter-devices/fuse": "1" },
+      weight: 10,
+    },
+    status: {
+      conditions: [
+        {
+          type: "ValidationSucceeded",
+          status: "True",
+          reason: "ValidationSucceeded",
+          lastTransitionTime: "t",
+        },
+        { type: "Ready", status: "True" },
+      ],
+    },
+  };
+
+  it("streams them trimmed to what pricing reads and keeps them in the warmup state", async () => {
+    const clock = new FakeClock();
+    const kube = new MemoryKube({ clock });
+    await kube.create("NodeOverlay", overlay);
+    const state = new ClusterState();
+    const ac = new AbortController();
+    try {
+      const stream = await new InformerSource({ client: kube, clock, state }).open(ac.signal);
+      const found = (await listAll(stream)).find((o) => o.kind === "NodeOverlay");
+      assert.ok(found);
+      assert.deepEqual(found.object.spec, { ...overlay.spec, capacity: { "smarter-devices/fuse": "" } });
+      assert.deepEqual(found.object.status, {
+        conditions: [{ type: "ValidationSucceeded", status: "True", reason: "ValidationSucceeded" }],
+      });
+      assert.equal(found.object.metadata.annotations, undefined);
+      assert.deepEqual(
+        state.nodeOverlays().map((o) => o.spec.priceAdjustment),
+        ["-30%"],
+      );
+    } finally {
+      ac.abort();
+    }
+  });
+
+  for (const [code, why] of [
+    [404, "without the NodeOverlay CRD (Karpenter before v1.8)"],
+    [403, "whose agent role cannot read NodeOverlays (a chart from before)"],
+  ] as const)
+    it(`a cluster ${why} streams everything else`, async () => {
+      const clock = new FakeClock();
+      const kube = new MemoryKube({ clock });
+      await kube.create("Node", fresh(node(1)) as Node);
+      kube.inject((req) =>
+        req.kind === "NodeOverlay"
+          ? { kind: "Status", code, reason: code === 404 ? "NotFound" : "Forbidden", message: why }
+          : undefined,
+      );
+      const ac = new AbortController();
+      try {
+        const objects = await listAll(await new InformerSource({ client: kube, clock }).open(ac.signal));
+        assert.deepEqual(
+          objects.map((o) => o.kind),
+          ["Node"],
+        );
+      } finally {
+        ac.abort();
+      }
+    });
 });
 
 describe("InformerSource: the warmup projection (ClusterState beside the agent)", () => {

@@ -68,7 +68,10 @@ export class InformerSource implements AgentSource {
     };
     const state = this.#o.state;
     for (const kind of WIRE_KINDS) {
-      const followed = state !== undefined && (FOLLOWED_KINDS as readonly string[]).includes(kind);
+      // NodeOverlays too: the warmup cost cap prices a node as Karpenter does (src/karpenter/overlay.ts).
+      const followed =
+        state !== undefined &&
+        ((FOLLOWED_KINDS as readonly string[]).includes(kind) || kind === "NodeOverlay");
       // A followed kind's cache holds the projection the state holds (one object for both);
       // every other kind's cache holds stubs.
       const projected = new WeakMap<object, KindTypes[WireKind]>();
@@ -150,8 +153,12 @@ export class InformerSource implements AgentSource {
       try {
         for await (const page of inf.pages(signal)) yield page.items.map((o) => wire(inf.kind, o));
       } catch (err) {
-        // A policy CRD not installed: nothing of that kind (its informer keeps retrying).
-        if (!(WIRE_POLICY_KINDS.includes(inf.kind) && KubeApiError.is(err, 404))) throw err;
+        // A policy CRD (or Karpenter's NodeOverlay, before v1.8) not installed: nothing of that
+        // kind (its informer keeps retrying). NodeOverlays not readable (an agent role from before
+        // they were streamed) cost their prices only, never the rest of the snapshot.
+        const optional =
+          KubeApiError.is(err, 404) || (inf.kind === "NodeOverlay" && KubeApiError.is(err, 403));
+        if (!(WIRE_POLICY_KINDS.includes(inf.kind) && optional)) throw err;
       }
     }
   }

@@ -14,7 +14,7 @@ import type {
 } from "../objects/kube.ts";
 import { DO_NOT_DISRUPT_ANNOTATION } from "../objects/karpenter.ts";
 import { MIRROR_POD_ANNOTATION } from "../objects/wave.ts";
-import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { NodeClaim, NodeOverlay, NodePool } from "../objects/karpenter.ts";
 import type { WireObject } from "../wire/wire.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
@@ -294,7 +294,38 @@ export function trim(obj: WireObject): WireObject | undefined {
       return { kind: "WarmupPolicy", object: trimPolicy(obj.object) };
     case "PodDisruptionBudget":
       return { kind: "PodDisruptionBudget", object: trimPodDisruptionBudget(obj.object) };
+    case "NodeOverlay":
+      return { kind: "NodeOverlay", object: trimNodeOverlay(obj.object) };
   }
+}
+
+/**
+ * A NodeOverlay as Wave prices with it (src/karpenter/overlay.ts): its requirements, price change
+ * and weight, the names of the resources it adds (a same-weight conflict is decided by them) and
+ * Karpenter's ValidationSucceeded condition.
+ */
+export function trimNodeOverlay(o: NodeOverlay): NodeOverlay {
+  const meta: ObjectMeta = trimMeta(o.metadata, { labels: false });
+  if (o.metadata.generation !== undefined) meta.generation = o.metadata.generation;
+  const { requirements, priceAdjustment, price, capacity, weight } = o.spec;
+  const spec: NodeOverlay["spec"] = {};
+  if (requirements !== undefined) spec.requirements = requirements;
+  if (priceAdjustment !== undefined) spec.priceAdjustment = priceAdjustment;
+  if (price !== undefined) spec.price = price;
+  if (capacity !== undefined) spec.capacity = Object.fromEntries(Object.keys(capacity).map((k) => [k, ""]));
+  if (weight !== undefined) spec.weight = weight;
+  const out: NodeOverlay = { metadata: meta, spec };
+  const conditions = o.status?.conditions?.filter((c) => c.type === "ValidationSucceeded");
+  if (conditions && conditions.length > 0) {
+    out.status = {
+      conditions: conditions.map(({ type, status, reason }) => ({
+        type,
+        status,
+        ...(reason ? { reason } : {}),
+      })),
+    };
+  }
+  return out;
 }
 
 /**

@@ -169,6 +169,7 @@ export async function startAgentComponent(
           kube,
           view: state,
           prices,
+          overlays: () => state.nodeOverlays(),
           clock,
           log,
           namespace: config.namespace,

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Pod } from "../objects/kube.ts";
+import type { NodeOverlay } from "../objects/karpenter.ts";
 import { isWarmupPod } from "../objects/wave.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
@@ -16,7 +17,10 @@ import { createWarmupActor } from "./warmup-actor.ts";
 const aws = new CompositePriceProvider({ static: new StaticPriceProvider(loadStaticPriceTable()) });
 
 /** Warmup pods after one start of the actor's controller under a cost cap. */
-async function warmupsUnderCap(maxCostPerHour: number): Promise<Pod[]> {
+async function warmupsUnderCap(
+  maxCostPerHour: number,
+  overlays: readonly NodeOverlay[] = [],
+): Promise<Pod[]> {
   const clock = new FakeClock(T0);
   const kube = new TestKube(clock);
   await kube.create("NodePool", nodePool("general"));
@@ -35,6 +39,7 @@ async function warmupsUnderCap(maxCostPerHour: number): Promise<Pod[]> {
     kube,
     view: kube.state,
     prices: aws,
+    overlays: () => overlays,
     clock,
     log: silentLogger,
     namespace: "wave",
@@ -55,5 +60,24 @@ describe("warmup actor's cost cap", () => {
     assert.equal(aws.price("m5.xlarge", "on-demand"), undefined, "without a place the table has no price");
     assert.equal((await warmupsUnderCap(price / 2)).length, 0, "one new node costs more than the cap");
     assert.equal((await warmupsUnderCap(price * 2)).length, 1);
+  });
+});
+
+describe("warmup actor's cost cap under a NodeOverlay", () => {
+  it("prices the new node as Karpenter does: a -30% overlay on the type brings it under the cap", async () => {
+    const list = aws.price("m5.xlarge", "on-demand", "us-east-1a")?.usdPerHour;
+    assert.ok(list !== undefined && list > 0);
+    const overlay: NodeOverlay = {
+      metadata: { name: "savings-plan" },
+      spec: {
+        requirements: [{ key: "node.kubernetes.io/instance-type", operator: "In", values: ["m5.xlarge"] }],
+        priceAdjustment: "-30%",
+      },
+      // Validated by Karpenter's NodeOverlay controller (it runs with the gate on).
+      status: { conditions: [{ type: "ValidationSucceeded", status: "True" }] },
+    };
+    const cap = list * 0.8;
+    assert.equal((await warmupsUnderCap(cap)).length, 0, "at the list price the node is over the cap");
+    assert.equal((await warmupsUnderCap(cap, [overlay])).length, 1, "at Karpenter's price it is under");
   });
 });

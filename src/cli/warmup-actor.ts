@@ -5,7 +5,8 @@
 // acting on the last known good set — reports what it did through the stream, and writes each
 // WarmupPolicy's status.
 import type { KubeClient } from "../kube/port.ts";
-import { placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import { clusterPrices, placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import type { NodeOverlay } from "../objects/karpenter.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Logger } from "../shared/log.ts";
@@ -83,6 +84,8 @@ export function createWarmupActor(o: {
   /** The cluster state the agent's informers fill; only Wave's own pods are read from `kube`. */
   view: WarmupView;
   prices: PriceProvider;
+  /** The cluster's NodeOverlays in Karpenter's order (`ClusterState.nodeOverlays`): the cost cap's prices. */
+  overlays?: () => readonly NodeOverlay[];
   clock: Clock;
   log: Logger;
   namespace: string;
@@ -124,7 +127,14 @@ export function createWarmupActor(o: {
     policyOf: policies.get,
     // A new node is priced where the pool's nodes run, else where the cluster's do (the lookup
     // has no region without a place, and the cost cap must not count the node as free).
-    priceOf: priceLookup(prices, () => placesOf(o.view.nodes())),
+    // Priced as core prices the node (machinePrice): the cluster's NodeOverlays as they are now.
+    priceOf: (what, ct, places, labels) =>
+      priceLookup(clusterPrices(prices, o.overlays?.() ?? []), () => placesOf(o.view.nodes()))(
+        what,
+        ct,
+        places,
+        labels,
+      ),
     log: o.log,
     onEvent: (e) => {
       o.report(e);

@@ -22,8 +22,13 @@ export interface MachineRow {
 
 /** Machines of one pool that one price lookup covers. */
 export interface PriceGroup {
-  /** instanceType, capacityType, zone, region joined: the memo key of the lookup. */
+  /** pool, instanceType, capacityType, zone, region joined: the memo key of the lookup. */
   key: string;
+  /**
+   * The first machine's labels: a NodeOverlay selects on the pool, the type and the offering
+   * (capacity type, zone), the same for every machine of the group.
+   */
+  labels: Readonly<Record<string, string>> | undefined;
   instanceType: string | undefined;
   /** As labelled; undefined is priced as on-demand. */
   capacityType: Ct | undefined;
@@ -55,8 +60,9 @@ export interface PoolAggregate {
 
 export { sizeOf };
 
+// The pool too: a NodeOverlay may price one pool's offering and not another's.
 const groupKey = (m: Machine): string =>
-  `${m.instanceType ?? ""}\u0000${m.capacityType ?? ""}\u0000${m.zone ?? ""}\u0000${m.region ?? ""}`;
+  `${m.nodePool}\u0000${m.instanceType ?? ""}\u0000${m.capacityType ?? ""}\u0000${m.zone ?? ""}\u0000${m.region ?? ""}`;
 
 /** Aggregates one pool's rows (pass them in machine order for sums identical to a full pass). */
 export function aggregatePool(name: string, rows: readonly MachineRow[]): PoolAggregate {
@@ -89,6 +95,7 @@ export function aggregatePool(name: string, rows: readonly MachineRow[]): PoolAg
     if (!g) {
       g = {
         key,
+        labels: m.labels,
         instanceType: m.instanceType,
         capacityType: m.capacityType,
         zone: m.zone,
@@ -118,25 +125,13 @@ export class PriceMemo {
     this.#prices = prices;
   }
 
-  /** Price of the machine's own capacity type (figures' nodeCosts). */
-  own(m: {
-    instanceType?: string | undefined;
-    capacityType?: Ct | undefined;
-    zone?: string | undefined;
-    region?: string | undefined;
-  }): PriceQuote | undefined {
-    return this.of(m.instanceType, m.capacityType ?? "on-demand", m.zone, m.region);
-  }
-
-  of(
-    instanceType: string | undefined,
-    ct: Ct,
-    zone: string | undefined,
-    region: string | undefined,
-  ): PriceQuote | undefined {
-    if (!instanceType) return undefined;
-    return this.#lookup(`${instanceType}\u0000${ct}\u0000${zone ?? ""}\u0000${region ?? ""}`, () =>
-      machinePrice(this.#prices, { instanceType, capacityType: ct, zone, region }),
+  /** Price of the machine's own capacity type (figures' nodeCosts), as its group's. */
+  own(m: Machine): PriceQuote | undefined {
+    if (!m.instanceType) return undefined;
+    const { instanceType, zone, region, labels } = m;
+    const ct = m.capacityType ?? "on-demand";
+    return this.#lookup(`${groupKey(m)}\u0000${ct}`, () =>
+      machinePrice(this.#prices, { instanceType, capacityType: ct, zone, region, labels }),
     );
   }
 
@@ -145,7 +140,13 @@ export class PriceMemo {
     if (!g.instanceType) return undefined;
     const type = g.instanceType;
     return this.#lookup(`${g.key}\u0000${ct}`, () =>
-      machinePrice(this.#prices, { instanceType: type, capacityType: ct, zone: g.zone, region: g.region }),
+      machinePrice(this.#prices, {
+        instanceType: type,
+        capacityType: ct,
+        zone: g.zone,
+        region: g.region,
+        labels: g.labels,
+      }),
     );
   }
 

@@ -167,6 +167,13 @@ export const NodeSchema = Obj({
   priceSource: PriceSourceSchema,
   /** When that price was fetched or dated (ISO 8601); null when unpriced. */
   priceAsOf: Nullable(Str),
+  /**
+   * Which source priced it: "overlay <name> <change>" when a Karpenter NodeOverlay set the price
+   * Karpenter decides with (e.g. "overlay savings-plan -30%"), else priceSource.
+   */
+  pricedBy: Str,
+  /** The list price beside costPerHour when a NodeOverlay changed it; null otherwise. */
+  listPricePerHour: Nullable(Num),
   doNotDisrupt: Type.Boolean(),
   warm: Type.Boolean(),
 });
@@ -854,7 +861,15 @@ export const NodeDetailSchema = Obj(
         wave: Nullable(Str),
       }),
     ),
-    price: Obj({ usdPerHour: Nullable(Num), source: PriceSourceSchema, asOf: Nullable(Str) }),
+    price: Obj({
+      usdPerHour: Nullable(Num),
+      source: PriceSourceSchema,
+      asOf: Nullable(Str),
+      /** "overlay <name> <change>" when a Karpenter NodeOverlay priced it, else source. */
+      pricedBy: Str,
+      /** The list price when a NodeOverlay changed it; null otherwise. */
+      listUsdPerHour: Nullable(Num),
+    }),
     labels: Type.Record(Type.String(), Type.String()),
     taints: Type.Array(Obj({ key: Str, value: Nullable(Str), effect: Str })),
     /** Who set karpenter.sh/do-not-disrupt: null (not set), "wave-warmup" or "user". */

@@ -22,6 +22,8 @@ export interface Machine {
   capacityType?: CapacityType;
   zone?: string;
   region?: string;
+  /** The Node's labels once registered, else the NodeClaim's: which NodeOverlay prices it. */
+  labels?: Readonly<Record<string, string>>;
   /** Capacity: cpu in millicores, memory in bytes. */
   capacity: Resources;
   allocatable: Resources;
@@ -108,6 +110,8 @@ export function machineOf(nc: NodeClaim | undefined, node: Node | undefined): Ma
   if (zone) m.zone = zone;
   const region = firstOf(regionOf, node, nc);
   if (region) m.region = region;
+  const labels = node?.metadata.labels ?? nc?.metadata.labels;
+  if (labels) m.labels = labels;
   const created = timeOf((nc ?? node)?.metadata.creationTimestamp);
   if (created !== undefined) m.createdAt = created;
   return m;

@@ -32,6 +32,7 @@ import {
   type MachineRow,
   type PoolAggregate,
 } from "./aggregates.ts";
+import { clusterPrices, priceSourceOf } from "./figures/price.ts";
 import { disruptionsByReason } from "./figures/disruptions.ts";
 import { poolLimits } from "./figures/limits.ts";
 import { staticNodes } from "./figures/static-pool.ts";
@@ -89,7 +90,7 @@ export interface Basis {
 export function basisOf(state: ClusterState, prices: PriceProvider): Basis {
   const index = machineIndex(state);
   const pools = index.pools();
-  const memo = new PriceMemo(prices);
+  const memo = new PriceMemo(clusterPrices(prices, state.nodeOverlays()));
   return { index, pools, cost: priceAggregates(pools.values(), memo), memo };
 }
 
@@ -139,7 +140,7 @@ export function buildOverview(input: ViewInput): OverviewDto {
  * same size (sizeOf) and the same price (each machine's type, capacity type, zone and region).
  */
 export function poolSamplesOf(state: ClusterState, prices: PriceProvider): PoolSample[] {
-  const memo = new PriceMemo(prices);
+  const memo = new PriceMemo(clusterPrices(prices, state.nodeOverlays()));
   const acc = new Map<string, PoolSample>();
   for (const { machine: m } of machineIndex(state).rows()) {
     const capacityType = m.capacityType ?? "on-demand";
@@ -310,6 +311,8 @@ function nodeRow(index: MachineIndex, memo: PriceMemo, r: MachineRow): NodeDto {
     costPerHour: q?.usdPerHour ?? 0,
     priceSource: q?.source ?? "unknown",
     priceAsOf: q?.asOf ?? null,
+    pricedBy: priceSourceOf(q),
+    listPricePerHour: q?.overlay?.listUsdPerHour ?? null,
     doNotDisrupt: r.doNotDisrupt,
     warm: r.warm,
   };
@@ -318,7 +321,7 @@ function nodeRow(index: MachineIndex, memo: PriceMemo, r: MachineRow): NodeDto {
 export function buildNodeList(input: ViewInput, query: NodeQuery = {}): NodeListDto {
   const { state } = input;
   const index = machineIndex(state);
-  const memo = new PriceMemo(input.prices);
+  const memo = new PriceMemo(clusterPrices(input.prices, state.nodeOverlays()));
   const offset = query.offset ?? 0;
   const limit = query.limit ?? 500;
   const q = query.q?.trim().toLowerCase();

@@ -14,7 +14,7 @@ import type {
   ReplicaSet,
   StatefulSet,
 } from "../objects/kube.ts";
-import type { EC2NodeClass, KWOKNodeClass, NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { EC2NodeClass, KWOKNodeClass, NodeClaim, NodeOverlay, NodePool } from "../objects/karpenter.ts";
 import {
   POLICY_GROUP,
   POLICY_VERSION,
@@ -69,6 +69,14 @@ export const KINDS = {
     version: "v1",
     kind: "NodeClaim",
     plural: "nodeclaims",
+    namespaced: false,
+  },
+  // Karpenter v1.8+ (gate NodeOverlay): absent on older releases, so read without waiting for it.
+  NodeOverlay: {
+    group: "karpenter.sh",
+    version: "v1alpha1",
+    kind: "NodeOverlay",
+    plural: "nodeoverlays",
     namespaced: false,
   },
   KWOKNodeClass: {
@@ -132,6 +140,7 @@ export interface KindTypes {
   PodDisruptionBudget: PodDisruptionBudget;
   NodePool: NodePool;
   NodeClaim: NodeClaim;
+  NodeOverlay: NodeOverlay;
   KWOKNodeClass: KWOKNodeClass;
   EC2NodeClass: EC2NodeClass;
   PriorityClass: PriorityClass;

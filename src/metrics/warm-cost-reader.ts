@@ -6,10 +6,11 @@ import type { ClusterState } from "../state/cluster.ts";
 import type { PriceProvider } from "../pricing/types.ts";
 import { LAUNCH_LOOKBACK_MS, WARM_EVENTS_LIMIT, launches, warmCostByPool } from "../views/warm-cost.ts";
 import { priceOfWith } from "../views/warmup.ts";
+import { clusterPrices } from "../dashboard/figures/price.ts";
 
 export function warmCostReader(o: {
   store: Pick<Store, "warmupEvents" | "lifecycle">;
-  state: (clusterId: string) => Pick<ClusterState, "nodes">;
+  state: (clusterId: string) => Pick<ClusterState, "nodes" | "nodeOverlays">;
   prices: PriceProvider;
 }): (clusterId: string, from: number, to: number) => Promise<Record<string, number>> {
   return async (clusterId, from, to) => {
@@ -17,13 +18,14 @@ export function warmCostReader(o: {
       o.store.warmupEvents({ clusterId, from, to, limit: WARM_EVENTS_LIMIT }),
       o.store.lifecycle({ clusterId, from: from - LAUNCH_LOOKBACK_MS, to }),
     ]);
-    const nodes = o.state(clusterId).nodes();
+    const state = o.state(clusterId);
+    const nodes = state.nodes();
     // Live warm nodes count up to the window's end: the page over [from, to) read later does too.
     const byPool = warmCostByPool({
       events,
       launchedAt: launches(lifecycle),
       nodes,
-      priceOf: priceOfWith(o.prices, () => nodes),
+      priceOf: priceOfWith(clusterPrices(o.prices, state.nodeOverlays()), () => nodes),
       prices: o.prices,
       now: to,
       from,

@@ -70,6 +70,26 @@ export interface EC2NodeClass extends KubeObject {
   status?: { conditions?: Condition[] };
 }
 
+/**
+ * A NodeOverlay (karpenter.sh/v1alpha1, Karpenter v1.8+, gate NodeOverlay): a price and extended
+ * capacity per instance-type offering its requirements select. Trimmed to what Wave prices with:
+ * `capacity` keeps only the resource names (two overlays of one weight naming one resource
+ * conflict), the status only its conditions (Karpenter's verdict, `ValidationSucceeded`).
+ */
+export interface NodeOverlay extends KubeObject {
+  spec: {
+    requirements?: NodeSelectorRequirement[];
+    /** "-20%", "+10%" (percent of the list price) or "+0.1", "-0.05" (dollars per hour). */
+    priceAdjustment?: string;
+    /** The full price in dollars per hour, e.g. "0.42" (never together with priceAdjustment). */
+    price?: string;
+    capacity?: ResourceList;
+    /** 1–10000; unset counts as 0. */
+    weight?: number;
+  };
+  status?: { conditions?: Condition[] };
+}
+
 // Well-known Karpenter labels, annotations, taints and finalizers, named after Karpenter's Go
 // constants (CapacityTypeLabelKey → CAPACITY_TYPE_LABEL) and the Kubernetes ones it uses.
 export const NODE_POOL_LABEL = "karpenter.sh/nodepool";

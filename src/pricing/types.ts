@@ -15,6 +15,11 @@ export interface PriceQuote {
   source: PriceSource;
   /** ISO 8601 date or time the price is as of (fetch time, table date, or the basis's date). */
   asOf: string;
+  /**
+   * Set when a Karpenter NodeOverlay changed the price (src/dashboard/figures/price.ts
+   * `machinePrice`): which overlay, its change as written, and the list price `source` gave.
+   */
+  overlay?: { name: string; change: string; listUsdPerHour: number };
 }
 
 export interface PriceProvider {

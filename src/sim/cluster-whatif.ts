@@ -1,7 +1,7 @@
 // What-if on a connected cluster: core's state (NodePools, the pods of each workload) and its
 // history (pods per workload over the last hours) become a recorded workload for the simulator,
 // replayed under the cluster's current policies and under a candidate. Pure up to `replay`.
-import type { NodePool } from "../objects/karpenter.ts";
+import type { NodeOverlay, NodePool } from "../objects/karpenter.ts";
 import { CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL } from "../objects/karpenter.ts";
 import type { Deployment, Node, NodeSelectorTerm, Pod } from "../objects/kube.ts";
 import { isKwokInstanceType } from "../pricing/kwok.ts";
@@ -62,6 +62,8 @@ export interface PodCountSample {
 
 export interface ClusterWhatifInput {
   nodePools: readonly NodePool[];
+  /** Karpenter's NodeOverlays: both replays price their nodes as Karpenter sees them. */
+  nodeOverlays?: readonly NodeOverlay[];
   nodes: readonly Node[];
   pods: readonly Pod[];
   /** Pods per workload per history bucket, any order. */
@@ -595,6 +597,7 @@ export async function whatifReplay(
       settleMs: SETTLE_MS,
       quietStepMs: 30_000,
       ...(input.cadence ? { cadence: input.cadence } : {}),
+      ...(input.nodeOverlays?.length ? { overlays: input.nodeOverlays } : {}),
     });
   } catch (err) {
     // A NodePool no instance type of the catalog satisfies.

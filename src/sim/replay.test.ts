@@ -5,6 +5,7 @@ import { DEFAULT_POLICY } from "../policy/warmup.ts";
 import { percentile, replay, type ReplayOptions, type ReplayPolicy } from "./replay.ts";
 import { WorkloadError, generatedWorkload, parseRecordedWorkload, recordedWorkload } from "./workload.ts";
 import { kwokTestPool } from "./pool.test-helper.ts";
+import type { NodeOverlay } from "../objects/karpenter.ts";
 
 // One KWOK pool of 4-vCPU nodes (3 one-CPU pods per node): web's 3 pods from the start, burst's
 // one pod at 5 min — it needs a second node, which a warm node would have ready.
@@ -96,6 +97,39 @@ describe("replay", () => {
     assert.ok(Math.abs(usd / (10 * MINUTE) - r.costPerHour) < 1e-9, `${usd} vs ${r.costPerHour}`);
     assert.ok(r.timeline.some((b) => b.spotPods === 4) && r.timeline.every((b) => b.onDemandPods === 0));
     assert.deepEqual(r.podStartHistogram, [0, 0, 0, 0, 4, 0, 0], "every start between 60 and 120 s");
+  });
+
+  it("prices each NodeClaim as Karpenter sees it under a NodeOverlay (the rules machinePrice applies)", async () => {
+    const list = await replay(base(NONE));
+    const overlays: NodeOverlay[] = [
+      {
+        metadata: { name: "savings-plan" },
+        spec: {
+          requirements: [{ key: "karpenter.sh/nodepool", operator: "In", values: ["pool"] }],
+          priceAdjustment: "-30%",
+        },
+        status: { conditions: [{ type: "ValidationSucceeded", status: "True" }] },
+      },
+    ];
+    const r = await replay({ ...base(NONE), overlays });
+    assert.deepEqual(r.nodeHours, list.nodeHours, "the same machines");
+    assert.ok(
+      Math.abs(r.costPerHour - list.costPerHour * 0.7) < 1e-9,
+      `${r.costPerHour} vs ${list.costPerHour}`,
+    );
+    const other = await replay({
+      ...base(NONE),
+      overlays: [
+        {
+          ...overlays[0]!,
+          spec: {
+            ...overlays[0]!.spec,
+            requirements: [{ key: "karpenter.sh/nodepool", operator: "In", values: ["other"] }],
+          },
+        },
+      ],
+    });
+    assert.equal(other.costPerHour, list.costPerHour, "an overlay for another pool changes nothing");
   });
 
   it("ticks no more often than the recorded cluster acted (its cadence), yet stamps pod starts as a continuous cluster would", async () => {

@@ -10,7 +10,9 @@ import {
   NODE_POOL_LABEL,
   TOPOLOGY_ZONE_LABEL,
   type NodeClaim,
+  type NodeOverlay,
 } from "../objects/karpenter.ts";
+import { orderByWeight, overlaidPrice } from "../karpenter/overlay.ts";
 import { CompositePriceProvider } from "../pricing/composite.ts";
 import { StaticPriceProvider, loadStaticPriceTable } from "../pricing/static.ts";
 import { FakeClock } from "../shared/clock.ts";
@@ -81,6 +83,11 @@ export interface ReplayOptions {
    * first span, the first span's period.
    */
   cadence?: readonly CadenceSpan[];
+  /**
+   * The cluster's Karpenter NodeOverlays: each NodeClaim (and the warmup cost cap's node) priced
+   * as Karpenter sees it, by the rules core's machinePrice applies (src/karpenter/overlay.ts).
+   */
+  overlays?: readonly NodeOverlay[];
 }
 
 /** The cluster's control-loop period from `from` on (1 s: it acted continuously, as Karpenter does). */
@@ -228,7 +235,18 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   // The state warmup reads, kept in step with the simulated apiserver like informers would.
   const { state } = await mirrorMemoryKube(kube);
   const offerings = offeringsFor(opts.catalog ?? "aws");
-  const price = new Map(offerings.map((o) => [`${o.type.name}|${o.capacityType}|${o.zone}`, o.usdPerHour]));
+  const listPrice = new Map(
+    offerings.map((o) => [`${o.type.name}|${o.capacityType}|${o.zone}`, o.usdPerHour]),
+  );
+  const overlays = orderByWeight(opts.overlays ?? []);
+  // A machine's price from its labels: the list price, changed by the NodeOverlay that selects it.
+  const priceOfLabels = (l: Readonly<Record<string, string>>): number | undefined => {
+    const list = listPrice.get(
+      `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
+    );
+    if (list === undefined || overlays.length === 0) return list;
+    return overlaidPrice(overlays, l, list)?.usdPerHour ?? list;
+  };
   await kube.create("Namespace", { metadata: { name: WAVE_NAMESPACE } });
 
   const policies = new InMemoryPolicySource({
@@ -283,6 +301,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
           namespace: WAVE_NAMESPACE,
           policyOf: (pool) => opts.policy.warmup[pool] ?? DEFAULT_POLICY,
           priceOf: (what, ct) => {
+            if (typeof what !== "string" && overlays.length > 0)
+              return priceOfLabels({ ...what.metadata.labels, [CAPACITY_TYPE_LABEL]: ct });
             const type =
               typeof what === "string" ? what : (what.metadata.labels?.[INSTANCE_TYPE_LABEL] ?? "");
             return offerings.find((o) => o.type.name === type && o.capacityType === ct)?.usdPerHour;
@@ -318,11 +338,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayResult> {
   const claimPrice = (c: NodeClaim): number => {
     let usd = claimPrices.get(c);
     if (usd === undefined) {
-      const l = c.metadata.labels ?? {};
-      usd =
-        price.get(
-          `${l[INSTANCE_TYPE_LABEL] ?? ""}|${l[CAPACITY_TYPE_LABEL] ?? ""}|${l[TOPOLOGY_ZONE_LABEL] ?? ""}`,
-        ) ?? 0;
+      usd = priceOfLabels(c.metadata.labels ?? {}) ?? 0;
       claimPrices.set(c, usd);
     }
     return usd;

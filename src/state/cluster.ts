@@ -26,7 +26,8 @@ import {
   withoutZeros,
   type Resources,
 } from "../karpenter/resources.ts";
-import type { CapacityType, NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { CapacityType, NodeClaim, NodeOverlay, NodePool } from "../objects/karpenter.ts";
+import { orderByWeight } from "../karpenter/overlay.ts";
 import { namespacedKey } from "../objects/keys.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
@@ -39,6 +40,7 @@ export const STATE_KINDS = [
   "SpotPolicy",
   "WarmupPolicy",
   "PodDisruptionBudget",
+  "NodeOverlay",
 ] as const;
 export type StateKind = (typeof STATE_KINDS)[number];
 export type ApplyType = "add" | "update" | "delete";
@@ -253,6 +255,7 @@ function queueIndex(): Record<StateKind, Map<string, number>> {
     SpotPolicy: new Map(),
     WarmupPolicy: new Map(),
     PodDisruptionBudget: new Map(),
+    NodeOverlay: new Map(),
   };
 }
 
@@ -265,6 +268,9 @@ export class ClusterState {
   readonly #spotPolicies = new Map<string, SpotPolicyResource>();
   readonly #warmupPolicies = new Map<string, WarmupPolicyResource>();
   readonly #pdbs = new Map<string, PodDisruptionBudget>();
+  readonly #overlays = new Map<string, NodeOverlay>();
+  /** The overlays in Karpenter's order, until one changes: one array per change for the price memo. */
+  #overlaysOrdered: readonly NodeOverlay[] | undefined;
 
   readonly #nodeAgg = new Map<string, NodeAgg>();
   readonly #pending = new Set<string>();
@@ -492,6 +498,11 @@ export class ClusterState {
   warmupPolicies(): WarmupPolicyResource[] {
     return [...this.#warmupPolicies.values()];
   }
+  /** The NodeOverlays (Karpenter v1.8+) in Karpenter's priority order: the same array until one changes. */
+  nodeOverlays(): readonly NodeOverlay[] {
+    this.#overlaysOrdered ??= orderByWeight([...this.#overlays.values()]);
+    return this.#overlaysOrdered;
+  }
 
   counts(): { nodes: number; nodeClaims: number; nodePools: number; pods: number; pendingPods: number } {
     return {
@@ -681,6 +692,8 @@ export class ClusterState {
         return this.#warmupPolicies.get(key) as KindTypes[K] | undefined;
       case "PodDisruptionBudget":
         return this.#pdbs.get(key) as KindTypes[K] | undefined;
+      case "NodeOverlay":
+        return this.#overlays.get(key) as KindTypes[K] | undefined;
     }
     throw new Error(`cluster state does not track kind ${String(kind)}`);
   }
@@ -703,6 +716,8 @@ export class ClusterState {
         return this.#warmupPolicies.size;
       case "PodDisruptionBudget":
         return this.#pdbs.size;
+      case "NodeOverlay":
+        return this.#overlays.size;
     }
   }
 
@@ -724,6 +739,8 @@ export class ClusterState {
         return this.#warmupPolicies.keys();
       case "PodDisruptionBudget":
         return this.#pdbs.keys();
+      case "NodeOverlay":
+        return this.#overlays.keys();
     }
   }
 
@@ -761,6 +778,10 @@ export class ClusterState {
       case "PodDisruptionBudget":
         this.#pdbs.set(key, obj as PodDisruptionBudget);
         return;
+      case "NodeOverlay":
+        this.#overlays.set(key, obj as NodeOverlay);
+        this.#overlaysOrdered = undefined;
+        return;
     }
   }
 
@@ -794,6 +815,10 @@ export class ClusterState {
         return;
       case "PodDisruptionBudget":
         this.#pdbs.delete(key);
+        return;
+      case "NodeOverlay":
+        this.#overlays.delete(key);
+        this.#overlaysOrdered = undefined;
         return;
     }
   }

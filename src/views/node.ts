@@ -12,7 +12,7 @@ import {
   type NodeClaim,
 } from "../objects/karpenter.ts";
 import { isCapacityType } from "../karpenter/labels.ts";
-import { machinePrice, type Priced } from "../dashboard/figures/price.ts";
+import { machinePrice, priceSourceOf, type Priced } from "../dashboard/figures/price.ts";
 import { machineOf } from "../dashboard/machines.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
@@ -128,7 +128,13 @@ export function buildNodeDetail(input: NodeDetailInput): NodeDetailDto {
             : (p.metadata.labels?.[ASSIGNMENT_LABEL] ?? null),
       };
     }),
-    price: { usdPerHour: q?.usdPerHour ?? null, source: q?.source ?? "unknown", asOf: q?.asOf ?? null },
+    price: {
+      usdPerHour: q?.usdPerHour ?? null,
+      source: q?.source ?? "unknown",
+      asOf: q?.asOf ?? null,
+      pricedBy: priceSourceOf(q),
+      listUsdPerHour: q?.overlay?.listUsdPerHour ?? null,
+    },
     labels,
     taints: (node?.spec?.taints ?? nodeClaim?.spec.taints ?? []).map((t) => ({
       key: t.key,

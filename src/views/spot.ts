@@ -6,10 +6,10 @@
 import type { SpotPodDto, SpotViewDto, SpotWorkloadDto } from "../dashboard/dto.ts";
 import type { LateAnswerTotal, SpotRepair } from "../core/store/store.ts";
 import { CPU, parseResources, podRequests } from "../karpenter/resources.ts";
-import { CAPACITY_TYPE_LABEL, type NodePool } from "../objects/karpenter.ts";
+import { CAPACITY_TYPE_LABEL, type NodeOverlay, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import { machinePrice } from "../dashboard/figures/price.ts";
+import { clusterPrices, machinePrice } from "../dashboard/figures/price.ts";
 import { machineOf } from "../dashboard/machines.ts";
 import { podShareOfNode } from "../dashboard/figures/savings.ts";
 import { poolOfPod } from "../karpenter/pool-of-pod.ts";
@@ -37,6 +37,8 @@ export interface SpotViewInput {
     pods(): readonly Pod[];
     /** What may refuse the repair's evictions (the Spot page names it, spot-blocker.ts). */
     podDisruptionBudgets?(): readonly PodDisruptionBudget[];
+    /** Karpenter's NodeOverlays in its order: nodes priced as Karpenter sees them. */
+    nodeOverlays?(): readonly NodeOverlay[];
   };
   policies: readonly SpotPolicy[];
   prices: PriceProvider;
@@ -309,7 +311,7 @@ export function buildSpotView(input: SpotViewInput): SpotViewDto {
     pools: state.nodePools(),
     nodesByName: new Map(nodes.map((n) => [n.metadata.name ?? "", n])),
     pdbs: state.podDisruptionBudgets?.() ?? [],
-    nodePrice: nodePricer(input.prices),
+    nodePrice: nodePricer(clusterPrices(input.prices, state.nodeOverlays?.() ?? [])),
     repairs: repairsByWorkload(input.repairs ?? []),
     rowsByWorkload,
     late,

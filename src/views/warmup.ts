@@ -5,10 +5,10 @@
 import { backoffCooldownMs, unusedStreak } from "../warmup/backoff.ts";
 import type { WarmupBlocker, WarmupPoolDto, WarmupViewDto, WarmNodeDto } from "../dashboard/dto.ts";
 import type { LifecycleEvent, StoredWarmupEvent } from "../core/store/store.ts";
-import { NODE_POOL_LABEL, type NodePool } from "../objects/karpenter.ts";
+import { NODE_POOL_LABEL, type NodeOverlay, type NodePool } from "../objects/karpenter.ts";
 import type { Node, Pod } from "../objects/kube.ts";
 import type { PriceProvider } from "../pricing/types.ts";
-import { placesOf, priceLookup } from "../dashboard/figures/price.ts";
+import { clusterPrices, placesOf, priceLookup } from "../dashboard/figures/price.ts";
 import { isWaveWarm, launches, warmCostByPool } from "./warm-cost.ts";
 import { medianOf, timeSavedOf, type ColdStartSample } from "../warmup/time-saved.ts";
 import { detect, podsByNodeName } from "../warmup/fit/detect.ts";
@@ -38,6 +38,8 @@ export interface WarmupViewInput {
     nodePools(): readonly NodePool[];
     nodes(): readonly Node[];
     pods(): readonly Pod[];
+    /** Karpenter's NodeOverlays in its order: nodes priced as Karpenter sees them. */
+    nodeOverlays?(): readonly NodeOverlay[];
   };
   /** Stored policies by pool; pools without one run on `defaults`. */
   policies: ReadonlyMap<string, WarmupPolicy>;
@@ -272,7 +274,7 @@ function poolRow(name: string, ctx: PageContext): WarmupPoolDto {
   const newNodeCostPerHour =
     offering?.instanceType === undefined
       ? null
-      : (ctx.priceOf(offering.instanceType, offering.capacityType, offering.places) ?? null);
+      : (ctx.priceOf(offering.instanceType, offering.capacityType, offering.places, offering.labels) ?? null);
   const count = (type: StoredWarmupEvent["type"]): number => o.events.filter((e) => e.type === type).length;
   const missesByReason: Record<string, number> = {};
   for (const e of o.events)
@@ -316,7 +318,7 @@ export function buildWarmupView(input: WarmupViewInput): WarmupViewDto {
   const warmedNodes = new Set<string>();
   for (const e of input.events) if (e.node !== undefined && e.type !== "prepull") warmedNodes.add(e.node);
   for (const n of nodes) if (isWaveWarm(n)) warmedNodes.add(n.metadata.name ?? "");
-  const priceOf = priceOfWith(input.prices, () => state.nodes());
+  const priceOf = priceOfWith(clusterPrices(input.prices, state.nodeOverlays?.() ?? []), () => state.nodes());
   const ctx: PageContext = {
     input,
     priceOf,

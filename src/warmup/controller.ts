@@ -454,7 +454,12 @@ export class WarmupController {
           newNodeCostPerHour:
             offering.instanceType === undefined
               ? undefined
-              : this.#o.priceOf(offering.instanceType, offering.capacityType, offering.places),
+              : this.#o.priceOf(
+                  offering.instanceType,
+                  offering.capacityType,
+                  offering.places,
+                  offering.labels,
+                ),
         });
         if (admission.ok) {
           await this.#createWarmup(

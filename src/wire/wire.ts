@@ -10,12 +10,20 @@ import {
 } from "../gen/wave/v1/ingest_pb.ts";
 import type { AgentMessage, KubeObject as KubeObjectMsg } from "../gen/wave/v1/ingest_pb.ts";
 import type { Event, KubeObject, Node, Pod, PodDisruptionBudget } from "../objects/kube.ts";
-import type { NodeClaim, NodePool } from "../objects/karpenter.ts";
+import type { NodeClaim, NodeOverlay, NodePool } from "../objects/karpenter.ts";
 import { namespacedKey } from "../objects/keys.ts";
 import type { SpotPolicyResource, WarmupPolicyResource } from "../objects/policy-crds.ts";
 
 export type WireKind =
-  "Node" | "Pod" | "NodePool" | "NodeClaim" | "Event" | "SpotPolicy" | "WarmupPolicy" | "PodDisruptionBudget";
+  | "Node"
+  | "Pod"
+  | "NodePool"
+  | "NodeClaim"
+  | "Event"
+  | "SpotPolicy"
+  | "WarmupPolicy"
+  | "PodDisruptionBudget"
+  | "NodeOverlay";
 
 export type WireObject =
   | { kind: "Node"; object: Node }
@@ -25,7 +33,8 @@ export type WireObject =
   | { kind: "Event"; object: Event }
   | { kind: "SpotPolicy"; object: SpotPolicyResource }
   | { kind: "WarmupPolicy"; object: WarmupPolicyResource }
-  | { kind: "PodDisruptionBudget"; object: PodDisruptionBudget };
+  | { kind: "PodDisruptionBudget"; object: PodDisruptionBudget }
+  | { kind: "NodeOverlay"; object: NodeOverlay };
 
 export const WIRE_KINDS: readonly WireKind[] = [
   "Node",
@@ -36,9 +45,13 @@ export const WIRE_KINDS: readonly WireKind[] = [
   "SpotPolicy",
   "WarmupPolicy",
   "PodDisruptionBudget",
+  "NodeOverlay",
 ];
-/** The policy custom resources: the agent streams them without waiting for their CRDs. */
-export const WIRE_POLICY_KINDS: readonly WireKind[] = ["SpotPolicy", "WarmupPolicy"];
+/**
+ * Kinds whose CRD a cluster may not serve — Wave's policy resources, Karpenter's NodeOverlay
+ * (v1.8+): the agent streams them without waiting for them, and a 404 leaves them empty.
+ */
+export const WIRE_POLICY_KINDS: readonly WireKind[] = ["SpotPolicy", "WarmupPolicy", "NodeOverlay"];
 
 const TO_PROTO: Record<WireKind, ObjectKind> = {
   Node: ObjectKind.NODE,
@@ -49,6 +62,7 @@ const TO_PROTO: Record<WireKind, ObjectKind> = {
   SpotPolicy: ObjectKind.SPOT_POLICY,
   WarmupPolicy: ObjectKind.WARMUP_POLICY,
   PodDisruptionBudget: ObjectKind.POD_DISRUPTION_BUDGET,
+  NodeOverlay: ObjectKind.NODE_OVERLAY,
 };
 
 const FROM_PROTO = new Map<number, WireKind>(
@@ -64,6 +78,7 @@ const NAMESPACED: Record<WireKind, boolean> = {
   SpotPolicy: true,
   WarmupPolicy: false,
   PodDisruptionBudget: true,
+  NodeOverlay: false,
 };
 
 /** A protocol violation in one object: core answers INVALID_ARGUMENT with this message. */

@@ -114,27 +114,33 @@ describe("chart admission policies on the rig", { timeout: 180_000 }, () => {
   });
 
   it("the agent may change Wave's annotations and nothing else", async () => {
-    const rv = JSON.parse(await kubectl(["get", `nodepool/${pool}`, "-o", "json"])) as {
-      metadata: { resourceVersion: string };
-    };
-    // As the warmup controller patches: a merge patch with a resourceVersion precondition.
-    await kubectl([
-      "patch",
-      `nodepool/${pool}`,
-      as("agent"),
-      "--type",
-      "merge",
-      "-p",
-      JSON.stringify({
-        metadata: {
-          resourceVersion: rv.metadata.resourceVersion,
-          annotations: {
-            "wave.sh/last-warmup-at": "2026-12-05T00:00:00Z",
-            "karpenter.sh/do-not-disrupt": "true",
+    // As the warmup controller patches: a merge patch with a resourceVersion precondition, read
+    // again on a conflict (Karpenter writes the new pool's status meanwhile, e.g. its NodeOverlay
+    // evaluation with the gate on). A refusal by the policy is no conflict and fails at once.
+    for (let attempt = 1; ; attempt++) {
+      const rv = JSON.parse(await kubectl(["get", `nodepool/${pool}`, "-o", "json"])) as {
+        metadata: { resourceVersion: string };
+      };
+      const r = await kubectlRaw([
+        "patch",
+        `nodepool/${pool}`,
+        as("agent"),
+        "--type",
+        "merge",
+        "-p",
+        JSON.stringify({
+          metadata: {
+            resourceVersion: rv.metadata.resourceVersion,
+            annotations: {
+              "wave.sh/last-warmup-at": "2026-12-05T00:00:00Z",
+              "karpenter.sh/do-not-disrupt": "true",
+            },
           },
-        },
-      }),
-    ]);
+        }),
+      ]);
+      if (r.code === 0) break;
+      assert.ok(attempt < 10 && /has been modified|Conflict/i.test(r.stderr), r.stderr);
+    }
     await kubectl([
       "annotate",
       `nodepool/${pool}`,

@@ -782,6 +782,12 @@ export const thrashingPage: PageCheck<number> = {
  */
 export interface WarmupRecompute {
   hits(pool: string): Promise<number>;
+  /**
+   * Also judge each pool's warm cost (page = API = /metrics = Grafana). Only where no warm node is
+   * in flight while the page is read: a warm node's cost grows by the second, and core re-reads
+   * its gauge's window every 30 s (the simulated cluster always has one warming).
+   */
+  warmCost?: boolean;
 }
 
 /** The Warmup page, per pool of `pools`: hits, misses, time saved (page = API = /metrics = Grafana). */
@@ -807,6 +813,7 @@ export function warmupPage(
           hits: await t("pool-hits"),
           timeSaved: await t("pool-time-saved"),
           misses: await t("pool-misses"),
+          warmCost: await t("pool-warm-cost"),
         });
       }
       return out;
@@ -854,6 +861,16 @@ export function warmupPage(
             page: { shown: s["timeSaved"], format: duration },
           },
         );
+        if (recomputed?.warmCost)
+          out.push({
+            name: `pool ${name}: warm cost`,
+            kind: "money",
+            api: wp?.warmCostUsd ?? NaN,
+            others: await withPanel(x, { metrics: sumOf(x.m, "wave_warmup_warm_cost_dollars", pw) }, (p) =>
+              p.pick("Warm cost (24 h)", { nodepool: name }),
+            ),
+            page: { shown: s["warmCost"], format: usd },
+          });
       }
       return out;
     },

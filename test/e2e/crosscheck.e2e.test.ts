@@ -396,7 +396,7 @@ test(
         checked(disruptionsPage),
         checked(churnPage()),
         checked(thrashingPage),
-        checked(warmupPage(() => [warm], { hits: hitsOf })),
+        checked(warmupPage(() => [warm], { hits: hitsOf, warmCost: true })),
         checked(spotPage),
         checked(consolidationPage),
       ]);

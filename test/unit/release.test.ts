@@ -53,7 +53,11 @@ describe("npm run release", () => {
   it("refuses a chart whose appVersion is not package.json's version", () => {
     const dir = mkdtempSync(join(tmpdir(), "wave-release-"));
     try {
-      cpSync(join(root, "hack/release"), join(dir, "hack/release"), { recursive: true });
+      // Not hack/release/node_modules (the release tools sbom.sh installs on demand).
+      cpSync(join(root, "hack/release"), join(dir, "hack/release"), {
+        recursive: true,
+        filter: (src) => !src.includes("/node_modules"),
+      });
       cpSync(join(root, "package.json"), join(dir, "package.json"));
       const chart = readFileSync(join(root, "deploy/helm/wave/Chart.yaml"), "utf8");
       cpSync(join(root, "deploy/helm/wave/Chart.yaml"), join(dir, "deploy/helm/wave/Chart.yaml"));

@@ -196,6 +196,8 @@ const nodeDto = (name: string, over: Partial<NodeDto> = {}): NodeDto => ({
   costPerHour: 0.096,
   priceSource: "live",
   priceAsOf: new Date(NOW - 120_000).toISOString(),
+  pricedBy: "live",
+  listPricePerHour: null,
   doNotDisrupt: false,
   warm: false,
   ...over,
@@ -210,6 +212,13 @@ describe("Nodes page", () => {
       node("n-table", { priceSource: "static", priceAsOf: "2026-01-15T00:00:00Z", costPerHour: 0.5 }),
       node("n-kwok", { priceSource: "kwok", priceAsOf: null, costPerHour: 0.3 }),
       node("n-none", { priceSource: "unknown", priceAsOf: null, costPerHour: 0 }),
+      node("n-overlay", {
+        priceSource: "kwok",
+        priceAsOf: null,
+        costPerHour: 0.21,
+        pricedBy: "overlay savings-plan -30%",
+        listPricePerHour: 0.3,
+      }),
     ];
     const calls = mockFetch([
       [
@@ -238,6 +247,8 @@ describe("Nodes page", () => {
     assert.equal(cell("n-kwok").textContent, "kwok");
     assert.equal(cell("n-none").textContent, "unpriced");
     assert.equal(cell("n-none").querySelector(".tag")?.className, "tag bad");
+    // Karpenter's price under a NodeOverlay: which overlay, and the list price beside it.
+    assert.equal(cell("n-overlay").textContent, "kwok · overlay savings-plan -30% (list $0.300/h)");
     // The $/h cell marks a fallback price too (the price column hides below 1100 px).
     const costOf = (name: string): string =>
       screen
@@ -253,7 +264,7 @@ describe("Nodes page", () => {
       within(screen.getByTestId("node-row")).getByTestId("price-source").textContent,
       "static 47d",
     );
-    assert.equal(screen.getByTestId("node-table").querySelector("h2 .count")?.textContent, "(1 of 4)");
+    assert.equal(screen.getByTestId("node-table").querySelector("h2 .count")?.textContent, "(1 of 5)");
     assert.match(calls.at(-1)?.url ?? "", /[?&]q=static(&|$)/);
   });
 
@@ -1215,7 +1226,7 @@ describe("Node drawer and thrashing", () => {
       pods: [
         { namespace: "shop", name: "web-1", phase: "Running", cpu: 0.5, memoryBytes: 2 ** 29, wave: "spot" },
       ],
-      price: { usdPerHour: 0.19, source: "kwok", asOf: "2026-03-01" },
+      price: { usdPerHour: 0.19, source: "kwok", asOf: "2026-03-01", pricedBy: "kwok", listUsdPerHour: null },
       labels: { "karpenter.sh/nodepool": "general" },
       taints: [{ key: "dedicated", value: "gpu", effect: "NoSchedule" }],
       doNotDisruptBy: "wave-warmup",

@@ -75,7 +75,13 @@ describe("Node drawer of a disrupted NodeClaim", () => {
         { phase: "Disrupted", at: NOW - 60_000, sincePreviousSeconds: 540, reason: "Underutilized" },
       ],
       pods: [],
-      price: { usdPerHour: 0.133, source: "kwok", asOf: "2026-03-01" },
+      price: {
+        usdPerHour: 0.133,
+        source: "kwok",
+        asOf: "2026-03-01",
+        pricedBy: "kwok",
+        listUsdPerHour: null,
+      },
       labels: {
         "karpenter.sh/nodepool": "batch",
         "node.kubernetes.io/instance-type": "c-4x-amd64-linux",

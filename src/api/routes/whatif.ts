@@ -360,8 +360,10 @@ async function whatifInput(
   // Per pool, unless the body sets one boot for all.
   const poolBootMs = body.bootDelaySeconds === undefined ? observedPoolBootMs(lifecycle, cadence) : {};
   const poolPullMs = observedPoolPullMs(starts, poolBootMs, bootMs);
+  const nodeOverlays = c.state.nodeOverlays();
   return {
     nodePools: c.state.nodePools(),
+    ...(nodeOverlays.length > 0 ? { nodeOverlays } : {}),
     nodes: c.state.nodes(),
     pods: c.state.pods(),
     history,

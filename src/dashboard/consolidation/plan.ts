@@ -12,7 +12,8 @@ import { isActivePod, nodeAllocatable } from "../../karpenter/room.ts";
 import { podMatchesNodeLabels, untoleratedTaints } from "../../karpenter/scheduling.ts";
 import { CPU, MEMORY, podRequests, type Resources } from "../../karpenter/resources.ts";
 import { nodePoolOf } from "../../karpenter/labels.ts";
-import { machinePrice } from "../figures/price.ts";
+import { clusterPrices, machinePrice } from "../figures/price.ts";
+import { INSTANCE_TYPE_LABEL } from "../../objects/karpenter.ts";
 import { machineOf } from "../machines.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { parseKwokInstanceType } from "../../pricing/kwok.ts";
@@ -114,12 +115,27 @@ export function offers(k: Catalog, need: Readonly<Record<string, number>>): bool
   return true;
 }
 
+/** A KWOK sibling size's offering labels: the node's, its type renamed, its size labels dropped. */
+function siblingLabels(
+  labels: Readonly<Record<string, string>> | undefined,
+  instanceType: string,
+): Readonly<Record<string, string>> | undefined {
+  if (!labels) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(labels)) if (!KWOK_SIZE_LABEL.test(k)) out[k] = v;
+  out[INSTANCE_TYPE_LABEL] = instanceType;
+  return out;
+}
+
+const KWOK_SIZE_LABEL = /^karpenter\.kwok\.sh\/instance-(cpu|memory|size)$/;
+
 /**
  * The machines the cluster runs now, priced, cheapest first: the replacements consolidation could
  * pick among (on KWOK, every size of their families too). Karpenter may know cheaper types than
  * these (its whole catalog), so a replacement's saving here is a lower bound.
  */
-export function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[] {
+export function catalogOf(state: ClusterState, list: PriceProvider): Catalog[] {
+  const prices = clusterPrices(list, state.nodeOverlays());
   const seen = new Map<string, Catalog>();
   for (const nc of state.nodeClaims()) {
     const m = machineOf(nc, state.nodeForNodeClaim(nc.metadata.name ?? ""));
@@ -148,7 +164,13 @@ export function catalogOf(state: ClusterState, prices: PriceProvider): Catalog[]
       const sk = `${pool ?? ""}/${name}/${ct}/${m.zone ?? ""}`;
       const sq = seen.has(sk)
         ? undefined
-        : machinePrice(prices, { instanceType: name, capacityType: ct, zone: m.zone, region: m.region });
+        : machinePrice(prices, {
+            instanceType: name,
+            capacityType: ct,
+            zone: m.zone,
+            region: m.region,
+            labels: siblingLabels(m.labels, name),
+          });
       const t = sq && parseKwokInstanceType(name);
       if (!sq || !t) continue;
       const size = { cpu: t.vcpu * 1000, memory: t.memoryBytes, extended: {} };

@@ -9,6 +9,7 @@ import { clusterKarpenterVersion } from "../karpenter-version.ts";
 import { staticReplicas } from "../../karpenter/static-pool.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import type { ClusterState } from "../../state/cluster.ts";
+import { clusterPrices } from "../figures/price.ts";
 
 /**
  * A node is blocked when a blocker stops Karpenter from a saving; what it costs is what the plan of
@@ -112,7 +113,9 @@ export function explainInputOf(
   now: number,
 ): ExplainInput {
   const v = cluster.info?.karpenterVersion || clusterKarpenterVersion(cluster.state);
-  return { state: cluster.state, prices, events, karpenterVersion: v || undefined, now };
+  // Karpenter's prices: its NodeOverlays applied (what consolidation would save, as it decides).
+  const overlaid = clusterPrices(prices, cluster.state.nodeOverlays());
+  return { state: cluster.state, prices: overlaid, events, karpenterVersion: v || undefined, now };
 }
 
 /** The cluster a view explains: its id, state and (from its agent) the Karpenter version it runs. */

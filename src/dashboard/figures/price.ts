@@ -1,9 +1,17 @@
 // The one price of a machine: every figure that prices a node, a NodeClaim or a node a warmup
 // would launch asks here, so a node costs the same on every page, in /metrics and in the history.
 import type { Node } from "../../objects/kube.ts";
-import type { CapacityType, NodeClaim } from "../../objects/karpenter.ts";
+import {
+  CAPACITY_TYPE_LABEL,
+  HOSTNAME_LABEL,
+  TOPOLOGY_ZONE_LABEL,
+  type CapacityType,
+  type NodeClaim,
+  type NodeOverlay,
+} from "../../objects/karpenter.ts";
 import { capacityTypeOf, instanceTypeOf, regionOf, zoneOf } from "../../karpenter/labels.ts";
 import { providerIDOf } from "../../karpenter/node.ts";
+import { overlaidPrice } from "../../karpenter/overlay.ts";
 import { zoneOfProviderID, type PriceProvider, type PriceQuote } from "../../pricing/types.ts";
 
 /** Where a machine runs, as far as its price depends on it. */
@@ -16,6 +24,58 @@ export interface Placement {
 export interface Priced extends Placement {
   instanceType?: string | undefined;
   capacityType?: CapacityType | undefined;
+  /**
+   * The labels naming its offering (a Node's or NodeClaim's: nodepool, instance type, capacity
+   * type, zone, the pool's and the type's labels): which NodeOverlay prices it. Without them, the
+   * list price.
+   */
+  labels?: Readonly<Record<string, string>> | undefined;
+}
+
+/** A cluster's prices: the list prices and the cluster's NodeOverlays in Karpenter's order. */
+export interface ClusterPrices extends PriceProvider {
+  readonly overlays: readonly NodeOverlay[];
+}
+
+const withOverlays = new WeakMap<PriceProvider, WeakMap<readonly NodeOverlay[], ClusterPrices>>();
+/** Each ClusterPrices' list prices: overlays are never applied twice. */
+const listOf = new WeakMap<PriceProvider, PriceProvider>();
+
+/**
+ * `prices` as one cluster's Karpenter sees them: its NodeOverlays (`ClusterState.nodeOverlays()`,
+ * already in Karpenter's order) applied by `machinePrice`. The same object while neither changes.
+ */
+export function clusterPrices(prices: PriceProvider, overlays: readonly NodeOverlay[]): PriceProvider {
+  const base = listOf.get(prices) ?? prices;
+  if (overlays.length === 0) return base;
+  let per = withOverlays.get(base);
+  if (!per) withOverlays.set(base, (per = new WeakMap()));
+  let out = per.get(overlays);
+  if (!out) {
+    out = { price: (type, ct, zone, region) => base.price(type, ct, zone, region), overlays };
+    per.set(overlays, out);
+    listOf.set(out, base);
+  }
+  return out;
+}
+
+const overlaysOf = (prices: PriceProvider): readonly NodeOverlay[] | undefined =>
+  (prices as Partial<ClusterPrices>).overlays;
+
+/** A node's labels as an offering's: without its hostname (no instance type or offering has one). */
+function offeringLabels(
+  labels: Readonly<Record<string, string>>,
+  ct: CapacityType,
+): Readonly<Record<string, string>> {
+  if (labels[CAPACITY_TYPE_LABEL] === ct && !Object.hasOwn(labels, HOSTNAME_LABEL)) return labels;
+  const { [HOSTNAME_LABEL]: _host, ...rest } = labels;
+  return { ...rest, [CAPACITY_TYPE_LABEL]: ct };
+}
+
+/** Which source priced it: "overlay <name> <change>" when a NodeOverlay did, else the list's source. */
+export function priceSourceOf(q: PriceQuote | undefined): string {
+  if (!q) return "unknown";
+  return q.overlay ? `overlay ${q.overlay.name} ${q.overlay.change}` : q.source;
 }
 
 /** A Node's or NodeClaim's placement: its zone label, else the zone its EC2 providerID names. */
@@ -31,7 +91,18 @@ export function placementOf(o: Node | NodeClaim): Placement {
  */
 export function machinePrice(prices: PriceProvider, m: Priced, as?: CapacityType): PriceQuote | undefined {
   if (!m.instanceType) return undefined;
-  return prices.price(m.instanceType, as ?? m.capacityType ?? "on-demand", m.zone, m.region);
+  const ct = as ?? m.capacityType ?? "on-demand";
+  const list = prices.price(m.instanceType, ct, m.zone, m.region);
+  const overlays = overlaysOf(prices);
+  if (!list || !overlays || !m.labels) return list;
+  // Karpenter decides on the offering's overlaid price (src/karpenter/overlay.ts).
+  const o = overlaidPrice(overlays, offeringLabels(m.labels, ct), list.usdPerHour);
+  if (!o) return list;
+  return {
+    ...list,
+    usdPerHour: o.usdPerHour,
+    overlay: { name: o.name, change: o.change, listUsdPerHour: o.listUsdPerHour },
+  };
 }
 
 /** A Node's (or NodeClaim's) price from its labels; `fallback` when it has no capacity-type label. */
@@ -44,6 +115,7 @@ export function nodePrice(
     instanceType: instanceTypeOf(o),
     capacityType: capacityTypeOf(o) ?? fallback,
     ...placementOf(o),
+    labels: o.metadata.labels,
   });
 }
 
@@ -58,6 +130,8 @@ export function offeringPrice(
   instanceType: string,
   capacityType: CapacityType,
   places: readonly Placement[],
+  /** The offering's labels but its zone (e.g. a pool node's of that type): which NodeOverlay prices it. */
+  labels?: Readonly<Record<string, string>>,
 ): PriceQuote | undefined {
   const seen = new Set<string>();
   let best: PriceQuote | undefined;
@@ -65,10 +139,11 @@ export function offeringPrice(
     const key = `${p.zone ?? ""}\u0000${p.region ?? ""}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const q = prices.price(instanceType, capacityType, p.zone, p.region);
+    const at = labels && p.zone !== undefined ? { ...labels, [TOPOLOGY_ZONE_LABEL]: p.zone } : labels;
+    const q = machinePrice(prices, { instanceType, capacityType, ...p, labels: at });
     if (q && (best === undefined || q.usdPerHour < best.usdPerHour)) best = q;
   }
-  return best ?? prices.price(instanceType, capacityType);
+  return best ?? machinePrice(prices, { instanceType, capacityType, labels });
 }
 
 /**
@@ -80,10 +155,16 @@ export function offeringPrice(
 export function priceLookup(
   prices: PriceProvider,
   clusterPlaces: () => readonly Placement[],
-): (what: Node | string, capacityType: CapacityType, places?: readonly Placement[]) => number | undefined {
-  return (what, capacityType, places) =>
+): (
+  what: Node | string,
+  capacityType: CapacityType,
+  places?: readonly Placement[],
+  labels?: Readonly<Record<string, string>>,
+) => number | undefined {
+  return (what, capacityType, places, labels) =>
     typeof what === "string"
-      ? offeringPrice(prices, what, capacityType, places?.length ? places : clusterPlaces())?.usdPerHour
+      ? offeringPrice(prices, what, capacityType, places?.length ? places : clusterPlaces(), labels)
+          ?.usdPerHour
       : nodePrice(prices, what, capacityType)?.usdPerHour;
 }
 

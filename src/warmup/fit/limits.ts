@@ -27,6 +27,8 @@ export type PriceOf = (
   what: Node | string,
   capacityType: CapacityType,
   places?: readonly Place[],
+  /** The offering's labels (a pool node's of that type, `likelyOffering`): its NodeOverlay price. */
+  labels?: Readonly<Record<string, string>>,
 ) => number | undefined;
 
 export type Refusal =
@@ -98,7 +100,13 @@ export function poolPlaces(pool: NodePool, poolNodes: readonly Node[]): Place[] 
 export function likelyOffering(
   pool: NodePool,
   poolNodes: readonly Node[],
-): { instanceType?: string; capacityType: CapacityType; places: Place[] } {
+): {
+  instanceType?: string;
+  capacityType: CapacityType;
+  places: Place[];
+  /** A pool node's of that type with the capacity type it would launch as (what NodeOverlays match). */
+  labels?: Readonly<Record<string, string>>;
+} {
   const counts = new Map<string, number>();
   for (const n of poolNodes) {
     const t = n.metadata.labels?.[INSTANCE_TYPE_LABEL];
@@ -116,7 +124,11 @@ export function likelyOffering(
       ? "on-demand"
       : "reserved";
   const places = poolPlaces(pool, poolNodes);
-  return instanceType === undefined ? { capacityType, places } : { instanceType, capacityType, places };
+  if (instanceType === undefined) return { capacityType, places };
+  const like = poolNodes.find((n) => n.metadata.labels?.[INSTANCE_TYPE_LABEL] === instanceType)?.metadata
+    .labels;
+  const labels = like && { ...like, [CAPACITY_TYPE_LABEL]: capacityType };
+  return labels ? { instanceType, capacityType, places, labels } : { instanceType, capacityType, places };
 }
 
 /** Sum of warm node prices, undefined if any is unknown. */

@@ -116,6 +116,9 @@ export function NodeDrawer({ ctx, name }: { ctx: PageCtx; name: string }) {
                 {n.price.usdPerHour === null ? "unknown" : `${usd(n.price.usdPerHour)}/h`} · source{" "}
                 {n.price.source}
                 {n.price.asOf ? ` (as of ${n.price.asOf})` : ""}
+                {n.price.listUsdPerHour !== null
+                  ? ` · Karpenter's price: ${n.price.pricedBy}, list ${usd(n.price.listUsdPerHour)}/h`
+                  : ""}
               </dd>
               <dt>do-not-disrupt</dt>
               <dd data-testid="drawer-dnd">

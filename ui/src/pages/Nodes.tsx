@@ -32,6 +32,15 @@ export function PriceSourceCell({ n, now }: { n: NodeDto; now: number }) {
     >
       <span className={`tag ${l.tag}`}>{l.text}</span>
       {asOf !== null && Number.isFinite(asOf) ? ` ${ago(asOf, now)}` : ""}
+      {n.listPricePerHour !== null ? (
+        <span
+          data-testid="price-overlay"
+          title="Karpenter's price for this offering: a NodeOverlay changed it"
+        >
+          {" "}
+          · {n.pricedBy} (list {usd(n.listPricePerHour)}/h)
+        </span>
+      ) : null}
     </span>
   );
 }

@@ -7,6 +7,7 @@ import { clusterExplainInput, nodeDisruption } from "../../../dashboard/consolid
 import { advisedNode } from "../../../dashboard/consolidation/advised.ts";
 import { holdsByPool } from "../../../dashboard/pool-advice.ts";
 import { buildNodeList } from "../../../dashboard/views.ts";
+import { clusterPrices } from "../../../dashboard/figures/price.ts";
 import { errorSchema } from "../schemas.ts";
 import { HOUR, viewer, type ConsoleRoutes } from "./console-context.ts";
 
@@ -103,7 +104,7 @@ export function nodeRoutes(ctx: ConsoleRoutes): (app: FastifyInstance) => void {
           nodeClaim,
           pods: node ? s.podsOnNode(node.metadata.name ?? "", { includeTerminal: false }) : [],
           lifecycle,
-          prices: ctx.deps.prices,
+          prices: clusterPrices(ctx.deps.prices, s.nodeOverlays()),
           disruption: node ? await advisedDisruption(ctx, c, node.metadata.name ?? "", now) : null,
         });
       },

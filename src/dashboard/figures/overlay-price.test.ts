@@ -1,0 +1,126 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-condition */
+// One price per node under a Karpenter NodeOverlay (issue 39): the node table and drawer, the
+// pool's and the cluster's $/h, the history samples, what consolidation would save and the warmup
+// cost cap's lookup all read machinePrice, so all show the price Karpenter decides with.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ClusterState } from "../../state/cluster.ts";
+import { machineObjects, nodePool } from "../testkit.ts";
+import type { NodeOverlay } from "../../objects/karpenter.ts";
+import type { PriceProvider } from "../../pricing/types.ts";
+import { buildNodeList, buildNodePools, buildOverview, poolSamplesOf } from "../views.ts";
+import { explainNodes } from "../consolidation/explain.ts";
+import { explainInputOf } from "../consolidation/view.ts";
+import { buildNodeDetail } from "../../views/node.ts";
+import { clusterPrices, machinePrice, priceLookup } from "./price.ts";
+
+const NOW = Date.parse("2026-06-01T10:00:00Z");
+const LIST = 0.4;
+const prices: PriceProvider = {
+  price: (it) => (it === "big" ? { usdPerHour: LIST, source: "kwok", asOf: "2026-01-01" } : undefined),
+};
+
+const savingsPlan: NodeOverlay = {
+  metadata: { name: "savings-plan" },
+  spec: {
+    requirements: [
+      { key: "node.kubernetes.io/instance-type", operator: "In", values: ["big"] },
+      { key: "karpenter.sh/nodepool", operator: "In", values: ["default"] },
+    ],
+    priceAdjustment: "-30%",
+    weight: 10,
+  },
+  status: { conditions: [{ type: "ValidationSucceeded", status: "True" }] },
+};
+
+function world(overlays: NodeOverlay[]): ClusterState {
+  const s = new ClusterState();
+  s.apply(
+    "NodePool",
+    "add",
+    nodePool("default", {
+      disruption: { consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "1m" },
+    }),
+  );
+  const { node, nodeClaim } = machineObjects({
+    name: "a",
+    pool: "default",
+    instanceType: "big",
+    capacityType: "on-demand",
+    cpu: "4",
+    memory: "8Gi",
+  });
+  if (!node || !nodeClaim) throw new Error("machine");
+  node.metadata.labels = { ...node.metadata.labels, "karpenter.sh/initialized": "true" };
+  nodeClaim.status = { ...nodeClaim.status, conditions: [{ type: "Consolidatable", status: "True" }] };
+  s.apply("NodeClaim", "add", nodeClaim);
+  s.apply("Node", "add", node);
+  for (const o of overlays) s.apply("NodeOverlay", "add", o);
+  return s;
+}
+
+/** Every figure that prices node "a", as each reader computes it. */
+function figures(s: ClusterState): Record<string, number | undefined> {
+  const input = { clusterId: "c", state: s, prices, now: NOW };
+  const node = s.node("a");
+  assert.ok(node);
+  const explained = explainNodes(explainInputOf({ state: s }, [], prices, NOW));
+  const lookup = priceLookup(clusterPrices(prices, s.nodeOverlays()), () => []);
+  const detail = buildNodeDetail({
+    row: undefined,
+    node,
+    nodeClaim: s.nodeClaim("a"),
+    pods: [],
+    lifecycle: [],
+    prices: clusterPrices(prices, s.nodeOverlays()),
+  });
+  return {
+    nodeRow: buildNodeList(input).items[0]?.costPerHour,
+    drawer: detail.price.usdPerHour ?? undefined,
+    pool: buildNodePools(input)[0]?.costPerHour,
+    cluster: buildOverview(input).costPerHour,
+    history: poolSamplesOf(s, prices)[0]?.costPerHour,
+    consolidationSaves: explained.find((n) => n.node === "a")?.savingsPerHour,
+    warmupCap: lookup(node, "on-demand"),
+  };
+}
+
+describe("a node's price under a NodeOverlay", () => {
+  it("every figure is Karpenter's adjusted price (list × 0.7), saying which overlay and the list price", () => {
+    const s = world([savingsPlan]);
+    for (const [figure, v] of Object.entries(figures(s)))
+      assert.ok(v !== undefined && Math.abs(v - LIST * 0.7) < 1e-12, `${figure}: ${v}`);
+    const row = buildNodeList({ clusterId: "c", state: s, prices, now: NOW }).items[0];
+    assert.equal(row?.pricedBy, "overlay savings-plan -30%");
+    assert.equal(row?.priceSource, "kwok");
+    assert.equal(row?.listPricePerHour, LIST);
+  });
+
+  it("without an overlay (or one for another pool) every figure is the list price", () => {
+    const otherPool: NodeOverlay = {
+      ...savingsPlan,
+      metadata: { name: "other" },
+      spec: {
+        ...savingsPlan.spec,
+        requirements: [{ key: "karpenter.sh/nodepool", operator: "In", values: ["b"] }],
+      },
+    };
+    for (const s of [world([]), world([otherPool])]) {
+      for (const [figure, v] of Object.entries(figures(s))) assert.equal(v, LIST, figure);
+      const row = buildNodeList({ clusterId: "c", state: s, prices, now: NOW }).items[0];
+      assert.equal(row?.pricedBy, "kwok");
+      assert.equal(row?.listPricePerHour, null);
+    }
+  });
+
+  it("the list prices alone, or a quote without labels, never take an overlay", () => {
+    const s = world([savingsPlan]);
+    assert.equal(
+      machinePrice(prices, { instanceType: "big", labels: s.node("a")?.metadata.labels })?.usdPerHour,
+      LIST,
+    );
+    const overlaid = clusterPrices(prices, s.nodeOverlays());
+    assert.equal(machinePrice(overlaid, { instanceType: "big" })?.usdPerHour, LIST);
+    assert.equal(clusterPrices(overlaid, s.nodeOverlays()), overlaid, "wrapping twice applies it once");
+  });
+});
