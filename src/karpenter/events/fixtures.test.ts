@@ -35,6 +35,9 @@ const MEANING: [RegExp, DisruptionEventReason, { nodePool?: string; disruptionRe
   [/^more than 20% of nodes in nodepool "([^"]+)" are unhealthy$/, "repair-blocked"],
   [/^static NodePool is at its node limit and cannot stage a replacement$/, "repair-blocked"],
   [/^static NodePool's capacity reservations are full and cannot stage a replacement$/, "repair-blocked"],
+  // Recorded on the rig during a repair's replacement and a reboot: Karpenter's own word, shown as is.
+  [/^Nodeclaim does not have an associated node$/, "other"],
+  [/^Node is rebooting$/, "other"],
 ];
 
 function fixtures(version: string): (Event & { "x-wave-source"?: string })[] {
