@@ -6,6 +6,7 @@ import { KwokPriceProvider } from "../../pricing/kwok.ts";
 import { ClusterState } from "../../state/cluster.ts";
 import { buildNodePools } from "../views.ts";
 import { clusterFigures } from "../../metrics/figures.ts";
+import { trimNodePool } from "../../agent/trim.ts";
 
 const NOW = Date.UTC(2026, 11, 7, 22);
 
@@ -22,6 +23,12 @@ function cluster(): ClusterState {
 }
 
 describe("static NodePools: desired vs actual nodes", () => {
+  it("the agent streams spec.replicas and status.nodes (it keeps a NodePool's spec whole)", () => {
+    const t = trimNodePool(nodePool("fixed", { replicas: 3 }, { nodes: 3 }));
+    assert.equal(t.spec.replicas, 3);
+    assert.equal(t.status?.nodes, 3);
+  });
+
   it("the pools API shows replicas against the nodes not being deleted; an elastic pool has none", () => {
     const pools = buildNodePools({
       clusterId: "c",
