@@ -51,6 +51,10 @@ const KARPENTER_REASONS = new Set([
   "InstanceTerminating",
   "InstanceStopping",
   "InstanceUnhealthy",
+  // v1.15 node repair and reboot (NodeRepair gate): why repair waits, and a reboot's outcome.
+  "NodeRepairBlocked",
+  "RebootObserved",
+  "RebootFailed",
   // Wave's spot self-heal (the webhook's repair loop records what it changed).
   "WaveSpotRepair",
 ]);

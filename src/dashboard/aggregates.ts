@@ -43,6 +43,8 @@ export interface PriceGroup {
 export interface PoolAggregate {
   name: string;
   nodes: number;
+  /** Of those, machines being deleted (Karpenter no longer counts them toward a static pool's replicas). */
+  terminatingNodes: number;
   /** Keyed by capacity type, unlabelled machines as on-demand. */
   nodesByCapacityType: Partial<Record<Ct, number>>;
   /** Capacity types some machine is labelled with, sorted. */
@@ -67,6 +69,7 @@ export function aggregatePool(name: string, rows: readonly MachineRow[]): PoolAg
   const agg: PoolAggregate = {
     name,
     nodes: 0,
+    terminatingNodes: 0,
     nodesByCapacityType: {},
     labelledCapacityTypes: [],
     vcpu: 0,
@@ -80,6 +83,7 @@ export function aggregatePool(name: string, rows: readonly MachineRow[]): PoolAg
   for (const { machine: m, warm } of rows) {
     const ct = m.capacityType ?? "on-demand";
     agg.nodes++;
+    if (m.terminating) agg.terminatingNodes++;
     agg.nodesByCapacityType[ct] = (agg.nodesByCapacityType[ct] ?? 0) + 1;
     if (m.capacityType) labelled.add(m.capacityType);
     agg.vcpu += sizeOf(m, CPU) / 1000;

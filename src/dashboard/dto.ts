@@ -137,6 +137,11 @@ export const NodePoolSchema = Obj(
     /** The pool is flagged as thrashing (its severity medium or high). */
     thrashingFlagged: Type.Boolean(),
     warmNodes: Int,
+    /**
+     * A static pool (spec.replicas, Karpenter v1.8+): the nodes it wants and those it has (not
+     * being deleted); null for a pool that scales with its pods.
+     */
+    static: Nullable(Obj({ desiredNodes: Int, actualNodes: Int })),
   },
   "A NodePool's nodes, cost, limits and thrashing",
 );
@@ -389,6 +394,7 @@ export const WarmupBlockerSchema = Lit([
   "cost-cap",
   "price-unknown",
   "pool-missing",
+  "static-pool",
 ] as const);
 export type WarmupBlocker = Static<typeof WarmupBlockerSchema>;
 
@@ -659,6 +665,7 @@ export const BlockerReasonSchema = Lit([
   "pods-fit-nowhere",
   "no-controller",
   "karpenter",
+  "static",
 ] as const);
 export type BlockerReason = Static<typeof BlockerReasonSchema>;
 
@@ -716,6 +723,11 @@ export const NodeDisruptionSchema = Obj(
     blocked: Type.Boolean(),
     /** Only waits for consolidateAfter to elapse (no blocking blocker). */
     waiting: Type.Boolean(),
+    /**
+     * Of a static NodePool (spec.replicas): Karpenter never consolidates it, so it is neither
+     * blocked nor disruptable, saves nothing here and has no fix; its one blocker "static" says so.
+     */
+    static: Type.Boolean(),
     /** No pods but DaemonSet pods and Wave's warmup pods. */
     empty: Type.Boolean(),
     costPerHour: Nullable(Num),
@@ -749,6 +761,10 @@ export const ConsolidationViewSchema = Obj(
     ...BlockedSum,
     /** Nodes that only wait for their consolidateAfter to elapse (not blocked). */
     waitingNodes: Int,
+    /** Nodes of static NodePools: never consolidated, never blocked, no savings. */
+    staticNodes: Int,
+    /** The static NodePools with nodes here, each with why consolidation leaves them alone. */
+    staticPools: Type.Array(Obj({ nodePool: Str, nodes: Int, replicas: Int, message: Str })),
     /** Per NodePool (each node once). */
     byPool: Type.Array(Obj({ nodePool: Str, nodes: Int, ...BlockedSum })),
     /** Per reason: a node blocked for two reasons counts under both. */

@@ -35,6 +35,7 @@ import {
 import { clusterPrices, priceSourceOf } from "./figures/price.ts";
 import { disruptionsByReason } from "./figures/disruptions.ts";
 import { poolLimits } from "./figures/limits.ts";
+import { staticNodes } from "./figures/static-pool.ts";
 import type { DisruptionRecord, LifecycleRecord } from "./history.ts";
 import { machineIndex, type MachineIndex } from "./machine-index.ts";
 import { NO_POOL } from "./machines.ts";
@@ -164,6 +165,11 @@ function capacityTypesOf(pool: NodePool | undefined, seen: Iterable<string>): st
   return [...new Set(seen)].sort();
 }
 
+function staticDto(pool: NodePool | undefined, agg: PoolAggregate | undefined): NodePoolDto["static"] {
+  const s = staticNodes(pool, agg);
+  return s ? { desiredNodes: s.desired, actualNodes: s.actual } : null;
+}
+
 function poolsOf(input: ViewInput, b: Basis): NodePoolDto[] {
   const pools = input.state.nodePools();
   const byName = new Map(pools.map((p) => [p.metadata.name ?? "", p]));
@@ -204,6 +210,7 @@ function poolsOf(input: ViewInput, b: Basis): NodePoolDto[] {
       thrashing: severity.get(name) ?? "none",
       thrashingFlagged: isFlagged(severity.get(name) ?? "none"),
       warmNodes: agg?.warmNodes ?? 0,
+      static: staticDto(pool, agg),
     });
   }
   return rows.sort((a, c) => a.name.localeCompare(c.name));

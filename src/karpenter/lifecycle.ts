@@ -21,8 +21,11 @@ export const NodeClaimConditions = {
   Ready: "Ready",
 } as const;
 
-/** Reasons Karpenter's disruption controller writes into the DisruptionReason condition. */
-export type DisruptionReason = "Underutilized" | "Empty" | "Drifted";
+/**
+ * Reasons Karpenter's disruption controller writes into the DisruptionReason condition (Unhealthy:
+ * v1.15 node repair, also set on a NodeClaim it reboots in place).
+ */
+export type DisruptionReason = "Underutilized" | "Empty" | "Drifted" | "Unhealthy";
 
 export type NodeClaimPhase =
   "Pending" | "Launched" | "Registered" | "Initialized" | "Disrupting" | "Terminating";

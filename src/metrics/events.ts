@@ -11,8 +11,12 @@ import type { Counter, Histogram, Registry } from "../shared/metrics.ts";
 import type { WarmupEvent } from "../warmup/stats.ts";
 import { missReasons } from "../warmup/stats.ts";
 
-/** Karpenter's disruption reasons (v1): pre-created at 0 so dashboards and alerts see every pool. */
-export const DISRUPTION_REASONS = ["Underutilized", "Empty", "Drifted", "Expired"] as const;
+/**
+ * Karpenter's disruption reasons (v1; Unhealthy: v1.15 node repair, reboots included, as its own
+ * karpenter_nodeclaims_disrupted_total reason "unhealthy"): pre-created at 0 so dashboards and
+ * alerts see every pool.
+ */
+export const DISRUPTION_REASONS = ["Underutilized", "Empty", "Drifted", "Expired", "Unhealthy"] as const;
 
 /** Seconds: NodeClaim phase transitions span seconds (launch) to days (lifetime). */
 export const LIFECYCLE_BUCKETS = [

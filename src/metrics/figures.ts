@@ -11,6 +11,7 @@ import { onDemandTarget } from "../policy/on-demand-target.ts";
 import { workloadKey, type SpotPolicy } from "../policy/spot.ts";
 import { basisOf, type Basis } from "../dashboard/views.ts";
 import { NO_POOL } from "../dashboard/machines.ts";
+import { staticNodes } from "../dashboard/figures/static-pool.ts";
 import { isFlagged, type ThrashingReport } from "../dashboard/thrashing/detect.ts";
 import { workloadIndex, type IndexedPod } from "./workload-index.ts";
 import type { ConsolidationViewDto, PendingViewDto } from "../dashboard/dto.ts";
@@ -40,6 +41,10 @@ export const GAUGES = {
     "What a pool's priced nodes would cost per hour all on-demand (same instance types and zones).",
   wave_nodepool_spot_savings_per_hour_dollars:
     "On-demand equivalent minus actual cost per hour of a pool's nodes whose both prices are known.",
+  wave_nodepool_desired_nodes:
+    "Nodes a static NodePool (spec.replicas, Karpenter v1.8+) wants; only static pools have this series.",
+  wave_nodepool_actual_nodes:
+    "Nodes a static NodePool has, not being deleted (what Karpenter counts against its replicas); only static pools.",
   wave_spot_ratio: "Spot share of the cluster by basis: nodes, vcpu or cost (0..1).",
   wave_priced_nodes: "Nodes by the source of their price (unknown: no price).",
   wave_price_age_seconds: "Age of the oldest price in use, by source.",
@@ -77,6 +82,8 @@ export const GAUGE_LABELS: Record<GaugeName, readonly string[]> = {
   wave_nodepool_cost_per_hour_dollars: ["cluster", "nodepool", "capacity_type", "price_source"],
   wave_nodepool_on_demand_cost_per_hour_dollars: ["cluster", "nodepool"],
   wave_nodepool_spot_savings_per_hour_dollars: ["cluster", "nodepool"],
+  wave_nodepool_desired_nodes: ["cluster", "nodepool"],
+  wave_nodepool_actual_nodes: ["cluster", "nodepool"],
   wave_spot_ratio: ["cluster", "basis"],
   wave_priced_nodes: ["cluster", "price_source"],
   wave_price_age_seconds: ["cluster", "price_source"],
@@ -222,6 +229,15 @@ export function clusterFigures(input: ClusterInput, out: Figures = emptyFigures(
     push("wave_nodepool_resource_allocatable", { nodepool: np, resource_type: "memory" }, u.am);
     push("wave_nodepool_resource_requested", { nodepool: np, resource_type: "cpu" }, u.rc);
     push("wave_nodepool_resource_requested", { nodepool: np, resource_type: "memory" }, u.rm);
+  }
+
+  // Static pools: desired vs actual, the NodePools page's figure.
+  for (const p of state.nodePools()) {
+    const name = p.metadata.name ?? "";
+    const s = staticNodes(p, pools.get(name));
+    if (!s || name === "") continue;
+    push("wave_nodepool_desired_nodes", { nodepool: name }, s.desired);
+    push("wave_nodepool_actual_nodes", { nodepool: name }, s.actual);
   }
 
   // Thrashing: every pool the state or the detector knows, 0 when calm.

@@ -41,6 +41,8 @@ export interface NodePool extends KubeObject {
     };
     limits?: ResourceList;
     weight?: number;
+    /** Static NodePool (v1.8+, StaticCapacity gate): Karpenter keeps exactly this many nodes. */
+    replicas?: number;
   };
   status?: { resources?: ResourceList; conditions?: Condition[]; nodes?: number };
 }

@@ -30,6 +30,7 @@ import {
 import { imageHash } from "../warmup/manifests.ts";
 import type { WarmupPolicy } from "../policy/warmup.ts";
 import { workloadImages } from "../warmup/prepull.ts";
+import { staticRefusal } from "../warmup/static-pool.ts";
 
 export interface WarmupViewInput {
   clusterId: string;
@@ -173,6 +174,8 @@ function warmupBlocker(
         ? "warmup is disabled in this pool's policy"
         : "no warmup policy for this pool (off by default)",
     };
+  const refusal = staticRefusal(poolObj);
+  if (refusal) return { blocker: refusal.reason, blockerDetail: refusal.detail };
   const detection = detect(
     { pool: poolObj, nodes: o.poolNodes, podsByNode: ctx.byNode, workload: o.workload },
     live.length,

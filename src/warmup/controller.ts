@@ -57,6 +57,7 @@ import type { WarmupEvent } from "./stats.ts";
 import { nextStreak, unusedStreak, type WarmupEnd } from "./backoff.ts";
 import { nominatedNames } from "./nominated.ts";
 import type { WarmupView } from "./view.ts";
+import { staticRefusal } from "./static-pool.ts";
 
 export interface ReconcileResult {
   requeueAfter: number;
@@ -411,7 +412,11 @@ export class WarmupController {
     // 5. Detection and admission of a new warmup.
     let retryAfter: number | undefined;
     let blocker: string | undefined;
-    if (poolObj !== undefined && policy?.enabled === true) {
+    const refusal = staticRefusal(poolObj);
+    if (refusal !== undefined && policy?.enabled === true) {
+      blocker = `${refusal.reason}: ${refusal.detail}`;
+      log.debug("warmup refused", { pool, reason: refusal.reason });
+    } else if (poolObj !== undefined && policy?.enabled === true) {
       // Warmup pods as they are now (the consistent list, minus those ended above), not as
       // the possibly stale state has them.
       const podsByNode = new Map<string, Pod[]>();

@@ -63,6 +63,7 @@ const node = (name: string, pool: string, blockers: BlockerDto[], savings: numbe
   disruptable: blockers.every((b) => !b.blocking),
   blocked: blockers.some((b) => b.blocking) && savings > 0,
   waiting: false,
+  static: false,
   empty: savings > 1,
   costPerHour: savings || 0.19,
   savingsPerHour: savings,
@@ -79,6 +80,8 @@ const view: ConsolidationViewDto = {
   blockedNodes: 3,
   blockedCostPerHour: 2.59,
   waitingNodes: 0,
+  staticNodes: 0,
+  staticPools: [],
   byPool: [
     { nodePool: "general", nodes: 8, blockedNodes: 2, blockedCostPerHour: 0.38 },
     { nodePool: "gpu", nodes: 4, blockedNodes: 1, blockedCostPerHour: 2.21 },
@@ -174,6 +177,21 @@ describe("Consolidation page", () => {
     render(<Consolidation ctx={ctxFor({ route: parseRoute("#/consolidation") })} />);
     assert.ok(await screen.findByText(/Karpenter may disrupt every node/));
     assert.equal(fixesOf([]).length, 0);
+  });
+
+  it("states a static pool's sentence, not as a blocker, with no fix", async () => {
+    const message = "static: Karpenter keeps 3 nodes and never consolidates them";
+    const staticView: ConsolidationViewDto = {
+      ...view,
+      staticNodes: 3,
+      staticPools: [{ nodePool: "fixed", nodes: 3, replicas: 3, message }],
+    };
+    mockFetch([[/\/consolidation/, () => [200, staticView]]]);
+    render(<Consolidation ctx={ctxFor({ route: parseRoute("#/consolidation") })} />);
+    const li = await screen.findByTestId("static-pool");
+    assert.match(li.textContent, /fixed static: Karpenter keeps 3 nodes and never consolidates them/);
+    assert.ok(screen.getByText(/3 in static pools/), "the card counts them apart");
+    assert.ok(!screen.getByTestId("consolidation-fixes").textContent.includes("fixed"), "no fix for it");
   });
 });
 

@@ -306,6 +306,7 @@ describe("NodePools page limits", () => {
       thrashing: "none",
       thrashingFlagged: false,
       warmNodes: 0,
+      static: null,
       ...over,
     });
     const pools = [
@@ -324,5 +325,39 @@ describe("NodePools page limits", () => {
     assert.ok(screen.getByRole("columnheader", { name: /memory limit/ }));
     assert.equal(within(row("general")).getByTestId("pool-memory-limit").textContent, "50% of 64 GiB");
     assert.equal(within(row("batch")).getByTestId("pool-memory-limit").textContent, "no limit");
+    assert.equal(within(row("batch")).queryByTestId("pool-static"), null, "an elastic pool has no replicas");
+  });
+
+  it("shows a static pool's actual vs desired nodes, and that Karpenter never consolidates it", async () => {
+    const pools = [
+      {
+        name: "fixed",
+        nodes: 3,
+        nodesByCapacityType: { "on-demand": 3 },
+        vcpu: 12,
+        memoryBytes: 48 * 2 ** 30,
+        costPerHour: 0.6,
+        costPerMonth: 438,
+        costByCapacityType: { "on-demand": 0.6 },
+        priceSources: { kwok: 3 },
+        oldestPriceAsOf: null,
+        limits: { cpu: null, memoryBytes: null },
+        limitUsage: { cpu: null, memory: null },
+        consolidationPolicy: "WhenEmptyOrUnderutilized",
+        consolidateAfter: "0s",
+        capacityTypes: ["on-demand"],
+        thrashing: "none",
+        thrashingFlagged: false,
+        warmNodes: 0,
+        static: { desiredNodes: 2, actualNodes: 3 },
+      } satisfies NodePoolDto,
+    ];
+    mockFetch([
+      [/\/series\?/, () => [200, { from: 0, to: 0, step: 60, nodePool: null, points: [], gaps: [] }]],
+    ]);
+    render(<NodePools ctx={ctxFor({ live: { overview: undefined as never, nodePools: pools } })} />);
+    const [row] = await screen.findAllByTestId("pool-row");
+    assert.equal(within(row ?? document.body).getByTestId("pool-static").textContent, "static 3/2");
+    assert.match(row?.textContent ?? "", /never \(static\)/);
   });
 });

@@ -14,7 +14,8 @@ export function advisedNode(
   holds: ReadonlyMap<string, readonly Hold[]>,
 ): NodeDisruptionDto {
   const h = n.nodePool ? holds.get(n.nodePool) : undefined;
-  if (!h || !n.blockers.some((b) => b.object.kind === "NodePool")) return n;
+  // A static pool's node has no fix to advise (Karpenter never consolidates it).
+  if (!h || n.static || !n.blockers.some((b) => b.object.kind === "NodePool")) return n;
   const pool = state.nodePool(n.nodePool ?? "");
   const gain = n.savingsPerHour > 0 ? (f: BlockerFixDto | null) => f : noGainFix;
   const node = state.node(n.node);

@@ -18,10 +18,12 @@ import { DISRUPTION_EVENT_REASONS, eventTime, parseDisruptionMessage } from "../
 import { conditionOf, isInitialized, isTerminating } from "../../karpenter/node.ts";
 import { isActivePod, isDaemonSetPod } from "../../karpenter/room.ts";
 import { nodePoolOf } from "../../karpenter/labels.ts";
+import { staticReplicas } from "../../karpenter/static-pool.ts";
 import { machinePrice } from "../figures/price.ts";
 import { machineOf } from "../machines.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import { blockerFix, noGainFix } from "./fixes.ts";
+import { NO_SAVING, staticBlocker } from "./static-blocker.ts";
 import { catalogOf, nodeSaving, planSavings, roomsOf, type PlanNode, type Saving } from "./plan.ts";
 
 export interface ExplainInput {
@@ -140,6 +142,8 @@ export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
   );
   return explained.map(({ dto, plan: p }) => {
     const saving: Saving = plan.get(p.name) ?? nodeSaving(p, rooms, catalog);
+    // A static pool's node: Karpenter keeps it whatever it would save.
+    if (dto.static) return { ...dto, ...NO_SAVING, blocked: false, disruptable: false };
     const blocking = dto.blockers.some((b) => b.blocking);
     const gain = saving.savingsPerHour > 0;
     return {
@@ -169,6 +173,39 @@ interface NodeCtx {
   now: number;
 }
 
+/** The node's entry from its blockers and workload: its price, events and plan input. */
+function entryOf(
+  c: NodeCtx,
+  blockers: BlockerDto[],
+  workload: Pod[],
+  isStatic: boolean,
+): { dto: Explained; plan: PlanNode } {
+  const name = c.node.metadata.name ?? "";
+  const m = machineOf(c.nc, c.node);
+  const q = machinePrice(c.input.prices, m);
+  return {
+    dto: {
+      node: name,
+      nodeClaim: c.nc?.metadata.name ?? null,
+      nodePool: c.poolName ?? null,
+      waiting: blockers.some((b) => b.waiting),
+      static: isStatic,
+      empty: workload.length === 0,
+      costPerHour: q?.usdPerHour ?? null,
+      blockers,
+      events: c.events.slice(0, EVENTS_PER_NODE).map(eventDto),
+    },
+    plan: {
+      name,
+      pool: c.poolName,
+      workload,
+      pods: c.pods.filter(isActivePod),
+      usdPerHour: q?.usdPerHour,
+      capacityType: m.capacityType ?? "on-demand",
+    },
+  };
+}
+
 function explainNode(c: NodeCtx): { dto: Explained; plan: PlanNode } {
   const { node, nc, pool, poolName, now } = c;
   const name = node.metadata.name ?? "";
@@ -195,6 +232,9 @@ function explainNode(c: NodeCtx): { dto: Explained; plan: PlanNode } {
 
   const workload = evictable(c.pods).filter((p) => !isWarmupPod(p));
   const empty = workload.length === 0;
+  // A static pool's node: its one "blocker" says why (static-blocker.ts); nothing else is read.
+  const replicas = staticReplicas(pool);
+  if (replicas !== undefined) return entryOf(c, [staticBlocker(poolName ?? "", replicas)], workload, true);
 
   // Not initialized yet: Karpenter does not disrupt it.
   if (!isInitialized(node))
@@ -353,26 +393,5 @@ function explainNode(c: NodeCtx): { dto: Explained; plan: PlanNode } {
     }
   }
 
-  const m = machineOf(nc, node);
-  const q = machinePrice(c.input.prices, m);
-  return {
-    dto: {
-      node: name,
-      nodeClaim: ncName,
-      nodePool: poolName ?? null,
-      waiting: blockers.some((b) => b.waiting),
-      empty,
-      costPerHour: q?.usdPerHour ?? null,
-      blockers,
-      events: c.events.slice(0, EVENTS_PER_NODE).map(eventDto),
-    },
-    plan: {
-      name,
-      pool: poolName,
-      workload,
-      pods: c.pods.filter(isActivePod),
-      usdPerHour: q?.usdPerHour,
-      capacityType: m.capacityType ?? "on-demand",
-    },
-  };
+  return entryOf(c, blockers, workload, false);
 }

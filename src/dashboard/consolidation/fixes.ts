@@ -153,6 +153,9 @@ export function blockerFix(b: BlockerDto, ctx: FixContext): BlockerFixDto | null
     case "not-initialized":
     case "karpenter":
       return null;
+    // Karpenter ignores a static pool's consolidation settings: no patch would change anything.
+    case "static":
+      return null;
   }
 }
 

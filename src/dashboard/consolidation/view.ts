@@ -6,6 +6,7 @@ import { explainNodes, type ExplainInput } from "./explain.ts";
 import { pendingView } from "./pending.ts";
 import { catalogOf, poolCapacity } from "./plan.ts";
 import { clusterKarpenterVersion } from "../karpenter-version.ts";
+import { staticReplicas } from "../../karpenter/static-pool.ts";
 import type { PriceProvider } from "../../pricing/types.ts";
 import type { ClusterState } from "../../state/cluster.ts";
 import { clusterPrices } from "../figures/price.ts";
@@ -28,12 +29,14 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
   let blockedNodes = 0;
   let blockedCost = 0;
   let waitingNodes = 0;
+  const staticPools = new Map<string, ConsolidationViewDto["staticPools"][number]>();
   for (const n of items) {
     const pool = n.nodePool ?? "";
     const p = byPool.get(pool) ?? { nodes: 0, blockedNodes: 0, blockedCostPerHour: 0 };
     p.nodes++;
     byPool.set(pool, p);
     if (n.waiting) waitingNodes++;
+    if (n.static) countStatic(staticPools, n, input);
     if (!isBlocked(n)) continue;
     blockedNodes++;
     blockedCost += n.savingsPerHour;
@@ -65,6 +68,8 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
     blockedNodes,
     blockedCostPerHour: blockedCost,
     waitingNodes,
+    staticNodes: [...staticPools.values()].reduce((a, p) => a + p.nodes, 0),
+    staticPools: [...staticPools.values()].sort((a, b) => a.nodePool.localeCompare(b.nodePool)),
     byPool: [...byPool]
       .map(([nodePool, v]) => ({ nodePool, ...v }))
       .sort((a, b) => b.blockedCostPerHour - a.blockedCostPerHour || a.nodePool.localeCompare(b.nodePool)),
@@ -76,6 +81,23 @@ export function consolidationView(clusterId: string, input: ExplainInput): Conso
     ),
     items,
   };
+}
+
+/** A static pool's node counted under its pool, with the pool's one sentence (its "static" blocker). */
+function countStatic(
+  out: Map<string, ConsolidationViewDto["staticPools"][number]>,
+  n: NodeDisruptionDto,
+  input: ExplainInput,
+): void {
+  const pool = n.nodePool ?? "";
+  const hit = out.get(pool);
+  if (hit) {
+    hit.nodes++;
+    return;
+  }
+  const message = n.blockers.find((b) => b.reason === "static")?.message ?? "";
+  const replicas = staticReplicas(input.state.nodePool(pool)) ?? 0;
+  out.set(pool, { nodePool: pool, nodes: 1, replicas, message });
 }
 
 /** One node's section of the node drawer (null when it is no Karpenter node or is being deleted). */

@@ -14,6 +14,8 @@ import {
   type Window,
 } from "../history.ts";
 import { adviseFor, type Advice } from "./advice.ts";
+import { STATIC_SCALE_REASON, staticReplicas } from "../../karpenter/static-pool.ts";
+import { staticScaled } from "./static.ts";
 import type { ThrashingOptions, ThrashingSignals } from "./types.ts";
 
 export type { ThrashingOptions, ThrashingSignals } from "./types.ts";
@@ -375,11 +377,14 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
   const w: Window = { from: input.now - o.windowMs, to: input.now + 1 }; // include events at `now`
   const planned = new Set(o.plannedReasons.map((r) => canonicalReason(r)));
   const involuntary = new Set(o.involuntaryReasons.map((r) => canonicalReason(r)));
+  // A static pool's removals without a reason are its replicas changing: planned, never churn.
+  const isStatic = staticReplicas(input.pool) !== undefined;
+  if (isStatic) planned.add(STATIC_SCALE_REASON);
   const chosen = (reason: string | undefined): boolean => {
     const r = reason ?? "Unknown";
     return !planned.has(r) && !involuntary.has(r);
   };
-  const lives = livesOf(input.events.filter((e) => e.nodePool === input.nodePool));
+  const lives = staticScaled(livesOf(input.events.filter((e) => e.nodePool === input.nodePool)), isStatic);
   const removedInWindow = lives
     .filter((l) => {
       const at = goneAt(l);
@@ -445,7 +450,8 @@ export function detectThrashing(input: ThrashingInput): ThrashingReport {
   };
   if (medianLifetimeMs !== undefined) signals.medianLifetimeMs = medianLifetimeMs;
 
-  const advice = isFlagged(severity) ? adviseFor(signals, input.pool, o) : [];
+  // Karpenter ignores a static pool's consolidation settings: no advice would change its churn.
+  const advice = isFlagged(severity) && !isStatic ? adviseFor(signals, input.pool, o) : [];
   const summary = summaryOf(input.nodePool, severity, score, signals, o);
   return { nodePool: input.nodePool, window: w, severity, score, signals, evidence, advice, summary };
 }

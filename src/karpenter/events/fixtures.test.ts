@@ -29,6 +29,15 @@ const MEANING: [RegExp, DisruptionEventReason, { nodePool?: string; disruptionRe
   [/^NodePool "([^"]+)" has consolidation policy WhenEmpty, but node is not empty$/, "when-empty"],
   [/^NodePool "([^"]+)" has non-empty consolidation disabled$/, "when-empty"],
   [/^SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node$/, "spot-to-spot"],
+  // v1.15 node repair (disruption/repair.go): about repair, never a consolidation blocker.
+  [/^repair is blocked through the "karpenter\.sh\/do-not-repair" annotation$/, "repair-blocked"],
+  [/^repair requires a termination grace period to bypass blocking pods$/, "repair-blocked"],
+  [/^more than 20% of nodes in nodepool "([^"]+)" are unhealthy$/, "repair-blocked"],
+  [/^static NodePool is at its node limit and cannot stage a replacement$/, "repair-blocked"],
+  [/^static NodePool's capacity reservations are full and cannot stage a replacement$/, "repair-blocked"],
+  // Recorded on the rig during a repair's replacement and a reboot: Karpenter's own word, shown as is.
+  [/^Nodeclaim does not have an associated node$/, "other"],
+  [/^Node is rebooting$/, "other"],
 ];
 
 function fixtures(version: string): (Event & { "x-wave-source"?: string })[] {

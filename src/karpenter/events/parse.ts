@@ -18,6 +18,7 @@ export type DisruptionEventReason =
   | "spot-to-spot"
   | "uninitialized-neighbor"
   | "pods-fit-nowhere"
+  | "repair-blocked"
   | "other";
 
 export interface DisruptionEventParse {
@@ -42,6 +43,8 @@ export const DISRUPTION_EVENT_REASONS = [
   "Unconsolidatable",
   "ConsolidationCandidate",
   "ConsolidationRejected",
+  // v1.15 node repair (NodeRepair gate): why a NodePool's repair is held (disruption/repair.go).
+  "NodeRepairBlocked",
 ] as const;
 
 const quoted = (s: string, after: RegExp): string | undefined => {
@@ -69,7 +72,10 @@ export function parseDisruptionMessage(message: string): DisruptionEventParse {
     out.podError = (fit[3] ?? "").trim();
     return out;
   }
-  if (/would schedule against (?:an )?uninitialized/i.test(m)) out.reason = "uninitialized-neighbor";
+  // v1.15 repair, not consolidation: do-not-repair, no drain bound, the 20 % breaker, a static
+  // pool that cannot stage a replacement (disruption/repair.go, staticdrift.go).
+  if (/\brepair\b|are unhealthy|cannot stage a replacement/i.test(m)) out.reason = "repair-blocked";
+  else if (/would schedule against (?:an )?uninitialized/i.test(m)) out.reason = "uninitialized-neighbor";
   else if (/do-not-disrupt/.test(m) && !/Invalid karpenter\.sh\/do-not-disrupt/.test(m))
     out.reason = "do-not-disrupt";
   else if (/\bpdb\b|PodDisruptionBudget|disruption budget.*pod|evict/i.test(m) && !/blocking budget/.test(m))

@@ -143,7 +143,7 @@ export function Consolidation({ ctx }: { ctx: PageCtx }) {
                 value={num(v.blockedNodes)}
                 testid="consolidation-blocked"
                 tone={v.blockedNodes ? "warn" : ""}
-                sub={`of ${num(v.nodes)} Karpenter nodes · ${num(v.waitingNodes)} waiting for consolidateAfter${v.karpenterVersion ? ` · Karpenter ${v.karpenterVersion}` : ""}`}
+                sub={`of ${num(v.nodes)} Karpenter nodes · ${num(v.waitingNodes)} waiting for consolidateAfter${v.staticNodes ? ` · ${num(v.staticNodes)} in static pools` : ""}${v.karpenterVersion ? ` · Karpenter ${v.karpenterVersion}` : ""}`}
               />
               <Card
                 label="if the blockers were lifted, $/h"
@@ -229,6 +229,23 @@ export function Consolidation({ ctx }: { ctx: PageCtx }) {
                 onRow={(n) => ctx.go({ node: n.node })}
               />
             </section>
+            {v.staticPools.length > 0 ? (
+              <section className="panel" data-testid="consolidation-static">
+                <h2>Static NodePools</h2>
+                <ul>
+                  {v.staticPools
+                    .filter((p) => !pool || p.nodePool === pool)
+                    .map((p) => (
+                      <li key={p.nodePool} data-testid="static-pool">
+                        <span className="tag">{p.nodePool}</span> {p.message}{" "}
+                        <span className="muted">
+                          ({num(p.nodes)} of its nodes here; not blocked, nothing to fix, no saving counted)
+                        </span>
+                      </li>
+                    ))}
+                </ul>
+              </section>
+            ) : null}
             <section className="panel" data-testid="consolidation-fixes">
               <h2>
                 Fixes <span className="muted count">({num(fixes.length)})</span>

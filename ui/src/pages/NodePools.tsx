@@ -27,7 +27,20 @@ const poolColumns: Column<NodePoolDto>[] = [
     label: "nodes",
     numeric: true,
     value: (p) => p.nodes,
-    render: (p) => <span data-testid="pool-nodes">{num(p.nodes)}</span>,
+    render: (p) => (
+      <>
+        <span data-testid="pool-nodes">{num(p.nodes)}</span>
+        {p.static ? (
+          <span
+            className={`tag ${p.static.actualNodes === p.static.desiredNodes ? "" : "warn"}`}
+            data-testid="pool-static"
+            title="static NodePool (spec.replicas): Karpenter keeps this many nodes and never consolidates them"
+          >
+            static {num(p.static.actualNodes)}/{num(p.static.desiredNodes)}
+          </span>
+        ) : null}
+      </>
+    ),
   },
   {
     key: "split",
@@ -104,7 +117,9 @@ const poolColumns: Column<NodePoolDto>[] = [
     key: "consolidation",
     label: "consolidation",
     wide: true,
-    value: (p) => `${p.consolidationPolicy ?? "—"} after ${p.consolidateAfter ?? "—"}`,
+    // A static pool's consolidationPolicy and consolidateAfter are ignored by Karpenter.
+    value: (p) =>
+      p.static ? "never (static)" : `${p.consolidationPolicy ?? "—"} after ${p.consolidateAfter ?? "—"}`,
   },
 ];
 

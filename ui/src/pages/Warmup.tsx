@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { WarmNodeDto, WarmupPoolDto, WarmupViewDto } from "../../../src/dashboard/dto.ts";
+import type { WarmNodeDto, WarmupBlocker, WarmupPoolDto, WarmupViewDto } from "../../../src/dashboard/dto.ts";
 import { deleteWarmupPolicy, saveWarmupPolicy } from "../api.ts";
 import type { PageCtx } from "../ctx.ts";
 import { duration, num, usd } from "../format.ts";
@@ -11,7 +11,7 @@ import { warmupPreview, warmupProblems, type WarmupPolicy } from "./policy.ts";
 import { WhatifPanel } from "./Whatif.tsx";
 import { EditorFooter, usePolicyAction } from "./editor.tsx";
 
-const BLOCKERS: Record<string, string> = {
+const BLOCKERS: Record<WarmupBlocker, string> = {
   disabled: "disabled",
   "no-workload": "no workload",
   "fits-existing-node": "fits an existing node",
@@ -22,6 +22,7 @@ const BLOCKERS: Record<string, string> = {
   "cost-cap": "cost cap reached",
   "price-unknown": "price unknown",
   "pool-missing": "NodePool missing",
+  "static-pool": "static NodePool",
 };
 
 const warmNodeColumns: Column<WarmNodeDto>[] = [
@@ -149,7 +150,7 @@ function PoolWarmup({
         </span>
         {p.blocker ? (
           <span className="muted" data-testid="warmup-blocker" title={p.blockerDetail ?? ""}>
-            {p.state === "idle" ? "not warming" : "no further warmup"}: {BLOCKERS[p.blocker] ?? p.blocker}
+            {p.state === "idle" ? "not warming" : "no further warmup"}: {BLOCKERS[p.blocker]}
           </span>
         ) : (
           <span className="muted">warming when needed</span>

@@ -18,6 +18,7 @@ export const REASON_LABEL: Record<BlockerReason, string> = {
   "pods-fit-nowhere": "pods fit nowhere else",
   "no-controller": "pod without controller",
   karpenter: "Karpenter says",
+  static: "static NodePool",
 };
 
 export const reasonLabel = (r: string): string =>
