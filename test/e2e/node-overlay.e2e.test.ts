@@ -11,9 +11,6 @@
 // `AdjustedPrice` (pkg/cloudprovider/types.go): list × (1 + (−30)/100), restated here apart from
 // Wave's src/karpenter/overlay.ts.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type {
   ConsolidationViewDto,
@@ -22,21 +19,19 @@ import type {
   NodePoolDto,
   OverviewDto,
 } from "../../src/dashboard/dto.ts";
-import { startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
-import { createLogger } from "../../src/shared/log.ts";
+import type { Started } from "../../src/cli/start.ts";
 import {
   apply,
   createNamespace,
   deleteNamespace,
   get,
-  kubeconfigPath,
   list,
   remove,
   requireRig,
   waitFor,
   withRigLogsOnFailure,
 } from "./harness.ts";
+import { startWaveOnRig, type InProcessWave } from "./wave-in-process.ts";
 import { applyTaintedPool, POOL_LABEL } from "./pools.ts";
 import { parseExposition, sumOf } from "./crosscheck.ts";
 import { readState } from "../../hack/rig/lib.ts";
@@ -61,7 +56,7 @@ let ns = "";
 let pool = "";
 let overlay = "";
 let wave: Started | undefined;
-let dataDir = "";
+let running: InProcessWave | undefined;
 
 const log = (msg: string): void => void process.stderr.write(`# ${msg}\n`);
 
@@ -125,27 +120,12 @@ before(async () => {
       weight: 10,
     },
   });
-  dataDir = mkdtempSync(join(tmpdir(), "wave-node-overlay-e2e-"));
-  wave = await startWave(
-    {
-      ...DEFAULTS,
-      kubeconfig: kubeconfigPath,
-      clusterId: CLUSTER,
-      namespace: ns,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir,
-      logLevel: "warn",
-    },
-    {},
-    { log: createLogger({ level: "warn", base: { app: "wave-e2e" } }) },
-  );
+  running = await startWaveOnRig(CLUSTER, ns);
+  wave = running.wave;
 });
 
 after(async () => {
-  await wave?.stop();
-  if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true });
+  await running?.stop();
   if (ns !== "") await deleteNamespace(ns);
   if (pool !== "") await remove("nodepools.karpenter.sh", pool);
   if (overlay !== "") await remove("nodeoverlays.karpenter.sh", overlay);

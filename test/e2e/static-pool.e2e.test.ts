@@ -4,9 +4,6 @@
 // consolidation view (no blocker, no fix, no saving), refuses a warmup policy on it with that
 // reason; replicas 2 → 2/2, and the node Karpenter removed is no thrashing.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type {
   ConsolidationViewDto,
@@ -14,9 +11,7 @@ import type {
   ThrashingDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
-import { startWave, type Started } from "../../src/cli/start.ts";
-import { DEFAULTS } from "../../src/config/config.ts";
-import { createLogger } from "../../src/shared/log.ts";
+import type { Started } from "../../src/cli/start.ts";
 import { isWarmupPod } from "../../src/objects/wave.ts";
 import type { Pod } from "../../src/objects/kube.ts";
 import {
@@ -24,7 +19,6 @@ import {
   createNamespace,
   deleteNamespace,
   get,
-  kubeconfigPath,
   kubectl,
   list,
   remove,
@@ -32,6 +26,7 @@ import {
   waitFor,
   withRigLogsOnFailure,
 } from "./harness.ts";
+import { startWaveOnRig, type InProcessWave } from "./wave-in-process.ts";
 import { POOL_LABEL } from "./pools.ts";
 
 const CLUSTER = "e2e-static-pool";
@@ -39,7 +34,7 @@ const CLUSTER = "e2e-static-pool";
 let ns = "";
 let pool = "";
 let wave: Started | undefined;
-let dataDir = "";
+let running: InProcessWave | undefined;
 
 const log = (msg: string): void => void process.stderr.write(`# ${msg}\n`);
 
@@ -134,27 +129,12 @@ before(async () => {
   await requireRig();
   ns = await createNamespace("static");
   pool = `${ns}-pool`;
-  dataDir = mkdtempSync(join(tmpdir(), "wave-static-e2e-"));
-  wave = await startWave(
-    {
-      ...DEFAULTS,
-      kubeconfig: kubeconfigPath,
-      clusterId: CLUSTER,
-      namespace: ns,
-      port: 0,
-      grpcPort: 0,
-      webhookPort: 0,
-      dataDir,
-      logLevel: "warn",
-    },
-    {},
-    { log: createLogger({ level: "warn", base: { app: "wave-e2e" } }) },
-  );
+  running = await startWaveOnRig(CLUSTER, ns);
+  wave = running.wave;
 });
 
 after(async () => {
-  await wave?.stop();
-  if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true });
+  await running?.stop();
   if (pool !== "") {
     await remove("warmuppolicies.wave.sh", pool).catch(() => undefined);
     await remove("nodepools.karpenter.sh", pool);
