@@ -19,7 +19,6 @@ import type {
   NodePoolDto,
   OverviewDto,
 } from "../../src/dashboard/dto.ts";
-import type { Started } from "../../src/cli/start.ts";
 import {
   apply,
   createNamespace,
@@ -55,28 +54,19 @@ const CHANGE = -30;
 let ns = "";
 let pool = "";
 let overlay = "";
-let wave: Started | undefined;
 let running: InProcessWave | undefined;
 
 const log = (msg: string): void => void process.stderr.write(`# ${msg}\n`);
 
-async function api<T>(path: string): Promise<T> {
-  assert.ok(wave);
-  const res = await fetch(new URL(`api/v1/clusters/${CLUSTER}/${path}`, wave.url), {
-    headers: { authorization: `Bearer ${wave.tokens.viewer}` },
-  });
-  assert.equal(res.status, 200, `GET ${path}: ${res.status} ${await res.clone().text()}`);
-  return (await res.json()) as T;
-}
+const api = <T>(path: string): Promise<T> => {
+  assert.ok(running);
+  return running.api<T>(path);
+};
 
-async function metrics(): Promise<ReturnType<typeof parseExposition>> {
-  assert.ok(wave);
-  const res = await fetch(new URL("metrics", wave.url), {
-    headers: { authorization: `Bearer ${wave.tokens.viewer}` },
-  });
-  assert.equal(res.status, 200);
-  return parseExposition(await res.text());
-}
+const metrics = (): Promise<ReturnType<typeof parseExposition>> => {
+  assert.ok(running);
+  return running.metrics();
+};
 
 /** KWOK's price formula by hand (kwok/tools/gen_instance_types.go), on-demand. */
 function kwokOnDemand(instanceType: string): number {
@@ -121,7 +111,6 @@ before(async () => {
     },
   });
   running = await startWaveOnRig(CLUSTER, ns);
-  wave = running.wave;
 });
 
 after(async () => {

@@ -11,7 +11,6 @@ import type {
   ThrashingDto,
   WarmupViewDto,
 } from "../../src/dashboard/dto.ts";
-import type { Started } from "../../src/cli/start.ts";
 import { isWarmupPod } from "../../src/objects/wave.ts";
 import type { Pod } from "../../src/objects/kube.ts";
 import {
@@ -27,40 +26,26 @@ import {
   withRigLogsOnFailure,
 } from "./harness.ts";
 import { startWaveOnRig, type InProcessWave } from "./wave-in-process.ts";
+import { sumOf } from "./crosscheck.ts";
 import { POOL_LABEL } from "./pools.ts";
 
 const CLUSTER = "e2e-static-pool";
 
 let ns = "";
 let pool = "";
-let wave: Started | undefined;
 let running: InProcessWave | undefined;
 
 const log = (msg: string): void => void process.stderr.write(`# ${msg}\n`);
 
-async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
-  assert.ok(wave);
-  const res = await fetch(new URL(`api/v1/clusters/${CLUSTER}/${path}`, wave.url), {
-    ...init,
-    headers: {
-      authorization: `Bearer ${init.method === "PUT" ? wave.tokens.admin : wave.tokens.viewer}`,
-      ...(init.body ? { "content-type": "application/json" } : {}),
-    },
-  });
-  assert.equal(res.status, 200, `${init.method ?? "GET"} ${path}: ${res.status} ${await res.clone().text()}`);
-  return (await res.json()) as T;
-}
+const api = <T>(path: string, init?: RequestInit): Promise<T> => {
+  assert.ok(running);
+  return running.api<T>(path, init);
+};
 
-/** This pool's samples of a gauge in core's /metrics. */
+/** This pool's gauge `name` in core's /metrics. */
 async function metric(name: string): Promise<number | undefined> {
-  assert.ok(wave);
-  const text = await (
-    await fetch(new URL("metrics", wave.url), { headers: { authorization: `Bearer ${wave.tokens.viewer}` } })
-  ).text();
-  const line = text
-    .split("\n")
-    .find((l) => l.startsWith(`${name}{`) && l.includes(`nodepool="${pool}"`) && l.includes(CLUSTER));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
+  assert.ok(running);
+  return sumOf(await running.metrics(), name, { cluster: CLUSTER, nodepool: pool });
 }
 
 /** The rig's NodePool `default` as a static pool of ours: replicas, a label and taint, no limits but nodes. */
@@ -130,7 +115,6 @@ before(async () => {
   ns = await createNamespace("static");
   pool = `${ns}-pool`;
   running = await startWaveOnRig(CLUSTER, ns);
-  wave = running.wave;
 });
 
 after(async () => {
