@@ -5,6 +5,7 @@
 // capacity type, zone, the pool's template labels and the instance type's own labels).
 import type { NodeSelectorRequirement } from "../objects/kube.ts";
 import type { NodeOverlay } from "../objects/karpenter.ts";
+import { numericHolds } from "./requirements.ts";
 
 /** The overlay that priced an offering, and the list price it changed. */
 export interface OverlayApplied {
@@ -56,17 +57,19 @@ function requirementMatches(r: NodeSelectorRequirement, labels: Readonly<Record<
       return has;
     case "DoesNotExist":
       return !has;
-    default: {
-      // Gt, Lt, Gte, Lte: integer label values only (Karpenter's withinIntBounds drops the rest).
-      const [limit] = values;
-      if (v === undefined || !INTEGER.test(v) || limit === undefined || values.length !== 1) return false;
-      const n = Number.parseInt(v, 10);
-      const bound = Number.parseInt(limit, 10);
-      if (r.operator === "Gt") return n > bound;
-      if (r.operator === "Lt") return n < bound;
-      if (r.operator === "Gte") return n >= bound;
-      return n <= bound;
-    }
+    case "Gt":
+    case "Lt":
+    case "Gte":
+    case "Lte":
+      // Integer label values only (Karpenter's withinIntBounds drops the rest).
+      return (
+        v !== undefined &&
+        INTEGER.test(v) &&
+        values.length === 1 &&
+        numericHolds(r.operator, Number.parseInt(v, 10), values[0])
+      );
+    default:
+      return false;
   }
 }
 

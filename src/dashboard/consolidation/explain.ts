@@ -141,9 +141,9 @@ export function explainNodes(input: ExplainInput): NodeDisruptionDto[] {
     catalog,
   );
   return explained.map(({ dto, plan: p }) => {
-    const saving: Saving = plan.get(p.name) ?? nodeSaving(p, rooms, catalog);
-    // A static pool's node: Karpenter keeps it whatever it would save.
+    // A static pool's node: Karpenter keeps it whatever it would save (so no saving is worked out).
     if (dto.static) return { ...dto, ...NO_SAVING, blocked: false, disruptable: false };
+    const saving: Saving = plan.get(p.name) ?? nodeSaving(p, rooms, catalog);
     const blocking = dto.blockers.some((b) => b.blocking);
     const gain = saving.savingsPerHour > 0;
     return {
