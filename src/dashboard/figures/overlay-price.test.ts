@@ -124,3 +124,42 @@ describe("a node's price under a NodeOverlay", () => {
     assert.equal(clusterPrices(overlaid, s.nodeOverlays()), overlaid, "wrapping twice applies it once");
   });
 });
+
+describe("the overlay a node's price reads, matched once per overlay set", () => {
+  it("follows a new overlay set for the same node (its labels object unchanged) and a new capacity type", () => {
+    const labels = {
+      "node.kubernetes.io/instance-type": "big",
+      "karpenter.sh/nodepool": "default",
+      "karpenter.sh/capacity-type": "on-demand",
+    };
+    const m = { instanceType: "big", capacityType: "on-demand" as const, labels };
+    const first = [savingsPlan];
+    assert.equal(machinePrice(clusterPrices(prices, first), m)?.usdPerHour, LIST * 0.7);
+    assert.equal(machinePrice(clusterPrices(prices, first), m)?.usdPerHour, LIST * 0.7, "the same again");
+    const deeper = [{ ...savingsPlan, spec: { ...savingsPlan.spec, priceAdjustment: "-50%" } }];
+    assert.equal(machinePrice(clusterPrices(prices, deeper), m)?.usdPerHour, LIST * 0.5, "the new set's");
+    assert.equal(machinePrice(clusterPrices(prices, []), m)?.usdPerHour, LIST, "none: the list price");
+    const onlySpot = [
+      {
+        ...savingsPlan,
+        spec: {
+          ...savingsPlan.spec,
+          requirements: [{ key: "karpenter.sh/capacity-type", operator: "In" as const, values: ["spot"] }],
+        },
+      },
+    ];
+    assert.equal(
+      machinePrice(clusterPrices(prices, onlySpot), m)?.usdPerHour,
+      LIST,
+      "on-demand: not matched",
+    );
+    assert.equal(
+      machinePrice(clusterPrices(prices, onlySpot), m, "spot")?.usdPerHour,
+      LIST * 0.7,
+      "as spot: matched",
+    );
+    // A ClusterPrices wrapped again keeps the list prices underneath: never overlaid twice.
+    const twice = clusterPrices(clusterPrices(prices, first), first);
+    assert.equal(machinePrice(twice, m)?.usdPerHour, LIST * 0.7);
+  });
+});

@@ -11,7 +11,7 @@ import {
 } from "../../objects/karpenter.ts";
 import { capacityTypeOf, instanceTypeOf, regionOf, zoneOf } from "../../karpenter/labels.ts";
 import { providerIDOf } from "../../karpenter/node.ts";
-import { overlaidPrice } from "../../karpenter/overlay.ts";
+import { adjustedPrice, winningOverlay } from "../../karpenter/overlay.ts";
 import { zoneOfProviderID, type PriceProvider, type PriceQuote } from "../../pricing/types.ts";
 
 /** Where a machine runs, as far as its price depends on it. */
@@ -35,26 +35,25 @@ export interface Priced extends Placement {
 /** A cluster's prices: the list prices and the cluster's NodeOverlays in Karpenter's order. */
 export interface ClusterPrices extends PriceProvider {
   readonly overlays: readonly NodeOverlay[];
+  /** The list prices under the overlays (never overlaid twice). */
+  readonly list: PriceProvider;
 }
 
 const withOverlays = new WeakMap<PriceProvider, WeakMap<readonly NodeOverlay[], ClusterPrices>>();
-/** Each ClusterPrices' list prices: overlays are never applied twice. */
-const listOf = new WeakMap<PriceProvider, PriceProvider>();
 
 /**
  * `prices` as one cluster's Karpenter sees them: its NodeOverlays (`ClusterState.nodeOverlays()`,
  * already in Karpenter's order) applied by `machinePrice`. The same object while neither changes.
  */
 export function clusterPrices(prices: PriceProvider, overlays: readonly NodeOverlay[]): PriceProvider {
-  const base = listOf.get(prices) ?? prices;
+  const base = (prices as Partial<ClusterPrices>).list ?? prices;
   if (overlays.length === 0) return base;
   let per = withOverlays.get(base);
   if (!per) withOverlays.set(base, (per = new WeakMap()));
   let out = per.get(overlays);
   if (!out) {
-    out = { price: (type, ct, zone, region) => base.price(type, ct, zone, region), overlays };
+    out = { price: (type, ct, zone, region) => base.price(type, ct, zone, region), overlays, list: base };
     per.set(overlays, out);
-    listOf.set(out, base);
   }
   return out;
 }
@@ -70,6 +69,31 @@ function offeringLabels(
   if (labels[CAPACITY_TYPE_LABEL] === ct && !Object.hasOwn(labels, HOSTNAME_LABEL)) return labels;
   const { [HOSTNAME_LABEL]: _host, ...rest } = labels;
   return { ...rest, [CAPACITY_TYPE_LABEL]: ct };
+}
+
+type Won = { name: string; change: string } | null;
+/**
+ * The overlay that prices an offering, per overlay set, labels object and capacity type: matched
+ * once per node version (the state keeps a node's labels object) and overlay version, not on every
+ * price read — views price each node several times per request.
+ */
+const winners = new WeakMap<readonly NodeOverlay[], WeakMap<object, Map<CapacityType, Won>>>();
+function winnerOf(
+  overlays: readonly NodeOverlay[],
+  labels: Readonly<Record<string, string>>,
+  ct: CapacityType,
+): Won {
+  let byLabels = winners.get(overlays);
+  if (!byLabels) winners.set(overlays, (byLabels = new WeakMap()));
+  let byCt = byLabels.get(labels);
+  if (!byCt) byLabels.set(labels, (byCt = new Map<CapacityType, Won>()));
+  let won = byCt.get(ct);
+  if (won === undefined) {
+    const w = winningOverlay(overlays, offeringLabels(labels, ct));
+    won = w ? { name: w.overlay.metadata.name ?? "", change: w.change } : null;
+    byCt.set(ct, won);
+  }
+  return won;
 }
 
 /** Which source priced it: "overlay <name> <change>" when a NodeOverlay did, else the list's source. */
@@ -96,12 +120,12 @@ export function machinePrice(prices: PriceProvider, m: Priced, as?: CapacityType
   const overlays = overlaysOf(prices);
   if (!list || !overlays || !m.labels) return list;
   // Karpenter decides on the offering's overlaid price (src/karpenter/overlay.ts).
-  const o = overlaidPrice(overlays, offeringLabels(m.labels, ct), list.usdPerHour);
-  if (!o) return list;
+  const won = winnerOf(overlays, m.labels, ct);
+  if (!won) return list;
   return {
     ...list,
-    usdPerHour: o.usdPerHour,
-    overlay: { name: o.name, change: o.change, listUsdPerHour: o.listUsdPerHour },
+    usdPerHour: adjustedPrice(list.usdPerHour, won.change),
+    overlay: { name: won.name, change: won.change, listUsdPerHour: list.usdPerHour },
   };
 }
 
