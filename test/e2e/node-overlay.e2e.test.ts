@@ -31,7 +31,7 @@ import {
   withRigLogsOnFailure,
 } from "./harness.ts";
 import { startWaveOnRig, type InProcessWave } from "./wave-in-process.ts";
-import { applyTaintedPool, POOL_LABEL } from "./pools.ts";
+import { applyTaintedPool, kwokOnDemand, POOL_LABEL } from "./pools.ts";
 import { parseExposition, sumOf } from "./crosscheck.ts";
 import { readState } from "../../hack/rig/lib.ts";
 
@@ -67,14 +67,6 @@ const metrics = (): Promise<ReturnType<typeof parseExposition>> => {
   assert.ok(running);
   return running.metrics();
 };
-
-/** KWOK's price formula by hand (kwok/tools/gen_instance_types.go), on-demand. */
-function kwokOnDemand(instanceType: string): number {
-  const m = /^([csm])-(\d+)x-/.exec(instanceType);
-  assert.ok(m?.[1] && m[2], instanceType);
-  const vcpu = Number(m[2]);
-  return 0.025 * vcpu + (0.001 * vcpu * { c: 2, s: 4, m: 8 }[m[1] as "c" | "s" | "m"] * 2 ** 30) / 1e9;
-}
 
 /** Karpenter's AdjustedPrice for a signed percentage, floored at 0. */
 const adjusted = (list: number, percent: number): number => Math.max(0, list * (1 + percent / 100));

@@ -32,6 +32,8 @@ export interface TaintedPoolOptions {
   limits?: Record<string, string>;
   /** A KWOKNodeClass of this name instead of the default's node class. */
   nodeClass?: string;
+  /** A static pool (StaticCapacity): Karpenter keeps this many nodes (limits may then name only nodes). */
+  replicas?: number;
 }
 
 /** Applies a copy of the rig's NodePool `default` named `name`, tainted and labelled with it. */
@@ -56,6 +58,7 @@ export async function applyTaintedPool(name: string, opts: TaintedPoolOptions = 
       ...spec,
       ...(opts.disruption ? { disruption: { ...(spec["disruption"] as object), ...opts.disruption } } : {}),
       ...(opts.limits ? { limits: opts.limits } : {}),
+      ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
       template: {
         metadata: { labels: { [label]: name } },
         spec: {
@@ -69,4 +72,12 @@ export async function applyTaintedPool(name: string, opts: TaintedPoolOptions = 
       },
     },
   });
+}
+
+/** KWOK's on-demand price by hand (kwok/tools/gen_instance_types.go): what Karpenter's KWOK provider lists. */
+export function kwokOnDemand(instanceType: string): number {
+  const m = /^([csm])-(\d+)x-/.exec(instanceType);
+  assert.ok(m?.[1] && m[2], instanceType);
+  const vcpu = Number(m[2]);
+  return 0.025 * vcpu + (0.001 * vcpu * { c: 2, s: 4, m: 8 }[m[1] as "c" | "s" | "m"] * 2 ** 30) / 1e9;
 }

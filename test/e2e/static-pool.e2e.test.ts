@@ -14,10 +14,8 @@ import type {
 import { isWarmupPod } from "../../src/objects/wave.ts";
 import type { Pod } from "../../src/objects/kube.ts";
 import {
-  apply,
   createNamespace,
   deleteNamespace,
-  get,
   kubectl,
   list,
   remove,
@@ -27,7 +25,7 @@ import {
 } from "./harness.ts";
 import { startWaveOnRig, type InProcessWave } from "./wave-in-process.ts";
 import { sumOf } from "./crosscheck.ts";
-import { POOL_LABEL } from "./pools.ts";
+import { applyTaintedPool, POOL_LABEL } from "./pools.ts";
 
 const CLUSTER = "e2e-static-pool";
 
@@ -50,33 +48,13 @@ async function metric(name: string): Promise<number | undefined> {
 
 /** The rig's NodePool `default` as a static pool of ours: replicas, a label and taint, no limits but nodes. */
 async function applyStaticPool(replicas: number): Promise<void> {
-  const def = await get("nodepools.karpenter.sh", "default");
-  assert.ok(def?.spec, "the rig's NodePool default exists");
-  const tmpl = (def.spec["template"] ?? {}) as { spec?: { requirements?: object[] } };
   // A static NodeClaim carries only its pool's requirements, and KWOK's provider launches one only
-  // when they name its instance types ("instance type requirement not found" otherwise).
-  const requirements = [
-    ...(tmpl.spec?.requirements ?? []),
-    { key: "node.kubernetes.io/instance-type", operator: "In", values: ["c-1x-amd64-linux"] },
-  ];
-  await apply({
-    apiVersion: "karpenter.sh/v1",
-    kind: "NodePool",
-    metadata: { name: pool },
-    spec: {
-      // Static pools take no weight and no limits but limits.nodes (pkg/apis/v1/nodepool.go).
-      disruption: def.spec["disruption"],
-      limits: { nodes: "5" },
-      replicas,
-      template: {
-        metadata: { labels: { [POOL_LABEL]: pool } },
-        spec: {
-          ...tmpl.spec,
-          requirements,
-          taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }],
-        },
-      },
-    },
+  // when they name its instance types ("instance type requirement not found" otherwise). Static
+  // pools take no limits but limits.nodes (pkg/apis/v1/nodepool.go).
+  await applyTaintedPool(pool, {
+    replicas,
+    limits: { nodes: "5" },
+    requirements: [{ key: "node.kubernetes.io/instance-type", operator: "In", values: ["c-1x-amd64-linux"] }],
   });
 }
 

@@ -38,7 +38,7 @@ import {
   type KubeList,
   type KubeObject,
 } from "./harness.ts";
-import { applyTaintedPool, FOUR_VCPU, POOL_LABEL } from "./pools.ts";
+import { applyTaintedPool, FOUR_VCPU, kwokOnDemand, POOL_LABEL } from "./pools.ts";
 import { installWaveCrds } from "./wave-crds.ts";
 
 const CLUSTER = "e2e-warmup-ramp";
@@ -71,14 +71,6 @@ async function api<T>(path: string, init: { method?: string; body?: unknown } = 
 let t0 = 0;
 const poolView = async (): Promise<WarmupPoolDto | undefined> =>
   (await api<WarmupViewDto>(`warmup?from=${t0 - 60_000}`)).pools.find((p) => p.nodePool === pool);
-
-/** KWOK's price formula by hand (kwok/tools/gen_instance_types.go), on-demand. */
-function kwokOnDemand(instanceType: string): number {
-  const m = /^([csm])-(\d+)x-/.exec(instanceType);
-  assert.ok(m?.[1] && m[2], instanceType);
-  const vcpu = Number(m[2]);
-  return 0.025 * vcpu + (0.001 * vcpu * { c: 2, s: 4, m: 8 }[m[1] as "c" | "s" | "m"] * 2 ** 30) / 1e9;
-}
 
 /** The ramp: 3-vCPU pods on 4-vCPU nodes of the pool, so two never share a node. */
 const ramp = (replicas: number): object => ({
